@@ -1,0 +1,523 @@
+"""Every access to torch's private compiler internals, in one place.
+
+A new torch that moves something breaks this module only, and each capture degrades to
+``{"unavailable": "<why>"}`` instead of crashing the user's compile.  Checked on torch 2.11
+(GPU box) and 2.15 (CPU, CI).  Where the data comes from:
+
+- compile id: ``torch._guards.CompileContext.current_compile_id()``;
+- structured events: a ``logging.Handler`` on ``torch._logging._internal.trace_log``
+  (``record.metadata``, ``record.payload``), emitted whenever that logger has a handler;
+- live graphs: ``config.pre_grad_custom_pass`` (Dynamo's FX graph),
+  ``config.post_grad_custom_pre_pass``/``post_grad_custom_post_pass`` (AOT graph, post-grad graph),
+  ``config._pre_fusion_custom_pass``/``_post_fusion_custom_pass`` (``V.graph`` IR and scheduler nodes);
+- fusion reasons: logger ``torch._inductor.scheduler.__fusion`` at DEBUG (Inductor's WhyNoFuse text).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import traceback
+from typing import Any, Callable
+
+import torch
+
+log = logging.getLogger("inductor_step")
+
+MAX_TEXT = 20_000  # characters kept of one IR/scheduler node's own text
+
+
+def _unavailable(what: str, exc: BaseException | None = None) -> dict[str, Any]:
+    why = f"{what}: not available on torch {torch.__version__}"
+    if exc is not None:
+        why += f" ({type(exc).__name__}: {exc})"
+    return {"unavailable": why}
+
+
+def safe(what: str) -> Callable:
+    """Decorator: on any exception return ``{"unavailable": ...}`` naming ``what`` and the error."""
+
+    def deco(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*a: Any, **k: Any) -> Any:
+            try:
+                return fn(*a, **k)
+            except Exception as e:  # noqa: BLE001 - degrade, never break the user's compile
+                log.debug("capture %s failed:\n%s", what, traceback.format_exc())
+                return _unavailable(what, e)
+
+        return wrapper
+
+    return deco
+
+
+# ----------------------------------------------------------------------------- versions, device
+
+def versions() -> dict[str, Any]:
+    """torch, triton and device names for the session header; device is ``"cpu"`` or the GPU's name."""
+    info: dict[str, Any] = {"torch": torch.__version__, "triton": None, "device": "cpu",
+                            "cuda": torch.version.cuda}
+    try:
+        import triton  # noqa: PLC0415
+
+        info["triton"] = triton.__version__
+    except Exception:  # noqa: BLE001
+        pass
+    if torch.cuda.is_available():
+        info["device"] = "cuda"
+        info["device_name"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def current_compile_id() -> str:
+    """Dynamo's compile id of the compile on this thread, as Inductor prints it: ``"[0/0]"``."""
+    try:
+        from torch._guards import CompileContext  # noqa: PLC0415
+
+        cid = CompileContext.current_compile_id()
+        return f"[{cid}]" if cid is not None else "[?]"
+    except Exception:  # noqa: BLE001
+        return "[?]"
+
+
+# ----------------------------------------------------------------------------- configuration
+
+def configure_inductor() -> dict[str, Any]:
+    """Settings the agent needs on every compile; returns what was set, for the session header.
+
+    Caches are turned off because an FX-graph or AOT-autograd cache hit skips every Inductor
+    hook; provenance tracking level 1 gives ``inductor_provenance_tracking_node_mappings``.
+    """
+    from torch._inductor import config as ic  # noqa: PLC0415
+
+    done: dict[str, Any] = {}
+    for mod, name, value in (
+        (ic, "fx_graph_cache", False),
+        (ic, "fx_graph_remote_cache", False),
+        (ic, "autotune_local_cache", False),
+        (torch._functorch.config, "enable_autograd_cache", False),
+        (torch._functorch.config, "enable_remote_autograd_cache", False),
+    ):
+        if _set_config(mod, name, value):
+            done[f"{mod.__name__.split('.')[-2] if mod is not ic else 'inductor'}.{name}"] = value
+    try:
+        _set_config(ic.trace, "provenance_tracking_level", 1)
+        done["inductor.trace.provenance_tracking_level"] = 1
+    except Exception:  # noqa: BLE001
+        pass
+    return done
+
+
+def _set_config(mod: Any, name: str, value: Any) -> bool:
+    """Set a torch config entry for every thread.
+
+    From torch 2.13 a plain ``setattr`` is a per-thread override (a ContextVar), which the CUDA
+    autograd threads that compile a lazy backward would not see; so the entry's default is set too.
+    """
+    if not hasattr(mod, name):
+        return False
+    setattr(mod, name, value)
+    entry = getattr(mod, "_config", {}).get(name) if isinstance(getattr(mod, "_config", None), dict) else None
+    if entry is not None and hasattr(entry, "default"):
+        try:
+            entry.default = value
+        except Exception:  # noqa: BLE001
+            pass
+    return True
+
+
+class _ChainedGraphPass:
+    """A custom FX pass that runs ours, then whatever the user had set (a callable or a list)."""
+
+    def __init__(self, ours: Callable[[Any], None], previous: Any):
+        self.ours = ours
+        self.previous = previous
+
+    def __call__(self, graph: Any) -> None:
+        self.ours(graph)
+        prev = self.previous
+        for p in (prev if isinstance(prev, (list, tuple)) else [prev] if prev is not None else []):
+            p(graph)
+
+    def __deepcopy__(self, memo: dict) -> Any:  # torch copies its config; ours holds live hooks
+        return self
+
+    def uuid(self) -> Any:  # CustomGraphPass protocol: keeps Inductor from warning about caching
+        return ("inductor-step", id(self))
+
+
+class _ChainedSchedulerPass:
+    """A scheduler pass ``nodes -> nodes``: ours (observes) then the user's, if any."""
+
+    def __init__(self, ours: Callable[[list], None], previous: Any):
+        self.ours = ours
+        self.previous = previous
+
+    def __call__(self, nodes: list) -> list:
+        self.ours(nodes)
+        if self.previous is not None:
+            nodes = self.previous(nodes)
+        return nodes
+
+    def __deepcopy__(self, memo: dict) -> Any:  # torch copies its config; ours holds live hooks
+        return self
+
+    def uuid(self) -> Any:
+        return ("inductor-step", id(self))
+
+
+def _graph_pass_base() -> type:
+    try:
+        from torch._inductor.custom_graph_pass import CustomGraphPass  # noqa: PLC0415
+
+        return CustomGraphPass
+    except Exception:  # noqa: BLE001
+        return object
+
+
+def install_passes(on_pre_grad: Callable, on_post_grad_pre: Callable, on_post_grad_post: Callable,
+                   on_pre_fusion: Callable, on_post_fusion: Callable) -> list[str]:
+    """Chain our observers into Inductor's custom-pass hooks; returns the hooks that exist here."""
+    from torch._inductor import config as ic  # noqa: PLC0415
+
+    base = _graph_pass_base()
+    graph_cls = type("InductorStepGraphPass", (_ChainedGraphPass, base), {}) if base is not object else _ChainedGraphPass
+    installed = []
+    for name, fn in (("pre_grad_custom_pass", on_pre_grad),
+                     ("post_grad_custom_pre_pass", on_post_grad_pre),
+                     ("post_grad_custom_post_pass", on_post_grad_post)):
+        if hasattr(ic, name):
+            _set_config(ic, name, graph_cls(fn, getattr(ic, name)))
+            installed.append(name)
+    for name, fn in (("_pre_fusion_custom_pass", on_pre_fusion), ("_post_fusion_custom_pass", on_post_fusion)):
+        if hasattr(ic, name):
+            _set_config(ic, name, _ChainedSchedulerPass(fn, getattr(ic, name)))
+            installed.append(name)
+    return installed
+
+
+def trace_logger() -> logging.Logger:
+    """torch's structured-trace logger (the one TORCH_TRACE writes from)."""
+    from torch._logging._internal import trace_log  # noqa: PLC0415
+
+    return trace_log
+
+
+def trace_event(record: logging.LogRecord) -> tuple[str | None, dict, str]:
+    """(event name, its metadata, payload) of a structured-trace record; artifacts are named
+    ``artifact:<name>``."""
+    md = getattr(record, "metadata", None) or {}
+    if not md:
+        return None, {}, ""
+    key = next(iter(md))
+    val = md[key]
+    if key == "artifact" and isinstance(val, dict):
+        key = f"artifact:{val.get('name')}"
+    return key, md, getattr(record, "payload", "") or ""
+
+
+def fusion_logger() -> logging.Logger:
+    """Inductor's fusion decision logger (WhyNoFuse, 'fusing X with Y')."""
+    return logging.getLogger("torch._inductor.scheduler.__fusion")
+
+
+def current_graph() -> Any:
+    """``V.graph``, the live GraphLowering (lowering, scheduling and codegen hooks only)."""
+    from torch._inductor.virtualized import V  # noqa: PLC0415
+
+    return V.graph
+
+
+# ----------------------------------------------------------------------------- FX graphs
+
+def _short_path(filename: str) -> str:
+    import os  # noqa: PLC0415
+
+    try:
+        rel = os.path.relpath(filename)
+        return rel if not rel.startswith("..") else filename
+    except ValueError:
+        return filename
+
+
+_TRACE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def user_line(stack_trace: str | None) -> str | None:
+    """``file:line`` of the innermost user frame of an FX node's ``meta["stack_trace"]``."""
+    if not stack_trace:
+        return None
+    frames = _TRACE_LINE.findall(stack_trace)
+    frames = [f for f in frames if "/torch/" not in f[0].replace("\\", "/")] or frames
+    if not frames:
+        return None
+    f, line = frames[-1]
+    return f"{_short_path(f)}:{line}"
+
+
+def _tensor_meta(val: Any) -> dict[str, Any]:
+    if isinstance(val, torch.Tensor):
+        return {"shape": [str(s) for s in val.shape], "dtype": str(val.dtype).replace("torch.", ""),
+                "device": str(val.device), "stride": [str(s) for s in val.stride()] if val.layout == torch.strided else None}
+    if isinstance(val, (list, tuple)) and val and all(isinstance(v, torch.Tensor) for v in val):
+        return {"shape": [[str(s) for s in v.shape] for v in val], "dtype": str(val[0].dtype).replace("torch.", "")}
+    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool)):
+        return {"shape": [], "dtype": type(val).__name__, "value": str(val)}
+    return {}
+
+
+def _target_name(node: Any) -> str:
+    t = node.target
+    if node.op == "call_function":
+        try:
+            from torch.fx.node import _get_qualified_name  # noqa: PLC0415
+
+            return _get_qualified_name(t) if not isinstance(t, torch._ops.OpOverload) else str(t)
+        except Exception:  # noqa: BLE001
+            return str(t)
+    return str(t)
+
+
+@safe("FX graph")
+def fx_graph(graph: Any) -> dict[str, Any]:
+    """A torch.fx Graph as readable code plus one dict per node.
+
+    Node dict: ``name``, ``op`` (placeholder, call_function, ...), ``target``, ``shape`` (list of
+    str, symbolic sizes as printed), ``dtype``, ``user_line`` (``file:line`` from
+    ``meta["stack_trace"]``), ``from_node`` (names of the nodes this one came from, from
+    ``meta["from_node"]`` where torch records it), ``args`` (names of input nodes).
+    """
+    gm = getattr(graph, "owning_module", None)
+    code = None
+    if gm is not None:
+        try:
+            code = gm.print_readable(print_output=False, include_stride=False, include_device=False, colored=False)
+        except TypeError:
+            code = gm.print_readable(print_output=False)
+        except Exception:  # noqa: BLE001
+            code = None
+    if code is None:
+        code = str(graph)
+    nodes = []
+    for n in graph.nodes:
+        val = n.meta.get("val", n.meta.get("example_value"))
+        d: dict[str, Any] = {"name": n.name, "op": n.op, "target": _target_name(n),
+                             "user_line": user_line(n.meta.get("stack_trace")),
+                             "args": [a.name for a in n.all_input_nodes]}
+        d.update(_tensor_meta(val))
+        src = n.meta.get("from_node")
+        if src:
+            try:
+                d["from_node"] = [getattr(s, "name", str(s)) for s in src]
+            except Exception:  # noqa: BLE001
+                pass
+        nodes.append(d)
+    return {"code": code, "nodes": nodes}
+
+
+def needs_autograd(graph: Any) -> bool:
+    """AOTAutograd's own rule: any tensor input requires grad and grad mode is on -> training."""
+    if not torch.is_grad_enabled():
+        return False
+    for n in graph.nodes:
+        if n.op != "placeholder":
+            continue
+        val = n.meta.get("example_value", n.meta.get("val"))
+        if isinstance(val, torch.Tensor) and val.requires_grad:
+            return True
+    return False
+
+
+def is_backward_graph(graph: Any) -> bool:
+    """A post-grad graph is a backward graph when its inputs include ``tangents_*``."""
+    return any(n.op == "placeholder" and n.name.startswith("tangents") for n in graph.nodes)
+
+
+# ----------------------------------------------------------------------------- lowering: IR buffers
+
+def _s(x: Any) -> Any:
+    if isinstance(x, (list, tuple)):
+        return [str(v) for v in x]
+    return None if x is None else str(x)
+
+
+@safe("IR buffers")
+def ir_buffers(gl: Any) -> dict[str, Any]:
+    """Every IR buffer of a GraphLowering (``V.graph.buffers``), in order.
+
+    Buffer dict: ``name`` (``buf3``), ``operation`` (``op3``), ``ir_type`` (ComputedBuffer,
+    ExternKernelOut, ...), ``kind`` (Pointwise, Reduction, Scan, ... for ComputedBuffer; else the
+    IR type), ``ranges``, ``reduction_ranges``, ``reduction_type``, ``dtype``, ``device``,
+    ``size``, ``stride`` (symbolic sizes as text), ``origins`` (post-grad FX node names, from
+    ``buf.origins``) and ``text`` (Inductor's own ``str(buf)``, cut at MAX_TEXT characters).
+    """
+    out = []
+    for buf in list(gl.buffers):
+        d: dict[str, Any] = {"name": buf.get_name(), "ir_type": type(buf).__name__}
+        try:
+            d["operation"] = buf.get_operation_name()
+        except Exception:  # noqa: BLE001
+            d["operation"] = None
+        data = getattr(buf, "data", None)
+        kind = type(data).__name__ if data is not None and type(buf).__name__ == "ComputedBuffer" else type(buf).__name__
+        d["kind"] = kind
+        d["ranges"] = _s(getattr(data, "ranges", None)) if data is not None else None
+        d["reduction_ranges"] = _s(getattr(data, "reduction_ranges", None)) if data is not None else None
+        d["reduction_type"] = _s(getattr(data, "reduction_type", None)) if data is not None else None
+        try:
+            layout = buf.get_layout()
+            d["dtype"] = str(layout.dtype).replace("torch.", "")
+            d["device"] = str(layout.device)
+            d["size"] = _s(layout.size)
+            d["stride"] = _s(getattr(layout, "stride", None))
+            d["layout"] = type(layout).__name__
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            d["origins"] = sorted(o.name for o in (buf.origins or ()))
+        except Exception:  # noqa: BLE001
+            d["origins"] = []
+        try:
+            d["text"] = str(buf)[:MAX_TEXT]
+        except Exception as e:  # noqa: BLE001
+            d["text"] = f"<str(buf) failed: {e}>"
+        out.append(d)
+    inputs = []
+    for name, inp in getattr(gl, "graph_inputs", {}).items():
+        m = {"name": name}
+        try:
+            m.update({"size": _s(inp.get_size()), "dtype": str(inp.get_dtype()).replace("torch.", "")})
+        except Exception:  # noqa: BLE001
+            pass
+        inputs.append(m)
+    return {"buffers": out, "graph_inputs": inputs,
+            "is_inference": bool(getattr(gl, "is_inference", False)),
+            "is_backward": bool(getattr(gl, "is_backward", False))}
+
+
+# ----------------------------------------------------------------------------- scheduling
+
+@safe("scheduler nodes")
+def scheduler_nodes(nodes: list) -> list[dict[str, Any]]:
+    """Scheduler nodes as Inductor names them.
+
+    Node dict: ``name`` (``op3`` or fused ``op3_op4``), ``type`` (SchedulerNode,
+    FusedSchedulerNode, OuterLoopFusedSchedulerNode, ExternKernelSchedulerNode, ...),
+    ``members`` (names from ``get_nodes()``), ``buffers`` (``get_buffer_names()``), ``device``,
+    ``group`` (the loop group, as text) and ``text`` (``debug_str()``, cut at MAX_TEXT).
+    """
+    out = []
+    for n in nodes:
+        d: dict[str, Any] = {"name": n.get_name(), "type": type(n).__name__}
+        try:
+            d["members"] = [m.get_name() for m in n.get_nodes()]
+        except Exception:  # noqa: BLE001
+            d["members"] = [d["name"]]
+        try:
+            d["buffers"] = sorted(n.get_buffer_names(), key=lambda s: (len(s), s))
+        except Exception:  # noqa: BLE001
+            d["buffers"] = []
+        try:
+            d["device"] = str(n.get_device())
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            d["group"] = str(getattr(n, "group", ""))
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            d["text"] = n.debug_str()[:MAX_TEXT]
+        except Exception as e:  # noqa: BLE001
+            d["text"] = f"<debug_str() failed: {e}>"
+        out.append(d)
+    return out
+
+
+def fused_pair_reason(a: Any, b: Any) -> str:
+    """``V.graph.scheduler.can_fuse(a, b)`` as text (only while the scheduler is live)."""
+    try:
+        sched = current_graph().scheduler
+        return "can fuse" if sched.can_fuse(a, b) else "cannot fuse"
+    except Exception as e:  # noqa: BLE001
+        return f"can_fuse not available ({e})"
+
+
+# ----------------------------------------------------------------------------- LoopBody
+
+@safe("LoopBody")
+def loop_bodies(nodes: list) -> list[dict[str, Any]]:
+    """Each member SchedulerNode's LoopBody (``snode._body``, private).
+
+    Body dict: ``node`` (``op3``), ``fused_node`` (the post-fusion node holding it), ``buffers``,
+    ``var_ranges`` (index variable -> extent, as text), ``indexing_exprs`` (name -> sympy text),
+    ``body`` (``LoopBody.debug_str()``: the ``ops.load``/``ops.store`` program), or ``none`` with
+    the reason where a node has no LoopBody (extern kernels, templates).
+    """
+    out = []
+    for fused in nodes:
+        try:
+            members = list(fused.get_nodes())
+        except Exception:  # noqa: BLE001
+            members = [fused]
+        for m in members:
+            d: dict[str, Any] = {"node": m.get_name(), "fused_node": fused.get_name(),
+                                 "type": type(m).__name__}
+            try:
+                d["buffers"] = sorted(m.get_buffer_names(), key=lambda s: (len(s), s))
+            except Exception:  # noqa: BLE001
+                d["buffers"] = []
+            body = getattr(m, "_body", None)
+            if body is None:
+                d["none"] = f"{type(m).__name__} has no LoopBody"
+            else:
+                try:
+                    d["var_ranges"] = {str(k): str(v) for k, v in body.var_ranges.items()}
+                    d["indexing_exprs"] = {str(k): str(v) for k, v in body.indexing_exprs.items()}
+                except Exception:  # noqa: BLE001
+                    pass
+                try:
+                    d["body"] = body.debug_str()[:MAX_TEXT]
+                except Exception as e:  # noqa: BLE001
+                    d["body"] = f"<LoopBody.debug_str() failed: {e}>"
+            out.append(d)
+    return out
+
+
+# ----------------------------------------------------------------------------- codegen
+
+@safe("scheduler membership")
+def buffer_owners(gl: Any) -> dict[str, dict[str, str]]:
+    """buffer name -> {``scheduler_node``: ``opN``, ``fused_node``: the post-fusion node holding it}."""
+    sched = getattr(gl, "scheduler", None)
+    out: dict[str, dict[str, str]] = {}
+    if sched is None:
+        return out
+    for fused in sched.nodes:
+        for m in fused.get_nodes():
+            for b in m.get_buffer_names():
+                out[b] = {"scheduler_node": m.get_name(), "fused_node": fused.get_name()}
+    return out
+
+
+# ----------------------------------------------------------------------------- timing
+
+def benchmarker() -> Any:
+    """Inductor's benchmarker (``torch._inductor.runtime.benchmarking.benchmarker``)."""
+    from torch._inductor.runtime.benchmarking import benchmarker as b  # noqa: PLC0415
+
+    return b
+
+
+def load_output_module(path: str) -> Any:
+    """Import an Inductor output-code file as a fresh module (kernels compile from Inductor's cache)."""
+    import importlib.util  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    name = "inductor_step_run_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

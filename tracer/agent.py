@@ -1,0 +1,413 @@
+"""The agent: runs the user's script as ``__main__`` and stops its compiles after each stage.
+
+Started by the UI (or ``--headless``) as ``python -m tracer.agent --msg-fd W --ctl-fd R [--step]
+SCRIPT [ARGS...]``.  It writes the session stream (:mod:`tracer.protocol`) on fd ``W`` and reads
+commands from fd ``R``.  The user's stdout/stderr are this process's own, which the UI reads from
+pipes.  In step mode every stop blocks the compile thread until the UI sends ``continue``.
+After the script ends the agent stays up to serve ``run`` (timing) requests until ``quit`` or
+until the control pipe closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import queue
+import runpy
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from tracer import protocol
+from tracer.codeparse import parse_wrapper
+from tracer.protocol import STAGES
+
+_AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
+               "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
+
+
+class _Quit(BaseException):
+    """Raised on the compile thread when the UI asks the agent to end at a stop."""
+
+
+class Agent:
+    """Capture state for one run of a user script (one process, one script).
+
+    Graphs are keyed by (compile id ``"[0/0]"``, graph kind).  All hooks run on the thread that
+    compiles (the script's main thread, or the autograd thread of a lazy backward).
+    """
+
+    def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
+                 run_at_end: bool = False):
+        self.out = os.fdopen(msg_fd, "wb", buffering=0)
+        self.ctl_fd = ctl_fd
+        self.step = step
+        self.script = script
+        self.argv = argv
+        self.run_at_end = run_at_end
+        self.lock = threading.Lock()
+        self.resume: queue.Queue[str] = queue.Queue()
+        self.t0 = time.monotonic()
+        self.seq = 0
+        self.frames: dict[str, dict[str, Any]] = {}   # compile id -> per-frame data
+        self.graphs: dict[tuple[str, str], dict[str, Any]] = {}  # (cid, kind) -> graph data
+        self.current: tuple[str, str] | None = None
+        self.fusion_lines: list[str] = []
+        self.capture_fusion = False
+        self.quitting = False
+        self.run_lock = threading.Lock()
+        self.device = "cpu"
+
+    # ------------------------------------------------------------------ stream
+    def send(self, msg: dict[str, Any]) -> None:
+        """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
+        msg.setdefault("t", round(time.monotonic() - self.t0, 4))
+        data = protocol.encode(msg)
+        with self.lock:
+            try:
+                self.out.write(data)
+            except (BrokenPipeError, OSError):
+                os._exit(3)
+
+    def frame(self, cid: str) -> dict[str, Any]:
+        return self.frames.setdefault(cid, {"aot": {}, "graph_breaks": [], "recompile_reasons": [],
+                                            "dynamo": None, "kind": None})
+
+    def graph(self, cid: str, kind: str) -> dict[str, Any]:
+        return self.graphs.setdefault((cid, kind), {"last_stage": None, "gm": None, "output_path": None})
+
+    def stop(self, cid: str, kind: str, stage: str, payload: dict[str, Any]) -> None:
+        """Send a stop and, in step mode, block this (compile) thread until the UI continues."""
+        g = self.graph(cid, kind)
+        g["last_stage"] = stage
+        self.current = (cid, kind)
+        self.seq += 1
+        msg = {"type": "stop", "seq": self.seq, "compile_id": cid, "graph_kind": kind, "stage": stage,
+               "paused": self.step}
+        msg.update(payload)
+        self.send(msg)
+        if self.step:
+            cmd = self.resume.get()
+            if cmd == protocol.CMD_QUIT:
+                raise _Quit()
+
+    # ------------------------------------------------------------------ control
+    def _control_loop(self) -> None:
+        f = os.fdopen(self.ctl_fd, "rb", buffering=0)
+        buf = b""
+        while True:
+            try:
+                chunk = f.read(65536) if hasattr(f, "read") else b""
+            except OSError:
+                chunk = b""
+            if not chunk:
+                # the UI is gone: nothing can continue us, so end now
+                os._exit(0 if not self.quitting else 0)
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                msg = protocol.decode(line)
+                if msg is None:
+                    continue
+                cmd = msg.get("cmd")
+                if cmd == protocol.CMD_CONTINUE:
+                    self.resume.put(cmd)
+                elif cmd == protocol.CMD_RUN_THROUGH:
+                    self.step = False
+                    self.resume.put(protocol.CMD_CONTINUE)
+                elif cmd == protocol.CMD_RUN:
+                    threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
+                elif cmd == protocol.CMD_QUIT:
+                    self.quitting = True
+                    self.send({"type": "quit"})
+                    os._exit(0)
+
+    # ------------------------------------------------------------------ hooks
+    def on_trace(self, record: logging.LogRecord) -> None:
+        from tracer import adapter  # noqa: PLC0415
+
+        name, md, payload = adapter.trace_event(record)
+        if name is None or name == "chromium_event" or name == "str":
+            return
+        cid = adapter.current_compile_id()
+        if cid == "[?]" and "frame_id" in md:
+            cid = f"[{md['frame_id']}/{md['frame_compile_id']}]"
+        if name in _AOT_EVENTS:
+            fr = self.frame(cid)
+            fr["aot"][_AOT_EVENTS[name]] = payload
+            if name == "aot_inference_graph":
+                fr["kind"] = "inference"
+            elif name == "aot_forward_graph":
+                fr["kind"] = "forward"
+        elif name == "dynamo_output_graph":
+            self.frame(cid)["dynamo_text"] = payload
+        elif name == "artifact:dynamo_graph_break_reason":
+            self.frame(cid)["graph_breaks"].append(payload)
+        elif name == "artifact:recompile_reasons":
+            self.frame(cid)["recompile_reasons"].append(payload)
+        elif name == "dynamo_cpp_guards_str":
+            self.send({"type": "guards", "compile_id": cid, "text": payload})
+        elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.current:
+            self.send({"type": "provenance", "compile_id": self.current[0], "graph_kind": self.current[1],
+                       "mappings": payload})
+        elif name == "inductor_output_code":
+            self.on_output_code(cid, md.get("inductor_output_code") or {}, payload)
+        elif name == "compilation_metrics":
+            m = md.get("compilation_metrics") or {}
+            if isinstance(m, dict) and m.get("fail_type"):
+                self.frame(cid)["fail"] = f"{m.get('fail_type')}: {m.get('fail_reason')}"
+
+    def on_pre_grad(self, graph: Any) -> None:
+        from tracer import adapter  # noqa: PLC0415
+
+        cid = adapter.current_compile_id()
+        fr = self.frame(cid)
+        kind = "forward" if adapter.needs_autograd(graph) else "inference"
+        fr["kind"] = kind
+        snap = adapter.fx_graph(graph)
+        fr["dynamo"] = snap
+        self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
+                                        "recompile_reasons": fr["recompile_reasons"]})
+
+    def on_post_grad_pre(self, graph: Any) -> None:
+        from tracer import adapter  # noqa: PLC0415
+
+        cid = adapter.current_compile_id()
+        fr = self.frame(cid)
+        if adapter.is_backward_graph(graph):
+            kind = "backward"
+        else:
+            kind = fr["kind"] or "inference"
+        self.current = (cid, kind)
+        g = self.graph(cid, kind)
+        if g["last_stage"] is None:
+            # backward (and any graph whose pre-grad hook did not fire): its Dynamo level is the
+            # frame's Dynamo graph, captured when the forward compiled
+            snap = fr["dynamo"] or {"code": fr.get("dynamo_text") or "", "nodes": []}
+            note = ("The backward graph has no Dynamo graph of its own: AOTAutograd derived it from "
+                    "this frame's Dynamo graph, and Inductor compiles it lazily at .backward().") if kind == "backward" else None
+            self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
+                                            "recompile_reasons": fr["recompile_reasons"], "note": note})
+
+    def on_post_grad_post(self, graph: Any) -> None:
+        from tracer import adapter  # noqa: PLC0415
+
+        cid, kind = self.current or (adapter.current_compile_id(), "inference")
+        fr = self.frame(cid)
+        g = self.graph(cid, kind)
+        g["gm"] = getattr(graph, "owning_module", None)
+        aot = dict(fr["aot"])
+        if kind == "backward":
+            aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
+        elif kind == "forward":
+            aot = {k: v for k, v in aot.items() if k in ("joint", "forward", "backward")}
+        self.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": adapter.fx_graph(graph)})
+
+    def on_pre_fusion(self, nodes: list) -> None:
+        from tracer import adapter  # noqa: PLC0415
+
+        gl = adapter.current_graph()
+        cid = adapter.current_compile_id()
+        kind = "backward" if getattr(gl, "is_backward", False) else (self.current[1] if self.current else "inference")
+        self.current = (cid, kind)
+        g = self.graph(cid, kind)
+        g["before"] = adapter.scheduler_nodes(nodes)
+        try:
+            g["device"] = str(next(iter(nodes)).get_device()) if nodes else "cpu"
+        except Exception:  # noqa: BLE001
+            g["device"] = "cpu"
+        self.stop(cid, kind, "lowering", adapter.ir_buffers(gl))
+        self.fusion_lines = []
+        self.capture_fusion = True
+
+    def on_post_fusion(self, nodes: list) -> None:
+        from tracer import adapter  # noqa: PLC0415
+
+        self.capture_fusion = False
+        cid, kind = self.current or (adapter.current_compile_id(), "inference")
+        g = self.graph(cid, kind)
+        self.stop(cid, kind, "scheduling", {"before": g.get("before"), "after": adapter.scheduler_nodes(nodes),
+                                            "fusion_log": list(self.fusion_lines)})
+        self.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
+
+    def on_output_code(self, cid: str, meta: dict[str, Any], wrapper: str) -> None:
+        from tracer import adapter  # noqa: PLC0415
+
+        if self.current and self.current[0] == cid:
+            kind = self.current[1]
+        else:
+            kind = self.frame(cid)["kind"] or "inference"
+        g = self.graph(cid, kind)
+        g["output_path"] = meta.get("file_path") or meta.get("filename")
+        kernels = parse_wrapper(wrapper)
+        owners = adapter.buffer_owners(adapter.current_graph())
+        owners = owners if "unavailable" not in owners else {}
+        members: dict[str, list[str]] = {}
+        for b, o in owners.items():
+            members.setdefault(o["fused_node"], []).append(b)
+        for k in kernels:
+            # a kernel computes every buffer of the fused node(s) owning a buffer it writes
+            fused = []
+            for b in k["writes"]:
+                o = owners.get(b)
+                if o and o["fused_node"] not in fused:
+                    fused.append(o["fused_node"])
+            k["fused_nodes"] = fused
+            k["buffers"] = sorted({b for f in fused for b in members[f]}, key=lambda s: (len(s), s)) if owners else k["writes"]
+            k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
+                                          key=lambda s: (len(s), s))
+            del k["writes"]
+        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g["output_path"]})
+
+    # ------------------------------------------------------------------ run
+    def run_all(self, only: str | None = None) -> None:
+        """Time every compiled graph (or the one named ``"[0/0] forward"``); one run message each.
+
+        Runs on a worker thread, so no compile-thread state (fake modes, V.graph) is active.
+        """
+        if not self.run_lock.acquire(blocking=False):
+            self.send({"type": "run_status", "message": "a timing run is already in progress"})
+            return
+        try:
+            from tracer import timing  # noqa: PLC0415
+
+            todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
+            if only:
+                todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" == only]
+            if not todo:
+                self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
+                return
+            for i, ((cid, kind), g) in enumerate(todo):
+                self.send({"type": "run_status", "message": f"timing {cid} {kind} ({i + 1}/{len(todo)})"})
+                msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
+                                       "device": g.get("device", "cpu")}
+                try:
+                    msg.update(timing.time_graph(g["output_path"], g.get("gm"), g.get("device", "cpu")))
+                except Exception as e:  # noqa: BLE001
+                    msg["error"] = f"{type(e).__name__}: {e}"
+                    msg["traceback"] = traceback.format_exc()
+                self.send(msg)
+            self.send({"type": "run_status", "message": f"timed {len(todo)} graph(s)", "done": True})
+        finally:
+            self.run_lock.release()
+
+    # ------------------------------------------------------------------ main
+    def failing_stage(self) -> tuple[str | None, str | None, str]:
+        """Where a compile failure happened: the stage after the last stop of the current graph."""
+        if self.current is None:
+            return None, None, "dynamo"
+        cid, kind = self.current
+        last = self.graphs.get(self.current, {}).get("last_stage")
+        if last == "codegen":
+            return cid, kind, "script"
+        nxt = STAGES[STAGES.index(last) + 1] if last in STAGES else "dynamo"
+        return cid, kind, nxt
+
+    def main(self) -> int:
+        from tracer import adapter  # noqa: PLC0415
+
+        import torch  # noqa: PLC0415
+
+        info = adapter.versions()
+        self.device = info["device"]
+        settings = adapter.configure_inductor()
+        hooks = adapter.install_passes(self.on_pre_grad, self.on_post_grad_pre, self.on_post_grad_post,
+                                       self.on_pre_fusion, self.on_post_fusion)
+        agent = self
+
+        class TraceHandler(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                try:
+                    agent.on_trace(record)
+                except _Quit:
+                    raise
+                except Exception:  # noqa: BLE001
+                    logging.getLogger("inductor_step").debug("trace handler", exc_info=True)
+
+        class FusionHandler(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if agent.capture_fusion:
+                    try:
+                        agent.fusion_lines.append(record.getMessage())
+                    except Exception:  # noqa: BLE001
+                        pass
+
+        adapter.trace_logger().addHandler(TraceHandler())
+        fl = adapter.fusion_logger()
+        fl.addHandler(FusionHandler())
+        if not fl.isEnabledFor(logging.DEBUG):
+            fl.setLevel(logging.DEBUG)
+            fl.propagate = False
+        self.send({"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
+                   "python": sys.version.split()[0], "device": info["device"],
+                   "device_name": info.get("device_name"), "cuda": info.get("cuda"),
+                   "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
+                   "settings": settings, "hooks": hooks,
+                   "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured"})
+        if self.ctl_fd is not None:
+            threading.Thread(target=self._control_loop, daemon=True).start()
+        sys.argv = [self.script] + list(self.argv)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(self.script)))
+        rc = 0
+        error: dict[str, Any] | None = None
+        try:
+            runpy.run_path(self.script, run_name="__main__")
+        except _Quit:
+            self.send({"type": "quit"})
+            return 130
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except KeyboardInterrupt:
+            rc = 130
+            error = {"stage": "script", "message": "KeyboardInterrupt", "traceback": ""}
+        except BaseException as e:  # noqa: BLE001 - the user's exception, reported as theirs
+            rc = 1
+            tb = traceback.format_exc()
+            sys.stderr.write(tb)
+            sys.stderr.flush()
+            cid, kind, stage = self.failing_stage()
+            text = f"{type(e).__name__}: {e}"
+            error = {"stage": stage, "message": text.strip().splitlines()[0] if text.strip() else type(e).__name__,
+                     "full_message": text, "traceback": tb,
+                     "compile_id": cid if stage != "script" else None,
+                     "graph_kind": kind if stage != "script" else None}
+        if error:
+            error["type"] = "error"
+            self.send(error)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        compiled = sum(1 for g in self.graphs.values() if g.get("last_stage"))
+        self.send({"type": "done", "returncode": rc, "graphs": compiled,
+                   "message": None if compiled else "the script never compiled a graph with torch.compile"})
+        if self.run_at_end and compiled:
+            self.run_all()
+        if self.ctl_fd is not None and not self.run_at_end:
+            # stay up to serve timing requests until the UI says quit or goes away
+            while True:
+                time.sleep(3600)
+        del torch
+        return rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m tracer.agent``; returns the script's exit status."""
+    p = argparse.ArgumentParser(prog="tracer.agent", description="inductor-step agent (started by the UI)")
+    p.add_argument("--msg-fd", type=int, required=True)
+    p.add_argument("--ctl-fd", type=int, default=None)
+    p.add_argument("--step", action="store_true", help="pause at every stop until the UI continues")
+    p.add_argument("--run", action="store_true", help="time every compiled graph after the script ends")
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    ns = p.parse_args(argv)
+    agent = Agent(ns.msg_fd, ns.ctl_fd, ns.step, ns.script, ns.args, run_at_end=ns.run)
+    return agent.main()
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else 1)

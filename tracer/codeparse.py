@@ -1,0 +1,123 @@
+"""Read Inductor's generated wrapper (output code) as text; standard library only.
+
+Inductor's wrapper defines each kernel as ``NAME = async_compile.triton('NAME', '''...''', ...)`` or
+``NAME = async_compile.cpp_pybinding([...signature...], r'''...''')`` and calls it from ``call(args)``
+as ``NAME(buf0, arg1_1, ...)`` (C++) or ``NAME.run(buf0, ..., stream=stream0)`` (Triton); extern
+kernels are called as ``extern_kernels.mm(...)`` with ``out=bufN``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_DEF = re.compile(
+    r"^(?P<name>\w+) = async_compile\.(?P<kind>triton|cpp_pybinding|cpp|cuda|halide)\((?P<head>[^\n]*?)"
+    r"(?P<q>r?''')(?P<src>.*?)'''",
+    re.S | re.M,
+)
+_REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
+_EXTERN_CALL = re.compile(r"^\s*(extern_kernels\.\w+)\((.*)\)\s*$", re.M)
+_NAME_ARG = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
+_TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
+_CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+kernel\((.*?)\)', re.S)
+
+
+def _split_args(text: str) -> list[str]:
+    """Split a call's argument text at top-level commas."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _param_is_output(backend: str, source: str) -> list[bool] | None:
+    """Which kernel parameters are written: Triton ``out_ptr``/``in_out_ptr``, C++ non-const pointers."""
+    if backend == "triton":
+        m = _TRITON_PARAMS.search(source)
+        if not m:
+            return None
+        params = [p.strip().split(":")[0].strip() for p in m.group(2).split(",") if p.strip()]
+        return [p.startswith(("out_ptr", "in_out_ptr")) for p in params]
+    m = _CPP_PARAMS.search(source)
+    if not m:
+        return None
+    params = [p.strip() for p in m.group(1).split(",") if p.strip()]
+    return [("*" in p and not p.startswith("const")) for p in params]
+
+
+def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
+    """Kernels defined and called in an Inductor wrapper, in call order.
+
+    Returns one dict per kernel: ``name``, ``backend`` (``"triton"``, ``"cpp"``, ``"extern"``),
+    ``source`` (the kernel's own source; for extern kernels the call line), ``calls`` (each call's
+    argument list as text) and ``writes`` (buffer names the kernel writes, resolved through
+    Inductor's ``bufN = bufM; del bufM  # reuse`` aliases, so in-place reuse still names the
+    buffers that were computed).  Never raises on unusual code: unknown parts are left out.
+    """
+    kernels: dict[str, dict[str, Any]] = {}
+    for m in _DEF.finditer(wrapper):
+        backend = "triton" if m.group("kind") == "triton" else ("cpp" if m.group("kind").startswith("cpp") else m.group("kind"))
+        src = m.group("src").strip("\n")
+        kernels[m.group("name")] = {"name": m.group("name"), "backend": backend, "source": src,
+                                    "calls": [], "writes": []}
+    # alias groups from buffer reuse: every name in a chain refers to the same storage
+    reuses = dict(_REUSE.findall(wrapper))
+
+
+    order: list[str] = []
+    body_start = wrapper.find("def call(")
+    body = wrapper[body_start:] if body_start >= 0 else wrapper
+    for name, k in kernels.items():
+        pat = re.compile(r"^\s*" + re.escape(name) + r"(?:\.run)?\((.*)\)\s*$", re.M)
+        for cm in pat.finditer(body):
+            args = [a for a in _split_args(cm.group(1)) if "=" not in a.split("(")[0]]
+            k["calls"].append(args)
+            flags = _param_is_output(k["backend"], k["source"])
+            written = []
+            if flags:
+                for a, is_out in zip(args, flags):
+                    if is_out:
+                        written += _NAME_ARG.findall(a)[:1]
+            k["writes"] = sorted(set(k["writes"]) | set(written), key=lambda s: (len(s), s))
+            order.append((cm.start(), name))
+    extern_i = 0
+    for cm in _EXTERN_CALL.finditer(body):
+        call_args = _split_args(cm.group(2))
+        outs = [a.split("=", 1)[1].strip() for a in call_args if a.replace(" ", "").startswith("out=")]
+        name = f"{cm.group(1)}#{extern_i}"
+        extern_i += 1
+        kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
+                         "calls": [call_args], "writes": [o for o in outs if o.startswith("buf")]}
+        order.append((cm.start(), name))
+    order.sort()
+    seen: list[str] = []
+    for _, n in order:
+        if n not in seen:
+            seen.append(n)
+    # kernels defined but never called (e.g. only in the benchmark harness) come last
+    seen += [n for n in kernels if n not in seen]
+    out = [kernels[n] for n in seen]
+    for k in out:
+        k["reuses"] = {w: reuses[w] for w in k["writes"] if w in reuses}
+    return out
+
+
+def kernel_source_lines(wrapper: str, name: str) -> tuple[int, int] | None:
+    """1-based (first, last) line numbers of kernel ``name``'s definition inside ``wrapper``."""
+    for m in _DEF.finditer(wrapper):
+        if m.group("name") == name:
+            first = wrapper.count("\n", 0, m.start()) + 1
+            last = wrapper.count("\n", 0, m.end()) + 1
+            return first, last
+    return None

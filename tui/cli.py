@@ -1,0 +1,191 @@
+"""``inductor-step``: step a script's torch.compile stage by stage (TUI, headless, or a recorded file).
+
+Never imports torch: the script runs in the agent process (``python -m tracer.agent``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import queue
+import signal
+import sys
+import time
+from typing import Any
+
+from tracer import protocol
+
+DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inductor-step",
+        description="Run a PyTorch script and stop its torch.compile after each stage: "
+                    "dynamo, aot, lowering, scheduling, loopbody, codegen; then run and time the kernels.",
+        epilog="Options go before SCRIPT; everything after SCRIPT is passed to it verbatim.  "
+               "With no SCRIPT, steps the bundled demo (a small training step).",
+    )
+    p.add_argument("--headless", action="store_true", help="no UI: run straight through, print one line per stop")
+    p.add_argument("--record", metavar="FILE", help="write the session (JSON lines) to FILE "
+                   "(default: inductor-step-sessions/<script>-<time>.jsonl)")
+    p.add_argument("--run", action="store_true", help="with --headless: time every compiled graph after the script ends")
+    p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
+    p.add_argument("--screenshots", metavar="DIR", default="screenshots", help="where `s` saves screenshots (default: ./screenshots)")
+    p.add_argument("--python", metavar="EXE", help="Python interpreter that runs the script (default: this one)")
+    p.add_argument("script", nargs="?", help="the PyTorch script to run as __main__")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    return p
+
+
+def check_script(path: str) -> None:
+    """Raise UsageError with a one-line reason if ``path`` is not a runnable Python script."""
+    if not os.path.exists(path):
+        raise UsageError(f"no such script: {path}")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory, not a Python script")
+    try:
+        with open(path, "rb") as f:
+            src = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    if b"\0" in src[:4096]:
+        raise UsageError(f"{path} is not a Python file (binary content)")
+    try:
+        compile(src, path, "exec")
+    except SyntaxError as e:
+        raise UsageError(f"{path}:{e.lineno}: SyntaxError: {e.msg} (the script does not parse)") from None
+    except ValueError as e:
+        raise UsageError(f"{path} is not a Python file ({e})") from None
+
+
+def check_torch(python: str | None) -> None:
+    """Raise UsageError if the interpreter that will run the agent has no torch."""
+    if python and os.path.realpath(python) != os.path.realpath(sys.executable):
+        return  # another interpreter: the agent reports a missing torch itself
+    if importlib.util.find_spec("torch") is None:
+        raise UsageError(f"torch is not installed for {sys.executable}: pip install torch "
+                         "(viewing a recorded session with --open needs no torch)")
+
+
+def default_record_path(script: str) -> str:
+    stem = os.path.splitext(os.path.basename(script))[0]
+    return os.path.join("inductor-step-sessions", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+
+
+def run_headless(script: str, args: list[str], record: str, run: bool, python: str | None) -> int:
+    """Run straight through, print one line per stop and error; return the script's exit status."""
+    from tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
+    from tui.session import summarize_stop  # noqa: PLC0415
+
+    q: queue.Queue[dict[str, Any]] = queue.Queue()
+    writer = SessionWriter(record)
+    agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python)
+    rc: int | None = None
+    script_rc = None
+    failed = False
+    try:
+        while True:
+            msg = q.get()
+            t = msg.get("type")
+            if t == "stop":
+                print(summarize_stop(msg), flush=True)
+            elif t == "output":
+                stream = sys.stderr if msg["stream"] == "stderr" else sys.stdout
+                print(msg["text"], file=stream, flush=True)
+            elif t == "error":
+                failed = True
+                where = f"{msg['compile_id']} {msg['graph_kind']} " if msg.get("compile_id") else ""
+                print(f"error in {where}{msg.get('stage')}: {msg.get('message')}", file=sys.stderr, flush=True)
+            elif t == "run":
+                if msg.get("error"):
+                    print(f"{protocol.graph_key(msg):<20} run         failed: {msg['error']}", flush=True)
+                else:
+                    eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
+                    print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
+                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms", flush=True)
+            elif t == "done":
+                script_rc = msg.get("returncode")
+                if msg.get("message"):
+                    print(f"inductor-step: {msg['message']}", file=sys.stderr, flush=True)
+            elif t == "agent_exit":
+                rc = msg["returncode"]
+                break
+    except KeyboardInterrupt:
+        agent.terminate()
+        writer.write({"type": "error", "stage": "script", "message": "interrupted (Ctrl+C)", "traceback": ""})
+        print(f"inductor-step: interrupted; session kept in {record}", file=sys.stderr)
+        writer.close()
+        return 130
+    writer.close()
+    agent.terminate()
+    if script_rc is None:
+        # the agent died without finishing: os._exit, a signal, a crash in torch
+        how = f"killed by signal {-rc}" if rc is not None and rc < 0 else f"exited with status {rc}"
+        print(f"inductor-step: the script's process {how} before it finished; session kept in {record}", file=sys.stderr)
+        return rc if rc and rc > 0 else 1
+    print(f"inductor-step: session written to {record}", file=sys.stderr)
+    if script_rc == 0 and failed:
+        return 1
+    return int(script_rc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point; returns the process exit status."""
+    ns = build_parser().parse_args(argv)
+    try:
+        if ns.open:
+            if ns.script:
+                raise UsageError("--open takes a session file, not a script")
+            if not os.path.isfile(ns.open):
+                raise UsageError(f"no such session file: {ns.open}")
+            from tracer.protocol import read_session  # noqa: PLC0415
+
+            try:
+                msgs = list(read_session(ns.open))
+            except (ValueError, OSError) as e:
+                raise UsageError(str(e)) from None
+            from tui.app import StepApp  # noqa: PLC0415
+
+            StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots).run()
+            return 0
+        script = ns.script or DEMO
+        args = ns.args if ns.script else []
+        if args and args[0] == "--":
+            args = args[1:]
+        check_script(script)
+        check_torch(ns.python)
+        record = ns.record or default_record_path(script)
+        if ns.headless:
+            return run_headless(script, args, record, ns.run, ns.python)
+        if ns.run:
+            raise UsageError("--run goes with --headless; in the UI press r")
+        if not sys.stdout.isatty():
+            raise UsageError("the UI needs a terminal; use --headless --record FILE to run without one")
+        from tui.app import StepApp  # noqa: PLC0415
+
+        app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
+                      python=ns.python)
+        app.run()
+        if app.agent is not None:
+            app.agent.terminate()
+        print(f"inductor-step: session written to {record}", file=sys.stderr)
+        return app.return_code or 0
+    except UsageError as e:
+        print(f"inductor-step: {e}", file=sys.stderr)
+        return 2
+
+
+def entry() -> None:
+    """The ``inductor-step`` console script."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL) if hasattr(signal, "SIGPIPE") else None
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,157 @@
+"""Start the agent process, read its stream, record the session file (no Textual, no torch).
+
+The agent (``python -m tracer.agent``) gets a private message pipe and a control pipe (passed as
+file descriptors), its own stdout/stderr pipes and no stdin, in a new process group, so nothing it
+prints reaches the terminal the UI draws on and ending it ends its children too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+from tracer import protocol
+
+
+class SessionWriter:
+    """Appends messages to a session file as they arrive (flushed per line, so nothing is lost).
+
+    Raises OSError from the constructor if the file cannot be created.
+    """
+
+    def __init__(self, path: str):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.path = path
+        self.f = open(path, "ab")  # noqa: SIM115 - kept open for the session
+        self.lock = threading.Lock()
+
+    def write(self, msg: dict[str, Any]) -> None:
+        with self.lock:
+            if not self.f.closed:
+                self.f.write(protocol.encode(msg))
+                self.f.flush()
+
+    def close(self) -> None:
+        with self.lock:
+            self.f.close()
+
+
+class AgentProcess:
+    """The agent running a user's script.
+
+    ``on_message(msg)`` is called from reader threads for each stream message and for the
+    user's output (``{"type": "output", "stream": "stdout"|"stderr", "text": ...}``), and once
+    with ``{"type": "agent_exit", "returncode": N}`` when the agent has exited.  Every message is
+    first written to ``writer`` (if given).
+    """
+
+    def __init__(self, script: str, args: list[str], on_message: Callable[[dict[str, Any]], None],
+                 writer: SessionWriter | None = None, step: bool = True, run_at_end: bool = False,
+                 python: str | None = None):
+        self.on_message = on_message
+        self.writer = writer
+        msg_r, msg_w = os.pipe()
+        ctl_r, ctl_w = os.pipe()
+        cmd = [python or sys.executable, "-m", "tracer.agent", "--msg-fd", str(msg_w), "--ctl-fd", str(ctl_r)]
+        if step:
+            cmd.append("--step")
+        if run_at_end:
+            cmd.append("--run")
+        cmd += ["--", script] if script.startswith("-") else [script]
+        cmd += list(args)
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.proc = subprocess.Popen(cmd, pass_fds=(msg_w, ctl_r), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                     start_new_session=True)
+        os.close(msg_w)
+        os.close(ctl_r)
+        self.msg = os.fdopen(msg_r, "rb", buffering=0)
+        self.ctl = os.fdopen(ctl_w, "wb", buffering=0)
+        self.ctl_lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._read_stream, daemon=True),
+                         threading.Thread(target=self._read_output, args=(self.proc.stdout, "stdout"), daemon=True),
+                         threading.Thread(target=self._read_output, args=(self.proc.stderr, "stderr"), daemon=True)]
+        for t in self._threads:
+            t.start()
+        threading.Thread(target=self._wait, daemon=True).start()
+
+    def _emit(self, msg: dict[str, Any]) -> None:
+        if self.writer is not None:
+            self.writer.write(msg)
+        self.on_message(msg)
+
+    def _read_stream(self) -> None:
+        buf = b""
+        while True:
+            try:
+                chunk = self.msg.read(1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                msg = protocol.decode(line)
+                if msg is not None:
+                    self._emit(msg)
+
+    def _read_output(self, pipe: Any, stream: str) -> None:
+        for raw in iter(pipe.readline, b""):
+            self._emit({"type": "output", "stream": stream, "text": raw.decode("utf-8", errors="replace").rstrip("\n")})
+
+    def _wait(self) -> None:
+        rc = self.proc.wait()
+        for t in self._threads:
+            t.join(timeout=2)
+        self._emit({"type": "agent_exit", "returncode": rc})
+
+    def send(self, cmd: str, **kw: Any) -> bool:
+        """Send a control command; False if the agent is gone."""
+        data = (json.dumps({"cmd": cmd, **kw}) + "\n").encode()
+        with self.ctl_lock:
+            try:
+                self.ctl.write(data)
+                return True
+            except (BrokenPipeError, OSError, ValueError):
+                return False
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def terminate(self, grace_s: float = 1.0) -> None:
+        """End the agent and every process it started (its process group), within ``grace_s`` + a bit."""
+        if self.proc.poll() is None:
+            self.send(protocol.CMD_QUIT)
+        try:
+            self.ctl.close()
+        except OSError:
+            pass
+        deadline = time.monotonic() + grace_s / 2
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            time.sleep(0.02)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
+            try:
+                self.proc.wait(timeout=grace_s / 2)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        # children that left the group still die with the group kill above; reap ours
+        try:
+            self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass

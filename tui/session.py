@@ -1,0 +1,118 @@
+"""The session as the UI holds it: every message, indexed by graph and stage (no Textual, no torch)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracer.protocol import ALL_STAGES, STAGES, graph_key
+
+
+@dataclass
+class Session:
+    """Messages of one session, in arrival order, with lookups the views need.
+
+    ``graphs`` lists graph keys (``"[0/0] forward"``) in the order their first stop arrived;
+    ``stops`` every stop; ``by_graph[key][stage]`` the stop of that graph at that stage;
+    ``runs[key]`` the latest timing of a graph; ``errors`` error messages; ``log`` the user's
+    output as (stream, text) pairs; ``done`` the agent's end-of-script message.
+    """
+
+    header: dict[str, Any] = field(default_factory=dict)
+    stops: list[dict[str, Any]] = field(default_factory=list)
+    graphs: list[str] = field(default_factory=list)
+    by_graph: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    guards: dict[str, str] = field(default_factory=dict)
+    log: list[tuple[str, str]] = field(default_factory=list)
+    done: dict[str, Any] | None = None
+    run_status: str = ""
+    agent_exit: int | None = None
+
+    def add(self, msg: dict[str, Any]) -> None:
+        """Index one message (any type; unknown types are kept only in the file)."""
+        t = msg.get("type")
+        if t == "header":
+            self.header = msg
+        elif t == "stop":
+            key = graph_key(msg)
+            if key not in self.by_graph:
+                self.by_graph[key] = {}
+                self.graphs.append(key)
+            self.by_graph[key][msg["stage"]] = msg
+            self.stops.append(msg)
+        elif t == "run":
+            self.runs[graph_key(msg)] = msg
+        elif t == "run_status":
+            self.run_status = msg.get("message", "")
+        elif t == "error":
+            self.errors.append(msg)
+        elif t == "guards":
+            self.guards[msg.get("compile_id", "?")] = msg.get("text", "")
+        elif t == "output":
+            self.log.append((msg.get("stream", "stdout"), msg.get("text", "")))
+        elif t == "done":
+            self.done = msg
+        elif t == "agent_exit":
+            self.agent_exit = msg.get("returncode")
+
+    def stop_for(self, key: str, stage: str) -> dict[str, Any] | None:
+        """The stop of graph ``key`` at ``stage``, or None if the compile has not reached it."""
+        return self.by_graph.get(key, {}).get(stage)
+
+    def stages_done(self, key: str) -> list[str]:
+        """Stages of graph ``key`` that have a stop (plus ``run`` once it was timed)."""
+        done = [s for s in STAGES if s in self.by_graph.get(key, {})]
+        if key in self.runs:
+            done.append("run")
+        return done
+
+    def error_for(self, key: str | None) -> dict[str, Any] | None:
+        """The last error attributed to graph ``key`` (or a script-level one when key is None)."""
+        for e in reversed(self.errors):
+            if key is None or (e.get("compile_id") and graph_key(e) == key):
+                return e
+        return None
+
+    def graph_note(self, key: str) -> str:
+        """Why a graph exists, shown next to it: graph break or recompile reasons."""
+        d = self.by_graph.get(key, {}).get("dynamo") or {}
+        notes = []
+        if d.get("recompile_reasons"):
+            notes.append("recompile: " + " ".join(str(r) for r in d["recompile_reasons"])[:200])
+        if d.get("graph_breaks"):
+            notes.append("after graph break")
+        return "; ".join(notes)
+
+
+def summarize_stop(stop: dict[str, Any]) -> str:
+    """One line about a stop, as ``--headless`` prints it: ``[0/0] forward  lowering  9 IR buffers``."""
+    stage = stop.get("stage")
+    if stage == "dynamo":
+        g = stop.get("graph") or {}
+        what = f"{len(g.get('nodes') or [])} FX nodes"
+        if stop.get("graph_breaks"):
+            what += f", {len(stop['graph_breaks'])} graph break(s)"
+        if stop.get("recompile_reasons"):
+            what += ", recompile"
+    elif stage == "aot":
+        what = f"graphs: {', '.join(sorted((stop.get('aot_graphs') or {}).keys())) or '-'}, post-grad {len((stop.get('post_grad') or {}).get('nodes') or [])} nodes"
+    elif stage == "lowering":
+        what = f"{len(stop.get('buffers') or [])} IR buffers"
+    elif stage == "scheduling":
+        what = f"{len(stop.get('before') or [])} scheduler nodes -> {len(stop.get('after') or [])} after fusion"
+    elif stage == "loopbody":
+        what = f"{sum(1 for b in stop.get('bodies') or [] if 'body' in b)} LoopBodies"
+    elif stage == "codegen":
+        ks = stop.get("kernels") or []
+        by: dict[str, int] = {}
+        for k in ks:
+            by[k["backend"]] = by.get(k["backend"], 0) + 1
+        what = f"{len(ks)} kernels (" + ", ".join(f"{n} {b}" for b, n in sorted(by.items())) + ")"
+    else:
+        what = ""
+    return f"{graph_key(stop):<20} {stage:<11} {what}"
+
+
+__all__ = ["Session", "summarize_stop", "ALL_STAGES", "STAGES"]
