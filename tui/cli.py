@@ -84,7 +84,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     from tui.session import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[dict[str, Any]] = queue.Queue()
-    writer = SessionWriter(record)
+    writer = SessionWriter(record, {"script": script, "argv": args})
     agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python)
     rc: int | None = None
     script_rc = None
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         if app.agent is not None:
             app.agent.terminate()
         print(f"inductor-step: session written to {record}", file=sys.stderr)
-        return app.return_code or 0
+        return app.script_rc or 0
     except UsageError as e:
         print(f"inductor-step: {e}", file=sys.stderr)
         return 2

@@ -22,23 +22,50 @@ from tracer import protocol
 class SessionWriter:
     """Appends messages to a session file as they arrive (flushed per line, so nothing is lost).
 
-    Raises OSError from the constructor if the file cannot be created.
+    The header is always the file's first line: output the script prints before the agent's
+    header (import-time warnings) is held until it comes; if the agent dies before sending one,
+    ``close()`` writes a minimal header first.  Raises OSError from the constructor if the file
+    cannot be created.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, fallback_header: dict[str, Any] | None = None):
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.path = path
-        self.f = open(path, "ab")  # noqa: SIM115 - kept open for the session
+        self.f = open(path, "wb")  # noqa: SIM115 - kept open for the session
         self.lock = threading.Lock()
+        self.pending: list[dict[str, Any]] | None = []
+        self.fallback_header = fallback_header or {}
+
+    def _put(self, msg: dict[str, Any]) -> None:
+        self.f.write(protocol.encode(msg))
 
     def write(self, msg: dict[str, Any]) -> None:
         with self.lock:
-            if not self.f.closed:
-                self.f.write(protocol.encode(msg))
-                self.f.flush()
+            if self.f.closed:
+                return
+            if self.pending is not None:
+                if msg.get("type") != "header":
+                    self.pending.append(msg)
+                    return
+                self._put(msg)
+                for m in self.pending:
+                    self._put(m)
+                self.pending = None
+            else:
+                self._put(msg)
+            self.f.flush()
 
     def close(self) -> None:
         with self.lock:
+            if self.f.closed:
+                return
+            if self.pending is not None:
+                self._put({"type": "header", "format": protocol.FORMAT, "torch": None, "triton": None,
+                           "python": None, "device": None, **self.fallback_header,
+                           "note": "the agent ended before it sent its header"})
+                for m in self.pending:
+                    self._put(m)
+                self.pending = None
             self.f.close()
 
 

@@ -1,0 +1,706 @@
+"""The Textual app: a stage bar, a graph picker, one pane per stage, the run pane and the log.
+
+Live mode drives an agent (:class:`tui.client.AgentProcess`) and records the session; ``--open``
+mode shows recorded messages.  Both go through the same :class:`tui.session.Session`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
+
+from tracer.protocol import ALL_STAGES, STAGES, CMD_CONTINUE, CMD_RUN, graph_key
+from tui.codeview import CodeView
+from tui.session import Session
+
+STAGE_TITLES = {"dynamo": "1 Dynamo", "aot": "2 AOT", "lowering": "3 Lowering", "scheduling": "4 Scheduling",
+                "loopbody": "5 LoopBody", "codegen": "6 Codegen", "run": "7 Run", "log": "Log"}
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "dynamo": ("node", "op", "target", "shape", "dtype", "user line"),
+    "aot": ("post-grad node", "op", "target", "shape", "dtype", "user line"),
+    "lowering": ("buffer", "operation", "kind", "ranges", "reduction", "dtype", "size", "origins"),
+    "scheduling": ("scheduler node", "type", "members", "buffers"),
+    "loopbody": ("node", "fused node", "buffers", "var_ranges"),
+    "codegen": ("kernel", "backend", "buffers", "fused nodes"),
+    "run": ("kernel", "backend", "median ms", "share", "fused nodes"),
+}
+
+
+def T(s: Any, style: str = "") -> Text:
+    """Plain text cell (never markup: compiler strings contain brackets)."""
+    return Text("" if s is None else str(s), style=style, no_wrap=True, overflow="ellipsis")
+
+
+def _add_rows(table: DataTable, rows: list[tuple], keys: list[str] | None = None) -> None:
+    """Add rows, each keyed (row keys are what selection handlers receive)."""
+    for i, row in enumerate(rows):
+        table.add_row(*row, key=keys[i] if keys else str(i))
+
+
+def _j(xs: Any, n: int = 6) -> str:
+    if not xs:
+        return ""
+    xs = list(xs)
+    return ", ".join(str(x) for x in xs[:n]) + (f" +{len(xs) - n}" if len(xs) > n else "")
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, as the footer shows them, plus what n/b mean while a compile is paused."""
+
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Static { width: 76; max-height: 90%; border: round $accent; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, text: Text):
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.text)
+
+
+class StepApp(App[None]):
+    """inductor-step's terminal UI.
+
+    Give ``script`` (live: starts the agent) or ``messages`` (a recorded session).  The view is a
+    (graph, stage) pair; ``follow`` keeps it on the newest stop as the compile advances.
+    """
+
+    TITLE = "inductor-step"
+    CSS = """
+    #title { height: 1; background: $primary-background; color: $text; }
+    #stagebar { height: 1; }
+    #status { height: 1; background: $boost; }
+    #graphs { width: 26; border-right: vkey $primary; }
+    #graphs.hidden { display: none; }
+    TabbedContent { height: 1fr; }
+    TabPane { padding: 0; }
+    .stage-table { height: 2fr; min-height: 4; }
+    .stage-code { height: 3fr; border-top: hkey $primary; }
+    #search { dock: bottom; display: none; }
+    #search.shown { display: block; }
+    """
+
+    BINDINGS = [
+        Binding("n,space", "next_stop", "Next stop"),
+        Binding("b", "prev_stop", "Back"),
+        Binding("1", "stage('dynamo')", "Dynamo", show=False),
+        Binding("2", "stage('aot')", "AOT", show=False),
+        Binding("3", "stage('lowering')", "Lowering", show=False),
+        Binding("4", "stage('scheduling')", "Sched", show=False),
+        Binding("5", "stage('loopbody')", "LoopBody", show=False),
+        Binding("6", "stage('codegen')", "Codegen", show=False),
+        Binding("7", "stage('run')", "Run pane", show=False),
+        Binding("l", "stage('log')", "Log"),
+        Binding("tab", "focus_next", "Next pane", show=False),
+        Binding("shift+tab", "focus_previous", "Prev pane", show=False),
+        Binding("g", "pick_graph", "Graphs"),
+        Binding("slash", "search", "Search"),
+        Binding("r", "run", "Run+time"),
+        Binding("s", "screenshot", "Screenshot"),
+        Binding("question_mark,f1", "help", "Help"),
+        Binding("q", "quit_app", "Quit"),
+        Binding("ctrl+c", "quit_app", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(self, script: str | None = None, script_args: list[str] | None = None,
+                 messages: list[dict[str, Any]] | None = None, session_path: str | None = None,
+                 screenshots: str = "screenshots", python: str | None = None):
+        super().__init__()
+        self.script = script
+        self.script_args = script_args or []
+        self.session = Session()
+        self.session_path = session_path
+        self.screenshots = screenshots
+        self.python = python
+        self.live = script is not None
+        self.agent = None
+        self.writer = None
+        self.script_rc: int | None = None
+        self.view_graph: str | None = None
+        self.view_stage = "dynamo"
+        self.follow = True
+        self.paused: dict[str, Any] | None = None  # the stop the agent waits at, if any
+        self._rendered: dict[str, Any] = {}
+        self._status_extra = ""
+        for m in messages or []:
+            self.session.add(m)
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        yield Static(id="stagebar")
+        with Horizontal():
+            yield OptionList(id="graphs", classes="hidden")
+            with TabbedContent(id="panes", initial="pane-dynamo"):
+                for stage in ALL_STAGES:
+                    with TabPane(STAGE_TITLES[stage], id=f"pane-{stage}"):
+                        with Vertical():
+                            table = DataTable(id=f"table-{stage}", classes="stage-table", cursor_type="row",
+                                              zebra_stripes=True)
+                            yield table
+                            yield CodeView(id=f"code-{stage}", classes="stage-code")
+                with TabPane(STAGE_TITLES["log"], id="pane-log"):
+                    yield CodeView(id="code-log")
+        yield Input(placeholder="search this pane (Enter: next match, Esc: close)", id="search", disabled=True)
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for stage, cols in COLUMNS.items():
+            self.query_one(f"#table-{stage}", DataTable).add_columns(*cols)
+        if self.live:
+            from tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
+
+            self.writer = SessionWriter(self.session_path, {"script": self.script, "argv": self.script_args}) \
+                if self.session_path else None
+            self.agent = AgentProcess(self.script, self.script_args,
+                                      lambda m: self.call_from_thread(self.on_agent_message, m),
+                                      writer=self.writer, step=True, python=self.python)
+        else:
+            if self.session.stops:
+                first = self.session.stops[0]
+                self.view_graph = graph_key(first)
+                self.view_stage = first["stage"]
+        self.refresh_all()
+        self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
+
+    # ------------------------------------------------------------------ agent messages
+    def on_agent_message(self, msg: dict[str, Any]) -> None:
+        self.session.add(msg)
+        t = msg.get("type")
+        if t == "stop":
+            if msg.get("paused"):
+                self.paused = msg
+            if self.follow or self.view_graph is None:
+                self.view_graph = graph_key(msg)
+                self.view_stage = msg["stage"]
+            self.refresh_all()
+        elif t == "output":
+            if self.view_stage == "log":
+                self.refresh_pane(force=True)
+            self.refresh_status()
+        elif t in ("run", "run_status"):
+            if t == "run" and self.view_stage != "run" and msg.get("compile_id"):
+                pass
+            self.refresh_all(force=self.view_stage == "run")
+        elif t == "error":
+            self.paused = None
+            e = msg
+            if e.get("compile_id") and e.get("stage") in STAGES:
+                self.view_graph = graph_key(e)
+                self.view_stage = e["stage"]
+            self.refresh_all(force=True)
+        elif t == "done":
+            self.paused = None
+            self.script_rc = msg.get("returncode")
+            self.refresh_all()
+        elif t == "agent_exit":
+            self.paused = None
+            if self.script_rc is None:
+                rc = msg.get("returncode")
+                self.script_rc = rc if rc and rc > 0 else 1
+            self.refresh_all()
+        elif t == "header":
+            self.refresh_title()
+
+    # ------------------------------------------------------------------ rendering
+    def refresh_all(self, force: bool = False) -> None:
+        self.refresh_title()
+        self.refresh_graphs()
+        self.refresh_stagebar()
+        tabs = self.query_one("#panes", TabbedContent)
+        want = f"pane-{self.view_stage}"
+        if tabs.active != want:
+            tabs.active = want
+            # keep focus inside the visible pane (a focused widget in a hidden pane would pull
+            # TabbedContent back to its own tab)
+            f = self.focused
+            if f is None or (f.id or "").startswith(("table-", "code-")):
+                self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
+        self.refresh_pane(force=force)
+        self.refresh_status()
+
+    def refresh_title(self) -> None:
+        h = self.session.header
+        script = h.get("script") or self.script or "?"
+        argv = " ".join(h.get("argv") or self.script_args)
+        dev = h.get("device_name") or h.get("device") or "?"
+        t = Text.assemble(("inductor-step ", "bold"), (f" {os.path.basename(script)} {argv} ".rstrip() + " ", ""),
+                          (f" torch {h.get('torch', '?')} ", "dim"), (f" {dev} ", "dim"))
+        if self.session_path:
+            t.append(f" session {self.session_path}", style="dim")
+        self.query_one("#title", Static).update(t)
+
+    def refresh_graphs(self) -> None:
+        ol = self.query_one("#graphs", OptionList)
+        graphs = self.session.graphs
+        ol.set_class(len(graphs) <= 1, "hidden")
+        if [o.id for o in ol.options] != graphs:
+            ol.clear_options()
+            for key in graphs:
+                label = Text(key)
+                note = self.session.graph_note(key)
+                if note:
+                    label.append(f"\n  {note[:60]}", style="dim")
+                ol.add_option(Option(label, id=key))
+        if self.view_graph in graphs:
+            idx = graphs.index(self.view_graph)
+            if ol.highlighted != idx:
+                ol.highlighted = idx
+
+    def refresh_stagebar(self) -> None:
+        key = self.view_graph
+        done = set(self.session.stages_done(key)) if key else set()
+        err = self.session.error_for(key) if key else None
+        t = Text()
+        t.append(f" {key or 'waiting for the first compile'} ", style="bold")
+        for s in ALL_STAGES:
+            mark = "✓" if s in done else " "
+            style = "green" if s in done else "dim"
+            if err and err.get("stage") == s:
+                mark, style = "✗", "bold red"
+            if self.paused and graph_key(self.paused) == key and self.paused["stage"] == s:
+                mark, style = "⏸", "bold yellow"
+            if s == self.view_stage:
+                style += " reverse"
+            t.append(f" {mark}{s} ", style=style)
+        self.query_one("#stagebar", Static).update(t)
+
+    def refresh_status(self) -> None:
+        s = self.session
+        t = Text()
+        if self.paused and graph_key(self.paused) == self.view_graph and self.paused["stage"] == self.view_stage:
+            t.append(f" paused after {self.paused['stage']} of {graph_key(self.paused)}", style="bold yellow")
+            t.append(" · n: continue the compile")
+        elif self.paused:
+            t.append(f" paused at {graph_key(self.paused)} {self.paused['stage']}", style="yellow")
+            t.append(" · n: next recorded stop")
+        elif s.done is not None:
+            t.append(f" script finished (exit {s.done.get('returncode')})", style="green" if not s.done.get("returncode") else "red")
+            if s.done.get("message"):
+                t.append(f" · {s.done['message']}", style="yellow")
+            elif self.live:
+                t.append(" · r: run and time")
+        elif s.agent_exit is not None and self.live:
+            t.append(f" the script's process ended (status {s.agent_exit}) before finishing", style="bold red")
+        elif self.live:
+            t.append(" running the script…", style="dim")
+        else:
+            t.append(f" recorded session · {len(s.stops)} stops", style="dim")
+        err = s.errors[-1] if s.errors else None
+        if err:
+            where = f"{err.get('compile_id')} {err.get('graph_kind')} " if err.get("compile_id") else ""
+            t.append(f" · error in {where}{err.get('stage')}: {err.get('message')}", style="bold red")
+        if s.run_status and self.view_stage == "run":
+            t.append(f" · {s.run_status}", style="cyan")
+        if self._status_extra:
+            t.append(f" · {self._status_extra}", style="cyan")
+        if s.log:
+            pass
+        self.query_one("#status", Static).update(t)
+
+    def refresh_pane(self, force: bool = False) -> None:
+        stage = self.view_stage
+        if stage == "log":
+            code = self.query_one("#code-log", CodeView)
+            text = "\n".join((f"[stderr] {x}" if st == "stderr" else x) for st, x in self.session.log)
+            key = ("log", len(self.session.log))
+            if force or self._rendered.get("log") != key:
+                at_end = code.cursor >= len(code.lines) - 2
+                code.set_code(text or "(the script has printed nothing yet)", "text",
+                              cursor_line=len(text.split("\n")) if at_end else code.cursor + 1)
+                self._rendered["log"] = key
+            return
+        key = self.view_graph
+        if stage == "run":
+            data = self.session.runs.get(key) if key else None
+            stamp = (key, id(data), self.session.run_status)
+        else:
+            data = self.session.stop_for(key, stage) if key else None
+            err = self.session.error_for(key) if key else None
+            stamp = (key, id(data), id(err))
+        if not force and self._rendered.get(stage) == stamp:
+            return
+        self._rendered[stage] = stamp
+        table = self.query_one(f"#table-{stage}", DataTable)
+        code = self.query_one(f"#code-{stage}", CodeView)
+        table.clear()
+        if stage == "run":
+            self._fill_run(table, code, key, data)
+            return
+        if data is None:
+            err = self.session.error_for(key) if key else None
+            if err and err.get("stage") == stage:
+                code.set_code(f"# {stage} failed: {err.get('message')}\n#\n# everything captured before it is in "
+                              f"the earlier stages (b, 1-6)\n\n{err.get('traceback', '')}", "pytb")
+                return
+            reached = self.session.stages_done(key) if key else []
+            msg = (f"# {key}: the compile has not reached {stage} yet"
+                   + (f" (last stop: {reached[-1]}); press n to continue" if reached else "")) if key else \
+                "# waiting for the script's first torch.compile…"
+            code.set_code(msg, "python")
+            return
+        getattr(self, f"_fill_{stage}")(table, code, data)
+
+    # ------------------------------------------------------------------ pane fillers
+    def _fx_rows(self, table: DataTable, nodes: list[dict[str, Any]]) -> None:
+        rows = []
+        for n in nodes:
+            rows.append((T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
+                         T(n.get("dtype")), T(n.get("user_line"), "cyan")))
+        _add_rows(table, rows)
+
+    def _fill_dynamo(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+        g = stop.get("graph") or {}
+        self._fx_rows(table, g.get("nodes") or [])
+        head = [f"# Dynamo FX graph {stop['compile_id']} ({stop['graph_kind']})"]
+        if stop.get("note"):
+            head.append(f"# {stop['note']}")
+        for r in stop.get("recompile_reasons") or []:
+            head.append("# recompile reason: " + str(r).replace("\n", " "))
+        for r in stop.get("graph_breaks") or []:
+            head.append("# graph break before this frame: " + str(r).strip().splitlines()[0][:300])
+        if g.get("unavailable"):
+            head.append(f"# {g['unavailable']}")
+        guards = self.session.guards.get(stop["compile_id"])
+        body = g.get("code") or ""
+        tail = f"\n\n# ---- guards (dynamo_cpp_guards_str) ----\n" + "\n".join("# " + x for x in guards.splitlines()) if guards else \
+            "\n\n# guards arrive once the backend compile finishes"
+        code.set_code("\n".join(head) + "\n\n" + body + tail, "python")
+
+    def _fill_aot(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+        pg = stop.get("post_grad") or {}
+        self._fx_rows(table, pg.get("nodes") or [])
+        parts = []
+        order = ("joint", "inference", "forward", "backward")
+        for name in order:
+            src = (stop.get("aot_graphs") or {}).get(name)
+            if src:
+                parts.append(f"# ===== AOT {name} graph (aot_{name}_graph) =====\n{src}")
+        parts.append(f"# ===== post-grad graph ({stop['graph_kind']}, what Inductor lowers) =====\n{pg.get('code', pg.get('unavailable', ''))}")
+        code.set_code("\n\n".join(parts), "python")
+
+    def _fill_lowering(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+        bufs = stop.get("buffers") or []
+        _add_rows(table, [(T(b["name"], "bold"), T(b.get("operation")), T(b.get("kind"), "magenta"), T(b.get("ranges")),
+                         T(f"{b.get('reduction_type') or ''} {b.get('reduction_ranges') or ''}".strip()),
+                         T(b.get("dtype")), T(b.get("size")), T(_j(b.get("origins"))))
+                        for b in bufs], [b["name"] for b in bufs])
+        if stop.get("unavailable"):
+            code.set_code(f"# {stop['unavailable']}", "python")
+        elif bufs:
+            self._show_buffer(code, bufs[0])
+        else:
+            code.set_code("# no IR buffers in this graph", "python")
+
+    def _show_buffer(self, code: CodeView, b: dict[str, Any]) -> None:
+        head = (f"# {b['name']} ({b.get('operation')}): {b.get('ir_type')} {b.get('kind')}  "
+                f"dtype={b.get('dtype')} device={b.get('device')} size={b.get('size')} stride={b.get('stride')}\n"
+                f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n\n")
+        code.set_code(head + (b.get("text") or ""), "python")
+
+    def _fill_scheduling(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+        after = stop.get("after") or []
+        if isinstance(after, dict):
+            code.set_code(f"# {after.get('unavailable')}", "python")
+            return
+        _add_rows(table, [(T(n["name"], "bold"), T(n.get("type"), "magenta"), T(_j(n.get("members"))), T(_j(n.get("buffers"))))
+                        for n in after], [n["name"] for n in after])
+        if after:
+            self._show_snode(code, stop, after[0])
+
+    def _show_snode(self, code: CodeView, stop: dict[str, Any], n: dict[str, Any]) -> None:
+        members = set(n.get("members") or []) | {n["name"]}
+        pat = re.compile(r"\b(" + "|".join(re.escape(m) for m in sorted(members, key=len, reverse=True)) + r")\b")
+        log = [line for line in stop.get("fusion_log") or [] if pat.search(line) and
+               ("fus" in line or "cannot" in line or "can " in line)]
+        before = len(stop.get("before") or [])
+        text = (f"# {n['name']}: {n.get('type')}, members {', '.join(n.get('members') or [])}\n"
+                f"# {before} scheduler nodes before fusion -> {len(stop.get('after') or [])} after\n"
+                f"# ---- Inductor's fusion decisions involving {n['name']} ----\n"
+                + ("\n".join("# " + x for x in log) if log else "# (none logged)") + "\n\n" + (n.get("text") or ""))
+        code.set_code(text, "python")
+
+    def _fill_loopbody(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+        bodies = stop.get("bodies") or []
+        if isinstance(bodies, dict):
+            code.set_code(f"# {bodies.get('unavailable')}", "python")
+            return
+        _add_rows(table, [(T(b["node"], "bold"), T(b.get("fused_node")), T(_j(b.get("buffers"))),
+                         T(", ".join(f"{k}={v}" for k, v in (b.get("var_ranges") or {}).items()) or b.get("none", "")))
+                        for b in bodies], [f"{b['fused_node']}/{b['node']}" for b in bodies])
+        if bodies:
+            self._show_body(code, bodies[0])
+
+    def _show_body(self, code: CodeView, b: dict[str, Any]) -> None:
+        if "body" not in b:
+            code.set_code(f"# {b['node']}: {b.get('none', 'no LoopBody')}", "python")
+            return
+        code.set_code(f"# LoopBody of {b['node']} (in {b.get('fused_node')}), writes {', '.join(b.get('buffers') or [])}\n"
+                      + b["body"], "python")
+
+    def _fill_codegen(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+        ks = stop.get("kernels") or []
+        _add_rows(table, [(T(k["name"], "bold"), T(k.get("backend"), "magenta"), T(_j(k.get("buffers"))),
+                         T(_j(k.get("fused_nodes"))))
+                        for k in ks], [k["name"] for k in ks])
+        code.set_code(stop.get("wrapper") or "", "python")
+        if ks:
+            self._show_kernel(code, stop, ks[0]["name"])
+
+    def _show_kernel(self, code: CodeView, stop: dict[str, Any], name: str) -> None:
+        from tracer.codeparse import kernel_source_lines  # noqa: PLC0415 - stdlib-only module
+
+        wrapper = stop.get("wrapper") or ""
+        if code.text != wrapper:
+            code.set_code(wrapper, "python")
+        span = kernel_source_lines(wrapper, name)
+        if span is None:  # extern kernel: its call line
+            k = next((k for k in stop.get("kernels") or [] if k["name"] == name), None)
+            line = next((i + 1 for i, ln in enumerate(code.lines) if k and ln.strip() == k.get("source")), None)
+            span = (line, line) if line else None
+        if span:
+            code.mark([span])
+            code.goto(span[0])
+
+    def _fill_run(self, table: DataTable, code: CodeView, key: str | None, run: dict[str, Any] | None) -> None:
+        if run is None:
+            status = self.session.run_status
+            msg = ("# press r to run and time every compiled graph: the whole compiled graph against eager, "
+                   "and each kernel on its own" + (f"\n# {status}" if status else ""))
+            if not self.live:
+                msg = "# this recorded session has no timing for this graph"
+            code.set_code(msg, "python")
+            return
+        if run.get("error"):
+            code.set_code(f"# timing failed: {run['error']}\n\n{run.get('traceback', '')}", "pytb")
+            return
+        codegen = self.session.stop_for(key, "codegen") or {}
+        fused = {k["name"]: k.get("fused_nodes") for k in codegen.get("kernels") or []}
+        ks = sorted(run.get("kernels") or [], key=lambda k: -k["median_ms"])
+        _add_rows(table, [(T(k["name"], "bold"), T(k.get("backend"), "magenta"), T(f"{k['median_ms']:.4f}"),
+                         T(f"{100 * k.get('share', 0):.1f}%"), T(_j(fused.get(k["name"]))))
+                        for k in ks], [f"{i}:{k['name']}" for i, k in enumerate(ks)])
+        eager = run.get("eager_ms")
+        lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}",
+                 f"compiled graph   {run['compiled_ms']:.4f} ms",
+                 f"eager (post-grad ATen graph, op by op)   {eager:.4f} ms" if eager is not None else "eager   not available",
+                 f"speedup   {eager / run['compiled_ms']:.2f}x" if eager and run["compiled_ms"] else "",
+                 f"sum of kernel times   {run['kernel_sum_ms']:.4f} ms  "
+                 f"({100 * run['kernel_sum_ms'] / run['compiled_ms']:.0f}% of the graph; the rest is launch and Python overhead)"
+                 if run["compiled_ms"] else ""]
+        code.set_code("\n".join(x for x in lines if x), "python")
+
+    # ------------------------------------------------------------------ selection inside panes
+    @on(DataTable.RowHighlighted)
+    def _row(self, event: DataTable.RowHighlighted) -> None:
+        stage = (event.data_table.id or "").removeprefix("table-")
+        key = event.row_key.value if event.row_key is not None else None
+        if key is None:
+            return
+        code = self.query_one(f"#code-{stage}", CodeView)
+        stop = self.session.stop_for(self.view_graph, stage) if self.view_graph else None
+        if stage in ("dynamo", "aot"):
+            row = event.cursor_row
+            nodes = ((stop or {}).get("graph") if stage == "dynamo" else (stop or {}).get("post_grad")) or {}
+            nodes = nodes.get("nodes") or []
+            if 0 <= row < len(nodes):
+                name = nodes[row]["name"]
+                start = 0
+                if stage == "aot":
+                    start = next((i for i, ln in enumerate(code.lines) if ln.startswith("# ===== post-grad")), 0)
+                pat = re.compile(rf"^\s*{re.escape(name)}(\s*[:=]|\b.*=)")
+                hit = next((i for i in range(start, len(code.lines)) if pat.match(code.lines[i])), None)
+                if hit is None:
+                    hit = next((i for i in range(start, len(code.lines)) if re.search(rf"\b{re.escape(name)}\b", code.lines[i])), None)
+                if hit is not None:
+                    code.mark([(hit + 1, hit + 1)])
+                    code.goto(hit + 1)
+        elif stage == "lowering" and stop:
+            b = next((b for b in stop.get("buffers") or [] if b["name"] == key), None)
+            if b:
+                self._show_buffer(code, b)
+        elif stage == "scheduling" and stop:
+            n = next((n for n in stop.get("after") or [] if n["name"] == key), None)
+            if n:
+                self._show_snode(code, stop, n)
+        elif stage == "loopbody" and stop:
+            b = next((b for b in stop.get("bodies") or [] if f"{b['fused_node']}/{b['node']}" == key), None)
+            if b:
+                self._show_body(code, b)
+        elif stage == "codegen" and stop:
+            self._show_kernel(code, stop, key)
+
+    @on(TabbedContent.TabActivated, "#panes")
+    def _tab_clicked(self, event: TabbedContent.TabActivated) -> None:
+        stage = (event.pane.id or "").removeprefix("pane-")
+        if stage and stage != self.view_stage:
+            self.action_stage(stage)
+
+    @on(OptionList.OptionHighlighted, "#graphs")
+    def _graph_picked(self, event: OptionList.OptionHighlighted) -> None:
+        key = event.option.id
+        if key and key != self.view_graph:
+            self.view_graph = key
+            self.follow = False
+            self.refresh_all()
+
+    # ------------------------------------------------------------------ actions
+    def action_next_stop(self) -> None:
+        stops = self.session.stops
+        cur = self._current_index()
+        if cur is not None and cur + 1 < len(stops):
+            nxt = stops[cur + 1]
+            self.view_graph, self.view_stage = graph_key(nxt), nxt["stage"]
+            self.follow = cur + 1 == len(stops) - 1
+            self.refresh_all()
+            return
+        if self.paused is not None and self.agent is not None:
+            self.paused = None
+            self.follow = True
+            self.agent.send(CMD_CONTINUE)
+            self._status_extra = ""
+            self.refresh_status()
+            self.refresh_stagebar()
+            return
+        if self.view_stage in STAGES and self.view_stage != "codegen" and self.view_graph:
+            # on a stage that was not reached (e.g. after an error): step through the panes anyway
+            pass
+        self.bell()
+
+    def action_prev_stop(self) -> None:
+        cur = self._current_index()
+        if cur is None:
+            if self.session.stops:
+                last = self.session.stops[-1]
+                self.view_graph, self.view_stage = graph_key(last), last["stage"]
+                self.refresh_all()
+            return
+        if cur > 0:
+            prv = self.session.stops[cur - 1]
+            self.view_graph, self.view_stage = graph_key(prv), prv["stage"]
+            self.follow = False
+            self.refresh_all()
+        else:
+            self.bell()
+
+    def _current_index(self) -> int | None:
+        for i, s in enumerate(self.session.stops):
+            if graph_key(s) == self.view_graph and s["stage"] == self.view_stage:
+                return i
+        return None
+
+    def action_stage(self, stage: str) -> None:
+        self.view_stage = stage
+        if stage != "log" and self.session.stops:
+            self.follow = False
+        self.refresh_all()
+
+    def action_pick_graph(self) -> None:
+        ol = self.query_one("#graphs", OptionList)
+        if len(self.session.graphs) > 1:
+            ol.focus()
+        else:
+            self.notify("only one compiled graph so far")
+
+    def action_search(self) -> None:
+        self._search_target = self.focused if isinstance(self.focused, (CodeView, DataTable)) else \
+            self.query_one(f"#code-{self.view_stage}", CodeView)
+        box = self.query_one("#search", Input)
+        box.disabled = False
+        box.add_class("shown")
+        box.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search(self, event: Input.Submitted) -> None:
+        target = getattr(self, "_search_target", None)
+        needle = event.value.strip()
+        if not needle or target is None:
+            return
+        found = None
+        if isinstance(target, CodeView):
+            found = target.find(needle)
+        elif isinstance(target, DataTable):
+            low = needle.lower()
+            n = target.row_count
+            for k in range(1, n + 1):
+                r = (target.cursor_row + k) % n
+                if any(low in str(c).lower() for c in target.get_row_at(r)):
+                    target.move_cursor(row=r)
+                    found = r + 1
+                    break
+        self._status_extra = f"'{needle}': " + (f"line {found}" if found else "no match")
+        self.refresh_status()
+
+    def on_key(self, event: Any) -> None:
+        box = self.query_one("#search", Input)
+        if event.key == "escape" and box.has_class("shown"):
+            box.remove_class("shown")
+            box.disabled = True
+            target = getattr(self, "_search_target", None)
+            (target or self.query_one(f"#code-{self.view_stage}", CodeView)).focus()
+            event.stop()
+
+    def action_run(self) -> None:
+        if self.agent is None or not self.agent.alive:
+            self.notify("no live script to time (recorded session or the script's process has ended)", severity="warning")
+            return
+        self.agent.send(CMD_RUN)
+        self.session.run_status = "timing requested…"
+        self.view_stage = "run"
+        self.refresh_all(force=True)
+
+    def screenshot_name(self) -> str:
+        base = os.path.splitext(os.path.basename(self.session_path or self.script or "session"))[0]
+        g = (self.view_graph or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
+        return f"{base}_{g}_{self.view_stage}_{time.strftime('%H%M%S')}.svg"
+
+    def action_screenshot(self) -> None:
+        os.makedirs(self.screenshots, exist_ok=True)
+        path = self.save_screenshot(self.screenshot_name(), self.screenshots)
+        self._status_extra = f"screenshot saved: {path}"
+        self.refresh_status()
+        self.notify(f"saved {path}", title="screenshot")
+
+    def action_help(self) -> None:
+        t = Text()
+        t.append("inductor-step keys\n\n", style="bold")
+        rows = [("n / space", "next stop: continues the paused compile at the newest stop"),
+                ("b", "back to the previous stop (viewing only)"),
+                ("1 … 7", "stages: dynamo, aot, lowering, scheduling, loopbody, codegen, run"),
+                ("l", "the script's stdout/stderr"),
+                ("tab / shift+tab", "next / previous pane (table, code, graph list)"),
+                ("↑ ↓ PgUp PgDn", "move in a table or code pane; a table row shows its details below"),
+                ("g", "graph picker (compile id and kind: [0/0] forward, [0/0] backward, [1/0] …)"),
+                ("/", "search in the pane; Enter: next match; Esc: close"),
+                ("r", "run and time every compiled graph and kernel (after its codegen)"),
+                ("s", f"screenshot (SVG) into {self.screenshots}/"),
+                ("? / F1", "this help"),
+                ("q / ctrl+c", "quit: ends the script's process; the session file is kept")]
+        for k, v in rows:
+            t.append(f"  {k:<16}", style="bold cyan")
+            t.append(f"{v}\n")
+        t.append("\nThe compile pauses after each stage; stepping back only views earlier stops.", style="dim")
+        self.push_screen(HelpScreen(t))
+
+    def action_quit_app(self) -> None:
+        if self.agent is not None:
+            self.agent.terminate()
+        if self.writer is not None:
+            self.writer.close()
+        self.exit()
