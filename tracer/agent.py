@@ -319,6 +319,12 @@ class Agent:
         agent = self
 
         class TraceHandler(logging.Handler):
+            def handle(self, record: logging.LogRecord) -> bool:
+                # logging.Handler.handle holds the handler's lock around emit(); a stop blocks
+                # inside emit, and the timing thread's own trace events would wait on that lock
+                self.emit(record)
+                return True
+
             def emit(self, record: logging.LogRecord) -> None:
                 try:
                     agent.on_trace(record)

@@ -1,8 +1,10 @@
 """Run and time a compiled graph and each of its kernels (the `run` stage).
 
-Times come from Inductor's own benchmarker (``torch._inductor.runtime.benchmarking``):
-``benchmark_cpu`` (median of repeated wall-clock runs, ms) on CPU and ``benchmark_gpu`` (CUDA
-events with L2 flush, ms) on GPU.  The compiled graph is Inductor's output-code module
+Times are medians in ms: on CPU from Inductor's own benchmarker
+(``torch._inductor.runtime.benchmarking.benchmarker.benchmark_cpu``, median of repeated wall-clock
+runs); on GPU from ``triton.testing.do_bench`` (CUDA events, L2 flushed before each run) with
+quantiles 0.5/0.2/0.8, so the spread is reported too.  (Inductor's ``benchmark_gpu`` returns the
+minimum, which is why it is not used here.)  The compiled graph is Inductor's output-code module
 ``call(args)``; "eager" is the same post-grad ATen graph run op by op by torch.fx on the same
 inputs; kernels are timed one at a time on the arguments they received in one recorded ``call``.
 Inputs come from the output module's own ``get_args()`` (random tensors of the compiled shapes).
@@ -92,8 +94,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50) -> d
     ``output_path`` is Inductor's output-code file (from the ``inductor_output_code`` event),
     ``eager_gm`` the post-grad GraphModule it was compiled from (or None), ``device`` ``"cpu"`` or
     ``"cuda"``.  Returns ``compiled_ms`` and ``eager_ms`` (median, ms), ``kernel_sum_ms`` and
-    ``kernels``: one dict per kernel call in call order with ``name``, ``backend`` and
-    ``median_ms``.  Raises whatever importing or running the module raises.
+    ``kernels``: one dict per kernel call in call order with ``name``, ``call`` (1 for a kernel's
+    first call in the graph, 2 for its second, ...), ``backend``, ``median_ms`` and, on GPU,
+    ``p20_ms``/``p80_ms``.  Raises whatever importing or running the module raises.
     """
     mod = adapter.load_output_module(output_path)
     with open(output_path, encoding="utf-8") as f:
@@ -102,10 +105,17 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50) -> d
     b = adapter.benchmarker()
     cuda = device.startswith("cuda")
 
-    def bench(fn: Callable) -> float:
+    def bench_q(fn: Callable) -> tuple[float, float | None, float | None]:
+        """(median, p20, p80) in ms; CPU gives only the median."""
         if cuda:
-            return float(b.benchmark_gpu(fn))
-        return float(b.benchmark_cpu(fn, warmup=5, rep=rep))
+            from triton.testing import do_bench  # noqa: PLC0415
+
+            q = do_bench(fn, warmup=25, rep=100, quantiles=[0.5, 0.2, 0.8])
+            return float(q[0]), float(q[1]), float(q[2])
+        return float(b.benchmark_cpu(fn, warmup=5, rep=rep)), None, None
+
+    def bench(fn: Callable) -> float:
+        return bench_q(fn)[0]
 
     with torch.no_grad():
         args = _graph_args(mod)
@@ -133,13 +143,17 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50) -> d
             except Exception:  # noqa: BLE001 - eager of a post-grad graph can fail on exotic ops
                 eager_ms = None
         kernels = []
+        seen: dict[str, int] = {}
         for name, fn, a, k in calls:
             base = name.split("#")[0]
-            kernels.append({"name": name, "backend": "extern" if base.startswith("extern_kernels") else backends.get(name, "?"),
-                            "median_ms": bench(lambda fn=fn, a=a, k=k: fn(*a, **k))})
+            med, lo, hi = bench_q(lambda fn=fn, a=a, k=k: fn(*a, **k))
+            seen[name] = seen.get(name, 0) + 1
+            kernels.append({"name": name, "call": seen[name],
+                            "backend": "extern" if base.startswith("extern_kernels") else backends.get(name, "?"),
+                            "median_ms": med, "p20_ms": lo, "p80_ms": hi})
     total = sum(k["median_ms"] for k in kernels)
     for k in kernels:
         k["share"] = (k["median_ms"] / total) if total else 0.0
     return {"compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
-            "method": "benchmarker.benchmark_gpu" if cuda else "benchmarker.benchmark_cpu (median)",
+            "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median)",
             "threads": torch.get_num_threads(), "pid": os.getpid()}

@@ -169,7 +169,7 @@ class StepApp(App[None]):
             self.writer = SessionWriter(self.session_path, {"script": self.script, "argv": self.script_args}) \
                 if self.session_path else None
             self.agent = AgentProcess(self.script, self.script_args,
-                                      lambda m: self.call_from_thread(self.on_agent_message, m),
+                                      self._from_agent_thread,
                                       writer=self.writer, step=True, python=self.python)
         else:
             if self.session.stops:
@@ -180,6 +180,15 @@ class StepApp(App[None]):
         self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
 
     # ------------------------------------------------------------------ agent messages
+    def _from_agent_thread(self, msg: dict[str, Any]) -> None:
+        """Reader threads hand messages to the UI thread; after quit they are only recorded."""
+        if not self.is_running:
+            return
+        try:
+            self.call_from_thread(self.on_agent_message, msg)
+        except RuntimeError:  # the app closed between the check and the call
+            pass
+
     def on_agent_message(self, msg: dict[str, Any]) -> None:
         self.session.add(msg)
         t = msg.get("type")
@@ -289,7 +298,9 @@ class StepApp(App[None]):
             t.append(" · n: continue the compile")
         elif self.paused:
             t.append(f" paused at {graph_key(self.paused)} {self.paused['stage']}", style="yellow")
-            t.append(" · n: next recorded stop")
+            cur = self._current_index()
+            at_end = cur is None or cur == len(s.stops) - 1
+            t.append(" · n: continue the compile" if at_end else " · n: next recorded stop")
         elif s.done is not None:
             t.append(f" script finished (exit {s.done.get('returncode')})", style="green" if not s.done.get("returncode") else "red")
             if s.done.get("message"):
@@ -493,7 +504,9 @@ class StepApp(App[None]):
         codegen = self.session.stop_for(key, "codegen") or {}
         fused = {k["name"]: k.get("fused_nodes") for k in codegen.get("kernels") or []}
         ks = sorted(run.get("kernels") or [], key=lambda k: -k["median_ms"])
-        _add_rows(table, [(T(k["name"], "bold"), T(k.get("backend"), "magenta"), T(f"{k['median_ms']:.4f}"),
+        _add_rows(table, [(T(k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""), "bold"),
+                           T(k.get("backend"), "magenta"),
+                           T(f"{k['median_ms']:.4f}" + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else "")),
                          T(f"{100 * k.get('share', 0):.1f}%"), T(_j(fused.get(k["name"]))))
                         for k in ks], [f"{i}:{k['name']}" for i, k in enumerate(ks)])
         eager = run.get("eager_ms")
@@ -502,7 +515,9 @@ class StepApp(App[None]):
                  f"eager (post-grad ATen graph, op by op)   {eager:.4f} ms" if eager is not None else "eager   not available",
                  f"speedup   {eager / run['compiled_ms']:.2f}x" if eager and run["compiled_ms"] else "",
                  f"sum of kernel times   {run['kernel_sum_ms']:.4f} ms  "
-                 f"({100 * run['kernel_sum_ms'] / run['compiled_ms']:.0f}% of the graph; the rest is launch and Python overhead)"
+                 f"({100 * run['kernel_sum_ms'] / run['compiled_ms']:.0f}% of the graph: "
+                 + ("the rest is launch and Python overhead)" if run["kernel_sum_ms"] <= run["compiled_ms"] else
+                    "kernels timed one at a time, each from a cold cache, add up to more than the graph)")
                  if run["compiled_ms"] else ""]
         code.set_code("\n".join(x for x in lines if x), "python")
 
