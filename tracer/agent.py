@@ -29,6 +29,25 @@ _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
 
 
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    """An exception and its causes/contexts."""
+    out: list[BaseException] = []
+    while exc is not None and exc not in out:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def adapter_compile_id() -> str | None:
+    try:
+        from tracer import adapter  # noqa: PLC0415
+
+        cid = adapter.current_compile_id()
+        return None if cid == "[?]" else cid
+    except Exception:  # noqa: BLE001
+        return None
+
+
 class _Quit(BaseException):
     """Raised on the compile thread when the UI asks the agent to end at a stop."""
 
@@ -41,13 +60,14 @@ class Agent:
     """
 
     def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
-                 run_at_end: bool = False):
+                 run_at_end: bool = False, serve: bool = False):
         self.out = os.fdopen(msg_fd, "wb", buffering=0)
         self.ctl_fd = ctl_fd
         self.step = step
         self.script = script
         self.argv = argv
         self.run_at_end = run_at_end
+        self.serve = serve
         self.lock = threading.Lock()
         self.resume: queue.Queue[str] = queue.Queue()
         self.t0 = time.monotonic()
@@ -295,14 +315,26 @@ class Agent:
             self.run_lock.release()
 
     # ------------------------------------------------------------------ main
-    def failing_stage(self) -> tuple[str | None, str | None, str]:
-        """Where a compile failure happened: the stage after the last stop of the current graph."""
+    def failing_stage(self, exc: BaseException) -> tuple[str | None, str | None, str]:
+        """Where an exception came from: ``(compile id, kind, stage)``.
+
+        A compile failure (Dynamo's BackendCompilerFailed / InductorError, or a traceback through
+        torch._inductor) belongs to the stage after the current graph's last stop, or to codegen
+        when the generated code itself failed to build; anything else is the script's own error.
+        """
+        tb = "".join(traceback.format_exception(exc))
+        names = {type(e).__name__ for e in _chain(exc)}
+        compile_error = bool(names & {"BackendCompilerFailed", "InductorError", "LoweringException",
+                                      "CppCompileError", "Unsupported", "TorchRuntimeError"}) \
+            or "torch/_inductor/" in tb.replace("\\", "/").split("Traceback")[-1]
+        if not compile_error:
+            return None, None, "script"
         if self.current is None:
-            return None, None, "dynamo"
+            return adapter_compile_id(), None, "dynamo"
         cid, kind = self.current
         last = self.graphs.get(self.current, {}).get("last_stage")
         if last == "codegen":
-            return cid, kind, "script"
+            return cid, kind, "codegen"
         nxt = STAGES[STAGES.index(last) + 1] if last in STAGES else "dynamo"
         return cid, kind, nxt
 
@@ -374,7 +406,7 @@ class Agent:
             tb = traceback.format_exc()
             sys.stderr.write(tb)
             sys.stderr.flush()
-            cid, kind, stage = self.failing_stage()
+            cid, kind, stage = self.failing_stage(e)
             text = f"{type(e).__name__}: {e}"
             error = {"stage": stage, "message": text.strip().splitlines()[0] if text.strip() else type(e).__name__,
                      "full_message": text, "traceback": tb,
@@ -390,7 +422,7 @@ class Agent:
                    "message": None if compiled else "the script never compiled a graph with torch.compile"})
         if self.run_at_end and compiled:
             self.run_all()
-        if self.ctl_fd is not None and not self.run_at_end:
+        if self.serve and self.ctl_fd is not None:
             # stay up to serve timing requests until the UI says quit or goes away
             while True:
                 time.sleep(3600)
@@ -405,10 +437,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ctl-fd", type=int, default=None)
     p.add_argument("--step", action="store_true", help="pause at every stop until the UI continues")
     p.add_argument("--run", action="store_true", help="time every compiled graph after the script ends")
+    p.add_argument("--serve", action="store_true", help="after the script, stay up for timing requests until quit")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
-    agent = Agent(ns.msg_fd, ns.ctl_fd, ns.step, ns.script, ns.args, run_at_end=ns.run)
+    agent = Agent(ns.msg_fd, ns.ctl_fd, ns.step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve)
     return agent.main()
 
 

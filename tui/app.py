@@ -39,7 +39,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 
 
 def T(s: Any, style: str = "") -> Text:
-    """Plain text cell (never markup: compiler strings contain brackets)."""
+    """Plain text cell (never markup: compiler strings contain brackets); lists print as [a, b]."""
+    if isinstance(s, (list, tuple)):
+        s = "[" + ", ".join(str(x) if not isinstance(x, list) else "[" + ", ".join(map(str, x)) + "]" for x in s) + "]"
     return Text("" if s is None else str(s), style=style, no_wrap=True, overflow="ellipsis")
 
 
@@ -87,6 +89,8 @@ class StepApp(App[None]):
     #status { height: 1; background: $boost; }
     #graphs { width: 26; border-right: vkey $primary; }
     #graphs.hidden { display: none; }
+    #graphs.narrow { display: none; }
+    #graphs.narrow.shown { display: block; width: 22; }
     TabbedContent { height: 1fr; }
     TabPane { padding: 0; }
     .stage-table { height: 2fr; min-height: 4; }
@@ -302,6 +306,8 @@ class StepApp(App[None]):
             at_end = cur is None or cur == len(s.stops) - 1
             t.append(" · n: continue the compile" if at_end else " · n: next recorded stop")
         elif s.done is not None:
+            if not self.live:
+                t.append(" recorded session ·", style="dim")
             t.append(f" script finished (exit {s.done.get('returncode')})", style="green" if not s.done.get("returncode") else "red")
             if s.done.get("message"):
                 t.append(f" · {s.done['message']}", style="yellow")
@@ -312,7 +318,7 @@ class StepApp(App[None]):
         elif self.live:
             t.append(" running the script…", style="dim")
         else:
-            t.append(f" recorded session · {len(s.stops)} stops", style="dim")
+            t.append(f" recorded session · {len(s.stops)} stops (ended before the script finished)", style="dim")
         err = s.errors[-1] if s.errors else None
         if err:
             where = f"{err.get('compile_id')} {err.get('graph_kind')} " if err.get("compile_id") else ""
@@ -629,9 +635,21 @@ class StepApp(App[None]):
     def action_pick_graph(self) -> None:
         ol = self.query_one("#graphs", OptionList)
         if len(self.session.graphs) > 1:
+            ol.add_class("shown")
             ol.focus()
         else:
             self.notify("only one compiled graph so far")
+
+    def on_resize(self, event: Any) -> None:
+        # below 100 columns the graph list would take a third of the screen: g shows it
+        self.query_one("#graphs", OptionList).set_class(event.size.width < 100, "narrow")
+
+    @on(OptionList.OptionSelected, "#graphs")
+    def _graph_chosen(self, event: OptionList.OptionSelected) -> None:
+        ol = self.query_one("#graphs", OptionList)
+        if ol.has_class("narrow"):
+            ol.remove_class("shown")
+            self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
 
     def action_search(self) -> None:
         self._search_target = self.focused if isinstance(self.focused, (CodeView, DataTable)) else \

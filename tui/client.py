@@ -87,7 +87,7 @@ class AgentProcess:
         ctl_r, ctl_w = os.pipe()
         cmd = [python or sys.executable, "-m", "tracer.agent", "--msg-fd", str(msg_w), "--ctl-fd", str(ctl_r)]
         if step:
-            cmd.append("--step")
+            cmd += ["--step", "--serve"]
         if run_at_end:
             cmd.append("--run")
         cmd += ["--", script] if script.startswith("-") else [script]
