@@ -51,11 +51,43 @@ def _add_rows(table: DataTable, rows: list[tuple], keys: list[str] | None = None
         table.add_row(*row, key=keys[i] if keys else str(i))
 
 
+def _L(xs: Any) -> str:
+    """A list of sizes as Inductor prints them: [32, 64]."""
+    return "[" + ", ".join(map(str, xs)) + "]" if isinstance(xs, (list, tuple)) else str(xs)
+
+
 def _j(xs: Any, n: int = 6) -> str:
     if not xs:
         return ""
     xs = list(xs)
     return ", ".join(str(x) for x in xs[:n]) + (f" +{len(xs) - n}" if len(xs) > n else "")
+
+
+def svg_to_png(svg_path: str) -> str | None:
+    """Convert a screenshot SVG to PNG with ``rsvg-convert`` if it is installed; None otherwise.
+
+    Textual writes spaces as NBSP, which librsvg draws narrower than a cell, so code indentation
+    would shift; the copy given to the converter uses plain spaces with ``xml:space="preserve"``.
+    """
+    import shutil  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        return None
+    with open(svg_path, encoding="utf-8") as f:
+        svg = f.read().replace("&#160;", " ").replace("<svg ", '<svg xml:space="preserve" ', 1)
+    png = os.path.splitext(svg_path)[0] + ".png"
+    with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False, encoding="utf-8") as tmp:
+        tmp.write(svg)
+    try:
+        subprocess.run([exe, tmp.name, "-o", png], check=True, capture_output=True, timeout=60)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    finally:
+        os.unlink(tmp.name)
+    return png
 
 
 class HelpScreen(ModalScreen[None]):
@@ -288,7 +320,7 @@ class StepApp(App[None]):
             if err and err.get("stage") == s:
                 mark, style = "✗", "bold red"
             if self.paused and graph_key(self.paused) == key and self.paused["stage"] == s:
-                mark, style = "⏸", "bold yellow"
+                mark, style = "●", "bold yellow"
             if s == self.view_stage:
                 style += " reverse"
             t.append(f" {mark}{s} ", style=style)
@@ -415,7 +447,7 @@ class StepApp(App[None]):
     def _fill_lowering(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
         bufs = stop.get("buffers") or []
         _add_rows(table, [(T(b["name"], "bold"), T(b.get("operation")), T(b.get("kind"), "magenta"), T(b.get("ranges")),
-                         T(f"{b.get('reduction_type') or ''} {b.get('reduction_ranges') or ''}".strip()),
+                         T(f"{b.get('reduction_type') or ''} {_L(b.get('reduction_ranges')) if b.get('reduction_ranges') else ''}".strip()),
                          T(b.get("dtype")), T(b.get("size")), T(_j(b.get("origins"))))
                         for b in bufs], [b["name"] for b in bufs])
         if stop.get("unavailable"):
@@ -427,7 +459,7 @@ class StepApp(App[None]):
 
     def _show_buffer(self, code: CodeView, b: dict[str, Any]) -> None:
         head = (f"# {b['name']} ({b.get('operation')}): {b.get('ir_type')} {b.get('kind')}  "
-                f"dtype={b.get('dtype')} device={b.get('device')} size={b.get('size')} stride={b.get('stride')}\n"
+                f"dtype={b.get('dtype')} device={b.get('device')} size={_L(b.get('size'))} stride={_L(b.get('stride'))}\n"
                 f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n\n")
         code.set_code(head + (b.get("text") or ""), "python")
 
@@ -525,7 +557,7 @@ class StepApp(App[None]):
                  + ("the rest is launch and Python overhead)" if run["kernel_sum_ms"] <= run["compiled_ms"] else
                     "kernels timed one at a time, each from a cold cache, add up to more than the graph)")
                  if run["compiled_ms"] else ""]
-        code.set_code("\n".join(x for x in lines if x), "python")
+        code.set_code("\n".join(x for x in lines if x), "text")
 
     # ------------------------------------------------------------------ selection inside panes
     @on(DataTable.RowHighlighted)
@@ -706,9 +738,10 @@ class StepApp(App[None]):
     def action_screenshot(self) -> None:
         os.makedirs(self.screenshots, exist_ok=True)
         path = self.save_screenshot(self.screenshot_name(), self.screenshots)
-        self._status_extra = f"screenshot saved: {path}"
+        png = svg_to_png(path)
+        shown = path + (f" (+ {os.path.basename(png)})" if png else "")
+        self._status_extra = f"screenshot saved: {shown}"
         self.refresh_status()
-        self.notify(f"saved {path}", title="screenshot")
 
     def action_help(self) -> None:
         t = Text()

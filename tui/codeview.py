@@ -12,7 +12,7 @@ from functools import lru_cache
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
-from rich.text import Text
+from rich.text import Span, Text
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -25,6 +25,13 @@ _THEME = "monokai"
 @lru_cache(maxsize=16)
 def _syntax(lexer: str) -> Syntax:
     return Syntax("", lexer, theme=_THEME, background_color="default")
+
+
+@lru_cache(maxsize=512)
+def _fg_only(style: Style | str) -> Style:
+    if isinstance(style, str):
+        style = Style.parse(style)
+    return Style(color=style.color, bold=style.bold, italic=style.italic, underline=style.underline)
 
 
 class CodeView(ScrollView, can_focus=True):
@@ -151,6 +158,9 @@ class CodeView(ScrollView, can_focus=True):
         try:
             text = _syntax(self.lexer).highlight(line)
             text.rstrip()
+            # drop the theme's background (on every token span) so the pane's own shows through
+            text.style = ""
+            text.spans = [Span(sp.start, sp.end, _fg_only(sp.style)) for sp in text.spans]
             return text
         except Exception:  # noqa: BLE001
             return Text(line)
@@ -168,7 +178,6 @@ class CodeView(ScrollView, can_focus=True):
             number = Text(f"{i + 1:>{self._gutter - 1}} ", style="dim")
             body = self._highlight(i)
             segs = list(number.render(console, end="")) + list(body.render(console, end=""))
-            strip = Strip(segs).simplify()
             bg = None
             if i == self.cursor and self.has_focus:
                 bg = Style(bgcolor="#3a3d5c")
@@ -178,17 +187,17 @@ class CodeView(ScrollView, can_focus=True):
                 bg = Style(bgcolor="#3b3320")
             elif i in self.hits:
                 bg = Style(bgcolor="#203b2a")
-            if bg is not None:
-                strip = strip.apply_style(bg)
+            # the pane's own style underneath (so unstyled text is not drawn on black), the
+            # cursor/mark background on top
+            strip = Strip(list(Segment.apply_style(segs, style=self.rich_style, post_style=bg))).simplify()
             self._cache[key] = strip
             if len(self._cache) > 2000:
                 self._cache.clear()
-        strip = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style if (i != self.cursor and i not in self.marks) else None)
+        fill = self.rich_style
         if i == self.cursor or i in self.marks or i in self.hits:
-            bg = Style(bgcolor="#3a3d5c" if i == self.cursor and self.has_focus else "#2c2e40" if i == self.cursor
-                       else "#3b3320" if i in self.marks else "#203b2a")
-            strip = strip.extend_cell_length(width, bg)
-        return strip
+            fill = self.rich_style + Style(bgcolor="#3a3d5c" if i == self.cursor and self.has_focus else "#2c2e40"
+                                           if i == self.cursor else "#3b3320" if i in self.marks else "#203b2a")
+        return strip.crop_extend(scroll_x, scroll_x + width, fill)
 
     def on_focus(self) -> None:
         self._cache.clear()

@@ -1,0 +1,33 @@
+"""Record the session fixtures the UI tests replay (run by hand after a format change).
+
+    python tests/make_fixtures.py
+
+Each fixture is a real ``inductor-step --headless`` run on CPU: the bundled demo with timings,
+and a compile that fails in codegen (torch's own fault injection).
+"""
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIXTURES = os.path.join(HERE, "fixtures")
+
+RUNS = {
+    "demo.jsonl": ["--run"],
+    "codegen_error.jsonl": [os.path.join(HERE, "scripts", "cpp_compile_error.py")],
+}
+
+if __name__ == "__main__":
+    os.makedirs(FIXTURES, exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    for name, args in RUNS.items():
+        out = os.path.join(FIXTURES, name)
+        if os.path.exists(out):
+            os.remove(out)
+        opts = [a for a in args if a.startswith("--")]
+        script = [a for a in args if not a.startswith("--")]
+        subprocess.run([sys.executable, "-m", "tui.cli", "--headless", *opts, "--record", out, *script],
+                       cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        print(name, os.path.getsize(out), "bytes")

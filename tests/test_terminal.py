@@ -1,0 +1,65 @@
+"""One real-terminal test: the app in tmux, driven by keys, read back with capture-pane."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+
+
+class Tmux:
+    def __init__(self, cmd: str, width: int, height: int):
+        self.sock = f"istep-{uuid.uuid4().hex[:8]}"
+        self.run("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), cmd)
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True, check=False).stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "t")
+
+    def wait_for(self, text: str, timeout: float = 30) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            s = self.screen()
+            if text in s:
+                return s
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never appeared; screen:\n{self.screen()}")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "t", *keys)
+
+    def close(self) -> None:
+        self.run("kill-server")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 45)], ids=["80x24", "140x45"])
+def test_open_a_recording_in_a_real_terminal_step_and_quit(tmp_path, size):
+    env = f"cd {ROOT} && PYTHONPATH={ROOT} {sys.executable} -m tui.cli --open tests/fixtures/demo.jsonl --screenshots {tmp_path}"
+    t = Tmux(f"sh -c '{env}; echo EXITED=$?; sleep 30'", *size)
+    try:
+        t.wait_for("[0/0] forward")
+        t.wait_for("class GraphModule")
+        t.wait_for("Next stop")  # footer with keys
+        t.keys("n")
+        t.wait_for("post-grad node")  # the AOT pane's table
+        t.keys("3")
+        t.wait_for("ComputedBuffer")
+        t.keys("s")
+        t.wait_for("screenshot saved")
+        assert list(tmp_path.glob("*_0-0_forward_lowering_*.svg"))
+        t.keys("q")
+        screen = t.wait_for("EXITED=")
+        assert "EXITED=0" in screen
+    finally:
+        t.close()

@@ -1,0 +1,252 @@
+"""UI tests: recorded sessions (made by the real tracer, tests/make_fixtures.py) driven by keys.
+
+No torch is needed here: these are exactly what `inductor-step --open` does on a laptop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from textual.widgets import DataTable, OptionList, TabbedContent
+
+from tracer.protocol import STAGES, graph_key, read_session
+from tui.app import StepApp
+from tui.codeview import CodeView
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEMO = os.path.join("tests", "fixtures", "demo.jsonl")
+CODEGEN_ERROR = os.path.join("tests", "fixtures", "codegen_error.jsonl")
+
+
+@pytest.fixture(autouse=True)
+def _repo_root(monkeypatch):
+    monkeypatch.chdir(os.path.dirname(HERE))
+
+
+def open_app(path: str = DEMO, screenshots: str = "screenshots") -> StepApp:
+    return StepApp(messages=list(read_session(path)), session_path=path, screenshots=screenshots)
+
+
+def drive(app: StepApp, coro_fn, size=(120, 40)):
+    async def main():
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await coro_fn(pilot)
+
+    asyncio.run(main())
+
+
+def test_n_visits_every_recorded_stop_in_order_and_b_goes_back():
+    app = open_app()
+    stops = [(graph_key(s), s["stage"]) for s in app.session.stops]
+    assert len(stops) == 18  # 3 graphs x 6 stages
+    seen = []
+
+    async def steps(pilot):
+        seen.append((app.view_graph, app.view_stage))
+        for _ in range(len(stops) - 1):
+            await pilot.press("n")
+            seen.append((app.view_graph, app.view_stage))
+        await pilot.press("b")
+        await pilot.press("b")
+        seen.append((app.view_graph, app.view_stage))
+
+    drive(app, steps)
+    assert seen[:-1] == stops
+    assert seen[-1] == stops[-3]
+
+
+def test_number_keys_switch_stage_panes_and_stage_bar():
+    app = open_app()
+    active = {}
+
+    async def steps(pilot):
+        for key, stage in zip("1234567", STAGES + ("run",)):
+            await pilot.press(key)
+            await pilot.pause()
+            active[stage] = (app.query_one("#panes", TabbedContent).active, str(app.query_one("#stagebar").render()))
+
+    drive(app, steps)
+    for stage, (pane, bar) in active.items():
+        assert pane == f"pane-{stage}"
+        assert stage in bar
+
+
+def test_each_stage_pane_shows_the_captured_level():
+    app = open_app()
+    got = {}
+
+    async def steps(pilot):
+        for key, stage in zip("123456", STAGES):
+            await pilot.press(key)
+            await pilot.pause()
+            table = app.query_one(f"#table-{stage}", DataTable)
+            code = app.query_one(f"#code-{stage}", CodeView)
+            got[stage] = (table.row_count, code.text)
+
+    drive(app, steps)
+    assert got["dynamo"][0] >= 10 and "class GraphModule" in got["dynamo"][1]
+    assert "AOT forward graph" in got["aot"][1] and "post-grad graph" in got["aot"][1]
+    assert got["lowering"][0] >= 5 and "ComputedBuffer" in got["lowering"][1]
+    assert "fusion decisions" in got["scheduling"][1]
+    assert "ops.load" in got["loopbody"][1] or "load" in got["loopbody"][1]
+    assert "async_compile" in got["codegen"][1] and 'extern "C"' in got["codegen"][1]
+
+
+def test_selecting_a_kernel_scrolls_to_and_marks_its_source():
+    app = open_app()
+    result = {}
+
+    async def steps(pilot):
+        await pilot.press("6")
+        await pilot.pause()
+        table = app.query_one("#table-codegen", DataTable)
+        table.focus()
+        stop = app.session.stop_for(app.view_graph, "codegen")
+        cpp = [i for i, k in enumerate(stop["kernels"]) if k["backend"] == "cpp"]
+        table.move_cursor(row=cpp[-1])
+        await pilot.pause()
+        code = app.query_one("#code-codegen", CodeView)
+        name = stop["kernels"][cpp[-1]]["name"]
+        result["cursor_line"] = code.lines[code.cursor]
+        result["name"] = name
+        result["marked"] = [code.lines[i] for i in sorted(code.marks)]
+
+    drive(app, steps)
+    assert result["cursor_line"].startswith(result["name"] + " = async_compile")
+    assert any('extern "C"' in line for line in result["marked"])
+
+
+def test_search_moves_the_cursor_to_a_match():
+    app = open_app()
+    result = {}
+
+    async def steps(pilot):
+        await pilot.press("6")
+        await pilot.pause()
+        app.query_one("#code-codegen", CodeView).focus()
+        await pilot.press("slash")
+        for ch in "def call":
+            await pilot.press(ch if ch != " " else "space")
+        await pilot.press("enter")
+        await pilot.pause()
+        code = app.query_one("#code-codegen", CodeView)
+        result["line"] = code.lines[code.cursor]
+        await pilot.press("escape")
+        result["focused"] = app.focused
+
+    drive(app, steps)
+    assert "def call" in result["line"]
+    assert isinstance(result["focused"], CodeView)
+
+
+def test_graph_picker_lists_graphs_by_compile_id_and_kind():
+    app = open_app()
+    result = {}
+
+    async def steps(pilot):
+        ol = app.query_one("#graphs", OptionList)
+        result["options"] = [o.id for o in ol.options]
+        await pilot.press("g")
+        await pilot.press("down")
+        await pilot.press("enter")
+        await pilot.pause()
+        result["graph"] = app.view_graph
+
+    drive(app, steps)
+    assert result["options"] == ["[0/0] forward", "[0/0] backward", "[1/0] inference"]
+    assert result["graph"] == "[0/0] backward"
+
+
+def test_run_pane_shows_recorded_timings_sorted_by_time():
+    app = open_app()
+    result = {}
+
+    async def steps(pilot):
+        await pilot.press("7")
+        await pilot.pause()
+        table = app.query_one("#table-run", DataTable)
+        result["times"] = [float(str(table.get_row_at(r)[2]).split()[0]) for r in range(table.row_count)]
+        result["text"] = app.query_one("#code-run", CodeView).text
+
+    drive(app, steps)
+    assert result["times"] and result["times"] == sorted(result["times"], reverse=True)
+    assert "compiled graph" in result["text"] and "eager" in result["text"]
+
+
+def test_screenshot_key_writes_svg_named_by_compile_id_and_stage(tmp_path):
+    app = open_app(screenshots=str(tmp_path))
+
+    async def steps(pilot):
+        await pilot.press("3")
+        await pilot.press("s")
+        await pilot.pause()
+
+    drive(app, steps)
+    files = list(tmp_path.glob("*.svg"))
+    assert len(files) == 1
+    assert "0-0_forward_lowering" in files[0].name
+    assert "buf0" in files[0].read_text()
+
+
+def test_help_lists_keys_and_escape_closes_it():
+    app = open_app()
+    result = {}
+
+    async def steps(pilot):
+        await pilot.press("question_mark")
+        await pilot.pause()
+        result["screen"] = type(app.screen).__name__
+        result["text"] = str(app.screen.query_one("Static").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        result["after"] = type(app.screen).__name__
+
+    drive(app, steps)
+    assert result["screen"] == "HelpScreen"
+    for key in ("n / space", "screenshot", "search", "run and time"):
+        assert key in result["text"]
+    assert result["after"] != "HelpScreen"
+
+
+def test_codegen_failure_is_shown_in_codegen_with_earlier_stages_kept():
+    app = open_app(CODEGEN_ERROR)
+    result = {}
+
+    async def steps(pilot):
+        await pilot.press("6")
+        await pilot.pause()
+        result["status"] = str(app.query_one("#status").render())
+        result["bar"] = str(app.query_one("#stagebar").render())
+        await pilot.press("3")
+        await pilot.pause()
+        result["lowering_rows"] = app.query_one("#table-lowering", DataTable).row_count
+
+    drive(app, steps)
+    assert "error in [0/0] inference codegen" in result["status"]
+    assert "CppCompileError" in result["status"]
+    assert "✗codegen" in result["bar"] or "codegen" in result["bar"]
+    assert result["lowering_rows"] >= 1
+
+
+def test_log_pane_shows_the_scripts_output():
+    app = open_app()
+    result = {}
+
+    async def steps(pilot):
+        await pilot.press("l")
+        await pilot.pause()
+        result["text"] = app.query_one("#code-log", CodeView).text
+
+    drive(app, steps)
+    assert "train loss" in result["text"]
+
+
+# ---------------------------------------------------------------- snapshots (pytest-textual-snapshot)
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
+@pytest.mark.parametrize("keys", [[], ["3"], ["6"], ["7"]], ids=["dynamo", "lowering", "codegen", "run"])
+def test_snapshot(snap_compare, size, keys):
+    assert snap_compare(open_app(), press=keys, terminal_size=size)
