@@ -168,6 +168,16 @@ class Agent:
             self.frame(cid)["graph_breaks"].append(payload)
         elif name == "artifact:recompile_reasons":
             self.frame(cid)["recompile_reasons"].append(payload)
+        elif name.startswith("artifact:torch_dynamo_resume_in_") and name.endswith("_ORIGINAL_BYTECODE"):
+            # this frame is the continuation Dynamo made after a graph break
+            self.frame(cid)["resume"] = name[len("artifact:"):-len("_ORIGINAL_BYTECODE")]
+        elif name == "artifact:fx_graph_runnable":
+            # Inductor's standalone repro of the graph it is about to compile (forward, then the
+            # backward when it compiles): kept for bug reports
+            self.frame(cid).setdefault("runnables", []).append(payload)
+            self.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": cid,
+                       "graph_kind": self.frame(cid)["kind"] if len(self.frame(cid)["runnables"]) == 1 else "backward",
+                       "payload": payload})
         elif name == "dynamo_cpp_guards_str":
             self.send({"type": "guards", "compile_id": cid, "text": payload})
         elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.current:
@@ -190,7 +200,7 @@ class Agent:
         snap = adapter.fx_graph(graph)
         fr["dynamo"] = snap
         self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
-                                        "recompile_reasons": fr["recompile_reasons"]})
+                                        "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume")})
 
     def on_post_grad_pre(self, graph: Any) -> None:
         from tracer import adapter  # noqa: PLC0415
@@ -325,12 +335,14 @@ class Agent:
         tb = "".join(traceback.format_exception(exc))
         names = {type(e).__name__ for e in _chain(exc)}
         compile_error = bool(names & {"BackendCompilerFailed", "InductorError", "LoweringException",
-                                      "CppCompileError", "Unsupported", "TorchRuntimeError"}) \
+                                      "CppCompileError", "Unsupported", "TorchRuntimeError", "UserError"}) \
+            or any(type(e).__module__.startswith(("torch._dynamo", "torch._inductor")) for e in _chain(exc)) \
             or "torch/_inductor/" in tb.replace("\\", "/").split("Traceback")[-1]
         if not compile_error:
             return None, None, "script"
-        if self.current is None:
-            return adapter_compile_id(), None, "dynamo"
+        if self.current is None or self.current[0] != (adapter_compile_id() or self.current[0]):
+            # failed before this compile reached any stop of ours: Dynamo itself
+            return adapter_compile_id(), "inference", "dynamo"
         cid, kind = self.current
         last = self.graphs.get(self.current, {}).get("last_stage")
         if last == "codegen":

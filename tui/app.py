@@ -420,10 +420,12 @@ class StepApp(App[None]):
         head = [f"# Dynamo FX graph {stop['compile_id']} ({stop['graph_kind']})"]
         if stop.get("note"):
             head.append(f"# {stop['note']}")
+        if stop.get("resume"):
+            head.append(f"# this frame resumes after a graph break: {stop['resume']}")
         for r in stop.get("recompile_reasons") or []:
             head.append("# recompile reason: " + str(r).replace("\n", " "))
         for r in stop.get("graph_breaks") or []:
-            head.append("# graph break before this frame: " + str(r).strip().splitlines()[0][:300])
+            head.append("# graph break: Dynamo ended this graph here: " + str(r).strip().splitlines()[0][:300])
         if g.get("unavailable"):
             head.append(f"# {g['unavailable']}")
         guards = self.session.guards.get(stop["compile_id"])

@@ -87,7 +87,7 @@ class CodeView(ScrollView, can_focus=True):
         width = max((len(line) for line in self.lines[:20000]), default=0) + self._gutter + 1
         self.virtual_size = Size(width, len(self.lines))
         self.cursor = max(0, min(cursor_line - 1, len(self.lines) - 1))
-        self.scroll_to(0, max(0, self.cursor - 2), animate=False)
+        self.scroll_to(0, max(0, self.cursor - 2), animate=False, immediate=True)
         self.refresh()
 
     @property
@@ -103,16 +103,21 @@ class CodeView(ScrollView, can_focus=True):
     def goto(self, line: int, center: bool = True) -> None:
         """Move the cursor to 1-based ``line`` and scroll it into view."""
         self.cursor = max(0, min(line - 1, len(self.lines) - 1))
-        h = self.scrollable_content_region.height or 10
-        if center:
-            self.scroll_to(y=max(0, self.cursor - h // 3), animate=False)
-        elif self.cursor < self.scroll_offset.y:
-            self.scroll_to(y=self.cursor, animate=False)
-        elif self.cursor >= self.scroll_offset.y + h:
-            self.scroll_to(y=self.cursor - h + 1, animate=False)
+        self._scroll_to_cursor(center)
+        # new content's virtual size is applied at the next layout: scroll again after it
+        self.call_after_refresh(self._scroll_to_cursor, center)
         self._cache.clear()
         self.refresh()
         self.post_message(self.CursorMoved(self, self.cursor + 1))
+
+    def _scroll_to_cursor(self, center: bool) -> None:
+        h = self.scrollable_content_region.height or 10
+        if center:
+            self.scroll_to(y=max(0, self.cursor - h // 3), animate=False, immediate=True)
+        elif self.cursor < self.scroll_offset.y:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= self.scroll_offset.y + h:
+            self.scroll_to(y=self.cursor - h + 1, animate=False, immediate=True)
 
     def find(self, needle: str, forward: bool = True) -> int | None:
         """Move to the next line (after the cursor, wrapping) containing ``needle``, any case.

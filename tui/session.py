@@ -82,7 +82,10 @@ class Session:
         if d.get("recompile_reasons"):
             notes.append("recompile: " + " ".join(str(r) for r in d["recompile_reasons"])[:200])
         if d.get("graph_breaks"):
-            notes.append("after graph break")
+            reason = str(d["graph_breaks"][0]).strip().splitlines()[0] if str(d["graph_breaks"][0]).strip() else ""
+            notes.append("graph break here" + (f": {reason[:120]}" if reason else ""))
+        if d.get("resume"):
+            notes.append(f"resumes after a graph break ({d['resume']})")
         return "; ".join(notes)
 
 

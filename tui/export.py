@@ -1,0 +1,449 @@
+"""``inductor-step export``: a recorded session as a TORCH_TRACE structured log (standard library only).
+
+The output is the format torch writes with ``TORCH_TRACE=<dir>`` (``torch._logging._internal``:
+``trace_structured`` records, formatted by ``TorchLogsFormatter(trace=True)``), so ``tlparse``
+and other tools that read torch's trace read it::
+
+    V1121 08:54:44.670000 9664 inductor_step/s.jsonl:17] {"dynamo_output_graph": {...}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "<md5>"}
+    \t<payload line>
+    \t<payload line>
+
+One glog-style line per event: ``V<MMDD HH:MM:SS.ffffff> <pid> <file>:<line>] <metadata JSON>`` (the
+file:line names the session file and the line the event came from); the payload follows, one
+tab-prefixed line per payload line, and ``has_payload`` is the MD5 of the payload text.
+
+Torch's own event names are used where one exists (``dynamo_start``, ``dynamo_output_graph``,
+``aot_*_graph``, ``inductor_post_grad_graph``, ``fx_graph_runnable``, ``inductor_output_code``,
+``dynamo_cpp_guards_str``, ``compilation_metrics``, ...); the levels only inductor-step captures go in as
+``artifact`` events with string payloads: ``inductor_step_ir_buffers``, ``inductor_step_scheduler_pre_fusion``,
+``inductor_step_scheduler_post_fusion``, ``inductor_step_fusion_decisions``, ``inductor_step_loopbody``,
+``inductor_step_run`` and ``inductor_step_error``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from typing import Any
+
+from tracer.protocol import read_session
+
+#: artifact names of the levels torch has no event for
+ARTIFACTS = {
+    "lowering": "inductor_step_ir_buffers",
+    "pre_fusion": "inductor_step_scheduler_pre_fusion",
+    "post_fusion": "inductor_step_scheduler_post_fusion",
+    "fusion": "inductor_step_fusion_decisions",
+    "loopbody": "inductor_step_loopbody",
+    "run": "inductor_step_run",
+    "error": "inductor_step_error",
+}
+
+_AOT_EVENTS = (("joint", "aot_joint_graph"), ("forward", "aot_forward_graph"),
+               ("backward", "aot_backward_graph"), ("inference", "aot_inference_graph"))
+
+_CID_RE = re.compile(r"^\[(?:!(\d+)/)?(\d+|-)/(\d+|-)(?:_(\d+))?\]$")
+
+
+def compile_id_fields(compile_id: str | None) -> dict[str, int]:
+    """``"[1/0]"`` -> ``{"frame_id": 1, "frame_compile_id": 0, "attempt": 0}`` (torch's envelope keys);
+    ``{}`` for anything that is not a compile id."""
+    m = _CID_RE.match(str(compile_id or "").strip())
+    if not m:
+        return {}
+    out: dict[str, int] = {}
+    if m.group(1) is not None:
+        out["compiled_autograd_id"] = int(m.group(1))
+    if m.group(2) != "-":
+        out["frame_id"] = int(m.group(2))
+    if m.group(3) != "-":
+        out["frame_compile_id"] = int(m.group(3))
+    out["attempt"] = int(m.group(4) or 0)
+    return out
+
+
+# --------------------------------------------------------------------------- payload text
+
+def _unavailable(v: Any) -> str | None:
+    if isinstance(v, dict) and "unavailable" in v:
+        return f"(not captured: {v['unavailable']})"
+    return None
+
+
+def _dims(v: Any) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(str(x) for x in v) + "]"
+    return str(v)
+
+
+def _indent(text: str, pad: str = "    ") -> str:
+    return "\n".join(pad + ln if ln else ln for ln in str(text).splitlines())
+
+
+def ir_buffers_text(stop: dict[str, Any]) -> str:
+    """The lowering stop as text: graph inputs, then every IR buffer with its fields and Inductor's own text."""
+    out: list[str] = [f"# Inductor IR after lowering: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    gi = stop.get("graph_inputs")
+    if isinstance(gi, list) and gi:
+        out.append("\n## graph inputs")
+        for g in gi:
+            if isinstance(g, dict):
+                out.append(f"{g.get('name')}: {g.get('dtype')} size={_dims(g.get('size'))}")
+    bufs = stop.get("buffers")
+    out.append("\n## buffers")
+    if _unavailable(bufs):
+        out.append(_unavailable(bufs))  # type: ignore[arg-type]
+    for b in bufs if isinstance(bufs, list) else []:
+        if not isinstance(b, dict):
+            continue
+        head = f"{b.get('name')} ({b.get('operation') or '-'}): {b.get('ir_type')}"
+        if b.get("kind"):
+            head += f" / {b.get('kind')}"
+        out.append("\n" + head)
+        fields = []
+        for k in ("ranges", "reduction_ranges", "reduction_type", "dtype", "device", "size", "stride", "layout"):
+            if b.get(k) not in (None, [], ""):
+                fields.append(f"{k}={_dims(b.get(k))}")
+        if fields:
+            out.append("    " + " ".join(fields))
+        if b.get("origins"):
+            out.append("    origins: " + ", ".join(str(o) for o in b["origins"]))
+        if b.get("text"):
+            out.append(_indent(b["text"]))
+    return "\n".join(out) + "\n"
+
+
+def scheduler_text(stop: dict[str, Any], which: str) -> str:
+    nodes = stop.get(which)
+    label = "before fusion" if which == "before" else "after fusion"
+    out = [f"# scheduler nodes {label}: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    if _unavailable(nodes):
+        out.append(_unavailable(nodes))  # type: ignore[arg-type]
+    for n in nodes if isinstance(nodes, list) else []:
+        if not isinstance(n, dict):
+            continue
+        out.append(f"\n{n.get('name')}: {n.get('type')}")
+        for k in ("members", "buffers"):
+            if n.get(k):
+                out.append(f"    {k}: " + ", ".join(str(x) for x in n[k]))
+        for k in ("device", "group"):
+            if n.get(k):
+                out.append(f"    {k}: {n[k]}")
+        if n.get("text"):
+            out.append(_indent(n["text"]))
+    return "\n".join(out) + "\n"
+
+
+def fusion_text(stop: dict[str, Any]) -> str:
+    log = stop.get("fusion_log")
+    head = f"# fusion decisions (logger torch._inductor.scheduler.__fusion): {stop.get('compile_id')} {stop.get('graph_kind')}"
+    if _unavailable(log):
+        return head + "\n" + _unavailable(log) + "\n"  # type: ignore[operator]
+    lines = [str(x) for x in log] if isinstance(log, list) else []
+    return head + "\n" + ("\n".join(lines) if lines else "(none logged)") + "\n"
+
+
+def loopbody_text(stop: dict[str, Any]) -> str:
+    out = [f"# LoopBody of each scheduler node: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    bodies = stop.get("bodies")
+    if stop.get("none"):
+        out.append(f"(none: {stop['none']})")
+    if _unavailable(bodies):
+        out.append(_unavailable(bodies))  # type: ignore[arg-type]
+    for b in bodies if isinstance(bodies, list) else []:
+        if not isinstance(b, dict):
+            continue
+        head = f"\n## {b.get('node')}"
+        if b.get("fused_node") and b.get("fused_node") != b.get("node"):
+            head += f" (in {b.get('fused_node')})"
+        head += f": {b.get('type')}"
+        if b.get("buffers"):
+            head += " -> " + ", ".join(str(x) for x in b["buffers"])
+        out.append(head)
+        out.append(str(b.get("body") or ""))
+    return "\n".join(out) + "\n"
+
+
+def run_text(msg: dict[str, Any]) -> str:
+    def ms(v: Any) -> str:
+        return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
+
+    out = [f"# run: {msg.get('compile_id')} {msg.get('graph_kind')} on {msg.get('device')} "
+           f"({msg.get('method')}" + (f", {msg['threads']} threads" if msg.get("threads") else "") + ")"]
+    out.append(f"compiled_ms {ms(msg.get('compiled_ms'))}")
+    out.append(f"eager_ms {ms(msg.get('eager_ms'))}")
+    c, e = msg.get("compiled_ms"), msg.get("eager_ms")
+    if isinstance(c, (int, float)) and isinstance(e, (int, float)) and c > 0:
+        out.append(f"speedup {e / c:.2f}x")
+    out.append(f"kernel_sum_ms {ms(msg.get('kernel_sum_ms'))}")
+    ks = msg.get("kernels")
+    if isinstance(ks, list) and ks:
+        out.append("")
+        out.append(f"{'kernel':<48} {'backend':<8} {'median_ms':>10} {'p20_ms':>10} {'p80_ms':>10} {'share':>6}")
+        for k in ks:
+            if not isinstance(k, dict):
+                continue
+            share = k.get("share")
+            out.append(f"{str(k.get('name')):<48} {str(k.get('backend')):<8} {ms(k.get('median_ms')):>10} "
+                       f"{ms(k.get('p20_ms')):>10} {ms(k.get('p80_ms')):>10} "
+                       f"{(f'{share * 100:.0f}%' if isinstance(share, (int, float)) else '-'):>6}")
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- writer
+
+class _TraceWriter:
+    def __init__(self, f: Any, *, pid: int, source: str, base_time: float) -> None:
+        self.f = f
+        self.pid = pid
+        self.source = source
+        self.base = base_time
+        self.t = 0.0
+        self.lineno = 0
+        self.interned: dict[str, int] = {}
+        self.count = 0
+
+    def _prefix(self) -> str:
+        ts = self.base + self.t
+        lt = time.localtime(ts)
+        us = int(round((ts - int(ts)) * 1e6)) % 1_000_000
+        return f"V{time.strftime('%m%d %H:%M:%S', lt)}.{us:06d} {self.pid} {self.source}:{self.lineno}]"
+
+    def intern(self, s: str) -> int:
+        if s not in self.interned:
+            self.interned[s] = len(self.interned)
+            self.f.write(f"{self._prefix()} {json.dumps({'str': [s, self.interned[s]]})}\n")
+            self.count += 1
+        return self.interned[s]
+
+    def event(self, name: str, metadata: Any, compile_id: str | None, payload: str | None = None) -> None:
+        record: dict[str, Any] = {name: metadata}
+        record.update(compile_id_fields(compile_id))
+        if payload is not None:
+            payload = payload.replace("\r\n", "\n").replace("\r", "\n")
+            record["has_payload"] = hashlib.md5(payload.encode("utf-8")).hexdigest()
+        line = f"{self._prefix()} {json.dumps(record, default=repr)}"
+        if payload is not None:
+            line += "".join(f"\n\t{ln}" for ln in payload.split("\n"))
+        self.f.write(line + "\n")
+        self.count += 1
+
+    def artifact(self, name: str, compile_id: str | None, payload: str, encoding: str = "string") -> None:
+        self.event("artifact", {"name": name, "encoding": encoding}, compile_id, payload)
+
+
+def _graph_counts(dynamo_stop: dict[str, Any] | None) -> dict[str, int]:
+    nodes = ((dynamo_stop or {}).get("graph") or {}).get("nodes")
+    if not isinstance(nodes, list):
+        return {}
+    ops = [n.get("op") for n in nodes if isinstance(n, dict)]
+    return {
+        "graph_op_count": sum(1 for o in ops if o in ("call_function", "call_method", "call_module")),
+        "graph_node_count": len(ops),
+        "graph_input_count": sum(1 for o in ops if o == "placeholder"),
+    }
+
+
+def _sizes(nodes: Any) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for n in nodes if isinstance(nodes, list) else []:
+        if isinstance(n, dict) and isinstance(n.get("shape"), list):
+            out[str(n.get("name"))] = [int(s) if isinstance(s, str) and s.lstrip("-").isdigit() else s for s in n["shape"]]
+    return out
+
+
+def _fail(err: dict[str, Any]) -> tuple[str, str]:
+    msg = str(err.get("message") or "error")
+    typ, _, reason = msg.partition(": ")
+    if not reason or " " in typ:
+        return "Error", msg
+    return typ, reason
+
+
+def export_trace(session_path: str, out_dir: str) -> str:
+    """Write ``session_path`` as a TORCH_TRACE log into ``out_dir`` (created if needed); return the log's path.
+
+    Raises OSError (unreadable session, unwritable ``out_dir``) or ValueError (not a session).
+    """
+    if os.path.isdir(session_path):
+        raise IsADirectoryError(f"{session_path} is a directory, not a session file")
+    msgs = list(read_session(session_path))
+    header = msgs[0]
+    stem = os.path.splitext(os.path.basename(session_path))[0]
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"dedicated_log_torch_trace_{stem}.log")
+    last_t = max((m["t"] for m in msgs if isinstance(m.get("t"), (int, float))), default=0.0)
+    try:
+        end = os.path.getmtime(session_path)
+    except OSError:
+        end = time.time()
+    pid = header.get("pid") if isinstance(header.get("pid"), int) else 0
+    source = "inductor_step/" + re.sub(r"[:\s\]]", "_", os.path.basename(session_path))
+
+    started: set[str] = set()
+    dynamo_stop: dict[str, dict[str, Any]] = {}
+    emitted: set[tuple[str, str]] = set()       # (cid, event) emitted once per frame compile
+    metrics_done: set[str] = set()
+    backward_graphs: list[str] = []
+    bwd_fail: dict[str, dict[str, Any]] = {}
+
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        w = _TraceWriter(f, pid=pid, source=source, base_time=end - last_t)
+
+        def start(cid: str, stop: dict[str, Any] | None) -> None:
+            if cid in started:
+                return
+            started.add(cid)
+            name = f"<frame {compile_id_fields(cid).get('frame_id', '?')}>"
+            frame = {"line": 0, "name": name, "filename": w.intern(str(header.get("script") or "<script>"))}
+            nodes = ((stop or {}).get("graph") or {}).get("nodes")
+            for n in nodes if isinstance(nodes, list) else []:
+                ul = n.get("user_line") if isinstance(n, dict) else None
+                if isinstance(ul, str) and ":" in ul and n.get("op") != "placeholder":
+                    file, _, line = ul.rpartition(":")
+                    if line.isdigit():
+                        frame = {"line": int(line), "name": name, "filename": w.intern(file)}
+                        break
+            w.event("dynamo_start", {"stack": [frame]}, cid)
+
+        def metrics(cid: str, err: dict[str, Any] | None = None) -> None:
+            if cid in metrics_done:
+                return
+            metrics_done.add(cid)
+            script = header.get("script")
+            md: dict[str, Any] = {"compile_id": cid.strip("[]"), "co_name": None,
+                                  "co_filename": script if isinstance(script, str) else None,
+                                  "co_firstlineno": None}
+            md.update(_graph_counts(dynamo_stop.get(cid)))
+            md.update({"fail_type": None, "fail_reason": None, "non_compliant_ops": [],
+                       "compliant_custom_ops": [], "restart_reasons": [],
+                       "inductor_step": "minimal metrics: the session records no compile times"})
+            if err is not None:
+                md["fail_type"], md["fail_reason"] = _fail(err)
+            w.event("compilation_metrics", md, cid)
+
+        for lineno, m in enumerate(msgs, start=1):
+            w.lineno = lineno
+            if isinstance(m.get("t"), (int, float)):
+                w.t = float(m["t"])
+            typ = m.get("type")
+            cid = str(m.get("compile_id")) if m.get("compile_id") else None
+            kind = m.get("graph_kind")
+            if typ == "stop" and cid:
+                stage = m.get("stage")
+                if stage == "dynamo":
+                    if kind == "backward" and cid in started:
+                        continue  # the frame's Dynamo graph again (the backward has none of its own)
+                    dynamo_stop.setdefault(cid, m)
+                    start(cid, m)
+                    g = m.get("graph") or {}
+                    if (cid, "dynamo_output_graph") not in emitted and isinstance(g.get("code"), str):
+                        emitted.add((cid, "dynamo_output_graph"))
+                        w.event("dynamo_output_graph", {"sizes": _sizes(g.get("nodes"))}, cid, g["code"])
+                    if (cid, "breaks") not in emitted:
+                        emitted.add((cid, "breaks"))
+                        for gb in m.get("graph_breaks") or []:
+                            w.artifact("dynamo_graph_break_reason", cid, gb if isinstance(gb, str) else json.dumps(gb, indent=0))
+                        for rr in m.get("recompile_reasons") or []:
+                            w.artifact("recompile_reasons", cid, rr if isinstance(rr, str) else json.dumps(rr, indent=0),
+                                       encoding="json" if not isinstance(rr, str) else "string")
+                    continue
+                start(cid, None)
+                if stage == "aot":
+                    aot = m.get("aot_graphs") if isinstance(m.get("aot_graphs"), dict) else {}
+                    for key, event in _AOT_EVENTS:
+                        if isinstance(aot.get(key), str) and (cid, event) not in emitted:
+                            emitted.add((cid, event))
+                            w.event(event, {}, cid, aot[key])
+                    post = m.get("post_grad") if isinstance(m.get("post_grad"), dict) else {}
+                    if isinstance(post.get("code"), str):
+                        w.artifact("inductor_post_grad_graph", cid, post["code"])
+                elif stage == "lowering":
+                    w.artifact(ARTIFACTS["lowering"], cid, ir_buffers_text(m))
+                elif stage == "scheduling":
+                    w.artifact(ARTIFACTS["pre_fusion"], cid, scheduler_text(m, "before"))
+                    w.artifact(ARTIFACTS["post_fusion"], cid, scheduler_text(m, "after"))
+                    w.artifact(ARTIFACTS["fusion"], cid, fusion_text(m))
+                elif stage == "loopbody":
+                    w.artifact(ARTIFACTS["loopbody"], cid, loopbody_text(m))
+                elif stage == "codegen":
+                    if isinstance(m.get("wrapper"), str):
+                        op = m.get("output_path")
+                        w.event("inductor_output_code", {"filename": op, "file_path": op}, cid, m["wrapper"])
+                    if kind == "backward" and cid not in backward_graphs:
+                        backward_graphs.append(cid)
+            elif typ == "artifact" and isinstance(m.get("payload"), str) and m.get("name"):
+                if cid:
+                    start(cid, None)
+                w.artifact(str(m["name"]), cid, m["payload"])
+            elif typ == "provenance" and isinstance(m.get("mappings"), str):
+                try:
+                    json.loads(m["mappings"])
+                except ValueError:
+                    continue
+                w.artifact("inductor_provenance_tracking_node_mappings", cid, m["mappings"], encoding="json")
+            elif typ == "guards" and cid and isinstance(m.get("text"), str):
+                w.event("dynamo_cpp_guards_str", {}, cid, m["text"])
+                metrics(cid)
+            elif typ == "error":
+                tb = m.get("traceback") if isinstance(m.get("traceback"), str) else ""
+                w.artifact(ARTIFACTS["error"], cid,
+                           f"# error in {m.get('stage')} of {cid or '-'} {kind or ''}\n{m.get('message')}\n\n{tb}")
+                if cid and kind == "backward":
+                    bwd_fail[cid] = m
+                    if cid not in backward_graphs:
+                        backward_graphs.append(cid)
+                elif cid:
+                    metrics(cid, m)
+            elif typ == "run" and cid:
+                w.artifact(ARTIFACTS["run"], cid, run_text(m))
+
+        w.lineno = len(msgs)
+        w.t = last_t
+        for cid in sorted(started - metrics_done):
+            metrics(cid)
+        for cid in backward_graphs:
+            md: dict[str, Any] = {"compile_id": cid.strip("[]"), "inductor_compile_time_s": None,
+                                  "code_gen_time_s": None, "fail_type": None, "fail_reason": None}
+            if cid in bwd_fail:
+                md["fail_type"], md["fail_reason"] = _fail(bwd_fail[cid])
+            w.event("bwd_compilation_metrics", md, cid)
+    return path
+
+
+# --------------------------------------------------------------------------- CLI
+
+def build_export_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inductor-step export",
+        description="Write a recorded session as a TORCH_TRACE structured log (what torch writes with "
+                    "TORCH_TRACE=DIR), for tlparse: `tlparse DIR/dedicated_log_torch_trace_*.log`.",
+    )
+    p.add_argument("session", metavar="SESSION", help="a recorded session (.jsonl)")
+    p.add_argument("dir", metavar="DIR", help="directory to write the trace log into (created if needed)")
+    return p
+
+
+def main_export(argv: list[str]) -> int:
+    """``inductor-step export SESSION DIR`` (``argv``: the arguments after ``export``)."""
+    args = build_export_parser().parse_args(argv)
+    try:
+        if not os.path.exists(args.session):
+            raise FileNotFoundError(f"no such session file: {args.session}")
+        if os.path.exists(args.dir) and not os.path.isdir(args.dir):
+            raise NotADirectoryError(f"{args.dir} exists and is not a directory")
+        path = export_trace(args.session, args.dir)
+    except (OSError, ValueError) as e:
+        print(f"inductor-step: {e}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main_export(sys.argv[1:]))

@@ -1,0 +1,518 @@
+"""``inductor-step report``: a bug-report bundle from a recorded session (standard library only).
+
+``build_report`` writes a directory (optionally also a ``.tar.gz``) holding:
+
+- ``REPORT.md``: a paste-ready GitHub issue body: versions, device, command line, the graphs
+  compiled and the stages each reached, where the user stood, the error (one line, traceback in a
+  collapsible block), run timings, and the list of files in the bundle;
+- ``repro_<cid>_<kind>.py``: Inductor's own ``fx_graph_runnable`` for each graph (``cid`` written
+  ``0-0``); for a graph without one, ``graph_<cid>_<kind>.txt``: its post-grad graph, labelled
+  as not runnable;
+- a copy of the session file, and ``screenshots/`` with copies of the given screenshots.
+
+Privacy: REPORT.md never holds environment variables, and absolute paths outside the current
+working directory become ``<path>/basename`` (``<site-packages>/torch/...`` for installed
+packages) unless ``include_paths=True``.  The copied session file and the repro files are
+included as recorded; REPORT.md says that they contain paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import sys
+import tarfile
+from typing import Any
+
+from tracer.protocol import ALL_STAGES, read_session
+
+REPORT_NAME = "REPORT.md"
+#: Longest traceback REPORT.md carries (GitHub caps an issue body at 65,536 characters).
+_TB_MAX_CHARS = 24_000
+_TB_HEAD_LINES = 80
+_TB_TAIL_LINES = 25
+_TB_LINE_CHARS = 400
+
+
+# --------------------------------------------------------------------------- session summary
+
+def load_session(session_path: str) -> list[dict[str, Any]]:
+    """All messages of a session file.
+
+    Raises FileNotFoundError / IsADirectoryError / OSError if it cannot be read and ValueError if
+    it is not an ``inductor-step`` session.
+    """
+    if os.path.isdir(session_path):
+        raise IsADirectoryError(f"{session_path} is a directory, not a session file")
+    return list(read_session(session_path))
+
+
+def cid_slug(compile_id: str | None) -> str:
+    """``"[0/1]"`` -> ``"0-1"`` (for file names)."""
+    s = str(compile_id or "unknown").strip("[]")
+    return re.sub(r"[^0-9A-Za-z_]+", "-", s).strip("-") or "unknown"
+
+
+def _graphs(msgs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+    """(compile_id, graph_kind) -> stage -> stop, graphs in the order their first stop came."""
+    out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for m in msgs:
+        if m.get("type") == "stop":
+            key = (str(m.get("compile_id", "[?]")), str(m.get("graph_kind", "?")))
+            out.setdefault(key, {})[str(m.get("stage"))] = m
+    return out
+
+
+# --------------------------------------------------------------------------- privacy
+
+# An absolute POSIX path: starts at a "/" that does not follow a word character, ":" (URLs),
+# "/" or "." -- except right after a compiler flag such as -I/usr/include.
+_PATH_RE = re.compile(
+    r"(?:(?<=-I)|(?<=-L)|(?<=-B)|(?<![\w:/.\])}>~-]))"
+    r"/(?:[\w.+@~%=-]+/)*[\w.+@~%=-]+/?"
+)
+_PKG_DIRS = ("site-packages", "dist-packages")
+
+
+class PathScrubber:
+    """Rewrites absolute paths in text: ``<path>/basename`` unless under ``cwd``.
+
+    Paths under ``cwd`` become relative to it, except paths in torch's Inductor cache
+    (``torchinductor_<user>``) and installed packages, which are always rewritten.
+    """
+
+    def __init__(self, cwd: str | None = None, *, keep: bool = False) -> None:
+        self.keep = keep
+        cwd = os.path.realpath(cwd or os.getcwd())
+        self.cwd = None if cwd == os.sep else cwd.rstrip(os.sep)
+
+    def path(self, p: str) -> str:
+        if self.keep or not p.startswith("/"):
+            return p
+        trail = "/" if p.endswith("/") and len(p) > 1 else ""
+        core = p.rstrip("/") or "/"
+        parts = core.split("/")
+        for pkg in _PKG_DIRS:
+            if pkg in parts:
+                rest = parts[len(parts) - parts[::-1].index(pkg):]
+                return "<site-packages>/" + "/".join(rest) + trail if rest else "<site-packages>" + trail
+        in_cache = any(seg.startswith("torchinductor_") for seg in parts)
+        if self.cwd and not in_cache and (core == self.cwd or core.startswith(self.cwd + "/")):
+            rel = os.path.relpath(core, self.cwd)
+            return rel + trail
+        base = os.path.basename(core)
+        return f"<path>/{base}{trail}" if base else "<path>"
+
+    def text(self, s: str) -> str:
+        if self.keep or not s:
+            return s
+        return _PATH_RE.sub(lambda m: self.path(m.group(0)), s)
+
+
+# --------------------------------------------------------------------------- markdown helpers
+
+def _fence(text: str, lang: str = "") -> str:
+    """A fenced code block that survives backticks inside ``text``."""
+    longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def _cell(s: Any) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def _one_line(s: Any, limit: int = 300) -> str:
+    line = " ".join(str(s or "").split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def shorten_traceback(tb: str) -> tuple[str, bool]:
+    """A traceback short enough for an issue body: head, compiler ``error:`` lines, tail.
+
+    Returns (text, truncated).
+    """
+    lines = [ln if len(ln) <= _TB_LINE_CHARS else ln[: _TB_LINE_CHARS - 1] + "…" for ln in tb.rstrip().splitlines()]
+    text = "\n".join(lines)
+    if len(lines) <= _TB_HEAD_LINES + _TB_TAIL_LINES and len(text) <= _TB_MAX_CHARS:
+        return text, text != tb.rstrip()
+    head = lines[:_TB_HEAD_LINES]
+    tail = lines[-_TB_TAIL_LINES:]
+    middle = lines[_TB_HEAD_LINES:-_TB_TAIL_LINES]
+    # the lines a compiler or Triton error is really about, with one line of context
+    keep: list[str] = []
+    for i, ln in enumerate(middle):
+        if re.search(r"\berror\b\s*:|\bError\b:", ln) and len(keep) < 40:
+            keep.extend(middle[i:i + 2])
+    out = head[:]
+    if keep:
+        out.append(f"... [{len(middle)} lines omitted; the error lines among them:] ...")
+        out.extend(keep)
+        out.append("...")
+    else:
+        out.append(f"... [{len(middle)} lines omitted] ...")
+    out.extend(tail)
+    text = "\n".join(out)
+    if len(text) > _TB_MAX_CHARS:
+        text = text[: _TB_MAX_CHARS // 2] + "\n...\n" + text[-_TB_MAX_CHARS // 2:]
+    return text, True
+
+
+# --------------------------------------------------------------------------- the bundle
+
+def _default_out_dir(session_path: str) -> str:
+    stem = os.path.splitext(os.path.basename(session_path))[0]
+    return f"inductor-step-report-{stem}"
+
+
+def _prepare_dir(out_dir: str) -> None:
+    """Create ``out_dir``; an earlier report there is replaced, anything else is refused."""
+    if os.path.exists(out_dir):
+        if not os.path.isdir(out_dir):
+            raise ValueError(f"{out_dir} exists and is not a directory")
+        entries = os.listdir(out_dir)
+        if entries and REPORT_NAME not in entries:
+            raise ValueError(f"{out_dir} is not empty and holds no earlier {REPORT_NAME}; choose another --out")
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+
+
+def _write_repros(msgs: list[dict[str, Any]], graphs: dict, out_dir: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Write repro_*.py (fx_graph_runnable) and graph_*.txt (fallback); return (repros, fallbacks)
+    as lists of (graph label, file name)."""
+    repros: list[tuple[str, str]] = []
+    have: set[tuple[str, str]] = set()
+    used: set[str] = set()
+    for m in msgs:
+        if m.get("type") != "artifact" or m.get("name") != "fx_graph_runnable" or not isinstance(m.get("payload"), str):
+            continue
+        cid, kind = str(m.get("compile_id", "[?]")), str(m.get("graph_kind", "graph"))
+        name = f"repro_{cid_slug(cid)}_{kind}.py"
+        n = 2
+        while name in used:
+            name = f"repro_{cid_slug(cid)}_{kind}_{n}.py"
+            n += 1
+        used.add(name)
+        _write(os.path.join(out_dir, name), m["payload"])
+        repros.append((f"{cid} {kind}", name))
+        have.add((cid, kind))
+    fallbacks: list[tuple[str, str]] = []
+    for (cid, kind), stages in graphs.items():
+        if (cid, kind) in have:
+            continue
+        aot = stages.get("aot") or {}
+        post = aot.get("post_grad") if isinstance(aot.get("post_grad"), dict) else {}
+        code = post.get("code") if isinstance(post, dict) else None
+        if not code:
+            continue
+        name = f"graph_{cid_slug(cid)}_{kind}.txt"
+        banner = (
+            f"# NOT RUNNABLE: the post-grad FX graph of {cid} {kind}, as inductor-step recorded it.\n"
+            "# The session holds no fx_graph_runnable for this graph (Inductor's standalone repro),\n"
+            "# so this is the graph Inductor lowered, for reading only: it has no inputs and no imports.\n"
+            "# To get a runnable repro, record the session again with a newer inductor-step, or run the\n"
+            "# script with TORCH_TRACE=<dir> and look for fx_graph_runnable in `tlparse <dir>/*.log`.\n\n"
+        )
+        _write(os.path.join(out_dir, name), banner + code.rstrip() + "\n")
+        fallbacks.append((f"{cid} {kind}", name))
+    return repros, fallbacks
+
+
+def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scrub: PathScrubber,
+            stood: dict | None, repros: list[tuple[str, str]], fallbacks: list[tuple[str, str]],
+            shots: list[str], include_paths: bool) -> str:
+    h = msgs[0]
+    errors = [m for m in msgs if m.get("type") == "error"]
+    runs: dict[tuple[str, str], dict[str, Any]] = {}
+    for m in msgs:
+        if m.get("type") == "run":
+            runs[(str(m.get("compile_id")), str(m.get("graph_kind")))] = m
+    done = next((m for m in msgs if m.get("type") == "done"), None)
+    breaks: dict[str, int] = {}
+    recompiles: dict[str, int] = {}
+    for (cid, _kind), stages in graphs.items():
+        dyn = stages.get("dynamo") or {}
+        if isinstance(dyn.get("graph_breaks"), list):
+            breaks[cid] = len(dyn["graph_breaks"])
+        if isinstance(dyn.get("recompile_reasons"), list):
+            recompiles[cid] = len(dyn["recompile_reasons"])
+
+    L: list[str] = []
+    err = errors[0] if errors else None
+    if err:
+        where = f" in {err.get('stage')}" + (f" of {err.get('compile_id')} {err.get('graph_kind') or ''}".rstrip() if err.get("compile_id") else "")
+        title = f"torch.compile: {_one_line(scrub.text(str(err.get('message', 'error'))), 160)}{where}"
+    else:
+        title = f"torch.compile: {len(graphs)} graph(s) compiled" + (", timed" if runs else "")
+    L.append(f"### {title}")
+    L.append("")
+    L.append(f"Made with `inductor-step report` from the recorded session `{session_name}` "
+             f"(format `{h.get('format')}`).")
+    L.append("")
+
+    # environment
+    L.append("#### Versions and device")
+    L.append("")
+    L.append("| | |")
+    L.append("|---|---|")
+    for label, key in (("torch", "torch"), ("triton", "triton"), ("python", "python"), ("CUDA (torch build)", "cuda")):
+        L.append(f"| {label} | {_cell(h.get(key) if h.get(key) is not None else 'not installed' if key == 'triton' else '-')} |")
+    dev = h.get("device") or "?"
+    L.append(f"| device | {_cell(dev)} |")
+    L.append(f"| device_name | {_cell(h.get('device_name') or '-')} |")
+    settings = h.get("settings")
+    if isinstance(settings, dict) and settings:
+        L.append("| settings (set by inductor-step) | " + _cell(", ".join(f"`{k}={v}`" for k, v in settings.items())) + " |")
+    L.append("")
+
+    # command line
+    script = h.get("script")
+    argv = h.get("argv") if isinstance(h.get("argv"), list) else []
+    L.append("#### Command")
+    L.append("")
+    if script:
+        cmd = scrub.text(shlex.join(["python", str(script)] + [str(a) for a in argv]))
+        L.append(_fence(cmd, "bash"))
+        L.append("")
+        note = f": {_one_line(h['note'])}" if h.get("note") else ""
+        L.append(f"(run under `inductor-step`{note})")
+    else:
+        L.append("(the session header names no script)")
+    L.append("")
+
+    # where the user stood
+    if stood:
+        L.append("#### Where I stood")
+        L.append("")
+        parts = []
+        if stood.get("graph"):
+            parts.append(f"graph `{stood['graph']}`")
+        if stood.get("stage"):
+            parts.append(f"stage `{stood['stage']}`")
+        if stood.get("selection"):
+            parts.append(f"selection `{scrub.text(str(stood['selection']))}`")
+        L.append(", ".join(parts) if parts else "(nothing selected)")
+        L.append("")
+
+    # error
+    L.append("#### Error")
+    L.append("")
+    if not errors:
+        rc = done.get("returncode") if done else None
+        L.append("None recorded" + (f" (the script exited with status {rc})." if rc is not None else "."))
+        L.append("")
+    for e in errors:
+        graph = f"{e.get('compile_id')} {e.get('graph_kind') or ''}".strip() if e.get("compile_id") else "-"
+        L.append(f"- stage: **{e.get('stage', '?')}**")
+        L.append(f"- compile id: **{e.get('compile_id') or '-'}** (graph: {graph})")
+        L.append(f"- message: `{_one_line(scrub.text(str(e.get('message', ''))), 300).replace('`', chr(39))}`")
+        L.append("")
+        tb = e.get("traceback")
+        if isinstance(tb, str) and tb.strip():
+            short, truncated = shorten_traceback(scrub.text(tb))
+            L.append("<details><summary>Traceback" + (" (shortened; the full one is in the session file)" if truncated else "")
+                     + "</summary>")
+            L.append("")
+            L.append(_fence(short, "text"))
+            L.append("")
+            L.append("</details>")
+            L.append("")
+
+    # graphs
+    L.append("#### Graphs compiled")
+    L.append("")
+    if graphs:
+        L.append("| graph | stages reached | kernels | graph breaks | recompile reasons |")
+        L.append("|---|---|---|---|---|")
+        for (cid, kind), stages in graphs.items():
+            reached = [s for s in ALL_STAGES if s in stages]
+            if (cid, kind) in runs:
+                reached.append("run")
+            failed = next((e for e in errors if e.get("compile_id") == cid and (e.get("graph_kind") in (None, kind))), None)
+            if failed and reached and reached[-1] == failed.get("stage"):
+                reached[-1] = f"**{reached[-1]} (failed)**"
+            elif failed:
+                reached.append(f"**{failed.get('stage')} (failed)**")
+            stages_txt = " → ".join(reached)
+            cg = stages.get("codegen") or {}
+            kernels = cg.get("kernels")
+            n_k = str(len(kernels)) if isinstance(kernels, list) else "-"
+            L.append(f"| `{cid} {kind}` | {stages_txt} | {n_k} | {breaks.get(cid, 0)} | {recompiles.get(cid, 0)} |")
+    else:
+        msg = (done or {}).get("message")
+        L.append(_one_line(scrub.text(msg)) if msg else "No graph was compiled.")
+    L.append("")
+
+    # run timings
+    if runs:
+        L.append("#### Run timings")
+        L.append("")
+        methods = sorted({str(r.get("method")) for r in runs.values() if r.get("method")})
+        L.append("| graph | compiled ms | eager ms | speedup | kernel sum ms | slowest kernel |")
+        L.append("|---|---|---|---|---|---|")
+        for (cid, kind), r in runs.items():
+            c, e_ = r.get("compiled_ms"), r.get("eager_ms")
+            sp = f"{e_ / c:.2f}x" if isinstance(c, (int, float)) and isinstance(e_, (int, float)) and c > 0 else "-"
+            ks = [k for k in (r.get("kernels") or []) if isinstance(k, dict) and isinstance(k.get("median_ms"), (int, float))]
+            slow = max(ks, key=lambda k: k["median_ms"], default=None)
+            slow_txt = f"`{slow.get('name')}` {slow['median_ms']:.4f} ms" if slow else "-"
+            L.append(f"| `{cid} {kind}` | {_ms(c)} | {_ms(e_)} | {sp} | {_ms(r.get('kernel_sum_ms'))} | {slow_txt} |")
+        L.append("")
+        L.append(f"Device `{next(iter(runs.values())).get('device', dev)}`; method: {', '.join(methods) or '?'}.")
+        L.append("")
+
+    # repro
+    L.append("#### Minimal repro")
+    L.append("")
+    if repros:
+        for label, name in repros:
+            L.append(f"- `{name}`: Inductor's `fx_graph_runnable` for `{label}`: `python {name}`")
+    if fallbacks:
+        if not repros:
+            L.append("The session holds no `fx_graph_runnable` (Inductor's standalone repro), so there is no "
+                     "runnable repro in this bundle. The post-grad graphs are included for reading; they are "
+                     "**not runnable**:")
+        else:
+            L.append("Graphs without an `fx_graph_runnable` (post-grad graph only, **not runnable**):")
+        for label, name in fallbacks:
+            L.append(f"- `{name}`: post-grad graph of `{label}`")
+    if not repros and not fallbacks:
+        L.append("The session holds no `fx_graph_runnable` and no post-grad graph; run the script itself to reproduce.")
+    L.append("")
+
+    # files
+    L.append("#### Files in this bundle")
+    L.append("")
+    L.append(f"- `{REPORT_NAME}`: this text")
+    L.append(f"- `{session_name}`: the whole recorded session (JSON lines, `inductor-step --open {session_name}` "
+             "views it without torch)")
+    for _label, name in repros:
+        L.append(f"- `{name}`")
+    for _label, name in fallbacks:
+        L.append(f"- `{name}` (not runnable)")
+    for s in shots:
+        L.append(f"- `screenshots/{s}`")
+    L.append("")
+    if shots:
+        L.append("Screenshots: drag the files in `screenshots/` into the issue to attach them.")
+        L.append("")
+    if not include_paths:
+        L.append(f"_Paths outside the working directory are shown as `<path>/name` above. `{session_name}` "
+                 "and the repro files are included as recorded and contain absolute paths "
+                 "(script, Inductor cache); review them before attaching. No environment variables are included._")
+    else:
+        L.append("_Absolute paths are included as recorded. No environment variables are included._")
+    L.append("")
+    return "\n".join(L)
+
+
+def _ms(v: Any) -> str:
+    return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
+
+
+def build_report(session_path: str, out_dir: str | None = None, *, screenshots: list[str] | None = None,
+                 stood: dict | None = None, include_paths: bool = False, archive: bool = False) -> str:
+    """Write a bug-report bundle for ``session_path``; return the directory (or, with ``archive``,
+    the ``<dir>.tar.gz`` written next to it).
+
+    ``screenshots``: image files to copy into ``screenshots/``; ``stood``: where the user stood
+    (``{"graph": "[0/0] forward", "stage": "lowering", "selection": "buf3"}``).
+    Raises OSError (unreadable session, unwritable output) or ValueError (not a session; an
+    ``out_dir`` that holds something other than an earlier report).
+    """
+    msgs = load_session(session_path)
+    out_dir = out_dir or _default_out_dir(session_path)
+    _prepare_dir(out_dir)
+    graphs = _graphs(msgs)
+    session_name = os.path.basename(session_path)
+    shutil.copyfile(session_path, os.path.join(out_dir, session_name))
+    repros, fallbacks = _write_repros(msgs, graphs, out_dir)
+    shots: list[str] = []
+    if screenshots:
+        os.makedirs(os.path.join(out_dir, "screenshots"), exist_ok=True)
+        for src in screenshots:
+            name = os.path.basename(src)
+            if name in shots or not os.path.isfile(src):
+                continue
+            shutil.copyfile(src, os.path.join(out_dir, "screenshots", name))
+            shots.append(name)
+    scrub = PathScrubber(keep=include_paths)
+    text = _render(msgs, graphs, session_name=session_name, scrub=scrub, stood=stood, repros=repros,
+                   fallbacks=fallbacks, shots=shots, include_paths=include_paths)
+    _write(os.path.join(out_dir, REPORT_NAME), text)
+    if not archive:
+        return out_dir
+    tar_path = out_dir.rstrip(os.sep) + ".tar.gz"
+    with tarfile.open(tar_path, "w:gz") as tar:
+        tar.add(out_dir, arcname=os.path.basename(out_dir.rstrip(os.sep)))
+    return tar_path
+
+
+# --------------------------------------------------------------------------- CLI
+
+def collect_screenshots(items: list[str], session_path: str) -> list[str]:
+    """Screenshot files from ``items``: files as given; in a directory, the files whose names start
+    with the session file's stem (the UI names screenshots ``<session stem>_<graph>_<stage>_<time>``)."""
+    stem = os.path.splitext(os.path.basename(session_path))[0]
+    out: list[str] = []
+    for it in items:
+        if os.path.isdir(it):
+            for name in sorted(os.listdir(it)):
+                p = os.path.join(it, name)
+                if name.startswith(stem) and os.path.isfile(p):
+                    out.append(p)
+        elif os.path.isfile(it):
+            out.append(it)
+        else:
+            raise FileNotFoundError(f"no such screenshot file or directory: {it}")
+    return out
+
+
+def build_report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inductor-step report",
+        description="Make a bug-report bundle from a recorded session: REPORT.md (a GitHub issue body), "
+                    "a minimal repro per graph, the session file and screenshots.",
+    )
+    p.add_argument("session", metavar="SESSION", help="a recorded session (.jsonl)")
+    p.add_argument("--out", metavar="DIR", help="bundle directory (default: ./inductor-step-report-<session stem>)")
+    p.add_argument("--screenshots", metavar="DIR_OR_FILE", nargs="+", action="extend",
+                   help="screenshot files, or directories to take the files named <session stem>* from "
+                        "(default: ./screenshots when it exists)")
+    p.add_argument("--archive", action="store_true", help="also write <DIR>.tar.gz and print its path")
+    p.add_argument("--include-paths", action="store_true",
+                   help="keep absolute paths in REPORT.md (default: <path>/name outside the working directory)")
+    return p
+
+
+def main_report(argv: list[str]) -> int:
+    """``inductor-step report SESSION [...]`` (``argv``: the arguments after ``report``)."""
+    args = build_report_parser().parse_args(argv)
+    try:
+        if not os.path.exists(args.session):
+            raise FileNotFoundError(f"no such session file: {args.session}")
+        if args.screenshots:
+            shots = collect_screenshots(args.screenshots, args.session)
+        elif os.path.isdir("screenshots"):
+            shots = collect_screenshots(["screenshots"], args.session)
+        else:
+            shots = []
+        path = build_report(args.session, args.out, screenshots=shots, include_paths=args.include_paths,
+                            archive=args.archive)
+    except (OSError, ValueError) as e:
+        print(f"inductor-step: {e}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main_report(sys.argv[1:]))
