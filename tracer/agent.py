@@ -174,10 +174,13 @@ class Agent:
         elif name == "artifact:fx_graph_runnable":
             # Inductor's standalone repro of the graph it is about to compile (forward, then the
             # backward when it compiles): kept for bug reports
-            self.frame(cid).setdefault("runnables", []).append(payload)
+            fr = self.frame(cid)
+            fr.setdefault("runnables", []).append(payload)
+            # Inductor writes one before compiling each graph of the frame: the forward (or
+            # inference) graph, then, for training, the backward when it compiles
+            kind = "backward" if fr["kind"] == "forward" and len(fr["runnables"]) > 1 else (fr["kind"] or "inference")
             self.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": cid,
-                       "graph_kind": self.frame(cid)["kind"] if len(self.frame(cid)["runnables"]) == 1 else "backward",
-                       "payload": payload})
+                       "graph_kind": kind, "payload": payload})
         elif name == "dynamo_cpp_guards_str":
             self.send({"type": "guards", "compile_id": cid, "text": payload})
         elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.current:
@@ -395,6 +398,7 @@ class Agent:
                    "python": sys.version.split()[0], "device": info["device"],
                    "device_name": info.get("device_name"), "cuda": info.get("cuda"),
                    "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
+                   "time": time.time(),
                    "settings": settings, "hooks": hooks,
                    "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured"})
         if self.ctl_fd is not None:
@@ -421,7 +425,7 @@ class Agent:
             cid, kind, stage = self.failing_stage(e)
             text = f"{type(e).__name__}: {e}"
             error = {"stage": stage, "message": text.strip().splitlines()[0] if text.strip() else type(e).__name__,
-                     "full_message": text, "traceback": tb,
+                     "full_message": text[:20000], "traceback": tb,
                      "compile_id": cid if stage != "script" else None,
                      "graph_kind": kind if stage != "script" else None}
         if error:

@@ -148,6 +148,7 @@ class StepApp(App[None]):
         Binding("slash", "search", "Search"),
         Binding("r", "run", "Run+time"),
         Binding("s", "screenshot", "Screenshot"),
+        Binding("R", "report", "Report"),
         Binding("question_mark,f1", "help", "Help"),
         Binding("q", "quit_app", "Quit"),
         Binding("ctrl+c", "quit_app", "Quit", show=False, priority=True),
@@ -172,6 +173,7 @@ class StepApp(App[None]):
         self.follow = True
         self.paused: dict[str, Any] | None = None  # the stop the agent waits at, if any
         self._rendered: dict[str, Any] = {}
+        self.saved_screenshots: list[str] = []
         self._status_extra = ""
         for m in messages or []:
             self.session.add(m)
@@ -741,8 +743,36 @@ class StepApp(App[None]):
         os.makedirs(self.screenshots, exist_ok=True)
         path = self.save_screenshot(self.screenshot_name(), self.screenshots)
         png = svg_to_png(path)
+        self.saved_screenshots += [p for p in (path, png) if p]
         shown = path + (f" (+ {os.path.basename(png)})" if png else "")
         self._status_extra = f"screenshot saved: {shown}"
+        self.refresh_status()
+
+    def selection(self) -> str | None:
+        """The row selected in the current stage's table (a buffer, node or kernel name)."""
+        if self.view_stage == "log":
+            return None
+        table = self.query_one(f"#table-{self.view_stage}", DataTable)
+        if not table.row_count:
+            return None
+        cell = table.get_row_at(table.cursor_row)[0]
+        return str(cell)
+
+    def action_report(self) -> None:
+        if not self.session_path:
+            self.notify("no session file to report from", severity="warning")
+            return
+        from tui.report import build_report  # noqa: PLC0415
+
+        if self.writer is not None:
+            self.writer.f.flush()
+        try:
+            out = build_report(self.session_path, screenshots=self.saved_screenshots,
+                               stood={"graph": self.view_graph, "stage": self.view_stage, "selection": self.selection()})
+        except (OSError, ValueError) as e:
+            self._status_extra = f"report failed: {e}"
+        else:
+            self._status_extra = f"report bundle written: {out}"
         self.refresh_status()
 
     def action_help(self) -> None:
@@ -757,7 +787,8 @@ class StepApp(App[None]):
                 ("g", "graph picker (compile id and kind: [0/0] forward, [0/0] backward, [1/0] …)"),
                 ("/", "search in the pane; Enter: next match; Esc: close"),
                 ("r", "run and time every compiled graph and kernel (after its codegen)"),
-                ("s", f"screenshot (SVG) into {self.screenshots}/"),
+                ("s", f"screenshot (SVG, and PNG with rsvg-convert) into {self.screenshots}/"),
+                ("R", "bug-report bundle: REPORT.md, screenshots, session, repro"),
                 ("? / F1", "this help"),
                 ("q / ctrl+c", "quit: ends the script's process; the session file is kept")]
         for k, v in rows:

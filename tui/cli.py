@@ -29,7 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a PyTorch script and stop its torch.compile after each stage: "
                     "dynamo, aot, lowering, scheduling, loopbody, codegen; then run and time the kernels.",
         epilog="Options go before SCRIPT; everything after SCRIPT is passed to it verbatim.  "
-               "With no SCRIPT, steps the bundled demo (a small training step).",
+               "With no SCRIPT, steps the bundled demo (a small training step).  "
+               "Also: `inductor-step report SESSION` (a bug-report bundle) and "
+               "`inductor-step export SESSION DIR` (a TORCH_TRACE-style log for tlparse).",
     )
     p.add_argument("--headless", action="store_true", help="no UI: run straight through, print one line per stop")
     p.add_argument("--record", metavar="FILE", help="write the session (JSON lines) to FILE "
@@ -137,6 +139,15 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the process exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("report", "export") and not os.path.exists(argv[0]):
+        if argv[0] == "report":
+            from tui.report import main_report  # noqa: PLC0415
+
+            return main_report(argv[1:])
+        from tui.export import main_export  # noqa: PLC0415
+
+        return main_export(argv[1:])
     ns = build_parser().parse_args(argv)
     try:
         if ns.open:
