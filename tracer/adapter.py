@@ -500,6 +500,45 @@ def buffer_owners(gl: Any) -> dict[str, dict[str, str]]:
     return out
 
 
+def kernel_provenance() -> dict[str, list[str]]:
+    """Inductor's provenance: ``"kernel_name:debug_handle"`` -> post-grad FX node names.
+
+    Filled while kernels are generated when ``config.trace.provenance_tracking_level`` >= 1
+    (``torch._inductor.debug._inductor_triton_kernel_to_post_grad_node_info``, global across
+    graphs; the wrapper's ``# [Provenance debug handles]`` comments say which handles are its own).
+    """
+    try:
+        from torch._inductor import debug  # noqa: PLC0415
+
+        return {k: list(v) for k, v in getattr(debug, "_inductor_triton_kernel_to_post_grad_node_info", {}).items()}
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def source_context(user_lines: list[str], around: int = 3) -> dict[str, str]:
+    """``"file:line"`` -> that line of the user's source with ``around`` lines each side, the line
+    itself marked ``>``; files that cannot be read are left out."""
+    import linecache  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    out: dict[str, str] = {}
+    for ul in user_lines:
+        path, _, num = ul.rpartition(":")
+        if not num.isdigit():
+            continue
+        n = int(num)
+        full = path if os.path.isabs(path) else os.path.abspath(path)
+        rows = []
+        for i in range(max(1, n - around), n + around + 1):
+            text = linecache.getline(full, i)
+            if not text and i > n:
+                break
+            rows.append(f"{'>' if i == n else ' '} {i:>5}  {text.rstrip()}")
+        if any(r.strip() for r in rows):
+            out[ul] = "\n".join(rows)
+    return out
+
+
 # ----------------------------------------------------------------------------- timing
 
 def benchmarker() -> Any:

@@ -237,7 +237,9 @@ class Agent:
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
         elif kind == "forward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "forward", "backward")}
-        self.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": adapter.fx_graph(graph)})
+        post_grad = adapter.fx_graph(graph)
+        g["post_grad_nodes"] = post_grad.get("nodes") or []
+        self.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": post_grad})
 
     def on_pre_fusion(self, nodes: list) -> None:
         from tracer import adapter  # noqa: PLC0415
@@ -252,7 +254,9 @@ class Agent:
             g["device"] = str(next(iter(nodes)).get_device()) if nodes else "cpu"
         except Exception:  # noqa: BLE001
             g["device"] = "cpu"
-        self.stop(cid, kind, "lowering", adapter.ir_buffers(gl))
+        lowered = adapter.ir_buffers(gl)
+        g["buffers"] = lowered.get("buffers") or []
+        self.stop(cid, kind, "lowering", lowered)
         self.fusion_lines = []
         self.capture_fusion = True
 
@@ -262,7 +266,9 @@ class Agent:
         self.capture_fusion = False
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
         g = self.graph(cid, kind)
-        self.stop(cid, kind, "scheduling", {"before": g.get("before"), "after": adapter.scheduler_nodes(nodes),
+        after = adapter.scheduler_nodes(nodes)
+        g["after"] = after if isinstance(after, list) else []
+        self.stop(cid, kind, "scheduling", {"before": g.get("before"), "after": after,
                                             "fusion_log": list(self.fusion_lines)})
         self.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
 
@@ -293,7 +299,27 @@ class Agent:
             k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
                                           key=lambda s: (len(s), s))
             del k["writes"]
-        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g["output_path"]})
+        links = self.build_links(cid, kind, kernels, wrapper, owners)
+        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g["output_path"],
+                                         "links": links})
+
+    def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
+                    owners: dict[str, dict[str, str]]) -> dict[str, Any]:
+        """The graph's cross-level index (tracer.links), or ``{"unavailable": why}``."""
+        from tracer import adapter  # noqa: PLC0415
+        from tracer.links import build_links  # noqa: PLC0415
+
+        g = self.graph(cid, kind)
+        try:
+            pg = g.get("post_grad_nodes") or []
+            users = sorted({n["user_line"] for n in pg if n.get("user_line")})
+            dyn = (self.frame(cid).get("dynamo") or {}).get("nodes") or []
+            return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.get("buffers") or [],
+                               fused_nodes=g.get("after") or [], kernels=kernels, wrapper=wrapper, owners=owners,
+                               provenance=adapter.kernel_provenance(),
+                               source_context=adapter.source_context(users))
+        except Exception as e:  # noqa: BLE001
+            return {"unavailable": f"links: {type(e).__name__}: {e}", "traceback": traceback.format_exc()}
 
     # ------------------------------------------------------------------ run
     def run_all(self, only: str | None = None) -> None:
