@@ -110,13 +110,21 @@ def test_selecting_a_kernel_scrolls_to_and_marks_its_source():
         await pilot.pause()
         code = app.query_one("#code-codegen", CodeView)
         name = stop["kernels"][cpp[-1]]["name"]
-        result["cursor_line"] = code.lines[code.cursor]
-        result["name"] = name
+        from tracer.codeparse import kernel_source_lines
+        result["span"] = kernel_source_lines(stop["wrapper"], name)
+        result["cursor"] = code.cursor + 1
+        result["marks"] = sorted(m + 1 for m in code.marks)
         result["marked"] = [code.lines[i] for i in sorted(code.marks)]
+        result["selected"] = app.selected_buffer
+        result["buffers"] = stop["kernels"][cpp[-1]]["buffers"]
 
     drive(app, steps)
-    assert result["cursor_line"].startswith(result["name"] + " = async_compile")
-    assert any('extern "C"' in line for line in result["marked"])
+    first, last = result["span"]
+    # the kernel is scrolled into view with the selected buffer's loads/stores marked inside it
+    assert first <= result["cursor"] <= last
+    assert result["marks"] and all(first <= m <= last for m in result["marks"])
+    assert result["selected"] in result["buffers"]
+    assert all("ptr" in line for line in result["marked"])
 
 
 def test_search_moves_the_cursor_to_a_match():

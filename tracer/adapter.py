@@ -434,13 +434,40 @@ def scheduler_nodes(nodes: list) -> list[dict[str, Any]]:
     return out
 
 
-def fused_pair_reason(a: Any, b: Any) -> str:
-    """``V.graph.scheduler.can_fuse(a, b)`` as text (only while the scheduler is live)."""
+def can_fuse(a: str, b: str) -> str:
+    """``V.graph.scheduler.can_fuse(node_a, node_b)`` for two scheduler nodes named as Inductor
+    names them (``op3`` or a fused ``op3_op4``), as ``"can fuse"`` / ``"cannot fuse"``; Inductor
+    logs its reasons (WhyNoFuse) on the fusion logger while it decides.  Only while the graph's
+    scheduler is live (a paused scheduling, loopbody or codegen stop, on the compile thread)."""
     try:
         sched = current_graph().scheduler
-        return "can fuse" if sched.can_fuse(a, b) else "cannot fuse"
     except Exception as e:  # noqa: BLE001
-        return f"can_fuse not available ({e})"
+        return f"not available: the scheduler is not live here ({type(e).__name__})"
+    if sched is None:
+        return "not available: the scheduler is not live here"
+    by_name: dict[str, Any] = {}
+    for n in sched.nodes:
+        by_name[n.get_name()] = n
+        for m in n.get_nodes():
+            by_name.setdefault(m.get_name(), m)
+    na, nb = by_name.get(a), by_name.get(b)
+    if na is None or nb is None:
+        return f"not available: no scheduler node named {a if na is None else b}"
+    if na is nb:
+        return "the same node"
+    try:
+        first, second = (na, nb) if _order(sched, na) <= _order(sched, nb) else (nb, na)
+        return "can fuse" if sched.can_fuse(first, second) else "cannot fuse"
+    except Exception as e:  # noqa: BLE001
+        return f"can_fuse raised {type(e).__name__}: {e}"
+
+
+def _order(sched: Any, node: Any) -> int:
+    names = [n.get_name() for n in sched.nodes]
+    try:
+        return names.index(node.get_name())
+    except ValueError:
+        return min((names.index(x) for x in names if node.get_name() in x.split("_")), default=0)
 
 
 # ----------------------------------------------------------------------------- LoopBody

@@ -110,9 +110,33 @@ class Agent:
         msg.update(payload)
         self.send(msg)
         if self.step:
-            cmd = self.resume.get()
-            if cmd == protocol.CMD_QUIT:
-                raise _Quit()
+            while True:
+                cmd = self.resume.get()
+                if isinstance(cmd, dict):  # a query answered on this thread, where V.graph is live
+                    self.answer_query(cmd)
+                    continue
+                if cmd == protocol.CMD_QUIT:
+                    raise _Quit()
+                break
+
+    def answer_query(self, q: dict[str, Any]) -> None:
+        """``can_fuse`` for two scheduler nodes of the paused graph, in Inductor's own words."""
+        from tracer import adapter  # noqa: PLC0415
+
+        a, b = q.get("a"), q.get("b")
+        self.fusion_lines_query: list[str] = []
+        prev = self.capture_fusion
+        self.capture_fusion = True
+        saved = self.fusion_lines
+        self.fusion_lines = []
+        try:
+            verdict = adapter.can_fuse(a, b)
+        finally:
+            lines = self.fusion_lines
+            self.fusion_lines = saved
+            self.capture_fusion = prev
+        self.send({"type": "fusion_query", "a": a, "b": b, "compile_id": (self.current or ("?",))[0],
+                   "graph_kind": (self.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
 
     # ------------------------------------------------------------------ control
     def _control_loop(self) -> None:
@@ -135,6 +159,8 @@ class Agent:
                 cmd = msg.get("cmd")
                 if cmd == protocol.CMD_CONTINUE:
                     self.resume.put(cmd)
+                elif cmd == "can_fuse":
+                    self.resume.put(msg)
                 elif cmd == protocol.CMD_RUN_THROUGH:
                     self.step = False
                     self.resume.put(protocol.CMD_CONTINUE)

@@ -18,6 +18,8 @@ _DEF = re.compile(
 )
 _REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
 _EXTERN_CALL = re.compile(r"^\s*(extern_kernels\.\w+)\((.*)\)\s*$", re.M)
+# ATen fallbacks Inductor calls directly: buf8 = torch.ops.aten._scaled_dot_product_...default(...)
+_FALLBACK_CALL = re.compile(r"^\s*(buf\d+) = ((?:torch\.ops|aten)\.[\w.]+)\((.*)\)\s*$", re.M)
 _NAME_ARG = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
 _TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
 _CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+kernel\((.*?)\)', re.S)
@@ -99,6 +101,15 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
         extern_i += 1
         kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
                          "calls": [call_args], "writes": [o for o in outs if o.startswith("buf")]}
+        order.append((cm.start(), name))
+    fallback_i: dict[str, int] = {}
+    for cm in _FALLBACK_CALL.finditer(body):
+        op = cm.group(2) if cm.group(2).startswith("torch.ops.") else "torch.ops." + cm.group(2)
+        i = fallback_i.get(op, 0)
+        fallback_i[op] = i + 1
+        name = f"{op}#{i}"
+        kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
+                         "calls": [_split_args(cm.group(3))], "writes": [cm.group(1)]}
         order.append((cm.start(), name))
     order.sort()
     seen: list[str] = []

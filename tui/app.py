@@ -16,6 +16,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
@@ -24,8 +25,8 @@ from tracer.protocol import ALL_STAGES, STAGES, CMD_CONTINUE, CMD_RUN, graph_key
 from tui.codeview import CodeView
 from tui.session import Session
 
-STAGE_TITLES = {"dynamo": "1 Dynamo", "aot": "2 AOT", "lowering": "3 Lowering", "scheduling": "4 Scheduling",
-                "loopbody": "5 LoopBody", "codegen": "6 Codegen", "run": "7 Run", "log": "Log"}
+STAGE_TITLES = {"dynamo": "1 Dynamo", "aot": "2 AOT", "lowering": "3 IR", "scheduling": "4 Sched",
+                "loopbody": "5 LoopBody", "codegen": "6 Codegen", "run": "7 Run", "linked": "8 Linked", "log": "Log"}
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "dynamo": ("node", "op", "target", "shape", "dtype", "user line"),
@@ -35,6 +36,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "loopbody": ("node", "fused node", "buffers", "var_ranges"),
     "codegen": ("kernel", "backend", "buffers", "fused nodes"),
     "run": ("kernel", "backend", "median ms", "share", "fused nodes"),
+    "linked": ("buffer", "node", "fused node", "kernel"),
 }
 
 
@@ -127,6 +129,14 @@ class StepApp(App[None]):
     TabPane { padding: 0; }
     .stage-table { height: 2fr; min-height: 4; }
     .stage-code { height: 3fr; border-top: hkey $primary; }
+    #linked-row { height: 1fr; }
+    #table-linked { width: 34; height: 1fr; }
+    #code-linkinfo { width: 2fr; height: 1fr; border-left: vkey $primary; }
+    #code-linkkernel { width: 3fr; height: 1fr; border-left: vkey $primary; }
+    #linked-row.narrow { layout: vertical; }
+    #linked-row.narrow #table-linked { width: 1fr; height: 7; }
+    #linked-row.narrow #code-linkinfo { width: 1fr; height: 1fr; border-left: none; border-top: hkey $primary; }
+    #linked-row.narrow #code-linkkernel { width: 1fr; height: 1fr; border-left: none; border-top: hkey $primary; }
     #search { dock: bottom; display: none; }
     #search.shown { display: block; }
     """
@@ -141,7 +151,9 @@ class StepApp(App[None]):
         Binding("5", "stage('loopbody')", "LoopBody", show=False),
         Binding("6", "stage('codegen')", "Codegen", show=False),
         Binding("7", "stage('run')", "Run pane", show=False),
+        Binding("8", "stage('linked')", "Linked"),
         Binding("l", "stage('log')", "Log"),
+        Binding("f", "fusion_pair", "Fuse?", show=False),
         Binding("tab", "focus_next", "Next pane", show=False),
         Binding("shift+tab", "focus_previous", "Prev pane", show=False),
         Binding("g", "pick_graph", "Graphs"),
@@ -174,6 +186,9 @@ class StepApp(App[None]):
         self.paused: dict[str, Any] | None = None  # the stop the agent waits at, if any
         self._rendered: dict[str, Any] = {}
         self.saved_screenshots: list[str] = []
+        #: the one selection every pane follows: an IR buffer name of the viewed graph
+        self.selected_buffer: str | None = None
+        self._pair_first: str | None = None
         self._status_extra = ""
         for m in messages or []:
             self.session.add(m)
@@ -192,6 +207,11 @@ class StepApp(App[None]):
                                               zebra_stripes=True)
                             yield table
                             yield CodeView(id=f"code-{stage}", classes="stage-code")
+                with TabPane(STAGE_TITLES["linked"], id="pane-linked"):
+                    with Horizontal(id="linked-row"):
+                        yield DataTable(id="table-linked", cursor_type="row", zebra_stripes=True)
+                        yield CodeView(id="code-linkinfo")
+                        yield CodeView(id="code-linkkernel")
                 with TabPane(STAGE_TITLES["log"], id="pane-log"):
                     yield CodeView(id="code-log")
         yield Input(placeholder="search this pane (Enter: next match, Esc: close)", id="search", disabled=True)
@@ -264,6 +284,9 @@ class StepApp(App[None]):
             self.refresh_all()
         elif t == "header":
             self.refresh_title()
+        elif t == "fusion_query":
+            if self.view_stage == "scheduling":
+                self.show_fusion_pair(msg.get("a"), msg.get("b"), msg.get("verdict"), msg.get("reasons"))
 
     # ------------------------------------------------------------------ rendering
     def refresh_all(self, force: bool = False) -> None:
@@ -378,6 +401,9 @@ class StepApp(App[None]):
                 self._rendered["log"] = key
             return
         key = self.view_graph
+        if stage == "linked":
+            self.refresh_linked(force=force)
+            return
         if stage == "run":
             data = self.session.runs.get(key) if key else None
             stamp = (key, id(data), self.session.run_status)
@@ -407,6 +433,7 @@ class StepApp(App[None]):
             code.set_code(msg, "python")
             return
         getattr(self, f"_fill_{stage}")(table, code, data)
+        self.sync_pane(stage)
 
     # ------------------------------------------------------------------ pane fillers
     def _fx_rows(self, table: DataTable, nodes: list[dict[str, Any]]) -> None:
@@ -566,12 +593,30 @@ class StepApp(App[None]):
     # ------------------------------------------------------------------ selection inside panes
     @on(DataTable.RowHighlighted)
     def _row(self, event: DataTable.RowHighlighted) -> None:
+        try:
+            self._row_highlighted(event)
+        except NoMatches:  # a late event while the app is closing
+            pass
+
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         stage = (event.data_table.id or "").removeprefix("table-")
         key = event.row_key.value if event.row_key is not None else None
         if key is None:
             return
+        if stage == "linked":
+            if key != self.selected_buffer:
+                self.selected_buffer = key
+                self.refresh_linked()
+            return
+        if stage == "run":
+            return
         code = self.query_one(f"#code-{stage}", CodeView)
         stop = self.session.stop_for(self.view_graph, stage) if self.view_graph else None
+        owned = self._buffers_of_row(stage, key, event.cursor_row)
+        if owned and self.selected_buffer not in owned:
+            self.selected_buffer = owned[0]
+            self._status_extra = f"selected {owned[0]}"
+            self.refresh_status()
         if stage in ("dynamo", "aot"):
             row = event.cursor_row
             nodes = ((stop or {}).get("graph") if stage == "dynamo" else (stop or {}).get("post_grad")) or {}
@@ -602,6 +647,9 @@ class StepApp(App[None]):
                 self._show_body(code, b)
         elif stage == "codegen" and stop:
             self._show_kernel(code, stop, key)
+            b = self._links().get("buffers", {}).get(self.selected_buffer or "")
+            if b and key in (b.get("kernels") or []):
+                self._mark_buffer_in_wrapper(key, b)
 
     @on(TabbedContent.TabActivated, "#panes")
     def _tab_clicked(self, event: TabbedContent.TabActivated) -> None:
@@ -614,8 +662,255 @@ class StepApp(App[None]):
         key = event.option.id
         if key and key != self.view_graph:
             self.view_graph = key
+            self.selected_buffer = None
             self.follow = False
             self.refresh_all()
+
+
+    # ------------------------------------------------------------------ the one selection
+    def select_buffer(self, name: str | None) -> None:
+        """Make ``name`` (an IR buffer of the viewed graph) the selection all panes follow."""
+        if not name or name == self.selected_buffer:
+            return
+        self.selected_buffer = name
+        self.sync_pane(self.view_stage)
+        self._status_extra = f"selected {name}"
+        self.refresh_status()
+
+    def _links(self) -> dict[str, Any]:
+        return self.session.links(self.view_graph)
+
+    def sync_pane(self, stage: str) -> None:
+        """Move the visible pane's cursor to what the selection belongs to (never the reverse:
+        a row that already contains the selected buffer leaves the selection alone)."""
+        sel = self.selected_buffer
+        links = self._links()
+        b = links.get("buffers", {}).get(sel) if sel else None
+        if stage == "linked":
+            self.refresh_linked()
+            return
+        if stage not in COLUMNS or stage == "run" or not sel:
+            return
+        table = self.query_one(f"#table-{stage}", DataTable)
+        row_key = None
+        if stage == "lowering":
+            row_key = sel
+        elif stage == "scheduling" and b:
+            row_key = b.get("fused_node")
+        elif stage == "loopbody" and b:
+            row_key = f"{b.get('fused_node')}/{b.get('scheduler_node')}"
+        elif stage == "codegen" and b and b.get("kernels"):
+            row_key = b["kernels"][0]
+        elif stage in ("dynamo", "aot") and b:
+            names = b.get("dynamo_nodes") if stage == "dynamo" else b.get("fx_nodes")
+            stop = self.session.stop_for(self.view_graph, stage) or {}
+            nodes = ((stop.get("graph") if stage == "dynamo" else stop.get("post_grad")) or {}).get("nodes") or []
+            idx = next((i for i, n in enumerate(nodes) if n["name"] in (names or [])), None)
+            if idx is not None and table.cursor_row != idx and idx < table.row_count:
+                table.move_cursor(row=idx)
+            return
+        if row_key is None:
+            return
+        try:
+            idx = table.get_row_index(row_key)
+        except Exception:  # noqa: BLE001 - row not in this table
+            return
+        if table.cursor_row != idx:
+            table.move_cursor(row=idx)
+        if stage == "codegen" and b:
+            self._mark_buffer_in_wrapper(row_key, b)
+
+    def _mark_buffer_in_wrapper(self, kernel: str, b: dict[str, Any]) -> None:
+        from tracer.codeparse import kernel_source_lines  # noqa: PLC0415
+
+        stop = self.session.stop_for(self.view_graph, "codegen") or {}
+        wrapper = stop.get("wrapper") or ""
+        span = kernel_source_lines(wrapper, kernel)
+        ranges = b.get("kernel_lines", {}).get(kernel) or []
+        if not span or not ranges:
+            return
+        k = next((k for k in stop.get("kernels") or [] if k["name"] == kernel), None)
+        first_src = (k or {}).get("source", "").split("\n", 1)[0]
+        code = self.query_one("#code-codegen", CodeView)
+        start = next((i for i in range(span[0] - 1, span[1]) if code.lines[i] == first_src), span[0])
+        code.mark([(start + a, start + e) for a, e in ranges])
+        code.goto(start + ranges[0][0])
+
+    def _buffers_of_row(self, stage: str, key: str, row: int) -> list[str]:
+        links = self._links()
+        if not links:
+            return []
+        if stage in ("lowering", "linked"):
+            return [key]
+        if stage == "scheduling":
+            return list(links.get("fused_nodes", {}).get(key, {}).get("buffers") or [])
+        if stage == "loopbody":
+            op = key.split("/")[-1]
+            return list(links.get("scheduler_nodes", {}).get(op, {}).get("buffers") or [])
+        if stage == "codegen":
+            return list(links.get("kernels", {}).get(key, {}).get("buffers") or [])
+        if stage in ("dynamo", "aot"):
+            stop = self.session.stop_for(self.view_graph, stage) or {}
+            nodes = ((stop.get("graph") if stage == "dynamo" else stop.get("post_grad")) or {}).get("nodes") or []
+            if 0 <= row < len(nodes):
+                name = nodes[row]["name"]
+                m = links.get("dynamo_nodes" if stage == "dynamo" else "fx_nodes", {}).get(name) or {}
+                return list(m.get("buffers") or [])
+        return []
+
+    def refresh_linked(self, force: bool = False) -> None:
+        """The Linked tab: buffers on the left; the selected one's FX nodes, scheduler node, fused
+        node, user source line and LoopBody in the middle; its kernel with its lines marked."""
+        key = self.view_graph
+        links = self._links()
+        table = self.query_one("#table-linked", DataTable)
+        info = self.query_one("#code-linkinfo", CodeView)
+        kcode = self.query_one("#code-linkkernel", CodeView)
+        stamp = (key, id(links))
+        if force or self._rendered.get("linked") != stamp:
+            self._rendered["linked"] = stamp
+            table.clear()
+            if not links:
+                reached = self.session.stages_done(key) if key else []
+                info.set_code("# links are built when the graph reaches codegen"
+                              + (f"; {key} is at {reached[-1]}: press n to continue" if reached else ""), "text")
+                kcode.set_code("", "text")
+                return
+            bufs = links["buffers"]
+            _add_rows(table, [(T(n, "bold"), T(d.get("scheduler_node")), T(d.get("fused_node")),
+                               T(_j(d.get("kernels"), 2))) for n, d in bufs.items()], list(bufs))
+            if self.selected_buffer not in bufs and bufs:
+                self.selected_buffer = next(iter(bufs))
+        if not links:
+            return
+        sel = self.selected_buffer
+        b = links["buffers"].get(sel)
+        if b is None:
+            return
+        try:
+            idx = table.get_row_index(sel)
+            if table.cursor_row != idx:
+                table.move_cursor(row=idx)
+        except Exception:  # noqa: BLE001
+            pass
+        lines = [f"# {sel}: scheduler node {b.get('scheduler_node')} in {b.get('fused_node')}"]
+        lines.append(f"post-grad FX nodes: {', '.join(b.get('fx_nodes') or []) or '-'}")
+        lines.append(f"Dynamo FX nodes:    {', '.join(b.get('dynamo_nodes') or []) or '-'}")
+        for k in b.get("kernels") or []:
+            ranges = b.get("kernel_lines", {}).get(k) or []
+            where = ", ".join(f"{a}" if a == e else f"{a}-{e}" for a, e in ranges) or "no lines of its own"
+            lines.append(f"kernel {k}: lines {where}")
+        for n in b.get("notes") or []:
+            lines.append(f"note: {n}")
+        for ul in b.get("user_lines") or []:
+            lines.append(f"\n# your code: {ul}")
+            ctx = (links.get("user_source") or {}).get(ul)
+            if ctx:
+                lines.append(ctx)
+        lb = next((x for x in (self.session.stop_for(key, "loopbody") or {}).get("bodies") or []
+                   if isinstance(x, dict) and x.get("node") == b.get("scheduler_node")), None)
+        if lb and lb.get("body"):
+            lines.append(f"\n# LoopBody of {lb['node']}")
+            lines.append(lb["body"])
+        info.set_code("\n".join(lines), "python")
+        kernels = b.get("kernels") or []
+        stop = self.session.stop_for(key, "codegen") or {}
+        if kernels:
+            k = next((k for k in stop.get("kernels") or [] if k["name"] == kernels[0]), None)
+            if k is not None:
+                src = k.get("source") or ""
+                kcode.set_code(src, "cpp" if k.get("backend") == "cpp" else "python")
+                ranges = b.get("kernel_lines", {}).get(kernels[0]) or []
+                if ranges:
+                    kcode.mark([tuple(r) for r in ranges])
+                    kcode.goto(ranges[0][0])
+                return
+        kcode.set_code(f"# no kernel computes {sel}", "text")
+
+    @on(CodeView.CursorMoved)
+    def _code_cursor(self, event: CodeView.CursorMoved) -> None:
+        """Reverse link: a kernel line under the cursor selects the buffer it loads or stores."""
+        view = event.view
+        if not view.has_focus:
+            return  # programmatic moves (from a selection) never select back
+        links = self._links()
+        if view.id == "code-linkkernel":
+            b = links.get("buffers", {}).get(self.selected_buffer or "", {})
+            kernel = (b.get("kernels") or [None])[0]
+            line = event.line
+        elif view.id == "code-codegen":
+            from tracer.codeparse import kernel_source_lines  # noqa: PLC0415
+
+            stop = self.session.stop_for(self.view_graph, "codegen") or {}
+            kernel, line = None, None
+            for k in stop.get("kernels") or []:
+                span = kernel_source_lines(stop.get("wrapper") or "", k["name"])
+                if span and span[0] <= event.line <= span[1]:
+                    first = (k.get("source") or "").split("\n", 1)[0]
+                    start = next((i for i in range(span[0] - 1, span[1]) if view.lines[i] == first), span[0])
+                    kernel, line = k["name"], event.line - start
+                    break
+        else:
+            return
+        if not kernel or line is None:
+            return
+        for name, d in links.get("buffers", {}).items():
+            if kernel in d.get("kernels", []) and any(a <= line <= e for a, e in d.get("kernel_lines", {}).get(kernel) or []):
+                if name != self.selected_buffer:
+                    self.selected_buffer = name
+                    self._status_extra = f"line {event.line} of {kernel} touches {name}"
+                    self.refresh_status()
+                return
+
+    def action_fusion_pair(self) -> None:
+        """In the scheduling pane: f on one node, then f on another: were they fused, and why."""
+        if self.view_stage != "scheduling":
+            self.notify("f (fusion of two nodes) works in the scheduling pane (4)")
+            return
+        table = self.query_one("#table-scheduling", DataTable)
+        if not table.row_count:
+            return
+        name = str(table.get_row_at(table.cursor_row)[0])
+        if self._pair_first is None or self._pair_first == name:
+            self._pair_first = name
+            self._status_extra = f"fusion pair: {name} and … (move to another node, press f)"
+            self.refresh_status()
+            return
+        a, b = self._pair_first, name
+        self._pair_first = None
+        self.show_fusion_pair(a, b)
+        live = (self.agent is not None and self.paused is not None and graph_key(self.paused) == self.view_graph
+                and self.paused["stage"] in ("scheduling", "loopbody", "codegen"))
+        if live:
+            self.agent.send("can_fuse", a=a, b=b)
+
+    def _members(self, fused: str) -> list[str]:
+        stop = self.session.stop_for(self.view_graph, "scheduling") or {}
+        n = next((n for n in stop.get("after") or [] if n.get("name") == fused), None)
+        return list((n or {}).get("members") or [])
+
+    def show_fusion_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None) -> None:
+        stop = self.session.stop_for(self.view_graph, "scheduling") or {}
+        ma, mb = set(self._members(a)) | {a}, set(self._members(b)) | {b}
+
+        def mentions(line: str, names: set[str]) -> bool:
+            return any(re.search(rf"\b{re.escape(x)}\b", line) for x in names)
+
+        log = [ln for ln in stop.get("fusion_log") or [] if mentions(ln, ma) and mentions(ln, mb)]
+        fused_together = any(set(n.get("members") or []) >= (ma | mb) - {a, b} and (ma | mb) - {a, b}
+                             for n in stop.get("after") or []) or a == b
+        text = [f"# {a} and {b}: " + ("fused into one node" if fused_together else "not fused"),
+                "# ---- Inductor's fusion log for this pair ----"]
+        text += ["# " + x for x in log] or ["# (the fusion log never considered this pair: "
+                                            "Inductor only tries pairs that share data)"]
+        if verdict is not None:
+            text += [f"\n# scheduler.can_fuse({a}, {b}) now: {verdict}"] + ["#   " + r for r in reasons or []]
+        elif self.paused is None:
+            text.append("\n# can_fuse for any pair is asked live while the compile is paused at this graph's "
+                        "scheduling, loopbody or codegen stop")
+        else:
+            text.append("\n# asking scheduler.can_fuse …")
+        self.query_one("#code-scheduling", CodeView).set_code("\n".join(text), "python")
 
     # ------------------------------------------------------------------ actions
     def action_next_stop(self) -> None:
@@ -679,6 +974,7 @@ class StepApp(App[None]):
     def on_resize(self, event: Any) -> None:
         # below 100 columns the graph list would take a third of the screen: g shows it
         self.query_one("#graphs", OptionList).set_class(event.size.width < 100, "narrow")
+        self.query_one("#linked-row").set_class(event.size.width < 130, "narrow")
 
     @on(OptionList.OptionSelected, "#graphs")
     def _graph_chosen(self, event: OptionList.OptionSelected) -> None:
@@ -781,6 +1077,8 @@ class StepApp(App[None]):
         rows = [("n / space", "next stop: continues the paused compile at the newest stop"),
                 ("b", "back to the previous stop (viewing only)"),
                 ("1 … 7", "stages: dynamo, aot, lowering, scheduling, loopbody, codegen, run"),
+                ("8", "linked view: a buffer's FX nodes, scheduler node, fused kernel lines, LoopBody, your source line"),
+                ("f", "scheduling pane: f on a node, f on another: were they fused, and why (can_fuse live)"),
                 ("l", "the script's stdout/stderr"),
                 ("tab / shift+tab", "next / previous pane (table, code, graph list)"),
                 ("↑ ↓ PgUp PgDn", "move in a table or code pane; a table row shows its details below"),

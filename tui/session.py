@@ -28,6 +28,7 @@ class Session:
     log: list[tuple[str, str]] = field(default_factory=list)
     done: dict[str, Any] | None = None
     run_status: str = ""
+    fusion_queries: list[dict[str, Any]] = field(default_factory=list)
     agent_exit: int | None = None
 
     def add(self, msg: dict[str, Any]) -> None:
@@ -54,12 +55,20 @@ class Session:
             self.log.append((msg.get("stream", "stdout"), msg.get("text", "")))
         elif t == "done":
             self.done = msg
+        elif t == "fusion_query":
+            self.fusion_queries.append(msg)
         elif t == "agent_exit":
             self.agent_exit = msg.get("returncode")
 
     def stop_for(self, key: str, stage: str) -> dict[str, Any] | None:
         """The stop of graph ``key`` at ``stage``, or None if the compile has not reached it."""
         return self.by_graph.get(key, {}).get(stage)
+
+    def links(self, key: str | None) -> dict[str, Any]:
+        """The cross-level index of graph ``key`` (its codegen stop's ``links``); {} before codegen."""
+        stop = self.stop_for(key, "codegen") if key else None
+        links = (stop or {}).get("links") or {}
+        return links if "buffers" in links else {}
 
     def stages_done(self, key: str) -> list[str]:
         """Stages of graph ``key`` that have a stop (plus ``run`` once it was timed)."""
