@@ -63,3 +63,38 @@ def test_open_a_recording_in_a_real_terminal_step_and_quit(tmp_path, size):
         assert "EXITED=0" in screen
     finally:
         t.close()
+
+
+def _agents_running(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "tracer.agent" in line]
+
+
+@pytest.mark.parametrize("key", ["q", "C-c"], ids=["q", "ctrl+c"])
+def test_quit_while_paused_ends_the_agent_and_keeps_a_valid_session(tmp_path, key):
+    """Live: pause in the middle of a real compile, quit; within 2 s no agent (or its children)
+    is left, the terminal is handed back and the session file holds everything up to there."""
+    from tracer.protocol import read_session
+
+    script = tmp_path / "paused_script.py"
+    script.write_text("import torch\nprint(torch.compile(lambda x: (x.sin() * 2).sum())(torch.randn(64)))\n")
+    session = tmp_path / "s.jsonl"
+    cmd = (f"cd {tmp_path} && PYTHONPATH={ROOT} {sys.executable} -m tui.cli --record {session} {script}")
+    t = Tmux(f"sh -c '{cmd}; echo EXITED=$?; sleep 30'", 120, 40)
+    try:
+        t.wait_for("paused after dynamo", timeout=120)
+        t.keys("n")
+        t.wait_for("paused after aot", timeout=60)
+        assert _agents_running(str(script))
+        t.keys(key)
+        start = time.monotonic()
+        t.wait_for("EXITED=", timeout=10)
+        while _agents_running(str(script)) and time.monotonic() - start < 2:
+            time.sleep(0.05)
+        assert not _agents_running(str(script)), "agent left running after quit"
+        assert time.monotonic() - start < 4
+        msgs = list(read_session(str(session)))
+        stages = [m["stage"] for m in msgs if m.get("type") == "stop"]
+        assert stages[:2] == ["dynamo", "aot"]
+    finally:
+        t.close()

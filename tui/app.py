@@ -17,7 +17,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
@@ -90,6 +90,27 @@ def svg_to_png(svg_path: str) -> str | None:
     finally:
         os.unlink(tmp.name)
     return png
+
+
+MIN_SIZE = (60, 16)
+
+
+class TooSmallScreen(Screen[None]):
+    """Shown instead of the panes while the terminal is below MIN_SIZE; q still quits."""
+
+    BINDINGS = [Binding("q,ctrl+c", "app.quit_app", "Quit")]
+    DEFAULT_CSS = """
+    TooSmallScreen { align: center middle; background: $background; }
+    TooSmallScreen > Static { width: auto; height: auto; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="toosmall")
+
+    def show(self, w: int, h: int) -> None:
+        self.query_one("#toosmall", Static).update(Text(
+            f"terminal too small: {w}x{h}\ninductor-step needs at least {MIN_SIZE[0]}x{MIN_SIZE[1]}\n"
+            "(the compile keeps its place; enlarge the window, or q to quit)", justify="center"))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -975,6 +996,17 @@ class StepApp(App[None]):
         # below 100 columns the graph list would take a third of the screen: g shows it
         self.query_one("#graphs", OptionList).set_class(event.size.width < 100, "narrow")
         self.query_one("#linked-row").set_class(event.size.width < 130, "narrow")
+        small = event.size.width < MIN_SIZE[0] or event.size.height < MIN_SIZE[1]
+        top = self.screen_stack[-1] if self.screen_stack else None
+        if small:
+            if not isinstance(top, TooSmallScreen):
+                screen = TooSmallScreen()
+                self.push_screen(screen)
+                self.call_after_refresh(screen.show, event.size.width, event.size.height)
+            else:
+                top.show(event.size.width, event.size.height)
+        elif isinstance(top, TooSmallScreen):
+            self.pop_screen()
 
     @on(OptionList.OptionSelected, "#graphs")
     def _graph_chosen(self, event: OptionList.OptionSelected) -> None:

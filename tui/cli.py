@@ -128,9 +128,16 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     agent.terminate()
     if script_rc is None:
         # the agent died without finishing: os._exit, a signal, a crash in torch
-        how = f"killed by signal {-rc}" if rc is not None and rc < 0 else f"exited with status {rc}"
+        if rc is not None and rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            how, code = f"was killed by {name}", 128 - rc
+        else:
+            how, code = f"exited with status {rc}", (rc if rc else 1)
         print(f"inductor-step: the script's process {how} before it finished; session kept in {record}", file=sys.stderr)
-        return rc if rc and rc > 0 else 1
+        return code
     print(f"inductor-step: session written to {record}", file=sys.stderr)
     if script_rc == 0 and failed:
         return 1

@@ -1,0 +1,113 @@
+"""Bad days: compiles that fail in a stage, scripts that crash or exit early, scripts that never
+compile.  Each one runs for real (torch.compile on CPU) through ``--headless``; the session file is
+then opened in the UI the way ``--open`` does."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from tracer.protocol import read_session
+from tui.app import StepApp
+from tui.codeview import CodeView
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, "tests", "scripts")
+
+
+@dataclass
+class Result:
+    rc: int
+    stdout: str
+    stderr: str
+    session: str
+
+    def messages(self):
+        return list(read_session(self.session))
+
+
+def run(tmp_path, name: str) -> Result:
+    session = str(tmp_path / f"{name}.jsonl")
+    p = subprocess.run([sys.executable, "-m", "tui.cli", "--headless", "--record", session,
+                        os.path.join(SCRIPTS, f"{name}.py")], cwd=str(tmp_path), capture_output=True,
+                       text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=600)
+    return Result(p.returncode, p.stdout, p.stderr, session)
+
+
+def stages(msgs):
+    return [m["stage"] for m in msgs if m.get("type") == "stop"]
+
+
+def errors(msgs):
+    return [m for m in msgs if m.get("type") == "error"]
+
+
+@pytest.mark.parametrize("name, stage, reached", [
+    ("lowering_error", "lowering", ["dynamo", "aot"]),
+    ("scheduling_error", "scheduling", ["dynamo", "aot", "lowering"]),
+    ("cpp_compile_error", "codegen", ["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"]),
+])
+def test_compile_failure_is_shown_in_its_stage_with_everything_before_it(tmp_path, name, stage, reached):
+    r = run(tmp_path, name)
+    assert r.rc != 0
+    msgs = r.messages()
+    assert stages(msgs) == reached
+    (err,) = errors(msgs)
+    assert err["stage"] == stage and err["compile_id"] == "[0/0]"
+    assert f"error in [0/0] inference {stage}:" in r.stderr
+    # the UI opens the recorded session on the failing stage's pane, with the error in it
+    app = StepApp(messages=msgs, session_path=r.session)
+    seen = {}
+
+    async def main():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press(str(["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"].index(stage) + 1))
+            await pilot.pause()
+            seen["status"] = str(app.query_one("#status").render())
+            seen["bar"] = str(app.query_one("#stagebar").render())
+            seen["code"] = app.query_one(f"#code-{stage}", CodeView).text
+
+    asyncio.run(main())
+    assert f"error in [0/0] inference {stage}" in seen["status"]
+    assert f"✗{stage}" in seen["bar"]
+    if stage != "codegen":
+        assert f"{stage} failed" in seen["code"] and "injected" in seen["code"]
+
+
+def test_os_exit_keeps_the_session_and_its_exit_status(tmp_path):
+    r = run(tmp_path, "os_exit")
+    assert r.rc == 7
+    assert "exited with status 7 before it finished" in r.stderr
+    msgs = r.messages()
+    assert stages(msgs)[-1] == "codegen"
+    assert msgs[-1] == {"type": "agent_exit", "returncode": 7} or msgs[-1]["type"] == "agent_exit"
+
+
+def test_segfault_is_reported_by_signal_name_and_the_session_survives(tmp_path):
+    r = run(tmp_path, "segfault")
+    assert r.rc == 128 + 11
+    assert "was killed by SIGSEGV" in r.stderr
+    assert "Traceback" not in r.stderr.split("inductor-step:")[-1]
+    assert stages(r.messages())[-1] == "codegen"
+
+
+def test_script_that_never_compiles_says_so(tmp_path):
+    r = run(tmp_path, "no_compile")
+    assert r.rc == 0
+    assert "never compiled a graph with torch.compile" in r.stderr
+    assert stages(r.messages()) == []
+
+
+def test_users_own_exception_after_compiling_is_theirs(tmp_path):
+    r = run(tmp_path, "raises_after")
+    assert r.rc == 1
+    (err,) = errors(r.messages())
+    assert err["stage"] == "script" and err["compile_id"] is None
+    assert "ValueError: the user's own bug" in err["message"]
+    assert "raises_after.py" in err["traceback"]
