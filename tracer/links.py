@@ -70,6 +70,10 @@ def pointer_lines(kernel: dict[str, Any], storage: dict[str, set[str]]) -> dict[
             if names:
                 ptr_of.setdefault(names[0], set()).update(aliases.get(param, {param}))
     lines = src.split("\n")
+    # Triton: the decorator's triton_meta/inductor_meta name every pointer; only the body counts
+    body_from = 0
+    if kernel.get("backend") == "triton":
+        body_from = next((i + 1 for i, line in enumerate(lines) if line.startswith("def ")), 0)
     out: dict[str, list[list[int]]] = {}
     for buf in kernel.get("buffers") or []:
         ptrs: set[str] = set()
@@ -78,7 +82,8 @@ def pointer_lines(kernel: dict[str, Any], storage: dict[str, set[str]]) -> dict[
         if not ptrs:
             continue
         pat = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ptrs))) + r")\b")
-        hit = [i + 1 for i, line in enumerate(lines) if pat.search(line) and not line.lstrip().startswith(("def ", '#include'))]
+        hit = [i + 1 for i, line in enumerate(lines) if i >= body_from and pat.search(line)
+               and not line.lstrip().startswith(("def ", '#include'))]
         # skip the parameter list itself
         hit = [n for n in hit if not re.match(r'^\s*(const\s+)?\w+\*?\s*\w+[,)]\s*$', lines[n - 1])
                and 'extern "C"' not in lines[n - 1]]

@@ -138,6 +138,8 @@ class StepApp(App[None]):
     """
 
     TITLE = "inductor-step"
+    #: seconds of quiet after a cursor move before the detail panes follow it
+    DETAIL_DELAY_S = 0.04
     CSS = """
     #title { height: 1; background: $primary-background; color: $text; }
     #stagebar { height: 1; }
@@ -207,6 +209,7 @@ class StepApp(App[None]):
         self.paused: dict[str, Any] | None = None  # the stop the agent waits at, if any
         self._rendered: dict[str, Any] = {}
         self.saved_screenshots: list[str] = []
+        self._detail_timer: Any = None
         #: the one selection every pane follows: an IR buffer name of the viewed graph
         self.selected_buffer: str | None = None
         self._pair_first: str | None = None
@@ -614,12 +617,27 @@ class StepApp(App[None]):
     # ------------------------------------------------------------------ selection inside panes
     @on(DataTable.RowHighlighted)
     def _row(self, event: DataTable.RowHighlighted) -> None:
+        """The table's cursor repaints at once; details and linked panes follow once the key
+        repeat pauses (DETAIL_DELAY_S), so holding a key over a slow link never queues work."""
+        if event.cursor_row != event.data_table.cursor_row:
+            return
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        if self.DETAIL_DELAY_S <= 0:
+            self._apply_row(event)
+        else:
+            self._detail_timer = self.set_timer(self.DETAIL_DELAY_S, lambda: self._apply_row(event))
+
+    def _apply_row(self, event: DataTable.RowHighlighted) -> None:
+        self._detail_timer = None
         try:
             self._row_highlighted(event)
         except NoMatches:  # a late event while the app is closing
             pass
 
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.cursor_row != event.data_table.cursor_row:
+            return  # stale: the cursor has moved on (key repeat); acting on it would pull it back
         stage = (event.data_table.id or "").removeprefix("table-")
         key = event.row_key.value if event.row_key is not None else None
         if key is None:
@@ -730,7 +748,7 @@ class StepApp(App[None]):
             if idx is not None and table.cursor_row != idx and idx < table.row_count:
                 table.move_cursor(row=idx)
             return
-        if row_key is None:
+        if row_key is None or table.has_focus:
             return
         try:
             idx = table.get_row_index(row_key)
@@ -808,12 +826,13 @@ class StepApp(App[None]):
         b = links["buffers"].get(sel)
         if b is None:
             return
-        try:
-            idx = table.get_row_index(sel)
-            if table.cursor_row != idx:
-                table.move_cursor(row=idx)
-        except Exception:  # noqa: BLE001
-            pass
+        if not table.has_focus:  # the user's own cursor is never moved under them
+            try:
+                idx = table.get_row_index(sel)
+                if table.cursor_row != idx:
+                    table.move_cursor(row=idx)
+            except Exception:  # noqa: BLE001
+                pass
         lines = [f"# {sel}: scheduler node {b.get('scheduler_node')} in {b.get('fused_node')}"]
         lines.append(f"post-grad FX nodes: {', '.join(b.get('fx_nodes') or []) or '-'}")
         lines.append(f"Dynamo FX nodes:    {', '.join(b.get('dynamo_nodes') or []) or '-'}")

@@ -24,7 +24,10 @@ _THEME = "monokai"
 
 @lru_cache(maxsize=16)
 def _syntax(lexer: str) -> Syntax:
-    return Syntax("", lexer, theme=_THEME, background_color="default")
+    # a Lexer object, not its name: Rich would look the name up again for every line
+    from pygments.lexers import get_lexer_by_name  # noqa: PLC0415
+
+    return Syntax("", get_lexer_by_name(lexer), theme=_THEME, background_color="default")
 
 
 @lru_cache(maxsize=512)
