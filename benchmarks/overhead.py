@@ -1,0 +1,62 @@
+"""Whole-process wall time of `inductor-step --headless --record` against plain `python script.py`
+and `TORCH_COMPILE_DEBUG=1 python script.py`, caches off in all three (the agent turns them off;
+the others get TORCHINDUCTOR_FX_GRAPH_CACHE=0 TORCHINDUCTOR_AUTOGRAD_CACHE=0), run interleaved,
+repeated; medians and ratios.  Also the size of our session file against a TORCH_TRACE log of the
+same run.
+
+    python benchmarks/overhead.py [--repeats 5] SCRIPT [SCRIPT...]
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def timed(cmd, env, cwd):
+    s = time.perf_counter()
+    subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - s
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("scripts", nargs="+")
+    a = p.parse_args()
+    base = dict(os.environ, PYTHONPATH=ROOT, TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
+    for script in a.scripts:
+        script = os.path.abspath(script)
+        work = tempfile.mkdtemp()
+        modes = {
+            "python": ([sys.executable, script], base),
+            "inductor-step --headless": ([sys.executable, "-m", "tui.cli", "--headless", "--record",
+                                          os.path.join(work, "s.jsonl"), script], base),
+            "TORCH_COMPILE_DEBUG=1": ([sys.executable, script], dict(base, TORCH_COMPILE_DEBUG="1")),
+        }
+        times = {m: [] for m in modes}
+        for _ in range(a.repeats):
+            for m, (cmd, env) in modes.items():
+                times[m].append(timed(cmd, env, work))
+        trace_dir = os.path.join(work, "trace")
+        subprocess.run([sys.executable, script], env=dict(base, TORCH_TRACE=trace_dir), cwd=work,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        trace_bytes = sum(os.path.getsize(os.path.join(trace_dir, f)) for f in os.listdir(trace_dir))
+        ours = os.path.getsize(os.path.join(work, "s.jsonl"))
+        plain = statistics.median(times["python"])
+        print(f"\n{os.path.relpath(script, ROOT)}  ({a.repeats} runs each, interleaved)")
+        for m, xs in times.items():
+            print(f"  {m:<26} median {statistics.median(xs):6.2f} s   ratio to python {statistics.median(xs) / plain:5.2f}x"
+                  f"   (min {min(xs):.2f}, max {max(xs):.2f})")
+        print(f"  session file {ours / 1e6:.2f} MB   TORCH_TRACE log {trace_bytes / 1e6:.2f} MB   ratio {ours / trace_bytes:.2f}x")
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
