@@ -101,11 +101,12 @@ def configure_inductor() -> dict[str, Any]:
     ):
         if _set_config(mod, name, value):
             done[f"{mod.__name__.split('.')[-2] if mod is not ic else 'inductor'}.{name}"] = value
-    try:
+    if hasattr(ic.trace, "provenance_tracking_level"):
         _set_config(ic.trace, "provenance_tracking_level", 1)
         done["inductor.trace.provenance_tracking_level"] = 1
-    except Exception:  # noqa: BLE001
-        pass
+    if torch.cuda.is_available() and _set_config(ic, "benchmark_kernel", True):
+        # Triton kernels then carry Inductor's bytes estimate (inductor_meta['kernel_num_gb'])
+        done["inductor.benchmark_kernel"] = True
     return done
 
 

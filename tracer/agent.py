@@ -79,6 +79,7 @@ class Agent:
         self.capture_fusion = False
         self.quitting = False
         self.run_lock = threading.Lock()
+        self.cancel_run = threading.Event()
         self.device = "cpu"
 
     # ------------------------------------------------------------------ stream
@@ -164,6 +165,8 @@ class Agent:
                 elif cmd == protocol.CMD_RUN_THROUGH:
                     self.step = False
                     self.resume.put(protocol.CMD_CONTINUE)
+                elif cmd == "cancel_run":
+                    self.cancel_run.set()
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
@@ -354,8 +357,9 @@ class Agent:
         Runs on a worker thread, so no compile-thread state (fake modes, V.graph) is active.
         """
         if not self.run_lock.acquire(blocking=False):
-            self.send({"type": "run_status", "message": "a timing run is already in progress"})
+            self.send({"type": "run_status", "message": "a timing run is already in progress (c cancels it)"})
             return
+        self.cancel_run.clear()
         try:
             from tracer import timing  # noqa: PLC0415
 
@@ -366,11 +370,18 @@ class Agent:
                 self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
                 return
             for i, ((cid, kind), g) in enumerate(todo):
-                self.send({"type": "run_status", "message": f"timing {cid} {kind} ({i + 1}/{len(todo)})"})
+                if self.cancel_run.is_set():
+                    self.send({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
+                               "done": True})
+                    return
+                where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
+                self.send({"type": "run_status", "message": where})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu")}
                 try:
-                    msg.update(timing.time_graph(g["output_path"], g.get("gm"), g.get("device", "cpu")))
+                    msg.update(timing.time_graph(
+                        g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
+                        progress=lambda text, where=where: self.send({"type": "run_status", "message": f"{where}: {text}"})))
                 except Exception as e:  # noqa: BLE001
                     msg["error"] = f"{type(e).__name__}: {e}"
                     msg["traceback"] = traceback.format_exc()

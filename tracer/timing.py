@@ -15,12 +15,100 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
+import threading
 from typing import Any, Callable
 
 import torch
 
 from tracer import adapter
 from tracer.codeparse import parse_wrapper
+
+
+_NUM_GB = re.compile(r"'kernel_num_gb':\s*([0-9.eE+-]+)")
+_MM_OPS = {"mm", "addmm", "bmm", "baddbmm", "_int_mm", "addmm_", "mm_out"}
+
+
+def device_peaks(device: str) -> dict[str, Any]:
+    """The device's peak memory bandwidth (GB/s) and matmul throughput (TFLOP/s by dtype), with
+    where each figure comes from; on CPU, none (no reliable peak to quote).
+
+    GPU bandwidth: ``triton.testing.get_dram_gbps()`` (memory clock x bus width x 2 from the driver's
+    device properties); TFLOP/s: ``triton.testing.get_max_tensorcore_tflops`` (SM count x clock x
+    tensor-core ops per sub-core) at the driver's maximum SM clock.
+    """
+    if not device.startswith("cuda"):
+        return {"bw_gbps": None, "bw_source": "not quoted on CPU", "tflops": {}, "tflops_source": "not quoted on CPU"}
+    out: dict[str, Any] = {"bw_gbps": None, "tflops": {}}
+    try:
+        from triton.runtime import driver  # noqa: PLC0415
+        from triton.testing import get_dram_gbps, get_max_tensorcore_tflops  # noqa: PLC0415
+
+        out["bw_gbps"] = float(get_dram_gbps())
+        out["bw_source"] = "triton.testing.get_dram_gbps() (driver memory clock x bus width x 2)"
+        props = driver.active.utils.get_device_properties(torch.cuda.current_device())
+        clock = props.get("max_clock_rate") or props.get("clock_rate")
+        if clock:
+            for name, dt in (("float16", torch.float16), ("bfloat16", torch.bfloat16), ("float32 (tf32)", torch.float32)):
+                try:
+                    out["tflops"][name] = float(get_max_tensorcore_tflops(dt, clock))
+                except Exception:  # noqa: BLE001
+                    pass
+            out["tflops_source"] = (f"triton.testing.get_max_tensorcore_tflops at the driver's max SM clock "
+                                    f"({clock / 1e3:.0f} MHz), dense tensor cores")
+    except Exception as e:  # noqa: BLE001
+        out.setdefault("bw_source", f"not available ({type(e).__name__}: {e})")
+        out.setdefault("tflops_source", "not available")
+    return out
+
+
+def _nbytes(t: Any) -> int:
+    return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
+
+
+def kernel_gb(name: str, backend: str, source: str, args: tuple, params: list[str]) -> tuple[float | None, str]:
+    """Bytes moved by one kernel call, in GB, and where the figure comes from.
+
+    Triton kernels compiled with ``config.benchmark_kernel`` carry Inductor's own estimate
+    (``inductor_meta['kernel_num_gb']``); otherwise the tensors passed to it are counted once per
+    read and once per write (``in_out_ptr`` twice), an upper-bound-free estimate that ignores
+    broadcasting and re-reads.
+    """
+    if backend == "triton":
+        m = _NUM_GB.search(source or "")
+        if m:
+            return float(m.group(1)), "inductor kernel_num_gb"
+    total = 0
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if not tensors:
+        return None, "no tensor arguments"
+    for i, a in enumerate(args):
+        if not isinstance(a, torch.Tensor):
+            continue
+        p = params[i] if i < len(params) else ""
+        total += _nbytes(a) * (2 if p.startswith("in_out_ptr") else 1)
+    return total / 1e9, "tensor arguments (read or written once each)"
+
+
+def mm_flops(name: str, args: tuple, kwargs: dict) -> tuple[float | None, str | None]:
+    """FLOPs of an extern matmul call (``extern_kernels.mm/addmm/bmm/baddbmm``): 2*M*N*K per
+    matrix; None for anything else.  Also returns the operands' dtype name."""
+    op = name.split(".")[-1].split("#")[0]
+    if op not in _MM_OPS:
+        return None, None
+    mats = [a for a in args if isinstance(a, torch.Tensor)]
+    if op in ("addmm", "baddbmm") and len(mats) >= 3:
+        mats = mats[1:]
+    if len(mats) < 2:
+        return None, None
+    a, b = mats[0], mats[1]
+    if a.dim() == 2 and b.dim() == 2:
+        flops = 2.0 * a.shape[0] * a.shape[1] * b.shape[1]
+    elif a.dim() == 3 and b.dim() == 3:
+        flops = 2.0 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+    else:
+        return None, None
+    return flops, str(a.dtype).replace("torch.", "")
 
 
 class _Recorder:
@@ -88,7 +176,8 @@ def _graph_args(mod: Any) -> list:
     return captured
 
 
-def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50) -> dict[str, Any]:
+def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
+               cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Time one compiled graph.
 
     ``output_path`` is Inductor's output-code file (from the ``inductor_output_code`` event),
@@ -96,12 +185,20 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50) -> d
     ``"cuda"``.  Returns ``compiled_ms`` and ``eager_ms`` (median, ms), ``kernel_sum_ms`` and
     ``kernels``: one dict per kernel call in call order with ``name``, ``call`` (1 for a kernel's
     first call in the graph, 2 for its second, ...), ``backend``, ``median_ms`` and, on GPU,
-    ``p20_ms``/``p80_ms``.  Raises whatever importing or running the module raises.
+    ``p20_ms``/``p80_ms``; ``gb`` (bytes moved, GB) with ``gb_source``, ``gbps`` and
+    ``pct_peak_bw``; for matmuls ``tflops`` and ``pct_peak_tflops``.  ``peak`` says where the
+    device's peak figures come from.  ``cancel`` (set from another thread) stops between kernels;
+    the result then has ``cancelled: True`` and the kernels timed so far.  Raises whatever importing or running the module raises.
     """
     mod = adapter.load_output_module(output_path)
     with open(output_path, encoding="utf-8") as f:
         parsed = parse_wrapper(f.read())
     backends = {k["name"]: k["backend"] for k in parsed}
+    sources = {k["name"]: k["source"] for k in parsed}
+    from tracer.links import _params  # noqa: PLC0415 - parameter names of a kernel's source
+
+    params = {k["name"]: _params(k["backend"], k["source"]) for k in parsed if k["backend"] in ("cpp", "triton")}
+    peak = device_peaks(device)
     b = adapter.benchmarker()
     cuda = device.startswith("cuda")
 
@@ -144,16 +241,36 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50) -> d
                 eager_ms = None
         kernels = []
         seen: dict[str, int] = {}
-        for name, fn, a, k in calls:
+        cancelled = False
+        for i, (name, fn, a, k) in enumerate(calls):
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            if progress is not None:
+                progress(f"kernel {i + 1}/{len(calls)}: {name}")
             base = name.split("#")[0]
+            backend = "extern" if base.startswith(("extern_kernels", "torch.ops")) else backends.get(name, "?")
             med, lo, hi = bench_q(lambda fn=fn, a=a, k=k: fn(*a, **k))
             seen[name] = seen.get(name, 0) + 1
-            kernels.append({"name": name, "call": seen[name],
-                            "backend": "extern" if base.startswith("extern_kernels") else backends.get(name, "?"),
-                            "median_ms": med, "p20_ms": lo, "p80_ms": hi})
+            entry: dict[str, Any] = {"name": name, "call": seen[name], "backend": backend,
+                                     "median_ms": med, "p20_ms": lo, "p80_ms": hi}
+            gb, gb_source = kernel_gb(name, backend, sources.get(name, ""), a, params.get(name, []))
+            if gb is not None and med > 0:
+                entry.update(gb=gb, gb_source=gb_source, gbps=gb / (med / 1e3))
+                if peak.get("bw_gbps"):
+                    entry["pct_peak_bw"] = 100.0 * entry["gbps"] / peak["bw_gbps"]
+            flops, dtype = mm_flops(name, a, k)
+            if flops and med > 0:
+                entry["tflops"] = flops / (med / 1e3) / 1e12
+                entry["dtype"] = dtype
+                key = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32 (tf32)"}.get(dtype or "")
+                if key and peak["tflops"].get(key):
+                    entry["pct_peak_tflops"] = 100.0 * entry["tflops"] / peak["tflops"][key]
+            kernels.append(entry)
     total = sum(k["median_ms"] for k in kernels)
     for k in kernels:
         k["share"] = (k["median_ms"] / total) if total else 0.0
     return {"compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
+            "peak": peak, "cancelled": cancelled,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median)",
             "threads": torch.get_num_threads(), "pid": os.getpid()}

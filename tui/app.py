@@ -35,7 +35,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "scheduling": ("scheduler node", "type", "members", "buffers"),
     "loopbody": ("node", "fused node", "buffers", "var_ranges"),
     "codegen": ("kernel", "backend", "buffers", "fused nodes"),
-    "run": ("kernel", "backend", "median ms", "share", "fused nodes"),
+    "run": ("kernel", "backend", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "TFLOP/s", "fused nodes"),
     "linked": ("buffer", "node", "fused node", "kernel"),
 }
 
@@ -182,6 +182,7 @@ class StepApp(App[None]):
         Binding("g", "pick_graph", "Graphs"),
         Binding("slash", "search", "Search"),
         Binding("r", "run", "Run+time"),
+        Binding("c", "cancel_run", "Cancel run", show=False),
         Binding("s", "screenshot", "Screenshot"),
         Binding("R", "report", "Report"),
         Binding("question_mark,f1", "help", "Help"),
@@ -597,11 +598,17 @@ class StepApp(App[None]):
         codegen = self.session.stop_for(key, "codegen") or {}
         fused = {k["name"]: k.get("fused_nodes") for k in codegen.get("kernels") or []}
         ks = sorted(run.get("kernels") or [], key=lambda k: -k["median_ms"])
+        def num(x: Any, fmt: str) -> str:
+            return format(x, fmt) if isinstance(x, (int, float)) else "-"
+
         _add_rows(table, [(T(k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""), "bold"),
                            T(k.get("backend"), "magenta"),
                            T(f"{k['median_ms']:.4f}" + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else "")),
-                         T(f"{100 * k.get('share', 0):.1f}%"), T(_j(fused.get(k["name"]))))
-                        for k in ks], [f"{i}:{k['name']}" for i, k in enumerate(ks)])
+                           T(f"{100 * k.get('share', 0):.1f}%"), T(num(k.get("gbps"), ".1f")),
+                           T(num(k.get("pct_peak_bw"), ".1f") + ("%" if k.get("pct_peak_bw") is not None else "")),
+                           T(num(k.get("tflops"), ".2f") + (f" ({k['pct_peak_tflops']:.0f}%)" if k.get("pct_peak_tflops") is not None else "")),
+                           T(_j(fused.get(k["name"]))))
+                          for k in ks], [f"{i}:{k['name']}" for i, k in enumerate(ks)])
         eager = run.get("eager_ms")
         lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}",
                  f"compiled graph   {run['compiled_ms']:.4f} ms",
@@ -612,6 +619,18 @@ class StepApp(App[None]):
                  + ("the rest is launch and Python overhead)" if run["kernel_sum_ms"] <= run["compiled_ms"] else
                     "kernels timed one at a time, each from a cold cache, add up to more than the graph)")
                  if run["compiled_ms"] else ""]
+        peak = run.get("peak") or {}
+        lines.append(f"peak memory bandwidth   {peak['bw_gbps']:.0f} GB/s  ({peak.get('bw_source')})" if peak.get("bw_gbps")
+                     else f"peak memory bandwidth   {peak.get('bw_source', 'not recorded')}")
+        if peak.get("tflops"):
+            lines.append("peak matmul   " + ", ".join(f"{d} {v:.0f} TFLOP/s" for d, v in peak["tflops"].items())
+                         + f"  ({peak.get('tflops_source')})")
+        srcs = sorted({k.get("gb_source") for k in run.get("kernels") or [] if k.get("gb_source")})
+        if srcs:
+            lines.append("bytes moved from: " + "; ".join(srcs))
+        if run.get("cancelled"):
+            lines.append("cancelled: only the kernels above were timed")
+        lines.append("Enter on a kernel: its code in the codegen pane")
         code.set_code("\n".join(x for x in lines if x), "text")
 
     # ------------------------------------------------------------------ selection inside panes
@@ -1081,6 +1100,31 @@ class StepApp(App[None]):
         self.view_stage = "run"
         self.refresh_all(force=True)
 
+    def action_cancel_run(self) -> None:
+        if self.agent is not None and self.agent.alive:
+            self.agent.send("cancel_run")
+            self.session.run_status = "cancelling…"
+            self.refresh_status()
+
+    @on(DataTable.RowSelected, "#table-run")
+    def _run_kernel_chosen(self, event: DataTable.RowSelected) -> None:
+        """Enter on a timed kernel: its code in the codegen pane, its first buffer selected."""
+        name = str(event.row_key.value).split(":", 1)[1] if event.row_key.value else ""
+        links = self._links()
+        bufs = links.get("kernels", {}).get(name, {}).get("buffers") or []
+        if bufs:
+            self.selected_buffer = bufs[0]
+        self.view_stage = "codegen"
+        self.refresh_all(force=True)
+        stop = self.session.stop_for(self.view_graph, "codegen")
+        if stop:
+            table = self.query_one("#table-codegen", DataTable)
+            try:
+                table.move_cursor(row=table.get_row_index(name))
+            except Exception:  # noqa: BLE001
+                pass
+            self._show_kernel(self.query_one("#code-codegen", CodeView), stop, name)
+
     def screenshot_name(self) -> str:
         base = os.path.splitext(os.path.basename(self.session_path or self.script or "session"))[0]
         g = (self.view_graph or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
@@ -1135,7 +1179,7 @@ class StepApp(App[None]):
                 ("↑ ↓ PgUp PgDn", "move in a table or code pane; a table row shows its details below"),
                 ("g", "graph picker (compile id and kind: [0/0] forward, [0/0] backward, [1/0] …)"),
                 ("/", "search in the pane; Enter: next match; Esc: close"),
-                ("r", "run and time every compiled graph and kernel (after its codegen)"),
+                ("r", "run and time every compiled graph and kernel (after its codegen); c cancels"),
                 ("s", f"screenshot (SVG, and PNG with rsvg-convert) into {self.screenshots}/"),
                 ("R", "bug-report bundle: REPORT.md, screenshots, session, repro"),
                 ("? / F1", "this help"),

@@ -3,8 +3,9 @@
 Model code: ``torchvision.models.resnet18(weights=None)`` from torchvision (not written in this
 repo), randomly initialised (no weight download).  Inference on a 1x3x64x64 image under
 ``torch.no_grad()`` with the model in eval mode (``[0/0] inference``); then a training step
-(``model.train()``, batch of 2, cross-entropy, SGD) that recompiles for the changed mode and
-batch (forward and backward graphs).  ``--no-train`` skips the training step.
+(``model.train()``, same 1x3x64x64 shape, cross-entropy, SGD) that recompiles because grad mode
+changed (``[0/1]`` forward and backward graphs).  Keeping the shape avoids a
+dynamic-shape recompile.  ``--no-train`` skips the training step.
 """
 
 import argparse
@@ -32,8 +33,8 @@ def main() -> None:
     if not args.no_train:
         model.train()
         opt = torch.optim.SGD(model.parameters(), lr=1e-2)
-        xb = torch.randn(2, 3, 64, 64)
-        yb = torch.randint(0, 10, (2,))
+        xb = torch.randn(1, 3, 64, 64)
+        yb = torch.randint(0, 10, (1,))
         opt.zero_grad()
         loss = torch.nn.functional.cross_entropy(cmodel(xb), yb)
         loss.backward()
