@@ -6,8 +6,9 @@ run exits 0; every compiled graph (compile id + kind) got all six stages in orde
 ``unavailable`` capture and no error; graph breaks and recompiles are listed with their reasons;
 every codegen stop has ``links`` and every kernel is reachable from a buffer and back.
 
-Stricter checks found tracer bugs on these models; they are marked ``xfail(strict=False)`` per
-script with the reason, so they start passing (XPASS) when the tracer is fixed.
+Stricter checks (every extern call is a kernel; extern buffers and multi-output children link to the
+kernel that made them) found two tracer bugs on these models, since fixed; ``XFAIL`` holds any
+known bug by check and script.
 
 Needs ``transformers`` (Hugging Face scripts) and ``torchvision`` (ResNet script); each is skipped
 with a reason when its package is not installed.  About 2 minutes in all on a 2-core CPU.
@@ -49,12 +50,7 @@ MULTI_OUTPUT_UNLINKED = (
     "op such as _scaled_dot_product_flash_attention_for_cpu(_backward) or convolution_backward) is not "
     "linked to the extern kernel that writes bufJ: it gets no kernel ('an input view, a constant, "
     "or removed') or is wrongly placed 'inside' a cpp kernel by the provenance fallback")
-XFAIL = {
-    "extern_calls": {"torchvision_resnet": EXTERN_ALLOC_MISSING},
-    "extern_buffers": {"torchvision_resnet": EXTERN_ALLOC_MISSING},
-    "multi_output": {"nanogpt_train": MULTI_OUTPUT_UNLINKED, "hf_gpt2_train": MULTI_OUTPUT_UNLINKED,
-                     "hf_llama_infer": MULTI_OUTPUT_UNLINKED, "torchvision_resnet": MULTI_OUTPUT_UNLINKED},
-}
+XFAIL: dict[str, dict[str, str]] = {}  # known tracer bugs, by check and script (none open)
 
 
 @dataclass

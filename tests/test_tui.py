@@ -258,3 +258,44 @@ def test_log_pane_shows_the_scripts_output():
 @pytest.mark.parametrize("keys", [[], ["3"], ["6"], ["7"]], ids=["dynamo", "lowering", "codegen", "run"])
 def test_snapshot(snap_compare, size, keys):
     assert snap_compare(open_app(), press=keys, terminal_size=size)
+
+
+def test_record_screens_saves_one_screenshot_per_stop_without_keys(tmp_path):
+    app = StepApp(messages=list(read_session(DEMO)), session_path=DEMO, screenshots=str(tmp_path), record_screens=True)
+
+    async def main():
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(1200):
+                await pilot.pause(0.05)
+                if len(list(tmp_path.glob("*.svg"))) >= len(app.session.stops):
+                    break
+
+    asyncio.run(main())
+    names = sorted(p.name for p in tmp_path.glob("*.svg"))
+    assert len(names) == 18
+    for graph in ("0-0_forward", "0-0_backward", "1-0_inference"):
+        for stage in STAGES:
+            assert any(f"_{graph}_{stage}_" in n for n in names), (graph, stage)
+
+
+def test_png_keeps_code_indentation(tmp_path):
+    import shutil
+
+    from tui.app import svg_to_png
+
+    if shutil.which("rsvg-convert") is None:
+        pytest.skip("rsvg-convert is not installed (apt-get install librsvg2-bin): PNG screenshots are skipped")
+    app = open_app(screenshots=str(tmp_path))
+
+    async def steps(pilot):
+        await pilot.press("6")
+        await pilot.press("s")
+        await pilot.pause()
+
+    drive(app, steps)
+    (svg,) = tmp_path.glob("*.svg")
+    pngs = list(tmp_path.glob("*.png"))
+    assert len(pngs) == 1 and pngs[0].stat().st_size > 10_000
+    # the SVG keeps the indentation as non-breaking spaces; the converter's copy turns them into spaces
+    assert "&#160;&#160;&#160;&#160;" in svg.read_text()
+    assert svg_to_png(str(svg)) == str(pngs[0])

@@ -17,7 +17,8 @@ _DEF = re.compile(
     re.S | re.M,
 )
 _REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
-_EXTERN_CALL = re.compile(r"^\s*(extern_kernels\.\w+)\((.*)\)\s*$", re.M)
+_EXTERN_CALL = re.compile(r"^\s*(?:(buf\d+) = )?(extern_kernels\.\w+)\((.*)\)\s*$", re.M)
+_ITEM = re.compile(r"^\s*(buf\d+) = (buf\d+)\[(\d+)\]\s*$", re.M)
 # ATen fallbacks Inductor calls directly: buf8 = torch.ops.aten._scaled_dot_product_...default(...)
 _FALLBACK_CALL = re.compile(r"^\s*(buf\d+) = ((?:torch\.ops|aten)\.[\w.]+)\((.*)\)\s*$", re.M)
 _NAME_ARG = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
@@ -95,9 +96,11 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
             order.append((cm.start(), name))
     extern_i = 0
     for cm in _EXTERN_CALL.finditer(body):
-        call_args = _split_args(cm.group(2))
+        call_args = _split_args(cm.group(3))
         outs = [a.split("=", 1)[1].strip() for a in call_args if a.replace(" ", "").startswith("out=")]
-        name = f"{cm.group(1)}#{extern_i}"
+        if cm.group(1):  # bufN = extern_kernels.convolution(...)
+            outs.insert(0, cm.group(1))
+        name = f"{cm.group(2)}#{extern_i}"
         extern_i += 1
         kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
                          "calls": [call_args], "writes": [o for o in outs if o.startswith("buf")]}
@@ -122,6 +125,11 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
     for k in out:
         k["reuses"] = {w: reuses[w] for w in k["writes"] if w in reuses}
     return out
+
+
+def multi_outputs(wrapper: str) -> dict[str, tuple[str, int]]:
+    """``bufK = bufJ[i]`` lines: the outputs of multi-output kernels, child -> (parent, index)."""
+    return {c: (p, int(i)) for c, p, i in _ITEM.findall(wrapper)}
 
 
 def kernel_source_lines(wrapper: str, name: str) -> tuple[int, int] | None:

@@ -189,6 +189,20 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
                 d["kernel_lines"][kname] = []
                 d["notes"].append(f"{kname} has no load or store of {b} of its own: "
                                   "it is computed in registers inside the fused kernel")
+    # outputs of multi-output kernels (bufK = bufJ[i]) belong to the kernel that made bufJ
+    from tracer.codeparse import multi_outputs  # noqa: PLC0415
+
+    for child, (parent, index) in multi_outputs(wrapper).items():
+        d, pd = out_b.get(child), out_b.get(parent)
+        if d is None or d["kernels"] or pd is None and not any(parent in (k.get("buffers") or []) for k in kernels):
+            continue
+        parent_kernels = pd["kernels"] if pd else [k["name"] for k in kernels if parent in (k.get("buffers") or [])]
+        for kname in parent_kernels:
+            d["kernels"].append(kname)
+            d["kernel_lines"][kname] = [[1, 1]] if out_k[kname]["backend"] == "extern" else []
+            d["notes"].append(f"output {index} of {parent}, which {kname} returns")
+            if child not in out_k[kname]["buffers"]:
+                out_k[kname]["buffers"].append(child)
     # a buffer no kernel writes may still be computed inside one (a fused reduction kept in
     # registers): Inductor's provenance says which kernel covers all of its origin FX nodes
     for name, d in out_b.items():

@@ -192,7 +192,7 @@ class StepApp(App[None]):
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
                  messages: list[dict[str, Any]] | None = None, session_path: str | None = None,
-                 screenshots: str = "screenshots", python: str | None = None):
+                 screenshots: str = "screenshots", python: str | None = None, record_screens: bool = False):
         super().__init__()
         self.script = script
         self.script_args = script_args or []
@@ -200,6 +200,7 @@ class StepApp(App[None]):
         self.session_path = session_path
         self.screenshots = screenshots
         self.python = python
+        self.record_screens = record_screens
         self.live = script is not None
         self.agent = None
         self.writer = None
@@ -261,6 +262,8 @@ class StepApp(App[None]):
                 self.view_stage = first["stage"]
         self.refresh_all()
         self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
+        if self.record_screens and not self.live:
+            self.run_worker(self.record_all_screens(), exclusive=True)
 
     # ------------------------------------------------------------------ agent messages
     def _from_agent_thread(self, msg: dict[str, Any]) -> None:
@@ -282,6 +285,8 @@ class StepApp(App[None]):
                 self.view_graph = graph_key(msg)
                 self.view_stage = msg["stage"]
             self.refresh_all()
+            if self.record_screens:
+                self.call_after_refresh(self._screen_for_stop, msg)
         elif t == "output":
             if self.view_stage == "log":
                 self.refresh_pane(force=True)
@@ -1099,6 +1104,43 @@ class StepApp(App[None]):
         self.session.run_status = "timing requested…"
         self.view_stage = "run"
         self.refresh_all(force=True)
+
+    def _screen_for_stop(self, stop: dict[str, Any]) -> None:
+        """--record-screens: one screenshot of this stop's pane (named by compile id and stage)."""
+        saved = (self.view_graph, self.view_stage)
+        self.view_graph, self.view_stage = graph_key(stop), stop["stage"]
+        if saved != (self.view_graph, self.view_stage):
+            self.refresh_all()
+        self.action_screenshot()
+        if saved != (self.view_graph, self.view_stage):
+            self.view_graph, self.view_stage = saved
+            self.refresh_all()
+
+    async def record_all_screens(self) -> None:
+        """--record-screens on a recorded session: one screenshot per stop, then back to the first."""
+        for stop in list(self.session.stops):
+            if not self.is_running:
+                return
+            self.view_graph, self.view_stage = graph_key(stop), stop["stage"]
+            try:
+                self.refresh_all()
+                await self._wait_for_refresh()
+                self.action_screenshot()
+            except NoMatches:  # the app is closing
+                return
+        if self.session.stops:
+            first = self.session.stops[0]
+            self.view_graph, self.view_stage = graph_key(first), first["stage"]
+            self.refresh_all()
+        self._status_extra = f"saved {len(self.session.stops)} screenshots into {self.screenshots}/"
+        self.refresh_status()
+
+    async def _wait_for_refresh(self) -> None:
+        import asyncio  # noqa: PLC0415
+
+        done = asyncio.Event()
+        self.call_after_refresh(done.set)
+        await done.wait()
 
     def action_cancel_run(self) -> None:
         if self.agent is not None and self.agent.alive:

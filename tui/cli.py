@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="store_true", help="with --headless: time every compiled graph after the script ends")
     p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
     p.add_argument("--screenshots", metavar="DIR", default="screenshots", help="where `s` saves screenshots (default: ./screenshots)")
+    p.add_argument("--record-screens", action="store_true",
+                   help="save a screenshot at every stop without key presses (live, or every stop of --open)")
     p.add_argument("--python", metavar="EXE", help="Python interpreter that runs the script (default: this one)")
     p.add_argument("script", nargs="?", help="the PyTorch script to run as __main__")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
@@ -170,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError(str(e)) from None
             from tui.app import StepApp  # noqa: PLC0415
 
-            StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots).run()
+            StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
+                    record_screens=ns.record_screens).run()
             return 0
         script = ns.script or DEMO
         args = ns.args if ns.script else []
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         from tui.app import StepApp  # noqa: PLC0415
 
         app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
-                      python=ns.python)
+                      python=ns.python, record_screens=ns.record_screens)
         app.run()
         if app.agent is not None:
             app.agent.terminate()
