@@ -104,9 +104,9 @@ def configure_inductor() -> dict[str, Any]:
     if hasattr(ic.trace, "provenance_tracking_level"):
         _set_config(ic.trace, "provenance_tracking_level", 1)
         done["inductor.trace.provenance_tracking_level"] = 1
-    if torch.cuda.is_available() and _set_config(ic, "benchmark_kernel", True):
-        # Triton kernels then carry Inductor's bytes estimate (inductor_meta['kernel_num_gb'])
-        done["inductor.benchmark_kernel"] = True
+    # config.benchmark_kernel would give Inductor's own per-kernel bytes (kernel_num_gb) but changes
+    # the generated code (kernels Inductor would reuse get separate copies), so it stays as the user
+    # set it; bytes then come from the kernel's tensor arguments (tracer.timing.kernel_gb)
     return done
 
 

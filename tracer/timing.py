@@ -47,15 +47,26 @@ def device_peaks(device: str) -> dict[str, Any]:
         out["bw_gbps"] = float(get_dram_gbps())
         out["bw_source"] = "triton.testing.get_dram_gbps() (driver memory clock x bus width x 2)"
         props = driver.active.utils.get_device_properties(torch.cuda.current_device())
-        clock = props.get("max_clock_rate") or props.get("clock_rate")
+        clock = props.get("sm_clock_rate") or props.get("max_clock_rate") or props.get("clock_rate")  # kHz
         if clock:
-            for name, dt in (("float16", torch.float16), ("bfloat16", torch.bfloat16), ("float32 (tf32)", torch.float32)):
+            from triton.testing import get_max_simd_tflops  # noqa: PLC0415
+
+            for name, dt in (("float16", torch.float16), ("bfloat16", torch.bfloat16)):
                 try:
                     out["tflops"][name] = float(get_max_tensorcore_tflops(dt, clock))
                 except Exception:  # noqa: BLE001
                     pass
-            out["tflops_source"] = (f"triton.testing.get_max_tensorcore_tflops at the driver's max SM clock "
-                                    f"({clock / 1e3:.0f} MHz), dense tensor cores")
+            try:
+                # fp32 matmuls run on tensor cores only when TF32 is allowed
+                tf32 = torch.backends.cuda.matmul.allow_tf32
+                out["tflops"]["float32"] = float((get_max_tensorcore_tflops if tf32 else get_max_simd_tflops)(torch.float32, clock))
+                out["float32_mode"] = "tf32 tensor cores" if tf32 else "fp32 CUDA cores (TF32 off)"
+            except Exception:  # noqa: BLE001
+                pass
+            out["tflops_source"] = (f"triton.testing.get_max_tensorcore_tflops / get_max_simd_tflops at the SM clock "
+                                    f"the driver reports ({clock / 1e3:.0f} MHz), dense")
+        else:
+            out["tflops_source"] = "not available: the driver reports no SM clock"
     except Exception as e:  # noqa: BLE001
         out.setdefault("bw_source", f"not available ({type(e).__name__}: {e})")
         out.setdefault("tflops_source", "not available")
@@ -263,7 +274,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             if flops and med > 0:
                 entry["tflops"] = flops / (med / 1e3) / 1e12
                 entry["dtype"] = dtype
-                key = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32 (tf32)"}.get(dtype or "")
+                key = dtype if dtype in ("float16", "bfloat16", "float32") else None
                 if key and peak["tflops"].get(key):
                     entry["pct_peak_tflops"] = 100.0 * entry["tflops"] / peak["tflops"][key]
             kernels.append(entry)

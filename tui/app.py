@@ -326,7 +326,8 @@ class StepApp(App[None]):
         tabs = self.query_one("#panes", TabbedContent)
         want = f"pane-{self.view_stage}"
         if tabs.active != want:
-            tabs.active = want
+            with tabs.prevent(TabbedContent.TabActivated):  # ours, not the user's click: no echo
+                tabs.active = want
             # keep focus inside the visible pane (a focused widget in a hidden pane would pull
             # TabbedContent back to its own tab)
             f = self.focused
@@ -1111,7 +1112,7 @@ class StepApp(App[None]):
         self.view_graph, self.view_stage = graph_key(stop), stop["stage"]
         if saved != (self.view_graph, self.view_stage):
             self.refresh_all()
-        self.action_screenshot()
+        self.action_screenshot(png=False)
         if saved != (self.view_graph, self.view_stage):
             self.view_graph, self.view_stage = saved
             self.refresh_all()
@@ -1125,7 +1126,7 @@ class StepApp(App[None]):
             try:
                 self.refresh_all()
                 await self._wait_for_refresh()
-                self.action_screenshot()
+                self.action_screenshot(png=False)
             except NoMatches:  # the app is closing
                 return
         if self.session.stops:
@@ -1172,10 +1173,10 @@ class StepApp(App[None]):
         g = (self.view_graph or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
         return f"{base}_{g}_{self.view_stage}_{time.strftime('%H%M%S')}.svg"
 
-    def action_screenshot(self) -> None:
+    def action_screenshot(self, png: bool = True) -> None:
         os.makedirs(self.screenshots, exist_ok=True)
         path = self.save_screenshot(self.screenshot_name(), self.screenshots)
-        png = svg_to_png(path)
+        png = svg_to_png(path) if png else None
         self.saved_screenshots += [p for p in (path, png) if p]
         shown = path + (f" (+ {os.path.basename(png)})" if png else "")
         self._status_extra = f"screenshot saved: {shown}"
