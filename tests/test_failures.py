@@ -111,3 +111,20 @@ def test_users_own_exception_after_compiling_is_theirs(tmp_path):
     assert err["stage"] == "script" and err["compile_id"] is None
     assert "ValueError: the user's own bug" in err["message"]
     assert "raises_after.py" in err["traceback"]
+
+
+def test_python_without_torch_gets_one_clear_line(tmp_path):
+    """--python pointing at an interpreter without torch: one line, exit 2, a valid session."""
+    base = os.path.join(sys.base_prefix, "bin", "python3")
+    probe = subprocess.run([base, "-c", "import torch"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip(f"{base} has torch installed; no torch-less interpreter to try")
+    session = str(tmp_path / "s.jsonl")
+    p = subprocess.run([sys.executable, "-m", "tui.cli", "--headless", "--python", base, "--record", session,
+                        os.path.join(SCRIPTS, "no_compile.py")], cwd=str(tmp_path), capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert p.returncode == 2
+    lines = [x for x in p.stderr.splitlines() if x.startswith(("error", "inductor-step"))]
+    assert any("torch is not installed for" in x for x in lines)
+    assert "Traceback" not in p.stderr
+    assert [m["type"] for m in read_session(session)][:2] == ["header", "error"]

@@ -42,7 +42,13 @@ def codegen_stops(msgs):
     return [m for m in msgs if m.get("type") == "stop" and m["stage"] == "codegen"]
 
 
-@pytest.mark.parametrize("which", ["train", "attention"])
+@pytest.fixture(scope="module")
+def gpu_attention():
+    """examples/attention_block.py on CUDA, recorded on the device box (H200, torch 2.11, Triton)."""
+    return list(read_session(os.path.join(ROOT, "tests", "fixtures", "gpu_attention.jsonl")))
+
+
+@pytest.mark.parametrize("which", ["train", "attention", "gpu_attention"])
 def test_every_kernel_is_reachable_from_a_buffer_and_back(which, request):
     msgs = request.getfixturevalue(which)
     stops = codegen_stops(msgs)
@@ -59,7 +65,7 @@ def test_every_kernel_is_reachable_from_a_buffer_and_back(which, request):
                 assert kname in links["buffers"][b]["kernels"]
 
 
-@pytest.mark.parametrize("which", ["train", "attention"])
+@pytest.mark.parametrize("which", ["train", "attention", "gpu_attention"])
 def test_highlighted_kernel_lines_use_the_buffers_pointer(which, request):
     """A buffer's highlighted lines in a generated kernel mention the pointer its call passes."""
     for stop in codegen_stops(request.getfixturevalue(which)):
@@ -81,7 +87,7 @@ def test_highlighted_kernel_lines_use_the_buffers_pointer(which, request):
         assert checked > 0
 
 
-@pytest.mark.parametrize("which", ["train", "attention"])
+@pytest.mark.parametrize("which", ["train", "attention", "gpu_attention"])
 def test_links_agree_with_inductor_provenance(which, request):
     """Every kernel Inductor's provenance names (cppCodeToPost) is linked to the buffers made from
     the post-grad nodes it names."""

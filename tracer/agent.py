@@ -417,9 +417,16 @@ class Agent:
         return cid, kind, nxt
 
     def main(self) -> int:
+        try:
+            import torch  # noqa: PLC0415
+        except ImportError as e:
+            msg = f"torch is not installed for {sys.executable} ({e}): pip install torch"
+            self.send({"type": "header", "format": protocol.FORMAT, "torch": None, "triton": None,
+                       "python": sys.version.split()[0], "device": None, "script": self.script, "argv": self.argv})
+            self.send({"type": "error", "stage": "script", "message": msg, "traceback": ""})
+            self.send({"type": "done", "returncode": 2, "graphs": 0, "message": msg})
+            return 2
         from tracer import adapter  # noqa: PLC0415
-
-        import torch  # noqa: PLC0415
 
         info = adapter.versions()
         self.device = info["device"]

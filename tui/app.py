@@ -167,7 +167,7 @@ class StepApp(App[None]):
     BINDINGS = [
         Binding("n,space", "next_stop", "Next stop"),
         Binding("b", "prev_stop", "Back"),
-        Binding("1", "stage('dynamo')", "Dynamo", show=False),
+        Binding("1", "stage('dynamo')", "Stages", key_display="1-7"),
         Binding("2", "stage('aot')", "AOT", show=False),
         Binding("3", "stage('lowering')", "Lowering", show=False),
         Binding("4", "stage('scheduling')", "Sched", show=False),
@@ -177,7 +177,7 @@ class StepApp(App[None]):
         Binding("8", "stage('linked')", "Linked"),
         Binding("l", "stage('log')", "Log"),
         Binding("f", "fusion_pair", "Fuse?", show=False),
-        Binding("tab", "focus_next", "Next pane", show=False),
+        Binding("tab", "focus_next", "Next pane"),
         Binding("shift+tab", "focus_previous", "Prev pane", show=False),
         Binding("g", "pick_graph", "Graphs"),
         Binding("slash", "search", "Search"),

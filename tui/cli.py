@@ -115,7 +115,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                           f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms", flush=True)
             elif t == "done":
                 script_rc = msg.get("returncode")
-                if msg.get("message"):
+                if msg.get("message") and not failed:
                     print(f"inductor-step: {msg['message']}", file=sys.stderr, flush=True)
             elif t == "agent_exit":
                 rc = msg["returncode"]
