@@ -63,8 +63,14 @@ def device_peaks(device: str) -> dict[str, Any]:
                 out["float32_mode"] = "tf32 tensor cores" if tf32 else "fp32 CUDA cores (TF32 off)"
             except Exception:  # noqa: BLE001
                 pass
+            major = torch.cuda.get_device_capability()[0]
+            if major == 9:
+                # Triton's per-sub-core constants are Ampere's; Hopper (sm_90) does twice the FP32 and
+                # dense tensor-core operations per SM per clock
+                out["tflops"] = {k: 2 * v for k, v in out["tflops"].items()}
             out["tflops_source"] = (f"triton.testing.get_max_tensorcore_tflops / get_max_simd_tflops at the SM clock "
-                                    f"the driver reports ({clock / 1e3:.0f} MHz), dense")
+                                    f"the driver reports ({clock / 1e3:.0f} MHz), dense"
+                                    + (", x2 for Hopper (sm_90 doubles Ampere's per-SM rates)" if major == 9 else ""))
         else:
             out["tflops_source"] = "not available: the driver reports no SM clock"
     except Exception as e:  # noqa: BLE001
@@ -81,9 +87,9 @@ def kernel_gb(name: str, backend: str, source: str, args: tuple, params: list[st
     """Bytes moved by one kernel call, in GB, and where the figure comes from.
 
     Triton kernels compiled with ``config.benchmark_kernel`` carry Inductor's own estimate
-    (``inductor_meta['kernel_num_gb']``); otherwise the tensors passed to it are counted once per
-    read and once per write (``in_out_ptr`` twice), an upper-bound-free estimate that ignores
-    broadcasting and re-reads.
+    (``inductor_meta['kernel_num_gb']``); otherwise the tensors passed to it are counted in full,
+    once per read and once per write (``in_out_ptr`` twice): an upper bound, since a kernel that
+    reads a slice of a tensor is charged for all of it, so % of peak can pass 100% there.
     """
     if backend == "triton":
         m = _NUM_GB.search(source or "")
@@ -98,7 +104,7 @@ def kernel_gb(name: str, backend: str, source: str, args: tuple, params: list[st
             continue
         p = params[i] if i < len(params) else ""
         total += _nbytes(a) * (2 if p.startswith("in_out_ptr") else 1)
-    return total / 1e9, "tensor arguments (read or written once each)"
+    return total / 1e9, "tensor arguments in full (an upper bound: a kernel reading part of a tensor counts all of it)"
 
 
 def mm_flops(name: str, args: tuple, kwargs: dict) -> tuple[float | None, str | None]:
@@ -243,7 +249,10 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
 
             return float(do_bench_cudagraph(call, rep=50, return_mode="median"))
         except Exception:  # noqa: BLE001
-            torch.cuda.synchronize()
+            try:
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001
+                pass
             return None
 
 

@@ -611,7 +611,8 @@ class StepApp(App[None]):
                            T(k.get("backend"), "magenta"),
                            T(f"{k['median_ms']:.4f}" + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else "")),
                            T(f"{100 * k.get('share', 0):.1f}%"), T(num(k.get("gbps"), ".1f")),
-                           T(num(k.get("pct_peak_bw"), ".1f") + ("%" if k.get("pct_peak_bw") is not None else "")),
+                           T(num(k.get("pct_peak_bw"), ".1f") + ("%" if k.get("pct_peak_bw") is not None else "")
+                             + ("*" if (k.get("pct_peak_bw") or 0) > 100 else "")),
                            T(num(k.get("tflops"), ".2f") + (f" ({k['pct_peak_tflops']:.0f}%)" if k.get("pct_peak_tflops") is not None else "")),
                            T(_j(fused.get(k["name"]))))
                           for k in ks], [f"{i}:{k['name']}" for i, k in enumerate(ks)])
@@ -634,6 +635,8 @@ class StepApp(App[None]):
         srcs = sorted({k.get("gb_source") for k in run.get("kernels") or [] if k.get("gb_source")})
         if srcs:
             lines.append("bytes moved from: " + "; ".join(srcs))
+        if any((k.get("pct_peak_bw") or 0) > 100 for k in run.get("kernels") or []):
+            lines.append("* over 100%: the byte count is an upper bound (the kernel reads only part of a tensor it is passed)")
         if run.get("cancelled"):
             lines.append("cancelled: only the kernels above were timed")
         lines.append("Enter on a kernel: its code in the codegen pane")
