@@ -125,7 +125,6 @@ class Agent:
         from tracer import adapter  # noqa: PLC0415
 
         a, b = q.get("a"), q.get("b")
-        self.fusion_lines_query: list[str] = []
         prev = self.capture_fusion
         self.capture_fusion = True
         saved = self.fusion_lines

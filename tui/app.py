@@ -292,15 +292,12 @@ class StepApp(App[None]):
                 self.refresh_pane(force=True)
             self.refresh_status()
         elif t in ("run", "run_status"):
-            if t == "run" and self.view_stage != "run" and msg.get("compile_id"):
-                pass
             self.refresh_all(force=self.view_stage == "run")
         elif t == "error":
             self.paused = None
-            e = msg
-            if e.get("compile_id") and e.get("stage") in STAGES:
-                self.view_graph = graph_key(e)
-                self.view_stage = e["stage"]
+            if msg.get("compile_id") and msg.get("stage") in STAGES:
+                self.view_graph = graph_key(msg)
+                self.view_stage = msg["stage"]
             self.refresh_all(force=True)
         elif t == "done":
             self.paused = None
@@ -415,8 +412,6 @@ class StepApp(App[None]):
             t.append(f" · {s.run_status}", style="cyan")
         if self._status_extra:
             t.append(f" · {self._status_extra}", style="cyan")
-        if s.log:
-            pass
         self.query_one("#status", Static).update(t)
 
     def refresh_pane(self, force: bool = False) -> None:
@@ -998,9 +993,6 @@ class StepApp(App[None]):
             self.refresh_status()
             self.refresh_stagebar()
             return
-        if self.view_stage in STAGES and self.view_stage != "codegen" and self.view_graph:
-            # on a stage that was not reached (e.g. after an error): step through the panes anyway
-            pass
         self.bell()
 
     def action_prev_stop(self) -> None:
