@@ -3,25 +3,31 @@
 For each model (default: benchmarks/cuda_models.py ``attention`` and ``pointwise``):
 
 1. ``python -m tui.cli --headless --run --record S.jsonl benchmarks/cuda_models.py MODEL ...`` in a
-   subprocess; its ``run`` messages give our per-kernel ``median_ms`` (triton.testing.do_bench,
-   L2 flushed, each kernel alone), ``gbps``, ``pct_peak_bw`` and each graph's ``compiled_ms``.
-   Each kernel also has ``warm_ms`` (``triton.testing.do_bench_cudagraph``: replayed in a CUDA graph,
-   L2 warm, median), which is what the comparison uses ("warm"; ``median_ms`` where it is None); the
-   table shows both, with each one's % difference to the profiler, and the summary groups them
-   (cuBLAS/extern; Triton by the profiler's time: >=100us, 5-100us, <5us).
+   subprocess; its ``run`` messages give our per-kernel ``in_graph_ms`` (every kernel inside one
+   CUDA-graph replay of its whole graph, between timing events; median of 30 replays), ``median_ms``
+   (triton.testing.do_bench, L2 flushed, each kernel alone; what GB/s and % of peak use), ``warm_ms``
+   (do_bench_cudagraph, kernel alone; only where the graph could not be captured), ``gb_source``,
+   ``gbps``, ``pct_peak_bw``, matmul ``tflops``/``pct_peak_tflops`` and each graph's ``compiled_ms``.
+   The table shows each time with its % difference to the profiler; the summary counts kernels within
+   10% per kind of time and groups them (cuBLAS/extern; Triton by the profiler's time: >=100us,
+   5-100us, <5us).  Each Triton kernel's byte source is shown (``estimate``: Inductor's
+   ``estimate_kernel_num_bytes`` recorded at codegen; ``num_gb``: ``kernel_num_gb`` in the source;
+   ``args<=``: whole tensor arguments, an upper bound).
 2. In this process: the same model (``cuda_models.build``) compiled, warmed up, then N iterations
    under ``torch.profiler.profile(activities=[CUDA])``.  After each phase (one compiled graph) a
    ``torch.cuda._sleep`` kernel (``spin_kernel``) marks the boundary, so every GPU kernel belongs
    to one graph of one iteration.  Triton kernels are matched to ours by name (k-th launch of a name
    in a graph = our ``call`` k); extern kernels (cuBLAS, ...) by order of appearance among the
    graph's non-Triton kernels, and only when the counts agree (else listed as unmatched).
-3. Each phase timed with a plain loop: CUDA events around the phase, 100 iterations, median.
-4. Pointwise case: our GB/s and % of peak against ``y.copy_(x)`` timed with do_bench on the same GPU
-   (bytes = 2 x nbytes).
+3. Each phase timed with a plain loop: CUDA events around the phase, 100 iterations, median; against
+   our ``compiled_ms`` and the sum of our in-graph times.
+4. Same replays (``same_replay``, skip with ``--no-same-replay``): each graph's output module loaded
+   here and captured with and without the timing events, both replayed under the profiler: events
+   vs CUPTI on the very same replays, and whether the events slow the kernels, to explain any kernel
+   whose in-graph time differs from the profiler's.
+5. Pointwise case: our GB/s and % of peak against ``y.copy_(x)`` timed with do_bench on the same GPU
+   (bytes = 2 x nbytes).  The peak figures our run used and the matmuls' % of peak TFLOP/s are printed.
 
-Our flushed time (``median_ms``) empties L2 before each timed call; our warm time (``warm_ms``) and
-the profiler both see warm L2, but ours times each kernel alone, replayed on the same inputs, while
-the profiler sees it back to back in the running model (neighbours' tails, inputs partly evicted).
 Differences are reported, not tuned away.
 
     python benchmarks/gpu_vs_profiler.py [--iters 20] [--out-dir DIR] [--models attention pointwise]
@@ -79,6 +85,12 @@ def run_ours(model_args: list[str], record: str) -> tuple[dict[str, dict], dict,
             print("  | " + line)
     if p.returncode != 0:
         print(f"  headless run exited {p.returncode}; stderr tail:\n" + p.stderr[-3000:], flush=True)
+    runs, header = read_ours(record)
+    return runs, header, dt
+
+
+def read_ours(record: str) -> tuple[dict[str, dict], dict]:
+    """({graph_key: run message}, header) of a recorded session; prints its errors."""
     runs: dict[str, dict] = {}
     header: dict = {}
     if os.path.exists(record):
@@ -91,7 +103,7 @@ def run_ours(model_args: list[str], record: str) -> tuple[dict[str, dict], dict,
                     runs[f"{m.get('compile_id')} {m.get('graph_kind')}"] = m
                 elif m.get("type") == "error":
                     print(f"  session error ({m.get('stage')}): {m.get('message')}")
-    return runs, header, dt
+    return runs, header
 
 
 # ----------------------------------------------------------------------------- profiler (this process)
@@ -110,27 +122,7 @@ def profile_phases(phases: list, iters: int, cuda: bool) -> dict[str, list[list[
                     torch.cuda._sleep(1000)  # boundary marker: spin_kernel
         if cuda:
             torch.cuda.synchronize()
-    evs = []
-    for e in prof.profiler.kineto_results.events():
-        if e.device_type() != torch.autograd.DeviceType.CUDA:
-            continue
-        try:
-            if e.is_user_annotation():
-                continue
-        except AttributeError:
-            pass
-        name = e.name()
-        if _NON_KERNEL.match(name):
-            continue
-        evs.append((e.start_ns(), name, e.duration_ns() / 1e6))
-    evs.sort()
-    segments: list[list[tuple[str, float]]] = [[]]
-    for _, name, ms in evs:
-        if MARKER in name:
-            segments.append([])
-        else:
-            segments[-1].append((name, ms))
-    segments = segments[:-1]  # after the last marker: nothing
+    segments = _segments(prof)
     out: dict[str, list] = {k: [] for k, _ in phases}
     if len(segments) != iters * len(phases):
         print(f"  profiler: {len(segments)} segments between markers, expected {iters * len(phases)}; "
@@ -140,16 +132,24 @@ def profile_phases(phases: list, iters: int, cuda: bool) -> dict[str, list[list[
     return out
 
 
+def _ours_row(k: dict) -> dict:
+    """One of our kernels as a table row: ``ours`` is what is compared with the profiler, the in-graph
+    time (``in_graph_ms``) where the run has one, else ``warm_ms``, else the flushed ``median_ms``."""
+    ig, warm, flushed = k.get("in_graph_ms"), k.get("warm_ms"), k.get("median_ms")
+    ours, which = ((ig, "in-graph") if ig is not None else (warm, "warm") if warm is not None else (flushed, "flushed"))
+    return {"name": k["name"], "call": k.get("call", 1), "backend": k.get("backend"), "ours": ours, "ours_kind": which,
+            "ours_in_graph": ig, "ours_in_graph_source": k.get("in_graph_source"),
+            "ours_events": k.get("in_graph_events_ms"), "ours_warm": warm, "ours_flushed": flushed, "prof": None,
+            "how": "", "gb_source": k.get("gb_source")}
+
+
 def match(run: dict, iters_kernels: list[list[tuple[str, float]]]) -> tuple[list[dict], list[str]]:
     """Pair our kernels with the profiler's: rows (name, ours, profiler, ratio, how) and notes."""
     notes: list[str] = []
     ours = run.get("kernels") or []
     rows: list[dict] = []
     if not iters_kernels:
-        return [{"name": k["name"], "call": k.get("call", 1), "backend": k.get("backend"),
-                 "ours": k.get("warm_ms") if k.get("warm_ms") is not None else k["median_ms"],
-                 "ours_warm": k.get("warm_ms"), "ours_flushed": k["median_ms"], "prof": None, "how": "no profile"}
-                for k in ours], ["no profiler segments for this graph"]
+        return [dict(_ours_row(k), how="no profile") for k in ours], ["no profiler segments for this graph"]
     # per iteration: occurrences by name (Triton), and non-Triton kernels in order
     trit: dict[tuple[str, int], list[float]] = {}
     others: list[list[tuple[str, float]]] = []
@@ -184,10 +184,7 @@ def match(run: dict, iters_kernels: list[list[tuple[str, float]]]) -> tuple[list
     ext_i = 0
     used_trit = set()
     for k in ours:
-        warm = k.get("warm_ms")
-        row = {"name": k["name"], "call": k.get("call", 1), "backend": k.get("backend"),
-               "ours": warm if warm is not None else k["median_ms"], "ours_warm": warm,
-               "ours_flushed": k["median_ms"], "prof": None, "how": ""}
+        row = _ours_row(k)
         if k.get("backend") == "triton":
             key = (k["name"], k.get("call", 1))
             if key in trit:
@@ -280,7 +277,139 @@ def pct(a: float | None, b: float | None) -> str:
     return f"{100.0 * (a - b) / b:+6.1f}%" if a is not None and b else "     -"
 
 
+# ----------------------------------------------------------------------------- same replay (why a kernel differs)
+
+def byte_src(src: str | None) -> str:
+    """Short name of where a kernel's bytes come from (``gb_source`` in our run message)."""
+    if not src:
+        return "-"
+    if src.startswith("inductor estimate"):
+        return "estimate"  # estimate_kernel_num_bytes, recorded at codegen by our define_kernel hook
+    if src.startswith("inductor kernel_num_gb"):
+        return "num_gb"  # inductor_meta['kernel_num_gb'] in the kernel's source (config.benchmark_kernel)
+    if src.startswith("tensor arguments"):
+        return "args<="  # whole tensor arguments: an upper bound
+    return src[:10]
+
+
+def same_replay(output_path: str, replays: int = 20) -> tuple[dict[tuple[str, int], dict], list[str]]:
+    """Our in-graph method against CUPTI on the very same CUDA-graph replays of one output module.
+
+    The module's ``call`` is captured twice, outside the profiler: once with a pair of timing events
+    (``external=True``) around every kernel launch, as ``tracer.timing.in_graph_times`` does, and once
+    without.  Both are then replayed under torch.profiler.  Per kernel (name, call) this returns
+    ``events`` (median event-pair time, ms), ``cupti_ev`` (CUPTI's duration in the graph with events)
+    and ``cupti_plain`` (CUPTI's duration in the graph without them).  events vs cupti_ev isolates what
+    the event pair adds; cupti_ev vs cupti_plain whether the events slow the kernel itself; cupti_plain
+    vs the eager profile what replaying the graph alone (instead of inside the running model) changes.
+    """
+    import torch  # noqa: PLC0415
+    from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
+
+    from tracer import adapter, timing  # noqa: PLC0415
+    from tracer.codeparse import parse_wrapper  # noqa: PLC0415
+
+    with open(output_path, encoding="utf-8") as f:
+        backends = {k["name"]: k["backend"] for k in parse_wrapper(f.read())}
+    mod = adapter.load_output_module(output_path)
+    events: list = []
+    names: list[str] = []
+
+    def timed(name: str, fn, a: tuple, k: dict):
+        s, e = torch.cuda.Event(enable_timing=True, external=True), torch.cuda.Event(enable_timing=True, external=True)
+        s.record()
+        out = fn(*a, **k)
+        e.record()
+        events.append((name, s, e))
+        return out
+
+    def plain(name: str, fn, a: tuple, k: dict):
+        names.append(name)
+        return fn(*a, **k)
+
+    with torch.no_grad():
+        args = timing._graph_args(mod)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            mod.call(list(args))
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        g_ev, g_plain = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+        with timing._hooked(mod, backends, timed), torch.cuda.graph(g_ev):
+            mod.call(list(args))
+        with timing._hooked(mod, backends, plain), torch.cuda.graph(g_plain):
+            mod.call(list(args))
+        for _ in range(3):
+            g_ev.replay()
+            g_plain.replay()
+        torch.cuda.synchronize()
+        ev_ms: list[list[float]] = [[] for _ in events]
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(replays):
+                g_ev.replay()
+                torch.cuda._sleep(1000)  # marker
+                torch.cuda.synchronize()
+                for i, (_, s, e) in enumerate(events):
+                    ev_ms[i].append(s.elapsed_time(e))
+            for _ in range(replays):
+                g_plain.replay()
+                torch.cuda._sleep(1000)
+            torch.cuda.synchronize()
+    segs = _segments(prof)
+    notes = []
+    if len(segs) != 2 * replays:
+        notes.append(f"profiler: {len(segs)} segments between markers, expected {2 * replays}")
+    seen: dict[str, int] = {}
+    ks = []
+    for (name, _, _), t in zip(events, ev_ms):
+        seen[name] = seen.get(name, 0) + 1
+        base = name.split("#")[0]
+        backend = "extern" if base.startswith(("extern_kernels", "torch.ops")) else backends.get(name, "?")
+        ks.append({"name": name, "call": seen[name], "backend": backend, "in_graph_ms": statistics.median(t),
+                   "median_ms": None})
+    rows_ev, n1 = match({"kernels": ks}, segs[:replays])
+    rows_pl, n2 = match({"kernels": ks}, segs[replays:2 * replays])
+    notes += [f"graph with events: {n}" for n in n1] + [f"graph without events: {n}" for n in n2]
+    out: dict[tuple[str, int], dict] = {}
+    for re_, rp in zip(rows_ev, rows_pl):
+        out[(re_["name"], re_["call"])] = {"events": re_["ours"], "cupti_ev": re_["prof"], "cupti_plain": rp["prof"]}
+    del g_ev, g_plain
+    return out, notes
+
+
+def _segments(prof) -> list[list[tuple[str, float]]]:
+    """GPU kernels of a finished profile, split at the ``spin_kernel`` markers (the part after the
+    last marker dropped)."""
+    import torch  # noqa: PLC0415
+
+    evs = []
+    for e in prof.profiler.kineto_results.events():
+        if e.device_type() != torch.autograd.DeviceType.CUDA:
+            continue
+        try:
+            if e.is_user_annotation():
+                continue
+        except AttributeError:
+            pass
+        if _NON_KERNEL.match(e.name()):
+            continue
+        evs.append((e.start_ns(), e.name(), e.duration_ns() / 1e6))
+    evs.sort()
+    segs: list[list[tuple[str, float]]] = [[]]
+    for _, name, ms in evs:
+        if MARKER in name:
+            segs.append([])
+        else:
+            segs[-1].append((name, ms))
+    return segs[:-1]
+
+
 # ----------------------------------------------------------------------------- main
+
+def f4(x: float | None) -> str:
+    return f"{x:9.4f}" if x is not None else "        -"
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -289,8 +418,14 @@ def main() -> int:
     ap.add_argument("--loop-iters", type=int, default=100, help="plain-loop iterations (default 100)")
     ap.add_argument("--out-dir", default=None, help="where the session files and summary JSON go (default: a temp dir)")
     ap.add_argument("--benchmark-kernel", action="store_true",
-                    help="compile in this process with torch._inductor.config.benchmark_kernel=True, as the agent does "
-                         "on CUDA (default: off, as in a user's own program)")
+                    help="compile in this process with torch._inductor.config.benchmark_kernel=True "
+                         "(default: off, as in a user's own program and in the agent)")
+    ap.add_argument("--reuse-sessions", metavar="DIR", default=None,
+                    help="take our side from DIR/<model>.jsonl where it exists (a session recorded by the same "
+                         "headless command, e.g. kept by tests/test_gpu.py with INDUCTOR_STEP_KEEP_SESSIONS=DIR) "
+                         "instead of running it again")
+    ap.add_argument("--no-same-replay", action="store_true",
+                    help="skip the check of our in-graph events against CUPTI on the same CUDA-graph replays")
     ap.add_argument("--dry-run", action="store_true", help="CPU, tiny sizes: checks the plumbing, numbers meaningless")
     a = ap.parse_args()
     out_dir = a.out_dir or tempfile.mkdtemp(prefix="gpu_vs_profiler-")
@@ -309,31 +444,50 @@ def main() -> int:
         print("no CUDA device: use --dry-run to check the plumbing on CPU", file=sys.stderr)
         return 2
     table_args = DRY_ARGS if a.dry_run else MODEL_ARGS
-    import triton  # noqa: PLC0415
+    try:
+        import triton  # noqa: PLC0415
 
-    print(f"torch {torch.__version__}, triton {triton.__version__}, python {sys.version.split()[0]}, "
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = None
+
+    print(f"torch {torch.__version__}, triton {triton_version}, python {sys.version.split()[0]}, "
           f"device {torch.cuda.get_device_name() if cuda else 'cpu (dry run)'}")
     print(f"in-process inductor config.benchmark_kernel = {torch._inductor.config.benchmark_kernel}")
-    summary: dict[str, Any] = {"torch": torch.__version__, "triton": triton.__version__,
+    summary: dict[str, Any] = {"torch": torch.__version__, "triton": triton_version,
                                "benchmark_kernel_in_process": bool(torch._inductor.config.benchmark_kernel),
                                "device": torch.cuda.get_device_name() if cuda else "cpu", "models": {}}
-    all_diffs: list[float] = []  # |warm - profiler| / profiler, %
-    all_flushed: list[float] = []  # |flushed - profiler| / profiler, %
-    groups: dict[str, list[float]] = {}  # signed warm-vs-profiler %, by group_of
-    flushed_groups: dict[str, list[float]] = {}
-    warm_none: list[str] = []  # kernels whose warm_ms is None (CUDA-graph capture failed)
+    # signed % difference to the profiler, per kind of our time, by group_of
+    diffs: dict[str, dict[str, list[float]]] = {"in-graph": {}, "events": {}, "warm": {}, "flushed": {}}
+    no_in_graph: list[str] = []  # kernels without in_graph_ms, with the run's in_graph status
     mm_rows: list[str] = []
+    src_count: dict[str, int] = {}
     for model in a.models:
         margs = table_args[model]
         print(f"\n=== {model}: {' '.join(margs)}")
-        record = os.path.join(out_dir, f"{model}.jsonl")
-        if os.path.exists(record):
-            os.remove(record)
-        runs, header, secs = run_ours(margs, record)
+        reuse = os.path.join(a.reuse_sessions, f"{model}.jsonl") if a.reuse_sessions else None
+        if reuse and os.path.exists(reuse):
+            record = reuse
+            (runs, header), secs = read_ours(record), 0.0
+            print(f"  reusing session {record} (recorded by: python -m tui.cli --headless --run --record ... "
+                  f"{' '.join(header.get('argv') or [])})")
+        else:
+            record = os.path.join(out_dir, f"{model}.jsonl")
+            if os.path.exists(record):
+                os.remove(record)
+            runs, header, secs = run_ours(margs, record)
         print(f"  headless run {secs:.1f} s; session {record} ({os.path.getsize(record) / 1e6:.2f} MB); "
               f"graphs timed: {', '.join(runs) or 'none'}")
         if header.get("settings"):
             print(f"  agent settings: {header['settings']}")
+        if header.get("hooks"):
+            print(f"  agent hooks: {header['hooks']}")
+        outputs: dict[str, str] = {}
+        with open(record, encoding="utf-8") as f:
+            for line in f:
+                m = json.loads(line)
+                if m.get("type") == "stop" and m.get("stage") == "codegen" and m.get("output_path"):
+                    outputs[f"{m['compile_id']} {m['graph_kind']}"] = m["output_path"]
 
         phases = cuda_models.build(margs)
         t0 = time.perf_counter()
@@ -355,67 +509,95 @@ def main() -> int:
             if run.get("error"):
                 print(f"  our run failed: {run['error']}")
                 continue
+            print(f"  in_graph: {run.get('in_graph')}; in_graph_cupti: {run.get('in_graph_cupti')}")
             rows, notes = match(run, prof.get(key) or [])
-            print(f"  {'kernel':<52} {'warm ms':>9} {'flush ms':>9} {'prof ms':>9} {'warm/pr':>8} {'flush/pr':>8}"
-                  f"  {'GB/s':>6} {'%peak':>6}  match")
+            print(f"  {'kernel':<48} {'in-graph':>9} {'src':>3} {'events':>9} {'flushed':>9} {'prof':>9} {'ig/prof':>8} "
+                  f"{'ev/prof':>8} {'fl/prof':>8}  {'GB/s':>6} {'%peak':>6} {'bytes':>8}  match")
             kmap = {(k["name"], k.get("call", 1)): k for k in run.get("kernels") or []}
-            diffs, flushed_diffs = [], []
+            gd: dict[str, list[float]] = {"in-graph": [], "events": [], "warm": [], "flushed": []}
             for r in rows:
                 k = kmap.get((r["name"], r["call"]), {})
-                warm_s = f"{r['ours_warm']:9.4f}" if r.get("ours_warm") is not None else "     None"
-                prof_s = f"{r['prof']:9.4f}" if r["prof"] is not None else "        -"
                 gbps = f"{k['gbps']:6.0f}" if k.get("gbps") is not None else "     -"
                 pk = f"{k['pct_peak_bw']:5.1f}%" if k.get("pct_peak_bw") is not None else "     -"
                 extra = f"  [{r['prof_name']}]" if r.get("prof_name") else ""
                 name = r["name"] + (f" (call {r['call']})" if r["call"] != 1 else "")
-                print(f"  {name[:52]:<52} {warm_s} {r['ours_flushed']:9.4f} {prof_s} {pct(r.get('ours_warm'), r['prof']):>8} "
-                      f"{pct(r['ours_flushed'], r['prof']):>8}  {gbps} {pk}  {r['how']}{extra}")
-                if r.get("ours_warm") is None:
-                    warm_none.append(f"{key} {name}")
+                src = byte_src(k.get("gb_source"))
+                if k.get("backend") == "triton":
+                    src_count[src] = src_count.get(src, 0) + 1
+                isrc = {"cupti": "C", "events": "E"}.get(r.get("ours_in_graph_source") or "", "-")
+                print(f"  {name[:48]:<48} {f4(r['ours_in_graph'])} {isrc:>3} {f4(r['ours_events'])} {f4(r['ours_flushed'])} "
+                      f"{f4(r['prof'])} {pct(r['ours_in_graph'], r['prof']):>8} {pct(r['ours_events'], r['prof']):>8} "
+                      f"{pct(r['ours_flushed'], r['prof']):>8}  {gbps} {pk} {src:>8}  {r['how']}{extra}"
+                      + (f"  warm {r['ours_warm']:.4f}" if r.get("ours_warm") is not None else ""))
+                if cuda and r.get("ours_in_graph") is None:
+                    no_in_graph.append(f"{key} {name} (in_graph: {run.get('in_graph')})")
                 if r["prof"]:
-                    flushed_diffs.append(abs(r["ours_flushed"] - r["prof"]) / r["prof"] * 100)
-                    if r.get("ours_warm") is not None:
-                        d = (r["ours_warm"] - r["prof"]) / r["prof"] * 100
-                        diffs.append(abs(d))
-                        groups.setdefault(group_of(r), []).append(d)
-                    flushed_groups.setdefault(group_of(r), []).append(
-                        (r["ours_flushed"] - r["prof"]) / r["prof"] * 100)
+                    for kind, field in (("in-graph", "ours_in_graph"), ("events", "ours_events"), ("warm", "ours_warm"),
+                                        ("flushed", "ours_flushed")):
+                        if r.get(field) is not None:
+                            d = (r[field] - r["prof"]) / r["prof"] * 100
+                            gd[kind].append(d)
+                            diffs[kind].setdefault(group_of(r), []).append(d)
                 if k.get("tflops") is not None:
                     pp = "-" if k.get("pct_peak_tflops") is None else f"{k['pct_peak_tflops']:.1f}%"
-                    wm = "-" if k.get("warm_ms") is None else f"{k['warm_ms']:.4f}"
+                    ig = "-" if k.get("in_graph_ms") is None else f"{k['in_graph_ms']:.4f}"
                     mm_rows.append(f"{key} {name}: {k['tflops']:.1f} TFLOP/s ({k.get('dtype')}), {pp} of peak "
-                                   f"(from flushed {k['median_ms']:.4f} ms; warm {wm} ms)")
+                                   f"(from flushed {k['median_ms']:.4f} ms; in-graph {ig} ms)")
             for n in notes:
                 print(f"    note: {n}")
             segs = prof.get(key) or []
             prof_sum = statistics.fmean(sum(ms for _, ms in s) for s in segs) if segs else None
-            med_diff = statistics.median(diffs) if diffs else None
-            within = sum(d <= 10 for d in diffs)
-            all_diffs += diffs
-            all_flushed += flushed_diffs
-            med_fl = statistics.median(flushed_diffs) if flushed_diffs else None
-            print(f"  warm vs profiler: {len(diffs)}/{len(rows)} kernels matched with a warm time; median |diff| "
-                  f"{'-' if med_diff is None else f'{med_diff:.1f}%'}; within 10%: {within}/{len(diffs)}")
-            print(f"  flushed vs profiler: {len(flushed_diffs)} matched; median |diff| "
-                  f"{'-' if med_fl is None else f'{med_fl:.1f}%'}; within 10%: {sum(d <= 10 for d in flushed_diffs)}/{len(flushed_diffs)}")
-            print(f"  kernel sum: ours {run['kernel_sum_ms']:.4f} ms, profiler (all GPU kernels of the graph, per it) "
-                  f"{'-' if prof_sum is None else f'{prof_sum:.4f}'} ms  {pct(run['kernel_sum_ms'], prof_sum)}")
+            for kind, ds in gd.items():
+                if ds:
+                    print(f"  {kind:>8} vs profiler: {sum(abs(d) <= 10 for d in ds)}/{len(ds)} within 10%; "
+                          f"median |diff| {statistics.median(abs(d) for d in ds):.1f}%")
+            ig_sum = run.get("in_graph_sum_ms")
+            print(f"  kernel sum: ours in-graph {f4(ig_sum).strip()} ms, flushed {run['kernel_sum_ms']:.4f} ms; "
+                  f"profiler (all GPU kernels of the graph, per it) {f4(prof_sum).strip()} ms; "
+                  f"in-graph {pct(ig_sum, prof_sum).strip()}, flushed {pct(run['kernel_sum_ms'], prof_sum).strip()}")
             print(f"  whole graph: ours compiled_ms {run['compiled_ms']:.4f} ms (do_bench of mod.call, L2 flushed) "
                   f"vs plain loop {loop[key]:.4f} ms (CUDA events around the compiled call, median of {a.loop_iters})"
-                  f"  {pct(run['compiled_ms'], loop[key])}")
-            msum["graphs"][key] = {"rows": rows, "notes": notes, "median_abs_diff_pct": med_diff,
-                                   "within_10pct": within, "matched": len(diffs),
-                                   "flushed_median_abs_diff_pct": med_fl,
-                                   "flushed_within_10pct": sum(d <= 10 for d in flushed_diffs), "kernel_sum_ms": run["kernel_sum_ms"],
-                                   "prof_kernel_sum_ms": prof_sum, "compiled_ms": run["compiled_ms"],
-                                   "plain_loop_ms": loop[key], "peak": run.get("peak")}
+                  f"  {pct(run['compiled_ms'], loop[key]).strip()}; in-graph sum vs plain loop {pct(ig_sum, loop[key]).strip()}")
+            gsum: dict[str, Any] = {"rows": rows, "notes": notes, "in_graph": run.get("in_graph"),
+                                    "kernel_sum_ms": run["kernel_sum_ms"], "in_graph_sum_ms": ig_sum,
+                                    "prof_kernel_sum_ms": prof_sum, "compiled_ms": run["compiled_ms"],
+                                    "plain_loop_ms": loop[key], "peak": run.get("peak")}
+            for kind, ds in gd.items():
+                gsum[kind] = {"matched": len(ds), "within_10pct": sum(abs(d) <= 10 for d in ds),
+                              "median_abs_diff_pct": statistics.median(abs(d) for d in ds) if ds else None}
+            if cuda and not a.no_same_replay and key in outputs:
+                try:
+                    sr, sr_notes = same_replay(outputs[key])
+                except Exception as e:  # noqa: BLE001 - a diagnostic; report and go on
+                    sr, sr_notes = {}, [f"failed: {type(e).__name__}: {e}"]
+                print(f"  same CUDA-graph replays, events vs CUPTI ({outputs[key]}):")
+                print(f"    {'kernel':<48} {'sess ig':>9} {'sess ev':>9} {'events':>9} {'cupti+ev':>9} {'cupti':>9} "
+                      f"{'eager pr':>9} {'ev/cupti':>8} {'cupti/eag':>9} {'sess/eag':>8}")
+                for r in rows:
+                    d = sr.get((r["name"], r["call"]))
+                    if not d:
+                        continue
+                    name = r["name"] + (f" (call {r['call']})" if r["call"] != 1 else "")
+                    print(f"    {name[:48]:<48} {f4(r['ours_in_graph'])} {f4(r['ours_events'])} {f4(d['events'])} {f4(d['cupti_ev'])} "
+                          f"{f4(d['cupti_plain'])} {f4(r['prof'])} {pct(d['events'], d['cupti_ev']):>8} "
+                          f"{pct(d['cupti_plain'], r['prof']):>9} {pct(r['ours_in_graph'], r['prof']):>8}")
+                    r["same_replay"] = d
+                for n in sr_notes:
+                    print(f"    note: {n}")
+                ev_d = [100 * (d["events"] - d["cupti_ev"]) / d["cupti_ev"] for d in sr.values() if d["cupti_ev"]]
+                ev_abs = [1e3 * (d["events"] - d["cupti_ev"]) for d in sr.values() if d["cupti_ev"]]
+                if ev_d:
+                    print(f"    events - CUPTI, same replays: median {statistics.median(ev_abs):+.2f} us "
+                          f"(range {min(ev_abs):+.2f} to {max(ev_abs):+.2f} us), {sum(abs(x) <= 10 for x in ev_d)}/"
+                          f"{len(ev_d)} within 10%")
+                gsum["same_replay_notes"] = sr_notes
+            msum["graphs"][key] = gsum
             if run.get("peak"):
                 msum["peak"] = run["peak"]
         if msum.get("peak"):
             pk = msum["peak"]
-            print(f"\n  peaks in our run message: bw {pk.get('bw_gbps')} GB/s ({pk.get('bw_source')}); "
-                  f"tflops {pk.get('tflops')} ({pk.get('tflops_source')})")
-            print(f"  peak dict: {json.dumps(pk)}")
+            print(f"\n  peaks used (our run message): bandwidth {pk.get('bw_gbps')} GB/s ({pk.get('bw_source')})")
+            print(f"  TFLOP/s {pk.get('tflops')} ({pk.get('tflops_source')}; fp32 mode: {pk.get('float32_mode')})")
 
         if model == "pointwise":
             n = int(margs[margs.index("--numel") + 1])
@@ -430,43 +612,46 @@ def main() -> int:
             f = phases[0][1]
             f_ms = bench_ms(f, cuda)
             f_gbps = 3 * x.nbytes / (f_ms / 1e3) / 1e9
+            copy_pct = (100 * copy_gbps / peak_bw) if peak_bw else None
             print(f"\n  pointwise x * 2 + y, {n} fp32 elements ({x.nbytes / 1e6:.0f} MB per tensor)")
             print(f"    ours (run message):  {k.get('name')}  flushed {k.get('median_ms', float('nan')):.4f} ms "
-                  f"(warm {k.get('warm_ms')}), "
-                  f"gb {k.get('gb')} ({k.get('gb_source')}), {k.get('gbps', float('nan')):.0f} GB/s, "
-                  f"{k.get('pct_peak_bw', float('nan')):.1f}% of peak")
+                  f"(in-graph {k.get('in_graph_ms')}), gb {k.get('gb')} ({k.get('gb_source')}), "
+                  f"{k.get('gbps', float('nan')):.0f} GB/s, {k.get('pct_peak_bw', float('nan')):.1f}% of peak")
             print(f"    compiled fn, do_bench here (bytes 3 x nbytes): {f_ms:.4f} ms, {f_gbps:.0f} GB/s"
                   + (f", {100 * f_gbps / peak_bw:.1f}% of peak" if peak_bw else ""))
             print(f"    y.copy_(x), do_bench here (bytes 2 x nbytes):  {copy_ms:.4f} ms, {copy_gbps:.0f} GB/s"
-                  + (f", {100 * copy_gbps / peak_bw:.1f}% of peak" if peak_bw else ""))
-            if k.get("gbps"):
-                print(f"    ours / copy GB/s: {k['gbps'] / copy_gbps:.3f}")
+                  + (f", {copy_pct:.1f}% of peak" if copy_pct else ""))
+            if k.get("pct_peak_bw") and copy_pct:
+                print(f"    ours % of peak / copy % of peak: {k['pct_peak_bw'] / copy_pct:.3f}")
             msum["pointwise"] = {"ours_gbps": k.get("gbps"), "ours_pct_peak": k.get("pct_peak_bw"), "ours_gb": k.get("gb"),
-                                 "fn_do_bench_ms": f_ms, "fn_gbps": f_gbps, "copy_ms": copy_ms, "copy_gbps": copy_gbps,
-                                 "copy_pct_peak": (100 * copy_gbps / peak_bw) if peak_bw else None}
+                                 "ours_gb_source": k.get("gb_source"), "fn_do_bench_ms": f_ms, "fn_gbps": f_gbps,
+                                 "copy_ms": copy_ms, "copy_gbps": copy_gbps, "copy_pct_peak": copy_pct}
         summary["models"][model] = msum
         del phases
         if cuda:
             torch.cuda.empty_cache()
     print("\n=== summary")
-    print(f"warm (do_bench_cudagraph) vs profiler, all matched kernels: {sum(d <= 10 for d in all_diffs)}/{len(all_diffs)} "
-          f"within 10%, median |diff| {statistics.median(all_diffs) if all_diffs else float('nan'):.1f}%")
-    for g in GROUPS:
-        print(group_line(g, groups.get(g, [])))
-    print(f"flushed (do_bench) vs profiler, all matched kernels: {sum(d <= 10 for d in all_flushed)}/{len(all_flushed)} "
-          f"within 10%, median |diff| {statistics.median(all_flushed) if all_flushed else float('nan'):.1f}%")
-    for g in GROUPS:
-        print(group_line(g, flushed_groups.get(g, [])))
-    print(f"kernels with warm_ms None (capture failed or not GPU): {len(warm_none)}"
-          + "".join(f"\n    {w}" for w in warm_none))
-    print(f"matmul kernels with tflops: {len(mm_rows)}" + "".join(f"\n    {m}" for m in mm_rows))
-    summary["warm_vs_profiler"] = {"matched": len(all_diffs), "within_10pct": sum(d <= 10 for d in all_diffs),
-                                   "median_abs_diff_pct": statistics.median(all_diffs) if all_diffs else None,
-                                   "groups": groups}
-    summary["flushed_vs_profiler"] = {"matched": len(all_flushed), "within_10pct": sum(d <= 10 for d in all_flushed),
-                                      "median_abs_diff_pct": statistics.median(all_flushed) if all_flushed else None,
-                                      "groups": flushed_groups}
-    summary["warm_ms_none"] = warm_none
+    for kind, label in (("in-graph", "in-graph (in_graph_ms: in a CUDA-graph replay of the whole graph; CUPTI for "
+                                     "Triton kernels, events for extern calls)"),
+                        ("events", "events (in_graph_events_ms: the timing-event pair around each call in the replay)"),
+                        ("warm", "warm (warm_ms: do_bench_cudagraph, kernel alone; only where in-graph failed)"),
+                        ("flushed", "flushed (median_ms: do_bench, L2 flushed, kernel alone)")):
+        alld = [d for g in diffs[kind].values() for d in g]
+        if not alld:
+            print(f"{label}: none matched")
+            continue
+        print(f"{label} vs profiler: {sum(abs(d) <= 10 for d in alld)}/{len(alld)} within 10%, "
+              f"median |diff| {statistics.median(abs(d) for d in alld):.1f}%")
+        for g in GROUPS:
+            print(group_line(g, diffs[kind].get(g, [])))
+    print(f"kernels without in_graph_ms: {len(no_in_graph)}" + "".join(f"\n    {w}" for w in no_in_graph))
+    print(f"byte sources of Triton kernels: {src_count}")
+    print(f"matmul kernels with TFLOP/s: {len(mm_rows)}" + "".join(f"\n    {m}" for m in mm_rows))
+    summary["vs_profiler"] = {kind: {"matched": sum(len(g) for g in d.values()),
+                                     "within_10pct": sum(abs(x) <= 10 for g in d.values() for x in g),
+                                     "groups": d} for kind, d in diffs.items()}
+    summary["no_in_graph"] = no_in_graph
+    summary["byte_sources"] = src_count
     summary["matmul"] = mm_rows
     with open(os.path.join(out_dir, "gpu_vs_profiler.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1, default=str)

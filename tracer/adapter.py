@@ -198,6 +198,77 @@ def install_passes(on_pre_grad: Callable, on_post_grad_pre: Callable, on_post_gr
     return installed
 
 
+_KERNEL_NUM_GB: dict[str, float] = {}
+
+
+def install_kernel_bytes_hook() -> bool:
+    """Record Inductor's own byte estimate for every Triton kernel it defines, without changing
+    the code it generates.
+
+    Inductor computes ``kernel_num_gb`` (``SIMDKernel.estimate_kernel_num_bytes() / 1e9``: each
+    argument's accessed elements x dtype size, slices counted by the part read) only when
+    ``config.benchmark_kernel`` is on, and that flag also changes the emitted kernels.  Instead we
+    wrap ``TritonScheduling.define_kernel`` (torch/_inductor/codegen/triton.py) and ask the kernel
+    object for the same estimate once its name is known.  Results are collected per graph by
+    :func:`take_kernel_num_gb`.  Returns False where this torch has no such hook (CPU-only use is
+    unaffected: C++ kernels have no estimate).
+    """
+    try:
+        from torch._inductor.codegen.triton import TritonScheduling  # noqa: PLC0415
+    except Exception:  # noqa: BLE001
+        return False
+    real = TritonScheduling.define_kernel
+    if getattr(real, "_inductor_step", False):
+        return True
+
+    def define_kernel(self: Any, src_code: str, node_schedule: Any, kernel: Any) -> str:
+        name = real(self, src_code, node_schedule, kernel)
+        try:
+            if name not in _KERNEL_NUM_GB:
+                _KERNEL_NUM_GB[name] = float(kernel.estimate_kernel_num_bytes()) / 1e9
+        except Exception:  # noqa: BLE001 - an estimate we cannot get is left out, never fatal
+            pass
+        return name
+
+    define_kernel._inductor_step = True  # type: ignore[attr-defined]
+    TritonScheduling.define_kernel = define_kernel
+    return True
+
+
+def take_kernel_num_gb() -> dict[str, float]:
+    """Kernel name -> Inductor's estimated GB moved per call, for the Triton kernels defined since
+    the last call (one graph's codegen; kernel names are unique only within one output module)."""
+    out = dict(_KERNEL_NUM_GB)
+    _KERNEL_NUM_GB.clear()
+    return out
+
+
+def cuda_kernel_records(fn: Callable[[], Any]) -> list[tuple[str, int, float]]:
+    """Run ``fn`` under torch.profiler (CUDA activity only: CUPTI) and return every GPU kernel it ran
+    as ``(name, start_ns, duration_ms)`` in start order, kernels replayed from a CUDA graph included.
+
+    Reads ``prof.profiler.kineto_results`` (torch's private view of the CUPTI records), since the
+    public ``prof.events()`` rounds to whole microseconds.  Raises where the profiler cannot start
+    (another one is active, or this torch was built without kineto).
+    """
+    import warnings  # noqa: PLC0415
+
+    from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+    out = []
+    for e in prof.profiler.kineto_results.events():
+        if e.device_type() != torch.autograd.DeviceType.CUDA:
+            continue
+        out.append((e.name(), int(e.start_ns()), e.duration_ns() / 1e6))
+    out.sort(key=lambda r: r[1])
+    return out
+
+
 def trace_logger() -> logging.Logger:
     """torch's structured-trace logger (the one TORCH_TRACE writes from)."""
     from torch._logging._internal import trace_log  # noqa: PLC0415

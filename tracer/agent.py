@@ -310,6 +310,10 @@ class Agent:
         g = self.graph(cid, kind)
         g["output_path"] = meta.get("file_path") or meta.get("filename")
         kernels = parse_wrapper(wrapper)
+        g["num_gb"] = adapter.take_kernel_num_gb()
+        for k in kernels:
+            if k["name"] in g["num_gb"]:
+                k["num_gb"] = g["num_gb"][k["name"]]
         owners = adapter.buffer_owners(adapter.current_graph())
         owners = owners if "unavailable" not in owners else {}
         members: dict[str, list[str]] = {}
@@ -380,6 +384,7 @@ class Agent:
                 try:
                     msg.update(timing.time_graph(
                         g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
+                        num_gb=g.get("num_gb"),
                         progress=lambda text, where=where: self.send({"type": "run_status", "message": f"{where}: {text}"})))
                 except Exception as e:  # noqa: BLE001
                     msg["error"] = f"{type(e).__name__}: {e}"
@@ -432,6 +437,8 @@ class Agent:
         settings = adapter.configure_inductor()
         hooks = adapter.install_passes(self.on_pre_grad, self.on_post_grad_pre, self.on_post_grad_post,
                                        self.on_pre_fusion, self.on_post_fusion)
+        if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
+            hooks.append("TritonScheduling.define_kernel (bytes estimate)")
         agent = self
 
         class TraceHandler(logging.Handler):

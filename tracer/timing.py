@@ -83,18 +83,23 @@ def _nbytes(t: Any) -> int:
     return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
 
 
-def kernel_gb(name: str, backend: str, source: str, args: tuple, params: list[str]) -> tuple[float | None, str]:
+def kernel_gb(name: str, backend: str, source: str, args: tuple, params: list[str],
+              estimate: float | None = None) -> tuple[float | None, str]:
     """Bytes moved by one kernel call, in GB, and where the figure comes from.
 
-    Triton kernels compiled with ``config.benchmark_kernel`` carry Inductor's own estimate
-    (``inductor_meta['kernel_num_gb']``); otherwise the tensors passed to it are counted in full,
-    once per read and once per write (``in_out_ptr`` twice): an upper bound, since a kernel that
-    reads a slice of a tensor is charged for all of it, so % of peak can pass 100% there.
+    In order: ``inductor_meta['kernel_num_gb']`` in the kernel's source (present when the user
+    compiled with ``config.benchmark_kernel``); ``estimate``, the same Inductor estimate
+    (``estimate_kernel_num_bytes``) recorded at codegen by
+    :func:`tracer.adapter.install_kernel_bytes_hook`; otherwise the tensors passed to it counted in
+    full, once per read and once per write (``in_out_ptr`` twice): an upper bound, since a kernel
+    that reads a slice of a tensor is charged for all of it, so % of peak can pass 100% there.
     """
     if backend == "triton":
         m = _NUM_GB.search(source or "")
         if m:
             return float(m.group(1)), "inductor kernel_num_gb"
+        if estimate:
+            return float(estimate), "inductor estimate_kernel_num_bytes (recorded at codegen)"
     total = 0
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
     if not tensors:
@@ -128,36 +133,39 @@ def mm_flops(name: str, args: tuple, kwargs: dict) -> tuple[float | None, str | 
     return flops, str(a.dtype).replace("torch.", "")
 
 
-class _Recorder:
-    """Stands in for a kernel in the output module and records each call's arguments."""
+# A hook sees every kernel call of the output module: hook(name, fn, args, kwargs) -> fn's result.
+Hook = Callable[[str, Callable, tuple, dict], Any]
 
-    def __init__(self, name: str, fn: Callable, calls: list):
-        self.name, self.fn, self.calls = name, fn, calls
+
+class _Recorder:
+    """Stands in for a kernel in the output module and passes each call through ``hook``."""
+
+    def __init__(self, name: str, fn: Callable, hook: Hook):
+        self.name, self.fn, self.hook = name, fn, hook
 
     def __call__(self, *a: Any, **k: Any) -> Any:
-        self.calls.append((self.name, self.fn, a, k))
-        return self.fn(*a, **k)
+        return self.hook(self.name, self.fn, a, k)
 
 
 class _TritonRecorder:
-    """Stands in for a Triton CachingAutotuner: records ``.run(...)`` calls."""
+    """Stands in for a Triton CachingAutotuner: passes ``.run(...)`` calls through ``hook``."""
 
-    def __init__(self, name: str, kernel: Any, calls: list):
-        self._name, self._kernel, self._calls = name, kernel, calls
+    def __init__(self, name: str, kernel: Any, hook: Hook):
+        self._name, self._kernel, self._hook = name, kernel, hook
 
     def run(self, *a: Any, **k: Any) -> Any:
-        self._calls.append((self._name, self._kernel.run, a, k))
-        return self._kernel.run(*a, **k)
+        return self._hook(self._name, self._kernel.run, a, k)
 
     def __getattr__(self, item: str) -> Any:
         return getattr(self._kernel, item)
 
 
 class _ExternRecorder:
-    """Stands in for ``extern_kernels``: records ``extern_kernels.mm(...)`` and friends."""
+    """Stands in for ``extern_kernels``: passes ``extern_kernels.mm(...)`` and friends through
+    ``hook`` as ``extern_kernels.mm#N`` (N counts extern calls in the graph)."""
 
-    def __init__(self, real: Any, calls: list):
-        self._real, self._calls, self._n = real, calls, 0
+    def __init__(self, real: Any, hook: Hook):
+        self._real, self._hook, self._n = real, hook, 0
 
     def __getattr__(self, item: str) -> Any:
         fn = getattr(self._real, item)
@@ -167,10 +175,191 @@ class _ExternRecorder:
         def rec(*a: Any, **k: Any) -> Any:
             name = f"extern_kernels.{item}#{self._n}"
             self._n += 1
-            self._calls.append((name, fn, a, k))
-            return fn(*a, **k)
+            return self._hook(name, fn, a, k)
 
         return rec
+
+
+class _OpPath:
+    """Stands in for ``torch.ops``, ``torch.ops.aten``, ``torch.ops.aten.op`` ... in an output module.
+
+    Calls of the ATen fallbacks Inductor calls directly (``buf3 = torch.ops.aten.convolution_backward.
+    default(...)``, the SDPA kernels), as :func:`tracer.codeparse.parse_wrapper` lists them in ``ops``,
+    go through ``hook`` named as parse_wrapper names them: ``torch.ops.aten.X.default#N``, N counting
+    that op's calls in the graph.  Every other attribute is the real one.
+    """
+
+    def __init__(self, path: str, real: Any, hook: Hook, ops: set[str], counts: dict[str, int]):
+        self._path, self._real, self._hook, self._ops, self._counts = path, real, hook, ops, counts
+
+    def __getattr__(self, item: str) -> Any:
+        real = getattr(self._real, item)
+        path = f"{self._path}.{item}"
+        if path in self._ops and callable(real):
+            def call(*a: Any, **k: Any) -> Any:
+                n = self._counts.get(path, 0)
+                self._counts[path] = n + 1
+                return self._hook(f"{path}#{n}", real, a, k)
+
+            return call
+        if any(op.startswith(path + ".") for op in self._ops):
+            return _OpPath(path, real, self._hook, self._ops, self._counts)
+        return real
+
+    def __call__(self, *a: Any, **k: Any) -> Any:
+        return self._real(*a, **k)
+
+
+class _TorchModule:
+    """Stands in for the output module's global ``torch``: ``torch.ops`` is an :class:`_OpPath`,
+    everything else the real torch."""
+
+    def __init__(self, real: Any, ops: _OpPath):
+        self._real, self._ops = real, ops
+
+    def __getattr__(self, item: str) -> Any:
+        return self._ops if item == "ops" else getattr(self._real, item)
+
+
+@contextlib.contextmanager
+def _hooked(mod: Any, backends: dict[str, str], hook: Hook):
+    """Route every cpp/triton/extern kernel call of output module ``mod`` through ``hook``: its
+    generated kernels, ``extern_kernels.*`` and the ATen fallbacks it calls as ``torch.ops.*``."""
+    saved: dict[str, Any] = {}
+    for name, backend in backends.items():
+        if backend in ("cpp", "triton") and hasattr(mod, name):
+            saved[name] = getattr(mod, name)
+            setattr(mod, name, _TritonRecorder(name, saved[name], hook) if backend == "triton"
+                    else _Recorder(name, saved[name], hook))
+    if hasattr(mod, "extern_kernels"):
+        saved["extern_kernels"] = mod.extern_kernels
+        mod.extern_kernels = _ExternRecorder(mod.extern_kernels, hook)
+    ops = {n.split("#")[0] for n, b in backends.items() if b == "extern" and n.startswith("torch.ops.")}
+    if ops:
+        counts: dict[str, int] = {}
+        if getattr(mod, "torch", None) is torch:
+            saved["torch"] = mod.torch
+            mod.torch = _TorchModule(torch, _OpPath("torch.ops", torch.ops, hook, ops, counts))
+        if getattr(mod, "aten", None) is torch.ops.aten:  # the wrapper's alias: aten = torch.ops.aten
+            saved["aten"] = mod.aten
+            mod.aten = _OpPath("torch.ops.aten", torch.ops.aten, hook, ops, counts)
+    try:
+        yield
+    finally:
+        for name, obj in saved.items():
+            setattr(mod, name, obj)
+
+
+def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[str],
+                   replays: int = 30) -> tuple[list[dict[str, Any]] | None, str, str]:
+    """Per-kernel GPU time inside the whole graph: one dict per kernel call in call order, or None
+    with the reason; returns ``(times, status, cupti_status)``.
+
+    The output module's ``call`` is captured once into a CUDA graph with a pair of timing events
+    (``torch.cuda.Event(enable_timing=True, external=True)``: event-record nodes) around every
+    kernel launch, then replayed.  Each kernel thus runs in the model's own order, with L2 as the
+    kernels before it leave it and no launch gaps.  ``names`` must match the calls recorded earlier
+    (same graph, same order).  Each dict has ``in_graph_events_ms`` (median over ``replays`` of the
+    event pair) and ``in_graph_ms`` with ``in_graph_source``:
+
+    * ``"cupti"`` for Triton kernels: the kernel's own duration in ``replays`` more replays of the same
+      graph under torch.profiler (CUPTI), k-th launch of a kernel name in a replay = its k-th call.
+      The event pair is not used for them because, measured on an H200 against CUPTI on the very
+      same replays, it adds about 3 us (2.4-5.4 us) of graph-node latency to every kernel whatever
+      its size (the kernels themselves run no slower): +15-30% on 10-30 us kernels, x3 on 1-2 us ones.
+    * ``"events"`` for extern calls (cuBLAS and other library ops launch zero, one or several kernels
+      of names we do not know), and for every kernel where the profiler is unavailable (another
+      profiler active) or did not see a Triton kernel exactly once per replay per call.
+    """
+    events: list = []
+
+    def timed(name: str, fn: Callable, a: tuple, k: dict) -> Any:
+        start = torch.cuda.Event(enable_timing=True, external=True)
+        end = torch.cuda.Event(enable_timing=True, external=True)
+        start.record()
+        out = fn(*a, **k)
+        end.record()
+        events.append((name, start, end))
+        return out
+
+    graph = None
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            mod.call(list(args))  # warm-up outside the capture (lazy inits, autotuning)
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        # thread_local: the capture runs on the agent's timing thread; in the UI (`r`) the script's own
+        # thread may still be using CUDA, and under the default "global" mode its cudaMalloc or
+        # synchronize during our capture would raise in the user's script
+        with _hooked(mod, backends, timed), torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            mod.call(list(args))
+        if [n for n, _, _ in events] != names:
+            return None, "the captured graph launched different kernels than the recorded call", "not run"
+        samples: list[list[float]] = [[] for _ in events]
+        for r in range(replays + 3):
+            graph.replay()
+            torch.cuda.synchronize()
+            if r >= 3:
+                for i, (_, s, e) in enumerate(events):
+                    samples[i].append(s.elapsed_time(e))
+        out = [{"in_graph_ms": sorted(x)[len(x) // 2], "in_graph_source": "events",
+                "in_graph_events_ms": sorted(x)[len(x) // 2]} for x in samples]
+        cupti, cupti_status = _cupti_in_graph(graph, names, backends, replays)
+        seen: dict[str, int] = {}
+        for name, t in zip(names, out):
+            seen[name] = seen.get(name, 0) + 1
+            if (name, seen[name]) in cupti:
+                t["in_graph_ms"], t["in_graph_source"] = cupti[(name, seen[name])], "cupti"
+        return out, "ok", cupti_status
+    except Exception as e:  # noqa: BLE001 - a graph that cannot be captured still gets the other times
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
+        return (None, f"not capturable in a CUDA graph ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})",
+                "not run")
+    finally:
+        del graph
+
+
+def _cupti_in_graph(graph: Any, names: list[str], backends: dict[str, str],
+                    replays: int) -> tuple[dict[tuple[str, int], float], str]:
+    """{(Triton kernel name, call k): median CUPTI duration in ms} over ``replays`` replays of
+    ``graph`` under torch.profiler, and a status ("ok" or what went wrong)."""
+    counts: dict[str, int] = {}
+    for n in names:
+        if backends.get(n) == "triton":
+            counts[n] = counts.get(n, 0) + 1
+    if not counts:
+        return {}, "ok (no Triton kernels)"
+    try:
+        records = adapter.cuda_kernel_records(lambda: [graph.replay() for _ in range(replays)])
+    except Exception as e:  # noqa: BLE001 - fall back to the event pairs
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
+        return {}, f"profiler unavailable, event pairs used ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+    by_name: dict[str, list[float]] = {}
+    for name, _, ms in records:
+        if name in counts:
+            by_name.setdefault(name, []).append(ms)
+    out: dict[tuple[str, int], float] = {}
+    missed = []
+    for name, c in counts.items():
+        v = by_name.get(name, [])
+        if len(v) != c * replays:  # launches per replay in capture order: v[r * c + j] is call j+1 of replay r
+            missed.append(f"{name} ({len(v)} of {c * replays})")
+            continue
+        for j in range(c):
+            x = sorted(v[j::c])
+            out[(name, j + 1)] = x[len(x) // 2]
+    if missed:
+        return out, f"event pairs used for {len(missed)} Triton kernel(s) the profiler saw a different number of times: {', '.join(missed[:5])}"
+    return out, "ok"
 
 
 def _graph_args(mod: Any) -> list:
@@ -194,7 +383,8 @@ def _graph_args(mod: Any) -> list:
 
 
 def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
-               cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+               cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
+               num_gb: dict[str, float] | None = None) -> dict[str, Any]:
     """Time one compiled graph.
 
     ``output_path`` is Inductor's output-code file (from the ``inductor_output_code`` event),
@@ -202,10 +392,16 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     ``"cuda"``.  Returns ``compiled_ms`` and ``eager_ms`` (median, ms), ``kernel_sum_ms`` and
     ``kernels``: one dict per kernel call in call order with ``name``, ``call`` (1 for a kernel's
     first call in the graph, 2 for its second, ...), ``backend``, ``median_ms`` and, on GPU,
-    ``p20_ms``/``p80_ms`` and ``warm_ms`` (L2 warm, CUDA-graph replay, as a profiler sees it
-    inside the model; ``median_ms`` flushes L2 first and is what GB/s uses); ``gb`` (bytes moved, GB) with ``gb_source``, ``gbps`` and
-    ``pct_peak_bw``; for matmuls ``tflops`` and ``pct_peak_tflops``.  ``peak`` says where the
-    device's peak figures come from.  ``cancel`` (set from another thread) stops between kernels;
+    ``p20_ms``/``p80_ms`` and ``in_graph_ms`` (the kernel inside a CUDA-graph replay of the whole
+    graph, as a profiler sees it inside the model: CUPTI's duration for Triton kernels, the timing
+    events around the call for extern calls; ``in_graph_source`` says which, ``in_graph_events_ms``
+    keeps the event time; see :func:`in_graph_times`) or, where the graph cannot be captured, ``warm_ms`` (the kernel alone
+    replayed in a CUDA graph, L2 warm); ``median_ms`` flushes L2 first and is what GB/s uses;
+    ``gb`` (bytes moved, GB) with ``gb_source``, ``gbps`` and ``pct_peak_bw``; for matmuls
+    ``tflops`` and ``pct_peak_tflops``.  ``num_gb`` is Inductor's byte estimate per Triton kernel
+    recorded at codegen (:func:`tracer.adapter.take_kernel_num_gb`).  ``peak`` says where the
+    device's peak figures come from; ``in_graph`` whether in-graph times were taken, or why not, and
+    ``in_graph_cupti`` whether the profiler gave the Triton kernels' in-graph times.  ``cancel`` (set from another thread) stops between kernels;
     the result then has ``cancelled: True`` and the kernels timed so far.  Raises whatever importing or running the module raises.
     """
     mod = adapter.load_output_module(output_path)
@@ -259,20 +455,13 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     with torch.no_grad():
         args = _graph_args(mod)
         calls: list = []
-        saved: dict[str, Any] = {}
-        for name, backend in backends.items():
-            if backend in ("cpp", "triton") and hasattr(mod, name):
-                saved[name] = getattr(mod, name)
-                rec = _TritonRecorder(name, saved[name], calls) if backend == "triton" else _Recorder(name, saved[name], calls)
-                setattr(mod, name, rec)
-        if hasattr(mod, "extern_kernels"):
-            saved["extern_kernels"] = mod.extern_kernels
-            mod.extern_kernels = _ExternRecorder(mod.extern_kernels, calls)
-        try:
+
+        def record(name: str, fn: Callable, a: tuple, k: dict) -> Any:
+            calls.append((name, fn, a, k))
+            return fn(*a, **k)
+
+        with _hooked(mod, backends, record):
             mod.call(list(args))
-        finally:
-            for name, obj in saved.items():
-                setattr(mod, name, obj)
         compiled_ms = bench(lambda: mod.call(list(args)))
         eager_ms = None
         if eager_gm is not None:
@@ -281,6 +470,11 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 eager_ms = bench(lambda: eager_gm(*args))
             except Exception:  # noqa: BLE001 - eager of a post-grad graph can fail on exotic ops
                 eager_ms = None
+        in_graph, in_graph_status, cupti_status = (None, "CPU: not applicable", "CPU: not applicable")
+        if cuda:
+            if progress is not None:
+                progress("every kernel inside one CUDA-graph replay of the graph")
+            in_graph, in_graph_status, cupti_status = in_graph_times(mod, backends, args, [c[0] for c in calls])
         kernels = []
         seen: dict[str, int] = {}
         cancelled = False
@@ -296,9 +490,12 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             seen[name] = seen.get(name, 0) + 1
             entry: dict[str, Any] = {"name": name, "call": seen[name], "backend": backend,
                                      "median_ms": med, "p20_ms": lo, "p80_ms": hi}
-            if cuda:
+            if in_graph is not None:
+                entry.update(in_graph[i])
+            elif cuda:
                 entry["warm_ms"] = bench_warm(fn, a, k)
-            gb, gb_source = kernel_gb(name, backend, sources.get(name, ""), a, params.get(name, []))
+            gb, gb_source = kernel_gb(name, backend, sources.get(name, ""), a, params.get(name, []),
+                                      (num_gb or {}).get(name))
             if gb is not None and med > 0:
                 entry.update(gb=gb, gb_source=gb_source, gbps=gb / (med / 1e3))
                 if peak.get("bw_gbps"):
@@ -314,7 +511,10 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     total = sum(k["median_ms"] for k in kernels)
     for k in kernels:
         k["share"] = (k["median_ms"] / total) if total else 0.0
-    return {"compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
-            "peak": peak, "cancelled": cancelled,
+    out_extra: dict[str, Any] = {}
+    if kernels and all(k.get("in_graph_ms") is not None for k in kernels):
+        out_extra["in_graph_sum_ms"] = sum(k["in_graph_ms"] for k in kernels)
+    return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
+            "peak": peak, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median)",
             "threads": torch.get_num_threads(), "pid": os.getpid()}

@@ -4,7 +4,7 @@ Model code: ``transformers.GPT2LMHeadModel`` from Hugging Face Transformers (not
 repo), built from a ``GPT2Config`` with random weights (no hub download: run with
 ``HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1``).  The whole model is compiled with
 ``torch.compile(model)``; ``loss.backward()`` compiles the backward lazily and ``torch.optim.AdamW``
-runs eagerly.  ``--steps N`` changes the number of steps.
+runs eagerly.  ``--steps N`` changes the number of steps; ``--device cuda`` runs it on a GPU.
 """
 
 import argparse
@@ -20,17 +20,18 @@ from transformers import GPT2Config, GPT2LMHeadModel
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args()
 
     torch.manual_seed(0)
     config = GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=256, n_positions=64,
                         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
-    model = GPT2LMHeadModel(config)
+    model = GPT2LMHeadModel(config).to(args.device)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     cmodel = torch.compile(model)
 
-    ids = torch.randint(0, config.vocab_size, (2, 32))
+    ids = torch.randint(0, config.vocab_size, (2, 32), device=args.device)
     for step in range(args.steps):
         opt.zero_grad(set_to_none=True)
         out = cmodel(input_ids=ids, labels=ids)

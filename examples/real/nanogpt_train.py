@@ -1,4 +1,4 @@
-"""A few compiled training steps of a minimal nanoGPT on CPU.
+"""A few compiled training steps of a minimal nanoGPT on CPU (``--device cuda`` for a GPU).
 
 Model code: written here in the style of Andrej Karpathy's nanoGPT ``model.py``
 (https://github.com/karpathy/nanoGPT, MIT): ``CausalSelfAttention`` with a fused ``c_attn`` projection
@@ -134,11 +134,12 @@ class GPT(nn.Module):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args()
 
     torch.manual_seed(1337)
     config = GPTConfig()
-    model = GPT(config)
+    model = GPT(config).to(args.device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1)
     model = torch.compile(model)
 
@@ -148,7 +149,7 @@ def main() -> None:
         ix = torch.randint(len(data) - config.block_size - 1, (batch_size,))
         x = torch.stack([data[i:i + config.block_size] for i in ix])
         y = torch.stack([data[i + 1:i + 1 + config.block_size] for i in ix])
-        return x, y
+        return x.to(args.device), y.to(args.device)
 
     model.train()
     for it in range(args.steps):
