@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from textual.widgets import DataTable
+from tui.table import Table
 
 from tracer.protocol import graph_key, read_session
 from tui.app import StepApp
@@ -150,7 +150,7 @@ def test_select_buffer_in_lowering_then_codegen_shows_its_kernel_and_lines():
         got["sel"] = app.selected_buffer
         await pilot.press("6")
         await pilot.pause()
-        t = app.query_one("#table-codegen", DataTable)
+        t = app.query_one("#table-codegen", Table)
         got["kernel"] = str(t.get_row_at(t.cursor_row)[0])
         code = app.query_one("#code-codegen", CodeView)
         got["marked"] = [code.lines[i] for i in sorted(code.marks)]
@@ -168,7 +168,7 @@ def test_select_kernel_in_codegen_selects_its_buffer_in_lowering_and_linked():
 
     async def steps(app, pilot):
         await pilot.press("6")
-        t = app.query_one("#table-codegen", DataTable)
+        t = app.query_one("#table-codegen", Table)
         t.focus()
         await pilot.press("down", "down")
         await pilot.pause()
@@ -176,7 +176,7 @@ def test_select_kernel_in_codegen_selects_its_buffer_in_lowering_and_linked():
         got["sel"] = app.selected_buffer
         await pilot.press("3")
         await pilot.pause()
-        lt = app.query_one("#table-lowering", DataTable)
+        lt = app.query_one("#table-lowering", Table)
         got["lowering_row"] = str(lt.get_row_at(lt.cursor_row)[0])
         await pilot.press("8")
         await pilot.pause()
@@ -215,7 +215,7 @@ def test_kernel_line_under_the_cursor_selects_the_buffer_it_stores():
                 break
         assert kernel, "the demo has a kernel storing two buffers on different lines"
         await pilot.press("8")
-        table = app.query_one("#table-linked", DataTable)
+        table = app.query_one("#table-linked", Table)
         table.focus()
         table.move_cursor(row=table.get_row_index(first))
         await pilot.pause()
@@ -240,7 +240,7 @@ def test_dynamo_node_selects_a_buffer_made_from_it():
 
     async def steps(app, pilot):
         await pilot.press("1")
-        t = app.query_one("#table-dynamo", DataTable)
+        t = app.query_one("#table-dynamo", Table)
         t.focus()
         stop = app.session.stop_for("[0/0] forward", "dynamo")
         idx = next(i for i, n in enumerate(stop["graph"]["nodes"]) if n["name"] == "h_1")

@@ -23,7 +23,7 @@ PROGRAM = textwrap.dedent('''
     from tracer.protocol import read_session
     from tui.app import StepApp
     from tui.codeview import CodeView
-    from textual.widgets import DataTable
+    from tui.table import Table
 
     async def main():
         app = StepApp(messages=list(read_session("tests/fixtures/gpu_attention.jsonl")),
@@ -34,7 +34,7 @@ PROGRAM = textwrap.dedent('''
             for key, pane in zip("12345678", ["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen", "run", "linked"]):
                 await pilot.press(key)
                 await pilot.pause()
-                table = app.query_one(f"#table-{pane}", DataTable)
+                table = app.query_one(f"#table-{pane}", Table)
                 print("PANE", pane, table.row_count)
             await pilot.press("6")
             await pilot.pause()

@@ -9,7 +9,9 @@ import asyncio
 import os
 
 import pytest
-from textual.widgets import DataTable, OptionList, TabbedContent
+from textual.widgets import OptionList, TabbedContent
+
+from tui.table import Table
 
 from tracer.protocol import STAGES, graph_key, read_session
 from tui.app import StepApp
@@ -82,7 +84,7 @@ def test_each_stage_pane_shows_the_captured_level():
         for key, stage in zip("123456", STAGES):
             await pilot.press(key)
             await pilot.pause()
-            table = app.query_one(f"#table-{stage}", DataTable)
+            table = app.query_one(f"#table-{stage}", Table)
             code = app.query_one(f"#code-{stage}", CodeView)
             got[stage] = (table.row_count, code.text)
 
@@ -102,7 +104,7 @@ def test_selecting_a_kernel_scrolls_to_and_marks_its_source():
     async def steps(pilot):
         await pilot.press("6")
         await pilot.pause()
-        table = app.query_one("#table-codegen", DataTable)
+        table = app.query_one("#table-codegen", Table)
         table.focus()
         stop = app.session.stop_for(app.view_graph, "codegen")
         cpp = [i for i, k in enumerate(stop["kernels"]) if k["backend"] == "cpp"]
@@ -175,7 +177,7 @@ def test_run_pane_shows_recorded_timings_sorted_by_time():
     async def steps(pilot):
         await pilot.press("7")
         await pilot.pause()
-        table = app.query_one("#table-run", DataTable)
+        table = app.query_one("#table-run", Table)
         result["times"] = [float(str(table.get_row_at(r)[2]).split()[0]) for r in range(table.row_count)]
         result["text"] = app.query_one("#code-run", CodeView).text
 
@@ -230,7 +232,7 @@ def test_codegen_failure_is_shown_in_codegen_with_earlier_stages_kept():
         result["bar"] = str(app.query_one("#stagebar").render())
         await pilot.press("3")
         await pilot.pause()
-        result["lowering_rows"] = app.query_one("#table-lowering", DataTable).row_count
+        result["lowering_rows"] = app.query_one("#table-lowering", Table).row_count
 
     drive(app, steps)
     assert "error in [0/0] inference codegen" in result["status"]

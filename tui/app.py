@@ -18,11 +18,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from tracer.protocol import ALL_STAGES, STAGES, CMD_CONTINUE, CMD_RUN, graph_key
 from tui.codeview import CodeView
+from tui.table import Cell, Table
 from tui.session import Session
 
 STAGE_TITLES = {"dynamo": "1 Dynamo", "aot": "2 AOT", "lowering": "3 IR", "scheduling": "4 Sched",
@@ -35,22 +36,32 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "scheduling": ("scheduler node", "type", "members", "buffers"),
     "loopbody": ("node", "fused node", "buffers", "var_ranges"),
     "codegen": ("kernel", "backend", "buffers", "fused nodes"),
-    "run": ("kernel", "backend", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "TFLOP/s", "fused nodes"),
+    "run": ("kernel", "backend", "median ms [p20-p80]", "in graph ms", "share", "GB/s", "% peak BW", "TFLOP/s",
+            "fused nodes"),
     "linked": ("buffer", "node", "fused node", "kernel"),
 }
 
 
-def T(s: Any, style: str = "") -> Text:
+def _freeze_gc() -> None:
+    """Move every object alive now out of the garbage collector's sight (``gc.freeze``).
+
+    A large session is millions of small objects (parsed JSON) that live as long as the app;
+    without this, each full collection walks all of them and stalls a key press by ~0.5 s."""
+    import gc  # noqa: PLC0415
+
+    gc.freeze()
+
+
+def T(s: Any, style: str = "") -> Cell:
     """Plain text cell (never markup: compiler strings contain brackets); lists print as [a, b]."""
     if isinstance(s, (list, tuple)):
         s = "[" + ", ".join(str(x) if not isinstance(x, list) else "[" + ", ".join(map(str, x)) + "]" for x in s) + "]"
-    return Text("" if s is None else str(s), style=style, no_wrap=True, overflow="ellipsis")
+    return Cell("" if s is None else str(s), style)
 
 
-def _add_rows(table: DataTable, rows: list[tuple], keys: list[str] | None = None) -> None:
+def _add_rows(table: Table, rows: list[tuple], keys: list[str] | None = None) -> None:
     """Add rows, each keyed (row keys are what selection handlers receive)."""
-    for i, row in enumerate(rows):
-        table.add_row(*row, key=keys[i] if keys else str(i))
+    table.add_rows_keyed(rows, keys if keys else [str(i) for i in range(len(rows))])
 
 
 def _L(xs: Any) -> str:
@@ -229,13 +240,13 @@ class StepApp(App[None]):
                 for stage in ALL_STAGES:
                     with TabPane(STAGE_TITLES[stage], id=f"pane-{stage}"):
                         with Vertical():
-                            table = DataTable(id=f"table-{stage}", classes="stage-table", cursor_type="row",
+                            table = Table(id=f"table-{stage}", classes="stage-table", cursor_type="row",
                                               zebra_stripes=True)
                             yield table
                             yield CodeView(id=f"code-{stage}", classes="stage-code")
                 with TabPane(STAGE_TITLES["linked"], id="pane-linked"):
                     with Horizontal(id="linked-row"):
-                        yield DataTable(id="table-linked", cursor_type="row", zebra_stripes=True)
+                        yield Table(id="table-linked", cursor_type="row", zebra_stripes=True)
                         yield CodeView(id="code-linkinfo")
                         yield CodeView(id="code-linkkernel")
                 with TabPane(STAGE_TITLES["log"], id="pane-log"):
@@ -245,8 +256,10 @@ class StepApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # no animations (tab underline, smooth scrolling): over SSH every animated frame is output to send
+        self.animation_level = "none"
         for stage, cols in COLUMNS.items():
-            self.query_one(f"#table-{stage}", DataTable).add_columns(*cols)
+            self.query_one(f"#table-{stage}", Table).add_columns(*cols)
         if self.live:
             from tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
 
@@ -262,8 +275,19 @@ class StepApp(App[None]):
                 self.view_stage = first["stage"]
         self.refresh_all()
         self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
+        if not self.live:
+            # a large recorded session's stops were read lazily: parse the rest after the first frame
+            # (after a pause: the thread holds the GIL while it parses, and the first frame comes first)
+            self.set_timer(0.5, lambda: self.run_worker(self._preload, thread=True, group="preload"))
         if self.record_screens and not self.live:
             self.run_worker(self.record_all_screens(), exclusive=True)
+
+    def _preload(self) -> None:
+        from textual.worker import get_current_worker  # noqa: PLC0415
+
+        worker = get_current_worker()
+        self.session.preload(lambda: worker.is_cancelled or not self.is_running)
+        _freeze_gc()
 
     # ------------------------------------------------------------------ agent messages
     def _from_agent_thread(self, msg: dict[str, Any]) -> None:
@@ -279,6 +303,7 @@ class StepApp(App[None]):
         self.session.add(msg)
         t = msg.get("type")
         if t == "stop":
+            _freeze_gc()
             if msg.get("paused"):
                 self.paused = msg
             if self.follow or self.view_graph is None:
@@ -440,7 +465,7 @@ class StepApp(App[None]):
         if not force and self._rendered.get(stage) == stamp:
             return
         self._rendered[stage] = stamp
-        table = self.query_one(f"#table-{stage}", DataTable)
+        table = self.query_one(f"#table-{stage}", Table)
         code = self.query_one(f"#code-{stage}", CodeView)
         table.clear()
         if stage == "run":
@@ -462,14 +487,14 @@ class StepApp(App[None]):
         self.sync_pane(stage)
 
     # ------------------------------------------------------------------ pane fillers
-    def _fx_rows(self, table: DataTable, nodes: list[dict[str, Any]]) -> None:
-        rows = []
-        for n in nodes:
-            rows.append((T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
-                         T(n.get("dtype")), T(n.get("user_line"), "cyan")))
-        _add_rows(table, rows)
+    def _fx_rows(self, table: Table, nodes: list[dict[str, Any]]) -> None:
+        def row(i: int) -> tuple:
+            n = nodes[i]
+            return (T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
+                    T(n.get("dtype")), T(n.get("user_line"), "cyan"))
+        table.set_rows([str(i) for i in range(len(nodes))], row)
 
-    def _fill_dynamo(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+    def _fill_dynamo(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         g = stop.get("graph") or {}
         self._fx_rows(table, g.get("nodes") or [])
         head = [f"# Dynamo FX graph {stop['compile_id']} ({stop['graph_kind']})"]
@@ -489,7 +514,7 @@ class StepApp(App[None]):
             "\n\n# guards arrive once the backend compile finishes"
         code.set_code("\n".join(head) + "\n\n" + body + tail, "python")
 
-    def _fill_aot(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+    def _fill_aot(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         pg = stop.get("post_grad") or {}
         self._fx_rows(table, pg.get("nodes") or [])
         parts = []
@@ -501,12 +526,14 @@ class StepApp(App[None]):
         parts.append(f"# ===== post-grad graph ({stop['graph_kind']}, what Inductor lowers) =====\n{pg.get('code', pg.get('unavailable', ''))}")
         code.set_code("\n\n".join(parts), "python")
 
-    def _fill_lowering(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+    def _fill_lowering(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         bufs = stop.get("buffers") or []
-        _add_rows(table, [(T(b["name"], "bold"), T(b.get("operation")), T(b.get("kind"), "magenta"), T(b.get("ranges")),
-                         T(f"{b.get('reduction_type') or ''} {_L(b.get('reduction_ranges')) if b.get('reduction_ranges') else ''}".strip()),
-                         T(b.get("dtype")), T(b.get("size")), T(_j(b.get("origins"))))
-                        for b in bufs], [b["name"] for b in bufs])
+        def row(i: int) -> tuple:
+            b = bufs[i]
+            return (T(b["name"], "bold"), T(b.get("operation")), T(b.get("kind"), "magenta"), T(b.get("ranges")),
+                    T(f"{b.get('reduction_type') or ''} {_L(b.get('reduction_ranges')) if b.get('reduction_ranges') else ''}".strip()),
+                    T(b.get("dtype")), T(b.get("size")), T(_j(b.get("origins"))))
+        table.set_rows([b["name"] for b in bufs], row)
         if stop.get("unavailable"):
             code.set_code(f"# {stop['unavailable']}", "python")
         elif bufs:
@@ -520,21 +547,22 @@ class StepApp(App[None]):
                 f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n\n")
         code.set_code(head + (b.get("text") or ""), "python")
 
-    def _fill_scheduling(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+    def _fill_scheduling(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         after = stop.get("after") or []
         if isinstance(after, dict):
             code.set_code(f"# {after.get('unavailable')}", "python")
             return
-        _add_rows(table, [(T(n["name"], "bold"), T(n.get("type"), "magenta"), T(_j(n.get("members"))), T(_j(n.get("buffers"))))
-                        for n in after], [n["name"] for n in after])
+        table.set_rows([n["name"] for n in after],
+                       lambda i: (T(after[i]["name"], "bold"), T(after[i].get("type"), "magenta"),
+                                  T(_j(after[i].get("members"))), T(_j(after[i].get("buffers")))))
         if after:
             self._show_snode(code, stop, after[0])
 
     def _show_snode(self, code: CodeView, stop: dict[str, Any], n: dict[str, Any]) -> None:
-        members = set(n.get("members") or []) | {n["name"]}
-        pat = re.compile(r"\b(" + "|".join(re.escape(m) for m in sorted(members, key=len, reverse=True)) + r")\b")
-        log = [line for line in stop.get("fusion_log") or [] if pat.search(line) and
-               ("fus" in line or "cannot" in line or "can " in line)]
+        idx = self.session.fusion_index(stop)
+        lines = sorted({i for m in set(n.get("members") or []) | {n["name"]} for i in idx.get(m, ())})
+        fusion_log = stop.get("fusion_log") or []
+        log = [fusion_log[i] for i in lines]
         before = len(stop.get("before") or [])
         text = (f"# {n['name']}: {n.get('type')}, members {', '.join(n.get('members') or [])}\n"
                 f"# {before} scheduler nodes before fusion -> {len(stop.get('after') or [])} after\n"
@@ -542,14 +570,16 @@ class StepApp(App[None]):
                 + ("\n".join("# " + x for x in log) if log else "# (none logged)") + "\n\n" + (n.get("text") or ""))
         code.set_code(text, "python")
 
-    def _fill_loopbody(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+    def _fill_loopbody(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         bodies = stop.get("bodies") or []
         if isinstance(bodies, dict):
             code.set_code(f"# {bodies.get('unavailable')}", "python")
             return
-        _add_rows(table, [(T(b["node"], "bold"), T(b.get("fused_node")), T(_j(b.get("buffers"))),
-                         T(", ".join(f"{k}={v}" for k, v in (b.get("var_ranges") or {}).items()) or b.get("none", "")))
-                        for b in bodies], [f"{b['fused_node']}/{b['node']}" for b in bodies])
+        def row(i: int) -> tuple:
+            b = bodies[i]
+            return (T(b["node"], "bold"), T(b.get("fused_node")), T(_j(b.get("buffers"))),
+                    T(", ".join(f"{k}={v}" for k, v in (b.get("var_ranges") or {}).items()) or b.get("none", "")))
+        table.set_rows([f"{b['fused_node']}/{b['node']}" for b in bodies], row)
         if bodies:
             self._show_body(code, bodies[0])
 
@@ -560,11 +590,11 @@ class StepApp(App[None]):
         code.set_code(f"# LoopBody of {b['node']} (in {b.get('fused_node')}), writes {', '.join(b.get('buffers') or [])}\n"
                       + b["body"], "python")
 
-    def _fill_codegen(self, table: DataTable, code: CodeView, stop: dict[str, Any]) -> None:
+    def _fill_codegen(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         ks = stop.get("kernels") or []
-        _add_rows(table, [(T(k["name"], "bold"), T(k.get("backend"), "magenta"), T(_j(k.get("buffers"))),
-                         T(_j(k.get("fused_nodes"))))
-                        for k in ks], [k["name"] for k in ks])
+        table.set_rows([k["name"] for k in ks],
+                       lambda i: (T(ks[i]["name"], "bold"), T(ks[i].get("backend"), "magenta"),
+                                  T(_j(ks[i].get("buffers"))), T(_j(ks[i].get("fused_nodes")))))
         code.set_code(stop.get("wrapper") or "", "python")
         if ks:
             self._show_kernel(code, stop, ks[0]["name"])
@@ -584,7 +614,7 @@ class StepApp(App[None]):
             code.mark([span])
             code.goto(span[0])
 
-    def _fill_run(self, table: DataTable, code: CodeView, key: str | None, run: dict[str, Any] | None) -> None:
+    def _fill_run(self, table: Table, code: CodeView, key: str | None, run: dict[str, Any] | None) -> None:
         if run is None:
             status = self.session.run_status
             msg = ("# press r to run and time every compiled graph: the whole compiled graph against eager, "
@@ -605,6 +635,8 @@ class StepApp(App[None]):
         _add_rows(table, [(T(k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""), "bold"),
                            T(k.get("backend"), "magenta"),
                            T(f"{k['median_ms']:.4f}" + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else "")),
+                           T(num(k.get("in_graph_ms") if k.get("in_graph_ms") is not None else k.get("warm_ms"), ".4f")
+                             + ("" if k.get("in_graph_ms") is not None or k.get("warm_ms") is None else " warm")),
                            T(f"{100 * k.get('share', 0):.1f}%"), T(num(k.get("gbps"), ".1f")),
                            T(num(k.get("pct_peak_bw"), ".1f") + ("%" if k.get("pct_peak_bw") is not None else "")
                              + ("*" if (k.get("pct_peak_bw") or 0) > 100 else "")),
@@ -621,6 +653,14 @@ class StepApp(App[None]):
                  + ("the rest is launch and Python overhead)" if run["kernel_sum_ms"] <= run["compiled_ms"] else
                     "kernels timed one at a time, each from a cold cache, add up to more than the graph)")
                  if run["compiled_ms"] else ""]
+        if run.get("in_graph_sum_ms") is not None and run["compiled_ms"]:
+            lines.append(f"sum of in-graph kernel times   {run['in_graph_sum_ms']:.4f} ms  "
+                         f"({100 * run['in_graph_sum_ms'] / run['compiled_ms']:.0f}% of the graph; the rest is launch "
+                         "and Python overhead)")
+        if str(run.get("device", "")).startswith("cuda"):
+            lines.append("median: each kernel alone, L2 flushed (GB/s and % of peak use it); in graph: the kernel inside "
+                         "a CUDA-graph replay of the whole graph between timing events, as a profiler sees it"
+                         + (f"  [in graph: {run['in_graph']}]" if run.get("in_graph") not in (None, "ok") else ""))
         peak = run.get("peak") or {}
         lines.append(f"peak memory bandwidth   {peak['bw_gbps']:.0f} GB/s  ({peak.get('bw_source')})" if peak.get("bw_gbps")
                      else f"peak memory bandwidth   {peak.get('bw_source', 'not recorded')}")
@@ -638,8 +678,8 @@ class StepApp(App[None]):
         code.set_code("\n".join(x for x in lines if x), "text")
 
     # ------------------------------------------------------------------ selection inside panes
-    @on(DataTable.RowHighlighted)
-    def _row(self, event: DataTable.RowHighlighted) -> None:
+    @on(Table.RowHighlighted)
+    def _row(self, event: Table.RowHighlighted) -> None:
         """The table's cursor repaints at once; details and linked panes follow once the key
         repeat pauses (DETAIL_DELAY_S), so holding a key over a slow link never queues work."""
         if event.cursor_row != event.data_table.cursor_row:
@@ -651,14 +691,14 @@ class StepApp(App[None]):
         else:
             self._detail_timer = self.set_timer(self.DETAIL_DELAY_S, lambda: self._apply_row(event))
 
-    def _apply_row(self, event: DataTable.RowHighlighted) -> None:
+    def _apply_row(self, event: Table.RowHighlighted) -> None:
         self._detail_timer = None
         try:
             self._row_highlighted(event)
         except NoMatches:  # a late event while the app is closing
             pass
 
-    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def _row_highlighted(self, event: Table.RowHighlighted) -> None:
         if event.cursor_row != event.data_table.cursor_row:
             return  # stale: the cursor has moved on (key repeat); acting on it would pull it back
         stage = (event.data_table.id or "").removeprefix("table-")
@@ -753,7 +793,7 @@ class StepApp(App[None]):
             return
         if stage not in COLUMNS or stage == "run" or not sel:
             return
-        table = self.query_one(f"#table-{stage}", DataTable)
+        table = self.query_one(f"#table-{stage}", Table)
         row_key = None
         if stage == "lowering":
             row_key = sel
@@ -825,7 +865,7 @@ class StepApp(App[None]):
         node, user source line and LoopBody in the middle; its kernel with its lines marked."""
         key = self.view_graph
         links = self._links()
-        table = self.query_one("#table-linked", DataTable)
+        table = self.query_one("#table-linked", Table)
         info = self.query_one("#code-linkinfo", CodeView)
         kcode = self.query_one("#code-linkkernel", CodeView)
         stamp = (key, id(links))
@@ -839,8 +879,9 @@ class StepApp(App[None]):
                 kcode.set_code("", "text")
                 return
             bufs = links["buffers"]
-            _add_rows(table, [(T(n, "bold"), T(d.get("scheduler_node")), T(d.get("fused_node")),
-                               T(_j(d.get("kernels"), 2))) for n, d in bufs.items()], list(bufs))
+            names = list(bufs)
+            table.set_rows(names, lambda i: (T(names[i], "bold"), T(bufs[names[i]].get("scheduler_node")),
+                                             T(bufs[names[i]].get("fused_node")), T(_j(bufs[names[i]].get("kernels"), 2))))
             if self.selected_buffer not in bufs and bufs:
                 self.selected_buffer = next(iter(bufs))
         if not links:
@@ -930,7 +971,7 @@ class StepApp(App[None]):
         if self.view_stage != "scheduling":
             self.notify("f (fusion of two nodes) works in the scheduling pane (4)")
             return
-        table = self.query_one("#table-scheduling", DataTable)
+        table = self.query_one("#table-scheduling", Table)
         if not table.row_count:
             return
         name = str(table.get_row_at(table.cursor_row)[0])
@@ -1055,7 +1096,7 @@ class StepApp(App[None]):
             self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
 
     def action_search(self) -> None:
-        self._search_target = self.focused if isinstance(self.focused, (CodeView, DataTable)) else \
+        self._search_target = self.focused if isinstance(self.focused, (CodeView, Table)) else \
             self.query_one(f"#code-{self.view_stage}", CodeView)
         box = self.query_one("#search", Input)
         box.disabled = False
@@ -1071,7 +1112,7 @@ class StepApp(App[None]):
         found = None
         if isinstance(target, CodeView):
             found = target.find(needle)
-        elif isinstance(target, DataTable):
+        elif isinstance(target, Table):
             low = needle.lower()
             n = target.row_count
             for k in range(1, n + 1):
@@ -1144,8 +1185,8 @@ class StepApp(App[None]):
             self.session.run_status = "cancelling…"
             self.refresh_status()
 
-    @on(DataTable.RowSelected, "#table-run")
-    def _run_kernel_chosen(self, event: DataTable.RowSelected) -> None:
+    @on(Table.RowSelected, "#table-run")
+    def _run_kernel_chosen(self, event: Table.RowSelected) -> None:
         """Enter on a timed kernel: its code in the codegen pane, its first buffer selected."""
         name = str(event.row_key.value).split(":", 1)[1] if event.row_key.value else ""
         links = self._links()
@@ -1156,7 +1197,7 @@ class StepApp(App[None]):
         self.refresh_all(force=True)
         stop = self.session.stop_for(self.view_graph, "codegen")
         if stop:
-            table = self.query_one("#table-codegen", DataTable)
+            table = self.query_one("#table-codegen", Table)
             try:
                 table.move_cursor(row=table.get_row_index(name))
             except Exception:  # noqa: BLE001
@@ -1181,7 +1222,7 @@ class StepApp(App[None]):
         """The row selected in the current stage's table (a buffer, node or kernel name)."""
         if self.view_stage == "log":
             return None
-        table = self.query_one(f"#table-{self.view_stage}", DataTable)
+        table = self.query_one(f"#table-{self.view_stage}", Table)
         if not table.row_count:
             return None
         cell = table.get_row_at(table.cursor_row)[0]

@@ -167,11 +167,12 @@ def main(argv: list[str] | None = None) -> int:
             from tracer.protocol import read_session  # noqa: PLC0415
 
             try:
-                msgs = list(read_session(ns.open))
+                msgs = list(read_session(ns.open, lazy_over=1 << 18))
             except (ValueError, OSError) as e:
                 raise UsageError(str(e)) from None
-            from tui.app import StepApp  # noqa: PLC0415
+            from tui.app import StepApp, _freeze_gc  # noqa: PLC0415
 
+            _freeze_gc()
             StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
                     record_screens=ns.record_screens).run()
             return 0

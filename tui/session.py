@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-from tracer.protocol import ALL_STAGES, STAGES, graph_key
+from tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy
+
+_WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -30,6 +34,8 @@ class Session:
     run_status: str = ""
     fusion_queries: list[dict[str, Any]] = field(default_factory=list)
     agent_exit: int | None = None
+    _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
 
     def add(self, msg: dict[str, Any]) -> None:
         """Index one message (any type; unknown types are kept only in the file)."""
@@ -61,8 +67,47 @@ class Session:
             self.agent_exit = msg.get("returncode")
 
     def stop_for(self, key: str, stage: str) -> dict[str, Any] | None:
-        """The stop of graph ``key`` at ``stage``, or None if the compile has not reached it."""
-        return self.by_graph.get(key, {}).get(stage)
+        """The stop of graph ``key`` at ``stage``, or None if the compile has not reached it.
+        A stop read lazily from a large session file is parsed here, on first use."""
+        stop = self.by_graph.get(key, {}).get(stage)
+        if stop is None:
+            return None
+        if LAZY in stop:
+            with self._load_lock:  # the background preload may be parsing this very stop
+                load_lazy(stop)
+        return stop
+
+    def fusion_index(self, stop: dict[str, Any]) -> dict[str, list[int]]:
+        """Scheduler node name (``op3``, ``op3_op4``) -> indices of the lines of a scheduling stop's
+        ``fusion_log`` that name it (fusion decisions only), built once per stop: a large graph
+        logs tens of thousands of lines."""
+        hit = self._fusion_idx.get(id(stop))
+        if hit is not None and hit[0] is stop:
+            return hit[1]
+        idx: dict[str, list[int]] = {}
+        for i, line in enumerate(stop.get("fusion_log") or []):
+            if "fus" in line or "cannot" in line or "can " in line:
+                for tok in set(_WORD.findall(line)):
+                    idx.setdefault(tok, []).append(i)
+        self._fusion_idx[id(stop)] = (stop, idx)
+        return idx
+
+    def preload(self, cancelled: Callable[[], bool] = lambda: False) -> int:
+        """Parse every stop still unparsed (see ``read_session(..., lazy_over=N)``), in stop order;
+        meant for a background thread after the first frame, so stepping later finds each stop
+        ready.  Stops when ``cancelled()`` is true; returns how many it parsed."""
+        n = 0
+        for stop in list(self.stops):
+            if cancelled():
+                break
+            if LAZY in stop:
+                with self._load_lock:
+                    if LAZY in stop:
+                        load_lazy(stop)
+                        n += 1
+                if stop.get("stage") == "scheduling":
+                    self.fusion_index(stop)
+        return n
 
     def links(self, key: str | None) -> dict[str, Any]:
         """The cross-level index of graph ``key`` (its codegen stop's ``links``); {} before codegen."""
@@ -86,7 +131,7 @@ class Session:
 
     def graph_note(self, key: str) -> str:
         """Why a graph exists, shown next to it: graph break or recompile reasons."""
-        d = self.by_graph.get(key, {}).get("dynamo") or {}
+        d = self.stop_for(key, "dynamo") or {}
         notes = []
         if d.get("recompile_reasons"):
             notes.append("recompile: " + " ".join(str(r) for r in d["recompile_reasons"])[:200])

@@ -1,0 +1,319 @@
+"""A virtual table for the stage panes: thousands of rows (FX nodes, IR buffers, kernels) at no cost.
+
+Textual's ``DataTable`` keeps every cell as a renderable, measures each one through Rich to size
+its columns, and revalidates its cursor per added row; on a graph with 20,000 post-grad FX nodes
+that is most of a second per pane.  :class:`Table` instead takes a row count, the row keys and a
+function that formats row ``i`` on demand: only visible rows are ever formatted, column widths come
+from the text of the first :data:`WIDTH_SAMPLE` rows, and filling a pane is O(rows) dict inserts.
+Its API is the subset of ``DataTable`` the app uses (``cursor_row``, ``row_count``,
+``move_cursor``, ``get_row_index``, ``get_row_at``, ``clear``, ``add_columns``,
+``RowHighlighted`` / ``RowSelected`` with ``data_table``, ``cursor_row`` and ``row_key.value``),
+with DataTable's component classes for styling.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+#: Column widths are taken from the header and this many rows (longer cells are cut with "…").
+WIDTH_SAMPLE = 500
+#: No column is wider than this many cells.
+MAX_COLUMN = 80
+
+
+class Cell:
+    """One table cell: plain text (never markup: compiler strings are full of brackets) and a Rich
+    style.  ``str(cell)`` is its text."""
+
+    __slots__ = ("text", "style")
+
+    def __init__(self, text: str, style: str = ""):
+        self.text, self.style = text, style
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Cell({self.text!r})"
+
+
+class RowKey:
+    """The key of a row, as ``DataTable``'s events carry it (``.value`` is the string key)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RowKey) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+def _text(cell: Any) -> str:
+    return cell.text if isinstance(cell, Cell) else "" if cell is None else str(cell)
+
+
+class Table(ScrollView, can_focus=True):
+    """Rows of text cells with a row cursor; rows are formatted only when drawn.
+
+    Fill with :meth:`set_rows` (``keys``: one unique string per row; ``row(i)``: the cells of row
+    ``i``, ``Cell`` or plain values) or :meth:`add_rows_keyed` (rows given as a list).  Moving the
+    cursor posts :class:`Table.RowHighlighted`; Enter or a click on the cursor row posts
+    :class:`Table.RowSelected`.
+    """
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "first", "Top", show=False),
+        Binding("end", "last", "Bottom", show=False),
+        Binding("left", "scroll_left", "Left", show=False),
+        Binding("right", "scroll_right", "Right", show=False),
+        Binding("enter", "select", "Select", show=False),
+    ]
+
+    COMPONENT_CLASSES = {"datatable--header", "datatable--cursor", "datatable--even-row"}
+
+    DEFAULT_CSS = """
+    Table {
+        background: $surface;
+        color: $foreground;
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .datatable--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+        }
+        &:dark > .datatable--even-row { background: $surface-darken-1 40%; }
+        & > .datatable--header { text-style: bold; background: $panel; color: $foreground; }
+        &:ansi > .datatable--header { background: ansi_bright_blue; color: ansi_default; }
+        & > .datatable--even-row { background: $surface-lighten-1 50%; }
+        & > .datatable--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+    }
+    """
+
+    class RowHighlighted(Message):
+        """The cursor moved to row ``cursor_row`` (key ``row_key.value``)."""
+
+        def __init__(self, table: "Table", cursor_row: int, row_key: RowKey):
+            super().__init__()
+            self.data_table, self.cursor_row, self.row_key = table, cursor_row, row_key
+
+        @property
+        def control(self) -> "Table":
+            return self.data_table
+
+    class RowSelected(Message):
+        """Enter (or a click) on row ``cursor_row`` (key ``row_key.value``)."""
+
+        def __init__(self, table: "Table", cursor_row: int, row_key: RowKey):
+            super().__init__()
+            self.data_table, self.cursor_row, self.row_key = table, cursor_row, row_key
+
+        @property
+        def control(self) -> "Table":
+            return self.data_table
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None, cursor_type: str = "row",
+                 zebra_stripes: bool = False, name: str | None = None):
+        super().__init__(name=name, id=id, classes=classes)
+        self.zebra_stripes = zebra_stripes
+        self.labels: list[str] = []
+        self._keys: list[str] = []
+        self._index: dict[str, int] = {}
+        self._row: Callable[[int], Sequence[Any]] = lambda i: ()
+        self._widths: list[int] = []
+        self._cursor = 0
+        self._cache: dict[int, list[Segment]] = {}
+
+    # ------------------------------------------------------------------ content
+    def add_columns(self, *labels: str) -> None:
+        """Set the column headers (once, before rows)."""
+        self.labels = [str(x) for x in labels]
+        self._measure()
+
+    def clear(self) -> None:
+        """Remove every row; the cursor goes back to the top."""
+        self.set_rows([], lambda i: ())
+
+    def set_rows(self, keys: Sequence[str], row: Callable[[int], Sequence[Any]]) -> None:
+        """Show ``len(keys)`` rows, row ``i`` keyed ``keys[i]`` with cells ``row(i)`` (called only
+        when row ``i`` is drawn, searched or read).  Replaces any earlier rows; the cursor goes to
+        row 0, which is announced with ``RowHighlighted`` like DataTable does for a new table.
+        Raises ValueError on a duplicate key."""
+        self._keys = list(keys)
+        self._index = {k: i for i, k in enumerate(self._keys)}
+        if len(self._index) != len(self._keys):
+            raise ValueError("duplicate row key")
+        self._row = row
+        self._cache.clear()
+        self._cursor = 0
+        self._measure()
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+        if self._keys:
+            self.post_message(self.RowHighlighted(self, 0, RowKey(self._keys[0])))
+
+    def add_rows_keyed(self, rows: Sequence[Sequence[Any]], keys: Sequence[str]) -> None:
+        """Show ``rows`` (lists of cells) keyed by ``keys``: :meth:`set_rows` with a list."""
+        rows = list(rows)
+        self.set_rows(keys, rows.__getitem__)
+
+    def _measure(self) -> None:
+        widths = [cell_len(x) for x in self.labels]
+        for i in range(min(len(self._keys), WIDTH_SAMPLE)):
+            for c, cell in enumerate(self._row(i)):
+                t = _text(cell)
+                w = len(t) if t.isascii() else cell_len(t)
+                if c < len(widths) and w > widths[c]:
+                    widths[c] = w
+        self._widths = [min(w, MAX_COLUMN) for w in widths]
+        self.virtual_size = Size(sum(w + 2 for w in self._widths), len(self._keys) + 1)
+
+    # ------------------------------------------------------------------ DataTable's API
+    @property
+    def row_count(self) -> int:
+        return len(self._keys)
+
+    @property
+    def cursor_row(self) -> int:
+        return self._cursor
+
+    def get_row_index(self, key: str) -> int:
+        """Index of the row keyed ``key``; raises KeyError when there is none."""
+        return self._index[key.value if isinstance(key, RowKey) else key]
+
+    def get_row_at(self, i: int) -> list[Any]:
+        """The cells of row ``i``; raises IndexError outside the table."""
+        if not 0 <= i < len(self._keys):
+            raise IndexError(i)
+        return list(self._row(i))
+
+    def move_cursor(self, *, row: int | None = None, column: int | None = None, animate: bool = False,
+                    scroll: bool = True) -> None:
+        """Put the cursor on ``row`` (clamped), scroll it into view, post ``RowHighlighted``."""
+        if row is None or not self._keys:
+            return
+        row = max(0, min(row, len(self._keys) - 1))
+        old, self._cursor = self._cursor, row
+        self._cache.pop(old, None)
+        self._cache.pop(row, None)
+        if scroll:
+            self._scroll_to_cursor()
+        self.refresh()
+        if row != old:
+            self.post_message(self.RowHighlighted(self, row, RowKey(self._keys[row])))
+
+    def _scroll_to_cursor(self) -> None:
+        h = max(1, self.scrollable_content_region.height - 1)  # minus the header
+        y = self.scroll_offset.y
+        if self._cursor < y:
+            self.scroll_to(y=self._cursor, animate=False, immediate=True)
+        elif self._cursor >= y + h:
+            self.scroll_to(y=self._cursor - h + 1, animate=False, immediate=True)
+
+    # ------------------------------------------------------------------ actions
+    def action_cursor(self, delta: int) -> None:
+        self.move_cursor(row=self._cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self.move_cursor(row=self._cursor + direction * max(1, self.scrollable_content_region.height - 2))
+
+    def action_first(self) -> None:
+        self.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        self.move_cursor(row=len(self._keys) - 1)
+
+    def action_select(self) -> None:
+        if self._keys:
+            self.post_message(self.RowSelected(self, self._cursor, RowKey(self._keys[self._cursor])))
+
+    def on_click(self, event: Click) -> None:
+        i = self.scroll_offset.y + event.y - 1
+        if event.y >= 1 and 0 <= i < len(self._keys):
+            if i == self._cursor:
+                self.action_select()
+            else:
+                self.move_cursor(row=i)
+
+    # ------------------------------------------------------------------ rendering
+    def _cells(self, values: Sequence[Any], base: Style, cursor: Style | None) -> list[Segment]:
+        segs: list[Segment] = []
+        for c, w in enumerate(self._widths):
+            v = values[c] if c < len(values) else None
+            t = _text(v).replace("\n", " ")
+            n = len(t) if t.isascii() else cell_len(t)
+            if n > w:
+                t = set_cell_size(t, max(0, w - 1)) + "…" if w > 1 else set_cell_size(t, w)
+            elif n < w:
+                t += " " * (w - n)
+            style = base
+            if isinstance(v, Cell) and v.style:
+                style = base + Style.parse(v.style)
+            if cursor is not None:
+                style = style + cursor
+            segs.append(Segment(" ", base + cursor if cursor is not None else base))
+            segs.append(Segment(t, style))
+            segs.append(Segment(" ", base + cursor if cursor is not None else base))
+        return segs
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y == 0:
+            header = self.get_component_rich_style("datatable--header")
+            segs = self._cells(self.labels, base + header, None)
+            return Strip(segs).crop_extend(scroll_x, scroll_x + width, base + header)
+        i = scroll_y + y - 1
+        if i >= len(self._keys):
+            return Strip.blank(width, base)
+        segs = self._cache.get(i)
+        row_style = base
+        if self.zebra_stripes and i % 2 == 1:
+            row_style = base + self.get_component_rich_style("datatable--even-row")
+        cursor = self.get_component_rich_style("datatable--cursor") if i == self._cursor else None
+        if segs is None:
+            segs = self._cells(self._row(i), row_style, cursor)
+            self._cache[i] = segs
+            if len(self._cache) > 4000:
+                self._cache.clear()
+        fill = row_style + cursor if cursor is not None else row_style
+        return Strip(segs).crop_extend(scroll_x, scroll_x + width, fill)
+
+    def on_focus(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        self._cache.clear()
+        super().notify_style_update()
+
+
+__all__ = ["Cell", "RowKey", "Table"]
