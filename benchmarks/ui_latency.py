@@ -25,7 +25,7 @@ def pct(xs, q):
 
 async def main(path: str) -> None:
     t0 = time.perf_counter()
-    msgs = list(read_session(path))
+    msgs = list(read_session(path, lazy_over=1 << 18))  # as `inductor-step --open` reads it
     app = StepApp(messages=msgs, session_path=path, screenshots="/tmp")
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()
