@@ -708,6 +708,8 @@ class StepApp(App[None]):
         if stage == "linked":
             if key != self.selected_buffer:
                 self.selected_buffer = key
+                self._status_extra = f"selected {key}"
+                self.refresh_status()
                 self.refresh_linked()
             return
         if stage == "run":

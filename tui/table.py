@@ -4,7 +4,7 @@ Textual's ``DataTable`` keeps every cell as a renderable, measures each one thro
 its columns, and revalidates its cursor per added row; on a graph with 20,000 post-grad FX nodes
 that is most of a second per pane.  :class:`Table` instead takes a row count, the row keys and a
 function that formats row ``i`` on demand: only visible rows are ever formatted, column widths come
-from the text of the first :data:`WIDTH_SAMPLE` rows, and filling a pane is O(rows) dict inserts.
+from the text of :data:`WIDTH_SAMPLE` rows spread over the table, and filling a pane is O(rows) dict inserts.
 Its API is the subset of ``DataTable`` the app uses (``cursor_row``, ``row_count``,
 ``move_cursor``, ``get_row_index``, ``get_row_at``, ``clear``, ``add_columns``,
 ``RowHighlighted`` / ``RowSelected`` with ``data_table``, ``cursor_row`` and ``row_key.value``),
@@ -25,8 +25,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-#: Column widths are taken from the header and this many rows (longer cells are cut with "…").
-WIDTH_SAMPLE = 500
+#: Column widths are taken from the header and at most this many rows: the first, the last and an even
+#: spread between (longer cells are cut with "…").
+WIDTH_SAMPLE = 900
 #: No column is wider than this many cells.
 MAX_COLUMN = 80
 
@@ -182,7 +183,13 @@ class Table(ScrollView, can_focus=True):
 
     def _measure(self) -> None:
         widths = [cell_len(x) for x in self.labels]
-        for i in range(min(len(self._keys), WIDTH_SAMPLE)):
+        n = len(self._keys)
+        if n <= WIDTH_SAMPLE:
+            sample: Sequence[int] = range(n)
+        else:  # the first and last rows (names grow: buf5547) and an even spread between
+            third = WIDTH_SAMPLE // 3
+            sample = sorted({*range(third), *range(n - third, n), *range(0, n, max(1, n // third))})
+        for i in sample:
             for c, cell in enumerate(self._row(i)):
                 t = _text(cell)
                 w = len(t) if t.isascii() else cell_len(t)
