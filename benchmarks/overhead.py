@@ -1,8 +1,12 @@
 """Whole-process wall time of `inductor-step --headless --record` against plain `python script.py`
-and `TORCH_COMPILE_DEBUG=1 python script.py`, caches off in all three (the agent turns them off;
+and `TORCH_COMPILE_DEBUG=1 python script.py`, caches off in all (the agent turns them off;
 the others get TORCHINDUCTOR_FX_GRAPH_CACHE=0 TORCHINDUCTOR_AUTOGRAD_CACHE=0), run interleaved,
 repeated; medians and ratios.  Also the size of our session file against a TORCH_TRACE log of the
 same run.
+
+A fourth mode, "python, no finalization", runs the script the way the agent does (runpy, then the
+atexit functions, then ``os._exit``): CPython's interpreter finalization after torch has compiled
+takes 1-2 s, which the agent skips, so this is the baseline that isolates our own cost.
 
     python benchmarks/overhead.py [--repeats 5] SCRIPT [SCRIPT...]
 """
@@ -17,6 +21,17 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+NO_FINALIZATION = """
+import atexit, os, runpy, sys
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+runpy.run_path(sys.argv[0], run_name="__main__")
+atexit._run_exitfuncs()
+sys.stdout.flush(); sys.stderr.flush()
+os._exit(0)
+"""
 
 
 def timed(cmd, env, cwd):
@@ -39,6 +54,7 @@ def main() -> None:
             "inductor-step --headless": ([sys.executable, "-m", "tui.cli", "--headless", "--record",
                                           os.path.join(work, "s.jsonl"), script], base),
             "TORCH_COMPILE_DEBUG=1": ([sys.executable, script], dict(base, TORCH_COMPILE_DEBUG="1")),
+            "python, no finalization": ([sys.executable, "-c", NO_FINALIZATION, script], base),
         }
         times = {m: [] for m in modes}
         for _ in range(a.repeats):
@@ -50,9 +66,11 @@ def main() -> None:
         trace_bytes = sum(os.path.getsize(os.path.join(trace_dir, f)) for f in os.listdir(trace_dir))
         ours = os.path.getsize(os.path.join(work, "s.jsonl"))
         plain = statistics.median(times["python"])
+        bare = statistics.median(times["python, no finalization"])
         print(f"\n{os.path.relpath(script, ROOT)}  ({a.repeats} runs each, interleaved)")
         for m, xs in times.items():
             print(f"  {m:<26} median {statistics.median(xs):6.2f} s   ratio to python {statistics.median(xs) / plain:5.2f}x"
+                  f"   to no-finalization {statistics.median(xs) / bare:5.2f}x"
                   f"   (min {min(xs):.2f}, max {max(xs):.2f})")
         print(f"  session file {ours / 1e6:.2f} MB   TORCH_TRACE log {trace_bytes / 1e6:.2f} MB   ratio {ours / trace_bytes:.2f}x")
         shutil.rmtree(work, ignore_errors=True)

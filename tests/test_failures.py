@@ -128,3 +128,11 @@ def test_python_without_torch_gets_one_clear_line(tmp_path):
     assert any("torch is not installed for" in x for x in lines)
     assert "Traceback" not in p.stderr
     assert [m["type"] for m in read_session(session)][:2] == ["header", "error"]
+
+
+def test_scripts_atexit_handlers_run_as_under_plain_python(tmp_path):
+    """The agent ends with os._exit; the script's atexit functions must still run, once."""
+    r = run(tmp_path, "atexit_writer")
+    assert r.rc == 0
+    assert (tmp_path / "results.txt").read_text() == "written at exit\n"
+    assert r.stdout.count("atexit handler ran") == 1
