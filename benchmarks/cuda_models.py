@@ -36,6 +36,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--heads", type=int, default=16)
     p.add_argument("--numel", type=int, default=64 * 1024 * 1024)
     p.add_argument("--device", default="cuda")
+    p.add_argument("--iters", type=int, default=1, help="iterations of the model loop (main only)")
     return p.parse_args(argv)
 
 
@@ -79,8 +80,9 @@ def build(argv: list[str]) -> list[tuple[str, Callable[[], None]]]:
 
 def main() -> None:
     phases = build(sys.argv[1:])
-    for _, fn in phases:
-        fn()
+    for _ in range(parse(sys.argv[1:]).iters):
+        for _, fn in phases:
+            fn()
     if torch.cuda.is_available():
         torch.cuda.synchronize()
     print(f"ran {', '.join(k for k, _ in phases)}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import traceback
 from typing import Any, Callable
@@ -235,12 +236,66 @@ def install_kernel_bytes_hook() -> bool:
     return True
 
 
+def output_module_key(output_path: str) -> str:
+    """The code-cache key of an output module: its file name without ``.py`` (PyCodeCache names the
+    file after the key), which is also ``CompiledFxGraph.cache_key``."""
+    return os.path.splitext(os.path.basename(output_path))[0]
+
+
+def install_graph_call_hook(on_call: Callable[[str, list, Callable[[], Any]], Any]) -> bool:
+    """Call ``on_call(key, inputs, run)`` for every call the script makes into a compiled graph;
+    ``run()`` performs the real call exactly once and returns its outputs, and ``on_call`` must
+    return them.
+
+    Wraps ``CompiledFxGraph.__call__`` (torch/_inductor/output_code.py), the object AOTAutograd's
+    runtime calls for each forward, backward and inference graph.  ``key`` is the graph's
+    ``cache_key``, the code-cache key its output module was loaded under (see
+    :func:`output_module_key`); ``current_callable`` itself may be a wrapper (input alignment on
+    CUDA, CUDA graphs under ``mode="reduce-overhead"``).  Inductor's ``call`` empties ``inputs``, so
+    ``on_call`` must read them before ``run()``.  Returns False where this torch has no such class.
+    """
+    try:
+        from torch._inductor.output_code import CompiledFxGraph  # noqa: PLC0415
+    except Exception:  # noqa: BLE001
+        return False
+    real = CompiledFxGraph.__call__
+    if getattr(real, "_inductor_step", False):
+        return True
+
+    def __call__(self: Any, inputs: Any) -> Any:
+        key = getattr(self, "cache_key", None)
+        if not key:
+            code = getattr(getattr(self, "current_callable", None), "__code__", None)
+            key = output_module_key(code.co_filename) if code is not None else None
+        if not key or not isinstance(inputs, list):
+            return real(self, inputs)
+        return on_call(key, inputs, lambda: real(self, inputs))
+
+    __call__._inductor_step = True  # type: ignore[attr-defined]
+    CompiledFxGraph.__call__ = __call__
+    return True
+
+
 def take_kernel_num_gb() -> dict[str, float]:
     """Kernel name -> Inductor's estimated GB moved per call, for the Triton kernels defined since
     the last call (one graph's codegen; kernel names are unique only within one output module)."""
     out = dict(_KERNEL_NUM_GB)
     _KERNEL_NUM_GB.clear()
     return out
+
+
+def profiler_active() -> bool:
+    """Whether a torch profiler (the script's own) is running now; ours would fail to start."""
+    try:
+        return bool(torch.autograd.profiler._is_profiler_enabled)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def synchronize() -> None:
+    """``torch.cuda.synchronize()`` where CUDA is initialised; nothing otherwise."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
 
 
 def cuda_kernel_records(fn: Callable[[], Any]) -> list[tuple[str, int, float]]:

@@ -79,8 +79,12 @@ class Agent:
         self.capture_fusion = False
         self.quitting = False
         self.run_lock = threading.Lock()
+        self.script_done = False  # the script returned: its atexit functions are due when we exit
         self.cancel_run = threading.Event()
         self.device = "cpu"
+        # output module key (file name of output_path) -> the script's own calls of that graph (see on_graph_call)
+        self.script_calls: dict[str, dict[str, Any]] = {}
+        self.profile_script_calls = False
 
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
@@ -171,6 +175,8 @@ class Agent:
                 elif cmd == protocol.CMD_QUIT:
                     self.quitting = True
                     self.send({"type": "quit"})
+                    if self.script_done:
+                        _run_exit_funcs(timeout=1.0)
                     os._exit(0)
 
     # ------------------------------------------------------------------ hooks
@@ -353,6 +359,55 @@ class Agent:
         except Exception as e:  # noqa: BLE001
             return {"unavailable": f"links: {type(e).__name__}: {e}", "traceback": traceback.format_exc()}
 
+    # ------------------------------------------------------------------ the script's own calls
+    def _profiles_calls(self) -> bool:
+        """Profile the script's calls (CUDA only, and only when timing may be asked for)."""
+        return str(self.device).startswith("cuda") and (self.run_at_end or self.serve) \
+            and os.environ.get("INDUCTOR_STEP_PROFILE_CALLS", "1") != "0"
+
+    def on_graph_call(self, key: str, inputs: list, run: Any) -> Any:
+        """The script calls a compiled graph (tracer.adapter.install_graph_call_hook).
+
+        First call: its integer tensors (indices, masks) are kept for timing, which otherwise uses
+        random inputs.  Calls 2 to ``1 + PROFILE_CALLS``, on CUDA when timing was asked for: each runs
+        under torch.profiler (CUPTI), so the run pane can show every kernel's time inside the
+        script's own run (L2 and clocks as the model leaves them); see tracer.timing.script_times.
+        """
+        from tracer import adapter, timing  # noqa: PLC0415
+
+        rec = self.script_calls.setdefault(key, {"calls": 0, "int_inputs": {}, "profiles": [], "status": None})
+        rec["calls"] += 1
+        if rec["calls"] == 1:
+            try:
+                rec["int_inputs"] = timing.integer_inputs(inputs)
+            except Exception as e:  # noqa: BLE001 - never in the script's way
+                rec["status"] = f"inputs not kept ({type(e).__name__}: {e})"
+            return run()
+        if not self.profile_script_calls or rec["calls"] > 1 + PROFILE_CALLS or rec["status"] is not None:
+            return run()
+        if adapter.profiler_active():
+            rec["status"] = "the script runs its own profiler; its calls were not profiled"
+            return run()
+        state: dict[str, Any] = {}
+
+        def go() -> None:
+            state["started"] = True
+            state["out"] = run()
+
+        try:
+            adapter.synchronize()  # kernels the script queued before this call stay out of the window
+            state["records"] = adapter.cuda_kernel_records(go)
+        except BaseException as e:  # noqa: BLE001
+            if "out" in state:
+                rec["status"] = f"profiler failed ({type(e).__name__}: {e})"
+                return state["out"]
+            if state.get("started"):
+                raise  # the script's own call failed: its error, raised once
+            rec["status"] = f"profiler unavailable ({type(e).__name__}: {e})"
+            return run()
+        rec["profiles"].append(state["records"])
+        return state["out"]
+
     # ------------------------------------------------------------------ run
     def run_all(self, only: str | None = None) -> None:
         """Time every compiled graph (or the one named ``"[0/0] forward"``); one run message each.
@@ -364,7 +419,7 @@ class Agent:
             return
         self.cancel_run.clear()
         try:
-            from tracer import timing  # noqa: PLC0415
+            from tracer import adapter, timing  # noqa: PLC0415
 
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
@@ -385,6 +440,7 @@ class Agent:
                     msg.update(timing.time_graph(
                         g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
                         num_gb=g.get("num_gb"),
+                        script=self.script_calls.get(adapter.output_module_key(g["output_path"])),
                         progress=lambda text, where=where: self.send({"type": "run_status", "message": f"{where}: {text}"})))
                 except Exception as e:  # noqa: BLE001
                     msg["error"] = f"{type(e).__name__}: {e}"
@@ -439,6 +495,10 @@ class Agent:
                                        self.on_pre_fusion, self.on_post_fusion)
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
+        if adapter.install_graph_call_hook(self.on_graph_call):
+            hooks.append("CompiledFxGraph.__call__ (the script's inputs"
+                         + (", its calls profiled" if self._profiles_calls() else "") + ")")
+            self.profile_script_calls = self._profiles_calls()
         agent = self
 
         class TraceHandler(logging.Handler):
@@ -512,14 +572,45 @@ class Agent:
         compiled = sum(1 for g in self.graphs.values() if g.get("last_stage"))
         self.send({"type": "done", "returncode": rc, "graphs": compiled,
                    "message": None if compiled else "the script never compiled a graph with torch.compile"})
+        self.script_done = True
         if self.run_at_end and compiled:
             self.run_all()
+        if not self.serve:
+            _run_exit_funcs()
         if self.serve and self.ctl_fd is not None:
             # stay up to serve timing requests until the UI says quit or goes away
             while True:
                 time.sleep(3600)
         del torch
         return rc
+
+
+PROFILE_CALLS = 10  # the script's calls 2..11 of each graph run under torch.profiler (see Agent.on_graph_call)
+
+
+def _run_exit_funcs(timeout: float | None = None) -> None:
+    """Run the ``atexit`` functions, as the interpreter would at exit (the agent ends with ``os._exit``).
+
+    The script's own handlers (a results file, a logger's flush) and torch's (the compile worker
+    pool's shutdown) run as they would under ``python script.py``.  ``timeout`` (s) bounds the wait
+    when the UI asked to quit; the functions then run on a daemon thread.
+    """
+    import atexit  # noqa: PLC0415
+
+    def run() -> None:
+        try:
+            atexit._run_exitfuncs()
+        except BaseException:  # noqa: BLE001 - the interpreter prints and ignores these too
+            traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+    if timeout is None:
+        run()
+        return
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout)
 
 
 def main(argv: list[str] | None = None) -> int:

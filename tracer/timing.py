@@ -7,7 +7,10 @@ quantiles 0.5/0.2/0.8, so the spread is reported too.  (Inductor's ``benchmark_g
 minimum, which is why it is not used here.)  The compiled graph is Inductor's output-code module
 ``call(args)``; "eager" is the same post-grad ATen graph run op by op by torch.fx on the same
 inputs; kernels are timed one at a time on the arguments they received in one recorded ``call``.
-Inputs come from the output module's own ``get_args()`` (random tensors of the compiled shapes).
+Inputs come from the output module's own ``get_args()`` (random tensors of the compiled shapes),
+except integer tensors (indices, masks), which are the script's own from its first call of the graph
+when it made one (random indices can send a gather or scatter out of bounds).  On CUDA the script's
+own calls 2-11 of each graph can also be profiled as they happen (:func:`script_times`).
 """
 
 from __future__ import annotations
@@ -362,6 +365,58 @@ def _cupti_in_graph(graph: Any, names: list[str], backends: dict[str, str],
     return out, "ok"
 
 
+def integer_inputs(inputs: list, max_numel: int = 1 << 24) -> dict[int, Any]:
+    """{position: copy} of the integer and bool tensors among a graph's inputs (indices, masks,
+    token ids), up to ``max_numel`` elements each; float tensors are left out (their values do
+    not change which memory a kernel touches, and copying weights would double memory)."""
+    out: dict[int, Any] = {}
+    for i, t in enumerate(inputs):
+        if isinstance(t, torch.Tensor) and not t.is_floating_point() and not t.is_complex() \
+                and t.numel() <= max_numel and t.layout == torch.strided:
+            out[i] = t.detach().clone()
+    return out
+
+
+def _use_script_inputs(args: list, kept: dict[int, Any]) -> int:
+    """Copy the script's integer inputs into ``args`` where shape, strides and dtype match; returns
+    how many were used."""
+    used = 0
+    for i, t in kept.items():
+        a = args[i] if i < len(args) else None
+        if isinstance(a, torch.Tensor) and a.shape == t.shape and a.stride() == t.stride() and a.dtype == t.dtype:
+            a.copy_(t)
+            used += 1
+    return used
+
+
+def script_times(names: list[str], backends: dict[str, str],
+                 profiles: list[list[tuple[str, int, float]]]) -> dict[tuple[str, int], tuple[float, int]]:
+    """{(Triton kernel name, call k): (median ms, number of calls)} from the script's own calls of the
+    graph, each recorded by :func:`tracer.adapter.cuda_kernel_records` (CUPTI kernel durations).
+
+    A profiled call counts for a kernel only if that kernel name appears in it exactly as many times
+    as the graph launches it (``names``: the graph's kernel calls in order); its k-th appearance is
+    call k.  Extern calls (cuBLAS and other library kernels, whose names we do not know) are not
+    matched.
+    """
+    counts: dict[str, int] = {}
+    for n in names:
+        if backends.get(n) == "triton":
+            counts[n] = counts.get(n, 0) + 1
+    samples: dict[tuple[str, int], list[float]] = {}
+    for records in profiles:
+        by_name: dict[str, list[float]] = {}
+        for name, _, ms in records:
+            if name in counts:
+                by_name.setdefault(name, []).append(ms)
+        for name, c in counts.items():
+            v = by_name.get(name, [])
+            if len(v) == c:
+                for j, ms in enumerate(v):
+                    samples.setdefault((name, j + 1), []).append(ms)
+    return {key: (sorted(v)[len(v) // 2], len(v)) for key, v in samples.items()}
+
+
 def _graph_args(mod: Any) -> list:
     """Inputs for ``mod.call``: ``get_args()`` (torch >= 2.13), else captured from the harness."""
     if hasattr(mod, "get_args"):
@@ -384,7 +439,7 @@ def _graph_args(mod: Any) -> list:
 
 def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
-               num_gb: dict[str, float] | None = None) -> dict[str, Any]:
+               num_gb: dict[str, float] | None = None, script: dict[str, Any] | None = None) -> dict[str, Any]:
     """Time one compiled graph.
 
     ``output_path`` is Inductor's output-code file (from the ``inductor_output_code`` event),
@@ -401,7 +456,12 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     ``tflops`` and ``pct_peak_tflops``.  ``num_gb`` is Inductor's byte estimate per Triton kernel
     recorded at codegen (:func:`tracer.adapter.take_kernel_num_gb`).  ``peak`` says where the
     device's peak figures come from; ``in_graph`` whether in-graph times were taken, or why not, and
-    ``in_graph_cupti`` whether the profiler gave the Triton kernels' in-graph times.  ``cancel`` (set from another thread) stops between kernels;
+    ``in_graph_cupti`` whether the profiler gave the Triton kernels' in-graph times.  ``script`` is
+    what the agent saw of the script's own calls of this graph (``calls``, ``int_inputs`` from the
+    first call, ``profiles``: CUPTI records of later calls, ``status``); with it, integer inputs are
+    the script's (``inputs`` says so) and Triton kernels get ``in_script_ms`` (median over the
+    profiled calls, ``in_script_calls`` of them; top-level ``in_script`` says what happened, and
+    ``in_script_sum_ms`` sums the kernel times where every kernel has one).  ``cancel`` (set from another thread) stops between kernels;
     the result then has ``cancelled: True`` and the kernels timed so far.  Raises whatever importing or running the module raises.
     """
     mod = adapter.load_output_module(output_path)
@@ -454,6 +514,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
 
     with torch.no_grad():
         args = _graph_args(mod)
+        used = _use_script_inputs(args, (script or {}).get("int_inputs") or {})
+        inputs = ("random tensors of the compiled shapes (get_args)" if not used else
+                  f"random floats (get_args); {used} integer tensor(s) (indices, masks, counters) from the script's first call")
         calls: list = []
 
         def record(name: str, fn: Callable, a: tuple, k: dict) -> Any:
@@ -475,6 +538,15 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             if progress is not None:
                 progress("every kernel inside one CUDA-graph replay of the graph")
             in_graph, in_graph_status, cupti_status = in_graph_times(mod, backends, args, [c[0] for c in calls])
+        in_script, in_script_status = {}, "CPU: not applicable"
+        if cuda:
+            profiles = (script or {}).get("profiles") or []
+            in_script = script_times([c[0] for c in calls], backends, profiles) if profiles else {}
+            in_script_status = ((script or {}).get("status") or
+                                (f"ok: {len(profiles)} of the script's calls profiled" if profiles else
+                                 f"the script called this graph {(script or {}).get('calls', 0)} time(s); "
+                                 "calls after the first are profiled when timing is asked for at start (--run) "
+                                 "or in the UI"))
         kernels = []
         seen: dict[str, int] = {}
         cancelled = False
@@ -490,6 +562,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             seen[name] = seen.get(name, 0) + 1
             entry: dict[str, Any] = {"name": name, "call": seen[name], "backend": backend,
                                      "median_ms": med, "p20_ms": lo, "p80_ms": hi}
+            if (name, seen[name]) in in_script:
+                entry["in_script_ms"], entry["in_script_calls"] = in_script[(name, seen[name])]
             if in_graph is not None:
                 entry.update(in_graph[i])
             elif cuda:
@@ -514,6 +588,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     out_extra: dict[str, Any] = {}
     if kernels and all(k.get("in_graph_ms") is not None for k in kernels):
         out_extra["in_graph_sum_ms"] = sum(k["in_graph_ms"] for k in kernels)
+    if cuda:
+        out_extra["in_script"] = in_script_status
+    out_extra["inputs"] = inputs
     return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
             "peak": peak, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median)",

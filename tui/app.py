@@ -36,10 +36,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "scheduling": ("scheduler node", "type", "members", "buffers"),
     "loopbody": ("node", "fused node", "buffers", "var_ranges"),
     "codegen": ("kernel", "backend", "buffers", "fused nodes"),
-    "run": ("kernel", "backend", "median ms [p20-p80]", "in graph ms", "share", "GB/s", "% peak BW", "TFLOP/s",
+    "run": ("kernel", "backend", "median ms [p20-p80]", "in graph ms", "in script ms", "share", "GB/s", "% peak BW", "TFLOP/s",
             "fused nodes"),
     "linked": ("buffer", "node", "fused node", "kernel"),
 }
+GPU_ONLY_RUN_COLUMNS = ("in graph ms", "in script ms")
 
 
 def _freeze_gc() -> None:
@@ -632,16 +633,21 @@ class StepApp(App[None]):
         def num(x: Any, fmt: str) -> str:
             return format(x, fmt) if isinstance(x, (int, float)) else "-"
 
-        _add_rows(table, [(T(k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""), "bold"),
+        gpu = str(run.get("device", "")).startswith("cuda")
+        # the in-graph and in-script columns exist on CUDA only: on CPU they would be two columns of "-"
+        table.add_columns(*[c for c in COLUMNS["run"] if gpu or c not in GPU_ONLY_RUN_COLUMNS])
+        _add_rows(table, [tuple(cell for label, cell in zip(COLUMNS["run"], (
+                           T(k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""), "bold"),
                            T(k.get("backend"), "magenta"),
                            T(f"{k['median_ms']:.4f}" + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else "")),
                            T(num(k.get("in_graph_ms") if k.get("in_graph_ms") is not None else k.get("warm_ms"), ".4f")
                              + ("" if k.get("in_graph_ms") is not None or k.get("warm_ms") is None else " warm")),
+                           T(num(k.get("in_script_ms"), ".4f")),
                            T(f"{100 * k.get('share', 0):.1f}%"), T(num(k.get("gbps"), ".1f")),
                            T(num(k.get("pct_peak_bw"), ".1f") + ("%" if k.get("pct_peak_bw") is not None else "")
                              + ("*" if (k.get("pct_peak_bw") or 0) > 100 else "")),
                            T(num(k.get("tflops"), ".2f") + (f" ({k['pct_peak_tflops']:.0f}%)" if k.get("pct_peak_tflops") is not None else "")),
-                           T(_j(fused.get(k["name"]))))
+                           T(_j(fused.get(k["name"]))))) if gpu or label not in GPU_ONLY_RUN_COLUMNS)
                           for k in ks], [f"{i}:{k['name']}" for i, k in enumerate(ks)])
         eager = run.get("eager_ms")
         lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}",
@@ -661,6 +667,10 @@ class StepApp(App[None]):
             lines.append("median: each kernel alone, L2 flushed (GB/s and % of peak use it); in graph: the kernel inside "
                          "a CUDA-graph replay of the whole graph between timing events, as a profiler sees it"
                          + (f"  [in graph: {run['in_graph']}]" if run.get("in_graph") not in (None, "ok") else ""))
+            lines.append("in script: the kernel in the script's own calls of this graph (calls 2-11, CUPTI via "
+                         f"torch.profiler), L2 and clocks as the model left them  [{run.get('in_script', 'not recorded')}]")
+        if run.get("inputs"):
+            lines.append(f"inputs: {run['inputs']}")
         peak = run.get("peak") or {}
         lines.append(f"peak memory bandwidth   {peak['bw_gbps']:.0f} GB/s  ({peak.get('bw_source')})" if peak.get("bw_gbps")
                      else f"peak memory bandwidth   {peak.get('bw_source', 'not recorded')}")
