@@ -60,6 +60,29 @@ def test_n_visits_every_recorded_stop_in_order_and_b_goes_back():
     assert seen[-1] == stops[-3]
 
 
+def test_keys_typed_ahead_land_on_the_right_stop_and_a_click_on_a_tab_still_switches():
+    """Five `n` in one burst (no pause between keys) must end five stops on, showing that stop's pane;
+    late focus messages from the intermediate stops once pulled the view back.  Then a mouse click
+    on the IR tab switches the stage."""
+    app = open_app()
+    stops = [(graph_key(s), s["stage"]) for s in app.session.stops]
+    seen = {}
+
+    async def steps(pilot):
+        await pilot.press(*"nnnnnnn")
+        for _ in range(10):
+            await pilot.pause(0.02)
+        seen["after_n"] = (app.view_graph, app.view_stage, app.query_one("#panes", TabbedContent).active)
+        await pilot.click("#panes Tab#--content-tab-pane-lowering")
+        await pilot.pause()
+        seen["after_click"] = (app.view_stage, app.query_one("#panes", TabbedContent).active)
+
+    drive(app, steps)
+    graph, stage = stops[7]
+    assert seen["after_n"] == (graph, stage, f"pane-{stage}")
+    assert seen["after_click"] == ("lowering", "pane-lowering")
+
+
 def test_number_keys_switch_stage_panes_and_stage_bar():
     app = open_app()
     active = {}
