@@ -104,6 +104,8 @@ def main() -> None:
                 ("move in kernels (Down)", ["Down"] * a.repeats),
                 ("switch to linked (8)", ["8"]),
                 ("move in linked buffers (Down)", ["Down"] * a.repeats),
+                # n steps through recorded stops, and the linked view is none: back to codegen first
+                ("back to codegen (6)", ["6"]),
                 ("next graph's stops (n)", ["n"] * 6)]
         rows: list[tuple[str, list[float], list[float]]] = []
         for label, keys in plan:

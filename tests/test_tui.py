@@ -324,3 +324,109 @@ def test_png_keeps_code_indentation(tmp_path):
     # the SVG keeps the indentation as non-breaking spaces; the converter's copy turns them into spaces
     assert "&#160;&#160;&#160;&#160;" in svg.read_text()
     assert svg_to_png(str(svg)) == str(pngs[0])
+
+
+def test_fx_node_row_marks_its_definition_line_in_dynamo_and_post_grad_code():
+    """The table cursor on an FX node marks the line defining it (dynamo: the FX graph; aot: in the
+    post-grad section, not the AOT graphs above it)."""
+    app = open_app()
+    result = {}
+
+    async def steps(pilot):
+        for key, stage in (("1", "dynamo"), ("2", "aot")):
+            await pilot.press(key)
+            await pilot.pause()
+            table = app.query_one(f"#table-{stage}", Table)
+            table.focus()
+            table.move_cursor(row=table.row_count - 2)
+            await pilot.pause(0.2)
+            code = app.query_one(f"#code-{stage}", CodeView)
+            stop = app.session.stop_for(app.view_graph, stage)
+            nodes = (stop["graph"] if stage == "dynamo" else stop["post_grad"])["nodes"]
+            result[stage] = (nodes[table.cursor_row]["name"], code.lines[code.cursor], sorted(code.marks),
+                             code.cursor, code.text.split("\n"))
+
+    drive(app, steps)
+    for stage in ("dynamo", "aot"):
+        name, line, marks, cursor, lines = result[stage]
+        assert marks == [cursor]
+        assert line.strip().startswith(name) and "=" in line, (stage, name, line)
+    post_grad = next(i for i, ln in enumerate(result["aot"][4]) if ln.startswith("# ===== post-grad"))
+    assert result["aot"][3] > post_grad
+
+
+def test_code_lines_are_the_split_text_however_they_are_read(monkeypatch):
+    """tui.codeview.Lines splits a block at a time: the same lines as str.split, by index, slice,
+    iteration, and offsets back and forth."""
+    import random
+
+    from tui.codeview import Lines
+
+    rng = random.Random(5)
+    for _ in range(200):
+        monkeypatch.setattr(Lines, "BLOCK", rng.choice([1, 3, 16, 1 << 16]))
+        text = "\n".join("".join(rng.choice("ab \t") for _ in range(rng.randint(0, 9)))
+                         for _ in range(rng.choice([0, 1, 2, 40, 500])))
+        text += rng.choice(["", "\n", "\n\n"])
+        ref, lines = text.split("\n"), Lines(text)
+        assert len(lines) == len(ref) and list(lines) == ref and lines[-1] == ref[-1] and lines[1:5] == ref[1:5]
+        for i in rng.sample(range(len(ref)), min(10, len(ref))):
+            assert lines[i] == ref[i]
+            off = sum(len(x) + 1 for x in ref[:i])
+            assert lines.offset(i) == off and lines.line_at(off) == i == lines.line_at(off + len(ref[i]))
+        assert lines.head_width() == max(map(len, ref[:20000]))
+
+
+def test_code_search_finds_what_a_per_line_regex_finds():
+    import random
+    import re
+
+    from tui.codeview import Lines
+
+    rng = random.Random(7)
+    words = ["add", "add_1", "add_10", "x", "buf1", "é1", "_t", "= ", ": ", "(", " ", "\t", ".", "=", "\r"]
+    view = CodeView()  # not mounted: its lines are set directly
+    for _ in range(300):
+        lines = ["".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(1, 30))]
+        view.lines = Lines("\n".join(lines))
+        start = rng.randrange(len(lines) + 1)
+        for name in ("add", "add_1", "x", "é1", "_t"):
+            pat = re.compile(rf"^\s*{re.escape(name)}(\s*[:=]|\b.*=)")
+            want = next((i for i in range(start, len(lines)) if pat.match(lines[i])), None)
+            got = view.search_line(re.compile(rf"[^\S\n]*{re.escape(name)}([^\S\n]*[:=]|\b.*=)"), start,
+                                   line_start=True)
+            assert got == want, (lines, start, name)
+            want = next((i for i in range(start, len(lines)) if re.search(rf"\b{re.escape(name)}\b", lines[i])), None)
+            assert view.search_word(name, start) == want, (lines, start, name)
+
+
+def test_commented_guards_match_the_per_line_form():
+    import random
+
+    from tui.app import _commented
+
+    rng = random.Random(3)
+    for text in ["", "\n", "a", "a\n", "a\n\n", "\na", "a\r\nb", "x\x0cy\n", "é\u2028b\n"] + \
+            ["".join(rng.choice("ab\n\r\x0c ") for _ in range(rng.randint(0, 12))) for _ in range(3000)]:
+        assert _commented(text) == "\n".join("# " + x for x in text.splitlines()), repr(text)
+
+
+def test_table_key_index_is_built_on_first_lookup():
+    app = open_app()
+    got = {}
+
+    async def steps(pilot):
+        table = app.query_one("#table-lowering", Table)
+        table.set_rows(["a", "b", "c"], lambda i: ("abc"[i],))
+        got["c"] = table.get_row_index("c")
+        table.set_rows(["x", "y"], lambda i: ("xy"[i],))  # a new fill replaces the index
+        got["y"] = table.get_row_index("y")
+        with pytest.raises(KeyError):
+            table.get_row_index("c")
+        table.set_rows(["a", "a"], lambda i: ("a",))
+        with pytest.raises(ValueError):
+            table.get_row_index("a")
+        got["done"] = True
+
+    drive(app, steps)
+    assert got == {"c": 2, "y": 1, "done": True}

@@ -104,6 +104,22 @@ class SteadyFooter(Footer):
         super().bindings_changed(screen)
 
 
+_POST_GRAD_HEAD = re.compile(r"# ===== post-grad")
+_OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+
+
+def _commented(text: str) -> str:
+    """``"\\n".join("# " + x for x in text.splitlines())``, without a string per line when ``text``
+    has only ``\\n`` line breaks (the guards of a large graph are 11 MB: 31 ms that way)."""
+    if not text.isascii() or any(c in text for c in _OTHER_LINE_BREAKS):
+        return "\n".join("# " + x for x in text.splitlines())
+    if not text:
+        return ""
+    if text.endswith("\n"):
+        text = text[:-1]
+    return "# " + text.replace("\n", "\n# ")
+
+
 def _add_rows(table: Table, rows: list[tuple], keys: list[str] | None = None) -> None:
     """Add rows, each keyed (row keys are what selection handlers receive)."""
     table.add_rows_keyed(rows, keys if keys else [str(i) for i in range(len(rows))])
@@ -266,6 +282,7 @@ class StepApp(App[None]):
         self.follow = True
         self.paused: dict[str, Any] | None = None  # the stop the agent waits at, if any
         self._rendered: dict[str, Any] = {}
+        self._texts: dict[tuple, tuple[tuple, str]] = {}  # see _memo_text
         self.saved_screenshots: list[str] = []
         self._detail_timer: Any = None
         #: the one selection every pane follows: an IR buffer name of the viewed graph
@@ -539,37 +556,61 @@ class StepApp(App[None]):
                     T(n.get("dtype")), T(n.get("user_line"), "cyan"))
         table.set_rows([str(i) for i in range(len(nodes))], row)
 
+    def _memo_text(self, key: tuple, parts: tuple, build: Any) -> str:
+        """``build()``'s text, kept while the objects in ``parts`` are the same ones (a stop's code
+        is megabytes: composing it again, and the code view counting its lines again, is avoidable
+        when the stop is shown again)."""
+        hit = self._texts.get(key)
+        if hit is not None and len(hit[0]) == len(parts) and all(a is b for a, b in zip(hit[0], parts)):
+            return hit[1]
+        text = build()
+        self._texts[key] = (parts, text)
+        while len(self._texts) > 8:
+            del self._texts[next(iter(self._texts))]
+        return text
+
     def _fill_dynamo(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         g = stop.get("graph") or {}
         self._fx_rows(table, g.get("nodes") or [])
-        head = [f"# Dynamo FX graph {stop['compile_id']} ({stop['graph_kind']})"]
-        if stop.get("note"):
-            head.append(f"# {stop['note']}")
-        if stop.get("resume"):
-            head.append(f"# this frame resumes after a graph break: {stop['resume']}")
-        for r in stop.get("recompile_reasons") or []:
-            head.append("# recompile reason: " + str(r).replace("\n", " "))
-        for r in stop.get("graph_breaks") or []:
-            head.append("# graph break: Dynamo ended this graph here: " + str(r).strip().splitlines()[0][:300])
-        if g.get("unavailable"):
-            head.append(f"# {g['unavailable']}")
         guards = self.session.guards.get(stop["compile_id"])
-        body = g.get("code") or ""
-        tail = f"\n\n# ---- guards (dynamo_cpp_guards_str) ----\n" + "\n".join("# " + x for x in guards.splitlines()) if guards else \
-            "\n\n# guards arrive once the backend compile finishes"
-        code.set_code("\n".join(head) + "\n\n" + body + tail, "python")
+
+        def build() -> str:
+            head = [f"# Dynamo FX graph {stop['compile_id']} ({stop['graph_kind']})"]
+            if stop.get("note"):
+                head.append(f"# {stop['note']}")
+            if stop.get("resume"):
+                head.append(f"# this frame resumes after a graph break: {stop['resume']}")
+            for r in stop.get("recompile_reasons") or []:
+                head.append("# recompile reason: " + str(r).replace("\n", " "))
+            for r in stop.get("graph_breaks") or []:
+                head.append("# graph break: Dynamo ended this graph here: " + str(r).strip().splitlines()[0][:300])
+            if g.get("unavailable"):
+                head.append(f"# {g['unavailable']}")
+            body = g.get("code") or ""
+            # the forward and backward graphs of one compile share its guards: commented once
+            tail = f"\n\n# ---- guards (dynamo_cpp_guards_str) ----\n" + \
+                self._memo_text(("guards", stop["compile_id"]), (guards,), lambda: _commented(guards)) if guards else \
+                "\n\n# guards arrive once the backend compile finishes"
+            return "\n".join(head) + "\n\n" + body + tail
+
+        code.set_code(self._memo_text(("dynamo", id(stop)), (stop, g, guards), build), "python")
 
     def _fill_aot(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         pg = stop.get("post_grad") or {}
         self._fx_rows(table, pg.get("nodes") or [])
-        parts = []
-        order = ("joint", "inference", "forward", "backward")
-        for name in order:
-            src = (stop.get("aot_graphs") or {}).get(name)
-            if src:
-                parts.append(f"# ===== AOT {name} graph (aot_{name}_graph) =====\n{src}")
-        parts.append(f"# ===== post-grad graph ({stop['graph_kind']}, what Inductor lowers) =====\n{pg.get('code', pg.get('unavailable', ''))}")
-        code.set_code("\n\n".join(parts), "python")
+
+        def build() -> str:
+            parts = []
+            order = ("joint", "inference", "forward", "backward")
+            for name in order:
+                src = (stop.get("aot_graphs") or {}).get(name)
+                if src:
+                    parts.append(f"# ===== AOT {name} graph (aot_{name}_graph) =====\n{src}")
+            parts.append(f"# ===== post-grad graph ({stop['graph_kind']}, what Inductor lowers) =====\n"
+                         f"{pg.get('code', pg.get('unavailable', ''))}")
+            return "\n\n".join(parts)
+
+        code.set_code(self._memo_text(("aot", id(stop)), (stop, pg), build), "python")
 
     def _fill_lowering(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         bufs = stop.get("buffers") or []
@@ -783,11 +824,12 @@ class StepApp(App[None]):
                 name = nodes[row]["name"]
                 start = 0
                 if stage == "aot":
-                    start = next((i for i, ln in enumerate(code.lines) if ln.startswith("# ===== post-grad")), 0)
-                pat = re.compile(rf"^\s*{re.escape(name)}(\s*[:=]|\b.*=)")
-                hit = next((i for i in range(start, len(code.lines)) if pat.match(code.lines[i])), None)
+                    start = code.search_line(_POST_GRAD_HEAD, line_start=True) or 0
+                # the line defining the node, else the first naming it ([^\S\n]: \s on its line)
+                pat = re.compile(rf"[^\S\n]*{re.escape(name)}([^\S\n]*[:=]|\b.*=)")
+                hit = code.search_line(pat, start, line_start=True)
                 if hit is None:
-                    hit = next((i for i in range(start, len(code.lines)) if re.search(rf"\b{re.escape(name)}\b", code.lines[i])), None)
+                    hit = code.search_word(name, start)
                 if hit is not None:
                     code.mark([(hit + 1, hit + 1)])
                     code.goto(hit + 1)

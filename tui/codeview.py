@@ -1,20 +1,28 @@
 """A virtualized, syntax-highlighted code view for very long generated code.
 
 Only visible lines are rendered (``render_line``); each line is highlighted by Pygments (through
-Rich's ``Syntax``) on first view and cached, so a 50k-line wrapper mounts instantly.  Text is
-never parsed as markup: compiler strings are full of ``[`` and ``]``.
+Rich's ``Syntax``) on first view and cached process-wide by (lexer, line text), so showing the same
+code again (stepping back, the linked view moving between buffers of one kernel) never re-lexes it.
+The text is split into lines a block at a time, when a line is first read (:class:`Lines`), so a
+100,000-line graph is shown without splitting all of it.  Text is never parsed as markup: compiler
+strings are full of ``[`` and ``]``.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from itertools import islice
 
+from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Span, Text
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -35,6 +43,104 @@ def _fg_only(style: Style | str) -> Style:
     if isinstance(style, str):
         style = Style.parse(style)
     return Style(color=style.color, bold=style.bold, italic=style.italic, underline=style.underline)
+
+
+@lru_cache(maxsize=1)
+def _console() -> Console:
+    # resolves the styles of highlighted text into segments; Style objects resolve the same on any console
+    return Console()
+
+
+@lru_cache(maxsize=20000)
+def _body_segments(lexer: str, line: str) -> tuple[Segment, ...]:
+    """The segments of one highlighted line (tabs expanded, foreground colours only), cached
+    process-wide: Pygments costs ~0.2 ms a line, and generated code repeats lines."""
+    line = line.expandtabs(4)
+    if lexer == "text" or len(line) > 2000:
+        text = Text(line)
+    else:
+        try:
+            text = _syntax(lexer).highlight(line)
+            text.rstrip()
+            # drop the theme's background (on every token span) so the pane's own shows through
+            text.style = ""
+            text.spans = [Span(sp.start, sp.end, _fg_only(sp.style)) for sp in text.spans]
+        except Exception:  # noqa: BLE001
+            text = Text(line)
+    return tuple(text.render(_console(), end=""))
+
+
+class Lines(Sequence[str]):
+    """``text.split("\n")`` as a sequence, split a block (~64 KB) at a time when first read.
+
+    Building it counts newlines per block (a few ms for 12 MB) instead of making every line a
+    string (~15 ms per 100,000 lines); showing a pane reads only the lines on screen.
+    ``text`` is the whole text; :meth:`offset` and :meth:`line_at` convert between line numbers
+    (0-based) and character offsets, for regex searches over the text.
+    """
+
+    BLOCK = 1 << 16
+
+    def __init__(self, text: str):
+        self.text = text
+        starts = [0]
+        n, pos = len(text), self.BLOCK
+        while pos < n:  # blocks end just after a newline
+            nl = text.find("\n", pos)
+            if nl < 0:
+                break
+            starts.append(nl + 1)
+            pos = nl + 1 + self.BLOCK
+        first = [0]
+        for a, b in zip(starts, starts[1:]):
+            first.append(first[-1] + text.count("\n", a, b))
+        self._starts, self._first = starts, first
+        self._len = first[-1] + text.count("\n", starts[-1]) + 1
+        self._blocks: dict[int, list[str]] = {}
+        self._head_width: int | None = None
+
+    def head_width(self) -> int:
+        """Length of the longest of the first 20,000 lines (the horizontal scroll range), cached."""
+        if self._head_width is None:
+            self._head_width = max(map(len, islice(self, 20000)), default=0)
+        return self._head_width
+
+    def _block(self, k: int) -> list[str]:
+        b = self._blocks.get(k)
+        if b is None:
+            end = self._starts[k + 1] - 1 if k + 1 < len(self._starts) else len(self.text)
+            b = self._blocks[k] = self.text[self._starts[k]:end].split("\n")
+        return b
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(i)
+        k = bisect_right(self._first, i) - 1
+        return self._block(k)[i - self._first[k]]
+
+    def __iter__(self) -> Iterator[str]:
+        for k in range(len(self._starts)):
+            yield from self._block(k)
+
+    def offset(self, i: int) -> int:
+        """Character offset in ``text`` where line ``i`` starts."""
+        k = bisect_right(self._first, i) - 1
+        pos = self._starts[k]
+        for _ in range(i - self._first[k]):
+            pos = self.text.index("\n", pos) + 1
+        return pos
+
+    def line_at(self, pos: int) -> int:
+        """The line (0-based) that character offset ``pos`` of ``text`` lies on."""
+        k = bisect_right(self._starts, pos) - 1
+        return self._first[k] + self.text.count("\n", self._starts[k], pos)
 
 
 class CodeView(ScrollView, can_focus=True):
@@ -70,24 +176,27 @@ class CodeView(ScrollView, can_focus=True):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
-        self.lines: list[str] = []
+        self.lines: Sequence[str] = Lines("")
         self.lexer = "text"
         self.cursor = 0
         self.marks: set[int] = set()
         self.hits: set[int] = set()
         self._cache: dict[int, Strip] = {}
         self._gutter = 4
+        self._frame: tuple | None = None
 
     # ------------------------------------------------------------------ content
     def set_code(self, text: str, lexer: str = "python", cursor_line: int = 1) -> None:
-        """Show ``text``; keeps nothing from the previous content."""
-        self.lines = text.split("\n") if text else [""]
+        """Show ``text``; keeps nothing from the previous content (the same text again keeps its
+        split lines)."""
+        if not (isinstance(self.lines, Lines) and self.lines.text == text):
+            self.lines = _lines(text)
         self.lexer = lexer
         self.marks = set()
         self.hits = set()
         self._cache.clear()
         self._gutter = len(str(len(self.lines))) + 2
-        width = max((len(line) for line in self.lines[:20000]), default=0) + self._gutter + 1
+        width = self.lines.head_width() + self._gutter + 1
         self.virtual_size = Size(width, len(self.lines))
         self.cursor = max(0, min(cursor_line - 1, len(self.lines) - 1))
         self.scroll_to(0, max(0, self.cursor - 2), animate=False, immediate=True)
@@ -95,7 +204,45 @@ class CodeView(ScrollView, can_focus=True):
 
     @property
     def text(self) -> str:
-        return "\n".join(self.lines)
+        """The whole text shown."""
+        return self.lines.text if isinstance(self.lines, Lines) else "\n".join(self.lines)
+
+    def search_line(self, pattern: "re.Pattern[str]", start: int = 0, line_start: bool = False) -> int | None:
+        """The first line (0-based, from line ``start``) where ``pattern`` matches, searched over
+        the whole text at once (a Python loop over 100,000 lines takes tens of ms); None when it
+        does not.  With ``line_start`` it must match at the start of a line, as ``pattern.match(line)``
+        would.  Keep ``pattern`` from matching across a newline (``[^\\S\\n]`` for ``\\s``)."""
+        lines = self._all_lines()
+        if start >= len(lines):
+            return None
+        text, pos = lines.text, lines.offset(max(0, start))
+        if not line_start:
+            m = pattern.search(text, pos)
+            return None if m is None else lines.line_at(m.start())
+        if pattern.match(text, pos):
+            return lines.line_at(pos)
+        # "\n" first: the regex engine then scans for it in C and tries the pattern once a line
+        m = re.compile("\n(?:" + pattern.pattern + ")", pattern.flags).search(text, pos)
+        return None if m is None else lines.line_at(m.start() + 1)
+
+    def search_word(self, word: str, start: int = 0) -> int | None:
+        """The first line from ``start`` where ``word`` stands between word boundaries, as
+        ``re.search(rf"\\b{re.escape(word)}\\b", line)`` would find it."""
+        lines = self._all_lines()
+        if not word or start >= len(lines):
+            return None
+        text, pos = lines.text, lines.offset(max(0, start))
+        # the literal first (fast), then the boundary before it (a leading \b defeats that scan)
+        first_is_word = word[0].isalnum() or word[0] == "_"
+        for m in re.compile(re.escape(word) + r"\b").finditer(text, pos):
+            p = m.start()
+            before = text[p - 1] if p else ""
+            if (before.isalnum() or before == "_") != first_is_word:
+                return lines.line_at(p)
+        return None
+
+    def _all_lines(self) -> "Lines":
+        return self.lines if isinstance(self.lines, Lines) else Lines("\n".join(self.lines))
 
     def mark(self, ranges: list[tuple[int, int]]) -> None:
         """Highlight 1-based inclusive line ranges (replacing earlier marks)."""
@@ -105,11 +252,13 @@ class CodeView(ScrollView, can_focus=True):
 
     def goto(self, line: int, center: bool = True) -> None:
         """Move the cursor to 1-based ``line`` and scroll it into view."""
+        old = self.cursor
         self.cursor = max(0, min(line - 1, len(self.lines) - 1))
         self._scroll_to_cursor(center)
         # new content's virtual size is applied at the next layout: scroll again after it
         self.call_after_refresh(self._scroll_to_cursor, center)
-        self._cache.clear()
+        self._cache.pop(old, None)  # only the two cursor lines change
+        self._cache.pop(self.cursor, None)
         self.refresh()
         self.post_message(self.CursorMoved(self, self.cursor + 1))
 
@@ -159,35 +308,28 @@ class CodeView(ScrollView, can_focus=True):
         self.goto(len(self.lines), center=False)
 
     # ------------------------------------------------------------------ rendering
-    def _highlight(self, i: int) -> Text:
-        line = self.lines[i].expandtabs(4)
-        if self.lexer == "text" or len(line) > 2000:
-            return Text(line)
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # what every line needs, looked up once per repaint (rich_style walks the ancestors)
+        self._frame = (self.scroll_offset, self.scrollable_content_region.width, self.rich_style, self.has_focus)
         try:
-            text = _syntax(self.lexer).highlight(line)
-            text.rstrip()
-            # drop the theme's background (on every token span) so the pane's own shows through
-            text.style = ""
-            text.spans = [Span(sp.start, sp.end, _fg_only(sp.style)) for sp in text.spans]
-            return text
-        except Exception:  # noqa: BLE001
-            return Text(line)
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
+        frame = self._frame or (self.scroll_offset, self.scrollable_content_region.width,
+                                                  self.rich_style, self.has_focus)
+        (scroll_x, scroll_y), width, rich_style, focused = frame
         i = scroll_y + y
-        width = self.scrollable_content_region.width
         if i >= len(self.lines):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, rich_style)
         key = i
         strip = self._cache.get(key)
         if strip is None:
-            console = self.app.console
-            number = Text(f"{i + 1:>{self._gutter - 1}} ", style="dim")
-            body = self._highlight(i)
-            segs = list(number.render(console, end="")) + list(body.render(console, end=""))
+            # the line number is unstyled: Text(style=...) without spans renders without its style
+            segs = [Segment(f"{i + 1:>{self._gutter - 1}} "), *_body_segments(self.lexer, self.lines[i])]
             bg = None
-            if i == self.cursor and self.has_focus:
+            if i == self.cursor and focused:
                 bg = Style(bgcolor="#3a3d5c")
             elif i == self.cursor:
                 bg = Style(bgcolor="#2c2e40")
@@ -197,13 +339,13 @@ class CodeView(ScrollView, can_focus=True):
                 bg = Style(bgcolor="#203b2a")
             # the pane's own style underneath (so unstyled text is not drawn on black), the
             # cursor/mark background on top
-            strip = Strip(list(Segment.apply_style(segs, style=self.rich_style, post_style=bg))).simplify()
+            strip = Strip(list(Segment.apply_style(segs, style=rich_style, post_style=bg))).simplify()
             self._cache[key] = strip
             if len(self._cache) > 2000:
                 self._cache.clear()
-        fill = self.rich_style
+        fill = rich_style
         if i == self.cursor or i in self.marks or i in self.hits:
-            fill = self.rich_style + Style(bgcolor="#3a3d5c" if i == self.cursor and self.has_focus else "#2c2e40"
+            fill = rich_style + Style(bgcolor="#3a3d5c" if i == self.cursor and focused else "#2c2e40"
                                            if i == self.cursor else "#3b3320" if i in self.marks else "#203b2a")
         return strip.crop_extend(scroll_x, scroll_x + width, fill)
 
@@ -220,4 +362,21 @@ class CodeView(ScrollView, can_focus=True):
         super().notify_style_update()
 
 
-__all__ = ["CodeView", "Segment"]
+def _lines(text: str) -> Lines:
+    hit = _recent.get(id(text))
+    if hit is not None and hit.text is text:
+        return hit
+    lines = Lines(text)
+    _recent[id(text)] = lines
+    while len(_recent) > 8:
+        del _recent[next(iter(_recent))]
+    return lines
+
+
+#: the last texts shown (by identity), so showing one again (an earlier stop) does not count its lines again
+_recent: dict[int, Lines] = {}
+
+
+
+
+__all__ = ["CodeView", "Lines", "Segment"]

@@ -4,7 +4,8 @@ Textual's ``DataTable`` keeps every cell as a renderable, measures each one thro
 its columns, and revalidates its cursor per added row; on a graph with 20,000 post-grad FX nodes
 that is most of a second per pane.  :class:`Table` instead takes a row count, the row keys and a
 function that formats row ``i`` on demand: only visible rows are ever formatted, column widths come
-from the text of :data:`WIDTH_SAMPLE` rows spread over the table, and filling a pane is O(rows) dict inserts.
+from the text of :data:`WIDTH_SAMPLE` rows spread over the table, and filling a pane copies the key list
+(the key index is built when a key is first looked up).
 Its API is the subset of ``DataTable`` the app uses (``cursor_row``, ``row_count``,
 ``move_cursor``, ``get_row_index``, ``get_row_at``, ``clear``, ``add_columns``,
 ``RowHighlighted`` / ``RowSelected`` with ``data_table``, ``cursor_row`` and ``row_key.value``),
@@ -20,7 +21,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -142,7 +143,8 @@ class Table(ScrollView, can_focus=True):
         self.zebra_stripes = zebra_stripes
         self.labels: list[str] = []
         self._keys: list[str] = []
-        self._index: dict[str, int] = {}
+        self._index: dict[str, int] | None = {}
+        self._frame: tuple | None = None
         self._row: Callable[[int], Sequence[Any]] = lambda i: ()
         self._widths: list[int] = []
         self._cursor = 0
@@ -162,11 +164,11 @@ class Table(ScrollView, can_focus=True):
         """Show ``len(keys)`` rows, row ``i`` keyed ``keys[i]`` with cells ``row(i)`` (called only
         when row ``i`` is drawn, searched or read).  Replaces any earlier rows; the cursor goes to
         row 0, which is announced with ``RowHighlighted`` like DataTable does for a new table.
-        Raises ValueError on a duplicate key."""
+        The key index is built on the first :meth:`get_row_index` (stepping through stops shows
+        tables of 28,000 rows that are never looked up by key); a duplicate key raises ValueError
+        there."""
         self._keys = list(keys)
-        self._index = {k: i for i, k in enumerate(self._keys)}
-        if len(self._index) != len(self._keys):
-            raise ValueError("duplicate row key")
+        self._index = None
         self._row = row
         self._cache.clear()
         self._cursor = 0
@@ -208,7 +210,13 @@ class Table(ScrollView, can_focus=True):
         return self._cursor
 
     def get_row_index(self, key: str) -> int:
-        """Index of the row keyed ``key``; raises KeyError when there is none."""
+        """Index of the row keyed ``key``; raises KeyError when there is none (ValueError when
+        two rows share a key)."""
+        if self._index is None:
+            index = {k: i for i, k in enumerate(self._keys)}
+            if len(index) != len(self._keys):
+                raise ValueError("duplicate row key")
+            self._index = index
         return self._index[key.value if isinstance(key, RowKey) else key]
 
     def get_row_at(self, i: int) -> list[Any]:
@@ -286,12 +294,23 @@ class Table(ScrollView, can_focus=True):
             segs.append(Segment(" ", base + cursor if cursor is not None else base))
         return segs
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # what every line needs, looked up once per repaint (rich_style walks the ancestors, and
+        # component styles are resolved through the CSS each time)
+        self._frame = self._styles()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
+    def _styles(self) -> tuple:
+        get = self.get_component_rich_style
+        return (self.scroll_offset, self.scrollable_content_region.width, self.rich_style,
+                get("datatable--header"), get("datatable--even-row"), get("datatable--cursor"))
+
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.scrollable_content_region.width
-        base = self.rich_style
+        (scroll_x, scroll_y), width, base, header, even, cursor_style = self._frame or self._styles()
         if y == 0:
-            header = self.get_component_rich_style("datatable--header")
             segs = self._cells(self.labels, base + header, None)
             return Strip(segs).crop_extend(scroll_x, scroll_x + width, base + header)
         i = scroll_y + y - 1
@@ -300,8 +319,8 @@ class Table(ScrollView, can_focus=True):
         segs = self._cache.get(i)
         row_style = base
         if self.zebra_stripes and i % 2 == 1:
-            row_style = base + self.get_component_rich_style("datatable--even-row")
-        cursor = self.get_component_rich_style("datatable--cursor") if i == self._cursor else None
+            row_style = base + even
+        cursor = cursor_style if i == self._cursor else None
         if segs is None:
             segs = self._cells(self._row(i), row_style, cursor)
             self._cache[i] = segs
