@@ -276,6 +276,84 @@ def install_graph_call_hook(on_call: Callable[[str, list, Callable[[], Any]], An
     return True
 
 
+def triton_config_text(cfg: Any) -> str:
+    """A Triton launch config as Inductor's autotuner picks it: block sizes, then ``num_warps`` and
+    ``num_stages`` (e.g. ``"XBLOCK=256, num_warps=4, num_stages=1"``)."""
+    kw = ", ".join(f"{k}={v}" for k, v in sorted((getattr(cfg, "kwargs", None) or {}).items()))
+    return f"{kw}, num_warps={getattr(cfg, 'num_warps', '?')}, num_stages={getattr(cfg, 'num_stages', '?')}".lstrip(", ")
+
+
+def _autotuners(namespace: dict) -> dict[str, Any]:
+    """The Triton kernels of an output module: its ``CachingAutotuner`` globals by kernel name."""
+    try:
+        from torch._inductor.runtime.triton_heuristics import CachingAutotuner  # noqa: PLC0415
+    except Exception:  # noqa: BLE001 - no Triton here
+        return {}
+    return {n: v for n, v in namespace.items() if isinstance(v, CachingAutotuner)}
+
+
+def output_module(key: str) -> Any:
+    """The output module the script's process loaded under code-cache key ``key`` (PyCodeCache
+    registers it in ``sys.modules`` as ``<package>.<key>``), or None."""
+    import sys  # noqa: PLC0415
+
+    for name, mod in list(sys.modules.items()):
+        if name == key or name.endswith("." + key):
+            return mod
+    return None
+
+
+def kernel_config_counts(key: str) -> dict[str, int]:
+    """Kernel name -> how many launch configs its autotuner holds now, for the Triton kernels of the
+    output module loaded under ``key``; taken before a graph's first call, this is how many configs
+    autotuning will choose from."""
+    mod = output_module(key)
+    out = {}
+    for name, k in _autotuners(vars(mod) if mod is not None else {}).items():
+        n = len(getattr(k, "launchers", None) or []) or len(getattr(k, "configs", None) or [])
+        out[name] = n
+    return out
+
+
+def autotuned_configs(key: str) -> dict[str, str]:
+    """Kernel name -> the launch config (:func:`triton_config_text`) each Triton kernel of the output
+    module loaded under ``key`` runs with, where it has settled on one (after the graph's first call,
+    when ``CachingAutotuner`` has benchmarked its configs and kept the fastest in ``launchers``)."""
+    mod = output_module(key)
+    out = {}
+    for name, k in _autotuners(vars(mod) if mod is not None else {}).items():
+        launchers = getattr(k, "launchers", None) or []
+        if len(launchers) == 1 and getattr(launchers[0], "config", None) is not None:
+            out[name] = triton_config_text(launchers[0].config)
+    return out
+
+
+def pin_configs(mod: Any, configs: dict[str, str]) -> dict[str, str]:
+    """Make each Triton kernel of a freshly loaded output module ``mod`` run with the config in
+    ``configs`` (kernel name -> :func:`triton_config_text`, e.g. what the script's own run picked),
+    so a timing run does not autotune again and perhaps settle elsewhere.  Filters the autotuner's
+    compiled ``launchers`` (or, where it compiles lazily, its ``configs``) to the one that matches;
+    a kernel whose config is not among them is left to autotune.  Returns kernel name -> the config
+    it is pinned to."""
+    pinned = {}
+    for name, k in _autotuners(vars(mod)).items():
+        want = configs.get(name)
+        if not want:
+            continue
+        launchers = getattr(k, "launchers", None) or []
+        if launchers:
+            keep = [lz for lz in launchers if triton_config_text(getattr(lz, "config", None)) == want]
+            if keep:
+                k.launchers = keep[:1]
+                pinned[name] = want
+        elif getattr(k, "configs", None):
+            keep = [c for c in k.configs if triton_config_text(c) == want]
+            if keep:
+                k.configs = keep[:1]
+                pinned[name] = want
+    return pinned
+
+
 def take_kernel_num_gb() -> dict[str, float]:
     """Kernel name -> Inductor's estimated GB moved per call, for the Triton kernels defined since
     the last call (one graph's codegen; kernel names are unique only within one output module)."""

@@ -369,20 +369,32 @@ class Agent:
         """The script calls a compiled graph (tracer.adapter.install_graph_call_hook).
 
         First call: its integer tensors (indices, masks) are kept for timing, which otherwise uses
-        random inputs.  Calls 2 to ``1 + PROFILE_CALLS``, on CUDA when timing was asked for: each runs
+        random inputs, and so is the launch config each Triton kernel autotuned to (timing then
+        runs the kernel with that config; see tracer.adapter.pin_configs).  Calls 2 to ``1 + PROFILE_CALLS``, on CUDA when timing was asked for: each runs
         under torch.profiler (CUPTI), so the run pane can show every kernel's time inside the
         script's own run (L2 and clocks as the model leaves them); see tracer.timing.script_times.
         """
         from tracer import adapter, timing  # noqa: PLC0415
 
-        rec = self.script_calls.setdefault(key, {"calls": 0, "int_inputs": {}, "profiles": [], "status": None})
+        rec = self.script_calls.setdefault(key, {"calls": 0, "int_inputs": {}, "profiles": [], "status": None,
+                                                 "configs": {}})
         rec["calls"] += 1
         if rec["calls"] == 1:
             try:
                 rec["int_inputs"] = timing.integer_inputs(inputs)
             except Exception as e:  # noqa: BLE001 - never in the script's way
                 rec["status"] = f"inputs not kept ({type(e).__name__}: {e})"
-            return run()
+            try:
+                counts = adapter.kernel_config_counts(key)
+            except Exception:  # noqa: BLE001
+                counts = {}
+            out = run()
+            try:  # the launch config each Triton kernel autotuned to in this first call
+                rec["configs"] = {n: {"config": c, "of": counts.get(n)}
+                                  for n, c in adapter.autotuned_configs(key).items()}
+            except Exception:  # noqa: BLE001 - never in the script's way
+                pass
+            return out
         if not self.profile_script_calls or rec["calls"] > 1 + PROFILE_CALLS or rec["status"] is not None:
             return run()
         if adapter.profiler_active():

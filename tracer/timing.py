@@ -389,31 +389,63 @@ def _use_script_inputs(args: list, kept: dict[int, Any]) -> int:
     return used
 
 
+_NOT_A_KERNEL = ("##", "Memcpy", "Memset", "Torch-Compiled Region", "CompiledFunction")
+
+
 def script_times(names: list[str], backends: dict[str, str],
                  profiles: list[list[tuple[str, int, float]]]) -> dict[tuple[str, int], tuple[float, int]]:
-    """{(Triton kernel name, call k): (median ms, number of calls)} from the script's own calls of the
+    """{(kernel name, call k): (median ms, number of calls)} from the script's own calls of the
     graph, each recorded by :func:`tracer.adapter.cuda_kernel_records` (CUPTI kernel durations).
 
-    A profiled call counts for a kernel only if that kernel name appears in it exactly as many times
-    as the graph launches it (``names``: the graph's kernel calls in order); its k-th appearance is
-    call k.  Extern calls (cuBLAS and other library kernels, whose names we do not know) are not
-    matched.
+    ``names``: the graph's kernel calls in order, as the timing harness names them (Triton kernels
+    by name, extern calls ``extern_kernels.mm#3``, ATen fallbacks ``torch.ops.aten....#7``).
+
+    Triton kernels: a profiled call counts for a kernel only if that name appears in it exactly as
+    many times as the graph launches it; its k-th appearance is call k.  Extern calls (cuBLAS,
+    cuDNN, attention: kernels whose names we cannot predict): where a profiled call launched the
+    graph's Triton kernels in the graph's order, they cut both sequences into the same gaps; a gap
+    holding one extern call gets the sum of every kernel the profiler saw in it (one call may
+    launch several, e.g. cuDNN's helper kernels or cuBLAS's split-K reduction), a gap with as many
+    kernels as extern calls pairs them in order, and other gaps are left out.  Copies and memsets
+    are not counted.
     """
     counts: dict[str, int] = {}
+    trit: list[str] = []
+    ours_gaps: list[list[str]] = [[]]
     for n in names:
         if backends.get(n) == "triton":
             counts[n] = counts.get(n, 0) + 1
+            trit.append(n)
+            ours_gaps.append([])
+        else:
+            ours_gaps[-1].append(n)
     samples: dict[tuple[str, int], list[float]] = {}
     for records in profiles:
         by_name: dict[str, list[float]] = {}
+        anchors: list[str] = []
+        gaps: list[list[float]] = [[]]
         for name, _, ms in records:
+            if name.startswith(_NOT_A_KERNEL):
+                continue
             if name in counts:
                 by_name.setdefault(name, []).append(ms)
+                anchors.append(name)
+                gaps.append([])
+            else:
+                gaps[-1].append(ms)
         for name, c in counts.items():
             v = by_name.get(name, [])
             if len(v) == c:
                 for j, ms in enumerate(v):
                     samples.setdefault((name, j + 1), []).append(ms)
+        if anchors != trit:
+            continue
+        for mine, theirs in zip(ours_gaps, gaps):
+            if len(mine) == 1 and theirs:
+                samples.setdefault((mine[0], 1), []).append(sum(theirs))
+            elif len(mine) > 1 and len(theirs) == len(mine):
+                for n, ms in zip(mine, theirs):
+                    samples.setdefault((n, 1), []).append(ms)
     return {key: (sorted(v)[len(v) // 2], len(v)) for key, v in samples.items()}
 
 
@@ -461,7 +493,11 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     first call, ``profiles``: CUPTI records of later calls, ``status``); with it, integer inputs are
     the script's (``inputs`` says so) and Triton kernels get ``in_script_ms`` (median over the
     profiled calls, ``in_script_calls`` of them; top-level ``in_script`` says what happened, and
-    ``in_script_sum_ms`` sums the kernel times where every kernel has one).  ``cancel`` (set from another thread) stops between kernels;
+    ``in_script_sum_ms`` sums the kernel times where every kernel has one).  ``script["configs"]``
+    (kernel name -> ``{"config", "of"}``: the launch config each Triton kernel autotuned to in the
+    script's first call, out of how many) pins the timed kernels to the same configs
+    (tracer.adapter.pin_configs); each such kernel gets ``config``, ``configs_tried`` and
+    ``config_pinned``, and top-level ``configs`` says how many were pinned.  ``cancel`` (set from another thread) stops between kernels;
     the result then has ``cancelled: True`` and the kernels timed so far.  Raises whatever importing or running the module raises.
     """
     mod = adapter.load_output_module(output_path)
@@ -512,6 +548,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             return None
 
 
+    script_configs = (script or {}).get("configs") or {}
+    pinned = adapter.pin_configs(mod, {n: c["config"] for n, c in script_configs.items()}) if script_configs else {}
     with torch.no_grad():
         args = _graph_args(mod)
         used = _use_script_inputs(args, (script or {}).get("int_inputs") or {})
@@ -564,6 +602,13 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                      "median_ms": med, "p20_ms": lo, "p80_ms": hi}
             if (name, seen[name]) in in_script:
                 entry["in_script_ms"], entry["in_script_calls"] = in_script[(name, seen[name])]
+            if backend == "triton":
+                cfg = script_configs.get(name) or {}
+                if cfg.get("config"):
+                    entry["config"] = cfg["config"]
+                    if cfg.get("of"):
+                        entry["configs_tried"] = cfg["of"]
+                    entry["config_pinned"] = name in pinned
             if in_graph is not None:
                 entry.update(in_graph[i])
             elif cuda:
@@ -591,6 +636,10 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     if cuda:
         out_extra["in_script"] = in_script_status
     out_extra["inputs"] = inputs
+    if script_configs:
+        tuned = sum(1 for c in script_configs.values() if (c.get("of") or 0) > 1)
+        out_extra["configs"] = (f"{len(pinned)} of {len(script_configs)} Triton kernels timed with the launch config "
+                                f"the script's run autotuned to ({tuned} chose among several)")
     return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
             "peak": peak, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median)",
