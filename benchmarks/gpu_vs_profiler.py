@@ -28,9 +28,20 @@ For each model (default: benchmarks/cuda_models.py ``attention`` and ``pointwise
 5. Pointwise case: our GB/s and % of peak against ``y.copy_(x)`` timed with do_bench on the same GPU
    (bytes = 2 x nbytes).  The peak figures our run used and the matmuls' % of peak TFLOP/s are printed.
 
+Any script (``--script SCRIPT [ARGS...]``, e.g. a Hugging Face or torchvision model no one here
+wrote): step 1 as above on that script; then the script runs again, plainly (no agent), in a child
+process under one ``torch.profiler`` session (CUDA activity) from start to end.  A wrapper on
+``CompiledFxGraph.__call__`` launches a ``torch.cuda._sleep`` marker kernel before and after each
+graph's calls 2 to 1+``--calls``, so the kernels between two markers are one call of one graph,
+whatever the script does around them (eager optimizer steps, graph breaks, several graphs per
+step).  Graphs are paired with ours by their Triton kernel names (the agent's provenance comments
+change the output module's key, not its kernels), then compared kernel by kernel as above; each
+graph's GPU span per call (first kernel start to last kernel end) is printed beside our times.
+
 Differences are reported, not tuned away.
 
     python benchmarks/gpu_vs_profiler.py [--iters 20] [--out-dir DIR] [--models attention pointwise]
+    python benchmarks/gpu_vs_profiler.py [--calls 10] --script examples/real/hf_gpt2_train.py --device cuda --size small --steps 12
     python benchmarks/gpu_vs_profiler.py --dry-run     # CPU, tiny sizes: exercises the plumbing only
 """
 
@@ -71,11 +82,12 @@ def _is_gemm(name: str) -> bool:
 
 # ----------------------------------------------------------------------------- ours (subprocess)
 
-def run_ours(model_args: list[str], record: str) -> tuple[dict[str, dict], dict, float]:
-    """Run the headless agent with --run; return ({graph_key: run message}, header, seconds)."""
+def run_ours(model_args: list[str], record: str, script: str = MODELS_SCRIPT) -> tuple[dict[str, dict], dict, float]:
+    """Run the headless agent with --run on ``script model_args``; return ({graph_key: run message},
+    header, seconds)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                PYTHONUNBUFFERED="1")
-    cmd = [sys.executable, "-m", "tui.cli", "--headless", "--run", "--record", record, MODELS_SCRIPT, *model_args]
+    cmd = [sys.executable, "-m", "tui.cli", "--headless", "--run", "--record", record, script, *model_args]
     print("$ " + " ".join(cmd[1:]), flush=True)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -147,6 +159,51 @@ def _ours_row(k: dict) -> dict:
             "how": "", "gb_source": k.get("gb_source")}
 
 
+def externs_by_gaps(ours: list[dict], iters_kernels: list[list[tuple[str, float]]]) -> dict[int, tuple[float, str, str]] | None:
+    """Pair our extern calls with the profiler's non-Triton kernels using the Triton kernels as anchors.
+
+    Our kernels (call order) and each profiled call's kernels (launch order) are cut at their Triton
+    kernels; where the Triton sequences agree, the k-th gap holds the same extern calls on both
+    sides.  A gap with one extern call gets the sum of all the profiler's kernels in it (one cuBLAS
+    or attention call may launch several); a gap with as many kernels as extern calls pairs them in
+    order; other gaps stay unmatched.  Returns {index in ``ours``: (mean ms over calls, profiler
+    kernel names, how)}, or None where the Triton sequences differ.
+    """
+    def cut(seq: list, is_triton) -> tuple[list, list[list]]:
+        anchors, gaps = [], [[]]
+        for x in seq:
+            if is_triton(x):
+                anchors.append(x["name"] if isinstance(x, dict) else x[0])
+                gaps.append([])
+            else:
+                gaps[-1].append(x)
+        return anchors, gaps
+
+    our_anchors, our_gaps = cut(list(enumerate(ours)), lambda x: x[1].get("backend") == "triton")
+    our_anchors = [ours[i]["name"] for i, k in enumerate(ours) if k.get("backend") == "triton"]
+    per_iter = []
+    for seg in iters_kernels:
+        anchors, gaps = cut(seg, lambda x: x[0].startswith("triton_"))
+        if anchors != our_anchors:
+            return None
+        per_iter.append(gaps)
+    if not per_iter:
+        return None
+    out: dict[int, tuple[float, str, str]] = {}
+    for g, mine in enumerate(our_gaps):
+        if not mine:
+            continue
+        theirs = [gaps[g] for gaps in per_iter]
+        if len(mine) == 1 and all(theirs):
+            vals = [sum(ms for _, ms in t) for t in theirs]
+            names = " + ".join(n[:40] for n, _ in theirs[0])
+            out[mine[0][0]] = (statistics.fmean(vals), names, f"gap ({len(theirs[0])} kernel(s))")
+        elif {len(t) for t in theirs} == {len(mine)}:
+            for j, (i, _) in enumerate(mine):
+                out[i] = (statistics.fmean(t[j][1] for t in theirs), theirs[0][j][0][:60], "gap, in order")
+    return out
+
+
 def match(run: dict, iters_kernels: list[list[tuple[str, float]]]) -> tuple[list[dict], list[str]]:
     """Pair our kernels with the profiler's: rows (name, ours, profiler, ratio, how) and notes."""
     notes: list[str] = []
@@ -176,7 +233,11 @@ def match(run: dict, iters_kernels: list[list[tuple[str, float]]]) -> tuple[list
     ext_ok = counts == {len(ext_ours)}
     ext_how = "order"
     all_others = others
-    if ext_ours and not ext_ok:
+    gapped = externs_by_gaps(ours, iters_kernels) if ext_ours and not ext_ok else None
+    if gapped is not None:
+        notes.append(f"extern kernels matched between Triton kernels: {len(gapped)} of {len(ext_ours)} extern calls "
+                     f"({sorted(counts)} non-Triton kernels per call against our {len(ext_ours)})")
+    elif ext_ours and not ext_ok:
         gemm = [[(n, ms) for n, ms in o if _is_gemm(n)] for o in others]
         if {len(o) for o in gemm} == {len(ext_ours)}:
             notes.append(f"extern kernels matched by order among GEMM-named profiler kernels only ({len(ext_ours)} "
@@ -197,6 +258,12 @@ def match(run: dict, iters_kernels: list[list[tuple[str, float]]]) -> tuple[list
                 used_trit.add(key)
             else:
                 row["how"] = "not seen by profiler"
+        elif gapped is not None:
+            i = next(j for j, x in enumerate(ours) if x is k)
+            if i in gapped:
+                row["prof"], row["prof_name"], row["how"] = gapped[i]
+            else:
+                row["how"] = "extern, gap ambiguous"
         elif ext_ok:
             vals = [o[ext_i][1] for o in others]
             names = {o[ext_i][0] for o in others}
@@ -210,7 +277,7 @@ def match(run: dict, iters_kernels: list[list[tuple[str, float]]]) -> tuple[list
     for key, vals in trit.items():
         if key not in used_trit:
             notes.append(f"profiler-only Triton kernel {key[0]} (launch {key[1]}): {statistics.fmean(vals):.4f} ms")
-    if not ext_ok or ext_how != "order":
+    if gapped is None and (not ext_ok or ext_how != "order"):
         agg: dict[str, list[float]] = {}
         for o in (others if not ext_ok else [[x for x in a if not _is_gemm(x[0])] for a in all_others]):
             for name, ms in o:
@@ -409,6 +476,297 @@ def _segments(prof) -> list[list[tuple[str, float]]]:
     return segs[:-1]
 
 
+def report_graph(key: str, run: dict | None, segs: list[list[tuple[str, float]]], loop_ms: float | None,
+                 output_path: str | None, ctx: dict) -> dict | None:
+    """Print one graph's comparison (each kernel: ours against the profiler) and return its summary.
+
+    ``segs``: the profiler's kernels of this graph, one list of ``(name, ms)`` per profiled call;
+    ``loop_ms``: the graph timed by a plain loop of CUDA events (None where there is none, e.g. in
+    ``--script`` mode, where the profiler's per-call GPU span stands in); ``ctx`` carries the
+    accumulators across graphs (``diffs``, ``no_in_graph``, ``mm_rows``, ``src_count``) and the
+    options (``cuda``, ``same_replay``, ``loop_iters``).
+    """
+    diffs, no_in_graph, mm_rows, src_count = ctx["diffs"], ctx["no_in_graph"], ctx["mm_rows"], ctx["src_count"]
+    cuda = ctx["cuda"]
+    prof = {key: segs}
+    print(f"\n  --- {key}")
+    if run is None:
+        print(f"  no run message for {key} in our session")
+        return None
+    if run.get("error"):
+        print(f"  our run failed: {run['error']}")
+        return None
+    print(f"  in_graph: {run.get('in_graph')}; in_graph_cupti: {run.get('in_graph_cupti')}; "
+          f"in_script: {run.get('in_script')}; inputs: {run.get('inputs')}")
+    rows, notes = match(run, prof.get(key) or [])
+    print(f"  {'kernel':<48} {'in-script':>9} {'in-graph':>9} {'src':>3} {'events':>9} {'flushed':>9} {'prof':>9} "
+          f"{'is/prof':>8} {'ig/prof':>8} {'ev/prof':>8} {'fl/prof':>8}  {'GB/s':>6} {'%peak':>6} {'bytes':>8}  match")
+    kmap = {(k["name"], k.get("call", 1)): k for k in run.get("kernels") or []}
+    gd: dict[str, list[float]] = {"model": [], "in-script": [], "in-graph": [], "events": [], "warm": [],
+                                  "flushed": []}
+    for r in rows:
+        k = kmap.get((r["name"], r["call"]), {})
+        gbps = f"{k['gbps']:6.0f}" if k.get("gbps") is not None else "     -"
+        pk = f"{k['pct_peak_bw']:5.1f}%" if k.get("pct_peak_bw") is not None else "     -"
+        extra = f"  [{r['prof_name']}]" if r.get("prof_name") else ""
+        name = r["name"] + (f" (call {r['call']})" if r["call"] != 1 else "")
+        src = byte_src(k.get("gb_source"))
+        if k.get("backend") == "triton":
+            src_count[src] = src_count.get(src, 0) + 1
+        isrc = {"cupti": "C", "events": "E"}.get(r.get("ours_in_graph_source") or "", "-")
+        print(f"  {name[:48]:<48} {f4(r['ours_in_script'])} {f4(r['ours_in_graph'])} {isrc:>3} {f4(r['ours_events'])} "
+              f"{f4(r['ours_flushed'])} {f4(r['prof'])} {pct(r['ours_in_script'], r['prof']):>8} "
+              f"{pct(r['ours_in_graph'], r['prof']):>8} {pct(r['ours_events'], r['prof']):>8} "
+              f"{pct(r['ours_flushed'], r['prof']):>8}  {gbps} {pk} {src:>8}  {r['how']}{extra}"
+              + (f"  warm {r['ours_warm']:.4f}" if r.get("ours_warm") is not None else ""))
+        if cuda and r.get("ours_in_graph") is None:
+            no_in_graph.append(f"{key} {name} (in_graph: {run.get('in_graph')})")
+        cfg_differs = bool(k.get("config") and k.get("plain_config") and k["config"] != k["plain_config"])
+        r["config_differs"] = cfg_differs
+        if cfg_differs:
+            print(f"      autotuned config differs: ours (the script's run under the agent) {k['config']}; "
+                  f"plain run {k['plain_config']} (of {k.get('configs_tried', '?')} configs)")
+        if r["prof"] and r.get("ours_model") is not None and not cfg_differs:
+            d = (r["ours_model"] - r["prof"]) / r["prof"] * 100
+            diffs.setdefault("model, same config", {}).setdefault(group_of(r), []).append(d)
+        if r["prof"]:
+            for kind, field in (("model", "ours_model"), ("in-script", "ours_in_script"),
+                                ("in-graph", "ours_in_graph"), ("events", "ours_events"), ("warm", "ours_warm"),
+                                ("flushed", "ours_flushed")):
+                if r.get(field) is not None:
+                    d = (r[field] - r["prof"]) / r["prof"] * 100
+                    gd[kind].append(d)
+                    diffs[kind].setdefault(group_of(r), []).append(d)
+        if k.get("tflops") is not None:
+            pp = "-" if k.get("pct_peak_tflops") is None else f"{k['pct_peak_tflops']:.1f}%"
+            ig = "-" if k.get("in_graph_ms") is None else f"{k['in_graph_ms']:.4f}"
+            mm_rows.append(f"{key} {name}: {k['tflops']:.1f} TFLOP/s ({k.get('dtype')}), {pp} of peak "
+                           f"(from flushed {k['median_ms']:.4f} ms; in-graph {ig} ms)")
+    for n in notes:
+        print(f"    note: {n}")
+    segs = prof.get(key) or []
+    prof_sum = statistics.fmean(sum(ms for _, ms in s) for s in segs) if segs else None
+    for kind, ds in gd.items():
+        if ds:
+            print(f"  {kind:>8} vs profiler: {sum(abs(d) <= 10 for d in ds)}/{len(ds)} within 10%; "
+                  f"median |diff| {statistics.median(abs(d) for d in ds):.1f}%")
+    ig_sum = run.get("in_graph_sum_ms")
+    print(f"  kernel sum: ours in-graph {f4(ig_sum).strip()} ms, flushed {run['kernel_sum_ms']:.4f} ms; "
+          f"profiler (all GPU kernels of the graph, per it) {f4(prof_sum).strip()} ms; "
+          f"in-graph {pct(ig_sum, prof_sum).strip()}, flushed {pct(run['kernel_sum_ms'], prof_sum).strip()}")
+    if loop_ms is not None:
+        print(f"  whole graph: ours compiled_ms {run['compiled_ms']:.4f} ms (do_bench of mod.call, L2 flushed) "
+              f"vs plain loop {loop_ms:.4f} ms (CUDA events around the compiled call, median of {ctx['loop_iters']})"
+              f"  {pct(run['compiled_ms'], loop_ms).strip()}; in-graph sum vs plain loop {pct(ig_sum, loop_ms).strip()}")
+    gsum: dict[str, Any] = {"rows": rows, "notes": notes, "in_graph": run.get("in_graph"),
+                            "kernel_sum_ms": run["kernel_sum_ms"], "in_graph_sum_ms": ig_sum,
+                            "prof_kernel_sum_ms": prof_sum, "compiled_ms": run["compiled_ms"],
+                            "plain_loop_ms": loop_ms, "peak": run.get("peak")}
+    for kind, ds in gd.items():
+        gsum[kind] = {"matched": len(ds), "within_10pct": sum(abs(d) <= 10 for d in ds),
+                      "median_abs_diff_pct": statistics.median(abs(d) for d in ds) if ds else None}
+    if cuda and ctx["same_replay"] and output_path:
+        try:
+            sr, sr_notes = same_replay(output_path)
+        except Exception as e:  # noqa: BLE001 - a diagnostic; report and go on
+            sr, sr_notes = {}, [f"failed: {type(e).__name__}: {e}"]
+        print(f"  same CUDA-graph replays, events vs CUPTI ({output_path}):")
+        print(f"    {'kernel':<48} {'sess ig':>9} {'sess ev':>9} {'events':>9} {'cupti+ev':>9} {'cupti':>9} "
+              f"{'eager pr':>9} {'ev/cupti':>8} {'cupti/eag':>9} {'sess/eag':>8}")
+        for r in rows:
+            d = sr.get((r["name"], r["call"]))
+            if not d:
+                continue
+            name = r["name"] + (f" (call {r['call']})" if r["call"] != 1 else "")
+            print(f"    {name[:48]:<48} {f4(r['ours_in_graph'])} {f4(r['ours_events'])} {f4(d['events'])} {f4(d['cupti_ev'])} "
+                  f"{f4(d['cupti_plain'])} {f4(r['prof'])} {pct(d['events'], d['cupti_ev']):>8} "
+                  f"{pct(d['cupti_plain'], r['prof']):>9} {pct(r['ours_in_graph'], r['prof']):>8}")
+            r["same_replay"] = d
+        for n in sr_notes:
+            print(f"    note: {n}")
+        ev_d = [100 * (d["events"] - d["cupti_ev"]) / d["cupti_ev"] for d in sr.values() if d["cupti_ev"]]
+        ev_abs = [1e3 * (d["events"] - d["cupti_ev"]) for d in sr.values() if d["cupti_ev"]]
+        if ev_d:
+            print(f"    events - CUPTI, same replays: median {statistics.median(ev_abs):+.2f} us "
+                  f"(range {min(ev_abs):+.2f} to {max(ev_abs):+.2f} us), {sum(abs(x) <= 10 for x in ev_d)}/"
+                  f"{len(ev_d)} within 10%")
+        gsum["same_replay_notes"] = sr_notes
+    return gsum
+
+
+# ----------------------------------------------------------------------------- any script (--script)
+
+def profile_script_child(out_path: str, argv: list[str], max_calls: int) -> int:
+    """Run ``argv`` (a script and its arguments) in this process as ``python SCRIPT ARGS`` would, under
+    one ``torch.profiler.profile(activities=[CUDA])`` from start to end, and write the kernels of
+    each compiled graph's calls 2 to ``1 + max_calls`` to ``out_path`` as JSON:
+    ``{"graphs": {module key: [[[kernel name, ms], ...] per call]}, "spans": {key: [GPU span ms per
+    call]}, "calls": {key: calls made}}``.
+
+    No agent, no stops, no synchronisation: the only change to the script's run is a
+    ``torch.cuda._sleep`` marker kernel (``spin_kernel``, ~1 us) on the current stream before and
+    after each of those calls, launched by a wrapper on ``CompiledFxGraph.__call__``
+    (tracer.adapter.install_graph_call_hook); the kernels between a call's two markers are that
+    call's.  The first call of each graph is left alone (autotuning and warm-up run there), as the
+    agent does.  Module key: ``CompiledFxGraph.cache_key``, the output module's file name, which
+    the session's codegen stop gives as ``output_path``.
+    """
+    import runpy  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
+    from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
+
+    from tracer import adapter  # noqa: PLC0415
+
+    labels: list[tuple[str | None, int]] = []  # per marker, in launch order: (key, call) opens, (None, call) closes
+    calls: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def on_call(key: str, inputs: list, run: Any) -> Any:
+        n = calls[key] = calls.get(key, 0) + 1
+        if n == 1 or n > 1 + max_calls or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+            return run()
+        with lock:
+            labels.append((key, n))
+            torch.cuda._sleep(1000)
+        try:
+            return run()
+        finally:
+            with lock:
+                labels.append((None, n))
+                torch.cuda._sleep(1000)
+
+    adapter.install_graph_call_hook(on_call)
+    script = argv[0]
+    sys.argv = list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    rc = 0
+    # CPU (--dry-run): nothing to attribute, but the plumbing runs
+    acts = [ProfilerActivity.CUDA] if torch.cuda.is_available() else [ProfilerActivity.CPU]
+    with profile(activities=acts) as prof:
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    kernels = []
+    for e in prof.profiler.kineto_results.events():
+        if e.device_type() != torch.autograd.DeviceType.CUDA:
+            continue
+        try:
+            if e.is_user_annotation():
+                continue
+        except AttributeError:
+            pass
+        if _NON_KERNEL.match(e.name()) and MARKER not in e.name():
+            continue
+        kernels.append((e.start_ns(), e.duration_ns(), e.name()))
+    kernels.sort()
+    graphs: dict[str, list] = {}
+    spans: dict[str, list] = {}
+    marker = -1
+    cur: list | None = None
+    first = last = None
+    for start, dur, name in kernels:
+        if MARKER in name:
+            if cur is not None and cur and first is not None:
+                spans.setdefault(labels[marker][0], []).append((last - first) / 1e6)
+            marker += 1
+            cur, first, last = None, None, None
+            if marker < len(labels) and labels[marker][0] is not None:
+                cur = []
+                graphs.setdefault(labels[marker][0], []).append(cur)
+            continue
+        if cur is not None:
+            cur.append((name, dur / 1e6))
+            first = start if first is None else first
+            last = start + dur
+    configs = {key: adapter.autotuned_configs(key) for key in calls}  # what each Triton kernel autotuned to here
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump({"graphs": graphs, "spans": spans, "calls": calls, "configs": configs, "markers_launched": len(labels),
+                   "markers_seen": marker + 1, "torch": torch.__version__}, f)
+    return rc
+
+
+def triton_signature(kernels: list) -> tuple:
+    """Sorted ``(Triton kernel name, k-th launch)`` pairs: what identifies a graph's calls when its
+    module key is not found (a run message's ``kernels`` or one profiled call's ``(name, ms)`` list)."""
+    seen: dict[str, int] = {}
+    out = []
+    for k in kernels:
+        name = k["name"] if isinstance(k, dict) else k[0]
+        if isinstance(k, dict) and k.get("backend") != "triton":
+            continue
+        if not name.startswith("triton_"):
+            continue
+        seen[name] = seen.get(name, 0) + 1
+        out.append((name, k.get("call", seen[name]) if isinstance(k, dict) else seen[name]))
+    return tuple(sorted(out))
+
+
+def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
+    """``--script``: ours (headless agent, ``--run``) against the profiler in a plain run of the same
+    script (:func:`profile_script_child` in a subprocess), graph by graph."""
+    argv = a.script
+    record = os.path.join(out_dir, "script.jsonl")
+    if os.path.exists(record):
+        os.remove(record)
+    runs, header, secs = run_ours(argv[1:], record, script=argv[0])
+    print(f"  headless run {secs:.1f} s; session {record}; graphs timed: {', '.join(runs) or 'none'}")
+    outputs: dict[str, str] = {}
+    with open(record, encoding="utf-8") as f:
+        for line in f:
+            m = json.loads(line)
+            if m.get("type") == "stop" and m.get("stage") == "codegen" and m.get("output_path"):
+                outputs[f"{m['compile_id']} {m['graph_kind']}"] = m["output_path"]
+    prof_json = os.path.join(out_dir, "profile.json")
+    cmd = [sys.executable, os.path.abspath(__file__), "--profile-child", prof_json, "--calls", str(a.calls),
+           "--script", *argv]
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
+    print("$ " + " ".join(cmd[1:]), flush=True)
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    print(f"  plain run under torch.profiler: exit {p.returncode}, {time.perf_counter() - t0:.1f} s")
+    if p.returncode != 0:
+        print("  stderr tail:\n" + p.stderr[-3000:])
+    with open(prof_json, encoding="utf-8") as f:
+        child = json.load(f)
+    print(f"  profiled calls per graph module: {child['calls']}; markers launched {child['markers_launched']}, "
+          f"seen on the GPU {child['markers_seen']}")
+    by_sig = {triton_signature(segs[0]): k for k, segs in child["graphs"].items() if segs}
+    msum: dict[str, Any] = {"argv": argv, "graphs": {}}
+    for key, run in runs.items():
+        mkey = adapter_key(outputs.get(key))
+        segs = child["graphs"].get(mkey) if mkey else None
+        how = "module key"
+        if segs is None and run.get("kernels"):
+            alt = by_sig.get(triton_signature(run["kernels"]))
+            segs, how = (child["graphs"].get(alt), "Triton kernel names") if alt else (None, "")
+        plain_cfg = (child.get("configs") or {}).get(mkey if how == "module key" else alt) or {} if segs else {}
+        for k in run.get("kernels") or []:
+            if k.get("backend") == "triton" and plain_cfg.get(k["name"]):
+                k["plain_config"] = plain_cfg[k["name"]]
+        gsum = report_graph(key, run, segs or [], None, outputs.get(key), ctx)
+        if gsum is None:
+            continue
+        span = child["spans"].get(mkey if how == "module key" else alt, []) if segs else []
+        if span:
+            sp = statistics.median(span)
+            print(f"  profiled calls: {len(segs)} (matched by {how}); GPU span per call (first kernel start to "
+                  f"last kernel end), median {sp:.4f} ms; ours: in_script_sum_ms {f4(run.get('in_script_sum_ms')).strip()}, "
+                  f"compiled_ms {run['compiled_ms']:.4f} (replay, L2 flushed) {pct(run['compiled_ms'], sp).strip()}")
+            gsum["span_ms"] = sp
+        msum["graphs"][key] = gsum
+    return msum
+
+
+def adapter_key(output_path: str | None) -> str | None:
+    """Module key of an output module path (tracer.adapter.output_module_key, without importing torch)."""
+    return os.path.splitext(os.path.basename(output_path))[0] if output_path else None
+
+
 # ----------------------------------------------------------------------------- main
 
 def f4(x: float | None) -> str:
@@ -431,7 +789,14 @@ def main() -> int:
     ap.add_argument("--no-same-replay", action="store_true",
                     help="skip the check of our in-graph events against CUPTI on the same CUDA-graph replays")
     ap.add_argument("--dry-run", action="store_true", help="CPU, tiny sizes: checks the plumbing, numbers meaningless")
+    ap.add_argument("--calls", type=int, default=10,
+                    help="--script: profile each graph's calls 2 to 1+N in the plain run (default 10, as the agent)")
+    ap.add_argument("--profile-child", metavar="OUT", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--script", nargs=argparse.REMAINDER, default=None,
+                    help="compare on any script instead of the built-in models: --script SCRIPT [ARGS...] (last)")
     a = ap.parse_args()
+    if a.profile_child:
+        return profile_script_child(a.profile_child, a.script, a.calls)
     out_dir = a.out_dir or tempfile.mkdtemp(prefix="gpu_vs_profiler-")
     os.makedirs(out_dir, exist_ok=True)
 
@@ -467,7 +832,12 @@ def main() -> int:
     no_in_graph: list[str] = []  # kernels without in_graph_ms, with the run's in_graph status
     mm_rows: list[str] = []
     src_count: dict[str, int] = {}
-    for model in a.models:
+    ctx = {"diffs": diffs, "no_in_graph": no_in_graph, "mm_rows": mm_rows, "src_count": src_count, "cuda": cuda,
+           "same_replay": not a.no_same_replay, "loop_iters": a.loop_iters}
+    if a.script:
+        print(f"\n=== script: {' '.join(a.script)}")
+        summary["models"]["script"] = compare_script(a, out_dir, cuda, ctx)
+    for model in ([] if a.script else a.models):
         margs = table_args[model]
         print(f"\n=== {model}: {' '.join(margs)}")
         reuse = os.path.join(a.reuse_sessions, f"{model}.jsonl") if a.reuse_sessions else None
@@ -506,101 +876,11 @@ def main() -> int:
         loop = plain_loop(phases, a.loop_iters, cuda)
         msum: dict[str, Any] = {"graphs": {}}
         for key, _ in phases:
-            run = runs.get(key)
-            print(f"\n  --- {key}")
-            if run is None:
-                print(f"  no run message for {key} in our session (have: {', '.join(runs) or 'none'})")
+            gsum = report_graph(key, runs.get(key), prof.get(key) or [], loop.get(key), outputs.get(key), ctx)
+            if gsum is None:
                 continue
-            if run.get("error"):
-                print(f"  our run failed: {run['error']}")
-                continue
-            print(f"  in_graph: {run.get('in_graph')}; in_graph_cupti: {run.get('in_graph_cupti')}; "
-                  f"in_script: {run.get('in_script')}; inputs: {run.get('inputs')}")
-            rows, notes = match(run, prof.get(key) or [])
-            print(f"  {'kernel':<48} {'in-script':>9} {'in-graph':>9} {'src':>3} {'events':>9} {'flushed':>9} {'prof':>9} "
-                  f"{'is/prof':>8} {'ig/prof':>8} {'ev/prof':>8} {'fl/prof':>8}  {'GB/s':>6} {'%peak':>6} {'bytes':>8}  match")
-            kmap = {(k["name"], k.get("call", 1)): k for k in run.get("kernels") or []}
-            gd: dict[str, list[float]] = {"model": [], "in-script": [], "in-graph": [], "events": [], "warm": [],
-                                          "flushed": []}
-            for r in rows:
-                k = kmap.get((r["name"], r["call"]), {})
-                gbps = f"{k['gbps']:6.0f}" if k.get("gbps") is not None else "     -"
-                pk = f"{k['pct_peak_bw']:5.1f}%" if k.get("pct_peak_bw") is not None else "     -"
-                extra = f"  [{r['prof_name']}]" if r.get("prof_name") else ""
-                name = r["name"] + (f" (call {r['call']})" if r["call"] != 1 else "")
-                src = byte_src(k.get("gb_source"))
-                if k.get("backend") == "triton":
-                    src_count[src] = src_count.get(src, 0) + 1
-                isrc = {"cupti": "C", "events": "E"}.get(r.get("ours_in_graph_source") or "", "-")
-                print(f"  {name[:48]:<48} {f4(r['ours_in_script'])} {f4(r['ours_in_graph'])} {isrc:>3} {f4(r['ours_events'])} "
-                      f"{f4(r['ours_flushed'])} {f4(r['prof'])} {pct(r['ours_in_script'], r['prof']):>8} "
-                      f"{pct(r['ours_in_graph'], r['prof']):>8} {pct(r['ours_events'], r['prof']):>8} "
-                      f"{pct(r['ours_flushed'], r['prof']):>8}  {gbps} {pk} {src:>8}  {r['how']}{extra}"
-                      + (f"  warm {r['ours_warm']:.4f}" if r.get("ours_warm") is not None else ""))
-                if cuda and r.get("ours_in_graph") is None:
-                    no_in_graph.append(f"{key} {name} (in_graph: {run.get('in_graph')})")
-                if r["prof"]:
-                    for kind, field in (("model", "ours_model"), ("in-script", "ours_in_script"),
-                                        ("in-graph", "ours_in_graph"), ("events", "ours_events"), ("warm", "ours_warm"),
-                                        ("flushed", "ours_flushed")):
-                        if r.get(field) is not None:
-                            d = (r[field] - r["prof"]) / r["prof"] * 100
-                            gd[kind].append(d)
-                            diffs[kind].setdefault(group_of(r), []).append(d)
-                if k.get("tflops") is not None:
-                    pp = "-" if k.get("pct_peak_tflops") is None else f"{k['pct_peak_tflops']:.1f}%"
-                    ig = "-" if k.get("in_graph_ms") is None else f"{k['in_graph_ms']:.4f}"
-                    mm_rows.append(f"{key} {name}: {k['tflops']:.1f} TFLOP/s ({k.get('dtype')}), {pp} of peak "
-                                   f"(from flushed {k['median_ms']:.4f} ms; in-graph {ig} ms)")
-            for n in notes:
-                print(f"    note: {n}")
-            segs = prof.get(key) or []
-            prof_sum = statistics.fmean(sum(ms for _, ms in s) for s in segs) if segs else None
-            for kind, ds in gd.items():
-                if ds:
-                    print(f"  {kind:>8} vs profiler: {sum(abs(d) <= 10 for d in ds)}/{len(ds)} within 10%; "
-                          f"median |diff| {statistics.median(abs(d) for d in ds):.1f}%")
-            ig_sum = run.get("in_graph_sum_ms")
-            print(f"  kernel sum: ours in-graph {f4(ig_sum).strip()} ms, flushed {run['kernel_sum_ms']:.4f} ms; "
-                  f"profiler (all GPU kernels of the graph, per it) {f4(prof_sum).strip()} ms; "
-                  f"in-graph {pct(ig_sum, prof_sum).strip()}, flushed {pct(run['kernel_sum_ms'], prof_sum).strip()}")
-            print(f"  whole graph: ours compiled_ms {run['compiled_ms']:.4f} ms (do_bench of mod.call, L2 flushed) "
-                  f"vs plain loop {loop[key]:.4f} ms (CUDA events around the compiled call, median of {a.loop_iters})"
-                  f"  {pct(run['compiled_ms'], loop[key]).strip()}; in-graph sum vs plain loop {pct(ig_sum, loop[key]).strip()}")
-            gsum: dict[str, Any] = {"rows": rows, "notes": notes, "in_graph": run.get("in_graph"),
-                                    "kernel_sum_ms": run["kernel_sum_ms"], "in_graph_sum_ms": ig_sum,
-                                    "prof_kernel_sum_ms": prof_sum, "compiled_ms": run["compiled_ms"],
-                                    "plain_loop_ms": loop[key], "peak": run.get("peak")}
-            for kind, ds in gd.items():
-                gsum[kind] = {"matched": len(ds), "within_10pct": sum(abs(d) <= 10 for d in ds),
-                              "median_abs_diff_pct": statistics.median(abs(d) for d in ds) if ds else None}
-            if cuda and not a.no_same_replay and key in outputs:
-                try:
-                    sr, sr_notes = same_replay(outputs[key])
-                except Exception as e:  # noqa: BLE001 - a diagnostic; report and go on
-                    sr, sr_notes = {}, [f"failed: {type(e).__name__}: {e}"]
-                print(f"  same CUDA-graph replays, events vs CUPTI ({outputs[key]}):")
-                print(f"    {'kernel':<48} {'sess ig':>9} {'sess ev':>9} {'events':>9} {'cupti+ev':>9} {'cupti':>9} "
-                      f"{'eager pr':>9} {'ev/cupti':>8} {'cupti/eag':>9} {'sess/eag':>8}")
-                for r in rows:
-                    d = sr.get((r["name"], r["call"]))
-                    if not d:
-                        continue
-                    name = r["name"] + (f" (call {r['call']})" if r["call"] != 1 else "")
-                    print(f"    {name[:48]:<48} {f4(r['ours_in_graph'])} {f4(r['ours_events'])} {f4(d['events'])} {f4(d['cupti_ev'])} "
-                          f"{f4(d['cupti_plain'])} {f4(r['prof'])} {pct(d['events'], d['cupti_ev']):>8} "
-                          f"{pct(d['cupti_plain'], r['prof']):>9} {pct(r['ours_in_graph'], r['prof']):>8}")
-                    r["same_replay"] = d
-                for n in sr_notes:
-                    print(f"    note: {n}")
-                ev_d = [100 * (d["events"] - d["cupti_ev"]) / d["cupti_ev"] for d in sr.values() if d["cupti_ev"]]
-                ev_abs = [1e3 * (d["events"] - d["cupti_ev"]) for d in sr.values() if d["cupti_ev"]]
-                if ev_d:
-                    print(f"    events - CUPTI, same replays: median {statistics.median(ev_abs):+.2f} us "
-                          f"(range {min(ev_abs):+.2f} to {max(ev_abs):+.2f} us), {sum(abs(x) <= 10 for x in ev_d)}/"
-                          f"{len(ev_d)} within 10%")
-                gsum["same_replay_notes"] = sr_notes
             msum["graphs"][key] = gsum
+            run = runs[key]
             if run.get("peak"):
                 msum["peak"] = run["peak"]
         if msum.get("peak"):
@@ -642,20 +922,22 @@ def main() -> int:
     print("\n=== summary")
     for kind, label in (("model", "model (what the pane gives for a kernel inside the model: in_script_ms where the "
                                   "script's calls were profiled, else in_graph_ms)"),
-                        ("in-script", "in-script (in_script_ms: CUPTI over the script's own calls 2-11; Triton only)"),
+                        ("model, same config", "model, only kernels that autotuned to the same launch config in both "
+                                               "runs (or had one config)"),
+                        ("in-script", "in-script (in_script_ms: CUPTI over the script's own calls 2-11; Triton kernels, and extern calls cut out between them)"),
                         ("in-graph", "in-graph (in_graph_ms: in a CUDA-graph replay of the whole graph; CUPTI for "
                                      "Triton kernels, events for extern calls)"),
                         ("events", "events (in_graph_events_ms: the timing-event pair around each call in the replay)"),
                         ("warm", "warm (warm_ms: do_bench_cudagraph, kernel alone; only where in-graph failed)"),
                         ("flushed", "flushed (median_ms: do_bench, L2 flushed, kernel alone)")):
-        alld = [d for g in diffs[kind].values() for d in g]
+        alld = [d for g in diffs.get(kind, {}).values() for d in g]
         if not alld:
             print(f"{label}: none matched")
             continue
         print(f"{label} vs profiler: {sum(abs(d) <= 10 for d in alld)}/{len(alld)} within 10%, "
               f"median |diff| {statistics.median(abs(d) for d in alld):.1f}%")
         for g in GROUPS:
-            print(group_line(g, diffs[kind].get(g, [])))
+            print(group_line(g, diffs.get(kind, {}).get(g, [])))
     print(f"kernels without in_graph_ms: {len(no_in_graph)}" + "".join(f"\n    {w}" for w in no_in_graph))
     print(f"byte sources of Triton kernels: {src_count}")
     print(f"matmul kernels with TFLOP/s: {len(mm_rows)}" + "".join(f"\n    {m}" for m in mm_rows))

@@ -22,11 +22,13 @@ for kernels under 5 us, whose CUPTI duration itself varies that much).  About 3 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -275,3 +277,51 @@ def test_times_inside_the_model_match_the_profiler_per_kernel(attention: Session
     assert not misses, (f"{len(misses)}/{n} kernels differ from the profiler by more than {MAX_DIFF_PCT}% "
                         f"(or {TINY_ABS_MS * 1e3:.1f} us under {TINY_MS * 1e3:.0f} us):\n  "
                         + "\n  ".join(misses) + "\nall:\n  " + "\n  ".join(report))
+
+
+def test_timed_kernels_run_with_the_launch_config_the_script_autotuned_to(session: Session) -> None:
+    """Each Triton kernel is timed with the config its autotuner picked in the script's own first
+    call: timing loads the output module again, and autotuning there could settle on another."""
+    trit = session.kernels("triton")
+    assert trit, session.tail()
+    no_config = [f"{key} {k['name']}" for key, k in trit if not k.get("config")]
+    assert not no_config, f"Triton kernels without the script's config: {no_config}"
+    unpinned = [f"{key} {k['name']} {k['config']}" for key, k in trit if not k.get("config_pinned")]
+    assert not unpinned, f"Triton kernels timed with another config than the script's: {unpinned}"
+    assert all("num_warps=" in k["config"] for _, k in trit)
+    for key, run in session.runs().items():
+        names = {k["name"] for g, k in trit if g == key}
+        assert run.get("configs", "").startswith(f"{len(names)} of {len(names)} "), run.get("configs")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="needs transformers")
+def test_a_hugging_face_model_matches_the_profiler_per_kernel(tmp_path: Path) -> None:
+    """Third-party model code (transformers' GPT2LMHeadModel, GPT-2 small widths, 4 layers, training
+    with graph breaks): benchmarks/gpu_vs_profiler.py --script compares what the pane gives for each
+    kernel inside the model with torch.profiler in a plain run of the same script.  Kernels whose
+    autotuner settled on a different launch config in the two processes are reported, not compared."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "gpu_vs_profiler.py"), "--no-same-replay", "--out-dir",
+                        str(tmp_path), "--script", os.path.join(ROOT, "examples", "real", "hf_gpt2_train.py"),
+                        "--device", "cuda", "--size", "small", "--steps", "12"],
+                       env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    with open(tmp_path / "gpu_vs_profiler.json", encoding="utf-8") as f:
+        graphs = json.load(f)["models"]["script"]["graphs"]
+    assert len(graphs) >= 3, f"graphs compared: {list(graphs)}"
+    misses, n, other_config = [], 0, 0
+    for key, g in graphs.items():
+        for r in g["rows"]:
+            if r.get("config_differs"):
+                other_config += 1
+                continue
+            if r["prof"] is None or r.get("ours_model") is None:
+                continue
+            n += 1
+            d = 100 * (r["ours_model"] - r["prof"]) / r["prof"]
+            tiny_ok = r["prof"] < TINY_MS and abs(r["ours_model"] - r["prof"]) <= TINY_ABS_MS
+            if abs(d) > MAX_DIFF_PCT and not tiny_ok:
+                misses.append(f"{key} {r['name']} (call {r['call']}): ours {r['ours_model'] * 1e3:.2f} us, "
+                              f"profiler {r['prof'] * 1e3:.2f} us, {d:+.1f}%")
+    assert n >= 100, f"only {n} kernels compared ({other_config} with another autotuned config)"
+    assert not misses, f"{len(misses)}/{n} kernels differ from the profiler:\n  " + "\n  ".join(misses)
