@@ -17,6 +17,7 @@ from functools import lru_cache
 from itertools import islice
 
 from rich.console import Console
+from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
@@ -45,6 +46,10 @@ def _fg_only(style: Style | str) -> Style:
     return Style(color=style.color, bold=style.bold, italic=style.italic, underline=style.underline)
 
 
+#: lines longer than this (after tabs) are not highlighted
+_LONG = 2000
+
+
 @lru_cache(maxsize=1)
 def _console() -> Console:
     # resolves the styles of highlighted text into segments; Style objects resolve the same on any console
@@ -56,7 +61,7 @@ def _body_segments(lexer: str, line: str) -> tuple[Segment, ...]:
     """The segments of one highlighted line (tabs expanded, foreground colours only), cached
     process-wide: Pygments costs ~0.2 ms a line, and generated code repeats lines."""
     line = line.expandtabs(4)
-    if lexer == "text" or len(line) > 2000:
+    if lexer == "text" or len(line) > _LONG:
         text = Text(line)
     else:
         try:
@@ -96,7 +101,7 @@ class Lines(Sequence[str]):
             first.append(first[-1] + text.count("\n", a, b))
         self._starts, self._first = starts, first
         self._len = first[-1] + text.count("\n", starts[-1]) + 1
-        self._blocks: dict[int, list[str]] = {}
+        self._blocks: dict[int, tuple[str, ...]] = {}
         self._head_width: int | None = None
 
     def head_width(self) -> int:
@@ -105,11 +110,13 @@ class Lines(Sequence[str]):
             self._head_width = max(map(len, islice(self, 20000)), default=0)
         return self._head_width
 
-    def _block(self, k: int) -> list[str]:
+    def _block(self, k: int) -> tuple[str, ...]:
         b = self._blocks.get(k)
         if b is None:
             end = self._starts[k + 1] - 1 if k + 1 < len(self._starts) else len(self.text)
-            b = self._blocks[k] = self.text[self._starts[k]:end].split("\n")
+            # a tuple of strings is untracked by the garbage collector after its first pass; lists
+            # of 100,000 lines made each full collection touch every line
+            b = self._blocks[k] = tuple(self.text[self._starts[k]:end].split("\n"))
         return b
 
     def __len__(self) -> int:
@@ -318,17 +325,15 @@ class CodeView(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         frame = self._frame or (self.scroll_offset, self.scrollable_content_region.width,
-                                                  self.rich_style, self.has_focus)
+                                self.rich_style, self.has_focus)
         (scroll_x, scroll_y), width, rich_style, focused = frame
         i = scroll_y + y
         if i >= len(self.lines):
             return Strip.blank(width, rich_style)
         key = i
         strip = self._cache.get(key)
+        bg = None
         if strip is None:
-            # the line number is unstyled: Text(style=...) without spans renders without its style
-            segs = [Segment(f"{i + 1:>{self._gutter - 1}} "), *_body_segments(self.lexer, self.lines[i])]
-            bg = None
             if i == self.cursor and focused:
                 bg = Style(bgcolor="#3a3d5c")
             elif i == self.cursor:
@@ -337,16 +342,30 @@ class CodeView(ScrollView, can_focus=True):
                 bg = Style(bgcolor="#3b3320")
             elif i in self.hits:
                 bg = Style(bgcolor="#203b2a")
+        fill = rich_style
+        if i == self.cursor or i in self.marks or i in self.hits:
+            fill = rich_style + Style(bgcolor="#3a3d5c" if i == self.cursor and focused else "#2c2e40"
+                                      if i == self.cursor else "#3b3320" if i in self.marks else "#203b2a")
+        line = self.lines[i]
+        if strip is None and len(line) > _LONG:
+            # a long line is never highlighted (one plain segment): cut out the cells on screen
+            # instead of building and cropping it whole (Rich measures a segment char by char: a
+            # 217,000-character signature line cost 15 ms a repaint)
+            body = strip_control_codes(line.expandtabs(4))  # what Text(line) keeps
+            full = f"{i + 1:>{self._gutter - 1}} " + body
+            if full.isascii() and full.isprintable():  # one cell per character
+                piece = full[max(0, scroll_x):max(0, scroll_x + width)]
+                segs = [Segment(piece, rich_style + bg if bg else rich_style)] if piece else []
+                return Strip(segs, len(piece)).crop_extend(0, width, fill)
+        if strip is None:
+            # the line number is unstyled: Text(style=...) without spans renders without its style
+            segs = [Segment(f"{i + 1:>{self._gutter - 1}} "), *_body_segments(self.lexer, line)]
             # the pane's own style underneath (so unstyled text is not drawn on black), the
             # cursor/mark background on top
             strip = Strip(list(Segment.apply_style(segs, style=rich_style, post_style=bg))).simplify()
             self._cache[key] = strip
             if len(self._cache) > 2000:
                 self._cache.clear()
-        fill = rich_style
-        if i == self.cursor or i in self.marks or i in self.hits:
-            fill = rich_style + Style(bgcolor="#3a3d5c" if i == self.cursor and focused else "#2c2e40"
-                                           if i == self.cursor else "#3b3320" if i in self.marks else "#203b2a")
         return strip.crop_extend(scroll_x, scroll_x + width, fill)
 
     def on_focus(self) -> None:
@@ -373,10 +392,26 @@ def _lines(text: str) -> Lines:
     return lines
 
 
+def prepare(text: str, lexer: str, first: int, count: int) -> Iterator[None]:
+    """Do ahead what showing ``text`` with lines ``first`` .. ``first + count - 1`` on screen will
+    cost: split and count its lines (kept for the same string object), highlight those lines (kept
+    by their text).  A generator: each step is a few ms, so an idle-time caller can stop between
+    steps when a key comes.  Changes no widget."""
+    lines = _lines(text)
+    yield
+    lines.head_width()
+    yield
+    end = min(first + count, len(lines))
+    for a in range(max(0, first), end, 8):
+        for i in range(a, min(a + 8, end)):
+            _body_segments(lexer, lines[i])
+        yield
+
+
 #: the last texts shown (by identity), so showing one again (an earlier stop) does not count its lines again
 _recent: dict[int, Lines] = {}
 
 
 
 
-__all__ = ["CodeView", "Lines", "Segment"]
+__all__ = ["CodeView", "Lines", "Segment", "prepare"]
