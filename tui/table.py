@@ -142,7 +142,7 @@ class Table(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.zebra_stripes = zebra_stripes
         self.labels: list[str] = []
-        self._keys: list[str] = []
+        self._keys: tuple[str, ...] = ()
         self._index: dict[str, int] | None = {}
         self._frame: tuple | None = None
         self._row: Callable[[int], Sequence[Any]] = lambda i: ()
@@ -160,19 +160,23 @@ class Table(ScrollView, can_focus=True):
         """Remove every row; the cursor goes back to the top."""
         self.set_rows([], lambda i: ())
 
-    def set_rows(self, keys: Sequence[str], row: Callable[[int], Sequence[Any]]) -> None:
+    def set_rows(self, keys: Sequence[str], row: Callable[[int], Sequence[Any]],
+                 widths: list[int] | None = None) -> None:
         """Show ``len(keys)`` rows, row ``i`` keyed ``keys[i]`` with cells ``row(i)`` (called only
         when row ``i`` is drawn, searched or read).  Replaces any earlier rows; the cursor goes to
         row 0, which is announced with ``RowHighlighted`` like DataTable does for a new table.
         The key index is built on the first :meth:`get_row_index` (stepping through stops shows
         tables of 28,000 rows that are never looked up by key); a duplicate key raises ValueError
-        there."""
-        self._keys = list(keys)
+        there.  ``widths``: what :meth:`measure` gives for these rows and this table's headers,
+        when the caller kept it (it is measured here otherwise)."""
+        # a tuple of strings: the garbage collector stops tracking it (a list of 28,000 keys made
+        # every full collection touch 28,000 strings)
+        self._keys = keys if isinstance(keys, tuple) else tuple(keys)
         self._index = None
         self._row = row
         self._cache.clear()
         self._cursor = 0
-        self._measure()
+        self._measure(widths)
         self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
         if self._keys:
@@ -183,21 +187,27 @@ class Table(ScrollView, can_focus=True):
         rows = list(rows)
         self.set_rows(keys, rows.__getitem__)
 
-    def _measure(self) -> None:
-        widths = [cell_len(x) for x in self.labels]
-        n = len(self._keys)
+    @staticmethod
+    def measure(labels: Sequence[str], n: int, row: Callable[[int], Sequence[Any]]) -> list[int]:
+        """Column widths for ``n`` rows formatted by ``row`` under headers ``labels``: the widest of
+        the header and :data:`WIDTH_SAMPLE` sampled rows, at most :data:`MAX_COLUMN`.  What
+        :meth:`set_rows` computes; callers that show the same rows again can keep it."""
+        widths = [cell_len(x) for x in labels]
         if n <= WIDTH_SAMPLE:
             sample: Sequence[int] = range(n)
         else:  # the first and last rows (names grow: buf5547) and an even spread between
             third = WIDTH_SAMPLE // 3
             sample = sorted({*range(third), *range(n - third, n), *range(0, n, max(1, n // third))})
         for i in sample:
-            for c, cell in enumerate(self._row(i)):
+            for c, cell in enumerate(row(i)):
                 t = _text(cell)
                 w = len(t) if t.isascii() else cell_len(t)
                 if c < len(widths) and w > widths[c]:
                     widths[c] = w
-        self._widths = [min(w, MAX_COLUMN) for w in widths]
+        return [min(w, MAX_COLUMN) for w in widths]
+
+    def _measure(self, widths: list[int] | None = None) -> None:
+        self._widths = list(widths) if widths is not None else self.measure(self.labels, len(self._keys), self._row)
         self.virtual_size = Size(sum(w + 2 for w in self._widths), len(self._keys) + 1)
 
     # ------------------------------------------------------------------ DataTable's API
