@@ -430,3 +430,82 @@ def test_table_key_index_is_built_on_first_lookup():
 
     drive(app, steps)
     assert got == {"c": 2, "y": 1, "done": True}
+
+
+def test_long_lines_render_as_the_general_path_would():
+    """Lines over 2,000 characters are cut to the visible cells directly; the result must be the
+    strip the general path (build the whole line, crop it) gives, wherever it is scrolled."""
+    from rich.segment import Segment
+    from rich.style import Style
+
+    from tui.codeview import _body_segments
+
+    app = open_app()
+    got = []
+
+    async def steps(pilot):
+        await pilot.press("6")
+        await pilot.pause()
+        view = app.query_one("#code-codegen", CodeView)
+        long_line = "    def f(" + ", ".join(f"arg{i}: 'f32[8, 16]'" for i in range(400)) + "):\t# end"
+        view.set_code("x = 1\n" + long_line + "\ny = 2", "python", cursor_line=2)
+        await pilot.pause()
+        _, width, rich_style, focused = (None, view.scrollable_content_region.width, view.rich_style, view.has_focus)
+        for scroll_x in (0, 7, 5000, len(long_line) - 10, len(long_line) + 50):
+            view.scroll_to(x=scroll_x, y=0, animate=False, immediate=True)
+            for y, i in ((0, 0), (1, 1)):
+                strip = view.render_line(y)
+                bg = Style(bgcolor="#3a3d5c" if focused else "#2c2e40") if i == view.cursor else None
+                fill = rich_style + bg if bg else rich_style
+                segs = [Segment(f"{i + 1:>{view._gutter - 1}} "), *_body_segments("python", view.lines[i])]
+                sx = view.scroll_offset.x
+                want = Strip(list(Segment.apply_style(segs, style=rich_style, post_style=bg))).simplify() \
+                    .crop_extend(sx, sx + width, fill)
+                got.append((scroll_x, i, list(strip), list(want)))
+
+    from textual.strip import Strip
+
+    drive(app, steps, size=(160, 50))
+    assert len(got) == 10
+    for scroll_x, i, strip, want in got:
+        assert "".join(s.text for s in strip) == "".join(s.text for s in want), (scroll_x, i)
+        assert [(s.text, s.style) for s in strip if s.text] == [(s.text, s.style) for s in want if s.text], (scroll_x, i)
+
+
+def test_preparing_the_next_stop_ahead_changes_nothing_shown():
+    """The app prepares the next stop (and the linked view) while idle; stepping with n, switching
+    to the linked view and back must show exactly what it shows without that preparation."""
+
+    ready: list[bool] = []
+
+    def walk(prepare: bool) -> list:
+        app = open_app()
+        if not prepare:
+            app.PREPARE_DELAY_S = 3600.0
+        seen = []
+
+        async def steps(pilot):
+            for key in ["n"] * 5 + ["8", "6", "n", "n"]:
+                await pilot.pause(0.3 if prepare else 0.05)  # time for the preparation to finish
+                if key == "n":
+                    cur = app._current_index()
+                    nxt = app.session.stops[cur + 1]
+                    ready.append((nxt["stage"], id(nxt)) in app._rows_memo)
+                await pilot.press(key)
+                await pilot.pause(0.15)
+                stage = app.view_stage
+                views = ["code-linkinfo", "code-linkkernel"] if stage == "linked" else [f"code-{stage}"]
+                table = app.query_one(f"#table-{stage}", Table)
+                seen.append((app.view_graph, stage, table.row_count, table.cursor_row, list(table._widths),
+                             [str(c) for c in table.get_row_at(table.cursor_row)] if table.row_count else None,
+                             [(app.query_one(f"#{v}", CodeView).text, app.query_one(f"#{v}", CodeView).cursor,
+                               sorted(app.query_one(f"#{v}", CodeView).marks)) for v in views],
+                             app.selected_buffer))
+
+        drive(app, steps, size=(160, 50))
+        return seen
+
+    prepared = walk(True)
+    assert ready == [True] * 7  # the next stop's rows were ready before each n
+    plain = walk(False)
+    assert len(prepared) == 9 and prepared == plain

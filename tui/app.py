@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from rich.text import Text
 from textual import on
@@ -22,8 +22,8 @@ from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, Ta
 from textual.widgets._tabbed_content import ContentTab
 from textual.widgets.option_list import Option
 
-from tracer.protocol import ALL_STAGES, STAGES, CMD_CONTINUE, CMD_RUN, graph_key
-from tui.codeview import CodeView
+from tracer.protocol import ALL_STAGES, LAZY, STAGES, CMD_CONTINUE, CMD_RUN, graph_key
+from tui.codeview import CodeView, prepare
 from tui.table import Cell, Table
 from tui.session import Session
 
@@ -48,10 +48,17 @@ def _freeze_gc() -> None:
     """Move every object alive now out of the garbage collector's sight (``gc.freeze``).
 
     A large session is millions of small objects (parsed JSON) that live as long as the app;
-    without this, each full collection walks all of them and stalls a key press by ~0.5 s."""
+    without this, each full collection walks all of them and stalls a key press by ~0.5 s.
+
+    Full collections are also made rarer (one per 1,000 second-generation ones instead of 10):
+    even with the session frozen, one still touched the ~500,000 references of what the UI holds
+    (Textual's strip caches) and took 40-100 ms, every ~10 keys on the 182 MB session.  Short-lived
+    cycles are still collected by the two younger generations."""
     import gc  # noqa: PLC0415
 
     gc.freeze()
+    t0, t1, t2 = gc.get_threshold()
+    gc.set_threshold(t0, t1, max(t2, 1000))
 
 
 def T(s: Any, style: str = "") -> Cell:
@@ -283,6 +290,10 @@ class StepApp(App[None]):
         self.paused: dict[str, Any] | None = None  # the stop the agent waits at, if any
         self._rendered: dict[str, Any] = {}
         self._texts: dict[tuple, tuple[tuple, str]] = {}  # see _memo_text
+        self._rows_memo: dict[tuple, tuple] = {}  # see _table_rows
+        self._prepare_timer: Any = None
+        self._preparing: Iterator[None] | None = None
+        self._bars: dict[str, Text] = {}  # see _bar
         self.saved_screenshots: list[str] = []
         self._detail_timer: Any = None
         #: the one selection every pane follows: an IR buffer name of the viewed graph
@@ -419,6 +430,128 @@ class StepApp(App[None]):
                 self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
         self.refresh_pane(force=force)
         self.refresh_status()
+        self._schedule_prepare()
+
+    # ------------------------------------------------------------------ the next stop, ahead of n
+    #: seconds after the view last changed before the next stop is prepared
+    PREPARE_DELAY_S = 0.05
+
+    def _schedule_prepare(self) -> None:
+        """Prepare the next stop (see :meth:`_prepare_next`) once the view has not changed for
+        PREPARE_DELAY_S; a view change meanwhile starts over."""
+        if self._prepare_timer is not None:
+            self._prepare_timer.stop()
+        self._preparing = None
+        self._prepare_timer = self.set_timer(self.PREPARE_DELAY_S, self._start_prepare)
+
+    def _start_prepare(self) -> None:
+        self._preparing = self._prepare_next()
+        self._prepare_step()
+
+    def _prepare_step(self) -> None:
+        """One step of the preparation (a few ms), then the next after a pause, so that a key
+        pressed meanwhile is handled first."""
+        it = self._preparing
+        self._prepare_timer = None
+        if it is None:
+            return
+        try:
+            next(it)
+        except StopIteration:
+            self._preparing = None
+            return
+        except Exception:  # noqa: BLE001 - only a warm-up: n does the same work itself if this fails
+            self._preparing = None
+            return
+        self._prepare_timer = self.set_timer(0.001, self._prepare_step)
+
+    def _prepare_next(self) -> Iterator[None]:
+        """Steps that do ahead, while the user reads, what the next key will likely cost on a
+        large session: n (the next stop's table rows and column widths, its code text composed,
+        its lines counted, the lines it will show highlighted) and 8 (the linked view of the
+        selected buffer: the info and kernel lines it will show).  Changes no widget: the keys
+        fill the panes as before, from these caches."""
+        yield from self._prepare_next_stop()
+        yield from self._prepare_linked()
+
+    def _prepare_linked(self) -> Iterator[None]:
+        if self.view_stage == "linked" or not self.view_graph:
+            return
+        links = self._links()
+        sel = self.selected_buffer if self.selected_buffer in links.get("buffers", {}) else \
+            next(iter(links.get("buffers") or {}), None)
+        if sel is None:
+            return
+        self._linked_rows(links)
+        yield
+        h = max(self.size.height, 10)  # taller than any of the linked view's panes
+        info_text, kernel = self._linked_texts(self.view_graph, links, sel, links["buffers"][sel])
+        yield from prepare(info_text, "python", 0, h)
+        if kernel is not None:
+            src, lexer, ranges = kernel
+            yield from prepare(src, lexer, max(0, ranges[0][0] - 1 - h // 3) if ranges else 0, h)
+
+    def _prepare_next_stop(self) -> Iterator[None]:
+        cur = self._current_index()
+        if cur is None or cur + 1 >= len(self.session.stops):
+            return
+        nxt = self.session.stops[cur + 1]
+        graph, stage = graph_key(nxt), nxt["stage"]
+        raw = self.session.by_graph.get(graph, {}).get(stage)
+        if stage not in STAGES or raw is None:
+            return
+        if LAZY in raw:  # the background preload has not parsed it yet: try again later
+            self._prepare_timer = self.set_timer(0.5, self._start_prepare)
+            return
+        stop = self.session.stop_for(graph, stage)
+        if stop is None or self.session.error_for(graph) is not None:
+            return
+        yield
+        if stage == "dynamo":
+            self._guards_text(stop)  # the largest piece of its text, on its own step
+            yield
+        shown = self.query_one(f"#code-{self.view_stage}", CodeView) if self.view_stage in STAGES else None
+        h = (shown.scrollable_content_region.height if shown is not None else 0) or 40
+        if not isinstance(stop.get({"scheduling": "after", "loopbody": "bodies"}.get(stage, "")), dict):
+            self._table_rows(stage, stop)
+            yield
+        first = self._first_code(stage, stop, h)
+        if first is not None:
+            yield
+            yield from prepare(first[0], "python", first[1], h + 2)
+
+    def _first_code(self, stage: str, stop: dict[str, Any], h: int) -> tuple[str, int] | None:
+        """The text the code pane of ``stage`` shows right after being filled with ``stop``, and
+        its first line on screen (``h`` lines tall); None for the rarer cases (nothing shown)."""
+        if stage == "dynamo":
+            return self._dynamo_text(stop), 0
+        if stage == "aot":
+            return self._aot_text(stop), 0
+        if stage == "lowering":
+            bufs = stop.get("buffers") or []
+            return (self._buffer_text(bufs[0]), 0) if bufs and not stop.get("unavailable") else None
+        if stage == "scheduling":
+            after = stop.get("after") or []
+            return (self._snode_text(stop, after[0]), 0) if isinstance(after, list) and after else None
+        if stage == "loopbody":
+            bodies = stop.get("bodies") or []
+            return (self._body_text(bodies[0]), 0) if isinstance(bodies, list) and bodies else None
+        if stage == "codegen":
+            from tracer.codeparse import kernel_source_lines  # noqa: PLC0415 - stdlib-only module
+
+            wrapper = stop.get("wrapper") or ""
+            ks = stop.get("kernels") or []
+            span = kernel_source_lines(wrapper, ks[0]["name"]) if ks else None
+            return wrapper, max(0, span[0] - 1 - h // 3) if span else 0  # goto() centres the kernel
+        return None
+
+    def _bar(self, selector: str, text: Text) -> None:
+        """Show ``text`` in a one-line bar (title, stage bar, status): nothing when it is already
+        shown, and a repaint only (their height is fixed at 1 by the CSS, so no layout pass)."""
+        if self._bars.get(selector) == text:
+            return
+        self._bars[selector] = text
+        self.query_one(selector, Static).update(text, layout=False)
 
     def refresh_title(self) -> None:
         h = self.session.header
@@ -429,7 +562,7 @@ class StepApp(App[None]):
                           (f" torch {h.get('torch', '?')} ", "dim"), (f" {dev} ", "dim"))
         if self.session_path:
             t.append(f" session {self.session_path}", style="dim")
-        self.query_one("#title", Static).update(t)
+        self._bar("#title", t)
 
     def refresh_graphs(self) -> None:
         ol = self.query_one("#graphs", OptionList)
@@ -464,7 +597,7 @@ class StepApp(App[None]):
             if s == self.view_stage:
                 style += " reverse"
             t.append(f" {mark}{s} ", style=style)
-        self.query_one("#stagebar", Static).update(t)
+        self._bar("#stagebar", t)
 
     def refresh_status(self) -> None:
         s = self.session
@@ -499,7 +632,7 @@ class StepApp(App[None]):
             t.append(f" · {s.run_status}", style="cyan")
         if self._status_extra:
             t.append(f" · {self._status_extra}", style="cyan")
-        self.query_one("#status", Static).update(t)
+        self._bar("#status", t)
 
     def refresh_pane(self, force: bool = False) -> None:
         stage = self.view_stage
@@ -549,12 +682,63 @@ class StepApp(App[None]):
         self.sync_pane(stage)
 
     # ------------------------------------------------------------------ pane fillers
-    def _fx_rows(self, table: Table, nodes: list[dict[str, Any]]) -> None:
-        def row(i: int) -> tuple:
-            n = nodes[i]
-            return (T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
-                    T(n.get("dtype")), T(n.get("user_line"), "cyan"))
-        table.set_rows([str(i) for i in range(len(nodes))], row)
+    def _rows_for(self, stage: str, stop: dict[str, Any]) -> tuple[list[str], Callable[[int], tuple]]:
+        """The row keys and the row formatter of ``stage``'s table for ``stop`` (rows are formatted
+        only when drawn)."""
+        if stage in ("dynamo", "aot"):
+            nodes = ((stop.get("graph") if stage == "dynamo" else stop.get("post_grad")) or {}).get("nodes") or []
+
+            def fx_row(i: int) -> tuple:
+                n = nodes[i]
+                return (T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
+                        T(n.get("dtype")), T(n.get("user_line"), "cyan"))
+            return [str(i) for i in range(len(nodes))], fx_row
+        if stage == "lowering":
+            bufs = stop.get("buffers") or []
+
+            def buf_row(i: int) -> tuple:
+                b = bufs[i]
+                return (T(b["name"], "bold"), T(b.get("operation")), T(b.get("kind"), "magenta"), T(b.get("ranges")),
+                        T(f"{b.get('reduction_type') or ''} {_L(b.get('reduction_ranges')) if b.get('reduction_ranges') else ''}".strip()),
+                        T(b.get("dtype")), T(b.get("size")), T(_j(b.get("origins"))))
+            return [b["name"] for b in bufs], buf_row
+        if stage == "scheduling":
+            after = stop.get("after") or []
+            return [n["name"] for n in after], \
+                lambda i: (T(after[i]["name"], "bold"), T(after[i].get("type"), "magenta"),
+                           T(_j(after[i].get("members"))), T(_j(after[i].get("buffers"))))
+        if stage == "loopbody":
+            bodies = stop.get("bodies") or []
+
+            def body_row(i: int) -> tuple:
+                b = bodies[i]
+                return (T(b["node"], "bold"), T(b.get("fused_node")), T(_j(b.get("buffers"))),
+                        T(", ".join(f"{k}={v}" for k, v in (b.get("var_ranges") or {}).items()) or b.get("none", "")))
+            return [f"{b['fused_node']}/{b['node']}" for b in bodies], body_row
+        if stage == "codegen":
+            ks = stop.get("kernels") or []
+            return [k["name"] for k in ks], \
+                lambda i: (T(ks[i]["name"], "bold"), T(ks[i].get("backend"), "magenta"),
+                           T(_j(ks[i].get("buffers"))), T(_j(ks[i].get("fused_nodes"))))
+        raise KeyError(stage)
+
+    def _table_rows(self, stage: str, stop: dict[str, Any]) -> tuple[list[str], Callable[[int], tuple], list[int]]:
+        """:meth:`_rows_for` and the column widths, kept per stop (measuring samples 900 rows: a
+        few ms; :meth:`_prepare_next` does it ahead for the next stop)."""
+        hit = self._rows_memo.get((stage, id(stop)))
+        if hit is not None and hit[0] is stop:
+            return hit[1], hit[2], hit[3]
+        keys, row = self._rows_for(stage, stop)
+        keys = tuple(keys)  # what Table keeps (the garbage collector soon stops tracking it)
+        widths = Table.measure(COLUMNS[stage], len(keys), row)
+        self._rows_memo[(stage, id(stop))] = (stop, keys, row, widths)
+        while len(self._rows_memo) > 16:
+            del self._rows_memo[next(iter(self._rows_memo))]
+        return keys, row, widths
+
+    def _set_rows(self, table: Table, stage: str, stop: dict[str, Any]) -> None:
+        keys, row, widths = self._table_rows(stage, stop)
+        table.set_rows(keys, row, widths=widths)
 
     def _memo_text(self, key: tuple, parts: tuple, build: Any) -> str:
         """``build()``'s text, kept while the objects in ``parts`` are the same ones (a stop's code
@@ -570,8 +754,17 @@ class StepApp(App[None]):
         return text
 
     def _fill_dynamo(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
+        self._set_rows(table, "dynamo", stop)
+        code.set_code(self._dynamo_text(stop), "python")
+
+    def _guards_text(self, stop: dict[str, Any]) -> str:
+        """The guards of ``stop``'s compile, commented; kept (the forward and backward graphs of one
+        compile share them)."""
+        guards = self.session.guards.get(stop["compile_id"]) or ""
+        return self._memo_text(("guards", stop["compile_id"]), (guards,), lambda: _commented(guards))
+
+    def _dynamo_text(self, stop: dict[str, Any]) -> str:
         g = stop.get("graph") or {}
-        self._fx_rows(table, g.get("nodes") or [])
         guards = self.session.guards.get(stop["compile_id"])
 
         def build() -> str:
@@ -587,17 +780,18 @@ class StepApp(App[None]):
             if g.get("unavailable"):
                 head.append(f"# {g['unavailable']}")
             body = g.get("code") or ""
-            # the forward and backward graphs of one compile share its guards: commented once
-            tail = f"\n\n# ---- guards (dynamo_cpp_guards_str) ----\n" + \
-                self._memo_text(("guards", stop["compile_id"]), (guards,), lambda: _commented(guards)) if guards else \
+            tail = f"\n\n# ---- guards (dynamo_cpp_guards_str) ----\n" + self._guards_text(stop) if guards else \
                 "\n\n# guards arrive once the backend compile finishes"
             return "\n".join(head) + "\n\n" + body + tail
 
-        code.set_code(self._memo_text(("dynamo", id(stop)), (stop, g, guards), build), "python")
+        return self._memo_text(("dynamo", id(stop)), (stop, g, guards), build)
 
     def _fill_aot(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
+        self._set_rows(table, "aot", stop)
+        code.set_code(self._aot_text(stop), "python")
+
+    def _aot_text(self, stop: dict[str, Any]) -> str:
         pg = stop.get("post_grad") or {}
-        self._fx_rows(table, pg.get("nodes") or [])
 
         def build() -> str:
             parts = []
@@ -610,16 +804,11 @@ class StepApp(App[None]):
                          f"{pg.get('code', pg.get('unavailable', ''))}")
             return "\n\n".join(parts)
 
-        code.set_code(self._memo_text(("aot", id(stop)), (stop, pg), build), "python")
+        return self._memo_text(("aot", id(stop)), (stop, pg), build)
 
     def _fill_lowering(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         bufs = stop.get("buffers") or []
-        def row(i: int) -> tuple:
-            b = bufs[i]
-            return (T(b["name"], "bold"), T(b.get("operation")), T(b.get("kind"), "magenta"), T(b.get("ranges")),
-                    T(f"{b.get('reduction_type') or ''} {_L(b.get('reduction_ranges')) if b.get('reduction_ranges') else ''}".strip()),
-                    T(b.get("dtype")), T(b.get("size")), T(_j(b.get("origins"))))
-        table.set_rows([b["name"] for b in bufs], row)
+        self._set_rows(table, "lowering", stop)
         if stop.get("unavailable"):
             code.set_code(f"# {stop['unavailable']}", "python")
         elif bufs:
@@ -628,23 +817,27 @@ class StepApp(App[None]):
             code.set_code("# no IR buffers in this graph", "python")
 
     def _show_buffer(self, code: CodeView, b: dict[str, Any]) -> None:
+        code.set_code(self._buffer_text(b), "python")
+
+    def _buffer_text(self, b: dict[str, Any]) -> str:
         head = (f"# {b['name']} ({b.get('operation')}): {b.get('ir_type')} {b.get('kind')}  "
                 f"dtype={b.get('dtype')} device={b.get('device')} size={_L(b.get('size'))} stride={_L(b.get('stride'))}\n"
                 f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n\n")
-        code.set_code(head + (b.get("text") or ""), "python")
+        return head + (b.get("text") or "")
 
     def _fill_scheduling(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         after = stop.get("after") or []
         if isinstance(after, dict):
             code.set_code(f"# {after.get('unavailable')}", "python")
             return
-        table.set_rows([n["name"] for n in after],
-                       lambda i: (T(after[i]["name"], "bold"), T(after[i].get("type"), "magenta"),
-                                  T(_j(after[i].get("members"))), T(_j(after[i].get("buffers")))))
+        self._set_rows(table, "scheduling", stop)
         if after:
             self._show_snode(code, stop, after[0])
 
     def _show_snode(self, code: CodeView, stop: dict[str, Any], n: dict[str, Any]) -> None:
+        code.set_code(self._snode_text(stop, n), "python")
+
+    def _snode_text(self, stop: dict[str, Any], n: dict[str, Any]) -> str:
         idx = self.session.fusion_index(stop)
         lines = sorted({i for m in set(n.get("members") or []) | {n["name"]} for i in idx.get(m, ())})
         fusion_log = stop.get("fusion_log") or []
@@ -654,33 +847,29 @@ class StepApp(App[None]):
                 f"# {before} scheduler nodes before fusion -> {len(stop.get('after') or [])} after\n"
                 f"# ---- Inductor's fusion decisions involving {n['name']} ----\n"
                 + ("\n".join("# " + x for x in log) if log else "# (none logged)") + "\n\n" + (n.get("text") or ""))
-        code.set_code(text, "python")
+        return text
 
     def _fill_loopbody(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         bodies = stop.get("bodies") or []
         if isinstance(bodies, dict):
             code.set_code(f"# {bodies.get('unavailable')}", "python")
             return
-        def row(i: int) -> tuple:
-            b = bodies[i]
-            return (T(b["node"], "bold"), T(b.get("fused_node")), T(_j(b.get("buffers"))),
-                    T(", ".join(f"{k}={v}" for k, v in (b.get("var_ranges") or {}).items()) or b.get("none", "")))
-        table.set_rows([f"{b['fused_node']}/{b['node']}" for b in bodies], row)
+        self._set_rows(table, "loopbody", stop)
         if bodies:
             self._show_body(code, bodies[0])
 
     def _show_body(self, code: CodeView, b: dict[str, Any]) -> None:
+        code.set_code(self._body_text(b), "python")
+
+    def _body_text(self, b: dict[str, Any]) -> str:
         if "body" not in b:
-            code.set_code(f"# {b['node']}: {b.get('none', 'no LoopBody')}", "python")
-            return
-        code.set_code(f"# LoopBody of {b['node']} (in {b.get('fused_node')}), writes {', '.join(b.get('buffers') or [])}\n"
-                      + b["body"], "python")
+            return f"# {b['node']}: {b.get('none', 'no LoopBody')}"
+        return (f"# LoopBody of {b['node']} (in {b.get('fused_node')}), writes {', '.join(b.get('buffers') or [])}\n"
+                + b["body"])
 
     def _fill_codegen(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
         ks = stop.get("kernels") or []
-        table.set_rows([k["name"] for k in ks],
-                       lambda i: (T(ks[i]["name"], "bold"), T(ks[i].get("backend"), "magenta"),
-                                  T(_j(ks[i].get("buffers"))), T(_j(ks[i].get("fused_nodes")))))
+        self._set_rows(table, "codegen", stop)
         code.set_code(stop.get("wrapper") or "", "python")
         if ks:
             self._show_kernel(code, stop, ks[0]["name"])
@@ -791,7 +980,8 @@ class StepApp(App[None]):
         try:
             self._row_highlighted(event)
         except NoMatches:  # a late event while the app is closing
-            pass
+            return
+        self._schedule_prepare()  # the selection may have moved: the linked view to prepare too
 
     def _row_highlighted(self, event: Table.RowHighlighted) -> None:
         if event.cursor_row != event.data_table.cursor_row:
@@ -983,9 +1173,8 @@ class StepApp(App[None]):
                 kcode.set_code("", "text")
                 return
             bufs = links["buffers"]
-            names = list(bufs)
-            table.set_rows(names, lambda i: (T(names[i], "bold"), T(bufs[names[i]].get("scheduler_node")),
-                                             T(bufs[names[i]].get("fused_node")), T(_j(bufs[names[i]].get("kernels"), 2))))
+            names, row, widths = self._linked_rows(links)
+            table.set_rows(names, row, widths=widths)
             if self.selected_buffer not in bufs and bufs:
                 self.selected_buffer = next(iter(bufs))
         if not links:
@@ -1001,6 +1190,36 @@ class StepApp(App[None]):
                     table.move_cursor(row=idx)
             except Exception:  # noqa: BLE001
                 pass
+        info_text, kernel = self._linked_texts(key, links, sel, b)
+        info.set_code(info_text, "python")
+        if kernel is not None:
+            src, lexer, ranges = kernel
+            kcode.set_code(src, lexer)
+            if ranges:
+                kcode.mark([tuple(r) for r in ranges])
+                kcode.goto(ranges[0][0])
+            return
+        kcode.set_code(f"# no kernel computes {sel}", "text")
+
+    def _linked_rows(self, links: dict[str, Any]) -> tuple[tuple[str, ...], Callable[[int], tuple], list[int]]:
+        """The linked table's keys, row formatter and column widths for ``links``, kept."""
+        hit = self._rows_memo.get(("linked", id(links)))
+        if hit is not None and hit[0] is links:
+            return hit[1], hit[2], hit[3]
+        bufs = links["buffers"]
+        names = tuple(bufs)
+
+        def row(i: int) -> tuple:
+            return (T(names[i], "bold"), T(bufs[names[i]].get("scheduler_node")),
+                    T(bufs[names[i]].get("fused_node")), T(_j(bufs[names[i]].get("kernels"), 2)))
+        widths = Table.measure(COLUMNS["linked"], len(names), row)
+        self._rows_memo[("linked", id(links))] = (links, names, row, widths)
+        return names, row, widths
+
+    def _linked_texts(self, key: str | None, links: dict[str, Any], sel: str,
+                      b: dict[str, Any]) -> tuple[str, tuple[str, str, list] | None]:
+        """What the linked view shows for buffer ``sel`` (its links entry ``b``): the info text, and
+        its first kernel as (source, lexer, marked line ranges), None when no kernel computes it."""
         lines = [f"# {sel}: scheduler node {b.get('scheduler_node')} in {b.get('fused_node')}"]
         lines.append(f"post-grad FX nodes: {', '.join(b.get('fx_nodes') or []) or '-'}")
         lines.append(f"Dynamo FX nodes:    {', '.join(b.get('dynamo_nodes') or []) or '-'}")
@@ -1020,20 +1239,14 @@ class StepApp(App[None]):
         if lb and lb.get("body"):
             lines.append(f"\n# LoopBody of {lb['node']}")
             lines.append(lb["body"])
-        info.set_code("\n".join(lines), "python")
         kernels = b.get("kernels") or []
         stop = self.session.stop_for(key, "codegen") or {}
         if kernels:
             k = next((k for k in stop.get("kernels") or [] if k["name"] == kernels[0]), None)
             if k is not None:
-                src = k.get("source") or ""
-                kcode.set_code(src, "cpp" if k.get("backend") == "cpp" else "python")
-                ranges = b.get("kernel_lines", {}).get(kernels[0]) or []
-                if ranges:
-                    kcode.mark([tuple(r) for r in ranges])
-                    kcode.goto(ranges[0][0])
-                return
-        kcode.set_code(f"# no kernel computes {sel}", "text")
+                return "\n".join(lines), (k.get("source") or "", "cpp" if k.get("backend") == "cpp" else "python",
+                                          b.get("kernel_lines", {}).get(kernels[0]) or [])
+        return "\n".join(lines), None
 
     @on(CodeView.CursorMoved)
     def _code_cursor(self, event: CodeView.CursorMoved) -> None:
