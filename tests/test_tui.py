@@ -509,3 +509,84 @@ def test_preparing_the_next_stop_ahead_changes_nothing_shown():
     assert ready == [True] * 7  # the next stop's rows were ready before each n
     plain = walk(False)
     assert len(prepared) == 9 and prepared == plain
+
+
+def test_a_stop_shows_its_first_rows_details_without_waiting_for_the_cursor_delay():
+    """n fills the pane with its cursor row's details at once: the code pane on the FX node's line,
+    marked, and the selection in the status line.  They came DETAIL_DELAY_S later, in a second
+    frame where the code pane jumped (here the delay is made an hour long: nothing may wait for it)."""
+    app = open_app()
+    app.DETAIL_DELAY_S = 3600.0
+    got = {}
+
+    async def steps(pilot):
+        await pilot.press("n")  # dynamo -> aot
+        await pilot.pause()
+        table = app.query_one("#table-aot", Table)
+        code = app.query_one("#code-aot", CodeView)
+        name = app.session.stop_for(app.view_graph, "aot")["post_grad"]["nodes"][table.cursor_row]["name"]
+        got.update(stage=app.view_stage, name=name, line=code.lines[code.cursor], marks=sorted(code.marks),
+                   cursor=code.cursor, status=str(app.query_one("#status").render()), sel=app.selected_buffer)
+
+    drive(app, steps)
+    assert got["stage"] == "aot"
+    assert got["name"] in got["line"] and got["marks"] == [got["cursor"]]
+    assert got["sel"] is None or f"selected {got['sel']}" in got["status"]
+
+
+def test_the_tab_underline_moves_with_the_pane_not_a_frame_later():
+    """The underline under the stage tabs is placed when the pane switches (Textual's Tabs moves it
+    after the next refresh: a second frame)."""
+    from textual.widgets._tabs import Underline
+
+    app = open_app()
+    got = {}
+
+    async def steps(pilot):
+        app.action_stage("lowering")  # no refresh in between
+        tab = app.query_one("#--content-tab-pane-lowering")
+        under = app.query_one("#panes Underline", Underline)
+        got["now"] = (under.highlight_start, under.highlight_end)
+        got["tab"] = tab.virtual_region.shrink(tab.styles.gutter).column_span
+        await pilot.pause()
+        got["later"] = (under.highlight_start, under.highlight_end)
+
+    drive(app, steps)
+    assert got["now"] == got["tab"] == got["later"]
+
+
+def test_a_pane_shown_the_first_time_draws_its_cursor_lines_in_its_first_frame():
+    """A pane never shown has no size until it is laid out; scrolling its views to the cursor then
+    did nothing, so its first frame showed the top of the table and of the code, and the code
+    jumped to the cursor a frame later (the table stayed at the top).  Recorded: what each view
+    draws the first time, after the linked view selects the last buffer and 6 shows its kernel."""
+    app = open_app()
+    first: dict[str, tuple] = {}
+
+    def spy(view):
+        orig = view.render_lines
+
+        def render_lines(crop):
+            strips = orig(crop)
+            if view.id not in first:
+                first[view.id] = (view.scroll_offset.y, view.scrollable_content_region.height,
+                                  view.cursor if isinstance(view, CodeView) else view.cursor_row)
+            return strips
+        view.render_lines = render_lines
+
+    async def steps(pilot):
+        await pilot.press("8")
+        await pilot.pause()
+        await pilot.press("end")  # the last buffer of the linked table
+        await pilot.pause(0.2)
+        for view in (app.query_one("#table-codegen", Table), app.query_one("#code-codegen", CodeView)):
+            spy(view)
+        await pilot.press("6")
+        await pilot.pause()
+
+    drive(app, steps, size=(80, 24))
+    for vid, (top, height, cursor) in first.items():
+        header = 1 if vid.startswith("table-") else 0
+        assert top <= cursor < top + height - header, (vid, top, height, cursor)
+    code_top, _, code_cursor = first["code-codegen"]
+    assert code_cursor > 20 and code_top > 0  # the kernel is far down the wrapper

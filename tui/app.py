@@ -18,13 +18,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Footer, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets._tabbed_content import ContentTab
+from textual.widgets._tabs import Underline
 from textual.widgets.option_list import Option
 
 from tracer.protocol import ALL_STAGES, LAZY, STAGES, CMD_CONTINUE, CMD_RUN, graph_key
-from tui.codeview import CodeView, prepare
-from tui.table import Cell, Table
+from tui.codeview import CodeView, Lines, lines_of, prepare, search_line, search_word
+from tui.table import Cell, RowKey, Table
 from tui.session import Session
 
 STAGE_TITLES = {"dynamo": "1 Dynamo", "aot": "2 AOT", "lowering": "3 IR", "scheduling": "4 Sched",
@@ -68,6 +69,26 @@ def T(s: Any, style: str = "") -> Cell:
     return Cell("" if s is None else str(s), style)
 
 
+# Containers whose every cell is drawn over by their children: Textual's ``BLANK`` draws them as
+# blank lines of their background (they have no border or content) instead of through the CSS
+# renderer line by line.  A pane switch repaints them all (the focus change refreshes the screen,
+# the switch the pane containers): 200-250 lines, 8-12 ms of the 182 MB session's ``n`` before.
+class BlankHorizontal(Horizontal):
+    BLANK = True
+
+
+class BlankVertical(Vertical):
+    BLANK = True
+
+
+class BlankTabPane(TabPane):
+    BLANK = True
+
+
+class MainScreen(Screen):
+    BLANK = True
+
+
 class Panes(TabbedContent):
     """TabbedContent whose pane changes only when the app says so or the user clicks a tab.
 
@@ -77,6 +98,12 @@ class Panes(TabbedContent):
     """
 
     clicked: str | None = None
+    BLANK = True
+
+    def on_mount(self) -> None:
+        # TabbedContent makes its ContentSwitcher itself (and finds it by its exact class): blank by instance
+        for switcher in self.query_children(ContentSwitcher):
+            switcher.BLANK = True
 
     def _on_tab_pane_focused(self, event: Any) -> None:
         event.stop()
@@ -125,6 +152,21 @@ def _commented(text: str) -> str:
     if text.endswith("\n"):
         text = text[:-1]
     return "# " + text.replace("\n", "\n# ")
+
+
+def _fx_nodes(stage: str, stop: dict[str, Any]) -> list[dict[str, Any]]:
+    """The FX nodes of a dynamo or aot stop (its table's rows)."""
+    return ((stop.get("graph") if stage == "dynamo" else stop.get("post_grad")) or {}).get("nodes") or []
+
+
+def _node_line(lines: Lines, stage: str, name: str) -> int | None:
+    """The line (0-based) of FX node ``name`` in a dynamo or aot pane's text: the line defining it,
+    else the first naming it (in the aot text, from the post-grad graph on)."""
+    start = (search_line(lines, _POST_GRAD_HEAD, line_start=True) or 0) if stage == "aot" else 0
+    # [^\S\n]: \s on its line
+    pat = re.compile(rf"[^\S\n]*{re.escape(name)}([^\S\n]*[:=]|\b.*=)")
+    hit = search_line(lines, pat, start, line_start=True)
+    return search_word(lines, name, start) if hit is None else hit
 
 
 def _add_rows(table: Table, rows: list[tuple], keys: list[str] | None = None) -> None:
@@ -291,11 +333,14 @@ class StepApp(App[None]):
         self._rendered: dict[str, Any] = {}
         self._texts: dict[tuple, tuple[tuple, str]] = {}  # see _memo_text
         self._rows_memo: dict[tuple, tuple] = {}  # see _table_rows
+        self._node_memo: dict[tuple, tuple] = {}  # see _node_index
         self._prepare_timer: Any = None
         self._preparing: Iterator[None] | None = None
         self._bars: dict[str, Text] = {}  # see _bar
         self.saved_screenshots: list[str] = []
         self._detail_timer: Any = None
+        #: per table id: (its row keys, the row) whose details the panes show (see _details_now)
+        self._detail_shown: dict[str, tuple[tuple, int]] = {}
         #: the one selection every pane follows: an IR buffer name of the viewed graph
         self.selected_buffer: str | None = None
         self._pair_first: str | None = None
@@ -304,25 +349,28 @@ class StepApp(App[None]):
             self.session.add(m)
 
     # ------------------------------------------------------------------ layout
+    def get_default_screen(self) -> Screen:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         yield Static(id="title")
         yield Static(id="stagebar")
-        with Horizontal():
+        with BlankHorizontal():
             yield OptionList(id="graphs", classes="hidden")
             with Panes(id="panes", initial="pane-dynamo"):
                 for stage in ALL_STAGES:
-                    with TabPane(STAGE_TITLES[stage], id=f"pane-{stage}"):
-                        with Vertical():
+                    with BlankTabPane(STAGE_TITLES[stage], id=f"pane-{stage}"):
+                        with BlankVertical():
                             table = Table(id=f"table-{stage}", classes="stage-table", cursor_type="row",
                                               zebra_stripes=True)
                             yield table
                             yield CodeView(id=f"code-{stage}", classes="stage-code")
-                with TabPane(STAGE_TITLES["linked"], id="pane-linked"):
-                    with Horizontal(id="linked-row"):
+                with BlankTabPane(STAGE_TITLES["linked"], id="pane-linked"):
+                    with BlankHorizontal(id="linked-row"):
                         yield Table(id="table-linked", cursor_type="row", zebra_stripes=True)
                         yield CodeView(id="code-linkinfo")
                         yield CodeView(id="code-linkkernel")
-                with TabPane(STAGE_TITLES["log"], id="pane-log"):
+                with BlankTabPane(STAGE_TITLES["log"], id="pane-log"):
                     yield CodeView(id="code-log")
         yield Input(placeholder="search this pane (Enter: next match, Esc: close)", id="search", disabled=True)
         yield Static(id="status")
@@ -423,14 +471,32 @@ class StepApp(App[None]):
         if tabs.active != want:
             with tabs.prevent(TabbedContent.TabActivated):  # ours, not the user's click: no echo
                 tabs.active = want
+            self._place_underline(want)
             # keep focus inside the visible pane (a focused widget in a hidden pane would pull
             # TabbedContent back to its own tab)
             f = self.focused
             if f is None or (f.id or "").startswith(("table-", "code-")):
-                self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log").focus()
+                w = self.query_one(f"#table-{self.view_stage}" if self.view_stage != "log" else "#code-log")
+                # focused now, not queued as focus() does: its focused look is in the pane's first
+                # frame (it came in a second one, ~10 ms later)
+                w.screen.set_focus(w, scroll_visible=False)
         self.refresh_pane(force=force)
         self.refresh_status()
         self._schedule_prepare()
+
+    def _place_underline(self, pane_id: str) -> None:
+        """Put the tab bar's underline under ``pane_id``'s tab now.  Textual's ``Tabs`` moves it
+        after the next refresh, which painted it in a second frame, 40-60 ms after the pane; the
+        tabs never move, so where it goes is known already (Textual's own computation)."""
+        try:
+            tab = self.query_one(f"#--content-tab-{pane_id}", ContentTab)
+            underline = self.query_one("#panes Underline", Underline)
+        except NoMatches:
+            return
+        region = tab.virtual_region.shrink(tab.styles.gutter)
+        if region.width:
+            underline.show_highlight = True
+            underline.highlight_start, underline.highlight_end = region.column_span
 
     # ------------------------------------------------------------------ the next stop, ahead of n
     #: seconds after the view last changed before the next stop is prepared
@@ -512,36 +578,46 @@ class StepApp(App[None]):
             yield
         shown = self.query_one(f"#code-{self.view_stage}", CodeView) if self.view_stage in STAGES else None
         h = (shown.scrollable_content_region.height if shown is not None else 0) or 40
+        row = 0
         if not isinstance(stop.get({"scheduling": "after", "loopbody": "bodies"}.get(stage, "")), dict):
-            self._table_rows(stage, stop)
+            keys = self._table_rows(stage, stop)[0]
             yield
-        first = self._first_code(stage, stop, h)
+            if self.selected_buffer and keys:  # where sync_pane will put the cursor
+                try:
+                    idx = self._synced_row(stage, stop, self.session.links(graph), keys.index)
+                except (KeyError, ValueError, TypeError):
+                    idx = None
+                row = idx if idx is not None and idx < len(keys) else 0
+                yield
+        first = self._first_code(stage, stop, h, row)
         if first is not None:
             yield
             yield from prepare(first[0], "python", first[1], h + 2)
 
-    def _first_code(self, stage: str, stop: dict[str, Any], h: int) -> tuple[str, int] | None:
-        """The text the code pane of ``stage`` shows right after being filled with ``stop``, and
-        its first line on screen (``h`` lines tall); None for the rarer cases (nothing shown)."""
-        if stage == "dynamo":
-            return self._dynamo_text(stop), 0
-        if stage == "aot":
-            return self._aot_text(stop), 0
+    def _first_code(self, stage: str, stop: dict[str, Any], h: int, row: int = 0) -> tuple[str, int] | None:
+        """The text the code pane of ``stage`` shows right after being filled with ``stop`` with the
+        table's cursor on ``row``, and its first line on screen (``h`` lines tall); None for the
+        rarer cases (nothing shown)."""
+        if stage in ("dynamo", "aot"):
+            text = self._dynamo_text(stop) if stage == "dynamo" else self._aot_text(stop)
+            nodes = _fx_nodes(stage, stop)
+            line = _node_line(lines_of(text), stage, nodes[row]["name"]) if row < len(nodes) else None
+            return text, max(0, line - h // 3) if line is not None else 0  # goto() puts it a third down
         if stage == "lowering":
             bufs = stop.get("buffers") or []
-            return (self._buffer_text(bufs[0]), 0) if bufs and not stop.get("unavailable") else None
+            return (self._buffer_text(bufs[row]), 0) if row < len(bufs) and not stop.get("unavailable") else None
         if stage == "scheduling":
             after = stop.get("after") or []
-            return (self._snode_text(stop, after[0]), 0) if isinstance(after, list) and after else None
+            return (self._snode_text(stop, after[row]), 0) if isinstance(after, list) and row < len(after) else None
         if stage == "loopbody":
             bodies = stop.get("bodies") or []
-            return (self._body_text(bodies[0]), 0) if isinstance(bodies, list) and bodies else None
+            return (self._body_text(bodies[row]), 0) if isinstance(bodies, list) and row < len(bodies) else None
         if stage == "codegen":
             from tracer.codeparse import kernel_source_lines  # noqa: PLC0415 - stdlib-only module
 
             wrapper = stop.get("wrapper") or ""
             ks = stop.get("kernels") or []
-            span = kernel_source_lines(wrapper, ks[0]["name"]) if ks else None
+            span = kernel_source_lines(wrapper, ks[row]["name"]) if row < len(ks) else None
             return wrapper, max(0, span[0] - 1 - h // 3) if span else 0  # goto() centres the kernel
         return None
 
@@ -680,6 +756,19 @@ class StepApp(App[None]):
             return
         getattr(self, f"_fill_{stage}")(table, code, data)
         self.sync_pane(stage)
+        self._details_now(table)
+
+    def _details_now(self, table: Table) -> None:
+        """Show the details of ``table``'s cursor row now, in the same frame as the filled pane.
+
+        Filling a table announces its cursor row (``RowHighlighted``), and the details followed
+        DETAIL_DELAY_S later: on n the code pane jumped to the row's node line, and the status
+        line changed, in a second frame 40-90 ms after the first.  The announcement that arrives
+        later is then skipped (:meth:`_row`), as the details it asks for are shown."""
+        if not table.row_count:
+            return
+        row = table.cursor_row
+        self._row_highlighted(Table.RowHighlighted(table, row, RowKey(table.row_keys[row])))
 
     # ------------------------------------------------------------------ pane fillers
     def _rows_for(self, stage: str, stop: dict[str, Any]) -> tuple[list[str], Callable[[int], tuple]]:
@@ -970,6 +1059,10 @@ class StepApp(App[None]):
             return
         if self._detail_timer is not None:
             self._detail_timer.stop()
+            self._detail_timer = None
+        shown = self._detail_shown.get(event.data_table.id or "")
+        if shown is not None and shown[0] is event.data_table.row_keys and shown[1] == event.cursor_row:
+            return  # its details are on screen already (_details_now)
         if self.DETAIL_DELAY_S <= 0:
             self._apply_row(event)
         else:
@@ -990,6 +1083,7 @@ class StepApp(App[None]):
         key = event.row_key.value if event.row_key is not None else None
         if key is None:
             return
+        self._detail_shown[event.data_table.id or ""] = (event.data_table.row_keys, event.cursor_row)
         if stage == "linked":
             if key != self.selected_buffer:
                 self.selected_buffer = key
@@ -1008,18 +1102,9 @@ class StepApp(App[None]):
             self.refresh_status()
         if stage in ("dynamo", "aot"):
             row = event.cursor_row
-            nodes = ((stop or {}).get("graph") if stage == "dynamo" else (stop or {}).get("post_grad")) or {}
-            nodes = nodes.get("nodes") or []
+            nodes = _fx_nodes(stage, stop or {})
             if 0 <= row < len(nodes):
-                name = nodes[row]["name"]
-                start = 0
-                if stage == "aot":
-                    start = code.search_line(_POST_GRAD_HEAD, line_start=True) or 0
-                # the line defining the node, else the first naming it ([^\S\n]: \s on its line)
-                pat = re.compile(rf"[^\S\n]*{re.escape(name)}([^\S\n]*[:=]|\b.*=)")
-                hit = code.search_line(pat, start, line_start=True)
-                if hit is None:
-                    hit = code.search_word(name, start)
+                hit = _node_line(code._all_lines(), stage, nodes[row]["name"])
                 if hit is not None:
                     code.mark([(hit + 1, hit + 1)])
                     code.goto(hit + 1)
@@ -1079,42 +1164,63 @@ class StepApp(App[None]):
     def sync_pane(self, stage: str) -> None:
         """Move the visible pane's cursor to what the selection belongs to (never the reverse:
         a row that already contains the selected buffer leaves the selection alone)."""
-        sel = self.selected_buffer
-        links = self._links()
-        b = links.get("buffers", {}).get(sel) if sel else None
         if stage == "linked":
             self.refresh_linked()
             return
-        if stage not in COLUMNS or stage == "run" or not sel:
+        if stage not in COLUMNS or stage == "run" or not self.selected_buffer:
             return
         table = self.query_one(f"#table-{stage}", Table)
-        row_key = None
-        if stage == "lowering":
-            row_key = sel
-        elif stage == "scheduling" and b:
-            row_key = b.get("fused_node")
-        elif stage == "loopbody" and b:
-            row_key = f"{b.get('fused_node')}/{b.get('scheduler_node')}"
-        elif stage == "codegen" and b and b.get("kernels"):
-            row_key = b["kernels"][0]
-        elif stage in ("dynamo", "aot") and b:
-            names = b.get("dynamo_nodes") if stage == "dynamo" else b.get("fx_nodes")
-            stop = self.session.stop_for(self.view_graph, stage) or {}
-            nodes = ((stop.get("graph") if stage == "dynamo" else stop.get("post_grad")) or {}).get("nodes") or []
-            idx = next((i for i, n in enumerate(nodes) if n["name"] in (names or [])), None)
-            if idx is not None and table.cursor_row != idx and idx < table.row_count:
-                table.move_cursor(row=idx)
+        if stage not in ("dynamo", "aot") and table.has_focus:
             return
-        if row_key is None or table.has_focus:
-            return
+        stop = self.session.stop_for(self.view_graph, stage) or {} if stage in ("dynamo", "aot") else {}
         try:
-            idx = table.get_row_index(row_key)
+            idx = self._synced_row(stage, stop, self._links(), table.get_row_index)
         except Exception:  # noqa: BLE001 - row not in this table
+            return
+        if idx is None or idx >= table.row_count:
             return
         if table.cursor_row != idx:
             table.move_cursor(row=idx)
+        b = self._links().get("buffers", {}).get(self.selected_buffer)
         if stage == "codegen" and b:
-            self._mark_buffer_in_wrapper(row_key, b)
+            self._mark_buffer_in_wrapper(b["kernels"][0], b)
+
+    def _synced_row(self, stage: str, stop: dict[str, Any], links: dict[str, Any],
+                    row_index: Callable[[str], int]) -> int | None:
+        """The row of ``stage``'s table that :meth:`sync_pane` puts the cursor on for the selected
+        buffer (``row_index``: a row key's index; ``stop``: needed for dynamo and aot), None for
+        none; raises what ``row_index`` raises for a key that is not in the table."""
+        sel = self.selected_buffer
+        b = links.get("buffers", {}).get(sel) if sel else None
+        if stage == "lowering":
+            return row_index(sel) if sel else None
+        if not b:
+            return None
+        if stage == "scheduling":
+            return row_index(b.get("fused_node"))
+        if stage == "loopbody":
+            return row_index(f"{b.get('fused_node')}/{b.get('scheduler_node')}")
+        if stage == "codegen":
+            return row_index(b["kernels"][0]) if b.get("kernels") else None
+        if stage in ("dynamo", "aot"):
+            names = b.get("dynamo_nodes") if stage == "dynamo" else b.get("fx_nodes")
+            index = self._node_index(stage, stop)
+            return min((index[n] for n in names or () if n in index), default=None)
+        return None
+
+    def _node_index(self, stage: str, stop: dict[str, Any]) -> dict[str, int]:
+        """FX node name -> its first row in a dynamo or aot stop's table, kept per stop (the
+        backward graph has 28,000 post-grad nodes: a Python loop over them on each n was ms)."""
+        hit = self._node_memo.get((stage, id(stop)))
+        if hit is not None and hit[0] is stop:
+            return hit[1]
+        index: dict[str, int] = {}
+        for i, n in enumerate(_fx_nodes(stage, stop)):
+            index.setdefault(n["name"], i)
+        self._node_memo[(stage, id(stop))] = (stop, index)
+        while len(self._node_memo) > 8:
+            del self._node_memo[next(iter(self._node_memo))]
+        return index
 
     def _mark_buffer_in_wrapper(self, kernel: str, b: dict[str, Any]) -> None:
         from tracer.codeparse import kernel_source_lines  # noqa: PLC0415

@@ -191,6 +191,7 @@ class CodeView(ScrollView, can_focus=True):
         self._cache: dict[int, Strip] = {}
         self._gutter = 4
         self._frame: tuple | None = None
+        self._pending_scroll: bool | None = None  # see _scroll_to_cursor
 
     # ------------------------------------------------------------------ content
     def set_code(self, text: str, lexer: str = "python", cursor_line: int = 1) -> None:
@@ -215,38 +216,12 @@ class CodeView(ScrollView, can_focus=True):
         return self.lines.text if isinstance(self.lines, Lines) else "\n".join(self.lines)
 
     def search_line(self, pattern: "re.Pattern[str]", start: int = 0, line_start: bool = False) -> int | None:
-        """The first line (0-based, from line ``start``) where ``pattern`` matches, searched over
-        the whole text at once (a Python loop over 100,000 lines takes tens of ms); None when it
-        does not.  With ``line_start`` it must match at the start of a line, as ``pattern.match(line)``
-        would.  Keep ``pattern`` from matching across a newline (``[^\\S\\n]`` for ``\\s``)."""
-        lines = self._all_lines()
-        if start >= len(lines):
-            return None
-        text, pos = lines.text, lines.offset(max(0, start))
-        if not line_start:
-            m = pattern.search(text, pos)
-            return None if m is None else lines.line_at(m.start())
-        if pattern.match(text, pos):
-            return lines.line_at(pos)
-        # "\n" first: the regex engine then scans for it in C and tries the pattern once a line
-        m = re.compile("\n(?:" + pattern.pattern + ")", pattern.flags).search(text, pos)
-        return None if m is None else lines.line_at(m.start() + 1)
+        """:func:`search_line` over this view's text."""
+        return search_line(self._all_lines(), pattern, start, line_start)
 
     def search_word(self, word: str, start: int = 0) -> int | None:
-        """The first line from ``start`` where ``word`` stands between word boundaries, as
-        ``re.search(rf"\\b{re.escape(word)}\\b", line)`` would find it."""
-        lines = self._all_lines()
-        if not word or start >= len(lines):
-            return None
-        text, pos = lines.text, lines.offset(max(0, start))
-        # the literal first (fast), then the boundary before it (a leading \b defeats that scan)
-        first_is_word = word[0].isalnum() or word[0] == "_"
-        for m in re.compile(re.escape(word) + r"\b").finditer(text, pos):
-            p = m.start()
-            before = text[p - 1] if p else ""
-            if (before.isalnum() or before == "_") != first_is_word:
-                return lines.line_at(p)
-        return None
+        """:func:`search_word` over this view's text."""
+        return search_word(self._all_lines(), word, start)
 
     def _all_lines(self) -> "Lines":
         return self.lines if isinstance(self.lines, Lines) else Lines("\n".join(self.lines))
@@ -270,7 +245,13 @@ class CodeView(ScrollView, can_focus=True):
         self.post_message(self.CursorMoved(self, self.cursor + 1))
 
     def _scroll_to_cursor(self, center: bool) -> None:
-        h = self.scrollable_content_region.height or 10
+        h = self.scrollable_content_region.height
+        if not h:
+            # not laid out yet (a pane never shown): Textual would not scroll it (no scrollbars
+            # yet), and its first frame showed the top of the text, the cursor's lines only in a
+            # second frame; render_lines scrolls it first thing instead
+            self._pending_scroll = center
+            return
         if center:
             self.scroll_to(y=max(0, self.cursor - h // 3), animate=False, immediate=True)
         elif self.cursor < self.scroll_offset.y:
@@ -316,6 +297,9 @@ class CodeView(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ rendering
     def render_lines(self, crop: Region) -> list[Strip]:
+        if self._pending_scroll is not None and self.scrollable_content_region.height:
+            center, self._pending_scroll = self._pending_scroll, None
+            self._scroll_to_cursor(center)
         # what every line needs, looked up once per repaint (rich_style walks the ancestors)
         self._frame = (self.scroll_offset, self.scrollable_content_region.width, self.rich_style, self.has_focus)
         try:
@@ -381,6 +365,45 @@ class CodeView(ScrollView, can_focus=True):
         super().notify_style_update()
 
 
+def search_line(lines: Lines, pattern: "re.Pattern[str]", start: int = 0, line_start: bool = False) -> int | None:
+    """The first line of ``lines`` (0-based, from line ``start``) where ``pattern`` matches,
+    searched over the whole text at once (a Python loop over 100,000 lines takes tens of ms);
+    None when it does not.  With ``line_start`` it must match at the start of a line, as ``pattern.match(line)``
+    would.  Keep ``pattern`` from matching across a newline (``[^\\S\\n]`` for ``\\s``)."""
+    if start >= len(lines):
+        return None
+    text, pos = lines.text, lines.offset(max(0, start))
+    if not line_start:
+        m = pattern.search(text, pos)
+        return None if m is None else lines.line_at(m.start())
+    if pattern.match(text, pos):
+        return lines.line_at(pos)
+    # "\n" first: the regex engine then scans for it in C and tries the pattern once a line
+    m = re.compile("\n(?:" + pattern.pattern + ")", pattern.flags).search(text, pos)
+    return None if m is None else lines.line_at(m.start() + 1)
+
+
+def search_word(lines: Lines, word: str, start: int = 0) -> int | None:
+    """The first line from ``start`` where ``word`` stands between word boundaries, as
+    ``re.search(rf"\\b{re.escape(word)}\\b", line)`` would find it."""
+    if not word or start >= len(lines):
+        return None
+    text, pos = lines.text, lines.offset(max(0, start))
+    # the literal first (fast), then the boundary before it (a leading \b defeats that scan)
+    first_is_word = word[0].isalnum() or word[0] == "_"
+    for m in re.compile(re.escape(word) + r"\b").finditer(text, pos):
+        p = m.start()
+        before = text[p - 1] if p else ""
+        if (before.isalnum() or before == "_") != first_is_word:
+            return lines.line_at(p)
+    return None
+
+
+def lines_of(text: str) -> Lines:
+    """``Lines(text)``, kept for the last texts shown or prepared (by identity)."""
+    return _lines(text)
+
+
 def _lines(text: str) -> Lines:
     hit = _recent.get(id(text))
     if hit is not None and hit.text is text:
@@ -414,4 +437,4 @@ _recent: dict[int, Lines] = {}
 
 
 
-__all__ = ["CodeView", "Lines", "Segment", "prepare"]
+__all__ = ["CodeView", "Lines", "Segment", "lines_of", "prepare", "search_line", "search_word"]

@@ -149,6 +149,7 @@ class Table(ScrollView, can_focus=True):
         self._widths: list[int] = []
         self._cursor = 0
         self._cache: dict[int, list[Segment]] = {}
+        self._pending_scroll = False  # see _scroll_to_cursor
 
     # ------------------------------------------------------------------ content
     def add_columns(self, *labels: str) -> None:
@@ -216,6 +217,12 @@ class Table(ScrollView, can_focus=True):
         return len(self._keys)
 
     @property
+    def row_keys(self) -> tuple[str, ...]:
+        """The row keys, as given to :meth:`set_rows` (a new tuple whenever the rows are replaced by
+        a different list of keys)."""
+        return self._keys
+
+    @property
     def cursor_row(self) -> int:
         return self._cursor
 
@@ -251,6 +258,11 @@ class Table(ScrollView, can_focus=True):
             self.post_message(self.RowHighlighted(self, row, RowKey(self._keys[row])))
 
     def _scroll_to_cursor(self) -> None:
+        if not self.scrollable_content_region.height:
+            # not laid out yet (a pane never shown): Textual would not scroll it, and the cursor
+            # row stayed out of sight; render_lines scrolls it first thing instead
+            self._pending_scroll = True
+            return
         h = max(1, self.scrollable_content_region.height - 1)  # minus the header
         y = self.scroll_offset.y
         if self._cursor < y:
@@ -305,6 +317,9 @@ class Table(ScrollView, can_focus=True):
         return segs
 
     def render_lines(self, crop: Region) -> list[Strip]:
+        if self._pending_scroll and self.scrollable_content_region.height:
+            self._pending_scroll = False
+            self._scroll_to_cursor()
         # what every line needs, looked up once per repaint (rich_style walks the ancestors, and
         # component styles are resolved through the CSS each time)
         self._frame = self._styles()
