@@ -1128,7 +1128,10 @@ class StepApp(App[None]):
 
     @on(TabbedContent.TabActivated, "#panes")
     def _tab_clicked(self, event: TabbedContent.TabActivated) -> None:
-        panes = self.query_one("#panes", Panes)
+        try:
+            panes = self.query_one("#panes", Panes)
+        except NoMatches:  # a late TabActivated while the app is closing (its panes already removed)
+            return
         if event.pane.id != panes.clicked:
             return  # the echo of our own switch (refresh_all), possibly stale: only a click changes the stage
         panes.clicked = None
