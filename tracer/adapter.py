@@ -376,9 +376,54 @@ def synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def cuda_kernel_records(fn: Callable[[], Any]) -> list[tuple[str, int, float]]:
-    """Run ``fn`` under torch.profiler (CUDA activity only: CUPTI) and return every GPU kernel it ran
+_OP_NAME = re.compile(r"^[A-Za-z_]\w*::[\w.]+$")
+
+
+def op_base_name(name: str) -> str:
+    """The operator an extern call of a compiled graph or a profiler CPU op stands for, without
+    namespace, overload or our call suffix: ``extern_kernels.mm#3`` -> ``mm``,
+    ``torch.ops.aten.convolution_backward.default#2`` -> ``convolution_backward``,
+    ``aten::addmm`` -> ``addmm``."""
+    name = name.split("#")[0]
+    if "::" in name:
+        return name.rsplit("::", 1)[1]
+    parts = name.split(".")
+    if len(parts) > 1 and parts[-1] in ("default", "out", "Tensor", "Scalar", "self", "input"):
+        parts = parts[:-1]
+    return parts[-1]
+
+
+def outermost_ops(events: list) -> dict[int, tuple[int, str]]:
+    """Profiler CPU op correlation id -> ``(correlation id, name)`` of the outermost operator
+    (``aten::mm``, ``mylib::op``; not autograd's or the user's ranges) around it on the same thread,
+    itself where none encloses it.  ``events``: ``prof.profiler.kineto_results.events()`` of a
+    torch.profiler run with CPU activity; a GPU kernel's ``linked_correlation_id()`` is the id of
+    the op that launched it."""
+    ops = []
+    for e in events:
+        name = e.name()
+        if not _OP_NAME.match(name) or name.startswith("autograd::") or e.linked_correlation_id() != 0:
+            continue
+        ops.append((e.start_thread_id(), e.start_ns(), -e.end_ns(), e.correlation_id(), name))
+    ops.sort()
+    roots: dict[int, tuple[int, str]] = {}
+    stack: list[tuple[int, int, int]] = []  # (thread, end, correlation id) of the ops still open
+    for tid, start, neg_end, corr, name in ops:
+        while stack and (stack[-1][0] != tid or stack[-1][1] <= start):
+            stack.pop()
+        roots[corr] = roots[stack[0][2]] if stack else (corr, name)
+        stack.append((tid, -neg_end, corr))
+    return roots
+
+
+def cuda_kernel_records(fn: Callable[[], Any], cpu_ops: bool = False) -> list[tuple]:
+    """Run ``fn`` under torch.profiler (CUDA activity: CUPTI) and return every GPU kernel it ran
     as ``(name, start_ns, duration_ms)`` in start order, kernels replayed from a CUDA graph included.
+
+    ``cpu_ops``: also record CPU activity and add ``(op, op_id)`` to each record: the outermost
+    operator that launched the kernel (:func:`outermost_ops`; e.g. ``aten::convolution`` for each
+    of the several kernels cuDNN runs for one convolution) and that op call's correlation id, or
+    ``(None, None)`` for kernels launched outside any operator (Inductor's Triton kernels).
 
     Reads ``prof.profiler.kineto_results`` (torch's private view of the CUPTI records), since the
     public ``prof.events()`` rounds to whole microseconds.  Raises where the profiler cannot start
@@ -388,16 +433,23 @@ def cuda_kernel_records(fn: Callable[[], Any]) -> list[tuple[str, int, float]]:
 
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
 
+    acts = [ProfilerActivity.CUDA] + ([ProfilerActivity.CPU] if cpu_ops else [])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        with profile(activities=acts) as prof:
             fn()
             torch.cuda.synchronize()
-    out = []
-    for e in prof.profiler.kineto_results.events():
+    events = list(prof.profiler.kineto_results.events())
+    roots = outermost_ops(events) if cpu_ops else {}
+    out: list[tuple] = []
+    for e in events:
         if e.device_type() != torch.autograd.DeviceType.CUDA:
             continue
-        out.append((e.name(), int(e.start_ns()), e.duration_ns() / 1e6))
+        rec: tuple = (e.name(), int(e.start_ns()), e.duration_ns() / 1e6)
+        if cpu_ops:
+            root = roots.get(e.linked_correlation_id())
+            rec += (root[1], root[0]) if root else (None, None)
+        out.append(rec)
     out.sort(key=lambda r: r[1])
     return out
 

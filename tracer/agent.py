@@ -408,7 +408,7 @@ class Agent:
 
         try:
             adapter.synchronize()  # kernels the script queued before this call stay out of the window
-            state["records"] = adapter.cuda_kernel_records(go)
+            state["records"] = adapter.cuda_kernel_records(go, cpu_ops=True)
         except BaseException as e:  # noqa: BLE001
             if "out" in state:
                 rec["status"] = f"profiler failed ({type(e).__name__}: {e})"

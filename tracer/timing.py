@@ -393,24 +393,32 @@ _NOT_A_KERNEL = ("##", "Memcpy", "Memset", "Torch-Compiled Region", "CompiledFun
 
 
 def script_times(names: list[str], backends: dict[str, str],
-                 profiles: list[list[tuple[str, int, float]]]) -> dict[tuple[str, int], tuple[float, int]]:
+                 profiles: list[list[tuple]]) -> dict[tuple[str, int], tuple[float, int]]:
     """{(kernel name, call k): (median ms, number of calls)} from the script's own calls of the
-    graph, each recorded by :func:`tracer.adapter.cuda_kernel_records` (CUPTI kernel durations).
+    graph, each recorded by :func:`tracer.adapter.cuda_kernel_records` (CUPTI kernel durations,
+    with ``cpu_ops``: the operator that launched each kernel).
 
     ``names``: the graph's kernel calls in order, as the timing harness names them (Triton kernels
     by name, extern calls ``extern_kernels.mm#3``, ATen fallbacks ``torch.ops.aten....#7``).
 
     Triton kernels: a profiled call counts for a kernel only if that name appears in it exactly as
     many times as the graph launches it; its k-th appearance is call k.  Extern calls (cuBLAS,
-    cuDNN, attention: kernels whose names we cannot predict): where a profiled call launched the
-    graph's Triton kernels in the graph's order, they cut both sequences into the same gaps; a gap
-    holding one extern call gets the sum of every kernel the profiler saw in it (one call may
-    launch several, e.g. cuDNN's helper kernels or cuBLAS's split-K reduction), a gap with as many
+    cuDNN, attention: kernels whose names we cannot predict): where the records say which operator
+    launched each kernel, the k-th extern call gets the sum of every kernel its operator call
+    launched (``extern_kernels.mm`` <- ``aten::mm``; one call may launch several kernels, e.g.
+    cuDNN's helper kernels or cuBLAS's split-K reduction), walking our extern calls and the
+    profiled operator calls in step and skipping operators of other names (a copy outside the
+    harness).  Extern calls left over fall back to the Triton kernels as anchors: where a profiled
+    call launched the graph's Triton kernels in the graph's order, they cut both sequences into the
+    same gaps; a gap holding one extern call gets the sum of the kernels in it, a gap with as many
     kernels as extern calls pairs them in order, and other gaps are left out.  Copies and memsets
     are not counted.
     """
+    from tracer.adapter import op_base_name  # noqa: PLC0415
+
     counts: dict[str, int] = {}
     trit: list[str] = []
+    externs: list[str] = []
     ours_gaps: list[list[str]] = [[]]
     for n in names:
         if backends.get(n) == "triton":
@@ -418,34 +426,55 @@ def script_times(names: list[str], backends: dict[str, str],
             trit.append(n)
             ours_gaps.append([])
         else:
+            externs.append(n)
             ours_gaps[-1].append(n)
     samples: dict[tuple[str, int], list[float]] = {}
     for records in profiles:
         by_name: dict[str, list[float]] = {}
         anchors: list[str] = []
         gaps: list[list[float]] = [[]]
-        for name, _, ms in records:
+        ops: list[list] = []  # [op name, ms, op id] per operator call that launched non-Triton kernels
+        for rec in records:
+            name, ms = rec[0], rec[2]
             if name.startswith(_NOT_A_KERNEL):
                 continue
             if name in counts:
                 by_name.setdefault(name, []).append(ms)
                 anchors.append(name)
                 gaps.append([])
-            else:
-                gaps[-1].append(ms)
+                continue
+            gaps[-1].append(ms)
+            if len(rec) > 4 and rec[3] is not None:
+                if ops and ops[-1][2] == rec[4]:
+                    ops[-1][1] += ms
+                else:
+                    ops.append([rec[3], ms, rec[4]])
         for name, c in counts.items():
             v = by_name.get(name, [])
             if len(v) == c:
                 for j, ms in enumerate(v):
                     samples.setdefault((name, j + 1), []).append(ms)
-        if anchors != trit:
+        by_op: set[str] = set()
+        j = 0
+        for n in externs:
+            want = op_base_name(n)
+            k = j
+            while k < len(ops) and op_base_name(ops[k][0]) != want:
+                k += 1
+            if k == len(ops):
+                continue  # not found: the next extern call may still be
+            samples.setdefault((n, 1), []).append(ops[k][1])
+            by_op.add(n)
+            j = k + 1
+        if anchors != trit or len(by_op) == len(externs):
             continue
         for mine, theirs in zip(ours_gaps, gaps):
-            if len(mine) == 1 and theirs:
+            if len(mine) == 1 and theirs and mine[0] not in by_op:
                 samples.setdefault((mine[0], 1), []).append(sum(theirs))
             elif len(mine) > 1 and len(theirs) == len(mine):
                 for n, ms in zip(mine, theirs):
-                    samples.setdefault((n, 1), []).append(ms)
+                    if n not in by_op:
+                        samples.setdefault((n, 1), []).append(ms)
     return {key: (sorted(v)[len(v) // 2], len(v)) for key, v in samples.items()}
 
 
