@@ -37,6 +37,18 @@ whatever the script does around them (eager optimizer steps, graph breaks, sever
 step).  Graphs are paired with ours by their Triton kernel names (the agent's provenance comments
 change the output module's key, not its kernels), then compared kernel by kernel as above; each
 graph's GPU span per call (first kernel start to last kernel end) is printed beside our times.
+The profiler there records CPU activity too, from the first profiled call on: each library call
+(cuBLAS, cuDNN) is paired with ours through the ATen op that launched its kernels (``aten::mm`` for
+our ``extern_kernels.mm``), however many kernels it runs.  After the script ends, each graph is
+called again on its second call's inputs and timed by a plain loop of CUDA events (L2 flushed,
+L2 warm, back to back) against our ``compiled_ms``; our session's own output module is timed the
+same way in that process, which tells a difference in the code from one in the process.
+
+Launch configs: where a Triton kernel has several, each process's autotuner picks by its own
+benchmark and two runs can settle differently (a 2-4 us kernel at ``XBLOCK=512`` in one and
+``XBLOCK=1024`` in the other).  By default the reference (the plain run, or the in-process
+compile) has its kernels pinned to the configs our run used (tracer.adapter.pin_configs, before
+the graph's first call), so both time the same code; ``--no-pin-configs`` lets it autotune.
 
 Differences are reported, not tuned away.
 
@@ -204,10 +216,44 @@ def externs_by_gaps(ours: list[dict], iters_kernels: list[list[tuple[str, float]
     return out
 
 
-def match(run: dict, iters_kernels: list[list[tuple[str, float]]]) -> tuple[list[dict], list[str]]:
-    """Pair our kernels with the profiler's: rows (name, ours, profiler, ratio, how) and notes."""
+def externs_by_op(ext_ours: list[dict], ext_ops: list[list]) -> dict[int, tuple[float, str, str]]:
+    """Pair our extern calls with the profiler's ATen ops: each profiled call's ``[op, ms, kernels]``
+    list (the outermost ATen op that launched the non-Triton kernels, in order) is walked in step
+    with our extern calls, skipping ops of other names (e.g. a ``copy_`` outside our hook); a call
+    of ours gets the mean over profiled calls where every call has its op.  Returns {index in
+    ``ext_ours``: (mean ms, op name, how)}."""
+    from tracer.adapter import op_base_name  # noqa: PLC0415
+
+    vals: dict[int, list[float]] = {}
+    info: dict[int, tuple[str, int]] = {}
+    for ops in ext_ops:
+        j = 0
+        for i, k in enumerate(ext_ours):
+            want = op_base_name(k["name"])
+            while j < len(ops) and op_base_name(ops[j][0]) != want:
+                j += 1
+            if j == len(ops):
+                break
+            vals.setdefault(i, []).append(ops[j][1])
+            info[i] = (ops[j][0], ops[j][2])
+            j += 1
+    return {i: (statistics.fmean(v), info[i][0], f"ATen op ({info[i][1]} kernel(s))")
+            for i, v in vals.items() if len(v) == len(ext_ops)}
+
+
+def match(run: dict, iters_kernels: list[list[tuple[str, float]]],
+          ext_ops: list[list] | None = None) -> tuple[list[dict], list[str]]:
+    """Pair our kernels with the profiler's: rows (name, ours, profiler, ratio, how) and notes.
+    ``ext_ops``: per profiled call, the ATen ops that launched its non-Triton kernels
+    (:func:`profile_script_child`); where given, extern calls are paired by op (:func:`externs_by_op`)
+    and only the rest by order or by gaps between Triton kernels."""
     notes: list[str] = []
     ours = run.get("kernels") or []
+    ext_list = [k for k in ours if k.get("backend") != "triton"]
+    by_op = externs_by_op(ext_list, ext_ops) if ext_list and ext_ops and len(ext_ops) == len(iters_kernels) else {}
+    by_op = {id(ext_list[i]): v for i, v in by_op.items()}
+    if ext_list and ext_ops:
+        notes.append(f"extern calls matched to the ATen op that launched their kernels: {len(by_op)} of {len(ext_list)}")
     rows: list[dict] = []
     if not iters_kernels:
         return [dict(_ours_row(k), how="no profile") for k in ours], ["no profiler segments for this graph"]
@@ -250,7 +296,11 @@ def match(run: dict, iters_kernels: list[list[tuple[str, float]]]) -> tuple[list
     used_trit = set()
     for k in ours:
         row = _ours_row(k)
-        if k.get("backend") == "triton":
+        if id(k) in by_op:
+            row["prof"], row["prof_name"], row["how"] = by_op[id(k)]
+            if ext_ok:
+                ext_i += 1
+        elif k.get("backend") == "triton":
             key = (k["name"], k.get("call", 1))
             if key in trit:
                 row["prof"] = statistics.fmean(trit[key])
@@ -477,14 +527,14 @@ def _segments(prof) -> list[list[tuple[str, float]]]:
 
 
 def report_graph(key: str, run: dict | None, segs: list[list[tuple[str, float]]], loop_ms: float | None,
-                 output_path: str | None, ctx: dict) -> dict | None:
+                 output_path: str | None, ctx: dict, ext_ops: list[list] | None = None) -> dict | None:
     """Print one graph's comparison (each kernel: ours against the profiler) and return its summary.
 
     ``segs``: the profiler's kernels of this graph, one list of ``(name, ms)`` per profiled call;
     ``loop_ms``: the graph timed by a plain loop of CUDA events (None where there is none, e.g. in
-    ``--script`` mode, where the profiler's per-call GPU span stands in); ``ctx`` carries the
+    ``--script`` mode, which prints its own plain loop after this); ``ctx`` carries the
     accumulators across graphs (``diffs``, ``no_in_graph``, ``mm_rows``, ``src_count``) and the
-    options (``cuda``, ``same_replay``, ``loop_iters``).
+    options (``cuda``, ``same_replay``, ``loop_iters``); ``ext_ops``: see :func:`match`.
     """
     diffs, no_in_graph, mm_rows, src_count = ctx["diffs"], ctx["no_in_graph"], ctx["mm_rows"], ctx["src_count"]
     cuda = ctx["cuda"]
@@ -498,7 +548,7 @@ def report_graph(key: str, run: dict | None, segs: list[list[tuple[str, float]]]
         return None
     print(f"  in_graph: {run.get('in_graph')}; in_graph_cupti: {run.get('in_graph_cupti')}; "
           f"in_script: {run.get('in_script')}; inputs: {run.get('inputs')}")
-    rows, notes = match(run, prof.get(key) or [])
+    rows, notes = match(run, prof.get(key) or [], ext_ops)
     print(f"  {'kernel':<48} {'in-script':>9} {'in-graph':>9} {'src':>3} {'events':>9} {'flushed':>9} {'prof':>9} "
           f"{'is/prof':>8} {'ig/prof':>8} {'ev/prof':>8} {'fl/prof':>8}  {'GB/s':>6} {'%peak':>6} {'bytes':>8}  match")
     kmap = {(k["name"], k.get("call", 1)): k for k in run.get("kernels") or []}
@@ -596,12 +646,84 @@ def report_graph(key: str, run: dict | None, segs: list[list[tuple[str, float]]]
 
 # ----------------------------------------------------------------------------- any script (--script)
 
-def profile_script_child(out_path: str, argv: list[str], max_calls: int) -> int:
+def write_pins(runs: dict[str, dict], outputs: dict[str, str], path: str) -> str:
+    """Write our graphs' Triton kernel names, the launch config each was timed with, and the output
+    module's path, for :func:`match_pin` in another process; returns ``path``."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump([{"graph": key, "output_path": outputs.get(key),
+                    "names": sorted({k["name"] for k in r.get("kernels") or [] if k.get("backend") == "triton"}),
+                    "configs": {k["name"]: k["config"] for k in r.get("kernels") or [] if k.get("config")}}
+                   for key, r in runs.items()], f)
+    return path
+
+
+def match_pin(key: str, pins: list[dict]) -> dict | None:
+    """Before the first call of the graph whose output module is loaded under ``key``: the entry of
+    ``pins`` (:func:`write_pins`) for the graph of ours with the same Triton kernels (90% of names
+    shared at least), its kernels pinned to our configs (tracer.adapter.pin_configs; the entry's
+    ``pinned`` says which), or None."""
+    from tracer import adapter  # noqa: PLC0415
+
+    mod = adapter.output_module(key)
+    names = frozenset(adapter._autotuners(vars(mod))) if mod is not None else frozenset()
+    if not names or not pins:
+        return None
+
+    def overlap(p: dict) -> float:
+        theirs = frozenset(p["names"])
+        return len(theirs & names) / max(1, len(theirs | names))
+
+    best = max(pins, key=overlap)
+    if overlap(best) < 0.9 or not best.get("configs"):
+        return None
+    return dict(best, pinned=adapter.pin_configs(mod, best["configs"]))
+
+
+def plain_graph_loop(graph: Any, inputs: list, iters: int) -> dict[str, float]:
+    """Time one compiled graph (a ``CompiledFxGraph``, or an output module's ``call``: both take the
+    input list) on ``inputs`` (one of the script's own calls)
+    with plain loops of CUDA events, each after 3 warm-up calls: ``per_call_ms`` (median of events
+    around each call, L2 as the previous call left it), ``flushed_ms`` (the same with a 256 MB buffer
+    zeroed before each call, as triton.testing.do_bench and our ``compiled_ms`` do) and
+    ``back_to_back_ms`` (``iters`` calls between one event pair, divided by ``iters``: launch
+    overlap included)."""
+    import torch  # noqa: PLC0415
+
+    torch.set_grad_enabled(False)  # as AOTAutograd's runtime calls it; out= matmuls refuse inputs that need grad
+    for _ in range(3):
+        graph(list(inputs))
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+    warm, flushed = [], []
+    for i in range(iters):
+        for fl, out in ((False, warm), (True, flushed)):
+            if fl:
+                flush.zero_()
+            s, e = ev(), ev()
+            s.record()
+            graph(list(inputs))
+            e.record()
+            out.append((s, e))
+    s0, e0 = ev(), ev()
+    s0.record()
+    for _ in range(iters):
+        graph(list(inputs))
+    e0.record()
+    torch.cuda.synchronize()
+    return {"per_call_ms": statistics.median(s.elapsed_time(e) for s, e in warm),
+            "flushed_ms": statistics.median(s.elapsed_time(e) for s, e in flushed),
+            "back_to_back_ms": s0.elapsed_time(e0) / iters, "iters": iters}
+
+
+def profile_script_child(out_path: str, argv: list[str], max_calls: int, pin_path: str | None = None,
+                         loop_iters: int = 0) -> int:
     """Run ``argv`` (a script and its arguments) in this process as ``python SCRIPT ARGS`` would, under
-    one ``torch.profiler.profile(activities=[CUDA])`` from start to end, and write the kernels of
+    one ``torch.profiler.profile(activities=[CPU, CUDA])`` (started at the first call it profiles, so
+    the compiles before it run unprofiled), and write the kernels of
     each compiled graph's calls 2 to ``1 + max_calls`` to ``out_path`` as JSON:
-    ``{"graphs": {module key: [[[kernel name, ms], ...] per call]}, "spans": {key: [GPU span ms per
-    call]}, "calls": {key: calls made}}``.
+    ``{"graphs": {module key: [[[kernel name, ms], ...] per call]}, "externs": {key: [[[ATen op,
+    ms, kernels], ...] per call]}, "spans": {key: [GPU span ms per call]}, "calls": {key: calls
+    made}, "configs": ..., "pinned": ..., "loops": {key: plain_graph_loop(...)}}``.
 
     No agent, no stops, no synchronisation: the only change to the script's run is a
     ``torch.cuda._sleep`` marker kernel (``spin_kernel``, ~1 us) on the current stream before and
@@ -610,6 +732,15 @@ def profile_script_child(out_path: str, argv: list[str], max_calls: int) -> int:
     call's.  The first call of each graph is left alone (autotuning and warm-up run there), as the
     agent does.  Module key: ``CompiledFxGraph.cache_key``, the output module's file name, which
     the session's codegen stop gives as ``output_path``.
+
+    ``externs``: the non-Triton kernels of each call grouped by the outermost ATen op on the CPU
+    that launched them (the profiler links each kernel to its op by correlation id), so a library
+    call that launches several kernels (cuDNN, cuBLAS split-K) is one entry.  ``pin_path``: JSON
+    ``[{"names": [Triton kernel names of one of our graphs], "configs": {name: config}}]``; before
+    a graph's first call, its Triton kernels are pinned (tracer.adapter.pin_configs) to the configs
+    of our graph with the same kernel names, so both sides run every kernel with one launch config.
+    ``loop_iters``: after the script ends (outside the profiler), each graph is called again on the
+    inputs of the script's second call and timed by :func:`plain_graph_loop`.
     """
     import runpy  # noqa: PLC0415
     import threading  # noqa: PLC0415
@@ -622,10 +753,29 @@ def profile_script_child(out_path: str, argv: list[str], max_calls: int) -> int:
     labels: list[tuple[str | None, int]] = []  # per marker, in launch order: (key, call) opens, (None, call) closes
     calls: dict[str, int] = {}
     lock = threading.Lock()
+    state = {"markers": True, "profiling": False}
+    pins: list[dict] = []
+    if pin_path:
+        with open(pin_path, encoding="utf-8") as f:
+            pins = json.load(f)
+    pinned: dict[str, dict] = {}
+    saved: dict[str, tuple[Any, list]] = {}
 
     def on_call(key: str, inputs: list, run: Any) -> Any:
         n = calls[key] = calls.get(key, 0) + 1
-        if n == 1 or n > 1 + max_calls or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        if n == 1 and pins:
+            hit = match_pin(key, pins)
+            if hit is not None:
+                pinned[key] = hit
+        if n == 2 and loop_iters and key not in saved:
+            saved[key] = (None, list(inputs))  # graph object filled in by the outer wrapper
+        if (not state["markers"] or n == 1 or n > 1 + max_calls or not torch.cuda.is_available()
+                or not torch.cuda.is_initialized()):
+            return run()
+        if not state["profiling"] and threading.current_thread() is threading.main_thread():
+            prof.start()  # from the first profiled call on: compiling under a CPU profiler is slow
+            state["profiling"] = True
+        if not state["profiling"]:
             return run()
         with lock:
             labels.append((key, n))
@@ -638,21 +788,43 @@ def profile_script_child(out_path: str, argv: list[str], max_calls: int) -> int:
                 torch.cuda._sleep(1000)
 
     adapter.install_graph_call_hook(on_call)
+    graphs_by_key: dict[str, Any] = {}
+    try:
+        from torch._inductor.output_code import CompiledFxGraph  # noqa: PLC0415
+
+        inner = CompiledFxGraph.__call__
+
+        def outer(self: Any, inputs: Any) -> Any:  # remember the graph object, for the plain loop
+            key = getattr(self, "cache_key", None)
+            if key:
+                graphs_by_key.setdefault(key, self)
+            return inner(self, inputs)
+
+        CompiledFxGraph.__call__ = outer
+    except Exception:  # noqa: BLE001
+        pass
     script = argv[0]
     sys.argv = list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     rc = 0
     # CPU (--dry-run): nothing to attribute, but the plumbing runs
-    acts = [ProfilerActivity.CUDA] if torch.cuda.is_available() else [ProfilerActivity.CPU]
-    with profile(activities=acts) as prof:
-        try:
-            runpy.run_path(script, run_name="__main__")
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            torch.cuda.synchronize()
+    cuda = torch.cuda.is_available()
+    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA] if cuda else [ProfilerActivity.CPU]
+    prof = profile(activities=acts)
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    if cuda and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    state["markers"] = False
+    events = []
+    if state["profiling"]:
+        prof.stop()
+        events = list(prof.profiler.kineto_results.events())
+    roots = adapter.outermost_ops(events)
     kernels = []
-    for e in prof.profiler.kineto_results.events():
+    for e in events:
         if e.device_type() != torch.autograd.DeviceType.CUDA:
             continue
         try:
@@ -662,30 +834,59 @@ def profile_script_child(out_path: str, argv: list[str], max_calls: int) -> int:
             pass
         if _NON_KERNEL.match(e.name()) and MARKER not in e.name():
             continue
-        kernels.append((e.start_ns(), e.duration_ns(), e.name()))
-    kernels.sort()
+        kernels.append((e.start_ns(), e.duration_ns(), e.name(), roots.get(e.linked_correlation_id())))
+    kernels.sort(key=lambda k: k[:3])
     graphs: dict[str, list] = {}
+    externs: dict[str, list] = {}
     spans: dict[str, list] = {}
     marker = -1
     cur: list | None = None
+    ext: list | None = None
     first = last = None
-    for start, dur, name in kernels:
+    for start, dur, name, root in kernels:
         if MARKER in name:
             if cur is not None and cur and first is not None:
                 spans.setdefault(labels[marker][0], []).append((last - first) / 1e6)
             marker += 1
-            cur, first, last = None, None, None
+            cur, ext, first, last = None, None, None, None
             if marker < len(labels) and labels[marker][0] is not None:
-                cur = []
+                cur, ext = [], []
                 graphs.setdefault(labels[marker][0], []).append(cur)
+                externs.setdefault(labels[marker][0], []).append(ext)
             continue
         if cur is not None:
             cur.append((name, dur / 1e6))
             first = start if first is None else first
             last = start + dur
+            if root is not None and not name.startswith("triton_"):
+                if ext and ext[-1][3] == root[0]:
+                    ext[-1][1] += dur / 1e6
+                    ext[-1][2] += 1
+                else:
+                    ext.append([root[1], dur / 1e6, 1, root[0]])
+    externs = {k: [[e[:3] for e in c] for c in v] for k, v in externs.items()}
     configs = {key: adapter.autotuned_configs(key) for key in calls}  # what each Triton kernel autotuned to here
+    loops: dict[str, Any] = {}
+    if loop_iters and cuda:
+        for key, (_, inputs) in saved.items():
+            g = graphs_by_key.get(key)
+            if g is None:
+                continue
+            try:
+                loops[key] = plain_graph_loop(g, inputs, loop_iters)
+            except Exception as e:  # noqa: BLE001 - report it; the profile stands
+                loops[key] = {"error": f"{type(e).__name__}: {e}"[:300]}
+            ours_path = (pinned.get(key) or {}).get("output_path")
+            if ours_path and os.path.exists(ours_path) and "error" not in loops[key]:
+                try:  # our session's output module (provenance comments and all), same process, same inputs
+                    m = adapter.load_output_module(ours_path)
+                    adapter.pin_configs(m, pinned[key]["configs"])
+                    loops[key]["ours_module"] = plain_graph_loop(m.call, inputs, loop_iters)
+                except Exception as e:  # noqa: BLE001
+                    loops[key]["ours_module"] = {"error": f"{type(e).__name__}: {e}"[:300]}
     with open(out_path, "w", encoding="utf-8") as f:
-        json.dump({"graphs": graphs, "spans": spans, "calls": calls, "configs": configs, "markers_launched": len(labels),
+        json.dump({"graphs": graphs, "externs": externs, "spans": spans, "calls": calls, "configs": configs,
+                   "pinned": {k: v["pinned"] for k, v in pinned.items()}, "loops": loops, "markers_launched": len(labels),
                    "markers_seen": marker + 1, "torch": torch.__version__}, f)
     return rc
 
@@ -723,7 +924,10 @@ def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
                 outputs[f"{m['compile_id']} {m['graph_kind']}"] = m["output_path"]
     prof_json = os.path.join(out_dir, "profile.json")
     cmd = [sys.executable, os.path.abspath(__file__), "--profile-child", prof_json, "--calls", str(a.calls),
-           "--script", *argv]
+           "--loop-iters", str(a.loop_iters)]
+    if a.pin_configs:
+        cmd += ["--pin-file", write_pins(runs, outputs, os.path.join(out_dir, "pin_configs.json"))]
+    cmd += ["--script", *argv]
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
     print("$ " + " ".join(cmd[1:]), flush=True)
     t0 = time.perf_counter()
@@ -748,10 +952,33 @@ def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
         for k in run.get("kernels") or []:
             if k.get("backend") == "triton" and plain_cfg.get(k["name"]):
                 k["plain_config"] = plain_cfg[k["name"]]
-        gsum = report_graph(key, run, segs or [], None, outputs.get(key), ctx)
+        ckey = (mkey if how == "module key" else alt) if segs else None
+        gsum = report_graph(key, run, segs or [], None, outputs.get(key), ctx,
+                            ext_ops=(child.get("externs") or {}).get(ckey) if ckey else None)
         if gsum is None:
             continue
-        span = child["spans"].get(mkey if how == "module key" else alt, []) if segs else []
+        if ckey in (child.get("pinned") or {}):
+            print(f"  plain run pinned to our configs: {len(child['pinned'][ckey])} Triton kernel(s)")
+            gsum["pinned"] = len(child["pinned"][ckey])
+        loop = (child.get("loops") or {}).get(ckey) if ckey else None
+        if loop and loop.get("error"):
+            print(f"  plain loop failed: {loop['error']}")
+        elif loop:
+            c = run["compiled_ms"]
+            print(f"  whole graph, plain loop in the plain run (the graph called again on its second call's inputs, "
+                  f"CUDA events, median of {loop['iters']}): L2 flushed {loop['flushed_ms']:.4f} ms, L2 warm "
+                  f"{loop['per_call_ms']:.4f} ms, back to back {loop['back_to_back_ms']:.4f} ms; ours compiled_ms "
+                  f"{c:.4f} ms: {pct(c, loop['flushed_ms']).strip()} against flushed, "
+                  f"{pct(c, loop['per_call_ms']).strip()} against warm")
+            om = loop.get("ours_module") or {}
+            if om.get("flushed_ms"):
+                print(f"    our session's output module in the plain run, same inputs: L2 flushed {om['flushed_ms']:.4f} ms "
+                      f"({pct(om['flushed_ms'], loop['flushed_ms']).strip()} against the plain run's own module)")
+            elif om.get("error"):
+                print(f"    our session's output module in the plain run: {om['error']}")
+            gsum["plain_loop"] = loop
+            ctx.setdefault("whole", []).append((key, c, loop))
+        span = child["spans"].get(ckey, []) if ckey else []
         if span:
             sp = statistics.median(span)
             print(f"  profiled calls: {len(segs)} (matched by {how}); GPU span per call (first kernel start to "
@@ -791,12 +1018,17 @@ def main() -> int:
     ap.add_argument("--dry-run", action="store_true", help="CPU, tiny sizes: checks the plumbing, numbers meaningless")
     ap.add_argument("--calls", type=int, default=10,
                     help="--script: profile each graph's calls 2 to 1+N in the plain run (default 10, as the agent)")
+    ap.add_argument("--no-pin-configs", dest="pin_configs", action="store_false",
+                    help="let the reference (the plain run, or the in-process compile) autotune on its own (default: "
+                         "its Triton kernels are pinned to the launch configs our run recorded, so both sides time "
+                         "the same config)")
     ap.add_argument("--profile-child", metavar="OUT", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--pin-file", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--script", nargs=argparse.REMAINDER, default=None,
                     help="compare on any script instead of the built-in models: --script SCRIPT [ARGS...] (last)")
     a = ap.parse_args()
     if a.profile_child:
-        return profile_script_child(a.profile_child, a.script, a.calls)
+        return profile_script_child(a.profile_child, a.script, a.calls, a.pin_file, a.loop_iters)
     out_dir = a.out_dir or tempfile.mkdtemp(prefix="gpu_vs_profiler-")
     os.makedirs(out_dir, exist_ok=True)
 
@@ -834,6 +1066,20 @@ def main() -> int:
     src_count: dict[str, int] = {}
     ctx = {"diffs": diffs, "no_in_graph": no_in_graph, "mm_rows": mm_rows, "src_count": src_count, "cuda": cuda,
            "same_replay": not a.no_same_replay, "loop_iters": a.loop_iters}
+    pin_state: dict[str, Any] = {"pins": [], "calls": {}}
+    if a.pin_configs and not a.script:
+        from tracer import adapter  # noqa: PLC0415
+
+        def pin_first(key: str, inputs: list, run: Any) -> Any:
+            """Pin each graph compiled here to the launch configs our run used, before its first call."""
+            n = pin_state["calls"][key] = pin_state["calls"].get(key, 0) + 1
+            if n == 1 and pin_state["pins"]:
+                hit = match_pin(key, pin_state["pins"])
+                print(f"  in-process graph {key[:12]}...: "
+                      + (f"pinned {len(hit['pinned'])} Triton kernel(s) to our configs" if hit else "no graph of ours matched"))
+            return run()
+
+        adapter.install_graph_call_hook(pin_first)
     if a.script:
         print(f"\n=== script: {' '.join(a.script)}")
         summary["models"]["script"] = compare_script(a, out_dir, cuda, ctx)
@@ -864,6 +1110,9 @@ def main() -> int:
                 if m.get("type") == "stop" and m.get("stage") == "codegen" and m.get("output_path"):
                     outputs[f"{m['compile_id']} {m['graph_kind']}"] = m["output_path"]
 
+        if a.pin_configs:
+            with open(write_pins(runs, outputs, os.path.join(out_dir, f"{model}_pins.json")), encoding="utf-8") as f:
+                pin_state["pins"] = json.load(f)
         phases = cuda_models.build(margs)
         t0 = time.perf_counter()
         for _ in range(3):  # compile + warm up
@@ -938,6 +1187,15 @@ def main() -> int:
               f"median |diff| {statistics.median(abs(d) for d in alld):.1f}%")
         for g in GROUPS:
             print(group_line(g, diffs.get(kind, {}).get(g, [])))
+    whole = ctx.get("whole") or []
+    if whole:
+        dfl = [100 * (c - lp["flushed_ms"]) / lp["flushed_ms"] for _, c, lp in whole]
+        dw = [100 * (c - lp["per_call_ms"]) / lp["per_call_ms"] for _, c, lp in whole]
+        print(f"whole graph, our compiled_ms against a plain loop of the same graph in the plain run: "
+              f"{sum(abs(d) <= 10 for d in dfl)}/{len(dfl)} within 10% of the L2-flushed loop "
+              f"(diffs {', '.join(f'{d:+.1f}%' for d in dfl)}); {sum(abs(d) <= 10 for d in dw)}/{len(dw)} of the "
+              f"L2-warm loop ({', '.join(f'{d:+.1f}%' for d in dw)})")
+        summary["whole_graph"] = [{"graph": k, "compiled_ms": c, **lp} for k, c, lp in whole]
     print(f"kernels without in_graph_ms: {len(no_in_graph)}" + "".join(f"\n    {w}" for w in no_in_graph))
     print(f"byte sources of Triton kernels: {src_count}")
     print(f"matmul kernels with TFLOP/s: {len(mm_rows)}" + "".join(f"\n    {m}" for m in mm_rows))
