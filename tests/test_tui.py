@@ -590,3 +590,32 @@ def test_a_pane_shown_the_first_time_draws_its_cursor_lines_in_its_first_frame()
         assert top <= cursor < top + height - header, (vid, top, height, cursor)
     code_top, _, code_cursor = first["code-codegen"]
     assert code_cursor > 20 and code_top > 0  # the kernel is far down the wrapper
+
+
+def test_moving_a_cursor_repaints_what_a_full_repaint_shows():
+    """A cursor move repaints only the two rows (lines) it changes when nothing scrolls; what is on
+    screen after a few moves, down and up, in a table and in a code pane, must be what repainting
+    everything shows."""
+    app = open_app()
+    frames = []
+
+    def screen_text():
+        strips = app.screen._compositor.render_strips()
+        return ["".join(f"{seg.text}\x00{seg.style}" for seg in s) for s in strips]
+
+    async def steps(pilot):
+        await pilot.press("3")
+        await pilot.pause(0.1)
+        for keys in (["down", "down", "down", "up"], ["tab", "down", "down", "pagedown", "up"]):
+            await pilot.press(*keys)
+            await pilot.pause(0.1)
+            shown = screen_text()
+            for w in app.query("Table, CodeView"):
+                w.refresh()
+            await pilot.pause()
+            frames.append((shown, screen_text()))
+
+    drive(app, steps, size=(100, 30))
+    for shown, full in frames:
+        assert shown == full
+    assert frames[0][0] != frames[1][0]

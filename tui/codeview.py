@@ -236,12 +236,17 @@ class CodeView(ScrollView, can_focus=True):
         """Move the cursor to 1-based ``line`` and scroll it into view."""
         old = self.cursor
         self.cursor = max(0, min(line - 1, len(self.lines) - 1))
+        before = self.scroll_offset
         self._scroll_to_cursor(center)
         # new content's virtual size is applied at the next layout: scroll again after it
         self.call_after_refresh(self._scroll_to_cursor, center)
         self._cache.pop(old, None)  # only the two cursor lines change
         self._cache.pop(self.cursor, None)
-        self.refresh()
+        if self.scroll_offset == before and self.size.height and self._pending_scroll is None:
+            self.refresh_line(old)  # and only they are repainted
+            self.refresh_line(self.cursor)
+        else:
+            self.refresh()
         self.post_message(self.CursorMoved(self, self.cursor + 1))
 
     def _scroll_to_cursor(self, center: bool) -> None:

@@ -251,9 +251,16 @@ class Table(ScrollView, can_focus=True):
         old, self._cursor = self._cursor, row
         self._cache.pop(old, None)
         self._cache.pop(row, None)
+        before = self.scroll_offset
         if scroll:
             self._scroll_to_cursor()
-        self.refresh()
+        if self.scroll_offset == before and self.size.height and not self._pending_scroll:
+            # only the two rows change (a whole repaint sent the whole table to the terminal again:
+            # ~12 KB per key at 160x50); row i is line i + 1, under the header
+            self.refresh_line(old + 1)
+            self.refresh_line(row + 1)
+        else:
+            self.refresh()
         if row != old:
             self.post_message(self.RowHighlighted(self, row, RowKey(self._keys[row])))
 
