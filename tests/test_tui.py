@@ -201,7 +201,8 @@ def test_run_pane_shows_recorded_timings_sorted_by_time():
         await pilot.press("7")
         await pilot.pause()
         table = app.query_one("#table-run", Table)
-        result["times"] = [float(str(table.get_row_at(r)[2]).split()[0]) for r in range(table.row_count)]
+        median = table.labels.index("median ms [p20-p80]")
+        result["times"] = [float(str(table.get_row_at(r)[median]).split()[0]) for r in range(table.row_count)]
         result["text"] = app.query_one("#code-run", CodeView).text
 
     drive(app, steps)
@@ -619,3 +620,42 @@ def test_moving_a_cursor_repaints_what_a_full_repaint_shows():
     for shown, full in frames:
         assert shown == full
     assert frames[0][0] != frames[1][0]
+
+
+@pytest.mark.parametrize("path", [DEMO, os.path.join("tests", "fixtures", "gpu_attention.jsonl")], ids=["cpu", "gpu"])
+def test_run_pane_at_80x24_shows_the_times_beside_cut_names_and_the_full_name_below(path):
+    """Generated kernel names are 40-60 cells: at 80 columns the run table showed the name column
+    alone.  The names are now cut ("…") so the median, share, GB/s and % of peak fit beside them,
+    and the detail pane below names the selected kernel in full, with its numbers."""
+    app = open_app(path)
+    got = {}
+
+    def screen() -> list[str]:
+        return ["".join(seg.text for seg in s) for s in app.screen._compositor.render_strips()]
+
+    async def steps(pilot):
+        await pilot.press("7")
+        await pilot.pause(0.1)
+        table = app.query_one("#table-run", Table)
+        code = app.query_one("#code-run", CodeView)
+        names = [k["name"] for k in sorted(app.session.runs[app.view_graph]["kernels"], key=lambda k: -k["median_ms"])]
+        got["names"] = names
+        got["screen"] = screen()
+        got["first"] = code.text
+        await pilot.press("down")
+        await pilot.pause(0.2)
+        got["second"] = code.text
+        got["rows"] = table.row_count
+
+    drive(app, steps, size=(80, 24))
+    top = next(i for i, line in enumerate(got["screen"]) if "kernel" in line and "median" in line)
+    for label in ("median ms", "share", "GB/s", "% peak BW"):
+        assert label in got["screen"][top], (label, got["screen"][top])
+    border = next(i for i, line in enumerate(got["screen"]) if i > top and line.startswith("▔"))
+    rows = [line for line in got["screen"][top + 1:border] if line.strip(" ▉▊▋▌▍▎▏")]
+    assert len(rows) >= min(got["rows"], 4) and all("%" in line for line in rows)  # each row's share
+    assert any("…" in line for line in rows)  # long names cut in the table
+    assert not any(n in line for n in got["names"] if len(n) > 34 for line in rows)
+    assert got["first"].startswith(f"# {got['names'][0]}") and "median" in got["first"].split("\n")[1]
+    assert got["rows"] > 1 and got["second"].startswith(f"# {got['names'][1]}")
+    assert "compiled graph" in got["second"]  # the graph's summary follows

@@ -40,8 +40,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "scheduling": ("scheduler node", "type", "members", "buffers"),
     "loopbody": ("node", "fused node", "buffers", "var_ranges"),
     "codegen": ("kernel", "backend", "buffers", "fused nodes"),
-    "run": ("kernel", "backend", "median ms [p20-p80]", "in graph ms", "in script ms", "share", "GB/s", "% peak BW", "TFLOP/s",
-            "fused nodes"),
+    # the times, share and bandwidth first: at 80 columns they are what fits next to the (cut) names
+    "run": ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "in graph ms", "in script ms", "TFLOP/s",
+            "backend", "fused nodes"),
     "linked": ("buffer", "node", "fused node", "kernel"),
 }
 GPU_ONLY_RUN_COLUMNS = ("in graph ms", "in script ms")
@@ -175,6 +176,31 @@ def _node_line(lines: Lines, stage: str, name: str) -> int | None:
     pat = re.compile(rf"[^\S\n]*{re.escape(name)}([^\S\n]*[:=]|\b.*=)")
     hit = search_line(lines, pat, start, line_start=True)
     return search_word(lines, name, start) if hit is None else hit
+
+
+def _num(x: Any, fmt: str) -> str:
+    return format(x, fmt) if isinstance(x, (int, float)) else "-"
+
+
+def _run_cells(k: dict[str, Any], fused: dict[str, Any]) -> dict[str, Cell]:
+    """The run table's cells of timed kernel ``k``, by column label (``fused``: kernel name ->
+    its fused nodes, from the codegen stop)."""
+    pct = k.get("pct_peak_bw")
+    return {
+        "kernel": T(k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""), "bold"),
+        "backend": T(k.get("backend"), "magenta"),
+        "median ms [p20-p80]": T(f"{k['median_ms']:.4f}"
+                                 + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else "")),
+        "in graph ms": T(_num(k.get("in_graph_ms") if k.get("in_graph_ms") is not None else k.get("warm_ms"), ".4f")
+                         + ("" if k.get("in_graph_ms") is not None or k.get("warm_ms") is None else " warm")),
+        "in script ms": T(_num(k.get("in_script_ms"), ".4f")),
+        "share": T(f"{100 * k.get('share', 0):.1f}%"),
+        "GB/s": T(_num(k.get("gbps"), ".1f")),
+        "% peak BW": T(_num(pct, ".1f") + ("%" if pct is not None else "") + ("*" if (pct or 0) > 100 else "")),
+        "TFLOP/s": T(_num(k.get("tflops"), ".2f")
+                     + (f" ({k['pct_peak_tflops']:.0f}%)" if k.get("pct_peak_tflops") is not None else "")),
+        "fused nodes": T(_j(fused.get(k["name"]))),
+    }
 
 
 def _add_rows(table: Table, rows: list[tuple], keys: list[str] | None = None) -> None:
@@ -342,6 +368,7 @@ class StepApp(App[None]):
         self._texts: dict[tuple, tuple[tuple, str]] = {}  # see _memo_text
         self._rows_memo: dict[tuple, tuple] = {}  # see _table_rows
         self._node_memo: dict[tuple, tuple] = {}  # see _node_index
+        self._run_shown: tuple | None = None  # the run table's kernels, fused nodes, summary, gpu (_fill_run)
         self._prepare_timer: Any = None
         self._preparing: Iterator[None] | None = None
         self._bars: dict[str, Text] = {}  # see _bar
@@ -748,7 +775,9 @@ class StepApp(App[None]):
         code = self.query_one(f"#code-{stage}", CodeView)
         table.clear()
         if stage == "run":
+            self._run_shown = None
             self._fill_run(table, code, key, data)
+            self._details_now(table)
             return
         if data is None:
             err = self.session.error_for(key) if key else None
@@ -1001,25 +1030,15 @@ class StepApp(App[None]):
         codegen = self.session.stop_for(key, "codegen") or {}
         fused = {k["name"]: k.get("fused_nodes") for k in codegen.get("kernels") or []}
         ks = sorted(run.get("kernels") or [], key=lambda k: -k["median_ms"])
-        def num(x: Any, fmt: str) -> str:
-            return format(x, fmt) if isinstance(x, (int, float)) else "-"
-
         gpu = str(run.get("device", "")).startswith("cuda")
         # the in-graph and in-script columns exist on CUDA only: on CPU they would be two columns of "-"
-        table.add_columns(*[c for c in COLUMNS["run"] if gpu or c not in GPU_ONLY_RUN_COLUMNS])
-        _add_rows(table, [tuple(cell for label, cell in zip(COLUMNS["run"], (
-                           T(k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""), "bold"),
-                           T(k.get("backend"), "magenta"),
-                           T(f"{k['median_ms']:.4f}" + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else "")),
-                           T(num(k.get("in_graph_ms") if k.get("in_graph_ms") is not None else k.get("warm_ms"), ".4f")
-                             + ("" if k.get("in_graph_ms") is not None or k.get("warm_ms") is None else " warm")),
-                           T(num(k.get("in_script_ms"), ".4f")),
-                           T(f"{100 * k.get('share', 0):.1f}%"), T(num(k.get("gbps"), ".1f")),
-                           T(num(k.get("pct_peak_bw"), ".1f") + ("%" if k.get("pct_peak_bw") is not None else "")
-                             + ("*" if (k.get("pct_peak_bw") or 0) > 100 else "")),
-                           T(num(k.get("tflops"), ".2f") + (f" ({k['pct_peak_tflops']:.0f}%)" if k.get("pct_peak_tflops") is not None else "")),
-                           T(_j(fused.get(k["name"]))))) if gpu or label not in GPU_ONLY_RUN_COLUMNS)
-                          for k in ks], [f"{i}:{k['name']}" for i, k in enumerate(ks)])
+        labels = [c for c in COLUMNS["run"] if gpu or c not in GPU_ONLY_RUN_COLUMNS]
+        table.add_columns(*labels)
+        _add_rows(table, [tuple(_run_cells(k, fused)[c] for c in labels) for k in ks],
+                  [f"{i}:{k['name']}" for i, k in enumerate(ks)])
+        # the kernel names give up cells before the times, share and bandwidth do (the full name is
+        # in the detail pane)
+        table.fit(0, labels.index("% peak BW"))
         eager = run.get("eager_ms")
         lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}",
                  f"compiled graph   {run['compiled_ms']:.4f} ms",
@@ -1056,7 +1075,33 @@ class StepApp(App[None]):
         if run.get("cancelled"):
             lines.append("cancelled: only the kernels above were timed")
         lines.append("Enter on a kernel: its code in the codegen pane")
-        code.set_code("\n".join(x for x in lines if x), "text")
+        self._run_shown = (ks, fused, "\n".join(x for x in lines if x), gpu)
+        code.set_code(self._run_shown[2], "text")
+
+    def _show_run_kernel(self, code: CodeView, i: int) -> None:
+        """The run pane's detail for timed kernel ``i`` of the table: its full name (the table cuts
+        long names at 80 columns) and every number of its row, then the graph's summary."""
+        ks, fused, summary, gpu = self._run_shown
+        if not 0 <= i < len(ks):
+            return
+        k = ks[i]
+        c = {label: str(cell) for label, cell in _run_cells(k, fused).items()}
+        lines = [f"# {c['kernel']}  ({c['backend']})",
+                 f"median {c['median ms [p20-p80]']} ms · {c['share']} of the kernel time"]
+        bw = [f"{c['GB/s']} GB/s"] if c["GB/s"] != "-" else []
+        bw += [f"{c['% peak BW']} of peak bandwidth"] if c["% peak BW"] != "-" else []
+        bw += [f"{c['TFLOP/s']} TFLOP/s"] if c["TFLOP/s"] != "-" else []
+        if bw:
+            lines.append(" · ".join(bw))
+        inside = [f"in {where} {c[f'in {where} ms']} ms" for where in ("graph", "script")
+                  if gpu and c[f"in {where} ms"] != "-"]
+        if inside:
+            lines.append(" · ".join(inside))
+        if k.get("config"):
+            lines.append(f"launch config: {k['config']}")
+        if c["fused nodes"]:
+            lines.append(f"fused nodes: {c['fused nodes']}")
+        code.set_code("\n".join(lines) + "\n\n" + summary, "text")
 
     # ------------------------------------------------------------------ selection inside panes
     @on(Table.RowHighlighted)
@@ -1099,9 +1144,11 @@ class StepApp(App[None]):
                 self.refresh_status()
                 self.refresh_linked()
             return
-        if stage == "run":
-            return
         code = self.query_one(f"#code-{stage}", CodeView)
+        if stage == "run":
+            if self._run_shown is not None:
+                self._show_run_kernel(code, int(key.split(":", 1)[0]))
+            return
         stop = self.session.stop_for(self.view_graph, stage) if self.view_graph else None
         owned = self._buffers_of_row(stage, key, event.cursor_row)
         if owned and self.selected_buffer not in owned:

@@ -146,7 +146,9 @@ class Table(ScrollView, can_focus=True):
         self._index: dict[str, int] | None = {}
         self._frame: tuple | None = None
         self._row: Callable[[int], Sequence[Any]] = lambda i: ()
-        self._widths: list[int] = []
+        self._widths: list[int] = []  # as drawn: _natural, with the fitted column cut (see fit)
+        self._natural: list[int] = []  # what measure() gives
+        self._fit: tuple[int, int, int] | None = None
         self._cursor = 0
         self._cache: dict[int, list[Segment]] = {}
         self._pending_scroll = False  # see _scroll_to_cursor
@@ -208,8 +210,38 @@ class Table(ScrollView, can_focus=True):
         return [min(w, MAX_COLUMN) for w in widths]
 
     def _measure(self, widths: list[int] | None = None) -> None:
-        self._widths = list(widths) if widths is not None else self.measure(self.labels, len(self._keys), self._row)
+        self._natural = list(widths) if widths is not None else self.measure(self.labels, len(self._keys), self._row)
+        self._widths = self._fitted()
         self.virtual_size = Size(sum(w + 2 for w in self._widths), len(self._keys) + 1)
+
+    def fit(self, column: int, through: int, min_width: int = 12) -> None:
+        """Let ``column`` give up cells (down to ``min_width``) so that the columns up to
+        ``through`` fit in the table's width; its cut cells end with "…".  Kept across fills and
+        applied again when the table is resized.  The run pane's kernel names are 40-60 cells
+        long: at 80 columns they pushed the times off screen."""
+        self._fit = (column, through, min_width)
+        self._refit()
+
+    def _fitted(self) -> list[int]:
+        widths = list(self._natural)
+        width = self.scrollable_content_region.width
+        if self._fit is not None and width and self._fit[0] < len(widths):
+            column, through, min_width = self._fit
+            over = sum(w + 2 for w in widths[:through + 1]) - width
+            if over > 0:
+                widths[column] = max(min(min_width, widths[column]), widths[column] - over)
+        return widths
+
+    def _refit(self) -> None:
+        widths = self._fitted()
+        if widths != self._widths:
+            self._widths = widths
+            self._cache.clear()
+            self.virtual_size = Size(sum(w + 2 for w in widths), len(self._keys) + 1)
+            self.refresh()
+
+    def on_resize(self) -> None:
+        self._refit()
 
     # ------------------------------------------------------------------ DataTable's API
     @property
