@@ -951,14 +951,20 @@ class StepApp(App[None]):
                 f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n\n")
         return head + (b.get("text") or "")
 
-    def _fill_scheduling(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
-        after = stop.get("after") or []
-        if isinstance(after, dict):
-            code.set_code(f"# {after.get('unavailable')}", "python")
+    def _fill_listed(self, table: Table, code: CodeView, stop: dict[str, Any], stage: str, field: str,
+                     show: Callable[[dict[str, Any]], None]) -> None:
+        """Fill ``stage``'s pane from the list ``stop[field]`` (a dict there says why it is
+        unavailable); ``show`` puts the first item in the code pane."""
+        items = stop.get(field) or []
+        if isinstance(items, dict):
+            code.set_code(f"# {items.get('unavailable')}", "python")
             return
-        self._set_rows(table, "scheduling", stop)
-        if after:
-            self._show_snode(code, stop, after[0])
+        self._set_rows(table, stage, stop)
+        if items:
+            show(items[0])
+
+    def _fill_scheduling(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
+        self._fill_listed(table, code, stop, "scheduling", "after", lambda n: self._show_snode(code, stop, n))
 
     def _show_snode(self, code: CodeView, stop: dict[str, Any], n: dict[str, Any]) -> None:
         code.set_code(self._snode_text(stop, n), "python")
@@ -976,13 +982,7 @@ class StepApp(App[None]):
         return text
 
     def _fill_loopbody(self, table: Table, code: CodeView, stop: dict[str, Any]) -> None:
-        bodies = stop.get("bodies") or []
-        if isinstance(bodies, dict):
-            code.set_code(f"# {bodies.get('unavailable')}", "python")
-            return
-        self._set_rows(table, "loopbody", stop)
-        if bodies:
-            self._show_body(code, bodies[0])
+        self._fill_listed(table, code, stop, "loopbody", "bodies", lambda b: self._show_body(code, b))
 
     def _show_body(self, code: CodeView, b: dict[str, Any]) -> None:
         code.set_code(self._body_text(b), "python")

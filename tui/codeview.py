@@ -28,6 +28,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui.table import LineCache
+
 _THEME = "monokai"
 
 
@@ -150,7 +152,7 @@ class Lines(Sequence[str]):
         return self._first[k] + self.text.count("\n", self._starts[k], pos)
 
 
-class CodeView(ScrollView, can_focus=True):
+class CodeView(LineCache, ScrollView, can_focus=True):
     """Read-only code with a line cursor, marked lines (links, search hits) and search.
 
     ``set_code(text, lexer)`` replaces the content; ``lexer`` is a Pygments name (``python``,
@@ -356,18 +358,6 @@ class CodeView(ScrollView, can_focus=True):
             if len(self._cache) > 2000:
                 self._cache.clear()
         return strip.crop_extend(scroll_x, scroll_x + width, fill)
-
-    def on_focus(self) -> None:
-        self._cache.clear()
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self._cache.clear()
-        self.refresh()
-
-    def notify_style_update(self) -> None:
-        self._cache.clear()
-        super().notify_style_update()
 
 
 def search_line(lines: Lines, pattern: "re.Pattern[str]", start: int = 0, line_start: bool = False) -> int | None:

@@ -31,7 +31,7 @@ import sys
 import time
 from typing import Any
 
-from tracer.protocol import read_session
+from tui.session import fmt_ms, load_session, session_command, session_parser
 
 #: artifact names of the levels torch has no event for
 ARTIFACTS = {
@@ -170,17 +170,14 @@ def loopbody_text(stop: dict[str, Any]) -> str:
 
 
 def run_text(msg: dict[str, Any]) -> str:
-    def ms(v: Any) -> str:
-        return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
-
     out = [f"# run: {msg.get('compile_id')} {msg.get('graph_kind')} on {msg.get('device')} "
            f"({msg.get('method')}" + (f", {msg['threads']} threads" if msg.get("threads") else "") + ")"]
-    out.append(f"compiled_ms {ms(msg.get('compiled_ms'))}")
-    out.append(f"eager_ms {ms(msg.get('eager_ms'))}")
+    out.append(f"compiled_ms {fmt_ms(msg.get('compiled_ms'))}")
+    out.append(f"eager_ms {fmt_ms(msg.get('eager_ms'))}")
     c, e = msg.get("compiled_ms"), msg.get("eager_ms")
     if isinstance(c, (int, float)) and isinstance(e, (int, float)) and c > 0:
         out.append(f"speedup {e / c:.2f}x")
-    out.append(f"kernel_sum_ms {ms(msg.get('kernel_sum_ms'))}")
+    out.append(f"kernel_sum_ms {fmt_ms(msg.get('kernel_sum_ms'))}")
     ks = msg.get("kernels")
     if isinstance(ks, list) and ks:
         out.append("")
@@ -189,8 +186,8 @@ def run_text(msg: dict[str, Any]) -> str:
             if not isinstance(k, dict):
                 continue
             share = k.get("share")
-            out.append(f"{str(k.get('name')):<48} {str(k.get('backend')):<8} {ms(k.get('median_ms')):>10} "
-                       f"{ms(k.get('p20_ms')):>10} {ms(k.get('p80_ms')):>10} "
+            out.append(f"{str(k.get('name')):<48} {str(k.get('backend')):<8} {fmt_ms(k.get('median_ms')):>10} "
+                       f"{fmt_ms(k.get('p20_ms')):>10} {fmt_ms(k.get('p80_ms')):>10} "
                        f"{(f'{share * 100:.0f}%' if isinstance(share, (int, float)) else '-'):>6}")
     return "\n".join(out) + "\n"
 
@@ -270,9 +267,7 @@ def export_trace(session_path: str, out_dir: str) -> str:
 
     Raises OSError (unreadable session, unwritable ``out_dir``) or ValueError (not a session).
     """
-    if os.path.isdir(session_path):
-        raise IsADirectoryError(f"{session_path} is a directory, not a session file")
-    msgs = list(read_session(session_path))
+    msgs = load_session(session_path)
     header = msgs[0]
     stem = os.path.splitext(os.path.basename(session_path))[0]
     os.makedirs(out_dir, exist_ok=True)
@@ -419,12 +414,9 @@ def export_trace(session_path: str, out_dir: str) -> str:
 # --------------------------------------------------------------------------- CLI
 
 def build_export_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="inductor-step export",
-        description="Write a recorded session as a TORCH_TRACE structured log (what torch writes with "
-                    "TORCH_TRACE=DIR), for tlparse: `tlparse DIR/dedicated_log_torch_trace_*.log`.",
-    )
-    p.add_argument("session", metavar="SESSION", help="a recorded session (.jsonl)")
+    p = session_parser("inductor-step export",
+                       "Write a recorded session as a TORCH_TRACE structured log (what torch writes with "
+                       "TORCH_TRACE=DIR), for tlparse: `tlparse DIR/dedicated_log_torch_trace_*.log`.")
     p.add_argument("dir", metavar="DIR", help="directory to write the trace log into (created if needed)")
     return p
 
@@ -432,17 +424,13 @@ def build_export_parser() -> argparse.ArgumentParser:
 def main_export(argv: list[str]) -> int:
     """``inductor-step export SESSION DIR`` (``argv``: the arguments after ``export``)."""
     args = build_export_parser().parse_args(argv)
-    try:
-        if not os.path.exists(args.session):
-            raise FileNotFoundError(f"no such session file: {args.session}")
+
+    def work() -> str:
         if os.path.exists(args.dir) and not os.path.isdir(args.dir):
             raise NotADirectoryError(f"{args.dir} exists and is not a directory")
-        path = export_trace(args.session, args.dir)
-    except (OSError, ValueError) as e:
-        print(f"inductor-step: {e}", file=sys.stderr)
-        return 2
-    print(path)
-    return 0
+        return export_trace(args.session, args.dir)
+
+    return session_command(args.session, work)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,7 +27,8 @@ import sys
 import tarfile
 from typing import Any
 
-from tracer.protocol import ALL_STAGES, read_session
+from tracer.protocol import ALL_STAGES
+from tui.session import fmt_ms as _ms, load_session, session_command, session_parser
 
 REPORT_NAME = "REPORT.md"
 #: Longest traceback REPORT.md carries (GitHub caps an issue body at 65,536 characters).
@@ -38,17 +39,6 @@ _TB_LINE_CHARS = 400
 
 
 # --------------------------------------------------------------------------- session summary
-
-def load_session(session_path: str) -> list[dict[str, Any]]:
-    """All messages of a session file.
-
-    Raises FileNotFoundError / IsADirectoryError / OSError if it cannot be read and ValueError if
-    it is not an ``inductor-step`` session.
-    """
-    if os.path.isdir(session_path):
-        raise IsADirectoryError(f"{session_path} is a directory, not a session file")
-    return list(read_session(session_path))
-
 
 def cid_slug(compile_id: str | None) -> str:
     """``"[0/1]"`` -> ``"0-1"`` (for file names)."""
@@ -414,10 +404,6 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     return "\n".join(L)
 
 
-def _ms(v: Any) -> str:
-    return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
-
-
 def build_report(session_path: str, out_dir: str | None = None, *, screenshots: list[str] | None = None,
                  stood: dict | None = None, include_paths: bool = False, archive: bool = False) -> str:
     """Write a bug-report bundle for ``session_path``; return the directory (or, with ``archive``,
@@ -477,12 +463,9 @@ def collect_screenshots(items: list[str], session_path: str) -> list[str]:
 
 
 def build_report_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="inductor-step report",
-        description="Make a bug-report bundle from a recorded session: REPORT.md (a GitHub issue body), "
-                    "a minimal repro per graph, the session file and screenshots.",
-    )
-    p.add_argument("session", metavar="SESSION", help="a recorded session (.jsonl)")
+    p = session_parser("inductor-step report",
+                       "Make a bug-report bundle from a recorded session: REPORT.md (a GitHub issue body), "
+                       "a minimal repro per graph, the session file and screenshots.")
     p.add_argument("--out", metavar="DIR", help="bundle directory (default: ./inductor-step-report-<session stem>)")
     p.add_argument("--screenshots", metavar="DIR_OR_FILE", nargs="+", action="extend",
                    help="screenshot files, or directories to take the files named <session stem>* from "
@@ -496,22 +479,18 @@ def build_report_parser() -> argparse.ArgumentParser:
 def main_report(argv: list[str]) -> int:
     """``inductor-step report SESSION [...]`` (``argv``: the arguments after ``report``)."""
     args = build_report_parser().parse_args(argv)
-    try:
-        if not os.path.exists(args.session):
-            raise FileNotFoundError(f"no such session file: {args.session}")
+
+    def work() -> str:
         if args.screenshots:
             shots = collect_screenshots(args.screenshots, args.session)
         elif os.path.isdir("screenshots"):
             shots = collect_screenshots(["screenshots"], args.session)
         else:
             shots = []
-        path = build_report(args.session, args.out, screenshots=shots, include_paths=args.include_paths,
+        return build_report(args.session, args.out, screenshots=shots, include_paths=args.include_paths,
                             archive=args.archive)
-    except (OSError, ValueError) as e:
-        print(f"inductor-step: {e}", file=sys.stderr)
-        return 2
-    print(path)
-    return 0
+
+    return session_command(args.session, work)
 
 
 if __name__ == "__main__":  # pragma: no cover

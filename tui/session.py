@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+import os
 import re
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy
+from tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
 
 _WORD = re.compile(r"\w+")
 
@@ -173,3 +176,43 @@ def summarize_stop(stop: dict[str, Any]) -> str:
 
 
 __all__ = ["Session", "summarize_stop", "ALL_STAGES", "STAGES"]
+
+
+# --------------------------------------------------------------------------- for report and export
+
+def load_session(session_path: str) -> list[dict[str, Any]]:
+    """All messages of a session file.
+
+    Raises FileNotFoundError / IsADirectoryError / OSError if it cannot be read and ValueError if
+    it is not an ``inductor-step`` session.
+    """
+    if os.path.isdir(session_path):
+        raise IsADirectoryError(f"{session_path} is a directory, not a session file")
+    return list(read_session(session_path))
+
+
+def fmt_ms(v: Any) -> str:
+    """A time in ms with four decimals; "-" when it is not a number."""
+    return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
+
+
+def session_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The argument parser of ``inductor-step report`` / ``export``, with its SESSION argument."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("session", metavar="SESSION", help="a recorded session (.jsonl)")
+    return p
+
+
+def session_command(session_path: str, work: Callable[[], str]) -> int:
+    """How ``inductor-step report`` and ``export`` end: ``work()`` on an existing session file and
+    its result (a path) printed, exit status 0; or, when the session is missing or ``work`` raises
+    OSError or ValueError, one line ``inductor-step: <why>`` on stderr, exit status 2."""
+    try:
+        if not os.path.exists(session_path):
+            raise FileNotFoundError(f"no such session file: {session_path}")
+        path = work()
+    except (OSError, ValueError) as e:
+        print(f"inductor-step: {e}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0

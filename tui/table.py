@@ -68,7 +68,26 @@ def _text(cell: Any) -> str:
     return cell.text if isinstance(cell, Cell) else "" if cell is None else str(cell)
 
 
-class Table(ScrollView, can_focus=True):
+class LineCache:
+    """For a ScrollView that keeps what it rendered per line in ``self._cache``: dropped when focus
+    or styles change (the cursor's look and the background depend on both)."""
+
+    _cache: dict
+
+    def on_focus(self) -> None:
+        self._cache.clear()
+        self.refresh()  # type: ignore[attr-defined]
+
+    def on_blur(self) -> None:
+        self._cache.clear()
+        self.refresh()  # type: ignore[attr-defined]
+
+    def notify_style_update(self) -> None:
+        self._cache.clear()
+        super().notify_style_update()  # type: ignore[misc]
+
+
+class Table(LineCache, ScrollView, can_focus=True):
     """Rows of text cells with a row cursor; rows are formatted only when drawn.
 
     Fill with :meth:`set_rows` (``keys``: one unique string per row; ``row(i)``: the cells of row
@@ -115,27 +134,20 @@ class Table(ScrollView, can_focus=True):
     }
     """
 
-    class RowHighlighted(Message):
+    class _RowEvent(Message):
+        def __init__(self, table: "Table", cursor_row: int, row_key: RowKey):
+            super().__init__()
+            self.data_table, self.cursor_row, self.row_key = table, cursor_row, row_key
+
+        @property
+        def control(self) -> "Table":
+            return self.data_table
+
+    class RowHighlighted(_RowEvent):
         """The cursor moved to row ``cursor_row`` (key ``row_key.value``)."""
 
-        def __init__(self, table: "Table", cursor_row: int, row_key: RowKey):
-            super().__init__()
-            self.data_table, self.cursor_row, self.row_key = table, cursor_row, row_key
-
-        @property
-        def control(self) -> "Table":
-            return self.data_table
-
-    class RowSelected(Message):
+    class RowSelected(_RowEvent):
         """Enter (or a click) on row ``cursor_row`` (key ``row_key.value``)."""
-
-        def __init__(self, table: "Table", cursor_row: int, row_key: RowKey):
-            super().__init__()
-            self.data_table, self.cursor_row, self.row_key = table, cursor_row, row_key
-
-        @property
-        def control(self) -> "Table":
-            return self.data_table
 
     def __init__(self, *, id: str | None = None, classes: str | None = None, cursor_type: str = "row",
                  zebra_stripes: bool = False, name: str | None = None):
@@ -393,17 +405,5 @@ class Table(ScrollView, can_focus=True):
         fill = row_style + cursor if cursor is not None else row_style
         return Strip(segs).crop_extend(scroll_x, scroll_x + width, fill)
 
-    def on_focus(self) -> None:
-        self._cache.clear()
-        self.refresh()
 
-    def on_blur(self) -> None:
-        self._cache.clear()
-        self.refresh()
-
-    def notify_style_update(self) -> None:
-        self._cache.clear()
-        super().notify_style_update()
-
-
-__all__ = ["Cell", "RowKey", "Table"]
+__all__ = ["Cell", "LineCache", "RowKey", "Table"]
