@@ -104,6 +104,17 @@ def test_script_that_never_compiles_says_so(tmp_path):
     assert stages(r.messages()) == []
 
 
+def test_script_that_fails_before_compiling_names_its_error_not_a_missing_compile(tmp_path):
+    r = run(tmp_path, "raises_before")
+    assert r.rc == 1
+    (err,) = errors(r.messages())
+    assert err["stage"] == "script"
+    done = [m for m in r.messages() if m.get("type") == "done"][-1]
+    assert "ModuleNotFoundError: No module named 'a_module_this_user_has_not_installed'" in done["message"]
+    assert "never compiled" not in done["message"]
+    assert "raises_before.py" in r.stderr
+
+
 def test_users_own_exception_after_compiling_is_theirs(tmp_path):
     r = run(tmp_path, "raises_after")
     assert r.rc == 1

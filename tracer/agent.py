@@ -582,8 +582,13 @@ class Agent:
         sys.stdout.flush()
         sys.stderr.flush()
         compiled = sum(1 for g in self.graphs.values() if g.get("last_stage"))
-        self.send({"type": "done", "returncode": rc, "graphs": compiled,
-                   "message": None if compiled else "the script never compiled a graph with torch.compile"})
+        if compiled:
+            done_msg = None
+        elif error and error.get("stage") == "script":
+            done_msg = f"the script stopped with {error['message']} before any torch.compile"
+        else:
+            done_msg = "the script never compiled a graph with torch.compile"
+        self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg})
         self.script_done = True
         if self.run_at_end and compiled:
             self.run_all()
