@@ -1197,13 +1197,16 @@ class StepApp(App[None]):
     @on(OptionList.OptionHighlighted, "#graphs")
     def _graph_picked(self, event: OptionList.OptionHighlighted) -> None:
         key = event.option.id
-        if event.option_index != self.query_one("#graphs", OptionList).highlighted:
+        if event.option_index != event.option_list.highlighted:
             return  # stale: the highlight has moved on since this message was posted
         if key and key != self.view_graph:
             self.view_graph = key
             self.selected_buffer = None
             self.follow = False
-            self.refresh_all()
+            try:
+                self.refresh_all()
+            except NoMatches:  # a late highlight while the app is closing
+                return
 
 
     # ------------------------------------------------------------------ the one selection
