@@ -383,6 +383,19 @@ def test_run_times_every_compiled_graph(train: Run) -> None:
         assert re.search(re.escape(key) + r"\s+run\s+compiled \d+\.\d+ ms", train.stdout)
     status = train.of_type("run_status")
     assert status and status[-1].get("done") is True
+    assert all(r["cupti"] == "CPU: not applicable" for r in runs)  # CUPTI is detached before a CUDA run only
+
+
+def test_a_slow_spell_in_the_middle_of_the_rounds_does_not_set_the_graph_time() -> None:
+    """Rounds of a launch-bound graph measured on an H200 while the box had a slow spell: the graph
+    time waits for rounds that agree (tracer.timing.whole_graph_rounds) instead of taking their median."""
+    from tracer.timing import stable_window
+
+    spell = [1.83, 2.69, 2.64, 2.68, 1.77]
+    assert stable_window(spell) is None
+    assert stable_window(spell + [1.71, 1.72, 1.69]) is None  # 2.68 still in the last five
+    assert stable_window(spell + [1.71, 1.72, 1.69, 1.75]) == [1.77, 1.71, 1.72, 1.69, 1.75]
+    assert stable_window([3.0095, 3.0071, 3.0097, 3.0104, 3.0084]) is not None
 
 
 # ----------------------------------------------------------------------------- graph break

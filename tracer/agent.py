@@ -431,7 +431,7 @@ class Agent:
             return
         self.cancel_run.clear()
         try:
-            from tracer import adapter, timing  # noqa: PLC0415
+            from tracer import timing  # noqa: PLC0415
 
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
@@ -439,28 +439,35 @@ class Agent:
             if not todo:
                 self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
                 return
-            for i, ((cid, kind), g) in enumerate(todo):
-                if self.cancel_run.is_set():
-                    self.send({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
-                               "done": True})
-                    return
-                where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
-                self.send({"type": "run_status", "message": where})
-                msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
-                                       "device": g.get("device", "cpu")}
-                try:
-                    msg.update(timing.time_graph(
-                        g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
-                        num_gb=g.get("num_gb"),
-                        script=self.script_calls.get(adapter.output_module_key(g["output_path"])),
-                        progress=lambda text, where=where: self.send({"type": "run_status", "message": f"{where}: {text}"})))
-                except Exception as e:  # noqa: BLE001
-                    msg["error"] = f"{type(e).__name__}: {e}"
-                    msg["traceback"] = traceback.format_exc()
-                self.send(msg)
-            self.send({"type": "run_status", "message": f"timed {len(todo)} graph(s)", "done": True})
+            with timing.cupti_detached(str(self.device)) as cupti:
+                self._time_graphs(todo, cupti)
         finally:
             self.run_lock.release()
+
+    def _time_graphs(self, todo: list, cupti: str) -> None:
+        """run_all's loop: one ``run`` message per graph of ``todo`` (``((compile id, kind), graph)``)."""
+        from tracer import adapter, timing  # noqa: PLC0415
+
+        for i, ((cid, kind), g) in enumerate(todo):
+            if self.cancel_run.is_set():
+                self.send({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
+                           "done": True})
+                return
+            where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
+            self.send({"type": "run_status", "message": where})
+            msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
+                                   "device": g.get("device", "cpu"), "cupti": cupti}
+            try:
+                msg.update(timing.time_graph(
+                    g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
+                    num_gb=g.get("num_gb"),
+                    script=self.script_calls.get(adapter.output_module_key(g["output_path"])),
+                    progress=lambda text, where=where: self.send({"type": "run_status", "message": f"{where}: {text}"})))
+            except Exception as e:  # noqa: BLE001
+                msg["error"] = f"{type(e).__name__}: {e}"
+                msg["traceback"] = traceback.format_exc()
+            self.send(msg)
+        self.send({"type": "run_status", "message": f"timed {len(todo)} graph(s)", "done": True})
 
     # ------------------------------------------------------------------ main
     def failing_stage(self, exc: BaseException) -> tuple[str | None, str | None, str]:

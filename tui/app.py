@@ -1059,6 +1059,8 @@ class StepApp(App[None]):
                          + (f"  [in graph: {run['in_graph']}]" if run.get("in_graph") not in (None, "ok") else ""))
             lines.append("in script: the kernel in the script's own calls of this graph (calls 2-11, CUPTI via "
                          f"torch.profiler), L2 and clocks as the model left them  [{run.get('in_script', 'not recorded')}]")
+            if run.get("cupti"):
+                lines.append(f"CUPTI: {run['cupti']}")
         if run.get("inputs"):
             lines.append(f"inputs: {run['inputs']}")
         peak = run.get("peak") or {}
