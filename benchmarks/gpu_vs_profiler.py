@@ -42,7 +42,10 @@ The profiler there records CPU activity too, from the first profiled call on: ea
 our ``extern_kernels.mm``), however many kernels it runs.  After the script ends, each graph is
 called again on its second call's inputs and timed by a plain loop of CUDA events (L2 flushed,
 L2 warm, back to back) against our ``compiled_ms``; our session's own output module is timed the
-same way in that process, which tells a difference in the code from one in the process.
+same way in that process, which tells a difference in the code from one in the process.  Before
+those loops CUPTI is detached (tracer.timing.cupti_detached, as the agent does before its timing
+run): a profiler session leaves it attached and it slows every later launch (up to 1.3x on a
+launch-bound graph, benchmarks/profiler_after_effect.py).
 
 Launch configs: where a Triton kernel has several, each process's autotuner picks by its own
 benchmark and two runs can settle differently (a 2-4 us kernel at ``XBLOCK=512`` in one and
@@ -867,28 +870,42 @@ def profile_script_child(out_path: str, argv: list[str], max_calls: int, pin_pat
     externs = {k: [[e[:3] for e in c] for c in v] for k, v in externs.items()}
     configs = {key: adapter.autotuned_configs(key) for key in calls}  # what each Triton kernel autotuned to here
     loops: dict[str, Any] = {}
+    loops_cupti = None
     if loop_iters and cuda:
-        for key, (_, inputs) in saved.items():
-            g = graphs_by_key.get(key)
-            if g is None:
-                continue
-            try:
-                loops[key] = plain_graph_loop(g, inputs, loop_iters)
-            except Exception as e:  # noqa: BLE001 - report it; the profile stands
-                loops[key] = {"error": f"{type(e).__name__}: {e}"[:300]}
-            ours_path = (pinned.get(key) or {}).get("output_path")
-            if ours_path and os.path.exists(ours_path) and "error" not in loops[key]:
-                try:  # our session's output module (provenance comments and all), same process, same inputs
-                    m = adapter.load_output_module(ours_path)
-                    adapter.pin_configs(m, pinned[key]["configs"])
-                    loops[key]["ours_module"] = plain_graph_loop(m.call, inputs, loop_iters)
-                except Exception as e:  # noqa: BLE001
-                    loops[key]["ours_module"] = {"error": f"{type(e).__name__}: {e}"[:300]}
+        from tracer import timing  # noqa: PLC0415
+
+        # the profiler session above leaves CUPTI attached, which slows every later launch (up to 1.3x
+        # on a launch-bound graph, benchmarks/profiler_after_effect.py): detach it for the loops, as
+        # the agent does for its timing run
+        with timing.cupti_detached("cuda") as loops_cupti:
+            loop_graphs(saved, graphs_by_key, pinned, loops, loop_iters)
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump({"graphs": graphs, "externs": externs, "spans": spans, "calls": calls, "configs": configs,
-                   "pinned": {k: v["pinned"] for k, v in pinned.items()}, "loops": loops, "markers_launched": len(labels),
-                   "markers_seen": marker + 1, "torch": torch.__version__}, f)
+                   "pinned": {k: v["pinned"] for k, v in pinned.items()}, "loops": loops, "loops_cupti": loops_cupti,
+                   "markers_launched": len(labels), "markers_seen": marker + 1, "torch": torch.__version__}, f)
     return rc
+
+
+def loop_graphs(saved: dict, graphs_by_key: dict, pinned: dict, loops: dict, loop_iters: int) -> None:
+    """The plain loops of :func:`profile_script_child`: each graph, then our session's output module."""
+    from tracer import adapter  # noqa: PLC0415
+
+    for key, (_, inputs) in saved.items():
+        g = graphs_by_key.get(key)
+        if g is None:
+            continue
+        try:
+            loops[key] = plain_graph_loop(g, inputs, loop_iters)
+        except Exception as e:  # noqa: BLE001 - report it; the profile stands
+            loops[key] = {"error": f"{type(e).__name__}: {e}"[:300]}
+        ours_path = (pinned.get(key) or {}).get("output_path")
+        if ours_path and os.path.exists(ours_path) and "error" not in loops[key]:
+            try:  # our session's output module (provenance comments and all), same process, same inputs
+                m = adapter.load_output_module(ours_path)
+                adapter.pin_configs(m, pinned[key]["configs"])
+                loops[key]["ours_module"] = plain_graph_loop(m.call, inputs, loop_iters)
+            except Exception as e:  # noqa: BLE001
+                loops[key]["ours_module"] = {"error": f"{type(e).__name__}: {e}"[:300]}
 
 
 def triton_signature(kernels: list) -> tuple:
@@ -938,7 +955,7 @@ def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
     with open(prof_json, encoding="utf-8") as f:
         child = json.load(f)
     print(f"  profiled calls per graph module: {child['calls']}; markers launched {child['markers_launched']}, "
-          f"seen on the GPU {child['markers_seen']}")
+          f"seen on the GPU {child['markers_seen']}; CUPTI for the plain loops: {child.get('loops_cupti')}")
     by_sig = {triton_signature(segs[0]): k for k, segs in child["graphs"].items() if segs}
     msum: dict[str, Any] = {"argv": argv, "graphs": {}}
     for key, run in runs.items():
@@ -1122,7 +1139,10 @@ def main() -> int:
             torch.cuda.synchronize()
         print(f"  in-process compile + 3 warm-up iterations {time.perf_counter() - t0:.1f} s")
         prof = profile_phases(phases, a.iters, cuda)
-        loop = plain_loop(phases, a.loop_iters, cuda)
+        from tracer import timing  # noqa: PLC0415
+
+        with timing.cupti_detached("cuda" if cuda else "cpu"):  # as in the agent's run: no profiler after-effect
+            loop = plain_loop(phases, a.loop_iters, cuda)
         msum: dict[str, Any] = {"graphs": {}}
         for key, _ in phases:
             gsum = report_graph(key, runs.get(key), prof.get(key) or [], loop.get(key), outputs.get(key), ctx)
