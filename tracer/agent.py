@@ -397,6 +397,8 @@ class Agent:
             return out
         if not self.profile_script_calls or rec["calls"] > 1 + PROFILE_CALLS or rec["status"] is not None:
             return run()
+        if self.run_lock.locked():  # a timing run is on (``r`` while the script runs): it has CUPTI detached
+            return run()            # (TEARDOWN_CUPTI set), and both would share the GPU anyway
         if adapter.profiler_active():
             rec["status"] = "the script runs its own profiler; its calls were not profiled"
             return run()
