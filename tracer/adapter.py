@@ -19,7 +19,9 @@ import functools
 import logging
 import os
 import re
+import threading
 import traceback
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -591,6 +593,192 @@ def is_backward_graph(graph: Any) -> bool:
     return any(n.op == "placeholder" and n.name.startswith("tangents") for n in graph.nodes)
 
 
+# ----------------------------------------------------------------------------- text memo
+
+_MEMO_LOCK = threading.Lock()
+_MEMO_DEPTH = 0
+_MEMO_PATCHES: list[tuple[Any, str, Any]] = []  # (class, attribute, original) while installed
+_MEMO_ACTIVE = threading.local()
+
+
+class TextMemo:
+    """Inductor's own text for objects that cannot change, computed once per graph (a speed-up only).
+
+    The lowering, scheduling and loopbody stops print the same objects again and again: each
+    SchedulerNode's ``debug_str()`` holds its LoopBody's ``debug_str()``, which the loopbody stop
+    prints once more; a FusedSchedulerNode's text holds its members' texts; and every MemoryDep and
+    sympy expression of a node is printed before fusion and again after it.  Inside ``with memo:``
+    on the thread that captures (the compile thread), these are answered from this memo:
+
+    - sympy expressions (``Printable.__str__``/``__repr__``, sympy/core/_print_helpers.py): sympy
+      objects are immutable, so their text is a function of the object;
+    - ``MemoryDep.__repr__`` (torch/_inductor/dependencies.py): a frozen dataclass of a name, sympy
+      expressions and a mode;
+    - ``LoopBody.debug_str()`` (torch/_inductor/loop_body.py): reused only while the body and
+      everything its text is made of (var_ranges, indexing_exprs, and each block's FX graph: its
+      nodes with their names, ops, targets, types and argument tuples) are the same objects as when
+      it was computed; otherwise computed again.
+
+    Keys are object identities, and the memo holds the objects it keys on, so an id cannot be reused
+    while it is cached.  The texts are exactly what Inductor computes.  The methods are wrapped (at
+    class level) only while some thread is inside a ``with`` block; other threads, and code outside
+    the block, call Inductor's and sympy's own.  Where this torch or sympy lacks one of them, that
+    one is simply not memoized.  :func:`graph_memo` gives the one memo of the graph being compiled,
+    which :func:`scheduler_nodes`, :func:`ir_buffers` and :func:`loop_bodies` share.
+    """
+
+    def __init__(self) -> None:
+        self.texts: dict[int, tuple[Any, str]] = {}  # id -> (object, text): sympy and MemoryDep
+        self.bodies: dict[int, tuple[list, str]] = {}  # id(LoopBody) -> (what the text was made of, text)
+        self.hits = 0
+        self.misses = 0
+        self._prev: list[Any] = []
+
+    def __enter__(self) -> TextMemo:
+        global _MEMO_DEPTH
+        self._prev.append(getattr(_MEMO_ACTIVE, "memo", None))
+        _MEMO_ACTIVE.memo = self
+        with _MEMO_LOCK:
+            if _MEMO_DEPTH == 0:
+                _install_memo_patches()
+            _MEMO_DEPTH += 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        global _MEMO_DEPTH
+        with _MEMO_LOCK:
+            _MEMO_DEPTH -= 1
+            if _MEMO_DEPTH == 0:
+                _remove_memo_patches()
+        _MEMO_ACTIVE.memo = self._prev.pop()
+
+    def text(self, obj: Any, compute: Callable[[Any], str]) -> str:
+        """``compute(obj)``, once per object (for immutable objects only)."""
+        hit = self.texts.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            self.hits += 1
+            return hit[1]
+        self.misses += 1
+        s = compute(obj)
+        self.texts[id(obj)] = (obj, s)
+        return s
+
+    def body_text(self, body: Any, compute: Callable[[Any], str]) -> str:
+        """``compute(body)`` for a LoopBody, reused while what its text is made of is unchanged."""
+        try:
+            parts = _loop_body_parts(body)
+        except Exception:  # noqa: BLE001 - a LoopBody unlike torch 2.11-2.15's: not memoized
+            return compute(body)
+        hit = self.bodies.get(id(body))
+        if hit is not None and len(hit[0]) == len(parts) and all(a is b for a, b in zip(hit[0], parts)):
+            self.hits += 1
+            return hit[1]
+        self.misses += 1
+        s = compute(body)
+        self.bodies[id(body)] = (parts, s)
+        return s
+
+
+_GRAPH_MEMO: tuple[Any, TextMemo] | None = None  # (weakref to a GraphLowering, its memo)
+
+
+def graph_memo() -> TextMemo:
+    """The :class:`TextMemo` of the graph being compiled (``V.graph``), made on first use; the next
+    graph's replaces it, so at most one graph's texts are held.  Outside a compile: a fresh memo."""
+    global _GRAPH_MEMO
+    try:
+        gl = current_graph()
+        ref = weakref.ref(gl)
+    except Exception:  # noqa: BLE001 - no live graph here
+        return TextMemo()
+    cur = _GRAPH_MEMO
+    if cur is not None and cur[0]() is gl:
+        return cur[1]
+    memo = TextMemo()
+    _GRAPH_MEMO = (ref, memo)
+    return memo
+
+
+def with_graph_memo(fn: Callable) -> Callable:
+    """Decorator: run ``fn`` inside ``with graph_memo():`` (the texts it asks Inductor for are memoized)."""
+
+    @functools.wraps(fn)
+    def wrapper(*a: Any, **k: Any) -> Any:
+        with graph_memo():
+            return fn(*a, **k)
+
+    return wrapper
+
+
+def _loop_body_parts(body: Any) -> list:
+    """Every object ``LoopBody.debug_str()`` reads, flat, for an identity comparison: the body, its
+    var_ranges and indexing_exprs items, and for each block (root, then subblocks) the block, its
+    FX graph and, per node, the node, name, op, target, type and args/kwargs tuples (FX replaces
+    those tuples on any change; their contents are immutable)."""
+    from torch.fx.experimental import _config as fx_experimental_config  # noqa: PLC0415
+
+    parts: list = [body, fx_experimental_config.enrich_profiler_metadata]
+    for k, v in body.var_ranges.items():
+        parts += (k, v)
+    for k, v in body.indexing_exprs.items():
+        parts += (k, v)
+    blocks = [("body", body.root_block)]
+    blocks += list(body.subblocks.items())
+    for name, block in blocks:
+        g = block.graph
+        parts += (name, block, g, g._codegen)
+        for n in g.nodes:
+            parts += (n, n.name, n.op, n.target, n.type, n._args, n._kwargs)
+    return parts
+
+
+def _install_memo_patches() -> None:
+    """Wrap the memoized methods at class level (under _MEMO_LOCK); each wrapper asks the memo of the
+    calling thread, or calls the original where that thread has none."""
+
+    def wrap(cls: Any, attr: str, via_body: bool = False) -> None:
+        orig = cls.__dict__.get(attr)
+        if orig is None or getattr(orig, "_inductor_step_memo", False):
+            return
+
+        def method(self: Any, *a: Any) -> str:
+            memo = getattr(_MEMO_ACTIVE, "memo", None)
+            if memo is None or a:
+                return orig(self, *a)
+            return memo.body_text(self, orig) if via_body else memo.text(self, orig)
+
+        method._inductor_step_memo = True  # type: ignore[attr-defined]
+        functools.update_wrapper(method, orig)
+        _MEMO_PATCHES.append((cls, attr, orig))
+        setattr(cls, attr, method)
+
+    try:
+        from sympy.core._print_helpers import Printable  # noqa: PLC0415
+
+        wrap(Printable, "__str__")
+        wrap(Printable, "__repr__")
+    except Exception:  # noqa: BLE001 - another sympy: not memoized
+        pass
+    try:
+        from torch._inductor.dependencies import MemoryDep  # noqa: PLC0415
+
+        wrap(MemoryDep, "__repr__")
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from torch._inductor.loop_body import LoopBody  # noqa: PLC0415
+
+        wrap(LoopBody, "debug_str", via_body=True)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _remove_memo_patches() -> None:
+    while _MEMO_PATCHES:
+        cls, attr, orig = _MEMO_PATCHES.pop()
+        setattr(cls, attr, orig)
+
+
 # ----------------------------------------------------------------------------- lowering: IR buffers
 
 def _s(x: Any) -> Any:
@@ -600,6 +788,7 @@ def _s(x: Any) -> Any:
 
 
 @safe("IR buffers")
+@with_graph_memo
 def ir_buffers(gl: Any) -> dict[str, Any]:
     """Every IR buffer of a GraphLowering (``V.graph.buffers``), in order.
 
@@ -656,6 +845,7 @@ def ir_buffers(gl: Any) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- scheduling
 
 @safe("scheduler nodes")
+@with_graph_memo
 def scheduler_nodes(nodes: list) -> list[dict[str, Any]]:
     """Scheduler nodes as Inductor names them.
 
@@ -730,6 +920,7 @@ def _order(sched: Any, node: Any) -> int:
 # ----------------------------------------------------------------------------- LoopBody
 
 @safe("LoopBody")
+@with_graph_memo
 def loop_bodies(nodes: list) -> list[dict[str, Any]]:
     """Each member SchedulerNode's LoopBody (``snode._body``, private).
 
