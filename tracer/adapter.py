@@ -674,9 +674,64 @@ class TextMemo:
             self.hits += 1
             return hit[1]
         self.misses += 1
-        s = compute(body)
+        s = _loop_body_text(body, compute)
         self.bodies[id(body)] = (parts, s)
         return s
+
+
+# LoopBody.debug_str() builds (and compiles) a torch.fx.GraphModule per block only to read its
+# ``.code``, which GraphModule.recompile takes from ``graph.python_code(root_module="self", ...)``:
+# _fast_loop_body_text asks the graph directly.  Each process checks it against Inductor's own
+# text on its first _FAST_BODY_CHECKS bodies and uses it only if all of them matched.
+_FAST_BODY_CHECKS = 16
+_FAST_BODY = {"checked": 0, "ok": True}
+
+
+def _loop_body_text(body: Any, compute: Callable[[Any], str]) -> str:
+    """``LoopBody.debug_str()`` (``compute``), or the same text without the GraphModules once that
+    has matched Inductor's own on this process's first bodies (see _FAST_BODY_CHECKS)."""
+    if not _FAST_BODY["ok"]:
+        return compute(body)
+    if _FAST_BODY["checked"] >= _FAST_BODY_CHECKS:
+        try:
+            fast = _fast_loop_body_text(body)
+        except Exception:  # noqa: BLE001
+            fast = None
+        return fast if fast is not None else compute(body)
+    s = compute(body)
+    try:
+        fast = _fast_loop_body_text(body)
+    except Exception:  # noqa: BLE001
+        fast = None
+    if fast is not None:
+        if fast == s:
+            _FAST_BODY["checked"] += 1
+        else:
+            _FAST_BODY["ok"] = False
+            log.debug("fast LoopBody text differs from Inductor's; using Inductor's")
+    return s
+
+
+def _fast_loop_body_text(body: Any) -> str | None:
+    """torch/_inductor/loop_body.py LoopBody.debug_str and LoopBodyBlock.debug_str, with each
+    block's code from ``graph.python_code`` instead of a GraphModule; None where a GraphModule
+    would be built differently (a module/attribute target missing from ``body.submodules``, on
+    which Inductor's own raises)."""
+    from torch.fx.experimental import _config as fx_experimental_config  # noqa: PLC0415
+
+    lines = [f"var_ranges = {dict(body.var_ranges)}"]
+    lines.extend([f"{name} = {val}" for name, val in body.indexing_exprs.items()])
+    blocks = [("body", body.root_block)]
+    blocks += list(body.subblocks.items())
+    subs = body.submodules
+    for name, block in blocks:
+        g = block.graph
+        for n in g.nodes:
+            if n.op in ("call_module", "get_attr") and n.target not in subs:
+                return None
+        code = g.python_code(root_module="self", record_func=fx_experimental_config.enrich_profiler_metadata).src
+        lines.append(re.sub(r";[^\n]*", "", code.strip().replace("def forward(", f"def {name}(")))
+    return "\n".join(lines)
 
 
 _GRAPH_MEMO: tuple[Any, TextMemo] | None = None  # (weakref to a GraphLowering, its memo)
