@@ -33,26 +33,28 @@ class SessionWriter:
         self.path = path
         self.f = open(path, "wb")  # noqa: SIM115 - kept open for the session
         self.lock = threading.Lock()
-        self.pending: list[dict[str, Any]] | None = []
+        self.pending: list[tuple[dict[str, Any], bytes | None]] | None = []
         self.fallback_header = fallback_header or {}
 
-    def _put(self, msg: dict[str, Any]) -> None:
-        self.f.write(protocol.encode(msg))
+    def _put(self, msg: dict[str, Any], raw: bytes | None = None) -> None:
+        self.f.write(raw + b"\n" if raw is not None else protocol.encode(msg))
 
-    def write(self, msg: dict[str, Any]) -> None:
+    def write(self, msg: dict[str, Any], raw: bytes | None = None) -> None:
+        """Append ``msg``; ``raw``, where given, is the line it was decoded from (without its
+        newline), written as it is instead of encoding ``msg`` again."""
         with self.lock:
             if self.f.closed:
                 return
             if self.pending is not None:
                 if msg.get("type") != "header":
-                    self.pending.append(msg)
+                    self.pending.append((msg, raw))
                     return
-                self._put(msg)
-                for m in self.pending:
-                    self._put(m)
+                self._put(msg, raw)
+                for m, r in self.pending:
+                    self._put(m, r)
                 self.pending = None
             else:
-                self._put(msg)
+                self._put(msg, raw)
             self.f.flush()
 
     def close(self) -> None:
@@ -63,8 +65,8 @@ class SessionWriter:
                 self._put({"type": "header", "format": protocol.FORMAT, "torch": None, "triton": None,
                            "python": None, "device": None, **self.fallback_header,
                            "note": "the agent ended before it sent its header"})
-                for m in self.pending:
-                    self._put(m)
+                for m, r in self.pending:
+                    self._put(m, r)
                 self.pending = None
             self.f.close()
 
@@ -111,13 +113,15 @@ class AgentProcess:
             t.start()
         threading.Thread(target=self._wait, daemon=True).start()
 
-    def _emit(self, msg: dict[str, Any]) -> None:
+    def _emit(self, msg: dict[str, Any], raw: bytes | None = None) -> None:
         if self.writer is not None:
-            self.writer.write(msg)
+            self.writer.write(msg, raw)
         self.on_message(msg)
 
     def _read_stream(self) -> None:
-        buf = b""
+        # a stop line can be megabytes: keep its chunks in a list and look for the newline in each
+        # new chunk only (appending to one bytes object and scanning it again was quadratic)
+        parts: list[bytes] = []
         while True:
             try:
                 chunk = self.msg.read(1 << 16)
@@ -125,12 +129,21 @@ class AgentProcess:
                 chunk = b""
             if not chunk:
                 break
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
+            start = 0
+            while True:
+                end = chunk.find(b"\n", start)
+                if end < 0:
+                    parts.append(chunk[start:])
+                    break
+                line = chunk[start:end]
+                if parts:
+                    parts.append(line)
+                    line = b"".join(parts)
+                    parts = []
+                start = end + 1
                 msg = protocol.decode(line)
                 if msg is not None:
-                    self._emit(msg)
+                    self._emit(msg, line.strip())
 
     def _read_output(self, pipe: Any, stream: str) -> None:
         for raw in iter(pipe.readline, b""):
