@@ -628,7 +628,10 @@ class TextMemo:
     """
 
     def __init__(self) -> None:
-        self.texts: dict[int, tuple[Any, str]] = {}  # id -> (object, text): sympy and MemoryDep
+        # sympy and MemoryDep: id -> object, id -> text (two dicts, not one of tuples: the texts
+        # dict holds no container the garbage collector has to track)
+        self.objs: dict[int, Any] = {}
+        self.texts: dict[int, str] = {}
         self.bodies: dict[int, tuple[list, str]] = {}  # id(LoopBody) -> (what the text was made of, text)
         self.hits = 0
         self.misses = 0
@@ -654,13 +657,14 @@ class TextMemo:
 
     def text(self, obj: Any, compute: Callable[[Any], str]) -> str:
         """``compute(obj)``, once per object (for immutable objects only)."""
-        hit = self.texts.get(id(obj))
-        if hit is not None and hit[0] is obj:
+        key = id(obj)
+        if self.objs.get(key) is obj:
             self.hits += 1
-            return hit[1]
+            return self.texts[key]
         self.misses += 1
         s = compute(obj)
-        self.texts[id(obj)] = (obj, s)
+        self.objs[key] = obj
+        self.texts[key] = s
         return s
 
     def body_text(self, body: Any, compute: Callable[[Any], str]) -> str:
