@@ -8,7 +8,13 @@ A fourth mode, "python, no finalization", runs the script the way the agent does
 atexit functions, then ``os._exit``): CPython's interpreter finalization after torch has compiled
 takes 1-2 s, which the agent skips, so this is the baseline that isolates our own cost.
 
-    python benchmarks/overhead.py [--repeats 5] SCRIPT [SCRIPT...]
+Each round runs every mode once, back to back; besides each mode's median wall time the report gives
+the median over rounds of the per-round ratio to "no finalization" (the paired ratio), which is
+less sensitive to the machine's speed drifting between rounds.  ``--before DIR`` adds a mode that
+runs ``inductor-step --headless`` from another checkout (e.g. a ``git worktree`` of the previous
+commit), interleaved with the others, for before/after comparisons in one run.
+
+    python benchmarks/overhead.py [--repeats 5] [--before DIR] SCRIPT [SCRIPT...]
 """
 
 import argparse
@@ -43,9 +49,11 @@ def timed(cmd, env, cwd):
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--before", metavar="DIR", help="also run inductor-step from this checkout (interleaved)")
     p.add_argument("scripts", nargs="+")
     a = p.parse_args()
     base = dict(os.environ, PYTHONPATH=ROOT, TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     for script in a.scripts:
         script = os.path.abspath(script)
         work = tempfile.mkdtemp()
@@ -56,6 +64,11 @@ def main() -> None:
             "TORCH_COMPILE_DEBUG=1": ([sys.executable, script], dict(base, TORCH_COMPILE_DEBUG="1")),
             "python, no finalization": ([sys.executable, "-c", NO_FINALIZATION, script], base),
         }
+        if a.before:
+            before = os.path.abspath(a.before)
+            modes["inductor-step, --before"] = ([sys.executable, "-m", "tui.cli", "--headless", "--record",
+                                                 os.path.join(work, "before.jsonl"), script],
+                                                dict(base, PYTHONPATH=before))
         times = {m: [] for m in modes}
         for _ in range(a.repeats):
             for m, (cmd, env) in modes.items():
@@ -67,10 +80,12 @@ def main() -> None:
         ours = os.path.getsize(os.path.join(work, "s.jsonl"))
         plain = statistics.median(times["python"])
         bare = statistics.median(times["python, no finalization"])
-        print(f"\n{os.path.relpath(script, ROOT)}  ({a.repeats} runs each, interleaved)")
+        print(f"\n{os.path.relpath(script, ROOT)}  ({a.repeats} runs each, interleaved;"
+              f" load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
         for m, xs in times.items():
+            paired = statistics.median(x / b for x, b in zip(xs, times["python, no finalization"]))
             print(f"  {m:<26} median {statistics.median(xs):6.2f} s   ratio to python {statistics.median(xs) / plain:5.2f}x"
-                  f"   to no-finalization {statistics.median(xs) / bare:5.2f}x"
+                  f"   to no-finalization {statistics.median(xs) / bare:5.2f}x (paired {paired:5.3f}x)"
                   f"   (min {min(xs):.2f}, max {max(xs):.2f})")
         print(f"  session file {ours / 1e6:.2f} MB   TORCH_TRACE log {trace_bytes / 1e6:.2f} MB   ratio {ours / trace_bytes:.2f}x")
         shutil.rmtree(work, ignore_errors=True)
