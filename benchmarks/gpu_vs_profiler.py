@@ -66,12 +66,16 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from typing import Any
+import contextlib
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS_SCRIPT = os.path.join(ROOT, "benchmarks", "cuda_models.py")
@@ -93,6 +97,98 @@ _GEMM = re.compile(r"gemm|gemv|nvjet|cutlass|xmma|cublas|splitK", re.I)
 
 def _is_gemm(name: str) -> bool:
     return bool(_GEMM.search(name)) and not re.search(r"fmha|flash|attention", name, re.I)
+
+
+# ----------------------------------------------------------------------------- GPU clocks while we measure
+
+class GpuClocks:
+    """The GPU's SM clock (MHz), utilization (%), power (W), temperature (C) and active clock event
+    reasons (nvidia-smi's ``clocks_event_reasons.active`` bitmask: power cap, thermal or hardware
+    slowdown), sampled by ``nvidia-smi -lms 200`` in the background for the whole benchmark, with
+    named phases (:meth:`phase`).  It tells a slow spell with the clocks down (power, thermal) from
+    one without (the host, or another process on the GPU).  Rows go to ``path`` as CSV (unix time
+    first).  Without nvidia-smi it records nothing and :meth:`summary` says so."""
+
+    REASONS = {0x2: "applications clocks setting", 0x4: "SW power cap", 0x8: "HW slowdown", 0x10: "sync boost",
+               0x20: "SW thermal", 0x40: "HW thermal", 0x80: "HW power brake", 0x100: "display clocks"}
+
+    def __init__(self, path: str) -> None:
+        self.path, self.rows, self.phases = path, [], []
+        self.proc: subprocess.Popen | None = None
+        exe = shutil.which("nvidia-smi")
+        if not exe:
+            return
+        gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
+        for reasons in ("clocks_event_reasons.active", "clocks_throttle_reasons.active"):
+            fields = f"clocks.sm,utilization.gpu,power.draw,temperature.gpu,{reasons}"
+            q = [exe, "-i", gpu, f"--query-gpu={fields}", "--format=csv,noheader,nounits"]
+            if subprocess.run(q, capture_output=True, text=True).returncode == 0:
+                self.proc = subprocess.Popen([*q, "-lms", "200"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                             text=True)
+                threading.Thread(target=self._read, daemon=True).start()
+                return
+
+    def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            parts = [x.strip() for x in line.split(",")]
+            if len(parts) == 5:
+                self.rows.append((time.time(), *parts))
+
+    @contextmanager
+    def phase(self, label: str) -> Iterator[None]:
+        """Mark the samples taken inside the ``with`` block as ``label``."""
+        t0 = time.time()
+        try:
+            yield
+        finally:
+            self.phases.append((label, t0, time.time()))
+
+    def stop(self) -> None:
+        """End sampling and write the CSV."""
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=5)
+        with open(self.path, "w", encoding="utf-8") as f:
+            f.write("unix_s,sm_mhz,util_pct,power_w,temp_c,clock_event_reasons\n")
+            f.writelines(",".join(map(str, r)) + "\n" for r in self.rows)
+
+    def summary(self) -> list[str]:
+        """One line per phase: samples, SM clock median (min-max) MHz, utilization median %, power
+        max W, and every clock event reason seen (GPU idle left out) with how many samples had it."""
+        if self.proc is None:
+            return ["GPU clocks: not sampled (no nvidia-smi)"]
+        out = []
+        for label, t0, t1 in self.phases:
+            rows = [r for r in self.rows if t0 <= r[0] <= t1]
+
+            def num(i: int) -> list[float]:
+                vals = []
+                for r in rows:
+                    try:
+                        vals.append(float(r[i]))
+                    except ValueError:
+                        pass
+                return vals
+
+            sm, util, power = num(1), num(2), num(3)
+            if not sm:
+                out.append(f"GPU clocks, {label}: no samples")
+                continue
+            seen: dict[str, int] = {}
+            for r in rows:
+                try:
+                    mask = int(r[5], 16)
+                except ValueError:
+                    continue
+                for bit, name in self.REASONS.items():
+                    if mask & bit:
+                        seen[name] = seen.get(name, 0) + 1
+            out.append(f"GPU clocks, {label} ({t1 - t0:.0f} s, {len(rows)} samples): SM {statistics.median(sm):.0f} MHz "
+                       f"median ({min(sm):.0f}-{max(sm):.0f}), utilization median {statistics.median(util or [0]):.0f}%, "
+                       f"power max {max(power or [0]):.0f} W; clock event reasons: "
+                       + (", ".join(f"{k} in {v}" for k, v in seen.items()) or "none"))
+        return out
 
 
 # ----------------------------------------------------------------------------- ours (subprocess)
@@ -689,32 +785,54 @@ def plain_graph_loop(graph: Any, inputs: list, iters: int) -> dict[str, float]:
     around each call, L2 as the previous call left it), ``flushed_ms`` (the same with a 256 MB buffer
     zeroed before each call, as triton.testing.do_bench and our ``compiled_ms`` do) and
     ``back_to_back_ms`` (``iters`` calls between one event pair, divided by ``iters``: launch
-    overlap included)."""
+    overlap included).
+
+    ``flushed_ms`` is taken in rounds of ``iters // 5`` calls (at least 10) under the rule the agent
+    uses for ``compiled_ms`` (tracer.timing.stable_window): rounds go on until the last five agree
+    within 10% or 20 are done, and ``flushed_ms`` is the median of the last five round medians.  The
+    GPU box has slow spells (a GPU-bound 3.0 ms graph read 5.0 ms for eight rounds in a row), and a
+    plain loop that falls into one is no reference.  Every round is in ``flushed_rounds_ms``;
+    ``flushed_stable`` says whether the last five agreed."""
     import torch  # noqa: PLC0415
+
+    from tracer import timing  # noqa: PLC0415
 
     torch.set_grad_enabled(False)  # as AOTAutograd's runtime calls it; out= matmuls refuse inputs that need grad
     for _ in range(3):
         graph(list(inputs))
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
     ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
-    warm, flushed = [], []
-    for i in range(iters):
-        for fl, out in ((False, warm), (True, flushed)):
-            if fl:
-                flush.zero_()
-            s, e = ev(), ev()
-            s.record()
-            graph(list(inputs))
-            e.record()
-            out.append((s, e))
+    warm = []
+    for _ in range(iters):
+        s, e = ev(), ev()
+        s.record()
+        graph(list(inputs))
+        e.record()
+        warm.append((s, e))
     s0, e0 = ev(), ev()
     s0.record()
     for _ in range(iters):
         graph(list(inputs))
     e0.record()
     torch.cuda.synchronize()
+    round_iters = max(10, iters // 5)
+    rounds: list[float] = []
+    while len(rounds) < timing.MAX_GRAPH_ROUNDS:
+        pairs = []
+        for _ in range(round_iters):
+            flush.zero_()
+            s, e = ev(), ev()
+            s.record()
+            graph(list(inputs))
+            e.record()
+            pairs.append((s, e))
+        torch.cuda.synchronize()
+        rounds.append(statistics.median(s.elapsed_time(e) for s, e in pairs))
+        if timing.stable_window(rounds) is not None:
+            break
     return {"per_call_ms": statistics.median(s.elapsed_time(e) for s, e in warm),
-            "flushed_ms": statistics.median(s.elapsed_time(e) for s, e in flushed),
+            "flushed_ms": statistics.median(rounds[-timing.GRAPH_ROUNDS:]), "flushed_rounds_ms": rounds,
+            "flushed_stable": timing.stable_window(rounds) is not None, "round_iters": round_iters,
             "back_to_back_ms": s0.elapsed_time(e0) / iters, "iters": iters}
 
 
@@ -924,6 +1042,12 @@ def triton_signature(kernels: list) -> tuple:
     return tuple(sorted(out))
 
 
+def _phase(ctx: dict, label: str) -> Any:
+    """``ctx["clocks"].phase(label)`` (:class:`GpuClocks`) where clocks are sampled, else a no-op."""
+    clocks = ctx.get("clocks")
+    return clocks.phase(label) if clocks is not None else contextlib.nullcontext()
+
+
 def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
     """``--script``: ours (headless agent, ``--run``) against the profiler in a plain run of the same
     script (:func:`profile_script_child` in a subprocess), graph by graph."""
@@ -931,7 +1055,8 @@ def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
     record = os.path.join(out_dir, "script.jsonl")
     if os.path.exists(record):
         os.remove(record)
-    runs, header, secs = run_ours(argv[1:], record, script=argv[0])
+    with _phase(ctx, "ours (headless agent, --run)"):
+        runs, header, secs = run_ours(argv[1:], record, script=argv[0])
     print(f"  headless run {secs:.1f} s; session {record}; graphs timed: {', '.join(runs) or 'none'}")
     outputs: dict[str, str] = {}
     with open(record, encoding="utf-8") as f:
@@ -948,7 +1073,8 @@ def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
     print("$ " + " ".join(cmd[1:]), flush=True)
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    with _phase(ctx, "plain run (profiled calls, then plain loops)"):
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     print(f"  plain run under torch.profiler: exit {p.returncode}, {time.perf_counter() - t0:.1f} s")
     if p.returncode != 0:
         print("  stderr tail:\n" + p.stderr[-3000:])
@@ -983,7 +1109,9 @@ def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
         elif loop:
             c = run["compiled_ms"]
             print(f"  whole graph, plain loop in the plain run (the graph called again on its second call's inputs, "
-                  f"CUDA events, median of {loop['iters']}): L2 flushed {loop['flushed_ms']:.4f} ms, L2 warm "
+                  f"CUDA events, median of {loop['iters']}): L2 flushed {loop['flushed_ms']:.4f} ms "
+                  f"({len(loop.get('flushed_rounds_ms') or [])} rounds of {loop.get('round_iters')}, "
+                  f"{'stable' if loop.get('flushed_stable') else 'NOT stable'}), L2 warm "
                   f"{loop['per_call_ms']:.4f} ms, back to back {loop['back_to_back_ms']:.4f} ms; ours compiled_ms "
                   f"{c:.4f} ms: {pct(c, loop['flushed_ms']).strip()} against flushed, "
                   f"{pct(c, loop['per_call_ms']).strip()} against warm")
@@ -995,6 +1123,7 @@ def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
                 print(f"    our session's output module in the plain run: {om['error']}")
             gsum["plain_loop"] = loop
             ctx.setdefault("whole", []).append((key, c, loop))
+            ctx.setdefault("graph_rounds", {})[key] = run.get("graph_rounds") or {}
         span = child["spans"].get(ckey, []) if ckey else []
         if span:
             sp = statistics.median(span)
@@ -1082,7 +1211,8 @@ def main() -> int:
     mm_rows: list[str] = []
     src_count: dict[str, int] = {}
     ctx = {"diffs": diffs, "no_in_graph": no_in_graph, "mm_rows": mm_rows, "src_count": src_count, "cuda": cuda,
-           "same_replay": not a.no_same_replay, "loop_iters": a.loop_iters}
+           "same_replay": not a.no_same_replay, "loop_iters": a.loop_iters,
+           "clocks": GpuClocks(os.path.join(out_dir, "gpu_clocks.csv")) if cuda else None}
     pin_state: dict[str, Any] = {"pins": [], "calls": {}}
     if a.pin_configs and not a.script:
         from tracer import adapter  # noqa: PLC0415
@@ -1113,7 +1243,8 @@ def main() -> int:
             record = os.path.join(out_dir, f"{model}.jsonl")
             if os.path.exists(record):
                 os.remove(record)
-            runs, header, secs = run_ours(margs, record)
+            with _phase(ctx, f"{model}: ours (headless agent, --run)"):
+                runs, header, secs = run_ours(margs, record)
         print(f"  headless run {secs:.1f} s; session {record} ({os.path.getsize(record) / 1e6:.2f} MB); "
               f"graphs timed: {', '.join(runs) or 'none'}")
         if header.get("settings"):
@@ -1132,17 +1263,18 @@ def main() -> int:
                 pin_state["pins"] = json.load(f)
         phases = cuda_models.build(margs)
         t0 = time.perf_counter()
-        for _ in range(3):  # compile + warm up
-            for _, fn in phases:
-                fn()
-        if cuda:
-            torch.cuda.synchronize()
-        print(f"  in-process compile + 3 warm-up iterations {time.perf_counter() - t0:.1f} s")
-        prof = profile_phases(phases, a.iters, cuda)
-        from tracer import timing  # noqa: PLC0415
+        with _phase(ctx, f"{model}: in-process compile, profile and plain loops"):
+            for _ in range(3):  # compile + warm up
+                for _, fn in phases:
+                    fn()
+            if cuda:
+                torch.cuda.synchronize()
+            print(f"  in-process compile + 3 warm-up iterations {time.perf_counter() - t0:.1f} s")
+            prof = profile_phases(phases, a.iters, cuda)
+            from tracer import timing  # noqa: PLC0415
 
-        with timing.cupti_detached("cuda" if cuda else "cpu"):  # as in the agent's run: no profiler after-effect
-            loop = plain_loop(phases, a.loop_iters, cuda)
+            with timing.cupti_detached("cuda" if cuda else "cpu"):  # as in the agent's run: no profiler after-effect
+                loop = plain_loop(phases, a.loop_iters, cuda)
         msum: dict[str, Any] = {"graphs": {}}
         for key, _ in phases:
             gsum = report_graph(key, runs.get(key), prof.get(key) or [], loop.get(key), outputs.get(key), ctx)
@@ -1216,6 +1348,17 @@ def main() -> int:
               f"(diffs {', '.join(f'{d:+.1f}%' for d in dfl)}); {sum(abs(d) <= 10 for d in dw)}/{len(dw)} of the "
               f"L2-warm loop ({', '.join(f'{d:+.1f}%' for d in dw)})")
         summary["whole_graph"] = [{"graph": k, "compiled_ms": c, **lp} for k, c, lp in whole]
+        for k, c, lp in whole:
+            ours_r = ctx.get("graph_rounds", {}).get(k) or {}
+            print(f"    {k}: ours {c:.4f} ms, rounds {'stable' if ours_r.get('rounds_stable') else 'NOT stable'} "
+                  f"{[round(x, 3) for x in ours_r.get('compiled_rounds_ms') or []]}; plain loop L2 flushed "
+                  f"{lp['flushed_ms']:.4f} ms, rounds {'stable' if lp.get('flushed_stable') else 'NOT stable'} "
+                  f"{[round(x, 3) for x in lp.get('flushed_rounds_ms') or []]}")
+    clocks = ctx.get("clocks")
+    if clocks is not None:
+        clocks.stop()
+        summary["gpu_clocks"] = clocks.summary()
+        print("\n".join(summary["gpu_clocks"]) + f"\n    (samples: {clocks.path})")
     print(f"kernels without in_graph_ms: {len(no_in_graph)}" + "".join(f"\n    {w}" for w in no_in_graph))
     print(f"byte sources of Triton kernels: {src_count}")
     print(f"matmul kernels with TFLOP/s: {len(mm_rows)}" + "".join(f"\n    {m}" for m in mm_rows))
