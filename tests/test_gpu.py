@@ -42,7 +42,7 @@ TIMEOUT_S = 600
 if BENCH not in sys.path:
     sys.path.insert(0, BENCH)
 
-from gpu_vs_profiler import MODEL_ARGS, match, profile_phases  # noqa: E402  - standard library only at import
+from gpu_vs_profiler import MODEL_ARGS, match, match_pin, profile_phases, write_pins  # noqa: E402  - standard library only at import
 
 INDUCTOR_BYTES = ("inductor estimate_kernel_num_bytes", "inductor kernel_num_gb")
 GRAPHS = {"attention": ["[0/0] forward", "[0/0] backward", "[1/0] inference"], "pointwise": ["[0/0] inference"]}
@@ -136,18 +136,42 @@ def session(request: pytest.FixtureRequest) -> Session:
 
 
 @pytest.fixture(scope="module")
-def attention_profile() -> dict[str, list[list[tuple[str, float]]]]:
+def attention_profile(attention: Session, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[tuple[str, float]]]]:
     """The same attention model compiled in this process and run under torch.profiler:
-    {graph key: [[(kernel name, CUDA duration ms) in launch order] per iteration]}."""
+    {graph key: [[(kernel name, CUDA duration ms) in launch order] per iteration]}.
+
+    Before each graph's first call its Triton kernels are pinned to the launch configs our run timed
+    them with (gpu_vs_profiler.match_pin), as the ``--script`` comparison does, so both sides time
+    the same code.  Unpinned, the two processes' autotuners can settle differently: on an H200,
+    triton_poi_fused_clone_transpose_view_5 ran 15.5 us with one config and 17.8 us with the other,
+    and the forward and inference graphs' copies of it picked opposite ones in the two processes."""
     import torch  # noqa: PLC0415
 
     import cuda_models  # noqa: PLC0415
+    from tracer import adapter  # noqa: PLC0415
 
+    outputs = {key: m.get("output_path") for key, m in attention.codegen().items()}
+    with open(write_pins(attention.runs(), outputs, str(tmp_path_factory.mktemp("pins") / "pins.json")),
+              encoding="utf-8") as f:
+        pins = json.load(f)
+    calls: dict[str, int] = {}
+    pinned: dict[str, Any] = {}
+
+    def pin_first(key: str, inputs: list, run: Any) -> Any:
+        calls[key] = calls.get(key, 0) + 1
+        if calls[key] == 1:
+            pinned[key] = match_pin(key, pins)
+        return run()
+
+    assert adapter.install_graph_call_hook(pin_first), "this torch has no CompiledFxGraph.__call__ to hook"
     phases = cuda_models.build(MODEL_ARGS["attention"])
     for _ in range(3):  # compile, then warm up
         for _, fn in phases:
             fn()
     torch.cuda.synchronize()
+    not_pinned = [k for k, hit in pinned.items() if not hit or not hit.get("pinned")]
+    assert len(pinned) == len(GRAPHS["attention"]) and not not_pinned, \
+        f"graphs compiled here: {len(pinned)}; not pinned to our configs: {not_pinned}"
     prof = profile_phases(phases, PROFILE_ITERS, cuda=True)
     del phases
     torch.cuda.empty_cache()
