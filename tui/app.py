@@ -1049,6 +1049,13 @@ class StepApp(App[None]):
                  + ("the rest is launch and Python overhead)" if run["kernel_sum_ms"] <= run["compiled_ms"] else
                     "kernels timed one at a time, each from a cold cache, add up to more than the graph)")
                  if run["compiled_ms"] else ""]
+        rounds = run.get("graph_rounds") or {}
+        if rounds.get("compiled_rounds_ms"):
+            c = rounds["compiled_rounds_ms"]
+            lines.append(f"graph time from {len(c)} do_bench rounds: the median of the last 5, which agree within 10%"
+                         if rounds.get("rounds_stable") else
+                         f"! the compiled graph's {len(c)} timing rounds never agreed ({min(c):.4f} to {max(c):.4f} ms): "
+                         "the machine had a slow spell, so this time is not reliable; press r to time again")
         if run.get("in_graph_sum_ms") is not None and run["compiled_ms"]:
             lines.append(f"sum of in-graph kernel times   {run['in_graph_sum_ms']:.4f} ms  "
                          f"({100 * run['in_graph_sum_ms'] / run['compiled_ms']:.0f}% of the graph; the rest is launch "
