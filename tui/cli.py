@@ -112,7 +112,9 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 else:
                     eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
-                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms", flush=True)
+                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
+                          + ("  (graph timing rounds never agreed: not reliable)"
+                             if (msg.get("graph_rounds") or {}).get("rounds_stable") is False else ""), flush=True)
             elif t == "done":
                 script_rc = msg.get("returncode")
                 if msg.get("message") and not failed:
