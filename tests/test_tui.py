@@ -686,3 +686,22 @@ def test_run_pane_warns_when_the_graph_timing_rounds_never_agreed():
     assert "graph time from 5 do_bench rounds" in texts[True] and "not reliable" not in texts[True]
     assert "timing rounds never agreed (3.0030 to 5.6080 ms)" in texts[False], texts[False]
     assert "press r to time again" in texts[False]
+
+
+def test_run_pane_before_any_timing_shows_only_this_devices_columns():
+    """Before ``r`` a CPU session's run pane showed the CUDA-only columns (in graph ms, in script
+    ms) over its empty table; it now shows the columns the CPU table will have."""
+    messages = [m for m in read_session(DEMO) if m.get("type") != "run"]
+    app = StepApp(messages=messages, session_path=DEMO, screenshots="screenshots")
+    got = {}
+
+    async def steps(pilot):
+        await pilot.press("7")
+        await pilot.pause(0.1)
+        got["labels"] = list(app.query_one("#table-run", Table).labels)
+        got["text"] = app.query_one("#code-run", CodeView).text
+
+    drive(app, steps)
+    assert "median ms [p20-p80]" in got["labels"] and "share" in got["labels"]
+    assert "in graph ms" not in got["labels"] and "in script ms" not in got["labels"], got["labels"]
+    assert "no timing" in got["text"] or "press r" in got["text"]

@@ -1017,6 +1017,9 @@ class StepApp(App[None]):
 
     def _fill_run(self, table: Table, code: CodeView, key: str | None, run: dict[str, Any] | None) -> None:
         if run is None:
+            # headers of this session's device, no rows (not the CUDA-only columns on a CPU session)
+            gpu = str((self.session.header or {}).get("device", "cuda")).startswith("cuda")
+            table.add_columns(*[c for c in COLUMNS["run"] if gpu or c not in GPU_ONLY_RUN_COLUMNS])
             status = self.session.run_status
             msg = ("# press r to run and time every compiled graph: the whole compiled graph against eager, "
                    "and each kernel on its own" + (f"\n# {status}" if status else ""))
