@@ -296,12 +296,24 @@ def _autotuners(namespace: dict) -> dict[str, Any]:
 
 def output_module(key: str) -> Any:
     """The output module the script's process loaded under code-cache key ``key`` (PyCodeCache
-    registers it in ``sys.modules`` as ``<package>.<key>``), or None."""
+    registers it in ``sys.modules`` as ``<package>.<key>``; torch 2.11-2.15:
+    ``torch._inductor.runtime.compile_tasks.<key>``), or None.
+
+    Called at the script's first call of each graph, just after torch.compile has restored
+    CPython's gen-2 collection threshold (torch 2.15 raises it while compiling): it must not
+    allocate many GC-tracked objects at once (``list(sys.modules.items())``, a tuple per module,
+    pushed the gen-0 count over its threshold and ran a full collection, 0.3 s, that plain python
+    did not run), so it looks the name up directly and scans only the keys (str, untracked).
+    """
     import sys  # noqa: PLC0415
 
-    for name, mod in list(sys.modules.items()):
-        if name == key or name.endswith("." + key):
+    for name in ("torch._inductor.runtime.compile_tasks." + key, key):
+        mod = sys.modules.get(name)
+        if mod is not None:
             return mod
+    for name in list(sys.modules):
+        if name == key or name.endswith("." + key):
+            return sys.modules.get(name)
     return None
 
 
