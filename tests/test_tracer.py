@@ -76,12 +76,14 @@ class Run:
         return [m["text"] for m in self.of_type("output") if m.get("stream") == stream]
 
 
-def run_cli(cli_args: list[str], cwd: str, record: str | None = None) -> Run:
-    """``python -m tui.cli ARGS`` from ``cwd`` with the repo importable; reads ``record`` if it exists."""
+def run_cli(cli_args: list[str], cwd: str, record: str | None = None, env_extra: dict[str, str] | None = None) -> Run:
+    """``python -m tui.cli ARGS`` from ``cwd`` with the repo importable; reads ``record`` if it exists.
+    ``TORCH_LOGS`` and ``TORCH_TRACE`` are unset unless ``env_extra`` sets them."""
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("TORCH_LOGS", None)
     env.pop("TORCH_TRACE", None)
+    env.update(env_extra or {})
     p = subprocess.run([sys.executable, "-m", "tui.cli", *cli_args], cwd=cwd, env=env, capture_output=True,
                        text=True, timeout=TIMEOUT_S)
     r = Run(p.returncode, p.stdout, p.stderr, record or "", cwd)
@@ -538,6 +540,53 @@ def test_argv_verbatim_exit_status_and_default_record(tmp_path: Any) -> None:
     assert msgs[0]["argv"] == args
     assert not [m for m in msgs if m["type"] == "stop"]
     assert [m["returncode"] for m in msgs if m["type"] == "done"] == [3]
+
+
+TRACE_EVENTS = """
+import torch
+from torch._logging import trace_structured
+
+
+@torch.compile
+def f(x):
+    return torch.relu(x) * 2
+
+
+f(torch.randn(8))
+
+
+def payload():
+    print("payload built")
+    return "text"
+
+
+# an event the agent does not read, sent the way Inductor sends its "before_post_grad_graph"
+trace_structured("artifact", metadata_fn=lambda: {"name": "before_post_grad_graph", "encoding": "string"},
+                 payload_fn=payload)
+"""
+
+
+def test_structured_trace_events_the_agent_does_not_read_are_not_built_unless_the_user_traces(tmp_path: Any) -> None:
+    script = write_script(tmp_path, "trace_events.py", TRACE_EVENTS)
+    record = str(tmp_path / "alone.jsonl")
+    alone = run_cli(["--headless", "--record", record, script], str(tmp_path), record)
+    assert alone.returncode == 0, alone.stderr
+    assert "payload built" not in alone.user_output()  # torch skipped the event: its payload never ran
+    # the events the agent reads still arrive: guards, Inductor's repro, provenance, the generated code
+    assert alone.of_type("guards") and alone.of_type("artifact") and alone.of_type("provenance")
+    assert alone.stages_of("[0/0] inference") == list(STAGES)
+
+    # with the user's own TORCH_TRACE on, torch builds every event for their log, ours included
+    trace_dir = tmp_path / "trace"
+    record = str(tmp_path / "traced.jsonl")
+    traced = run_cli(["--headless", "--record", record, script], str(tmp_path), record,
+                     env_extra={"TORCH_TRACE": str(trace_dir)})
+    assert traced.returncode == 0, traced.stderr
+    assert "payload built" in traced.user_output()
+    log = "".join((trace_dir / f).read_text() for f in os.listdir(trace_dir))
+    assert '"before_pre_grad_graph"' in log and '"chromium_event"' in log and '"inductor_output_code"' in log
+    assert traced.stages_of("[0/0] inference") == list(STAGES)
+    assert [m for m in traced.messages if m["type"] == "stop"] and traced.of_type("guards")
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,18 @@ from tracer.protocol import STAGES
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
+# the structured-trace events Agent.on_trace reads (names as tracer.adapter.trace_event gives them);
+# torch does not build the others while ours is trace_log's only handler (tracer.adapter.add_trace_handler)
+_TRACE_EVENTS = frozenset({*_AOT_EVENTS, "dynamo_output_graph", "dynamo_cpp_guards_str", "inductor_output_code",
+                           "compilation_metrics", "artifact:dynamo_graph_break_reason", "artifact:recompile_reasons",
+                           "artifact:fx_graph_runnable", "artifact:inductor_provenance_tracking_node_mappings"})
+
+
+def wants_trace_event(name: str) -> bool:
+    """Whether :meth:`Agent.on_trace` reads the structured-trace event ``name`` (``"dynamo_output_graph"``,
+    ``"artifact:fx_graph_runnable"``, ...)."""
+    return name in _TRACE_EVENTS or (name.startswith("artifact:torch_dynamo_resume_in_")
+                                     and name.endswith("_ORIGINAL_BYTECODE"))
 
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
@@ -181,10 +193,11 @@ class Agent:
 
     # ------------------------------------------------------------------ hooks
     def on_trace(self, record: logging.LogRecord) -> None:
+        """One structured-trace event; only those :func:`wants_trace_event` names are read."""
         from tracer import adapter  # noqa: PLC0415
 
         name, md, payload = adapter.trace_event(record)
-        if name is None or name == "chromium_event" or name == "str":
+        if name is None or not wants_trace_event(name):
             return
         cid = adapter.current_compile_id()
         if cid == "[?]" and "frame_id" in md:
@@ -545,7 +558,7 @@ class Agent:
                     except Exception:  # noqa: BLE001
                         pass
 
-        adapter.trace_logger().addHandler(TraceHandler())
+        adapter.add_trace_handler(TraceHandler(), wants_trace_event)
         fl = adapter.fusion_logger()
         fl.addHandler(FusionHandler())
         if not fl.isEnabledFor(logging.DEBUG):
