@@ -99,7 +99,9 @@ class Session:
         return f"rc={self.returncode}\n--- stdout (tail) ---\n{self.stdout[-2000:]}\n--- stderr (tail) ---\n{self.stderr[-3000:]}"
 
 
-def _headless(tmp_path_factory: pytest.TempPathFactory, name: str, script_args: list[str]) -> Session:
+def _headless(tmp_path_factory: pytest.TempPathFactory, name: str, script_args: list[str],
+              script: str | None = MODELS_SCRIPT) -> Session:
+    """``inductor-step --headless --run --record`` on ``script`` (None: no script, the bundled demo)."""
     cwd = tmp_path_factory.mktemp(name)
     record = str(cwd / f"{name}.jsonl")
     env = dict(os.environ)
@@ -107,7 +109,7 @@ def _headless(tmp_path_factory: pytest.TempPathFactory, name: str, script_args: 
     env.pop("TORCH_LOGS", None)
     env.pop("TORCH_TRACE", None)
     p = subprocess.run([sys.executable, "-m", "tui.cli", "--headless", "--run", "--record", record,
-                        MODELS_SCRIPT, *script_args], cwd=str(cwd), env=env, capture_output=True, text=True,
+                        *([script] if script else []), *script_args], cwd=str(cwd), env=env, capture_output=True, text=True,
                        timeout=TIMEOUT_S)
     s = Session(name, p.returncode, p.stdout, p.stderr)
     if os.path.exists(record):
@@ -179,6 +181,19 @@ def attention_profile(attention: Session, tmp_path_factory: pytest.TempPathFacto
 
 
 # ----------------------------------------------------------------------------- every graph, staged and timed
+
+def test_the_bundled_demo_steps_triton_kernels_on_a_gpu(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``inductor-step`` with no script, on a GPU box: the demo's three graphs are Triton code, timed on cuda."""
+    demo = _headless(tmp_path_factory, "demo", [], script=None)
+    assert demo.returncode == 0, demo.tail()
+    assert demo.messages[0]["device"] == "cuda" and demo.messages[0]["script"].endswith("train_step.py"), demo.messages[0]
+    codegen = demo.codegen()
+    assert sorted(codegen) == ["[0/0] backward", "[0/0] forward", "[1/0] inference"], sorted(codegen)
+    for key, m in codegen.items():
+        backends = {k["backend"] for k in m["kernels"]}
+        assert "triton" in backends and "cpp" not in backends, (key, backends)
+    assert all(str(r.get("device", "")).startswith("cuda") and r.get("kernels") for r in demo.runs().values()), demo.runs()
+
 
 def test_every_graph_reaches_all_six_stages_and_is_timed_on_cuda(session: Session) -> None:
     assert session.returncode == 0, session.tail()

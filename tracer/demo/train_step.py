@@ -3,7 +3,12 @@
 Run by ``inductor-step`` with no script.  Compiles three graphs: the training step's forward
 ``[0/0] forward``, its backward ``[0/0] backward`` (at ``loss.backward()``) and an inference
 graph ``[1/0] inference`` for evaluation under ``torch.no_grad()``.
+
+Runs on the GPU when torch sees one (Triton kernels), otherwise on the CPU (C++ kernels);
+``--device cpu`` or ``--device cuda`` chooses (``inductor-step tracer/demo/train_step.py --device cpu``).
 """
+
+import argparse
 
 import torch
 from torch import nn
@@ -23,15 +28,19 @@ class Block(nn.Module):
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                        help="cuda when torch sees a GPU, else cpu")
+    device = parser.parse_args().device
     torch.manual_seed(0)
-    model = Block()
+    model = Block().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
 
     @torch.compile
     def train_loss(x, y):
         return torch.nn.functional.mse_loss(model(x), y)
 
-    x, y = torch.randn(32, 64), torch.randn(32, 64)
+    x, y = torch.randn(32, 64, device=device), torch.randn(32, 64, device=device)
     loss = train_loss(x, y)
     loss.backward()
     opt.step()
