@@ -14,11 +14,14 @@ less sensitive to the machine's speed drifting between rounds.  ``--before DIR``
 runs ``inductor-step --headless`` from another checkout (e.g. a ``git worktree`` of the previous
 commit), interleaved with the others, for before/after comparisons in one run.
 
-    python benchmarks/overhead.py [--repeats 5] [--before DIR] SCRIPT [SCRIPT...]
+``--script-args "--device cuda"`` passes the same arguments to every script (split as a shell would).
+
+    python benchmarks/overhead.py [--repeats 5] [--before DIR] [--script-args ARGS] SCRIPT [SCRIPT...]
 """
 
 import argparse
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -50,37 +53,40 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--before", metavar="DIR", help="also run inductor-step from this checkout (interleaved)")
+    p.add_argument("--script-args", default="", metavar="ARGS",
+                   help='arguments for every script, e.g. "--device cuda" (split as a shell would)')
     p.add_argument("scripts", nargs="+")
     a = p.parse_args()
     base = dict(os.environ, PYTHONPATH=ROOT, TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     for script in a.scripts:
         script = os.path.abspath(script)
+        args = shlex.split(a.script_args)
         work = tempfile.mkdtemp()
         modes = {
-            "python": ([sys.executable, script], base),
+            "python": ([sys.executable, script, *args], base),
             "inductor-step --headless": ([sys.executable, "-m", "tui.cli", "--headless", "--record",
-                                          os.path.join(work, "s.jsonl"), script], base),
-            "TORCH_COMPILE_DEBUG=1": ([sys.executable, script], dict(base, TORCH_COMPILE_DEBUG="1")),
-            "python, no finalization": ([sys.executable, "-c", NO_FINALIZATION, script], base),
+                                          os.path.join(work, "s.jsonl"), script, *args], base),
+            "TORCH_COMPILE_DEBUG=1": ([sys.executable, script, *args], dict(base, TORCH_COMPILE_DEBUG="1")),
+            "python, no finalization": ([sys.executable, "-c", NO_FINALIZATION, script, *args], base),
         }
         if a.before:
             before = os.path.abspath(a.before)
             modes["inductor-step, --before"] = ([sys.executable, "-m", "tui.cli", "--headless", "--record",
-                                                 os.path.join(work, "before.jsonl"), script],
+                                                 os.path.join(work, "before.jsonl"), script, *args],
                                                 dict(base, PYTHONPATH=before))
         times = {m: [] for m in modes}
         for _ in range(a.repeats):
             for m, (cmd, env) in modes.items():
                 times[m].append(timed(cmd, env, work))
         trace_dir = os.path.join(work, "trace")
-        subprocess.run([sys.executable, script], env=dict(base, TORCH_TRACE=trace_dir), cwd=work,
+        subprocess.run([sys.executable, script, *args], env=dict(base, TORCH_TRACE=trace_dir), cwd=work,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         trace_bytes = sum(os.path.getsize(os.path.join(trace_dir, f)) for f in os.listdir(trace_dir))
         ours = os.path.getsize(os.path.join(work, "s.jsonl"))
         plain = statistics.median(times["python"])
         bare = statistics.median(times["python, no finalization"])
-        print(f"\n{os.path.relpath(script, ROOT)}  ({a.repeats} runs each, interleaved;"
+        print(f"\n{os.path.relpath(script, ROOT)} {a.script_args}  ({a.repeats} runs each, interleaved;"
               f" load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
         for m, xs in times.items():
             paired = statistics.median(x / b for x, b in zip(xs, times["python, no finalization"]))
