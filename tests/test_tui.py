@@ -705,3 +705,53 @@ def test_run_pane_before_any_timing_shows_only_this_devices_columns():
     assert "median ms [p20-p80]" in got["labels"] and "share" in got["labels"]
     assert "in graph ms" not in got["labels"] and "in script ms" not in got["labels"], got["labels"]
     assert "no timing" in got["text"] or "press r" in got["text"]
+
+
+def _drawn_line(widget, y: int) -> str:
+    """The text of line ``y`` of ``widget`` as drawn on screen (cut to the widget's width)."""
+    return "".join(seg.text for seg in widget.render_line(y))
+
+
+def test_every_pane_fits_the_screen_beside_the_graph_list():
+    """With several graphs the graph list takes the left 26 columns.  The panes beside it kept
+    the whole screen's width, so their right 26 columns (the FX tables' user line, the ends of
+    code lines, the run table's last columns) were drawn off screen."""
+    app = open_app()
+    outside = []
+
+    async def each_pane(pilot):
+        graphs = app.query_one("#graphs", OptionList)
+        assert graphs.display and graphs.region.width > 0, "the demo's three graphs show the graph list"
+        for key, stage in zip("1234567", STAGES + ("run",)):
+            await pilot.press(key)
+            await pilot.pause()
+            for widget in (app.query_one(f"#table-{stage}", Table), app.query_one(f"#code-{stage}", CodeView)):
+                if widget.region.right > app.size.width or widget.region.x < graphs.region.right:
+                    outside.append((stage, widget.id, widget.region, app.size.width))
+
+    drive(app, each_pane, size=(160, 50))
+    assert not outside, outside
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_fx_table_cuts_long_node_names_before_shape_dtype_and_user_line(size):
+    """Dynamo's node names and targets (39 cells in the demo, 80 in a Hugging Face model) give up
+    cells so that shape, dtype and the user's line stay on screen; the user's line is shown
+    relative to the script's directory (the code pane keeps the full path)."""
+    app = open_app()
+    lines = {}
+
+    async def look(pilot):
+        await pilot.press("1")
+        await pilot.pause()
+        t = app.query_one("#table-dynamo", Table)
+        lines["header"] = _drawn_line(t, 0)
+        lines["row"] = _drawn_line(t, 1)
+
+    drive(app, look, size=size)
+    header, row = lines["header"], lines["row"]
+    assert "shape" in header and "dtype" in header, header
+    assert "[64]" in row and "float32" in row, row
+    assert "l_model_modules…" in row or "l_model_modules_n…" in row or "…" in row, row  # the name was cut
+    if size[0] >= 120:
+        assert "user line" in header and "train_step.py:20" in row and "/work" not in row, (header, row)

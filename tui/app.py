@@ -220,6 +220,24 @@ def _j(xs: Any, n: int = 6) -> str:
     return ", ".join(str(x) for x in xs[:n]) + (f" +{len(xs) - n}" if len(xs) > n else "")
 
 
+def short_user_line(user_line: str | None, script_dir: str | None) -> str | None:
+    """``file:line`` as the FX tables show it: relative to the script's directory when the file is
+    under it (``train_step.py:20``, ``models/block.py:88``), from the package down when it is an
+    installed one (``transformers/models/gpt2/modeling_gpt2.py:412``), else as recorded.  The code
+    pane's ``# File:`` comments keep the full path."""
+    if not user_line:
+        return user_line
+    if script_dir:
+        base = script_dir.rstrip("/") + "/"
+        if user_line.startswith(base):
+            return user_line[len(base):]
+    for marker in ("site-packages/", "dist-packages/"):
+        cut = user_line.rfind(marker)
+        if cut >= 0:
+            return user_line[cut + len(marker):]
+    return user_line
+
+
 def svg_to_png(svg_path: str) -> str | None:
     """Convert a screenshot SVG to PNG with ``rsvg-convert`` if it is installed; None otherwise.
 
@@ -304,6 +322,7 @@ class StepApp(App[None]):
     #graphs.narrow { display: none; }
     #graphs.narrow.shown { display: block; width: 22; }
     TabbedContent { height: 1fr; }
+    #panes { width: 1fr; }
     TabPane { padding: 0; }
     .stage-table { height: 2fr; min-height: 4; }
     .stage-code { height: 3fr; border-top: hkey $primary; }
@@ -416,6 +435,10 @@ class StepApp(App[None]):
         self.animation_level = "none"
         for stage, cols in COLUMNS.items():
             self.query_one(f"#table-{stage}", Table).add_columns(*cols)
+        for stage in ("dynamo", "aot"):
+            # FX node names and targets give up cells (evenly) before shape, dtype and the user's
+            # line leave the screen; the full name and target are in the code pane below
+            self.query_one(f"#table-{stage}", Table).fit((0, 2), len(COLUMNS[stage]) - 1, min_width=16)
         if self.live:
             from tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
 
@@ -813,11 +836,13 @@ class StepApp(App[None]):
         only when drawn)."""
         if stage in ("dynamo", "aot"):
             nodes = ((stop.get("graph") if stage == "dynamo" else stop.get("post_grad")) or {}).get("nodes") or []
+            script = (self.session.header or {}).get("script")
+            script_dir = os.path.dirname(script) if script else None
 
             def fx_row(i: int) -> tuple:
                 n = nodes[i]
                 return (T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
-                        T(n.get("dtype")), T(n.get("user_line"), "cyan"))
+                        T(n.get("dtype")), T(short_user_line(n.get("user_line"), script_dir), "cyan"))
             return [str(i) for i in range(len(nodes))], fx_row
         if stage == "lowering":
             bufs = stop.get("buffers") or []

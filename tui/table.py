@@ -160,7 +160,7 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._row: Callable[[int], Sequence[Any]] = lambda i: ()
         self._widths: list[int] = []  # as drawn: _natural, with the fitted column cut (see fit)
         self._natural: list[int] = []  # what measure() gives
-        self._fit: tuple[int, int, int] | None = None
+        self._fit: tuple[tuple[int, ...], int, int] | None = None
         self._cursor = 0
         self._cache: dict[int, list[Segment]] = {}
         self._pending_scroll = False  # see _scroll_to_cursor
@@ -226,22 +226,35 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._widths = self._fitted()
         self.virtual_size = Size(sum(w + 2 for w in self._widths), len(self._keys) + 1)
 
-    def fit(self, column: int, through: int, min_width: int = 12) -> None:
-        """Let ``column`` give up cells (down to ``min_width``) so that the columns up to
-        ``through`` fit in the table's width; its cut cells end with "…".  Kept across fills and
-        applied again when the table is resized.  The run pane's kernel names are 40-60 cells
-        long: at 80 columns they pushed the times off screen."""
-        self._fit = (column, through, min_width)
+    def fit(self, column: int | Sequence[int], through: int, min_width: int = 12) -> None:
+        """Let ``column`` (one index, or several) give up cells (each down to ``min_width``) so
+        that the columns up to ``through`` fit in the table's width; cut cells end with "…".  With
+        several columns the widest gives up cells first, so they end up as wide as each other.
+        Kept across fills and applied again when the table is resized.  The run pane's kernel
+        names are 40-60 cells long: at 80 columns they pushed the times off screen; an FX node's
+        name and target are 80 each in a Hugging Face model and pushed shape, dtype and the user's
+        line off a 200-column screen."""
+        columns = (column,) if isinstance(column, int) else tuple(column)
+        self._fit = (columns, through, min_width)
         self._refit()
 
     def _fitted(self) -> list[int]:
         widths = list(self._natural)
         width = self.scrollable_content_region.width
-        if self._fit is not None and width and self._fit[0] < len(widths):
-            column, through, min_width = self._fit
-            over = sum(w + 2 for w in widths[:through + 1]) - width
-            if over > 0:
-                widths[column] = max(min(min_width, widths[column]), widths[column] - over)
+        if self._fit is None or not width:
+            return widths
+        columns, through, min_width = self._fit
+        columns = [c for c in columns if c < len(widths)]
+        over = sum(w + 2 for w in widths[:through + 1]) - width
+        while over > 0:
+            can = [c for c in columns if widths[c] > min(min_width, self._natural[c])]
+            if not can:
+                break
+            c = max(can, key=lambda k: widths[k])
+            floor = max([min(min_width, self._natural[c])] + [widths[k] for k in can if widths[k] < widths[c]])
+            cut = min(over, widths[c] - floor)
+            widths[c] -= cut
+            over -= cut
         return widths
 
     def _refit(self) -> None:
