@@ -752,6 +752,10 @@ def test_fx_table_cuts_long_node_names_before_shape_dtype_and_user_line(size):
     header, row = lines["header"], lines["row"]
     assert "shape" in header and "dtype" in header, header
     assert "[64]" in row and "float32" in row, row
-    assert "l_model_modules…" in row or "l_model_modules_n…" in row or "…" in row, row  # the name was cut
-    if size[0] >= 120:
-        assert "user line" in header and "train_step.py:20" in row and "/work" not in row, (header, row)
+    assert "…" in row, row  # the node name and target were cut ...
+    node_w = header.index(" op ") + 1 - header.index("node")
+    target_w = header.index("shape") - header.index("target")
+    assert abs(node_w - target_w) <= 1, (header, node_w, target_w)  # ... evenly (both are 39 cells in full)
+    if size[0] >= 120:  # all of it, inside the vertical scrollbar
+        assert header.rstrip().endswith("user line") and row.rstrip().endswith("train_step.py:20"), (header, row)
+        assert "/work" not in row, row

@@ -240,21 +240,24 @@ class Table(LineCache, ScrollView, can_focus=True):
 
     def _fitted(self) -> list[int]:
         widths = list(self._natural)
-        width = self.scrollable_content_region.width
-        if self._fit is None or not width:
+        if self._fit is None or not self.size.width:
             return widths
+        # the width inside the vertical scrollbar, which shows once the rows (and the header) are
+        # more than the table's height; it can appear after the last resize, so it is not read
+        # from the current scrollbars
+        width = self.size.width - self.styles.gutter.width
+        if len(self._keys) + 1 > self.size.height:
+            width -= self.styles.scrollbar_size_vertical
         columns, through, min_width = self._fit
         columns = [c for c in columns if c < len(widths)]
         over = sum(w + 2 for w in widths[:through + 1]) - width
-        while over > 0:
+        while over > 0:  # one cell at a time from the widest column: tied columns end up equal
             can = [c for c in columns if widths[c] > min(min_width, self._natural[c])]
             if not can:
                 break
             c = max(can, key=lambda k: widths[k])
-            floor = max([min(min_width, self._natural[c])] + [widths[k] for k in can if widths[k] < widths[c]])
-            cut = min(over, widths[c] - floor)
-            widths[c] -= cut
-            over -= cut
+            widths[c] -= 1
+            over -= 1
         return widths
 
     def _refit(self) -> None:
