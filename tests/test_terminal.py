@@ -88,7 +88,8 @@ def test_quit_while_paused_ends_the_agent_and_keeps_a_valid_session(tmp_path, ke
         assert _agents_running(str(script))
         t.keys(key)
         start = time.monotonic()
-        t.wait_for("EXITED=", timeout=10)
+        screen = t.wait_for("EXITED=", timeout=10)
+        assert f"EXITED={130 if key == 'C-c' else 0}" in screen, screen  # ctrl+c: as after an interrupt
         while _agents_running(str(script)) and time.monotonic() - start < 2:
             time.sleep(0.05)
         assert not _agents_running(str(script)), "agent left running after quit"

@@ -271,7 +271,7 @@ MIN_SIZE = (60, 16)
 class TooSmallScreen(Screen[None]):
     """Shown instead of the panes while the terminal is below MIN_SIZE; q still quits."""
 
-    BINDINGS = [Binding("q,ctrl+c", "app.quit_app", "Quit")]
+    BINDINGS = [Binding("q", "app.quit_app", "Quit"), Binding("ctrl+c", "app.quit_app(True)", "Quit")]
     DEFAULT_CSS = """
     TooSmallScreen { align: center middle; background: $background; }
     TooSmallScreen > Static { width: auto; height: auto; }
@@ -361,7 +361,7 @@ class StepApp(App[None]):
         Binding("R", "report", "Report"),
         Binding("question_mark,f1", "help", "Help"),
         Binding("q", "quit_app", "Quit"),
-        Binding("ctrl+c", "quit_app", "Quit", show=False, priority=True),
+        Binding("ctrl+c", "quit_app(True)", "Quit", show=False, priority=True),
     ]
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
@@ -379,6 +379,7 @@ class StepApp(App[None]):
         self.agent = None
         self.writer = None
         self.script_rc: int | None = None
+        self.interrupted = False  # quit with ctrl+c: the command exits with status 130, as after SIGINT
         self.view_graph: str | None = None
         self.view_stage = "dynamo"
         self.follow = True
@@ -1784,14 +1785,16 @@ class StepApp(App[None]):
                 ("s", f"screenshot (SVG, and PNG with rsvg-convert) into {self.screenshots}/"),
                 ("R", "bug-report bundle: REPORT.md, screenshots, session, repro"),
                 ("? / F1", "this help"),
-                ("q / ctrl+c", "quit: ends the script's process; the session file is kept")]
+                ("q / ctrl+c", "quit: ends the script's process; the session file is kept (ctrl+c: exit status 130)")]
         for k, v in rows:
             t.append(f"  {k:<16}", style="bold cyan")
             t.append(f"{v}\n")
         t.append("\nThe compile pauses after each stage; stepping back only views earlier stops.", style="dim")
         self.push_screen(HelpScreen(t))
 
-    def action_quit_app(self) -> None:
+    def action_quit_app(self, interrupted: bool = False) -> None:
+        """q or ctrl+c (``interrupted``): end the agent and its children, close the session file, exit."""
+        self.interrupted = interrupted
         if self.agent is not None:
             self.agent.terminate()
         if self.writer is not None:

@@ -198,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         app.run()
         if app.agent is not None:
             app.agent.terminate()
+        if app.interrupted:  # ctrl+c: the status a shell expects after an interrupt
+            print(f"inductor-step: interrupted (ctrl+c); session kept in {record}", file=sys.stderr)
+            return 130
         print(f"inductor-step: session written to {record}", file=sys.stderr)
         return app.script_rc or 0
     except UsageError as e:
