@@ -378,6 +378,8 @@ def test_run_times_every_compiled_graph(train: Run) -> None:
         assert r["compiled_ms"] > 0 and r["kernel_sum_ms"] > 0
         assert r["eager_ms"] is None or r["eager_ms"] > 0
         assert r["kernels"] and all(k["median_ms"] > 0 for k in r["kernels"])
+        # the spread of each kernel's timed calls, on CPU too (the run pane's "median ms [p20-p80]")
+        assert all(0 < k["p20_ms"] <= k["median_ms"] <= k["p80_ms"] for k in r["kernels"]), r["kernels"]
         assert abs(sum(k["share"] for k in r["kernels"]) - 1.0) < 1e-6
         timed = {k["name"] for k in r["kernels"]}
         compiled = {k["name"] for k in train.stop(key, "codegen")["kernels"]}

@@ -1,8 +1,8 @@
 """Run and time a compiled graph and each of its kernels (the `run` stage).
 
 Times are medians in ms: on CPU from Inductor's own benchmarker
-(``torch._inductor.runtime.benchmarking.benchmarker.benchmark_cpu``, median of repeated wall-clock
-runs); on GPU from ``triton.testing.do_bench`` (CUDA events, L2 flushed before each run) with
+(``torch._inductor.runtime.benchmarking.benchmarker.benchmark_cpu`` runs the calls; median and
+20-80% spread of their wall-clock times, :func:`cpu_quantiles`); on GPU from ``triton.testing.do_bench`` (CUDA events, L2 flushed before each run) with
 quantiles 0.5/0.2/0.8, so the spread is reported too.  (Inductor's ``benchmark_gpu`` returns the
 minimum, which is why it is not used here.)  The compiled graph is Inductor's output-code module
 ``call(args)``; "eager" is the same post-grad ATen graph run op by op by torch.fx on the same
@@ -610,6 +610,36 @@ def cupti_detached(device: str):
         os.environ.pop("TEARDOWN_CUPTI", None)
 
 
+def cpu_quantiles(benchmarker: Any, fn: Callable[[], Any], warmup_ms: float = 5,
+                  rep_ms: float = 50) -> tuple[float, float, float]:
+    """(median, p20, p80) in ms of ``fn``'s calls on the CPU, run by Inductor's
+    ``benchmarker.benchmark_cpu`` (``warmup_ms`` of calls, then ``rep_ms`` of timed calls).
+
+    ``benchmark_cpu`` returns only the median of its per-call wall-clock times, so each call also
+    reads ``time.perf_counter`` around ``fn`` itself; the warm-up calls are told apart by the same
+    rule benchmark_cpu uses (they end with the first call that ends ``warmup_ms`` after the first
+    began), and the three figures are quantiles of the timed calls.  Raises what ``fn`` raises."""
+    import statistics  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    calls: list[tuple[float, float]] = []
+
+    def timed() -> Any:
+        t0 = time.perf_counter()
+        out = fn()
+        calls.append((t0, time.perf_counter()))
+        return out
+
+    benchmarker.benchmark_cpu(timed, warmup=warmup_ms, rep=rep_ms)
+    start = calls[0][0]
+    first = next((i + 1 for i, (_, end) in enumerate(calls) if (end - start) * 1e3 > warmup_ms), 0)
+    ms = [(end - t0) * 1e3 for t0, end in calls[first:]] or [(end - t0) * 1e3 for t0, end in calls]
+    if len(ms) < 2:
+        return ms[0], ms[0], ms[0]
+    q = statistics.quantiles(ms, n=10, method="inclusive")  # q[1] is the 20th percentile, q[7] the 80th
+    return statistics.median(ms), q[1], q[7]
+
+
 def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
                num_gb: dict[str, float] | None = None, script: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -655,13 +685,13 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     cuda = device.startswith("cuda")
 
     def bench_q(fn: Callable) -> tuple[float, float | None, float | None]:
-        """(median, p20, p80) in ms; CPU gives only the median."""
+        """(median, p20, p80) in ms."""
         if cuda:
             from triton.testing import do_bench  # noqa: PLC0415
 
             q = do_bench(fn, warmup=25, rep=100, quantiles=[0.5, 0.2, 0.8])
             return float(q[0]), float(q[1]), float(q[2])
-        return float(b.benchmark_cpu(fn, warmup=5, rep=rep)), None, None
+        return cpu_quantiles(b, fn, warmup_ms=5, rep_ms=rep)
 
     def bench(fn: Callable) -> float:
         return bench_q(fn)[0]
@@ -786,5 +816,5 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     out_extra["graph_rounds"] = {k: v for k, v in graph_rounds.items() if k.endswith("_rounds_ms") or k == "rounds_stable"}
     return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
             "peak": peak, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
-            "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median)",
+            "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median, 20-80% spread of the same calls)",
             "threads": torch.get_num_threads(), "pid": os.getpid()}
