@@ -2,7 +2,7 @@
 
 For each model (default: benchmarks/cuda_models.py ``attention`` and ``pointwise``):
 
-1. ``python -m tui.cli --headless --run --record S.jsonl benchmarks/cuda_models.py MODEL ...`` in a
+1. ``python -m inductor_step --headless --run --record S.jsonl benchmarks/cuda_models.py MODEL ...`` in a
    subprocess; its ``run`` messages give our per-kernel ``in_graph_ms`` (every kernel inside one
    CUDA-graph replay of its whole graph, between timing events; median of 30 replays), ``median_ms``
    (triton.testing.do_bench, L2 flushed, each kernel alone; what GB/s and % of peak use), ``warm_ms``
@@ -198,7 +198,7 @@ def run_ours(model_args: list[str], record: str, script: str = MODELS_SCRIPT) ->
     header, seconds)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                PYTHONUNBUFFERED="1")
-    cmd = [sys.executable, "-m", "tui.cli", "--headless", "--run", "--record", record, script, *model_args]
+    cmd = [sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record, script, *model_args]
     print("$ " + " ".join(cmd[1:]), flush=True)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -321,7 +321,7 @@ def externs_by_op(ext_ours: list[dict], ext_ops: list[list]) -> dict[int, tuple[
     with our extern calls, skipping ops of other names (e.g. a ``copy_`` outside our hook); a call
     of ours gets the mean over profiled calls where every call has its op.  Returns {index in
     ``ext_ours``: (mean ms, op name, how)}."""
-    from tracer.adapter import op_base_name  # noqa: PLC0415
+    from inductor_step.tracer.adapter import op_base_name  # noqa: PLC0415
 
     vals: dict[int, list[float]] = {}
     info: dict[int, tuple[str, int]] = {}
@@ -526,8 +526,8 @@ def same_replay(output_path: str, replays: int = 20) -> tuple[dict[tuple[str, in
     import torch  # noqa: PLC0415
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
 
-    from tracer import adapter, timing  # noqa: PLC0415
-    from tracer.codeparse import parse_wrapper  # noqa: PLC0415
+    from inductor_step.tracer import adapter, timing  # noqa: PLC0415
+    from inductor_step.tracer.codeparse import parse_wrapper  # noqa: PLC0415
 
     with open(output_path, encoding="utf-8") as f:
         backends = {k["name"]: k["backend"] for k in parse_wrapper(f.read())}
@@ -761,7 +761,7 @@ def match_pin(key: str, pins: list[dict]) -> dict | None:
     ``pins`` (:func:`write_pins`) for the graph of ours with the same Triton kernels (90% of names
     shared at least), its kernels pinned to our configs (tracer.adapter.pin_configs; the entry's
     ``pinned`` says which), or None."""
-    from tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer import adapter  # noqa: PLC0415
 
     mod = adapter.output_module(key)
     names = frozenset(adapter._autotuners(vars(mod))) if mod is not None else frozenset()
@@ -795,7 +795,7 @@ def plain_graph_loop(graph: Any, inputs: list, iters: int) -> dict[str, float]:
     ``flushed_stable`` says whether the last five agreed."""
     import torch  # noqa: PLC0415
 
-    from tracer import timing  # noqa: PLC0415
+    from inductor_step.tracer import timing  # noqa: PLC0415
 
     torch.set_grad_enabled(False)  # as AOTAutograd's runtime calls it; out= matmuls refuse inputs that need grad
     for _ in range(3):
@@ -869,7 +869,7 @@ def profile_script_child(out_path: str, argv: list[str], max_calls: int, pin_pat
     import torch  # noqa: PLC0415
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
 
-    from tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer import adapter  # noqa: PLC0415
 
     labels: list[tuple[str | None, int]] = []  # per marker, in launch order: (key, call) opens, (None, call) closes
     calls: dict[str, int] = {}
@@ -990,7 +990,7 @@ def profile_script_child(out_path: str, argv: list[str], max_calls: int, pin_pat
     loops: dict[str, Any] = {}
     loops_cupti = None
     if loop_iters and cuda:
-        from tracer import timing  # noqa: PLC0415
+        from inductor_step.tracer import timing  # noqa: PLC0415
 
         # the profiler session above leaves CUPTI attached, which slows every later launch (up to 1.3x
         # on a launch-bound graph, benchmarks/profiler_after_effect.py): detach it for the loops, as
@@ -1006,7 +1006,7 @@ def profile_script_child(out_path: str, argv: list[str], max_calls: int, pin_pat
 
 def loop_graphs(saved: dict, graphs_by_key: dict, pinned: dict, loops: dict, loop_iters: int) -> None:
     """The plain loops of :func:`profile_script_child`: each graph, then our session's output module."""
-    from tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer import adapter  # noqa: PLC0415
 
     for key, (_, inputs) in saved.items():
         g = graphs_by_key.get(key)
@@ -1215,7 +1215,7 @@ def main() -> int:
            "clocks": GpuClocks(os.path.join(out_dir, "gpu_clocks.csv")) if cuda else None}
     pin_state: dict[str, Any] = {"pins": [], "calls": {}}
     if a.pin_configs and not a.script:
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         def pin_first(key: str, inputs: list, run: Any) -> Any:
             """Pin each graph compiled here to the launch configs our run used, before its first call."""
@@ -1237,7 +1237,7 @@ def main() -> int:
         if reuse and os.path.exists(reuse):
             record = reuse
             (runs, header), secs = read_ours(record), 0.0
-            print(f"  reusing session {record} (recorded by: python -m tui.cli --headless --run --record ... "
+            print(f"  reusing session {record} (recorded by: python -m inductor_step --headless --run --record ... "
                   f"{' '.join(header.get('argv') or [])})")
         else:
             record = os.path.join(out_dir, f"{model}.jsonl")
@@ -1271,7 +1271,7 @@ def main() -> int:
                 torch.cuda.synchronize()
             print(f"  in-process compile + 3 warm-up iterations {time.perf_counter() - t0:.1f} s")
             prof = profile_phases(phases, a.iters, cuda)
-            from tracer import timing  # noqa: PLC0415
+            from inductor_step.tracer import timing  # noqa: PLC0415
 
             with timing.cupti_detached("cuda" if cuda else "cpu"):  # as in the agent's run: no profiler after-effect
                 loop = plain_loop(phases, a.loop_iters, cuda)

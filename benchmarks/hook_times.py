@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from tracer import agent as agent_mod  # noqa: E402  - standard library only at import
+from inductor_step.tracer import agent as agent_mod  # noqa: E402  - standard library only at import
 
 ENTRY_POINTS = [name for name in vars(agent_mod.Agent) if name.startswith("on_")] + ["send", "build_links"]
 

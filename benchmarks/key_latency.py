@@ -135,7 +135,7 @@ def main() -> None:
     a = p.parse_args()
     w, h = map(int, a.size.split("x"))
     session = os.path.abspath(a.session)
-    cmd = f"cd {ROOT} && PYTHONPATH={ROOT} {sys.executable} -m tui.cli --open {session}; sleep 30"
+    cmd = f"cd {ROOT} && {sys.executable} -m inductor_step --open {session}; sleep 30"
     t0 = time.perf_counter()
     term = Term(cmd, w, h, a.poll)
     try:

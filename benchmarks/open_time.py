@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def once(session: str) -> float:
     sock = f"bench-{uuid.uuid4().hex[:6]}"
     tm = ["tmux", "-L", sock]
-    cmd = f"cd {ROOT} && PYTHONPATH={ROOT} {sys.executable} -m tui.cli --open {session}; sleep 5"
+    cmd = f"cd {ROOT} && {sys.executable} -m inductor_step --open {session}; sleep 5"
     start = time.perf_counter()
     subprocess.run(tm + ["new-session", "-d", "-s", "b", "-x", "160", "-y", "50", cmd], check=True)
     try:

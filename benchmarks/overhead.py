@@ -65,14 +65,14 @@ def main() -> None:
         work = tempfile.mkdtemp()
         modes = {
             "python": ([sys.executable, script, *args], base),
-            "inductor-step --headless": ([sys.executable, "-m", "tui.cli", "--headless", "--record",
+            "inductor-step --headless": ([sys.executable, "-m", "inductor_step", "--headless", "--record",
                                           os.path.join(work, "s.jsonl"), script, *args], base),
             "TORCH_COMPILE_DEBUG=1": ([sys.executable, script, *args], dict(base, TORCH_COMPILE_DEBUG="1")),
             "python, no finalization": ([sys.executable, "-c", NO_FINALIZATION, script, *args], base),
         }
         if a.before:
             before = os.path.abspath(a.before)
-            modes["inductor-step, --before"] = ([sys.executable, "-m", "tui.cli", "--headless", "--record",
+            modes["inductor-step, --before"] = ([sys.executable, "-m", "inductor_step", "--headless", "--record",
                                                  os.path.join(work, "before.jsonl"), script, *args],
                                                 dict(base, PYTHONPATH=before))
         times = {m: [] for m in modes}

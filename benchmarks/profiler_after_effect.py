@@ -58,7 +58,7 @@ def main() -> int:
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
     from triton.testing import do_bench  # noqa: PLC0415
 
-    from tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer import adapter  # noqa: PLC0415
 
     kept: dict[str, tuple[Any, list]] = {}
     calls: dict[str, int] = {}
@@ -134,8 +134,8 @@ def teardown_test(mode: str, kept: dict, keys: list, before: dict, timing: Any, 
     from torch._inductor.codecache import PyCodeCache  # noqa: PLC0415
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
 
-    from tracer import adapter  # noqa: PLC0415
-    from tracer import timing as tt  # noqa: PLC0415
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer import timing as tt  # noqa: PLC0415
 
     def show(label: str) -> None:
         t = timing()

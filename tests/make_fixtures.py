@@ -28,6 +28,6 @@ if __name__ == "__main__":
             os.remove(out)
         opts = [a for a in args if a.startswith("--")]
         script = [a for a in args if not a.startswith("--")]
-        subprocess.run([sys.executable, "-m", "tui.cli", "--headless", *opts, "--record", out, *script],
+        subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *opts, "--record", out, *script],
                        cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         print(name, os.path.getsize(out), "bytes")

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from tracer.protocol import read_session
-from tui.app import StepApp
-from tui.codeview import CodeView
+from inductor_step.tracer.protocol import read_session
+from inductor_step.tui.app import StepApp
+from inductor_step.tui.codeview import CodeView
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")
@@ -33,7 +33,7 @@ class Result:
 
 def run(tmp_path, name: str) -> Result:
     session = str(tmp_path / f"{name}.jsonl")
-    p = subprocess.run([sys.executable, "-m", "tui.cli", "--headless", "--record", session,
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", session,
                         os.path.join(SCRIPTS, f"{name}.py")], cwd=str(tmp_path), capture_output=True,
                        text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=600)
     return Result(p.returncode, p.stdout, p.stderr, session)
@@ -131,7 +131,7 @@ def test_python_without_torch_gets_one_clear_line(tmp_path):
     if probe.returncode == 0:
         pytest.skip(f"{base} has torch installed; no torch-less interpreter to try")
     session = str(tmp_path / "s.jsonl")
-    p = subprocess.run([sys.executable, "-m", "tui.cli", "--headless", "--python", base, "--record", session,
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--python", base, "--record", session,
                         os.path.join(SCRIPTS, "no_compile.py")], cwd=str(tmp_path), capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
     assert p.returncode == 2

@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from tracer.protocol import read_session
-from tui.app import StepApp
+from inductor_step.tracer.protocol import read_session
+from inductor_step.tui.app import StepApp
 
 # written before the fix (issue 17.1): every one of these fails on the app as it was
 pytestmark = pytest.mark.xfail(strict=True, reason="issue 17.1: panes 3-6 follow the selection only when first drawn")

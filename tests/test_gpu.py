@@ -4,7 +4,7 @@ Skipped where ``torch.cuda.is_available()`` is False (CI, the CPU box); run on t
 
     python -m pytest -m gpu tests/test_gpu.py -rA
 
-Like tests/test_tracer.py, every session comes from ``python -m tui.cli --headless --run --record FILE
+Like tests/test_tracer.py, every session comes from ``python -m inductor_step --headless --run --record FILE
 SCRIPT`` in a subprocess (the agent runs the script under ``torch.compile`` and times every compiled
 graph after it ends).  The scripts are benchmarks/cuda_models.py's ``attention`` (a training step,
 then inference: forward, backward and inference graphs, cuBLAS matmuls and Triton kernels) and
@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from tracer.protocol import STAGES, read_session
+from inductor_step.tracer.protocol import STAGES, read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "benchmarks")
@@ -108,7 +108,7 @@ def _headless(tmp_path_factory: pytest.TempPathFactory, name: str, script_args: 
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("TORCH_LOGS", None)
     env.pop("TORCH_TRACE", None)
-    p = subprocess.run([sys.executable, "-m", "tui.cli", "--headless", "--run", "--record", record,
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record,
                         *([script] if script else []), *script_args], cwd=str(cwd), env=env, capture_output=True, text=True,
                        timeout=TIMEOUT_S)
     s = Session(name, p.returncode, p.stdout, p.stderr)
@@ -150,7 +150,7 @@ def attention_profile(attention: Session, tmp_path_factory: pytest.TempPathFacto
     import torch  # noqa: PLC0415
 
     import cuda_models  # noqa: PLC0415
-    from tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer import adapter  # noqa: PLC0415
 
     outputs = {key: m.get("output_path") for key, m in attention.codegen().items()}
     with open(write_pins(attention.runs(), outputs, str(tmp_path_factory.mktemp("pins") / "pins.json")),

@@ -11,11 +11,11 @@ import subprocess
 import sys
 
 import pytest
-from tui.table import Table
+from inductor_step.tui.table import Table
 
-from tracer.protocol import graph_key, read_session
-from tui.app import StepApp
-from tui.codeview import CodeView
+from inductor_step.tracer.protocol import graph_key, read_session
+from inductor_step.tui.app import StepApp
+from inductor_step.tui.codeview import CodeView
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def record(tmp_path_factory, script: str) -> list[dict]:
     out = tmp_path_factory.mktemp("links") / "s.jsonl"
     env = dict(os.environ, PYTHONPATH=ROOT)
-    subprocess.run([sys.executable, "-m", "tui.cli", "--headless", "--record", str(out), os.path.join(ROOT, script)],
+    subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(out), os.path.join(ROOT, script)],
                    cwd=str(out.parent), env=env, check=True, capture_output=True, timeout=600)
     return list(read_session(str(out)))
 

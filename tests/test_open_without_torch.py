@@ -20,10 +20,10 @@ PROGRAM = textwrap.dedent('''
             return None
 
     sys.meta_path.insert(0, NoTorch())
-    from tracer.protocol import read_session
-    from tui.app import StepApp
-    from tui.codeview import CodeView
-    from tui.table import Table
+    from inductor_step.tracer.protocol import read_session
+    from inductor_step.tui.app import StepApp
+    from inductor_step.tui.codeview import CodeView
+    from inductor_step.tui.table import Table
 
     async def main():
         app = StepApp(messages=list(read_session("tests/fixtures/gpu_attention.jsonl")),

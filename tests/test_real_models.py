@@ -1,6 +1,6 @@
 """Real model code this repo did not write, stepped headless on CPU: inference and training.
 
-Each script in ``examples/real/`` runs once per module through ``python -m tui.cli --headless
+Each script in ``examples/real/`` runs once per module through ``python -m inductor_step --headless
 --record`` (random-init weights, tiny sizes, no hub access).  The session is then checked: the
 run exits 0; every compiled graph (compile id + kind) got all six stages in order, with no
 ``unavailable`` capture and no error; graph breaks and recompiles are listed with their reasons;
@@ -89,7 +89,7 @@ def _record(tmp_path_factory, name: str) -> Run:
     env = dict(os.environ, PYTHONPATH=ROOT, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     t0 = time.monotonic()
     timed = ["--run"] if name in TIMED else []
-    p = subprocess.run([sys.executable, "-m", "tui.cli", "--headless", *timed, "--record", str(session),
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *timed, "--record", str(session),
                         os.path.join(REAL, f"{name}.py")], cwd=str(tmp), env=env, capture_output=True,
                        text=True, timeout=600)
     run = Run(name, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)

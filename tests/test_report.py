@@ -19,8 +19,8 @@ import tarfile
 
 import pytest
 
-from tui.export import ARTIFACTS, compile_id_fields, export_trace, main_export
-from tui.report import PathScrubber, build_report, main_report
+from inductor_step.tui.export import ARTIFACTS, compile_id_fields, export_trace, main_export
+from inductor_step.tui.report import PathScrubber, build_report, main_report
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ERROR_FIXTURE = os.path.join(REPO, "tests", "fixtures", "codegen_error.jsonl")
@@ -38,7 +38,7 @@ def demo_session(tmp_path_factory) -> str:
     d = tmp_path_factory.mktemp("session")
     path = str(d / "train_step-test.jsonl")
     env = dict(os.environ, PYTHONPATH=REPO, **{SECRET_VAR: SECRET})
-    proc = subprocess.run([sys.executable, "-m", "tui.cli", "--headless", "--run", "--record", path],
+    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", path],
                           cwd=str(d), env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return path

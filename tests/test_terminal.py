@@ -45,7 +45,7 @@ class Tmux:
 
 @pytest.mark.parametrize("size", [(80, 24), (140, 45)], ids=["80x24", "140x45"])
 def test_open_a_recording_in_a_real_terminal_step_and_quit(tmp_path, size):
-    env = f"cd {ROOT} && PYTHONPATH={ROOT} {sys.executable} -m tui.cli --open tests/fixtures/demo.jsonl --screenshots {tmp_path}"
+    env = f"cd {ROOT} && {sys.executable} -m inductor_step --open tests/fixtures/demo.jsonl --screenshots {tmp_path}"
     t = Tmux(f"sh -c '{env}; echo EXITED=$?; sleep 30'", *size)
     try:
         t.wait_for("[0/0] forward")
@@ -67,19 +67,19 @@ def test_open_a_recording_in_a_real_terminal_step_and_quit(tmp_path, size):
 
 def _agents_running(marker: str) -> list[str]:
     out = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if marker in line and "tracer.agent" in line]
+    return [line for line in out.splitlines() if marker in line and "inductor_step.tracer.agent" in line]
 
 
 @pytest.mark.parametrize("key", ["q", "C-c"], ids=["q", "ctrl+c"])
 def test_quit_while_paused_ends_the_agent_and_keeps_a_valid_session(tmp_path, key):
     """Live: pause in the middle of a real compile, quit; within 2 s no agent (or its children)
     is left, the terminal is handed back and the session file holds everything up to there."""
-    from tracer.protocol import read_session
+    from inductor_step.tracer.protocol import read_session
 
     script = tmp_path / "paused_script.py"
     script.write_text("import torch\nprint(torch.compile(lambda x: (x.sin() * 2).sum())(torch.randn(64)))\n")
     session = tmp_path / "s.jsonl"
-    cmd = (f"cd {tmp_path} && PYTHONPATH={ROOT} {sys.executable} -m tui.cli --record {session} {script}")
+    cmd = (f"cd {tmp_path} && {sys.executable} -m inductor_step --record {session} {script}")
     t = Tmux(f"sh -c '{cmd}; echo EXITED=$?; sleep 30'", 120, 40)
     try:
         t.wait_for("paused after dynamo", timeout=120)

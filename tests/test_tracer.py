@@ -1,7 +1,7 @@
 """The real tracer on CPU: run the example scripts through ``inductor-step --headless`` and check
 the recorded sessions.
 
-No mocks of torch: every test drives ``python -m tui.cli --headless --record FILE SCRIPT ...`` as a
+No mocks of torch: every test drives ``python -m inductor_step --headless --record FILE SCRIPT ...`` as a
 subprocess (so the agent really runs the script as ``__main__`` under ``torch.compile``) and reads
 the session file back with :func:`tracer.protocol.read_session`.  Each example runs once per module
 (module-scoped fixtures); the whole file takes well under a minute on a 2-core machine.
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tracer.protocol import FORMAT, STAGES, read_session
+from inductor_step.tracer.protocol import FORMAT, STAGES, read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -77,14 +77,14 @@ class Run:
 
 
 def run_cli(cli_args: list[str], cwd: str, record: str | None = None, env_extra: dict[str, str] | None = None) -> Run:
-    """``python -m tui.cli ARGS`` from ``cwd`` with the repo importable; reads ``record`` if it exists.
+    """``python -m inductor_step ARGS`` from ``cwd`` with the repo importable; reads ``record`` if it exists.
     ``TORCH_LOGS`` and ``TORCH_TRACE`` are unset unless ``env_extra`` sets them."""
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("TORCH_LOGS", None)
     env.pop("TORCH_TRACE", None)
     env.update(env_extra or {})
-    p = subprocess.run([sys.executable, "-m", "tui.cli", *cli_args], cwd=cwd, env=env, capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "inductor_step", *cli_args], cwd=cwd, env=env, capture_output=True,
                        text=True, timeout=TIMEOUT_S)
     r = Run(p.returncode, p.stdout, p.stderr, record or "", cwd)
     if record and os.path.exists(record):
@@ -393,7 +393,7 @@ def test_run_times_every_compiled_graph(train: Run) -> None:
 def test_a_slow_spell_in_the_middle_of_the_rounds_does_not_set_the_graph_time() -> None:
     """Rounds of a launch-bound graph measured on an H200 while the box had a slow spell: the graph
     time waits for rounds that agree (tracer.timing.whole_graph_rounds) instead of taking their median."""
-    from tracer.timing import stable_window
+    from inductor_step.tracer.timing import stable_window
 
     spell = [1.83, 2.69, 2.64, 2.68, 1.77]
     assert stable_window(spell) is None
@@ -429,7 +429,7 @@ def test_graph_break_reason_recorded(graph_break: Run) -> None:
 
 
 def test_graph_break_note_names_the_right_graph(graph_break: Run) -> None:
-    from tui.session import Session
+    from inductor_step.tui.session import Session
 
     s = Session()
     for m in graph_break.messages:

@@ -11,11 +11,11 @@ import os
 import pytest
 from textual.widgets import OptionList, TabbedContent
 
-from tui.table import Table
+from inductor_step.tui.table import Table
 
-from tracer.protocol import STAGES, graph_key, read_session
-from tui.app import StepApp
-from tui.codeview import CodeView
+from inductor_step.tracer.protocol import STAGES, graph_key, read_session
+from inductor_step.tui.app import StepApp
+from inductor_step.tui.codeview import CodeView
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEMO = os.path.join("tests", "fixtures", "demo.jsonl")
@@ -135,7 +135,7 @@ def test_selecting_a_kernel_scrolls_to_and_marks_its_source():
         await pilot.pause()
         code = app.query_one("#code-codegen", CodeView)
         name = stop["kernels"][cpp[-1]]["name"]
-        from tracer.codeparse import kernel_source_lines
+        from inductor_step.tracer.codeparse import kernel_source_lines
         result["span"] = kernel_source_lines(stop["wrapper"], name)
         result["cursor"] = code.cursor + 1
         result["marks"] = sorted(m + 1 for m in code.marks)
@@ -307,7 +307,7 @@ def test_record_screens_saves_one_screenshot_per_stop_without_keys(tmp_path):
 def test_png_keeps_code_indentation(tmp_path):
     import shutil
 
-    from tui.app import svg_to_png
+    from inductor_step.tui.app import svg_to_png
 
     if shutil.which("rsvg-convert") is None:
         pytest.skip("rsvg-convert is not installed (apt-get install librsvg2-bin): PNG screenshots are skipped")
@@ -361,7 +361,7 @@ def test_code_lines_are_the_split_text_however_they_are_read(monkeypatch):
     iteration, and offsets back and forth."""
     import random
 
-    from tui.codeview import Lines
+    from inductor_step.tui.codeview import Lines
 
     rng = random.Random(5)
     for _ in range(200):
@@ -382,7 +382,7 @@ def test_code_search_finds_what_a_per_line_regex_finds():
     import random
     import re
 
-    from tui.codeview import Lines
+    from inductor_step.tui.codeview import Lines
 
     rng = random.Random(7)
     words = ["add", "add_1", "add_10", "x", "buf1", "é1", "_t", "= ", ": ", "(", " ", "\t", ".", "=", "\r"]
@@ -404,7 +404,7 @@ def test_code_search_finds_what_a_per_line_regex_finds():
 def test_commented_guards_match_the_per_line_form():
     import random
 
-    from tui.app import _commented
+    from inductor_step.tui.app import _commented
 
     rng = random.Random(3)
     for text in ["", "\n", "a", "a\n", "a\n\n", "\na", "a\r\nb", "x\x0cy\n", "é\u2028b\n"] + \
@@ -439,7 +439,7 @@ def test_long_lines_render_as_the_general_path_would():
     from rich.segment import Segment
     from rich.style import Style
 
-    from tui.codeview import _body_segments
+    from inductor_step.tui.codeview import _body_segments
 
     app = open_app()
     got = []

@@ -21,9 +21,9 @@ import time
 import traceback
 from typing import Any
 
-from tracer import protocol
-from tracer.codeparse import parse_wrapper
-from tracer.protocol import STAGES
+from inductor_step.tracer import protocol
+from inductor_step.tracer.codeparse import parse_wrapper
+from inductor_step.tracer.protocol import STAGES
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
@@ -52,7 +52,7 @@ def _chain(exc: BaseException | None) -> list[BaseException]:
 
 def adapter_compile_id() -> str | None:
     try:
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
         return None if cid == "[?]" else cid
@@ -138,7 +138,7 @@ class Agent:
 
     def answer_query(self, q: dict[str, Any]) -> None:
         """``can_fuse`` for two scheduler nodes of the paused graph, in Inductor's own words."""
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         a, b = q.get("a"), q.get("b")
         prev = self.capture_fusion
@@ -194,7 +194,7 @@ class Agent:
     # ------------------------------------------------------------------ hooks
     def on_trace(self, record: logging.LogRecord) -> None:
         """One structured-trace event; only those :func:`wants_trace_event` names are read."""
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         name, md, payload = adapter.trace_event(record)
         if name is None or not wants_trace_event(name):
@@ -241,7 +241,7 @@ class Agent:
                 self.frame(cid)["fail"] = f"{m.get('fail_type')}: {m.get('fail_reason')}"
 
     def on_pre_grad(self, graph: Any) -> None:
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
         fr = self.frame(cid)
@@ -253,7 +253,7 @@ class Agent:
                                         "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume")})
 
     def on_post_grad_pre(self, graph: Any) -> None:
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
         fr = self.frame(cid)
@@ -273,7 +273,7 @@ class Agent:
                                             "recompile_reasons": fr["recompile_reasons"], "note": note})
 
     def on_post_grad_post(self, graph: Any) -> None:
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
         fr = self.frame(cid)
@@ -289,7 +289,7 @@ class Agent:
         self.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": post_grad})
 
     def on_pre_fusion(self, nodes: list) -> None:
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         gl = adapter.current_graph()
         cid = adapter.current_compile_id()
@@ -308,7 +308,7 @@ class Agent:
         self.capture_fusion = True
 
     def on_post_fusion(self, nodes: list) -> None:
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         self.capture_fusion = False
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
@@ -320,7 +320,7 @@ class Agent:
         self.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
 
     def on_output_code(self, cid: str, meta: dict[str, Any], wrapper: str) -> None:
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         if self.current and self.current[0] == cid:
             kind = self.current[1]
@@ -357,8 +357,8 @@ class Agent:
     def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
                     owners: dict[str, dict[str, str]]) -> dict[str, Any]:
         """The graph's cross-level index (tracer.links), or ``{"unavailable": why}``."""
-        from tracer import adapter  # noqa: PLC0415
-        from tracer.links import build_links  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer.links import build_links  # noqa: PLC0415
 
         g = self.graph(cid, kind)
         try:
@@ -387,7 +387,7 @@ class Agent:
         under torch.profiler (CUPTI), so the run pane can show every kernel's time inside the
         script's own run (L2 and clocks as the model leaves them); see tracer.timing.script_times.
         """
-        from tracer import adapter, timing  # noqa: PLC0415
+        from inductor_step.tracer import adapter, timing  # noqa: PLC0415
 
         rec = self.script_calls.setdefault(key, {"calls": 0, "int_inputs": {}, "profiles": [], "status": None,
                                                  "configs": {}})
@@ -446,7 +446,7 @@ class Agent:
             return
         self.cancel_run.clear()
         try:
-            from tracer import timing  # noqa: PLC0415
+            from inductor_step.tracer import timing  # noqa: PLC0415
 
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
@@ -461,7 +461,7 @@ class Agent:
 
     def _time_graphs(self, todo: list, cupti: str) -> None:
         """run_all's loop: one ``run`` message per graph of ``todo`` (``((compile id, kind), graph)``)."""
-        from tracer import adapter, timing  # noqa: PLC0415
+        from inductor_step.tracer import adapter, timing  # noqa: PLC0415
 
         for i, ((cid, kind), g) in enumerate(todo):
             if self.cancel_run.is_set():
@@ -520,7 +520,7 @@ class Agent:
             self.send({"type": "error", "stage": "script", "message": msg, "traceback": ""})
             self.send({"type": "done", "returncode": 2, "graphs": 0, "message": msg})
             return 2
-        from tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer import adapter  # noqa: PLC0415
 
         info = adapter.versions()
         self.device = info["device"]
@@ -654,7 +654,7 @@ def _run_exit_funcs(timeout: float | None = None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m tracer.agent``; returns the script's exit status."""
-    p = argparse.ArgumentParser(prog="tracer.agent", description="inductor-step agent (started by the UI)")
+    p = argparse.ArgumentParser(prog="inductor_step.tracer.agent", description="inductor-step agent (started by the UI)")
     p.add_argument("--msg-fd", type=int, required=True)
     p.add_argument("--ctl-fd", type=int, default=None)
     p.add_argument("--step", action="store_true", help="pause at every stop until the UI continues")

@@ -190,7 +190,7 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
                 d["notes"].append(f"{kname} has no load or store of {b} of its own: "
                                   "it is computed in registers inside the fused kernel")
     # outputs of multi-output kernels (bufK = bufJ[i]) belong to the kernel that made bufJ
-    from tracer.codeparse import multi_outputs  # noqa: PLC0415
+    from inductor_step.tracer.codeparse import multi_outputs  # noqa: PLC0415
 
     for child, (parent, index) in multi_outputs(wrapper).items():
         d, pd = out_b.get(child), out_b.get(parent)

@@ -24,8 +24,8 @@ from typing import Any, Callable
 
 import torch
 
-from tracer import adapter
-from tracer.codeparse import parse_wrapper
+from inductor_step.tracer import adapter
+from inductor_step.tracer.codeparse import parse_wrapper
 
 
 _NUM_GB = re.compile(r"'kernel_num_gb':\s*([0-9.eE+-]+)")
@@ -414,7 +414,7 @@ def script_times(names: list[str], backends: dict[str, str],
     kernels as extern calls pairs them in order, and other gaps are left out.  Copies and memsets
     are not counted.
     """
-    from tracer.adapter import op_base_name  # noqa: PLC0415
+    from inductor_step.tracer.adapter import op_base_name  # noqa: PLC0415
 
     counts: dict[str, int] = {}
     trit: list[str] = []
@@ -677,7 +677,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         parsed = parse_wrapper(f.read())
     backends = {k["name"]: k["backend"] for k in parsed}
     sources = {k["name"]: k["source"] for k in parsed}
-    from tracer.links import _params  # noqa: PLC0415 - parameter names of a kernel's source
+    from inductor_step.tracer.links import _params  # noqa: PLC0415 - parameter names of a kernel's source
 
     params = {k["name"]: _params(k["backend"], k["source"]) for k in parsed if k["backend"] in ("cpp", "triton")}
     peak = device_peaks(device)

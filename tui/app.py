@@ -25,10 +25,10 @@ from textual.widgets._tabbed_content import ContentTab
 from textual.widgets._tabs import Underline
 from textual.widgets.option_list import Option
 
-from tracer.protocol import ALL_STAGES, LAZY, STAGES, CMD_CONTINUE, CMD_RUN, graph_key
-from tui.codeview import CodeView, Lines, lines_of, prepare, search_line, search_word
-from tui.table import Cell, RowKey, Table
-from tui.session import Session
+from inductor_step.tracer.protocol import ALL_STAGES, LAZY, STAGES, CMD_CONTINUE, CMD_RUN, graph_key
+from inductor_step.tui.codeview import CodeView, Lines, lines_of, prepare, search_line, search_word
+from inductor_step.tui.table import Cell, RowKey, Table
+from inductor_step.tui.session import Session
 
 STAGE_TITLES = {"dynamo": "1 Dynamo", "aot": "2 AOT", "lowering": "3 IR", "scheduling": "4 Sched",
                 "loopbody": "5 LoopBody", "codegen": "6 Codegen", "run": "7 Run", "linked": "8 Linked", "log": "Log"}
@@ -441,7 +441,7 @@ class StepApp(App[None]):
             # line leave the screen; the full name and target are in the code pane below
             self.query_one(f"#table-{stage}", Table).fit((0, 2), len(COLUMNS[stage]) - 1, min_width=16)
         if self.live:
-            from tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
+            from inductor_step.tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
 
             self.writer = SessionWriter(self.session_path, {"script": self.script, "argv": self.script_args}) \
                 if self.session_path else None
@@ -672,7 +672,7 @@ class StepApp(App[None]):
             bodies = stop.get("bodies") or []
             return (self._body_text(bodies[row]), 0) if isinstance(bodies, list) and row < len(bodies) else None
         if stage == "codegen":
-            from tracer.codeparse import kernel_source_lines  # noqa: PLC0415 - stdlib-only module
+            from inductor_step.tracer.codeparse import kernel_source_lines  # noqa: PLC0415 - stdlib-only module
 
             wrapper = stop.get("wrapper") or ""
             ks = stop.get("kernels") or []
@@ -1027,7 +1027,7 @@ class StepApp(App[None]):
             self._show_kernel(code, stop, ks[0]["name"])
 
     def _show_kernel(self, code: CodeView, stop: dict[str, Any], name: str) -> None:
-        from tracer.codeparse import kernel_source_lines  # noqa: PLC0415 - stdlib-only module
+        from inductor_step.tracer.codeparse import kernel_source_lines  # noqa: PLC0415 - stdlib-only module
 
         wrapper = stop.get("wrapper") or ""
         if code.text != wrapper:
@@ -1322,7 +1322,7 @@ class StepApp(App[None]):
         return index
 
     def _mark_buffer_in_wrapper(self, kernel: str, b: dict[str, Any]) -> None:
-        from tracer.codeparse import kernel_source_lines  # noqa: PLC0415
+        from inductor_step.tracer.codeparse import kernel_source_lines  # noqa: PLC0415
 
         stop = self.session.stop_for(self.view_graph, "codegen") or {}
         wrapper = stop.get("wrapper") or ""
@@ -1465,7 +1465,7 @@ class StepApp(App[None]):
             kernel = (b.get("kernels") or [None])[0]
             line = event.line
         elif view.id == "code-codegen":
-            from tracer.codeparse import kernel_source_lines  # noqa: PLC0415
+            from inductor_step.tracer.codeparse import kernel_source_lines  # noqa: PLC0415
 
             stop = self.session.stop_for(self.view_graph, "codegen") or {}
             kernel, line = None, None
@@ -1755,7 +1755,7 @@ class StepApp(App[None]):
         if not self.session_path:
             self.notify("no session file to report from", severity="warning")
             return
-        from tui.report import build_report  # noqa: PLC0415
+        from inductor_step.tui.report import build_report  # noqa: PLC0415
 
         if self.writer is not None:
             self.writer.f.flush()

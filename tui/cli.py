@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from tracer import protocol
+from inductor_step.tracer import protocol
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
 
@@ -84,8 +84,8 @@ def default_record_path(script: str) -> str:
 
 def run_headless(script: str, args: list[str], record: str, run: bool, python: str | None) -> int:
     """Run straight through, print one line per stop and error; return the script's exit status."""
-    from tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
-    from tui.session import summarize_stop  # noqa: PLC0415
+    from inductor_step.tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
+    from inductor_step.tui.session import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[dict[str, Any]] = queue.Queue()
     writer = SessionWriter(record, {"script": script, "argv": args})
@@ -153,10 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("report", "export") and not os.path.exists(argv[0]):
         if argv[0] == "report":
-            from tui.report import main_report  # noqa: PLC0415
+            from inductor_step.tui.report import main_report  # noqa: PLC0415
 
             return main_report(argv[1:])
-        from tui.export import main_export  # noqa: PLC0415
+        from inductor_step.tui.export import main_export  # noqa: PLC0415
 
         return main_export(argv[1:])
     ns = build_parser().parse_args(argv)
@@ -166,13 +166,13 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError("--open takes a session file, not a script")
             if not os.path.isfile(ns.open):
                 raise UsageError(f"no such session file: {ns.open}")
-            from tracer.protocol import read_session  # noqa: PLC0415
+            from inductor_step.tracer.protocol import read_session  # noqa: PLC0415
 
             try:
                 msgs = list(read_session(ns.open, lazy_over=1 << 18))
             except (ValueError, OSError) as e:
                 raise UsageError(str(e)) from None
-            from tui.app import StepApp, _freeze_gc  # noqa: PLC0415
+            from inductor_step.tui.app import StepApp, _freeze_gc  # noqa: PLC0415
 
             _freeze_gc()
             StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("--run goes with --headless; in the UI press r")
         if not sys.stdout.isatty():
             raise UsageError("the UI needs a terminal; use --headless --record FILE to run without one")
-        from tui.app import StepApp  # noqa: PLC0415
+        from inductor_step.tui.app import StepApp  # noqa: PLC0415
 
         app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
                       python=ns.python, record_screens=ns.record_screens)

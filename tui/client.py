@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from tracer import protocol
+from inductor_step.tracer import protocol
 
 
 class SessionWriter:
@@ -87,7 +87,7 @@ class AgentProcess:
         self.writer = writer
         msg_r, msg_w = os.pipe()
         ctl_r, ctl_w = os.pipe()
-        cmd = [python or sys.executable, "-m", "tracer.agent", "--msg-fd", str(msg_w), "--ctl-fd", str(ctl_r)]
+        cmd = [python or sys.executable, "-m", "inductor_step.tracer.agent", "--msg-fd", str(msg_w), "--ctl-fd", str(ctl_r)]
         if step:
             cmd += ["--step", "--serve"]
         if run_at_end:

@@ -28,7 +28,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.table import LineCache
+from inductor_step.tui.table import LineCache
 
 _THEME = "monokai"
 

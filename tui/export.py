@@ -31,7 +31,7 @@ import sys
 import time
 from typing import Any
 
-from tui.session import fmt_ms, load_session, session_command, session_parser
+from inductor_step.tui.session import fmt_ms, load_session, session_command, session_parser
 
 #: artifact names of the levels torch has no event for
 ARTIFACTS = {

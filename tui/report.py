@@ -27,8 +27,8 @@ import sys
 import tarfile
 from typing import Any
 
-from tracer.protocol import ALL_STAGES
-from tui.session import fmt_ms as _ms, load_session, session_command, session_parser
+from inductor_step.tracer.protocol import ALL_STAGES
+from inductor_step.tui.session import fmt_ms as _ms, load_session, session_command, session_parser
 
 REPORT_NAME = "REPORT.md"
 #: Longest traceback REPORT.md carries (GitHub caps an issue body at 65,536 characters).

@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
+from inductor_step.tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
 
 _WORD = re.compile(r"\w+")
 
