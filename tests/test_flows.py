@@ -16,9 +16,6 @@ import pytest
 from inductor_step.tracer.protocol import read_session
 from inductor_step.tui.app import StepApp
 
-# written before the fix (issue 17.1): every one of these fails on the app as it was
-pytestmark = pytest.mark.xfail(strict=True, reason="issue 17.1: panes 3-6 follow the selection only when first drawn")
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEMO = os.path.join(HERE, "fixtures", "demo.jsonl")
 
@@ -115,7 +112,7 @@ def test_select_in_linked_view_after_stepping_then_panes_3_to_6_follow():
 
     async def steps(app, pilot):
         await to_codegen_of_forward(pilot)
-        assert (app.view_graph, app.view_stage) == ("[0/0] forward", "codegen")
+        assert (app.view.graph, app.view.stage) == ("[0/0] forward", "codegen")
         await press(pilot, "8", *["down"] * 6)
         assert "selected buf6" in status(app)
         for key in "4635":

@@ -183,6 +183,10 @@ class CodeView(LineCache, ScrollView, can_focus=True):
             self.view = view
             self.line = line
 
+        @property
+        def control(self) -> "CodeView":
+            return self.view
+
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
         self.lines: Sequence[str] = Lines("")

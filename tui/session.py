@@ -13,6 +13,63 @@ from typing import Any, Callable
 from inductor_step.tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
 
 _WORD = re.compile(r"\w+")
+# a kernel's definition in Inductor's wrapper: NAME = async_compile.triton('NAME', '''...''', ...)
+_DEF = re.compile(r"^(?P<name>\w+) = async_compile\.\w+\(.*?(?P<q>r?''')(?P<src>.*?)'''", re.S | re.M)
+
+
+class IdentityCache:
+    """Values computed from session objects, kept while those very objects (by identity) are the
+    inputs: a stop's text is megabytes and its table 28,000 rows, and the same stop is shown again
+    and again.  ``get(key, parts, build)`` returns ``build()``'s value for ``key``, computed again
+    only when any of ``parts`` is a different object than last time; at most ``size`` keys are kept
+    (the oldest go first)."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self._items: dict[Any, tuple[tuple, Any]] = {}
+
+    def get(self, key: Any, parts: tuple, build: Callable[[], Any]) -> Any:
+        hit = self._items.get(key)
+        if hit is not None and len(hit[0]) == len(parts) and all(a is b for a, b in zip(hit[0], parts)):
+            return hit[1]
+        value = build()
+        self._items[key] = (parts, value)
+        while len(self._items) > self.size:
+            del self._items[next(iter(self._items))]
+        return value
+
+
+def legacy_kernel_spans(stop: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Where each kernel of a codegen stop lies in its wrapper, for sessions recorded before the
+    tracer shipped ``kernel_spans`` (format ``inductor-step/1`` files): the same shape, 1-based
+    wrapper lines: ``{"def": [first, last], "body": line}`` for a generated kernel (its
+    ``async_compile`` definition and the line of its source's first line), ``{"call": line}`` for an
+    extern or fallback call.  Computed once per stop when the session is looked at."""
+    wrapper = stop.get("wrapper") or ""
+    spans: dict[str, dict[str, Any]] = {}
+    defs = {}
+    for m in _DEF.finditer(wrapper):
+        first = wrapper.count("\n", 0, m.start()) + 1
+        body = wrapper.count("\n", 0, m.start("src")) + 1
+        defs[m.group("name")] = {"def": [first, wrapper.count("\n", 0, m.end()) + 1], "body": body}
+    lines = None
+    for k in stop.get("kernels") or []:
+        name = k.get("name")
+        if name in defs:
+            d = dict(defs[name])
+            src = k.get("source") or ""
+            # the source starts on the definition's line (r'''#include ...) or the next one
+            if src and not wrapper.split("\n", d["body"])[d["body"] - 1].endswith(src.split("\n", 1)[0]):
+                d["body"] += 1
+            spans[name] = d
+        elif k.get("source"):
+            if lines is None:
+                lines = [ln.strip() for ln in wrapper.split("\n")]
+            want = k["source"].strip()
+            line = next((i + 1 for i, ln in enumerate(lines) if ln == want or ln.endswith("= " + want)), None)
+            if line:
+                spans[name] = {"call": line}
+    return spans
 
 
 @dataclass
@@ -37,6 +94,7 @@ class Session:
     run_status: str = ""
     fusion_queries: list[dict[str, Any]] = field(default_factory=list)
     agent_exit: int | None = None
+    cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
 
@@ -111,6 +169,34 @@ class Session:
                 if stop.get("stage") == "scheduling":
                     self.fusion_index(stop)
         return n
+
+    def kernel_spans(self, key: str | None) -> dict[str, dict[str, Any]]:
+        """Graph ``key``'s kernels as they lie in its wrapper (1-based lines; see
+        :func:`legacy_kernel_spans` for the shape): the codegen stop's ``kernel_spans`` as the
+        tracer shipped it, or for older sessions computed once; {} before codegen."""
+        stop = self.stop_for(key, "codegen") if key else None
+        if not stop:
+            return {}
+        if isinstance(stop.get("kernel_spans"), dict):
+            return stop["kernel_spans"]
+        return self.cache.get(("kernel_spans", id(stop)), (stop,), lambda: legacy_kernel_spans(stop))
+
+    def line_buffers(self, key: str | None) -> dict[str, dict[int, str]]:
+        """Graph ``key``'s reverse index: kernel -> 1-based line of its source -> the buffer whose
+        lines (``links["buffers"][b]["kernel_lines"]``) include it (the first such buffer)."""
+        links = self.links(key)
+
+        def build() -> dict[str, dict[int, str]]:
+            out: dict[str, dict[int, str]] = {}
+            for name, b in (links.get("buffers") or {}).items():
+                for kernel, ranges in (b.get("kernel_lines") or {}).items():
+                    per = out.setdefault(kernel, {})
+                    for a, e in ranges or []:
+                        for i in range(a, e + 1):
+                            per.setdefault(i, name)
+            return out
+
+        return self.cache.get(("line_buffers", key), (links,), build)
 
     def links(self, key: str | None) -> dict[str, Any]:
         """The cross-level index of graph ``key`` (its codegen stop's ``links``); {} before codegen."""

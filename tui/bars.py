@@ -1,0 +1,124 @@
+"""The one-line bars: title (script, torch, device), stage bar (where the compile stands) and status
+(what happens now, what was selected).  Pure functions of the session and the view: Rich ``Text``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.text import Text
+
+from inductor_step.tracer.protocol import ALL_STAGES, graph_key
+from inductor_step.tui.session import Session
+from inductor_step.tui.state import ViewState
+
+SHORT = {"dynamo": "dyn", "aot": "aot", "lowering": "ir", "scheduling": "sched", "loopbody": "loop",
+         "codegen": "code", "run": "run"}
+
+
+def title_text(session: Session, script: str | None, argv: list[str], session_path: str | None) -> Text:
+    h = session.header
+    script = h.get("script") or script or "?"
+    args = " ".join(h.get("argv") or argv)
+    dev = h.get("device_name") or h.get("device") or "?"
+    t = Text.assemble(("inductor-step ", "bold"), (f" {os.path.basename(script)} {args} ".rstrip() + " ", ""),
+                      (f" torch {h.get('torch', '?')} ", "dim"), (f" {dev} ", "dim"))
+    if session_path:
+        t.append(f" session {session_path}", style="dim")
+    return t
+
+
+def stage_text(session: Session, view: ViewState, width: int) -> Text:
+    """The graph shown and its stages: ✓ reached, ● paused here, ✗ failed; the shown one reversed.
+    Below 100 columns the stage names are short, so ``run`` stays on an 80-column screen."""
+    key = view.graph
+    done = set(session.stages_done(key)) if key else set()
+    err = session.error_for(key) if key else None
+    short = width < 100
+    t = Text()
+    t.append(f" {key or 'waiting for the first compile'} ", style="bold")
+    for s in ALL_STAGES:
+        mark, style = ("✓", "green") if s in done else (" ", "dim")
+        if err and err.get("stage") == s:
+            mark, style = "✗", "bold red"
+        if view.paused and graph_key(view.paused) == key and view.paused["stage"] == s:
+            mark, style = "●", "bold yellow"
+        if s == view.stage:
+            style += " reverse"
+        t.append(f"{mark}{SHORT[s] if short else s} " if short else f" {mark}{s} ", style=style)
+    return t
+
+
+def status_text(session: Session, view: ViewState, live: bool, extra: str, current: int | None) -> Text:
+    """Where the compile or session stands, the last error, and ``extra`` (the latest selection)."""
+    s = session
+    t = Text()
+    p = view.paused
+    if p and graph_key(p) == view.graph and p["stage"] == view.stage:
+        t.append(f" paused after {p['stage']} of {graph_key(p)}", style="bold yellow")
+        t.append(" · n: continue the compile")
+    elif p:
+        t.append(f" paused at {graph_key(p)} {p['stage']}", style="yellow")
+        at_end = current is None or current == len(s.stops) - 1
+        t.append(" · n: continue the compile" if at_end else " · n: next recorded stop")
+    elif s.done is not None:
+        if not live:
+            t.append(" recorded session ·", style="dim")
+        rc = s.done.get("returncode")
+        t.append(f" script finished (exit {rc})", style="green" if not rc else "red")
+        if s.done.get("message"):
+            t.append(f" · {s.done['message']}", style="yellow")
+        elif live:
+            t.append(" · r: run and time")
+    elif s.agent_exit is not None:
+        t.append(f" the script's process ended (status {s.agent_exit}) before finishing", style="bold red")
+    elif live:
+        t.append(" running the script…", style="dim")
+    else:
+        t.append(f" recorded session · {len(s.stops)} stops (ended before the script finished)", style="dim")
+    err = s.errors[-1] if s.errors else None
+    if err:
+        where = f"{err.get('compile_id')} {err.get('graph_kind')} " if err.get("compile_id") else ""
+        t.append(f" · error in {where}{err.get('stage')}: {err.get('message')}", style="bold red")
+    if s.run_status and view.stage == "run":
+        t.append(f" · {s.run_status}", style="cyan")
+    if extra:
+        t.append(f" · {extra}", style="cyan")
+    return t
+
+
+def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> str:
+    """What a pane says when its graph has no stop at ``stage``: not reached yet, failed there, or
+    no compile at all (and why: the script ended or raised before compiling)."""
+    key = view.graph
+    err = session.error_for(key) if key else None
+    if key and err and err.get("stage") == stage:
+        return (f"# {stage} failed: {err.get('message')}\n#\n# everything captured before it is in the earlier "
+                f"stages (b, 1-6)\n\n{err.get('traceback', '')}")
+    if key:
+        reached = session.stages_done(key)
+        return (f"# {key}: the compile has not reached {stage} yet"
+                + (f"\n# (last stop: {reached[-1]}); press n to continue" if reached else ""))
+    script_err = session.error_for(None)
+    if session.done is not None or session.agent_exit is not None:
+        rc = (session.done or {}).get("returncode", session.agent_exit)
+        lines = [f"# the script ended (exit {rc}) without compiling a graph"]
+        if script_err:
+            lines.append(f"# it raised: {script_err.get('message')}")
+            lines.append("")
+            lines.append(str(script_err.get("traceback") or ""))
+        elif (session.done or {}).get("message"):
+            lines.append(f"# {session.done['message']}")
+        lines.append("# (l shows what it printed)")
+        return "\n".join(lines)
+    return "# waiting for the script's first torch.compile…" if live else "# this session has no compiled graph"
+
+
+def graph_label(key: str, note: str, width: int = 60) -> Text:
+    """A graph list entry: the graph, then why it exists (wrapped by the list, never cut)."""
+    label = Text(key)
+    if note:
+        label.append(f"\n  {note}", style="dim")
+    return label
+
+

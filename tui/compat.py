@@ -1,0 +1,113 @@
+"""Every use of Textual's private API, in one place (as ``tracer/adapter.py`` holds torch's).
+
+Each workaround says what it fixes and what was measured; a new Textual that breaks one breaks it
+here, and each degrades to Textual's own behaviour when the private name is gone.  Pinned:
+textual==8.2.8 (pyproject.toml).  Measurements: BENCHMARKS.md (b), "key latency".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.reactive import Reactive
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane
+
+try:  # private modules: the tab of a pane and the tab bar's underline
+    from textual.widgets._tabbed_content import ContentTab
+    from textual.widgets._tabs import Underline
+except ImportError:  # pragma: no cover - a Textual without them: the underline moves a frame later
+    ContentTab = Underline = None  # type: ignore[assignment,misc]
+
+
+# Containers whose every cell is drawn over by their children: Textual's private ``BLANK`` draws them
+# as blank lines of their background instead of through the CSS renderer line by line.  A pane
+# switch repaints them all: 200-250 lines, 8-12 ms of the 182 MB session's ``n`` before.
+class BlankHorizontal(Horizontal):
+    BLANK = True
+
+
+class BlankVertical(Vertical):
+    BLANK = True
+
+
+class BlankTabPane(TabPane):
+    BLANK = True
+
+
+class MainScreen(Screen):
+    """The app's screen.  Besides ``BLANK``: Screen's ``focused`` repaints the whole screen when it
+    changes, a second full frame (~23 KB at 160x50) right after every pane switch; what focus changes
+    is restyled by the widgets themselves, so here it repaints nothing."""
+
+    BLANK = True
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
+
+
+class Panes(TabbedContent):
+    """TabbedContent whose pane changes only when the app says so or the user clicks a tab.
+
+    TabbedContent also activates the pane of any widget that gets focus (its private
+    ``_on_tab_pane_focused``); our focus calls are queued, so with keys pressed quickly a late one
+    pulled the view back to the previous stage.  ``clicked`` is the pane id of the last click on a
+    tab (from its private ``_on_tabs_tab_activated``), for the app's handler.
+    """
+
+    clicked: str | None = None
+    BLANK = True
+
+    def on_mount(self) -> None:
+        # TabbedContent makes its ContentSwitcher itself: blank by instance
+        for switcher in self.query_children(ContentSwitcher):
+            switcher.BLANK = True
+
+    def _on_tab_pane_focused(self, event: Any) -> None:
+        event.stop()
+
+    def _on_tabs_tab_activated(self, event: Any) -> None:
+        tab_id = getattr(getattr(event, "tab", None), "id", None) or ""
+        self.clicked = (ContentTab.sans_prefix(tab_id) if ContentTab is not None else tab_id) if tab_id else None
+        super()._on_tabs_tab_activated(event)
+
+    def place_underline(self, pane_id: str) -> None:
+        """Put the tab bar's underline under ``pane_id``'s tab now.  Textual's ``Tabs`` moves it after
+        the next refresh, which painted it in a second frame 40-60 ms after the pane; the tabs never
+        move, so where it goes is known already (Textual's own computation)."""
+        if ContentTab is None:
+            return
+        try:
+            tab = self.query_one(f"#--content-tab-{pane_id}", ContentTab)
+            underline = self.query_one(Underline)
+        except NoMatches:
+            return
+        region = tab.virtual_region.shrink(tab.styles.gutter)
+        if region.width:
+            underline.show_highlight = True
+            underline.highlight_start, underline.highlight_end = region.column_span
+
+
+class SteadyFooter(Footer):
+    """Textual's Footer, rebuilt only when the keys it shows change.
+
+    Footer recomposes (new FooterKey widgets, CSS applied to each) on every ``bindings_updated``
+    signal, which fires on each focus change: each pane switch and stop step.  Measured with py-spy on
+    the 182 MB session, that was about a quarter of a key's time.  Reads Footer's private
+    ``_bindings_ready``.
+    """
+
+    _shown: tuple | None = None
+
+    def bindings_changed(self, screen: Any) -> None:
+        try:
+            shown = tuple((b.key, b.description, b.action, enabled)
+                          for (_, b, enabled, _tip) in screen.active_bindings.values() if b.show)
+        except Exception:  # noqa: BLE001 - a Textual without this shape: behave as Footer does
+            shown = None
+        if shown is not None and shown == self._shown and getattr(self, "_bindings_ready", False):
+            return
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self._shown = shown  # Footer recomposes now; else it waits, and so do we
+        super().bindings_changed(screen)

@@ -1,0 +1,67 @@
+"""The app's keys: one list, from which the footer, the help screen and the command palette are made.
+
+Each binding has an ``id`` (so a user's keymap can rebind it, Textual's convention) and a
+``tooltip`` holding its help text.  Order matters: the footer shows them in this order and cuts what
+does not fit, so the keys a person needs first (quit, help, next) come first.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+STAGE_KEYS = {"1": "dynamo", "2": "aot", "3": "lowering", "4": "scheduling", "5": "loopbody", "6": "codegen",
+              "7": "run", "8": "linked", "l": "log"}
+
+_STAGES = Binding.Group("Panes", compact=True)
+
+BINDINGS: list[Binding] = [
+    Binding("q", "quit_app", "Quit", id="quit",
+            tooltip="quit: ends the script's process; the session file is kept (exit status: the script's)"),
+    Binding("ctrl+c", "quit_app(True)", "Quit", show=False, priority=True, id="interrupt",
+            tooltip="quit at once (exit status 130, as after an interrupt); the session file is kept"),
+    Binding("question_mark,f1", "help", "Help", key_display="?", id="help", tooltip="this help"),
+    Binding("n,space", "next_stop", "Next", key_display="n", id="next",
+            tooltip="next stop: continues the paused compile at the newest stop"),
+    Binding("b", "prev_stop", "Back", id="back", tooltip="back to the previous stop (viewing only)"),
+    *[Binding(k, f"stage('{s}')", s.capitalize() if s != "aot" else "AOT", show=k in "12345678", group=_STAGES,
+              id=f"pane-{s}", tooltip={"dynamo": "pane 1: Dynamo's FX graph, graph breaks, guards",
+                                       "aot": "pane 2: the AOT graphs and the post-grad graph Inductor lowered",
+                                       "lowering": "pane 3: Inductor's IR buffers",
+                                       "scheduling": "pane 4: scheduler nodes after fusion; f: why (not) fused",
+                                       "loopbody": "pane 5: each scheduler node's LoopBody",
+                                       "codegen": "pane 6: the generated kernels in the wrapper",
+                                       "run": "pane 7: run and time the kernels",
+                                       "linked": "pane 8: a buffer's FX nodes, scheduler node, kernel lines, LoopBody, "
+                                                 "your source line",
+                                       "log": "the script's stdout and stderr"}[s])
+      for k, s in STAGE_KEYS.items()],
+    Binding("g", "pick_graph", "Graphs", id="graphs",
+            tooltip="graph picker (compile id and kind: [0/0] forward, [0/0] backward, [1/0] …); Enter picks"),
+    Binding("slash", "search", "Search", key_display="/", id="search",
+            tooltip="search the focused part of the pane (table or code); Enter: next match; Esc: close"),
+    Binding("r", "run", "Run", id="run", tooltip="run and time every compiled graph and kernel; c cancels"),
+    Binding("c", "cancel_run", "Cancel run", show=False, id="cancel-run", tooltip="cancel a timing run"),
+    Binding("f", "fusion_pair", "Fused?", show=False, id="fusion-pair",
+            tooltip="pane 4: f on a node, f on another: were they fused, and why (can_fuse, live)"),
+    Binding("s", "screenshot", "Shot", id="screenshot",
+            tooltip="screenshot of the screen (SVG, and PNG with rsvg-convert)"),
+    Binding("R", "report", "Report", id="report", tooltip="bug-report bundle: REPORT.md, screenshots, session, repro"),
+    Binding("tab", "focus_next", "Focus", show=False, id="focus-next",
+            tooltip="next part of the pane (table, code, graph list); the focused part is outlined"),
+    Binding("shift+tab", "focus_previous", "Focus back", show=False, id="focus-previous",
+            tooltip="previous part of the pane"),
+]
+
+#: keys handled by the tables and code views themselves, for the help screen
+MOVING = [("↑ ↓ PgUp PgDn Home End", "move in a table or code pane; a table row selects its buffer in every pane"),
+          ("Enter", "pane 7: the kernel's code in pane 6; graph list: pick the graph"),
+          ("ctrl+p", "commands: go to a stage or graph, run, report, screenshot")]
+
+
+def help_rows(bindings: list[Binding]) -> list[tuple[str, str]]:
+    """(keys, what they do) for the help screen, in the bindings' order."""
+    rows: list[tuple[str, str]] = []
+    for b in bindings:
+        keys = " / ".join("?" if k == "question_mark" else "/" if k == "slash" else k for k in b.key.split(","))
+        rows.append((keys, b.tooltip or b.description))
+    return rows + MOVING

@@ -1,0 +1,237 @@
+"""The shared base of the stage panes: a table of the stop's rows above a code view of the row's detail.
+
+A pane declares what it answers, as functions of the session's data only:
+
+- :meth:`StagePane.data`: the message it shows for the viewed graph (a stop, by default);
+- :meth:`StagePane.rows`: its rows for that message (keys and a row formatter; rows are formatted
+  only when drawn);
+- :meth:`StagePane.detail`: the code view's text, marks and line for a row;
+- :meth:`StagePane.row_for`: the row of an IR buffer;
+- :meth:`StagePane.buffers_of`: the IR buffers of a row.
+
+and the base does the rest the same way for every pane: filling the table when the data changes,
+putting the cursor on the selected buffer's row every time the pane is shown, showing the row's
+detail, and telling the app when a person's cursor move selects another buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Sequence
+
+from textual import on
+from textual.app import ComposeResult
+
+from inductor_step.tui.codeview import CodeView, prepare
+from inductor_step.tui.compat import BlankVertical
+from inductor_step.tui.state import BufferSelected
+from inductor_step.tui.table import Cell, Table
+
+if TYPE_CHECKING:
+    from inductor_step.tui.app import StepApp
+
+
+def T(s: Any, style: str = "") -> Cell:
+    """A plain-text cell (never markup: compiler strings contain brackets); lists print as [a, b]."""
+    if isinstance(s, (list, tuple)):
+        s = "[" + ", ".join(str(x) if not isinstance(x, list) else "[" + ", ".join(map(str, x)) + "]" for x in s) + "]"
+    return Cell("" if s is None else str(s), style)
+
+
+@dataclass
+class Detail:
+    """What a code view shows for a row: ``text`` in ``lexer``, 1-based line ranges ``marks`` to mark,
+    the 1-based line ``goto`` to bring into view (a third down), None to leave the view where it is."""
+
+    text: str
+    lexer: str = "python"
+    marks: list[tuple[int, int]] = field(default_factory=list)
+    goto: int | None = None
+
+
+class StagePane(BlankVertical):
+    """One stage's pane: ``#table-<stage>`` above ``#code-<stage>``.  Subclasses set ``stage``,
+    ``title``, ``columns`` and answer :meth:`rows`, :meth:`detail`, :meth:`row_for`, :meth:`buffers_of`."""
+
+    stage: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    columns: ClassVar[tuple[str, ...]] = ()
+    #: columns that give up cells first when the table is too wide: (columns, last column to keep on screen)
+    fit: ClassVar[tuple[tuple[int, ...], int] | None] = None
+    fit_min: ClassVar[int] = 12
+    #: seconds of quiet after a cursor move before the detail follows it (key repeat over SSH)
+    DETAIL_DELAY_S: ClassVar[float] = 0.04
+
+    def __init__(self) -> None:
+        super().__init__(id=f"stage-{self.stage}")
+        self._stamp: Any = None
+        self._shown: tuple | None = None  # (row keys, row) whose detail is on screen
+        self._timer: Any = None
+
+    app: "StepApp"
+
+    def compose(self) -> ComposeResult:
+        yield Table(id=f"table-{self.stage}", classes="stage-table", cursor_type="row", zebra_stripes=True)
+        yield CodeView(id=f"code-{self.stage}", classes="stage-code")
+
+    def on_mount(self) -> None:
+        self.table.add_columns(*self.columns)
+        if self.fit:
+            self.table.fit(self.fit[0], self.fit[1], min_width=self.fit_min)
+
+    @property
+    def table(self) -> Table:
+        return self.query_one(Table)
+
+    @property
+    def code(self) -> CodeView:
+        return self.query_one(f"#code-{self.stage}", CodeView)
+
+    # ------------------------------------------------------------------ what a pane answers
+    def data(self) -> dict[str, Any] | None:
+        """The message this pane shows for the viewed graph (its stop), None when there is none yet."""
+        v = self.app.view
+        return self.app.session.stop_for(v.graph, self.stage) if v.graph else None
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        """Row keys (unique strings) and the formatter of row ``i``'s cells."""
+        raise NotImplementedError
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        """The code view's content for row ``row``."""
+        raise NotImplementedError
+
+    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+        """The row that shows IR buffer ``buffer``, None when none does."""
+        return None
+
+    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+        """The IR buffers row ``row`` stands for (the first is selected when the row is chosen)."""
+        return []
+
+    def empty(self, data: dict[str, Any] | None) -> Detail | None:
+        """What the code view says when there is nothing to list (None: the rows' detail)."""
+        return None
+
+    # ------------------------------------------------------------------ shared helpers
+    @property
+    def links(self) -> dict[str, Any]:
+        return self.app.session.links(self.app.view.graph)
+
+    def cached_rows(self, data: dict[str, Any]) -> tuple[tuple[str, ...], Callable[[int], tuple], list[int]]:
+        """:meth:`rows` and their column widths, kept per message (measuring samples 900 rows)."""
+        def build() -> tuple:
+            keys, row = self.rows(data)
+            keys = tuple(keys)  # the garbage collector soon stops tracking a tuple of strings
+            return keys, row, Table.measure(self.columns, len(keys), row)
+        return self.app.session.cache.get(("rows", self.stage, id(data)), (data,), build)
+
+    def cached_index(self, data: dict[str, Any], name: str, build: Callable[[], dict]) -> dict:
+        """An index over ``data`` (built once per message), e.g. node name -> row."""
+        return self.app.session.cache.get((name, self.stage, id(data)), (data,), build)
+
+    # ------------------------------------------------------------------ showing
+    def stamp(self, data: dict[str, Any] | None) -> Any:
+        """What, when changed, makes the pane fill its table again."""
+        return (self.app.view.graph, id(data))
+
+    def show(self, force: bool = False) -> None:
+        """Bring the pane up to date with the view: fill it when its data changed, then put the
+        cursor on the selected buffer's row and show that row's detail (every time the pane is
+        shown, so a selection made anywhere else is followed)."""
+        data = self.data()
+        stamp = self.stamp(data)
+        if force or stamp != self._stamp:
+            self._stamp = stamp
+            self._shown = None
+            self.fill(data)
+        self.follow_selection(data)
+
+    def fill(self, data: dict[str, Any] | None) -> None:
+        table, code = self.table, self.code
+        if data is None:
+            table.clear()
+            code.set_code(self.app.missing_text(self.stage), "python")
+            return
+        keys, row, widths = self.cached_rows(data)
+        table.set_rows(keys, row, widths=widths)
+        if not keys:
+            d = self.empty(data)
+            if d is not None:
+                self.apply(d)
+
+    def follow_selection(self, data: dict[str, Any] | None) -> None:
+        """The cursor to the selected buffer's row (unless its row already stands for it), then that
+        row's detail; with nothing selected yet, the cursor row's buffer becomes the selection."""
+        table = self.table
+        if data is None or not table.row_count:
+            return
+        sel = self.app.view.selected
+        row = table.cursor_row
+        if sel is None:
+            owned = self.buffers_of(data, row)
+            if owned:
+                self.post_message(BufferSelected(owned[0], self.stage))
+        elif sel not in self.buffers_of(data, row):
+            target = self.row_for(data, sel)
+            if target is not None and target != row and target < table.row_count:
+                table.move_cursor(row=target)
+                row = target
+        self.show_row(data, row)
+
+    def show_row(self, data: dict[str, Any], row: int) -> None:
+        d = self.detail(data, row)
+        if d is not None:
+            self.apply(d)
+        self._shown = (self.table.row_keys, row)
+
+    def apply(self, d: Detail) -> None:
+        code = self.code
+        if code.text is not d.text and code.text != d.text:
+            code.set_code(d.text, d.lexer)
+        if d.marks or code.marks:
+            code.mark(d.marks)
+        if d.goto is not None:
+            code.goto(d.goto)
+
+    def warm(self, data: dict[str, Any], height: int) -> Iterator[None]:
+        """Work done ahead, while the user reads, for this pane's next showing of ``data``: its rows
+        and widths, and the lines its code view will show highlighted (see StepApp.prepare_next)."""
+        keys, _row, _w = self.cached_rows(data)
+        yield
+        sel = self.app.view.selected
+        row = self.row_for(data, sel) if sel else None
+        d = self.detail(data, row if row is not None and row < len(keys) else 0) if keys else None
+        if d is not None:
+            yield
+            first = max(0, (d.goto or 1) - 1 - height // 3)
+            yield from prepare(d.text, d.lexer, first, height + 2)
+
+    # ------------------------------------------------------------------ a person's cursor moves
+    @on(Table.RowHighlighted)
+    def _row_moved(self, event: Table.RowHighlighted) -> None:
+        event.stop()
+        table = event.data_table
+        if event.cursor_row != table.cursor_row:
+            return  # stale: the cursor has moved on (key repeat)
+        if self._shown == (table.row_keys, event.cursor_row):
+            return  # ours: follow_selection put it there and showed its detail
+        if self._timer is not None:
+            self._timer.stop()
+        if self.DETAIL_DELAY_S <= 0:
+            self._chosen(event.cursor_row)
+        else:
+            self._timer = self.set_timer(self.DETAIL_DELAY_S, lambda: self._chosen(event.cursor_row))
+
+    def _chosen(self, row: int) -> None:
+        self._timer = None
+        if row != self.table.cursor_row or not self.is_attached:
+            return
+        data = self.data()
+        if data is None:
+            return
+        owned = self.buffers_of(data, row)
+        if owned and self.app.view.selected not in owned:
+            self.app.view.selected = owned[0]  # before the detail, which marks the selection's lines
+            self.post_message(BufferSelected(owned[0], self.stage))
+        self.show_row(data, row)

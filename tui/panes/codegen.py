@@ -1,0 +1,118 @@
+"""Pane 6: the generated kernels (Triton on GPU, C++ on CPU, extern calls) in Inductor's wrapper, the
+selected buffer's loads and stores marked in its kernel."""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any, Callable, Sequence
+
+from textual import on
+
+from inductor_step.tui.codeview import CodeView
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.state import BufferSelected
+from inductor_step.tui.text import joined
+
+
+def error_head(err: dict[str, Any] | None) -> str:
+    """The failing compile's error, for the top of the pane: its message and, for a C++ compile,
+    the compiler's first ``error:`` lines (they sit under pages of warnings in the log)."""
+    if not err:
+        return ""
+    lines = [f"# codegen failed: {err.get('message')}"]
+    tb = str(err.get("traceback") or "")
+    errors = [ln.strip() for ln in tb.splitlines() if " error: " in ln or ln.strip().startswith("error:")][:6]
+    lines += [f"#   {ln}" for ln in errors]
+    lines.append("# (the whole log is in the session's error message; the generated code follows)")
+    return "\n".join(lines) + "\n\n"
+
+
+class CodegenPane(StagePane):
+    stage = "codegen"
+    title = "6 Codegen"
+    columns = ("kernel", "backend", "buffers", "fused nodes")
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        ks = data.get("kernels") or []
+        return [k["name"] for k in ks], \
+            lambda i: (T(ks[i]["name"], "bold"), T(ks[i].get("backend"), "magenta"),
+                       T(joined(ks[i].get("buffers"))), T(joined(ks[i].get("fused_nodes"))))
+
+    def _text(self, data: dict[str, Any]) -> tuple[str, int]:
+        """The pane's text (the wrapper, under the error when codegen failed) and how many lines
+        the error adds above the wrapper."""
+        err = self.app.session.error_for(self.app.view.graph)
+        err = err if err and err.get("stage") == "codegen" else None
+
+        def build() -> tuple[str, int]:
+            head = error_head(err)
+            return head + (data.get("wrapper") or ""), head.count("\n")
+        return self.app.session.cache.get(("codegen_text", id(data)), (data, err), build)
+
+    def empty(self, data: dict[str, Any]) -> Detail:
+        return Detail(self._text(data)[0] or "# no kernels")
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        text, off = self._text(data)
+        ks = data.get("kernels") or []
+        if not 0 <= row < len(ks):
+            return Detail(text)
+        name = ks[row]["name"]
+        span = self.app.session.kernel_spans(self.app.view.graph).get(name) or {}
+        first = span.get("body") or span.get("call")
+        sel = self.app.view.selected
+        b = (self.links.get("buffers") or {}).get(sel or "") or {}
+        ranges = (b.get("kernel_lines") or {}).get(name) or [] if name in (b.get("kernels") or []) else []
+        if first and ranges:
+            marks = [(first + off + a - 1, first + off + e - 1) for a, e in ranges]
+            return Detail(text, marks=marks, goto=marks[0][0])
+        whole = span.get("def") or ([span["call"], span["call"]] if span.get("call") else None)
+        if whole:
+            return Detail(text, marks=[(whole[0] + off, whole[1] + off)], goto=whole[0] + off)
+        return Detail(text)
+
+    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+        b = (self.links.get("buffers") or {}).get(buffer) or {}
+        keys = self.cached_rows(data)[0]
+        index = self.cached_index(data, "kernel_rows", lambda: {k: i for i, k in enumerate(keys)})
+        return next((index[k] for k in b.get("kernels") or [] if k in index), None)
+
+    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+        keys = self.cached_rows(data)[0]
+        if not 0 <= row < len(keys):
+            return []
+        return list(((self.links.get("kernels") or {}).get(keys[row]) or {}).get("buffers") or [])
+
+    def _starts(self) -> tuple[list[int], list[tuple[int, int, str, int]]]:
+        """Kernel spans sorted by first wrapper line, for finding the kernel under a line."""
+        spans = self.app.session.kernel_spans(self.app.view.graph)
+
+        def build() -> tuple[list[int], list[tuple[int, int, str, int]]]:
+            items = []
+            for name, s in spans.items():
+                if s.get("def"):
+                    items.append((s["def"][0], s["def"][1], name, s.get("body") or s["def"][0]))
+                elif s.get("call"):
+                    items.append((s["call"], s["call"], name, s["call"]))
+            items.sort()
+            return [i[0] for i in items], items
+        return self.app.session.cache.get(("span_starts", self.app.view.graph), (spans,), build)
+
+    @on(CodeView.CursorMoved, "#code-codegen")
+    def _code_line(self, event: CodeView.CursorMoved) -> None:
+        """Reverse link: the kernel line under a person's cursor selects the buffer it loads or stores."""
+        if not event.view.has_focus:
+            return  # moves made for a selection never select back
+        data = self.data()
+        if data is None:
+            return
+        line = event.line - self._text(data)[1]
+        starts, items = self._starts()
+        i = bisect.bisect_right(starts, line) - 1
+        if i < 0 or not items[i][0] <= line <= items[i][1]:
+            return
+        _a, _e, kernel, body = items[i]
+        name = self.app.session.line_buffers(self.app.view.graph).get(kernel, {}).get(line - body + 1)
+        if name and name != self.app.view.selected:
+            self.app.view.selected = name
+            self.post_message(BufferSelected(name, self.stage, f"line {event.line} of {kernel} touches {name}"))

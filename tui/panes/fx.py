@@ -1,0 +1,102 @@
+"""What panes 1 (Dynamo) and 2 (AOT) share: a table of FX nodes over the graph's code."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Callable, ClassVar, Sequence
+
+from inductor_step.tui.codeview import lines_of, search_word
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.text import short_user_line
+
+# an FX node's defining line in a graph's code: `    add: "f32[8]" = ...` or `    add = ...`
+_DEFINES = re.compile(r"^[^\S\n]*(\w+)[^\S\n]*(?::|=)", re.M)
+
+
+class FxPane(StagePane):
+    """A table of an FX graph's nodes (name, op, target, shape, dtype, the user's line) above the
+    graph's code, the node's defining line marked."""
+
+    #: the stop field holding ``{code, nodes}``; the links' name map for these nodes
+    graph_field: ClassVar[str] = ""
+    links_field: ClassVar[str] = ""
+    fit = ((0, 2), 5)
+    fit_min = 16
+
+    def nodes(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        return (data.get(self.graph_field) or {}).get("nodes") or []
+
+    def text(self, data: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    #: where in :meth:`text` the node definitions start (0: the top)
+    def text_start(self, text: str) -> int:
+        return 0
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        nodes = self.nodes(data)
+        script = (self.app.session.header or {}).get("script")
+        script_dir = os.path.dirname(script) if script else None
+
+        def row(i: int) -> tuple:
+            n = nodes[i]
+            return (T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
+                    T(n.get("dtype")), T(short_user_line(n.get("user_line"), script_dir), "cyan"))
+        return [str(i) for i in range(len(nodes))], row
+
+    def _rows_by_name(self, data: dict[str, Any]) -> dict[str, int]:
+        def build() -> dict[str, int]:
+            index: dict[str, int] = {}
+            for i, n in enumerate(self.nodes(data)):
+                index.setdefault(n["name"], i)
+            return index
+        return self.cached_index(data, "node_rows", build)
+
+    def _lines_by_name(self, data: dict[str, Any], text: str) -> dict[str, int]:
+        """Node name -> 0-based line defining it in ``text`` (one pass, kept per stop)."""
+        def build() -> dict[str, int]:
+            start = self.text_start(text)
+            pos = 0
+            index: dict[str, int] = {}
+            for i, line in enumerate(text.split("\n")):
+                if i >= start:
+                    m = _DEFINES.match(line)
+                    if m:
+                        index.setdefault(m.group(1), i)
+                pos += 1
+            return index
+        return self.cached_index(data, "node_lines", build)
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        text = self.text(data)
+        nodes = self.nodes(data)
+        if not 0 <= row < len(nodes):
+            return Detail(text)
+        name = nodes[row]["name"]
+        line = self._lines_by_name(data, text).get(name)
+        if line is None:  # a placeholder named on the def line: the first line naming it
+            line = search_word(lines_of(text), name, self.text_start(text))
+        if line is None:
+            return Detail(text)
+        return Detail(text, marks=[(line + 1, line + 1)], goto=line + 1)
+
+    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+        nodes = self.nodes(data)
+        if not 0 <= row < len(nodes):
+            return []
+        m = (self.links.get(self.links_field) or {}).get(nodes[row]["name"]) or {}
+        return list(m.get("buffers") or [])
+
+    def node_names(self, b: dict[str, Any]) -> list[str]:
+        """The FX nodes of this level that buffer ``b`` (a links entry) comes from."""
+        raise NotImplementedError
+
+    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+        """The row of the node that produces ``buffer``: of its nodes at this level, the last in
+        graph order (the others feed it)."""
+        b = (self.links.get("buffers") or {}).get(buffer)
+        if not b:
+            return None
+        index = self._rows_by_name(data)
+        return max((index[n] for n in self.node_names(b) if n in index), default=None)

@@ -1,0 +1,114 @@
+"""Pane 8, the linked view: every IR buffer; for the selected one its FX nodes, scheduler and fused
+node, the user's source line and LoopBody, and its kernel with the lines that load and store it."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from textual import on
+from textual.app import ComposeResult
+
+from inductor_step.tui.codeview import CodeView
+from inductor_step.tui.compat import BlankHorizontal
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.state import BufferSelected
+from inductor_step.tui.table import Table
+from inductor_step.tui.text import joined, linked_info
+
+
+class LinkedPane(StagePane):
+    stage = "linked"
+    title = "8 Linked"
+    columns = ("buffer", "node", "fused node", "kernel")
+
+    def compose(self) -> ComposeResult:
+        with BlankHorizontal(id="linked-row"):
+            yield Table(id="table-linked", cursor_type="row", zebra_stripes=True)
+            yield CodeView(id="code-linkinfo")
+            yield CodeView(id="code-linkkernel")
+
+    @property
+    def code(self) -> CodeView:
+        return self.query_one("#code-linkinfo", CodeView)
+
+    @property
+    def kernel_code(self) -> CodeView:
+        return self.query_one("#code-linkkernel", CodeView)
+
+    def data(self) -> dict[str, Any] | None:
+        links = self.links
+        return links or None
+
+    def fill(self, data: dict[str, Any] | None) -> None:
+        super().fill(data)
+        if data is None:
+            self.kernel_code.set_code("", "text")
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        bufs = data["buffers"]
+        names = tuple(bufs)
+
+        def row(i: int) -> tuple:
+            b = bufs[names[i]]
+            return (T(names[i], "bold"), T(b.get("scheduler_node")), T(b.get("fused_node")), T(joined(b.get("kernels"), 2)))
+        return names, row
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        names = self.cached_rows(data)[0]
+        if not 0 <= row < len(names):
+            return None
+        sel = names[row]
+        b = data["buffers"][sel]
+        graph = self.app.view.graph
+        lb = next((x for x in (self.app.session.stop_for(graph, "loopbody") or {}).get("bodies") or []
+                   if isinstance(x, dict) and x.get("node") == b.get("scheduler_node")), None)
+        return Detail(linked_info(sel, b, data.get("user_source") or {}, lb))
+
+    def kernel_detail(self, data: dict[str, Any], row: int) -> Detail:
+        """The right-hand view: the buffer's (first) kernel's source, its lines marked."""
+        names = self.cached_rows(data)[0]
+        sel = names[row]
+        b = data["buffers"][sel]
+        kernels = b.get("kernels") or []
+        stop = self.app.session.stop_for(self.app.view.graph, "codegen") or {}
+        k = next((k for k in stop.get("kernels") or [] if kernels and k["name"] == kernels[0]), None)
+        if k is None:
+            return Detail(f"# no kernel computes {sel}", "text")
+        ranges = [tuple(r) for r in (b.get("kernel_lines") or {}).get(kernels[0]) or []]
+        return Detail(k.get("source") or "", "cpp" if k.get("backend") == "cpp" else "python", marks=ranges,
+                      goto=ranges[0][0] if ranges else None)
+
+    def show_row(self, data: dict[str, Any], row: int) -> None:
+        super().show_row(data, row)
+        if 0 <= row < len(self.cached_rows(data)[0]):
+            d = self.kernel_detail(data, row)
+            code = self.kernel_code
+            if code.text is not d.text and code.text != d.text:
+                code.set_code(d.text, d.lexer)
+            code.mark(d.marks)
+            if d.goto is not None:
+                code.goto(d.goto)
+
+    def empty(self, data: dict[str, Any]) -> Detail:
+        return Detail("# no IR buffers in this graph", "text")
+
+    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+        names = self.cached_rows(data)[0]
+        index = self.cached_index(data, "buffer_rows", lambda: {k: i for i, k in enumerate(names)})
+        return index.get(buffer)
+
+    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+        names = self.cached_rows(data)[0]
+        return [names[row]] if 0 <= row < len(names) else []
+
+    @on(CodeView.CursorMoved, "#code-linkkernel")
+    def _kernel_line(self, event: CodeView.CursorMoved) -> None:
+        """Reverse link: a kernel line under a person's cursor selects the buffer it loads or stores."""
+        if not event.view.has_focus:
+            return
+        b = (self.links.get("buffers") or {}).get(self.app.view.selected or "") or {}
+        kernel = (b.get("kernels") or [None])[0]
+        name = self.app.session.line_buffers(self.app.view.graph).get(kernel or "", {}).get(event.line)
+        if name and name != self.app.view.selected:
+            self.app.view.selected = name
+            self.post_message(BufferSelected(name, self.stage, f"line {event.line} of {kernel} touches {name}"))

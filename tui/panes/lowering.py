@@ -1,0 +1,40 @@
+"""Pane 3: Inductor's IR buffers (``V.graph.buffers``) and each one's IR."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.text import buffer_text, joined, listed
+
+
+class LoweringPane(StagePane):
+    stage = "lowering"
+    title = "3 IR"
+    columns = ("buffer", "operation", "kind", "ranges", "reduction", "dtype", "size", "origins")
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        bufs = [] if data.get("unavailable") else data.get("buffers") or []
+
+        def row(i: int) -> tuple:
+            b = bufs[i]
+            red = f"{b.get('reduction_type') or ''} {listed(b.get('reduction_ranges')) if b.get('reduction_ranges') else ''}"
+            return (T(b["name"], "bold"), T(b.get("operation")), T(b.get("kind"), "magenta"), T(b.get("ranges")),
+                    T(red.strip()), T(b.get("dtype")), T(b.get("size")), T(joined(b.get("origins"))))
+        return [b["name"] for b in bufs], row
+
+    def empty(self, data: dict[str, Any]) -> Detail:
+        return Detail(f"# {data['unavailable']}" if data.get("unavailable") else "# no IR buffers in this graph")
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        bufs = data.get("buffers") or []
+        return Detail(buffer_text(bufs[row])) if 0 <= row < len(bufs) else None
+
+    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+        keys = self.cached_rows(data)[0]
+        index = self.cached_index(data, "buffer_rows", lambda: {k: i for i, k in enumerate(keys)})
+        return index.get(buffer)
+
+    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+        keys = self.cached_rows(data)[0]
+        return [keys[row]] if 0 <= row < len(keys) else []

@@ -1,0 +1,116 @@
+"""Pane 7: run and time the graph's kernels (the ``run`` message: each kernel alone, in the graph, in
+the script's own calls; bytes, bandwidth and FLOP/s with their sources)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from textual import on
+
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.state import OpenKernel
+from inductor_step.tui.table import Table
+from inductor_step.tui.text import run_cells, run_kernel_text, run_summary
+
+COLUMNS = ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "bound", "in graph ms", "in script ms",
+           "TFLOP/s", "backend", "fused nodes")
+#: columns only a CUDA run fills (on CPU they would be columns of "-")
+GPU_ONLY = ("in graph ms", "in script ms")
+STYLES = {"kernel": "bold", "backend": "magenta"}
+
+
+class RunPane(StagePane):
+    stage = "run"
+    title = "7 Run"
+    columns = COLUMNS
+
+    def on_mount(self) -> None:
+        pass  # columns depend on the run's device: set at each fill
+
+    def data(self) -> dict[str, Any] | None:
+        v = self.app.view
+        return self.app.session.runs.get(v.graph) if v.graph else None
+
+    def stamp(self, data: dict[str, Any] | None) -> Any:
+        return (self.app.view.graph, id(data), self.app.session.run_status)
+
+    def _gpu(self, data: dict[str, Any] | None) -> bool:
+        dev = (data or {}).get("device") or (self.app.session.header or {}).get("device", "cuda")
+        return str(dev).startswith("cuda")
+
+    def labels(self, data: dict[str, Any] | None) -> list[str]:
+        ks = (data or {}).get("kernels") or []
+        has_bound = any(k.get("bound") for k in ks)
+        return [c for c in COLUMNS if (self._gpu(data) or c not in GPU_ONLY) and (has_bound or c != "bound")]
+
+    def kernels(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.app.session.cache.get(("run_sorted", id(data)), (data,),
+                                          lambda: sorted(data.get("kernels") or [], key=lambda k: -k["median_ms"]))
+
+    def _fused(self, data: dict[str, Any]) -> dict[str, list[str]]:
+        codegen = self.app.session.stop_for(self.app.view.graph, "codegen") or {}
+        return {k["name"]: k.get("fused_nodes") or [] for k in codegen.get("kernels") or []}
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        ks = self.kernels(data)
+        labels = self.labels(data)
+        fused = self._fused(data)
+
+        def row(i: int) -> tuple:
+            c = run_cells(ks[i])
+            c["fused nodes"] = ", ".join(fused.get(ks[i]["name"]) or [])
+            return tuple(T(c[label], STYLES.get(label, "")) for label in labels)
+        return [f"{i}:{k['name']}" for i, k in enumerate(ks)], row
+
+    def fill(self, data: dict[str, Any] | None) -> None:
+        table = self.table
+        labels = self.labels(data)
+        table.add_columns(*labels)
+        # the kernel names give up cells before the times, share and bandwidth (the full name is below)
+        table.fit(0, labels.index("% peak BW"))
+        if data is None or data.get("error"):
+            table.clear()
+            self.apply(self.empty(data))
+            return
+        keys, row = self.rows(data)
+        table.set_rows(keys, row)
+        if not keys:
+            self.apply(Detail(run_summary(self.app.view.graph, data), "text"))
+
+    def empty(self, data: dict[str, Any] | None) -> Detail:
+        if data and data.get("error"):
+            return Detail(f"# timing failed: {data['error']}\n\n{data.get('traceback', '')}", "pytb")
+        status = self.app.session.run_status
+        if not self.app.live:
+            return Detail("# this recorded session has no timing for this graph")
+        return Detail("# press r to run and time every compiled graph: the whole compiled graph against eager, "
+                      "and each kernel on its own" + (f"\n# {status}" if status else ""))
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        ks = self.kernels(data)
+        if not 0 <= row < len(ks):
+            return None
+        summary = self.app.session.cache.get(("run_summary", id(data)), (data,),
+                                             lambda: run_summary(self.app.view.graph, data))
+        k = ks[row]
+        return Detail(run_kernel_text(k, self._fused(data).get(k["name"]), self._gpu(data), summary), "text")
+
+    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+        b = (self.links.get("buffers") or {}).get(buffer) or {}
+        kernels = set(b.get("kernels") or [])
+        return next((i for i, k in enumerate(self.kernels(data)) if k["name"] in kernels), None)
+
+    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+        ks = self.kernels(data)
+        if not 0 <= row < len(ks):
+            return []
+        return list(((self.links.get("kernels") or {}).get(ks[row]["name"]) or {}).get("buffers") or [])
+
+    @on(Table.RowSelected, "#table-run")
+    def _enter(self, event: Table.RowSelected) -> None:
+        """Enter on a timed kernel: its code in the codegen pane."""
+        data = self.data()
+        ks = self.kernels(data) if data else []
+        if 0 <= event.cursor_row < len(ks):
+            bufs = self.buffers_of(data, event.cursor_row)
+            self.post_message(OpenKernel(ks[event.cursor_row]["name"], bufs[0] if bufs else None))

@@ -1,0 +1,88 @@
+"""Pane 4: the scheduler's nodes after fusion (``SchedulerNode``, ``FusedSchedulerNode``), Inductor's
+fusion decisions for each, and ``f``: were two nodes fused, and why (``Scheduler.can_fuse``, live)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.text import joined, snode_text
+
+
+def members(stop: dict[str, Any], name: str) -> set[str]:
+    """The scheduler nodes (``opN``) a node of ``stop``'s ``after`` list stands for: its members, or
+    itself when it has none (a node not fused with anything)."""
+    n = next((n for n in stop.get("after") or [] if n.get("name") == name), None)
+    return set((n or {}).get("members") or []) or {name}
+
+
+def fused_together(stop: dict[str, Any], a: str, b: str) -> bool:
+    """Did Inductor put ``a`` and ``b`` (names from ``after``) into one node: is there a node whose
+    members hold both sides' members?"""
+    want = members(stop, a) | members(stop, b)
+    return a == b or any(set(n.get("members") or [n.get("name")]) >= want for n in stop.get("after") or [])
+
+
+def fusion_pair_text(stop: dict[str, Any], a: str, b: str, verdict: str | None, reasons: list[str] | None,
+                     asking: str) -> str:
+    """The ``f`` answer for nodes ``a`` and ``b``: fused or not (from the ``after`` list), the fusion
+    log's lines naming both, and ``can_fuse``'s live verdict when it came (else ``asking``)."""
+    ma, mb = members(stop, a), members(stop, b)
+
+    def mentions(line: str, names: set[str]) -> bool:
+        return any(re.search(rf"\b{re.escape(x)}\b", line) for x in names)
+
+    log = [ln for ln in stop.get("fusion_log") or [] if mentions(ln, ma | {a}) and mentions(ln, mb | {b})]
+    text = [f"# {a} and {b}: " + ("fused into one node" if fused_together(stop, a, b) else "not fused"),
+            "# ---- Inductor's fusion log for this pair ----"]
+    text += ["# " + x for x in log] or ["# (the fusion log never considered this pair: "
+                                        "Inductor only tries pairs that share data)"]
+    if verdict is not None:
+        text += [f"\n# scheduler.can_fuse({a}, {b}) now: {verdict}"] + ["#   " + r for r in reasons or []]
+    else:
+        text.append("\n# " + asking)
+    return "\n".join(text)
+
+
+class SchedulingPane(StagePane):
+    stage = "scheduling"
+    title = "4 Sched"
+    columns = ("scheduler node", "type", "members", "buffers")
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        after = data.get("after")
+        after = after if isinstance(after, list) else []
+        return [n["name"] for n in after], \
+            lambda i: (T(after[i]["name"], "bold"), T(after[i].get("type"), "magenta"),
+                       T(joined(after[i].get("members"))), T(joined(after[i].get("buffers"))))
+
+    def empty(self, data: dict[str, Any]) -> Detail | None:
+        after = data.get("after")
+        return Detail(f"# {after.get('unavailable')}") if isinstance(after, dict) else Detail("# no scheduler nodes")
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        after = data.get("after") or []
+        if not 0 <= row < len(after):
+            return None
+        n = after[row]
+        idx = self.app.session.fusion_index(data)
+        lines = sorted({i for m in set(n.get("members") or []) | {n["name"]} for i in idx.get(m, ())})
+        return Detail(snode_text(data, n, lines))
+
+    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+        b = (self.links.get("buffers") or {}).get(buffer) or {}
+        keys = self.cached_rows(data)[0]
+        index = self.cached_index(data, "node_rows", lambda: {k: i for i, k in enumerate(keys)})
+        return index.get(b.get("fused_node") or "")
+
+    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+        keys = self.cached_rows(data)[0]
+        if not 0 <= row < len(keys):
+            return []
+        return list(((self.links.get("fused_nodes") or {}).get(keys[row]) or {}).get("buffers") or [])
+
+    def show_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None,
+                  asking: str = "") -> None:
+        data = self.data() or {}
+        self.apply(Detail(fusion_pair_text(data, a, b, verdict, reasons, asking)))

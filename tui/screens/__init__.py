@@ -1,0 +1,1 @@
+"""The app's screens besides the main one: help (made from the bindings) and too-small."""

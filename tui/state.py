@@ -1,0 +1,45 @@
+"""The view's state, in one place: which graph and stage are shown and the one selection every pane
+follows (DESIGN.md: "one selection is the single source of truth; panes react to it")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+
+@dataclass
+class ViewState:
+    """What the user is looking at.
+
+    ``graph``: the graph key shown (``"[0/0] forward"``), None before the first compile;
+    ``stage``: the pane shown (a stage, ``linked`` or ``log``); ``selected``: an IR buffer name of
+    ``graph`` (``buf6``) that every pane shows its row for, None until one is chosen; ``follow``:
+    stay on the newest stop as the compile advances; ``paused``: the stop message the agent waits at.
+    """
+
+    graph: str | None = None
+    stage: str = "dynamo"
+    selected: str | None = None
+    follow: bool = True
+    paused: dict[str, Any] | None = None
+    #: the stops the user stepped through, by graph: (graph, stage) pairs
+    history: list[tuple[str, str]] = field(default_factory=list)
+
+
+class BufferSelected(Message):
+    """A person chose a row that belongs to IR buffer ``buffer`` (in pane ``stage``); ``why`` says how
+    (shown in the status line)."""
+
+    def __init__(self, buffer: str, stage: str, why: str = "") -> None:
+        super().__init__()
+        self.buffer, self.stage, self.why = buffer, stage, why
+
+
+class OpenKernel(Message):
+    """Show kernel ``kernel`` (and its buffer ``buffer``) in the codegen pane (Enter in the run pane)."""
+
+    def __init__(self, kernel: str, buffer: str | None) -> None:
+        super().__init__()
+        self.kernel, self.buffer = kernel, buffer

@@ -1,0 +1,344 @@
+"""Per-stage text of a recorded session: what the detail panes, ``report``, ``export`` and
+``--headless`` print about a stop.  Plain strings from the session's dicts; no Textual, no torch.
+
+Every function takes the messages as the stream carries them (see :mod:`inductor_step.tracer.protocol`)
+and returns text; line numbers it mentions are 1-based.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from inductor_step.tracer.protocol import graph_key
+
+_OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+
+
+def commented(text: str) -> str:
+    """``text`` with ``# `` before every line (guards of a large graph are 11 MB: one replace, not
+    a string per line, when the text has only ``\\n`` line breaks)."""
+    if not text.isascii() or any(c in text for c in _OTHER_LINE_BREAKS):
+        return "\n".join("# " + x for x in text.splitlines())
+    if not text:
+        return ""
+    if text.endswith("\n"):
+        text = text[:-1]
+    return "# " + text.replace("\n", "\n# ")
+
+
+def listed(xs: Any) -> str:
+    """``[a, b]`` for a list, the value itself otherwise."""
+    return "[" + ", ".join(map(str, xs)) + "]" if isinstance(xs, list) else str(xs)
+
+
+def joined(xs: Any, n: int = 6) -> str:
+    """The first ``n`` items of a list, comma-separated, with ``+K`` for the rest."""
+    xs = list(xs or [])
+    return ", ".join(map(str, xs[:n])) + (f" +{len(xs) - n}" if len(xs) > n else "")
+
+
+def short_user_line(user_line: str | None, script_dir: str | None) -> str | None:
+    """A user line (``/abs/path/model.py:171``) as the tables show it: relative to the script's
+    folder, or from the installed package down (``transformers/models/bert/modeling_bert.py:177``);
+    the line number is never cut."""
+    if not user_line:
+        return user_line
+    path, sep, line = user_line.rpartition(":")
+    if not sep or not line.isdigit():
+        path, line = user_line, ""
+    if script_dir and path.startswith(script_dir.rstrip(os.sep) + os.sep):
+        path = path[len(script_dir.rstrip(os.sep)) + 1:]
+    else:
+        marker = f"{os.sep}site-packages{os.sep}"
+        if marker in path:
+            path = path.split(marker, 1)[1]
+    return f"{path}:{line}" if line else path
+
+
+# --------------------------------------------------------------------------- graph breaks, recompiles
+
+def break_reasons(stop: dict[str, Any]) -> list[dict[str, str]]:
+    """The graph breaks a Dynamo stop records, each as ``{"reason", "hint", "where"}`` (Dynamo's
+    ``dynamo_graph_break_reason`` artifact text: its first line is the reason; lines naming
+    ``Hint:`` and ``User code traceback`` / ``File "...", line N`` give the hint and the user line)."""
+    out = []
+    for raw in stop.get("graph_breaks") or []:
+        text = str(raw).strip()
+        lines = [ln.rstrip() for ln in text.splitlines()]
+        reason = next((ln.strip() for ln in lines if ln.strip()), "")
+        hints = [ln.strip().removeprefix("Hint:").strip() for ln in lines if ln.strip().startswith("Hint:")]
+        expl = [ln.strip().removeprefix("Explanation:").strip() for ln in lines if ln.strip().startswith("Explanation:")]
+        gb = [ln.strip().removeprefix("Graph Break Reason:").strip() for ln in lines
+              if ln.strip().startswith("Graph Break Reason:")]
+        if gb:
+            reason = gb[0]
+        where = ""
+        for ln in reversed(lines):
+            m = re.search(r'File "([^"]+)", line (\d+)', ln)
+            if m and "/torch/" not in m.group(1):
+                where = f"{m.group(1)}:{m.group(2)}"
+                break
+        out.append({"reason": reason, "hint": "; ".join(hints), "explanation": "; ".join(expl), "where": where,
+                    "text": text})
+    return out
+
+
+def graph_note(dynamo: dict[str, Any] | None) -> str:
+    """Why a graph exists, in full: its recompile reasons, the graph break that ended it (reason,
+    hint, user line) and the break it resumes after."""
+    d = dynamo or {}
+    notes = []
+    if d.get("recompile_reasons"):
+        notes.append("recompile: " + " ".join(str(r).strip() for r in d["recompile_reasons"]))
+    for b in break_reasons(d):
+        notes.append("graph break: " + b["reason"] + (f" (hint: {b['hint']})" if b["hint"] else "")
+                     + (f" at {b['where']}" if b["where"] else ""))
+    if d.get("resume"):
+        notes.append(f"resumes after a graph break ({d['resume']})")
+    return "; ".join(notes)
+
+
+# --------------------------------------------------------------------------- the stages
+
+def dynamo_text(stop: dict[str, Any], guards: str | None, guards_commented: str = "") -> str:
+    """Pane 1's code: the Dynamo FX graph's code with its compile's why (note, resume, recompile
+    reasons, each graph break in full) above and the guards (``dynamo_cpp_guards_str``) below."""
+    g = stop.get("graph") or {}
+    head = [f"# Dynamo FX graph {stop['compile_id']} ({stop['graph_kind']})"]
+    if stop.get("note"):
+        head.append(f"# {stop['note']}")
+    if stop.get("resume"):
+        head.append(f"# this frame resumes after a graph break: {stop['resume']}")
+    for r in stop.get("recompile_reasons") or []:
+        head.append("# recompile reason: " + str(r).replace("\n", " "))
+    for b in break_reasons(stop):
+        head.append(f"# graph break: Dynamo ended this graph here: {b['reason']}")
+        if b["explanation"]:
+            head.append(f"#   explanation: {b['explanation']}")
+        if b["hint"]:
+            head.append(f"#   hint: {b['hint']}")
+        if b["where"]:
+            head.append(f"#   user code: {b['where']}")
+    if g.get("unavailable"):
+        head.append(f"# {g['unavailable']}")
+    body = g.get("code") or ""
+    tail = ("\n\n# ---- guards (dynamo_cpp_guards_str) ----\n" + (guards_commented or commented(guards))) if guards \
+        else "\n\n# guards arrive once the backend compile finishes"
+    return "\n".join(head) + "\n\n" + body + tail
+
+
+def aot_text(stop: dict[str, Any]) -> str:
+    """Pane 2's code: each AOT graph (``aot_*_graph``), then the post-grad graph Inductor lowers."""
+    pg = stop.get("post_grad") or {}
+    parts = []
+    for name in ("joint", "inference", "forward", "backward"):
+        src = (stop.get("aot_graphs") or {}).get(name)
+        if src:
+            parts.append(f"# ===== AOT {name} graph (aot_{name}_graph) =====\n{src}")
+    label = pg.get("label") or f"post-grad graph ({stop['graph_kind']}, what Inductor lowers)"
+    parts.append(f"# ===== {label} =====\n{pg.get('code', pg.get('unavailable', ''))}")
+    return "\n\n".join(parts)
+
+
+#: the line in :func:`aot_text` where the post-grad graph starts
+POST_GRAD_HEAD = re.compile(r"# ===== post-grad")
+
+
+def buffer_text(b: dict[str, Any]) -> str:
+    """Pane 3's detail: an IR buffer's header (operation, IR type, kind, layout, origins) and IR text."""
+    head = (f"# {b['name']} ({b.get('operation')}): {b.get('ir_type')} {b.get('kind')}  "
+            f"dtype={b.get('dtype')} device={b.get('device')} size={listed(b.get('size'))} "
+            f"stride={listed(b.get('stride'))}\n"
+            f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n\n")
+    return head + (b.get("text") or "")
+
+
+def snode_text(stop: dict[str, Any], n: dict[str, Any], fusion_lines: list[int]) -> str:
+    """Pane 4's detail: a scheduler node, the fusion-log lines (indices ``fusion_lines``) naming it or
+    its members, and its text."""
+    fusion_log = stop.get("fusion_log") or []
+    log = [fusion_log[i] for i in fusion_lines if i < len(fusion_log)]
+    before = len(stop.get("before") or [])
+    order = f" ({stop['order']})" if stop.get("order") else ""
+    return (f"# {n['name']}: {n.get('type')}, members {', '.join(n.get('members') or [])}\n"
+            f"# {before} scheduler nodes before fusion -> {len(stop.get('after') or [])} after{order}\n"
+            f"# ---- Inductor's fusion decisions involving {n['name']} ----\n"
+            + ("\n".join("# " + x for x in log) if log else "# (none logged)") + "\n\n" + (n.get("text") or ""))
+
+
+def body_text(b: dict[str, Any]) -> str:
+    """Pane 5's detail: a scheduler node's LoopBody (``LoopBody.debug_str``)."""
+    if "body" not in b:
+        return f"# {b['node']}: {b.get('none', 'no LoopBody')}"
+    return (f"# LoopBody of {b['node']} (in {b.get('fused_node')}), writes {', '.join(b.get('buffers') or [])}\n"
+            + b["body"])
+
+
+def stop_summary(stop: dict[str, Any]) -> str:
+    """One line about a stop, as ``--headless`` prints it: ``[0/0] forward  lowering  9 IR buffers``."""
+    stage = stop.get("stage")
+    if stage == "dynamo":
+        g = stop.get("graph") or {}
+        what = f"{len(g.get('nodes') or [])} FX nodes"
+        if stop.get("graph_breaks"):
+            what += f", {len(stop['graph_breaks'])} graph break(s)"
+        if stop.get("recompile_reasons"):
+            what += ", recompile"
+    elif stage == "aot":
+        what = (f"graphs: {', '.join(sorted((stop.get('aot_graphs') or {}).keys())) or '-'}, "
+                f"post-grad {len((stop.get('post_grad') or {}).get('nodes') or [])} nodes")
+    elif stage == "lowering":
+        what = f"{len(stop.get('buffers') or [])} IR buffers"
+    elif stage == "scheduling":
+        what = f"{len(stop.get('before') or [])} scheduler nodes -> {len(stop.get('after') or [])} after fusion"
+    elif stage == "loopbody":
+        what = f"{sum(1 for b in stop.get('bodies') or [] if 'body' in b)} LoopBodies"
+    elif stage == "codegen":
+        ks = stop.get("kernels") or []
+        by: dict[str, int] = {}
+        for k in ks:
+            by[k["backend"]] = by.get(k["backend"], 0) + 1
+        what = f"{len(ks)} kernels (" + ", ".join(f"{n} {b}" for b, n in sorted(by.items())) + ")"
+    else:
+        what = ""
+    return f"{graph_key(stop):<20} {stage:<11} {what}"
+
+
+# --------------------------------------------------------------------------- run
+
+def num(x: Any, fmt: str) -> str:
+    """``x`` formatted with ``fmt``, "-" when it is not a number."""
+    return format(x, fmt) if isinstance(x, (int, float)) else "-"
+
+
+def run_cells(k: dict[str, Any]) -> dict[str, str]:
+    """The run table's cells of one timed kernel call, by column label (times in ms, bandwidth in
+    GB/s and % of the session's peak, TFLOP/s), from the ``run`` message's ``kernels`` entry."""
+    pct = k.get("pct_peak_bw")
+    in_graph = k.get("in_graph_ms") if k.get("in_graph_ms") is not None else k.get("warm_ms")
+    return {
+        "kernel": k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""),
+        "backend": str(k.get("backend") or ""),
+        "median ms [p20-p80]": f"{k['median_ms']:.4f}"
+                               + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else ""),
+        "in graph ms": num(in_graph, ".4f")
+                       + ("" if k.get("in_graph_ms") is not None or k.get("warm_ms") is None else " warm"),
+        "in script ms": num(k.get("in_script_ms"), ".4f"),
+        "share": f"{100 * k.get('share', 0):.1f}%",
+        "GB/s": num(k.get("gbps"), ".1f"),
+        "% peak BW": num(pct, ".1f") + ("%" if pct is not None else "") + ("*" if (pct or 0) > 100 else ""),
+        "TFLOP/s": num(k.get("tflops"), ".2f"),
+        "bound": str(k.get("bound") or "-"),
+    }
+
+
+def run_summary(key: str | None, run: dict[str, Any]) -> str:
+    """The run pane's summary of one graph's timing (the ``run`` message): compiled against eager,
+    the kernel sum and what it means, how the times were settled, the roofs and their sources."""
+    lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}"]
+    compiled, eager, ksum = run.get("compiled_ms"), run.get("eager_ms"), run.get("kernel_sum_ms")
+    lines.append(f"compiled graph   {num(compiled, '.4f')} ms")
+    lines.append(f"eager (post-grad ATen graph, op by op)   {eager:.4f} ms" if eager is not None else "eager   not available")
+    if eager and compiled:
+        lines.append(f"speedup   {eager / compiled:.2f}x")
+    rounds = run.get("graph_rounds") or {}
+    unstable = rounds.get("rounds_stable") is False
+    if isinstance(ksum, (int, float)) and compiled:
+        share = 100 * ksum / compiled
+        if ksum <= compiled:
+            why = ("the rest is launch and Python overhead" if not unstable else
+                   "the graph time is not reliable (its rounds never agreed), so neither is this share")
+        elif unstable or share > 200:
+            why = ("kernels timed one at a time add up to more than the graph: the machine was busy or the "
+                   "graph time is not reliable (see below); press r to time again")
+        else:
+            why = "kernels timed one at a time, each from a cold cache, add up to more than the graph"
+        lines.append(f"sum of kernel times   {ksum:.4f} ms  ({share:.0f}% of the graph: {why})")
+    if rounds.get("compiled_rounds_ms"):
+        c = rounds["compiled_rounds_ms"]
+        lines.append(f"graph time from {len(c)} rounds: the median of the last 5, which agree within 10%"
+                     if not unstable else
+                     f"! the compiled graph's {len(c)} timing rounds never agreed ({min(c):.4f} to {max(c):.4f} ms): "
+                     "the machine was busy or had a slow spell, so this time is not reliable; press r to time again")
+    if run.get("load_average") is not None:
+        lines.append(f"load average while timing   {run['load_average']}")
+    if run.get("in_graph_sum_ms") is not None and compiled:
+        lines.append(f"sum of in-graph kernel times   {run['in_graph_sum_ms']:.4f} ms  "
+                     f"({100 * run['in_graph_sum_ms'] / compiled:.0f}% of the graph; the rest is launch "
+                     "and Python overhead)")
+    if str(run.get("device", "")).startswith("cuda"):
+        lines.append("median: each kernel alone, L2 flushed (GB/s and % of peak use it); in graph: the kernel inside "
+                     "a CUDA-graph replay of the whole graph between timing events, as a profiler sees it"
+                     + (f"  [in graph: {run['in_graph']}]" if run.get("in_graph") not in (None, "ok") else ""))
+        lines.append("in script: the kernel in the script's own calls of this graph (calls 2-11, CUPTI via "
+                     f"torch.profiler), L2 and clocks as the model left them  [{run.get('in_script', 'not recorded')}]")
+        if run.get("cupti"):
+            lines.append(f"CUPTI: {run['cupti']}")
+    if run.get("inputs"):
+        lines.append(f"inputs: {run['inputs']}")
+    peak = run.get("peak") or {}
+    lines.append(f"peak memory bandwidth   {peak['bw_gbps']:.0f} GB/s  ({peak.get('bw_source')})" if peak.get("bw_gbps")
+                 else f"peak memory bandwidth   {peak.get('bw_source', 'not recorded')}")
+    if peak.get("tflops"):
+        lines.append("peak matmul   " + ", ".join(f"{d} {v:.0f} TFLOP/s" for d, v in peak["tflops"].items())
+                     + f"  ({peak.get('tflops_source')})")
+    srcs = sorted({k.get("gb_source") for k in run.get("kernels") or [] if k.get("gb_source")})
+    if srcs:
+        lines.append("bytes moved from: " + "; ".join(srcs))
+    if any((k.get("pct_peak_bw") or 0) > 100 for k in run.get("kernels") or []):
+        lines.append("* over 100%: the byte count is an upper bound (the kernel reads only part of a tensor it is passed)")
+    if run.get("cancelled"):
+        lines.append("cancelled: only the kernels above were timed")
+    lines.append("Enter on a kernel: its code in the codegen pane")
+    return "\n".join(x for x in lines if x)
+
+
+def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summary: str) -> str:
+    """The run pane's detail for one timed kernel call: its full name and every number of its row,
+    then the graph's summary."""
+    c = run_cells(k)
+    lines = [f"# {c['kernel']}  ({c['backend']})",
+             f"median {c['median ms [p20-p80]']} ms · {c['share']} of the kernel time"]
+    bw = [f"{c['GB/s']} GB/s"] if c["GB/s"] != "-" else []
+    bw += [f"{c['% peak BW']} of peak bandwidth"] if c["% peak BW"] != "-" else []
+    bw += [f"{c['TFLOP/s']} TFLOP/s"] if c["TFLOP/s"] != "-" else []
+    if c["bound"] != "-":
+        bw.append(f"bound by {c['bound']}")
+    if bw:
+        lines.append(" · ".join(bw))
+    inside = [f"in {where} {c[f'in {where} ms']} ms" for where in ("graph", "script") if gpu and c[f"in {where} ms"] != "-"]
+    if inside:
+        lines.append(" · ".join(inside))
+    if k.get("config"):
+        lines.append(f"launch config: {k['config']}")
+    if fused:
+        lines.append(f"fused nodes: {joined(fused)}")
+    return "\n".join(lines) + "\n\n" + summary
+
+
+# --------------------------------------------------------------------------- linked view
+
+def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbody: dict[str, Any] | None) -> str:
+    """Pane 8's middle text for buffer ``sel`` (its ``links["buffers"]`` entry ``b``): FX nodes,
+    scheduler and fused node, kernels with their lines, notes, the user's lines with context, and
+    its LoopBody."""
+    lines = [f"# {sel}: scheduler node {b.get('scheduler_node')} in {b.get('fused_node')}",
+             f"post-grad FX nodes: {', '.join(b.get('fx_nodes') or []) or '-'}",
+             f"Dynamo FX nodes:    {', '.join(b.get('dynamo_nodes') or []) or '-'}"]
+    for k in b.get("kernels") or []:
+        ranges = (b.get("kernel_lines") or {}).get(k) or []
+        where = ", ".join(f"{a}" if a == e else f"{a}-{e}" for a, e in ranges) or "no lines of its own"
+        lines.append(f"kernel {k}: lines {where}")
+    for n in b.get("notes") or []:
+        lines.append(f"note: {n}")
+    for ul in b.get("user_lines") or []:
+        lines.append(f"\n# your code: {ul}")
+        ctx = user_source.get(ul)
+        if ctx:
+            lines.append(ctx)
+    if loopbody and loopbody.get("body"):
+        lines.append(f"\n# LoopBody of {loopbody['node']}")
+        lines.append(loopbody["body"])
+    return "\n".join(lines)
