@@ -147,14 +147,14 @@ def test_select_buffer_in_lowering_then_codegen_shows_its_kernel_and_lines():
         for _ in range(6):
             await pilot.press("down")
         await pilot.pause()
-        got["sel"] = app.selected_buffer
+        got["sel"] = app.view.selected
         await pilot.press("6")
         await pilot.pause()
         t = app.query_one("#table-codegen", Table)
         got["kernel"] = str(t.get_row_at(t.cursor_row)[0])
         code = app.query_one("#code-codegen", CodeView)
         got["marked"] = [code.lines[i] for i in sorted(code.marks)]
-        links = app.session.links(app.view_graph)
+        links = app.session.links(app.view.graph)
         got["expect"] = links["buffers"][got["sel"]]["kernels"][0]
 
     drive((160, 50), steps)
@@ -173,7 +173,7 @@ def test_select_kernel_in_codegen_selects_its_buffer_in_lowering_and_linked():
         await pilot.press("down", "down")
         await pilot.pause()
         got["kernel"] = str(t.get_row_at(t.cursor_row)[0])
-        got["sel"] = app.selected_buffer
+        got["sel"] = app.view.selected
         await pilot.press("3")
         await pilot.pause()
         lt = app.query_one("#table-lowering", Table)
@@ -219,13 +219,13 @@ def test_kernel_line_under_the_cursor_selects_the_buffer_it_stores():
         table.focus()
         table.move_cursor(row=table.get_row_index(first))
         await pilot.pause()
-        got["before"] = app.selected_buffer
+        got["before"] = app.view.selected
         kcode = app.query_one("#code-linkkernel", CodeView)
         kcode.focus()
         await pilot.pause()
         kcode.goto(line)
         await pilot.pause()
-        got["after"] = app.selected_buffer
+        got["after"] = app.view.selected
         got["owners"] = [b for b, d in links["buffers"].items()
                          if any(x <= line <= y for x, y in d["kernel_lines"].get(kernel, []))]
         got["first"] = first
@@ -246,7 +246,7 @@ def test_dynamo_node_selects_a_buffer_made_from_it():
         idx = next(i for i, n in enumerate(stop["graph"]["nodes"]) if n["name"] == "h_1")
         t.move_cursor(row=idx)
         await pilot.pause()
-        got["sel"] = app.selected_buffer
+        got["sel"] = app.view.selected
         got["from"] = app.session.links("[0/0] forward")["dynamo_nodes"]["h_1"]["buffers"]
 
     drive((160, 50), steps)

@@ -16,6 +16,7 @@ from inductor_step.tui.table import Table
 from inductor_step.tracer.protocol import STAGES, graph_key, read_session
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
+from inductor_step.tui.panes.base import StagePane
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEMO = os.path.join("tests", "fixtures", "demo.jsonl")
@@ -47,13 +48,13 @@ def test_n_visits_every_recorded_stop_in_order_and_b_goes_back():
     seen = []
 
     async def steps(pilot):
-        seen.append((app.view_graph, app.view_stage))
+        seen.append((app.view.graph, app.view.stage))
         for _ in range(len(stops) - 1):
             await pilot.press("n")
-            seen.append((app.view_graph, app.view_stage))
+            seen.append((app.view.graph, app.view.stage))
         await pilot.press("b")
         await pilot.press("b")
-        seen.append((app.view_graph, app.view_stage))
+        seen.append((app.view.graph, app.view.stage))
 
     drive(app, steps)
     assert seen[:-1] == stops
@@ -72,10 +73,10 @@ def test_keys_typed_ahead_land_on_the_right_stop_and_a_click_on_a_tab_still_swit
         await pilot.press(*"nnnnnnn")
         for _ in range(10):
             await pilot.pause(0.02)
-        seen["after_n"] = (app.view_graph, app.view_stage, app.query_one("#panes", TabbedContent).active)
+        seen["after_n"] = (app.view.graph, app.view.stage, app.query_one("#panes", TabbedContent).active)
         await pilot.click("#panes Tab#--content-tab-pane-lowering")
         await pilot.pause()
-        seen["after_click"] = (app.view_stage, app.query_one("#panes", TabbedContent).active)
+        seen["after_click"] = (app.view.stage, app.query_one("#panes", TabbedContent).active)
 
     drive(app, steps)
     graph, stage = stops[7]
@@ -129,7 +130,7 @@ def test_selecting_a_kernel_scrolls_to_and_marks_its_source():
         await pilot.pause()
         table = app.query_one("#table-codegen", Table)
         table.focus()
-        stop = app.session.stop_for(app.view_graph, "codegen")
+        stop = app.session.stop_for(app.view.graph, "codegen")
         cpp = [i for i, k in enumerate(stop["kernels"]) if k["backend"] == "cpp"]
         table.move_cursor(row=cpp[-1])
         await pilot.pause()
@@ -140,7 +141,7 @@ def test_selecting_a_kernel_scrolls_to_and_marks_its_source():
         result["cursor"] = code.cursor + 1
         result["marks"] = sorted(m + 1 for m in code.marks)
         result["marked"] = [code.lines[i] for i in sorted(code.marks)]
-        result["selected"] = app.selected_buffer
+        result["selected"] = app.view.selected
         result["buffers"] = stop["kernels"][cpp[-1]]["buffers"]
 
     drive(app, steps)
@@ -186,7 +187,7 @@ def test_graph_picker_lists_graphs_by_compile_id_and_kind():
         await pilot.press("down")
         await pilot.press("enter")
         await pilot.pause()
-        result["graph"] = app.view_graph
+        result["graph"] = app.view.graph
 
     drive(app, steps)
     assert result["options"] == ["[0/0] forward", "[0/0] backward", "[1/0] inference"]
@@ -233,7 +234,11 @@ def test_help_lists_keys_and_escape_closes_it():
         await pilot.press("question_mark")
         await pilot.pause()
         result["screen"] = type(app.screen).__name__
-        result["text"] = str(app.screen.query_one("Static").render())
+        from rich.console import Console
+
+        console = Console(width=100, record=True, file=open(os.devnull, "w"))
+        console.print(app.screen.query_one("Static").content)
+        result["text"] = console.export_text()
         await pilot.press("escape")
         await pilot.pause()
         result["after"] = type(app.screen).__name__
@@ -342,7 +347,7 @@ def test_fx_node_row_marks_its_definition_line_in_dynamo_and_post_grad_code():
             table.move_cursor(row=table.row_count - 2)
             await pilot.pause(0.2)
             code = app.query_one(f"#code-{stage}", CodeView)
-            stop = app.session.stop_for(app.view_graph, stage)
+            stop = app.session.stop_for(app.view.graph, stage)
             nodes = (stop["graph"] if stage == "dynamo" else stop["post_grad"])["nodes"]
             result[stage] = (nodes[table.cursor_row]["name"], code.lines[code.cursor], sorted(code.marks),
                              code.cursor, code.text.split("\n"))
@@ -404,7 +409,7 @@ def test_code_search_finds_what_a_per_line_regex_finds():
 def test_commented_guards_match_the_per_line_form():
     import random
 
-    from inductor_step.tui.app import _commented
+    from inductor_step.tui.text import commented as _commented
 
     rng = random.Random(3)
     for text in ["", "\n", "a", "a\n", "a\n\n", "\na", "a\r\nb", "x\x0cy\n", "é\u2028b\n"] + \
@@ -489,19 +494,19 @@ def test_preparing_the_next_stop_ahead_changes_nothing_shown():
             for key in ["n"] * 5 + ["8", "6", "n", "n"]:
                 await pilot.pause(0.3 if prepare else 0.05)  # time for the preparation to finish
                 if key == "n":
-                    cur = app._current_index()
+                    cur = app.current_index()
                     nxt = app.session.stops[cur + 1]
-                    ready.append((nxt["stage"], id(nxt)) in app._rows_memo)
+                    ready.append(("rows", nxt["stage"], id(nxt)) in app.session.cache)
                 await pilot.press(key)
                 await pilot.pause(0.15)
-                stage = app.view_stage
+                stage = app.view.stage
                 views = ["code-linkinfo", "code-linkkernel"] if stage == "linked" else [f"code-{stage}"]
                 table = app.query_one(f"#table-{stage}", Table)
-                seen.append((app.view_graph, stage, table.row_count, table.cursor_row, list(table._widths),
+                seen.append((app.view.graph, stage, table.row_count, table.cursor_row, table.column_widths,
                              [str(c) for c in table.get_row_at(table.cursor_row)] if table.row_count else None,
                              [(app.query_one(f"#{v}", CodeView).text, app.query_one(f"#{v}", CodeView).cursor,
                                sorted(app.query_one(f"#{v}", CodeView).marks)) for v in views],
-                             app.selected_buffer))
+                             app.view.selected))
 
         drive(app, steps, size=(160, 50))
         return seen
@@ -512,12 +517,12 @@ def test_preparing_the_next_stop_ahead_changes_nothing_shown():
     assert len(prepared) == 9 and prepared == plain
 
 
-def test_a_stop_shows_its_first_rows_details_without_waiting_for_the_cursor_delay():
+def test_a_stop_shows_its_first_rows_details_without_waiting_for_the_cursor_delay(monkeypatch):
     """n fills the pane with its cursor row's details at once: the code pane on the FX node's line,
     marked, and the selection in the status line.  They came DETAIL_DELAY_S later, in a second
     frame where the code pane jumped (here the delay is made an hour long: nothing may wait for it)."""
     app = open_app()
-    app.DETAIL_DELAY_S = 3600.0
+    monkeypatch.setattr(StagePane, "DETAIL_DELAY_S", 3600.0)
     got = {}
 
     async def steps(pilot):
@@ -525,9 +530,9 @@ def test_a_stop_shows_its_first_rows_details_without_waiting_for_the_cursor_dela
         await pilot.pause()
         table = app.query_one("#table-aot", Table)
         code = app.query_one("#code-aot", CodeView)
-        name = app.session.stop_for(app.view_graph, "aot")["post_grad"]["nodes"][table.cursor_row]["name"]
-        got.update(stage=app.view_stage, name=name, line=code.lines[code.cursor], marks=sorted(code.marks),
-                   cursor=code.cursor, status=str(app.query_one("#status").render()), sel=app.selected_buffer)
+        name = app.session.stop_for(app.view.graph, "aot")["post_grad"]["nodes"][table.cursor_row]["name"]
+        got.update(stage=app.view.stage, name=name, line=code.lines[code.cursor], marks=sorted(code.marks),
+                   cursor=code.cursor, status=str(app.query_one("#status").render()), sel=app.view.selected)
 
     drive(app, steps)
     assert got["stage"] == "aot"
@@ -638,7 +643,7 @@ def test_run_pane_at_80x24_shows_the_times_beside_cut_names_and_the_full_name_be
         await pilot.pause(0.1)
         table = app.query_one("#table-run", Table)
         code = app.query_one("#code-run", CodeView)
-        names = [k["name"] for k in sorted(app.session.runs[app.view_graph]["kernels"], key=lambda k: -k["median_ms"])]
+        names = [k["name"] for k in sorted(app.session.runs[app.view.graph]["kernels"], key=lambda k: -k["median_ms"])]
         got["names"] = names
         got["screen"] = screen()
         got["first"] = code.text

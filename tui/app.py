@@ -55,24 +55,32 @@ def freeze_gc() -> None:
 _freeze_gc = freeze_gc  # the name cli.py and older callers use
 
 
-def svg_to_png(svg_path: str) -> tuple[str | None, str]:
-    """Convert a screenshot SVG to PNG with ``rsvg-convert`` (librsvg): (the PNG's path, "") or
-    (None, why not)."""
+def svg_to_png(svg_path: str) -> str | None:
+    """Convert a screenshot SVG to PNG with ``rsvg-convert`` (librsvg) if it is installed; None
+    otherwise (:data:`NO_PNG` says why and how to get it).
+
+    Textual writes spaces as NBSP, which librsvg draws narrower than a cell, so code indentation
+    would shift; the copy given to the converter uses plain spaces with ``xml:space="preserve"``.
+    """
     exe = shutil.which("rsvg-convert")
     if exe is None:
-        return None, "PNG skipped: rsvg-convert is not installed (apt install librsvg2-bin)"
+        return None
+    with open(svg_path, encoding="utf-8") as f:
+        svg = f.read().replace("&#160;", " ").replace("<svg ", '<svg xml:space="preserve" ', 1)
     png = os.path.splitext(svg_path)[0] + ".png"
+    with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False, encoding="utf-8") as tmp:
+        tmp.write(svg)
     try:
-        with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False) as tmp:
-            # Textual's SVG names fonts the converter may lack; a monospace fallback keeps columns aligned
-            tmp.write(open(svg_path, encoding="utf-8").read().replace("font-family: Fira Code, monospace",
-                                                                    "font-family: DejaVu Sans Mono, monospace"))
-        subprocess.run([exe, "-o", png, tmp.name], check=True, capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as e:
-        return None, f"PNG skipped: rsvg-convert failed ({e})"
+        subprocess.run([exe, tmp.name, "-o", png], check=True, capture_output=True, timeout=60)
+    except (subprocess.SubprocessError, OSError):
+        return None
     finally:
         os.unlink(tmp.name)
-    return png, ""
+    return png
+
+
+#: why ``s`` saved no PNG
+NO_PNG = "PNG skipped: rsvg-convert is not installed (apt install librsvg2-bin, or open the SVG in a browser)"
 
 
 class Commands(Provider):
@@ -281,7 +289,7 @@ class StepApp(App[None]):
 
     def refresh_status(self) -> None:
         self._bar("#status", bars.status_text(self.session, self.view, self.live, self._status_extra,
-                                              self._current_index()))
+                                              self.current_index()))
 
     def refresh_graphs(self) -> None:
         ol = self.query_one("#graphs", OptionList)
@@ -306,9 +314,9 @@ class StepApp(App[None]):
 
     @on(BufferSelected)
     def _selected(self, event: BufferSelected) -> None:
-        if event.stage != self.view.stage and self.view.selected is not None:
-            return  # a late message from a pane no longer shown
-        self.view.selected = event.buffer
+        if event.stage != self.view.stage or event.buffer != self.view.selected:
+            return  # a late message: another pane or another selection since
+
         self._status_extra = event.why or f"selected {event.buffer}"
         self.refresh_status()
         self._schedule_prepare()
@@ -354,14 +362,19 @@ class StepApp(App[None]):
         self._prepare_timer = self.set_timer(0.001, self._prepare_step)
 
     def _prepare_next(self) -> Iterator[None]:
-        cur = self._current_index()
+        cur = self.current_index()
         if cur is None or cur + 1 >= len(self.session.stops):
             return
         nxt = self.session.stops[cur + 1]
         graph, stage = graph_key(nxt), nxt["stage"]
-        if graph != self.view.graph or LAZY in nxt or self.session.error_for(graph) is not None:
-            return  # another graph's panes read the view's graph: warmed when shown
+        if LAZY in nxt or self.session.error_for(graph) is not None:
+            return
         pane = self.pane(stage)
+        if graph != self.view.graph:  # another graph: its rows only (the detail reads the view's graph)
+            if stage in STAGES and stage != "run":
+                yield
+                pane.cached_rows(self.session.stop_for(graph, stage))
+            return
         data = pane.data()
         if data is None:
             return
@@ -370,7 +383,7 @@ class StepApp(App[None]):
         yield from pane.warm(data, h)
 
     # ------------------------------------------------------------------ stepping
-    def _current_index(self) -> int | None:
+    def current_index(self) -> int | None:
         """The stop shown, or for a pane that is no stop (linked, run, log) the graph's last stop."""
         v, last = self.view, None
         for i, s in enumerate(self.session.stops):
@@ -387,7 +400,7 @@ class StepApp(App[None]):
 
     def action_next_stop(self) -> None:
         stops = self.session.stops
-        cur = self._current_index()
+        cur = self.current_index()
         if cur is not None and cur + 1 < len(stops):
             nxt = stops[cur + 1]
             self._go(graph_key(nxt), nxt["stage"])
@@ -410,7 +423,7 @@ class StepApp(App[None]):
 
     def action_prev_stop(self) -> None:
         stops = self.session.stops
-        cur = self._current_index()
+        cur = self.current_index()
         if cur is None:
             if stops:
                 self._go(graph_key(stops[-1]), stops[-1]["stage"])
@@ -593,10 +606,11 @@ class StepApp(App[None]):
     def action_screenshot(self, png: bool = True) -> None:
         os.makedirs(self.screenshots, exist_ok=True)
         path = self.save_screenshot(self.screenshot_name(), self.screenshots)
-        png_path, why = svg_to_png(path) if png else (None, "")
+        png_path = svg_to_png(path) if png else None
         self.saved_screenshots += [p for p in (path, png_path) if p]
-        self.say(f"screenshot saved: {path}" + (f" (+ {os.path.basename(png_path)})" if png_path else "")
-                 + (f"; {why}" if why else ""))
+        why = "" if png_path or not png else ("; " + (NO_PNG if shutil.which("rsvg-convert") is None
+                                                      else "PNG skipped: rsvg-convert failed"))
+        self.say(f"screenshot saved: {path}" + (f" (+ {os.path.basename(png_path)})" if png_path else "") + why)
 
     def _screen_for_stop(self, stop: dict[str, Any]) -> None:
         """--record-screens: one screenshot of this stop's pane."""

@@ -28,6 +28,9 @@ class IdentityCache:
         self.size = size
         self._items: dict[Any, tuple[tuple, Any]] = {}
 
+    def __contains__(self, key: Any) -> bool:
+        return key in self._items
+
     def get(self, key: Any, parts: tuple, build: Callable[[], Any]) -> Any:
         hit = self._items.get(key)
         if hit is not None and len(hit[0]) == len(parts) and all(a is b for a, b in zip(hit[0], parts)):

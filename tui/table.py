@@ -283,6 +283,11 @@ class Table(LineCache, ScrollView, can_focus=True):
         return self._keys
 
     @property
+    def column_widths(self) -> list[int]:
+        """The columns' widths as drawn (cells), after any fit."""
+        return list(self._widths)
+
+    @property
     def cursor_row(self) -> int:
         return self._cursor
 

@@ -258,7 +258,8 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
         lines.append(f"sum of kernel times   {ksum:.4f} ms  ({share:.0f}% of the graph: {why})")
     if rounds.get("compiled_rounds_ms"):
         c = rounds["compiled_rounds_ms"]
-        lines.append(f"graph time from {len(c)} rounds: the median of the last 5, which agree within 10%"
+        how = "do_bench rounds" if str(run.get("device", "")).startswith("cuda") else "rounds"
+        lines.append(f"graph time from {len(c)} {how}: the median of the last 5, which agree within 10%"
                      if not unstable else
                      f"! the compiled graph's {len(c)} timing rounds never agreed ({min(c):.4f} to {max(c):.4f} ms): "
                      "the machine was busy or had a slow spell, so this time is not reliable; press r to time again")

@@ -171,6 +171,7 @@ class StagePane(BlankVertical):
         if sel is None:
             owned = self.buffers_of(data, row)
             if owned:
+                self.app.view.selected = owned[0]  # before the detail, which marks the selection's lines
                 self.post_message(BufferSelected(owned[0], self.stage))
         elif sel not in self.buffers_of(data, row):
             target = self.row_for(data, sel)
