@@ -3,7 +3,7 @@
     python tests/make_fixtures.py
 
 Each fixture is a real ``inductor-step --headless`` run on CPU: the bundled demo with timings,
-and a compile that fails in codegen (torch's own fault injection).
+a compile that fails in codegen (torch's own fault injection), and a script with two graph breaks.
 """
 
 import os
@@ -17,6 +17,7 @@ FIXTURES = os.path.join(HERE, "fixtures")
 RUNS = {
     "demo.jsonl": ["--run"],
     "codegen_error.jsonl": [os.path.join(HERE, "scripts", "cpp_compile_error.py")],
+    "graph_breaks.jsonl": [os.path.join(HERE, "scripts", "graph_breaks.py")],
 }
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 
 import pytest
 
@@ -226,3 +227,37 @@ def test_moving_in_a_pane_after_switching_selects_there_and_the_first_pane_follo
     assert seen["linked"][0] == "buf7"
     assert seen["codegen"][0] == "extern_kernels.addmm#1"
     assert seen["marks"], "pane 6 marks the extern call that computes buf7"
+
+
+GRAPH_BREAKS = os.path.join(HERE, "fixtures", "graph_breaks.jsonl")
+
+
+def test_graph_break_reasons_are_on_screen_in_pane_1_the_graph_list_and_the_report(tmp_path):
+    """Issue 17.2: a .item() break and a data-dependent branch.  Pane 1 shows Dynamo's reason, its
+    hint and the user line for the graph each break ended; the graph list shows them uncut (wrapped);
+    REPORT.md lists them."""
+    app = StepApp(messages=list(read_session(GRAPH_BREAKS)), session_path=GRAPH_BREAKS)
+    seen: dict = {}
+
+    async def main():
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            seen["code0"] = app.query_one("#code-dynamo").text
+            await press(pilot, "g", "down")
+            seen["code1"] = app.query_one("#code-dynamo").text
+            seen["list"] = [str(o.prompt) for o in app.query_one("#graphs").options]
+
+    asyncio.run(main())
+    assert "Unsupported Tensor.item() call with capture_scalar_outputs=False" in seen["code0"]
+    assert "hint: Set `torch._dynamo.config.capture_scalar_outputs = True`" in seen["code0"]
+    assert re.search(r"user code: \S*graph_breaks\.py:6\n", seen["code0"])
+    assert "Data-dependent branching" in seen["code1"] and re.search(r"user code: \S*graph_breaks\.py:7\n", seen["code1"])
+    assert "Unsupported Tensor.item() call with capture_scalar_outputs=False" in seen["list"][0]
+    assert "torch.cond" in seen["list"][1]  # the hint, uncut
+
+    from inductor_step.tui.report import build_report
+
+    out = build_report(GRAPH_BREAKS, str(tmp_path / "report"))
+    report = open(os.path.join(out, "REPORT.md")).read()
+    assert "Unsupported Tensor.item() call with capture_scalar_outputs=False" in report
+    assert "Data-dependent branching" in report and "graph_breaks.py:7" in report

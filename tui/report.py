@@ -28,6 +28,7 @@ import tarfile
 from typing import Any
 
 from inductor_step.tracer.protocol import ALL_STAGES
+from inductor_step.tui.text import break_reasons
 from inductor_step.tui.session import fmt_ms as _ms, load_session, session_command, session_parser
 
 REPORT_NAME = "REPORT.md"
@@ -340,6 +341,29 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
         msg = (done or {}).get("message")
         L.append(_one_line(scrub.text(msg)) if msg else "No graph was compiled.")
     L.append("")
+
+    # why each graph break and recompile happened, in Dynamo's words
+    why: list[str] = []
+    seen_cids: set[str] = set()
+    for (cid, _kind), stages in graphs.items():
+        dyn = stages.get("dynamo") or {}
+        if cid in seen_cids:
+            continue
+        seen_cids.add(cid)
+        for b in break_reasons(dyn):
+            why.append(f"- graph break ending `{cid}`" + (f" at `{scrub.text(b['where'])}`" if b["where"] else "")
+                       + f": {_one_line(scrub.text(b['reason']))}")
+            if b["explanation"]:
+                why.append(f"  - explanation: {_one_line(scrub.text(b['explanation']), 600)}")
+            if b["hint"]:
+                why.append(f"  - hint: {_one_line(scrub.text(b['hint']), 600)}")
+        for r in dyn.get("recompile_reasons") or []:
+            why.append(f"- recompile `{cid}`: {_one_line(scrub.text(str(r)), 600)}")
+    if why:
+        L.append("#### Graph breaks and recompiles")
+        L.append("")
+        L.extend(why)
+        L.append("")
 
     # run timings
     if runs:

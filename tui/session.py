@@ -222,46 +222,18 @@ class Session:
         return None
 
     def graph_note(self, key: str) -> str:
-        """Why a graph exists, shown next to it: graph break or recompile reasons."""
-        d = self.stop_for(key, "dynamo") or {}
-        notes = []
-        if d.get("recompile_reasons"):
-            notes.append("recompile: " + " ".join(str(r) for r in d["recompile_reasons"])[:200])
-        if d.get("graph_breaks"):
-            reason = str(d["graph_breaks"][0]).strip().splitlines()[0] if str(d["graph_breaks"][0]).strip() else ""
-            notes.append("graph break here" + (f": {reason[:120]}" if reason else ""))
-        if d.get("resume"):
-            notes.append(f"resumes after a graph break ({d['resume']})")
-        return "; ".join(notes)
+        """Why a graph exists, in full: recompile reasons, the graph break that ended it (reason, hint,
+        user line), the break it resumes after (:func:`inductor_step.tui.text.graph_note`)."""
+        from inductor_step.tui.text import graph_note  # noqa: PLC0415
+
+        return graph_note(self.stop_for(key, "dynamo"))
 
 
 def summarize_stop(stop: dict[str, Any]) -> str:
-    """One line about a stop, as ``--headless`` prints it: ``[0/0] forward  lowering  9 IR buffers``."""
-    stage = stop.get("stage")
-    if stage == "dynamo":
-        g = stop.get("graph") or {}
-        what = f"{len(g.get('nodes') or [])} FX nodes"
-        if stop.get("graph_breaks"):
-            what += f", {len(stop['graph_breaks'])} graph break(s)"
-        if stop.get("recompile_reasons"):
-            what += ", recompile"
-    elif stage == "aot":
-        what = f"graphs: {', '.join(sorted((stop.get('aot_graphs') or {}).keys())) or '-'}, post-grad {len((stop.get('post_grad') or {}).get('nodes') or [])} nodes"
-    elif stage == "lowering":
-        what = f"{len(stop.get('buffers') or [])} IR buffers"
-    elif stage == "scheduling":
-        what = f"{len(stop.get('before') or [])} scheduler nodes -> {len(stop.get('after') or [])} after fusion"
-    elif stage == "loopbody":
-        what = f"{sum(1 for b in stop.get('bodies') or [] if 'body' in b)} LoopBodies"
-    elif stage == "codegen":
-        ks = stop.get("kernels") or []
-        by: dict[str, int] = {}
-        for k in ks:
-            by[k["backend"]] = by.get(k["backend"], 0) + 1
-        what = f"{len(ks)} kernels (" + ", ".join(f"{n} {b}" for b, n in sorted(by.items())) + ")"
-    else:
-        what = ""
-    return f"{graph_key(stop):<20} {stage:<11} {what}"
+    """One line about a stop, as ``--headless`` prints it (:func:`inductor_step.tui.text.stop_summary`)."""
+    from inductor_step.tui.text import stop_summary  # noqa: PLC0415
+
+    return stop_summary(stop)
 
 
 __all__ = ["Session", "summarize_stop", "ALL_STAGES", "STAGES"]

@@ -64,6 +64,18 @@ class RowKey:
         return hash(self.value)
 
 
+def cut_middle(t: str, w: int) -> str:
+    """``t`` cut to ``w`` cells in the middle, keeping more of its end than of its start: FX names
+    differ at their tails (``l_fn_modules_0_…_weight_``), paths at their file and line."""
+    if w <= 1:
+        return set_cell_size(t, w)
+    head = (w - 1) * 2 // 5
+    tail = w - 1 - head
+    if t.isascii():
+        return t[:head] + "…" + (t[-tail:] if tail else "")
+    return set_cell_size(t, head) + "…" + set_cell_size(t[::-1], tail)[::-1]
+
+
 def _text(cell: Any) -> str:
     return cell.text if isinstance(cell, Cell) else "" if cell is None else str(cell)
 
@@ -204,22 +216,28 @@ class Table(LineCache, ScrollView, can_focus=True):
 
     @staticmethod
     def measure(labels: Sequence[str], n: int, row: Callable[[int], Sequence[Any]]) -> list[int]:
-        """Column widths for ``n`` rows formatted by ``row`` under headers ``labels``: the widest of
-        the header and :data:`WIDTH_SAMPLE` sampled rows, at most :data:`MAX_COLUMN`.  What
-        :meth:`set_rows` computes; callers that show the same rows again can keep it."""
-        widths = [cell_len(x) for x in labels]
+        """Column widths for ``n`` rows formatted by ``row`` under headers ``labels``: a column's
+        typical width, not its widest cell: the widest of the header and the 90th percentile of
+        :data:`WIDTH_SAMPLE` sampled rows (a shape column whose one row is 44 cells and the rest blank
+        took 44 columns from the names), at most :data:`MAX_COLUMN`.  Longer cells are cut in the
+        middle.  What :meth:`set_rows` computes; callers that show the same rows again can keep it."""
         if n <= WIDTH_SAMPLE:
             sample: Sequence[int] = range(n)
         else:  # the first and last rows (names grow: buf5547) and an even spread between
             third = WIDTH_SAMPLE // 3
             sample = sorted({*range(third), *range(n - third, n), *range(0, n, max(1, n // third))})
+        seen: list[list[int]] = [[] for _ in labels]
         for i in sample:
             for c, cell in enumerate(row(i)):
-                t = _text(cell)
-                w = len(t) if t.isascii() else cell_len(t)
-                if c < len(widths) and w > widths[c]:
-                    widths[c] = w
-        return [min(w, MAX_COLUMN) for w in widths]
+                if c < len(seen):
+                    t = _text(cell)
+                    seen[c].append(len(t) if t.isascii() else cell_len(t))
+        widths = []
+        for label, ws in zip(labels, seen):
+            ws.sort()
+            typical = ws[min(len(ws) - 1, (len(ws) * 9) // 10)] if ws else 0
+            widths.append(min(max(cell_len(label), typical), MAX_COLUMN))
+        return widths
 
     def _measure(self, widths: list[int] | None = None) -> None:
         self._natural = list(widths) if widths is not None else self.measure(self.labels, len(self._keys), self._row)
@@ -375,7 +393,7 @@ class Table(LineCache, ScrollView, can_focus=True):
             t = _text(v).replace("\n", " ")
             n = len(t) if t.isascii() else cell_len(t)
             if n > w:
-                t = set_cell_size(t, max(0, w - 1)) + "…" if w > 1 else set_cell_size(t, w)
+                t = cut_middle(t, w)
             elif n < w:
                 t += " " * (w - n)
             style = base

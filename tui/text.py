@@ -60,27 +60,31 @@ def short_user_line(user_line: str | None, script_dir: str | None) -> str | None
 # --------------------------------------------------------------------------- graph breaks, recompiles
 
 def break_reasons(stop: dict[str, Any]) -> list[dict[str, str]]:
-    """The graph breaks a Dynamo stop records, each as ``{"reason", "hint", "where"}`` (Dynamo's
-    ``dynamo_graph_break_reason`` artifact text: its first line is the reason; lines naming
-    ``Hint:`` and ``User code traceback`` / ``File "...", line N`` give the hint and the user line)."""
+    """The graph breaks a Dynamo stop records (Dynamo's ``dynamo_graph_break_reason`` text), each as
+    ``{"reason", "explanation", "hint", "where", "text"}``: the reason after ``Graph Break Reason:``
+    (with the specific line under a generic "Encountered graph break when attempting to trace"), its
+    ``Explanation:`` and ``Hint:`` lines, and the user line from "Graph break in user code at F:N"."""
     out = []
     for raw in stop.get("graph_breaks") or []:
         text = str(raw).strip()
-        lines = [ln.rstrip() for ln in text.splitlines()]
-        reason = next((ln.strip() for ln in lines if ln.strip()), "")
-        hints = [ln.strip().removeprefix("Hint:").strip() for ln in lines if ln.strip().startswith("Hint:")]
-        expl = [ln.strip().removeprefix("Explanation:").strip() for ln in lines if ln.strip().startswith("Explanation:")]
-        gb = [ln.strip().removeprefix("Graph Break Reason:").strip() for ln in lines
-              if ln.strip().startswith("Graph Break Reason:")]
-        if gb:
-            reason = gb[0]
+        lines = [ln.strip() for ln in text.splitlines()]
+        first = next((ln for ln in lines if ln), "")
         where = ""
-        for ln in reversed(lines):
-            m = re.search(r'File "([^"]+)", line (\d+)', ln)
-            if m and "/torch/" not in m.group(1):
-                where = f"{m.group(1)}:{m.group(2)}"
+        m = re.match(r"Graph break in user code at (.+:\d+)", first)
+        if m:
+            where = m.group(1)
+        reason = first
+        for i, ln in enumerate(lines):
+            if ln.startswith("Graph Break Reason:"):
+                reason = ln.removeprefix("Graph Break Reason:").strip()
+                if reason.endswith(":"):  # generic: the specific reason is the next line
+                    nxt = next((x for x in lines[i + 1:] if x), "")
+                    if nxt and not nxt.startswith(("Explanation:", "Hint:")):
+                        reason = nxt
                 break
-        out.append({"reason": reason, "hint": "; ".join(hints), "explanation": "; ".join(expl), "where": where,
+        hints = list(dict.fromkeys(ln.removeprefix("Hint:").strip() for ln in lines if ln.startswith("Hint:")))
+        expl = list(dict.fromkeys(ln.removeprefix("Explanation:").strip() for ln in lines if ln.startswith("Explanation:")))
+        out.append({"reason": reason, "hint": " ".join(hints), "explanation": " ".join(expl), "where": where,
                     "text": text})
     return out
 

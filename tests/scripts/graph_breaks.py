@@ -1,0 +1,12 @@
+"""Two graph breaks: a .item() call and a data-dependent branch (issue 17.2)."""
+import torch
+
+def f(x):
+    y = x.sin()
+    n = y.sum().item()
+    if y.mean() > 0:
+        return y * n
+    return y.cos()
+
+c = torch.compile(f)
+print(c(torch.randn(8)))
