@@ -62,7 +62,7 @@ def test_report_on_real_session(demo_session, tmp_path, monkeypatch):
     shot = tmp_path / "train_step-test_0-0_forward_lowering_120000.png"
     shot.write_bytes(b"\x89PNG\r\n\x1a\nfake")
     out = build_report(demo_session, stood=STOOD, screenshots=[str(shot)])
-    assert out == "inductor-step-report-train_step-test"
+    assert out == os.path.join("inductor-step-sessions", "report-train_step-test")
     report = _read(os.path.join(out, "REPORT.md"))
     h = _header(demo_session)
 

@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: inductor-step-sessions/<script>-<time>.jsonl)")
     p.add_argument("--run", action="store_true", help="with --headless: time every compiled graph after the script ends")
     p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
-    p.add_argument("--screenshots", metavar="DIR", default="screenshots", help="where `s` saves screenshots (default: ./screenshots)")
+    p.add_argument("--screenshots", metavar="DIR", default=None,
+                   help="where `s` saves screenshots (default: inductor-step-sessions/screenshots)")
     p.add_argument("--record-screens", action="store_true",
                    help="save a screenshot at every stop without key presses (live, or every stop of --open)")
     p.add_argument("--python", metavar="EXE", help="Python interpreter that runs the script (default: this one)")
@@ -151,7 +152,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("report", "export") and not os.path.exists(argv[0]):
+    # a subcommand wins over a file or folder of the same name (reach that one as ./export)
+    if argv and argv[0] in ("report", "export"):
         if argv[0] == "report":
             from inductor_step.tui.report import main_report  # noqa: PLC0415
 
@@ -172,12 +174,13 @@ def main(argv: list[str] | None = None) -> int:
                 msgs = list(read_session(ns.open, lazy_over=1 << 18))
             except (ValueError, OSError) as e:
                 raise UsageError(str(e)) from None
-            from inductor_step.tui.app import StepApp, _freeze_gc  # noqa: PLC0415
+            from inductor_step.tui.app import StepApp, freeze_gc as _freeze_gc  # noqa: PLC0415
 
             _freeze_gc()
-            StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
-                    record_screens=ns.record_screens).run()
-            return 0
+            app = StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
+                          record_screens=ns.record_screens)
+            app.run()
+            return 130 if app.interrupted else 0
         script = ns.script or DEMO
         args = ns.args if ns.script else []
         if args and args[0] == "--":

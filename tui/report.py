@@ -156,7 +156,8 @@ def shorten_traceback(tb: str) -> tuple[str, bool]:
 
 def _default_out_dir(session_path: str) -> str:
     stem = os.path.splitext(os.path.basename(session_path))[0]
-    return f"inductor-step-report-{stem}"
+    # beside the sessions, in the folder a clone ignores (never the repository's tracked tree)
+    return os.path.join("inductor-step-sessions", f"report-{stem}")
 
 
 def _prepare_dir(out_dir: str) -> None:
