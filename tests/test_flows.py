@@ -261,3 +261,80 @@ def test_graph_break_reasons_are_on_screen_in_pane_1_the_graph_list_and_the_repo
     report = open(os.path.join(out, "REPORT.md")).read()
     assert "Unsupported Tensor.item() call with capture_scalar_outputs=False" in report
     assert "Data-dependent branching" in report and "graph_breaks.py:7" in report
+
+
+def test_f_says_not_fused_for_a_fused_node_and_an_extern_one_and_stops_asking():
+    """Issue 17.3: f on op0_op1_op2_op3_op4, then on op5 (an extern addmm): not fused, and the status
+    line no longer asks for a second node."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "4")
+        await move_to_row(app, pilot, "scheduling", "op0_op1_op2_op3_op4")
+        await press(pilot, "f")
+        seen["asking"] = status(app)
+        await move_to_row(app, pilot, "scheduling", "op5")
+        await press(pilot, "f")
+        seen["code"] = app.query_one("#code-scheduling").text
+        seen["status"] = status(app)
+
+    run_flow(steps)
+    assert "fusion pair: op0_op1_op2_op3_op4 and …" in seen["asking"]
+    assert seen["code"].startswith("# op0_op1_op2_op3_op4 and op5: not fused")
+    assert "and …" not in seen["status"]
+
+
+def test_at_80x24_the_footer_shows_quit_and_help_and_the_help_scrolls_to_its_end():
+    """Issue 17.5: quit and help are on an 80-column footer; ? opens a help box that End scrolls."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        footer = app.query_one("Footer")
+        keys = {str(k.key_display or k.key): k.region for k in footer.query("FooterKey")}
+        seen["q"] = keys.get("q")
+        seen["help"] = keys.get("?")
+        await press(pilot, "question_mark")
+        box = app.screen.query_one("#help-box")
+        seen["top"] = box.scroll_y
+        await press(pilot, "end")
+        seen["end"], seen["max"] = box.scroll_y, box.max_scroll_y
+
+    run_flow(steps, size=(80, 24))
+    for key in ("q", "help"):
+        assert seen[key] is not None and seen[key].right <= 80, f"{key} is off the 80-column footer: {seen[key]}"
+    assert seen["max"] > 0 and seen["top"] == 0 and seen["end"] == seen["max"]
+
+
+def test_search_finds_what_is_on_screen_and_picking_a_graph_gives_the_keys_back_to_the_pane():
+    """Issue 17.7: / omp in pane 6 with the table focused finds the `#pragma omp` line below it; after
+    g and Enter, down moves the pane's cursor instead of switching graphs."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "6", "slash", *"omp", "enter")
+        seen["search"] = status(app)
+        await press(pilot, "escape", "g", "down", "enter")
+        seen["graph"] = app.view.graph
+        row = app.query_one(f"#table-{app.view.stage}").cursor_row
+        await press(pilot, "down")
+        seen["graph_after"] = app.view.graph
+        seen["moved"] = app.query_one(f"#table-{app.view.stage}").cursor_row == row + 1
+
+    run_flow(steps)
+    assert "'omp' in the code: line" in seen["search"]
+    assert seen["graph"] == seen["graph_after"] == "[0/0] backward"
+    assert seen["moved"]
+
+
+def test_the_too_small_screen_fits_its_words_at_50x14():
+    """Issue 17.10: every line of the too-small message is on a 50x14 screen."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.pause()
+        static = app.screen.query_one("#toosmall")
+        seen["lines"] = str(static.content).splitlines()
+
+    run_flow(steps, size=(50, 14))
+    assert seen["lines"] and all(len(line) <= 50 for line in seen["lines"]), seen["lines"]
+    assert "q to quit" in seen["lines"][-1]
