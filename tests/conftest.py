@@ -1,6 +1,12 @@
 """Shared test settings."""
 
+import atexit
+import os
+import sys
+
 import pytest
+
+_exit_status: list[int] = []
 
 
 @pytest.fixture(autouse=True)
@@ -9,3 +15,28 @@ def _details_follow_at_once(monkeypatch):
     from inductor_step.tui.panes.base import StagePane
 
     monkeypatch.setattr(StagePane, "DETAIL_DELAY_S", 0)
+
+
+def pytest_unconfigure(config):
+    session = getattr(config, "_inductor_step_session", None)
+    if session is not None:
+        _exit_status.append(int(session.exitstatus))
+
+
+def pytest_sessionstart(session):
+    session.config._inductor_step_session = session
+
+
+def _skip_interpreter_teardown() -> None:
+    """Triton's extension (nanobind) prints "nanobind: leaked N instances / types / functions" (~30
+    lines) at interpreter teardown when any of its objects is still referenced then (a thread of
+    Inductor's, a cached compile), which reads like a failure after the green summary.  Registered
+    first, this runs last of the exit functions, after pytest has returned and printed everything:
+    it ends the process with pytest's exit status, skipping only the teardown, as the agent does."""
+    if _exit_status and "triton._C.libtriton" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_exit_status[-1])
+
+
+atexit.register(_skip_interpreter_teardown)

@@ -122,8 +122,7 @@ class Agent:
         g["last_stage"] = stage
         self.current = (cid, kind)
         self.seq += 1
-        msg = {"type": "stop", "seq": self.seq, "compile_id": cid, "graph_kind": kind, "stage": stage,
-               "paused": self.step}
+        msg = protocol.stop_head(self.seq, cid, kind, stage, self.step)
         msg.update(payload)
         self.send(msg)
         if self.step:
@@ -175,12 +174,9 @@ class Agent:
                 cmd = msg.get("cmd")
                 if cmd == protocol.CMD_CONTINUE:
                     self.resume.put(cmd)
-                elif cmd == "can_fuse":
+                elif cmd == protocol.CMD_CAN_FUSE:
                     self.resume.put(msg)
-                elif cmd == protocol.CMD_RUN_THROUGH:
-                    self.step = False
-                    self.resume.put(protocol.CMD_CONTINUE)
-                elif cmd == "cancel_run":
+                elif cmd == protocol.CMD_CANCEL_RUN:
                     self.cancel_run.set()
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()

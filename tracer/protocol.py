@@ -1,31 +1,484 @@
-"""The session stream shared by the agent (tracer/) and the UI (tui/); standard library only.
+"""The session format: every message of the stream, typed, and how a line is written and read back.
+
+Standard library only; imported by both processes (the agent in ``tracer/``, the UI in ``tui/``).
 
 The agent writes one JSON object per line on its message pipe; the UI appends every line, as it
-arrives, to the session file, so a session file is exactly the stream (format ``inductor-step/1``,
-documented in README.md).  The UI writes commands to the agent's control pipe in the same framing.
+arrives, to the session file, so a session file is the stream (format :data:`FORMAT`).  The UI
+writes :class:`Command` lines to the agent's control pipe in the same framing.
+
+Every message is a ``TypedDict`` below, dispatched on ``type`` (and a stop's ``stage``) by
+:data:`MESSAGES` and :data:`STOPS`; :func:`validate` checks a decoded message against them.
+
+Framing (``inductor-step/2``): a line is a JSON object.  The session writer stores a long line as
+a *packed* line (:class:`Packed`): the message's head keys in the clear, ``size`` (bytes of the
+message's JSON) and ``zlib``: base64 of the zlib-compressed JSON of the whole message.  A stop's
+head is :data:`STOP_HEAD_KEYS` in that order, first on its line, so :func:`read_session` can yield
+a large stop as its head without decoding the rest (:func:`load_lazy` decodes it when first
+shown).  :func:`decode` turns a packed line back into its message, so no reader sees the packing.
+``inductor-step/1`` files (no packed lines) are read the same way.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
-from typing import Any, Iterator
+import sys
+import types
+import typing
+import zlib
+from typing import Any, Iterator, Literal, TypedDict, Union
 
-FORMAT = "inductor-step/1"
+FORMAT = "inductor-step/2"
+#: Formats :func:`read_session` reads (``/1``: the same messages, never packed).
+FORMATS_READ: tuple[str, ...] = ("inductor-step/1", "inductor-step/2")
+
+Stage = Literal["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"]
+GraphKind = Literal["inference", "forward", "backward"]  # as AOTAutograd names the graphs
 
 #: The compile stages, in the order a compile passes them, then the run stage.
-STAGES: tuple[str, ...] = ("dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen")
+STAGES: tuple[str, ...] = typing.get_args(Stage)
 ALL_STAGES: tuple[str, ...] = STAGES + ("run",)
 
-#: Graph kinds, as AOTAutograd names them.
-GRAPH_KINDS: tuple[str, ...] = ("inference", "forward", "backward")
 
-# Control commands, UI -> agent.
+# ----------------------------------------------------------------------------- shared pieces
+
+class Unavailable(TypedDict, total=False):
+    """Stands in for a capture that this torch version does not support or that failed."""
+    unavailable: str  # "<what>: not available on torch X (<error>)"
+    traceback: str
+
+
+class FxNode(TypedDict, total=False):
+    """One torch.fx node (tracer.adapter.fx_graph)."""
+    name: str
+    op: str  # placeholder, call_function, call_method, call_module, get_attr, output
+    target: str
+    user_line: str | None  # "file.py:22" from meta["stack_trace"]
+    args: list[str]  # names of input nodes
+    shape: list[str] | list[list[str]]  # symbolic sizes as text; a list per tensor for tuples
+    dtype: str
+    device: str
+    stride: list[str] | None
+    value: str  # a SymInt / scalar's value
+    from_node: list[str]
+
+
+class FxGraph(TypedDict):
+    code: str  # print_readable()
+    nodes: list[FxNode]
+
+
+class IrBuffer(TypedDict, total=False):
+    """One Inductor IR buffer at lowering (tracer.adapter.ir_buffers)."""
+    name: str  # buf3
+    operation: str | None  # op3
+    ir_type: str  # ComputedBuffer, ExternKernelOut, ...
+    kind: str  # Pointwise, Reduction, ... (ComputedBuffer), else the IR type
+    ranges: list[str] | None
+    reduction_ranges: list[str] | None
+    reduction_type: str | None
+    dtype: str
+    device: str
+    size: list[str]
+    stride: list[str] | None
+    layout: str
+    origins: list[str]  # post-grad FX node names
+    text: str  # Inductor's str(buf)
+
+
+class GraphInput(TypedDict, total=False):
+    name: str
+    size: list[str]
+    dtype: str
+
+
+class SchedulerNode(TypedDict, total=False):
+    """A scheduler node before or after fusion (tracer.adapter.scheduler_nodes)."""
+    name: str  # op3, or op3_op4 when fused
+    type: str  # SchedulerNode, FusedSchedulerNode, ExternKernelSchedulerNode, ...
+    members: list[str]
+    buffers: list[str]
+    device: str
+    group: str
+    text: str  # debug_str()
+
+
+class LoopBodyEntry(TypedDict, total=False):
+    """One member node's LoopBody, or ``none`` with why it has none (tracer.adapter.loop_bodies)."""
+    node: str
+    fused_node: str
+    type: str
+    buffers: list[str]
+    var_ranges: dict[str, str]
+    indexing_exprs: dict[str, str]
+    body: str  # LoopBody.debug_str()
+    none: str
+
+
+class Kernel(TypedDict, total=False):
+    """One kernel of the generated wrapper (tracer.codeparse.parse_wrapper, then the agent)."""
+    name: str  # triton_poi_fused_add_0, cpp_fused_gelu_1, extern_kernels.mm#0
+    backend: Literal["cpp", "triton", "extern"]
+    source: str
+    calls: list[list[str]]  # argument texts of each call in call()
+    reuses: dict[str, str]  # buffer written -> the buffer whose storage it reuses
+    buffers: list[str]
+    fused_nodes: list[str]
+    scheduler_nodes: list[str]
+    num_gb: float  # Inductor's estimate_kernel_num_bytes / 1e9 (Triton)
+
+
+class LinkBuffer(TypedDict, total=False):
+    fx_nodes: list[str]
+    dynamo_nodes: list[str]
+    scheduler_node: str | None
+    fused_node: str | None
+    kernels: list[str]
+    kernel_lines: dict[str, list[list[int]]]  # kernel -> [[first, last]] 1-based lines in its source
+    user_lines: list[str]
+    notes: list[str]
+
+
+class LinkKernel(TypedDict, total=False):
+    backend: str | None
+    buffers: list[str]
+    fused_nodes: list[str]
+    scheduler_nodes: list[str]
+    post_grad_nodes: list[str]
+    source: str  # "provenance+call-args" | "call-args"
+
+
+class LinkFxNode(TypedDict, total=False):
+    buffers: list[str]
+    dynamo_nodes: list[str]
+    user_line: str | None
+
+
+class LinkDynamoNode(TypedDict, total=False):
+    post_grad: list[str]
+    buffers: list[str]
+
+
+class LinkSchedulerNode(TypedDict, total=False):
+    buffers: list[str]
+    fused_node: str | None
+    kernels: list[str]
+
+
+class LinkFusedNode(TypedDict, total=False):
+    members: list[str]
+    buffers: list[str]
+    kernels: list[str]
+
+
+class Links(TypedDict, total=False):
+    """A graph's cross-level index (tracer.links.build_links), carried by its codegen stop."""
+    buffers: dict[str, LinkBuffer]
+    kernels: dict[str, LinkKernel]
+    fx_nodes: dict[str, LinkFxNode]
+    dynamo_nodes: dict[str, LinkDynamoNode]
+    scheduler_nodes: dict[str, LinkSchedulerNode]
+    fused_nodes: dict[str, LinkFusedNode]
+    user_source: dict[str, str]  # "file.py:22" -> numbered lines around it
+    sources: list[str]
+    notes: list[str]
+
+
+# ----------------------------------------------------------------------------- stops
+
+class StopHead(TypedDict):
+    """The keys every stop starts with, in this order (:func:`stop_head` builds them)."""
+    type: Literal["stop"]
+    seq: int
+    compile_id: str  # "[0/0]"
+    graph_kind: GraphKind
+    stage: Stage
+    paused: bool
+
+
+class _Stop(StopHead, total=False):
+    t: float  # seconds since the agent started
+    unavailable: str  # the whole snapshot failed (tracer.adapter.safe)
+    traceback: str
+
+
+class DynamoStop(_Stop, total=False):
+    graph: FxGraph | Unavailable
+    graph_breaks: list[str]
+    recompile_reasons: list[str]
+    resume: str | None  # this frame is Dynamo's continuation after a graph break
+    note: str | None
+
+
+class AotStop(_Stop, total=False):
+    aot_graphs: dict[str, str]  # joint / forward / backward / inference -> readable code
+    post_grad: FxGraph | Unavailable
+
+
+class LoweringStop(_Stop, total=False):
+    buffers: list[IrBuffer]
+    graph_inputs: list[GraphInput]
+    is_inference: bool
+    is_backward: bool
+
+
+class SchedulingStop(_Stop, total=False):
+    before: list[SchedulerNode] | Unavailable | None
+    after: list[SchedulerNode] | Unavailable
+    fusion_log: list[str]  # Inductor's fusion logger, in its words
+
+
+class LoopBodyStop(_Stop, total=False):
+    bodies: list[LoopBodyEntry] | Unavailable
+
+
+class CodegenStop(_Stop, total=False):
+    wrapper: str  # the output module's source
+    output_path: str | None
+    kernels: list[Kernel]
+    links: Links | Unavailable
+
+
+Stop = Union[DynamoStop, AotStop, LoweringStop, SchedulingStop, LoopBodyStop, CodegenStop]
+
+#: stage -> the type of its stop.
+STOPS: dict[str, type] = {"dynamo": DynamoStop, "aot": AotStop, "lowering": LoweringStop,
+                          "scheduling": SchedulingStop, "loopbody": LoopBodyStop, "codegen": CodegenStop}
+
+
+# ----------------------------------------------------------------------------- other messages
+
+class _Header(TypedDict):
+    type: Literal["header"]
+    format: str  # "inductor-step/N"
+    torch: str | None
+    triton: str | None
+    python: str | None
+    device: str | None  # "cpu" | "cuda"
+
+
+class Header(_Header, total=False):
+    device_name: str | None
+    cuda: str | None
+    script: str | None
+    argv: list[str]
+    cwd: str
+    pid: int
+    time: float
+    settings: dict[str, Any]  # torch config values the agent set
+    hooks: list[str]
+    note: str
+    t: float
+
+
+class Output(TypedDict):
+    """One line the script printed (added by the UI, not the agent)."""
+    type: Literal["output"]
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
+class _Error(TypedDict):
+    type: Literal["error"]
+    stage: str  # a Stage, or "script"
+    message: str  # one line
+
+
+class Error(_Error, total=False):
+    full_message: str
+    traceback: str
+    compile_id: str | None
+    graph_kind: GraphKind | None
+    t: float
+
+
+class _Done(TypedDict):
+    type: Literal["done"]
+    returncode: int
+    graphs: int
+
+
+class Done(_Done, total=False):
+    message: str | None
+    t: float
+
+
+class AgentExit(TypedDict):
+    """The agent process ended (added by the UI)."""
+    type: Literal["agent_exit"]
+    returncode: int
+
+
+class Quit(TypedDict, total=False):
+    type: Literal["quit"]
+    t: float
+
+
+class Guards(TypedDict, total=False):
+    type: Literal["guards"]
+    compile_id: str
+    text: str  # dynamo_cpp_guards_str
+    t: float
+
+
+class Provenance(TypedDict, total=False):
+    type: Literal["provenance"]
+    compile_id: str
+    graph_kind: GraphKind
+    mappings: str  # inductor_provenance_tracking_node_mappings JSON
+    t: float
+
+
+class Artifact(TypedDict, total=False):
+    type: Literal["artifact"]
+    name: str  # "fx_graph_runnable"
+    compile_id: str
+    graph_kind: GraphKind
+    payload: str
+    t: float
+
+
+class RunStatus(TypedDict, total=False):
+    type: Literal["run_status"]
+    message: str
+    done: bool
+    t: float
+
+
+class FusionQuery(TypedDict, total=False):
+    """The answer to a ``can_fuse`` command."""
+    type: Literal["fusion_query"]
+    a: str
+    b: str
+    compile_id: str
+    graph_kind: str
+    verdict: str  # "can fuse" | "cannot fuse" | "not available: ..."
+    reasons: list[str]  # Inductor's fusion log while it decided
+    t: float
+
+
+class Peak(TypedDict, total=False):
+    bw_gbps: float | None
+    bw_source: str
+    tflops: dict[str, float]  # dtype -> peak TFLOP/s
+    tflops_source: str
+    float32_mode: str
+
+
+class GraphRounds(TypedDict, total=False):
+    compiled_rounds_ms: list[float]
+    eager_rounds_ms: list[float]
+    rounds_stable: bool
+
+
+class RunKernel(TypedDict, total=False):
+    """One kernel call timed (tracer.timing.time_graph); times in ms, sizes in GB (1e9 bytes)."""
+    name: str
+    call: int  # 1 for the kernel's first call in call(), 2 for its second, ...
+    backend: str
+    median_ms: float
+    p20_ms: float | None
+    p80_ms: float | None
+    in_graph_ms: float | None
+    in_graph_source: Literal["cupti", "events"]
+    in_graph_events_ms: float | None
+    in_script_ms: float | None
+    in_script_calls: int
+    warm_ms: float | None
+    config: str
+    configs_tried: int
+    config_pinned: bool
+    gb: float
+    gb_source: str
+    gbps: float
+    pct_peak_bw: float
+    tflops: float
+    pct_peak_tflops: float
+    dtype: str
+    share: float  # of the kernel sum
+
+
+class Run(TypedDict, total=False):
+    """A compiled graph timed (tracer.timing.time_graph); ``error`` instead when timing failed."""
+    type: Literal["run"]
+    compile_id: str
+    graph_kind: GraphKind
+    device: str
+    cupti: str
+    compiled_ms: float | None
+    eager_ms: float | None
+    kernel_sum_ms: float
+    in_graph_sum_ms: float
+    in_graph: str
+    in_graph_cupti: str
+    in_script: str
+    inputs: str
+    configs: str
+    graph_rounds: GraphRounds
+    peak: Peak
+    cancelled: bool
+    method: str
+    threads: int
+    pid: int
+    kernels: list[RunKernel]
+    error: str
+    traceback: str
+    t: float
+
+
+Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
+                RunStatus, FusionQuery, Run]
+
+#: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
+MESSAGES: dict[str, type] = {
+    "header": Header, "stop": _Stop, "output": Output, "error": Error, "done": Done,
+    "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
+    "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
+}
+
+
+# ----------------------------------------------------------------------------- control: UI -> agent
+
 CMD_CONTINUE = "continue"   # leave the current stop
-CMD_RUN_THROUGH = "run_through"  # stop pausing; capture the rest without stops
-CMD_RUN = "run"             # time the compiled graphs (optionally {"compile_id", "graph_kind"})
+CMD_CAN_FUSE = "can_fuse"   # ask can_fuse(a, b) while paused; answered by a fusion_query message
+CMD_RUN = "run"             # time the compiled graphs (all, or the one named in "graph")
+CMD_CANCEL_RUN = "cancel_run"
 CMD_QUIT = "quit"           # end the agent
+
+
+class Command(TypedDict, total=False):
+    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit"]
+    a: str  # can_fuse: scheduler node names
+    b: str
+    graph: str | None  # run: "[0/0] forward", or all graphs
+
+
+# ----------------------------------------------------------------------------- framing
+
+#: A stop's head keys, in the order they start its line.
+STOP_HEAD_KEYS: tuple[str, ...] = tuple(StopHead.__annotations__)
+#: Head keys kept in the clear on a packed line, by message type (besides ``type``).
+PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": STOP_HEAD_KEYS[1:]}
+_OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "name")
+#: Lines at least this long (bytes) are packed by the session writer.
+PACK_OVER = 2048
+
+
+class Packed(TypedDict, total=False):
+    """A message as the session writer stores a long one: its head, then the whole message's JSON
+    (``size`` bytes), zlib-compressed and base64-encoded in ``zlib``."""
+    type: str
+    size: int
+    zlib: str
+
+
+def stop_head(seq: int, compile_id: str, graph_kind: str, stage: str, paused: bool) -> dict[str, Any]:
+    """The start of a stop message, keys in :data:`STOP_HEAD_KEYS` order; the agent adds the
+    stage's fields after them.  The lazy reader relies on this order."""
+    return {"type": "stop", "seq": seq, "compile_id": compile_id, "graph_kind": graph_kind, "stage": stage,
+            "paused": paused}
 
 
 def encode(msg: dict[str, Any]) -> bytes:
@@ -36,10 +489,40 @@ def encode(msg: dict[str, Any]) -> bytes:
     return (json.dumps(msg, separators=(",", ":"), default=str) + "\n").encode("utf-8")
 
 
+def pack(line: bytes, msg: dict[str, Any] | None = None, level: int = 6) -> bytes:
+    """``line`` (one encoded message, without its newline) as a packed line when that is shorter,
+    else ``line`` unchanged; newline not added.  ``msg`` is the decoded message, if the caller has
+    it (its head keys are copied from it)."""
+    if len(line) < PACK_OVER:
+        return line
+    if msg is None:
+        msg = decode(line)
+        if msg is None:
+            return line
+    kind = msg.get("type")
+    head: dict[str, Any] = {"type": kind}
+    for k in PACKED_HEAD_KEYS.get(str(kind), _OTHER_HEAD_KEYS):
+        if k in msg:
+            head[k] = msg[k]
+    body = base64.b64encode(zlib.compress(line, level)).decode("ascii")
+    out = json.dumps({**head, "size": len(line)}, separators=(",", ":"))[:-1] + ',"zlib":"' + body + '"}'
+    data = out.encode("utf-8")
+    return data if len(data) < len(line) else line
+
+
+def _unpack(obj: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        full = json.loads(zlib.decompress(base64.b64decode(obj["zlib"])))
+    except (ValueError, TypeError, zlib.error):
+        return None
+    return full if isinstance(full, dict) else None
+
+
 def decode(line: bytes | str) -> dict[str, Any] | None:
-    """Parse one line of the stream; ``None`` for a blank or torn (partly written) line."""
-    if isinstance(line, bytes):
-        line = line.decode("utf-8", errors="replace")
+    """Parse one line of the stream (a packed line gives the message it holds); ``None`` for a
+    blank or torn (partly written) line."""
+    if isinstance(line, (bytes, bytearray, memoryview)):
+        line = bytes(line).decode("utf-8", errors="replace")
     line = line.strip()
     if not line:
         return None
@@ -47,12 +530,17 @@ def decode(line: bytes | str) -> dict[str, Any] | None:
         obj = json.loads(line)
     except json.JSONDecodeError:
         return None
-    return obj if isinstance(obj, dict) else None
+    if not isinstance(obj, dict):
+        return None
+    if "zlib" in obj and "size" in obj:
+        return _unpack(obj)
+    return obj
 
 
-# The head of a stop line as the agent writes it (tracer.agent.Agent.stop puts these keys first).
-_STOP_HEAD = re.compile(rb'\{"type":"stop","seq":(\d+),"compile_id":("(?:[^"\\]|\\.)*"),'
-                        rb'"graph_kind":("(?:[^"\\]|\\.)*"),"stage":("[a-z_]+"),"paused":(true|false)')
+# The head of a stop line as the agent writes it (stop_head), then, on a packed line, its size.
+_STR = rb'"(?:[^"\\]|\\.)*"'
+_STOP_HEAD = re.compile(rb'\{"type":"stop","seq":(\d+),"compile_id":(' + _STR + rb'),"graph_kind":(' + _STR
+                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"size":(\d+),"zlib":")?')
 LAZY = "_raw"  # key of a stop whose body is not parsed yet (see read_session's lazy_over)
 
 
@@ -79,14 +567,18 @@ def load_lazy(msg: dict[str, Any]) -> dict[str, Any]:
     return msg
 
 
-def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, Any]]:
-    """Yield the messages of a session file in order.
+#: Lines shorter than this are always parsed at once by read_session (a head costs as much).
+_LAZY_MIN = 1024
 
-    With ``lazy_over`` (bytes), a stop line longer than that is yielded as its head only
-    (``type, seq, compile_id, graph_kind, stage, paused``) plus where its line lies in the file
-    (``"_raw": (path, offset, length)``); :func:`load_lazy` reads and parses it when it is first
-    looked at.  Opening a 180 MB session then costs one scan for newlines instead of parsing (or
-    even copying) every IR dump.
+
+def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, Any]]:
+    """Yield the messages of a session file (any of :data:`FORMATS_READ`) in order.
+
+    With ``lazy_over`` (bytes), a stop whose JSON is longer than that (packed or not) is yielded
+    as its head only (``type, seq, compile_id, graph_kind, stage, paused``) plus where its line
+    lies in the file (``"_raw": (path, offset, length)``); :func:`load_lazy` reads and parses it
+    when it is first looked at.  Opening a 180 MB session then costs one scan for newlines instead
+    of parsing (or even copying) every IR dump.
     Raises OSError if the file cannot be read and ValueError if its first message is not an
     ``inductor-step/*`` header.  A torn last line (the writer died mid-line) is skipped.
     """
@@ -103,9 +595,10 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                 end = mm.find(b"\n", pos)
                 end = size if end < 0 else end + 1
                 start, pos = pos, end
-                if lazy_over is not None and not first and end - start > lazy_over:
+                if lazy_over is not None and not first and end - start > min(lazy_over, _LAZY_MIN):
                     m = _STOP_HEAD.match(mm[start:start + 512])
-                    if m and mm[end - 4:end].rstrip().endswith(b"}"):  # a whole line, not a torn one
+                    if m and (int(m.group(6)) if m.group(6) else end - start) > lazy_over \
+                            and mm[end - 4:end].rstrip().endswith(b"}"):  # a whole line, not a torn one
                         yield {"type": "stop", "seq": int(m.group(1)), "compile_id": json.loads(m.group(2)),
                                "graph_kind": json.loads(m.group(3)), "stage": json.loads(m.group(4)),
                                "paused": m.group(5) == b"true", LAZY: (path, start, end - start)}
@@ -125,3 +618,121 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
 def graph_key(msg: dict[str, Any]) -> str:
     """The graph a message belongs to, as shown to users: ``"[0/0] forward"``."""
     return f"{msg.get('compile_id', '[?]')} {msg.get('graph_kind', '?')}"
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _is_typeddict(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, dict) and hasattr(t, "__required_keys__")
+
+
+def _check(value: Any, t: Any, where: str, out: list[str]) -> None:
+    """Append to ``out`` what in ``value`` does not fit annotation ``t`` (``where``: its path)."""
+    if t is Any:
+        return
+    origin = typing.get_origin(t)
+    if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
+        options = typing.get_args(t)
+        best: list[str] | None = None
+        for opt in options:
+            found: list[str] = []
+            _check(value, opt, where, found)
+            if not found:
+                return
+            if best is None or len(found) < len(best):
+                best = found
+        if best and len(best) == 1 and not any(_is_typeddict(o) or typing.get_origin(o) in (list, dict)
+                                               for o in options):
+            out.append(f"{where}: {value!r:.60} is not {_name(t)}")
+        else:
+            out.extend(best or [])
+        return
+    if origin is Literal:
+        if value not in typing.get_args(t):
+            out.append(f"{where}: {value!r:.60} is not one of {typing.get_args(t)}")
+        return
+    if t is None or t is type(None):
+        if value is not None:
+            out.append(f"{where}: {value!r:.60} is not null")
+        return
+    if _is_typeddict(t):
+        if not isinstance(value, dict):
+            out.append(f"{where}: expected an object ({t.__name__}), got {type(value).__name__}")
+            return
+        _check_typeddict(value, t, where, out)
+        return
+    if origin is list:
+        if not isinstance(value, list):
+            out.append(f"{where}: expected a list, got {type(value).__name__}")
+            return
+        (item,) = typing.get_args(t) or (Any,)
+        for i, x in enumerate(value):
+            _check(x, item, f"{where}[{i}]", out)
+        return
+    if origin is dict:
+        if not isinstance(value, dict):
+            out.append(f"{where}: expected an object, got {type(value).__name__}")
+            return
+        _, item = typing.get_args(t) or (str, Any)
+        for k, x in value.items():
+            _check(x, item, f"{where}[{k!r}]", out)
+        return
+    if t is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif t is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, t)
+    if not ok:
+        out.append(f"{where}: {value!r:.60} is not {_name(t)}")
+
+
+def _name(t: Any) -> str:
+    return getattr(t, "__name__", None) or str(t).replace("typing.", "")
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _check_typeddict(value: dict[str, Any], td: type, where: str, out: list[str]) -> None:
+    hints = _HINTS.get(td)
+    if hints is None:
+        hints = _HINTS[td] = typing.get_type_hints(td)
+    for k in td.__required_keys__:  # type: ignore[attr-defined]
+        if k not in value:
+            out.append(f"{where}: missing {k!r} ({td.__name__})")
+    for k, v in value.items():
+        if k not in hints:
+            out.append(f"{where}: unknown key {k!r} ({td.__name__})")
+            continue
+        _check(v, hints[k], f"{where}.{k}", out)
+
+
+def message_type(msg: dict[str, Any]) -> type | None:
+    """The TypedDict a message should match: by ``type``, and a stop's by its ``stage``."""
+    if msg.get("type") == "stop":
+        return STOPS.get(str(msg.get("stage")))
+    return MESSAGES.get(str(msg.get("type")))
+
+
+def validate(msg: dict[str, Any]) -> list[str]:
+    """What in a decoded message does not match its type here: missing required keys, unknown
+    keys, values of the wrong type or outside a ``Literal``; ``[]`` when it matches."""
+    if not isinstance(msg, dict):
+        return [f"not an object: {type(msg).__name__}"]
+    if LAZY in msg:
+        msg = {k: v for k, v in msg.items() if k != LAZY}
+    td = message_type(msg)
+    if td is None:
+        return [f"unknown message type {msg.get('type')!r}" + (f" (stage {msg.get('stage')!r})"
+                                                             if msg.get("type") == "stop" else "")]
+    out: list[str] = []
+    _check_typeddict(msg, td, str(msg.get("type")), out)
+    return out
+
+
+def validate_command(cmd: dict[str, Any]) -> list[str]:
+    """Like :func:`validate`, for a control command (UI -> agent)."""
+    out: list[str] = []
+    _check_typeddict(cmd, Command, "command", out)
+    return out

@@ -22,6 +22,10 @@ from inductor_step.tracer import protocol
 class SessionWriter:
     """Appends messages to a session file as they arrive (flushed per line, so nothing is lost).
 
+    A line of :data:`protocol.PACK_OVER` bytes or more is stored packed (compressed, its head in the
+    clear: :func:`protocol.pack`), so a session is a few percent of its messages' JSON (BENCHMARKS.md,
+    "Session size"); :func:`protocol.read_session` reads it back.
+
     The header is always the file's first line: output the script prints before the agent's
     header (import-time warnings) is held until it comes; if the agent dies before sending one,
     ``close()`` writes a minimal header first.  Raises OSError from the constructor if the file
@@ -37,7 +41,8 @@ class SessionWriter:
         self.fallback_header = fallback_header or {}
 
     def _put(self, msg: dict[str, Any], raw: bytes | None = None) -> None:
-        self.f.write(raw + b"\n" if raw is not None else protocol.encode(msg))
+        line = raw if raw is not None else protocol.encode(msg).rstrip(b"\n")
+        self.f.write(protocol.pack(line, msg) + b"\n")
 
     def write(self, msg: dict[str, Any], raw: bytes | None = None) -> None:
         """Append ``msg``; ``raw``, where given, is the line it was decoded from (without its

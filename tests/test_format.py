@@ -1,0 +1,189 @@
+"""The session format (tracer/protocol.py): every message typed once, fixtures and a fresh recording
+valid against those types, packed (compressed) sessions written by the UI's writer and read back,
+lazily, like the uncompressed ``inductor-step/1`` files in tests/fixtures/."""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import typing
+
+import pytest
+
+from inductor_step.tracer import protocol
+from inductor_step.tracer.protocol import (FORMAT, LAZY, STOP_HEAD_KEYS, load_lazy, read_session, stop_head,
+                                           validate)
+from inductor_step.tui.client import SessionWriter
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "*.jsonl")))
+
+
+def _problems(messages: list[dict]) -> list[str]:
+    out = []
+    for i, m in enumerate(messages):
+        out += [f"message {i} ({m.get('type')} {m.get('stage', '')}): {p}" for p in validate(m)]
+    return out
+
+
+# ----------------------------------------------------------------------------- the types themselves
+
+@pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
+def test_every_fixture_line_matches_the_types(path):
+    """Each line of each recorded fixture (``inductor-step/1``, uncompressed) is a message typed in
+    protocol.py: no missing required key, no key the types do not know, every value of its type."""
+    with open(path, "rb") as f:
+        lines = [line for line in f if line.strip()]
+    messages = [protocol.decode(line) for line in lines]
+    assert None not in messages
+    assert messages[0]["format"] == "inductor-step/1"
+    assert _problems(messages) == []
+    # read_session yields the same messages (the /1 reader still works)
+    assert list(read_session(path)) == messages
+
+
+def test_validator_names_what_is_wrong_and_where():
+    codegen = next(m for m in read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl"))
+                   if m.get("stage") == "codegen")
+    assert validate(codegen) == []
+    bad = json.loads(json.dumps(codegen))
+    bad["graph_kind"] = "sideways"
+    bad["colour"] = "red"
+    del bad["seq"]
+    buf = next(iter(bad["links"]["buffers"]))
+    bad["links"]["buffers"][buf]["kernel_lines"] = {"k": [["1", 2]]}
+    bad["kernels"][0]["backend"] = "fortran"
+    problems = validate(bad)
+    text = "\n".join(problems)
+    assert "missing 'seq'" in text
+    assert "unknown key 'colour'" in text
+    assert "stop.graph_kind: 'sideways' is not one of ('inference', 'forward', 'backward')" in text
+    assert f"stop.links.buffers['{buf}'].kernel_lines['k'][0][0]: '1' is not int" in text
+    assert "stop.kernels[0].backend: 'fortran'" in text
+    assert len(problems) == 5, problems
+    assert validate({"type": "telegram"}) == ["unknown message type 'telegram'"]
+    assert validate({"type": "stop", "stage": "linking"}) == ["unknown message type 'stop' (stage 'linking')"]
+    # a capture the torch version lacks stands in as {"unavailable": ...}
+    assert validate({**stop_head(1, "[0/0]", "inference", "loopbody", True),
+                     "bodies": {"unavailable": "LoopBody: not available on torch 2.11 (AttributeError)"}}) == []
+
+
+def test_control_commands_are_typed():
+    """The commands the UI sends (tui/app.py, tui/client.py) are the typed ones."""
+    allowed = typing.get_args(typing.get_type_hints(protocol.Command)["cmd"])
+    for name in ("CMD_CONTINUE", "CMD_CAN_FUSE", "CMD_RUN", "CMD_CANCEL_RUN", "CMD_QUIT"):
+        assert getattr(protocol, name) in allowed
+    assert protocol.validate_command({"cmd": "can_fuse", "a": "op1", "b": "op2"}) == []
+    assert protocol.validate_command({"cmd": "run", "graph": "[0/0] forward"}) == []
+    assert protocol.validate_command({"cmd": "run_through"}) != []
+    assert not hasattr(protocol, "CMD_RUN_THROUGH") and not hasattr(protocol, "GRAPH_KINDS")
+
+
+def test_stop_head_order_is_what_the_lazy_reader_matches():
+    head = stop_head(7, "[1/0]", "backward", "lowering", False)
+    assert tuple(head) == STOP_HEAD_KEYS == ("type", "seq", "compile_id", "graph_kind", "stage", "paused")
+    line = protocol.encode({**head, "buffers": [{"name": "buf0", "text": "x" * 5000}]})
+    assert protocol._STOP_HEAD.match(line)
+
+
+# ----------------------------------------------------------------------------- packed sessions
+
+def _write(path, messages):
+    w = SessionWriter(str(path))
+    for m in messages:
+        w.write(m, protocol.encode(m).rstrip(b"\n"))
+    w.close()
+
+
+def test_writer_packs_long_lines_and_they_read_back(tmp_path):
+    """The demo fixture written again by the UI's writer: under a fifth of the size, every line
+    still one JSON object, messages read back equal, big stops yielded lazily and loaded equal."""
+    src = os.path.join(ROOT, "tests", "fixtures", "demo.jsonl")
+    messages = list(read_session(src))
+    messages[0] = {**messages[0], "format": FORMAT}
+    out = tmp_path / "demo2.jsonl"
+    _write(out, messages)
+    assert os.path.getsize(out) < os.path.getsize(src) / 5
+    with open(out, "rb") as f:
+        raw = [json.loads(line) for line in f]
+    packed = [r for r in raw if "zlib" in r]
+    assert any(r["type"] == "stop" for r in packed) and all(r["size"] >= protocol.PACK_OVER for r in packed)
+    assert raw[0]["type"] == "header" and "zlib" not in raw[0]
+    assert list(read_session(str(out))) == messages
+    lazy = list(read_session(str(out), lazy_over=4096))
+    heads = [m for m in lazy if LAZY in m]
+    assert heads and all(set(m) == set(STOP_HEAD_KEYS) | {LAZY} for m in heads)
+    assert [load_lazy(m) for m in lazy] == messages
+
+
+def test_torn_packed_line_is_skipped(tmp_path):
+    """The writer died in the middle of a packed stop: the session up to that line opens, lazily too."""
+    messages = list(read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl")))
+    out = tmp_path / "torn.jsonl"
+    _write(out, messages)
+    big = max((m for m in messages if m["type"] == "stop"), key=lambda m: len(protocol.encode(m)))
+    line = protocol.pack(protocol.encode(big).rstrip(b"\n"))
+    assert b'"zlib":"' in line
+    with open(out, "ab") as f:
+        f.write(line[:len(line) // 2])
+    assert list(read_session(str(out))) == messages
+    assert [load_lazy(m) for m in read_session(str(out), lazy_over=4096)] == messages
+
+
+# ----------------------------------------------------------------------------- a fresh recording
+
+SCRIPT = textwrap.dedent("""
+    import torch
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
+    step = torch.compile(model)
+    for _ in range(2):
+        loss = step(torch.randn(8, 16)).softmax(-1).sum()
+        loss.backward()
+    print("loss", float(loss))
+""")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("needs torch")
+    d = tmp_path_factory.mktemp("fmt")
+    (d / "train.py").write_text(SCRIPT)
+    record = str(d / "s.jsonl")
+    env = dict(os.environ)
+    env.pop("TORCH_TRACE", None)
+    env.pop("TORCH_LOGS", None)
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record, "train.py"],
+                       cwd=d, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return record
+
+
+def test_a_fresh_recording_matches_the_types(recorded):
+    """What the agent and the writer write today is what protocol.py types: a failure here means a
+    field was added or changed without its type (add it to tracer/protocol.py)."""
+    messages = list(read_session(recorded))
+    assert messages[0]["format"] == FORMAT
+    kinds = {(m["type"], m.get("stage")) for m in messages}
+    assert {("stop", s) for s in protocol.STAGES} <= kinds
+    assert {("run", None), ("done", None), ("agent_exit", None), ("output", None)} <= kinds
+    assert _problems(messages) == []
+
+
+def test_a_fresh_recording_is_packed_and_opens_lazily(recorded):
+    messages = list(read_session(recorded))
+    plain = sum(len(protocol.encode(m)) for m in messages)
+    assert os.path.getsize(recorded) < plain / 3
+    with open(recorded, "rb") as f:
+        lines = f.read().splitlines()
+    stops = [line for line in lines if line.startswith(b'{"type":"stop"')]
+    assert len(stops) == sum(1 for m in messages if m["type"] == "stop")
+    # every stop line starts with the head the lazy reader matches: with lazy_over=0 all are lazy
+    lazy = list(read_session(recorded, lazy_over=0))
+    assert sum(1 for m in lazy if LAZY in m) == len(stops)
+    assert [load_lazy(m) for m in lazy] == messages
