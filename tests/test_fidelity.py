@@ -154,8 +154,10 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
                     for p in _PTR.findall(lines[n - 1]):
                         if p in bound:
                             x = bound[p]
-                            # Triton has no pointer aliases: an in-place chain shares its in_out_ptr
-                            ok |= x in own or (triton and p.startswith("in_out") and bool(own & set(tg.chain(x))))
+                            # an in-place chain computed in this call shares its in_out_ptr (in C++ each
+                            # earlier buffer also keeps an alias: auto out_ptr2 = in_out_ptr0;)
+                            ok |= x in own or (p.startswith("in_out") and bool(own & set(tg.chain(x)))
+                                               and (triton or p in alias.values()))
                         elif p in alias and alias[p] in bound:
                             ok |= bool(own & set(tg.chain(bound[alias[p]])[1:]))
                     if not ok:

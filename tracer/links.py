@@ -165,6 +165,57 @@ def _call_ptr(rec: dict, name: str, real: str) -> tuple[str | None, str]:
     return None, "its store was removed"
 
 
+def _split_in_place(kernel: dict[str, Any], rec: dict, computed: list[str]) -> dict[str, list[list[int]]]:
+    """Lines of buffers one call computes one after another in the same storage (an in-place
+    chain ``[A, B, ...]`` sharing ``in_out_ptrN``; in C++ each earlier one keeps its own name as a
+    pointer alias, ``auto out_ptr2 = in_out_ptr0;``).  Lines through an earlier buffer's alias are
+    its own; a line through the shared pointer belongs to the buffer whose computation it falls in:
+    B's starts at the first use of A's alias (B reads A there).  Buffers whose boundary cannot be
+    told (no alias: Triton) are left out, sharing the pointer's lines."""
+    groups: dict[str, list[str]] = {}
+    for b in computed:
+        d = rec["ptrs"].get(b) or {}
+        inner = d.get("inplace")
+        if inner and inner != "REMOVED":
+            groups.setdefault(inner, []).append(b)
+    out: dict[str, list[list[int]]] = {}
+    src = (kernel.get("source") or "").split("\n")
+    for inner, members in groups.items():
+        chain = rec["ptrs"][members[0]].get("chain") or members
+        members.sort(key=lambda b: chain.index(b) if b in chain else len(chain))
+        p_lines = [n for a, e in _ptr_lines(kernel, {inner}) for n in range(a, e + 1)]
+        store = re.compile(r"(\.store\(|\bstore\(|atomic_\w*\(&?)\s*" + re.escape(inner) + r"\b|\b"
+                           + re.escape(inner) + r"\[[^\]]*\]\s*=[^=]")
+        stores = [n for n in p_lines if store.search(src[n - 1])]
+        first = 0
+        if chain and chain[0] not in computed:
+            # the storage held an input (computed by an earlier call): the loads through the shared
+            # pointer before this call's first store there read that input, not these buffers
+            first = stores[0] if stores else 0
+        if len(members) < 2:
+            if first:
+                out[members[0]] = _ranges([n for n in p_lines if n >= first])
+            continue
+        alias = [(rec["ptrs"][b].get("out") if rec["ptrs"][b].get("out") not in (None, "REMOVED") else None)
+                 for b in members]
+        if not any(alias[:-1]):
+            # no earlier buffer of the chain ever had a pointer of its own: the stores through the
+            # shared pointer are the last one's; the earlier ones (fused into the same loop) never
+            # leave registers
+            for b in members[:-1]:
+                out[b] = []
+            out[members[-1]] = _ranges([n for n in p_lines if n >= first])
+            continue
+        if not all(alias[:-1]):
+            continue
+        q_lines = [[n for a, e in _ptr_lines(kernel, {q}) for n in range(a, e + 1)] if q else [] for q in alias]
+        bounds = [first] + [min(q_lines[j - 1], default=len(src) + 1) for j in range(1, len(members))] + [len(src) + 2]
+        for j, b in enumerate(members):
+            mine = [n for n in p_lines if bounds[j] <= n < bounds[j + 1]] + q_lines[j]
+            out[b] = _ranges(mine)
+    return out
+
+
 def _order_origins(b: dict, pg_order: dict[str, int]) -> list[str]:
     """A buffer's origin FX nodes, the node whose lowering made it first, then graph order."""
     origins = [o for o in b.get("origins") or [] if o in pg_order] or list(b.get("origins") or [])
@@ -255,7 +306,7 @@ def _written(kernel: dict, i: int) -> list[str]:
 def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: dict[tuple[str, int], dict],
                           members: dict[str, list[str]], owners: dict[str, dict[str, str]],
                           storage: dict[str, set[str]], real_name: dict[str, str],
-                          prov_call: dict[tuple[str, int], list[str]]) -> None:
+                          prov_call: dict[tuple[str, int], list[str]], removed: set[str]) -> None:
     """Link a C++/Triton kernel call by call: the buffers each call computes and their lines."""
     kname = k["name"]
     calls = k.get("calls") or []
@@ -277,9 +328,13 @@ def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: di
         fallback = None if rec else _fallback_call_lines(k, i, computed, storage)
         ptr_of: dict[str, str | None] = {}
         why_of: dict[str, str] = {}
+        split: dict[str, list[list[int]]] = {}
         if rec:
             for b in computed:
                 ptr_of[b], why_of[b] = _call_ptr(rec, b, real_name.get(b, b))
+                if b in removed:
+                    ptr_of[b], why_of[b] = None, "Inductor removed its store (V.graph.removed_buffers)"
+            split = _split_in_place(k, rec, [b for b in computed if b not in removed])
         entry["calls"].append({"index": i, "line": call_lines[i] if i < len(call_lines) else None,
                                "buffers": computed, "pointers": "kernel args" if rec else "call arguments",
                                "post_grad_nodes": prov_call.get((kname, i), [])})
@@ -293,7 +348,7 @@ def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: di
                 d["call"] = {"kernel": kname, "index": i, "line": call_lines[i] if i < len(call_lines) else None}
             if rec:
                 ptr, why = ptr_of[b], why_of[b]
-                lines = _ptr_lines(k, {ptr} if ptr else set())
+                lines = split[b] if b in split else _ptr_lines(k, {ptr} if ptr else set())
                 # a scatter (index_put with accumulate) into a buffer this call also computes: both
                 # write through one pointer; the atomic updates are the mutation's, the rest its target's
                 mutator = next((m for m in computed if m != b and real_name.get(m) == b and ptr_of.get(m) == ptr), None)
@@ -347,6 +402,7 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
         for n in group:
             storage[n] = group
     real_name = dict((mutations or {}).get("mutation_real_name") or {})
+    removed = set((mutations or {}).get("removed") or [])
     prov_nodes, prov_call = _provenance_by_call(wrapper, kernels, provenance)
     prov_word = "Inductor's provenance" if provenance_written else \
         "Inductor's kernel-to-node record (torch wrote an empty provenance map for this graph)"
@@ -367,7 +423,7 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
                             "kernel-info+" if pkey in prov_nodes else "") + "call-args"}
         out_k[kname] = entry
         if k.get("backend") in ("cpp", "triton"):
-            _link_generated_calls(k, out_b, entry, defs, members, owners, storage, real_name, prov_call)
+            _link_generated_calls(k, out_b, entry, defs, members, owners, storage, real_name, prov_call, removed)
         else:
             for b in [b for b in k.get("buffers") or [] if b in out_b]:
                 d = out_b[b]
