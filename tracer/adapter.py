@@ -201,6 +201,60 @@ def install_passes(on_pre_grad: Callable, on_post_grad_pre: Callable, on_post_gr
     return installed
 
 
+def install_final_hooks(on_lowered_graph: Callable[[Any], None],
+                        on_final_order: Callable[[list], None]) -> list[str]:
+    """Observe the post-grad graph Inductor lowers and the node order it generates code in.
+
+    ``on_lowered_graph(graph)``: at the start of ``GraphLowering.run`` (torch/_inductor/graph.py),
+    after every post-grad pass (``post_grad_custom_post_pass`` runs before Inductor's last ones);
+    subgraph lowerings are skipped.  ``on_final_order(nodes)``: ``torch._inductor.debug.log_ir_post_fusion``,
+    which the scheduler calls after ``reorder_for_peak_memory`` and its other reorders, just
+    before codegen, with the nodes in the order ``ir_post_fusion.txt`` lists them.  Returns the
+    hooks installed.
+    """
+    done = []
+    try:
+        from torch._inductor.graph import GraphLowering  # noqa: PLC0415
+
+        real_run = GraphLowering.run
+        if not getattr(real_run, "_inductor_step", False):
+            def run(self: Any, *a: Any, **k: Any) -> Any:
+                if type(self) is GraphLowering or type(self).__name__ == "GraphLowering":
+                    try:
+                        on_lowered_graph(self.module.graph)
+                    except Exception as e:  # noqa: BLE001
+                        if type(e).__name__ == "_Quit":
+                            raise
+                        log.debug("lowered graph hook", exc_info=True)
+                return real_run(self, *a, **k)
+
+            run._inductor_step = True  # type: ignore[attr-defined]
+            GraphLowering.run = run
+        done.append("GraphLowering.run")
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from torch._inductor import debug  # noqa: PLC0415
+
+        real_log = debug.log_ir_post_fusion
+        if not getattr(real_log, "_inductor_step", False):
+            def log_ir_post_fusion(nodes: Any) -> None:
+                real_log(nodes)
+                try:
+                    on_final_order(list(nodes))
+                except Exception as e:  # noqa: BLE001
+                    if type(e).__name__ == "_Quit":
+                        raise
+                    log.debug("final order hook", exc_info=True)
+
+            log_ir_post_fusion._inductor_step = True  # type: ignore[attr-defined]
+            debug.log_ir_post_fusion = log_ir_post_fusion
+        done.append("torch._inductor.debug.log_ir_post_fusion")
+    except Exception:  # noqa: BLE001
+        pass
+    return done
+
+
 _KERNEL_NUM_GB: dict[str, float] = {}
 
 
@@ -236,6 +290,110 @@ def install_kernel_bytes_hook() -> bool:
     define_kernel._inductor_step = True  # type: ignore[attr-defined]
     TritonScheduling.define_kernel = define_kernel
     return True
+
+
+_KERNEL_DEFS: list[dict[str, Any]] = []
+
+
+def _kernel_args_snapshot(args: Any) -> dict[str, Any]:
+    """One ``KernelArgs`` (torch/_inductor/codegen/common.py) as plain data: buffer name ->
+    ``{"in": ptr, "out": ptr | "REMOVED", "inplace": ptr, "chain": [names]}`` (the pointer names
+    the kernel's source uses for that buffer), and ``call_args``: the buffer names the wrapper's
+    call passes (an in-place group passes its last name)."""
+    ptrs: dict[str, dict[str, Any]] = {}
+    for name, inner in dict(getattr(args, "input_buffers", {}) or {}).items():
+        if isinstance(inner, str):
+            ptrs.setdefault(str(name), {})["in"] = inner
+    for name, inner in dict(getattr(args, "output_buffers", {}) or {}).items():
+        ptrs.setdefault(str(name), {})["out"] = inner if isinstance(inner, str) else "REMOVED"
+    call_args: list[str] = []
+    seen: set[int] = set()
+    for name, ib in dict(getattr(args, "inplace_buffers", {}) or {}).items():
+        inner = getattr(ib, "inner_name", None)
+        if not isinstance(inner, str):
+            ptrs.setdefault(str(name), {})["inplace"] = "REMOVED"
+            continue
+        chain = [str(n) for n in getattr(ib, "other_names", [])]
+        ptrs.setdefault(str(name), {}).update({"inplace": inner, "chain": chain})
+        if id(ib) not in seen:
+            seen.add(id(ib))
+            call_args.append(chain[-1] if chain else str(name))
+    for name, d in ptrs.items():
+        if "inplace" in d:
+            continue
+        if "in" in d or d.get("out") not in (None, "REMOVED"):
+            call_args.append(name)
+    return {"ptrs": ptrs, "call_args": call_args}
+
+
+def install_kernel_args_hook() -> list[str]:
+    """Record, for every C++ and Triton kernel Inductor defines, which pointer names its source
+    uses for which buffer (the kernel's ``KernelArgs``), without changing the generated code.
+
+    Wraps ``CppScheduling.define_kernel(src_code, nodes, kernel_args)`` (torch/_inductor/codegen/cpp.py)
+    and ``TritonScheduling.define_kernel(src_code, node_schedule, kernel)`` (codegen/triton.py):
+    Inductor defines a kernel once per generated call (a repeated source gets the same name), so
+    each record belongs to one call of the wrapper.  Collected per graph by :func:`take_kernel_defs`.
+    Returns the hooks installed (none where this torch has neither).
+    """
+    done = []
+    def nodes_of(a: tuple, k: dict) -> dict[str, list[str]]:
+        nodes = a[1] if len(a) > 1 else k.get("nodes", k.get("node_schedule"))
+        names: list[str] = []
+        bufs: list[str] = []
+        for n in nodes or []:
+            if not hasattr(n, "get_buffer_names"):  # Triton's EnableReduction/DisableReduction markers
+                continue
+            for m in (n.get_nodes() if hasattr(n, "get_nodes") else [n]):
+                names.append(m.get_name())
+                bufs += [b for b in sorted(m.get_buffer_names(), key=lambda s: (len(s), s)) if b not in bufs]
+        return {"nodes": names, "buffers": bufs}
+
+    def cpp_args(self: Any, a: tuple, k: dict) -> Any:
+        # CppScheduling.flush passes no kernel_args: the kernel group's own KernelArgs
+        args = a[2] if len(a) > 2 else k.get("kernel_args")
+        return args if args is not None else getattr(getattr(self, "kernel_group", None), "args", None)
+
+    def triton_args(self: Any, a: tuple, k: dict) -> Any:
+        return getattr(a[2] if len(a) > 2 else k.get("kernel"), "args", None)
+
+    for mod, cls_name, get_args in (("torch._inductor.codegen.cpp", "CppScheduling", cpp_args),
+                                    ("torch._inductor.codegen.triton", "TritonScheduling", triton_args)):
+        try:
+            import importlib  # noqa: PLC0415
+
+            cls = getattr(importlib.import_module(mod), cls_name)
+        except Exception:  # noqa: BLE001
+            continue
+        real = cls.define_kernel
+        if getattr(real, "_inductor_step_args", False):
+            done.append(f"{cls_name}.define_kernel")
+            continue
+
+        def define_kernel(self: Any, *a: Any, _real: Callable = real, _get: Callable = get_args, **k: Any) -> str:
+            name = _real(self, *a, **k)
+            try:
+                args = _get(self, a, k)
+                if args is not None:
+                    _KERNEL_DEFS.append({"name": str(name), **_kernel_args_snapshot(args), **nodes_of(a, k)})
+            except Exception:  # noqa: BLE001 - a record we cannot make is left out, never fatal
+                pass
+            return name
+
+        define_kernel._inductor_step_args = True  # type: ignore[attr-defined]
+        define_kernel._inductor_step = getattr(real, "_inductor_step", False)  # type: ignore[attr-defined]
+        setattr(cls, "define_kernel", define_kernel)
+        done.append(f"{cls_name}.define_kernel")
+    return done
+
+
+def take_kernel_defs() -> list[dict[str, Any]]:
+    """The kernel definitions recorded since the last call (:func:`install_kernel_args_hook`), in
+    the order Inductor generated them: ``[{"name", "ptrs", "call_args", "nodes", "buffers"}]``
+    (``nodes``/``buffers``: the scheduler nodes the definition generated code for, and their buffers)."""
+    out = list(_KERNEL_DEFS)
+    _KERNEL_DEFS.clear()
+    return out
 
 
 def output_module_key(output_path: str) -> str:
@@ -932,7 +1090,7 @@ def ir_buffers(gl: Any) -> dict[str, Any]:
     ExternKernelOut, ...), ``kind`` (Pointwise, Reduction, Scan, ... for ComputedBuffer; else the
     IR type), ``ranges``, ``reduction_ranges``, ``reduction_type``, ``dtype``, ``device``,
     ``size``, ``stride`` (symbolic sizes as text), ``origins`` (post-grad FX node names, from
-    ``buf.origins``) and ``text`` (Inductor's own ``str(buf)``, cut at MAX_TEXT characters).
+    ``buf.origins``), ``origin_node`` (the FX node whose lowering made it, ``buf.origin_node``) and ``text`` (Inductor's own ``str(buf)``, cut at MAX_TEXT characters).
     """
     out = []
     for buf in list(gl.buffers):
@@ -960,6 +1118,11 @@ def ir_buffers(gl: Any) -> dict[str, Any]:
             d["origins"] = sorted(o.name for o in (buf.origins or ()))
         except Exception:  # noqa: BLE001
             d["origins"] = []
+        try:  # the FX node whose lowering made this buffer (ir.Buffer.origin_node; None for some)
+            on = getattr(buf, "origin_node", None) or getattr(data, "origin_node", None)
+            d["origin_node"] = on.name if on is not None else None
+        except Exception:  # noqa: BLE001
+            d["origin_node"] = None
         try:
             d["text"] = str(buf)[:MAX_TEXT]
         except Exception as e:  # noqa: BLE001
@@ -1109,6 +1272,42 @@ def buffer_owners(gl: Any) -> dict[str, dict[str, str]]:
             for b in m.get_buffer_names():
                 out[b] = {"scheduler_node": m.get_name(), "fused_node": fused.get_name()}
     return out
+
+
+@safe("scheduler mutations")
+def buffer_mutations(gl: Any) -> dict[str, Any]:
+    """What the scheduler knows about storage at codegen: ``mutation_real_name`` (a mutating
+    buffer -> the buffer whose storage it writes, e.g. an index_put's ``buf75 -> buf74``,
+    ``Scheduler.mutation_real_name``) and ``removed`` (``V.graph.removed_buffers``: buffers whose
+    stores Inductor dropped, their values kept in registers)."""
+    sched = getattr(gl, "scheduler", None)
+    real = dict(getattr(sched, "mutation_real_name", {}) or {}) if sched is not None else {}
+    return {"mutation_real_name": {str(k): str(v) for k, v in real.items()},
+            "removed": sorted(str(b) for b in (getattr(gl, "removed_buffers", ()) or ()))}
+
+
+def provenance_map_written() -> bool:
+    """Whether torch writes this graph's ``inductor_provenance_tracking_node_mappings`` with kernel
+    entries: ``dump_inductor_provenance_info`` (torch/_inductor/debug.py) writes only ``{"version"}``
+    when ``_pre_grad_graph_id`` is unset, as for a lazily compiled backward."""
+    try:
+        from torch._inductor import debug  # noqa: PLC0415
+
+        return bool(getattr(debug, "_pre_grad_graph_id", None))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def current_attempt() -> int:
+    """Dynamo's restart attempt of the compile on this thread (``[0/0_1]`` is attempt 1 of
+    ``[0/0]``: Dynamo restarted the frame's analysis), from ``CompileContext.current_trace_id()``."""
+    try:
+        from torch._guards import CompileContext  # noqa: PLC0415
+
+        tid = CompileContext.current_trace_id()
+        return int(getattr(tid, "attempt", 0) or 0) if tid is not None else 0
+    except Exception:  # noqa: BLE001
+        return 0
 
 
 def kernel_provenance() -> dict[str, list[str]]:

@@ -22,7 +22,7 @@ import traceback
 from typing import Any
 
 from inductor_step.tracer import protocol
-from inductor_step.tracer.codeparse import parse_wrapper
+from inductor_step.tracer.codeparse import kernel_spans, parse_wrapper
 from inductor_step.tracer.protocol import STAGES
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
@@ -97,6 +97,7 @@ class Agent:
         # output module key (file name of output_path) -> the script's own calls of that graph (see on_graph_call)
         self.script_calls: dict[str, dict[str, Any]] = {}
         self.profile_script_calls = False
+        self.final_hooks: dict[str, bool] = {}  # tracer.adapter.install_final_hooks's hooks that exist here
 
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
@@ -123,6 +124,10 @@ class Agent:
         self.current = (cid, kind)
         self.seq += 1
         msg = protocol.stop_head(self.seq, cid, kind, stage, self.step)
+        attempt = self.frames.get(cid, {}).get("attempt")
+        if attempt:  # Dynamo restarted this frame's analysis: torch logs the compile as [0/0_1]
+            msg["attempt"] = attempt
+            msg["trace_id"] = f"{cid[:-1]}_{attempt}]"
         msg.update(payload)
         self.send(msg)
         if self.step:
@@ -241,6 +246,7 @@ class Agent:
 
         cid = adapter.current_compile_id()
         fr = self.frame(cid)
+        fr["attempt"] = adapter.current_attempt()
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
@@ -280,9 +286,33 @@ class Agent:
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
         elif kind == "forward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "forward", "backward")}
+        if self.final_hooks.get("GraphLowering.run"):
+            # the aot stop waits for GraphLowering.run, which gets the graph after Inductor's last
+            # post-grad passes (on_lowered_graph); on_pre_fusion sends it if that never fires
+            g["pending_aot"] = {"graph": graph, "aot_graphs": aot}
+            return
+        self._send_aot(cid, kind, graph, aot, lowered=False)
+
+    def _send_aot(self, cid: str, kind: str, graph: Any, aot: dict[str, Any], lowered: bool) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        g = self.graph(cid, kind)
+        g.pop("pending_aot", None)
         post_grad = adapter.fx_graph(graph)
+        if isinstance(post_grad, dict) and "unavailable" not in post_grad:
+            post_grad["when"] = ("lowered: the graph GraphLowering.run lowered, after every post-grad pass" if lowered
+                                 else "before Inductor's last post-grad passes (at post_grad_custom_post_pass); "
+                                      "the lowered graph may differ")
         g["post_grad_nodes"] = post_grad.get("nodes") or []
         self.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": post_grad})
+
+    def on_lowered_graph(self, graph: Any) -> None:
+        """GraphLowering.run starts on ``graph``: the post-grad graph as Inductor lowers it."""
+        for (cid, kind), g in list(self.graphs.items()):
+            pending = g.get("pending_aot")
+            if pending and pending["graph"] is graph:
+                self._send_aot(cid, kind, graph, pending["aot_graphs"], lowered=True)
+                return
 
     def on_pre_fusion(self, nodes: list) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -292,6 +322,9 @@ class Agent:
         kind = "backward" if getattr(gl, "is_backward", False) else (self.current[1] if self.current else "inference")
         self.current = (cid, kind)
         g = self.graph(cid, kind)
+        pending = g.get("pending_aot")
+        if pending:  # GraphLowering.run was not observed: the graph as post_grad_custom_post_pass saw it
+            self._send_aot(cid, kind, pending["graph"], pending["aot_graphs"], lowered=False)
         g["before"] = adapter.scheduler_nodes(nodes)
         try:
             g["device"] = str(next(iter(nodes)).get_device()) if nodes else "cpu"
@@ -309,11 +342,35 @@ class Agent:
         self.capture_fusion = False
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
         g = self.graph(cid, kind)
+        g["fusion_log"] = list(self.fusion_lines)
+        if self.final_hooks.get("torch._inductor.debug.log_ir_post_fusion"):
+            # Inductor reorders the fused nodes (reorder_for_peak_memory, ...) before codegen: the
+            # scheduling stop waits for that final order (on_final_order)
+            g["pending_scheduling"] = nodes
+            return
+        self._send_scheduling(cid, kind, nodes, final=False)
+
+    def _send_scheduling(self, cid: str, kind: str, nodes: list, final: bool) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        g = self.graph(cid, kind)
+        g.pop("pending_scheduling", None)
         after = adapter.scheduler_nodes(nodes)
         g["after"] = after if isinstance(after, list) else []
-        self.stop(cid, kind, "scheduling", {"before": g.get("before"), "after": after,
-                                            "fusion_log": list(self.fusion_lines)})
+        order = ("final: the order Inductor generated code in (after reorder_for_peak_memory and its other "
+                 "reorders; ir_post_fusion.txt's order)" if final
+                 else "after fuse_nodes (Inductor may reorder the nodes before codegen)")
+        self.stop(cid, kind, "scheduling", {"before": g.get("before"), "after": after, "order": order,
+                                            "fusion_log": g.get("fusion_log") or []})
         self.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
+
+    def on_final_order(self, nodes: list) -> None:
+        """The scheduler's nodes in codegen order (torch._inductor.debug.log_ir_post_fusion)."""
+        if self.current is None:
+            return
+        g = self.graphs.get(self.current)
+        if g is not None and g.get("pending_scheduling") is not None:
+            self._send_scheduling(self.current[0], self.current[1], nodes, final=True)
 
     def on_output_code(self, cid: str, meta: dict[str, Any], wrapper: str) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -323,8 +380,11 @@ class Agent:
         else:
             kind = self.frame(cid)["kind"] or "inference"
         g = self.graph(cid, kind)
+        if g.get("pending_scheduling") is not None:  # the final-order hook never fired
+            self._send_scheduling(cid, kind, g["pending_scheduling"], final=False)
         g["output_path"] = meta.get("file_path") or meta.get("filename")
         kernels = parse_wrapper(wrapper)
+        kernel_defs = adapter.take_kernel_defs()
         g["num_gb"] = adapter.take_kernel_num_gb()
         for k in kernels:
             if k["name"] in g["num_gb"]:
@@ -346,12 +406,12 @@ class Agent:
             k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
                                           key=lambda s: (len(s), s))
             del k["writes"]
-        links = self.build_links(cid, kind, kernels, wrapper, owners)
+        links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
         self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g["output_path"],
-                                         "links": links})
+                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links})
 
     def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
-                    owners: dict[str, dict[str, str]]) -> dict[str, Any]:
+                    owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None) -> dict[str, Any]:
         """The graph's cross-level index (tracer.links), or ``{"unavailable": why}``."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.links import build_links  # noqa: PLC0415
@@ -361,9 +421,13 @@ class Agent:
             pg = g.get("post_grad_nodes") or []
             users = sorted({n["user_line"] for n in pg if n.get("user_line")})
             dyn = (self.frame(cid).get("dynamo") or {}).get("nodes") or []
+            storage = adapter.buffer_mutations(adapter.current_graph())
             return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.get("buffers") or [],
                                fused_nodes=g.get("after") or [], kernels=kernels, wrapper=wrapper, owners=owners,
                                provenance=adapter.kernel_provenance(),
+                               provenance_written=adapter.provenance_map_written(),
+                               kernel_defs=kernel_defs,
+                               mutations=storage if "unavailable" not in storage else None,
                                source_context=adapter.source_context(users))
         except Exception as e:  # noqa: BLE001
             return {"unavailable": f"links: {type(e).__name__}: {e}", "traceback": traceback.format_exc()}
@@ -523,6 +587,9 @@ class Agent:
         settings = adapter.configure_inductor()
         hooks = adapter.install_passes(self.on_pre_grad, self.on_post_grad_pre, self.on_post_grad_post,
                                        self.on_pre_fusion, self.on_post_fusion)
+        final = adapter.install_final_hooks(self.on_lowered_graph, self.on_final_order)
+        self.final_hooks = {h: True for h in final}
+        hooks += final + adapter.install_kernel_args_hook()
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
         if adapter.install_graph_call_hook(self.on_graph_call):

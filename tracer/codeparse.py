@@ -8,6 +8,7 @@ kernels are called as ``extern_kernels.mm(...)`` with ``out=bufN``.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -64,28 +65,31 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
 
     Returns one dict per kernel: ``name``, ``backend`` (``"triton"``, ``"cpp"``, ``"extern"``),
     ``source`` (the kernel's own source; for extern kernels the call line), ``calls`` (each call's
-    argument list as text) and ``writes`` (buffer names the kernel writes, resolved through
+    argument list as text), ``call_lines`` (each call's 1-based line in ``wrapper``) and ``writes`` (buffer names the kernel writes, resolved through
     Inductor's ``bufN = bufM; del bufM  # reuse`` aliases, so in-place reuse still names the
     buffers that were computed).  Never raises on unusual code: unknown parts are left out.
     """
+    starts = _line_starts(wrapper)
     kernels: dict[str, dict[str, Any]] = {}
     for m in _DEF.finditer(wrapper):
         backend = "triton" if m.group("kind") == "triton" else ("cpp" if m.group("kind").startswith("cpp") else m.group("kind"))
         src = m.group("src").strip("\n")
         kernels[m.group("name")] = {"name": m.group("name"), "backend": backend, "source": src,
-                                    "calls": [], "writes": []}
+                                    "calls": [], "call_lines": [], "writes": []}
     # alias groups from buffer reuse: every name in a chain refers to the same storage
     reuses = dict(_REUSE.findall(wrapper))
 
 
     order: list[str] = []
     body_start = wrapper.find("def call(")
-    body = wrapper[body_start:] if body_start >= 0 else wrapper
+    body_start = max(body_start, 0)
+    body = wrapper[body_start:]
     for name, k in kernels.items():
         pat = re.compile(r"^\s*" + re.escape(name) + r"(?:\.run)?\((.*)\)\s*$", re.M)
         for cm in pat.finditer(body):
             args = [a for a in _split_args(cm.group(1)) if "=" not in a.split("(")[0]]
             k["calls"].append(args)
+            k["call_lines"].append(_line_of(starts, body_start + cm.start(1)))
             flags = _param_is_output(k["backend"], k["source"])
             written = []
             if flags:
@@ -103,7 +107,8 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
         name = f"{cm.group(2)}#{extern_i}"
         extern_i += 1
         kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
-                         "calls": [call_args], "writes": [o for o in outs if o.startswith("buf")]}
+                         "calls": [call_args], "call_lines": [_line_of(starts, body_start + cm.start(2))],
+                         "writes": [o for o in outs if o.startswith("buf")]}
         order.append((cm.start(), name))
     fallback_i: dict[str, int] = {}
     for cm in _FALLBACK_CALL.finditer(body):
@@ -112,7 +117,8 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
         fallback_i[op] = i + 1
         name = f"{op}#{i}"
         kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
-                         "calls": [_split_args(cm.group(3))], "writes": [cm.group(1)]}
+                         "calls": [_split_args(cm.group(3))], "call_lines": [_line_of(starts, body_start + cm.start(2))],
+                         "writes": [cm.group(1)]}
         order.append((cm.start(), name))
     order.sort()
     seen: list[str] = []
@@ -140,3 +146,35 @@ def kernel_source_lines(wrapper: str, name: str) -> tuple[int, int] | None:
             last = wrapper.count("\n", 0, m.end()) + 1
             return first, last
     return None
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def _line_of(starts: list[int], pos: int) -> int:
+    """1-based line number of character offset ``pos``."""
+    return bisect.bisect_right(starts, pos)
+
+
+def kernel_spans(wrapper: str, kernels: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Where each kernel of :func:`parse_wrapper` sits in ``wrapper`` (1-based line numbers), so a
+    viewer needs no parsing: ``{"def": [first, last], "body": line, "calls": [line, ...]}`` for a
+    generated kernel (its ``NAME = async_compile...`` definition, the wrapper line holding the
+    first line of its ``source``, each call in ``call()``); ``{"call": line, "calls": [line]}`` for
+    an extern or fallback call."""
+    starts = _line_starts(wrapper)
+    defs: dict[str, tuple[int, int, int]] = {}
+    for m in _DEF.finditer(wrapper):
+        src = m.group("src")
+        first = m.start("src") + (len(src) - len(src.lstrip("\n")))
+        defs[m.group("name")] = (_line_of(starts, m.start()), _line_of(starts, m.end() - 1), _line_of(starts, first))
+    out: dict[str, dict[str, Any]] = {}
+    for k in kernels:
+        calls = list(k.get("call_lines") or [])
+        if k.get("backend") == "extern":
+            out[k["name"]] = {"call": calls[0] if calls else None, "calls": calls}
+        elif k["name"] in defs:
+            first, last, body = defs[k["name"]]
+            out[k["name"]] = {"def": [first, last], "body": body, "calls": calls}
+    return out

@@ -9,7 +9,12 @@ library only, so it is testable on recorded sessions).  Sources, in order of tru
    ``# [Provenance debug handles] NAME:N`` comments;
 2. the scheduler's live objects: ``buf.origins`` (post-grad nodes), ``get_operation_name()``,
    ``FusedSchedulerNode.get_nodes()``;
-3. the wrapper's kernel calls: which buffer is passed to which kernel parameter.
+3. the pointer names each generated kernel uses for each buffer (Inductor's ``KernelArgs``,
+   recorded per definition by ``tracer.adapter.install_kernel_args_hook``: one record per call);
+4. the wrapper's kernel calls: which buffer is passed to which kernel parameter.
+
+A kernel called more than once (the same source for several fused nodes) is linked per call: a
+buffer's lines are those of the call that computes it, through that call's pointers only.
 
 Many-to-many throughout: one C++ kernel can cover several fused nodes, one FX node can lower into
 several buffers.  Where a link cannot be made it says so in ``notes`` instead of guessing.
@@ -47,101 +52,221 @@ def _ranges(lines: list[int]) -> list[list[int]]:
     return out
 
 
+_ALIAS_LINE = re.compile(r"^\s*auto \w+ = \w+;\s*$")
+_PARAM_LINE = re.compile(r'^\s*(const\s+)?[\w:<>]+\s*\*?\s*\w+[,)]\s*$')
+
+
+def _ptr_lines(kernel: dict[str, Any], ptrs: set[str]) -> list[list[int]]:
+    """1-based line ranges of ``kernel["source"]`` that use any of the pointer names ``ptrs``
+    (loads, stores, atomic updates), leaving out the parameter list, C++ ``auto a = b;`` pointer
+    aliases and a Triton kernel's decorator."""
+    if not ptrs:
+        return []
+    lines = (kernel.get("source") or "").split("\n")
+    body_from = 0
+    if kernel.get("backend") == "triton":
+        body_from = next((i + 1 for i, line in enumerate(lines) if line.startswith("def ")), 0)
+    pat = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ptrs))) + r")\b")
+    hit = [i + 1 for i, line in enumerate(lines)
+           if i >= body_from and pat.search(line) and not line.lstrip().startswith(("def ", "#include"))
+           and not _PARAM_LINE.match(line) and 'extern "C"' not in line and not _ALIAS_LINE.match(line)]
+    return _ranges(hit)
+
+
 def pointer_lines(kernel: dict[str, Any], storage: dict[str, set[str]]) -> dict[str, list[list[int]]]:
-    """For a generated kernel: buffer name -> 1-based line ranges of its source that use the
-    buffer's pointer (loads, stores, in-place updates).
+    """For a generated kernel and every call of it: buffer name -> 1-based line ranges of its
+    source that use a pointer the call binds to the buffer's storage (the fallback when Inductor's
+    own pointer names, ``kernel_defs``, are not available).
 
     ``storage`` maps a buffer name to every name sharing its storage (Inductor's ``# reuse``
-    aliases); a buffer computed in place shares lines with the buffer whose storage it took.
+    aliases).  Less exact than :func:`build_links`' own binding: C++ pointer aliases
+    (``auto out_ptr2 = in_out_ptr0;``) are followed, so an in-place pair shares its lines.
     """
+    out: dict[str, list[list[int]]] = {}
+    for i in range(len(kernel.get("calls") or [])):
+        for b, r in _fallback_call_lines(kernel, i, kernel.get("buffers") or [], storage).items():
+            if r:
+                out[b] = _ranges([n for a, e in (out.get(b, []) + r) for n in range(a, e + 1)])
+    return out
+
+
+def _fallback_call_lines(kernel: dict[str, Any], i: int, bufs: list[str],
+                         storage: dict[str, set[str]]) -> dict[str, list[list[int]]]:
     src = kernel.get("source") or ""
     params = _params(kernel.get("backend", ""), src)
-    if not params or not kernel.get("calls"):
-        return {}
     aliases: dict[str, set[str]] = {p: {p} for p in params}
     for new, old in _CPP_ALIAS.findall(src):  # C++: auto out_ptr0 = in_out_ptr0;
         for group in aliases.values():
             if old in group:
                 group.add(new)
     ptr_of: dict[str, set[str]] = {}
-    for call in kernel["calls"]:
-        for arg, param in zip(call, params):
-            names = _NAME.findall(arg)
-            if names:
-                ptr_of.setdefault(names[0], set()).update(aliases.get(param, {param}))
-    lines = src.split("\n")
-    # Triton: the decorator's triton_meta/inductor_meta name every pointer; only the body counts
-    body_from = 0
-    if kernel.get("backend") == "triton":
-        body_from = next((i + 1 for i, line in enumerate(lines) if line.startswith("def ")), 0)
-    out: dict[str, list[list[int]]] = {}
-    for buf in kernel.get("buffers") or []:
+    for arg, param in zip(kernel["calls"][i], params):
+        names = _NAME.findall(arg)
+        if names:
+            ptr_of.setdefault(names[0], set()).update(aliases.get(param, {param}))
+    out = {}
+    for b in bufs:
         ptrs: set[str] = set()
-        for name in storage.get(buf, {buf}):
+        for name in storage.get(b, {b}):
             ptrs |= ptr_of.get(name, set())
-        if not ptrs:
-            continue
-        pat = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ptrs))) + r")\b")
-        hit = [i + 1 for i, line in enumerate(lines) if i >= body_from and pat.search(line)
-               and not line.lstrip().startswith(("def ", '#include'))]
-        # skip the parameter list itself
-        hit = [n for n in hit if not re.match(r'^\s*(const\s+)?\w+\*?\s*\w+[,)]\s*$', lines[n - 1])
-               and 'extern "C"' not in lines[n - 1]]
-        if hit:
-            out[buf] = _ranges(hit)
+        out[b] = _ptr_lines(kernel, ptrs)
     return out
 
 
-def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffers: list[dict],
-                fused_nodes: list[dict], kernels: list[dict], wrapper: str,
-                owners: dict[str, dict[str, str]] | None = None,
-                provenance: dict[str, list[str]] | None = None,
-                source_context: dict[str, str] | None = None) -> dict[str, Any]:
-    """The ``links`` of a codegen stop (documented in README).
+def _call_names(call: list[str]) -> list[str]:
+    """The buffer/input names a call passes (the first name of each argument)."""
+    out = []
+    for a in call:
+        names = _NAME.findall(a)
+        if names:
+            out.append(names[0])
+    return out
 
-    Inputs are the graph's captured levels: Dynamo FX nodes and post-grad FX nodes (dicts with
-    ``name``, ``from_node``, ``user_line``), IR buffers (``name``, ``operation``, ``origins``),
-    post-fusion scheduler nodes (``name``, ``members``, ``buffers``), kernels from
-    :func:`tracer.codeparse.parse_wrapper` (with ``buffers``/``fused_nodes``), the wrapper source
-    Inductor's provenance map ``"kernel:handle" -> [post-grad node]``, ``owners`` (buffer ->
-    ``{"scheduler_node", "fused_node"}`` from the live scheduler) and ``source_context``
-    (``"file:line"`` -> the user's source around that line).
-    """
-    notes: list[str] = []
-    pg = {n["name"]: n for n in post_grad_nodes}
-    dyn_names = {n["name"] for n in dynamo_nodes}
-    storage: dict[str, set[str]] = {}
-    for new, old in re.findall(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", wrapper, re.M):
-        group = storage.get(old, {old}) | storage.get(new, {new})
-        for n in group:
-            storage[n] = group
 
-    owner: dict[str, tuple[str, str]] = {b: (o["scheduler_node"], o["fused_node"]) for b, o in (owners or {}).items()}
-    for b in buffers:
-        if b["name"] not in owner and b.get("operation"):
-            owner[b["name"]] = (b["operation"], "")
-    # kernel handles in this wrapper -> post-grad nodes (Inductor's own provenance)
-    # extern kernels of one op (extern_kernels.addmm#0, #1, ...) take that op's handles in order
-    prov_nodes: dict[str, list[str]] = {}
-    extern_seen: dict[str, int] = {}
+def _match_defs(kernels: list[dict], kernel_defs: list[dict] | None) -> dict[tuple[str, int], dict]:
+    """(kernel name, call index) -> the ``KernelArgs`` record of that call.  Inductor defines a
+    kernel once per call, in call order; a record is matched to the call passing exactly its
+    buffers, else taken in order."""
+    by_name: dict[str, list[dict]] = {}
+    for d in kernel_defs or []:
+        by_name.setdefault(d["name"], []).append(d)
+    out: dict[tuple[str, int], dict] = {}
+    for k in kernels:
+        recs = list(by_name.get(k["name"], []))
+        if not recs or k.get("backend") == "extern":
+            continue
+        calls = k.get("calls") or []
+        free = list(range(len(recs)))
+        for i, call in enumerate(calls):
+            names = set(_call_names(call))
+            j = next((j for j in free if set(recs[j]["call_args"]) <= names and recs[j]["call_args"]), None)
+            if j is None and free:
+                j = free[0] if len(recs) == len(calls) else None
+            if j is not None:
+                free.remove(j)
+                out[(k["name"], i)] = recs[j]
+    return out
+
+
+def _call_ptr(rec: dict, name: str, real: str) -> tuple[str | None, str]:
+    """The pointer name a kernel's source uses for buffer ``name`` (stored as ``real``, the buffer
+    it mutates, if any), per the call's ``KernelArgs`` record, and why there is none."""
+    d = rec["ptrs"].get(real) or rec["ptrs"].get(name)
+    if d is None:
+        return None, "not among the kernel's arguments"
+    out = d.get("out")
+    if out and out != "REMOVED":
+        return out, ""
+    inplace = d.get("inplace")
+    if inplace and inplace != "REMOVED":
+        return inplace, ""
+    if d.get("in"):
+        return d["in"], ""
+    return None, "its store was removed"
+
+
+def _split_in_place(kernel: dict[str, Any], rec: dict, computed: list[str]) -> dict[str, list[list[int]]]:
+    """Lines of buffers one call computes one after another in the same storage (an in-place
+    chain ``[A, B, ...]`` sharing ``in_out_ptrN``; in C++ each earlier one keeps its own name as a
+    pointer alias, ``auto out_ptr2 = in_out_ptr0;``).  Lines through an earlier buffer's alias are
+    its own; a line through the shared pointer belongs to the buffer whose computation it falls in:
+    B's starts at the first use of A's alias (B reads A there).  Buffers whose boundary cannot be
+    told (no alias: Triton) are left out, sharing the pointer's lines."""
+    groups: dict[str, list[str]] = {}
+    for b in computed:
+        d = rec["ptrs"].get(b) or {}
+        inner = d.get("inplace")
+        if inner and inner != "REMOVED":
+            groups.setdefault(inner, []).append(b)
+    out: dict[str, list[list[int]]] = {}
+    src = (kernel.get("source") or "").split("\n")
+    for inner, members in groups.items():
+        chain = rec["ptrs"][members[0]].get("chain") or members
+        members.sort(key=lambda b: chain.index(b) if b in chain else len(chain))
+        p_lines = [n for a, e in _ptr_lines(kernel, {inner}) for n in range(a, e + 1)]
+        store = re.compile(r"(\.store\(|\bstore\(|atomic_\w*\(&?)\s*" + re.escape(inner) + r"\b|\b"
+                           + re.escape(inner) + r"\[[^\]]*\]\s*=[^=]")
+        stores = [n for n in p_lines if store.search(src[n - 1])]
+        first = 0
+        if chain and chain[0] not in computed:
+            # the storage held an input (computed by an earlier call): the loads through the shared
+            # pointer before this call's first store there read that input, not these buffers
+            first = stores[0] if stores else 0
+        if len(members) < 2:
+            if first:
+                out[members[0]] = _ranges([n for n in p_lines if n >= first])
+            continue
+        alias = [(rec["ptrs"][b].get("out") if rec["ptrs"][b].get("out") not in (None, "REMOVED") else None)
+                 for b in members]
+        if not any(alias[:-1]):
+            # no earlier buffer of the chain ever had a pointer of its own: the stores through the
+            # shared pointer are the last one's; the earlier ones (fused into the same loop) never
+            # leave registers
+            for b in members[:-1]:
+                out[b] = []
+            out[members[-1]] = _ranges([n for n in p_lines if n >= first])
+            continue
+        if not all(alias[:-1]):
+            continue
+        q_lines = [[n for a, e in _ptr_lines(kernel, {q}) for n in range(a, e + 1)] if q else [] for q in alias]
+        bounds = [first] + [min(q_lines[j - 1], default=len(src) + 1) for j in range(1, len(members))] + [len(src) + 2]
+        for j, b in enumerate(members):
+            mine = [n for n in p_lines if bounds[j] <= n < bounds[j + 1]] + q_lines[j]
+            out[b] = _ranges(mine)
+    return out
+
+
+def _order_origins(b: dict, pg_order: dict[str, int]) -> list[str]:
+    """A buffer's origin FX nodes, the node whose lowering made it first, then graph order."""
+    origins = [o for o in b.get("origins") or [] if o in pg_order] or list(b.get("origins") or [])
+    origins.sort(key=lambda o: pg_order.get(o, 1 << 30))
+    producer = b.get("origin_node")
+    if producer not in origins:
+        producer = origins[-1] if origins else None  # the last in graph order produces the value
+    return ([producer] if producer else []) + [o for o in origins if o != producer]
+
+
+def _provenance_by_call(wrapper: str, kernels: list[dict], provenance: dict[str, list[str]] | None
+                        ) -> tuple[dict[str, list[str]], dict[tuple[str, int], list[str]]]:
+    """Inductor's provenance matched to this wrapper's ``# [Provenance debug handles] NAME:N``
+    comments: kernel -> post-grad nodes (all calls), and (kernel, call index) -> those of one call.
+    Extern and fallback calls (``extern_kernels.addmm#1``, ``torch.ops.aten.X.default#0``) take
+    their op's handles in order, one per call."""
+    numbered: dict[str, list[str]] = {}
+    for k in kernels:
+        if "#" in k["name"]:
+            numbered.setdefault(k["name"].split("#")[0], []).append(k["name"])
+    by_kernel: dict[str, list[str]] = {}
+    by_call: dict[tuple[str, int], list[str]] = {}
+    seen: dict[str, int] = {}
     for m in _PROV.finditer(wrapper):
         base, key = m.group(1), f"{m.group(1)}:{m.group(2)}"
-        if base.startswith("extern_kernels."):
-            i = extern_seen.get(base, 0)
-            extern_seen[base] = i + 1
-            ours = [k["name"] for k in kernels if k["name"].split("#")[0] == base]
-            name = ours[i] if i < len(ours) else base
+        i = seen.get(base, 0)
+        seen[base] = i + 1
+        if base in numbered:
+            name, call = (numbered[base][i] if i < len(numbered[base]) else base), 0
         else:
-            name = base
-        for n in (provenance or {}).get(key, []):
-            prov_nodes.setdefault(name, [])
-            if n not in prov_nodes[name]:
-                prov_nodes[name].append(n)
+            name, call = base, i
+        nodes = list((provenance or {}).get(key, []))
+        if not nodes:
+            continue
+        by_call.setdefault((name, call), [])
+        acc = by_kernel.setdefault(name, [])
+        for n in nodes:
+            if n not in acc:
+                acc.append(n)
+            if n not in by_call[(name, call)]:
+                by_call[(name, call)].append(n)
+    return by_kernel, by_call
 
-    out_b: dict[str, dict[str, Any]] = {}
+
+def _buffer_entries(buffers: list[dict], pg: dict[str, dict], pg_order: dict[str, int], dyn_names: set[str],
+                    owners: dict[str, dict[str, str]] | None) -> dict[str, dict[str, Any]]:
+    """One ``links.buffers`` entry per IR buffer, without kernels yet."""
+    out: dict[str, dict[str, Any]] = {}
     for b in buffers:
         name = b["name"]
-        origins = [o for o in b.get("origins") or [] if o in pg] or list(b.get("origins") or [])
+        origins = _order_origins(b, pg_order)
         dyn: list[str] = []
         users: list[str] = []
         for o in origins:
@@ -152,43 +277,162 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
             ul = node.get("user_line")
             if ul and ul not in users:
                 users.append(ul)
-        op, fused = owner.get(name, (b.get("operation"), ""))
-        out_b[name] = {"fx_nodes": origins, "dynamo_nodes": dyn, "scheduler_node": op,
-                       "fused_node": fused or op, "kernels": [], "kernel_lines": {}, "user_lines": users,
-                       "notes": []}
+        notes: list[str] = []
+        if owners:
+            o = owners.get(name)
+            op, fused = (o["scheduler_node"], o["fused_node"]) if o else (None, None)
+            if o is None:
+                notes.append("removed before scheduling: no scheduler node holds it")
+        else:
+            op, fused = b.get("operation"), b.get("operation")
+        out[name] = {"fx_nodes": origins, "dynamo_nodes": dyn, "scheduler_node": op,
+                     "fused_node": fused or op, "kernels": [], "kernel_lines": {}, "user_lines": users,
+                     "notes": notes}
+    return out
+
+
+def _written(kernel: dict, i: int) -> list[str]:
+    """Names call ``i`` of a generated kernel passes to parameters it writes."""
+    from inductor_step.tracer.codeparse import _param_is_output  # noqa: PLC0415
+
+    flags = _param_is_output(kernel.get("backend", ""), kernel.get("source") or "") or []
+    out = []
+    for a, is_out in zip(kernel["calls"][i], flags):
+        if is_out:
+            out += _NAME.findall(a)[:1]
+    return out
+
+
+def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: dict[tuple[str, int], dict],
+                          members: dict[str, list[str]], owners: dict[str, dict[str, str]],
+                          storage: dict[str, set[str]], real_name: dict[str, str],
+                          prov_call: dict[tuple[str, int], list[str]], removed: set[str]) -> None:
+    """Link a C++/Triton kernel call by call: the buffers each call computes and their lines."""
+    kname = k["name"]
+    calls = k.get("calls") or []
+    call_lines = k.get("call_lines") or []
+    entry["calls"] = []
+    for i in range(len(calls)):
+        rec = defs.get((kname, i))
+        if rec and rec.get("nodes"):  # the scheduler nodes Inductor generated this call's code for
+            computed = list(rec.get("buffers") or [])
+        else:
+            written = _written(k, i)
+            fused = []
+            for w in written:
+                o = owners.get(w)
+                if o and o["fused_node"] not in fused:
+                    fused.append(o["fused_node"])
+            computed = [b for f in fused for b in members.get(f, [])] if owners else list(dict.fromkeys(written))
+        computed = [b for b in dict.fromkeys(computed) if b in out_b]
+        fallback = None if rec else _fallback_call_lines(k, i, computed, storage)
+        ptr_of: dict[str, str | None] = {}
+        why_of: dict[str, str] = {}
+        split: dict[str, list[list[int]]] = {}
+        if rec:
+            for b in computed:
+                ptr_of[b], why_of[b] = _call_ptr(rec, b, real_name.get(b, b))
+                if b in removed:
+                    ptr_of[b], why_of[b] = None, "Inductor removed its store (V.graph.removed_buffers)"
+            split = _split_in_place(k, rec, [b for b in computed if b not in removed])
+        entry["calls"].append({"index": i, "line": call_lines[i] if i < len(call_lines) else None,
+                               "buffers": computed, "pointers": "kernel args" if rec else "call arguments",
+                               "post_grad_nodes": prov_call.get((kname, i), [])})
+        for b in computed:
+            d = out_b[b]
+            if kname not in d["kernels"]:
+                d["kernels"].append(kname)
+            if b not in entry["buffers"]:
+                entry["buffers"].append(b)
+            if len(calls) > 1:
+                d["call"] = {"kernel": kname, "index": i, "line": call_lines[i] if i < len(call_lines) else None}
+            if rec:
+                ptr, why = ptr_of[b], why_of[b]
+                lines = split[b] if b in split else _ptr_lines(k, {ptr} if ptr else set())
+                # a scatter (index_put with accumulate) into a buffer this call also computes: both
+                # write through one pointer; the atomic updates are the mutation's, the rest its target's
+                mutator = next((m for m in computed if m != b and real_name.get(m) == b and ptr_of.get(m) == ptr), None)
+                if ptr and (real_name.get(b, b) != b and real_name[b] in computed and ptr_of.get(real_name[b]) == ptr
+                            or mutator):
+                    src = (k.get("source") or "").split("\n")
+                    atomic = [n for a, e in lines for n in range(a, e + 1) if "atomic_" in src[n - 1]]
+                    if atomic:
+                        keep = set(atomic) if mutator is None else \
+                            {n for a, e in lines for n in range(a, e + 1)} - set(atomic)
+                        lines = _ranges(sorted(keep))
+                if not lines:
+                    why = why or f"no line uses its pointer {ptr}"
+            else:
+                lines, why = fallback.get(b, []), "no argument of the call is its storage"
+            d["kernel_lines"][kname] = lines
+            if not lines:
+                d["notes"].append(f"{kname} has no load or store of {b} of its own ({why}): "
+                                  "its value stays in registers inside the kernel")
+
+
+def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffers: list[dict],
+                fused_nodes: list[dict], kernels: list[dict], wrapper: str,
+                owners: dict[str, dict[str, str]] | None = None,
+                provenance: dict[str, list[str]] | None = None,
+                provenance_written: bool = True,
+                kernel_defs: list[dict] | None = None,
+                mutations: dict[str, Any] | None = None,
+                source_context: dict[str, str] | None = None) -> dict[str, Any]:
+    """The ``links`` of a codegen stop (documented in README).
+
+    Inputs are the graph's captured levels: Dynamo FX nodes and post-grad FX nodes (dicts with
+    ``name``, ``from_node``, ``user_line``), IR buffers (``name``, ``operation``, ``origins``,
+    ``origin_node``), post-fusion scheduler nodes (``name``, ``members``, ``buffers``), kernels
+    from :func:`tracer.codeparse.parse_wrapper` (with ``buffers``/``fused_nodes``), the wrapper
+    source, Inductor's provenance map ``"kernel:handle" -> [post-grad node]`` and whether torch
+    wrote it for this graph (``provenance_written``), ``kernel_defs`` (each generated kernel
+    call's pointer names, :func:`tracer.adapter.take_kernel_defs`), ``mutations``
+    (``{"mutation_real_name", "removed"}``, :func:`tracer.adapter.buffer_mutations`), ``owners``
+    (buffer -> ``{"scheduler_node", "fused_node"}`` from the live scheduler) and ``source_context``
+    (``"file:line"`` -> the user's source around that line).
+    """
+    notes: list[str] = []
+    owners = owners or {}
+    pg = {n["name"]: n for n in post_grad_nodes}
+    pg_order = {n["name"]: i for i, n in enumerate(post_grad_nodes)}
+    dyn_names = {n["name"] for n in dynamo_nodes}
+    storage: dict[str, set[str]] = {}
+    for new, old in re.findall(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b.*; del \2\s+# reuse", wrapper, re.M):
+        group = storage.get(old, {old}) | storage.get(new, {new})
+        for n in group:
+            storage[n] = group
+    real_name = dict((mutations or {}).get("mutation_real_name") or {})
+    removed = set((mutations or {}).get("removed") or [])
+    prov_nodes, prov_call = _provenance_by_call(wrapper, kernels, provenance)
+    prov_word = "Inductor's provenance" if provenance_written else \
+        "Inductor's kernel-to-node record (torch wrote an empty provenance map for this graph)"
+
+    out_b = _buffer_entries(buffers, pg, pg_order, dyn_names, owners)
+    members: dict[str, list[str]] = {}
+    for b, o in owners.items():
+        members.setdefault(o["fused_node"], []).append(b)
+    defs = _match_defs(kernels, kernel_defs)
 
     out_k: dict[str, dict[str, Any]] = {}
     for k in kernels:
         kname = k["name"]
-        base = kname.split("#")[0]
-        kb = [b for b in k.get("buffers") or [] if b in out_b]
-        pkey = kname if kname in prov_nodes else base
-        entry = {"backend": k.get("backend"), "buffers": kb, "fused_nodes": k.get("fused_nodes") or [],
-                 "scheduler_nodes": sorted({out_b[b]["scheduler_node"] for b in kb if out_b[b]["scheduler_node"]},
-                                           key=lambda s: (len(s), s)),
-                 "post_grad_nodes": prov_nodes.get(pkey, []),
-                 "source": "provenance+call-args" if pkey in prov_nodes else "call-args"}
-        if pkey in prov_nodes and k.get("backend") != "extern":
-            base = pkey
-            # provenance names post-grad nodes; every buffer whose origins it covers belongs here too
-            pset = set(prov_nodes[base])
-            missing = [b for b, d in out_b.items() if b not in kb and d["fused_node"] in entry["fused_nodes"]
-                       and set(d["fx_nodes"]) & pset]
-            entry["buffers"] = kb = kb + missing
+        pkey = kname if kname in prov_nodes else kname.split("#")[0]
+        entry = {"backend": k.get("backend"), "buffers": [], "fused_nodes": k.get("fused_nodes") or [],
+                 "scheduler_nodes": [], "post_grad_nodes": prov_nodes.get(pkey, []),
+                 "source": ("provenance+" if pkey in prov_nodes and provenance_written else
+                            "kernel-info+" if pkey in prov_nodes else "") + "call-args"}
         out_k[kname] = entry
-        lines = pointer_lines({**k, "buffers": kb}, storage) if k.get("backend") in ("cpp", "triton") else {}
-        for b in kb:
-            d = out_b[b]
-            if kname not in d["kernels"]:
-                d["kernels"].append(kname)
-            if k.get("backend") == "extern":
+        if k.get("backend") in ("cpp", "triton"):
+            _link_generated_calls(k, out_b, entry, defs, members, owners, storage, real_name, prov_call, removed)
+        else:
+            for b in [b for b in k.get("buffers") or [] if b in out_b]:
+                d = out_b[b]
+                entry["buffers"].append(b)
+                if kname not in d["kernels"]:
+                    d["kernels"].append(kname)
                 d["kernel_lines"][kname] = [[1, 1]]
-            elif b in lines:
-                d["kernel_lines"][kname] = lines[b]
-            else:
-                d["kernel_lines"][kname] = []
-                d["notes"].append(f"{kname} has no load or store of {b} of its own: "
-                                  "it is computed in registers inside the fused kernel")
+        if kname in defs or any(key[0] == kname for key in defs):
+            entry["source"] += "+kernel-args"
     # outputs of multi-output kernels (bufK = bufJ[i]) belong to the kernel that made bufJ
     from inductor_step.tracer.codeparse import multi_outputs  # noqa: PLC0415
 
@@ -203,26 +447,48 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
             d["notes"].append(f"output {index} of {parent}, which {kname} returns")
             if child not in out_k[kname]["buffers"]:
                 out_k[kname]["buffers"].append(child)
-    # a buffer no kernel writes may still be computed inside one (a fused reduction kept in
-    # registers): Inductor's provenance says which kernel covers all of its origin FX nodes
+    # a buffer no kernel call computes may still be computed inside one (a value kept in
+    # registers in a kernel whose fused node does not hold it): the provenance says which kernel
+    # covers all of its origin FX nodes.  A kernel that writes the buffer always wins (above).
     for name, d in out_b.items():
-        if d["kernels"] or not d["fx_nodes"]:
+        if d["kernels"] or not d["fx_nodes"] or (owners and d["scheduler_node"] is None):
             continue
         for kname, e in out_k.items():
             if e["backend"] != "extern" and set(d["fx_nodes"]) <= set(e["post_grad_nodes"]):
                 d["kernels"].append(kname)
                 d["kernel_lines"][kname] = []
-                d["notes"].append(f"computed inside {kname} (Inductor's provenance covers its FX nodes); "
+                d["notes"].append(f"computed inside {kname} ({prov_word} covers its FX nodes); "
                                   "it has no load or store of its own")
                 e["buffers"].append(name)
-                if d["scheduler_node"] and d["scheduler_node"] not in e["scheduler_nodes"]:
-                    e["scheduler_nodes"].append(d["scheduler_node"])
+    for e in out_k.values():
+        e["scheduler_nodes"] = sorted({out_b[b]["scheduler_node"] for b in e["buffers"] if out_b[b]["scheduler_node"]},
+                                      key=lambda s: (len(s), s))
     for name, d in out_b.items():
         if not d["kernels"]:
             d["notes"].append("no kernel computes this buffer (an input view, a constant, or removed)")
         if not d["fx_nodes"]:
             d["notes"].append("Inductor recorded no origin FX node for this buffer")
+        real = real_name.get(name)
+        if real and real != name:
+            d["storage_of"] = real
+            d["notes"].append(f"writes into {real}'s storage (it mutates {real})")
 
+    unreached = [k for k, e in out_k.items() if not e["buffers"]]
+    if unreached:
+        notes.append("kernels with no buffer linked: " + ", ".join(unreached))
+    if not provenance_written:
+        notes.append("torch wrote an empty provenance map for this graph (inductor_provenance_tracking_node_mappings "
+                     "has no kernel entries): kernel -> FX node links come from its kernel-to-node record")
+    fx, dyn_map, sched, fused = _index_maps(out_b, pg, fused_nodes)
+    sources = ([("inductor provenance" if provenance_written else "inductor kernel-to-node record")] if prov_nodes else []) \
+        + ["scheduler"] + (["kernel args"] if defs else []) + ["wrapper call arguments"]
+    return {"buffers": out_b, "kernels": out_k, "fx_nodes": fx, "dynamo_nodes": dyn_map,
+            "scheduler_nodes": sched, "fused_nodes": fused, "user_source": source_context or {},
+            "sources": sources, "provenance_map": "written" if provenance_written else "empty", "notes": notes}
+
+
+def _index_maps(out_b: dict[str, dict], pg: dict[str, dict], fused_nodes: list[dict]) -> tuple[dict, dict, dict, dict]:
+    """The reverse indexes: FX node, Dynamo node, scheduler node and fused node -> buffers/kernels."""
     fx: dict[str, dict[str, Any]] = {}
     for name, d in out_b.items():
         for o in d["fx_nodes"]:
@@ -245,10 +511,4 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
     for f in fused_nodes:
         fused[f["name"]] = {"members": f.get("members") or [], "buffers": f.get("buffers") or [],
                             "kernels": sorted({k for b in f.get("buffers") or [] for k in out_b.get(b, {}).get("kernels", [])})}
-    unreached = [k for k, e in out_k.items() if not e["buffers"]]
-    if unreached:
-        notes.append("kernels with no buffer linked: " + ", ".join(unreached))
-    return {"buffers": out_b, "kernels": out_k, "fx_nodes": fx, "dynamo_nodes": dyn_map,
-            "scheduler_nodes": sched, "fused_nodes": fused, "user_source": source_context or {},
-            "sources": (["inductor provenance"] if prov_nodes else []) + ["scheduler", "wrapper call arguments"],
-            "notes": notes}
+    return fx, dyn_map, sched, fused

@@ -1,0 +1,383 @@
+"""Fidelity against torch itself: a real model runs under ``inductor-step --headless --record``
+with ``TORCH_COMPILE_DEBUG=1`` set for the agent, so torch writes its own artifacts of the very
+compiles we captured (``output_code.py``, ``ir_post_fusion.txt``, ``fx_graph_transformed.py``,
+``inductor_provenance_tracking_node_mappings.json``, one folder per graph).  Per graph we compare
+kernels, wrapper, fused groups and their order, buffers, the post-grad graph, and for every buffer
+its kernel and kernel lines, checked against the generated code's own call arguments.
+
+The model is examples/real/nanogpt_train.py (one training step: forward + backward; in-place
+layer-norm buffers, a kernel called twice, two attention fallback calls, an embedding gradient
+scattered with atomic_add, a backward whose provenance map torch writes empty).  The ``gpu``
+test runs the same checks on CUDA (Triton: kernel lines are ``tl.load``/``tl.store`` of the
+call's pointers).
+
+``problems(...)`` returns a count per check so the same code measures a session by hand:
+``python tests/test_fidelity.py SESSION.jsonl DEBUG_DIR``.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL = os.path.join(ROOT, "examples", "real", "nanogpt_train.py")
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+
+
+# ----------------------------------------------------------------------------- torch's artifacts
+
+_DEF = re.compile(r"^(\w+) = async_compile\.\w+\([^\n]*?r?'''\n?(.*?)'''", re.S | re.M)
+_REUSE = re.compile(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b[^\n]*; del \2\s+# reuse", re.M)
+_PTR = re.compile(r"\b((?:in_out_|in_|out_)ptr\d+)\b")
+_ALIAS = re.compile(r"^\s*auto (\w+) = (\w+);\s*$", re.M)
+_TOP = re.compile(r"^(\w+): (\w+)\(", re.M)
+
+
+class TorchGraph:
+    """One graph's folder of ``TORCH_COMPILE_DEBUG`` artifacts, parsed without our code."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.kind = "backward" if "backward" in os.path.basename(folder) else (
+            "inference" if "inference" in os.path.basename(folder) else "forward")
+        self.output_code = open(os.path.join(folder, "output_code.py")).read()
+        self.kernels = {m.group(1): m.group(2).strip("\n") for m in _DEF.finditer(self.output_code)}
+        post = open(os.path.join(folder, "ir_post_fusion.txt")).read()
+        self.order: list[str] = []
+        self.group_of: dict[str, str] = {}  # buffer -> top-level scheduler node (ir_post_fusion)
+        self.mutates: dict[str, str] = {}
+        lines = post.split("\n")
+        current = None
+        for i, line in enumerate(lines):
+            m = _TOP.match(line)
+            if m and not (i and lines[i - 1].rstrip().endswith("] =")):
+                current = m.group(1)
+                self.order.append(current)
+            bm = re.match(r"^    (buf\d+): \w+", line)
+            if bm and current:
+                self.group_of.setdefault(bm.group(1), current)
+            mm = re.match(r"^\s*(buf\d+)\.mutations = \['(buf\d+)'", line)
+            if mm:
+                self.mutates[mm.group(1)] = mm.group(2)
+        prov = os.path.join(folder, "inductor_provenance_tracking_node_mappings.json")
+        self.provenance = json.load(open(prov)).get("cppCodeToPost", {}) if os.path.exists(prov) else None
+        fx = open(os.path.join(folder, "fx_graph_transformed.py")).read()
+        body = fx.split("def forward", 1)[1]
+        self.post_grad = re.findall(r"^        (\w+)(?:: \"[^\"]*\")? = ", body, re.M)
+        self.pred: dict[str, str] = {new: old for new, old in _REUSE.findall(self.output_code)}
+
+    def calls(self, kernel: str) -> list[list[str]]:
+        """Each call of a generated kernel in ``call()``: its argument texts."""
+        body = self.output_code[self.output_code.find("def call("):]
+        out = []
+        for m in re.finditer(r"^\s*" + re.escape(kernel) + r"(?:\.run)?\((.*)\)\s*$", body, re.M):
+            out.append([a.strip() for a in re.split(r",(?![^(]*\))", m.group(1))])
+        return out
+
+    def chain(self, name: str) -> list[str]:
+        """``name`` and the buffers whose storage it took (``bufB = bufA; del bufA  # reuse``)."""
+        out = [name]
+        while out[-1] in self.pred and len(out) < 64:
+            out.append(self.pred[out[-1]])
+        return out
+
+
+def torch_graphs(debug_root: str) -> list[TorchGraph]:
+    return [TorchGraph(os.path.dirname(p)) for p in
+            sorted(glob.glob(os.path.join(debug_root, "**", "output_code.py"), recursive=True))]
+
+
+def _params(source: str) -> list[str]:
+    m = re.search(r'extern "C"\s+\w*\s*void\s+kernel\((.*?)\)', source, re.S) or \
+        re.search(r"^def \w+\(([^)]*)\)", source, re.M)
+    if not m:
+        return []
+    return [re.split(r"[\s*&:]+", p.strip().split(":")[0].strip())[-1] for p in m.group(1).split(",") if p.strip()]
+
+
+# ----------------------------------------------------------------------------- the comparison
+
+def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
+    """Every disagreement between our stops of one graph (stage -> stop) and torch's artifacts,
+    by check."""
+    out: dict[str, list[str]] = {k: [] for k in (
+        "wrapper", "kernels", "order", "buffers", "post_grad", "wrong_line", "no_own_lines", "same_lines",
+        "extra_kernel", "fallback_calls", "provenance_claim", "producer_first")}
+    cg = stops["codegen"]
+    links = cg["links"]
+    if cg["wrapper"] != tg.output_code:
+        out["wrapper"].append("wrapper differs from output_code.py")
+    ours = {k["name"]: k["source"] for k in cg["kernels"] if k["backend"] != "extern"}
+    for name, src in tg.kernels.items():
+        if ours.get(name) != src:
+            out["kernels"].append(name)
+    after = [n["name"] for n in stops["scheduling"]["after"]]
+    if after != tg.order:
+        out["order"] += [f"{i}: {a} != {b}" for i, (a, b) in enumerate(zip(after, tg.order)) if a != b] or ["length"]
+    out["buffers"] += [b for b in tg.group_of if b not in links["buffers"]]
+    pg = [n["name"] for n in stops["aot"]["post_grad"]["nodes"] if n["op"] == "call_function"]
+    if set(pg) != set(tg.post_grad):
+        out["post_grad"] += sorted(set(pg) ^ set(tg.post_grad))
+    # per buffer: its lines use pointers the computing call binds to it (or to the buffer it
+    # was computed in place over / mutates); a buffer passed to the call has lines of its own
+    for bname, b in links["buffers"].items():
+        gen = [k for k in b["kernels"] if k in tg.kernels]
+        with_lines = [k for k in gen if b["kernel_lines"].get(k)]
+        if with_lines:
+            out["extra_kernel"] += [f"{bname}->{k}" for k in gen if k not in with_lines]
+        for k in gen:
+            src = tg.kernels[k]
+            calls = tg.calls(k)
+            ci = b["call"]["index"] if b.get("call", {}).get("kernel") == k else 0
+            if ci >= len(calls):
+                continue
+            params = _params(src)
+            bound = {p: (re.findall(r"\b((?:buf|arg|primals_|tangents_)\w*)", a) or [""])[0]
+                     for p, a in zip(params, calls[ci])}
+            alias = dict(_ALIAS.findall(src))  # auto out_ptr2 = in_out_ptr0: an earlier name in the chain
+            triton = "tl." in src
+            own = {bname, tg.mutates.get(bname, bname)}
+            lines = src.split("\n")
+            for a, e in b["kernel_lines"].get(k) or []:
+                for n in range(a, e + 1):
+                    ok = False
+                    for p in _PTR.findall(lines[n - 1]):
+                        if p in bound:
+                            x = bound[p]
+                            # an in-place chain computed in this call shares its in_out_ptr (in C++ each
+                            # earlier buffer also keeps an alias: auto out_ptr2 = in_out_ptr0;)
+                            ok |= x in own or (p.startswith("in_out") and bool(own & set(tg.chain(x)))
+                                               and (triton or p in alias.values()))
+                        elif p in alias and alias[p] in bound:
+                            ok |= bool(own & set(tg.chain(bound[alias[p]])[1:]))
+                    if not ok:
+                        out["wrong_line"].append(f"{bname} {k}:{n}")
+            passed = set(bound.values())
+            has_alias = any(a in alias and alias[a] in bound and bname in tg.chain(bound[alias[a]])[1:] for a in alias)
+            if not b["kernel_lines"].get(k) and (bname in passed or has_alias):
+                out["no_own_lines"].append(f"{bname} {k}")
+    seen: dict[tuple, str] = {}
+    for bname, b in links["buffers"].items():
+        for k, r in b["kernel_lines"].items():
+            if r and k in tg.kernels:
+                key = (k, b.get("call", {}).get("index", 0), json.dumps(r))
+                if key in seen:
+                    out["same_lines"].append(f"{seen[key]}={bname} in {k}")
+                seen[key] = bname
+    # fallback (and extern) calls: the provenance of their own handle only
+    if tg.provenance:
+        handles: dict[str, list[str]] = {}
+        for m in re.finditer(r"# \[Provenance debug handles\] ([\w.]+):(\d+)", tg.output_code):
+            handles.setdefault(m.group(1), []).append(f"{m.group(1)}:{m.group(2)}")
+        for kname, k in links["kernels"].items():
+            if "#" in kname and kname.startswith("torch.ops."):
+                base, i = kname.split("#")
+                key = handles.get(base, [])[int(i)] if int(i) < len(handles.get(base, [])) else None
+                if key and set(k["post_grad_nodes"]) != set(tg.provenance.get(key, [])):
+                    out["fallback_calls"].append(kname)
+    elif links.get("provenance_map") != "empty" or any("Inductor's provenance" in n for b in links["buffers"].values()
+                                                        for n in b["notes"]):
+        out["provenance_claim"].append("torch wrote no provenance map, the links claim one")
+    # the producing node first: an extern or fallback call's output comes from that op's FX node
+    # (extern_kernels.addmm(..., out=buf8) -> the aten.addmm node), and its user line leads
+    pgn = {n["name"]: n for n in stops["aot"]["post_grad"]["nodes"]}
+    for kname, k in links["kernels"].items():
+        if k["backend"] != "extern":
+            continue
+        op = kname.split("#")[0].split(".")[-1] if kname.startswith("extern_kernels.") else kname.split("#")[0].split(".")[-2]
+        for bname in k["buffers"][:1]:
+            b = links["buffers"][bname]
+            if not any(f"aten.{op}." in (pgn.get(o, {}).get("target") or "") for o in b["fx_nodes"]):
+                continue
+            first = pgn.get(b["fx_nodes"][0], {})
+            if f"aten.{op}." not in (first.get("target") or "") or (
+                    first.get("user_line") and b["user_lines"][:1] != [first["user_line"]]):
+                out["producer_first"].append(f"{bname} ({kname}): {b['fx_nodes'][:2]} {b['user_lines'][:1]}")
+    return out
+
+
+def compare(session: list[dict], debug_root: str) -> dict[str, dict[str, list[str]]]:
+    """``"[0/0] forward"`` -> :func:`problems` for every graph of a recorded session."""
+    by_graph: dict[str, dict[str, dict]] = {}
+    for m in session:
+        if m.get("type") == "stop":
+            by_graph.setdefault(f"{m['compile_id']} {m['graph_kind']}", {})[m["stage"]] = m
+    tgs = torch_graphs(debug_root)
+    out = {}
+    for key, stops in by_graph.items():
+        if "codegen" not in stops:
+            continue
+        tg = next((t for t in tgs if t.output_code == stops["codegen"]["wrapper"]), None)
+        out[key] = problems(stops, tg) if tg else {"wrapper": ["no output_code.py of torch's is this wrapper"]}
+    return out
+
+
+# ----------------------------------------------------------------------------- the tests
+
+def _record(tmp_path_factory: Any, device: str) -> tuple[list[dict], str]:
+    cwd = tmp_path_factory.mktemp(f"fidelity_{device}")
+    rec = cwd / "s.jsonl"
+    env = dict(os.environ, TORCH_COMPILE_DEBUG="1",
+               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, ".ns"), ROOT, os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(rec), MODEL,
+                    "--steps", "1", "--device", device],
+                   cwd=str(cwd), env=env, check=True, capture_output=True, timeout=600)
+    from inductor_step.tracer.protocol import read_session  # noqa: PLC0415
+
+    return list(read_session(str(rec))), str(cwd / "torch_compile_debug")
+
+
+@pytest.fixture(scope="module")
+def cpu(tmp_path_factory):
+    session, debug = _record(tmp_path_factory, "cpu")
+    return session, debug, compare(session, debug)
+
+
+def _gpu_available() -> bool:
+    try:
+        import torch  # noqa: PLC0415
+
+        return torch.cuda.is_available()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+@pytest.fixture(scope="module")
+def gpu(tmp_path_factory):
+    if not _gpu_available():
+        pytest.skip("needs CUDA")
+    session, debug = _record(tmp_path_factory, "cuda")
+    return session, debug, compare(session, debug)
+
+
+def _graphs(result) -> dict[str, dict[str, list[str]]]:
+    graphs = result[2]
+    assert {"[0/0] forward", "[0/0] backward"} <= set(graphs), graphs.keys()
+    return graphs
+
+
+CHECKS = ["wrapper", "kernels", "order", "buffers", "post_grad", "wrong_line", "no_own_lines", "same_lines",
+          "extra_kernel", "fallback_calls", "provenance_claim", "producer_first"]
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_cpu_graphs_agree_with_torchs_own_artifacts(cpu, check):
+    bad = {g: p.get(check, []) for g, p in _graphs(cpu).items() if p.get(check)}
+    assert not bad, f"{check}: {bad}"
+
+
+def test_cpu_in_place_pair_has_a_store_each(cpu):
+    """nanoGPT forward: buf3 (the layer norm's variance) is computed, then buf4 in its storage
+    (``buf4 = buf3; del buf3  # reuse``, ``auto out_ptr2 = in_out_ptr0;``): each has a store of its own."""
+    session = cpu[0]
+    cg = next(m for m in session if m.get("type") == "stop" and m["stage"] == "codegen" and m["graph_kind"] == "forward")
+    src = {k["name"]: k["source"] for k in cg["kernels"]}
+    reuse = dict(_REUSE.findall(cg["wrapper"]))
+    pairs = 0
+    for new, old in reuse.items():
+        a, b = cg["links"]["buffers"].get(old), cg["links"]["buffers"].get(new)
+        if not a or not b or not set(a["kernels"]) & set(b["kernels"]):
+            continue
+        k = (set(a["kernels"]) & set(b["kernels"])).pop()
+        if k not in src or not a["kernel_lines"].get(k) and not b["kernel_lines"].get(k):
+            continue
+        pairs += 1
+        lines = src[k].split("\n")
+        for name, d in ((old, a), (new, b)):
+            own = [lines[n - 1] for s, e in d["kernel_lines"][k] for n in range(s, e + 1)]
+            assert any(re.search(r"\.store\(|\]\s*=|atomic_add", t) for t in own), (name, k, own)
+        assert a["kernel_lines"][k] != b["kernel_lines"][k], (old, new)
+    assert pairs >= 1
+
+
+def test_cpu_kernel_called_twice_links_each_buffer_to_its_call(cpu):
+    session = cpu[0]
+    cg = next(m for m in session if m.get("type") == "stop" and m["stage"] == "codegen" and m["graph_kind"] == "forward")
+    spans = cg["kernel_spans"]
+    twice = [k for k, s in spans.items() if len(s.get("calls", [])) > 1 and "def" in s]
+    assert twice, spans
+    for k in twice:
+        by_call = {}
+        for b, d in cg["links"]["buffers"].items():
+            if d.get("call", {}).get("kernel") == k:
+                assert d["call"]["line"] == spans[k]["calls"][d["call"]["index"]]
+                by_call.setdefault(d["call"]["index"], []).append(b)
+        assert sorted(by_call) == list(range(len(spans[k]["calls"]))), (k, by_call)
+        wrapper = cg["wrapper"].split("\n")
+        for i, bufs in by_call.items():
+            call_line = wrapper[spans[k]["calls"][i] - 1]
+            assert any(re.search(rf"\b{b}\b", call_line) for b in bufs), (k, i, bufs, call_line)
+
+
+def test_cpu_kernel_spans_point_at_the_wrapper_lines(cpu):
+    for m in cpu[0]:
+        if m.get("type") == "stop" and m["stage"] == "codegen":
+            lines = m["wrapper"].split("\n")
+            assert set(m["kernel_spans"]) == set(m["links"]["kernels"])
+            for k in m["kernels"]:
+                s = m["kernel_spans"][k["name"]]
+                if k["backend"] == "extern":
+                    assert k["name"].split("#")[0] in lines[s["call"] - 1]
+                    continue
+                first, last = s["def"]
+                assert lines[first - 1].startswith(f"{k['name']} = async_compile.")
+                assert lines[s["body"] - 1] == k["source"].split("\n")[0]
+                src_lines = k["source"].split("\n")
+                assert lines[s["body"] - 1 + len(src_lines) - 1] == src_lines[-1] and s["body"] + len(src_lines) - 1 <= last
+                for c in s["calls"]:
+                    assert re.match(rf"\s*{re.escape(k['name'])}(\.run)?\(", lines[c - 1])
+
+
+def test_cpu_stops_say_which_order_and_graph_they_show(cpu):
+    for m in cpu[0]:
+        if m.get("type") == "stop" and m["stage"] == "scheduling":
+            assert m["order"].startswith("final")
+        if m.get("type") == "stop" and m["stage"] == "aot":
+            assert m["post_grad"]["when"].startswith("lowered")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("check", CHECKS)
+def test_gpu_graphs_agree_with_torchs_own_artifacts(gpu, check):
+    bad = {g: p.get(check, []) for g, p in _graphs(gpu).items() if p.get(check)}
+    assert not bad, f"{check}: {bad}"
+
+
+@pytest.mark.gpu
+def test_gpu_kernel_lines_are_loads_and_stores_of_the_calls_pointers(gpu):
+    checked = 0
+    for m in gpu[0]:
+        if m.get("type") != "stop" or m["stage"] != "codegen":
+            continue
+        src = {k["name"]: k for k in m["kernels"]}
+        for b, d in m["links"]["buffers"].items():
+            for k, ranges in d["kernel_lines"].items():
+                if src[k]["backend"] != "triton":
+                    continue
+                lines = src[k]["source"].split("\n")
+                for s, e in ranges:
+                    for n in range(s, e + 1):
+                        assert re.search(r"tl\.(load|store|atomic_\w+)\(", lines[n - 1]), (b, k, lines[n - 1])
+                        checked += 1
+    assert checked > 0
+
+
+if __name__ == "__main__":
+    from inductor_step.tracer.protocol import read_session  # noqa: E402
+
+    result = compare(list(read_session(sys.argv[1])), sys.argv[2])
+    for g, p in result.items():
+        print(g, {k: len(v) for k, v in p.items()})
+        for k, v in p.items():
+            if v:
+                print("  ", k, v[:8])
