@@ -141,7 +141,9 @@ def aot_text(stop: dict[str, Any]) -> str:
         src = (stop.get("aot_graphs") or {}).get(name)
         if src:
             parts.append(f"# ===== AOT {name} graph (aot_{name}_graph) =====\n{src}")
-    label = pg.get("label") or f"post-grad graph ({stop['graph_kind']}, what Inductor lowers)"
+    when = pg.get("when")
+    label = f"post-grad graph ({stop['graph_kind']}, {when})" if when else \
+        f"post-grad graph ({stop['graph_kind']}, what Inductor lowers)"
     parts.append(f"# ===== {label} =====\n{pg.get('code', pg.get('unavailable', ''))}")
     return "\n\n".join(parts)
 
