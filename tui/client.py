@@ -76,6 +76,32 @@ class SessionWriter:
             self.f.close()
 
 
+_IMPORT_ROOT: list[str] = []
+
+
+def import_root() -> str:
+    """A folder from which ``import inductor_step`` finds this very package, for the agent's
+    ``PYTHONPATH``: the agent may run under another interpreter (``--python``) that has no install
+    of ours.  Installed from a wheel, that is the folder holding ``inductor_step/``; from a clone
+    (the repository root is the package), a folder with a link named ``inductor_step`` to it."""
+    if not _IMPORT_ROOT:
+        pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if os.path.basename(pkg) == "inductor_step":
+            _IMPORT_ROOT.append(os.path.dirname(pkg))
+        else:
+            import tempfile  # noqa: PLC0415
+
+            import atexit  # noqa: PLC0415
+            import shutil  # noqa: PLC0415
+            import tempfile  # noqa: PLC0415
+
+            d = tempfile.mkdtemp(prefix="inductor-step-import-")
+            os.symlink(pkg, os.path.join(d, "inductor_step"))
+            atexit.register(shutil.rmtree, d, True)  # after the agent: it ends before the UI does
+            _IMPORT_ROOT.append(d)
+    return _IMPORT_ROOT[0]
+
+
 class AgentProcess:
     """The agent running a user's script.
 
@@ -101,7 +127,7 @@ class AgentProcess:
         cmd += list(args)
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        here = import_root()
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = subprocess.Popen(cmd, pass_fds=(msg_w, ctl_r), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,

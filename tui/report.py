@@ -29,7 +29,7 @@ from typing import Any
 
 from inductor_step.tracer.protocol import ALL_STAGES
 from inductor_step.tui.text import break_reasons
-from inductor_step.tui.session import fmt_ms as _ms, load_session, session_command, session_parser
+from inductor_step.tui.session import Session, fmt_ms as _ms, load_session, session_command, session_parser
 
 REPORT_NAME = "REPORT.md"
 #: Longest traceback REPORT.md carries (GitHub caps an issue body at 65,536 characters).
@@ -48,13 +48,11 @@ def cid_slug(compile_id: str | None) -> str:
 
 
 def _graphs(msgs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """(compile_id, graph_kind) -> stage -> stop, graphs in the order their first stop came."""
-    out: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-    for m in msgs:
-        if m.get("type") == "stop":
-            key = (str(m.get("compile_id", "[?]")), str(m.get("graph_kind", "?")))
-            out.setdefault(key, {})[str(m.get("stage"))] = m
-    return out
+    """(compile_id, graph_kind) -> stage -> stop, graphs in the order their first stop came (the
+    session index the app uses, :class:`inductor_step.tui.session.Session`)."""
+    session = Session.of(msgs)
+    return {(str(st["compile_id"]), str(st["graph_kind"])): stages
+            for stages in session.by_graph.values() for st in list(stages.values())[:1]}
 
 
 # --------------------------------------------------------------------------- privacy

@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from inductor_step.tui.text import fmt_ms  # noqa: F401 - report and export import it from here
 from inductor_step.tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
 
 _WORD = re.compile(r"\w+")
@@ -100,6 +101,14 @@ class Session:
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, messages: list[dict[str, Any]]) -> "Session":
+        """A session holding ``messages`` (as :func:`read_session` yields them)."""
+        s = cls()
+        for m in messages:
+            s.add(m)
+        return s
 
     def add(self, msg: dict[str, Any]) -> None:
         """Index one message (any type; unknown types are kept only in the file)."""
@@ -250,11 +259,6 @@ def load_session(session_path: str) -> list[dict[str, Any]]:
     if os.path.isdir(session_path):
         raise IsADirectoryError(f"{session_path} is a directory, not a session file")
     return list(read_session(session_path))
-
-
-def fmt_ms(v: Any) -> str:
-    """A time in ms with four decimals; "-" when it is not a number."""
-    return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
 
 
 def session_parser(prog: str, description: str) -> argparse.ArgumentParser:

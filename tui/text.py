@@ -13,6 +13,11 @@ from typing import Any
 
 from inductor_step.tracer.protocol import graph_key
 
+
+def fmt_ms(v: Any) -> str:
+    """A time in ms with four decimals; \"-\" when it is not a number."""
+    return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
+
 _OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
 
 
@@ -349,3 +354,133 @@ def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbo
         lines.append(f"\n# LoopBody of {loopbody['node']}")
         lines.append(loopbody["body"])
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- torch's artifact texts
+# (``inductor-step export``: the stages as TORCH_TRACE-style artifact payloads)
+
+def _unavailable(v: Any) -> str | None:
+    if isinstance(v, dict) and "unavailable" in v:
+        return f"(not captured: {v['unavailable']})"
+    return None
+
+
+def _dims(v: Any) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(str(x) for x in v) + "]"
+    return str(v)
+
+
+def _indent(text: str, pad: str = "    ") -> str:
+    return "\n".join(pad + ln if ln else ln for ln in str(text).splitlines())
+
+
+def ir_buffers_text(stop: dict[str, Any]) -> str:
+    """The lowering stop as text: graph inputs, then every IR buffer with its fields and Inductor's own text."""
+    out: list[str] = [f"# Inductor IR after lowering: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    gi = stop.get("graph_inputs")
+    if isinstance(gi, list) and gi:
+        out.append("\n## graph inputs")
+        for g in gi:
+            if isinstance(g, dict):
+                out.append(f"{g.get('name')}: {g.get('dtype')} size={_dims(g.get('size'))}")
+    bufs = stop.get("buffers")
+    out.append("\n## buffers")
+    if _unavailable(bufs):
+        out.append(_unavailable(bufs))  # type: ignore[arg-type]
+    for b in bufs if isinstance(bufs, list) else []:
+        if not isinstance(b, dict):
+            continue
+        head = f"{b.get('name')} ({b.get('operation') or '-'}): {b.get('ir_type')}"
+        if b.get("kind"):
+            head += f" / {b.get('kind')}"
+        out.append("\n" + head)
+        fields = []
+        for k in ("ranges", "reduction_ranges", "reduction_type", "dtype", "device", "size", "stride", "layout"):
+            if b.get(k) not in (None, [], ""):
+                fields.append(f"{k}={_dims(b.get(k))}")
+        if fields:
+            out.append("    " + " ".join(fields))
+        if b.get("origins"):
+            out.append("    origins: " + ", ".join(str(o) for o in b["origins"]))
+        if b.get("text"):
+            out.append(_indent(b["text"]))
+    return "\n".join(out) + "\n"
+
+
+def scheduler_text(stop: dict[str, Any], which: str) -> str:
+    """A scheduling stop's ``before`` or ``after`` nodes as text (members, buffers, Inductor's text)."""
+    nodes = stop.get(which)
+    label = "before fusion" if which == "before" else "after fusion"
+    out = [f"# scheduler nodes {label}: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    if _unavailable(nodes):
+        out.append(_unavailable(nodes))  # type: ignore[arg-type]
+    for n in nodes if isinstance(nodes, list) else []:
+        if not isinstance(n, dict):
+            continue
+        out.append(f"\n{n.get('name')}: {n.get('type')}")
+        for k in ("members", "buffers"):
+            if n.get(k):
+                out.append(f"    {k}: " + ", ".join(str(x) for x in n[k]))
+        for k in ("device", "group"):
+            if n.get(k):
+                out.append(f"    {k}: {n[k]}")
+        if n.get("text"):
+            out.append(_indent(n["text"]))
+    return "\n".join(out) + "\n"
+
+
+def fusion_text(stop: dict[str, Any]) -> str:
+    """A scheduling stop's fusion log (logger ``torch._inductor.scheduler.__fusion``) as text."""
+    log = stop.get("fusion_log")
+    head = f"# fusion decisions (logger torch._inductor.scheduler.__fusion): {stop.get('compile_id')} {stop.get('graph_kind')}"
+    if _unavailable(log):
+        return head + "\n" + _unavailable(log) + "\n"  # type: ignore[operator]
+    lines = [str(x) for x in log] if isinstance(log, list) else []
+    return head + "\n" + ("\n".join(lines) if lines else "(none logged)") + "\n"
+
+
+def loopbody_text(stop: dict[str, Any]) -> str:
+    """A loopbody stop as text: each scheduler node's ``LoopBody``."""
+    out = [f"# LoopBody of each scheduler node: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    bodies = stop.get("bodies")
+    if stop.get("none"):
+        out.append(f"(none: {stop['none']})")
+    if _unavailable(bodies):
+        out.append(_unavailable(bodies))  # type: ignore[arg-type]
+    for b in bodies if isinstance(bodies, list) else []:
+        if not isinstance(b, dict):
+            continue
+        head = f"\n## {b.get('node')}"
+        if b.get("fused_node") and b.get("fused_node") != b.get("node"):
+            head += f" (in {b.get('fused_node')})"
+        head += f": {b.get('type')}"
+        if b.get("buffers"):
+            head += " -> " + ", ".join(str(x) for x in b["buffers"])
+        out.append(head)
+        out.append(str(b.get("body") or ""))
+    return "\n".join(out) + "\n"
+
+
+def run_text(msg: dict[str, Any]) -> str:
+    """A run message as the export's artifact text: graph times, then one line per kernel call."""
+    out = [f"# run: {msg.get('compile_id')} {msg.get('graph_kind')} on {msg.get('device')} "
+           f"({msg.get('method')}" + (f", {msg['threads']} threads" if msg.get("threads") else "") + ")"]
+    out.append(f"compiled_ms {fmt_ms(msg.get('compiled_ms'))}")
+    out.append(f"eager_ms {fmt_ms(msg.get('eager_ms'))}")
+    c, e = msg.get("compiled_ms"), msg.get("eager_ms")
+    if isinstance(c, (int, float)) and isinstance(e, (int, float)) and c > 0:
+        out.append(f"speedup {e / c:.2f}x")
+    out.append(f"kernel_sum_ms {fmt_ms(msg.get('kernel_sum_ms'))}")
+    ks = msg.get("kernels")
+    if isinstance(ks, list) and ks:
+        out.append("")
+        out.append(f"{'kernel':<48} {'backend':<8} {'median_ms':>10} {'p20_ms':>10} {'p80_ms':>10} {'share':>6}")
+        for k in ks:
+            if not isinstance(k, dict):
+                continue
+            share = k.get("share")
+            out.append(f"{str(k.get('name')):<48} {str(k.get('backend')):<8} {fmt_ms(k.get('median_ms')):>10} "
+                       f"{fmt_ms(k.get('p20_ms')):>10} {fmt_ms(k.get('p80_ms')):>10} "
+                       f"{(f'{share * 100:.0f}%' if isinstance(share, (int, float)) else '-'):>6}")
+    return "\n".join(out) + "\n"

@@ -126,6 +126,15 @@ class StagePane(BlankVertical):
             return keys, row, Table.measure(self.columns, len(keys), row)
         return self.app.session.cache.get(("rows", self.stage, id(data)), (data,), build)
 
+    def row_of_key(self, data: dict[str, Any], key: str | None) -> int | None:
+        """The row keyed ``key`` (None for none), by an index built once per message."""
+        keys = self.cached_rows(data)[0]
+        return self.cached_index(data, "key_rows", lambda: {k: i for i, k in enumerate(keys)}).get(key or "")
+
+    def key_of_row(self, data: dict[str, Any], row: int) -> str | None:
+        keys = self.cached_rows(data)[0]
+        return keys[row] if 0 <= row < len(keys) else None
+
     def cached_index(self, data: dict[str, Any], name: str, build: Callable[[], dict]) -> dict:
         """An index over ``data`` (built once per message), e.g. node name -> row."""
         return self.app.session.cache.get((name, self.stage, id(data)), (data,), build)

@@ -72,16 +72,13 @@ class CodegenPane(StagePane):
         return Detail(text)
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
-        b = (self.links.get("buffers") or {}).get(buffer) or {}
-        keys = self.cached_rows(data)[0]
-        index = self.cached_index(data, "kernel_rows", lambda: {k: i for i, k in enumerate(keys)})
-        return next((index[k] for k in b.get("kernels") or [] if k in index), None)
+        """The row of the kernel that computes ``buffer`` (the links list it first)."""
+        kernels = ((self.links.get("buffers") or {}).get(buffer) or {}).get("kernels") or []
+        return next((r for r in (self.row_of_key(data, k) for k in kernels) if r is not None), None)
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
-        keys = self.cached_rows(data)[0]
-        if not 0 <= row < len(keys):
-            return []
-        return list(((self.links.get("kernels") or {}).get(keys[row]) or {}).get("buffers") or [])
+        key = self.key_of_row(data, row)
+        return list(((self.links.get("kernels") or {}).get(key or "") or {}).get("buffers") or [])
 
     def _starts(self) -> tuple[list[int], list[tuple[int, int, str, int]]]:
         """Kernel spans sorted by first wrapper line, for finding the kernel under a line."""

@@ -93,13 +93,11 @@ class LinkedPane(StagePane):
         return Detail("# no IR buffers in this graph", "text")
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
-        names = self.cached_rows(data)[0]
-        index = self.cached_index(data, "buffer_rows", lambda: {k: i for i, k in enumerate(names)})
-        return index.get(buffer)
+        return self.row_of_key(data, buffer)
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
-        names = self.cached_rows(data)[0]
-        return [names[row]] if 0 <= row < len(names) else []
+        key = self.key_of_row(data, row)
+        return [key] if key else []
 
     @on(CodeView.CursorMoved, "#code-linkkernel")
     def _kernel_line(self, event: CodeView.CursorMoved) -> None:

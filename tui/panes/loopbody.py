@@ -37,9 +37,7 @@ class LoopBodyPane(StagePane):
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         b = (self.links.get("buffers") or {}).get(buffer) or {}
-        keys = self.cached_rows(data)[0]
-        index = self.cached_index(data, "body_rows", lambda: {k: i for i, k in enumerate(keys)})
-        return index.get(f"{b.get('fused_node')}/{b.get('scheduler_node')}")
+        return self.row_of_key(data, f"{b.get('fused_node')}/{b.get('scheduler_node')}")
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
         bodies = self._bodies(data)

@@ -31,10 +31,8 @@ class LoweringPane(StagePane):
         return Detail(buffer_text(bufs[row])) if 0 <= row < len(bufs) else None
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
-        keys = self.cached_rows(data)[0]
-        index = self.cached_index(data, "buffer_rows", lambda: {k: i for i, k in enumerate(keys)})
-        return index.get(buffer)
+        return self.row_of_key(data, buffer)
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
-        keys = self.cached_rows(data)[0]
-        return [keys[row]] if 0 <= row < len(keys) else []
+        key = self.key_of_row(data, row)
+        return [key] if key else []

@@ -71,16 +71,11 @@ class SchedulingPane(StagePane):
         return Detail(snode_text(data, n, lines))
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
-        b = (self.links.get("buffers") or {}).get(buffer) or {}
-        keys = self.cached_rows(data)[0]
-        index = self.cached_index(data, "node_rows", lambda: {k: i for i, k in enumerate(keys)})
-        return index.get(b.get("fused_node") or "")
+        return self.row_of_key(data, ((self.links.get("buffers") or {}).get(buffer) or {}).get("fused_node"))
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
-        keys = self.cached_rows(data)[0]
-        if not 0 <= row < len(keys):
-            return []
-        return list(((self.links.get("fused_nodes") or {}).get(keys[row]) or {}).get("buffers") or [])
+        key = self.key_of_row(data, row)
+        return list(((self.links.get("fused_nodes") or {}).get(key or "") or {}).get("buffers") or [])
 
     def show_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None,
                   asking: str = "") -> None:
