@@ -10,6 +10,7 @@ import it; the test checks that its files are still the ones its own distributio
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -55,7 +56,10 @@ def fresh(tmp_path_factory):
     p = _pip("download", "--no-deps", "--dest", str(wheels), "tracer", "tui")
     if p.returncode != 0:
         pytest.skip(f"the package index cannot be reached (pip download tracer tui: {p.stderr.strip()[-300:]})")
+    had_build = os.path.exists(os.path.join(ROOT, "build"))
     p = _pip("wheel", "--no-deps", "--wheel-dir", str(wheels), ROOT)
+    if not had_build:  # setuptools builds in the tree: leave it as it was
+        shutil.rmtree(os.path.join(ROOT, "build"), ignore_errors=True)
     assert p.returncode == 0, p.stderr[-3000:]
     venv = d / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=TIMEOUT_S)

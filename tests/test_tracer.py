@@ -191,7 +191,7 @@ ALL_RUNS = ["inference", "train", "graph_break", "recompile"]
 def test_header_first_and_describes_the_run(which: str, request: pytest.FixtureRequest) -> None:
     r: Run = request.getfixturevalue(which)
     h = r.header
-    assert h["type"] == "header" and h["format"] == FORMAT == "inductor-step/1"
+    assert h["type"] == "header" and h["format"] == FORMAT == "inductor-step/2"
     assert h["torch"].split("+")[0] == importlib.metadata.version("torch").split("+")[0]
     assert h["device"] == "cpu"
     assert h["python"] == ".".join(map(str, sys.version_info[:3]))
