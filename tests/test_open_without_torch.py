@@ -41,7 +41,7 @@ PROGRAM = textwrap.dedent('''
             await pilot.pause()
             code = app.query_one("#code-codegen", CodeView).text
             print("TRITON", "@triton.jit" in code, "triton_" in code)
-            run = app.session.runs.get(app.view_graph) or {}
+            run = app.session.runs.get(app.view.graph) or {}
             print("RUN", run.get("method"), len(run.get("kernels") or []))
         print("TORCH_IMPORTED", "torch" in sys.modules)
 

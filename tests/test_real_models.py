@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from inductor_step.tracer.protocol import read_session
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(ROOT, "examples", "real")
 STAGES = ["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"]
@@ -94,7 +96,7 @@ def _record(tmp_path_factory, name: str) -> Run:
                        text=True, timeout=600)
     run = Run(name, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
     if session.exists():
-        run.msgs = [json.loads(line) for line in session.read_text().splitlines() if line.strip()]
+        run.msgs = list(read_session(str(session)))
     return run
 
 

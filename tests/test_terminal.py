@@ -50,7 +50,7 @@ def test_open_a_recording_in_a_real_terminal_step_and_quit(tmp_path, size):
     try:
         t.wait_for("[0/0] forward")
         t.wait_for("class GraphModule")
-        t.wait_for("Next stop")  # footer with keys
+        t.wait_for("Next")  # footer with keys
         t.keys("n")
         t.wait_for("post-grad node")  # the AOT pane's table
         t.keys("3")
