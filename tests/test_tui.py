@@ -312,7 +312,7 @@ def test_record_screens_saves_one_screenshot_per_stop_without_keys(tmp_path):
 def test_png_keeps_code_indentation(tmp_path):
     import shutil
 
-    from inductor_step.tui.app import svg_to_png
+    from inductor_step.tui.screenshots import svg_to_png
 
     if shutil.which("rsvg-convert") is None:
         pytest.skip("rsvg-convert is not installed (apt-get install librsvg2-bin): PNG screenshots are skipped")
@@ -487,7 +487,7 @@ def test_preparing_the_next_stop_ahead_changes_nothing_shown():
     def walk(prepare: bool) -> list:
         app = open_app()
         if not prepare:
-            app.PREPARE_DELAY_S = 3600.0
+            app.preparer.DELAY_S = 3600.0
         seen = []
 
         async def steps(pilot):

@@ -9,31 +9,29 @@ pane (:mod:`inductor_step.tui.panes`) shows itself from it.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import tempfile
-import time
-from typing import Any, Iterator
+from typing import Any
 
 from textual import on
 from textual.app import App, ComposeResult
-from textual.command import Hit, Hits, Provider
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from inductor_step.tracer.protocol import CMD_CONTINUE, CMD_RUN, LAZY, STAGES, graph_key
+from inductor_step.tracer.protocol import CMD_CONTINUE, CMD_RUN, STAGES, graph_key
 from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter
-from inductor_step.tui.keys import BINDINGS, STAGE_KEYS, help_rows
+from inductor_step.tui.keys import BINDINGS, help_rows
 from inductor_step.tui.panes import PANES
 from inductor_step.tui.panes.base import StagePane
-from inductor_step.tui.panes.scheduling import SchedulingPane
+from inductor_step.tui.prepare import Preparer
 from inductor_step.tui.screens.help import HelpScreen
 from inductor_step.tui.screens.too_small import MIN_SIZE, TooSmallScreen
-from inductor_step.tui.session import Session
+from inductor_step.tui.search import SearchBox
+from inductor_step.tui import screenshots
+from inductor_step.tui.commands import Commands
+from inductor_step.tui.session import Session, freeze_gc
 from inductor_step.tui.state import BufferSelected, OpenKernel, ViewState
 from inductor_step.tui.table import Table
 
@@ -41,68 +39,6 @@ from inductor_step.tui.table import Table
 DEFAULT_OUT = "inductor-step-sessions"
 
 
-def freeze_gc() -> None:
-    """Move every object alive now out of the garbage collector's sight (``gc.freeze``), and make full
-    collections rarer: a large session is millions of parsed JSON objects that live as long as the
-    app, and a full collection over them stalled a key by ~0.5 s (BENCHMARKS.md (b))."""
-    import gc  # noqa: PLC0415
-
-    gc.freeze()
-    t0, t1, t2 = gc.get_threshold()
-    gc.set_threshold(t0, t1, max(t2, 1000))
-
-
-_freeze_gc = freeze_gc  # the name cli.py and older callers use
-
-
-def svg_to_png(svg_path: str) -> str | None:
-    """Convert a screenshot SVG to PNG with ``rsvg-convert`` (librsvg) if it is installed; None
-    otherwise (:data:`NO_PNG` says why and how to get it).
-
-    Textual writes spaces as NBSP, which librsvg draws narrower than a cell, so code indentation
-    would shift; the copy given to the converter uses plain spaces with ``xml:space="preserve"``.
-    """
-    exe = shutil.which("rsvg-convert")
-    if exe is None:
-        return None
-    with open(svg_path, encoding="utf-8") as f:
-        svg = f.read().replace("&#160;", " ").replace("<svg ", '<svg xml:space="preserve" ', 1)
-    png = os.path.splitext(svg_path)[0] + ".png"
-    with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False, encoding="utf-8") as tmp:
-        tmp.write(svg)
-    try:
-        subprocess.run([exe, tmp.name, "-o", png], check=True, capture_output=True, timeout=60)
-    except (subprocess.SubprocessError, OSError):
-        return None
-    finally:
-        os.unlink(tmp.name)
-    return png
-
-
-#: why ``s`` saved no PNG
-NO_PNG = "PNG skipped: rsvg-convert is not installed (apt install librsvg2-bin, or open the SVG in a browser)"
-
-
-class Commands(Provider):
-    """ctrl+p: go to a stage or a graph, run, report, screenshot."""
-
-    def _commands(self) -> list[tuple[str, Any, str]]:
-        app: StepApp = self.app  # type: ignore[assignment]
-        out = [(f"Go to stage: {p.title}", lambda s=p.stage: app.action_stage(s), f"pane {p.stage}")
-               for p in PANES]
-        out += [(f"Go to graph: {g}", lambda g=g: app.show_graph(g), bars.graph_label(g, "").plain)
-                for g in app.session.graphs]
-        out += [("Run and time every graph", app.action_run, "r"),
-                ("Write the bug-report bundle", app.action_report, "R"),
-                ("Save a screenshot", app.action_screenshot, "s")]
-        return out
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, call, help_ in self._commands():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), call, help=help_)
 
 
 class StepApp(App[None]):
@@ -134,10 +70,8 @@ class StepApp(App[None]):
         self.view = ViewState()
         self.saved_screenshots: list[str] = []
         self._status_extra = ""
-        self._pair_first: str | None = None
         self._pending_next = 0  # n pressed while the compile ran on to its next stop
-        self._prepare_timer: Any = None
-        self._preparing: Iterator[None] | None = None
+        self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
         for m in messages or []:
             self.session.add(m)
@@ -155,7 +89,7 @@ class StepApp(App[None]):
                 for cls in PANES:
                     with BlankTabPane(cls.title, id=f"pane-{cls.stage}"):
                         yield cls()
-        yield Input(placeholder="search (Enter: next match, Esc: close)", id="search", disabled=True)
+        yield SearchBox()
         yield Static(id="status")
         yield SteadyFooter(compact=True)
 
@@ -181,7 +115,7 @@ class StepApp(App[None]):
             # a large recorded session's stops were read lazily: parse the rest after the first frame
             self.set_timer(0.5, lambda: self.run_worker(self._preload, thread=True, group="preload"))
             if self.record_screens:
-                self.run_worker(self.record_all_screens(), exclusive=True)
+                self.run_worker(screenshots.every_stop(self), exclusive=True)
 
     def _preload(self) -> None:
         from textual.worker import get_current_worker  # noqa: PLC0415
@@ -212,10 +146,10 @@ class StepApp(App[None]):
                     self._pending_next -= 1
                     self._continue()
             if v.follow or v.graph is None:
-                self._go(graph_key(msg), msg["stage"])
+                self.go(graph_key(msg), msg["stage"])
             self.refresh_all()
             if self.record_screens:
-                self.call_after_refresh(self._screen_for_stop, msg)
+                self.call_after_refresh(screenshots.for_stop, self, msg)
         elif t == "output":
             if v.stage == "log":
                 self.pane("log").show()
@@ -228,7 +162,7 @@ class StepApp(App[None]):
             v.paused = None
             self._pending_next = 0
             if msg.get("compile_id") and msg.get("stage") in STAGES:
-                self._go(graph_key(msg), msg["stage"])
+                self.go(graph_key(msg), msg["stage"])
             self.refresh_all(force=True)
         elif t in ("done", "agent_exit"):
             v.paused = None
@@ -245,7 +179,7 @@ class StepApp(App[None]):
             self.pane("scheduling").show_pair(msg.get("a"), msg.get("b"), msg.get("verdict"), msg.get("reasons"))
 
     # ------------------------------------------------------------------ the view
-    def _go(self, graph: str | None, stage: str) -> None:
+    def go(self, graph: str | None, stage: str) -> None:
         if graph != self.view.graph:
             self.view.selected = None  # a selection names a buffer of one graph
             self._status_extra = ""
@@ -268,7 +202,7 @@ class StepApp(App[None]):
                 w.screen.set_focus(w, scroll_visible=False)
         self.pane(self.view.stage).show(force=force)
         self.refresh_status()
-        self._schedule_prepare()
+        self.preparer.schedule()
 
     def focus_target(self) -> Any:
         p = self.pane(self.view.stage)
@@ -305,6 +239,11 @@ class StepApp(App[None]):
     def missing_text(self, stage: str) -> str:
         return bars.missing_text(self.session, self.view, stage, self.live)
 
+    def set_status(self, message: str) -> None:
+        """A line for the status bar, after where the compile stands."""
+        self._status_extra = message
+        self.refresh_status()
+
     def say(self, message: str, severity: str = "information") -> None:
         """A result a person must see: in the status line and as a toast (the status line is cut at
         80 columns; the toast wraps)."""
@@ -319,7 +258,7 @@ class StepApp(App[None]):
 
         self._status_extra = event.why or f"selected {event.buffer}"
         self.refresh_status()
-        self._schedule_prepare()
+        self.preparer.schedule()
 
     @on(OpenKernel)
     def _open_kernel(self, event: OpenKernel) -> None:
@@ -333,54 +272,6 @@ class StepApp(App[None]):
             keys = pane.cached_rows(data)[0]
             if event.kernel in keys:
                 pane.table.move_cursor(row=keys.index(event.kernel))
-
-    # ------------------------------------------------------------------ the next stop, ahead of n
-    PREPARE_DELAY_S = 0.05
-
-    def _schedule_prepare(self) -> None:
-        """Warm what the next key will likely cost on a large session (the next stop's rows, widths and
-        highlighted lines), once the view has been still for PREPARE_DELAY_S; in small steps, so a key
-        pressed meanwhile comes first."""
-        if self._prepare_timer is not None:
-            self._prepare_timer.stop()
-        self._preparing = None
-        self._prepare_timer = self.set_timer(self.PREPARE_DELAY_S, self._start_prepare)
-
-    def _start_prepare(self) -> None:
-        self._preparing = self._prepare_next()
-        self._prepare_step()
-
-    def _prepare_step(self) -> None:
-        it, self._prepare_timer = self._preparing, None
-        if it is None:
-            return
-        try:
-            next(it)
-        except Exception:  # noqa: BLE001 - StopIteration, or a warm-up that failed: the key does the work
-            self._preparing = None
-            return
-        self._prepare_timer = self.set_timer(0.001, self._prepare_step)
-
-    def _prepare_next(self) -> Iterator[None]:
-        cur = self.current_index()
-        if cur is None or cur + 1 >= len(self.session.stops):
-            return
-        nxt = self.session.stops[cur + 1]
-        graph, stage = graph_key(nxt), nxt["stage"]
-        if LAZY in nxt or self.session.error_for(graph) is not None:
-            return
-        pane = self.pane(stage)
-        if graph != self.view.graph:  # another graph: its rows only (the detail reads the view's graph)
-            if stage in STAGES and stage != "run":
-                yield
-                pane.cached_rows(self.session.stop_for(graph, stage))
-            return
-        data = pane.data()
-        if data is None:
-            return
-        yield
-        h = self.focus_target().scrollable_content_region.height or 40
-        yield from pane.warm(data, h)
 
     # ------------------------------------------------------------------ stepping
     def current_index(self) -> int | None:
@@ -403,7 +294,7 @@ class StepApp(App[None]):
         cur = self.current_index()
         if cur is not None and cur + 1 < len(stops):
             nxt = stops[cur + 1]
-            self._go(graph_key(nxt), nxt["stage"])
+            self.go(graph_key(nxt), nxt["stage"])
             self.view.follow = cur + 1 == len(stops) - 1
             self.refresh_all()
             return
@@ -426,7 +317,7 @@ class StepApp(App[None]):
         cur = self.current_index()
         if cur is None:
             if stops:
-                self._go(graph_key(stops[-1]), stops[-1]["stage"])
+                self.go(graph_key(stops[-1]), stops[-1]["stage"])
                 self.refresh_all()
             return
         exact = graph_key(stops[cur]) == self.view.graph and stops[cur]["stage"] == self.view.stage
@@ -434,7 +325,7 @@ class StepApp(App[None]):
         if target < 0:
             self.bell()
             return
-        self._go(graph_key(stops[target]), stops[target]["stage"])
+        self.go(graph_key(stops[target]), stops[target]["stage"])
         self.view.follow = False
         self.refresh_all()
 
@@ -446,7 +337,7 @@ class StepApp(App[None]):
 
     def show_graph(self, key: str) -> None:
         if key != self.view.graph:
-            self._go(key, self.view.stage)
+            self.go(key, self.view.stage)
             self.view.follow = False
             self.refresh_all()
 
@@ -507,79 +398,21 @@ class StepApp(App[None]):
         elif isinstance(top, TooSmallScreen):
             self.pop_screen()
 
-    # ------------------------------------------------------------------ scheduling: f
     def action_fusion_pair(self) -> None:
         """Pane 4: f on one node, then f on another: were they fused, and why."""
         if self.view.stage != "scheduling":
             self.notify("f (were two nodes fused?) works in pane 4, scheduling")
             return
-        pane: SchedulingPane = self.pane("scheduling")
-        table = pane.table
-        if not table.row_count:
-            return
-        name = table.row_keys[table.cursor_row]
-        if self._pair_first is None or self._pair_first == name:
-            self._pair_first = name
-            self._status_extra = f"fusion pair: {name} and … (move to another node, press f)"
-            self.refresh_status()
-            return
-        a, b = self._pair_first, name
-        self._pair_first = None
-        v = self.view
-        live = (self.agent is not None and v.paused is not None and graph_key(v.paused) == v.graph
-                and v.paused["stage"] in ("scheduling", "loopbody", "codegen"))
-        asking = ("asking scheduler.can_fuse …" if live else
-                  "can_fuse for any pair is asked live while the compile is paused at this graph's scheduling, "
-                  "loopbody or codegen stop")
-        pane.show_pair(a, b, asking=asking)
-        self._status_extra = f"fusion pair {a} and {b}: answer below"
-        self.refresh_status()
-        if live:
-            self.agent.send("can_fuse", a=a, b=b)
+        self.pane("scheduling").fusion_pair()
 
-    # ------------------------------------------------------------------ search
     def action_search(self) -> None:
         f = self.focused
-        self._search_target = f if isinstance(f, (CodeView, Table)) else self.focus_target()
-        box = self.query_one("#search", Input)
-        box.disabled = False
-        box.add_class("shown")
-        where = "table" if isinstance(self._search_target, Table) else "code"
-        box.placeholder = f"search the {where} (tab before / to search the other part); Enter: next; Esc: close"
-        box.focus()
+        self.query_one(SearchBox).open(f if isinstance(f, (CodeView, Table)) else self.focus_target())
 
-    @on(Input.Submitted, "#search")
-    def _search(self, event: Input.Submitted) -> None:
-        target = getattr(self, "_search_target", None)
-        needle = event.value.strip()
-        if not needle or target is None:
-            return
-        found, where = None, "code"
-        if isinstance(target, CodeView):
-            found = target.find(needle)
-        elif isinstance(target, Table):
-            where = "table"
-            low, n = needle.lower(), target.row_count
-            for k in range(1, n + 1):
-                r = (target.cursor_row + k) % n
-                if any(low in str(c).lower() for c in target.get_row_at(r)):
-                    target.move_cursor(row=r)
-                    found = r + 1
-                    break
-            if found is None:  # not in the table: the code below it, which the person sees too
-                code = self.pane(self.view.stage).code
-                found, where = code.find(needle), "code"
-        label = "row" if where == "table" else "line"
-        self._status_extra = f"'{needle}' in the {where}: " + (f"{label} {found}" if found else "no match")
+    @on(SearchBox.Done)
+    def _searched(self, event: SearchBox.Done) -> None:
+        self._status_extra = event.result
         self.refresh_status()
-
-    def on_key(self, event: Any) -> None:
-        box = self.query_one("#search", Input)
-        if event.key == "escape" and box.has_class("shown"):
-            box.remove_class("shown")
-            box.disabled = True
-            (getattr(self, "_search_target", None) or self.focus_target()).focus()
-            event.stop()
 
     # ------------------------------------------------------------------ run, screenshots, report, help, quit
     def action_run(self) -> None:
@@ -598,52 +431,8 @@ class StepApp(App[None]):
             self.session.run_status = "cancelling…"
             self.refresh_status()
 
-    def screenshot_name(self) -> str:
-        base = os.path.splitext(os.path.basename(self.session_path or self.script or "session"))[0]
-        g = (self.view.graph or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
-        return f"{base}_{g}_{self.view.stage}_{time.strftime('%H%M%S')}.svg"
-
     def action_screenshot(self, png: bool = True) -> None:
-        os.makedirs(self.screenshots, exist_ok=True)
-        path = self.save_screenshot(self.screenshot_name(), self.screenshots)
-        png_path = svg_to_png(path) if png else None
-        self.saved_screenshots += [p for p in (path, png_path) if p]
-        why = "" if png_path or not png else ("; " + (NO_PNG if shutil.which("rsvg-convert") is None
-                                                      else "PNG skipped: rsvg-convert failed"))
-        self.say(f"screenshot saved: {path}" + (f" (+ {os.path.basename(png_path)})" if png_path else "") + why)
-
-    def _screen_for_stop(self, stop: dict[str, Any]) -> None:
-        """--record-screens: one screenshot of this stop's pane."""
-        saved = (self.view.graph, self.view.stage)
-        self.view.graph, self.view.stage = graph_key(stop), stop["stage"]
-        if saved != (self.view.graph, self.view.stage):
-            self.refresh_all()
-        self.action_screenshot(png=False)
-        if saved != (self.view.graph, self.view.stage):
-            self.view.graph, self.view.stage = saved
-            self.refresh_all()
-
-    async def record_all_screens(self) -> None:
-        """--record-screens on a recorded session: one screenshot per stop, then back to the first."""
-        import asyncio  # noqa: PLC0415
-
-        for stop in list(self.session.stops):
-            if not self.is_running:
-                return
-            self._go(graph_key(stop), stop["stage"])
-            try:
-                self.refresh_all()
-                done = asyncio.Event()
-                self.screen.refresh()
-                self.call_after_refresh(done.set)
-                await done.wait()
-                self.action_screenshot(png=False)
-            except NoMatches:
-                return
-        if self.session.stops:
-            self._go(graph_key(self.session.stops[0]), self.session.stops[0]["stage"])
-            self.refresh_all()
-        self.say(f"saved {len(self.session.stops)} screenshots into {self.screenshots}/")
+        self.say(screenshots.save(self, png))
 
     def selection(self) -> str | None:
         """What the user stands on: the selected buffer, else the pane's cursor row."""
@@ -685,4 +474,4 @@ class StepApp(App[None]):
         self.exit()
 
 
-__all__ = ["StepApp", "STAGE_KEYS", "freeze_gc", "svg_to_png"]
+__all__ = ["StepApp"]

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
-
 from rich.text import Text
 
 from inductor_step.tracer.protocol import ALL_STAGES, graph_key

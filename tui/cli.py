@@ -174,9 +174,10 @@ def main(argv: list[str] | None = None) -> int:
                 msgs = list(read_session(ns.open, lazy_over=1 << 18))
             except (ValueError, OSError) as e:
                 raise UsageError(str(e)) from None
-            from inductor_step.tui.app import StepApp, freeze_gc as _freeze_gc  # noqa: PLC0415
+            from inductor_step.tui.app import StepApp  # noqa: PLC0415
+            from inductor_step.tui.session import freeze_gc  # noqa: PLC0415
 
-            _freeze_gc()
+            freeze_gc()
             app = StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
                           record_screens=ns.record_screens)
             app.run()

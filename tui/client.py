@@ -89,8 +89,6 @@ def import_root() -> str:
         if os.path.basename(pkg) == "inductor_step":
             _IMPORT_ROOT.append(os.path.dirname(pkg))
         else:
-            import tempfile  # noqa: PLC0415
-
             import atexit  # noqa: PLC0415
             import shutil  # noqa: PLC0415
             import tempfile  # noqa: PLC0415

@@ -31,7 +31,7 @@ import sys
 import time
 from typing import Any
 
-from inductor_step.tui.session import fmt_ms, load_session, session_command, session_parser
+from inductor_step.tui.session import load_session, session_command, session_parser
 from inductor_step.tui.text import fusion_text, ir_buffers_text, loopbody_text, run_text, scheduler_text
 
 #: artifact names of the levels torch has no event for

@@ -281,3 +281,14 @@ def session_command(session_path: str, work: Callable[[], str]) -> int:
         return 2
     print(path)
     return 0
+
+
+def freeze_gc() -> None:
+    """Move every object alive now out of the garbage collector's sight (``gc.freeze``), and make full
+    collections rarer: a large session is millions of parsed JSON objects that live as long as the
+    app, and a full collection over them stalled a key by ~0.5 s (BENCHMARKS.md (b))."""
+    import gc  # noqa: PLC0415
+
+    gc.freeze()
+    t0, t1, t2 = gc.get_threshold()
+    gc.set_threshold(t0, t1, max(t2, 1000))

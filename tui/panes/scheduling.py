@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Sequence
 
+from inductor_step.tracer.protocol import graph_key
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.text import joined, snode_text
 
@@ -76,6 +77,32 @@ class SchedulingPane(StagePane):
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
         key = self.key_of_row(data, row)
         return list(((self.links.get("fused_nodes") or {}).get(key or "") or {}).get("buffers") or [])
+
+    _pair_first: str | None = None
+
+    def fusion_pair(self) -> None:
+        """``f``: the first press names a node; the second, on another node, shows whether the two
+        were fused, the fusion log's lines on them, and (while this graph is paused at scheduling or
+        later) ``Scheduler.can_fuse`` asked live."""
+        table, app = self.table, self.app
+        if not table.row_count:
+            return
+        name = table.row_keys[table.cursor_row]
+        if self._pair_first is None or self._pair_first == name:
+            self._pair_first = name
+            app.set_status(f"fusion pair: {name} and … (move to another node, press f)")
+            return
+        a, b = self._pair_first, name
+        self._pair_first = None
+        v = app.view
+        live = (app.agent is not None and v.paused is not None and graph_key(v.paused) == v.graph
+                and v.paused["stage"] in ("scheduling", "loopbody", "codegen"))
+        self.show_pair(a, b, asking="asking scheduler.can_fuse …" if live else
+                       "can_fuse for any pair is asked live while the compile is paused at this graph's "
+                       "scheduling, loopbody or codegen stop")
+        app.set_status(f"fusion pair {a} and {b}: answer below")
+        if live:
+            app.agent.send("can_fuse", a=a, b=b)
 
     def show_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None,
                   asking: str = "") -> None:

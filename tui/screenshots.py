@@ -1,0 +1,96 @@
+"""``s``: a screenshot of the screen as SVG (Textual) and PNG (librsvg's ``rsvg-convert``, when it is
+installed); ``--record-screens``: one per stop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from typing import Any
+
+from textual.css.query import NoMatches
+
+from inductor_step.tracer.protocol import graph_key
+
+
+def svg_to_png(svg_path: str) -> str | None:
+    """Convert a screenshot SVG to PNG with ``rsvg-convert`` (librsvg) if it is installed; None
+    otherwise (:data:`NO_PNG` says why and how to get it).
+
+    Textual writes spaces as NBSP, which librsvg draws narrower than a cell, so code indentation
+    would shift; the copy given to the converter uses plain spaces with ``xml:space="preserve"``.
+    """
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        return None
+    with open(svg_path, encoding="utf-8") as f:
+        svg = f.read().replace("&#160;", " ").replace("<svg ", '<svg xml:space="preserve" ', 1)
+    png = os.path.splitext(svg_path)[0] + ".png"
+    with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False, encoding="utf-8") as tmp:
+        tmp.write(svg)
+    try:
+        subprocess.run([exe, tmp.name, "-o", png], check=True, capture_output=True, timeout=60)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    finally:
+        os.unlink(tmp.name)
+    return png
+
+
+#: why ``s`` saved no PNG
+NO_PNG = "PNG skipped: rsvg-convert is not installed (apt install librsvg2-bin, or open the SVG in a browser)"
+
+
+def screenshot_name(app: Any) -> str:
+    """``<session>_<compile id>_<kind>_<stage>_<HHMMSS>.svg``."""
+    base = os.path.splitext(os.path.basename(app.session_path or app.script or "session"))[0]
+    g = (app.view.graph or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
+    return f"{base}_{g}_{app.view.stage}_{time.strftime('%H%M%S')}.svg"
+
+
+def save(app: Any, png: bool = True) -> str:
+    """Save the screen into ``app.screenshots``; returns what the app says about it (paths, or why the
+    PNG was skipped)."""
+    os.makedirs(app.screenshots, exist_ok=True)
+    path = app.save_screenshot(screenshot_name(app), app.screenshots)
+    png_path = svg_to_png(path) if png else None
+    app.saved_screenshots += [p for p in (path, png_path) if p]
+    why = "" if png_path or not png else ("; " + (NO_PNG if shutil.which("rsvg-convert") is None
+                                                  else "PNG skipped: rsvg-convert failed"))
+    return f"screenshot saved: {path}" + (f" (+ {os.path.basename(png_path)})" if png_path else "") + why
+
+
+def for_stop(app: Any, stop: dict[str, Any]) -> None:
+    """--record-screens, live: one screenshot of this stop's pane."""
+    saved = (app.view.graph, app.view.stage)
+    app.view.graph, app.view.stage = graph_key(stop), stop["stage"]
+    if saved != (app.view.graph, app.view.stage):
+        app.refresh_all()
+    save(app, png=False)
+    if saved != (app.view.graph, app.view.stage):
+        app.view.graph, app.view.stage = saved
+        app.refresh_all()
+
+
+async def every_stop(app: Any) -> None:
+    """--record-screens on a recorded session: one screenshot per stop, then back to the first."""
+    for stop in list(app.session.stops):
+        if not app.is_running:
+            return
+        app.go(graph_key(stop), stop["stage"])
+        try:
+            app.refresh_all()
+            done = asyncio.Event()
+            app.screen.refresh()
+            app.call_after_refresh(done.set)
+            await done.wait()
+            save(app, png=False)
+        except NoMatches:
+            return
+    if app.session.stops:
+        app.go(graph_key(app.session.stops[0]), app.session.stops[0]["stage"])
+        app.refresh_all()
+    app.say(f"saved {len(app.session.stops)} screenshots into {app.screenshots}/")
