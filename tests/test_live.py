@@ -1,0 +1,84 @@
+"""The live app, driven by keys while the agent runs a real script (issue 17.8 and 17.10).
+
+Each test starts the real agent on a small script (a real ``torch.compile`` on CPU) and presses keys
+as a person does, then reads what the panes say.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from inductor_step.tui.app import StepApp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "scripts")
+
+
+async def wait_for(pilot, cond, timeout: float = 240.0) -> None:
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError("timed out waiting")
+        await pilot.pause(0.1)
+
+
+def live(script: str, steps, tmp_path, size=(120, 40)) -> StepApp:
+    app = StepApp(script=script, session_path=str(tmp_path / "s.jsonl"), screenshots=str(tmp_path))
+
+    async def main():
+        async with app.run_test(size=size) as pilot:
+            try:
+                await steps(app, pilot)
+            finally:
+                app.action_quit_app()
+
+    asyncio.run(main())
+    return app
+
+
+def test_a_script_that_never_compiles_says_so_in_the_pane(tmp_path):
+    seen = {}
+
+    async def steps(app, pilot):
+        await wait_for(pilot, lambda: app.session.agent_exit is not None or app.session.done is not None)
+        await pilot.pause(0.2)
+        seen["code"] = app.query_one("#code-dynamo").text
+
+    live(os.path.join(SCRIPTS, "no_compile.py"), steps, tmp_path)
+    assert "waiting for the script's first torch.compile" not in seen["code"]
+    assert "the script ended (exit 0) without compiling a graph" in seen["code"]
+
+
+def test_a_script_that_raised_before_compiling_shows_its_error_in_the_pane(tmp_path):
+    seen = {}
+
+    async def steps(app, pilot):
+        await wait_for(pilot, lambda: app.session.agent_exit is not None or app.session.done is not None)
+        await pilot.pause(0.2)
+        seen["code"] = app.query_one("#code-dynamo").text
+
+    live(os.path.join(SCRIPTS, "raises_before_compile.py"), steps, tmp_path)
+    assert "without compiling a graph" in seen["code"]
+    assert "RuntimeError" in seen["code"] and "raises_before_compile.py" in seen["code"]
+
+
+def test_two_quick_n_presses_advance_two_stops(tmp_path):
+    """Issue 17.10: n n pressed at once at the newest stop goes on two stops, not one."""
+    seen = {}
+
+    async def steps(app, pilot):
+        await wait_for(pilot, lambda: app.view.paused is not None)
+        first = app.view.paused["stage"]
+        await pilot.press("n", "n")
+        await wait_for(pilot, lambda: app.view.paused is not None and len(app.session.stops) >= 3)
+        await pilot.pause(0.3)
+        seen["stops"] = [s["stage"] for s in app.session.stops]
+        seen["first"] = first
+        seen["paused"] = app.view.paused["stage"] if app.view.paused else None
+
+    live(os.path.join(os.path.dirname(HERE), "tracer", "demo", "train_step.py"), steps, tmp_path)
+    assert seen["first"] == "dynamo"
+    assert seen["stops"][:3] == ["dynamo", "aot", "lowering"]
+    assert seen["paused"] == "lowering"
