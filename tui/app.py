@@ -92,6 +92,8 @@ class Commands(Provider):
                for p in PANES]
         out += [(f"Go to graph: {g}", lambda g=g: app.show_graph(g), bars.graph_label(g, "").plain)
                 for g in app.session.graphs]
+        out += [(f"Diff with: {g}", lambda g=g: app.diff_with(g), "d: this graph against its default partner")
+                for g in app.session.graphs if g != app.view.graph]
         out += [("Run and time every graph", app.action_run, "r"),
                 ("Write the bug-report bundle", app.action_report, "R"),
                 ("Save a screenshot", app.action_screenshot, "s")]
@@ -118,8 +120,10 @@ class StepApp(App[None]):
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
                  messages: list[dict[str, Any]] | None = None, session_path: str | None = None,
-                 screenshots: str | None = None, python: str | None = None, record_screens: bool = False):
+                 screenshots: str | None = None, python: str | None = None, record_screens: bool = False,
+                 diff_against: tuple[str, list[dict[str, Any]]] | None = None):
         super().__init__()
+        self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
         self.session = Session()
         self.session_path = session_path
@@ -182,6 +186,8 @@ class StepApp(App[None]):
             self.set_timer(0.5, lambda: self.run_worker(self._preload, thread=True, group="preload"))
             if self.record_screens:
                 self.run_worker(self.record_all_screens(), exclusive=True)
+            if self.diff_against is not None:
+                self.push_diff_sessions()
 
     def _preload(self) -> None:
         from textual.worker import get_current_worker  # noqa: PLC0415
@@ -506,6 +512,68 @@ class StepApp(App[None]):
                 top.show(event.size.width, event.size.height)
         elif isinstance(top, TooSmallScreen):
             self.pop_screen()
+
+    # ------------------------------------------------------------------ diff (issue 21)
+    def action_diff(self) -> None:
+        """d: the graph highlighted in the graph list (else the one shown) against its default partner
+        (a recompile [0/1] against [0/0] of the same kind)."""
+        from inductor_step.tui.diff import default_partner  # noqa: PLC0415
+
+        key = self.view.graph
+        ol = self.query_one("#graphs", OptionList)
+        if self.focused is ol and ol.highlighted is not None:
+            key = ol.options[ol.highlighted].id or key
+        other = default_partner(self.session.graphs, key) if key else None
+        if key is None or other is None:
+            self.notify("diff needs two compiled graphs (ctrl+p: Diff with … picks the other)")
+            return
+        self.diff_with(other, key)
+
+    def diff_with(self, other: str, key: str | None = None) -> None:
+        """The diff screen of ``key`` (default: the graph shown) and ``other``, the earlier one as A."""
+        from inductor_step.tui.diff import Graph, diff_graphs  # noqa: PLC0415
+        from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
+
+        key = key or self.view.graph
+        if key is None or other == key:
+            return
+        graphs = self.session.graphs
+        a, b = sorted((other, key), key=lambda g: graphs.index(g) if g in graphs else 0)
+        d = diff_graphs(Graph.from_session(self.session, a), Graph.from_session(self.session, b))
+        self.query_one("#graphs", OptionList).remove_class("shown")
+        self.push_screen(DiffScreen([DiffPair(a, b, "", d)]))
+
+    def push_diff_sessions(self) -> None:
+        """`inductor-step diff A B`: the diff screen over every pair of graphs of A and this session (B)."""
+        from inductor_step.tui.diff import diff_sessions  # noqa: PLC0415
+        from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
+
+        assert self.diff_against is not None
+        path_a, msgs = self.diff_against
+        other = Session()
+        for m in msgs:
+            other.add(m)
+        la, lb = os.path.basename(path_a), os.path.basename(self.session_path or "B")
+        pairs = [DiffPair(*p) for p in diff_sessions(other, self.session, "", "")]
+        self.push_screen(DiffScreen(pairs, same_session=False, label_a=la, label_b=lb))
+
+    def open_in_pane(self, graph: str, stage: str, name: str, buffers: list[str]) -> None:
+        """Show ``graph``'s pane ``stage`` with the row of ``name`` (an FX node, a buffer, a scheduler
+        node, a kernel) under the cursor; ``buffers`` (its IR buffers) become the selection."""
+        self._go(graph, stage)
+        self.view.follow = False
+        self.view.selected = buffers[0] if buffers else None
+        self.refresh_all()
+        pane = self.pane(stage)
+        data = pane.data() if isinstance(pane, StagePane) else None
+        if data is not None and name:
+            keys, row, _w = pane.cached_rows(data)
+            by_name = getattr(pane, "_rows_by_name", None)  # FX panes key their rows by index
+            i = keys.index(name) if name in keys else by_name(data).get(name) if by_name else \
+                next((i for i in range(len(keys)) if str(row(i)[0]) == name), None)
+            if i is not None and pane.table.cursor_row != i:
+                pane.table.move_cursor(row=i)
+        self.focus_target().focus()
 
     # ------------------------------------------------------------------ scheduling: f
     def action_fusion_pair(self) -> None:
