@@ -33,6 +33,7 @@ Where each comparison comes from:
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -51,6 +52,9 @@ LEVELS: tuple[tuple[str, str, str], ...] = (
 
 #: a graph time that moved by more than this fraction counts as a change
 TIME_CHANGE = 0.10
+#: kernels left unmatched by source and name are compared each with each (similarity) only up to
+#: this many pairs; beyond, they are reported added and removed
+SIMILAR_PAIRS = 2500
 
 
 @dataclass
@@ -141,12 +145,18 @@ class Level:
         if self.missing:
             return f"not compared: {self.missing}"
         if self.informational:
-            return f"changed by more than {100 * TIME_CHANGE:.0f}%" if self.flagged else \
-                f"within {100 * TIME_CHANGE:.0f}%"
+            return f"moved > {100 * TIME_CHANGE:.0f}%" if self.flagged else f"within {100 * TIME_CHANGE:.0f}%"
         if not self.changes:
             return "changed" if self.flagged else "no change"
-        n = {k: sum(1 for c in self.changes if c.kind == k) for k in ("changed", "added", "removed")}
-        return ", ".join(f"{v} {k}" for k, v in n.items() if v)
+        return ", ".join(f"{v} {k}" for k, v in self.counts.items() if v)
+
+    @functools.cached_property
+    def counts(self) -> dict[str, int]:
+        """How many changes of each kind (counted once, when the level is complete)."""
+        n = {"changed": 0, "added": 0, "removed": 0}
+        for c in self.changes:
+            n[c.kind] = n.get(c.kind, 0) + 1
+        return n
 
 
 @dataclass
@@ -326,6 +336,36 @@ def _short_where(where: str, script_dir: str | None) -> str:
     return where
 
 
+# --------------------------------------------------------------------------- alignment
+
+#: above this many items in the part two sequences do not share at their ends, the alignment lets
+#: difflib treat items that occur in over 1% of the sequence as junk (its autojunk), which keeps a
+#: graph of thousands of repeated ops from taking seconds
+EXACT_ALIGN = 2000
+
+
+def align(ka: Sequence[Any], kb: Sequence[Any]) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes (tag, i1, i2, j1, j2) turning ``ka`` into ``kb``: the common head and tail
+    are equal blocks found in one pass, the middle is aligned by :class:`difflib.SequenceMatcher`."""
+    n, m = len(ka), len(kb)
+    head = 0
+    while head < n and head < m and ka[head] == kb[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and ka[n - 1 - tail] == kb[m - 1 - tail]:
+        tail += 1
+    out: list[tuple[str, int, int, int, int]] = []
+    if head:
+        out.append(("equal", 0, head, 0, head))
+    mid_a, mid_b = ka[head:n - tail], kb[head:m - tail]
+    if mid_a or mid_b:
+        sm = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=max(len(mid_a), len(mid_b)) > EXACT_ALIGN)
+        out += [(t, i1 + head, i2 + head, j1 + head, j2 + head) for t, i1, i2, j1, j2 in sm.get_opcodes()]
+    if tail:
+        out.append(("equal", n - tail, n, m - tail, m))
+    return out
+
+
 # --------------------------------------------------------------------------- FX nodes
 
 def _listed(xs: Any) -> str:
@@ -351,15 +391,17 @@ def _node_fields(n: dict[str, Any]) -> dict[str, str]:
 
 def diff_nodes(na: list[dict[str, Any]], nb: list[dict[str, Any]], named_inputs: bool) -> list[Change]:
     """FX nodes added, removed and changed (target, shape, dtype, device), aligned by structure: a
-    sequence alignment (difflib) over (op, target), so renamed nodes (``add_1`` -> ``add_2``) pair up
+    sequence alignment (:func:`align`) over (op, target), so renamed nodes (``add_1`` -> ``add_2``) pair up
     and an inserted node does not shift every later one."""
     ka = [_node_key(n, named_inputs) for n in na]
     kb = [_node_key(n, named_inputs) for n in nb]
     out: list[Change] = []
-    sm = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    for tag, i1, i2, j1, j2 in align(ka, kb):
         if tag == "equal":
             for x, y in zip(na[i1:i2], nb[j1:j2]):
+                if x.get("shape") == y.get("shape") and x.get("dtype") == y.get("dtype") \
+                        and x.get("device") == y.get("device"):
+                    continue
                 fa, fb = _node_fields(x), _node_fields(y)
                 diffs = [f"{k} {fa[k]} -> {fb[k]}" for k in fa if fa[k] != fb[k]]
                 if diffs:
@@ -443,8 +485,7 @@ def diff_buffers(ba: list[dict[str, Any]], bb: list[dict[str, Any]]) -> tuple[li
     ka, kb = [_buffer_key(b) for b in ba], [_buffer_key(b) for b in bb]
     out: list[Change] = []
     pairs: dict[str, str] = {}
-    sm = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    for tag, i1, i2, j1, j2 in align(ka, kb):
         if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
             for x, y in zip(ba[i1:i2], bb[j1:j2]):
                 pairs[x["name"]] = y["name"]
@@ -564,23 +605,32 @@ def match_kernels(ka: list[dict[str, Any]], kb: list[dict[str, Any]]) -> tuple[l
     left_a, left_b = list(range(len(ka))), list(range(len(kb)))
     pairs: list[tuple[int, int, str]] = []
 
-    def take(pred: Callable[[int, int], bool], how: str) -> None:
+    def take(key_a: list[Any], key_b: list[Any], how: str) -> None:
+        """Pair A's and B's kernels with equal keys, in order (a multiset match: O(n))."""
+        free: dict[Any, list[int]] = {}
+        for j in left_b:
+            free.setdefault(key_b[j], []).append(j)
         for i in list(left_a):
-            j = next((j for j in left_b if pred(i, j)), None)
-            if j is not None:
+            js = free.get(key_a[i])
+            if js:
+                j = js.pop(0)
                 pairs.append((i, j, how))
                 left_a.remove(i)
                 left_b.remove(j)
 
-    same_backend = lambda i, j: ka[i].get("backend") == kb[j].get("backend")  # noqa: E731
-    take(lambda i, j: same_backend(i, j) and na[i] == nb[j], "same")
-    take(lambda i, j: same_backend(i, j) and _kernel_stem(ka[i]["name"]) == _kernel_stem(kb[j]["name"]), "name")
+    take([(k.get("backend"), n) for k, n in zip(ka, na)], [(k.get("backend"), n) for k, n in zip(kb, nb)], "same")
+    take([(k.get("backend"), _kernel_stem(k["name"])) for k in ka],
+         [(k.get("backend"), _kernel_stem(k["name"])) for k in kb], "name")
+    if len(left_a) * len(left_b) > SIMILAR_PAIRS:
+        return pairs, left_a, left_b  # too many to compare each with each: the rest are added / removed
+    lines_a = {i: na[i].split("\n") for i in left_a}
+    lines_b = {j: nb[j].split("\n") for j in left_b}
     for i in list(left_a):
         best, score = None, 0.6
         for j in left_b:
-            if not same_backend(i, j):
+            if ka[i].get("backend") != kb[j].get("backend"):
                 continue
-            sm = difflib.SequenceMatcher(None, na[i], nb[j], autojunk=False)
+            sm = difflib.SequenceMatcher(None, lines_a[i], lines_b[j], autojunk=False)
             if sm.real_quick_ratio() < score or sm.quick_ratio() < score:
                 continue
             r = sm.ratio()
@@ -723,7 +773,8 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
                                               if x.where else "Dynamo itself (no user line recorded)"))
         if not guards_text:
             detail.append(f"the guards of {cid} are not in the session (Dynamo logs them once the backend compile ends)")
-        why.changes.append(Change("changed", cid, b.compile_id, what, text="\n".join(detail)))
+        src = g[0].source if g and g[0].source else (g[0].kind if g else "")
+        why.changes.append(Change("changed", None, f"{cid or '?'} {src}".strip(), what, text="\n".join(detail)))
     if not same_session:
         why.title = "why they differ"
         why.notes += _header_changes(a.header, b.header)
@@ -829,7 +880,11 @@ def pair_graphs(sa: Any, sb: Any) -> list[tuple[str | None, str | None, str]]:
         for h in left_b:
             if h.split(" ", 1)[-1] != kind:
                 continue
-            r = difflib.SequenceMatcher(None, sig, _dynamo_sig(sb, h), autojunk=False).ratio()
+            other = _dynamo_sig(sb, h)
+            sm = difflib.SequenceMatcher(None, sig, other, autojunk=max(len(sig), len(other)) > EXACT_ALIGN)
+            if sm.real_quick_ratio() < score or sm.quick_ratio() < score:
+                continue
+            r = sm.ratio()
             if r >= score:
                 best, score = h, r
         if best is not None:

@@ -31,6 +31,9 @@ LEVEL_KEYS = {"why": "0", "dynamo": "1", "post_grad": "2", "buffers": "3", "sche
               "timing": "7"}
 
 
+COLUMNS = ("", "item", "what changed")
+
+
 @dataclass
 class DiffPair:
     """One pair of graphs on the diff screen: their keys in A's and B's session (None when only one
@@ -52,6 +55,7 @@ class DiffScreen(Screen[None]):
                   tooltip=f"diff level: {title}") for lv, title, _s in LEVELS for k in [LEVEL_KEYS[lv]]],
         Binding("5,8,l", "no_level", show=False),
         Binding("n", "step(1)", "Next level", id="diff-next", tooltip="next changed level"),
+        Binding("space", "step(1)", show=False),
         Binding("b", "step(-1)", "Prev level", id="diff-prev", tooltip="previous changed level"),
         Binding("p", "pair(1)", "Next pair", id="diff-pair", tooltip="two sessions: the next pair of graphs"),
         Binding("slash,g,f,r", "no_level", show=False),
@@ -64,7 +68,7 @@ class DiffScreen(Screen[None]):
     DiffScreen #diff-table { height: 2fr; min-height: 4; }
     DiffScreen #diff-code { height: 3fr; border-top: hkey $primary; }
     DiffScreen #diff-table:focus, DiffScreen #diff-code:focus, DiffScreen #diff-levels:focus { border-left: outer $accent; }
-    DiffScreen.narrow #diff-levels { width: 18; }
+    DiffScreen.narrow #diff-levels { width: 24; }
     """
 
     def __init__(self, pairs: list[DiffPair], same_session: bool = True, label_a: str = "", label_b: str = ""):
@@ -74,6 +78,9 @@ class DiffScreen(Screen[None]):
         self.label_a, self.label_b = label_a, label_b
         self.index = next((i for i, p in enumerate(pairs) if p.diff is not None), 0)
         self.level_key: str | None = None
+        self._rows: dict[tuple[int, str], tuple[tuple[str, ...], Any, list[int]]] = {}
+        self._shown: tuple[int, str, int] | None = None  # (pair, level, row) whose change is in the code view
+        self._warm_timer: Any = None
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -107,8 +114,8 @@ class DiffScreen(Screen[None]):
         return self.diff.changed_levels if self.diff else []
 
     def on_mount(self) -> None:
-        self.table.add_columns("", "item", "what changed")
-        self.table.fit(2, 2, min_width=20)
+        self.table.add_columns(*COLUMNS)
+        self.table.fit((1, 2), 2, min_width=16)
         self.show_pair()
         self.table.focus()
 
@@ -143,6 +150,8 @@ class DiffScreen(Screen[None]):
             ol.add_option(Option(Text("no change:\n  " + ",\n  ".join(same), "dim"), id="_same", disabled=True))
         if levels:
             self.show_level(levels[0].key)
+            if self._warm_timer is None:
+                self._warm_timer = self.set_timer(0.3, self._warm)
         else:
             self.level_key = None
             self.table.clear()
@@ -160,21 +169,43 @@ class DiffScreen(Screen[None]):
         if key in ids and ol.highlighted != ids.index(key):
             ol.highlighted = ids.index(key)
         changes = lv.changes
-        keys = [str(i) for i in range(len(changes))]
-        style = {"added": "green", "removed": "red", "changed": "yellow"}
-
-        def row(i: int) -> tuple:
-            c = changes[i]
-            return (Cell(c.mark, style.get(c.kind, "")), Cell(c.name, "bold"), Cell(c.what))
-        self.table.set_rows(keys, row)
+        keys, row, widths = self.level_rows(key)
+        self._shown = None
+        self.table.set_rows(keys, row, widths=widths)
         if changes:
-            self.table.move_cursor(row=0)
             self.show_change(0)
         else:
             self.code.set_code(self.level_text(lv), "text")
         state = lv.summary() if not lv.missing else lv.missing
         self._status(f"{LEVEL_KEYS[key]} {lv.title}: {state}   Enter: open in pane {lv.stage}  n/b: next/prev level"
                      "  Esc: back")
+
+    def level_rows(self, key: str) -> tuple[tuple[str, ...], Any, list[int]]:
+        """Level ``key``'s table rows (keys, the row formatter, column widths), kept per pair and
+        level: a large graph's level has tens of thousands of changes, measured once."""
+        hit = self._rows.get((self.index, key))
+        if hit is not None:
+            return hit
+        assert self.diff is not None
+        changes = self.diff.level(key).changes
+        style = {"added": "green", "removed": "red", "changed": "yellow"}
+
+        def row(i: int) -> tuple:
+            c = changes[i]
+            return (Cell(c.mark, style.get(c.kind, "")), Cell(c.name, "bold"), Cell(c.what))
+        keys = tuple(str(i) for i in range(len(changes)))
+        out = (keys, row, Table.measure(COLUMNS, len(keys), row))
+        self._rows[(self.index, key)] = out
+        return out
+
+    def _warm(self) -> None:
+        """Measure the next level's rows while the person reads (one level per tick)."""
+        self._warm_timer = None
+        for lv in self.shown_levels():
+            if (self.index, lv.key) not in self._rows:
+                self.level_rows(lv.key)
+                self._warm_timer = self.set_timer(0.05, self._warm)
+                return
 
     def level_text(self, lv: Level) -> str:
         head = [f"# {lv.title}: {lv.summary()}"]
@@ -187,6 +218,9 @@ class DiffScreen(Screen[None]):
         lv = d.level(key)
         if not 0 <= row < len(lv.changes):
             return
+        if self._shown == (self.index, key, row):
+            return
+        self._shown = (self.index, key, row)
         c = lv.changes[row]
         lines = [f"# {lv.title}: {lv.summary()}"] + [f"# {n}" for n in lv.notes]
         lines += ["", f"{c.mark} {c.name}", f"  {c.what}"]
