@@ -99,6 +99,10 @@ def test_recompile_aligns_post_grad_nodes_by_structure_not_by_name(recompile):
     assert not [c for c in pg.changes if c.kind == "removed"]
     renamed = next(c for c in pg.changes if c.a == "arg0_1" and c.kind == "changed")
     assert renamed.b == "arg1_1" and "shape [8, 64] ->" in renamed.what
+    # the AOT graph's text, node numbering ignored: the new SymInt input and the shapes
+    aot = next(c for c in pg.changes if c.b == "AOT inference graph")
+    assert re.search(r'^\+\s+arg0_1: "Sym\(s\d+\)"', aot.text, re.M)
+    assert re.search(r'^-\s+pow_#: "f32\[8, 64\]', aot.text, re.M)
 
 
 def test_recompile_buffers_scheduler_and_kernel_changes(recompile):
@@ -167,7 +171,7 @@ def test_diff_headless_prints_the_summary(capsys):
     out = capsys.readouterr().out
     assert "[0/0] inference        <-> [0/0] inference        same compile id and kind" in out
     assert "== scheduler nodes: 1 changed ==" in out and "fused group split" in out
-    assert "no change: why they differ, Dynamo graph, post-grad graph, IR buffers" in out
+    assert "no change: why they differ, Dynamo graph, AOT and post-grad graphs, IR buffers" in out
     # one session given twice: its recompiles against their default partners
     assert main(["diff", "--headless", "--no-source", RECOMPILE, RECOMPILE]) == 0
     out = capsys.readouterr().out

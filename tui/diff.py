@@ -43,7 +43,7 @@ from typing import Any, Callable, Sequence
 LEVELS: tuple[tuple[str, str, str], ...] = (
     ("why", "why it recompiled", "dynamo"),
     ("dynamo", "Dynamo graph", "dynamo"),
-    ("post_grad", "post-grad graph", "aot"),
+    ("post_grad", "AOT and post-grad graphs", "aot"),
     ("buffers", "IR buffers", "lowering"),
     ("scheduling", "scheduler nodes", "scheduling"),
     ("kernels", "kernels", "codegen"),
@@ -466,6 +466,35 @@ def specializations(na: list[dict[str, Any]], nb: list[dict[str, Any]]) -> list[
     return out
 
 
+_NODE_NUMBER = re.compile(r"(?<=[A-Za-z])_\d+\b")
+#: AOT graph texts longer than this many lines are compared, not diffed line by line
+AOT_DIFF_LINES = 5000
+
+
+def diff_aot_graphs(ga: dict[str, str], gb: dict[str, str]) -> list[Change]:
+    """The AOT graphs (``aot_joint_graph``, ``aot_forward_graph``, ...) both stops hold whose text
+    differs once node numbering (``add_1``, ``primals_3``) is replaced: one change each, with a
+    unified diff of the normalized texts (under :data:`AOT_DIFF_LINES` lines)."""
+    out = []
+    for name in ("joint", "inference", "forward", "backward"):
+        a, b = ga.get(name), gb.get(name)
+        if not a or not b or a == b:
+            continue
+        na, nb = _NODE_NUMBER.sub("_#", a), _NODE_NUMBER.sub("_#", b)
+        if na == nb:
+            continue
+        la, lb = na.split("\n"), nb.split("\n")
+        if max(len(la), len(lb)) > AOT_DIFF_LINES:
+            out.append(Change("changed", f"AOT {name} graph", None, f"text differs ({len(la)} -> {len(lb)} lines; "
+                              "too long to diff here: the nodes above say what changed)"))
+            continue
+        udiff = "\n".join(difflib.unified_diff(la, lb, f"A aot_{name}_graph", f"B aot_{name}_graph", lineterm="", n=1))
+        n = sum(1 for ln in udiff.split("\n") if ln[:1] in "+-" and ln[:3] not in ("+++", "---"))
+        out.append(Change("changed", None, f"AOT {name} graph", f"text differs: {n} lines (node numbering ignored)",
+                          text=udiff))
+    return out
+
+
 # --------------------------------------------------------------------------- IR buffers, scheduler nodes
 
 _STEM = re.compile(r"_\d+$")
@@ -804,6 +833,7 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
             if sorted(ga) != sorted(gb):
                 lv.notes.append(f"AOT graphs: {', '.join(sorted(ga)) or '-'} -> {', '.join(sorted(gb)) or '-'}")
                 lv.flagged = True
+            lv.changes += diff_aot_graphs(ga, gb)
 
     # IR buffers and scheduler nodes
     buf_map: dict[str, str] = {}
