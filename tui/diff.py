@@ -43,7 +43,7 @@ from typing import Any, Callable, Sequence
 LEVELS: tuple[tuple[str, str, str], ...] = (
     ("why", "why it recompiled", "dynamo"),
     ("dynamo", "Dynamo graph", "dynamo"),
-    ("post_grad", "AOT and post-grad graphs", "aot"),
+    ("post_grad", "AOT/post-grad graphs", "aot"),
     ("buffers", "IR buffers", "lowering"),
     ("scheduling", "scheduler nodes", "scheduling"),
     ("kernels", "kernels", "codegen"),

@@ -34,6 +34,14 @@ LEVEL_KEYS = {"why": "0", "dynamo": "1", "post_grad": "2", "buffers": "3", "sche
 COLUMNS = ("", "item", "what changed")
 
 
+def compact(lv: Level) -> str:
+    """A level's summary in the list's width: ``~5 +9 -25`` (changed, added, removed)."""
+    if lv.missing or lv.informational or not lv.changes:
+        return lv.summary() if not lv.missing else "not compared"
+    n = lv.counts
+    return " ".join(f"{m}{n[k]}" for m, k in (("~", "changed"), ("+", "added"), ("-", "removed")) if n.get(k))
+
+
 @dataclass
 class DiffPair:
     """One pair of graphs on the diff screen: their keys in A's and B's session (None when only one
@@ -143,7 +151,7 @@ class DiffScreen(Screen[None]):
         levels = self.shown_levels()
         for lv in levels:
             label = Text.assemble((f"{LEVEL_KEYS[lv.key]} ", "bold cyan"), (lv.title, "bold" if lv.changed else "dim"),
-                                  "\n  ", (lv.summary(), "yellow" if lv.changed else "dim"))
+                                  "\n  ", (compact(lv), "yellow" if lv.changed else "dim"))
             ol.add_option(Option(label, id=lv.key))
         same = [lv.title for lv in d.levels if lv not in levels]
         if same:
