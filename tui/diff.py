@@ -37,7 +37,7 @@ import functools
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 #: (level key, title, the stage whose pane shows its items), top-down
 LEVELS: tuple[tuple[str, str, str], ...] = (
