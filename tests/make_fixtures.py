@@ -18,7 +18,14 @@ RUNS = {
     "demo.jsonl": ["--run"],
     "codegen_error.jsonl": [os.path.join(HERE, "scripts", "cpp_compile_error.py")],
     "graph_breaks.jsonl": [os.path.join(HERE, "scripts", "graph_breaks.py")],
+    # issue 21's diff pairs: a dynamic-shape recompile, a dtype change, one script under two Inductor configs
+    "diff_recompile.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_recompile.py")],
+    "diff_dtype.jsonl": [os.path.join(HERE, "scripts", "diff_dtype.py")],
+    "diff_config_a.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_config.py")],
+    "diff_config_b.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_config.py")],
 }
+#: extra environment of a run
+ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}
 
 if __name__ == "__main__":
     os.makedirs(FIXTURES, exist_ok=True)
@@ -30,5 +37,5 @@ if __name__ == "__main__":
         opts = [a for a in args if a.startswith("--")]
         script = [a for a in args if not a.startswith("--")]
         subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *opts, "--record", out, *script],
-                       cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                       cwd="/tmp", env=dict(env, **ENV.get(name, {})), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         print(name, os.path.getsize(out), "bytes")

@@ -30,6 +30,7 @@ from inductor_step.tui.screens.help import HelpScreen
 from inductor_step.tui.screens.too_small import MIN_SIZE, TooSmallScreen
 from inductor_step.tui.search import SearchBox
 from inductor_step.tui import screenshots
+from inductor_step.tui.screens import diff_actions
 from inductor_step.tui.commands import Commands
 from inductor_step.tui.session import Session, freeze_gc
 from inductor_step.tui.state import BufferSelected, OpenKernel, ViewState
@@ -54,8 +55,10 @@ class StepApp(App[None]):
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
                  messages: list[dict[str, Any]] | None = None, session_path: str | None = None,
-                 screenshots: str | None = None, python: str | None = None, record_screens: bool = False):
+                 screenshots: str | None = None, python: str | None = None, record_screens: bool = False,
+                 diff_against: tuple[str, list[dict[str, Any]]] | None = None):
         super().__init__()
+        self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
         self.session = Session()
         self.session_path = session_path
@@ -116,6 +119,8 @@ class StepApp(App[None]):
             self.set_timer(0.5, lambda: self.run_worker(self._preload, thread=True, group="preload"))
             if self.record_screens:
                 self.run_worker(screenshots.every_stop(self), exclusive=True)
+            if self.diff_against is not None:
+                diff_actions.diff_sessions(self)
 
     def _preload(self) -> None:
         from textual.worker import get_current_worker  # noqa: PLC0415
@@ -398,6 +403,35 @@ class StepApp(App[None]):
         elif isinstance(top, TooSmallScreen):
             self.pop_screen()
 
+    # ------------------------------------------------------------------ diff (issue 21)
+    def action_diff(self) -> None:
+        """d: the graph highlighted in the graph list (else the one shown) against its default partner
+        (a recompile [0/1] against [0/0] of the same kind)."""
+        diff_actions.diff_default(self)
+
+    def diff_with(self, other: str, key: str | None = None) -> None:
+        """The diff screen of ``key`` (default: the graph shown) and ``other``, the earlier one as A."""
+        diff_actions.diff_with(self, other, key)
+
+    def open_in_pane(self, graph: str, stage: str, name: str, buffers: list[str]) -> None:
+        """Show ``graph``'s pane ``stage`` with the row of ``name`` (an FX node, a buffer, a scheduler
+        node, a kernel) under the cursor; ``buffers`` (its IR buffers) become the selection."""
+        self.go(graph, stage)
+        self.view.follow = False
+        self.view.selected = buffers[0] if buffers else None
+        self.refresh_all()
+        pane = self.pane(stage)
+        data = pane.data() if isinstance(pane, StagePane) else None
+        if data is not None and name:
+            keys, row, _w = pane.cached_rows(data)
+            by_name = getattr(pane, "_rows_by_name", None)  # FX panes key their rows by index
+            i = keys.index(name) if name in keys else by_name(data).get(name) if by_name else \
+                next((i for i in range(len(keys)) if str(row(i)[0]) == name), None)
+            if i is not None and pane.table.cursor_row != i:
+                pane.table.move_cursor(row=i)
+        self.focus_target().focus()
+
+    # ------------------------------------------------------------------ scheduling: f
     def action_fusion_pair(self) -> None:
         """Pane 4: f on one node, then f on another: were they fused, and why."""
         if self.view.stage != "scheduling":

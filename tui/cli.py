@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Options go before SCRIPT; everything after SCRIPT is passed to it verbatim.  "
                "With no SCRIPT, steps the bundled demo (a small training step).  "
                "Also: `inductor-step report SESSION` (a bug-report bundle) and "
-               "`inductor-step export SESSION DIR` (a TORCH_TRACE-style log for tlparse).",
+               "`inductor-step export SESSION DIR` (a TORCH_TRACE-style log for tlparse) and "
+               "`inductor-step diff A B` (two sessions level by level; --headless prints it).",
     )
     p.add_argument("--headless", action="store_true", help="no UI: run straight through, print one line per stop")
     p.add_argument("--record", metavar="FILE", help="write the session (JSON lines) to FILE "
@@ -153,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # a subcommand wins over a file or folder of the same name (reach that one as ./export)
-    if argv and argv[0] in ("report", "export"):
+    if argv and argv[0] in ("report", "export", "diff"):
+        if argv[0] == "diff":
+            return main_diff(argv[1:])
         if argv[0] == "report":
             from inductor_step.tui.report import main_report  # noqa: PLC0415
 
@@ -207,6 +210,48 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         print(f"inductor-step: session written to {record}", file=sys.stderr)
         return app.script_rc or 0
+    except UsageError as e:
+        print(f"inductor-step: {e}", file=sys.stderr)
+        return 2
+
+
+def main_diff(argv: list[str]) -> int:
+    """``inductor-step diff A.jsonl B.jsonl``: the diff view of two recorded sessions (graphs paired by
+    compile id and kind, then by content); ``--headless`` prints the same diff as text.  One file
+    given twice diffs its recompiles.  Needs no torch."""
+    p = argparse.ArgumentParser(prog="inductor-step diff",
+                                description="Diff two recorded sessions level by level: why it recompiled, "
+                                            "Dynamo and post-grad graphs, IR buffers, scheduler nodes, kernels, "
+                                            "timings.")
+    p.add_argument("a", metavar="A", help="the earlier session (.jsonl)")
+    p.add_argument("b", metavar="B", help="the later session (.jsonl)")
+    p.add_argument("--headless", action="store_true", help="print a plain-text summary instead of the view")
+    p.add_argument("--no-source", action="store_true", help="with --headless: leave out the kernels' source diffs")
+    ns = p.parse_args(argv)
+    try:
+        for f in (ns.a, ns.b):
+            if not os.path.isfile(f):
+                raise UsageError(f"no such session file: {f}")
+        if ns.headless:
+            from inductor_step.tui.diff import diff_files  # noqa: PLC0415
+
+            try:
+                print(diff_files(ns.a, ns.b, diffs=not ns.no_source))
+            except (ValueError, OSError) as e:
+                raise UsageError(str(e)) from None
+            return 0
+        if not sys.stdout.isatty():
+            raise UsageError("the diff view needs a terminal; use --headless to print the diff")
+        try:
+            msgs_a = list(protocol.read_session(ns.a))
+            msgs_b = list(protocol.read_session(ns.b, lazy_over=1 << 18))
+        except (ValueError, OSError) as e:
+            raise UsageError(str(e)) from None
+        from inductor_step.tui.app import StepApp  # noqa: PLC0415
+
+        app = StepApp(messages=msgs_b, session_path=ns.b, diff_against=(ns.a, msgs_a))
+        app.run()
+        return 130 if app.interrupted else 0
     except UsageError as e:
         print(f"inductor-step: {e}", file=sys.stderr)
         return 2

@@ -37,6 +37,9 @@ BINDINGS: list[Binding] = [
       for k, s in STAGE_KEYS.items()],
     Binding("g", "pick_graph", "Graphs", id="graphs",
             tooltip="graph picker (compile id and kind: [0/0] forward, [0/0] backward, [1/0] …); Enter picks"),
+    Binding("d", "diff", "Diff", show=False, id="diff",
+            tooltip="diff two graphs level by level: the shown one (or the one highlighted in the graph list) "
+                    "against its default partner ([0/1] against [0/0]); ctrl+p: Diff with … any graph"),
     Binding("slash", "search", "Search", key_display="/", id="search",
             tooltip="search the focused part of the pane (table or code); Enter: next match; Esc: close"),
     Binding("r", "run", "Run", id="run", tooltip="run and time every compiled graph and kernel; c cancels"),
@@ -55,7 +58,7 @@ BINDINGS: list[Binding] = [
 #: keys handled by the tables and code views themselves, for the help screen
 MOVING = [("↑ ↓ PgUp PgDn Home End", "move in a table or code pane; a table row selects its buffer in every pane"),
           ("Enter", "pane 7: the kernel's code in pane 6; graph list: pick the graph"),
-          ("ctrl+p", "commands: go to a stage or graph, run, report, screenshot")]
+          ("ctrl+p", "commands: go to a stage or graph, diff with a graph, run, report, screenshot")]
 
 
 def help_rows(bindings: list[Binding]) -> list[tuple[str, str]]:

@@ -428,12 +428,15 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
 
 
 def build_report(session_path: str, out_dir: str | None = None, *, screenshots: list[str] | None = None,
-                 stood: dict | None = None, include_paths: bool = False, archive: bool = False) -> str:
+                 stood: dict | None = None, include_paths: bool = False, archive: bool = False,
+                 diff_with: str | None = None) -> str:
     """Write a bug-report bundle for ``session_path``; return the directory (or, with ``archive``,
     the ``<dir>.tar.gz`` written next to it).
 
     ``screenshots``: image files to copy into ``screenshots/``; ``stood``: where the user stood
-    (``{"graph": "[0/0] forward", "stage": "lowering", "selection": "buf3"}``).
+    (``{"graph": "[0/0] forward", "stage": "lowering", "selection": "buf3"}``); ``diff_with``: another
+    session whose level-by-level diff against this one (:func:`inductor_step.tui.diff.diff_files`)
+    is added to REPORT.md and written whole to ``DIFF.txt``.
     Raises OSError (unreadable session, unwritable output) or ValueError (not a session; an
     ``out_dir`` that holds something other than an earlier report).
     """
@@ -456,6 +459,14 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     scrub = PathScrubber(keep=include_paths)
     text = _render(msgs, graphs, session_name=session_name, scrub=scrub, stood=stood, repros=repros,
                    fallbacks=fallbacks, shots=shots, include_paths=include_paths)
+    if diff_with:
+        from inductor_step.tui.diff import diff_files  # noqa: PLC0415
+
+        full = scrub.text(diff_files(diff_with, session_path))
+        _write(os.path.join(out_dir, "DIFF.txt"), full + "\n")
+        short = scrub.text(diff_files(diff_with, session_path, diffs=False))
+        text += (f"\n## Diff against {os.path.basename(diff_with)}\n\nLevel by level (`inductor-step diff`); the "
+                 "kernels' source diffs are in DIFF.txt.\n\n```text\n" + short + "\n```\n")
     _write(os.path.join(out_dir, REPORT_NAME), text)
     if not archive:
         return out_dir
@@ -496,6 +507,8 @@ def build_report_parser() -> argparse.ArgumentParser:
     p.add_argument("--archive", action="store_true", help="also write <DIR>.tar.gz and print its path")
     p.add_argument("--include-paths", action="store_true",
                    help="keep absolute paths in REPORT.md (default: <path>/name outside the working directory)")
+    p.add_argument("--diff", metavar="OTHER", help="add the level-by-level diff of OTHER (a session, .jsonl) "
+                   "against this one: a summary in REPORT.md, the whole in DIFF.txt")
     return p
 
 
@@ -510,8 +523,10 @@ def main_report(argv: list[str]) -> int:
             shots = collect_screenshots(["screenshots"], args.session)
         else:
             shots = []
+        if args.diff and not os.path.isfile(args.diff):
+            raise FileNotFoundError(f"no such session file: {args.diff}")
         return build_report(args.session, args.out, screenshots=shots, include_paths=args.include_paths,
-                            archive=args.archive)
+                            archive=args.archive, diff_with=args.diff)
 
     return session_command(args.session, work)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from inductor_step.tui.diff import guard_list
 from inductor_step.tui.panes.fx import FxPane
 from inductor_step.tui.text import commented, dynamo_text
 
@@ -17,10 +19,22 @@ class DynamoPane(FxPane):
 
     def guards(self, data: dict[str, Any]) -> tuple[str | None, str]:
         """The guards of ``data``'s compile (``dynamo_cpp_guards_str``) and their commented text,
-        kept per compile (the forward and backward graphs of one compile share them)."""
+        kept per compile (the forward and backward graphs of one compile share them): first each
+        guard with the user line that installed it and whether it failed in a later recompile of the
+        frame (:func:`inductor_step.tui.diff.guard_list`), then the guard tree as Dynamo prints it."""
         cid = data["compile_id"]
-        guards = self.app.session.guards.get(cid)
-        text = self.app.session.cache.get(("guards", cid), (guards,), lambda: commented(guards or ""))
+        session = self.app.session
+        guards = session.guards.get(cid)
+        frame = cid.split("/", 1)[0] + "/"
+        later = tuple(s for g in session.graphs if g.startswith(frame) and g.split(" ", 1)[0] != cid
+                      for s in [session.stop_for(g, "dynamo")] if s is not None)
+
+        def build() -> str:
+            script = (session.header or {}).get("script")
+            listed = guard_list(cid, guards, later, os.path.dirname(script) if script else None)
+            tree = commented(guards or "")
+            return f"{listed}\n\n# ---- the guard tree ----\n{tree}" if listed else tree
+        text = session.cache.get(("guards", cid), (guards, *later), build)
         return guards, text
 
     def text(self, data: dict[str, Any]) -> str:

@@ -1,0 +1,57 @@
+"""The app's diff actions (issue 21): ``d`` and ctrl+p "Diff with …" within one session, and
+``inductor-step diff A B`` across two; each pushes :class:`inductor_step.tui.screens.diff.DiffScreen`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from textual.widgets import OptionList
+
+from inductor_step.tui.session import Session
+
+
+def diff_default(app: Any) -> None:
+    """d: the graph highlighted in the graph list (else the one shown) against its default partner
+    (a recompile [0/1] against [0/0] of the same kind)."""
+    from inductor_step.tui.diff import default_partner  # noqa: PLC0415
+
+    key = app.view.graph
+    ol = app.query_one("#graphs", OptionList)
+    if app.focused is ol and ol.highlighted is not None:
+        key = ol.options[ol.highlighted].id or key
+    other = default_partner(app.session.graphs, key) if key else None
+    if key is None or other is None:
+        app.notify("diff needs two compiled graphs (ctrl+p: Diff with … picks the other)")
+        return
+    diff_with(app, other, key)
+
+
+def diff_with(app: Any, other: str, key: str | None = None) -> None:
+    """The diff screen of ``key`` (default: the graph shown) and ``other``, the earlier one as A."""
+    from inductor_step.tui.diff import Graph, diff_graphs  # noqa: PLC0415
+    from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
+
+    key = key or app.view.graph
+    if key is None or other == key:
+        return
+    graphs = app.session.graphs
+    a, b = sorted((other, key), key=lambda g: graphs.index(g) if g in graphs else 0)
+    d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
+    app.query_one("#graphs", OptionList).remove_class("shown")
+    app.push_screen(DiffScreen([DiffPair(a, b, "", d)]))
+
+
+def diff_sessions(app: Any) -> None:
+    """`inductor-step diff A B`: the diff screen over every pair of graphs of A and this session (B)."""
+    from inductor_step.tui.diff import diff_sessions  # noqa: PLC0415
+    from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
+
+    assert app.diff_against is not None
+    path_a, msgs = app.diff_against
+    other = Session()
+    for m in msgs:
+        other.add(m)
+    la, lb = os.path.basename(path_a), os.path.basename(app.session_path or "B")
+    pairs = [DiffPair(*p) for p in diff_sessions(other, app.session, "", "")]
+    app.push_screen(DiffScreen(pairs, same_session=False, label_a=la, label_b=lb))
