@@ -11,7 +11,7 @@ from inductor_step.tui.panes import PANES
 
 
 class Commands(Provider):
-    """ctrl+p: go to a stage or a graph, run, report, screenshot."""
+    """ctrl+p: go to a stage or a graph, diff with another graph, run, report, screenshot."""
 
     def _commands(self) -> list[tuple[str, Any, str]]:
         app: Any = self.app
@@ -19,6 +19,8 @@ class Commands(Provider):
                for p in PANES]
         out += [(f"Go to graph: {g}", lambda g=g: app.show_graph(g), "graph")
                 for g in app.session.graphs]
+        out += [(f"Diff with: {g}", lambda g=g: app.diff_with(g), "d: this graph against its default partner")
+                for g in app.session.graphs if g != app.view.graph]
         out += [("Run and time every graph", app.action_run, "r"),
                 ("Write the bug-report bundle", app.action_report, "R"),
                 ("Save a screenshot", app.action_screenshot, "s")]
