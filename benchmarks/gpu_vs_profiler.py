@@ -1,4 +1,4 @@
-"""Our `run` timings (tracer/timing.py) against torch.profiler and a plain loop, on a CUDA machine.
+"""Our `run` timings (tracer/timing/) against torch.profiler and a plain loop, on a CUDA machine.
 
 For each model (default: benchmarks/cuda_models.py ``attention`` and ``pointwise``):
 

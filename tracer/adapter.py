@@ -384,6 +384,14 @@ def profiler_active() -> bool:
         return False
 
 
+def current_raw_stream() -> int:
+    """The raw handle of the current CUDA stream (``torch._C._cuda_getCurrentRawStream``): what a
+    Triton launcher's ``stream=`` argument takes, e.g. inside a CUDA-graph capture."""
+    import torch  # noqa: PLC0415
+
+    return torch._C._cuda_getCurrentRawStream(torch.cuda.current_device())
+
+
 def synchronize() -> None:
     """``torch.cuda.synchronize()`` where CUDA is initialised; nothing otherwise."""
     if torch.cuda.is_available() and torch.cuda.is_initialized():
