@@ -27,32 +27,133 @@ from inductor_step.tracer import adapter
 from inductor_step.tracer.codeparse import parse_wrapper
 from inductor_step.tracer.timing.hooks import _hooked
 from inductor_step.tracer.timing.ingraph import in_graph_times, script_times
-from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, mm_flops
+from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops, roofline
 from inductor_step.tracer.timing.rounds import cpu_quantiles, whole_graph_rounds
+
+
+INPUT_BYTES = 1 << 30  # float tensors of a graph's first call kept for timing, at most (and a quarter of free GPU memory)
 
 
 def integer_inputs(inputs: list, max_numel: int = 1 << 24) -> dict[int, Any]:
     """{position: copy} of the integer and bool tensors among a graph's inputs (indices, masks,
-    token ids), up to ``max_numel`` elements each; float tensors are left out (their values do
-    not change which memory a kernel touches, and copying weights would double memory)."""
+    token ids, philox seeds), up to ``max_numel`` elements each."""
+    return script_inputs(inputs, max_float_bytes=0, max_numel=max_numel)
+
+
+def script_inputs(inputs: list, max_float_bytes: int | None = None, max_numel: int = 1 << 24) -> dict[int, Any]:
+    """{position: copy} of a graph call's tensor inputs, for timing the graph on the script's own
+    values (the honest inputs) instead of random ones.
+
+    Integer and bool tensors (indices, masks, counters, philox seed and offset) are always kept, up
+    to ``max_numel`` elements each: random ones can send a gather out of bounds.  Float tensors are
+    kept in call order while their total stays under ``max_float_bytes`` (default
+    :data:`INPUT_BYTES`, and on CUDA a quarter of the free memory, ``torch.cuda.mem_get_info``):
+    random floats are harmless to most kernels but not to all (an attention backward's
+    ``logsumexp``).  Copies stay on the tensor's own device, strides kept."""
+    if max_float_bytes is None:
+        max_float_bytes = INPUT_BYTES
+        if any(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs):
+            try:
+                max_float_bytes = min(max_float_bytes, torch.cuda.mem_get_info()[0] // 4)
+            except Exception:  # noqa: BLE001
+                max_float_bytes = 0
     out: dict[int, Any] = {}
+    used = 0
     for i, t in enumerate(inputs):
-        if isinstance(t, torch.Tensor) and not t.is_floating_point() and not t.is_complex() \
-                and t.numel() <= max_numel and t.layout == torch.strided:
-            out[i] = t.detach().clone()
+        if not isinstance(t, torch.Tensor) or t.layout != torch.strided:
+            continue
+        if not t.is_floating_point() and not t.is_complex():
+            if t.numel() <= max_numel:
+                out[i] = t.detach().clone(memory_format=torch.preserve_format)
+        elif used + _nbytes(t) <= max_float_bytes:
+            out[i] = t.detach().clone(memory_format=torch.preserve_format)
+            used += _nbytes(t)
     return out
 
 
-def _use_script_inputs(args: list, kept: dict[int, Any]) -> int:
-    """Copy the script's integer inputs into ``args`` where shape, strides and dtype match; returns
-    how many were used."""
-    used = 0
+def _use_script_inputs(args: list, kept: dict[int, Any]) -> tuple[int, int]:
+    """Put the script's own input values (:func:`script_inputs`) into ``args`` (from ``get_args()``)
+    where shape and dtype match: copied into the random tensor on the same device, or put in its
+    place (a copy) where the script's tensor lives on another device -- ``get_args()`` puts every
+    tensor on the graph's device, but some are not there at run time (the philox seed and offset of
+    ``_scaled_dot_product_efficient_attention`` are CPU tensors outside CUDA-graph capture, and its
+    backward reads them from the host: a CUDA one made it crash with SIGSEGV).  The replaced
+    ``get_args()`` tensor still gets the script's values: under CUDA-graph capture the same op reads
+    the seed and offset through device pointers, so the capture (:func:`capture_args`) uses it.
+    Returns ``(integer tensors used, float tensors used)``."""
+    ints = floats = 0
     for i, t in kept.items():
         a = args[i] if i < len(args) else None
-        if isinstance(a, torch.Tensor) and a.shape == t.shape and a.stride() == t.stride() and a.dtype == t.dtype:
-            a.copy_(t)
-            used += 1
-    return used
+        if not isinstance(a, torch.Tensor) or a.shape != t.shape or a.dtype != t.dtype:
+            continue
+        a.copy_(t)  # the get_args tensor keeps the script's values: a CUDA-graph capture needs it (below)
+        if a.device != t.device:
+            args[i] = t.clone(memory_format=torch.preserve_format)
+        if t.is_floating_point() or t.is_complex():
+            floats += 1
+        else:
+            ints += 1
+    return ints, floats
+
+
+def capture_args(args: list, random_args: list) -> list:
+    """``args`` for a CUDA-graph capture: where :func:`_use_script_inputs` put a CPU tensor in place of
+    a CUDA one, the CUDA one (holding the same values) instead -- ops that read a CPU scalar from the
+    host when run eagerly read it through a device pointer while captured (the efficient-attention
+    backward's philox seed and offset: a CPU tensor there is an illegal memory access at replay)."""
+    return [r if isinstance(a, torch.Tensor) and isinstance(r, torch.Tensor) and a.device != r.device else a
+            for a, r in zip(args, random_args)]
+
+
+def _nbytes(t: Any) -> int:
+    return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
+
+
+def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cuda: bool) -> dict[str, Any]:
+    """Whether a graph's times can be trusted and what the gap between the kernel sum and the graph
+    time means: ``contended`` (CPU: the load average passed the CPU count while timing), ``settled``
+    (the rounds agreed and nothing competed), ``sum_vs_graph`` (kernel sum / graph time),
+    ``gap_cause`` -- ``"overhead"`` (sum at most the graph: the rest is launch and Python overhead),
+    ``"kernels_alone"`` (sum above the graph, times settled: each kernel timed on its own, from a cold
+    cache (L2 flushed on GPU), adds up to more than the graph), ``"unsettled"`` (the rounds did not
+    agree or other processes competed for the cores: neither figure is reliable, and the gap says
+    nothing about overhead) -- and ``warnings``, one sentence per reason."""
+    load = rounds.get("load") or {}
+    cpus = load.get("cpus") or 1
+    peak_load = max([x for x in (load.get("loadavg_1m_before"), load.get("loadavg_1m_after")) if x is not None],
+                    default=None)
+    contended = (not cuda) and peak_load is not None and peak_load > cpus
+    stable = rounds.get("rounds_stable")
+    warnings = []
+    c = rounds.get("compiled_rounds_ms") or []
+    if stable is False and c:
+        warnings.append(f"the compiled graph's {len(c)} timing rounds did not agree within 10% "
+                        f"({min(c):.4g} to {max(c):.4g} ms): its time is not reliable")
+    if contended:
+        warnings.append(f"load average {peak_load:.1f} on {cpus} CPU(s) while timing: other processes competed for "
+                        "the cores, so these CPU times are not reliable")
+    ratio = kernel_sum_ms / compiled_ms if compiled_ms else None
+    if stable is False or contended:
+        cause = "unsettled"
+        if ratio is not None and ratio > 1.5:
+            warnings.append(f"the kernel sum is {ratio:.3g}x the graph time: the times did not settle, so this says "
+                            "nothing about launch overhead or caches")
+    elif ratio is not None and ratio <= 1.0:
+        cause = "overhead"
+    else:
+        cause = "kernels_alone"
+    return {"settled": not (stable is False or contended), "contended": contended, "sum_vs_graph": ratio,
+            "gap_cause": cause, "warnings": warnings}
+
+
+def _inputs_text(ints: int, floats: int, n_tensors: int) -> str:
+    """What ``time_graph``'s ``inputs`` field says about where the timed inputs came from."""
+    if not ints and not floats:
+        return "random tensors of the compiled shapes (get_args)"
+    if ints + floats >= n_tensors:
+        return f"the script's own inputs from its first call of the graph (all {n_tensors} tensors)"
+    return (f"the script's own inputs from its first call for {ints + floats} of {n_tensors} tensors ({ints} integer, "
+            f"{floats} float); the rest random of the compiled shapes (get_args): floats over the copy budget")
 
 
 def _graph_args(mod: Any) -> list:
@@ -96,8 +197,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     recorded at codegen (:func:`tracer.adapter.take_kernel_num_gb`).  ``peak`` says where the
     device's peak figures come from; ``in_graph`` whether in-graph times were taken, or why not, and
     ``in_graph_cupti`` whether the profiler gave the Triton kernels' in-graph times.  ``script`` is
-    what the agent saw of the script's own calls of this graph (``calls``, ``int_inputs`` from the
-    first call, ``profiles``: CUPTI records of later calls, ``status``); with it, integer inputs are
+    what the agent saw of the script's own calls of this graph (``calls``, ``inputs``: its first call's tensors
+    (:func:`script_inputs`), ``profiles``: CUPTI records of later calls, ``status``); with it, integer inputs are
     the script's (``inputs`` says so) and Triton kernels get ``in_script_ms`` (median over the
     profiled calls, ``in_script_calls`` of them; top-level ``in_script`` says what happened, and
     ``in_script_sum_ms`` sums the kernel times where every kernel has one).  ``script["configs"]``
@@ -107,6 +208,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     ``config_pinned``, and top-level ``configs`` says how many were pinned.  ``cancel`` (set from another thread) stops between kernels;
     the result then has ``cancelled: True`` and the kernels timed so far.  Raises whatever importing or running the module raises.
     """
+    if progress is not None:
+        progress("loading the output module")
     mod = adapter.load_output_module(output_path)
     with open(output_path, encoding="utf-8") as f:
         parsed = parse_wrapper(f.read())
@@ -135,8 +238,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         """GPU: median time with L2 warm and no launch overhead (``triton.testing.do_bench_cudagraph``:
         the call replayed inside a CUDA graph), which is what a profiler sees inside a running
         model; None where the call cannot be captured."""
-        if not cuda:
-            return None
+        if not cuda or any(isinstance(x, torch.Tensor) and not x.is_cuda for x in args):
+            return None  # a CPU operand (a philox seed) is read through a device pointer once captured
         try:
             from triton.testing import do_bench_cudagraph  # noqa: PLC0415
 
@@ -159,15 +262,18 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     pinned = adapter.pin_configs(mod, {n: c["config"] for n, c in script_configs.items()}) if script_configs else {}
     with torch.no_grad():
         args = _graph_args(mod)
-        used = _use_script_inputs(args, (script or {}).get("int_inputs") or {})
-        inputs = ("random tensors of the compiled shapes (get_args)" if not used else
-                  f"random floats (get_args); {used} integer tensor(s) (indices, masks, counters) from the script's first call")
+        random_args = list(args)
+        ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or (script or {}).get("int_inputs") or {})
+        n_tensors = sum(1 for t in args if isinstance(t, torch.Tensor))
+        inputs = _inputs_text(ints, floats, n_tensors)
         calls: list = []
 
         def record(name: str, fn: Callable, a: tuple, k: dict) -> Any:
             calls.append((name, fn, a, k))
             return fn(*a, **k)
 
+        if progress is not None:
+            progress("recording the kernels' calls (one call of the graph)")
         with _hooked(mod, backends, record):
             mod.call(list(args))
         eager_fn = None
@@ -177,13 +283,16 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 eager_fn = lambda: eager_gm(*args)  # noqa: E731
             except Exception:  # noqa: BLE001
                 eager_fn = None
+        if progress is not None:
+            progress("timing the whole graph in rounds")
         graph_rounds = whole_graph_rounds(lambda: mod.call(list(args)), eager_fn, cuda, bench)
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
         in_graph, in_graph_status, cupti_status = (None, "CPU: not applicable", "CPU: not applicable")
         if cuda:
             if progress is not None:
                 progress("every kernel inside one CUDA-graph replay of the graph")
-            in_graph, in_graph_status, cupti_status = in_graph_times(mod, backends, args, [c[0] for c in calls])
+            in_graph, in_graph_status, cupti_status = in_graph_times(mod, backends, args, [c[0] for c in calls],
+                                                                     capture=capture_args(args, random_args))
         in_script, in_script_status = {}, "CPU: not applicable"
         if cuda:
             profiles = (script or {}).get("profiles") or []
@@ -227,13 +336,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 entry.update(gb=gb, gb_source=gb_source, gbps=gb / (med / 1e3))
                 if peak.get("bw_gbps"):
                     entry["pct_peak_bw"] = 100.0 * entry["gbps"] / peak["bw_gbps"]
-            flops, dtype = mm_flops(name, a, k)
-            if flops and med > 0:
-                entry["tflops"] = flops / (med / 1e3) / 1e12
-                entry["dtype"] = dtype
-                key = dtype if dtype in ("float16", "bfloat16", "float32") else None
-                if key and peak["tflops"].get(key):
-                    entry["pct_peak_tflops"] = 100.0 * entry["tflops"] / peak["tflops"][key]
+            flops, dtype, op = op_flops(fn, a, k) if backend == "extern" else (None, None, None)
+            roofline(entry, peak, flops, dtype, op)
             kernels.append(entry)
     total = sum(k["median_ms"] for k in kernels)
     for k in kernels:
@@ -248,7 +352,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         tuned = sum(1 for c in script_configs.values() if (c.get("of") or 0) > 1)
         out_extra["configs"] = (f"{len(pinned)} of {len(script_configs)} Triton kernels timed with the launch config "
                                 f"the script's run autotuned to ({tuned} chose among several)")
-    out_extra["graph_rounds"] = {k: v for k, v in graph_rounds.items() if k.endswith("_rounds_ms") or k == "rounds_stable"}
+    out_extra["graph_rounds"] = {k: v for k, v in graph_rounds.items()
+                                 if k.endswith("_rounds_ms") or k in ("rounds_stable", "load")}
+    out_extra.update(settled(graph_rounds, compiled_ms, total, cuda))
     return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
             "peak": peak, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median, 20-80% spread of the same calls)",

@@ -13,7 +13,7 @@ from inductor_step.tracer import adapter
 from inductor_step.tracer.timing.hooks import _hooked
 
 def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[str],
-                   replays: int = 30) -> tuple[list[dict[str, Any]] | None, str, str]:
+                   replays: int = 30, capture: list | None = None) -> tuple[list[dict[str, Any]] | None, str, str]:
     """Per-kernel GPU time inside the whole graph: one dict per kernel call in call order, or None
     with the reason; returns ``(times, status, cupti_status)``.
 
@@ -21,7 +21,8 @@ def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[s
     (``torch.cuda.Event(enable_timing=True, external=True)``: event-record nodes) around every
     kernel launch, then replayed.  Each kernel thus runs in the model's own order, with L2 as the
     kernels before it leave it and no launch gaps.  ``names`` must match the calls recorded earlier
-    (same graph, same order).  Each dict has ``in_graph_events_ms`` (median over ``replays`` of the
+    (same graph, same order).  ``capture``: the inputs for the capture where they differ from the
+    warm-up's ``args`` (:func:`tracer.timing.harness.capture_args`).  Each dict has ``in_graph_events_ms`` (median over ``replays`` of the
     event pair) and ``in_graph_ms`` with ``in_graph_source``:
 
     * ``"cupti"`` for Triton kernels: the kernel's own duration in ``replays`` more replays of the same
@@ -57,7 +58,7 @@ def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[s
         # thread may still be using CUDA, and under the default "global" mode its cudaMalloc or
         # synchronize during our capture would raise in the user's script
         with _hooked(mod, backends, timed), torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            mod.call(list(args))
+            mod.call(list(capture if capture is not None else args))
         if [n for n, _, _ in events] != names:
             return None, "the captured graph launched different kernels than the recorded call", "not run"
         samples: list[list[float]] = [[] for _ in events]
