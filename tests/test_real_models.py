@@ -86,7 +86,9 @@ class Run:
 def _record(tmp_path_factory, name: str) -> Run:
     tmp = tmp_path_factory.mktemp(name)
     session = tmp / "session.jsonl"
-    env = dict(os.environ, PYTHONPATH=ROOT, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    # the caller's PYTHONPATH stays: it decides which checkout `inductor_step` is (a worktree's .ns link)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p),
+               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     t0 = time.monotonic()
     timed = ["--run"] if name in TIMED else []
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *timed, "--record", str(session),
