@@ -44,24 +44,23 @@ def crash_site(fault_text: str, output_path: str) -> tuple[str | None, int | Non
     ``faulthandler`` dump (the innermost frame in ``output_path``) and that line of the output code:
     ``aten._scaled_dot_product_efficient_attention_backward``, ``extern_kernels.mm``, a Triton or C++
     kernel's name; ``(None, None)`` when no frame of the output code is in the dump."""
-    line = None
-    for m in re.finditer(r'File "([^"]+)", line (\d+)', fault_text):
-        if os.path.abspath(m.group(1)) == os.path.abspath(output_path):
-            line = int(m.group(2))
-            break  # faulthandler lists the most recent call first
-    if line is None:
-        return None, None
     try:
         with open(output_path, encoding="utf-8") as f:
-            text = f.read().splitlines()[line - 1]
-    except (OSError, IndexError):
-        return None, line
-    m = _OP_ON_LINE.search(text)
-    if not m:
-        return None, line
-    if m.group(1):
-        return f"{m.group(2)}.{m.group(3)}", line
-    return (f"extern_kernels.{m.group(4)}" if m.group(4) else m.group(5) or m.group(6)), line
+            lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    first = None
+    for m in re.finditer(r'File "([^"]+)", line (\d+)', fault_text):  # the most recent call first
+        if os.path.abspath(m.group(1)) != os.path.abspath(output_path):
+            continue
+        line = int(m.group(2))
+        first = first or line
+        op = _OP_ON_LINE.search(lines[line - 1]) if 0 < line <= len(lines) else None
+        if op:
+            if op.group(1):
+                return f"{op.group(2)}.{op.group(3)}", line
+            return (f"extern_kernels.{op.group(4)}" if op.group(4) else op.group(5) or op.group(6)), line
+    return None, first
 
 
 class TimingWorker:
