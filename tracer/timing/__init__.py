@@ -15,11 +15,12 @@ The names below are the package's public surface (``timing.time_graph`` ...).
 
 from inductor_step.tracer.timing.harness import _graph_args, _use_script_inputs, integer_inputs, script_inputs, time_graph
 from inductor_step.tracer.timing.hooks import Hook, _hooked
-from inductor_step.tracer.timing.ingraph import cupti_detached, in_graph_times, script_times
+from inductor_step.tracer.timing.ingraph import capture_graph, cupti_detached, event_hook, in_graph_times, script_times
 from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, mm_flops, op_flops, roofline
 from inductor_step.tracer.timing.rounds import (GRAPH_ROUNDS, MAX_GRAPH_ROUNDS, ROUNDS_SPREAD, cpu_quantiles,
+                                                rounds_until_stable,
                                                 stable_window, whole_graph_rounds)
 
-__all__ = ["GRAPH_ROUNDS", "MAX_GRAPH_ROUNDS", "ROUNDS_SPREAD", "Hook", "cpu_quantiles", "cupti_detached",
-           "device_peaks", "in_graph_times", "integer_inputs", "kernel_gb", "mm_flops", "op_flops", "roofline", "script_inputs", "script_times",
+__all__ = ["GRAPH_ROUNDS", "MAX_GRAPH_ROUNDS", "ROUNDS_SPREAD", "Hook", "capture_graph", "cpu_quantiles", "cupti_detached", "event_hook",
+           "device_peaks", "in_graph_times", "integer_inputs", "kernel_gb", "mm_flops", "rounds_until_stable", "op_flops", "roofline", "script_inputs", "script_times",
            "stable_window", "time_graph", "whole_graph_rounds", "_graph_args", "_hooked", "_use_script_inputs"]

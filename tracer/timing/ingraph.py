@@ -12,6 +12,43 @@ import torch
 from inductor_step.tracer import adapter
 from inductor_step.tracer.timing.hooks import _hooked
 
+def event_hook(events: list) -> Any:
+    """A hook (:data:`tracer.timing.hooks.Hook`) that records a pair of timing events
+    (``torch.cuda.Event(enable_timing=True, external=True)``: event-record nodes once captured) around
+    each kernel call and appends ``(name, start, end)`` to ``events``."""
+
+    def timed(name: str, fn: Callable, a: tuple, k: dict) -> Any:
+        start = torch.cuda.Event(enable_timing=True, external=True)
+        end = torch.cuda.Event(enable_timing=True, external=True)
+        start.record()
+        out = fn(*a, **k)
+        end.record()
+        events.append((name, start, end))
+        return out
+
+    return timed
+
+
+def capture_graph(mod: Any, backends: dict[str, str], args: list, hook: Any, capture: list | None = None) -> Any:
+    """One call of output module ``mod`` captured into a ``torch.cuda.CUDAGraph``, every kernel call
+    passing through ``hook``; a warm-up call on a side stream first (lazy inits, autotuning).
+    ``capture``: the inputs for the capture where they differ from the warm-up's ``args``.  Raises
+    what the capture raises."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        mod.call(list(args))
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    # thread_local: the capture runs on the agent's timing thread; in the UI (`r`) the script's own
+    # thread may still be using CUDA, and under the default "global" mode its cudaMalloc or
+    # synchronize during our capture would raise in the user's script
+    with _hooked(mod, backends, hook), torch.cuda.graph(graph, capture_error_mode="thread_local"):
+        mod.call(list(capture if capture is not None else args))
+    return graph
+
+
 def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[str],
                    replays: int = 30, capture: list | None = None) -> tuple[list[dict[str, Any]] | None, str, str]:
     """Per-kernel GPU time inside the whole graph: one dict per kernel call in call order, or None
@@ -35,30 +72,9 @@ def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[s
       profiler active) or did not see a Triton kernel exactly once per replay per call.
     """
     events: list = []
-
-    def timed(name: str, fn: Callable, a: tuple, k: dict) -> Any:
-        start = torch.cuda.Event(enable_timing=True, external=True)
-        end = torch.cuda.Event(enable_timing=True, external=True)
-        start.record()
-        out = fn(*a, **k)
-        end.record()
-        events.append((name, start, end))
-        return out
-
     graph = None
     try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            mod.call(list(args))  # warm-up outside the capture (lazy inits, autotuning)
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        # thread_local: the capture runs on the agent's timing thread; in the UI (`r`) the script's own
-        # thread may still be using CUDA, and under the default "global" mode its cudaMalloc or
-        # synchronize during our capture would raise in the user's script
-        with _hooked(mod, backends, timed), torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            mod.call(list(capture if capture is not None else args))
+        graph = capture_graph(mod, backends, args, event_hook(events), capture)
         if [n for n, _, _ in events] != names:
             return None, "the captured graph launched different kernels than the recorded call", "not run"
         samples: list[list[float]] = [[] for _ in events]

@@ -36,6 +36,20 @@ def stable_window(rounds: list[float], n: int = GRAPH_ROUNDS, spread: float = RO
     return last if (max(last) - min(last)) / min(last) <= spread else None
 
 
+def rounds_until_stable(measure: Callable[[], float], max_rounds: int = MAX_GRAPH_ROUNDS) -> dict[str, Any]:
+    """Call ``measure`` (one round, returns ms) until the last :data:`GRAPH_ROUNDS` rounds agree
+    (:func:`stable_window`) or ``max_rounds`` are done: ``{"ms": median of the last GRAPH_ROUNDS,
+    "rounds_ms": every round, "stable": bool}``.  The rule :func:`whole_graph_rounds` applies to the
+    graph time, for any timing loop (benchmarks/gpu_vs_profiler.py's plain loop uses it)."""
+    rounds: list[float] = []
+    while len(rounds) < max_rounds:
+        rounds.append(float(measure()))
+        if stable_window(rounds) is not None:
+            break
+    last = sorted(rounds[-GRAPH_ROUNDS:])
+    return {"ms": last[len(last) // 2], "rounds_ms": rounds, "stable": stable_window(rounds) is not None}
+
+
 def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
                        bench: Callable[[Callable], float]) -> dict[str, Any]:
     """``compiled_ms`` and ``eager_ms`` (ms) of one graph.
