@@ -1,4 +1,4 @@
-"""Our `run` timings (tracer/timing.py) against torch.profiler and a plain loop, on a CUDA machine.
+"""Our `run` timings (tracer/timing/) against torch.profiler and a plain loop, on a CUDA machine.
 
 For each model (default: benchmarks/cuda_models.py ``attention`` and ``pointwise``):
 
@@ -535,31 +535,15 @@ def same_replay(output_path: str, replays: int = 20) -> tuple[dict[tuple[str, in
     events: list = []
     names: list[str] = []
 
-    def timed(name: str, fn, a: tuple, k: dict):
-        s, e = torch.cuda.Event(enable_timing=True, external=True), torch.cuda.Event(enable_timing=True, external=True)
-        s.record()
-        out = fn(*a, **k)
-        e.record()
-        events.append((name, s, e))
-        return out
-
     def plain(name: str, fn, a: tuple, k: dict):
         names.append(name)
         return fn(*a, **k)
 
     with torch.no_grad():
         args = timing._graph_args(mod)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            mod.call(list(args))
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        g_ev, g_plain = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
-        with timing._hooked(mod, backends, timed), torch.cuda.graph(g_ev):
-            mod.call(list(args))
-        with timing._hooked(mod, backends, plain), torch.cuda.graph(g_plain):
-            mod.call(list(args))
+        # the agent's own capture (tracer.timing.capture_graph / event_hook), once with events, once without
+        g_ev = timing.capture_graph(mod, backends, args, timing.event_hook(events))
+        g_plain = timing.capture_graph(mod, backends, args, plain)
         for _ in range(3):
             g_ev.replay()
             g_plain.replay()
@@ -816,8 +800,8 @@ def plain_graph_loop(graph: Any, inputs: list, iters: int) -> dict[str, float]:
     e0.record()
     torch.cuda.synchronize()
     round_iters = max(10, iters // 5)
-    rounds: list[float] = []
-    while len(rounds) < timing.MAX_GRAPH_ROUNDS:
+
+    def one_round() -> float:
         pairs = []
         for _ in range(round_iters):
             flush.zero_()
@@ -827,12 +811,12 @@ def plain_graph_loop(graph: Any, inputs: list, iters: int) -> dict[str, float]:
             e.record()
             pairs.append((s, e))
         torch.cuda.synchronize()
-        rounds.append(statistics.median(s.elapsed_time(e) for s, e in pairs))
-        if timing.stable_window(rounds) is not None:
-            break
+        return statistics.median(s.elapsed_time(e) for s, e in pairs)
+
+    r = timing.rounds_until_stable(one_round)  # the agent's rule for compiled_ms
     return {"per_call_ms": statistics.median(s.elapsed_time(e) for s, e in warm),
-            "flushed_ms": statistics.median(rounds[-timing.GRAPH_ROUNDS:]), "flushed_rounds_ms": rounds,
-            "flushed_stable": timing.stable_window(rounds) is not None, "round_iters": round_iters,
+            "flushed_ms": r["ms"], "flushed_rounds_ms": r["rounds_ms"],
+            "flushed_stable": r["stable"], "round_iters": round_iters,
             "back_to_back_ms": s0.elapsed_time(e0) / iters, "iters": iters}
 
 

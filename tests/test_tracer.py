@@ -385,9 +385,16 @@ def test_run_times_every_compiled_graph(train: Run) -> None:
         compiled = {k["name"] for k in train.stop(key, "codegen")["kernels"]}
         assert timed == compiled, (key, timed ^ compiled)
         assert re.search(re.escape(key) + r"\s+run\s+compiled \d+\.\d+ ms", train.stdout)
+        # CPU graph times come from rounds too (issue 17.4), with what the load was, and say when they did not settle
+        rounds = r["graph_rounds"]
+        assert len(rounds["compiled_rounds_ms"]) >= 5 and rounds["load"]["cpus"] >= 1, rounds
+        assert r["gap_cause"] in ("overhead", "kernels_alone", "unsettled")
+        assert r["settled"] == (r["gap_cause"] != "unsettled") and (r["settled"] or r["warnings"]), r
+        if not r["settled"]:
+            assert re.search(re.escape(key) + r"\s+run\s+compiled .*\(not reliable: ", train.stdout)
     status = train.of_type("run_status")
     assert status and status[-1].get("done") is True
-    assert all(r["cupti"] == "CPU: not applicable" for r in runs)  # CUPTI is detached before a CUDA run only
+    assert all(r["cupti"] == "CPU: not applicable" for r in runs)
 
 
 def test_a_slow_spell_in_the_middle_of_the_rounds_does_not_set_the_graph_time() -> None:

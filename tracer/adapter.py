@@ -542,6 +542,23 @@ def profiler_active() -> bool:
         return False
 
 
+def register_inductor_ops() -> None:
+    """Register the ops Inductor's post-grad graphs and output code use beyond ATen
+    (``torch.ops.prims.inductor_seeds``, ``prims.prepare_softmax_online``, ...): importing
+    ``torch._inductor.compile_fx`` does, as it does in the process that compiled them.  For a fresh
+    process (the timing worker) that loads such a graph."""
+    import torch._inductor.compile_fx  # noqa: F401, PLC0415
+    import torch._inductor.inductor_prims  # noqa: F401, PLC0415
+
+
+def current_raw_stream() -> int:
+    """The raw handle of the current CUDA stream (``torch._C._cuda_getCurrentRawStream``): what a
+    Triton launcher's ``stream=`` argument takes, e.g. inside a CUDA-graph capture."""
+    import torch  # noqa: PLC0415
+
+    return torch._C._cuda_getCurrentRawStream(torch.cuda.current_device())
+
+
 def synchronize() -> None:
     """``torch.cuda.synchronize()`` where CUDA is initialised; nothing otherwise."""
     if torch.cuda.is_available() and torch.cuda.is_initialized():

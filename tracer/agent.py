@@ -441,20 +441,20 @@ class Agent:
     def on_graph_call(self, key: str, inputs: list, run: Any) -> Any:
         """The script calls a compiled graph (tracer.adapter.install_graph_call_hook).
 
-        First call: its integer tensors (indices, masks) are kept for timing, which otherwise uses
-        random inputs, and so is the launch config each Triton kernel autotuned to (timing then
+        First call: its tensor inputs are kept for timing (tracer.timing.script_inputs: the honest
+        inputs; random ones can crash a kernel), and so is the launch config each Triton kernel autotuned to (timing then
         runs the kernel with that config; see tracer.adapter.pin_configs).  Calls 2 to ``1 + PROFILE_CALLS``, on CUDA when timing was asked for: each runs
         under torch.profiler (CUPTI), so the run pane can show every kernel's time inside the
         script's own run (L2 and clocks as the model leaves them); see tracer.timing.script_times.
         """
         from inductor_step.tracer import adapter, timing  # noqa: PLC0415
 
-        rec = self.script_calls.setdefault(key, {"calls": 0, "int_inputs": {}, "profiles": [], "status": None,
+        rec = self.script_calls.setdefault(key, {"calls": 0, "inputs": {}, "profiles": [], "status": None,
                                                  "configs": {}})
         rec["calls"] += 1
         if rec["calls"] == 1:
             try:
-                rec["int_inputs"] = timing.integer_inputs(inputs)
+                rec["inputs"] = timing.script_inputs(inputs)
             except Exception as e:  # noqa: BLE001 - never in the script's way
                 rec["status"] = f"inputs not kept ({type(e).__name__}: {e})"
             try:
@@ -506,43 +506,68 @@ class Agent:
             return
         self.cancel_run.clear()
         try:
-            from inductor_step.tracer import timing  # noqa: PLC0415
-
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
                 todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" == only]
             if not todo:
                 self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
                 return
-            with timing.cupti_detached(str(self.device)) as cupti:
-                self._time_graphs(todo, cupti)
+            # each graph is timed in a fresh worker process, where no earlier profiler session (the
+            # script's profiled calls) has left CUPTI attached (see timing.cupti_detached for why it matters)
+            cupti = ("CPU: not applicable" if not str(self.device).startswith("cuda") else
+                     "not attached: timed in a fresh process, where no earlier profiler session left CUPTI attached")
+            self._time_graphs(todo, cupti)
         finally:
             self.run_lock.release()
 
     def _time_graphs(self, todo: list, cupti: str) -> None:
-        """run_all's loop: one ``run`` message per graph of ``todo`` (``((compile id, kind), graph)``)."""
-        from inductor_step.tracer import adapter, timing  # noqa: PLC0415
+        """run_all's loop: one ``run`` message per graph of ``todo`` (``((compile id, kind), graph)``).
 
-        for i, ((cid, kind), g) in enumerate(todo):
-            if self.cancel_run.is_set():
-                self.send({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
-                           "done": True})
-                return
-            where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
-            self.send({"type": "run_status", "message": where})
-            msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
-                                   "device": g.get("device", "cpu"), "cupti": cupti}
-            try:
-                msg.update(timing.time_graph(
-                    g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
-                    num_gb=g.get("num_gb"),
-                    script=self.script_calls.get(adapter.output_module_key(g["output_path"])),
-                    progress=lambda text, where=where: self.send({"type": "run_status", "message": f"{where}: {text}"})))
-            except Exception as e:  # noqa: BLE001
-                msg["error"] = f"{type(e).__name__}: {e}"
-                msg["traceback"] = traceback.format_exc()
-            self.send(msg)
-        self.send({"type": "run_status", "message": f"timed {len(todo)} graph(s)", "done": True})
+        Each graph is timed in a worker process (tracer.timing.isolate.TimingWorker): a graph whose
+        timing raises or crashes the worker gets a ``run`` message with ``error`` (``timing [1/0]
+        backward crashed: SIGSEGV in aten....``), ``failed: True`` and, for a crash, ``crashed`` and
+        ``signal``; the next graph gets a fresh worker.  The last ``run_status`` (``done: True``)
+        counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
+        """
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
+
+        worker = TimingWorker()
+        failed: list[str] = []
+        timed = 0
+        try:
+            for i, ((cid, kind), g) in enumerate(todo):
+                if self.cancel_run.is_set():
+                    self.send({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
+                               "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
+                    return
+                where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
+                self.send({"type": "run_status", "message": where})
+                msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
+                                       "device": g.get("device", "cpu"), "cupti": cupti}
+                try:
+                    msg.update(worker.time(
+                        g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
+                        num_gb=g.get("num_gb"),
+                        script=self.script_calls.get(adapter.output_module_key(g["output_path"])),
+                        progress=lambda text, where=where: self.send({"type": "run_status",
+                                                                      "message": f"{where}: {text}"})))
+                    timed += 1
+                except TimingFailed as e:
+                    msg.update(error=f"timing {cid} {kind} {e.reason}" if e.crashed else e.reason,
+                               traceback=e.detail, failed=True, crashed=e.crashed)
+                    if e.signal:
+                        msg["signal"] = e.signal
+                    failed.append(f"{cid} {kind}")
+                except Exception as e:  # noqa: BLE001 - the worker could not be started or spoken to
+                    msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(), failed=True)
+                    failed.append(f"{cid} {kind}")
+                self.send(msg)
+        finally:
+            worker.close()
+        text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
+        self.send({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
+                   "of": len(todo)})
 
     # ------------------------------------------------------------------ main
     def failing_stage(self, exc: BaseException) -> tuple[str | None, str | None, str]:
@@ -652,7 +677,7 @@ class Agent:
             error = {"stage": "script", "message": "KeyboardInterrupt", "traceback": ""}
         except BaseException as e:  # noqa: BLE001 - the user's exception, reported as theirs
             rc = 1
-            tb = traceback.format_exc()
+            tb = "".join(traceback.format_exception(type(e), e, _user_traceback(e.__traceback__)))
             sys.stderr.write(tb)
             sys.stderr.flush()
             cid, kind, stage = self.failing_stage(e)
@@ -685,6 +710,21 @@ class Agent:
                 time.sleep(3600)
         del torch
         return rc
+
+
+def _user_traceback(tb: Any) -> Any:
+    """``tb`` without its leading frames of ours (this module's ``main``, ``runpy``): the traceback
+    then starts at the script's first line, as under ``python script.py``."""
+    ours = os.path.dirname(os.path.abspath(__file__))  # tracer/ (its demo/ script is the user's)
+    first = tb
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        path = os.path.abspath(f)
+        if not (f.startswith("<frozen runpy") or os.path.basename(f) == "runpy.py"
+                or (path.startswith(ours + os.sep) and not path.startswith(os.path.join(ours, "demo") + os.sep))):
+            return tb
+        tb = tb.tb_next
+    return first  # nothing of the user's (an error of ours): keep every frame
 
 
 PROFILE_CALLS = 10  # the script's calls 2..11 of each graph run under torch.profiler (see Agent.on_graph_call)

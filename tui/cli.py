@@ -95,6 +95,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     rc: int | None = None
     script_rc = None
     failed = False
+    failed_runs: list[str] = []
+    last_status = None
     try:
         while True:
             msg = q.get()
@@ -110,13 +112,17 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 print(f"error in {where}{msg.get('stage')}: {msg.get('message')}", file=sys.stderr, flush=True)
             elif t == "run":
                 if msg.get("error"):
+                    failed_runs.append(protocol.graph_key(msg))
                     print(f"{protocol.graph_key(msg):<20} run         failed: {msg['error']}", flush=True)
                 else:
                     eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
                           f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
-                          + ("  (graph timing rounds never agreed: not reliable)"
-                             if (msg.get("graph_rounds") or {}).get("rounds_stable") is False else ""), flush=True)
+                          + (f"  (not reliable: {'; '.join(msg.get('warnings') or ['the timing rounds never agreed'])})"
+                             if msg.get("settled") is False or (msg.get("graph_rounds") or {}).get("rounds_stable") is False
+                             else ""), flush=True)
+            elif t == "run_status" and msg.get("done"):
+                last_status = msg.get("message")
             elif t == "done":
                 script_rc = msg.get("returncode")
                 if msg.get("message") and not failed:
@@ -144,10 +150,25 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
             how, code = f"exited with status {rc}", (rc if rc else 1)
         print(f"inductor-step: the script's process {how} before it finished; session kept in {record}", file=sys.stderr)
         return code
+    if rc is not None and rc != 0 and (rc < 0 or script_rc == 0):
+        # the script finished, then the agent died (timing): the session has what came before
+        how = f"was killed by {_signal_name(rc)}" if rc < 0 else f"exited with status {rc}"
+        print(f"inductor-step: the agent {how} after the script ended ({last_status or 'while timing'}); "
+              f"session kept in {record}", file=sys.stderr)
+        return 128 - rc if rc < 0 else rc
     print(f"inductor-step: session written to {record}", file=sys.stderr)
-    if script_rc == 0 and failed:
+    if failed_runs:
+        print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed: {', '.join(failed_runs)}", file=sys.stderr)
+    if script_rc == 0 and (failed or failed_runs):
         return 1
     return int(script_rc)
+
+
+def _signal_name(rc: int) -> str:
+    try:
+        return signal.Signals(-rc).name
+    except ValueError:
+        return f"signal {-rc}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,75 @@
+"""The timing worker process (started by :class:`tracer.timing.isolate.TimingWorker`).
+
+``python -m inductor_step.tracer.timing.worker FD FAULT_FILE``: reads job files (``torch.save``'d
+dicts of :func:`tracer.timing.harness.time_graph`'s arguments) one path a line from stdin, times each
+and writes JSON lines to file descriptor FD: ``{"progress": text}`` while it works, then
+``{"result": {...}}`` or ``{"error": "Type: message", "traceback": ...}``.  A line ``cancel`` on
+stdin stops the graph being timed between kernels.  ``faulthandler`` writes to FAULT_FILE, so a
+crash leaves the Python stack that the parent turns into the reason.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import queue
+import sys
+import threading
+import traceback
+
+
+def main(argv: list[str]) -> int:
+    out = os.fdopen(int(argv[0]), "w", encoding="utf-8", buffering=1)
+    fault = open(argv[1], "w", encoding="utf-8")  # noqa: SIM115 - open for the process's life
+    faulthandler.enable(file=fault, all_threads=False)
+    jobs: queue.Queue[str | None] = queue.Queue()
+    cancel = threading.Event()
+
+    def read_stdin() -> None:
+        for line in sys.stdin:
+            line = line.strip()
+            if line == "cancel":
+                cancel.set()
+            elif line:
+                jobs.put(line)
+        jobs.put(None)
+
+    threading.Thread(target=read_stdin, daemon=True).start()
+
+    def send(msg: dict) -> None:
+        out.write(json.dumps(msg, default=str) + "\n")
+        out.flush()
+
+    import torch  # noqa: PLC0415
+
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer.timing.harness import time_graph  # noqa: PLC0415
+
+    adapter.register_inductor_ops()
+
+    while True:
+        path = jobs.get()
+        if path is None:
+            return 0
+        cancel.clear()
+        try:
+            send({"progress": "loading the graph's inputs"})
+            spec = torch.load(path, weights_only=False)
+            if spec.get("float32_matmul_precision"):
+                torch.set_float32_matmul_precision(spec["float32_matmul_precision"])
+            if spec.get("cudnn_allow_tf32") is not None:
+                torch.backends.cudnn.allow_tf32 = spec["cudnn_allow_tf32"]
+            result = time_graph(spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel,
+                                num_gb=spec.get("num_gb"), script=spec.get("script"),
+                                progress=lambda text: send({"progress": text}))
+            send({"result": result})
+        except BaseException as e:  # noqa: BLE001 - reported to the agent as this graph's failure
+            send({"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()})
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
