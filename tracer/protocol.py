@@ -65,9 +65,13 @@ class FxNode(TypedDict, total=False):
     from_node: list[str]
 
 
-class FxGraph(TypedDict):
+class _FxGraph(TypedDict):
     code: str  # print_readable()
     nodes: list[FxNode]
+
+
+class FxGraph(_FxGraph, total=False):
+    when: str  # which graph this is ("lowered: the graph GraphLowering.run lowered, after every post-grad pass")
 
 
 class IrBuffer(TypedDict, total=False):
@@ -85,6 +89,7 @@ class IrBuffer(TypedDict, total=False):
     stride: list[str] | None
     layout: str
     origins: list[str]  # post-grad FX node names
+    origin_node: str | None  # the post-grad node whose output this buffer is (tracer.links: producer first)
     text: str  # Inductor's str(buf)
 
 
@@ -128,6 +133,7 @@ class Kernel(TypedDict, total=False):
     fused_nodes: list[str]
     scheduler_nodes: list[str]
     num_gb: float  # Inductor's estimate_kernel_num_bytes / 1e9 (Triton)
+    call_lines: list[int]  # each call's 1-based line in the wrapper
 
 
 class LinkBuffer(TypedDict, total=False):
@@ -137,8 +143,25 @@ class LinkBuffer(TypedDict, total=False):
     fused_node: str | None
     kernels: list[str]
     kernel_lines: dict[str, list[list[int]]]  # kernel -> [[first, last]] 1-based lines in its source
+    call: LinkCallRef  # the call that computes it, for a kernel called more than once
+    storage_of: str  # it is written into this buffer's storage (in place, or a scatter's mutation)
     user_lines: list[str]
     notes: list[str]
+
+
+class LinkCall(TypedDict, total=False):
+    """One call of a kernel in the wrapper's ``call()`` (tracer.links, per call)."""
+    index: int  # 0 for the kernel's first call
+    line: int  # 1-based wrapper line
+    buffers: list[str]  # the buffers this call computes
+    pointers: str  # where the buffer <-> pointer binding came from ("kernel args", "call args")
+    post_grad_nodes: list[str]
+
+
+class LinkCallRef(TypedDict, total=False):
+    kernel: str
+    index: int
+    line: int
 
 
 class LinkKernel(TypedDict, total=False):
@@ -148,6 +171,7 @@ class LinkKernel(TypedDict, total=False):
     scheduler_nodes: list[str]
     post_grad_nodes: list[str]
     source: str  # "provenance+call-args" | "call-args"
+    calls: list[LinkCall]  # each call of the kernel in call(), with what that call computes
 
 
 class LinkFxNode(TypedDict, total=False):
@@ -184,6 +208,7 @@ class Links(TypedDict, total=False):
     user_source: dict[str, str]  # "file.py:22" -> numbered lines around it
     sources: list[str]
     notes: list[str]
+    provenance_map: str  # what torch's provenance map held for this graph: "written", "empty: ...", ...
 
 
 # ----------------------------------------------------------------------------- stops
@@ -200,6 +225,8 @@ class StopHead(TypedDict):
 
 class _Stop(StopHead, total=False):
     t: float  # seconds since the agent started
+    attempt: int  # Dynamo restarted this frame's analysis: torch names the compile [0/0_1]
+    trace_id: str  # "[0/0_1]"
     unavailable: str  # the whole snapshot failed (tracer.adapter.safe)
     traceback: str
 
@@ -228,10 +255,17 @@ class SchedulingStop(_Stop, total=False):
     before: list[SchedulerNode] | Unavailable | None
     after: list[SchedulerNode] | Unavailable
     fusion_log: list[str]  # Inductor's fusion logger, in its words
+    order: str  # which order ``after`` is in ("final: the order Inductor generated code in ...")
 
 
 class LoopBodyStop(_Stop, total=False):
     bodies: list[LoopBodyEntry] | Unavailable
+
+
+#: Where a kernel lies in the wrapper (1-based lines): ``def`` its ``async_compile`` definition
+#: [first, last], ``body`` the line of its source's first line, ``calls`` each call in ``call()``; an
+#: extern or fallback call has ``call``, its line.  (``def`` is a keyword: the functional form.)
+KernelSpan = TypedDict("KernelSpan", {"def": list[int], "body": int, "calls": list[int], "call": int}, total=False)
 
 
 class CodegenStop(_Stop, total=False):
@@ -239,6 +273,7 @@ class CodegenStop(_Stop, total=False):
     output_path: str | None
     kernels: list[Kernel]
     links: Links | Unavailable
+    kernel_spans: dict[str, KernelSpan]  # kernel (as in links.kernels) -> where it is in the wrapper
 
 
 Stop = Union[DynamoStop, AotStop, LoweringStop, SchedulingStop, LoopBodyStop, CodegenStop]
@@ -344,6 +379,10 @@ class RunStatus(TypedDict, total=False):
     type: Literal["run_status"]
     message: str
     done: bool
+    timed: int  # graphs timed
+    failed: list[str]  # graphs whose timing failed ("[1/0] backward")
+    of: int  # graphs asked for
+    cancelled: bool
     t: float
 
 
@@ -364,13 +403,15 @@ class Peak(TypedDict, total=False):
     bw_source: str
     tflops: dict[str, float]  # dtype -> peak TFLOP/s
     tflops_source: str
-    float32_mode: str
+    float32_mode: str | dict[str, bool]  # matmul_tf32 / conv_tf32
+    bw_datasheet_gbps: float
 
 
 class GraphRounds(TypedDict, total=False):
     compiled_rounds_ms: list[float]
     eager_rounds_ms: list[float]
     rounds_stable: bool
+    load: dict[str, float | int | None]  # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU)
 
 
 class RunKernel(TypedDict, total=False):
@@ -397,6 +438,12 @@ class RunKernel(TypedDict, total=False):
     tflops: float
     pct_peak_tflops: float
     dtype: str
+    flops: float  # torch.utils.flop_counter's count for the op
+    flops_op: str
+    peak_tflops: float
+    peak_tflops_which: str  # which peak: "tf32 tensor cores (TF32 on)", ...
+    bound: Literal["memory", "compute"] | None
+    bound_source: str
     share: float  # of the kernel sum
 
 
@@ -425,6 +472,15 @@ class Run(TypedDict, total=False):
     kernels: list[RunKernel]
     error: str
     traceback: str
+    failed: bool
+    crashed: bool
+    signal: str | int
+    isolated: str  # "timed in a process of its own (pid N) ..."
+    settled: bool  # the graph time settled (rounds agreed, no contention)
+    contended: bool  # the load average says other processes competed for the cores
+    sum_vs_graph: float | None  # kernel sum / compiled graph time
+    gap_cause: Literal["overhead", "kernels_alone", "unsettled"]
+    warnings: list[str]
     t: float
 
 

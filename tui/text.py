@@ -255,18 +255,20 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
     if eager and compiled:
         lines.append(f"speedup   {eager / compiled:.2f}x")
     rounds = run.get("graph_rounds") or {}
-    unstable = rounds.get("rounds_stable") is False
+    unstable = rounds.get("rounds_stable") is False or run.get("settled") is False
+    cause = run.get("gap_cause")
     if isinstance(ksum, (int, float)) and compiled:
         share = 100 * ksum / compiled
-        if ksum <= compiled:
-            why = ("the rest is launch and Python overhead" if not unstable else
-                   "the graph time is not reliable (its rounds never agreed), so neither is this share")
-        elif unstable or share > 200:
-            why = ("kernels timed one at a time add up to more than the graph: the machine was busy or the "
-                   "graph time is not reliable (see below); press r to time again")
+        if cause == "unsettled" or unstable:
+            why = ("the times did not settle (rounds disagreed or other processes competed for the cores), so this "
+                   "share says nothing about overhead; press r to time again")
+        elif cause == "overhead" or (cause is None and ksum <= compiled):
+            why = "the rest is launch and Python overhead"
         else:
             why = "kernels timed one at a time, each from a cold cache, add up to more than the graph"
         lines.append(f"sum of kernel times   {ksum:.4f} ms  ({share:.0f}% of the graph: {why})")
+    for w in run.get("warnings") or []:
+        lines.append(f"! {w}")
     if rounds.get("compiled_rounds_ms"):
         c = rounds["compiled_rounds_ms"]
         how = "do_bench rounds" if str(run.get("device", "")).startswith("cuda") else "rounds"
@@ -274,8 +276,12 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
                      if not unstable else
                      f"! the compiled graph's {len(c)} timing rounds never agreed ({min(c):.4f} to {max(c):.4f} ms): "
                      "the machine was busy or had a slow spell, so this time is not reliable; press r to time again")
-    if run.get("load_average") is not None:
-        lines.append(f"load average while timing   {run['load_average']}")
+    load = rounds.get("load") or {}
+    if load.get("loadavg_1m_before") is not None:
+        lines.append(f"load average while timing   {load.get('loadavg_1m_before')} -> {load.get('loadavg_1m_after')} "
+                     f"on {load.get('cpus')} CPU(s) (os.getloadavg)")
+    if run.get("isolated"):
+        lines.append(f"isolation: {run['isolated']}")
     if run.get("in_graph_sum_ms") is not None and compiled:
         lines.append(f"sum of in-graph kernel times   {run['in_graph_sum_ms']:.4f} ms  "
                      f"({100 * run['in_graph_sum_ms'] / compiled:.0f}% of the graph; the rest is launch "
