@@ -187,3 +187,12 @@ def test_a_fresh_recording_is_packed_and_opens_lazily(recorded):
     lazy = list(read_session(recorded, lazy_over=0))
     assert sum(1 for m in lazy if LAZY in m) == len(stops)
     assert [load_lazy(m) for m in lazy] == messages
+
+
+def test_a_newer_format_is_refused_with_its_name(tmp_path):
+    path = tmp_path / "future.jsonl"
+    path.write_text('{"type":"header","format":"inductor-step/3","torch":null,"triton":null,"python":null,'
+                    '"device":null}\n')
+    with pytest.raises(ValueError, match=r"session format inductor-step/3 is not one this inductor-step reads "
+                                         r"\(inductor-step/1, inductor-step/2\)"):
+        list(read_session(str(path)))
