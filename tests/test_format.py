@@ -196,3 +196,11 @@ def test_a_newer_format_is_refused_with_its_name(tmp_path):
     with pytest.raises(ValueError, match=r"session format inductor-step/3 is not one this inductor-step reads "
                                          r"\(inductor-step/1, inductor-step/2\)"):
         list(read_session(str(path)))
+
+
+def test_packing_a_packed_line_leaves_it_as_it_is():
+    stop = next(m for m in read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl"))
+                if m.get("stage") == "lowering")
+    once = protocol.pack(protocol.encode(stop).rstrip(b"\n"))
+    assert b'"zlib":"' in once and protocol.pack(once) == once
+    assert protocol.decode(once) == stop

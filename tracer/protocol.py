@@ -492,9 +492,11 @@ def encode(msg: dict[str, Any]) -> bytes:
 
 def pack(line: bytes, msg: dict[str, Any] | None = None, level: int = 6) -> bytes:
     """``line`` (one encoded message, without its newline) as a packed line when that is shorter,
-    else ``line`` unchanged; newline not added.  ``msg`` is the decoded message, if the caller has
+    else ``line`` unchanged (an already packed line too); newline not added.  ``msg`` is the decoded message, if the caller has
     it (its head keys are copied from it)."""
     if len(line) < PACK_OVER:
+        return line
+    if b'"zlib":"' in line[:1024] and _is_packed(line):
         return line
     if msg is None:
         msg = decode(line)
@@ -509,6 +511,14 @@ def pack(line: bytes, msg: dict[str, Any] | None = None, level: int = 6) -> byte
     out = json.dumps({**head, "size": len(line)}, separators=(",", ":"))[:-1] + ',"zlib":"' + body + '"}'
     data = out.encode("utf-8")
     return data if len(data) < len(line) else line
+
+
+def _is_packed(line: bytes) -> bool:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and "zlib" in obj and "size" in obj
 
 
 def _unpack(obj: dict[str, Any]) -> dict[str, Any] | None:
