@@ -16,7 +16,6 @@ with a reason when its package is not installed.  About 2 minutes in all on a 2-
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -25,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+
+from inductor_step.tracer.protocol import read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(ROOT, "examples", "real")
@@ -94,7 +95,7 @@ def _record(tmp_path_factory, name: str) -> Run:
                        text=True, timeout=600)
     run = Run(name, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
     if session.exists():
-        run.msgs = [json.loads(line) for line in session.read_text().splitlines() if line.strip()]
+        run.msgs = list(read_session(str(session)))
     return run
 
 
