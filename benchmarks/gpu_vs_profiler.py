@@ -82,6 +82,8 @@ MODELS_SCRIPT = os.path.join(ROOT, "benchmarks", "cuda_models.py")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
+from inductor_step.tracer import protocol  # noqa: E402 - standard library only
+
 MODEL_ARGS = {  # 12 iterations: the agent profiles the script's calls 2-11 of each graph (in_script_ms)
     "attention": ["attention", "--dim", "1024", "--seq", "512", "--batch", "16", "--heads", "16", "--iters", "12"],
     "pointwise": ["pointwise", "--numel", str(64 * 1024 * 1024), "--iters", "12"],
@@ -219,7 +221,7 @@ def read_ours(record: str) -> tuple[dict[str, dict], dict]:
     if os.path.exists(record):
         with open(record, encoding="utf-8") as f:
             for line in f:
-                m = json.loads(line)
+                m = protocol.decode(line) or {}  # a packed line gives its message
                 if m.get("type") == "header":
                     header = m
                 elif m.get("type") == "run":
@@ -1045,7 +1047,7 @@ def compare_script(a: Any, out_dir: str, cuda: bool, ctx: dict) -> dict:
     outputs: dict[str, str] = {}
     with open(record, encoding="utf-8") as f:
         for line in f:
-            m = json.loads(line)
+            m = protocol.decode(line) or {}  # a packed line gives its message
             if m.get("type") == "stop" and m.get("stage") == "codegen" and m.get("output_path"):
                 outputs[f"{m['compile_id']} {m['graph_kind']}"] = m["output_path"]
     prof_json = os.path.join(out_dir, "profile.json")
@@ -1238,7 +1240,7 @@ def main() -> int:
         outputs: dict[str, str] = {}
         with open(record, encoding="utf-8") as f:
             for line in f:
-                m = json.loads(line)
+                m = protocol.decode(line) or {}  # a packed line gives its message
                 if m.get("type") == "stop" and m.get("stage") == "codegen" and m.get("output_path"):
                     outputs[f"{m['compile_id']} {m['graph_kind']}"] = m["output_path"]
 

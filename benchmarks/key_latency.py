@@ -17,6 +17,7 @@ spawn``: a tmux process per read, as before).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -143,8 +144,11 @@ def main() -> None:
             if time.perf_counter() - t0 > 60:
                 raise TimeoutError("no first frame in 60 s")
             time.sleep(0.01)
-        print(f"{a.session} ({os.path.getsize(session) / 1e6:.1f} MB) at {w}x{h}, poll={a.poll}: "
-              f"first frame {(time.perf_counter() - t0) * 1000:.0f} ms")
+        first_ms = (time.perf_counter() - t0) * 1000
+        with open(session, "rb") as f:
+            fmt = json.loads(f.readline()).get("format")
+        print(f"{a.session} ({os.path.getsize(session) / 1e6:.1f} MB, {fmt}) at {w}x{h}, poll={a.poll}: "
+              f"first frame {first_ms:.0f} ms")
         time.sleep(max(a.wait, 0.3))  # let the first detail update (and, with --wait, the preload) finish
         plan = [("next stop (n)", ["n"] * 5),
                 ("back to dynamo (1)", ["1"]),

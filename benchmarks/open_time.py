@@ -5,6 +5,7 @@ the process until the stage bar is on screen.  Median of several runs.
 """
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -39,5 +40,7 @@ if __name__ == "__main__":
     a = p.parse_args()
     xs = [once(os.path.abspath(a.session)) for _ in range(a.repeats)]
     size = os.path.getsize(a.session) / 1e6
-    print(f"{a.session} ({size:.1f} MB): first frame median {statistics.median(xs) * 1000:.0f} ms "
+    with open(a.session, "rb") as f:
+        fmt = json.loads(f.readline()).get("format")
+    print(f"{a.session} ({size:.1f} MB, {fmt}): first frame median {statistics.median(xs) * 1000:.0f} ms "
           f"(min {min(xs) * 1000:.0f}, max {max(xs) * 1000:.0f}, {a.repeats} runs)")

@@ -187,3 +187,20 @@ def test_a_fresh_recording_is_packed_and_opens_lazily(recorded):
     lazy = list(read_session(recorded, lazy_over=0))
     assert sum(1 for m in lazy if LAZY in m) == len(stops)
     assert [load_lazy(m) for m in lazy] == messages
+
+
+def test_a_newer_format_is_refused_with_its_name(tmp_path):
+    path = tmp_path / "future.jsonl"
+    path.write_text('{"type":"header","format":"inductor-step/3","torch":null,"triton":null,"python":null,'
+                    '"device":null}\n')
+    with pytest.raises(ValueError, match=r"session format inductor-step/3 is not one this inductor-step reads "
+                                         r"\(inductor-step/1, inductor-step/2\)"):
+        list(read_session(str(path)))
+
+
+def test_packing_a_packed_line_leaves_it_as_it_is():
+    stop = next(m for m in read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl"))
+                if m.get("stage") == "lowering")
+    once = protocol.pack(protocol.encode(stop).rstrip(b"\n"))
+    assert b'"zlib":"' in once and protocol.pack(once) == once
+    assert protocol.decode(once) == stop

@@ -16,7 +16,6 @@ with a reason when its package is not installed.  About 2 minutes in all on a 2-
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess

@@ -223,7 +223,8 @@ class StopHead(TypedDict):
     paused: bool
 
 
-class _Stop(StopHead, total=False):
+class StopBase(StopHead, total=False):
+    """What every stop may carry besides its head; each stage's stop adds its fields."""
     t: float  # seconds since the agent started
     attempt: int  # Dynamo restarted this frame's analysis: torch names the compile [0/0_1]
     trace_id: str  # "[0/0_1]"
@@ -231,7 +232,7 @@ class _Stop(StopHead, total=False):
     traceback: str
 
 
-class DynamoStop(_Stop, total=False):
+class DynamoStop(StopBase, total=False):
     graph: FxGraph | Unavailable
     graph_breaks: list[str]
     recompile_reasons: list[str]
@@ -239,26 +240,26 @@ class DynamoStop(_Stop, total=False):
     note: str | None
 
 
-class AotStop(_Stop, total=False):
+class AotStop(StopBase, total=False):
     aot_graphs: dict[str, str]  # joint / forward / backward / inference -> readable code
     post_grad: FxGraph | Unavailable
 
 
-class LoweringStop(_Stop, total=False):
+class LoweringStop(StopBase, total=False):
     buffers: list[IrBuffer]
     graph_inputs: list[GraphInput]
     is_inference: bool
     is_backward: bool
 
 
-class SchedulingStop(_Stop, total=False):
+class SchedulingStop(StopBase, total=False):
     before: list[SchedulerNode] | Unavailable | None
     after: list[SchedulerNode] | Unavailable
     fusion_log: list[str]  # Inductor's fusion logger, in its words
     order: str  # which order ``after`` is in ("final: the order Inductor generated code in ...")
 
 
-class LoopBodyStop(_Stop, total=False):
+class LoopBodyStop(StopBase, total=False):
     bodies: list[LoopBodyEntry] | Unavailable
 
 
@@ -268,7 +269,7 @@ class LoopBodyStop(_Stop, total=False):
 KernelSpan = TypedDict("KernelSpan", {"def": list[int], "body": int, "calls": list[int], "call": int}, total=False)
 
 
-class CodegenStop(_Stop, total=False):
+class CodegenStop(StopBase, total=False):
     wrapper: str  # the output module's source
     output_path: str | None
     kernels: list[Kernel]
@@ -489,7 +490,7 @@ Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Prov
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
-    "header": Header, "stop": _Stop, "output": Output, "error": Error, "done": Done,
+    "header": Header, "stop": StopBase, "output": Output, "error": Error, "done": Done,
     "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
     "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
 }
@@ -547,9 +548,11 @@ def encode(msg: dict[str, Any]) -> bytes:
 
 def pack(line: bytes, msg: dict[str, Any] | None = None, level: int = 6) -> bytes:
     """``line`` (one encoded message, without its newline) as a packed line when that is shorter,
-    else ``line`` unchanged; newline not added.  ``msg`` is the decoded message, if the caller has
+    else ``line`` unchanged (an already packed line too); newline not added.  ``msg`` is the decoded message, if the caller has
     it (its head keys are copied from it)."""
     if len(line) < PACK_OVER:
+        return line
+    if b'"zlib":"' in line[:1024] and _is_packed(line):
         return line
     if msg is None:
         msg = decode(line)
@@ -564,6 +567,14 @@ def pack(line: bytes, msg: dict[str, Any] | None = None, level: int = 6) -> byte
     out = json.dumps({**head, "size": len(line)}, separators=(",", ":"))[:-1] + ',"zlib":"' + body + '"}'
     data = out.encode("utf-8")
     return data if len(data) < len(line) else line
+
+
+def _is_packed(line: bytes) -> bool:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and "zlib" in obj and "size" in obj
 
 
 def _unpack(obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -636,7 +647,8 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
     when it is first looked at.  Opening a 180 MB session then costs one scan for newlines instead
     of parsing (or even copying) every IR dump.
     Raises OSError if the file cannot be read and ValueError if its first message is not an
-    ``inductor-step/*`` header.  A torn last line (the writer died mid-line) is skipped.
+    ``inductor-step/*`` header of a format in :data:`FORMATS_READ`.  A torn last line (the writer died
+    mid-line) is skipped.
     """
     import mmap  # noqa: PLC0415
 
@@ -663,8 +675,12 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                 if msg is None:
                     continue
                 if first:
-                    if msg.get("type") != "header" or not str(msg.get("format", "")).startswith("inductor-step/"):
+                    fmt = str(msg.get("format", ""))
+                    if msg.get("type") != "header" or not fmt.startswith("inductor-step/"):
                         raise ValueError(f"{path}: not an inductor-step session (no header line)")
+                    if fmt not in FORMATS_READ:
+                        raise ValueError(f"{path}: session format {fmt} is not one this inductor-step reads "
+                                         f"({', '.join(FORMATS_READ)}): a newer version wrote it")
                     first = False
                 yield msg
     if first:
