@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from inductor_step.tracer.protocol import CMD_CONTINUE, CMD_RUN, STAGES, graph_key
+from inductor_step.tracer.protocol import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
 from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter
@@ -461,7 +461,7 @@ class StepApp(App[None]):
 
     def action_cancel_run(self) -> None:
         if self.agent is not None and self.agent.alive:
-            self.agent.send("cancel_run")
+            self.agent.send(CMD_CANCEL_RUN)
             self.session.run_status = "cancelling…"
             self.refresh_status()
 

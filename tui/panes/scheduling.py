@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Sequence
 
-from inductor_step.tracer.protocol import graph_key
+from inductor_step.tracer.protocol import CMD_CAN_FUSE, graph_key
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.text import joined, snode_text
 
@@ -102,7 +102,7 @@ class SchedulingPane(StagePane):
                        "scheduling, loopbody or codegen stop")
         app.set_status(f"fusion pair {a} and {b}: answer below")
         if live:
-            app.agent.send("can_fuse", a=a, b=b)
+            app.agent.send(CMD_CAN_FUSE, a=a, b=b)
 
     def show_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None,
                   asking: str = "") -> None:
