@@ -338,3 +338,45 @@ def test_the_too_small_screen_fits_its_words_at_50x14():
     run_flow(steps, size=(50, 14))
     assert seen["lines"] and all(len(line) <= 50 for line in seen["lines"]), seen["lines"]
     assert "q to quit" in seen["lines"][-1]
+
+
+CODEGEN_ERROR = os.path.join(HERE, "fixtures", "codegen_error.jsonl")
+
+
+def test_a_codegen_failure_puts_the_compilers_error_at_the_top_of_pane_6():
+    """Issue 17.8: the C++ compiler's `error:` line is above the generated code, not at line 75 of a
+    1,168-line log."""
+    app = StepApp(messages=list(read_session(CODEGEN_ERROR)), session_path=CODEGEN_ERROR)
+    seen: dict = {}
+
+    async def main():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await press(pilot, "6")
+            seen["head"] = app.query_one("#code-codegen").text.split("\n")[:6]
+
+    asyncio.run(main())
+    assert seen["head"][0].startswith("# codegen failed: InductorError: CppCompileError")
+    assert any("error: ‘compile’ was not declared in this scope" in line for line in seen["head"])
+
+
+def test_results_show_as_a_toast_at_80_columns_and_tab_never_stops_on_the_tab_bar(tmp_path):
+    """Issue 17.6 and 17.7: s's path is shown whole at 80 columns; tab goes table -> code -> ... and
+    never to the tab bar."""
+    app = StepApp(messages=list(read_session(DEMO)), session_path=DEMO, screenshots=str(tmp_path))
+    seen: dict = {}
+
+    async def main():
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await press(pilot, "s")
+            await pilot.pause(0.2)
+            seen["toasts"] = [str(t.render()) for t in app.screen.query("Toast")]
+            focused = []
+            for _ in range(4):
+                await press(pilot, "tab")
+                focused.append(type(app.focused).__name__)
+            seen["focused"] = focused
+
+    asyncio.run(main())
+    svg = next(tmp_path.glob("*.svg"))
+    assert any(str(svg) in t.replace("\n", "") for t in seen["toasts"]), seen["toasts"]
+    assert "Tabs" not in seen["focused"] and "ContentTabs" not in seen["focused"], seen["focused"]

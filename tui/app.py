@@ -162,7 +162,8 @@ class StepApp(App[None]):
         elif t in ("run", "run_status"):
             self.refresh_all(force=v.stage == "run")
             if t == "run" and msg.get("error"):
-                self.notify(f"timing {graph_key(msg)} failed: {msg['error']}", severity="error", timeout=8)
+                self.notify(f"timing {graph_key(msg)} failed: {msg['error']}", severity="error", timeout=8,
+                            markup=False)
         elif t == "error":
             v.paused = None
             self._pending_next = 0
@@ -254,7 +255,7 @@ class StepApp(App[None]):
         80 columns; the toast wraps)."""
         self._status_extra = message
         self.refresh_status()
-        self.notify(message, severity=severity, timeout=6)  # type: ignore[arg-type]
+        self.notify(message, severity=severity, timeout=6, markup=False)  # type: ignore[arg-type]
 
     @on(BufferSelected)
     def _selected(self, event: BufferSelected) -> None:

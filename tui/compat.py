@@ -14,7 +14,7 @@ from textual.css.query import NoMatches
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane, Tabs
 
 try:  # private modules: the tab of a pane and the tab bar's underline
     from textual.widgets._tabbed_content import ContentTab
@@ -63,6 +63,10 @@ class Panes(TabbedContent):
         # TabbedContent makes its ContentSwitcher itself: blank by instance
         for switcher in self.query_children(ContentSwitcher):
             switcher.BLANK = True
+        # the tab bar takes no focus: tab stopped there, where the arrows did nothing a person expected
+        # (the number keys switch panes; a click on a tab still does)
+        for tabs in self.query(Tabs):
+            tabs.can_focus = False
 
     def _on_tab_pane_focused(self, event: Any) -> None:
         event.stop()

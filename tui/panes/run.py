@@ -83,8 +83,8 @@ class RunPane(StagePane):
         status = self.app.session.run_status
         if not self.app.live:
             return Detail("# this recorded session has no timing for this graph")
-        return Detail("# press r to run and time every compiled graph: the whole compiled graph against eager, "
-                      "and each kernel on its own" + (f"\n# {status}" if status else ""))
+        return Detail("# press r to run and time every compiled graph:\n# the whole compiled graph against eager,"
+                      "\n# and each kernel on its own" + (f"\n# {status}" if status else ""))
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         ks = self.kernels(data)
