@@ -201,11 +201,14 @@ class StepApp(App[None]):
             with tabs.prevent(Panes.TabActivated):  # ours, not the user's click: no echo
                 tabs.active = want
             tabs.place_underline(want)
-            f = self.focused
-            if f is None or (f.id or "").startswith(("table-", "code-")):
-                w = self.focus_target()
-                # focused now, not queued: its focused look is in the pane's first frame
-                w.screen.set_focus(w, scroll_visible=False)
+        # the keys stay inside the visible pane: a focused widget in a hidden pane would pull
+        # TabbedContent back to its own tab (a click on a tab leaves the old pane's table focused)
+        f = self.focused
+        pane = self.pane(self.view.stage)
+        if f is None or ((f.id or "").startswith(("table-", "code-")) and pane not in f.ancestors):
+            w = self.focus_target()
+            # focused now, not queued: its focused look is in the pane's first frame
+            w.screen.set_focus(w, scroll_visible=False)
         self.pane(self.view.stage).show(force=force)
         self.refresh_status()
         self.preparer.schedule()
