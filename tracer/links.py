@@ -52,6 +52,7 @@ def _ranges(lines: list[int]) -> list[list[int]]:
     return out
 
 
+_VIEW = re.compile(r"^\s*(buf\d+) = reinterpret_tensor\((buf\d+)\b[^\n]*#\s*alias\s*$", re.M)
 _ALIAS_LINE = re.compile(r"^\s*auto \w+ = \w+;\s*$")
 _PARAM_LINE = re.compile(r'^\s*(const\s+)?[\w:<>]+\s*\*?\s*\w+[,)]\s*$')
 
@@ -447,6 +448,27 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
             d["notes"].append(f"output {index} of {parent}, which {kname} returns")
             if child not in out_k[kname]["buffers"]:
                 out_k[kname]["buffers"].append(child)
+    # a buffer written through views of itself (a concatenation: bufK = reinterpret_tensor(buf31,
+    # ...)  # alias) is computed by the calls that compute its views
+    views: dict[str, list[str]] = {}
+    for view, parent in _VIEW.findall(wrapper):
+        views.setdefault(parent, []).append(view)
+    for parent, vs in views.items():
+        d = out_b.get(parent)
+        if d is None or d["kernels"]:
+            continue
+        for v in vs:
+            vd = out_b.get(v)
+            for kname in (vd or {}).get("kernels", []):
+                r = d["kernel_lines"].get(kname, []) + vd["kernel_lines"].get(kname, [])
+                d["kernel_lines"][kname] = _ranges([n for a, e in r for n in range(a, e + 1)])
+                if kname not in d["kernels"]:
+                    d["kernels"].append(kname)
+                    out_k[kname]["buffers"].append(parent)
+                if vd.get("call", {}).get("kernel") == kname:
+                    d["call"] = dict(vd["call"])
+        if d["kernels"]:
+            d["notes"].append(f"written through its views {', '.join(vs)} (they are parts of it, e.g. a concatenation)")
     # a buffer no kernel call computes may still be computed inside one (a value kept in
     # registers in a kernel whose fused node does not hold it): the provenance says which kernel
     # covers all of its origin FX nodes.  A kernel that writes the buffer always wins (above).
