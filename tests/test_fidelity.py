@@ -72,7 +72,10 @@ class TorchGraph:
             if mm:
                 self.mutates[mm.group(1)] = mm.group(2)
         prov = os.path.join(folder, "inductor_provenance_tracking_node_mappings.json")
-        self.provenance = json.load(open(prov)).get("cppCodeToPost", {}) if os.path.exists(prov) else None
+        # kernel -> post-grad nodes ("cppCodeToPost" on every backend); None where torch wrote no
+        # kernel entries (it writes no file for a lazily compiled backward)
+        data = json.load(open(prov)) if os.path.exists(prov) else {}
+        self.provenance = next((v for k, v in data.items() if k.endswith("CodeToPost") and v), None)
         fx = open(os.path.join(folder, "fx_graph_transformed.py")).read()
         body = fx.split("def forward", 1)[1]
         self.post_grad = re.findall(r"^        (\w+)(?:: \"[^\"]*\")? = ", body, re.M)
@@ -189,6 +192,8 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
                     out["same_lines"].append(f"{seen[key]}={bname} in {k}")
                 seen[key] = bname
     # fallback (and extern) calls: the provenance of their own handle only
+    if tg.provenance and links.get("provenance_map") == "empty":
+        out["provenance_claim"].append("torch wrote a provenance map, the links say it is empty")
     if tg.provenance:
         handles: dict[str, list[str]] = {}
         for m in re.finditer(r"# \[Provenance debug handles\] ([\w.]+):(\d+)", tg.output_code):
