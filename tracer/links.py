@@ -190,10 +190,14 @@ def _split_in_place(kernel: dict[str, Any], rec: dict, computed: list[str]) -> d
                            + re.escape(inner) + r"\[[^\]]*\]\s*=[^=]")
         stores = [n for n in p_lines if store.search(src[n - 1])]
         first = 0
-        if chain and chain[0] not in computed:
-            # the storage held an input (computed by an earlier call): the loads through the shared
-            # pointer before this call's first store there read that input, not these buffers
-            first = stores[0] if stores else 0
+        if chain and chain[0] not in computed and stores:
+            # the storage held an input (computed by an earlier call): a load through the shared
+            # pointer that the next use of it stores over reads that input (each loop version,
+            # vectorized and tail, loads it and then stores the result in its place), not these buffers
+            first = stores[0]
+            later = [n for i, n in enumerate(p_lines) if n not in stores and i + 1 < len(p_lines)
+                     and p_lines[i + 1] in stores]
+            p_lines = [n for n in p_lines if n not in later]
         if len(members) < 2:
             if first:
                 out[members[0]] = _ranges([n for n in p_lines if n >= first])
@@ -362,6 +366,8 @@ def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: di
                         keep = set(atomic) if mutator is None else \
                             {n for a, e in lines for n in range(a, e + 1)} - set(atomic)
                         lines = _ranges(sorted(keep))
+                if not lines and b in split:
+                    why = "computed in place in the same loop as the buffer stored after it there"
                 if not lines:
                     why = why or f"no line uses its pointer {ptr}"
             else:
