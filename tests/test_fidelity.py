@@ -136,10 +136,8 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
     pg = [n["name"] for n in stops["aot"]["post_grad"]["nodes"] if n["op"] == "call_function"]
     if set(pg) != set(tg.post_grad):
         out["post_grad"] += sorted(set(pg) ^ set(tg.post_grad))
-    # per buffer: its lines use pointers the computing call binds to it (or to the buffer it
-    # was computed in place over / mutates); a buffer passed to the call has lines of its own
-    # the kernel that computes a buffer: the first generated-kernel call passing it or a buffer
-    # that took its storage (buf14 = buf13; del buf13  # reuse)
+    # the kernel that computes a buffer: the first generated-kernel call passing it, a buffer that
+    # took its storage (buf14 = buf13; del buf13  # reuse) or a view of it (a concatenation's part)
     body = tg.output_code[tg.output_code.find("def call("):]
     call_re = re.compile(r"^\s*(" + "|".join(map(re.escape, tg.kernels)) + r")(?:\.run)?\((.*)\)\s*$", re.M) \
         if tg.kernels else None
@@ -148,6 +146,8 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
         for name in re.findall(r"\b(buf\d+)\b", m.group(2)):
             for n in tg.chain(name) + tg.chain(tg.view_of.get(name, "")):
                 first_call.setdefault(n, m.group(1))
+    # per buffer: its lines use pointers its computing call binds to it (or to a view of it, the
+    # buffer it mutates, or its in-place chain); a buffer passed to the call has lines of its own
     for bname, b in links["buffers"].items():
         gen = [k for k in b["kernels"] if k in tg.kernels]
         if bname in first_call:
