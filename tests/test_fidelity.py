@@ -68,7 +68,7 @@ class TorchGraph:
             bm = re.match(r"^    (buf\d+): \w+", line)
             if bm and current:
                 self.group_of.setdefault(bm.group(1), current)
-            mm = re.match(r"^\s*(buf\d+)\.mutations = \['(buf\d+)'", line)
+            mm = re.match(r"^\s*(buf\d+)\.mutations = \['(\w+)'", line)
             if mm:
                 self.mutates[mm.group(1)] = mm.group(2)
         prov = os.path.join(folder, "inductor_provenance_tracking_node_mappings.json")
