@@ -363,6 +363,7 @@ class Agent:
         pending = g.pending_aot
         if pending:  # GraphLowering.run was not observed: the graph as post_grad_custom_post_pass saw it
             self._send_aot(cid, kind, pending["graph"], pending["aot_graphs"], lowered=False)
+        adapter.take_kernel_defs()  # kernel records left by a graph that never reached its codegen stop
         g.before = adapter.scheduler_nodes(nodes)
         try:
             g.device = str(next(iter(nodes)).get_device()) if nodes else "cpu"
