@@ -5,11 +5,13 @@ compiles we captured (``output_code.py``, ``ir_post_fusion.txt``, ``fx_graph_tra
 kernels, wrapper, fused groups and their order, buffers, the post-grad graph, and for every buffer
 its kernel and kernel lines, checked against the generated code's own call arguments.
 
-The model is examples/real/nanogpt_train.py (one training step: forward + backward; in-place
-layer-norm buffers, a kernel called twice, two attention fallback calls, an embedding gradient
-scattered with atomic_add, a backward whose provenance map torch writes empty).  The ``gpu``
-test runs the same checks on CUDA (Triton: kernel lines are ``tl.load``/``tl.store`` of the
-call's pointers).
+The model is examples/real/nanogpt_train.py's GPT, run by tests/scripts/fidelity_nanogpt.py: one
+training step (in-place layer-norm buffers, a kernel called twice, two attention fallback calls, an
+embedding gradient scattered with atomic_add, a concatenation written through views, a backward
+whose provenance map torch writes empty), then inference behind a graph break (Dynamo restarts the
+frame: ``[1/0_1]``; buffers removed before scheduling) at two lengths (a recompile).  The ``gpu``
+tests run the same checks on CUDA (Triton: kernel lines are ``tl.load``/``tl.store`` of the call's
+pointers).
 
 ``problems(...)`` returns a count per check so the same code measures a session by hand:
 ``python tests/test_fidelity.py SESSION.jsonl DEBUG_DIR``.
@@ -29,7 +31,7 @@ from typing import Any
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(ROOT, "examples", "real", "nanogpt_train.py")
+MODEL = os.path.join(ROOT, "tests", "scripts", "fidelity_nanogpt.py")
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
@@ -66,15 +68,21 @@ class TorchGraph:
             bm = re.match(r"^    (buf\d+): \w+", line)
             if bm and current:
                 self.group_of.setdefault(bm.group(1), current)
-            mm = re.match(r"^\s*(buf\d+)\.mutations = \['(buf\d+)'", line)
+            mm = re.match(r"^\s*(buf\d+)\.mutations = \['(\w+)'", line)
             if mm:
                 self.mutates[mm.group(1)] = mm.group(2)
         prov = os.path.join(folder, "inductor_provenance_tracking_node_mappings.json")
-        self.provenance = json.load(open(prov)).get("cppCodeToPost", {}) if os.path.exists(prov) else None
+        # kernel -> post-grad nodes ("cppCodeToPost" on every backend); None where torch wrote no
+        # kernel entries (it writes no file for a lazily compiled backward)
+        data = json.load(open(prov)) if os.path.exists(prov) else {}
+        self.provenance = next((v for k, v in data.items() if k.endswith("CodeToPost") and v), None)
         fx = open(os.path.join(folder, "fx_graph_transformed.py")).read()
         body = fx.split("def forward", 1)[1]
         self.post_grad = re.findall(r"^        (\w+)(?:: \"[^\"]*\")? = ", body, re.M)
         self.pred: dict[str, str] = {new: old for new, old in _REUSE.findall(self.output_code)}
+        # bufK = reinterpret_tensor(buf31, ...)  # alias: a view through which a kernel writes part of buf31
+        self.view_of = dict(re.findall(r"^\s*(buf\d+) = reinterpret_tensor\((buf\d+)\b[^\n]*#\s*alias\s*$",
+                                       self.output_code, re.M))
 
     def calls(self, kernel: str) -> list[list[str]]:
         """Each call of a generated kernel in ``call()``: its argument texts."""
@@ -112,7 +120,7 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
     by check."""
     out: dict[str, list[str]] = {k: [] for k in (
         "wrapper", "kernels", "order", "buffers", "post_grad", "wrong_line", "no_own_lines", "same_lines",
-        "extra_kernel", "fallback_calls", "provenance_claim", "producer_first")}
+        "extra_kernel", "fallback_calls", "provenance_claim", "producer_first", "ghost_scheduler_node")}
     cg = stops["codegen"]
     links = cg["links"]
     if cg["wrapper"] != tg.output_code:
@@ -128,13 +136,22 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
     pg = [n["name"] for n in stops["aot"]["post_grad"]["nodes"] if n["op"] == "call_function"]
     if set(pg) != set(tg.post_grad):
         out["post_grad"] += sorted(set(pg) ^ set(tg.post_grad))
-    # per buffer: its lines use pointers the computing call binds to it (or to the buffer it
-    # was computed in place over / mutates); a buffer passed to the call has lines of its own
+    # the kernel that computes a buffer: the first generated-kernel call passing it, a buffer that
+    # took its storage (buf14 = buf13; del buf13  # reuse) or a view of it (a concatenation's part)
+    body = tg.output_code[tg.output_code.find("def call("):]
+    call_re = re.compile(r"^\s*(" + "|".join(map(re.escape, tg.kernels)) + r")(?:\.run)?\((.*)\)\s*$", re.M) \
+        if tg.kernels else None
+    first_call: dict[str, str] = {}
+    for m in (call_re.finditer(body) if call_re else []):
+        for name in re.findall(r"\b(buf\d+)\b", m.group(2)):
+            for n in tg.chain(name) + tg.chain(tg.view_of.get(name, "")):
+                first_call.setdefault(n, m.group(1))
+    # per buffer: its lines use pointers its computing call binds to it (or to a view of it, the
+    # buffer it mutates, or its in-place chain); a buffer passed to the call has lines of its own
     for bname, b in links["buffers"].items():
         gen = [k for k in b["kernels"] if k in tg.kernels]
-        with_lines = [k for k in gen if b["kernel_lines"].get(k)]
-        if with_lines:
-            out["extra_kernel"] += [f"{bname}->{k}" for k in gen if k not in with_lines]
+        if bname in first_call:
+            out["extra_kernel"] += [f"{bname}->{k}" for k in gen if k != first_call[bname]]
         for k in gen:
             src = tg.kernels[k]
             calls = tg.calls(k)
@@ -146,7 +163,7 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
                      for p, a in zip(params, calls[ci])}
             alias = dict(_ALIAS.findall(src))  # auto out_ptr2 = in_out_ptr0: an earlier name in the chain
             triton = "tl." in src
-            own = {bname, tg.mutates.get(bname, bname)}
+            own = {bname, tg.mutates.get(bname, bname)} | {v for v, p in tg.view_of.items() if p == bname}
             lines = src.split("\n")
             for a, e in b["kernel_lines"].get(k) or []:
                 for n in range(a, e + 1):
@@ -175,6 +192,8 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
                     out["same_lines"].append(f"{seen[key]}={bname} in {k}")
                 seen[key] = bname
     # fallback (and extern) calls: the provenance of their own handle only
+    if tg.provenance and links.get("provenance_map") == "empty":
+        out["provenance_claim"].append("torch wrote a provenance map, the links say it is empty")
     if tg.provenance:
         handles: dict[str, list[str]] = {}
         for m in re.finditer(r"# \[Provenance debug handles\] ([\w.]+):(\d+)", tg.output_code):
@@ -188,6 +207,11 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
     elif links.get("provenance_map") != "empty" or any("Inductor's provenance" in n for b in links["buffers"].values()
                                                         for n in b["notes"]):
         out["provenance_claim"].append("torch wrote no provenance map, the links claim one")
+    # a buffer's scheduler node exists in the scheduler (ir_post_fusion.txt names every node)
+    post_text = open(os.path.join(tg.folder, "ir_post_fusion.txt")).read()
+    nodes = set(re.findall(r"^(\w+): \w+\(", post_text, re.M))
+    out["ghost_scheduler_node"] += [f"{b}->{d['scheduler_node']}" for b, d in links["buffers"].items()
+                                    if d["scheduler_node"] and d["scheduler_node"] not in nodes]
     # the producing node first: an extern or fallback call's output comes from that op's FX node
     # (extern_kernels.addmm(..., out=buf8) -> the aten.addmm node), and its user line leads
     pgn = {n["name"]: n for n in stops["aot"]["post_grad"]["nodes"]}
@@ -224,23 +248,23 @@ def compare(session: list[dict], debug_root: str) -> dict[str, dict[str, list[st
 
 # ----------------------------------------------------------------------------- the tests
 
-def _record(tmp_path_factory: Any, device: str) -> tuple[list[dict], str]:
+def _record(tmp_path_factory: Any, device: str) -> tuple[list[dict], str, str]:
     cwd = tmp_path_factory.mktemp(f"fidelity_{device}")
     rec = cwd / "s.jsonl"
     env = dict(os.environ, TORCH_COMPILE_DEBUG="1",
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, ".ns"), ROOT, os.environ.get("PYTHONPATH", "")]))
-    subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(rec), MODEL,
-                    "--steps", "1", "--device", device],
-                   cwd=str(cwd), env=env, check=True, capture_output=True, timeout=600)
+               PYTHONPATH=os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), ROOT])))
+    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(rec), MODEL,
+                           "--device", device],
+                          cwd=str(cwd), env=env, check=True, capture_output=True, text=True, timeout=600)
     from inductor_step.tracer.protocol import read_session  # noqa: PLC0415
 
-    return list(read_session(str(rec))), str(cwd / "torch_compile_debug")
+    return list(read_session(str(rec))), str(cwd / "torch_compile_debug"), proc.stderr
 
 
 @pytest.fixture(scope="module")
 def cpu(tmp_path_factory):
-    session, debug = _record(tmp_path_factory, "cpu")
-    return session, debug, compare(session, debug)
+    session, debug, stderr = _record(tmp_path_factory, "cpu")
+    return session, debug, compare(session, debug), stderr
 
 
 def _gpu_available() -> bool:
@@ -256,18 +280,18 @@ def _gpu_available() -> bool:
 def gpu(tmp_path_factory):
     if not _gpu_available():
         pytest.skip("needs CUDA")
-    session, debug = _record(tmp_path_factory, "cuda")
-    return session, debug, compare(session, debug)
+    session, debug, stderr = _record(tmp_path_factory, "cuda")
+    return session, debug, compare(session, debug), stderr
 
 
 def _graphs(result) -> dict[str, dict[str, list[str]]]:
     graphs = result[2]
-    assert {"[0/0] forward", "[0/0] backward"} <= set(graphs), graphs.keys()
+    assert {"[0/0] forward", "[0/0] backward", "[1/0] inference", "[1/1] inference"} <= set(graphs), graphs.keys()
     return graphs
 
 
 CHECKS = ["wrapper", "kernels", "order", "buffers", "post_grad", "wrong_line", "no_own_lines", "same_lines",
-          "extra_kernel", "fallback_calls", "provenance_claim", "producer_first"]
+          "extra_kernel", "fallback_calls", "provenance_claim", "producer_first", "ghost_scheduler_node"]
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -344,6 +368,19 @@ def test_cpu_stops_say_which_order_and_graph_they_show(cpu):
             assert m["order"].startswith("final")
         if m.get("type") == "stop" and m["stage"] == "aot":
             assert m["post_grad"]["when"].startswith("lowered")
+
+
+def test_cpu_restarted_compiles_keep_torchs_attempt_suffix(cpu):
+    """Dynamo restarts the graph-break frame's analysis; torch logs those compiles as ``[1/0_1]``
+    (TORCH_COMPILE_DEBUG's "debug trace" lines): every stop of them says so."""
+    session, stderr = cpu[0], cpu[3]
+    torch_ids = set(re.findall(r"\[\d+/\d+_\d+\]", stderr))
+    assert torch_ids, "expected a restarted compile"
+    ours = {m["trace_id"] for m in session if m.get("type") == "stop" and m.get("trace_id")}
+    assert ours == torch_ids
+    for m in session:
+        if m.get("type") == "stop" and m.get("trace_id"):
+            assert m["trace_id"].startswith(m["compile_id"][:-1] + "_") and m["attempt"] >= 1
 
 
 @pytest.mark.gpu

@@ -1310,9 +1310,10 @@ def provenance_map_written() -> bool:
     try:
         from torch._inductor import debug  # noqa: PLC0415
 
-        return bool(getattr(debug, "_pre_grad_graph_id", None))
+        gid = getattr(debug, "_pre_grad_graph_id", "unknown")
+        return True if gid == "unknown" else bool(gid)  # a torch without it: not known to be empty
     except Exception:  # noqa: BLE001
-        return False
+        return True
 
 
 def current_attempt() -> int:

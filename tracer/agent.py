@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass, field
 from typing import Any
 
 from inductor_step.tracer import protocol
@@ -60,6 +61,39 @@ def adapter_compile_id() -> str | None:
         return None
 
 
+@dataclass
+class GraphState:
+    """What the stage hooks keep about one graph (compile id, kind) between its stops.
+
+    Filled in stage order: ``last_stage`` (the last stop sent), ``gm`` (the post-grad
+    GraphModule, for timing), ``post_grad_nodes`` (the aot stop's nodes, for links),
+    ``pending_aot`` (the aot stop waiting for GraphLowering.run), ``device``, ``buffers``
+    (lowering), ``before``/``after``/``fusion_log``/``pending_scheduling`` (scheduling),
+    ``output_path`` and ``num_gb`` (codegen).  ``get``/``[]`` read a field by name, as the
+    timing code does.
+    """
+
+    last_stage: str | None = None
+    gm: Any = None
+    post_grad_nodes: list[dict] = field(default_factory=list)
+    pending_aot: dict[str, Any] | None = None
+    device: str = "cpu"
+    buffers: list[dict] = field(default_factory=list)
+    before: Any = None
+    after: list[dict] = field(default_factory=list)
+    fusion_log: list[str] = field(default_factory=list)
+    pending_scheduling: list | None = None
+    output_path: str | None = None
+    num_gb: dict[str, float] = field(default_factory=dict)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None)
+        return default if value is None else value
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+
 class _Quit(BaseException):
     """Raised on the compile thread when the UI asks the agent to end at a stop."""
 
@@ -85,7 +119,7 @@ class Agent:
         self.t0 = time.monotonic()
         self.seq = 0
         self.frames: dict[str, dict[str, Any]] = {}   # compile id -> per-frame data
-        self.graphs: dict[tuple[str, str], dict[str, Any]] = {}  # (cid, kind) -> graph data
+        self.graphs: dict[tuple[str, str], GraphState] = {}  # (cid, kind) -> what the hooks keep
         self.current: tuple[str, str] | None = None
         self.fusion_lines: list[str] = []
         self.capture_fusion = False
@@ -114,13 +148,13 @@ class Agent:
         return self.frames.setdefault(cid, {"aot": {}, "graph_breaks": [], "recompile_reasons": [],
                                             "dynamo": None, "kind": None})
 
-    def graph(self, cid: str, kind: str) -> dict[str, Any]:
-        return self.graphs.setdefault((cid, kind), {"last_stage": None, "gm": None, "output_path": None})
+    def graph(self, cid: str, kind: str) -> GraphState:
+        return self.graphs.setdefault((cid, kind), GraphState())
 
     def stop(self, cid: str, kind: str, stage: str, payload: dict[str, Any]) -> None:
         """Send a stop and, in step mode, block this (compile) thread until the UI continues."""
         g = self.graph(cid, kind)
-        g["last_stage"] = stage
+        g.last_stage = stage
         self.current = (cid, kind)
         self.seq += 1
         msg = protocol.stop_head(self.seq, cid, kind, stage, self.step)
@@ -265,7 +299,7 @@ class Agent:
             kind = fr["kind"] or "inference"
         self.current = (cid, kind)
         g = self.graph(cid, kind)
-        if g["last_stage"] is None:
+        if g.last_stage is None:
             # backward (and any graph whose pre-grad hook did not fire): its Dynamo level is the
             # frame's Dynamo graph, captured when the forward compiled
             snap = fr["dynamo"] or {"code": fr.get("dynamo_text") or "", "nodes": []}
@@ -280,7 +314,7 @@ class Agent:
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
         fr = self.frame(cid)
         g = self.graph(cid, kind)
-        g["gm"] = getattr(graph, "owning_module", None)
+        g.gm = getattr(graph, "owning_module", None)
         aot = dict(fr["aot"])
         if kind == "backward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
@@ -289,7 +323,7 @@ class Agent:
         if self.final_hooks.get("GraphLowering.run"):
             # the aot stop waits for GraphLowering.run, which gets the graph after Inductor's last
             # post-grad passes (on_lowered_graph); on_pre_fusion sends it if that never fires
-            g["pending_aot"] = {"graph": graph, "aot_graphs": aot}
+            g.pending_aot = {"graph": graph, "aot_graphs": aot}
             return
         self._send_aot(cid, kind, graph, aot, lowered=False)
 
@@ -297,19 +331,19 @@ class Agent:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         g = self.graph(cid, kind)
-        g.pop("pending_aot", None)
+        g.pending_aot = None
         post_grad = adapter.fx_graph(graph)
         if isinstance(post_grad, dict) and "unavailable" not in post_grad:
             post_grad["when"] = ("lowered: the graph GraphLowering.run lowered, after every post-grad pass" if lowered
                                  else "before Inductor's last post-grad passes (at post_grad_custom_post_pass); "
                                       "the lowered graph may differ")
-        g["post_grad_nodes"] = post_grad.get("nodes") or []
+        g.post_grad_nodes = post_grad.get("nodes") or []
         self.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": post_grad})
 
     def on_lowered_graph(self, graph: Any) -> None:
         """GraphLowering.run starts on ``graph``: the post-grad graph as Inductor lowers it."""
         for (cid, kind), g in list(self.graphs.items()):
-            pending = g.get("pending_aot")
+            pending = g.pending_aot
             if pending and pending["graph"] is graph:
                 self._send_aot(cid, kind, graph, pending["aot_graphs"], lowered=True)
                 return
@@ -322,16 +356,17 @@ class Agent:
         kind = "backward" if getattr(gl, "is_backward", False) else (self.current[1] if self.current else "inference")
         self.current = (cid, kind)
         g = self.graph(cid, kind)
-        pending = g.get("pending_aot")
+        pending = g.pending_aot
         if pending:  # GraphLowering.run was not observed: the graph as post_grad_custom_post_pass saw it
             self._send_aot(cid, kind, pending["graph"], pending["aot_graphs"], lowered=False)
-        g["before"] = adapter.scheduler_nodes(nodes)
+        adapter.take_kernel_defs()  # kernel records left by a graph that never reached its codegen stop
+        g.before = adapter.scheduler_nodes(nodes)
         try:
-            g["device"] = str(next(iter(nodes)).get_device()) if nodes else "cpu"
+            g.device = str(next(iter(nodes)).get_device()) if nodes else "cpu"
         except Exception:  # noqa: BLE001
-            g["device"] = "cpu"
+            g.device = "cpu"
         lowered = adapter.ir_buffers(gl)
-        g["buffers"] = lowered.get("buffers") or []
+        g.buffers = lowered.get("buffers") or []
         self.stop(cid, kind, "lowering", lowered)
         self.fusion_lines = []
         self.capture_fusion = True
@@ -342,11 +377,11 @@ class Agent:
         self.capture_fusion = False
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
         g = self.graph(cid, kind)
-        g["fusion_log"] = list(self.fusion_lines)
+        g.fusion_log = list(self.fusion_lines)
         if self.final_hooks.get("torch._inductor.debug.log_ir_post_fusion"):
             # Inductor reorders the fused nodes (reorder_for_peak_memory, ...) before codegen: the
             # scheduling stop waits for that final order (on_final_order)
-            g["pending_scheduling"] = nodes
+            g.pending_scheduling = nodes
             return
         self._send_scheduling(cid, kind, nodes, final=False)
 
@@ -354,14 +389,14 @@ class Agent:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         g = self.graph(cid, kind)
-        g.pop("pending_scheduling", None)
+        g.pending_scheduling = None
         after = adapter.scheduler_nodes(nodes)
-        g["after"] = after if isinstance(after, list) else []
+        g.after = after if isinstance(after, list) else []
         order = ("final: the order Inductor generated code in (after reorder_for_peak_memory and its other "
                  "reorders; ir_post_fusion.txt's order)" if final
                  else "after fuse_nodes (Inductor may reorder the nodes before codegen)")
-        self.stop(cid, kind, "scheduling", {"before": g.get("before"), "after": after, "order": order,
-                                            "fusion_log": g.get("fusion_log") or []})
+        self.stop(cid, kind, "scheduling", {"before": g.before, "after": after, "order": order,
+                                            "fusion_log": g.fusion_log})
         self.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
 
     def on_final_order(self, nodes: list) -> None:
@@ -369,7 +404,7 @@ class Agent:
         if self.current is None:
             return
         g = self.graphs.get(self.current)
-        if g is not None and g.get("pending_scheduling") is not None:
+        if g is not None and g.pending_scheduling is not None:
             self._send_scheduling(self.current[0], self.current[1], nodes, final=True)
 
     def on_output_code(self, cid: str, meta: dict[str, Any], wrapper: str) -> None:
@@ -380,15 +415,15 @@ class Agent:
         else:
             kind = self.frame(cid)["kind"] or "inference"
         g = self.graph(cid, kind)
-        if g.get("pending_scheduling") is not None:  # the final-order hook never fired
-            self._send_scheduling(cid, kind, g["pending_scheduling"], final=False)
-        g["output_path"] = meta.get("file_path") or meta.get("filename")
+        if g.pending_scheduling is not None:  # the final-order hook never fired
+            self._send_scheduling(cid, kind, g.pending_scheduling, final=False)
+        g.output_path = meta.get("file_path") or meta.get("filename")
         kernels = parse_wrapper(wrapper)
         kernel_defs = adapter.take_kernel_defs()
-        g["num_gb"] = adapter.take_kernel_num_gb()
+        g.num_gb = adapter.take_kernel_num_gb()
         for k in kernels:
-            if k["name"] in g["num_gb"]:
-                k["num_gb"] = g["num_gb"][k["name"]]
+            if k["name"] in g.num_gb:
+                k["num_gb"] = g.num_gb[k["name"]]
         owners = adapter.buffer_owners(adapter.current_graph())
         owners = owners if "unavailable" not in owners else {}
         members: dict[str, list[str]] = {}
@@ -407,7 +442,7 @@ class Agent:
                                           key=lambda s: (len(s), s))
             del k["writes"]
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
-        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g["output_path"],
+        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g.output_path,
                                          "kernel_spans": kernel_spans(wrapper, kernels), "links": links})
 
     def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
@@ -418,12 +453,12 @@ class Agent:
 
         g = self.graph(cid, kind)
         try:
-            pg = g.get("post_grad_nodes") or []
+            pg = g.post_grad_nodes
             users = sorted({n["user_line"] for n in pg if n.get("user_line")})
             dyn = (self.frame(cid).get("dynamo") or {}).get("nodes") or []
             storage = adapter.buffer_mutations(adapter.current_graph())
-            return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.get("buffers") or [],
-                               fused_nodes=g.get("after") or [], kernels=kernels, wrapper=wrapper, owners=owners,
+            return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.buffers,
+                               fused_nodes=g.after, kernels=kernels, wrapper=wrapper, owners=owners,
                                provenance=adapter.kernel_provenance(),
                                provenance_written=adapter.provenance_map_written(),
                                kernel_defs=kernel_defs,

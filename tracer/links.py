@@ -23,6 +23,7 @@ several buffers.  Where a link cannot be made it says so in ``notes`` instead of
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 _PROV = re.compile(r"#\s*\[Provenance debug handles\]\s*([\w.]+):(\d+)")
@@ -52,6 +53,7 @@ def _ranges(lines: list[int]) -> list[list[int]]:
     return out
 
 
+_VIEW = re.compile(r"^\s*(buf\d+) = reinterpret_tensor\((buf\d+)\b[^\n]*#\s*alias\s*$", re.M)
 _ALIAS_LINE = re.compile(r"^\s*auto \w+ = \w+;\s*$")
 _PARAM_LINE = re.compile(r'^\s*(const\s+)?[\w:<>]+\s*\*?\s*\w+[,)]\s*$')
 
@@ -188,10 +190,14 @@ def _split_in_place(kernel: dict[str, Any], rec: dict, computed: list[str]) -> d
                            + re.escape(inner) + r"\[[^\]]*\]\s*=[^=]")
         stores = [n for n in p_lines if store.search(src[n - 1])]
         first = 0
-        if chain and chain[0] not in computed:
-            # the storage held an input (computed by an earlier call): the loads through the shared
-            # pointer before this call's first store there read that input, not these buffers
-            first = stores[0] if stores else 0
+        if chain and chain[0] not in computed and stores:
+            # the storage held an input (computed by an earlier call): a load through the shared
+            # pointer that the next use of it stores over reads that input (each loop version,
+            # vectorized and tail, loads it and then stores the result in its place), not these buffers
+            first = stores[0]
+            later = [n for i, n in enumerate(p_lines) if n not in stores and i + 1 < len(p_lines)
+                     and p_lines[i + 1] in stores]
+            p_lines = [n for n in p_lines if n not in later]
         if len(members) < 2:
             if first:
                 out[members[0]] = _ranges([n for n in p_lines if n >= first])
@@ -360,6 +366,8 @@ def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: di
                         keep = set(atomic) if mutator is None else \
                             {n for a, e in lines for n in range(a, e + 1)} - set(atomic)
                         lines = _ranges(sorted(keep))
+                if not lines and b in split:
+                    why = "computed in place in the same loop as the buffer stored after it there"
                 if not lines:
                     why = why or f"no line uses its pointer {ptr}"
             else:
@@ -368,6 +376,145 @@ def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: di
             if not lines:
                 d["notes"].append(f"{kname} has no load or store of {b} of its own ({why}): "
                                   "its value stays in registers inside the kernel")
+
+
+@dataclass
+class _Graph:
+    """One graph's inputs to the link builders and the links built so far."""
+
+    kernels: list[dict]
+    wrapper: str
+    owners: dict[str, dict[str, str]]
+    pg: dict[str, dict]
+    storage: dict[str, set[str]]
+    real_name: dict[str, str]
+    removed: set[str]
+    provenance_written: bool
+    prov_nodes: dict[str, list[str]]
+    prov_call: dict[tuple[str, int], list[str]]
+    defs: dict[tuple[str, int], dict]
+    members: dict[str, list[str]]
+    buffers: dict[str, dict[str, Any]] = field(default_factory=dict)   # links.buffers
+    kernel_links: dict[str, dict[str, Any]] = field(default_factory=dict)  # links.kernels
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def prov_word(self) -> str:
+        return "Inductor's provenance" if self.provenance_written else \
+            "Inductor's kernel-to-node record (torch wrote an empty provenance map for this graph)"
+
+
+def _storage_groups(wrapper: str) -> dict[str, set[str]]:
+    """Buffer -> every name sharing its storage through the wrapper's ``# reuse`` lines."""
+    storage: dict[str, set[str]] = {}
+    for new, old in re.findall(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b.*; del \2\s+# reuse", wrapper, re.M):
+        group = storage.get(old, {old}) | storage.get(new, {new})
+        for n in group:
+            storage[n] = group
+    return storage
+
+
+def _link_kernels(g: _Graph) -> None:
+    """``links.kernels`` and each buffer's kernels and lines, call by call (extern calls: their outputs)."""
+    for k in g.kernels:
+        kname = k["name"]
+        pkey = kname if kname in g.prov_nodes else kname.split("#")[0]
+        entry = {"backend": k.get("backend"), "buffers": [], "fused_nodes": k.get("fused_nodes") or [],
+                 "scheduler_nodes": [], "post_grad_nodes": g.prov_nodes.get(pkey, []),
+                 "source": ("provenance+" if pkey in g.prov_nodes and g.provenance_written else
+                            "kernel-info+" if pkey in g.prov_nodes else "") + "call-args"}
+        g.kernel_links[kname] = entry
+        if k.get("backend") in ("cpp", "triton"):
+            _link_generated_calls(k, g.buffers, entry, g.defs, g.members, g.owners, g.storage, g.real_name,
+                                  g.prov_call, g.removed)
+        else:
+            for b in [b for b in k.get("buffers") or [] if b in g.buffers]:
+                d = g.buffers[b]
+                entry["buffers"].append(b)
+                if kname not in d["kernels"]:
+                    d["kernels"].append(kname)
+                d["kernel_lines"][kname] = [[1, 1]]
+        if any(key[0] == kname for key in g.defs):
+            entry["source"] += "+kernel-args"
+
+
+def _link_multi_outputs(g: _Graph) -> None:
+    """Outputs of multi-output kernels (``bufK = bufJ[i]``) belong to the kernel that made ``bufJ``."""
+    from inductor_step.tracer.codeparse import multi_outputs  # noqa: PLC0415
+
+    for child, (parent, index) in multi_outputs(g.wrapper).items():
+        d, pd = g.buffers.get(child), g.buffers.get(parent)
+        if d is None or d["kernels"] or pd is None and not any(parent in (k.get("buffers") or []) for k in g.kernels):
+            continue
+        parent_kernels = pd["kernels"] if pd else [k["name"] for k in g.kernels if parent in (k.get("buffers") or [])]
+        for kname in parent_kernels:
+            d["kernels"].append(kname)
+            d["kernel_lines"][kname] = [[1, 1]] if g.kernel_links[kname]["backend"] == "extern" else []
+            d["notes"].append(f"output {index} of {parent}, which {kname} returns")
+            if child not in g.kernel_links[kname]["buffers"]:
+                g.kernel_links[kname]["buffers"].append(child)
+
+
+def _link_views(g: _Graph) -> None:
+    """A buffer written through views of itself (a concatenation: ``bufK = reinterpret_tensor(buf31,
+    ...)  # alias``) is computed by the calls that compute its views, through their lines."""
+    views: dict[str, list[str]] = {}
+    for view, parent in _VIEW.findall(g.wrapper):
+        views.setdefault(parent, []).append(view)
+    for parent, vs in views.items():
+        d = g.buffers.get(parent)
+        if d is None or d["kernels"]:
+            continue
+        for v in vs:
+            vd = g.buffers.get(v)
+            for kname in (vd or {}).get("kernels", []):
+                r = d["kernel_lines"].get(kname, []) + vd["kernel_lines"].get(kname, [])
+                d["kernel_lines"][kname] = _ranges([n for a, e in r for n in range(a, e + 1)])
+                if kname not in d["kernels"]:
+                    d["kernels"].append(kname)
+                    g.kernel_links[kname]["buffers"].append(parent)
+                if vd.get("call", {}).get("kernel") == kname:
+                    d["call"] = dict(vd["call"])
+        if d["kernels"]:
+            d["notes"].append(f"written through its views {', '.join(vs)} (they are parts of it, e.g. a concatenation)")
+
+
+def _link_by_provenance(g: _Graph) -> None:
+    """A buffer no kernel call computes may still be computed inside one (a value kept in registers
+    in a kernel whose fused node does not hold it): the provenance says which kernel covers all of
+    its origin FX nodes.  Only then: a kernel that writes the buffer always wins."""
+    for name, d in g.buffers.items():
+        if d["kernels"] or not d["fx_nodes"] or (g.owners and d["scheduler_node"] is None):
+            continue
+        for kname, e in g.kernel_links.items():
+            if e["backend"] != "extern" and set(d["fx_nodes"]) <= set(e["post_grad_nodes"]):
+                d["kernels"].append(kname)
+                d["kernel_lines"][kname] = []
+                d["notes"].append(f"computed inside {kname} ({g.prov_word} covers its FX nodes); "
+                                  "it has no load or store of its own")
+                e["buffers"].append(name)
+
+
+def _finish(g: _Graph) -> None:
+    """Kernels' scheduler nodes, and the notes of what could not be linked."""
+    for e in g.kernel_links.values():
+        e["scheduler_nodes"] = sorted({g.buffers[b]["scheduler_node"] for b in e["buffers"]
+                                       if g.buffers[b]["scheduler_node"]}, key=lambda s: (len(s), s))
+    for name, d in g.buffers.items():
+        if not d["kernels"]:
+            d["notes"].append("no kernel computes this buffer (an input view, a constant, or removed)")
+        if not d["fx_nodes"]:
+            d["notes"].append("Inductor recorded no origin FX node for this buffer")
+        real = g.real_name.get(name)
+        if real and real != name:
+            d["storage_of"] = real
+            d["notes"].append(f"writes into {real}'s storage (it mutates {real})")
+    unreached = [k for k, e in g.kernel_links.items() if not e["buffers"]]
+    if unreached:
+        g.notes.append("kernels with no buffer linked: " + ", ".join(unreached))
+    if not g.provenance_written:
+        g.notes.append("torch wrote an empty provenance map for this graph (inductor_provenance_tracking_node_mappings "
+                       "has no kernel entries): kernel -> FX node links come from its kernel-to-node record")
 
 
 def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffers: list[dict],
@@ -389,117 +536,55 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
     call's pointer names, :func:`tracer.adapter.take_kernel_defs`), ``mutations``
     (``{"mutation_real_name", "removed"}``, :func:`tracer.adapter.buffer_mutations`), ``owners``
     (buffer -> ``{"scheduler_node", "fused_node"}`` from the live scheduler) and ``source_context``
-    (``"file:line"`` -> the user's source around that line).
+    (``"file:line"`` -> the user's source around that line).  Builders, in order: buffers,
+    kernels (call by call), multi-output children, concatenations' views, provenance-only
+    buffers, notes, then the reverse indexes.
     """
-    notes: list[str] = []
     owners = owners or {}
     pg = {n["name"]: n for n in post_grad_nodes}
-    pg_order = {n["name"]: i for i, n in enumerate(post_grad_nodes)}
-    dyn_names = {n["name"] for n in dynamo_nodes}
-    storage: dict[str, set[str]] = {}
-    for new, old in re.findall(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b.*; del \2\s+# reuse", wrapper, re.M):
-        group = storage.get(old, {old}) | storage.get(new, {new})
-        for n in group:
-            storage[n] = group
-    real_name = dict((mutations or {}).get("mutation_real_name") or {})
-    removed = set((mutations or {}).get("removed") or [])
-    prov_nodes, prov_call = _provenance_by_call(wrapper, kernels, provenance)
-    prov_word = "Inductor's provenance" if provenance_written else \
-        "Inductor's kernel-to-node record (torch wrote an empty provenance map for this graph)"
-
-    out_b = _buffer_entries(buffers, pg, pg_order, dyn_names, owners)
     members: dict[str, list[str]] = {}
     for b, o in owners.items():
         members.setdefault(o["fused_node"], []).append(b)
-    defs = _match_defs(kernels, kernel_defs)
-
-    out_k: dict[str, dict[str, Any]] = {}
-    for k in kernels:
-        kname = k["name"]
-        pkey = kname if kname in prov_nodes else kname.split("#")[0]
-        entry = {"backend": k.get("backend"), "buffers": [], "fused_nodes": k.get("fused_nodes") or [],
-                 "scheduler_nodes": [], "post_grad_nodes": prov_nodes.get(pkey, []),
-                 "source": ("provenance+" if pkey in prov_nodes and provenance_written else
-                            "kernel-info+" if pkey in prov_nodes else "") + "call-args"}
-        out_k[kname] = entry
-        if k.get("backend") in ("cpp", "triton"):
-            _link_generated_calls(k, out_b, entry, defs, members, owners, storage, real_name, prov_call, removed)
-        else:
-            for b in [b for b in k.get("buffers") or [] if b in out_b]:
-                d = out_b[b]
-                entry["buffers"].append(b)
-                if kname not in d["kernels"]:
-                    d["kernels"].append(kname)
-                d["kernel_lines"][kname] = [[1, 1]]
-        if kname in defs or any(key[0] == kname for key in defs):
-            entry["source"] += "+kernel-args"
-    # outputs of multi-output kernels (bufK = bufJ[i]) belong to the kernel that made bufJ
-    from inductor_step.tracer.codeparse import multi_outputs  # noqa: PLC0415
-
-    for child, (parent, index) in multi_outputs(wrapper).items():
-        d, pd = out_b.get(child), out_b.get(parent)
-        if d is None or d["kernels"] or pd is None and not any(parent in (k.get("buffers") or []) for k in kernels):
-            continue
-        parent_kernels = pd["kernels"] if pd else [k["name"] for k in kernels if parent in (k.get("buffers") or [])]
-        for kname in parent_kernels:
-            d["kernels"].append(kname)
-            d["kernel_lines"][kname] = [[1, 1]] if out_k[kname]["backend"] == "extern" else []
-            d["notes"].append(f"output {index} of {parent}, which {kname} returns")
-            if child not in out_k[kname]["buffers"]:
-                out_k[kname]["buffers"].append(child)
-    # a buffer no kernel call computes may still be computed inside one (a value kept in
-    # registers in a kernel whose fused node does not hold it): the provenance says which kernel
-    # covers all of its origin FX nodes.  A kernel that writes the buffer always wins (above).
-    for name, d in out_b.items():
-        if d["kernels"] or not d["fx_nodes"] or (owners and d["scheduler_node"] is None):
-            continue
-        for kname, e in out_k.items():
-            if e["backend"] != "extern" and set(d["fx_nodes"]) <= set(e["post_grad_nodes"]):
-                d["kernels"].append(kname)
-                d["kernel_lines"][kname] = []
-                d["notes"].append(f"computed inside {kname} ({prov_word} covers its FX nodes); "
-                                  "it has no load or store of its own")
-                e["buffers"].append(name)
-    for e in out_k.values():
-        e["scheduler_nodes"] = sorted({out_b[b]["scheduler_node"] for b in e["buffers"] if out_b[b]["scheduler_node"]},
-                                      key=lambda s: (len(s), s))
-    for name, d in out_b.items():
-        if not d["kernels"]:
-            d["notes"].append("no kernel computes this buffer (an input view, a constant, or removed)")
-        if not d["fx_nodes"]:
-            d["notes"].append("Inductor recorded no origin FX node for this buffer")
-        real = real_name.get(name)
-        if real and real != name:
-            d["storage_of"] = real
-            d["notes"].append(f"writes into {real}'s storage (it mutates {real})")
-
-    unreached = [k for k, e in out_k.items() if not e["buffers"]]
-    if unreached:
-        notes.append("kernels with no buffer linked: " + ", ".join(unreached))
-    if not provenance_written:
-        notes.append("torch wrote an empty provenance map for this graph (inductor_provenance_tracking_node_mappings "
-                     "has no kernel entries): kernel -> FX node links come from its kernel-to-node record")
-    fx, dyn_map, sched, fused = _index_maps(out_b, pg, fused_nodes)
+    prov_nodes, prov_call = _provenance_by_call(wrapper, kernels, provenance)
+    g = _Graph(kernels=kernels, wrapper=wrapper, owners=owners, pg=pg, storage=_storage_groups(wrapper),
+               real_name=dict((mutations or {}).get("mutation_real_name") or {}),
+               removed=set((mutations or {}).get("removed") or []), provenance_written=provenance_written,
+               prov_nodes=prov_nodes, prov_call=prov_call, defs=_match_defs(kernels, kernel_defs), members=members)
+    g.buffers = _buffer_entries(buffers, pg, {n["name"]: i for i, n in enumerate(post_grad_nodes)},
+                                {n["name"] for n in dynamo_nodes}, owners)
+    for builder in (_link_kernels, _link_multi_outputs, _link_views, _link_by_provenance, _finish):
+        builder(g)
     sources = ([("inductor provenance" if provenance_written else "inductor kernel-to-node record")] if prov_nodes else []) \
-        + ["scheduler"] + (["kernel args"] if defs else []) + ["wrapper call arguments"]
-    return {"buffers": out_b, "kernels": out_k, "fx_nodes": fx, "dynamo_nodes": dyn_map,
-            "scheduler_nodes": sched, "fused_nodes": fused, "user_source": source_context or {},
-            "sources": sources, "provenance_map": "written" if provenance_written else "empty", "notes": notes}
+        + ["scheduler"] + (["kernel args"] if g.defs else []) + ["wrapper call arguments"]
+    return {"buffers": g.buffers, "kernels": g.kernel_links, "fx_nodes": _fx_index(g.buffers, pg),
+            "dynamo_nodes": _dynamo_index(_fx_index(g.buffers, pg)), "scheduler_nodes": _scheduler_index(g.buffers),
+            "fused_nodes": _fused_index(g.buffers, fused_nodes), "user_source": source_context or {},
+            "sources": sources, "provenance_map": "written" if provenance_written else "empty", "notes": g.notes}
 
 
-def _index_maps(out_b: dict[str, dict], pg: dict[str, dict], fused_nodes: list[dict]) -> tuple[dict, dict, dict, dict]:
-    """The reverse indexes: FX node, Dynamo node, scheduler node and fused node -> buffers/kernels."""
+def _fx_index(out_b: dict[str, dict], pg: dict[str, dict]) -> dict[str, dict[str, Any]]:
+    """``links.fx_nodes``: post-grad FX node -> its buffers, Dynamo nodes and user line."""
     fx: dict[str, dict[str, Any]] = {}
     for name, d in out_b.items():
         for o in d["fx_nodes"]:
             fx.setdefault(o, {"buffers": [], "dynamo_nodes": pg.get(o, {}).get("from_node") or [],
                               "user_line": pg.get(o, {}).get("user_line")})["buffers"].append(name)
+    return fx
+
+
+def _dynamo_index(fx: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """``links.dynamo_nodes``: Dynamo FX node -> the post-grad nodes and buffers made from it."""
     dyn_map: dict[str, dict[str, list[str]]] = {}
     for o, d in fx.items():
         for dn in d["dynamo_nodes"]:
             e = dyn_map.setdefault(dn, {"post_grad": [], "buffers": []})
             e["post_grad"].append(o)
             e["buffers"] += [b for b in d["buffers"] if b not in e["buffers"]]
+    return dyn_map
+
+
+def _scheduler_index(out_b: dict[str, dict]) -> dict[str, dict[str, Any]]:
+    """``links.scheduler_nodes``: scheduler node -> its buffers, fused node and kernels."""
     sched: dict[str, dict[str, Any]] = {}
     for name, d in out_b.items():
         op = d["scheduler_node"]
@@ -507,8 +592,13 @@ def _index_maps(out_b: dict[str, dict], pg: dict[str, dict], fused_nodes: list[d
             e = sched.setdefault(op, {"buffers": [], "fused_node": d["fused_node"], "kernels": []})
             e["buffers"].append(name)
             e["kernels"] += [k for k in d["kernels"] if k not in e["kernels"]]
+    return sched
+
+
+def _fused_index(out_b: dict[str, dict], fused_nodes: list[dict]) -> dict[str, dict[str, Any]]:
+    """``links.fused_nodes``: post-fusion node -> its members, buffers and kernels."""
     fused: dict[str, dict[str, Any]] = {}
     for f in fused_nodes:
         fused[f["name"]] = {"members": f.get("members") or [], "buffers": f.get("buffers") or [],
                             "kernels": sorted({k for b in f.get("buffers") or [] for k in out_b.get(b, {}).get("kernels", [])})}
-    return fx, dyn_map, sched, fused
+    return fused
