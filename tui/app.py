@@ -145,6 +145,8 @@ class StepApp(App[None]):
         v = self.view
         if t == "stop":
             freeze_gc()
+            if self._status_extra.startswith("continuing"):
+                self._status_extra = ""
             if msg.get("paused"):
                 v.paused = msg
                 if self._pending_next > 0:  # n was pressed again before this stop arrived

@@ -21,8 +21,8 @@ class FxPane(StagePane):
     #: the stop field holding ``{code, nodes}``; the links' name map for these nodes
     graph_field: ClassVar[str] = ""
     links_field: ClassVar[str] = ""
-    fit = ((0, 2), 5)
-    fit_min = 16
+    fit = ((0, 1, 2), 5)
+    fit_min = 10
 
     def nodes(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         return (data.get(self.graph_field) or {}).get("nodes") or []
