@@ -175,6 +175,8 @@ class StepApp(App[None]):
         elif t in ("done", "agent_exit"):
             v.paused = None
             self._pending_next = 0
+            if self._status_extra.startswith("continuing"):
+                self._status_extra = ""
             if t == "done":
                 self.script_rc = msg.get("returncode")
             elif self.script_rc is None:
