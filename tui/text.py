@@ -269,7 +269,7 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
         lines.append(f"sum of kernel times   {ksum:.4f} ms  ({share:.0f}% of the graph: {why})")
     for w in run.get("warnings") or []:
         lines.append(f"! {w}")
-    if rounds.get("compiled_rounds_ms"):
+    if rounds.get("compiled_rounds_ms") and not (unstable and run.get("warnings")):  # else a warning above says it
         c = rounds["compiled_rounds_ms"]
         how = "do_bench rounds" if str(run.get("device", "")).startswith("cuda") else "rounds"
         lines.append(f"graph time from {len(c)} {how}: the median of the last 5, which agree within 10%"
