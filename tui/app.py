@@ -158,11 +158,11 @@ class StepApp(App[None]):
             if self.record_screens:
                 self.call_after_refresh(screenshots.for_stop, self, msg)
         elif t == "output":
-            if v.stage == "log":
-                self.pane("log").show()
+            self.pane(v.stage).session_message(msg)
             self.refresh_status()
         elif t in ("run", "run_status"):
-            self.refresh_all(force=v.stage == "run")
+            self.refresh_all()
+            self.pane(v.stage).session_message(msg)
             if t == "run" and msg.get("error"):
                 self.notify(f"timing {graph_key(msg)} failed: {msg['error']}", severity="error", timeout=8,
                             markup=False)
@@ -185,8 +185,8 @@ class StepApp(App[None]):
             self.refresh_all(force=v.graph is None)
         elif t == "header":
             self.refresh_title()
-        elif t == "fusion_query" and v.stage == "scheduling":
-            self.pane("scheduling").show_pair(msg.get("a"), msg.get("b"), msg.get("verdict"), msg.get("reasons"))
+        else:  # e.g. fusion_query: for the pane on screen, if it shows them
+            self.pane(v.stage).session_message(msg)
 
     # ------------------------------------------------------------------ the view
     def go(self, graph: str | None, stage: str) -> None:

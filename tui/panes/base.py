@@ -113,6 +113,10 @@ class StagePane(BlankVertical):
         """What the code view says when there is nothing to list (None: the rows' detail)."""
         return None
 
+    def session_message(self, msg: dict[str, Any]) -> None:
+        """A message the agent sent while this pane is on screen (besides stops, which every pane
+        follows through :meth:`show`): a pane that shows it updates itself."""
+
     # ------------------------------------------------------------------ shared helpers
     @property
     def links(self) -> dict[str, Any]:

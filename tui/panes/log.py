@@ -23,6 +23,10 @@ class LogPane(BlankVertical):
     def table(self) -> None:
         return None
 
+    def session_message(self, msg: dict) -> None:
+        if msg.get("type") == "output":
+            self.show()
+
     def show(self, force: bool = False) -> None:
         log = self.app.session.log
         if not force and self._shown_len == len(log):

@@ -77,6 +77,11 @@ class RunPane(StagePane):
         if not keys:
             self.apply(Detail(run_summary(self.app.view.graph, data), "text"))
 
+    def session_message(self, msg: dict[str, Any]) -> None:
+        """A timing or its progress arrived: draw the table again (its rows and status)."""
+        if msg.get("type") in ("run", "run_status"):
+            self.show(force=True)
+
     def empty(self, data: dict[str, Any] | None) -> Detail:
         if data and data.get("error"):
             return Detail(f"# timing failed: {data['error']}\n\n{data.get('traceback', '')}", "pytb")

@@ -80,6 +80,11 @@ class SchedulingPane(StagePane):
 
     _pair_first: str | None = None
 
+    def session_message(self, msg: dict[str, Any]) -> None:
+        """``can_fuse``'s live answer (a ``fusion_query`` message) for the pair asked with ``f``."""
+        if msg.get("type") == "fusion_query":
+            self.show_pair(msg.get("a"), msg.get("b"), msg.get("verdict"), msg.get("reasons"))
+
     def fusion_pair(self) -> None:
         """``f``: the first press names a node; the second, on another node, shows whether the two
         were fused, the fusion log's lines on them, and (while this graph is paused at scheduling or
