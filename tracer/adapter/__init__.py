@@ -1,0 +1,88 @@
+"""Every access to torch's private compiler internals, in one place.
+
+A new torch that moves something breaks this module only, and each capture degrades to
+``{"unavailable": "<why>"}`` instead of crashing the user's compile.  Checked on torch 2.11
+(GPU box) and 2.15 (CPU, CI).  Where the data comes from:
+
+- compile id: ``torch._guards.CompileContext.current_compile_id()``;
+- structured events: a ``logging.Handler`` on ``torch._logging._internal.trace_log``
+  (``record.metadata``, ``record.payload``), emitted whenever that logger has a handler;
+- live graphs: ``config.pre_grad_custom_pass`` (Dynamo's FX graph),
+  ``config.post_grad_custom_pre_pass``/``post_grad_custom_post_pass`` (AOT graph, post-grad graph),
+  ``config._pre_fusion_custom_pass``/``_post_fusion_custom_pass`` (``V.graph`` IR and scheduler nodes);
+- fusion reasons: logger ``torch._inductor.scheduler.__fusion`` at DEBUG (Inductor's WhyNoFuse text).
+
+Split by concern (issue 16): :mod:`.base` (the ``unavailable`` shape, ``safe``, versions, the live
+graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torch's structured trace),
+:mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
+:mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker).
+Every public name is importable from here too (``from inductor_step.tracer import adapter``).
+"""
+
+from __future__ import annotations
+
+from inductor_step.tracer.adapter.base import (  # noqa: F401
+    MAX_TEXT,
+    current_compile_id,
+    current_graph,
+    log,
+    safe,
+    versions,
+)
+from inductor_step.tracer.adapter.hooks import (  # noqa: F401
+    configure_inductor,
+    install_final_hooks,
+    install_graph_call_hook,
+    install_kernel_args_hook,
+    install_kernel_bytes_hook,
+    install_passes,
+    output_module_key,
+    take_kernel_defs,
+    take_kernel_num_gb,
+)
+from inductor_step.tracer.adapter.trace_log import (  # noqa: F401
+    add_trace_handler,
+    fusion_logger,
+    trace_event,
+    trace_logger,
+)
+from inductor_step.tracer.adapter.snapshots import (  # noqa: F401
+    buffer_mutations,
+    buffer_owners,
+    can_fuse,
+    current_attempt,
+    fx_graph,
+    ir_buffers,
+    is_backward_graph,
+    kernel_provenance,
+    loop_bodies,
+    needs_autograd,
+    provenance_map_written,
+    scheduler_nodes,
+    source_context,
+    user_line,
+)
+from inductor_step.tracer.adapter.memo import (  # noqa: F401
+    TextMemo,
+    graph_memo,
+    with_graph_memo,
+)
+from inductor_step.tracer.adapter.profiler import (  # noqa: F401
+    cuda_kernel_records,
+    current_raw_stream,
+    op_base_name,
+    outermost_ops,
+    profiler_active,
+    register_inductor_ops,
+    synchronize,
+)
+from inductor_step.tracer.adapter.output_module import (  # noqa: F401
+    autotuned_configs,
+    benchmarker,
+    kernel_config_counts,
+    load_output_module,
+    output_module,
+    pin_configs,
+    triton_config_text,
+)
+from inductor_step.tracer.adapter.output_module import _autotuners  # noqa: F401 - benchmarks/gpu_vs_profiler.py

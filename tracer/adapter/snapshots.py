@@ -1,0 +1,400 @@
+"""Snapshots of each level as plain data: FX graphs, IR buffers at lowering, scheduler nodes, LoopBodies, and what codegen's links need (buffer owners, mutations, provenance)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import threading
+import traceback
+import weakref
+from typing import Any, Callable
+
+import torch
+
+
+from inductor_step.tracer.adapter.base import MAX_TEXT, _unavailable, current_graph, log, safe  # noqa: F401
+from inductor_step.tracer.adapter.memo import with_graph_memo
+
+
+# ----------------------------------------------------------------------------- FX graphs
+
+def _short_path(filename: str) -> str:
+    import os  # noqa: PLC0415
+
+    try:
+        rel = os.path.relpath(filename)
+        return rel if not rel.startswith("..") else filename
+    except ValueError:
+        return filename
+
+
+_TRACE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def user_line(stack_trace: str | None) -> str | None:
+    """``file:line`` of the innermost user frame of an FX node's ``meta["stack_trace"]``."""
+    if not stack_trace:
+        return None
+    frames = _TRACE_LINE.findall(stack_trace)
+    frames = [f for f in frames if "/torch/" not in f[0].replace("\\", "/")] or frames
+    if not frames:
+        return None
+    f, line = frames[-1]
+    return f"{_short_path(f)}:{line}"
+
+
+def _tensor_meta(val: Any) -> dict[str, Any]:
+    if isinstance(val, torch.Tensor):
+        return {"shape": [str(s) for s in val.shape], "dtype": str(val.dtype).replace("torch.", ""),
+                "device": str(val.device), "stride": [str(s) for s in val.stride()] if val.layout == torch.strided else None}
+    if isinstance(val, (list, tuple)) and val and all(isinstance(v, torch.Tensor) for v in val):
+        return {"shape": [[str(s) for s in v.shape] for v in val], "dtype": str(val[0].dtype).replace("torch.", "")}
+    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool)):
+        return {"shape": [], "dtype": type(val).__name__, "value": str(val)}
+    return {}
+
+
+def _target_name(node: Any) -> str:
+    t = node.target
+    if node.op == "call_function":
+        try:
+            from torch.fx.node import _get_qualified_name  # noqa: PLC0415
+
+            return _get_qualified_name(t) if not isinstance(t, torch._ops.OpOverload) else str(t)
+        except Exception:  # noqa: BLE001
+            return str(t)
+    return str(t)
+
+
+@safe("FX graph")
+def fx_graph(graph: Any) -> dict[str, Any]:
+    """A torch.fx Graph as readable code plus one dict per node.
+
+    Node dict: ``name``, ``op`` (placeholder, call_function, ...), ``target``, ``shape`` (list of
+    str, symbolic sizes as printed), ``dtype``, ``user_line`` (``file:line`` from
+    ``meta["stack_trace"]``), ``from_node`` (names of the nodes this one came from, from
+    ``meta["from_node"]`` where torch records it), ``args`` (names of input nodes).
+    """
+    gm = getattr(graph, "owning_module", None)
+    code = None
+    if gm is not None:
+        try:
+            code = gm.print_readable(print_output=False, include_stride=False, include_device=False, colored=False)
+        except TypeError:
+            code = gm.print_readable(print_output=False)
+        except Exception:  # noqa: BLE001
+            code = None
+    if code is None:
+        code = str(graph)
+    nodes = []
+    for n in graph.nodes:
+        val = n.meta.get("val", n.meta.get("example_value"))
+        d: dict[str, Any] = {"name": n.name, "op": n.op, "target": _target_name(n),
+                             "user_line": user_line(n.meta.get("stack_trace")),
+                             "args": [a.name for a in n.all_input_nodes]}
+        d.update(_tensor_meta(val))
+        src = n.meta.get("from_node")
+        if src:
+            try:
+                d["from_node"] = [getattr(s, "name", str(s)) for s in src]
+            except Exception:  # noqa: BLE001
+                pass
+        nodes.append(d)
+    return {"code": code, "nodes": nodes}
+
+
+def needs_autograd(graph: Any) -> bool:
+    """AOTAutograd's own rule: any tensor input requires grad and grad mode is on -> training."""
+    if not torch.is_grad_enabled():
+        return False
+    for n in graph.nodes:
+        if n.op != "placeholder":
+            continue
+        val = n.meta.get("example_value", n.meta.get("val"))
+        if isinstance(val, torch.Tensor) and val.requires_grad:
+            return True
+    return False
+
+
+def is_backward_graph(graph: Any) -> bool:
+    """A post-grad graph is a backward graph when its inputs include ``tangents_*``."""
+    return any(n.op == "placeholder" and n.name.startswith("tangents") for n in graph.nodes)
+
+
+# ----------------------------------------------------------------------------- lowering: IR buffers
+
+def _s(x: Any) -> Any:
+    if isinstance(x, (list, tuple)):
+        return [str(v) for v in x]
+    return None if x is None else str(x)
+
+
+@safe("IR buffers")
+@with_graph_memo
+def ir_buffers(gl: Any) -> dict[str, Any]:
+    """Every IR buffer of a GraphLowering (``V.graph.buffers``), in order.
+
+    Buffer dict: ``name`` (``buf3``), ``operation`` (``op3``), ``ir_type`` (ComputedBuffer,
+    ExternKernelOut, ...), ``kind`` (Pointwise, Reduction, Scan, ... for ComputedBuffer; else the
+    IR type), ``ranges``, ``reduction_ranges``, ``reduction_type``, ``dtype``, ``device``,
+    ``size``, ``stride`` (symbolic sizes as text), ``origins`` (post-grad FX node names, from
+    ``buf.origins``), ``origin_node`` (the FX node whose lowering made it, ``buf.origin_node``) and ``text`` (Inductor's own ``str(buf)``, cut at MAX_TEXT characters).
+    """
+    out = []
+    for buf in list(gl.buffers):
+        d: dict[str, Any] = {"name": buf.get_name(), "ir_type": type(buf).__name__}
+        try:
+            d["operation"] = buf.get_operation_name()
+        except Exception:  # noqa: BLE001
+            d["operation"] = None
+        data = getattr(buf, "data", None)
+        kind = type(data).__name__ if data is not None and type(buf).__name__ == "ComputedBuffer" else type(buf).__name__
+        d["kind"] = kind
+        d["ranges"] = _s(getattr(data, "ranges", None)) if data is not None else None
+        d["reduction_ranges"] = _s(getattr(data, "reduction_ranges", None)) if data is not None else None
+        d["reduction_type"] = _s(getattr(data, "reduction_type", None)) if data is not None else None
+        try:
+            layout = buf.get_layout()
+            d["dtype"] = str(layout.dtype).replace("torch.", "")
+            d["device"] = str(layout.device)
+            d["size"] = _s(layout.size)
+            d["stride"] = _s(getattr(layout, "stride", None))
+            d["layout"] = type(layout).__name__
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            d["origins"] = sorted(o.name for o in (buf.origins or ()))
+        except Exception:  # noqa: BLE001
+            d["origins"] = []
+        try:  # the FX node whose lowering made this buffer (ir.Buffer.origin_node; None for some)
+            on = getattr(buf, "origin_node", None) or getattr(data, "origin_node", None)
+            d["origin_node"] = on.name if on is not None else None
+        except Exception:  # noqa: BLE001
+            d["origin_node"] = None
+        try:
+            d["text"] = str(buf)[:MAX_TEXT]
+        except Exception as e:  # noqa: BLE001
+            d["text"] = f"<str(buf) failed: {e}>"
+        out.append(d)
+    inputs = []
+    for name, inp in getattr(gl, "graph_inputs", {}).items():
+        m = {"name": name}
+        try:
+            m.update({"size": _s(inp.get_size()), "dtype": str(inp.get_dtype()).replace("torch.", "")})
+        except Exception:  # noqa: BLE001
+            pass
+        inputs.append(m)
+    return {"buffers": out, "graph_inputs": inputs,
+            "is_inference": bool(getattr(gl, "is_inference", False)),
+            "is_backward": bool(getattr(gl, "is_backward", False))}
+
+
+# ----------------------------------------------------------------------------- scheduling
+
+@safe("scheduler nodes")
+@with_graph_memo
+def scheduler_nodes(nodes: list) -> list[dict[str, Any]]:
+    """Scheduler nodes as Inductor names them.
+
+    Node dict: ``name`` (``op3`` or fused ``op3_op4``), ``type`` (SchedulerNode,
+    FusedSchedulerNode, OuterLoopFusedSchedulerNode, ExternKernelSchedulerNode, ...),
+    ``members`` (names from ``get_nodes()``), ``buffers`` (``get_buffer_names()``), ``device``,
+    ``group`` (the loop group, as text) and ``text`` (``debug_str()``, cut at MAX_TEXT).
+    """
+    out = []
+    for n in nodes:
+        d: dict[str, Any] = {"name": n.get_name(), "type": type(n).__name__}
+        try:
+            d["members"] = [m.get_name() for m in n.get_nodes()]
+        except Exception:  # noqa: BLE001
+            d["members"] = [d["name"]]
+        try:
+            d["buffers"] = sorted(n.get_buffer_names(), key=lambda s: (len(s), s))
+        except Exception:  # noqa: BLE001
+            d["buffers"] = []
+        try:
+            d["device"] = str(n.get_device())
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            d["group"] = str(getattr(n, "group", ""))
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            d["text"] = n.debug_str()[:MAX_TEXT]
+        except Exception as e:  # noqa: BLE001
+            d["text"] = f"<debug_str() failed: {e}>"
+        out.append(d)
+    return out
+
+
+def can_fuse(a: str, b: str) -> str:
+    """``V.graph.scheduler.can_fuse(node_a, node_b)`` for two scheduler nodes named as Inductor
+    names them (``op3`` or a fused ``op3_op4``), as ``"can fuse"`` / ``"cannot fuse"``; Inductor
+    logs its reasons (WhyNoFuse) on the fusion logger while it decides.  Only while the graph's
+    scheduler is live (a paused scheduling, loopbody or codegen stop, on the compile thread)."""
+    try:
+        sched = current_graph().scheduler
+    except Exception as e:  # noqa: BLE001
+        return f"not available: the scheduler is not live here ({type(e).__name__})"
+    if sched is None:
+        return "not available: the scheduler is not live here"
+    by_name: dict[str, Any] = {}
+    for n in sched.nodes:
+        by_name[n.get_name()] = n
+        for m in n.get_nodes():
+            by_name.setdefault(m.get_name(), m)
+    na, nb = by_name.get(a), by_name.get(b)
+    if na is None or nb is None:
+        return f"not available: no scheduler node named {a if na is None else b}"
+    if na is nb:
+        return "the same node"
+    try:
+        first, second = (na, nb) if _order(sched, na) <= _order(sched, nb) else (nb, na)
+        return "can fuse" if sched.can_fuse(first, second) else "cannot fuse"
+    except Exception as e:  # noqa: BLE001
+        return f"can_fuse raised {type(e).__name__}: {e}"
+
+
+def _order(sched: Any, node: Any) -> int:
+    names = [n.get_name() for n in sched.nodes]
+    try:
+        return names.index(node.get_name())
+    except ValueError:
+        return min((names.index(x) for x in names if node.get_name() in x.split("_")), default=0)
+
+
+# ----------------------------------------------------------------------------- LoopBody
+
+@safe("LoopBody")
+@with_graph_memo
+def loop_bodies(nodes: list) -> list[dict[str, Any]]:
+    """Each member SchedulerNode's LoopBody (``snode._body``, private).
+
+    Body dict: ``node`` (``op3``), ``fused_node`` (the post-fusion node holding it), ``buffers``,
+    ``var_ranges`` (index variable -> extent, as text), ``indexing_exprs`` (name -> sympy text),
+    ``body`` (``LoopBody.debug_str()``: the ``ops.load``/``ops.store`` program), or ``none`` with
+    the reason where a node has no LoopBody (extern kernels, templates).
+    """
+    out = []
+    for fused in nodes:
+        try:
+            members = list(fused.get_nodes())
+        except Exception:  # noqa: BLE001
+            members = [fused]
+        for m in members:
+            d: dict[str, Any] = {"node": m.get_name(), "fused_node": fused.get_name(),
+                                 "type": type(m).__name__}
+            try:
+                d["buffers"] = sorted(m.get_buffer_names(), key=lambda s: (len(s), s))
+            except Exception:  # noqa: BLE001
+                d["buffers"] = []
+            body = getattr(m, "_body", None)
+            if body is None:
+                d["none"] = f"{type(m).__name__} has no LoopBody"
+            else:
+                try:
+                    d["var_ranges"] = {str(k): str(v) for k, v in body.var_ranges.items()}
+                    d["indexing_exprs"] = {str(k): str(v) for k, v in body.indexing_exprs.items()}
+                except Exception:  # noqa: BLE001
+                    pass
+                try:
+                    d["body"] = body.debug_str()[:MAX_TEXT]
+                except Exception as e:  # noqa: BLE001
+                    d["body"] = f"<LoopBody.debug_str() failed: {e}>"
+            out.append(d)
+    return out
+
+
+# ----------------------------------------------------------------------------- codegen
+
+@safe("scheduler membership")
+def buffer_owners(gl: Any) -> dict[str, dict[str, str]]:
+    """buffer name -> {``scheduler_node``: ``opN``, ``fused_node``: the post-fusion node holding it}."""
+    sched = getattr(gl, "scheduler", None)
+    out: dict[str, dict[str, str]] = {}
+    if sched is None:
+        return out
+    for fused in sched.nodes:
+        for m in fused.get_nodes():
+            for b in m.get_buffer_names():
+                out[b] = {"scheduler_node": m.get_name(), "fused_node": fused.get_name()}
+    return out
+
+
+@safe("scheduler mutations")
+def buffer_mutations(gl: Any) -> dict[str, Any]:
+    """What the scheduler knows about storage at codegen: ``mutation_real_name`` (a mutating
+    buffer -> the buffer whose storage it writes, e.g. an index_put's ``buf75 -> buf74``,
+    ``Scheduler.mutation_real_name``) and ``removed`` (``V.graph.removed_buffers``: buffers whose
+    stores Inductor dropped, their values kept in registers)."""
+    sched = getattr(gl, "scheduler", None)
+    real = dict(getattr(sched, "mutation_real_name", {}) or {}) if sched is not None else {}
+    return {"mutation_real_name": {str(k): str(v) for k, v in real.items()},
+            "removed": sorted(str(b) for b in (getattr(gl, "removed_buffers", ()) or ()))}
+
+
+def provenance_map_written() -> bool:
+    """Whether torch writes this graph's ``inductor_provenance_tracking_node_mappings`` with kernel
+    entries: ``dump_inductor_provenance_info`` (torch/_inductor/debug.py) writes only ``{"version"}``
+    when ``_pre_grad_graph_id`` is unset, as for a lazily compiled backward."""
+    try:
+        from torch._inductor import debug  # noqa: PLC0415
+
+        gid = getattr(debug, "_pre_grad_graph_id", "unknown")
+        return True if gid == "unknown" else bool(gid)  # a torch without it: not known to be empty
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def current_attempt() -> int:
+    """Dynamo's restart attempt of the compile on this thread (``[0/0_1]`` is attempt 1 of
+    ``[0/0]``: Dynamo restarted the frame's analysis), from ``CompileContext.current_trace_id()``."""
+    try:
+        from torch._guards import CompileContext  # noqa: PLC0415
+
+        tid = CompileContext.current_trace_id()
+        return int(getattr(tid, "attempt", 0) or 0) if tid is not None else 0
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def kernel_provenance() -> dict[str, list[str]]:
+    """Inductor's provenance: ``"kernel_name:debug_handle"`` -> post-grad FX node names.
+
+    Filled while kernels are generated when ``config.trace.provenance_tracking_level`` >= 1
+    (``torch._inductor.debug._inductor_triton_kernel_to_post_grad_node_info``, global across
+    graphs; the wrapper's ``# [Provenance debug handles]`` comments say which handles are its own).
+    """
+    try:
+        from torch._inductor import debug  # noqa: PLC0415
+
+        return {k: list(v) for k, v in getattr(debug, "_inductor_triton_kernel_to_post_grad_node_info", {}).items()}
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def source_context(user_lines: list[str], around: int = 3) -> dict[str, str]:
+    """``"file:line"`` -> that line of the user's source with ``around`` lines each side, the line
+    itself marked ``>``; files that cannot be read are left out."""
+    import linecache  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    out: dict[str, str] = {}
+    for ul in user_lines:
+        path, _, num = ul.rpartition(":")
+        if not num.isdigit():
+            continue
+        n = int(num)
+        full = path if os.path.isabs(path) else os.path.abspath(path)
+        rows = []
+        for i in range(max(1, n - around), n + around + 1):
+            text = linecache.getline(full, i)
+            if not text and i > n:
+                break
+            rows.append(f"{'>' if i == n else ' '} {i:>5}  {text.rstrip()}")
+        if any(r.strip() for r in rows):
+            out[ul] = "\n".join(rows)
+    return out
