@@ -1,0 +1,314 @@
+"""Capture: hook -> snapshot -> stop message, one method per stage (the agent's half that touches the
+compile).  Torch calls these hooks on the compiling thread (tracer.adapter installs them); each turns
+what the hook sees into plain data (tracer.adapter's snapshots) and sends the stage's stop through
+``self.stop`` (the agent's stream, which pauses in step mode).  Per graph, the state between stops is
+a :class:`GraphState`.
+
+Stages and where they are captured: dynamo (``pre_grad_custom_pass``), aot (the AOT structured-trace
+events, then the graph ``GraphLowering.run`` lowers), lowering (``_pre_fusion_custom_pass``),
+scheduling and loopbody (``log_ir_post_fusion``: the final order), codegen (``inductor_output_code``,
+with the links).
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from inductor_step.tracer.codeparse import kernel_spans, parse_wrapper
+
+_AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
+               "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
+# the structured-trace events Agent.on_trace reads (names as tracer.adapter.trace_event gives them);
+# torch does not build the others while ours is trace_log's only handler (tracer.adapter.add_trace_handler)
+_TRACE_EVENTS = frozenset({*_AOT_EVENTS, "dynamo_output_graph", "dynamo_cpp_guards_str", "inductor_output_code",
+                           "compilation_metrics", "artifact:dynamo_graph_break_reason", "artifact:recompile_reasons",
+                           "artifact:fx_graph_runnable", "artifact:inductor_provenance_tracking_node_mappings"})
+
+
+def wants_trace_event(name: str) -> bool:
+    """Whether :meth:`Agent.on_trace` reads the structured-trace event ``name`` (``"dynamo_output_graph"``,
+    ``"artifact:fx_graph_runnable"``, ...)."""
+    return name in _TRACE_EVENTS or (name.startswith("artifact:torch_dynamo_resume_in_")
+                                     and name.endswith("_ORIGINAL_BYTECODE"))
+
+
+@dataclass
+class GraphState:
+    """What the stage hooks keep about one graph (compile id, kind) between its stops.
+
+    Filled in stage order: ``last_stage`` (the last stop sent), ``gm`` (the post-grad
+    GraphModule, for timing), ``post_grad_nodes`` (the aot stop's nodes, for links),
+    ``pending_aot`` (the aot stop waiting for GraphLowering.run), ``device``, ``buffers``
+    (lowering), ``before``/``after``/``fusion_log``/``pending_scheduling`` (scheduling),
+    ``output_path`` and ``num_gb`` (codegen).  ``get``/``[]`` read a field by name, as the
+    timing code does.
+    """
+
+    last_stage: str | None = None
+    gm: Any = None
+    post_grad_nodes: list[dict] = field(default_factory=list)
+    pending_aot: dict[str, Any] | None = None
+    device: str = "cpu"
+    buffers: list[dict] = field(default_factory=list)
+    before: Any = None
+    after: list[dict] = field(default_factory=list)
+    fusion_log: list[str] = field(default_factory=list)
+    pending_scheduling: list | None = None
+    output_path: str | None = None
+    num_gb: dict[str, float] = field(default_factory=dict)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None)
+        return default if value is None else value
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+
+class Capture:
+    """The stage hooks, mixed into :class:`inductor_step.tracer.agent.Agent` (which holds the graphs,
+    frames, stream and control); one method per hook."""
+
+    # ------------------------------------------------------------------ hooks
+    def on_trace(self, record: logging.LogRecord) -> None:
+        """One structured-trace event; only those :func:`wants_trace_event` names are read."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        name, md, payload = adapter.trace_event(record)
+        if name is None or not wants_trace_event(name):
+            return
+        cid = adapter.current_compile_id()
+        if cid == "[?]" and "frame_id" in md:
+            cid = f"[{md['frame_id']}/{md['frame_compile_id']}]"
+        if name in _AOT_EVENTS:
+            fr = self.frame(cid)
+            fr["aot"][_AOT_EVENTS[name]] = payload
+            if name == "aot_inference_graph":
+                fr["kind"] = "inference"
+            elif name == "aot_forward_graph":
+                fr["kind"] = "forward"
+        elif name == "dynamo_output_graph":
+            self.frame(cid)["dynamo_text"] = payload
+        elif name == "artifact:dynamo_graph_break_reason":
+            self.frame(cid)["graph_breaks"].append(payload)
+        elif name == "artifact:recompile_reasons":
+            self.frame(cid)["recompile_reasons"].append(payload)
+        elif name.startswith("artifact:torch_dynamo_resume_in_") and name.endswith("_ORIGINAL_BYTECODE"):
+            # this frame is the continuation Dynamo made after a graph break
+            self.frame(cid)["resume"] = name[len("artifact:"):-len("_ORIGINAL_BYTECODE")]
+        elif name == "artifact:fx_graph_runnable":
+            # Inductor's standalone repro of the graph it is about to compile (forward, then the
+            # backward when it compiles): kept for bug reports
+            fr = self.frame(cid)
+            fr.setdefault("runnables", []).append(payload)
+            # Inductor writes one before compiling each graph of the frame: the forward (or
+            # inference) graph, then, for training, the backward when it compiles
+            kind = "backward" if fr["kind"] == "forward" and len(fr["runnables"]) > 1 else (fr["kind"] or "inference")
+            self.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": cid,
+                       "graph_kind": kind, "payload": payload})
+        elif name == "dynamo_cpp_guards_str":
+            self.send({"type": "guards", "compile_id": cid, "text": payload})
+        elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.current:
+            self.send({"type": "provenance", "compile_id": self.current[0], "graph_kind": self.current[1],
+                       "mappings": payload})
+        elif name == "inductor_output_code":
+            self.on_output_code(cid, md.get("inductor_output_code") or {}, payload)
+        elif name == "compilation_metrics":
+            m = md.get("compilation_metrics") or {}
+            if isinstance(m, dict) and m.get("fail_type"):
+                self.frame(cid)["fail"] = f"{m.get('fail_type')}: {m.get('fail_reason')}"
+
+    def on_pre_grad(self, graph: Any) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        cid = adapter.current_compile_id()
+        fr = self.frame(cid)
+        fr["attempt"] = adapter.current_attempt()
+        kind = "forward" if adapter.needs_autograd(graph) else "inference"
+        fr["kind"] = kind
+        snap = adapter.fx_graph(graph)
+        fr["dynamo"] = snap
+        self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
+                                        "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume")})
+
+    def on_post_grad_pre(self, graph: Any) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        cid = adapter.current_compile_id()
+        fr = self.frame(cid)
+        if adapter.is_backward_graph(graph):
+            kind = "backward"
+        else:
+            kind = fr["kind"] or "inference"
+        self.current = (cid, kind)
+        g = self.graph(cid, kind)
+        if g.last_stage is None:
+            # backward (and any graph whose pre-grad hook did not fire): its Dynamo level is the
+            # frame's Dynamo graph, captured when the forward compiled
+            snap = fr["dynamo"] or {"code": fr.get("dynamo_text") or "", "nodes": []}
+            note = ("The backward graph has no Dynamo graph of its own: AOTAutograd derived it from "
+                    "this frame's Dynamo graph, and Inductor compiles it lazily at .backward().") if kind == "backward" else None
+            self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
+                                            "recompile_reasons": fr["recompile_reasons"], "note": note})
+
+    def on_post_grad_post(self, graph: Any) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        cid, kind = self.current or (adapter.current_compile_id(), "inference")
+        fr = self.frame(cid)
+        g = self.graph(cid, kind)
+        g.gm = getattr(graph, "owning_module", None)
+        aot = dict(fr["aot"])
+        if kind == "backward":
+            aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
+        elif kind == "forward":
+            aot = {k: v for k, v in aot.items() if k in ("joint", "forward", "backward")}
+        if self.final_hooks.get("GraphLowering.run"):
+            # the aot stop waits for GraphLowering.run, which gets the graph after Inductor's last
+            # post-grad passes (on_lowered_graph); on_pre_fusion sends it if that never fires
+            g.pending_aot = {"graph": graph, "aot_graphs": aot}
+            return
+        self._send_aot(cid, kind, graph, aot, lowered=False)
+
+    def _send_aot(self, cid: str, kind: str, graph: Any, aot: dict[str, Any], lowered: bool) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        g = self.graph(cid, kind)
+        g.pending_aot = None
+        post_grad = adapter.fx_graph(graph)
+        if isinstance(post_grad, dict) and "unavailable" not in post_grad:
+            post_grad["when"] = ("lowered: the graph GraphLowering.run lowered, after every post-grad pass" if lowered
+                                 else "before Inductor's last post-grad passes (at post_grad_custom_post_pass); "
+                                      "the lowered graph may differ")
+        g.post_grad_nodes = post_grad.get("nodes") or []
+        self.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": post_grad})
+
+    def on_lowered_graph(self, graph: Any) -> None:
+        """GraphLowering.run starts on ``graph``: the post-grad graph as Inductor lowers it."""
+        for (cid, kind), g in list(self.graphs.items()):
+            pending = g.pending_aot
+            if pending and pending["graph"] is graph:
+                self._send_aot(cid, kind, graph, pending["aot_graphs"], lowered=True)
+                return
+
+    def on_pre_fusion(self, nodes: list) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        gl = adapter.current_graph()
+        cid = adapter.current_compile_id()
+        kind = "backward" if getattr(gl, "is_backward", False) else (self.current[1] if self.current else "inference")
+        self.current = (cid, kind)
+        g = self.graph(cid, kind)
+        pending = g.pending_aot
+        if pending:  # GraphLowering.run was not observed: the graph as post_grad_custom_post_pass saw it
+            self._send_aot(cid, kind, pending["graph"], pending["aot_graphs"], lowered=False)
+        adapter.take_kernel_defs()  # kernel records left by a graph that never reached its codegen stop
+        g.before = adapter.scheduler_nodes(nodes)
+        try:
+            g.device = str(next(iter(nodes)).get_device()) if nodes else "cpu"
+        except Exception:  # noqa: BLE001
+            g.device = "cpu"
+        lowered = adapter.ir_buffers(gl)
+        g.buffers = lowered.get("buffers") or []
+        self.stop(cid, kind, "lowering", lowered)
+        self.fusion_lines = []
+        self.capture_fusion = True
+
+    def on_post_fusion(self, nodes: list) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        self.capture_fusion = False
+        cid, kind = self.current or (adapter.current_compile_id(), "inference")
+        g = self.graph(cid, kind)
+        g.fusion_log = list(self.fusion_lines)
+        if self.final_hooks.get("torch._inductor.debug.log_ir_post_fusion"):
+            # Inductor reorders the fused nodes (reorder_for_peak_memory, ...) before codegen: the
+            # scheduling stop waits for that final order (on_final_order)
+            g.pending_scheduling = nodes
+            return
+        self._send_scheduling(cid, kind, nodes, final=False)
+
+    def _send_scheduling(self, cid: str, kind: str, nodes: list, final: bool) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        g = self.graph(cid, kind)
+        g.pending_scheduling = None
+        after = adapter.scheduler_nodes(nodes)
+        g.after = after if isinstance(after, list) else []
+        order = ("final: the order Inductor generated code in (after reorder_for_peak_memory and its other "
+                 "reorders; ir_post_fusion.txt's order)" if final
+                 else "after fuse_nodes (Inductor may reorder the nodes before codegen)")
+        self.stop(cid, kind, "scheduling", {"before": g.before, "after": after, "order": order,
+                                            "fusion_log": g.fusion_log})
+        self.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
+
+    def on_final_order(self, nodes: list) -> None:
+        """The scheduler's nodes in codegen order (torch._inductor.debug.log_ir_post_fusion)."""
+        if self.current is None:
+            return
+        g = self.graphs.get(self.current)
+        if g is not None and g.pending_scheduling is not None:
+            self._send_scheduling(self.current[0], self.current[1], nodes, final=True)
+
+    def on_output_code(self, cid: str, meta: dict[str, Any], wrapper: str) -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        if self.current and self.current[0] == cid:
+            kind = self.current[1]
+        else:
+            kind = self.frame(cid)["kind"] or "inference"
+        g = self.graph(cid, kind)
+        if g.pending_scheduling is not None:  # the final-order hook never fired
+            self._send_scheduling(cid, kind, g.pending_scheduling, final=False)
+        g.output_path = meta.get("file_path") or meta.get("filename")
+        kernels = parse_wrapper(wrapper)
+        kernel_defs = adapter.take_kernel_defs()
+        g.num_gb = adapter.take_kernel_num_gb()
+        for k in kernels:
+            if k["name"] in g.num_gb:
+                k["num_gb"] = g.num_gb[k["name"]]
+        owners = adapter.buffer_owners(adapter.current_graph())
+        owners = owners if "unavailable" not in owners else {}
+        members: dict[str, list[str]] = {}
+        for b, o in owners.items():
+            members.setdefault(o["fused_node"], []).append(b)
+        for k in kernels:
+            # a kernel computes every buffer of the fused node(s) owning a buffer it writes
+            fused = []
+            for b in k["writes"]:
+                o = owners.get(b)
+                if o and o["fused_node"] not in fused:
+                    fused.append(o["fused_node"])
+            k["fused_nodes"] = fused
+            k["buffers"] = sorted({b for f in fused for b in members[f]}, key=lambda s: (len(s), s)) if owners else k["writes"]
+            k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
+                                          key=lambda s: (len(s), s))
+            del k["writes"]
+        links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
+        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g.output_path,
+                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links})
+
+    def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
+                    owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None) -> dict[str, Any]:
+        """The graph's cross-level index (tracer.links), or ``{"unavailable": why}``."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer.links import build_links  # noqa: PLC0415
+
+        g = self.graph(cid, kind)
+        try:
+            pg = g.post_grad_nodes
+            users = sorted({n["user_line"] for n in pg if n.get("user_line")})
+            dyn = (self.frame(cid).get("dynamo") or {}).get("nodes") or []
+            storage = adapter.buffer_mutations(adapter.current_graph())
+            return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.buffers,
+                               fused_nodes=g.after, kernels=kernels, wrapper=wrapper, owners=owners,
+                               provenance=adapter.kernel_provenance(),
+                               provenance_written=adapter.provenance_map_written(),
+                               kernel_defs=kernel_defs,
+                               mutations=storage if "unavailable" not in storage else None,
+                               source_context=adapter.source_context(users))
+        except Exception as e:  # noqa: BLE001
+            return {"unavailable": f"links: {type(e).__name__}: {e}", "traceback": traceback.format_exc()}
