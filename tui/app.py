@@ -275,16 +275,7 @@ class StepApp(App[None]):
 
     @on(OpenKernel)
     def _open_kernel(self, event: OpenKernel) -> None:
-        if event.buffer:
-            self.view.selected = event.buffer
-        self.view.stage = "codegen"
-        self.refresh_all()
-        pane = self.pane("codegen")
-        data = pane.data()
-        if data is not None:
-            keys = pane.cached_rows(data)[0]
-            if event.kernel in keys:
-                pane.table.move_cursor(row=keys.index(event.kernel))
+        self.open_in_pane(self.view.graph, "codegen", event.kernel, [event.buffer] if event.buffer else [])
 
     # ------------------------------------------------------------------ stepping
     def current_index(self) -> int | None:
@@ -421,7 +412,7 @@ class StepApp(App[None]):
         """The diff screen of ``key`` (default: the graph shown) and ``other``, the earlier one as A."""
         diff_actions.diff_with(self, other, key)
 
-    def open_in_pane(self, graph: str, stage: str, name: str, buffers: list[str]) -> None:
+    def open_in_pane(self, graph: str | None, stage: str, name: str, buffers: list[str]) -> None:
         """Show ``graph``'s pane ``stage`` with the row of ``name`` (an FX node, a buffer, a scheduler
         node, a kernel) under the cursor; ``buffers`` (its IR buffers) become the selection."""
         self.go(graph, stage)
@@ -429,14 +420,8 @@ class StepApp(App[None]):
         self.view.selected = buffers[0] if buffers else None
         self.refresh_all()
         pane = self.pane(stage)
-        data = pane.data() if isinstance(pane, StagePane) else None
-        if data is not None and name:
-            keys, row, _w = pane.cached_rows(data)
-            by_name = getattr(pane, "_rows_by_name", None)  # FX panes key their rows by index
-            i = keys.index(name) if name in keys else by_name(data).get(name) if by_name else \
-                next((i for i in range(len(keys)) if str(row(i)[0]) == name), None)
-            if i is not None and pane.table.cursor_row != i:
-                pane.table.move_cursor(row=i)
+        if isinstance(pane, StagePane) and name:
+            pane.point_at(name)
         self.focus_target().focus()
 
     # ------------------------------------------------------------------ scheduling: f

@@ -113,6 +113,19 @@ class StagePane(BlankVertical):
         """What the code view says when there is nothing to list (None: the rows' detail)."""
         return None
 
+    def row_named(self, data: dict[str, Any], name: str) -> int | None:
+        """The row whose key, or else whose first cell, is ``name``."""
+        keys, row, _w = self.cached_rows(data)
+        i = self.row_of_key(data, name)
+        return i if i is not None else next((i for i in range(len(keys)) if str(row(i)[0]) == name), None)
+
+    def point_at(self, name: str) -> None:
+        """Put the cursor on the row named ``name`` (Enter in the run, diff or ledger views)."""
+        data = self.data()
+        i = self.row_named(data, name) if data is not None else None
+        if i is not None and self.table.cursor_row != i:
+            self.table.move_cursor(row=i)
+
     def session_message(self, msg: dict[str, Any]) -> None:
         """A message the agent sent while this pane is on screen (besides stops, which every pane
         follows through :meth:`show`): a pane that shows it updates itself."""

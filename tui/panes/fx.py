@@ -68,6 +68,10 @@ class FxPane(StagePane):
             return index
         return self.cached_index(data, "node_lines", build)
 
+    def row_named(self, data: dict[str, Any], name: str) -> int | None:
+        """The row of FX node ``name`` (rows are keyed by index)."""
+        return self._rows_by_name(data).get(name)
+
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         text = self.text(data)
         nodes = self.nodes(data)
