@@ -35,7 +35,7 @@ def run(tmp_path, name: str) -> Result:
     session = str(tmp_path / f"{name}.jsonl")
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", session,
                         os.path.join(SCRIPTS, f"{name}.py")], cwd=str(tmp_path), capture_output=True,
-                       text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=600)
+                       text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), ROOT) if p)), timeout=600)
     return Result(p.returncode, p.stdout, p.stderr, session)
 
 
@@ -133,7 +133,7 @@ def test_python_without_torch_gets_one_clear_line(tmp_path):
     session = str(tmp_path / "s.jsonl")
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--python", base, "--record", session,
                         os.path.join(SCRIPTS, "no_compile.py")], cwd=str(tmp_path), capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), ROOT) if p)), timeout=120)
     assert p.returncode == 2
     lines = [x for x in p.stderr.splitlines() if x.startswith(("error", "inductor-step"))]
     assert any("torch is not installed for" in x for x in lines)

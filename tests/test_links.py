@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def record(tmp_path_factory, script: str) -> list[dict]:
     out = tmp_path_factory.mktemp("links") / "s.jsonl"
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), ROOT) if p))
     subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(out), os.path.join(ROOT, script)],
                    cwd=str(out.parent), env=env, check=True, capture_output=True, timeout=600)
     return list(read_session(str(out)))

@@ -37,7 +37,7 @@ def demo_session(tmp_path_factory) -> str:
         pytest.skip("torch is not installed: cannot record a real session")
     d = tmp_path_factory.mktemp("session")
     path = str(d / "train_step-test.jsonl")
-    env = dict(os.environ, PYTHONPATH=REPO, **{SECRET_VAR: SECRET})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), REPO) if p), **{SECRET_VAR: SECRET})
     proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", path],
                           cwd=str(d), env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
