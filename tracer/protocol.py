@@ -373,6 +373,43 @@ class GraphRounds(TypedDict, total=False):
     rounds_stable: bool
 
 
+class Roof(TypedDict):
+    """One roof (tracer.timing.machine): ``value`` (GB/s or TFLOP/s), None with the reason in ``source``."""
+    value: float | None
+    source: str
+
+
+class Roofs(TypedDict, total=False):
+    """The device's roofs (tracer.timing.machine.device_roofs): kind ("datasheet", "theoretical",
+    "measured") -> Roof; compute per dtype ("float32", "tf32", "bfloat16", "float16")."""
+    device: str
+    memory_gbps: dict[str, Roof]
+    compute_tflops: dict[str, dict[str, Roof]]
+    cache: str  # where measured roofs are kept (~/.cache/inductor-step/roofs.json)
+    cached: bool  # read from the cache, not measured in this run
+    missing: str
+
+
+class KernelResources(TypedDict, total=False):
+    """A Triton kernel's compiled binary and launch (tracer.timing.machine.kernel_resources; GPU)."""
+    config: dict[str, int]  # block sizes: XBLOCK, R0_BLOCK, ...
+    num_warps: int
+    num_stages: int
+    n_regs: int  # registers per thread
+    n_spills: int
+    shared: int  # bytes of shared memory per block
+    blocks_per_sm: int
+    occupancy: float  # resident warps / the SM's most warps
+    limiter: str  # "threads" | "registers" | "shared memory" | "blocks"
+    blocks_by: dict[str, int]
+    grid: list[int]
+    blocks: int
+    waves: float  # blocks / (blocks per SM x SMs)
+    grid_source: str
+    source: str
+    missing: str
+
+
 class RunKernel(TypedDict, total=False):
     """One kernel call timed (tracer.timing.time_graph); times in ms, sizes in GB (1e9 bytes)."""
     name: str
@@ -398,6 +435,7 @@ class RunKernel(TypedDict, total=False):
     pct_peak_tflops: float
     dtype: str
     share: float  # of the kernel sum
+    resources: KernelResources
 
 
 class Run(TypedDict, total=False):
@@ -418,6 +456,7 @@ class Run(TypedDict, total=False):
     configs: str
     graph_rounds: GraphRounds
     peak: Peak
+    roofs: Roofs
     cancelled: bool
     method: str
     threads: int

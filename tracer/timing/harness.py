@@ -219,6 +219,13 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
 
     params = {k["name"]: _params(k["backend"], k["source"]) for k in parsed if k["backend"] in ("cpp", "triton")}
     peak = device_peaks(device)
+    try:  # the ledger's three roofs (issue 20), measured once per device and cached
+        from inductor_step.tracer.timing import machine  # noqa: PLC0415
+
+        roofs: dict[str, Any] = machine.device_roofs(device)
+        limits = machine.device_limits() if device.startswith("cuda") else None
+    except Exception as e:  # noqa: BLE001
+        roofs, limits = {"missing": f"roofs not measured ({type(e).__name__}: {e})"}, None
     b = adapter.benchmarker()
     cuda = device.startswith("cuda")
 
@@ -338,6 +345,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                     entry["pct_peak_bw"] = 100.0 * entry["gbps"] / peak["bw_gbps"]
             flops, dtype, op = op_flops(fn, a, k) if backend == "extern" else (None, None, None)
             roofline(entry, peak, flops, dtype, op)
+            if backend == "triton" and limits is not None:
+                entry["resources"] = machine.kernel_resources(adapter.triton_binary_info(fn), params.get(name, []),
+                                                              a, limits)
             kernels.append(entry)
     total = sum(k["median_ms"] for k in kernels)
     for k in kernels:
@@ -356,6 +366,6 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                  if k.endswith("_rounds_ms") or k in ("rounds_stable", "load")}
     out_extra.update(settled(graph_rounds, compiled_ms, total, cuda))
     return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
-            "peak": peak, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
+            "peak": peak, "roofs": roofs, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median, 20-80% spread of the same calls)",
             "threads": torch.get_num_threads(), "pid": os.getpid()}
