@@ -1,0 +1,209 @@
+"""Pane 9: where the time goes and what to change (issue 20): the roofline per kernel, wasted time by
+user line and missed fusions priced (:mod:`inductor_step.tui.ledger`), over every timed graph.
+
+Enter on a kernel or a line: that kernel's code in pane 6; on a missed fusion: pane 4 with the ``f``
+answer for the producer and consumer nodes.  ``u``: ``ncu``'s speed-of-light summary of the kernel
+under the cursor, where ``ncu`` can run (else one line why)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from textual import on
+
+from inductor_step.tui import ledger
+from inductor_step.tui.keys import LEDGER_BINDINGS
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.table import Table
+
+COLUMNS = ("ledger item", "graph", "measured ms", "roofline ms", "wasted ms", "% of roof", "bound / cost", "why")
+HEAD = "bold reverse"
+
+
+def _short(graph: str) -> str:
+    return graph.replace(" forward", " fwd").replace(" backward", " bwd").replace(" inference", " inf")
+
+
+class LedgerPane(StagePane):
+    stage = "ledger"
+    title = "9 Ledger"
+    columns = COLUMNS
+    fit = ((0, 7), 4)
+    BINDINGS = LEDGER_BINDINGS
+
+    def data(self) -> dict[str, Any] | None:
+        s = self.app.session
+        runs = tuple(s.runs.values())
+        return s.cache.get(("ledger",), runs, lambda: {
+            "roof": ledger.roofline_rows(s), "lines": ledger.line_rows(s), "fusions": ledger.fusion_rows(s),
+            "roofs": ledger.roofs_text(s)})
+
+    def stamp(self, data: dict[str, Any] | None) -> Any:
+        return (id(data), self.app.session.run_status)
+
+    def items(self, data: dict[str, Any]) -> list[tuple[str, Any]]:
+        """(section, row) per table row; section heads are ("head", title)."""
+        def cached() -> list[tuple[str, Any]]:
+            out: list[tuple[str, Any]] = []
+            if not data["roof"]:
+                return out
+            out.append(("head", f"ROOFLINE PER KERNEL ({len(data['roof'])} calls, most wasted first)"))
+            out += [("roof", r) for r in data["roof"]]
+            out.append(("head", f"WASTED TIME BY USER LINE ({len(data['lines'])} lines; {ledger.SPLIT_RULE})"))
+            out += [("line", r) for r in data["lines"]]
+            out.append(("head", f"MISSED FUSIONS ({len(data['fusions'])} buffers written by one kernel, read back "
+                                "by another; costliest first)"))
+            out += [("fusion", r) for r in data["fusions"]]
+            return out
+        return self.cached_index(data, "ledger_items", lambda: {"items": cached()})["items"]
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        items = self.items(data)
+        f = ledger.fmt
+
+        def row(i: int) -> tuple:
+            kind, r = items[i]
+            if kind == "head":
+                return (T(r, HEAD),) + tuple(T("", HEAD) for _ in COLUMNS[1:])
+            if kind == "roof":
+                return (T(r["name"] + (f" (call {r['call']})" if r["call"] > 1 else ""), "bold"), T(_short(r["graph"])),
+                        T(f(r["measured_ms"])), T(f(r["roofline_ms"])), T(f(r["wasted_ms"]), "yellow"),
+                        T(f(r["pct_of_roof"], ".1f") + ("!" if r["over_roof"] else ""), "red" if r["over_roof"] else ""),
+                        T(r["bound"] or "-"), T(r["over_roof"] or r["missing"] or r["gb_source"]))
+            if kind == "line":
+                return (T(r["line"], "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["measured_ms"])),
+                        T(f(r["roofline_ms"])), T(f(r["wasted_ms"]), "yellow"),
+                        T(f(100 * r["roofline_ms"] / r["measured_ms"], ".1f") if r["measured_ms"] else "-"),
+                        T("eager: -"), T("; ".join(r["kernels"])))
+            return (T(f"{r['buffer']}: {r['producer']} -> {r['consumer']}", "bold"), T(_short(r["graph"])),
+                    T("-"), T("-"), T("-"), T("-"),
+                    T(f"{f(r['bytes'], ',d')} B, {f(r['cost_ms'])} ms", "yellow"), T(r["verdict"]))
+        return [f"{i}:{k}" for i, (k, _r) in enumerate(items)], row
+
+    def empty(self, data: dict[str, Any] | None) -> Detail:
+        if self.app.live:
+            return Detail("# the ledger fills when timing is done: press r to run and time every compiled graph"
+                          + (f"\n# {self.app.session.run_status}" if self.app.session.run_status else ""))
+        return Detail("# this recorded session has no timing: record it with --run (or press r in a live session)")
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        items = self.items(data)
+        if not 0 <= row < len(items):
+            return None
+        kind, r = items[row]
+        f = ledger.fmt
+        if kind == "head":
+            text = [f"# {r}", "", f"measured: {ledger.MEASURED}", f"split by line: {ledger.SPLIT_RULE}",
+                    ledger.EAGER_MISSING, "", data["roofs"]]
+        elif kind == "roof":
+            text = [f"# {r['graph']} {r['name']} (call {r['call']}, {r['backend']})",
+                    f"measured        {f(r['measured_ms'])} ms   ({ledger.MEASURED})",
+                    f"bytes           {f(r['gb'], '.6g')} GB   ({r['gb_source']})",
+                    f"FLOPs           {f(r['flops'], '.6g')}   ({r['flops_source']})",
+                    f"intensity       {f(r['intensity'], '.3g')} FLOP/byte",
+                    f"memory roof     {f(r['bw_gbps'], '.1f')} GB/s   ({r['bw_source']})",
+                    f"compute roof    {f(r['tflops_peak'], '.4g')} TFLOP/s   ({r['tflops_source']})",
+                    f"bytes / bandwidth   {f(r['memory_ms'])} ms;  FLOPs / peak   {f(r['compute_ms'])} ms",
+                    f"roofline time   {f(r['roofline_ms'])} ms  (the larger: bound by {r['bound'] or '-'})",
+                    f"% of roof       {f(r['pct_of_roof'], '.1f')}%   (roofline / measured)",
+                    f"wasted          {f(r['wasted_ms'])} ms   (measured - roofline)"]
+            if r["over_roof"]:
+                text.append(f"! {r['over_roof']}")
+            if r["missing"]:
+                text.append(f"no roofline: {r['missing']}")
+            res = self._resources(r)
+            if res:
+                text += ["", "resources (the compiled Triton binary):"] + res
+            text += ["", "Enter: the kernel's code in pane 6 · u: ncu's speed-of-light summary"]
+        elif kind == "line":
+            text = [f"# {r['line']}", f"measured {f(r['measured_ms'])} ms · roofline {f(r['roofline_ms'])} ms · "
+                    f"wasted {f(r['wasted_ms'])} ms" + (f" · {f(r['unpriced_ms'])} ms in kernels with no roofline"
+                                                        if r["unpriced_ms"] else ""),
+                    f"split: {ledger.SPLIT_RULE}", ledger.EAGER_MISSING, "", "kernels:"] + \
+                ["  " + k for k in r["kernels"]]
+            src = (self.app.session.links(r["targets"][0][0]).get("user_source") or {}).get(r["line"]) \
+                if r["targets"] else None
+            if src:
+                text += ["", src]
+            text += ["", "Enter: the first kernel's code in pane 6"]
+        else:
+            text = [f"# {r['graph']} {r['buffer']}: {r['producer']} writes it, {r['consumer']} reads it back",
+                    f"bytes round-tripped   {f(r['bytes'], ',d')} B   ({r['bytes_source']})",
+                    f"cost                  {f(r['cost_ms'])} ms at {f(r['bw_gbps'], '.1f')} GB/s   ({r['bw_source']})",
+                    f"producer's lines      {', '.join(r['producer_lines']) or '-'}",
+                    f"consumer's lines      {', '.join(r['consumer_lines']) or '-'}"]
+            if r["stays"]:
+                text.append(f"the write stays even if fused: {r['stays']} (the read back is what fusing saves)")
+            text += ["", f"why not fused: {r['verdict']}"] + ["  " + x for x in r["log"]]
+            text += ["", f"Enter: pane 4, f for {r['nodes'][0]} and {r['nodes'][1]}"]
+        return Detail("\n".join(text), "text")
+
+    def _resources(self, r: dict[str, Any]) -> list[str]:
+        run = self.app.session.runs.get(r["graph"]) or {}
+        k = next((k for k in run.get("kernels") or [] if k["name"] == r["name"] and k.get("call", 1) == r["call"]), {})
+        res = k.get("resources")
+        if not res:
+            return [] if not str(run.get("device", "")).startswith("cuda") else \
+                ["  not recorded (a library call, or a session from before resources were read)"]
+        if res.get("missing"):
+            return ["  " + res["missing"]]
+        return [f"  config {res.get('config')} num_warps={res.get('num_warps')} num_stages={res.get('num_stages')}",
+                f"  registers/thread {res.get('n_regs')} · spills {res.get('n_spills')} · shared {res.get('shared')} B",
+                f"  occupancy {ledger.fmt(res.get('occupancy'), '.0%')} ({res.get('blocks_per_sm')} blocks/SM, "
+                f"limited by {res.get('limiter')}; {res.get('blocks_by')})",
+                f"  grid {res.get('grid')} = {res.get('blocks')} blocks · waves {ledger.fmt(res.get('waves'), '.2f')}"
+                f"   ({res.get('grid_source')})", f"  from {res.get('source')}"]
+
+    def target(self) -> tuple[str, Any] | None:
+        data = self.data()
+        if data is None or not self.table.row_count:
+            return None
+        items = self.items(data)
+        row = self.table.cursor_row
+        return items[row] if 0 <= row < len(items) else None
+
+    @on(Table.RowSelected, "#table-ledger")
+    def _enter(self, event: Table.RowSelected) -> None:
+        """Enter: a kernel or line -> the kernel in pane 6; a missed fusion -> pane 4's f view of the pair."""
+        t = self.target()
+        if t is None or t[0] == "head":
+            return
+        kind, r = t
+        app = self.app
+        if kind == "fusion":
+            links = app.session.links(r["graph"])
+            a = ((links.get("buffers") or {}).get(r["buffer"]) or {}).get("fused_node") or r["nodes"][0]
+            b = ((links.get("scheduler_nodes") or {}).get(r["nodes"][1]) or {}).get("fused_node") or r["nodes"][1]
+            # the consumer's buffers as the selection: pane 4 opens on the consumer's row, and its detail is the pair's
+            consumer_bufs = list(((links.get("scheduler_nodes") or {}).get(r["nodes"][1]) or {}).get("buffers") or [])
+            app.open_in_pane(r["graph"], "scheduling", b, consumer_bufs or [r["buffer"]])
+            app.call_after_refresh(lambda: app.pane("scheduling").show_pair(
+                a, b, asking=f"from the ledger: {r['buffer']} round-trips memory between these nodes' kernels"))
+            app.set_status(f"fusion pair {a} and {b} ({r['buffer']}): answer below")
+            return
+        graph, name = (r["graph"], r["name"]) if kind == "roof" else r["targets"][0]
+        bufs = list(((app.session.links(graph).get("kernels") or {}).get(name) or {}).get("buffers") or [])
+        app.open_in_pane(graph, "codegen", name, bufs)
+
+    def action_ncu(self) -> None:
+        """u: ncu's speed-of-light summary of the kernel under the cursor, or one line why not."""
+        t = self.target()
+        app = self.app
+        if t is None or t[0] not in ("roof", "line"):
+            app.say("ncu: put the cursor on a kernel (or a line) first")
+            return
+        graph, name = (t[1]["graph"], t[1]["name"]) if t[0] == "roof" else t[1]["targets"][0]
+        run = app.session.runs.get(graph) or {}
+        header = app.session.header or {}
+        cmd, why = ledger.ncu_command(name, run.get("device") or header.get("device"),
+                                      app.script or header.get("script"), app.script_args or header.get("argv") or [],
+                                      app.python)
+        if cmd is None:
+            app.say(f"ncu: {why}", "warning")
+            return
+        app.say(f"ncu: profiling {name} (re-runs the script under ncu; this takes a while)…")
+
+        def work() -> None:
+            text = ledger.run_ncu(cmd, name)
+            app.call_from_thread(lambda: self.apply(Detail(text, "text")))
+        app.run_worker(work, thread=True, group="ncu", exclusive=True)
