@@ -379,12 +379,22 @@ class Roof(TypedDict):
     source: str
 
 
+class LadderRoof(TypedDict):
+    """A CPU copy bandwidth at one size (tracer.timing.machine.measure_cpu): ``bytes`` read + written."""
+    bytes: int
+    value: float
+    source: str
+
+
 class Roofs(TypedDict, total=False):
     """The device's roofs (tracer.timing.machine.device_roofs): kind ("datasheet", "theoretical",
     "measured") -> Roof; compute per dtype ("float32", "tf32", "bfloat16", "float16")."""
     device: str
     memory_gbps: dict[str, Roof]
     compute_tflops: dict[str, dict[str, Roof]]
+    memory_ladder: list[LadderRoof]  # CPU: copy bandwidth by size (cache-resident ... DRAM)
+    load: float | None  # CPU: 1-minute load average when measured
+    cpus: int | None
     cache: str  # where measured roofs are kept (~/.cache/inductor-step/roofs.json)
     cached: bool  # read from the cache, not measured in this run
     missing: str
@@ -457,6 +467,8 @@ class Run(TypedDict, total=False):
     graph_rounds: GraphRounds
     peak: Peak
     roofs: Roofs
+    eager_nodes_ms: dict[str, float]  # post-grad FX node -> its eager time alone (tracer.timing.eager_nodes)
+    eager_nodes: str  # how eager_nodes_ms was measured, or why it was not
     cancelled: bool
     method: str
     threads: int

@@ -27,8 +27,11 @@ from typing import Any
 MEASURED = "median_ms: the kernel call alone, median of repeated calls (GPU: L2 flushed), as in pane 7"
 SPLIT_RULE = ("a kernel's times are split evenly over its post-grad FX nodes; a line gets the share of the "
               "kernel's nodes whose stack trace ends on it")
-EAGER_MISSING = ("eager time per line: not measured (the tracer does not run each kernel's FX nodes eagerly yet); "
+EAGER_MISSING = ("eager time: not recorded in this session (recorded before the tracer timed each FX node eagerly); "
                  "the whole graph's eager time is in pane 7")
+#: a line is "slower than eager" when its compiled kernels' time passes its eager time by more than 10%
+#: (kernel times on a shared machine vary by a few percent run to run)
+EAGER_MARGIN = 1.10
 ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
             "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16, "float8_e4m3fn": 1, "float8_e5m2": 1}
 _DEP = re.compile(r"(MemoryDep|StarDep)\(\s*(?:name=)?'(\w+)'")
@@ -38,9 +41,20 @@ _USERS = re.compile(r"^\s*(\w+)\.users = \[(.*?)\]\s*$", re.S | re.M)
 
 # ----------------------------------------------------------------------------- roofs
 
-def memory_roof(run: dict[str, Any]) -> tuple[float | None, str]:
+def memory_roof(run: dict[str, Any], nbytes: float | None = None) -> tuple[float | None, str]:
     """(GB/s, source) the ledger divides bytes by: the measured roof (``run["roofs"]``), else the run's
-    ``peak.bw_gbps`` (on GPU the measured copy, tracer.timing.roofs), else None with why."""
+    ``peak.bw_gbps`` (on GPU the measured copy, tracer.timing.roofs), else None with why.
+
+    On a CPU (``roofs.memory_ladder``: copies from cache-resident to DRAM sizes) a kernel moving no more
+    ``nbytes`` than the largest cache-resident copy is held to the fastest cache-resident copy: CPU timing
+    repeats a call without flushing caches, so a small kernel's data stays in cache and DRAM's roof
+    would be too low."""
+    ladder = (run.get("roofs") or {}).get("memory_ladder") or []
+    if len(ladder) > 1 and nbytes and nbytes <= ladder[-2]["bytes"]:
+        best = max(ladder[:-1], key=lambda e: e["value"])  # a stalled copy only reads low: the best is the roof
+        return float(best["value"]), (f"{best['source']}: the fastest cache-resident copy; the kernel moves "
+                                      f"{nbytes:,.0f} B, no more than the {ladder[-2]['bytes']:,} B of the largest "
+                                      "cache-resident copy, so its data stays in cache between the timed calls")
     m = ((run.get("roofs") or {}).get("memory_gbps") or {}).get("measured") or {}
     if m.get("value"):
         return float(m["value"]), m.get("source", "measured")
@@ -78,7 +92,7 @@ def kernel_roofline(run: dict[str, Any], k: dict[str, Any]) -> dict[str, Any]:
                            "flops": k.get("flops"),
                            "flops_source": ("torch.utils.flop_counter (" + str(k.get("flops_op")) + ")") if k.get("flops")
                            else "not counted (pointwise and reduction kernels: memory is the roof that applies)"}
-    bw, bw_src = memory_roof(run)
+    bw, bw_src = memory_roof(run, k["gb"] * 1e9 if k.get("gb") else None)
     peak, peak_src = compute_roof(run, k) if k.get("flops") else (None, "no FLOPs counted")
     out.update(bw_gbps=bw, bw_source=bw_src, tflops_peak=peak, tflops_source=peak_src)
     gb, flops = k.get("gb"), k.get("flops")
@@ -110,14 +124,50 @@ def _timed(session: Any) -> list[tuple[str, dict[str, Any]]]:
     return [(key, run) for key, run in session.runs.items() if not run.get("error") and run.get("kernels")]
 
 
+_CALL_OPS = ("call_function", "call_method", "call_module")
+
+
+def _norm(name: str) -> str:
+    name = re.sub(r"_\d+$", "", name)
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def eager_by_node(session: Any, key: str, run: dict[str, Any]) -> tuple[dict[str, float] | None, str]:
+    """The run's ``eager_nodes_ms`` keyed by the post-grad graph's node names (pane 2's, the links'):
+    directly where the names agree; else by position, the timing process having received the graph
+    re-traced (``torch.save`` of a GraphModule renames nodes after their targets: ``mm`` ->
+    ``mm_default``), checked node by node against the targets.  None with why where they cannot be matched."""
+    eager = run.get("eager_nodes_ms")
+    if not eager:
+        return None, run.get("eager_nodes") or EAGER_MISSING
+    post = ((session.stop_for(key, "aot") or {}).get("post_grad") or {}).get("nodes") or []
+    calls = [n for n in post if isinstance(n, dict) and n.get("op") in _CALL_OPS]
+    names = {n["name"] for n in calls}
+    if set(eager) <= names:
+        return dict(eager), run.get("eager_nodes", "")
+    items = list(eager.items())
+    if len(items) == len(calls) and all(
+            _norm(e).startswith(_norm(str(n.get("target", "")).removeprefix("aten.").split(".")[0]))
+            for (e, _ms), n in zip(items, calls)):
+        return {n["name"]: ms for (_e, ms), n in zip(items, calls)}, \
+            run.get("eager_nodes", "") + " (matched to the post-grad nodes by order and target)"
+    return None, (f"eager node times not matched to the post-grad graph ({len(items)} timed nodes, "
+                  f"{len(calls)} post-grad call nodes)")
+
+
 def roofline_rows(session: Any) -> list[dict[str, Any]]:
     """:func:`kernel_roofline` of every timed kernel call of every graph (with ``graph``), most wasted first
     (rows with no roofline last)."""
     rows = []
     for key, run in _timed(session):
+        eager, eager_how = eager_by_node(session, key, run)
         for k in run["kernels"]:
             r = kernel_roofline(run, k)
             r["graph"] = key
+            nodes = ((session.links(key).get("kernels") or {}).get(k["name"]) or {}).get("post_grad_nodes") or []
+            r["eager_ms"] = sum(eager.get(n, 0.0) for n in nodes) if eager and nodes else None
+            r["eager_source"] = (f"its post-grad FX nodes' eager times summed: {eager_how}" if r["eager_ms"] is not None
+                                 else eager_how if not eager else "the kernel has no post-grad nodes in the links")
             rows.append(r)
     rows.sort(key=lambda r: (r["wasted_ms"] is None, -(r["wasted_ms"] or 0.0)))
     return rows
@@ -147,7 +197,9 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
     """Wasted time by user line over every timed graph, most wasted first: ``line``, ``kernels``
     (``"[0/0] backward cpp_fused_..."``, with the share each gave), ``measured_ms``, ``roofline_ms``,
     ``wasted_ms`` (each the sum of the kernels' times x the line's share, :data:`SPLIT_RULE`),
-    ``unpriced_ms`` (measured time of kernels with no roofline), ``eager_ms`` None (:data:`EAGER_MISSING`)."""
+    ``unpriced_ms`` (measured time of kernels with no roofline), ``eager_ms``: the eager time of the
+    post-grad FX nodes whose user line it is (the run's ``eager_nodes_ms``, each node once), None with
+    ``eager_missing`` saying why where a timed graph has none; ``slower_than_eager`` when measured > eager."""
     acc: dict[str, dict[str, Any]] = {}
     rooflines = {(r["graph"], r["name"], r["call"]): r for r in roofline_rows(session)}
     for key, run in _timed(session):
@@ -167,6 +219,29 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
                 else:
                     a["roofline_ms"] += w * r["roofline_ms"]
                     a["wasted_ms"] += w * r["wasted_ms"]
+        eager, eager_how = eager_by_node(session, key, run)
+        fx = links.get("fx_nodes") or {}
+        for node, ms in (eager or {}).items():
+            line = (fx.get(node) or {}).get("user_line") or "(no user line)"
+            a = acc.get(line)
+            if a is not None:
+                a["eager_ms"] = (a["eager_ms"] or 0.0) + ms
+                a["eager_graphs"] = a.get("eager_graphs", set()) | {key}
+        if not eager:
+            why = eager_how
+            for a in acc.values():
+                if any(g == key for g, _k in a["targets"]):
+                    a["eager_missing"] = f"{key}: {why}"
+    for a in acc.values():
+        graphs = {g for g, _k in a["targets"]}
+        if a["eager_ms"] is not None and graphs <= a.pop("eager_graphs", set()):
+            a["eager_missing"] = None
+            a["eager_source"] = "sum of the line's post-grad FX nodes' eager times (run.eager_nodes_ms: " \
+                                "torch.fx.Interpreter, each node alone)"
+        else:
+            a.pop("eager_graphs", None)
+            a["eager_ms"] = None  # not every graph of the line has eager node times: no partial sum
+        a["slower_than_eager"] = a["eager_ms"] is not None and a["measured_ms"] > EAGER_MARGIN * a["eager_ms"]
     return sorted(acc.values(), key=lambda a: (-a["wasted_ms"], -a["measured_ms"]))
 
 
@@ -244,7 +319,7 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
         if not sched or not links:
             continue
         run = session.runs.get(key) or {}
-        bw, bw_src = memory_roof(run) if run else (None, "this graph was not timed: no measured bandwidth")
+        have_run = bool(run)
         lowering = session.stop_for(key, "lowering") or {}
         bufs = {b.get("name"): b for b in lowering.get("buffers") or [] if isinstance(b, dict)}
         reads, users = node_reads(sched)
@@ -262,6 +337,8 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
                         seen.add((p, c, buf))
                         nbytes, bsrc = _size_bytes(bufs.get(buf))
                         total = 2 * nbytes if nbytes is not None else None
+                        bw, bw_src = memory_roof(run, total) if have_run else \
+                            (None, "this graph was not timed: no measured bandwidth")
                         verdict, log = fusion_reason(session, key, links, p, c)
                         c_lines = sorted({ln for b in (snodes.get(node) or {}).get("buffers") or []
                                           for ln in (lbufs.get(b) or {}).get("user_lines") or []})
@@ -329,15 +406,27 @@ def summary(session: Any, top: int = 5) -> str:
     wasted = sum(r["wasted_ms"] for r in priced)
     out = [f"ledger: {len(rr)} kernel calls, {meas:.4f} ms measured ({MEASURED.split(':')[0]}), "
            f"{len(priced)} priced: roofline {roof:.4f} ms, wasted {wasted:.4f} ms"]
-    bw, src = memory_roof(_timed(session)[0][1])
+    run0 = _timed(session)[0][1]
+    bw, src = memory_roof(run0)
     out.append(f"  memory roof {fmt(bw, '.1f')} GB/s: {src}")
+    ladder = (run0.get("roofs") or {}).get("memory_ladder") or []
+    if ladder:
+        out.append("  CPU copy bandwidth by size (a kernel that fits the cache-resident sizes is held to the fastest of them): "
+                   + ", ".join(f"{e['bytes']:,} B {e['value']:.1f} GB/s" for e in ladder))
+    comp = ((run0.get("roofs") or {}).get("compute_tflops") or {})
+    for dt, kinds in comp.items():
+        m = kinds.get("measured") or {}
+        if m.get("value"):
+            out.append(f"  {dt} compute roof {m['value']:.4g} TFLOP/s: {m['source']}")
     out.append("  most wasted kernels:")
     for r in priced[:top]:
         out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['pct_of_roof']:5.1f}% of roof  {r['bound']:7} "
                    f"{r['graph']} {r['name']}")
     out.append("  most wasted user lines (" + SPLIT_RULE.split(";")[0] + "):")
     for r in line_rows(session)[:top]:
-        out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['measured_ms']:9.4f} ms measured  {r['line']}")
+        eager = f"{r['eager_ms']:9.4f} ms eager" if r["eager_ms"] is not None else "   eager -"
+        out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['measured_ms']:9.4f} ms measured  {eager}  {r['line']}"
+                   + ("  SLOWER THAN EAGER (by >10%)" if r["slower_than_eager"] else ""))
     fr = fusion_rows(session)
     out.append(f"  missed fusions: {len(fr)} buffers written by one kernel and read back by another; costliest:")
     for r in fr[:top]:
@@ -360,10 +449,12 @@ def report_markdown(session: Any, top: int = 10) -> str:
         out.append(f"| {r['graph']} | `{r['name']}` | {r['measured_ms']:.4f} | {fmt(r['roofline_ms'])} | "
                    f"{fmt(r['wasted_ms'])} | {fmt(r['pct_of_roof'], '.1f')} | {r['bound'] or r['missing']} | "
                    f"{fmt(r['gb'], '.3g')} | {fmt(r['flops'], '.3g')} | {r['gb_source']} |")
-    out += ["", f"##### Wasted time by user line ({SPLIT_RULE})", "", EAGER_MISSING + ".", "",
-            "| line | measured ms | roofline ms | wasted ms | kernels |", "|---|---|---|---|---|"]
+    out += ["", f"##### Wasted time by user line ({SPLIT_RULE})", "",
+            "eager ms: the line's post-grad FX nodes run alone by torch.fx.Interpreter (missing where not recorded).", "",
+            "| line | measured ms | roofline ms | wasted ms | eager ms | kernels |", "|---|---|---|---|---|---|"]
     for r in line_rows(session)[:top]:
         out.append(f"| `{r['line']}` | {r['measured_ms']:.4f} | {r['roofline_ms']:.4f} | {r['wasted_ms']:.4f} | "
+                   f"{fmt(r['eager_ms'])}{' (slower than eager)' if r['slower_than_eager'] else ''} | "
                    f"{'; '.join(r['kernels'][:4])}{' …' if len(r['kernels']) > 4 else ''} |")
     out += ["", "##### Missed fusions, priced (a buffer written by one kernel and read back by another)", "",
             "| graph | buffer | producer -> consumer | bytes | cost ms | lines | Inductor's reason |",

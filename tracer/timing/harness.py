@@ -294,6 +294,15 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             progress("timing the whole graph in rounds")
         graph_rounds = whole_graph_rounds(lambda: mod.call(list(args)), eager_fn, cuda, bench)
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
+        eager_nodes: dict[str, float] = {}
+        eager_nodes_how = "not measured: no post-grad graph to run eagerly"
+        if eager_fn is not None:
+            try:  # issue 20: each FX node's eager time, for the ledger's lines
+                from inductor_step.tracer.timing.eager_nodes import eager_node_times  # noqa: PLC0415
+
+                eager_nodes, eager_nodes_how = eager_node_times(eager_gm, list(args), cuda)
+            except Exception as e:  # noqa: BLE001
+                eager_nodes_how = f"not measured ({type(e).__name__}: {e})"
         in_graph, in_graph_status, cupti_status = (None, "CPU: not applicable", "CPU: not applicable")
         if cuda:
             if progress is not None:
@@ -337,7 +346,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 entry.update(in_graph[i])
             elif cuda:
                 entry["warm_ms"] = bench_warm(fn, a, k)
-            gb, gb_source = kernel_gb(name, backend, sources.get(name, ""), a, params.get(name, []),
+            # an extern call's output comes as out=buf: its bytes are written too (issue 20's roofline)
+            counted = a + tuple(v for v in k.values() if isinstance(v, torch.Tensor)) if backend == "extern" else a
+            gb, gb_source = kernel_gb(name, backend, sources.get(name, ""), counted, params.get(name, []),
                                       (num_gb or {}).get(name))
             if gb is not None and med > 0:
                 entry.update(gb=gb, gb_source=gb_source, gbps=gb / (med / 1e3))
@@ -366,6 +377,6 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                  if k.endswith("_rounds_ms") or k in ("rounds_stable", "load")}
     out_extra.update(settled(graph_rounds, compiled_ms, total, cuda))
     return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
-            "peak": peak, "roofs": roofs, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
+            "peak": peak, "roofs": roofs, "eager_nodes_ms": eager_nodes, "eager_nodes": eager_nodes_how, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median, 20-80% spread of the same calls)",
             "threads": torch.get_num_threads(), "pid": os.getpid()}

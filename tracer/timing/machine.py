@@ -10,8 +10,9 @@ in ``source`` where it cannot be had):
 - ``measured``: a 1 GiB device-to-device copy and a large GEMM per dtype, timed with
   ``triton.testing.do_bench``, measured once per device and kept in :func:`cache_path`.
 
-On a CPU only ``measured`` (a 64 MiB ``copy_`` and a float32 matmul at torch's thread count, on this
-machine, under its load at the time); datasheet and theoretical say why they are missing.
+On a CPU only ``measured`` (``copy_`` bandwidth from cache-resident to DRAM sizes and float32 matmuls at
+torch's thread count, on this machine, under its load at the time); datasheet and theoretical say why
+they are missing.
 """
 
 from __future__ import annotations
@@ -84,38 +85,73 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
-def _median_s(fn: Any, reps: int) -> float:
-    ts = []
-    for _ in range(reps):
+def _best_s(fn: Any, reps: int, min_s: float = 1e-3, rounds: int = 3, gap_s: float = 0.02) -> float:
+    """Seconds per call of ``fn``: the best of ``rounds`` x ``reps`` loops, each of enough calls to last
+    ``min_s``, the rounds ``gap_s`` apart (a roof is what the machine reaches at best; on a shared
+    machine another process's burst only slows a loop, so the best loop is the one it left alone)."""
+    fn()
+    times = []
+    for _ in range(3):
         t0 = time.perf_counter()
         fn()
-        ts.append(time.perf_counter() - t0)
-    ts.sort()
-    return ts[len(ts) // 2]
+        times.append(time.perf_counter() - t0)
+    once = max(min(times), 1e-7)
+    inner = max(1, int(min_s / once))
+    best = float("inf")
+    for r in range(rounds):
+        if r:
+            time.sleep(gap_s)
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            best = min(best, (time.perf_counter() - t0) / inner)
+    return best
 
 
-def measure_cpu(copy_mib: int = 64, n: int = 1024) -> dict[str, Any]:
-    """CPU roofs measured here: ``y.copy_(x)`` of ``copy_mib`` MiB (bytes read + written over the
-    median of 11 calls), and a float32 ``n`` x ``n`` matmul (2 n^3 FLOPs over the median of 7), both at
-    torch's thread count; with the 1-minute load average before, since other processes share the cores."""
+#: bytes copied for the CPU's bandwidth ladder: cache-resident sizes (L1/L2, L2, last-level cache), then DRAM
+CPU_COPY_BYTES = (64 << 10, 1 << 20, 8 << 20, 64 << 20)
+
+
+def _size(b: int) -> str:
+    return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+
+
+#: square float32 matmul sizes timed for the CPU's compute roof (the fastest counts: a large one spills the caches)
+CPU_MATMUL_SIZES = (256, 512, 1024)
+
+
+def measure_cpu(reps: int = 5) -> dict[str, Any]:
+    """CPU roofs measured here, at torch's thread count: ``y.copy_(x)`` bandwidth (bytes read + written
+    per second, best of ``reps``) for each size in :data:`CPU_COPY_BYTES` (``memory_ladder``; the largest
+    is ``memory_gbps.measured``, DRAM), and float32 n x n matmuls (2 n^3 FLOPs, best of ``reps``, the fastest
+    of :data:`CPU_MATMUL_SIZES`);
+    with the 1-minute load average before, since other processes share the cores."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    x = torch.empty(copy_mib << 18, dtype=torch.float32).uniform_()
-    y = torch.empty_like(x)
-    y.copy_(x)
-    s = _median_s(lambda: y.copy_(x), 11)
-    gbps = 2 * (copy_mib << 20) / s / 1e9
-    a = torch.randn(n, n)
-    b = torch.randn(n, n)
-    a @ b
-    s_mm = _median_s(lambda: a @ b, 7)
     threads = torch.get_num_threads()
     where = (f"measured on this machine ({cpu_name()}, {threads} threads"
-             + (f", load average {load:.2f} before" if load is not None else "") + ")")
-    return {"memory_gbps": {"measured": _roof(gbps, f"{where}: y.copy_(x) of {copy_mib} MiB, read + written bytes "
-                                                    "over the median of 11 calls")},
-            "compute_tflops": {"float32": {"measured": _roof(2.0 * n ** 3 / s_mm / 1e12,
-                                                             f"{where}: a float32 {n}x{n} matmul, 2n^3 FLOPs over the "
-                                                             "median of 7 calls")}}}
+             + (f", load average {load:.2f} on {os.cpu_count()} CPUs before" if load is not None else "") + ")")
+    ladder = []
+    x0, y0 = torch.empty(1), torch.empty(1)
+    call = _best_s(lambda: y0.copy_(x0), reps)  # the per-call cost of copy_ itself, taken off below
+    for nbytes in CPU_COPY_BYTES:
+        x = torch.empty(nbytes // 4, dtype=torch.float32).uniform_()
+        y = torch.empty_like(x)
+        s = max(_best_s(lambda: y.copy_(x), reps) - call, 1e-9)
+        ladder.append({"bytes": 2 * nbytes, "value": 2 * nbytes / s / 1e9,
+                       "source": f"{where}: y.copy_(x) of {_size(nbytes)}, read + written bytes, best of 3 x {reps} loops, "
+                                 f"less copy_'s own {call * 1e6:.2f} us per call"})
+    rates = {}
+    for size in CPU_MATMUL_SIZES:
+        a = torch.randn(size, size)
+        b = torch.randn(size, size)
+        rates[size] = 2.0 * size ** 3 / _best_s(lambda: a @ b, reps) / 1e12
+    n = max(rates, key=lambda k: rates[k])
+    return {"memory_gbps": {"measured": _roof(ladder[-1]["value"], ladder[-1]["source"] + " (DRAM)")},
+            "memory_ladder": ladder, "load": load, "cpus": os.cpu_count(),
+            "compute_tflops": {"float32": {"measured": _roof(rates[n], (
+                f"{where}: float32 n x n matmuls, 2n^3 FLOPs, best of 3 x {reps} loops, the fastest size (n={n}; "
+                + ", ".join(f"n={k}: {v * 1e3:.0f} GFLOP/s" for k, v in rates.items()) + ")"))}}}
 
 
 def _props_value(props: Any, tprops: dict[str, Any], *names: str) -> Any:
@@ -204,16 +240,23 @@ def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"memory_gbps": {}, "compute_tflops": {}}
     for p in parts:
         out["memory_gbps"].update(p.get("memory_gbps") or {})
+        if p.get("memory_ladder"):
+            out["memory_ladder"] = p["memory_ladder"]
         for dt, roofs in (p.get("compute_tflops") or {}).items():
             out["compute_tflops"].setdefault(dt, {}).update(roofs)
     return out
+
+
+_MEASURED: dict[str, Any] = {}
 
 
 def device_roofs(device: str, measure: bool = True) -> dict[str, Any]:
     """The roofs of ``device`` (``"cpu"`` or ``"cuda"``): ``{"device": name, "memory_gbps": {kind: roof},
     "compute_tflops": {dtype: {kind: roof}}, "cache": path, "cached": bool}`` with kind ``datasheet``,
     ``theoretical``, ``measured``.  Measured roofs are read from :func:`cache_path` when that device
-    (by name, with the thread count on CPU) was measured before, else measured now and stored."""
+    (by name, with the thread count on CPU) was measured before, else measured now and stored (on a CPU
+    only when its load average was under half its cores: a busy machine's roofs are too low).  On a CPU
+    ``memory_ladder`` has the copy bandwidth by size (see :func:`measure_cpu`)."""
     cuda = device.startswith("cuda")
     if cuda:
         name = torch.cuda.get_device_name()
@@ -228,11 +271,14 @@ def device_roofs(device: str, measure: bool = True) -> dict[str, Any]:
             cache = json.load(f)
     except (OSError, ValueError):
         cache = {}
-    measured, cached = cache.get(key), True
+    measured, cached = cache.get(key) or _MEASURED.get(key), True
     if measured is None and measure:
         cached = False
         measured = measure_gpu() if cuda else measure_cpu()
-        cache[key] = measured
+        _MEASURED[key] = measured  # once per process, whether or not the file keeps it
+        busy = not cuda and (measured.get("load") or 0) > 0.5 * (measured.get("cpus") or 1)
+        if not busy:  # a CPU measured while other processes held its cores is measured again next time
+            cache[key] = measured
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}"
@@ -258,6 +304,8 @@ def device_roofs(device: str, measure: bool = True) -> dict[str, Any]:
                                       "theoretical": _roof(None, "torch reports no CPU memory clock or channels")}})
     out = _merge(*parts)
     out.update(device=name, cache=path, cached=cached)
+    if not cuda and measured:
+        out.update(load=measured.get("load"), cpus=measured.get("cpus"))
     return out
 
 

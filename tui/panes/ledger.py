@@ -74,7 +74,8 @@ class LedgerPane(StagePane):
                 return (T(r["line"], "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["measured_ms"])),
                         T(f(r["roofline_ms"])), T(f(r["wasted_ms"]), "yellow"),
                         T(f(100 * r["roofline_ms"] / r["measured_ms"], ".1f") if r["measured_ms"] else "-"),
-                        T("eager: -"), T("; ".join(r["kernels"])))
+                        T(("eager " + f(r["eager_ms"])) if r["eager_ms"] is not None else "eager -",
+                          "bold red" if r["slower_than_eager"] else ""), T("; ".join(r["kernels"])))
             return (T(f"{r['buffer']}: {r['producer']} -> {r['consumer']}", "bold"), T(_short(r["graph"])),
                     T("-"), T("-"), T("-"), T("-"),
                     T(f"{f(r['bytes'], ',d')} B, {f(r['cost_ms'])} ms", "yellow"), T(r["verdict"]))
@@ -94,7 +95,8 @@ class LedgerPane(StagePane):
         f = ledger.fmt
         if kind == "head":
             text = [f"# {r}", "", f"measured: {ledger.MEASURED}", f"split by line: {ledger.SPLIT_RULE}",
-                    ledger.EAGER_MISSING, "", data["roofs"]]
+                    "eager: each line's post-grad FX nodes run alone (torch.fx.Interpreter, run.eager_nodes_ms); a line "
+                    "slower than eager is shown in red", "", data["roofs"]]
         elif kind == "roof":
             text = [f"# {r['graph']} {r['name']} (call {r['call']}, {r['backend']})",
                     f"measured        {f(r['measured_ms'])} ms   ({ledger.MEASURED})",
@@ -106,7 +108,8 @@ class LedgerPane(StagePane):
                     f"bytes / bandwidth   {f(r['memory_ms'])} ms;  FLOPs / peak   {f(r['compute_ms'])} ms",
                     f"roofline time   {f(r['roofline_ms'])} ms  (the larger: bound by {r['bound'] or '-'})",
                     f"% of roof       {f(r['pct_of_roof'], '.1f')}%   (roofline / measured)",
-                    f"wasted          {f(r['wasted_ms'])} ms   (measured - roofline)"]
+                    f"wasted          {f(r['wasted_ms'])} ms   (measured - roofline)",
+                    f"eager           {f(r['eager_ms'])} ms   ({r['eager_source']})"]
             if r["over_roof"]:
                 text.append(f"! {r['over_roof']}")
             if r["missing"]:
@@ -119,7 +122,10 @@ class LedgerPane(StagePane):
             text = [f"# {r['line']}", f"measured {f(r['measured_ms'])} ms · roofline {f(r['roofline_ms'])} ms · "
                     f"wasted {f(r['wasted_ms'])} ms" + (f" · {f(r['unpriced_ms'])} ms in kernels with no roofline"
                                                         if r["unpriced_ms"] else ""),
-                    f"split: {ledger.SPLIT_RULE}", ledger.EAGER_MISSING, "", "kernels:"] + \
+                    (f"eager {f(r['eager_ms'])} ms ({r.get('eager_source')})" + ("  SLOWER THAN EAGER" if r["slower_than_eager"]
+                                                                                else "")
+                     if r["eager_ms"] is not None else f"eager: {r['eager_missing']}"),
+                    f"split: {ledger.SPLIT_RULE}", "", "kernels:"] + \
                 ["  " + k for k in r["kernels"]]
             src = (self.app.session.links(r["targets"][0][0]).get("user_source") or {}).get(r["line"]) \
                 if r["targets"] else None
