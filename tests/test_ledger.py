@@ -373,3 +373,23 @@ def test_gpu_ledger_on_real_training_never_over_the_roof_and_adds_up(model, tmp_
             if k["backend"] == "triton":
                 res = k.get("resources") or {}
                 assert res.get("n_regs") and res.get("limiter") and res.get("waves") is not None, (k["name"], res)
+
+
+def test_eager_node_times_match_the_post_grad_nodes_through_a_retraced_graph():
+    """The timing process gets the post-grad graph re-traced (torch.save renames ``mm`` to ``mm_default``,
+    ``getitem`` stays ``getitem``): matched by order and target, and refused when they disagree."""
+    post = {"nodes": [{"name": "x", "op": "placeholder"},
+                      {"name": "var_mean", "op": "call_function", "target": "aten.var_mean.correction"},
+                      {"name": "getitem_1", "op": "call_function", "target": "_operator.getitem"},
+                      {"name": "mm", "op": "call_function", "target": "aten.mm.default"}]}
+
+    class S:
+        def stop_for(self, key, stage):
+            return {"post_grad": post} if stage == "aot" else None
+
+    run = {"eager_nodes_ms": {"var_mean_correction": 0.3, "getitem": 0.01, "mm_default": 0.2}, "eager_nodes": "how"}
+    got, how = ledger.eager_by_node(S(), "[0/0] forward", run)
+    assert got == {"var_mean": 0.3, "getitem_1": 0.01, "mm": 0.2} and "by order and target" in how
+    bad = {"eager_nodes_ms": {"var_mean_correction": 0.3, "getitem": 0.01, "addmm_default": 0.2}}
+    assert ledger.eager_by_node(S(), "[0/0] forward", bad)[0] is None
+    assert ledger.eager_by_node(S(), "[0/0] forward", {"eager_nodes": "not measured: why"}) == (None, "not measured: why")

@@ -132,6 +132,12 @@ def _norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+def _op_name(target: str) -> str:
+    """``aten.sum.dim_IntList`` -> ``sum``, ``_operator.getitem`` -> ``getitem`` (normalized)."""
+    parts = target.split(".")
+    return _norm(parts[1] if len(parts) >= 3 else parts[-1])
+
+
 def eager_by_node(session: Any, key: str, run: dict[str, Any]) -> tuple[dict[str, float] | None, str]:
     """The run's ``eager_nodes_ms`` keyed by the post-grad graph's node names (pane 2's, the links'):
     directly where the names agree; else by position, the timing process having received the graph
@@ -146,9 +152,8 @@ def eager_by_node(session: Any, key: str, run: dict[str, Any]) -> tuple[dict[str
     if set(eager) <= names:
         return dict(eager), run.get("eager_nodes", "")
     items = list(eager.items())
-    if len(items) == len(calls) and all(
-            _norm(e).startswith(_norm(str(n.get("target", "")).removeprefix("aten.").split(".")[0]))
-            for (e, _ms), n in zip(items, calls)):
+    if len(items) == len(calls) and all(_norm(e).startswith(_op_name(str(n.get("target", ""))))
+                                        for (e, _ms), n in zip(items, calls)):
         return {n["name"]: ms for (_e, ms), n in zip(items, calls)}, \
             run.get("eager_nodes", "") + " (matched to the post-grad nodes by order and target)"
     return None, (f"eager node times not matched to the post-grad graph ({len(items)} timed nodes, "
@@ -280,15 +285,20 @@ def _names(links: dict[str, Any], kernel: str) -> list[str]:
     return list(dict.fromkeys((lk.get("fused_nodes") or []) + (lk.get("scheduler_nodes") or [])))
 
 
-def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str) -> tuple[str, list[str]]:
+def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
+                  memo: dict[str, set[int]] | None = None) -> tuple[str, list[str]]:
     """(verdict, Inductor's fusion-log lines naming a node of kernel ``a`` and one of kernel ``b``).
-    Without such lines: "not considered" and why."""
+    Without such lines: "not considered" and why.  ``memo`` keeps each kernel's log lines between calls."""
     stop = session.stop_for(key, "scheduling")
     if stop and stop.get("fusion_log"):
         idx = session.fusion_index(stop)
-        na, nb = _names(links, a), _names(links, b)
-        la = {i for n in na for i in idx.get(n, [])}
-        lb = {i for n in nb for i in idx.get(n, [])}
+        memo = {} if memo is None else memo
+
+        def lines_of(k: str) -> set[int]:
+            if k not in memo:
+                memo[k] = {i for n in _names(links, k) for i in idx.get(n, ())}
+            return memo[k]
+        la, lb = lines_of(a), lines_of(b)
         log = stop["fusion_log"]
         both = [log[i].strip() for i in sorted(la & lb)]
         both = list(dict.fromkeys(both))
@@ -326,6 +336,7 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
         lbufs = links.get("buffers") or {}
         snodes = links.get("scheduler_nodes") or {}
         seen = set()
+        memo: dict[str, set[int]] = {}
         for node, names in reads.items():
             consumers = (snodes.get(node) or {}).get("kernels") or []
             for buf in sorted(names):
@@ -339,7 +350,7 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
                         total = 2 * nbytes if nbytes is not None else None
                         bw, bw_src = memory_roof(run, total) if have_run else \
                             (None, "this graph was not timed: no measured bandwidth")
-                        verdict, log = fusion_reason(session, key, links, p, c)
+                        verdict, log = fusion_reason(session, key, links, p, c, memo)
                         c_lines = sorted({ln for b in (snodes.get(node) or {}).get("buffers") or []
                                           for ln in (lbufs.get(b) or {}).get("user_lines") or []})
                         u = users.get(buf, "")
