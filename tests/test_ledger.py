@@ -393,3 +393,20 @@ def test_eager_node_times_match_the_post_grad_nodes_through_a_retraced_graph():
     bad = {"eager_nodes_ms": {"var_mean_correction": 0.3, "getitem": 0.01, "addmm_default": 0.2}}
     assert ledger.eager_by_node(S(), "[0/0] forward", bad)[0] is None
     assert ledger.eager_by_node(S(), "[0/0] forward", {"eager_nodes": "not measured: why"}) == (None, "not measured: why")
+
+
+def test_ctrl_p_goes_to_the_ledger():
+    seen = {}
+
+    async def steps(app, pilot):
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Go to stage: 9 Ledger")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        seen["stage"] = app.view.stage
+        seen["rows"] = app.query_one("#table-ledger").row_count
+
+    _drive(_app(), steps)
+    assert seen["stage"] == "ledger" and seen["rows"] == 3 + 3 + 3 + 3  # three heads, 3 kernels, 3 lines, 3 fusions
