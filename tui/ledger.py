@@ -20,6 +20,7 @@ the scheduling stop's nodes and ``fusion_log``.
 from __future__ import annotations
 
 import math
+import os
 import re
 from typing import Any
 
@@ -517,13 +518,14 @@ def ncu_sol(csv_text: str) -> dict[str, tuple[str, str]]:
     return {r[i_name]: (r[i_val], r[i_unit]) for r in rows[rows.index(head) + 1:] if len(r) > i_val}
 
 
-def run_ncu(cmd: list[str], kernel: str, timeout_s: int = 900) -> str:
+def run_ncu(cmd: list[str], kernel: str, timeout_s: int = 900, cwd: str | None = None) -> str:
     """Run ``cmd`` (:func:`ncu_command`) and say what ncu found: the speed-of-light table, the highest
     unit, or ncu's own reason it read no counters (``ERR_NVGPUCTRPERM``: no permission)."""
     import subprocess  # noqa: PLC0415
 
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False,
+                           cwd=cwd if cwd and os.path.isdir(cwd) else None)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"# ncu did not finish: {e}"
     out = p.stdout + p.stderr

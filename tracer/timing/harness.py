@@ -223,9 +223,12 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         from inductor_step.tracer.timing import machine  # noqa: PLC0415
 
         roofs: dict[str, Any] = machine.device_roofs(device)
-        limits = machine.device_limits() if device.startswith("cuda") else None
     except Exception as e:  # noqa: BLE001
-        roofs, limits = {"missing": f"roofs not measured ({type(e).__name__}: {e})"}, None
+        roofs = {"missing": f"roofs not measured ({type(e).__name__}: {e})"}
+    try:
+        limits = machine.device_limits() if device.startswith("cuda") else None
+    except Exception:  # noqa: BLE001
+        limits = None
     b = adapter.benchmarker()
     cuda = device.startswith("cuda")
 
@@ -357,8 +360,11 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             flops, dtype, op = op_flops(fn, a, k) if backend == "extern" else (None, None, None)
             roofline(entry, peak, flops, dtype, op)
             if backend == "triton" and limits is not None:
-                entry["resources"] = machine.kernel_resources(adapter.triton_binary_info(fn), params.get(name, []),
-                                                              a, limits)
+                try:
+                    entry["resources"] = machine.kernel_resources(adapter.triton_binary_info(fn),
+                                                                  params.get(name, []), a, limits)
+                except Exception as e:  # noqa: BLE001
+                    entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
             kernels.append(entry)
     total = sum(k["median_ms"] for k in kernels)
     for k in kernels:

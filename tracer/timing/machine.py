@@ -329,7 +329,7 @@ def occupancy(num_warps: int, regs_per_thread: int, shared_bytes: int, limits: d
     if regs_per_thread:
         per_warp = math.ceil(regs_per_thread * ws / _REG_ALLOC_UNIT) * _REG_ALLOC_UNIT
         by["registers"] = (limits["regs_per_sm"] // per_warp) // max(num_warps, 1)
-    if shared_bytes:
+    if shared_bytes and limits.get("shared_per_sm"):
         by["shared memory"] = limits["shared_per_sm"] // shared_bytes
     limiter = min(by, key=lambda k: by[k])
     blocks = by[limiter]
@@ -355,12 +355,24 @@ def grid_blocks(params: list[str], args: tuple, block: dict[str, int]) -> tuple[
     return math.prod(grid), grid, "ceil(numel / BLOCK) per dimension, from the call's numel arguments and the config"
 
 
-def device_limits(device: int = 0) -> dict[str, int]:
-    """The SM limits :func:`occupancy` needs, from ``torch.cuda.get_device_properties``."""
+def device_limits(device: int | None = None) -> dict[str, int]:
+    """The SM limits :func:`occupancy` needs, from ``torch.cuda.get_device_properties`` (older torch
+    builds lack some: then Triton's driver properties, else the sm_80/sm_90 figures, which both share:
+    2,048 threads, 65,536 registers per SM)."""
+    device = torch.cuda.current_device() if device is None else device
     p = torch.cuda.get_device_properties(device)
-    return {"sms": p.multi_processor_count, "max_threads_per_sm": p.max_threads_per_multi_processor,
-            "regs_per_sm": p.regs_per_multiprocessor, "shared_per_sm": p.shared_memory_per_multiprocessor,
-            "max_blocks_per_sm": MAX_BLOCKS_PER_SM.get(p.major, 32), "warp_size": p.warp_size}
+    t: dict[str, Any] = {}
+    try:
+        from triton.runtime import driver  # noqa: PLC0415
+
+        t = dict(driver.active.utils.get_device_properties(device))
+    except Exception:  # noqa: BLE001
+        pass
+    return {"sms": _props_value(p, t, "multi_processor_count", "multiprocessor_count"),
+            "max_threads_per_sm": _props_value(p, t, "max_threads_per_multi_processor") or 2048,
+            "regs_per_sm": _props_value(p, t, "regs_per_multiprocessor", "max_num_regs") or 65536,
+            "shared_per_sm": _props_value(p, t, "shared_memory_per_multiprocessor", "max_shared_mem") or 0,
+            "max_blocks_per_sm": MAX_BLOCKS_PER_SM.get(p.major, 32), "warp_size": getattr(p, "warp_size", 32) or 32}
 
 
 def kernel_resources(info: dict[str, Any] | None, params: list[str], args: tuple,

@@ -210,6 +210,6 @@ class LedgerPane(StagePane):
         app.say(f"ncu: profiling {name} (re-runs the script under ncu; this takes a while)…")
 
         def work() -> None:
-            text = ledger.run_ncu(cmd, name)
+            text = ledger.run_ncu(cmd, name, cwd=None if app.live else header.get("cwd"))
             app.call_from_thread(lambda: self.apply(Detail(text, "text")))
         app.run_worker(work, thread=True, group="ncu", exclusive=True)
