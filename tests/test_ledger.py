@@ -69,9 +69,15 @@ def test_the_matmul_has_its_flops_from_its_shapes_and_is_bound_by_the_measured_m
     assert mm["memory_ms"] == pytest.approx(mm["gb"] / bw * 1e3)
     assert mm["intensity"] == pytest.approx(mm["flops"] / (mm["gb"] * 1e9))
     assert mm["bound"] == ("compute" if mm["compute_ms"] >= mm["memory_ms"] else "memory")
-    # pointwise kernels: no FLOPs counted, bandwidth is their roof, and the view says so
-    cpp = [r for r in ledger.roofline_rows(session) if r["backend"] == "cpp"]
-    assert cpp and all(r["bound"] == "memory" and r["flops"] is None and "not counted" in r["flops_source"] for r in cpp)
+    # generated kernels: FLOPs counted from their LoopBodies, against the float32 roof. x.sum(1) and x / a:
+    # one op per element of the 512x256 x each; relu(y) * a: two per element of y
+    by = {r["name"]: r for r in ledger.roofline_rows(session)}
+    assert by["cpp_fused_div_sum_0"]["flops"] == 2 * 512 * 256
+    assert by["cpp_fused_mul_relu_1"]["flops"] == 2 * 512 * 256
+    for name in ("cpp_fused_div_sum_0", "cpp_fused_mul_relu_1"):
+        r = by[name]
+        assert "LoopBodies" in r["flops_source"] and r["tflops_peak"] == peak and r["tflops_source"].startswith("float32")
+        assert r["bound"] == ("compute" if r["compute_ms"] >= r["memory_ms"] else "memory")
 
 
 def test_a_session_without_roofs_says_why_each_kernel_has_no_roofline():

@@ -1,6 +1,7 @@
 """Where the time goes and what to change (issue 20): three ledgers over a recorded session, no torch.
 
-- :func:`roofline_rows`: per timed kernel call, its bytes and FLOPs, arithmetic intensity, the roof that
+- :func:`roofline_rows`: per timed kernel call, its bytes and FLOPs (library calls: the run's
+  ``torch.utils.flop_counter`` count; generated kernels: :func:`loopbody_flops`), arithmetic intensity, the roof that
   binds, the roofline time max(bytes / bandwidth, FLOPs / peak), % of roof and **wasted ms** = measured -
   roofline (so wasted + roofline sums to the run's kernel sum exactly);
 - :func:`line_rows`: wasted ms rolled up to the user's ``file:line`` through the session's links
@@ -80,7 +81,42 @@ def compute_roof(run: dict[str, Any], k: dict[str, Any]) -> tuple[float | None, 
     return None, f"no compute roof for {dt or 'this dtype'} in this session"
 
 
-def kernel_roofline(run: dict[str, Any], k: dict[str, Any]) -> dict[str, Any]:
+#: LoopBody ``ops.*`` calls counted as one floating-point operation per iteration (a transcendental counts
+#: one, as rooflines count operations, not cycles); ``fma`` counts two.  Loads, stores, index arithmetic,
+#: constants, casts and selects count none.
+FLOP_OPS = {"add": 1, "sub": 1, "mul": 1, "truediv": 1, "div": 1, "floordiv": 1, "neg": 1, "reciprocal": 1,
+            "exp": 1, "exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log1p": 1, "sqrt": 1, "rsqrt": 1, "tanh": 1,
+            "erf": 1, "erfc": 1, "sigmoid": 1, "relu": 1, "maximum": 1, "minimum": 1, "pow": 1, "abs": 1,
+            "sin": 1, "cos": 1, "tan": 1, "atan": 1, "square": 1, "fma": 2, "reduction": 1, "libdevice_exp": 1,
+            "sign": 1, "floor": 1, "ceil": 1, "round": 1, "trunc": 1}
+_OPS_CALL = re.compile(r"\bops\.(\w+)\(")
+
+
+def loopbody_flops(session: Any, key: str) -> dict[str, tuple[float | None, str]]:
+    """Scheduler node (``op3``) -> (FLOPs, how) from the LoopBody stop: the ``ops.*`` calls of
+    :data:`FLOP_OPS` in its body x its iteration count (the product of ``var_ranges``); None with why
+    where the ranges are symbolic or there is no body (an extern kernel)."""
+    stop = session.stop_for(key, "loopbody")
+    bodies = (stop or {}).get("bodies")
+
+    def build() -> dict[str, tuple[float | None, str]]:
+        out: dict[str, tuple[float | None, str]] = {}
+        for b in bodies if isinstance(bodies, list) else []:
+            if not isinstance(b, dict) or not b.get("body"):
+                continue
+            try:
+                n = math.prod(int(v) for v in (b.get("var_ranges") or {}).values())
+            except ValueError:
+                out[b["node"]] = (None, "symbolic loop ranges")
+                continue
+            per = sum(FLOP_OPS.get(op, 0) for op in _OPS_CALL.findall(b["body"]))
+            out[b["node"]] = (float(per * n), f"{per} op(s) per iteration x {n:,} iterations")
+        return out
+    return session.cache.get(("loopbody_flops", key), (stop,), build)
+
+
+def kernel_roofline(run: dict[str, Any], k: dict[str, Any],
+                    body_flops: tuple[float | None, str] | None = None) -> dict[str, Any]:
     """One kernel call's roofline.  Keys: ``name``, ``call``, ``backend``, ``measured_ms``; ``gb`` and
     ``gb_source``; ``flops`` and ``flops_source``; ``intensity`` (FLOP/byte); ``bw_gbps``/``bw_source``,
     ``tflops_peak``/``tflops_source``; ``memory_ms`` (bytes / bandwidth), ``compute_ms`` (FLOPs / peak),
@@ -95,8 +131,14 @@ def kernel_roofline(run: dict[str, Any], k: dict[str, Any]) -> dict[str, Any]:
                            else "not counted (pointwise and reduction kernels: memory is the roof that applies)"}
     bw, bw_src = memory_roof(run, k["gb"] * 1e9 if k.get("gb") else None)
     peak, peak_src = compute_roof(run, k) if k.get("flops") else (None, "no FLOPs counted")
+    if not k.get("flops") and body_flops and body_flops[0]:
+        # a generated kernel's arithmetic, counted from its LoopBodies; it runs on the vector / CUDA cores
+        # in float32 (Inductor computes low-precision pointwise math in float32), so the float32 roof applies
+        out["flops"], out["flops_source"] = body_flops[0], f"counted from its LoopBodies: {body_flops[1]}"
+        peak, peak_src = compute_roof(run, {"dtype": "float32"})
+        peak_src = "float32 (generated kernels compute in float32): " + peak_src
     out.update(bw_gbps=bw, bw_source=bw_src, tflops_peak=peak, tflops_source=peak_src)
-    gb, flops = k.get("gb"), k.get("flops")
+    gb, flops = k.get("gb"), out["flops"]
     out["intensity"] = flops / (gb * 1e9) if flops and gb else None
     out["memory_ms"] = gb / bw * 1e3 if gb and bw else None
     out["compute_ms"] = flops / (peak * 1e12) * 1e3 if flops and peak else None
@@ -167,8 +209,15 @@ def roofline_rows(session: Any) -> list[dict[str, Any]]:
     rows = []
     for key, run in _timed(session):
         eager, eager_how = eager_by_node(session, key, run)
+        bodies = loopbody_flops(session, key)
+        links = session.links(key)
         for k in run["kernels"]:
-            r = kernel_roofline(run, k)
+            snodes = ((links.get("kernels") or {}).get(k["name"]) or {}).get("scheduler_nodes") or []
+            counted = [bodies.get(n) for n in snodes]
+            body = None
+            if snodes and all(c is not None and c[0] is not None for c in counted) and k.get("backend") != "extern":
+                body = (sum(c[0] for c in counted), "; ".join(f"{n}: {c[1]}" for n, c in zip(snodes, counted)))
+            r = kernel_roofline(run, k, body)
             r["graph"] = key
             nodes = ((session.links(key).get("kernels") or {}).get(k["name"]) or {}).get("post_grad_nodes") or []
             r["eager_ms"] = sum(eager.get(n, 0.0) for n in nodes) if eager and nodes else None
