@@ -16,7 +16,7 @@ from inductor_step.tui.keys import LEDGER_BINDINGS
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.table import Table
 
-COLUMNS = ("ledger item", "graph", "measured ms", "roofline ms", "wasted ms", "% of roof", "bound / cost", "why")
+COLUMNS = ("ledger item", "graph", "wasted ms", "% of roof", "measured ms", "roofline ms", "bound / cost", "why")
 HEAD = "bold reverse"
 
 
@@ -28,7 +28,6 @@ class LedgerPane(StagePane):
     stage = "ledger"
     title = "9 Ledger"
     columns = COLUMNS
-    fit = ((0, 7), 4)
     BINDINGS = LEDGER_BINDINGS
 
     def data(self) -> dict[str, Any] | None:
@@ -47,12 +46,14 @@ class LedgerPane(StagePane):
             out: list[tuple[str, Any]] = []
             if not data["roof"]:
                 return out
-            out.append(("head", f"ROOFLINE PER KERNEL ({len(data['roof'])} calls, most wasted first)"))
+            out.append(("head", ("ROOFLINE PER KERNEL", f"{len(data['roof'])} calls",
+                                 "kernel calls, most wasted first")))
             out += [("roof", r) for r in data["roof"]]
-            out.append(("head", f"WASTED TIME BY USER LINE ({len(data['lines'])} lines; {ledger.SPLIT_RULE})"))
+            out.append(("head", ("WASTED BY USER LINE", f"{len(data['lines'])} lines",
+                                 f"user lines, most wasted first; {ledger.SPLIT_RULE}")))
             out += [("line", r) for r in data["lines"]]
-            out.append(("head", f"MISSED FUSIONS ({len(data['fusions'])} buffers written by one kernel, read back "
-                                "by another; costliest first)"))
+            out.append(("head", ("MISSED FUSIONS", f"{len(data['fusions'])} buffers",
+                                 "buffers written by one kernel and read back by another, costliest first")))
             out += [("fusion", r) for r in data["fusions"]]
             return out
         return self.cached_index(data, "ledger_items", lambda: {"items": cached()})["items"]
@@ -64,22 +65,28 @@ class LedgerPane(StagePane):
         def row(i: int) -> tuple:
             kind, r = items[i]
             if kind == "head":
-                return (T(r, HEAD),) + tuple(T("", HEAD) for _ in COLUMNS[1:])
+                return (T(r[0], HEAD), T(r[1], HEAD)) + tuple(T("", HEAD) for _ in COLUMNS[2:])
             if kind == "roof":
                 return (T(r["name"] + (f" (call {r['call']})" if r["call"] > 1 else ""), "bold"), T(_short(r["graph"])),
-                        T(f(r["measured_ms"])), T(f(r["roofline_ms"])), T(f(r["wasted_ms"]), "yellow"),
+                        T(f(r["wasted_ms"]), "yellow"),
                         T(f(r["pct_of_roof"], ".1f") + ("!" if r["over_roof"] else ""), "red" if r["over_roof"] else ""),
+                        T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
                         T(r["bound"] or "-"), T(r["over_roof"] or r["missing"] or r["gb_source"]))
             if kind == "line":
-                return (T(r["line"], "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["measured_ms"])),
-                        T(f(r["roofline_ms"])), T(f(r["wasted_ms"]), "yellow"),
+                return (T(r["line"], "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["wasted_ms"]), "yellow"),
                         T(f(100 * r["roofline_ms"] / r["measured_ms"], ".1f") if r["measured_ms"] else "-"),
+                        T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
                         T(("eager " + f(r["eager_ms"])) if r["eager_ms"] is not None else "eager -",
                           "bold red" if r["slower_than_eager"] else ""), T("; ".join(r["kernels"])))
             return (T(f"{r['buffer']}: {r['producer']} -> {r['consumer']}", "bold"), T(_short(r["graph"])),
                     T("-"), T("-"), T("-"), T("-"),
                     T(f"{f(r['bytes'], ',d')} B, {f(r['cost_ms'])} ms", "yellow"), T(r["verdict"]))
         return [f"{i}:{k}" for i, (k, _r) in enumerate(items)], row
+
+    def fill(self, data: dict[str, Any] | None) -> None:
+        # item names (kernels, file:line) give up cells so the times stay on screen (the reason column is last)
+        self.table.fit(0, 4)
+        super().fill(data)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
         if self.app.live:
@@ -94,7 +101,7 @@ class LedgerPane(StagePane):
         kind, r = items[row]
         f = ledger.fmt
         if kind == "head":
-            text = [f"# {r}", "", f"measured: {ledger.MEASURED}", f"split by line: {ledger.SPLIT_RULE}",
+            text = [f"# {r[0]}: {r[1]}, {r[2]}", "", f"measured: {ledger.MEASURED}", f"split by line: {ledger.SPLIT_RULE}",
                     "eager: each line's post-grad FX nodes run alone (torch.fx.Interpreter, run.eager_nodes_ms); a line "
                     "slower than eager is shown in red", "", data["roofs"]]
         elif kind == "roof":
