@@ -416,3 +416,46 @@ def test_ctrl_p_goes_to_the_ledger():
 
     _drive(_app(), steps)
     assert seen["stage"] == "ledger" and seen["rows"] == 3 + 3 + 3 + 3  # three heads, 3 kernels, 3 lines, 3 fusions
+
+
+NCU_SCRIPT = '''
+import torch
+
+@torch.compile
+def f(x, y):
+    return x * 2 + y, (x - y).relu() * 3, torch.sigmoid(x) + y
+
+x = torch.randn(64 * 1024 * 1024, device="cuda")
+y = torch.randn_like(x)
+for _ in range(3):
+    f(x, y)
+torch.cuda.synchronize()
+'''
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")
+def test_gpu_ncu_agrees_that_memory_bound_kernels_are_bound_by_dram(tmp_path):
+    """Issue 20.6: for the kernels the ledger calls memory-bound, ncu (where it reads counters) finds
+    DRAM throughput the highest speed-of-light unit."""
+    import shutil
+
+    if not shutil.which("ncu"):
+        pytest.skip("ncu is not installed")
+    script = tmp_path / "pointwise.py"
+    script.write_text(NCU_SCRIPT)
+    record = str(tmp_path / "s.jsonl")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record, str(script)],
+                       cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    s = Session.of(list(read_session(record)))
+    memory = [r for r in ledger.roofline_rows(s) if r["backend"] == "triton" and r["bound"] == "memory"][:3]
+    assert memory, [(r["name"], r["bound"]) for r in ledger.roofline_rows(s)]
+    for r in memory:
+        cmd, why = ledger.ncu_command(r["name"], "cuda", str(script), [], sys.executable)
+        assert cmd, why
+        text = ledger.run_ncu(cmd, r["name"], cwd=str(tmp_path))
+        if "ERR_NVGPUCTRPERM" in text or "cannot read" in text:
+            pytest.skip(text)
+        assert "highest unit: DRAM Throughput" in text, text
