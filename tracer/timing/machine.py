@@ -214,7 +214,7 @@ def measure_gpu(copy_bytes: int = 1 << 30, n: int = 8192) -> dict[str, Any]:
         out["memory_gbps"]["measured"] = _roof(2 * copy_bytes / (ms / 1e3) / 1e9,
                                                f"measured: y.copy_(x) of {copy_bytes >> 20} MiB on the device, read + "
                                                "written bytes over triton.testing.do_bench's median")
-        del x, y
+        x = y = None  # free the 2 GiB before the GEMMs
     except Exception as e:  # noqa: BLE001
         out["memory_gbps"]["measured"] = _roof(None, f"copy not measured ({type(e).__name__}: {e})")
     saved = torch.backends.cuda.matmul.allow_tf32
@@ -228,7 +228,7 @@ def measure_gpu(copy_bytes: int = 1 << 30, n: int = 8192) -> dict[str, Any]:
             out["compute_tflops"][dt] = {"measured": _roof(2.0 * m ** 3 / (ms / 1e3) / 1e12,
                                                            f"measured: a {m}x{m} {dt} GEMM (torch.matmul), 2n^3 FLOPs "
                                                            "over triton.testing.do_bench's median")}
-            del a, b
+            a = b = None
         except Exception as e:  # noqa: BLE001
             out["compute_tflops"][dt] = {"measured": _roof(None, f"not measured ({type(e).__name__}: {e})")}
         finally:
