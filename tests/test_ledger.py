@@ -230,7 +230,7 @@ def test_pane_9_lists_the_three_ledgers_and_enter_opens_the_kernel_in_pane_6(ses
     assert heads == ["ROOFLINE PER KERNEL", "WASTED BY USER LINE", "MISSED FUSIONS"]
     top = ledger.roofline_rows(session)[0]
     assert seen["kernel"] == top["name"]
-    assert f"wasted          {top['wasted_ms']:.4f} ms" in seen["detail"] and "measured on this machine" in seen["detail"]
+    assert f"wasted            {top['wasted_ms']:.4f} ms" in seen["detail"] and "measured on this machine" in seen["detail"]
     assert seen["stage"] == "codegen" and seen["codegen"] == top["name"]
 
 

@@ -106,17 +106,18 @@ class LedgerPane(StagePane):
                     "slower than eager is shown in red", "", data["roofs"]]
         elif kind == "roof":
             text = [f"# {r['graph']} {r['name']} (call {r['call']}, {r['backend']})",
-                    f"measured        {f(r['measured_ms'])} ms   ({ledger.MEASURED})",
-                    f"bytes           {f(r['gb'], '.6g')} GB   ({r['gb_source']})",
-                    f"FLOPs           {f(r['flops'], '.6g')}   ({r['flops_source']})",
-                    f"intensity       {f(r['intensity'], '.3g')} FLOP/byte",
-                    f"memory roof     {f(r['bw_gbps'], '.1f')} GB/s   ({r['bw_source']})",
-                    f"compute roof    {f(r['tflops_peak'], '.4g')} TFLOP/s   ({r['tflops_source']})",
-                    f"bytes / bandwidth   {f(r['memory_ms'])} ms;  FLOPs / peak   {f(r['compute_ms'])} ms",
-                    f"roofline time   {f(r['roofline_ms'])} ms  (the larger: bound by {r['bound'] or '-'})",
-                    f"% of roof       {f(r['pct_of_roof'], '.1f')}%   (roofline / measured)",
-                    f"wasted          {f(r['wasted_ms'])} ms   (measured - roofline)",
-                    f"eager           {f(r['eager_ms'])} ms   ({r['eager_source']})"]
+                    f"measured          {f(r['measured_ms'])} ms", f"    {ledger.MEASURED}",
+                    f"bytes             {f(r['gb'], '.6g')} GB", f"    {r['gb_source']}",
+                    f"FLOPs             {f(r['flops'], '.6g')}", f"    {r['flops_source']}",
+                    f"intensity         {f(r['intensity'], '.3g')} FLOP/byte",
+                    f"memory roof       {f(r['bw_gbps'], '.1f')} GB/s", f"    {r['bw_source']}",
+                    f"compute roof      {f(r['tflops_peak'], '.4g')} TFLOP/s", f"    {r['tflops_source']}",
+                    f"bytes / bandwidth {f(r['memory_ms'])} ms",
+                    f"FLOPs / peak      {f(r['compute_ms'])} ms",
+                    f"roofline time     {f(r['roofline_ms'])} ms   (the larger: bound by {r['bound'] or '-'})",
+                    f"% of roof         {f(r['pct_of_roof'], '.1f')}%   (roofline / measured)",
+                    f"wasted            {f(r['wasted_ms'])} ms   (measured - roofline)",
+                    f"eager             {f(r['eager_ms'])} ms", f"    {r['eager_source']}"]
             if r["over_roof"]:
                 text.append(f"! {r['over_roof']}")
             if r["missing"]:
