@@ -459,3 +459,30 @@ def test_gpu_ncu_agrees_that_memory_bound_kernels_are_bound_by_dram(tmp_path):
         if "ERR_NVGPUCTRPERM" in text or "cannot read" in text:
             pytest.skip(text)
         assert "highest unit: DRAM Throughput" in text, text
+
+
+def test_a_large_timing_is_priced_in_a_thread_and_the_pane_fills_when_done(monkeypatch):
+    from inductor_step.tui.panes.ledger import LedgerPane
+
+    monkeypatch.setattr(LedgerPane, "SYNC_MAX_KERNELS", 0)
+    real = LedgerPane._compute
+
+    def slow(self):  # as a 7,796-buffer graph's ledgers take about a second
+        import time
+
+        time.sleep(0.5)
+        return real(self)
+    monkeypatch.setattr(LedgerPane, "_compute", slow)
+    seen = {}
+
+    async def steps(app, pilot):
+        await pilot.press("9")
+        seen["first"] = app.query_one("#code-ledger").text
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.query_one("#table-ledger").row_count:
+                break
+        seen["rows"] = app.query_one("#table-ledger").row_count
+
+    _drive(_app(), steps)
+    assert seen["first"].startswith("# computing the ledgers") and seen["rows"] == 12

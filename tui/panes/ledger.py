@@ -7,7 +7,7 @@ under the cursor, where ``ncu`` can run (else one line why)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from textual import on
 
@@ -30,12 +30,46 @@ class LedgerPane(StagePane):
     columns = COLUMNS
     BINDINGS = LEDGER_BINDINGS
 
-    def data(self) -> dict[str, Any] | None:
+    #: above this many timed kernel calls the ledgers are computed in a thread (a 7,796-buffer graph: ~1 s)
+    SYNC_MAX_KERNELS: ClassVar[int] = 300
+    _EMPTY: ClassVar[dict[str, Any]] = {"roof": [], "lines": [], "fusions": [], "roofs": ""}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ledger: tuple[tuple[int, ...], dict[str, Any]] | None = None
+        self._computing: tuple[int, ...] | None = None
+
+    def _compute(self) -> dict[str, Any]:
         s = self.app.session
-        runs = tuple(s.runs.values())
-        return s.cache.get(("ledger",), runs, lambda: {
-            "roof": ledger.roofline_rows(s), "lines": ledger.line_rows(s), "fusions": ledger.fusion_rows(s),
-            "roofs": ledger.roofs_text(s)})
+        return {"roof": ledger.roofline_rows(s), "lines": ledger.line_rows(s), "fusions": ledger.fusion_rows(s),
+                "roofs": ledger.roofs_text(s)}
+
+    def data(self) -> dict[str, Any] | None:
+        """The three ledgers over every timed graph, computed once per set of run messages (in a thread
+        when the runs are large; meanwhile the pane says so)."""
+        runs = tuple(self.app.session.runs.values())
+        if not runs:
+            return self._EMPTY
+        key = tuple(id(r) for r in runs)
+        if self._ledger is not None and self._ledger[0] == key:
+            return self._ledger[1]
+        if sum(len(r.get("kernels") or []) for r in runs) <= self.SYNC_MAX_KERNELS:
+            self._ledger = (key, self._compute())
+            return self._ledger[1]
+        if self._computing != key:
+            self._computing = key
+            app = self.app
+
+            def work() -> None:
+                result = self._compute()
+
+                def done() -> None:
+                    self._ledger, self._computing = (key, result), None
+                    if app.view.stage == self.stage:
+                        self.show(force=True)
+                app.call_from_thread(done)
+            app.run_worker(work, thread=True, group="ledger", exclusive=True)
+        return {**self._EMPTY, "pending": True}
 
     def stamp(self, data: dict[str, Any] | None) -> Any:
         return (id(data), self.app.session.run_status)
@@ -89,6 +123,8 @@ class LedgerPane(StagePane):
         super().fill(data)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
+        if data and data.get("pending"):
+            return Detail("# computing the ledgers (every timed kernel's roofline, every user line, every round trip)…")
         if self.app.live:
             return Detail("# the ledger fills when timing is done: press r to run and time every compiled graph"
                           + (f"\n# {self.app.session.run_status}" if self.app.session.run_status else ""))
