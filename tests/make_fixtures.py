@@ -23,6 +23,8 @@ RUNS = {
     "diff_dtype.jsonl": [os.path.join(HERE, "scripts", "diff_dtype.py")],
     "diff_config_a.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_config.py")],
     "diff_config_b.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_config.py")],
+    # issue 20's ledger: timed, with a missed fusion Inductor logs a reason for and two extern round trips
+    "ledger.jsonl": ["--run", os.path.join(HERE, "scripts", "ledger_small.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

@@ -415,6 +415,53 @@ class GraphRounds(TypedDict, total=False):
     load: dict[str, float | int | None]  # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU)
 
 
+class Roof(TypedDict):
+    """One roof (tracer.timing.machine): ``value`` (GB/s or TFLOP/s), None with the reason in ``source``."""
+    value: float | None
+    source: str
+
+
+class LadderRoof(TypedDict):
+    """A CPU copy bandwidth at one size (tracer.timing.machine.measure_cpu): ``bytes`` read + written."""
+    bytes: int
+    value: float
+    source: str
+
+
+class Roofs(TypedDict, total=False):
+    """The device's roofs (tracer.timing.machine.device_roofs): kind ("datasheet", "theoretical",
+    "measured") -> Roof; compute per dtype ("float32", "tf32", "bfloat16", "float16")."""
+    device: str
+    memory_gbps: dict[str, Roof]
+    compute_tflops: dict[str, dict[str, Roof]]
+    memory_ladder: list[LadderRoof]  # CPU: copy bandwidth by size (cache-resident ... DRAM)
+    load: float | None  # CPU: 1-minute load average when measured
+    cpus: int | None
+    cache: str  # where measured roofs are kept (~/.cache/inductor-step/roofs.json)
+    cached: bool  # read from the cache, not measured in this run
+    missing: str
+
+
+class KernelResources(TypedDict, total=False):
+    """A Triton kernel's compiled binary and launch (tracer.timing.machine.kernel_resources; GPU)."""
+    config: dict[str, int]  # block sizes: XBLOCK, R0_BLOCK, ...
+    num_warps: int
+    num_stages: int
+    n_regs: int  # registers per thread
+    n_spills: int
+    shared: int  # bytes of shared memory per block
+    blocks_per_sm: int
+    occupancy: float  # resident warps / the SM's most warps
+    limiter: str  # "threads" | "registers" | "shared memory" | "blocks"
+    blocks_by: dict[str, int]
+    grid: list[int]
+    blocks: int
+    waves: float  # blocks / (blocks per SM x SMs)
+    grid_source: str
+    source: str
+    missing: str
+
+
 class RunKernel(TypedDict, total=False):
     """One kernel call timed (tracer.timing.time_graph); times in ms, sizes in GB (1e9 bytes)."""
     name: str
@@ -446,6 +493,7 @@ class RunKernel(TypedDict, total=False):
     bound: Literal["memory", "compute"] | None
     bound_source: str
     share: float  # of the kernel sum
+    resources: KernelResources
 
 
 class Run(TypedDict, total=False):
@@ -466,6 +514,9 @@ class Run(TypedDict, total=False):
     configs: str
     graph_rounds: GraphRounds
     peak: Peak
+    roofs: Roofs
+    eager_nodes_ms: dict[str, float]  # post-grad FX node -> its eager time alone (tracer.timing.eager_nodes)
+    eager_nodes: str  # how eager_nodes_ms was measured, or why it was not
     cancelled: bool
     method: str
     threads: int

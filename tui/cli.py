@@ -157,11 +157,24 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
               f"session kept in {record}", file=sys.stderr)
         return 128 - rc if rc < 0 else rc
     print(f"inductor-step: session written to {record}", file=sys.stderr)
+    if run:
+        _print_ledger(record)
     if failed_runs:
         print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed: {', '.join(failed_runs)}", file=sys.stderr)
     if script_rc == 0 and (failed or failed_runs):
         return 1
     return int(script_rc)
+
+
+def _print_ledger(record: str) -> None:
+    """``--headless --run``: the ledger's short summary (issue 20) from the session just written."""
+    from inductor_step.tui.ledger import summary  # noqa: PLC0415
+    from inductor_step.tui.session import Session  # noqa: PLC0415
+
+    try:
+        print(summary(Session.of(list(protocol.read_session(record)))), flush=True)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"inductor-step: no ledger summary ({type(e).__name__}: {e})", file=sys.stderr)
 
 
 def _signal_name(rc: int) -> str:

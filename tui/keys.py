@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual.binding import Binding
 
 STAGE_KEYS = {"1": "dynamo", "2": "aot", "3": "lowering", "4": "scheduling", "5": "loopbody", "6": "codegen",
-              "7": "run", "8": "linked", "l": "log"}
+              "7": "run", "8": "linked", "9": "ledger", "l": "log"}
 
 _STAGES = Binding.Group("panes", compact=True)
 
@@ -35,6 +35,8 @@ BINDINGS: list[Binding] = [
                                        "run": "pane 7: run and time the kernels",
                                        "linked": "pane 8: a buffer's FX nodes, scheduler node, kernel lines, LoopBody, "
                                                  "your source line",
+                                       "ledger": "pane 9: where the time goes: roofline per kernel, wasted time by "
+                                                 "user line, missed fusions priced (after timing)",
                                        "log": "the script's stdout and stderr"}[s])
       for k, s in STAGE_KEYS.items()],
     Binding("g", "pick_graph", "Graphs", id="graphs",
@@ -57,9 +59,17 @@ BINDINGS: list[Binding] = [
             tooltip="previous part of the pane"),
 ]
 
+#: keys of pane 9 (the ledger) only, bound on the pane
+LEDGER_BINDINGS: list[Binding] = [
+    Binding("u", "ncu", "ncu", id="ledger-ncu",
+            tooltip="pane 9: ncu's speed-of-light summary of the kernel under the cursor (re-runs the script "
+                    "under Nsight Compute; where ncu is missing or cannot read counters, says why)"),
+]
+
 #: keys handled by the tables and code views themselves, for the help screen
 MOVING = [("↑ ↓ PgUp PgDn Home End", "move in a table or code pane; a table row selects its buffer in every pane"),
-          ("Enter", "pane 7: the kernel's code in pane 6; graph list: pick the graph"),
+          ("Enter", "pane 7: the kernel's code in pane 6; pane 9: the kernel in pane 6, or a missed fusion's pair "
+                        "in pane 4; graph list: pick the graph"),
           ("ctrl+p", "commands: go to a stage or graph, diff with a graph, run, report, screenshot")]
 
 
@@ -69,4 +79,4 @@ def help_rows(bindings: list[Binding]) -> list[tuple[str, str]]:
     for b in bindings:
         keys = " / ".join("?" if k == "question_mark" else "/" if k == "slash" else k for k in b.key.split(","))
         rows.append((keys, b.tooltip or b.description))
-    return rows + MOVING
+    return rows + [(b.key, b.tooltip or b.description) for b in LEDGER_BINDINGS] + MOVING

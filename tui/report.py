@@ -459,6 +459,12 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     scrub = PathScrubber(keep=include_paths)
     text = _render(msgs, graphs, session_name=session_name, scrub=scrub, stood=stood, repros=repros,
                    fallbacks=fallbacks, shots=shots, include_paths=include_paths)
+    from inductor_step.tui.ledger import report_markdown  # noqa: PLC0415
+    from inductor_step.tui.session import Session  # noqa: PLC0415
+
+    ledger_md = report_markdown(Session.of(msgs))  # issue 20: top ten of each ledger, when timed
+    if ledger_md:
+        text += "\n" + scrub.text(ledger_md)
     if diff_with:
         from inductor_step.tui.diff import diff_files  # noqa: PLC0415
 

@@ -77,6 +77,7 @@ from inductor_step.tracer.adapter.profiler import (  # noqa: F401
     synchronize,
 )
 from inductor_step.tracer.adapter.output_module import (  # noqa: F401
+    triton_binary_info,
     autotuned_configs,
     benchmarker,
     kernel_config_counts,

@@ -128,3 +128,29 @@ def load_output_module(path: str) -> Any:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def triton_binary_info(run: Any) -> dict[str, Any] | None:
+    """The compiled Triton binary behind a kernel's ``.run`` (a ``CachingAutotuner``'s bound method),
+    after at least one call: ``config`` (block sizes), ``num_warps``, ``num_stages``, ``n_regs``
+    (registers per thread), ``n_spills``, ``shared`` (bytes of shared memory per block), from its
+    single launcher (``launchers[0]``: ``n_regs``/``n_spills``/``shared``, else the ``CompiledKernel``'s
+    ``metadata``); None where there is no single launcher."""
+    k = getattr(run, "__self__", None)
+    launchers = getattr(k, "launchers", None) or []
+    if len(launchers) != 1:
+        return None
+    lz = launchers[0]
+    cfg = getattr(lz, "config", None)
+    meta = getattr(getattr(lz, "bin", None), "metadata", None)
+
+    def pick(name: str, meta_name: str | None = None) -> Any:
+        v = getattr(lz, name, None)
+        if v is None and meta is not None:
+            v = getattr(meta, meta_name or name, None)
+        return v
+
+    return {"config": dict(getattr(cfg, "kwargs", None) or {}),
+            "num_warps": getattr(cfg, "num_warps", None) or pick("num_warps"),
+            "num_stages": getattr(cfg, "num_stages", None) or pick("num_stages"),
+            "n_regs": pick("n_regs"), "n_spills": pick("n_spills"), "shared": pick("shared")}

@@ -219,6 +219,16 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
 
     params = {k["name"]: _params(k["backend"], k["source"]) for k in parsed if k["backend"] in ("cpp", "triton")}
     peak = device_peaks(device)
+    try:  # the ledger's three roofs (issue 20), measured once per device and cached
+        from inductor_step.tracer.timing import machine  # noqa: PLC0415
+
+        roofs: dict[str, Any] = machine.device_roofs(device)
+    except Exception as e:  # noqa: BLE001
+        roofs = {"missing": f"roofs not measured ({type(e).__name__}: {e})"}
+    try:
+        limits = machine.device_limits() if device.startswith("cuda") else None
+    except Exception:  # noqa: BLE001
+        limits = None
     b = adapter.benchmarker()
     cuda = device.startswith("cuda")
 
@@ -287,6 +297,15 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             progress("timing the whole graph in rounds")
         graph_rounds = whole_graph_rounds(lambda: mod.call(list(args)), eager_fn, cuda, bench)
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
+        eager_nodes: dict[str, float] = {}
+        eager_nodes_how = "not measured: no post-grad graph to run eagerly"
+        if eager_fn is not None:
+            try:  # issue 20: each FX node's eager time, for the ledger's lines
+                from inductor_step.tracer.timing.eager_nodes import eager_node_times  # noqa: PLC0415
+
+                eager_nodes, eager_nodes_how = eager_node_times(eager_gm, list(args), cuda)
+            except Exception as e:  # noqa: BLE001
+                eager_nodes_how = f"not measured ({type(e).__name__}: {e})"
         in_graph, in_graph_status, cupti_status = (None, "CPU: not applicable", "CPU: not applicable")
         if cuda:
             if progress is not None:
@@ -330,7 +349,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 entry.update(in_graph[i])
             elif cuda:
                 entry["warm_ms"] = bench_warm(fn, a, k)
-            gb, gb_source = kernel_gb(name, backend, sources.get(name, ""), a, params.get(name, []),
+            # an extern call's output comes as out=buf: its bytes are written too (issue 20's roofline)
+            counted = a + tuple(v for v in k.values() if isinstance(v, torch.Tensor)) if backend == "extern" else a
+            gb, gb_source = kernel_gb(name, backend, sources.get(name, ""), counted, params.get(name, []),
                                       (num_gb or {}).get(name))
             if gb is not None and med > 0:
                 entry.update(gb=gb, gb_source=gb_source, gbps=gb / (med / 1e3))
@@ -338,6 +359,12 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                     entry["pct_peak_bw"] = 100.0 * entry["gbps"] / peak["bw_gbps"]
             flops, dtype, op = op_flops(fn, a, k) if backend == "extern" else (None, None, None)
             roofline(entry, peak, flops, dtype, op)
+            if backend == "triton" and limits is not None:
+                try:
+                    entry["resources"] = machine.kernel_resources(adapter.triton_binary_info(fn),
+                                                                  params.get(name, []), a, limits)
+                except Exception as e:  # noqa: BLE001
+                    entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
             kernels.append(entry)
     total = sum(k["median_ms"] for k in kernels)
     for k in kernels:
@@ -356,6 +383,6 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                  if k.endswith("_rounds_ms") or k in ("rounds_stable", "load")}
     out_extra.update(settled(graph_rounds, compiled_ms, total, cuda))
     return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
-            "peak": peak, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
+            "peak": peak, "roofs": roofs, "eager_nodes_ms": eager_nodes, "eager_nodes": eager_nodes_how, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median, 20-80% spread of the same calls)",
             "threads": torch.get_num_threads(), "pid": os.getpid()}

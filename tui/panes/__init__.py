@@ -3,6 +3,7 @@
 from inductor_step.tui.panes.aot import AotPane
 from inductor_step.tui.panes.codegen import CodegenPane
 from inductor_step.tui.panes.dynamo import DynamoPane
+from inductor_step.tui.panes.ledger import LedgerPane
 from inductor_step.tui.panes.linked import LinkedPane
 from inductor_step.tui.panes.log import LogPane
 from inductor_step.tui.panes.loopbody import LoopBodyPane
@@ -11,6 +12,6 @@ from inductor_step.tui.panes.run import RunPane
 from inductor_step.tui.panes.scheduling import SchedulingPane
 
 #: the panes in tab order
-PANES = [DynamoPane, AotPane, LoweringPane, SchedulingPane, LoopBodyPane, CodegenPane, RunPane, LinkedPane, LogPane]
+PANES = [DynamoPane, AotPane, LoweringPane, SchedulingPane, LoopBodyPane, CodegenPane, RunPane, LinkedPane, LedgerPane, LogPane]
 
 __all__ = ["PANES"]
