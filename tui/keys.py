@@ -23,9 +23,9 @@ BINDINGS: list[Binding] = [
     Binding("n,space", "next_stop", "Next", key_display="n", id="next",
             tooltip="next stop: continues the paused compile at the newest stop"),
     Binding("b", "prev_stop", "Back", id="back", tooltip="back to the previous stop (viewing only)"),
-    # one binding group; the footer shows it once, as "1-8 panes" (eight keys would take a third of 80 columns)
+    # one binding group; the footer shows it once, as "1-9 panes" (nine keys would take a third of 80 columns)
     *[Binding(k, f"stage('{s}')", "panes" if k == "1" else (s.capitalize() if s != "aot" else "AOT"),
-              show=k == "1", key_display="1-8" if k == "1" else None, group=_STAGES,
+              show=k == "1", key_display="1-9" if k == "1" else None, group=_STAGES,
               id=f"pane-{s}", tooltip={"dynamo": "pane 1: Dynamo's FX graph, graph breaks, guards",
                                        "aot": "pane 2: the AOT graphs and the post-grad graph Inductor lowered",
                                        "lowering": "pane 3: Inductor's IR buffers",

@@ -29,7 +29,7 @@ def error_head(err: dict[str, Any] | None) -> str:
 
 class CodegenPane(StagePane):
     stage = "codegen"
-    title = "6 Codegen"
+    title = "6 Code"
     columns = ("kernel", "backend", "buffers", "fused nodes")
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:

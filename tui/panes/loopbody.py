@@ -10,7 +10,7 @@ from inductor_step.tui.text import body_text, joined
 
 class LoopBodyPane(StagePane):
     stage = "loopbody"
-    title = "5 LoopBody"
+    title = "5 Loop"
     columns = ("node", "fused node", "buffers", "var_ranges")
 
     def _bodies(self, data: dict[str, Any]) -> list[dict[str, Any]]:
