@@ -152,6 +152,10 @@ def shorten_traceback(tb: str) -> tuple[str, bool]:
 
 # --------------------------------------------------------------------------- the bundle
 
+#: where the app's ``s`` saves screenshots by default (tui.app.DEFAULT_OUT + "/screenshots")
+DEFAULT_SHOTS = os.path.join("inductor-step-sessions", "screenshots")
+
+
 def _default_out_dir(session_path: str) -> str:
     stem = os.path.splitext(os.path.basename(session_path))[0]
     # beside the sessions, in the folder a clone ignores (never the repository's tracked tree)
@@ -506,10 +510,10 @@ def build_report_parser() -> argparse.ArgumentParser:
     p = session_parser("inductor-step report",
                        "Make a bug-report bundle from a recorded session: REPORT.md (a GitHub issue body), "
                        "a minimal repro per graph, the session file and screenshots.")
-    p.add_argument("--out", metavar="DIR", help="bundle directory (default: ./inductor-step-report-<session stem>)")
+    p.add_argument("--out", metavar="DIR", help="bundle directory (default: inductor-step-sessions/report-<session stem>)")
     p.add_argument("--screenshots", metavar="DIR_OR_FILE", nargs="+", action="extend",
                    help="screenshot files, or directories to take the files named <session stem>* from "
-                        "(default: ./screenshots when it exists)")
+                        "(default: inductor-step-sessions/screenshots, where `s` saves, when it exists)")
     p.add_argument("--archive", action="store_true", help="also write <DIR>.tar.gz and print its path")
     p.add_argument("--include-paths", action="store_true",
                    help="keep absolute paths in REPORT.md (default: <path>/name outside the working directory)")
@@ -525,8 +529,8 @@ def main_report(argv: list[str]) -> int:
     def work() -> str:
         if args.screenshots:
             shots = collect_screenshots(args.screenshots, args.session)
-        elif os.path.isdir("screenshots"):
-            shots = collect_screenshots(["screenshots"], args.session)
+        elif os.path.isdir(DEFAULT_SHOTS):
+            shots = collect_screenshots([DEFAULT_SHOTS], args.session)
         else:
             shots = []
         if args.diff and not os.path.isfile(args.diff):

@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inductor_step.tui.text import fmt_ms  # noqa: F401 - report and export import it from here
+from inductor_step.tui.text import fmt_ms  # noqa: F401 - report imports it from here
 from inductor_step.tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
 
 _WORD = re.compile(r"\w+")
@@ -96,7 +96,6 @@ class Session:
     log: list[tuple[str, str]] = field(default_factory=list)
     done: dict[str, Any] | None = None
     run_status: str = ""
-    fusion_queries: list[dict[str, Any]] = field(default_factory=list)
     agent_exit: int | None = None
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -134,8 +133,6 @@ class Session:
             self.log.append((msg.get("stream", "stdout"), msg.get("text", "")))
         elif t == "done":
             self.done = msg
-        elif t == "fusion_query":
-            self.fusion_queries.append(msg)
         elif t == "agent_exit":
             self.agent_exit = msg.get("returncode")
 
