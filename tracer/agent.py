@@ -582,12 +582,13 @@ class Agent:
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
                 orig = self.graphs.get(g.get("variant_of") or ("", ""))  # a what-if variant: its original
-                compare = {"original_path": orig["output_path"], "eager_gm": orig.get("gm")} if orig else None
+                compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm")}
+                           if orig and orig.get("output_path") else None)
                 try:
                     msg.update(worker.time(
                         g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
                         num_gb=g.get("num_gb"), compare=compare,
-                        script=self.script_calls.get(adapter.output_module_key((orig or g)["output_path"])),
+                        script=self.script_calls.get(adapter.output_module_key((compare and orig or g)["output_path"])),
                         progress=lambda text, where=where: self.send({"type": "run_status",
                                                                       "message": f"{where}: {text}"})))
                     timed += 1

@@ -109,8 +109,23 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
     vg["variant_of"] = (cid, kind)
     agent.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
     if run:
-        agent.run_all(only=[f"{cid} {kind}", f"{cid} {vkind}"])
+        threading.Thread(target=_time_when_ready, args=(agent, (cid, kind), (cid, vkind)), daemon=True,
+                         name="inductor-step what-if timing").start()
     return f"{cid} {vkind}"
+
+
+def _time_when_ready(agent: Any, orig: tuple[str, str], var: tuple[str, str]) -> None:
+    """Time the original and the variant (``run`` messages, the variant's with numerics) once the
+    original has its output code: a what-if made while the original's compile is paused before
+    codegen waits for it (or for the script's end, when the variant is timed alone), and for any
+    timing run in progress to end."""
+    import time  # noqa: PLC0415
+
+    while not (agent.graphs.get(orig) or {}).get("output_path") and not agent.script_done:
+        time.sleep(0.2)
+    while agent.run_lock.locked():
+        time.sleep(0.2)
+    agent.run_all(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
 
 
 # ----------------------------------------------------------------------------- numerics (timing worker)

@@ -143,6 +143,8 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
         if variant and isinstance(top, DiffScreen) and top.pair.key_b == graph_key(msg):
             app.pop_screen()  # the same pair again, now with both timings and the numerics
             app.diff_with(base, graph_key(msg))
+        elif variant:
+            app.notify(f"{graph_key(msg)} timed: d on it diffs it with {base}, times and numerics included")
         return
     status, key = msg.get("status"), graph_key(msg)
     base = f"{msg.get('compile_id')} {msg.get('graph_kind')}"

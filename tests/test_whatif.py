@@ -1,0 +1,216 @@
+"""What if (issue 22): recompile one captured graph with Inductor settings changed.
+
+Real ``torch.compile`` runs, no mocks.  The CPU tests drive ``inductor-step --headless --what-if ...
+--run`` (one run for the module) and the live app (keys a person presses, while the compile is
+paused); the ``gpu`` test runs ``max_autotune`` on a matmul-heavy graph (skipped without CUDA; run it
+on the device machine: ``python -m pytest -m gpu tests/test_whatif.py -rA``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+
+import pytest
+
+from inductor_step.tracer.protocol import STAGES, graph_key, validate
+
+from test_tracer import Run, run_cli
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "scripts", "whatif_fusion.py")
+MATMUL = os.path.join(HERE, "scripts", "whatif_matmul.py")
+ORIG = "[0/0] inference"
+FUSION = f"{ORIG} · max_fusion_size=1"
+BAD = f"{ORIG} · max_fusion_size='x'"
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+
+
+def stop(r: Run, key: str, stage: str) -> dict:
+    found = [s for s in r.stops if graph_key(s) == key and s["stage"] == stage]
+    assert len(found) == 1, f"{len(found)} {stage} stops of {key}; graphs: {sorted({graph_key(s) for s in r.stops})}"
+    return found[0]
+
+
+def my_problems(msgs: list[dict]) -> list[str]:
+    """validate() problems of what this feature adds: what_if messages, and variant/numerics fields."""
+    out = []
+    for m in msgs:
+        for p in validate(m):
+            if m.get("type") == "what_if" or "variant" in p or "numerics" in p or "OutputError" in p:
+                out.append(f"{m.get('type')}: {p}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def whatif(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """One headless run: a fusion-changing variant, a variant whose compile fails, an unknown setting; timed."""
+    cwd = tmp_path_factory.mktemp("whatif")
+    record = str(cwd / "s.jsonl")
+    r = run_cli(["--headless", "--run", "--what-if", "max_fusion_size=1", "--what-if", "max_fusion_size='x'",
+                 "--what-if", "no_such_setting_here=1", "--record", record, SCRIPT], str(cwd), record)
+    assert r.messages, f"no session (rc={r.returncode})\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def test_a_variant_is_recorded_stage_by_stage_and_its_fusion_changed(whatif: Run) -> None:
+    r = whatif
+    for stage in STAGES:
+        s = stop(r, FUSION, stage)
+        assert s["compile_id"] == "[0/0]" and s["graph_kind"] == "inference" and s["variant"] == "max_fusion_size=1"
+        assert s["paused"] is False
+    # max_fusion_size=1: Inductor may fuse no two nodes, so more scheduler nodes are left after fusion
+    orig_after, var_after = stop(r, ORIG, "scheduling")["after"], stop(r, FUSION, "scheduling")["after"]
+    assert len(var_after) > len(orig_after), (len(orig_after), len(var_after))
+    assert all(len(n.get("members") or [n["name"]]) == 1 for n in var_after)
+    assert any(len(n.get("members") or []) > 1 for n in orig_after)
+    # the variant's buffers and kernels are its own, linked like any compile's
+    assert stop(r, FUSION, "codegen")["kernels"]
+    assert "buffers" in stop(r, FUSION, "codegen")["links"]
+    assert [m["status"] for m in r.of_type("what_if") if m.get("variant") == "max_fusion_size=1"] == ["compiling", "done"]
+    assert my_problems(r.messages) == []
+
+
+def test_the_variant_is_timed_beside_the_original_with_numerics(whatif: Run) -> None:
+    r = whatif
+    runs = {graph_key(m): m for m in r.of_type("run")}
+    assert ORIG in runs and FUSION in runs, sorted(runs)
+    v = runs[FUSION]
+    assert not v.get("error") and v["compiled_ms"] > 0 and v["kernels"]
+    num = v["numerics"]
+    assert [row["output"] for row in num["vs_original"]] == [0, 1]
+    for row in num["vs_original"] + num["vs_eager"]:
+        assert row["max_abs"] is not None and row["max_rel"] <= 1e-4, row
+    assert "get_args()" in num["inputs"]
+    # --headless prints the deltas: compiled ms original -> variant, kernels, worst numerics error
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith(f"what if {FUSION}: compiled ")), None)
+    assert line is not None, r.stdout
+    assert " -> " in line and "vs original: max abs" in line and "vs eager: max abs" in line
+
+
+def test_a_failing_variant_shows_its_failure_at_its_stage_and_the_original_is_whole(whatif: Run) -> None:
+    r = whatif
+    errors = [m for m in r.of_type("error") if m.get("variant") == "max_fusion_size='x'"]
+    assert len(errors) == 1, r.of_type("error")
+    e = errors[0]
+    # max_fusion_size is read while fusing: the variant got its lowering stop, and failed at scheduling
+    assert stop(r, BAD, "lowering")
+    assert e["stage"] == "scheduling" and e["compile_id"] == "[0/0]" and e["graph_kind"] == "inference"
+    assert "TypeError" in e["message"]
+    assert [m["status"] for m in r.of_type("what_if") if m.get("variant") == "max_fusion_size='x'"] == ["compiling", "failed"]
+    unknown = [m for m in r.of_type("what_if") if m.get("variant") == "no_such_setting_here=1"]
+    assert [m["status"] for m in unknown] == ["failed"] and "has no setting 'no_such_setting_here'" in unknown[0]["message"]
+    # the original: every stage once, the script's own output, and no error of its own
+    assert [s["stage"] for s in r.stops if graph_key(s) == ORIG] == list(STAGES)
+    assert not [m for m in r.of_type("error") if not m.get("variant")]
+    assert "ok" in r.user_output()
+    assert r.returncode == 1  # a compile failed (the variant's), as --headless reports any failed compile
+
+
+def test_a_bad_what_if_is_one_line_and_exit_2(tmp_path) -> None:
+    r = run_cli(["--headless", "--what-if", "max_autotune", SCRIPT], str(tmp_path))
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
+    assert "--what-if: not a setting: 'max_autotune'" in r.stderr
+
+
+def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on_unchanged(tmp_path, whatif) -> None:
+    """In the live app, paused at the lowering stop: w, the free field, Enter.  The variant compiles,
+    the diff view opens against the original (its scheduler nodes changed), and after n to the end
+    the original's scheduling and kernels are what a run without the what-if recorded."""
+    from inductor_step.tui.app import StepApp
+    from inductor_step.tui.screens.diff import DiffScreen
+    from inductor_step.tui.screens.whatif import WhatIfScreen
+
+    from test_live import wait_for
+
+    app = StepApp(script=SCRIPT, session_path=str(tmp_path / "s.jsonl"), screenshots=str(tmp_path))
+    seen: dict = {}
+
+    async def main():
+        async with app.run_test(size=(120, 40)) as pilot:
+            try:
+                await wait_for(pilot, lambda: app.view.paused is not None)
+                await pilot.press("n", "n")
+                await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "lowering")
+                await pilot.press("w")
+                await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+                seen["form"] = app.screen.query_one("#whatif-max_autotune").value
+                for _ in range(9):
+                    await pilot.press("tab")
+                await pilot.press(*"max", "underscore", *"fusion", "underscore", *"size", "equals_sign", "1")
+                seen["other"] = app.screen.query_one("#whatif-other").value
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+                d = app.screen.pair
+                seen["pair"] = (d.key_a, d.key_b)
+                seen["first"] = {lv.key: (lv.missing, lv.summary()) for lv in d.diff.levels}
+                seen["paused_during"] = app.view.paused["stage"] if app.view.paused else None
+                await pilot.press("escape")
+                while app.session.done is None:
+                    await pilot.press("n")
+                    await pilot.pause(0.2)
+                # the variant is timed (run=True); g, pick the variant, d: the diff, with times and numerics
+                await wait_for(pilot, lambda: FUSION in app.session.runs and ORIG in app.session.runs)
+                await pilot.press("g")
+                for _ in range(4):
+                    if app.view.graph == FUSION:
+                        break
+                    await pilot.press("down")
+                await pilot.press("enter", "d")
+                await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+                t = next(lv for lv in app.screen.pair.diff.levels if lv.key == "timing")
+                seen["timing_notes"] = list(t.notes)
+                seen["levels"] = {lv.key: lv.summary() for lv in app.screen.pair.diff.levels if lv.changes}
+            finally:
+                app.action_quit_app()
+
+    asyncio.run(main())
+    assert seen["form"] == "False"  # the header's current value
+    assert seen["other"] == "max_fusion_size=1"
+    assert seen["pair"] == (ORIG, FUSION)
+    # opened at once, the original paused at lowering: its scheduling is not there to compare yet
+    assert seen["first"]["scheduling"][0], seen["first"]
+    assert "scheduling" in seen["levels"], seen["levels"]
+    assert seen["paused_during"] == "lowering"
+    s = app.session
+    assert s.stages_done(ORIG)[:6] == list(STAGES) and s.stages_done(FUSION)[:6] == list(STAGES)
+    plain = {st: stop(whatif, ORIG, st) for st in ("scheduling", "codegen")}
+    got_sched = s.stop_for(ORIG, "scheduling")
+    assert [n["name"] for n in got_sched["after"]] == [n["name"] for n in plain["scheduling"]["after"]]
+    assert [k["name"] for k in s.stop_for(ORIG, "codegen")["kernels"]] == [k["name"] for k in plain["codegen"]["kernels"]]
+    assert any(n.startswith("numerics") for n in seen["timing_notes"]), seen["timing_notes"]
+
+
+# ----------------------------------------------------------------------------- GPU (device machine)
+
+def _has_cuda() -> bool:
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
+def test_max_autotune_on_a_matmul_heavy_graph_changes_its_kernels_and_both_are_timed(tmp_path) -> None:
+    record = str(tmp_path / "s.jsonl")
+    r = run_cli(["--headless", "--run", "--what-if", "max_autotune=True", "--record", record, MATMUL,
+                 "--device", "cuda"], str(tmp_path), record)
+    assert r.returncode == 0, r.stderr[-3000:]
+    var = f"{ORIG} · max_autotune=True"
+    ko = {k["name"]: k for k in stop(r, ORIG, "codegen")["kernels"]}
+    kv = {k["name"]: k for k in stop(r, var, "codegen")["kernels"]}
+    # max_autotune benchmarks Triton matmul templates against cuBLAS: the variant's kernels differ
+    # (a template kernel, or another choice in the wrapper)
+    assert stop(r, ORIG, "codegen")["wrapper"] != stop(r, var, "codegen")["wrapper"]
+    assert set(ko) != set(kv) or any(ko[n].get("source") != kv[n].get("source") for n in ko), (sorted(ko), sorted(kv))
+    runs = {graph_key(m): m for m in r.of_type("run")}
+    for key in (ORIG, var):
+        assert not runs[key].get("error") and runs[key]["compiled_ms"] > 0, runs[key].get("error")
+        assert runs[key]["device"].startswith("cuda") and runs[key]["kernels"]
+    for row in runs[var]["numerics"]["vs_original"]:
+        assert row["max_rel"] is not None and row["max_rel"] < 2e-2, row  # fp16 matmuls, another algorithm
+    assert any(ln.startswith(f"what if {var}: compiled ") for ln in r.stdout.splitlines()), r.stdout
