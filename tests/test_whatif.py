@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from inductor_step.tracer.protocol import STAGES, graph_key, validate
+from inductor_step.tracer.protocol import STAGES, graph_key, read_session, validate
 
 from test_tracer import Run, run_cli
 
@@ -24,6 +24,7 @@ MATMUL = os.path.join(HERE, "scripts", "whatif_matmul.py")
 ORIG = "[0/0] inference"
 FUSION = f"{ORIG} · max_fusion_size=1"
 BAD = f"{ORIG} · max_fusion_size='x'"
+LATER = f"{ORIG} · realize_opcount_threshold=0"
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
@@ -109,6 +110,16 @@ def test_a_failing_variant_shows_its_failure_at_its_stage_and_the_original_is_wh
     assert r.returncode == 1  # a compile failed (the variant's), as --headless reports any failed compile
 
 
+def test_the_what_if_command_is_typed() -> None:
+    from inductor_step.tracer.protocol import parse_settings, settings_label, validate_command
+
+    cmd = {"cmd": "what_if", "compile_id": "[0/0]", "graph_kind": "forward", "run": True,
+           "settings": parse_settings("max_autotune=True, triton.cudagraphs=False, mode='x', n=[1, 2]")}
+    assert validate_command(cmd) == []
+    assert cmd["settings"] == {"max_autotune": True, "triton.cudagraphs": False, "mode": "x", "n": [1, 2]}
+    assert settings_label({"max_autotune": True}) == "max_autotune=True"
+
+
 def test_a_bad_what_if_is_one_line_and_exit_2(tmp_path) -> None:
     r = run_cli(["--headless", "--what-if", "max_autotune", SCRIPT], str(tmp_path))
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
@@ -163,6 +174,15 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
                 t = next(lv for lv in app.screen.pair.diff.levels if lv.key == "timing")
                 seen["timing_notes"] = list(t.notes)
                 seen["levels"] = {lv.key: lv.summary() for lv in app.screen.pair.diff.levels if lv.changes}
+                # after the script ended (the agent serves): another what if, typed into the free field
+                await pilot.press("escape", "w")
+                await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+                for _ in range(9):
+                    await pilot.press("tab")
+                await pilot.press(*"realize", "underscore", *"opcount", "underscore", *"threshold", "equals_sign", "0",
+                                  "enter")
+                await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.pair.key_b == LATER)
+                seen["later"] = {lv.key: lv.summary() for lv in app.screen.pair.diff.levels if lv.changes}
             finally:
                 app.action_quit_app()
 
@@ -181,6 +201,11 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
     assert [n["name"] for n in got_sched["after"]] == [n["name"] for n in plain["scheduling"]["after"]]
     assert [k["name"] for k in s.stop_for(ORIG, "codegen")["kernels"]] == [k["name"] for k in plain["codegen"]["kernels"]]
     assert any(n.startswith("numerics") for n in seen["timing_notes"]), seen["timing_notes"]
+    # realize_opcount_threshold=0: Inductor realizes more buffers while lowering
+    assert "buffers" in seen["later"], seen["later"]
+    recorded = list(read_session(str(tmp_path / "s.jsonl")))
+    done_at = next(i for i, m in enumerate(recorded) if m.get("type") == "done")
+    assert min(i for i, m in enumerate(recorded) if m.get("type") == "stop" and graph_key(m) == LATER) > done_at
 
 
 # ----------------------------------------------------------------------------- GPU (device machine)
