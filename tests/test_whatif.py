@@ -208,6 +208,41 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
     assert min(i for i, m in enumerate(recorded) if m.get("type") == "stop" and graph_key(m) == LATER) > done_at
 
 
+def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_7(whatif: Run) -> None:
+    """--open on the recorded session: g lists the variant, pane 7 shows its numerics with its timing,
+    d diffs it with its original, and w says a recording cannot recompile."""
+    from inductor_step.tui.app import StepApp
+    from inductor_step.tui.screens.diff import DiffScreen
+
+    app = StepApp(messages=list(whatif.messages), session_path=whatif.record)
+    seen: dict = {}
+
+    async def main():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            seen["graphs"] = list(app.session.graphs)
+            await pilot.press("g")
+            for _ in range(4):
+                if app.view.graph == FUSION:
+                    break
+                await pilot.press("down")
+            await pilot.press("enter", "7")
+            await pilot.pause(0.3)
+            seen["run"] = app.query_one("#code-run").text
+            await pilot.press("w")
+            await pilot.pause(0.2)
+            seen["toasts"] = [n.message for n in app._notifications]
+            await pilot.press("d")
+            await pilot.pause(0.3)
+            seen["pair"] = (app.screen.pair.key_a, app.screen.pair.key_b) if isinstance(app.screen, DiffScreen) else None
+
+    asyncio.run(main())
+    assert seen["graphs"][:2] == [ORIG, FUSION] and BAD in seen["graphs"]
+    assert "vs original compiled  output 0" in seen["run"] and "vs eager" in seen["run"], seen["run"][:2000]
+    assert any("recorded session cannot recompile" in t for t in seen["toasts"]), seen["toasts"]
+    assert seen["pair"] == (ORIG, FUSION)
+
+
 # ----------------------------------------------------------------------------- GPU (device machine)
 
 def _has_cuda() -> bool:
