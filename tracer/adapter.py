@@ -1438,19 +1438,25 @@ def _hint(x: Any) -> Any:
     return int(x)
 
 
-def graph_module_copy(gm: Any, keep_fake: bool = False) -> tuple[Any, list[Any]]:
-    """``(copy, inputs)``: a GraphModule with a copy of ``gm``'s graph (nodes and their meta, but
-    without the fake values of the original compile's FakeTensorMode/ShapeEnv unless ``keep_fake``),
-    sharing ``gm``'s parameters and constants; and one spec per placeholder for
-    :func:`example_inputs`: ``("tensor", shape, stride, dtype, device)`` (sizes as ints: a symbolic
-    size becomes its hint) or ``("int", value)``.  Taken at ``post_grad_custom_pre_pass``, this is
-    the graph ``compile_fx_inner`` got (before Inductor's post-grad passes)."""
+def graph_snapshot(gm: Any) -> dict[str, Any]:
+    """A copy of ``gm``'s graph to compile again later (:func:`compile_variant`): ``graph`` (its nodes and
+    their meta, without the fake values of the original compile's FakeTensorMode/ShapeEnv), ``attrs``
+    (the tensors and submodules its ``get_attr`` nodes read, shared, not copied) and ``specs``: one per
+    placeholder for :func:`example_inputs`: ``("tensor", shape, stride, dtype, device)`` (a symbolic size
+    as its hint) or ``("int", value)``.  Taken at ``post_grad_custom_pre_pass``, this is the graph
+    ``compile_fx_inner`` got, before Inductor's post-grad passes.  Costs about 10 us a node (the
+    GraphModule, ten times that, is built only by :func:`compile_variant`)."""
     g = torch.fx.Graph()
-    out = g.graph_copy(gm.graph, {}, return_output_node=True)
-    rv, out_node = out if isinstance(out, tuple) else (out, None)
-    g.output(rv)
+    g.output(g.graph_copy(gm.graph, {}))
     specs: list[Any] = []
+    attrs: dict[str, Any] = {}
     for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            obj: Any = gm
+            for part in str(n.target).split("."):
+                obj = getattr(obj, part)
+            # a subgraph (cond, invoke_subgraph, ...): Inductor's passes rewrite it in place, so its own copy
+            attrs[str(n.target)] = {"snapshot": graph_snapshot(obj)} if isinstance(obj, torch.fx.GraphModule) else obj
         if n.op != "placeholder":
             continue
         v = n.meta.get("val", n.meta.get("example_value"))
@@ -1463,14 +1469,21 @@ def graph_module_copy(gm: Any, keep_fake: bool = False) -> tuple[Any, list[Any]]
             specs.append(("scalar", v))
         else:
             specs.append(("none", None))
-    if not keep_fake:
-        for n in g.nodes:
-            n.meta = {k: v for k, v in n.meta.items() if k not in _FAKE_META}
-    return torch.fx.GraphModule(gm, g), specs
+    for n in g.nodes:
+        n.meta = {k: v for k, v in n.meta.items() if k not in _FAKE_META}
+    return {"graph": g, "attrs": attrs, "specs": specs}
+
+
+def _graph_module(snapshot: dict[str, Any]) -> Any:
+    """A fresh GraphModule of a :func:`graph_snapshot` (its own copy of the graph: a compile mutates it)."""
+    g = torch.fx.Graph()
+    g.output(g.graph_copy(snapshot["graph"], {}))
+    attrs = {k: _graph_module(v["snapshot"]) if isinstance(v, dict) else v for k, v in snapshot["attrs"].items()}
+    return torch.fx.GraphModule(attrs, g)
 
 
 def example_inputs(specs: list[Any], seed: int = 0) -> list[Any]:
-    """Real inputs of the shapes, strides, dtypes and devices in ``specs`` (:func:`graph_module_copy`),
+    """Real inputs of the shapes, strides, dtypes and devices in ``specs`` (:func:`graph_snapshot`),
     random (``torch._dynamo.testing.rand_strided``, seeded)."""
     from torch._dynamo.testing import rand_strided  # noqa: PLC0415
 
@@ -1494,10 +1507,10 @@ def _provenance_state() -> dict[str, Any]:
             if k.startswith(("_inductor_", "_pre_grad_graph_id", "_kernel_information")) and not callable(v)}
 
 
-def compile_variant(gm: Any, specs: list[Any], settings: dict[str, Any], is_backward: bool,
+def compile_variant(snapshot: dict[str, Any], settings: dict[str, Any], is_backward: bool,
                     is_inference: bool) -> Any:
-    """Compile ``gm`` (a :func:`graph_module_copy`) again with ``torch._inductor.compile_fx.compile_fx_inner``
-    on real inputs of ``specs``, under ``torch._inductor.config.patch(settings)`` (a per-thread override
+    """Compile a :func:`graph_snapshot` again with ``torch._inductor.compile_fx.compile_fx_inner``
+    on real inputs of its ``specs``, under ``torch._inductor.config.patch(settings)`` (a per-thread override
     from torch 2.13); returns Inductor's compiled graph (its output code is logged as
     ``inductor_output_code``, so the stage hooks see every stage).  Inductor's module-level
     provenance records are restored afterwards, so a compile paused on another thread keeps its
@@ -1509,7 +1522,8 @@ def compile_variant(gm: Any, specs: list[Any], settings: dict[str, Any], is_back
     saved = _provenance_state()
     try:
         with ic.patch(settings):
-            return compile_fx_inner(gm, example_inputs(specs), is_backward=is_backward, is_inference=is_inference)
+            return compile_fx_inner(_graph_module(snapshot), example_inputs(snapshot["specs"]),
+                                    is_backward=is_backward, is_inference=is_inference)
     finally:
         for k, (obj, content) in saved.items():  # the same objects (others may hold them), as they were
             if isinstance(obj, dict):

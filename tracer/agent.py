@@ -294,9 +294,9 @@ class Agent:
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
         g = self.graph(cid, kind)
-        if getattr(graph, "owning_module", None) is not None and g.get("input_gm") is None:
+        if getattr(graph, "owning_module", None) is not None and g.get("input_graph") is None:
             try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
-                g["input_gm"], g["input_specs"] = adapter.graph_module_copy(graph.owning_module)
+                g["input_graph"] = adapter.graph_snapshot(graph.owning_module)
             except Exception:  # noqa: BLE001 - never in the script's way
                 logging.getLogger("inductor_step").debug("graph copy", exc_info=True)
         if g["last_stage"] is None:

@@ -2,7 +2,7 @@
 
 The agent keeps, for every graph, a copy of the post-grad graph as ``compile_fx_inner`` got it
 (taken at ``post_grad_custom_pre_pass``, before Inductor's post-grad passes; see
-:func:`tracer.adapter.graph_module_copy`) and the shapes of its inputs.  :func:`run_what_if`
+:func:`tracer.adapter.graph_snapshot`) and the shapes of its inputs.  :func:`run_what_if`
 compiles a fresh copy of it again with ``torch._inductor.compile_fx.compile_fx_inner`` under
 ``torch._inductor.config.patch(settings)``, on a thread of its own, while the agent's stage hooks
 record every stage as they do for the script's compiles: the stops carry the original's
@@ -56,7 +56,7 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": variant, "settings": settings}
     why = check_settings(settings)
     g = agent.graphs.get((cid, kind))
-    if why is None and (g is None or g.get("input_gm") is None):
+    if why is None and (g is None or g.get("input_graph") is None):
         why = (f"{cid} {kind} has no post-grad graph captured yet (it reaches Inductor after its aot stop)"
                if g is not None else f"no graph {cid} {kind} in this session")
     if why is not None:
@@ -78,9 +78,8 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
                                                                               "nodes": []},
                                                "graph_breaks": fr.get("graph_breaks") or [],
                                                "recompile_reasons": [], "note": note})
-            gm, _ = adapter.graph_module_copy(g["input_gm"], keep_fake=False)
-            state["compiled"] = adapter.compile_variant(gm, g["input_specs"], settings,
-                                                        is_backward=kind == "backward", is_inference=kind == "inference")
+            state["compiled"] = adapter.compile_variant(g["input_graph"], settings, is_backward=kind == "backward",
+                                                        is_inference=kind == "inference")
         except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
             state["error"] = e
             state["traceback"] = traceback.format_exc()
