@@ -243,6 +243,14 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
     assert seen["pair"] == (ORIG, FUSION)
 
 
+def test_the_tlparse_export_holds_the_scripts_compiles_only(whatif: Run, tmp_path) -> None:
+    from inductor_step.tui.export import export_trace
+
+    with open(export_trace(whatif.record, str(tmp_path)), encoding="utf-8") as f:
+        log = f.read()
+    assert log.count('"inductor_output_code"') == 1  # the original's; the variants are not the script's compiles
+
+
 # ----------------------------------------------------------------------------- GPU (device machine)
 
 def _has_cuda() -> bool:
