@@ -86,9 +86,11 @@ def test_the_variant_is_timed_beside_the_original_with_numerics(whatif: Run) -> 
         assert row["max_abs"] is not None and row["max_rel"] <= 1e-4, row
     assert "get_args()" in num["inputs"]
     # --headless prints the deltas: compiled ms original -> variant, kernels, worst numerics error
-    line = next((ln for ln in r.stdout.splitlines() if ln.startswith(f"what if {FUSION}: compiled ")), None)
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith(f"what if {FUSION}: ")), None)
     assert line is not None, r.stdout
-    assert " -> " in line and "vs original: max abs" in line and "vs eager: max abs" in line
+    fused = (len(stop(r, ORIG, "scheduling")["after"]), len(stop(r, FUSION, "scheduling")["after"]))
+    assert f"scheduler nodes after fusion {fused[0]} -> {fused[1]}" in line, line
+    assert "; compiled " in line and "vs original: max abs" in line and "vs eager: max abs" in line
 
 
 def test_a_failing_variant_shows_its_failure_at_its_stage_and_the_original_is_whole(whatif: Run) -> None:
@@ -287,4 +289,4 @@ def test_max_autotune_on_a_matmul_heavy_graph_changes_its_kernels_and_both_are_t
     for key in (tuned, triton):
         for row in runs[key]["numerics"]["vs_original"] + runs[key]["numerics"]["vs_eager"]:
             assert row["max_rel"] is not None and row["max_rel"] < 2e-2, (key, row)  # fp16, another algorithm
-        assert any(ln.startswith(f"what if {key}: compiled ") for ln in r.stdout.splitlines()), r.stdout
+        assert any(ln.startswith(f"what if {key}: ") and "; compiled " in ln for ln in r.stdout.splitlines()), r.stdout

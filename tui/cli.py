@@ -98,6 +98,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python,
                          what_if=what_if)
     runs: dict[str, dict[str, Any]] = {}
+    shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
     rc: int | None = None
     script_rc = None
     failed = False
@@ -109,6 +110,11 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
             t = msg.get("type")
             if t == "stop":
                 print(summarize_stop(msg), flush=True)
+                if what_if and msg.get("stage") in ("scheduling", "codegen"):
+                    items = msg.get("after") if msg["stage"] == "scheduling" else msg.get("kernels")
+                    if isinstance(items, list):
+                        shapes.setdefault(protocol.graph_key(msg), {})[
+                            "fused" if msg["stage"] == "scheduling" else "kernels"] = len(items)
             elif t == "output":
                 stream = sys.stderr if msg["stream"] == "stderr" else sys.stdout
                 print(msg["text"], file=stream, flush=True)
@@ -170,7 +176,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     if what_if:
         from inductor_step.tui.whatif import what_if_deltas  # noqa: PLC0415
 
-        for line in what_if_deltas(runs):
+        for line in what_if_deltas(runs, shapes):
             print(line, flush=True)
     print(f"inductor-step: session written to {record}", file=sys.stderr)
     if failed_runs:

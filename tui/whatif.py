@@ -41,24 +41,36 @@ def worst_error(rows: list[dict[str, Any]] | None) -> tuple[float | None, float 
     return max(r["max_abs"] for r in vals), max(r["max_rel"] for r in vals)
 
 
-def what_if_deltas(runs: dict[str, dict[str, Any]]) -> list[str]:
-    """Lines comparing each timed variant (``"[0/0] forward · max_autotune=True"``) with its original:
-    compiled ms, kernels, kernel sum, the change in %, and the worst numerics error."""
+def what_if_deltas(runs: dict[str, dict[str, Any]], shapes: dict[str, dict[str, int]] | None = None) -> list[str]:
+    """Lines comparing each variant (``"[0/0] forward · max_autotune=True"``) with its original: the
+    scheduler nodes left after fusion and the kernels (``shapes``: key -> ``{"fused": n, "kernels": n}``,
+    from the scheduling and codegen stops), then, when timed (``runs``: key -> ``run`` message),
+    compiled ms, kernel sum, the change in %, and the worst numerics error."""
     out: list[str] = []
-    for key, v in runs.items():
+    shapes = shapes or {}
+    for key in dict.fromkeys([*shapes, *runs]):
         base, variant = split_variant(key)
         if variant is None:
             continue
+        so, sv = shapes.get(base) or {}, shapes.get(key) or {}
+        shape = ", ".join(f"{label} {so.get(k, '-')} -> {sv.get(k, '-')}" for k, label in
+                          (("fused", "scheduler nodes after fusion"), ("kernels", "kernels")) if k in sv)
+        v = runs.get(key)
+        if v is None:
+            if shape:
+                out.append(f"what if {key}: {shape} (not timed: --run times them)")
+            continue
         o = runs.get(base)
+        head = f"what if {key}: " + (f"{shape}; " if shape else "")
         if v.get("error"):
-            out.append(f"what if {key}: not timed ({v['error']})")
+            out.append(f"{head}not timed ({v['error']})")
             continue
         if o is None or o.get("error") or not isinstance(o.get("compiled_ms"), (int, float)):
-            out.append(f"what if {key}: compiled {fmt_ms(v.get('compiled_ms'))} ms (the original was not timed)")
+            out.append(f"{head}compiled {fmt_ms(v.get('compiled_ms'))} ms (the original was not timed)")
             continue
         oc, vc = o["compiled_ms"], v.get("compiled_ms")
         pct = f" ({(vc - oc) / oc * 100:+.1f}%)" if isinstance(vc, (int, float)) and oc else ""
-        line = (f"what if {key}: compiled {fmt_ms(oc)} -> {fmt_ms(vc)} ms{pct}, kernels "
+        line = (f"{head}compiled {fmt_ms(oc)} -> {fmt_ms(vc)} ms{pct}, kernel calls timed "
                 f"{len(o.get('kernels') or [])} -> {len(v.get('kernels') or [])}, kernel sum "
                 f"{fmt_ms(o.get('kernel_sum_ms'))} -> {fmt_ms(v.get('kernel_sum_ms'))} ms")
         num = v.get("numerics") or {}
