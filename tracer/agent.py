@@ -588,7 +588,7 @@ class Agent:
                     msg.update(worker.time(
                         g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
                         num_gb=g.get("num_gb"), compare=compare,
-                        script=self.script_calls.get(adapter.output_module_key((compare and orig or g)["output_path"])),
+                        script=self._script_record(g, orig if compare else None),
                         progress=lambda text, where=where: self.send({"type": "run_status",
                                                                       "message": f"{where}: {text}"})))
                     timed += 1
@@ -607,6 +607,18 @@ class Agent:
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
         self.send({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
                    "of": len(todo)})
+
+    def _script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
+        """What timing gets of the script's own calls of graph ``g``; for a what-if variant (``orig``: its
+        original) only its original's first-call inputs: the script never called the variant, and the
+        original's autotuned launch configs and profiles belong to the original's kernels."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        rec = self.script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
+        if orig is None or rec is None:
+            return rec
+        return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
+                "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
 
     # ------------------------------------------------------------------ what if (issue 22)
     def what_if_command(self, cmd: dict[str, Any]) -> None:
