@@ -567,6 +567,7 @@ class Agent:
         """
         from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
+        from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
         worker = TimingWorker()
         failed: list[str] = []
@@ -582,7 +583,8 @@ class Agent:
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
                 orig = self.graphs.get(g.get("variant_of") or ("", ""))  # a what-if variant: its original
-                compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm")}
+                compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
+                            "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                            if orig and orig.get("output_path") else None)
                 try:
                     msg.update(worker.time(

@@ -453,6 +453,7 @@ class Numerics(TypedDict, total=False):
     inputs: str
     vs_original: list[OutputError]
     vs_eager: list[OutputError]
+    note: str  # why vs_eager may differ by design (random ops)
     unavailable: str
 
 

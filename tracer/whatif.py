@@ -161,14 +161,24 @@ def _errors(outs: Any, refs: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def random_ops(gm: Any) -> list[str]:
+    """The random ops of a post-grad graph (``prims.inductor_random.default``, dropout, seeds), by target."""
+    return sorted({str(n.target) for n in gm.graph.nodes if n.op == "call_function"
+                   and any(w in str(n.target) for w in ("rand", "dropout", "seed", "bernoulli"))})
+
+
 def compare_outputs(variant_path: str, original_path: str, eager_gm: Any, script: dict[str, Any] | None = None,
-                    seed: int = 0) -> dict[str, Any]:
+                    seed: int = 0, random_ops: list[str] | None = None) -> dict[str, Any]:
     """A variant's outputs against the original's (:class:`tracer.protocol.Numerics`).
 
     ``variant_path``/``original_path``: the output modules (``inductor_output_code``'s file);
-    ``eager_gm``: the original's post-grad GraphModule (or None).  Inputs: the variant module's
+    ``eager_gm``: the original's post-grad GraphModule (or None); ``random_ops``: its random ops
+    (:func:`random_ops`, taken before it was sent here: unpickling a GraphModule traces its code again,
+    and Inductor's random prims then run once and become constants).  Inputs: the variant module's
     ``get_args()`` (seeded), with the script's own first-call tensors where shapes match (as timing
-    does); each graph gets its own copy, since a compiled ``call`` may mutate its inputs.
+    does); each graph gets its own copy, since a compiled ``call`` may mutate its inputs, and starts
+    from the same RNG state (``torch.manual_seed(seed + 1)``).  Eager draws random numbers by another
+    algorithm than Inductor's generated code, so a graph with random ops differs from eager by design.
     """
     import torch  # noqa: PLC0415
 
@@ -185,6 +195,8 @@ def compare_outputs(variant_path: str, original_path: str, eager_gm: Any, script
                   + (f"; the script's first-call values for {ints + floats} tensors" if ints + floats else ""))
 
         def copy() -> list:
+            """The inputs again, and the same RNG state: a graph's random ops (dropout) draw the same numbers."""
+            torch.manual_seed(seed + 1)
             return [a.clone(memory_format=torch.preserve_format) if isinstance(a, torch.Tensor) else a for a in args]
 
         out: dict[str, Any] = {"inputs": inputs}
@@ -195,6 +207,10 @@ def compare_outputs(variant_path: str, original_path: str, eager_gm: Any, script
             out["vs_original"] = [{"output": 0, "error": f"the original did not run on these inputs: "
                                                          f"{type(e).__name__}: {e}"}]
         if eager_gm is not None:
+            rand = random_ops or []
+            if rand:
+                out["note"] = (f"the graph draws random numbers ({', '.join(rand[:3])}): eager draws them by another "
+                               "algorithm than Inductor's generated code, so vs eager differs by design")
             try:
                 eager_gm.recompile()
                 ref = eager_gm(*[a for a in copy()])

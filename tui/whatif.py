@@ -22,7 +22,7 @@ def numerics_lines(run: dict[str, Any]) -> list[str]:
         return []
     if num.get("unavailable"):
         return [f"numerics: not compared ({num['unavailable']})"]
-    lines = [f"numerics (inputs: {num.get('inputs', '?')}):"]
+    lines = [f"numerics (inputs: {num.get('inputs', '?')}):"] + ([f"  note: {num['note']}"] if num.get("note") else [])
     for which, label in (("vs_original", "vs original compiled"), ("vs_eager", "vs eager")):
         for r in num.get(which) or []:
             what = f"  {label:<21} output {r.get('output')}"

@@ -69,7 +69,8 @@ def main(argv: list[str]) -> int:
                     from inductor_step.tracer.whatif import compare_outputs  # noqa: PLC0415
 
                     result["numerics"] = compare_outputs(spec["output_path"], spec["compare"]["original_path"],
-                                                         spec["compare"].get("eager_gm"), spec.get("script"))
+                                                         spec["compare"].get("eager_gm"), spec.get("script"),
+                                                         random_ops=spec["compare"].get("random_ops"))
                 except Exception as e:  # noqa: BLE001
                     result["numerics"] = {"unavailable": f"{type(e).__name__}: {e}"}
             send({"result": result})
