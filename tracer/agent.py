@@ -101,6 +101,8 @@ class Agent:
         # what if (issue 22, tracer.whatif): settings to try on every graph at the end (--what-if); the
         # thread compiling a variant has tl.variant = (compile id, "forward · max_autotune=True")
         self.what_if = what_if or []
+        self.what_if_inputs: dict[tuple[str, str], dict[str, Any]] = {}  # graph -> tracer.adapter.graph_snapshot
+        self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
         self.tl = threading.local()
         self.what_if_lock = threading.Lock()
 
@@ -294,9 +296,9 @@ class Agent:
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
         g = self.graph(cid, kind)
-        if getattr(graph, "owning_module", None) is not None and g.get("input_graph") is None:
+        if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.what_if_inputs:
             try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
-                g["input_graph"] = adapter.graph_snapshot(graph.owning_module)
+                self.what_if_inputs[(cid, kind)] = adapter.graph_snapshot(graph.owning_module)
             except Exception:  # noqa: BLE001 - never in the script's way
                 logging.getLogger("inductor_step").debug("graph copy", exc_info=True)
         if g["last_stage"] is None:
@@ -582,7 +584,7 @@ class Agent:
                 self.send({"type": "run_status", "message": where})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
-                orig = self.graphs.get(g.get("variant_of") or ("", ""))  # a what-if variant: its original
+                orig = self.graphs.get(self.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
                 compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
                             "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                            if orig and orig.get("output_path") else None)

@@ -56,7 +56,8 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": variant, "settings": settings}
     why = check_settings(settings)
     g = agent.graphs.get((cid, kind))
-    if why is None and (g is None or g.get("input_graph") is None):
+    snapshot = agent.what_if_inputs.get((cid, kind))
+    if why is None and (g is None or snapshot is None):
         why = (f"{cid} {kind} has no post-grad graph captured yet (it reaches Inductor after its aot stop)"
                if g is not None else f"no graph {cid} {kind} in this session")
     if why is not None:
@@ -78,7 +79,7 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
                                                                               "nodes": []},
                                                "graph_breaks": fr.get("graph_breaks") or [],
                                                "recompile_reasons": [], "note": note})
-            state["compiled"] = adapter.compile_variant(g["input_graph"], settings, is_backward=kind == "backward",
+            state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=kind == "backward",
                                                         is_inference=kind == "inference")
         except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
             state["error"] = e
@@ -105,7 +106,7 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
                     "graph_kind": vkind})
         agent.send({**head, "status": "failed", "message": f"the variant failed at {stage}: {text.splitlines()[0]}"})
         return None
-    vg["variant_of"] = (cid, kind)
+    agent.variant_of[(cid, vkind)] = (cid, kind)
     agent.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
     if run:
         threading.Thread(target=_time_when_ready, args=(agent, (cid, kind), (cid, vkind)), daemon=True,
