@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -29,7 +30,7 @@ SETTINGS = ("max_autotune", "coordinate_descent_tuning", "benchmark_fusion", "ag
 
 
 def _text(v: Any) -> str:
-    return "" if v is None else repr(v) if isinstance(v, str) else str(v)
+    return repr(v) if isinstance(v, str) else str(v)
 
 
 class WhatIfScreen(ModalScreen[dict[str, Any] | None]):
@@ -47,8 +48,8 @@ class WhatIfScreen(ModalScreen[dict[str, Any] | None]):
                               border: round $accent; padding: 0 1; background: $panel; }
     WhatIfScreen Horizontal { height: 1; }
     WhatIfScreen Label.name { width: 30; }
-    WhatIfScreen Input { width: 1fr; height: 1; border: none; padding: 0; }
-    WhatIfScreen Input:focus { background: $boost; }
+    WhatIfScreen Input, WhatIfScreen Input:focus { width: 1fr; height: 1; border: none; padding: 0 1; }
+    WhatIfScreen Input:focus { background: $accent 30%; }
     WhatIfScreen #whatif-title, WhatIfScreen #whatif-help, WhatIfScreen #whatif-error { height: auto; }
     WhatIfScreen #whatif-error { color: $error; }
     """
@@ -59,13 +60,13 @@ class WhatIfScreen(ModalScreen[dict[str, Any] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="whatif-box"):
-            yield Static(f"What if: recompile [b]{self.key}[/b] with these torch._inductor.config settings",
-                         id="whatif-title")
+            yield Static(Text.assemble("What if: recompile ", (self.key, "bold"),
+                                       " with these torch._inductor.config settings"), id="whatif-title")
             for name in SETTINGS:
                 with Horizontal():
                     yield Label(name, classes="name")
-                    yield Input(_text(self.current.get(name)), id=f"whatif-{name.replace('.', '-')}",
-                                placeholder="(not in this session's header)")
+                    yield Input(_text(self.current[name]) if name in self.current else "",
+                                id=f"whatif-{name.replace('.', '-')}", placeholder="(not in this session's header)")
             with Horizontal():
                 yield Label("other (name=value, ...)", classes="name")
                 yield Input("", id="whatif-other", placeholder="max_fusion_size=1, triton.max_tiles=3")
@@ -81,7 +82,7 @@ class WhatIfScreen(ModalScreen[dict[str, Any] | None]):
         out: dict[str, Any] = {}
         for name in SETTINGS:
             text = self.query_one(f"#whatif-{name.replace('.', '-')}", Input).value.strip()
-            if not text or text == _text(self.current.get(name)):
+            if not text or (name in self.current and text == _text(self.current[name])):
                 continue
             out.update(parse_settings(f"{name}={text}"))
         other = self.query_one("#whatif-other", Input).value.strip()
