@@ -567,7 +567,6 @@ class Agent:
         ``signal``; the next graph gets a fresh worker.  The last ``run_status`` (``done: True``)
         counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
         """
-        from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 

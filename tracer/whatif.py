@@ -26,7 +26,6 @@ import threading
 import traceback
 from typing import Any
 
-from inductor_step.tracer import protocol
 from inductor_step.tracer.protocol import STAGES, VARIANT_SEP, settings_label
 
 
@@ -221,12 +220,4 @@ def compare_outputs(variant_path: str, original_path: str, eager_gm: Any, script
     return out
 
 
-def worst(rows: list[dict[str, Any]] | None) -> tuple[float | None, float | None]:
-    """The largest ``max_abs`` and ``max_rel`` over outputs (None when none was compared)."""
-    vals = [r for r in rows or [] if r.get("max_abs") is not None]
-    if not vals:
-        return None, None
-    return max(r["max_abs"] for r in vals), max(r["max_rel"] for r in vals)
-
-
-__all__ = ["run_what_if", "compare_outputs", "check_settings", "worst", "protocol"]
+__all__ = ["run_what_if", "compare_outputs", "check_settings", "random_ops"]
