@@ -245,6 +245,15 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
     assert seen["pair"] == (ORIG, FUSION)
 
 
+def test_a_large_session_read_lazily_keeps_each_variant_stop_under_its_variant(whatif: Run) -> None:
+    from inductor_step.tui.session import Session
+
+    lazy = Session.of(list(read_session(whatif.record, lazy_over=1)))
+    assert any("_raw" in s for s in lazy.stops if s.get("variant"))  # some variant stops were left unparsed
+    assert lazy.stages_done(FUSION)[:6] == list(STAGES) and lazy.stages_done(ORIG)[:6] == list(STAGES)
+    assert lazy.stop_for(FUSION, "scheduling")["after"] == stop(whatif, FUSION, "scheduling")["after"]
+
+
 def test_the_tlparse_export_holds_the_scripts_compiles_only(whatif: Run, tmp_path) -> None:
     from inductor_step.tui.export import export_trace
 

@@ -110,8 +110,12 @@ class Agent:
     def send(self, msg: dict[str, Any]) -> None:
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
         msg.setdefault("t", round(time.monotonic() - self.t0, 4))
-        if protocol.VARIANT_SEP in str(msg.get("graph_kind")):  # a what-if variant's key -> kind + variant
-            msg["graph_kind"], msg["variant"] = msg["graph_kind"].split(protocol.VARIANT_SEP, 1)
+        if protocol.VARIANT_SEP in str(msg.get("graph_kind")):  # a what-if variant's key -> kind + variant,
+            kind, variant = msg["graph_kind"].split(protocol.VARIANT_SEP, 1)  # right after a stop's head
+            msg["graph_kind"] = kind            # (where the lazy reader finds it: protocol.read_session)
+            at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
+            items = list(msg.items())
+            msg = dict(items[:at] + [("variant", variant)] + items[at:])
         data = protocol.encode(msg)
         with self.lock:
             try:

@@ -509,7 +509,7 @@ class Command(TypedDict, total=False):
 #: A stop's head keys, in the order they start its line.
 STOP_HEAD_KEYS: tuple[str, ...] = tuple(StopHead.__annotations__)
 #: Head keys kept in the clear on a packed line, by message type (besides ``type``).
-PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": STOP_HEAD_KEYS[1:]}
+PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": (*STOP_HEAD_KEYS[1:], "variant")}
 _OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "name")
 #: Lines at least this long (bytes) are packed by the session writer.
 PACK_OVER = 2048
@@ -589,7 +589,7 @@ def decode(line: bytes | str) -> dict[str, Any] | None:
 # The head of a stop line as the agent writes it (stop_head), then, on a packed line, its size.
 _STR = rb'"(?:[^"\\]|\\.)*"'
 _STOP_HEAD = re.compile(rb'\{"type":"stop","seq":(\d+),"compile_id":(' + _STR + rb'),"graph_kind":(' + _STR
-                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"size":(\d+),"zlib":")?')
+                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"variant":(' + _STR + rb'))?(?:,"size":(\d+),"zlib":")?')
 LAZY = "_raw"  # key of a stop whose body is not parsed yet (see read_session's lazy_over)
 
 
@@ -646,11 +646,14 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                 start, pos = pos, end
                 if lazy_over is not None and not first and end - start > min(lazy_over, _LAZY_MIN):
                     m = _STOP_HEAD.match(mm[start:start + 512])
-                    if m and (int(m.group(6)) if m.group(6) else end - start) > lazy_over \
+                    if m and (int(m.group(7)) if m.group(7) else end - start) > lazy_over \
                             and mm[end - 4:end].rstrip().endswith(b"}"):  # a whole line, not a torn one
-                        yield {"type": "stop", "seq": int(m.group(1)), "compile_id": json.loads(m.group(2)),
-                               "graph_kind": json.loads(m.group(3)), "stage": json.loads(m.group(4)),
-                               "paused": m.group(5) == b"true", LAZY: (path, start, end - start)}
+                        head = {"type": "stop", "seq": int(m.group(1)), "compile_id": json.loads(m.group(2)),
+                                "graph_kind": json.loads(m.group(3)), "stage": json.loads(m.group(4)),
+                                "paused": m.group(5) == b"true", LAZY: (path, start, end - start)}
+                        if m.group(6):  # a what-if variant's stop (its variant follows the head)
+                            head["variant"] = json.loads(m.group(6))
+                        yield head
                         continue
                 msg = decode(mm[start:end])
                 if msg is None:
