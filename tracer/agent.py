@@ -56,7 +56,7 @@ class Agent(Capture):
     """
 
     def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
-                 run_at_end: bool = False, serve: bool = False):
+                 run_at_end: bool = False, serve: bool = False, what_if: list[dict[str, Any]] | None = None):
         self.out = os.fdopen(msg_fd, "wb", buffering=0)
         self.ctl_fd = ctl_fd
         self.step = step
@@ -82,11 +82,24 @@ class Agent(Capture):
         self.script_calls: dict[str, dict[str, Any]] = {}
         self.profile_script_calls = False
         self.final_hooks: dict[str, bool] = {}  # tracer.adapter.install_final_hooks's hooks that exist here
+        # what if (issue 22, tracer.whatif): settings to try on every graph at the end (--what-if); the
+        # thread compiling a variant has tl.variant = (compile id, "forward · max_autotune=True")
+        self.what_if = what_if or []
+        self.what_if_inputs: dict[tuple[str, str], dict[str, Any]] = {}  # graph -> tracer.adapter.graph_snapshot
+        self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
+        self.tl = threading.local()
+        self.what_if_lock = threading.Lock()
 
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
         msg.setdefault("t", round(time.monotonic() - self.t0, 4))
+        if protocol.VARIANT_SEP in str(msg.get("graph_kind")):  # a what-if variant's key -> kind + variant,
+            kind, variant = msg["graph_kind"].split(protocol.VARIANT_SEP, 1)  # right after a stop's head
+            msg["graph_kind"] = kind            # (where the lazy reader finds it: protocol.read_session)
+            at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
+            items = list(msg.items())
+            msg = dict(items[:at] + [("variant", variant)] + items[at:])
         data = protocol.encode(msg)
         with self.lock:
             try:
@@ -107,16 +120,20 @@ class Agent(Capture):
         g.last_stage = stage
         self.current = (cid, kind)
         self.seq += 1
-        msg = protocol.stop_head(self.seq, cid, kind, stage, self.step)
+        paused = self.step and getattr(self.tl, "variant", None) is None  # a what-if variant never pauses
+        msg = protocol.stop_head(self.seq, cid, kind, stage, paused)
         attempt = self.frames.get(cid, {}).get("attempt")
         if attempt:  # Dynamo restarted this frame's analysis: torch logs the compile as [0/0_1]
             msg["attempt"] = attempt
             msg["trace_id"] = f"{cid[:-1]}_{attempt}]"
         msg.update(payload)
         self.send(msg)
-        if self.step:
+        if paused:
             while True:
                 cmd = self.resume.get()
+                if isinstance(cmd, dict) and cmd.get("cmd") == protocol.CMD_WHAT_IF:
+                    self.what_if_command(cmd)  # this compile waits while the variant compiles
+                    continue
                 if isinstance(cmd, dict):  # a query answered on this thread, where V.graph is live
                     self.answer_query(cmd)
                     continue
@@ -167,6 +184,12 @@ class Agent(Capture):
                     self.resume.put(msg)
                 elif cmd == protocol.CMD_CANCEL_RUN:
                     self.cancel_run.set()
+                elif cmd == protocol.CMD_WHAT_IF:
+                    # paused: on the compile thread at its stop (tracer.whatif); after the script: now
+                    if self.script_done or not self.step:
+                        threading.Thread(target=self.what_if_command, args=(msg,), daemon=True).start()
+                    else:
+                        self.resume.put(msg)
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
@@ -240,8 +263,8 @@ class Agent(Capture):
         return state["out"]
 
     # ------------------------------------------------------------------ run
-    def run_all(self, only: str | None = None) -> None:
-        """Time every compiled graph (or the one named ``"[0/0] forward"``); one run message each.
+    def run_all(self, only: str | list[str] | None = None) -> None:
+        """Time every compiled graph (or the one named ``"[0/0] forward"``, or those listed); one run message each.
 
         Runs on a worker thread, so no compile-thread state (fake modes, V.graph) is active.
         """
@@ -252,7 +275,8 @@ class Agent(Capture):
         try:
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
-                todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" == only]
+                names = [only] if isinstance(only, str) else only
+                todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
             if not todo:
                 self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
                 return
@@ -273,8 +297,8 @@ class Agent(Capture):
         ``signal``; the next graph gets a fresh worker.  The last ``run_status`` (``done: True``)
         counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
         """
-        from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
+        from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
         worker = TimingWorker()
         failed: list[str] = []
@@ -289,11 +313,15 @@ class Agent(Capture):
                 self.send({"type": "run_status", "message": where})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
+                orig = self.graphs.get(self.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
+                compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
+                            "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
+                           if orig and orig.get("output_path") else None)
                 try:
                     msg.update(worker.time(
                         g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
-                        num_gb=g.get("num_gb"),
-                        script=self.script_calls.get(adapter.output_module_key(g["output_path"])),
+                        num_gb=g.get("num_gb"), compare=compare,
+                        script=self._script_record(g, orig if compare else None),
                         progress=lambda text, where=where: self.send({"type": "run_status",
                                                                       "message": f"{where}: {text}"})))
                     timed += 1
@@ -312,6 +340,50 @@ class Agent(Capture):
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
         self.send({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
                    "of": len(todo)})
+
+    def _script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
+        """What timing gets of the script's own calls of graph ``g``; for a what-if variant (``orig``: its
+        original) only its original's first-call inputs: the script never called the variant, and the
+        original's autotuned launch configs and profiles belong to the original's kernels."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        rec = self.script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
+        if orig is None or rec is None:
+            return rec
+        return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
+                "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
+
+    # ------------------------------------------------------------------ what if (issue 22)
+    def what_if_command(self, cmd: dict[str, Any]) -> None:
+        """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
+        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
+
+        try:
+            run_what_if(self, str(cmd.get("compile_id")), str(cmd.get("graph_kind")), dict(cmd.get("settings") or {}),
+                        run=bool(cmd.get("run")))
+        except Exception as e:  # noqa: BLE001 - never takes the agent down
+            self.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
+                       "graph_kind": str(cmd.get("graph_kind")), "status": "failed",
+                       "message": f"{type(e).__name__}: {e}"})
+
+    def what_if_all(self) -> None:
+        """``--what-if``: every settings set on every compiled graph of the script (not on variants)."""
+        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
+
+        originals = [k for k, g in self.graphs.items() if g.get("output_path") and protocol.VARIANT_SEP not in k[1]]
+        for settings in self.what_if:
+            for cid, kind in originals:
+                run_what_if(self, cid, kind, settings)
+
+    def _pending_what_ifs(self) -> None:
+        """what_if commands queued for a stop that never came (the script ended first): run now."""
+        while True:
+            try:
+                cmd = self.resume.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(cmd, dict) and cmd.get("cmd") == protocol.CMD_WHAT_IF:
+                threading.Thread(target=self.what_if_command, args=(cmd,), daemon=True).start()
 
     # ------------------------------------------------------------------ main
     def failing_stage(self, exc: BaseException) -> tuple[str | None, str | None, str]:
@@ -401,7 +473,7 @@ class Agent(Capture):
                    "device_name": info.get("device_name"), "cuda": info.get("cuda"),
                    "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
                    "time": time.time(),
-                   "settings": settings, "hooks": hooks,
+                   "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
                    "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured"})
         if self.ctl_fd is not None:
             threading.Thread(target=self._control_loop, daemon=True).start()
@@ -444,6 +516,9 @@ class Agent(Capture):
             done_msg = "the script never compiled a graph with torch.compile"
         self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg})
         self.script_done = True
+        self._pending_what_ifs()
+        if self.what_if and compiled:
+            self.what_if_all()
         if self.run_at_end and compiled:
             self.run_all()
         if not self.serve:
@@ -507,10 +582,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--step", action="store_true", help="pause at every stop until the UI continues")
     p.add_argument("--run", action="store_true", help="time every compiled graph after the script ends")
     p.add_argument("--serve", action="store_true", help="after the script, stay up for timing requests until quit")
+    p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
+                   help="after the script, recompile every graph with these torch._inductor.config settings")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
-    agent = Agent(ns.msg_fd, ns.ctl_fd, ns.step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve)
+    agent = Agent(ns.msg_fd, ns.ctl_fd, ns.step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
+                  what_if=[protocol.parse_settings(w) for w in ns.what_if])
     return agent.main()
 
 

@@ -80,6 +80,17 @@ class Capture:
         name, md, payload = adapter.trace_event(record)
         if name is None or not wants_trace_event(name):
             return
+        variant = getattr(self.tl, "variant", None)
+        if variant is not None:  # a what-if recompile (tracer.whatif): only Inductor's own events
+            if name == "inductor_output_code":
+                self.on_output_code(variant[0], md.get("inductor_output_code") or {}, payload)
+            elif name == "artifact:inductor_provenance_tracking_node_mappings":
+                self.send({"type": "provenance", "compile_id": variant[0], "graph_kind": variant[1],
+                           "mappings": payload})
+            elif name == "artifact:fx_graph_runnable":
+                self.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": variant[0],
+                           "graph_kind": variant[1], "payload": payload})
+            return
         cid = adapter.current_compile_id()
         if cid == "[?]" and "frame_id" in md:
             cid = f"[{md['frame_id']}/{md['frame_compile_id']}]"
@@ -143,8 +154,14 @@ class Capture:
             kind = "backward"
         else:
             kind = fr["kind"] or "inference"
+        cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
         g = self.graph(cid, kind)
+        if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.what_if_inputs:
+            try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
+                self.what_if_inputs[(cid, kind)] = adapter.graph_snapshot(graph.owning_module)
+            except Exception:  # noqa: BLE001 - never in the script's way
+                logging.getLogger("inductor_step").debug("graph copy", exc_info=True)
         if g.last_stage is None:
             # backward (and any graph whose pre-grad hook did not fire): its Dynamo level is the
             # frame's Dynamo graph, captured when the forward compiled
@@ -200,6 +217,7 @@ class Capture:
         gl = adapter.current_graph()
         cid = adapter.current_compile_id()
         kind = "backward" if getattr(gl, "is_backward", False) else (self.current[1] if self.current else "inference")
+        cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
         g = self.graph(cid, kind)
         pending = g.pending_aot

@@ -228,6 +228,7 @@ class StopBase(StopHead, total=False):
     t: float  # seconds since the agent started
     attempt: int  # Dynamo restarted this frame's analysis: torch names the compile [0/0_1]
     trace_id: str  # "[0/0_1]"
+    variant: str  # a what-if recompile of the graph (issue 22): its settings, "max_autotune=True"
     unavailable: str  # the whole snapshot failed (tracer.adapter.safe)
     traceback: str
 
@@ -304,6 +305,7 @@ class Header(_Header, total=False):
     pid: int
     time: float
     settings: dict[str, Any]  # torch config values the agent set
+    inductor_settings: dict[str, Any]  # the what-if form's settings as the script runs them (tracer.adapter.WHAT_IF_SETTINGS)
     hooks: list[str]
     note: str
     t: float
@@ -323,6 +325,7 @@ class _Error(TypedDict):
 
 
 class Error(_Error, total=False):
+    variant: str  # the failed compile was a what-if variant (see WhatIf)
     full_message: str
     traceback: str
     compile_id: str | None
@@ -364,6 +367,7 @@ class Provenance(TypedDict, total=False):
     compile_id: str
     graph_kind: GraphKind
     mappings: str  # inductor_provenance_tracking_node_mappings JSON
+    variant: str
     t: float
 
 
@@ -372,6 +376,7 @@ class Artifact(TypedDict, total=False):
     name: str  # "fx_graph_runnable"
     compile_id: str
     graph_kind: GraphKind
+    variant: str
     payload: str
     t: float
 
@@ -522,6 +527,8 @@ class Run(TypedDict, total=False):
     threads: int
     pid: int
     kernels: list[RunKernel]
+    variant: str  # a what-if variant's timing
+    numerics: Numerics  # a variant's outputs against the original compiled graph's and eager's
     error: str
     traceback: str
     failed: bool
@@ -536,14 +543,51 @@ class Run(TypedDict, total=False):
     t: float
 
 
+class OutputError(TypedDict, total=False):
+    """One output of a graph compared with a reference on the same inputs: ``max_abs`` = max |x - ref|,
+    ``max_rel`` = max_abs / max |ref| (0 when both are 0); ``error`` where it could not be compared."""
+    output: int
+    shape: str
+    dtype: str
+    max_abs: float | None
+    max_rel: float | None
+    error: str
+
+
+class Numerics(TypedDict, total=False):
+    """A what-if variant's outputs against the original compiled graph (``vs_original``) and the
+    post-grad graph run eagerly (``vs_eager``), on the same inputs (``inputs`` says which);
+    ``unavailable`` where they could not be compared (tracer.whatif.compare_outputs)."""
+    inputs: str
+    vs_original: list[OutputError]
+    vs_eager: list[OutputError]
+    note: str  # why vs_eager may differ by design (random ops)
+    unavailable: str
+
+
+class WhatIf(TypedDict, total=False):
+    """A what-if recompile of a graph (issue 22): ``status`` "compiling", then "done" (the variant's
+    stops were sent; its graph key is ``"[0/0] forward · max_autotune=True"``) or "failed" (``message``;
+    an ``error`` message names the stage)."""
+    type: Literal["what_if"]
+    compile_id: str
+    graph_kind: GraphKind
+    variant: str
+    settings: dict[str, Any]
+    status: Literal["compiling", "done", "failed"]
+    message: str
+    t: float
+
+
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run]
+                RunStatus, FusionQuery, Run, WhatIf]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
     "header": Header, "stop": StopBase, "output": Output, "error": Error, "done": Done,
     "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
     "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
+    "what_if": WhatIf,
 }
 
 
@@ -554,13 +598,18 @@ CMD_CAN_FUSE = "can_fuse"   # ask can_fuse(a, b) while paused; answered by a fus
 CMD_RUN = "run"             # time the compiled graphs (all, or the one named in "graph")
 CMD_CANCEL_RUN = "cancel_run"
 CMD_QUIT = "quit"           # end the agent
+CMD_WHAT_IF = "what_if"     # recompile one graph with Inductor settings changed (issue 22)
 
 
 class Command(TypedDict, total=False):
-    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit"]
+    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit", "what_if"]
     a: str  # can_fuse: scheduler node names
     b: str
     graph: str | None  # run: "[0/0] forward", or all graphs
+    compile_id: str  # what_if: the graph to recompile, with these torch._inductor.config settings
+    graph_kind: str
+    settings: dict[str, Any]
+    run: bool  # what_if: then time the original and the variant (with numerics)
 
 
 # ----------------------------------------------------------------------------- framing
@@ -568,7 +617,7 @@ class Command(TypedDict, total=False):
 #: A stop's head keys, in the order they start its line.
 STOP_HEAD_KEYS: tuple[str, ...] = tuple(StopHead.__annotations__)
 #: Head keys kept in the clear on a packed line, by message type (besides ``type``).
-PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": STOP_HEAD_KEYS[1:]}
+PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": (*STOP_HEAD_KEYS[1:], "variant")}
 _OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "name")
 #: Lines at least this long (bytes) are packed by the session writer.
 PACK_OVER = 2048
@@ -658,7 +707,7 @@ def decode(line: bytes | str) -> dict[str, Any] | None:
 # The head of a stop line as the agent writes it (stop_head), then, on a packed line, its size.
 _STR = rb'"(?:[^"\\]|\\.)*"'
 _STOP_HEAD = re.compile(rb'\{"type":"stop","seq":(\d+),"compile_id":(' + _STR + rb'),"graph_kind":(' + _STR
-                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"size":(\d+),"zlib":")?')
+                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"variant":(' + _STR + rb'))?(?:,"size":(\d+),"zlib":")?')
 LAZY = "_raw"  # key of a stop whose body is not parsed yet (see read_session's lazy_over)
 
 
@@ -716,11 +765,14 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                 start, pos = pos, end
                 if lazy_over is not None and not first and end - start > min(lazy_over, _LAZY_MIN):
                     m = _STOP_HEAD.match(mm[start:start + 512])
-                    if m and (int(m.group(6)) if m.group(6) else end - start) > lazy_over \
+                    if m and (int(m.group(7)) if m.group(7) else end - start) > lazy_over \
                             and mm[end - 4:end].rstrip().endswith(b"}"):  # a whole line, not a torn one
-                        yield {"type": "stop", "seq": int(m.group(1)), "compile_id": json.loads(m.group(2)),
-                               "graph_kind": json.loads(m.group(3)), "stage": json.loads(m.group(4)),
-                               "paused": m.group(5) == b"true", LAZY: (path, start, end - start)}
+                        head = {"type": "stop", "seq": int(m.group(1)), "compile_id": json.loads(m.group(2)),
+                                "graph_kind": json.loads(m.group(3)), "stage": json.loads(m.group(4)),
+                                "paused": m.group(5) == b"true", LAZY: (path, start, end - start)}
+                        if m.group(6):  # a what-if variant's stop (its variant follows the head)
+                            head["variant"] = json.loads(m.group(6))
+                        yield head
                         continue
                 msg = decode(mm[start:end])
                 if msg is None:
@@ -739,8 +791,50 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
 
 
 def graph_key(msg: dict[str, Any]) -> str:
-    """The graph a message belongs to, as shown to users: ``"[0/0] forward"``."""
-    return f"{msg.get('compile_id', '[?]')} {msg.get('graph_kind', '?')}"
+    """The graph a message belongs to, as shown to users: ``"[0/0] forward"``; a what-if variant's:
+    ``"[0/0] forward · max_autotune=True"``."""
+    key = f"{msg.get('compile_id', '[?]')} {msg.get('graph_kind', '?')}"
+    return f"{key}{VARIANT_SEP}{msg['variant']}" if msg.get("variant") else key
+
+
+# ----------------------------------------------------------------------------- what if (issue 22)
+
+VARIANT_SEP = " · "  # between a graph's key and its what-if variant's settings
+
+
+def parse_settings(text: str) -> dict[str, Any]:
+    """``"max_autotune=True, realize_opcount_threshold=1"`` -> ``{"max_autotune": True, ...}``: each
+    value a Python literal (``True``, ``1``, ``0.5``, ``'x'``), else the text itself.  Raises
+    ValueError with a one-line reason on an item without ``=`` or a bad name (whether torch has
+    the setting is checked by the agent)."""
+    import ast  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+    for item in (p.strip() for p in re.split(r",(?![^\[\](){}]*[\])}])", text)):
+        if not item:
+            continue
+        name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
+            raise ValueError(f"not a setting: {item!r} (want name=value, e.g. max_autotune=True)")
+        try:
+            out[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[name] = value
+    if not out:
+        raise ValueError(f"no setting given in {text!r} (want name=value, e.g. max_autotune=True)")
+    return out
+
+
+def settings_label(settings: dict[str, Any]) -> str:
+    """A variant's name from its settings: ``"max_autotune=True,realize_opcount_threshold=1"``."""
+    return ",".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in settings.items())
+
+
+def split_variant(key: str) -> tuple[str, str | None]:
+    """``"[0/0] forward · max_autotune=True"`` -> ``("[0/0] forward", "max_autotune=True")``."""
+    base, sep, variant = key.partition(VARIANT_SEP)
+    return base, (variant if sep else None)
 
 
 # ----------------------------------------------------------------------------- validation

@@ -31,6 +31,7 @@ from inductor_step.tui.screens.too_small import MIN_SIZE, TooSmallScreen
 from inductor_step.tui.search import SearchBox
 from inductor_step.tui import screenshots
 from inductor_step.tui.screens import diff_actions
+from inductor_step.tui.screens import whatif
 from inductor_step.tui.commands import Commands
 from inductor_step.tui.session import Session, freeze_gc
 from inductor_step.tui.state import BufferSelected, OpenKernel, ViewState
@@ -166,6 +167,10 @@ class StepApp(App[None]):
             if t == "run" and msg.get("error"):
                 self.notify(f"timing {graph_key(msg)} failed: {msg['error']}", severity="error", timeout=8,
                             markup=False)
+            elif t == "run" and msg.get("variant"):
+                whatif.on_message(self, msg)
+        elif t == "what_if":
+            whatif.on_message(self, msg)
         elif t == "error":
             v.paused = None
             self._pending_next = 0
@@ -423,6 +428,10 @@ class StepApp(App[None]):
         if isinstance(pane, StagePane) and name:
             pane.point_at(name)
         self.focus_target().focus()
+
+    def action_what_if(self) -> None:
+        """w: recompile the shown graph with Inductor settings changed (issue 22; tui/screens/whatif.py)."""
+        whatif.open_form(self)
 
     # ------------------------------------------------------------------ scheduling: f
     def action_fusion_pair(self) -> None:

@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", metavar="FILE", help="write the session (JSON lines) to FILE "
                    "(default: inductor-step-sessions/<script>-<time>.jsonl)")
     p.add_argument("--run", action="store_true", help="with --headless: time every compiled graph after the script ends")
+    p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
+                   help="with --headless: after the script, recompile every graph with these torch._inductor.config "
+                        "settings (e.g. 'max_autotune=True'; repeat for more variants); with --run, print the timing deltas")
     p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
     p.add_argument("--screenshots", metavar="DIR", default=None,
                    help="where `s` saves screenshots (default: inductor-step-sessions/screenshots)")
@@ -84,14 +87,18 @@ def default_record_path(script: str) -> str:
     return os.path.join("inductor-step-sessions", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
 
 
-def run_headless(script: str, args: list[str], record: str, run: bool, python: str | None) -> int:
+def run_headless(script: str, args: list[str], record: str, run: bool, python: str | None,
+                 what_if: list[str] | None = None) -> int:
     """Run straight through, print one line per stop and error; return the script's exit status."""
     from inductor_step.tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
     from inductor_step.tui.session import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[dict[str, Any]] = queue.Queue()
     writer = SessionWriter(record, {"script": script, "argv": args})
-    agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python)
+    agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python,
+                         what_if=what_if)
+    runs: dict[str, dict[str, Any]] = {}
+    shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
     rc: int | None = None
     script_rc = None
     failed = False
@@ -103,6 +110,11 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
             t = msg.get("type")
             if t == "stop":
                 print(summarize_stop(msg), flush=True)
+                if what_if and msg.get("stage") in ("scheduling", "codegen"):
+                    items = msg.get("after") if msg["stage"] == "scheduling" else msg.get("kernels")
+                    if isinstance(items, list):
+                        shapes.setdefault(protocol.graph_key(msg), {})[
+                            "fused" if msg["stage"] == "scheduling" else "kernels"] = len(items)
             elif t == "output":
                 stream = sys.stderr if msg["stream"] == "stderr" else sys.stdout
                 print(msg["text"], file=stream, flush=True)
@@ -110,7 +122,12 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 failed = True
                 where = f"{msg['compile_id']} {msg['graph_kind']} " if msg.get("compile_id") else ""
                 print(f"error in {where}{msg.get('stage')}: {msg.get('message')}", file=sys.stderr, flush=True)
+            elif t == "what_if":
+                if msg.get("status") != "compiling":
+                    print(f"{protocol.graph_key(msg):<20} what if     {msg.get('status')}: {msg.get('message')}",
+                          file=sys.stderr if msg.get("status") == "failed" else sys.stdout, flush=True)
             elif t == "run":
+                runs[protocol.graph_key(msg)] = msg
                 if msg.get("error"):
                     failed_runs.append(protocol.graph_key(msg))
                     print(f"{protocol.graph_key(msg):<20} run         failed: {msg['error']}", flush=True)
@@ -156,6 +173,11 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
         print(f"inductor-step: the agent {how} after the script ended ({last_status or 'while timing'}); "
               f"session kept in {record}", file=sys.stderr)
         return 128 - rc if rc < 0 else rc
+    if what_if:
+        from inductor_step.tui.whatif import what_if_deltas  # noqa: PLC0415
+
+        for line in what_if_deltas(runs, shapes):
+            print(line, flush=True)
     print(f"inductor-step: session written to {record}", file=sys.stderr)
     if run:
         _print_ledger(record)
@@ -227,9 +249,16 @@ def main(argv: list[str] | None = None) -> int:
         check_torch(ns.python)
         record = ns.record or default_record_path(script)
         if ns.headless:
-            return run_headless(script, args, record, ns.run, ns.python)
+            for w in ns.what_if:
+                try:
+                    protocol.parse_settings(w)
+                except ValueError as e:
+                    raise UsageError(f"--what-if: {e}") from None
+            return run_headless(script, args, record, ns.run, ns.python, ns.what_if)
         if ns.run:
             raise UsageError("--run goes with --headless; in the UI press r")
+        if ns.what_if:
+            raise UsageError("--what-if goes with --headless; in the UI press w")
         if not sys.stdout.isatty():
             raise UsageError("the UI needs a terminal; use --headless --record FILE to run without one")
         from inductor_step.tui.app import StepApp  # noqa: PLC0415

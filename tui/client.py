@@ -111,7 +111,7 @@ class AgentProcess:
 
     def __init__(self, script: str, args: list[str], on_message: Callable[[dict[str, Any]], None],
                  writer: SessionWriter | None = None, step: bool = True, run_at_end: bool = False,
-                 python: str | None = None):
+                 python: str | None = None, what_if: list[str] | None = None):
         self.on_message = on_message
         self.writer = writer
         msg_r, msg_w = os.pipe()
@@ -121,6 +121,8 @@ class AgentProcess:
             cmd += ["--step", "--serve"]
         if run_at_end:
             cmd.append("--run")
+        for w in what_if or []:  # issue 22: recompile every graph with these settings at the end
+            cmd += ["--what-if", w]
         cmd += ["--", script] if script.startswith("-") else [script]
         cmd += list(args)
         env = dict(os.environ)

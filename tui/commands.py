@@ -21,7 +21,8 @@ class Commands(Provider):
                 for g in app.session.graphs]
         out += [(f"Diff with: {g}", lambda g=g: app.diff_with(g), "d: this graph against its default partner")
                 for g in app.session.graphs if g != app.view.graph]
-        out += [("Run and time every graph", app.action_run, "r"),
+        out += [("What if: recompile this graph with Inductor settings changed", app.action_what_if, "w"),
+                ("Run and time every graph", app.action_run, "r"),
                 ("Write the bug-report bundle", app.action_report, "R"),
                 ("Save a screenshot", app.action_screenshot, "s")]
         return out

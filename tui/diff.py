@@ -39,6 +39,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from inductor_step.tracer.protocol import VARIANT_SEP
+
 #: (level key, title, the stage whose pane shows its items), top-down
 LEVELS: tuple[tuple[str, str, str], ...] = (
     ("why", "why it recompiled", "dynamo"),
@@ -736,6 +738,9 @@ def diff_timing(ra: dict[str, Any] | None, rb: dict[str, Any] | None, kmap: dict
     assert ra is not None and rb is not None
     for label, k in (("compiled graph", "compiled_ms"), ("eager", "eager_ms"), ("sum of kernel times", "kernel_sum_ms")):
         level.notes.append(f"{label}: {_delta(ra.get(k), rb.get(k))}")
+    from inductor_step.tui.whatif import numerics_lines  # noqa: PLC0415 - B a what-if variant of A (issue 22)
+
+    level.notes += numerics_lines(rb)
     level.informational = True
     for k in ("compiled_ms", "kernel_sum_ms"):
         ca, cb = ra.get(k), rb.get(k)
@@ -871,6 +876,8 @@ def default_partner(graphs: Sequence[str], key: str) -> str | None:
     frame and kind, else the nearest other graph of that kind, else any other graph."""
     m = re.match(r"\[(\d+)/(\d+)\] (\w+)", key)
     others = [g for g in graphs if g != key]
+    if VARIANT_SEP in key and key.split(VARIANT_SEP, 1)[0] in graphs:  # a what-if variant: its original
+        return key.split(VARIANT_SEP, 1)[0]
     if not others:
         return None
     if m:

@@ -203,6 +203,8 @@ def export_trace(session_path: str, out_dir: str) -> str:
             if isinstance(m.get("t"), (int, float)):
                 w.t = float(m["t"])
             typ = m.get("type")
+            if m.get("variant"):
+                continue  # a what-if recompile (issue 22) is no compile of the script's: not in its trace
             cid = str(m.get("compile_id")) if m.get("compile_id") else None
             kind = m.get("graph_kind")
             if typ == "stop" and cid:

@@ -46,6 +46,9 @@ BINDINGS: list[Binding] = [
                     "against its default partner ([0/1] against [0/0]); ctrl+p: Diff with … any graph"),
     Binding("slash", "search", "Search", key_display="/", id="search",
             tooltip="search the focused part of the pane (table or code); Enter: next match; Esc: close"),
+    Binding("w", "what_if", "What if", show=False, id="what-if",
+            tooltip="what if: recompile the shown graph with Inductor settings changed (max_autotune, ...), "
+                    "time it and diff it against the original"),
     Binding("r", "run", "Run", id="run", tooltip="run and time every compiled graph and kernel; c cancels"),
     Binding("c", "cancel_run", "Cancel run", show=False, id="cancel-run", tooltip="cancel a timing run"),
     Binding("f", "fusion_pair", "Fused?", show=False, id="fusion-pair",

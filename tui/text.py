@@ -296,6 +296,9 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
             lines.append(f"CUPTI: {run['cupti']}")
     if run.get("inputs"):
         lines.append(f"inputs: {run['inputs']}")
+    from inductor_step.tui.whatif import numerics_lines  # noqa: PLC0415 - a what-if variant's (issue 22)
+
+    lines += numerics_lines(run)
     peak = run.get("peak") or {}
     lines.append(f"peak memory bandwidth   {peak['bw_gbps']:.0f} GB/s  ({peak.get('bw_source')})" if peak.get("bw_gbps")
                  else f"peak memory bandwidth   {peak.get('bw_source', 'not recorded')}")

@@ -15,7 +15,8 @@ A new torch that moves something breaks this module only, and each capture degra
 Split by concern (issue 16): :mod:`.base` (the ``unavailable`` shape, ``safe``, versions, the live
 graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torch's structured trace),
 :mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
-:mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker).
+:mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker),
+:mod:`.whatif` (settings, a captured graph compiled again).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
 """
 
@@ -85,5 +86,13 @@ from inductor_step.tracer.adapter.output_module import (  # noqa: F401
     output_module,
     pin_configs,
     triton_config_text,
+)
+from inductor_step.tracer.adapter.whatif import (  # noqa: F401
+    WHAT_IF_SETTINGS,
+    compile_variant,
+    example_inputs,
+    graph_snapshot,
+    inductor_setting,
+    inductor_settings,
 )
 from inductor_step.tracer.adapter.output_module import _autotuners  # noqa: F401 - benchmarks/gpu_vs_profiler.py

@@ -133,10 +133,12 @@ class TimingWorker:
 
     def time(self, output_path: str, eager_gm: Any, device: str, *, cancel: threading.Event | None = None,
              progress: Callable[[str], None] | None = None, num_gb: dict[str, float] | None = None,
-             script: dict[str, Any] | None = None, timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
+             script: dict[str, Any] | None = None, timeout_s: float = TIMEOUT_S,
+             compare: dict[str, Any] | None = None) -> dict[str, Any]:
         """Time one graph in the worker; see :func:`tracer.timing.harness.time_graph` for the
         arguments and the result, which gets ``isolated`` (how it was timed) and, where the post-grad
-        graph could not be sent to the worker, ``eager_note``."""
+        graph could not be sent to the worker, ``eager_note``.  ``compare`` (a what-if variant:
+        ``{"original_path", "eager_gm"}``) adds ``numerics`` (tracer.whatif.compare_outputs)."""
         import torch  # noqa: PLC0415
 
         job = os.path.join(self.dir, f"job-{time.monotonic_ns()}.pt")
@@ -146,14 +148,20 @@ class TimingWorker:
                                 "float32_matmul_precision": torch.get_float32_matmul_precision(),
                                 "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32)}
         note = None
+        import io  # noqa: PLC0415
+
         if eager_gm is not None:
             try:
-                import io  # noqa: PLC0415
-
                 torch.save(eager_gm, io.BytesIO())
                 spec["eager_gm"] = eager_gm
             except Exception as e:  # noqa: BLE001
                 note = f"eager not timed: the post-grad graph could not be sent to the timing process ({type(e).__name__}: {e})"
+        if compare is not None:
+            spec["compare"] = dict(compare)
+            try:
+                torch.save(compare.get("eager_gm"), io.BytesIO())
+            except Exception:  # noqa: BLE001 - numerics against the original only
+                spec["compare"]["eager_gm"] = None
         torch.save(spec, job)
         if self.proc is None or self.proc.poll() is not None:
             self._stop()

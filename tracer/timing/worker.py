@@ -63,6 +63,16 @@ def main(argv: list[str]) -> int:
             result = time_graph(spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel,
                                 num_gb=spec.get("num_gb"), script=spec.get("script"),
                                 progress=lambda text: send({"progress": text}))
+            if spec.get("compare"):  # a what-if variant (issue 22): its outputs against the original's
+                send({"progress": "comparing outputs with the original and eager"})
+                try:
+                    from inductor_step.tracer.whatif import compare_outputs  # noqa: PLC0415
+
+                    result["numerics"] = compare_outputs(spec["output_path"], spec["compare"]["original_path"],
+                                                         spec["compare"].get("eager_gm"), spec.get("script"),
+                                                         random_ops=spec["compare"].get("random_ops"))
+                except Exception as e:  # noqa: BLE001
+                    result["numerics"] = {"unavailable": f"{type(e).__name__}: {e}"}
             send({"result": result})
         except BaseException as e:  # noqa: BLE001 - reported to the agent as this graph's failure
             send({"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()})

@@ -1,0 +1,223 @@
+"""What if (issue 22): recompile one captured graph with Inductor settings changed.
+
+The agent keeps, for every graph, a copy of the post-grad graph as ``compile_fx_inner`` got it
+(taken at ``post_grad_custom_pre_pass``, before Inductor's post-grad passes; see
+:func:`tracer.adapter.graph_snapshot`) and the shapes of its inputs.  :func:`run_what_if`
+compiles a fresh copy of it again with ``torch._inductor.compile_fx.compile_fx_inner`` under
+``torch._inductor.config.patch(settings)``, on a thread of its own, while the agent's stage hooks
+record every stage as they do for the script's compiles: the stops carry the original's
+``compile_id`` and ``graph_kind`` and a ``variant`` field (``"max_autotune=True"``), so the variant
+is the graph ``"[0/0] forward · max_autotune=True"`` of the session.  The variant's stops never
+pause (the compile runs straight through); a compile paused on the script's thread waits until the
+variant is done, and the agent's per-compile state (current graph, fusion log) is put back after it.
+
+Inputs: real random tensors of the shapes, strides, dtypes and devices the original compile saw
+(symbolic sizes at their hints: a dynamic-shape graph's variant is compiled static at those sizes),
+so the variant compiles in a FakeTensorMode and ShapeEnv of its own and adds no guard to the
+script's.  The FX-graph and autotune caches are off in the agent (tracer.adapter.configure_inductor).
+
+:func:`compare_outputs` (run in the timing worker) compares a variant's outputs with the original
+compiled graph's and with the post-grad graph run eagerly, on the same inputs.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any
+
+from inductor_step.tracer.protocol import STAGES, VARIANT_SEP, settings_label
+
+
+def check_settings(settings: dict[str, Any]) -> str | None:
+    """None if every name is a ``torch._inductor.config`` value setting here, else a one-line reason."""
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+
+    for name in settings:
+        try:
+            adapter.inductor_setting(name)
+        except KeyError as e:
+            return str(e.args[0])
+    return None
+
+
+def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: bool = False) -> str | None:
+    """Recompile graph ``(cid, kind)`` of ``agent`` (a :class:`tracer.agent.Agent`) with ``settings``;
+    returns the variant's graph key (``"[0/0] forward · max_autotune=True"``) or None when it failed.
+
+    Sends ``what_if`` messages (``compiling``, then ``done`` or ``failed``), the variant's stops and,
+    for a compile that raises, an ``error`` at the stage after the variant's last stop.  ``run``: then
+    time the original and the variant (the ``run`` command's timing, the variant's with numerics).
+    Call it on any thread but the one compiling: it compiles on a thread of its own and waits.
+    """
+    variant = settings_label(settings)
+    vkind = f"{kind}{VARIANT_SEP}{variant}"
+    head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": variant, "settings": settings}
+    why = check_settings(settings)
+    g = agent.graphs.get((cid, kind))
+    snapshot = agent.what_if_inputs.get((cid, kind))
+    if why is None and (g is None or snapshot is None):
+        why = (f"{cid} {kind} has no post-grad graph captured yet (it reaches Inductor after its aot stop)"
+               if g is not None else f"no graph {cid} {kind} in this session")
+    if why is not None:
+        agent.send({**head, "status": "failed", "message": why})
+        return None
+    agent.send({**head, "status": "compiling", "message": f"recompiling {cid} {kind} with {variant}"})
+    agent.graphs.pop((cid, vkind), None)
+    state: dict[str, Any] = {}
+
+    def compile_it() -> None:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        agent.tl.variant = (cid, vkind)
+        try:
+            fr = agent.frames.get(cid) or {}
+            note = (f"The Dynamo graph of {cid} {kind}: this variant recompiled that graph's post-grad graph "
+                    f"(as compile_fx_inner got it) with {variant}; Dynamo and AOTAutograd did not run again.")
+            agent.stop(cid, vkind, "dynamo", {"graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "",
+                                                                              "nodes": []},
+                                               "graph_breaks": fr.get("graph_breaks") or [],
+                                               "recompile_reasons": [], "note": note})
+            state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=kind == "backward",
+                                                        is_inference=kind == "inference")
+        except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
+            state["error"] = e
+            state["traceback"] = traceback.format_exc()
+        finally:
+            agent.tl.variant = None
+
+    saved = (agent.current, agent.fusion_lines, agent.capture_fusion)
+    t = threading.Thread(target=compile_it, name="inductor-step what-if", daemon=True)
+    with agent.what_if_lock:
+        try:
+            t.start()
+            t.join()
+        finally:
+            agent.current, agent.fusion_lines, agent.capture_fusion = saved
+    vg = agent.graphs.get((cid, vkind)) or {}
+    if "error" in state:
+        e = state["error"]
+        last = vg.get("last_stage")
+        stage = "codegen" if last == "codegen" else STAGES[STAGES.index(last) + 1] if last in STAGES else "aot"
+        text = f"{type(e).__name__}: {e}".strip()
+        agent.send({"type": "error", "stage": stage, "message": text.splitlines()[0] if text else type(e).__name__,
+                    "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
+                    "graph_kind": vkind})
+        agent.send({**head, "status": "failed", "message": f"the variant failed at {stage}: {text.splitlines()[0]}"})
+        return None
+    agent.variant_of[(cid, vkind)] = (cid, kind)
+    agent.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
+    if run:
+        threading.Thread(target=_time_when_ready, args=(agent, (cid, kind), (cid, vkind)), daemon=True,
+                         name="inductor-step what-if timing").start()
+    return f"{cid} {vkind}"
+
+
+def _time_when_ready(agent: Any, orig: tuple[str, str], var: tuple[str, str]) -> None:
+    """Time the original and the variant (``run`` messages, the variant's with numerics) once the
+    original has its output code: a what-if made while the original's compile is paused before
+    codegen waits for it (or for the script's end, when the variant is timed alone), and for any
+    timing run in progress to end."""
+    import time  # noqa: PLC0415
+
+    while not (agent.graphs.get(orig) or {}).get("output_path") and not agent.script_done:
+        time.sleep(0.2)
+    while agent.run_lock.locked():
+        time.sleep(0.2)
+    agent.run_all(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
+
+
+# ----------------------------------------------------------------------------- numerics (timing worker)
+
+def _errors(outs: Any, refs: Any) -> list[dict[str, Any]]:
+    import torch  # noqa: PLC0415
+
+    outs, refs = list(outs or []), list(refs or [])
+    rows: list[dict[str, Any]] = []
+    for i, (x, r) in enumerate(zip(outs, refs)):
+        row: dict[str, Any] = {"output": i}
+        if not isinstance(x, torch.Tensor) or not isinstance(r, torch.Tensor):
+            if x == r or (x is None and r is None):
+                row.update(max_abs=0.0, max_rel=0.0)
+            else:
+                row["error"] = f"not tensors: {type(x).__name__} vs {type(r).__name__}"
+            rows.append(row)
+            continue
+        row.update(shape=str(list(x.shape)), dtype=str(x.dtype).replace("torch.", ""))
+        if x.shape != r.shape:
+            row["error"] = f"shape {list(x.shape)} vs {list(r.shape)}"
+        elif x.numel() == 0:
+            row.update(max_abs=0.0, max_rel=0.0)
+        else:
+            a, b = x.detach().double(), r.detach().to(x.device).double()
+            diff = (a - b).abs()
+            bad = ~(torch.isfinite(a) == torch.isfinite(b))
+            max_abs = float("inf") if bool(bad.any()) else float(diff.nan_to_num(0.0).max())
+            scale = float(b.abs().nan_to_num(0.0, posinf=0.0, neginf=0.0).max())
+            row.update(max_abs=max_abs, max_rel=(max_abs / scale) if scale else (0.0 if max_abs == 0 else float("inf")))
+        rows.append(row)
+    if len(outs) != len(refs):
+        rows.append({"output": min(len(outs), len(refs)), "error": f"{len(outs)} outputs vs {len(refs)}"})
+    return rows
+
+
+def random_ops(gm: Any) -> list[str]:
+    """The random ops of a post-grad graph (``prims.inductor_random.default``, dropout, seeds), by target."""
+    return sorted({str(n.target) for n in gm.graph.nodes if n.op == "call_function"
+                   and any(w in str(n.target) for w in ("rand", "dropout", "seed", "bernoulli"))})
+
+
+def compare_outputs(variant_path: str, original_path: str, eager_gm: Any, script: dict[str, Any] | None = None,
+                    seed: int = 0, random_ops: list[str] | None = None) -> dict[str, Any]:
+    """A variant's outputs against the original's (:class:`tracer.protocol.Numerics`).
+
+    ``variant_path``/``original_path``: the output modules (``inductor_output_code``'s file);
+    ``eager_gm``: the original's post-grad GraphModule (or None); ``random_ops``: its random ops
+    (:func:`random_ops`, taken before it was sent here: unpickling a GraphModule traces its code again,
+    and Inductor's random prims then run once and become constants).  Inputs: the variant module's
+    ``get_args()`` (seeded), with the script's own first-call tensors where shapes match (as timing
+    does); each graph gets its own copy, since a compiled ``call`` may mutate its inputs, and starts
+    from the same RNG state (``torch.manual_seed(seed + 1)``).  Eager draws random numbers by another
+    algorithm than Inductor's generated code, so a graph with random ops differs from eager by design.
+    """
+    import torch  # noqa: PLC0415
+
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer.timing.harness import _graph_args, _use_script_inputs  # noqa: PLC0415
+
+    torch.manual_seed(seed)
+    vmod = adapter.load_output_module(variant_path)
+    omod = adapter.load_output_module(original_path)
+    with torch.no_grad():
+        args = _graph_args(vmod)
+        ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or {})
+        inputs = (f"the variant's get_args() (random, seed {seed})"
+                  + (f"; the script's first-call values for {ints + floats} tensors" if ints + floats else ""))
+
+        def copy() -> list:
+            """The inputs again, and the same RNG state: a graph's random ops (dropout) draw the same numbers."""
+            torch.manual_seed(seed + 1)
+            return [a.clone(memory_format=torch.preserve_format) if isinstance(a, torch.Tensor) else a for a in args]
+
+        out: dict[str, Any] = {"inputs": inputs}
+        mine = vmod.call(copy())
+        try:
+            out["vs_original"] = _errors(mine, omod.call(copy()))
+        except Exception as e:  # noqa: BLE001
+            out["vs_original"] = [{"output": 0, "error": f"the original did not run on these inputs: "
+                                                         f"{type(e).__name__}: {e}"}]
+        if eager_gm is not None:
+            rand = random_ops or []
+            if rand:
+                out["note"] = (f"the graph draws random numbers ({', '.join(rand[:3])}): eager draws them by another "
+                               "algorithm than Inductor's generated code, so vs eager differs by design")
+            try:
+                eager_gm.recompile()
+                ref = eager_gm(*[a for a in copy()])
+                out["vs_eager"] = _errors(mine, ref if isinstance(ref, (list, tuple)) else [ref])
+            except Exception as e:  # noqa: BLE001
+                out["vs_eager"] = [{"output": 0, "error": f"eager did not run: {type(e).__name__}: {e}"}]
+    return out
+
+
+__all__ = ["run_what_if", "compare_outputs", "check_settings", "random_ops"]

@@ -1,0 +1,82 @@
+"""What if (issue 22), the UI side without Textual: the timing deltas of variants against their
+originals (``--headless --what-if ... --run`` prints them) and the numerics lines shown with a
+variant's timing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inductor_step.tracer.protocol import split_variant
+from inductor_step.tui.text import fmt_ms
+
+
+def _err(v: Any) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def numerics_lines(run: dict[str, Any]) -> list[str]:
+    """A variant's outputs against the original compiled graph's and eager's, one line per output
+    (``max abs`` = max |variant - reference|, ``max rel`` = that over max |reference|)."""
+    num = run.get("numerics")
+    if not isinstance(num, dict):
+        return []
+    if num.get("unavailable"):
+        return [f"numerics: not compared ({num['unavailable']})"]
+    lines = [f"numerics (inputs: {num.get('inputs', '?')}):"] + ([f"  note: {num['note']}"] if num.get("note") else [])
+    for which, label in (("vs_original", "vs original compiled"), ("vs_eager", "vs eager")):
+        for r in num.get(which) or []:
+            what = f"  {label:<21} output {r.get('output')}"
+            if r.get("shape"):
+                what += f" {r.get('dtype', '')}{r['shape']}"
+            lines.append(f"{what}: {r['error']}" if r.get("error") else
+                         f"{what}: max abs {_err(r.get('max_abs'))}, max rel {_err(r.get('max_rel'))}")
+    return lines
+
+
+def worst_error(rows: list[dict[str, Any]] | None) -> tuple[float | None, float | None]:
+    """The largest ``max_abs`` and ``max_rel`` over a comparison's outputs (None when none compared)."""
+    vals = [r for r in rows or [] if r.get("max_abs") is not None]
+    if not vals:
+        return None, None
+    return max(r["max_abs"] for r in vals), max(r["max_rel"] for r in vals)
+
+
+def what_if_deltas(runs: dict[str, dict[str, Any]], shapes: dict[str, dict[str, int]] | None = None) -> list[str]:
+    """Lines comparing each variant (``"[0/0] forward · max_autotune=True"``) with its original: the
+    scheduler nodes left after fusion and the kernels (``shapes``: key -> ``{"fused": n, "kernels": n}``,
+    from the scheduling and codegen stops), then, when timed (``runs``: key -> ``run`` message),
+    compiled ms, kernel sum, the change in %, and the worst numerics error."""
+    out: list[str] = []
+    shapes = shapes or {}
+    for key in dict.fromkeys([*shapes, *runs]):
+        base, variant = split_variant(key)
+        if variant is None:
+            continue
+        so, sv = shapes.get(base) or {}, shapes.get(key) or {}
+        shape = ", ".join(f"{label} {so.get(k, '-')} -> {sv.get(k, '-')}" for k, label in
+                          (("fused", "scheduler nodes after fusion"), ("kernels", "kernels")) if k in sv)
+        v = runs.get(key)
+        if v is None:
+            if shape:
+                out.append(f"what if {key}: {shape} (not timed: --run times them)")
+            continue
+        o = runs.get(base)
+        head = f"what if {key}: " + (f"{shape}; " if shape else "")
+        if v.get("error"):
+            out.append(f"{head}not timed ({v['error']})")
+            continue
+        if o is None or o.get("error") or not isinstance(o.get("compiled_ms"), (int, float)):
+            out.append(f"{head}compiled {fmt_ms(v.get('compiled_ms'))} ms (the original was not timed)")
+            continue
+        oc, vc = o["compiled_ms"], v.get("compiled_ms")
+        pct = f" ({(vc - oc) / oc * 100:+.1f}%)" if isinstance(vc, (int, float)) and oc else ""
+        line = (f"{head}compiled {fmt_ms(oc)} -> {fmt_ms(vc)} ms{pct}, kernel calls timed "
+                f"{len(o.get('kernels') or [])} -> {len(v.get('kernels') or [])}, kernel sum "
+                f"{fmt_ms(o.get('kernel_sum_ms'))} -> {fmt_ms(v.get('kernel_sum_ms'))} ms")
+        num = v.get("numerics") or {}
+        for which, label in (("vs_original", "original"), ("vs_eager", "eager")):
+            a, r = worst_error(num.get(which))
+            if a is not None:
+                line += f"; vs {label}: max abs {_err(a)}, max rel {_err(r)}"
+        out.append(line)
+    return out
