@@ -50,7 +50,10 @@ class Preparer:
             return
         nxt = app.session.stops[cur + 1]
         graph, stage = graph_key(nxt), nxt["stage"]
-        if LAZY in nxt or app.session.error_for(graph) is not None:
+        if LAZY in nxt:  # the background parse has not reached it yet: try again soon
+            self._timer = app.set_timer(0.5, self._start)
+            return
+        if app.session.error_for(graph) is not None:
             return
         pane = app.pane(stage)
         if graph != app.view.graph:  # another graph: its rows only (the detail reads the view's graph)

@@ -56,7 +56,7 @@ def legacy_kernel_spans(stop: dict[str, Any]) -> dict[str, dict[str, Any]]:
         first = wrapper.count("\n", 0, m.start()) + 1
         body = wrapper.count("\n", 0, m.start("src")) + 1
         defs[m.group("name")] = {"def": [first, wrapper.count("\n", 0, m.end()) + 1], "body": body}
-    lines = None
+    calls: dict[str, int] | None = None
     for k in stop.get("kernels") or []:
         name = k.get("name")
         if name in defs:
@@ -67,10 +67,14 @@ def legacy_kernel_spans(stop: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 d["body"] += 1
             spans[name] = d
         elif k.get("source"):
-            if lines is None:
-                lines = [ln.strip() for ln in wrapper.split("\n")]
-            want = k["source"].strip()
-            line = next((i + 1 for i, ln in enumerate(lines) if ln == want or ln.endswith("= " + want)), None)
+            if calls is None:  # each stripped line, and what follows "x = ", -> its first line (one pass)
+                calls = {}
+                for i, ln in enumerate(wrapper.split("\n")):
+                    ln = ln.strip()
+                    calls.setdefault(ln, i + 1)
+                    if " = " in ln:
+                        calls.setdefault(ln.split(" = ", 1)[1], i + 1)
+            line = calls.get(k["source"].strip())
             if line:
                 spans[name] = {"call": line}
     return spans
