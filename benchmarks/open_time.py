@@ -1,7 +1,11 @@
-"""Time to first frame of `inductor-step --open SESSION` in a real terminal (tmux): from starting
-the process until the stage bar is on screen.  Median of several runs.
+"""Time to first frame of `inductor-step --open SESSION` in a real terminal (tmux, 160x50): from starting
+the process until the stage bar ("✓dynamo") and the footer ("n Next") are on screen.  Median of several runs.
 
-    python benchmarks/open_time.py SESSION [--repeats 5]
+    python benchmarks/open_time.py SESSION [--repeats 5] [--cmd "COMMAND THAT OPENS A SESSION"] [--json OUT]
+
+``--cmd`` runs another checkout, e.g. the one before issue 16's restructure (top-level ``tui`` package):
+``--cmd "cd /tmp/before && PYTHONPATH=/tmp/before python -m tui.cli --open"``; the session's absolute path is
+appended (or replaces ``{session}``).  ``--json`` writes every run's time in ms.
 """
 
 import argparse
@@ -14,18 +18,20 @@ import time
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from key_latency import has_first_frame, open_command  # noqa: E402  (the same markers and --cmd)
 
 
-def once(session: str) -> float:
+def once(cmd: str) -> float:
+    """Seconds from starting ``cmd`` in a new tmux server until its screen shows the first frame."""
     sock = f"bench-{uuid.uuid4().hex[:6]}"
     tm = ["tmux", "-L", sock]
-    cmd = f"cd {ROOT} && {sys.executable} -m inductor_step --open {session}; sleep 5"
     start = time.perf_counter()
-    subprocess.run(tm + ["new-session", "-d", "-s", "b", "-x", "160", "-y", "50", cmd], check=True)
+    subprocess.run(tm + ["new-session", "-d", "-s", "b", "-x", "160", "-y", "50", cmd + "; sleep 5"], check=True)
     try:
         while time.perf_counter() - start < 60:
             screen = subprocess.run(tm + ["capture-pane", "-p", "-t", "b"], capture_output=True, text=True).stdout
-            if "✓dynamo" in screen and "Next stop" in screen:
+            if has_first_frame(screen):
                 return time.perf_counter() - start
             time.sleep(0.01)
         raise TimeoutError("no frame in 60 s")
@@ -37,10 +43,18 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("session")
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--cmd", default=None,
+                   help="shell command that opens a session (SESSION appended, or put where {session} is); "
+                        "default: this checkout's python -m inductor_step --open")
+    p.add_argument("--json", default=None, help="also write every run's time (ms) to this file")
     a = p.parse_args()
-    xs = [once(os.path.abspath(a.session)) for _ in range(a.repeats)]
+    cmd = open_command(a.cmd, os.path.abspath(a.session))
+    xs = [once(cmd) for _ in range(a.repeats)]
     size = os.path.getsize(a.session) / 1e6
     with open(a.session, "rb") as f:
         fmt = json.loads(f.readline()).get("format")
     print(f"{a.session} ({size:.1f} MB, {fmt}): first frame median {statistics.median(xs) * 1000:.0f} ms "
           f"(min {min(xs) * 1000:.0f}, max {max(xs) * 1000:.0f}, {a.repeats} runs)")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"session": os.path.abspath(a.session), "cmd": cmd, "first_frame_ms": [x * 1000 for x in xs]}, f)
