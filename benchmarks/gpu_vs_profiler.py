@@ -1143,7 +1143,7 @@ def main() -> int:
                          "(default: off, as in a user's own program and in the agent)")
     ap.add_argument("--reuse-sessions", metavar="DIR", default=None,
                     help="take our side from DIR/<model>.jsonl where it exists (a session recorded by the same "
-                         "headless command, e.g. kept by tests/test_gpu.py with INDUCTOR_STEP_KEEP_SESSIONS=DIR) "
+                         "headless command, e.g. kept by tests/gpu/test_gpu.py with INDUCTOR_STEP_KEEP_SESSIONS=DIR) "
                          "instead of running it again")
     ap.add_argument("--no-same-replay", action="store_true",
                     help="skip the check of our in-graph events against CUPTI on the same CUDA-graph replays")

@@ -1,4 +1,4 @@
-"""The model tests/test_fidelity.py checks: examples/real/nanogpt_train.py's GPT (nanoGPT's model.py in
+"""The model tests/tracer/test_fidelity.py checks: examples/real/nanogpt_train.py's GPT (nanoGPT's model.py in
 style), one compiled training step (forward + lazily compiled backward), then inference behind a
 graph break (Dynamo restarts the frame's analysis: ``[0/0_1]``) at two sequence lengths (a
 recompile).  ``--device cuda`` runs it on a GPU."""

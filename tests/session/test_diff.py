@@ -29,7 +29,7 @@ from inductor_step.tui.cli import main
 from inductor_step.tui.screens.diff import DiffScreen
 from inductor_step.tui.session import load_session
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
 FIX = os.path.join(HERE, "fixtures")
 RECOMPILE = os.path.join(FIX, "diff_recompile.jsonl")

@@ -22,7 +22,7 @@ from inductor_step.tracer.protocol import read_session
 
 torch = pytest.importorskip("torch")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 TWO_GRAPHS = textwrap.dedent('''
     import torch

@@ -17,7 +17,7 @@ import pytest
 from inductor_step.tracer.protocol import read_session
 from inductor_step.tui.app import StepApp
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(HERE, "fixtures", "demo.jsonl")
 #: the same demo recorded by today's tracer (format inductor-step/2: packed lines, kernel_spans, per-call links)
 DEMO_V2 = os.path.join(HERE, "fixtures", "demo_v2.jsonl")

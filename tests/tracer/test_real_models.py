@@ -27,7 +27,7 @@ import pytest
 
 from inductor_step.tracer.protocol import read_session
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REAL = os.path.join(ROOT, "examples", "real")
 STAGES = ["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"]
 

@@ -12,7 +12,7 @@ import time
 
 from inductor_step.tui.app import StepApp
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "scripts")
 
 

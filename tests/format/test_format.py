@@ -20,7 +20,7 @@ from inductor_step.tracer.protocol import (FORMAT, LAZY, STOP_HEAD_KEYS, load_la
                                            validate)
 from inductor_step.tui.client import SessionWriter
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "*.jsonl")))
 
 

@@ -17,7 +17,7 @@ from inductor_step.tracer.protocol import graph_key, read_session
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def record(tmp_path_factory, script: str) -> list[dict]:

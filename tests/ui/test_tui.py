@@ -18,7 +18,7 @@ from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import StagePane
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join("tests", "fixtures", "demo.jsonl")
 CODEGEN_ERROR = os.path.join("tests", "fixtures", "codegen_error.jsonl")
 

@@ -16,7 +16,7 @@ from inductor_step.tracer.protocol import read_session
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")
 
 

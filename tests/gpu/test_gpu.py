@@ -2,9 +2,9 @@
 
 Skipped where ``torch.cuda.is_available()`` is False (CI, the CPU box); run on the device machine::
 
-    python -m pytest -m gpu tests/test_gpu.py -rA
+    python -m pytest -m gpu tests/gpu/test_gpu.py -rA
 
-Like tests/test_tracer.py, every session comes from ``python -m inductor_step --headless --run --record FILE
+Like tests/tracer/test_tracer.py, every session comes from ``python -m inductor_step --headless --run --record FILE
 SCRIPT`` in a subprocess (the agent runs the script under ``torch.compile`` and times every compiled
 graph after it ends).  The scripts are benchmarks/cuda_models.py's ``attention`` (a training step,
 then inference: forward, backward and inference graphs, cuBLAS matmuls and Triton kernels) and
@@ -35,7 +35,7 @@ import pytest
 
 from inductor_step.tracer.protocol import STAGES, read_session
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "benchmarks")
 MODELS_SCRIPT = os.path.join(BENCH, "cuda_models.py")
 TIMEOUT_S = 600

@@ -22,7 +22,7 @@ import pytest
 from inductor_step.tui.export import ARTIFACTS, compile_id_fields, export_trace, main_export
 from inductor_step.tui.report import PathScrubber, build_report, main_report
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ERROR_FIXTURE = os.path.join(REPO, "tests", "fixtures", "codegen_error.jsonl")
 SECRET_VAR = "INDUCTOR_STEP_TEST_SECRET"
 SECRET = "s3cr3t-value-8d1f"

@@ -3,7 +3,7 @@
 Real ``torch.compile`` runs, no mocks.  The CPU tests drive ``inductor-step --headless --what-if ...
 --run`` (one run for the module) and the live app (keys a person presses, while the compile is
 paused); the ``gpu`` test runs ``max_autotune`` on a matmul-heavy graph (skipped without CUDA; run it
-on the device machine: ``python -m pytest -m gpu tests/test_whatif.py -rA``).
+on the device machine: ``python -m pytest -m gpu tests/tracer/test_whatif.py -rA``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from inductor_step.tracer.protocol import STAGES, graph_key, read_session, valid
 
 from test_tracer import Run, run_cli
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "scripts", "whatif_fusion.py")
 MATMUL = os.path.join(HERE, "scripts", "whatif_matmul.py")
 ORIG = "[0/0] inference"

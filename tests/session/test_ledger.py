@@ -23,7 +23,7 @@ from inductor_step.tracer.protocol import read_session
 from inductor_step.tui import ledger
 from inductor_step.tui.session import Session
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
 FIXTURE = os.path.join(HERE, "fixtures", "ledger.jsonl")
 DEMO = os.path.join(HERE, "fixtures", "demo.jsonl")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRACER = os.path.join(ROOT, "tracer")
 #: where ``torch._...`` may be touched (tracer/adapter/__init__.py says why: one place breaks on a new torch)
 TORCH_ACCESS = os.path.join(TRACER, "adapter") + os.sep

@@ -24,7 +24,7 @@ import pytest
 
 from inductor_step.tracer.protocol import FORMAT, STAGES, read_session
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
 TIMEOUT_S = 300
 

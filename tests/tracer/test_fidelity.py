@@ -14,7 +14,7 @@ tests run the same checks on CUDA (Triton: kernel lines are ``tl.load``/``tl.sto
 pointers).
 
 ``problems(...)`` returns a count per check so the same code measures a session by hand:
-``python tests/test_fidelity.py SESSION.jsonl DEBUG_DIR``.
+``python tests/tracer/test_fidelity.py SESSION.jsonl DEBUG_DIR``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "tests", "scripts", "fidelity_nanogpt.py")
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
