@@ -8,6 +8,33 @@ import pytest
 
 _exit_status: list[int] = []
 
+#: the recorded demo session most UI tests drive (tests/make_fixtures.py)
+DEMO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "demo.jsonl")
+
+
+@pytest.fixture
+def app_driver():
+    """Open a recorded session in the app, as ``inductor-step --open`` does, and drive it:
+    ``app_driver(steps, size=(120, 40), path=DEMO, **app_kwargs)`` runs ``await steps(app, pilot)``
+    in Textual's Pilot at that terminal size and returns the app (keys through ``pilot.press``)."""
+    import asyncio
+
+    from inductor_step.tracer.protocol import read_session
+    from inductor_step.tui.app import StepApp
+
+    def drive(steps, size=(120, 40), path: str = DEMO, notifications: bool = False, **kwargs):
+        app = StepApp(messages=list(read_session(path)), session_path=path, **kwargs)
+
+        async def main():
+            async with app.run_test(size=size, notifications=notifications) as pilot:
+                await pilot.pause()
+                await steps(app, pilot)
+
+        asyncio.run(main())
+        return app
+
+    return drive
+
 
 @pytest.fixture(autouse=True)
 def _details_follow_at_once(monkeypatch):

@@ -72,17 +72,6 @@ def kernel_marks(app: StepApp, buf: str) -> set[int]:
     return {body + i - 1 for a, e in b["kernel_lines"].get(kernel) or [] for i in range(a, e + 1)}
 
 
-def run_flow(steps, size=(120, 40), path: str = DEMO):
-    app = StepApp(messages=list(read_session(path)), session_path=path)
-
-    async def main():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await steps(app, pilot)
-
-    asyncio.run(main())
-
-
 async def press(pilot, *keys: str) -> None:
     for k in keys:
         await pilot.press(k)
@@ -111,7 +100,7 @@ def check_every_pane(app: StepApp, seen: dict, buf: str, where: str) -> None:
 
 
 @pytest.mark.parametrize("path", [DEMO, DEMO_V2], ids=["format-1", "format-2"])
-def test_select_in_linked_view_after_stepping_then_panes_3_to_6_follow(path):
+def test_select_in_linked_view_after_stepping_then_panes_3_to_6_follow(app_driver, path):
     """The issue's own flow: n x5, 8, down x6 (buf6), then 4, 6, 3, 5 (on a session recorded before
     the tracer shipped kernel spans, and on one recorded now)."""
     seen: dict = {}
@@ -129,7 +118,7 @@ def test_select_in_linked_view_after_stepping_then_panes_3_to_6_follow(path):
         seen["marks"] = set(app.query_one("#code-codegen").marks)
         seen["want_marks"] = kernel_marks(app, "buf6")
 
-    run_flow(steps, path=path)
+    app_driver(steps, path=path)
     assert seen["scheduling"][0] == "op6"
     assert seen["codegen"][0] == "cpp_fused_gelu_1"
     assert seen["lowering"][0] == "buf6"
@@ -137,7 +126,7 @@ def test_select_in_linked_view_after_stepping_then_panes_3_to_6_follow(path):
     assert seen["marks"] and seen["marks"] == seen["want_marks"]
 
 
-def test_select_in_the_ir_pane_then_every_pane_follows():
+def test_select_in_the_ir_pane_then_every_pane_follows(app_driver):
     """3, down to buf6, then every other pane; then back in 3, up to buf5: every pane again."""
     seen: dict = {}
 
@@ -154,7 +143,7 @@ def test_select_in_the_ir_pane_then_every_pane_follows():
             check_every_pane(app, rows, buf, f"selected {buf} in pane 3")
             seen[buf] = rows
 
-    run_flow(steps)
+    app_driver(steps)
     assert seen["buf6"]["codegen"][0] == "cpp_fused_gelu_1"
     assert seen["buf5"]["codegen"][0] == "extern_kernels.addmm#0"
 
@@ -177,7 +166,7 @@ SECOND = {"dynamo": ("linear_1", "buf7"), "aot": ("addmm_1", "buf7"), "lowering"
 
 
 @pytest.mark.parametrize("source,row,buf", SOURCES, ids=[s[0] for s in SOURCES])
-def test_a_selection_in_any_pane_moves_every_other_pane(source, row, buf):
+def test_a_selection_in_any_pane_moves_every_other_pane(app_driver, source, row, buf):
     """Every pair of panes, both ways: select in the source pane after stepping, switch to each
     other pane (its cursor is on the buffer's row), then select another buffer in the source pane
     and switch again (the panes drawn once already follow too), then come back to the source."""
@@ -206,11 +195,11 @@ def test_a_selection_in_any_pane_moves_every_other_pane(source, row, buf):
             if back != first_cell:
                 problems.append(f"back in {source}: the cursor moved to {back!r} from {first_cell!r}")
 
-    run_flow(steps)
+    app_driver(steps)
     assert not problems, "\n".join(problems)
 
 
-def test_moving_in_a_pane_after_switching_selects_there_and_the_first_pane_follows():
+def test_moving_in_a_pane_after_switching_selects_there_and_the_first_pane_follows(app_driver):
     """Select buf6 in 8, switch to 4, move to op7 there: 8 now shows buf7, and 6 its kernel."""
     seen: dict = {}
 
@@ -227,7 +216,7 @@ def test_moving_in_a_pane_after_switching_selects_there_and_the_first_pane_follo
         seen["codegen"] = shown_row(app, "codegen")
         seen["marks"] = set(app.query_one("#code-codegen").marks)
 
-    run_flow(steps)
+    app_driver(steps)
     assert "selected buf7" in seen["status"]
     assert seen["linked"][0] == "buf7"
     assert seen["codegen"][0] == "extern_kernels.addmm#1"
@@ -237,7 +226,7 @@ def test_moving_in_a_pane_after_switching_selects_there_and_the_first_pane_follo
 GRAPH_BREAKS = os.path.join(HERE, "fixtures", "graph_breaks.jsonl")
 
 
-def test_graph_break_reasons_are_on_screen_in_pane_1_the_graph_list_and_the_report(tmp_path):
+def test_graph_break_reasons_are_on_screen_in_pane_1_the_graph_list_and_the_report(app_driver, tmp_path):
     """Issue 17.2: a .item() break and a data-dependent branch.  Pane 1 shows Dynamo's reason, its
     hint and the user line for the graph each break ended; the graph list shows them uncut (wrapped);
     REPORT.md lists them."""
@@ -268,7 +257,7 @@ def test_graph_break_reasons_are_on_screen_in_pane_1_the_graph_list_and_the_repo
     assert "Data-dependent branching" in report and "graph_breaks.py:7" in report
 
 
-def test_f_says_not_fused_for_a_fused_node_and_an_extern_one_and_stops_asking():
+def test_f_says_not_fused_for_a_fused_node_and_an_extern_one_and_stops_asking(app_driver):
     """Issue 17.3: f on op0_op1_op2_op3_op4, then on op5 (an extern addmm): not fused, and the status
     line no longer asks for a second node."""
     seen: dict = {}
@@ -283,13 +272,13 @@ def test_f_says_not_fused_for_a_fused_node_and_an_extern_one_and_stops_asking():
         seen["code"] = app.query_one("#code-scheduling").text
         seen["status"] = status(app)
 
-    run_flow(steps)
+    app_driver(steps)
     assert "fusion pair: op0_op1_op2_op3_op4 and …" in seen["asking"]
     assert seen["code"].startswith("# op0_op1_op2_op3_op4 and op5: not fused")
     assert "and …" not in seen["status"]
 
 
-def test_at_80x24_the_footer_shows_quit_and_help_and_the_help_scrolls_to_its_end():
+def test_at_80x24_the_footer_shows_quit_and_help_and_the_help_scrolls_to_its_end(app_driver):
     """Issue 17.5: quit and help are on an 80-column footer; ? opens a help box that End scrolls."""
     seen: dict = {}
 
@@ -304,13 +293,13 @@ def test_at_80x24_the_footer_shows_quit_and_help_and_the_help_scrolls_to_its_end
         await press(pilot, "end")
         seen["end"], seen["max"] = box.scroll_y, box.max_scroll_y
 
-    run_flow(steps, size=(80, 24))
+    app_driver(steps, size=(80, 24))
     for key in ("q", "help"):
         assert seen[key] is not None and seen[key].right <= 80, f"{key} is off the 80-column footer: {seen[key]}"
     assert seen["max"] > 0 and seen["top"] == 0 and seen["end"] == seen["max"]
 
 
-def test_search_finds_what_is_on_screen_and_picking_a_graph_gives_the_keys_back_to_the_pane():
+def test_search_finds_what_is_on_screen_and_picking_a_graph_gives_the_keys_back_to_the_pane(app_driver):
     """Issue 17.7: / omp in pane 6 with the table focused finds the `#pragma omp` line below it; after
     g and Enter, down moves the pane's cursor instead of switching graphs."""
     seen: dict = {}
@@ -325,13 +314,13 @@ def test_search_finds_what_is_on_screen_and_picking_a_graph_gives_the_keys_back_
         seen["graph_after"] = app.view.graph
         seen["moved"] = app.query_one(f"#table-{app.view.stage}").cursor_row == row + 1
 
-    run_flow(steps)
+    app_driver(steps)
     assert "'omp' in the code: line" in seen["search"]
     assert seen["graph"] == seen["graph_after"] == "[0/0] backward"
     assert seen["moved"]
 
 
-def test_the_too_small_screen_fits_its_words_at_50x14():
+def test_the_too_small_screen_fits_its_words_at_50x14(app_driver):
     """Issue 17.10: every line of the too-small message is on a 50x14 screen."""
     seen: dict = {}
 
@@ -340,7 +329,7 @@ def test_the_too_small_screen_fits_its_words_at_50x14():
         static = app.screen.query_one("#toosmall")
         seen["lines"] = str(static.content).splitlines()
 
-    run_flow(steps, size=(50, 14))
+    app_driver(steps, size=(50, 14))
     assert seen["lines"] and all(len(line) <= 50 for line in seen["lines"]), seen["lines"]
     assert "q to quit" in seen["lines"][-1]
 
@@ -348,7 +337,7 @@ def test_the_too_small_screen_fits_its_words_at_50x14():
 CODEGEN_ERROR = os.path.join(HERE, "fixtures", "codegen_error.jsonl")
 
 
-def test_a_codegen_failure_puts_the_compilers_error_at_the_top_of_pane_6():
+def test_a_codegen_failure_puts_the_compilers_error_at_the_top_of_pane_6(app_driver):
     """Issue 17.8: the C++ compiler's `error:` line is above the generated code, not at line 75 of a
     1,168-line log."""
     app = StepApp(messages=list(read_session(CODEGEN_ERROR)), session_path=CODEGEN_ERROR)
@@ -364,7 +353,7 @@ def test_a_codegen_failure_puts_the_compilers_error_at_the_top_of_pane_6():
     assert any("error: ‘compile’ was not declared in this scope" in line for line in seen["head"])
 
 
-def test_results_show_as_a_toast_at_80_columns_and_tab_never_stops_on_the_tab_bar(tmp_path):
+def test_results_show_as_a_toast_at_80_columns_and_tab_never_stops_on_the_tab_bar(app_driver, tmp_path):
     """Issue 17.6 and 17.7: s's path is shown whole at 80 columns; tab goes table -> code -> ... and
     never to the tab bar."""
     app = StepApp(messages=list(read_session(DEMO)), session_path=DEMO, screenshots=str(tmp_path))
