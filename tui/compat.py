@@ -1,4 +1,4 @@
-"""Every use of Textual's private API, in one place (as ``tracer/adapter.py`` holds torch's).
+"""Every use of Textual's private API, in one place (as ``tracer/adapter/`` holds torch's).
 
 Each workaround says what it fixes and what was measured; a new Textual that breaks one breaks it
 here, and each degrades to Textual's own behaviour when the private name is gone.  Pinned:
