@@ -199,6 +199,12 @@ def eager_by_node(session: Any, key: str, run: dict[str, Any]) -> tuple[dict[str
                                         for (e, _ms), n in zip(items, calls)):
         return {n["name"]: ms for (_e, ms), n in zip(items, calls)}, \
             run.get("eager_nodes", "") + " (matched to the post-grad nodes by order and target)"
+    # the graph timed eagerly is the one before Inductor's last post-grad passes, the one shown is the one
+    # lowered (tracer.capture): most names agree; the nodes those passes changed have no eager time
+    matched = {name: ms for name, ms in eager.items() if name in names}
+    if calls and len(matched) >= len(calls) // 2:
+        return matched, (run.get("eager_nodes", "") + f" ({len(matched)} of {len(calls)} post-grad call nodes matched "
+                         "by name; the rest were changed by Inductor's last post-grad passes and have no eager time)")
     return None, (f"eager node times not matched to the post-grad graph ({len(items)} timed nodes, "
                   f"{len(calls)} post-grad call nodes)")
 
@@ -282,6 +288,13 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
             if a is not None:
                 a["eager_ms"] = (a["eager_ms"] or 0.0) + ms
                 a["eager_graphs"] = a.get("eager_graphs", set()) | {key}
+        if eager:  # a line some of whose nodes have no eager time gets no partial sum
+            post = ((session.stop_for(key, "aot") or {}).get("post_grad") or {}).get("nodes") or []
+            for n in post:
+                if isinstance(n, dict) and n.get("op") in _CALL_OPS and n.get("name") not in eager:
+                    a = acc.get((fx.get(n.get("name")) or {}).get("user_line") or "(no user line)")
+                    if a is not None:
+                        a.setdefault("eager_gaps", set()).add(key)
         if not eager:
             why = eager_how
             for a in acc.values():
@@ -289,7 +302,11 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
                     a["eager_missing"] = f"{key}: {why}"
     for a in acc.values():
         graphs = {g for g, _k in a["targets"]}
-        if a["eager_ms"] is not None and graphs <= a.pop("eager_graphs", set()):
+        gaps = a.pop("eager_gaps", set())
+        if gaps:
+            a["eager_missing"] = (f"{sorted(gaps)[0]}: some of this line's post-grad nodes were changed by Inductor's "
+                                  "last passes and have no eager time of their own (no partial sum)")
+        if a["eager_ms"] is not None and not gaps and graphs <= a.pop("eager_graphs", set()):
             a["eager_missing"] = None
             a["eager_source"] = "sum of the line's post-grad FX nodes' eager times (run.eager_nodes_ms: " \
                                 "torch.fx.Interpreter, each node alone)"

@@ -52,7 +52,7 @@ def test_open_a_recording_in_a_real_terminal_step_and_quit(tmp_path, size):
         t.wait_for("class GraphModule")
         t.wait_for("Next")  # footer with keys
         t.keys("n")
-        t.wait_for("post-grad node")  # the AOT pane's table
+        t.wait_for("post-grad graph")  # the AOT pane: its code under the table
         t.keys("3")
         t.wait_for("ComputedBuffer")
         t.keys("s")

@@ -11,7 +11,7 @@ from inductor_step.tui.text import POST_GRAD_HEAD, aot_text
 class AotPane(FxPane):
     stage = "aot"
     title = "2 AOT"
-    columns = ("post-grad node", "op", "target", "shape", "dtype", "user line")
+    columns = ("node", "op", "target", "shape", "dtype", "user line")
     graph_field = "post_grad"
     links_field = "fx_nodes"
 
