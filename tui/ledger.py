@@ -199,12 +199,27 @@ def eager_by_node(session: Any, key: str, run: dict[str, Any]) -> tuple[dict[str
                                         for (e, _ms), n in zip(items, calls)):
         return {n["name"]: ms for (_e, ms), n in zip(items, calls)}, \
             run.get("eager_nodes", "") + " (matched to the post-grad nodes by order and target)"
-    # the graph timed eagerly is the one before Inductor's last post-grad passes, the one shown is the one
-    # lowered (tracer.capture): most names agree; the nodes those passes changed have no eager time
-    matched = {name: ms for name, ms in eager.items() if name in names}
+    # the graph timed eagerly is the one before Inductor's last post-grad passes, re-traced in the timing
+    # process (names after targets: add_tensor_1); the one shown is the one lowered (tracer.capture). Align
+    # the two sequences of ops (difflib, by op name): the nodes those passes changed have no eager time.
+    import difflib  # noqa: PLC0415
+
+    def full(target: str) -> str:  # aten.add.Tensor -> "addtensor", as a re-traced node is named (add_tensor_1)
+        parts = target.split(".")
+        return _norm(parts[1] + "_" + parts[2]) if len(parts) >= 3 and parts[0] in ("aten", "prims") else _op_name(target)
+
+    ops = [full(str(n.get("target", ""))) for n in calls]
+    sm = difflib.SequenceMatcher(None, ops, [_norm(e) for e, _ms in items], autojunk=False)
+    matched = {}
+    for i, j, size in sm.get_matching_blocks():
+        for k in range(size):
+            matched[calls[i + k]["name"]] = items[j + k][1]
+    if calls and len(matched) < len(calls) // 2:
+        matched = {name: ms for name, ms in eager.items() if name in names}
     if calls and len(matched) >= len(calls) // 2:
         return matched, (run.get("eager_nodes", "") + f" ({len(matched)} of {len(calls)} post-grad call nodes matched "
-                         "by name; the rest were changed by Inductor's last post-grad passes and have no eager time)")
+                         "by their op sequence; the rest were changed by Inductor's last post-grad passes and have "
+                         "no eager time)")
     return None, (f"eager node times not matched to the post-grad graph ({len(items)} timed nodes, "
                   f"{len(calls)} post-grad call nodes)")
 
