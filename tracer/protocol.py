@@ -411,6 +411,7 @@ class Peak(TypedDict, total=False):
     tflops_source: str
     float32_mode: str | dict[str, bool]  # matmul_tf32 / conv_tf32
     bw_datasheet_gbps: float
+    copy_gbps: float  # the measured device-to-device copy bandwidth (what bw_gbps is, on CUDA)
 
 
 class GraphRounds(TypedDict, total=False):

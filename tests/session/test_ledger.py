@@ -396,8 +396,12 @@ def test_eager_node_times_match_the_post_grad_nodes_through_a_retraced_graph():
     run = {"eager_nodes_ms": {"var_mean_correction": 0.3, "getitem": 0.01, "mm_default": 0.2}, "eager_nodes": "how"}
     got, how = ledger.eager_by_node(S(), "[0/0] forward", run)
     assert got == {"var_mean": 0.3, "getitem_1": 0.01, "mm": 0.2} and "by order and target" in how
+    # a node the timed graph does not have (Inductor's last passes changed it): the others keep their times
     bad = {"eager_nodes_ms": {"var_mean_correction": 0.3, "getitem": 0.01, "addmm_default": 0.2}}
-    assert ledger.eager_by_node(S(), "[0/0] forward", bad)[0] is None
+    got, how = ledger.eager_by_node(S(), "[0/0] forward", bad)
+    assert got == {"var_mean": 0.3, "getitem_1": 0.01} and "2 of 3 post-grad call nodes matched" in how
+    worse = {"eager_nodes_ms": {"sum_dim": 0.3, "addmm_default": 0.2}}
+    assert ledger.eager_by_node(S(), "[0/0] forward", worse)[0] is None
     assert ledger.eager_by_node(S(), "[0/0] forward", {"eager_nodes": "not measured: why"}) == (None, "not measured: why")
 
 
