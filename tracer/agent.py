@@ -6,6 +6,12 @@ commands from fd ``R``.  The user's stdout/stderr are this process's own, which 
 pipes.  In step mode every stop blocks the compile thread until the UI sends ``continue``.
 After the script ends the agent stays up to serve ``run`` (timing) requests until ``quit`` or
 until the control pipe closes.
+
+In a torchrun job (issue 23) torch's launcher starts one agent per rank as ``python -m
+inductor_step.tracer.agent --connect SOCKET --step-rank R SCRIPT ...``: each makes its own pipes,
+hands their far ends to the UI over the Unix socket SOCKET (:func:`connect`), and from then on
+runs like an agent started with ``--msg-fd``/``--ctl-fd``.  Only rank R pauses at stops; the others
+record every stop without pausing.
 """
 
 from __future__ import annotations
@@ -56,8 +62,11 @@ class Agent(Capture):
     """
 
     def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
-                 run_at_end: bool = False, serve: bool = False, what_if: list[dict[str, Any]] | None = None):
+                 run_at_end: bool = False, serve: bool = False, what_if: list[dict[str, Any]] | None = None,
+                 distributed: dict[str, Any] | None = None):
         self.out = os.fdopen(msg_fd, "wb", buffering=0)
+        # a rank of a torchrun job (protocol.Distributed): the header says so, process groups are watched
+        self.distributed = distributed
         self.ctl_fd = ctl_fd
         self.step = step
         self.script = script
@@ -468,13 +477,24 @@ class Agent(Capture):
         if not fl.isEnabledFor(logging.DEBUG):
             fl.setLevel(logging.DEBUG)
             fl.propagate = False
-        self.send({"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
-                   "python": sys.version.split()[0], "device": info["device"],
-                   "device_name": info.get("device_name"), "cuda": info.get("cuda"),
-                   "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
-                   "time": time.time(),
-                   "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
-                   "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured"})
+        header = {"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
+                  "python": sys.version.split()[0], "device": info["device"],
+                  "device_name": info.get("device_name"), "cuda": info.get("cuda"),
+                  "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
+                  "time": time.time(),
+                  "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
+                  "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured"}
+        if self.distributed is not None:
+            from inductor_step.tracer.adapter import distributed  # noqa: PLC0415
+
+            d = self.distributed
+            note = distributed.watch_process_groups(d.get("collective_timeout_s"), self.send)
+            role = ("steps at every stop" if d.get("stepped_rank") == d["rank"] else
+                    f"records every stop without pausing (the UI steps rank {d['stepped_rank']})"
+                    if d.get("stepped_rank") is not None else "records every stop without pausing")
+            d["note"] = f"rank {d['rank']} of {d['world_size']}: {role}" + (f"; {note}" if note else "")
+            header["distributed"] = d
+        self.send(header)
         if self.ctl_fd is not None:
             threading.Thread(target=self._control_loop, daemon=True).start()
         sys.argv = [self.script] + list(self.argv)
@@ -574,11 +594,53 @@ def _run_exit_funcs(timeout: float | None = None) -> None:
     t.join(timeout)
 
 
+#: What a paused rank's process groups' timeouts are raised to (s): a day of stepping.
+COLLECTIVE_TIMEOUT_S = 24 * 3600.0
+
+
+def connect(path: str, hello: dict[str, Any]) -> tuple[int, int]:
+    """Hand this rank's pipes to the UI listening on the Unix socket ``path`` and point fds 1 and 2
+    at two of them (the script's output then reaches the UI, not torchrun's terminal).  Returns
+    ``(msg fd, ctl fd)``, this side's ends.  Raises OSError if the UI is not listening."""
+    import socket  # noqa: PLC0415
+
+    msg_r, msg_w = os.pipe()
+    ctl_r, ctl_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        for attempt in range(50):  # the UI's listener is up before torchrun starts; be patient anyway
+            try:
+                sock.connect(path)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)
+        protocol.send_hello(sock, hello, [msg_r, ctl_w, out_r, err_r])
+    finally:
+        sock.close()
+    for fd in (msg_r, ctl_w, out_r, err_r):
+        os.close(fd)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    os.close(out_w)
+    os.close(err_w)
+    return msg_w, ctl_r
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m tracer.agent``; returns the script's exit status."""
     p = argparse.ArgumentParser(prog="inductor_step.tracer.agent", description="inductor-step agent (started by the UI)")
-    p.add_argument("--msg-fd", type=int, required=True)
+    p.add_argument("--msg-fd", type=int, default=None)
     p.add_argument("--ctl-fd", type=int, default=None)
+    p.add_argument("--connect", metavar="SOCKET", default=None,
+                   help="a rank of a torchrun job: hand this rank's pipes to the UI on this Unix socket")
+    p.add_argument("--step-rank", type=int, default=None,
+                   help="with --connect: the rank that pauses at every stop (the others record without pausing)")
     p.add_argument("--step", action="store_true", help="pause at every stop until the UI continues")
     p.add_argument("--run", action="store_true", help="time every compiled graph after the script ends")
     p.add_argument("--serve", action="store_true", help="after the script, stay up for timing requests until quit")
@@ -587,8 +649,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
-    agent = Agent(ns.msg_fd, ns.ctl_fd, ns.step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
-                  what_if=[protocol.parse_settings(w) for w in ns.what_if])
+    distributed = None
+    step = ns.step
+    if ns.connect:
+        from inductor_step.tracer.adapter.distributed import rank_env  # noqa: PLC0415
+
+        try:
+            distributed = rank_env(dict(os.environ))
+        except ValueError as e:
+            p.error(str(e))
+        distributed["stepped_rank"] = ns.step_rank
+        distributed["collective_timeout_s"] = COLLECTIVE_TIMEOUT_S if ns.step_rank is not None else None
+        hello = {k: distributed[k] for k in ("rank", "local_rank", "world_size", "restart_count") if k in distributed}
+        hello["pid"] = os.getpid()
+        try:
+            ns.msg_fd, ns.ctl_fd = connect(ns.connect, hello)
+        except OSError as e:
+            print(f"inductor-step agent (rank {distributed['rank']}): cannot reach the UI at {ns.connect}: {e}",
+                  file=sys.stderr)
+            return 2
+        step = ns.step_rank == distributed["rank"]
+    elif ns.msg_fd is None:
+        p.error("one of --msg-fd or --connect is required")
+    agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
+                  what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
     return agent.main()
 
 

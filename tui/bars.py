@@ -14,13 +14,23 @@ SHORT = {"dynamo": "dyn", "aot": "aot", "lowering": "ir", "scheduling": "sched",
          "codegen": "code", "run": "run"}
 
 
-def title_text(session: Session, script: str | None, argv: list[str], session_path: str | None) -> Text:
+def title_text(session: Session, script: str | None, argv: list[str], session_path: str | None,
+               rank: str = "") -> Text:
+    """The title bar: script, args, torch, device, session; in a torchrun job ``rank`` ("rank 0/2
+    stepped") first, and the collective timeout the agent set."""
     h = session.header
     script = h.get("script") or script or "?"
     args = " ".join(h.get("argv") or argv)
     dev = h.get("device_name") or h.get("device") or "?"
-    t = Text.assemble(("inductor-step ", "bold"), (f" {os.path.basename(script)} {args} ".rstrip() + " ", ""),
-                      (f" torch {h.get('torch', '?')} ", "dim"), (f" {dev} ", "dim"))
+    t = Text.assemble(("inductor-step ", "bold"))
+    if rank:
+        t.append(f" {rank} ", style="bold reverse")
+        t.append(" ")
+    t.append_text(Text.assemble((f" {os.path.basename(script)} {args} ".rstrip() + " ", ""),
+                      (f" torch {h.get('torch', '?')} ", "dim"), (f" {dev} ", "dim")))
+    timeout = (h.get("distributed") or {}).get("collective_timeout_s")
+    if timeout:
+        t.append(f" collective timeout {timeout / 3600:g} h ", style="yellow")
     if session_path:
         t.append(f" session {session_path}", style="dim")
     return t

@@ -47,9 +47,59 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record-screens", action="store_true",
                    help="save a screenshot at every stop without key presses (live, or every stop of --open)")
     p.add_argument("--python", metavar="EXE", help="Python interpreter that runs the script (default: this one)")
+    p.add_argument("--nproc-per-node", "--nproc_per_node", type=int, metavar="N", default=None,
+                   help="run the script as a torchrun job of N processes (torch.distributed.run --standalone); "
+                        "torchrun's own spelling works too: inductor-step -m torch.distributed.run "
+                        "[TORCHRUN OPTIONS] SCRIPT, or inductor-step torchrun [TORCHRUN OPTIONS] SCRIPT")
+    p.add_argument("--rank", type=int, metavar="N", default=None,
+                   help="in a torchrun job, the rank the UI steps (default 0); the others record every stop "
+                        "without pausing")
     p.add_argument("script", nargs="?", help="the PyTorch script to run as __main__")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     return p
+
+
+#: torchrun's options that take no value (``torch.distributed.run.get_args_parser``; a test checks the list)
+LAUNCHER_FLAGS = frozenset({"-h", "--help", "--standalone", "-m", "--module", "--no-python", "--no_python",
+                            "--run-path", "--run_path", "--virtual-local-rank", "--virtual_local_rank"})
+#: our own options that take a value (to find where a launcher spelling starts)
+_VALUE_OPTIONS = frozenset({"--record", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
+                            "--nproc_per_node", "--rank"})
+#: the module names that spell torch's launcher after ``-m``
+LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch")
+
+
+def split_launcher(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``(our argv, launcher options)`` for ``inductor-step [OPTS] -m torch.distributed.run
+    [TORCHRUN OPTS] SCRIPT ARGS`` or ``inductor-step [OPTS] torchrun [TORCHRUN OPTS] SCRIPT ARGS``:
+    our argv is ``OPTS SCRIPT ARGS``; launcher options ``None`` when no launcher is spelled.
+    The script is the first argument that is no torchrun option or option value (``--`` before it
+    also works); torch's launcher parses the options again with its own parser."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-m" and i + 1 < len(argv) and argv[i + 1] in LAUNCHER_MODULES:
+            start = i + 2
+        elif a == "torchrun":
+            start = i + 1
+        elif a in _VALUE_OPTIONS:
+            i += 2
+            continue
+        elif a.startswith("-") and a != "--":
+            i += 1
+            continue
+        else:
+            return argv, None
+        j = start
+        while j < len(argv):
+            b = argv[j]
+            if b == "--":
+                return argv[:i] + argv[j + 1:], argv[start:j]
+            if not b.startswith("-"):
+                break
+            j += 1 if ("=" in b or b in LAUNCHER_FLAGS) else 2
+        return argv[:i] + argv[j:], argv[start:j]
+    return argv, None
 
 
 def check_script(path: str) -> None:
@@ -188,6 +238,71 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     return int(script_rc)
 
 
+def run_headless_job(script: str, args: list[str], launcher: list[str], record: str, run: bool,
+                     python: str | None, what_if: list[str] | None = None, nproc: int | None = None) -> int:
+    """A torchrun job straight through (no rank pauses): one line per stop, ``[rankN]``-prefixed,
+    every rank recorded; returns the launcher's exit status, else the first failing rank's."""
+    from inductor_step.tui.client import JobProcess  # noqa: PLC0415
+    from inductor_step.tui.session import summarize_stop  # noqa: PLC0415
+
+    q: queue.Queue[tuple[int | None, dict[str, Any]]] = queue.Queue()
+    job = JobProcess(script, args, launcher, lambda r, m: q.put((r, m)), record, stepped_rank=None,
+                     run_at_end=run, serve=False, python=python, what_if=what_if, nproc_per_node=nproc)
+    rcs: dict[int, int] = {}
+    launcher_rc: int | None = None
+    deadline = float("inf")  # after the launcher ended: a few seconds for the ranks' streams to close
+    try:
+        while launcher_rc is None or (len(rcs) < len(job.ranks) and time.monotonic() < deadline):
+            try:
+                rank, msg = q.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            t = msg.get("type")
+            tag = f"[rank{rank}]" if rank is not None else ""
+            if t == "stop":
+                print(f"{tag} {summarize_stop(msg)}", flush=True)
+            elif t == "output":
+                stream = sys.stderr if msg["stream"] == "stderr" else sys.stdout
+                print(f"{tag}: {msg['text']}" if tag else msg["text"], file=stream, flush=True)
+            elif t == "error":
+                where = f"{msg['compile_id']} {msg['graph_kind']} " if msg.get("compile_id") else ""
+                print(f"{tag} error in {where}{msg.get('stage')}: {msg.get('message')}", file=sys.stderr, flush=True)
+            elif t == "run" and rank is not None:
+                if msg.get("error"):
+                    print(f"{tag} {protocol.graph_key(msg):<20} run failed: {msg['error']}", flush=True)
+                else:
+                    print(f"{tag} {protocol.graph_key(msg):<20} run compiled {msg['compiled_ms']:.4f} ms, "
+                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms", flush=True)
+            elif t == "agent_exit" and rank is not None:
+                rcs[rank] = msg["returncode"]
+            elif t == "launcher_exit":
+                launcher_rc = msg["returncode"]
+                deadline = time.monotonic() + 5
+    except KeyboardInterrupt:
+        job.terminate()
+        print(f"inductor-step: interrupted; the job's sessions are kept in {job.job_path}", file=sys.stderr)
+        return 130
+    job.terminate()
+    print(f"inductor-step: job written to {job.job_path} ({len(job.ranks)} rank session(s))", file=sys.stderr)
+    _print_ranks(job.job_path)
+    if launcher_rc:
+        return launcher_rc
+    bad = [rc for _, rc in sorted(rcs.items()) if rc]
+    return bad[0] if bad else 0
+
+
+def _print_ranks(job_path: str) -> None:
+    """After a headless job: how its ranks compare (tui.ranks), from the sessions just written."""
+    try:
+        from inductor_step.tui.ranks import compare_job_file, text  # noqa: PLC0415
+    except ImportError:
+        return
+    try:
+        print(text(compare_job_file(job_path)), flush=True)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"inductor-step: no rank comparison ({type(e).__name__}: {e})", file=sys.stderr)
+
+
 def _print_ledger(record: str) -> None:
     """``--headless --run``: the ledger's short summary (issue 20) from the session just written."""
     from inductor_step.tui.ledger import summary  # noqa: PLC0415
@@ -220,8 +335,24 @@ def main(argv: list[str] | None = None) -> int:
         from inductor_step.tui.export import main_export  # noqa: PLC0415
 
         return main_export(argv[1:])
+    argv, launcher = split_launcher(argv)
     ns = build_parser().parse_args(argv)
     try:
+        if ns.nproc_per_node is not None:
+            if launcher is not None:
+                raise UsageError("--nproc-per-node goes either to inductor-step or to torchrun, not both")
+            if ns.nproc_per_node < 1:
+                raise UsageError(f"--nproc-per-node {ns.nproc_per_node}: needs at least 1 process")
+            launcher = ["--standalone", "--nproc-per-node", str(ns.nproc_per_node)]
+        if ns.rank is not None and launcher is None and not (ns.open and protocol.is_job_file(ns.open)):
+            raise UsageError("--rank goes with a torchrun job (--nproc-per-node N, or -m torch.distributed.run ...)")
+        if launcher is not None and ns.open:
+            raise UsageError("--open views a recording; it starts no job")
+        if launcher is not None and not ns.script:
+            raise UsageError("a torchrun job needs a script: inductor-step --nproc-per-node 2 train.py")
+        if launcher is not None and hasattr(signal, "SIGPIPE"):
+            # a rank that ended closes its control pipe: writing there must raise, not kill us
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         if ns.open:
             if ns.script:
                 raise UsageError("--open takes a session file, not a script")
@@ -229,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError(f"no such session file: {ns.open}")
             from inductor_step.tracer.protocol import read_session  # noqa: PLC0415
 
+            if protocol.is_job_file(ns.open):
+                return open_job(ns.open, ns.rank, ns.screenshots, ns.record_screens)
             try:
                 msgs = list(read_session(ns.open, lazy_over=1 << 18))
             except (ValueError, OSError) as e:
@@ -248,6 +381,14 @@ def main(argv: list[str] | None = None) -> int:
         check_script(script)
         check_torch(ns.python)
         record = ns.record or default_record_path(script)
+        if launcher is not None and ns.headless:
+            for w in ns.what_if:
+                try:
+                    protocol.parse_settings(w)
+                except ValueError as e:
+                    raise UsageError(f"--what-if: {e}") from None
+            return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
+                                    ns.nproc_per_node)
         if ns.headless:
             for w in ns.what_if:
                 try:
@@ -263,19 +404,57 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("the UI needs a terminal; use --headless --record FILE to run without one")
         from inductor_step.tui.app import StepApp  # noqa: PLC0415
 
+        job = None
+        if launcher is not None:
+            job = {"launcher": launcher, "stepped_rank": ns.rank or 0, "nproc_per_node": ns.nproc_per_node}
+            record = protocol.job_paths(record)[0]
         app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
-                      python=ns.python, record_screens=ns.record_screens)
+                      python=ns.python, record_screens=ns.record_screens, job=job)
         app.run()
-        if app.agent is not None:
-            app.agent.terminate()
+        app.end_agents()
         if app.interrupted:  # ctrl+c: the status a shell expects after an interrupt
             print(f"inductor-step: interrupted (ctrl+c); session kept in {record}", file=sys.stderr)
             return 130
-        print(f"inductor-step: session written to {record}", file=sys.stderr)
+        print(f"inductor-step: {'job' if job else 'session'} written to {record}", file=sys.stderr)
         return app.script_rc or 0
     except UsageError as e:
         print(f"inductor-step: {e}", file=sys.stderr)
         return 2
+
+
+def open_job(path: str, rank: int | None, screenshots: str | None, record_screens: bool) -> int:
+    """``--open JOB.job.json``: every rank's recorded session, rank ``rank`` (default: the stepped
+    one, else 0) shown first.  Raises UsageError for a job file that names no readable session."""
+    from inductor_step.tracer.protocol import read_job, read_session  # noqa: PLC0415
+
+    try:
+        job, paths = read_job(path)
+    except (ValueError, OSError) as e:
+        raise UsageError(str(e)) from None
+    sessions: dict[int, list[dict[str, Any]]] = {}
+    missing = []
+    for r, p in sorted(paths.items()):
+        try:
+            sessions[r] = list(read_session(p, lazy_over=1 << 18))
+        except (ValueError, OSError) as e:
+            missing.append(f"rank {r}: {e}")
+    if not sessions:
+        raise UsageError(f"{path}: no rank's session could be read ({'; '.join(missing) or 'it names none'})")
+    for m in missing:
+        print(f"inductor-step: {m}", file=sys.stderr)
+    first = rank if rank is not None else (job.get("stepped_rank") or 0)
+    if first not in sessions:
+        if rank is not None:
+            raise UsageError(f"--rank {rank}: the job has ranks {', '.join(map(str, sessions))}")
+        first = min(sessions)
+    from inductor_step.tui.app import StepApp  # noqa: PLC0415
+    from inductor_step.tui.session import freeze_gc  # noqa: PLC0415
+
+    freeze_gc()
+    app = StepApp(messages=sessions[first], session_path=path, screenshots=screenshots,
+                  record_screens=record_screens, job={"file": job, "sessions": sessions, "rank": first})
+    app.run()
+    return 130 if app.interrupted else 0
 
 
 def main_diff(argv: list[str]) -> int:

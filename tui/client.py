@@ -226,3 +226,296 @@ class AgentProcess:
             self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             pass
+
+
+class RankAgent:
+    """One rank of a torchrun job, once its agent handed over its pipes (:func:`protocol.recv_hello`):
+    read and recorded exactly like an :class:`AgentProcess`, but not our child (torch's launcher
+    started it), so ``alive`` is whether its message stream is still open and ``terminate`` asks it
+    to quit, then signals its pid.
+
+    ``on_message(msg)`` gets each stream message, its output lines, and at the end
+    ``{"type": "agent_exit", "returncode": N}`` (the script's status from its ``done``, else 1: it
+    died; ``-signal`` when the pid is found gone after a signal is not knowable here)."""
+
+    def __init__(self, hello: dict[str, Any], fds: list[int], on_message: Callable[[dict[str, Any]], None],
+                 writer: SessionWriter | None = None):
+        self.hello = hello
+        self.rank = int(hello.get("rank", -1))
+        self.pid = hello.get("pid")
+        self.on_message = on_message
+        self.writer = writer
+        msg_r, ctl_w, out_r, err_r = fds
+        self.msg = os.fdopen(msg_r, "rb", buffering=0)
+        self.ctl = os.fdopen(ctl_w, "wb", buffering=0)
+        self.ctl_lock = threading.Lock()
+        self.returncode: int | None = None  # from its done message
+        self._open = True
+        self._threads = [threading.Thread(target=AgentProcess._read_stream, args=(self,), daemon=True),
+                         threading.Thread(target=AgentProcess._read_output,
+                                          args=(self, os.fdopen(out_r, "rb", buffering=0), "stdout"), daemon=True),
+                         threading.Thread(target=AgentProcess._read_output,
+                                          args=(self, os.fdopen(err_r, "rb", buffering=0), "stderr"), daemon=True)]
+        for t in self._threads:
+            t.start()
+        threading.Thread(target=self._wait, daemon=True).start()
+
+    def _emit(self, msg: dict[str, Any], raw: bytes | None = None) -> None:
+        if msg.get("type") == "done":
+            self.returncode = msg.get("returncode")
+        if self.writer is not None:
+            self.writer.write(msg, raw)
+        self.on_message(msg)
+
+    def _wait(self) -> None:
+        for t in self._threads:
+            t.join()
+        self._open = False
+        rc = self.returncode if self.returncode is not None else 1
+        self._emit({"type": "agent_exit", "returncode": rc})
+        if self.writer is not None:
+            self.writer.close()
+
+    send = AgentProcess.send
+
+    @property
+    def alive(self) -> bool:
+        return self._open
+
+    def terminate(self) -> None:
+        """Ask the rank to quit, then SIGTERM/SIGKILL its pid if it is still there."""
+        self.send(protocol.CMD_QUIT)
+        try:
+            self.ctl.close()
+        except OSError:
+            pass
+        if not self.pid:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline and _pid_alive(self.pid):
+                time.sleep(0.02)
+            if not _pid_alive(self.pid):
+                return
+            try:
+                os.kill(self.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (ended, not reaped by its launcher yet) counts as gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+class JobProcess:
+    """A torchrun job (issue 23): torch's launcher, our agent in every rank, one session per rank.
+
+    Starts ``python -m inductor_step.tracer.launch LAUNCHER_ARGS SCRIPT ARGS`` (torch's
+    ``torch.distributed.run`` with our agent as each rank's entry point) in its own process group,
+    listens on a Unix socket for each rank's hello and records rank N to ``base.rankN.jsonl``; the
+    job file ``job_path`` (:class:`protocol.Job`) names them and is rewritten as ranks connect and
+    end.  ``on_message(rank, msg)`` is called from reader threads: ``rank`` None for the launcher's
+    own output lines and its ``{"type": "launcher_exit", "returncode": N}``.
+
+    ``stepped_rank``: the rank that pauses at every stop (``None``: none pauses, e.g. headless).
+    Raises OSError if the socket or the session files cannot be made.
+    """
+
+    def __init__(self, script: str, args: list[str], launcher_args: list[str],
+                 on_message: Callable[[int | None, dict[str, Any]], None], record: str,
+                 stepped_rank: int | None = 0, run_at_end: bool = False, serve: bool = True,
+                 python: str | None = None, what_if: list[str] | None = None, nproc_per_node: int | None = None):
+        import socket  # noqa: PLC0415
+        import tempfile  # noqa: PLC0415
+
+        self.on_message = on_message
+        self.job_path, self.base = protocol.job_paths(record)
+        os.makedirs(os.path.dirname(os.path.abspath(self.job_path)), exist_ok=True)
+        self.ranks: dict[int, RankAgent] = {}
+        self.lock = threading.Lock()
+        self.stepped_rank = stepped_rank
+        self.script, self.args = script, list(args)
+        self.job: dict[str, Any] = {
+            "type": "job", "format": protocol.JOB_FORMAT, "script": script, "argv": list(args),
+            "launcher": list(launcher_args), "nproc_per_node": nproc_per_node, "world_size": None,
+            "stepped_rank": stepped_rank, "collective_timeout_s": None, "ranks": [],
+            "launcher_log": os.path.basename(self.base) + ".launcher.log", "launcher_returncode": None,
+            "time": time.time()}
+        self._write_job()
+        self.launcher_log = open(self.base + ".launcher.log", "w")  # noqa: SIM115 - open for the job
+        self.tmp = tempfile.mkdtemp(prefix="inductor-step-job-")
+        self.sock_path = os.path.join(self.tmp, "ranks.sock")
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(self.sock_path)
+        self.server.listen(64)
+        agent_args = ["--connect", self.sock_path]
+        if stepped_rank is not None:
+            agent_args += ["--step-rank", str(stepped_rank)]
+        if serve:
+            agent_args.append("--serve")
+        if run_at_end:
+            agent_args.append("--run")
+        for w in what_if or []:
+            agent_args += ["--what-if", w]
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"
+        env["INDUCTOR_STEP_AGENT_ARGS"] = json.dumps(agent_args)
+        here = import_root()
+        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.cmd = [python or sys.executable, "-m", "inductor_step.tracer.launch", *launcher_args,
+                    *(["--", script] if script.startswith("-") else [script]), *args]
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env, start_new_session=True)
+        self._out_threads = [threading.Thread(target=self._read_launcher, args=(self.proc.stdout, "stdout"),
+                                              daemon=True),
+                             threading.Thread(target=self._read_launcher, args=(self.proc.stderr, "stderr"),
+                                              daemon=True)]
+        for t in self._out_threads:
+            t.start()
+        threading.Thread(target=self._accept, daemon=True).start()
+        threading.Thread(target=self._wait, daemon=True).start()
+
+    # ------------------------------------------------------------------ the job file
+    def _write_job(self) -> None:
+        with self.lock:
+            protocol.write_job(self.job_path, self.job)
+
+    def _rank_entry(self, rank: int) -> dict[str, Any]:
+        for r in self.job["ranks"]:
+            if r["rank"] == rank:
+                return r
+        r = {"rank": rank, "session": os.path.basename(self.base) + f".rank{rank}.jsonl", "pid": None,
+             "state": "waiting", "returncode": None, "message": None}
+        self.job["ranks"].append(r)
+        self.job["ranks"].sort(key=lambda x: x["rank"])
+        return r
+
+    # ------------------------------------------------------------------ threads
+    def _read_launcher(self, pipe: Any, stream: str) -> None:
+        for raw in iter(pipe.readline, b""):
+            text = raw.decode("utf-8", errors="replace").rstrip("\n")
+            try:
+                self.launcher_log.write(f"{stream}: {text}\n")
+                self.launcher_log.flush()
+            except (OSError, ValueError):
+                pass
+            self.on_message(None, {"type": "output", "stream": stream, "text": text})
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            try:
+                hello, fds = protocol.recv_hello(conn)
+            except (ValueError, OSError):
+                conn.close()
+                continue
+            conn.close()
+            rank = int(hello.get("rank", -1))
+            with self.lock:
+                if hello.get("world_size"):
+                    self.job["world_size"] = hello["world_size"]
+                    for r in range(int(hello["world_size"])):
+                        self._rank_entry(r)
+                entry = self._rank_entry(rank)
+                entry.update(pid=hello.get("pid"), state="running")
+            writer = SessionWriter(os.path.join(os.path.dirname(self.job_path), entry["session"]),
+                                   {"script": self.script, "argv": self.args})
+            self._write_job()
+
+            def emit(msg: dict[str, Any], rank: int = rank) -> None:
+                self._rank_message(rank, msg)
+
+            agent = RankAgent(hello, fds, emit, writer=writer)
+            with self.lock:
+                self.ranks[rank] = agent
+
+    def _rank_message(self, rank: int, msg: dict[str, Any]) -> None:
+        t = msg.get("type")
+        if t == "header":
+            d = msg.get("distributed") or {}
+            if d.get("collective_timeout_s"):
+                with self.lock:
+                    self.job["collective_timeout_s"] = d["collective_timeout_s"]
+                self._write_job()
+        elif t in ("done", "agent_exit", "error"):
+            with self.lock:
+                entry = self._rank_entry(rank)
+                if t == "done":
+                    entry.update(state="done", returncode=msg.get("returncode"), message=msg.get("message"))
+                elif t == "error" and not entry.get("message"):
+                    where = f"{msg.get('compile_id')} {msg.get('graph_kind')} " if msg.get("compile_id") else ""
+                    entry["message"] = f"{where}{msg.get('stage')}: {msg.get('message')}"
+                elif t == "agent_exit" and entry["state"] != "done":
+                    entry.update(state="died", returncode=msg.get("returncode"),
+                                 message=entry.get("message") or "its stream ended before the script did")
+            self._write_job()
+        self.on_message(rank, msg)
+
+    def _wait(self) -> None:
+        rc = self.proc.wait()
+        for t in self._out_threads:
+            t.join(timeout=2)
+        with self.lock:
+            self.job["launcher_returncode"] = rc
+            for r in self.job["ranks"]:
+                if r["state"] == "waiting":
+                    r.update(state="died", message="never reached the UI (see the launcher log)")
+        self._write_job()
+        try:
+            self.launcher_log.close()
+        except OSError:
+            pass
+        self.on_message(None, {"type": "launcher_exit", "returncode": rc})
+
+    # ------------------------------------------------------------------ control
+    def send(self, rank: int, cmd: str, **kw: Any) -> bool:
+        """Send a control command to one rank; False if it is not (or no longer) connected."""
+        a = self.ranks.get(rank)
+        return a.send(cmd, **kw) if a is not None else False
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def terminate(self, grace_s: float = 3.0) -> None:
+        """End the whole job: every rank asked to quit, the launcher signalled (torch's launcher
+        then stops its workers), and any rank process still there killed by pid; no orphans."""
+        with self.lock:
+            ranks = list(self.ranks.values())
+        for a in ranks:
+            a.send(protocol.CMD_QUIT)
+        deadline = time.monotonic() + grace_s / 3
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            time.sleep(0.02)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if self.proc.poll() is not None:
+                break
+            try:
+                os.killpg(self.proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
+            try:
+                self.proc.wait(timeout=grace_s / 3)
+            except subprocess.TimeoutExpired:
+                continue
+        for a in ranks:
+            a.terminate()
+        try:
+            self.server.close()
+            os.unlink(self.sock_path)
+            os.rmdir(self.tmp)
+        except OSError:
+            pass

@@ -39,6 +39,13 @@ BINDINGS: list[Binding] = [
                                                  "user line, missed fusions priced (after timing)",
                                        "log": "the script's stdout and stderr"}[s])
       for k, s in STAGE_KEYS.items()],
+    Binding("0", "stage('ranks')", "Ranks", show=False, id="pane-ranks",
+            tooltip="pane 0 (a torchrun job): every rank's state and stop, and whether the ranks' graphs, kernels "
+                    "and kernel times agree; Enter: that rank, or the diff of two ranks' versions of a graph"),
+    Binding("greater_than_sign", "next_rank", "Rank", key_display=">", show=False, id="next-rank",
+            tooltip="a torchrun job: the next rank's recorded stops, at the same graph, stage and selection"),
+    Binding("less_than_sign", "next_rank(-1)", "Rank back", key_display="<", show=False, id="prev-rank",
+            tooltip="a torchrun job: the previous rank's recorded stops"),
     Binding("g", "pick_graph", "Graphs", id="graphs",
             tooltip="graph picker (compile id and kind: [0/0] forward, [0/0] backward, [1/0] …); Enter picks"),
     Binding("d", "diff", "Diff", show=False, id="diff",
@@ -80,6 +87,7 @@ def help_rows(bindings: list[Binding]) -> list[tuple[str, str]]:
     """(keys, what they do) for the help screen, in the bindings' order."""
     rows: list[tuple[str, str]] = []
     for b in bindings:
-        keys = " / ".join("?" if k == "question_mark" else "/" if k == "slash" else k for k in b.key.split(","))
+        keys = " / ".join({"question_mark": "?", "slash": "/", "greater_than_sign": ">", "less_than_sign": "<"}.get(k, k)
+                          for k in b.key.split(","))
         rows.append((keys, b.tooltip or b.description))
     return rows + [(b.key, b.tooltip or b.description) for b in LEDGER_BINDINGS] + MOVING

@@ -87,7 +87,8 @@ class Session:
     ``graphs`` lists graph keys (``"[0/0] forward"``) in the order their first stop arrived;
     ``stops`` every stop; ``by_graph[key][stage]`` the stop of that graph at that stage;
     ``runs[key]`` the latest timing of a graph; ``errors`` error messages; ``log`` the user's
-    output as (stream, text) pairs; ``done`` the agent's end-of-script message.
+    output as (stream, text) pairs; ``done`` the agent's end-of-script message;
+    ``process_groups`` the process groups a rank of a torchrun job made.
     """
 
     header: dict[str, Any] = field(default_factory=dict)
@@ -101,6 +102,8 @@ class Session:
     done: dict[str, Any] | None = None
     run_status: str = ""
     agent_exit: int | None = None
+    #: the process groups the script made (a torchrun job's rank: protocol.ProcessGroup messages)
+    process_groups: list[dict[str, Any]] = field(default_factory=list)
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
@@ -139,6 +142,8 @@ class Session:
             self.done = msg
         elif t == "agent_exit":
             self.agent_exit = msg.get("returncode")
+        elif t == "process_group":
+            self.process_groups.append(msg)
 
     def stop_for(self, key: str, stage: str) -> dict[str, Any] | None:
         """The stop of graph ``key`` at ``stage``, or None if the compile has not reached it.

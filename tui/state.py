@@ -28,6 +28,22 @@ class ViewState:
     history: list[tuple[str, str]] = field(default_factory=list)
 
 
+@dataclass
+class RankState:
+    """One rank's recording and where the user stands in it (issue 23); a single-process session is
+    one of these with ``rank`` None.  ``session``: a :class:`inductor_step.tui.session.Session`;
+    ``agent``: the live agent (``AgentProcess``/``RankAgent``) or None; ``script_rc``: the script's
+    exit status once known; ``pending_next``: n presses waiting for the next stop."""
+
+    rank: int | None
+    session: Any
+    view: ViewState = field(default_factory=ViewState)
+    agent: Any = None
+    writer: Any = None
+    script_rc: int | None = None
+    pending_next: int = 0
+
+
 class BufferSelected(Message):
     """A person chose a row that belongs to IR buffer ``buffer`` (in pane ``stage``); ``why`` says how
     (shown in the status line)."""

@@ -55,3 +55,27 @@ def diff_sessions(app: Any) -> None:
     la, lb = os.path.basename(path_a), os.path.basename(app.session_path or "B")
     pairs = [DiffPair(*p) for p in diff_sessions(other, app.session, "", "")]
     app.push_screen(DiffScreen(pairs, same_session=False, label_a=la, label_b=lb))
+
+
+def diff_ranks(app: Any, graph: Any) -> None:
+    """Pane 0, Enter on a graph row: the diff screen of two ranks' versions of ``graph.key``: the
+    pair the comparison names (``graph.pair``), else the shown rank against the first other rank
+    that compiled it."""
+    from inductor_step.tui.diff import Graph, diff_graphs  # noqa: PLC0415
+    from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
+
+    key = graph.key
+    pair = getattr(graph, "pair", None)
+    have = [r for r in graph.ranks if r in app.ranks and key in app.ranks[r].session.graphs]
+    if not pair:
+        shown = app.current.rank if app.current.rank in have else (have[0] if have else None)
+        others = [r for r in have if r != shown]
+        pair = (shown, others[0]) if shown is not None and others else None
+    if not pair:
+        app.notify(f"{key}: only one rank compiled it; nothing to diff against", markup=False)
+        return
+    ra, rb = pair
+    a = Graph.from_session(app.ranks[ra].session, key, f"rank {ra}")
+    b = Graph.from_session(app.ranks[rb].session, key, f"rank {rb}")
+    app.push_screen(DiffScreen([DiffPair(key, key, "", diff_graphs(a, b, same_session=False))],
+                               same_session=False, label_a=f"rank {ra}", label_b=f"rank {rb}"))
