@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -344,6 +345,8 @@ class JobProcess:
         self.ranks: dict[int, RankAgent] = {}
         self.lock = threading.Lock()
         self.stepped_rank = stepped_rank
+        #: rank -> (exit code, "(pid: N) (SIGTERM)") from torch's failure table in the launcher's output
+        self.launcher_exits: dict[int, tuple[int, str]] = {}
         self.script, self.args = script, list(args)
         self.job: dict[str, Any] = {
             "type": "job", "format": protocol.JOB_FORMAT, "script": script, "argv": list(args),
@@ -401,9 +404,22 @@ class JobProcess:
         return r
 
     # ------------------------------------------------------------------ threads
+    #: torch's failure table (torch.distributed.elastic ChildFailedError): "rank : 1 (local_rank: 1)"
+    #: then "exitcode : -15 (pid: 6261)  (SIGTERM)"
+    _FAIL_RANK = re.compile(r"^\s*rank\s*:\s*(\d+)\s*\(local_rank")
+    _FAIL_EXIT = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)(.*)$")
+
     def _read_launcher(self, pipe: Any, stream: str) -> None:
+        failed_rank: int | None = None
         for raw in iter(pipe.readline, b""):
             text = raw.decode("utf-8", errors="replace").rstrip("\n")
+            m = self._FAIL_RANK.match(text)
+            if m:
+                failed_rank = int(m.group(1))
+            m = self._FAIL_EXIT.match(text)
+            if m and failed_rank is not None:
+                self.launcher_exits[failed_rank] = (int(m.group(1)), " ".join(m.group(2).split()))
+                failed_rank = None
             try:
                 self.launcher_log.write(f"{stream}: {text}\n")
                 self.launcher_log.flush()
@@ -454,7 +470,8 @@ class JobProcess:
             with self.lock:
                 entry = self._rank_entry(rank)
                 if t == "done":
-                    entry.update(state="done", returncode=msg.get("returncode"), message=msg.get("message"))
+                    entry.update(state="done", returncode=msg.get("returncode"),
+                                 message=entry.get("message") or msg.get("message"))
                 elif t == "error" and not entry.get("message"):
                     where = f"{msg.get('compile_id')} {msg.get('graph_kind')} " if msg.get("compile_id") else ""
                     entry["message"] = f"{where}{msg.get('stage')}: {msg.get('message')}"
@@ -468,11 +485,18 @@ class JobProcess:
         rc = self.proc.wait()
         for t in self._out_threads:
             t.join(timeout=2)
+        first = min(self.launcher_exits, default=None, key=lambda r: (self.launcher_exits[r][0] < 0, r))
         with self.lock:
             self.job["launcher_returncode"] = rc
             for r in self.job["ranks"]:
                 if r["state"] == "waiting":
                     r.update(state="died", message="never reached the UI (see the launcher log)")
+                code = self.launcher_exits.get(r["rank"])
+                if code is not None and r["state"] == "died":
+                    how = f"exit code {code[0]} {code[1]}".strip()
+                    if code[0] < 0 and first is not None and first != r["rank"]:
+                        how += f": stopped by torch's launcher after rank {first} failed"
+                    r.update(returncode=code[0], message=how)
         self._write_job()
         try:
             self.launcher_log.close()

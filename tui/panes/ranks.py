@@ -48,7 +48,8 @@ class RanksPane(StagePane):
         app = self.app
         ranks = []
         for r, st in sorted((r, st) for r, st in app.ranks.items() if r is not None):
-            ranks.append({"rank": r, **rank_state(st, r == app.stepped_rank, app.live, app.job_file)})
+            job_file = app.job.job if app.job is not None else app.job_file
+            ranks.append({"rank": r, **rank_state(st, r == app.stepped_rank, app.live, job_file)})
         comparison = None
         try:
             from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
