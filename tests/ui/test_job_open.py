@@ -1,0 +1,86 @@
+"""A recorded torchrun job opened in the app (``inductor-step --open job.job.json``, issue 23): every
+rank's recording, switched with > and <, compared in pane 0.  Needs no torch: the job fixture was
+recorded by ``inductor-step --headless --nproc-per-node 2 --run`` on tests/scripts/job_step.py."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from inductor_step.tracer import protocol
+from inductor_step.tui.app import StepApp
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JOB = os.path.join(HERE, "fixtures", "job_step", "job.job.json")
+
+
+def open_job(rank: int | None = None) -> StepApp:
+    job, paths = protocol.read_job(JOB)
+    sessions = {r: list(protocol.read_session(p)) for r, p in paths.items()}
+    first = rank if rank is not None else 0
+    return StepApp(messages=sessions[first], session_path=JOB, job={"file": job, "sessions": sessions, "rank": first})
+
+
+def drive(app: StepApp, steps, size=(120, 40)) -> None:
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await steps(app, pilot)
+
+    asyncio.run(main())
+
+
+def rows(app: StepApp, stage: str) -> list[tuple[str, ...]]:
+    t = app.query_one(f"#table-{stage}")
+    return [tuple(str(c) for c in t.get_row_at(i)) for i in range(t.row_count)]
+
+
+def test_open_job_switch_ranks_keeps_the_place_and_pane_0_lists_the_ranks():
+    seen: dict = {}
+
+    async def steps(app: StepApp, pilot) -> None:
+        seen["title0"] = str(app.query_one("#title").content)
+        await pilot.press("4")  # rank 0's scheduler nodes of its first graph
+        await pilot.press("down")
+        await pilot.pause(0.1)
+        seen["at0"] = (app.view.graph, app.view.stage, app.view.selected)
+        await pilot.press("greater_than_sign")
+        await pilot.pause(0.2)
+        seen["title1"] = str(app.query_one("#title").content)
+        seen["at1"] = (app.current.rank, app.view.graph, app.view.stage, app.view.selected)
+        await pilot.press("0")
+        await pilot.pause(0.2)
+        seen["ranks"] = rows(app, "ranks")
+        seen["detail"] = app.query_one("#code-ranks").text
+        await pilot.press("less_than_sign")
+        await pilot.pause(0.2)
+        seen["back"] = app.current.rank
+
+    drive(open_job(), steps)
+    assert "rank 0/2 recorded" in seen["title0"]
+    assert "rank 1/2 recorded" in seen["title1"]
+    graph, stage, sel = seen["at0"]
+    assert stage == "scheduling" and sel
+    assert seen["at1"] == (1, graph, stage, sel)  # rank 1, at the same graph, stage and buffer
+    ranks = [r for r in seen["ranks"] if r[0].startswith("rank ")]
+    assert [r[0].split()[1] for r in ranks] == ["0", "1"]
+    assert all(r[1] == "done" and r[4] == "exit 0" for r in ranks)
+    assert "init_process_group: backend gloo, 2 ranks" in seen["detail"]
+    assert seen["back"] == 0
+
+
+def test_one_session_has_no_ranks_pane_and_says_why():
+
+    app = StepApp(messages=list(protocol.read_session(os.path.join(HERE, "fixtures", "demo.jsonl"))))
+    seen: dict = {}
+
+    async def steps(app: StepApp, pilot) -> None:
+        await pilot.press("0")
+        await pilot.press("greater_than_sign")
+        await pilot.pause(0.1)
+        seen["stage"] = app.view.stage
+        seen["tabs"] = [str(t.label) for t in app.query("Tab")]
+
+    drive(app, steps)
+    assert seen["stage"] == "dynamo"
+    assert not any("Ranks" in t for t in seen["tabs"])
