@@ -1,9 +1,12 @@
 """A small torchrun job for the job tests (gloo on CPU): a DDP training step of a compiled MLP, then a
 compiled function with an in-graph all_reduce.  ``--die-rank N``: rank N's Inductor fails lowering
 aten.sin (as a buggy lowering would) while the others wait at the next collective.
-``--crash-rank N``: rank N is killed by SIGSEGV after its first compile."""
+``--crash-rank N``: rank N is killed by SIGSEGV after its first compile.  ``--device cuda`` puts
+rank r on GPU ``r % device_count`` (two ranks share one GPU when there is one: use ``--backend gloo``
+then, NCCL refuses two ranks on one GPU); ``--backend nccl`` for NCCL."""
 import argparse
 import ctypes
+import os
 
 import torch
 import torch.distributed as dist
@@ -13,9 +16,15 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 p = argparse.ArgumentParser()
 p.add_argument("--die-rank", type=int, default=None)
 p.add_argument("--crash-rank", type=int, default=None)
+p.add_argument("--device", default="cpu")
+p.add_argument("--backend", default="gloo")
 args = p.parse_args()
 
-dist.init_process_group("gloo")
+dev = torch.device(args.device)
+if dev.type == "cuda":
+    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)) % torch.cuda.device_count())
+    torch.cuda.set_device(dev)
+dist.init_process_group(args.backend)
 rank = dist.get_rank()
 if rank == args.die_rank:
     from torch._inductor import lowering
@@ -26,8 +35,8 @@ if rank == args.die_rank:
     lowering.lowerings[torch.ops.aten.sin.default] = broken_sin
 
 torch.manual_seed(0)
-model = DDP(torch.compile(nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16))))
-loss = model(torch.randn(4, 16) + rank).pow(2).mean()
+model = DDP(torch.compile(nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16)).to(dev)))
+loss = model(torch.randn(4, 16, device=dev) + rank).pow(2).mean()
 loss.backward()
 if rank == args.crash_rank:
     ctypes.string_at(0)
@@ -40,5 +49,5 @@ def reduce_sin(x):
     return y + 1
 
 
-print(f"rank {rank}:", reduce_sin(torch.ones(4) * (rank + 1)).tolist())
+print(f"rank {rank}:", reduce_sin(torch.ones(4, device=dev) * (rank + 1)).tolist())
 dist.destroy_process_group()
