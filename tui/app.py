@@ -248,8 +248,15 @@ class StepApp(App[None]):
             elif t == "error" and rank != self.current.rank:
                 self.notify(f"rank {rank}: error in {msg.get('compile_id') or ''} {msg.get('stage')}: "
                             f"{msg.get('message')}", severity="error", timeout=8, markup=False)
+        if t == "agent_exit" and st.session.done is None and not self.is_closing_job():
+            last = st.session.stops[-1] if st.session.stops else None
+            where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"
+            self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
         if t in ("header", "stop", "done", "agent_exit", "error"):
             self.refresh_ranks()
+
+    def is_closing_job(self) -> bool:
+        return self.job is not None and self.job.closing
 
     def refresh_ranks(self) -> None:
         """The title's rank part and the ranks pane, after a rank's news."""

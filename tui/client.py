@@ -347,6 +347,7 @@ class JobProcess:
         self.stepped_rank = stepped_rank
         #: rank -> (exit code, "(pid: N) (SIGTERM)") from torch's failure table in the launcher's output
         self.launcher_exits: dict[int, tuple[int, str]] = {}
+        self.closing = False  # terminate() was called: ranks ending now are not news
         self.script, self.args = script, list(args)
         self.job: dict[str, Any] = {
             "type": "job", "format": protocol.JOB_FORMAT, "script": script, "argv": list(args),
@@ -517,6 +518,7 @@ class JobProcess:
     def terminate(self, grace_s: float = 3.0) -> None:
         """End the whole job: every rank asked to quit, the launcher signalled (torch's launcher
         then stops its workers), and any rank process still there killed by pid; no orphans."""
+        self.closing = True
         with self.lock:
             ranks = list(self.ranks.values())
         for a in ranks:
