@@ -23,7 +23,8 @@ A job (issue 23: ``X.job.json`` naming one session per rank) exports as one log 
 ``dedicated_log_torch_trace_rank_{N}_X.log``, each event carrying ``"rank": N`` as torch writes it
 under torchrun: what ``tlparse DIR --all-ranks-html`` reads (:func:`export_job`).  Each graph that
 calls collectives gets torch's ``inductor_collective_schedule`` artifact, rebuilt from the wrapper's
-calls (:func:`collective_schedule`), which tlparse's collective-schedule divergence check compares.
+calls (:func:`collective_schedule`), which tlparse's collective-schedule divergence check compares;
+a rank the job file says died ends with an ``inductor_step_rank_state`` artifact (the job file's message).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """A tiny torchrun job for the job report/export tests (gloo, CPU): a compiled function with a
 functional all_reduce (a collective in the post-grad graph and the wrapper).
 
-``JOB_EXTRA_RANK=N``: rank N also compiles a graph of its own (the ranks' compile ids diverge).
+``JOB_EXTRA_RANK=N``: one more all_reduce, compiled on rank N and eager on the others (rank N
+compiles a graph the others do not: the ranks' compile ids and collective schedules diverge).
 ``JOB_DIE_RANK=N``: rank N ends with ``os._exit(3)`` after the last collective."""
 
 import os
@@ -16,9 +17,8 @@ def allreduce_relu(x):
     return funcol.all_reduce(torch.relu(x) * 2, "sum", dist.group.WORLD) + 1
 
 
-@torch.compile
-def rank_only(x):
-    return torch.sin(x) + 1
+def extra(x):
+    return funcol.all_reduce(torch.sin(x) * 3, "sum", dist.group.WORLD)
 
 
 def main() -> None:
@@ -26,8 +26,9 @@ def main() -> None:
     rank = dist.get_rank()
     out = allreduce_relu(torch.full((8,), float(rank + 1)))
     print(f"rank {rank}: all_reduce {out[0].item():.1f}", flush=True)
-    if os.environ.get("JOB_EXTRA_RANK") == str(rank):
-        print(f"rank {rank}: rank_only {rank_only(torch.ones(4))[0].item():.3f}", flush=True)
+    if os.environ.get("JOB_EXTRA_RANK") is not None:
+        fn = torch.compile(extra) if os.environ["JOB_EXTRA_RANK"] == str(rank) else extra
+        print(f"rank {rank}: extra {fn(torch.ones(4))[0].item():.3f}", flush=True)
     dist.barrier()
     if os.environ.get("JOB_DIE_RANK") == str(rank):
         os._exit(3)

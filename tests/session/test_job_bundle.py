@@ -3,8 +3,8 @@ session per rank.
 
 One real two-rank job (gloo, CPU) of ``tests/scripts/job_allreduce.py`` is recorded per module:
 torch's own launcher (``python -m torch.distributed.run --nproc-per-node 2``) starts the headless
-recorder in each rank; rank 1 compiles a graph rank 0 does not (``JOB_EXTRA_RANK``) and then dies
-(``JOB_DIE_RANK``: ``os._exit(3)``).  Each header gets its ``distributed`` part and the job file is
+recorder in each rank; rank 1 compiles a graph with one more all_reduce that rank 0 runs eagerly
+(``JOB_EXTRA_RANK``) and then dies (``JOB_DIE_RANK``: ``os._exit(3)``).  Each header gets its ``distributed`` part and the job file is
 written with :func:`protocol.write_job`, as the job launcher does (:func:`record_job`).  The exports
 are read back by tlparse's multi-rank mode (``tlparse DIR --all-ranks-html``).
 """
@@ -77,7 +77,7 @@ def record_job(folder: str, base: str = "job", env: dict | None = None) -> str:
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory) -> str:
-    """The recorded job: rank 1 compiles one graph more than rank 0, then dies."""
+    """The recorded job: rank 1 compiles one graph (with a collective) more than rank 0, then dies."""
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed: cannot record a real job")
     return record_job(str(tmp_path_factory.mktemp("job")), env={"JOB_EXTRA_RANK": "1", "JOB_DIE_RANK": "1"})
@@ -148,7 +148,11 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     assert graph_rows["[0/0] inference"].endswith("| same |")
     assert "2 collective call(s)" in graph_rows["[0/0] inference"]
     assert "| — |" in graph_rows["[1/0] inference"] and "compiled only by rank(s) 1" in graph_rows["[1/0] inference"]
-    assert "rank 0: `all_reduce_` → `wait_tensor`" in md and "rank 1: `all_reduce_` → `wait_tensor`" in md
+    assert "2 collective call(s)" in graph_rows["[1/0] inference"]
+    assert "`[0/0] inference` rank 0: `all_reduce_` → `wait_tensor`" in md
+    assert "`[0/0] inference` rank 1: `all_reduce_` → `wait_tensor`" in md
+    assert "`[1/0] inference` rank 1: `all_reduce_` → `wait_tensor`" in md
+    assert "`[1/0] inference` rank 0" not in md
     assert "- rank 1 **died**: the rank exited with status 3" in md
     assert "/tmp/" not in md  # paths outside the working directory are scrubbed
 
@@ -235,15 +239,23 @@ def test_job_export_tlparse_reads_every_rank(job, tmp_path):
         with open(os.path.join(out, f"rank_{rank}", "compile_directory.json")) as f:
             dirs[rank] = json.load(f)
     assert set(dirs[0]) == {"[0/0]"} and set(dirs[1]) == {"[0/0]", "[1/0]"}
-    # rank 1's extra graph is what tlparse calls a compile-id desync
+    # rank 1's extra graph is what tlparse calls a compile-id desync, and its all_reduce (eager on
+    # rank 0, where the compiled graphs do not show it) a collective schedule divergence
     assert "Diverging Compilation IDs detected across ranks" in landing
+    assert "Diverging collective operation sequences detected across ranks" in landing
     # the collective schedule of each rank, rebuilt from the wrapper, as tlparse reads it
     with open(os.path.join(out, "collective_schedules.json")) as f:
         schedules = json.load(f)
-    assert sorted((s["rank"], tuple(s["ops"])) for s in schedules) == [(0, tuple(ALL_REDUCE)), (1, tuple(ALL_REDUCE))]
+    assert sorted((s["rank"], s["graph"].split("_")[1], tuple(s["ops"])) for s in schedules) == [
+        (0, "0", tuple(ALL_REDUCE)), (1, "0", tuple(ALL_REDUCE)), (1, "1", tuple(ALL_REDUCE))]
     for rank in (0, 1):  # the schedule and the output code agree on each rank (tlparse's parity check)
         with open(os.path.join(out, f"rank_{rank}", "collectives_parity.json")) as f:
             assert json.load(f)["graphs"] == []
+    # each rank's log alone: every line is one tlparse knows, all of one rank
+    for rank, log in enumerate(sorted(logs)):
+        proc = subprocess.run([_tlparse(), log, "-o", str(tmp_path / f"one{rank}"), "--overwrite", "--no-browser",
+                               "--strict"], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and f"Detected rank: Some({rank})" in proc.stdout + proc.stderr, proc.stderr
 
 
 def test_job_export_agreeing_ranks_no_desync(twin_job, tmp_path):
@@ -262,3 +274,13 @@ def test_job_export_missing_session(job, tmp_path, capsys):
     assert captured.err.strip().splitlines() == [f"inductor-step: rank 1: no such session file: {tmp_path}/job.rank1.jsonl"]
     assert os.listdir(trace) == ["dedicated_log_torch_trace_rank_0_job.log"]
     assert captured.out.strip() == os.path.join(trace, "dedicated_log_torch_trace_rank_0_job.log")
+
+
+@pytest.mark.parametrize("command", ["report", "export"])
+def test_job_file_unreadable(command, tmp_path, capsys):
+    bad = tmp_path / "bad.job.json"
+    bad.write_text('{"type": "job", "format": "inductor-step-job/1", "ranks": [')
+    argv = [str(bad), str(tmp_path / "out")] if command == "export" else [str(bad), "--out", str(tmp_path / "out")]
+    rc = (main_export if command == "export" else main_report)(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith(f"inductor-step: {bad} is not a job file")
