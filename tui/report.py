@@ -654,11 +654,12 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
         for pg in v.of_type("process_group"):
             asked = pg.get("timeout_asked_s")
             got = pg.get("timeout_s")
+            default = pg.get("default_s")
             notes.append(f"- rank {v.rank}: `{pg.get('call', 'init_process_group')}` backend {pg.get('backend') or '?'}, "
-                         f"size {pg.get('world_size', '?')}; timeout asked "
-                         + (f"{asked:g} s" if isinstance(asked, (int, float)) else
-                            f"(default {pg['default_s']:g} s)" if isinstance(pg.get("default_s"), (int, float)) else "-")
-                         + (f", set to {got:g} s" if isinstance(got, (int, float)) else ""))
+                         f"size {pg.get('world_size', '?')}; timeout: "
+                         + (f"{asked:g} s asked" if isinstance(asked, (int, float)) else
+                            "none asked" + (f" (torch's default {default:g} s)" if isinstance(default, (int, float)) else ""))
+                         + (f", {got:g} s in effect" if isinstance(got, (int, float)) else ""))
     if notes:
         L += ["Process groups and collective timeouts, as each rank recorded them:", ""] + notes + [""]
 

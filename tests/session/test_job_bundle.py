@@ -83,20 +83,29 @@ def job(tmp_path_factory) -> str:
     return record_job(str(tmp_path_factory.mktemp("job")), env={"JOB_EXTRA_RANK": "1", "JOB_DIE_RANK": "1"})
 
 
+TIMEOUT_NOTE = "every process group's timeout raised to 3600 s while rank 0 may pause (the script asked for none)"
+
+
 @pytest.fixture(scope="module")
 def twin_job(job, tmp_path_factory) -> str:
-    """A job whose two ranks agree: rank 0's session twice, the second copy labelled rank 1."""
+    """A job whose two ranks agree: rank 0's session twice, the second copy labelled rank 1, written
+    as a job that steps rank 0 with the collective timeout raised: the header's ``distributed`` note
+    and a ``process_group`` line after it, as the agent writes them (issue 23's contract)."""
     folder = str(tmp_path_factory.mktemp("twin"))
     src = read_job(job)[1][0]
     for rank in (0, 1):
         with open(src) as f:
             h, rest = json.loads(f.readline()), f.read()
-        h["distributed"]["rank"] = h["distributed"]["local_rank"] = rank
+        h["distributed"].update(rank=rank, local_rank=rank, stepped_rank=0, collective_timeout_s=3600.0,
+                                note=TIMEOUT_NOTE)
+        pg = {"type": "process_group", "call": "init_process_group", "backend": "gloo", "world_size": 2,
+              "rank": rank, "timeout_asked_s": None, "default_s": 1800.0, "timeout_s": 3600.0, "t": 0.5}
         with open(os.path.join(folder, f"twin.rank{rank}.jsonl"), "w") as f:
-            f.write(json.dumps(h) + "\n" + rest)
+            f.write(json.dumps(h) + "\n" + json.dumps(pg) + "\n" + rest)
     j, _ = read_job(job)
     j["ranks"] = [dict(r, session=f"twin.rank{r['rank']}.jsonl", state="done", returncode=0, message=None)
                   for r in j["ranks"]]
+    j.update(stepped_rank=0, collective_timeout_s=3600.0)
     j.pop("launcher_log")
     path = os.path.join(folder, "twin.job.json")
     write_job(path, j)
@@ -163,6 +172,10 @@ def test_job_report_agreeing_ranks(twin_job, tmp_path):
     assert problems == [] and "died" not in md and "None recorded on any rank." in md
     assert re.search(r"^\| `\[0/0\] inference` \|.*\| same \|$", md, re.M)
     assert "own output" not in md  # the job file names no launcher log
+    assert "| stepped rank | 0 |" in md
+    assert "| collective timeout | raised to 3600 s for the job" in md
+    assert f"- rank 1: {TIMEOUT_NOTE}" in md
+    assert "- rank 1: `init_process_group` backend gloo, size 2; timeout: none asked (torch's default 1800 s), 3600 s in effect" in md
 
 
 def test_job_report_missing_session(job, tmp_path, capsys):
