@@ -263,6 +263,12 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     dev = h.get("device") or "?"
     L.append(f"| device | {_cell(dev)} |")
     L.append(f"| device_name | {_cell(h.get('device_name') or '-')} |")
+    dist = h.get("distributed")
+    if isinstance(dist, dict):  # one rank of a torchrun job (issue 23)
+        L.append(f"| torchrun rank | {_cell(dist.get('rank', '?'))} of world size {_cell(dist.get('world_size', '?'))}"
+                 f" (local rank {_cell(dist.get('local_rank', '?'))}) |")
+        if dist.get("note"):
+            L.append(f"| collective timeout | {_cell(_one_line(scrub.text(str(dist['note']))))} |")
     settings = h.get("settings")
     if isinstance(settings, dict) and settings:
         L.append("| settings (set by inductor-step) | " + _cell(", ".join(f"`{k}={v}`" for k, v in settings.items())) + " |")

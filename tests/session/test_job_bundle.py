@@ -140,7 +140,9 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     # each rank's own report, as the single-session report writes it, with Inductor's repro
     for rank in (0, 1):
         sub = os.path.join(out, f"rank{rank}")
-        assert "#### Graphs compiled" in _read(os.path.join(sub, "REPORT.md"))
+        rank_md = _read(os.path.join(sub, "REPORT.md"))
+        assert "#### Graphs compiled" in rank_md
+        assert f"| torchrun rank | {rank} of world size 2 (local rank {rank}) |" in rank_md
         assert "repro_0-0_inference.py" in os.listdir(sub)
     assert "repro_1-0_inference.py" in os.listdir(os.path.join(out, "rank1"))
     assert "repro_1-0_inference.py" not in os.listdir(os.path.join(out, "rank0"))
