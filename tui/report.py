@@ -593,6 +593,32 @@ def _agreement(facts: dict[int, dict[str, Any] | None], ranks: list[int]) -> str
     return "; ".join(notes) if notes else "same"
 
 
+#: how much slower (a ratio of medians) one rank's kernel must be than another's to be called out
+_SLOWER = 1.25
+
+
+def _timing_agreement(timed: dict[int, dict[tuple[str, str], dict[str, Any]]], key: tuple[str, str],
+                      ranks: list[int]) -> str:
+    """The kernels of one graph whose median ms differ by more than :data:`_SLOWER` between ranks."""
+    per_kernel: dict[str, dict[int, float]] = {}
+    untimed = [r for r in ranks if key not in timed.get(r, {})]
+    for r in ranks:
+        for k in (timed.get(r, {}).get(key) or {}).get("kernels") or []:
+            if isinstance(k, dict) and isinstance(k.get("median_ms"), (int, float)) and k["median_ms"] > 0:
+                per_kernel.setdefault(str(k.get("name")), {})[r] = float(k["median_ms"])
+    notes = []
+    for name, by_rank in per_kernel.items():
+        if len(by_rank) < 2:
+            continue
+        slow = max(by_rank, key=by_rank.get)
+        fast = min(by_rank, key=by_rank.get)
+        if by_rank[slow] > _SLOWER * by_rank[fast]:
+            notes.append(f"`{name}` {by_rank[slow]:.4f} ms on rank {slow} vs {by_rank[fast]:.4f} ms on rank {fast}")
+    if untimed:
+        notes.append("not timed on rank(s) " + ", ".join(map(str, untimed)))
+    return "; ".join(notes) if notes else "same"
+
+
 def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, files: list[tuple[str, str]],
                 problems: list[str], scrub: PathScrubber, include_paths: bool) -> str:
     ranks = [v.rank for v in views]
@@ -698,6 +724,25 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
                 coll.append(f"- `{k[0]} {k[1]}` rank {v.rank}: " + " → ".join(f"`{_short_op(o)}`" for o in f["collectives"]))
     if coll:
         L += ["#### Collectives in the compiled graphs", "", "In the order each rank's wrapper calls them:", ""] + coll + [""]
+
+    # run timings, where the ranks were timed
+    timed = {v.rank: {(str(m.get("compile_id")), str(m.get("graph_kind"))): m for m in v.of_type("run")} for v in views}
+    tkeys = [k for k in keys if any(k in t for t in timed.values())]
+    if tkeys:
+        methods = sorted({str(m.get("method")) for t in timed.values() for m in t.values() if m.get("method")})
+        L += ["#### Run timings by rank", "",
+              f"Each rank's `run` (method: {', '.join(methods) or '?'}): the compiled graph's ms and the sum of its "
+              f"kernels' median ms; a kernel whose median differs by more than {int((_SLOWER - 1) * 100)}% between "
+              "ranks is named.", "",
+              "| graph | " + " | ".join(f"rank {r}" for r in ranks) + " | ranks agree? |",
+              "|---|" + "---|" * len(ranks) + "---|"]
+        for k in tkeys:
+            cells = []
+            for r in ranks:
+                m = timed.get(r, {}).get(k)
+                cells.append(f"{_ms(m.get('compiled_ms'))} ms, kernels {_ms(m.get('kernel_sum_ms'))} ms" if m else "—")
+            L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_timing_agreement(timed, k, ranks)} |")
+        L.append("")
 
     # errors
     L += ["#### Errors", ""]

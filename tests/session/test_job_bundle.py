@@ -299,3 +299,20 @@ def test_job_file_unreadable(command, tmp_path, capsys):
     rc = (main_export if command == "export" else main_report)(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and err[0].startswith(f"inductor-step: {bad} is not a job file")
+
+
+def test_job_report_timed_ranks_name_the_slower_kernel(tmp_path):
+    """Two timed sessions of one script (tests/fixtures/diff_config_{a,b}.jsonl, recorded with --run)
+    as the two ranks of a job: the same graph and kernel, timed far apart."""
+    for rank, name in ((0, "diff_config_a.jsonl"), (1, "diff_config_b.jsonl")):
+        shutil.copy(os.path.join(REPO, "tests", "fixtures", name), tmp_path / f"t.rank{rank}.jsonl")
+    job = str(tmp_path / "t.job.json")
+    write_job(job, {"type": "job", "format": JOB_FORMAT, "script": "diff_config.py", "argv": [], "launcher": [],
+                    "nproc_per_node": 2, "world_size": 2, "ranks": [
+                        {"rank": r, "session": f"t.rank{r}.jsonl", "state": "done", "returncode": 0} for r in (0, 1)]})
+    out, problems = build_job_report(job, str(tmp_path / "b"))
+    md = _read(os.path.join(out, "REPORT.md"))
+    assert problems == [] and "#### Run timings by rank" in md
+    row = next(line for line in md.splitlines() if line.startswith("| `[0/0] inference` | 59.9768 ms"))
+    assert "| 59.9768 ms, kernels 0.0019 ms | 60.0234 ms, kernels 49.9954 ms |" in row
+    assert row.endswith("| `cpp_fused_add_mul_native_layer_norm_relu_sum_0` 49.9954 ms on rank 1 vs 0.0019 ms on rank 0 |")
