@@ -639,10 +639,12 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
         L += ["#### Missing from this bundle", ""] + [f"- {scrub.text(p)}" for p in problems] + [""]
 
     # the job
-    launcher = [str(a) for a in job.get("launcher") or []]
-    cmd = ["python", "-m", "torch.distributed.run", *launcher] if launcher else \
-        ["torchrun", str(job.get("script") or "?"), *[str(a) for a in job.get("argv") or []]]
-    L += ["#### Job", "", _fence(scrub.text(shlex.join(cmd)), "bash"), "", "| | |", "|---|---|"]
+    # the job's ``launcher``: torch's launcher options as given (the lead's JobProcess), then the script
+    cmd = ["python", "-m", "torch.distributed.run", *[str(a) for a in job.get("launcher") or []],
+           str(job.get("script") or "?"), *[str(a) for a in job.get("argv") or []]]
+    L += ["#### Job", "", _fence(scrub.text(shlex.join(cmd)), "bash"), "",
+          "(run under `inductor-step`: torch's launcher starts our agent in every rank, which runs the script)", "",
+          "| | |", "|---|---|"]
     L.append(f"| script | `{_cell(scrub.text(str(job.get('script') or '-')))}` |")
     L.append(f"| processes per node | {_cell(job.get('nproc_per_node', '-'))} |")
     L.append(f"| world size | {_cell(job.get('world_size') if job.get('world_size') is not None else '-')} |")

@@ -45,12 +45,14 @@ def _state(session: str) -> tuple[str, int | None, str | None]:
 
 def record_job(folder: str, base: str = "job", env: dict | None = None) -> str:
     """Record a two-rank job of SCRIPT under ``folder``: ``base.rank{0,1}.jsonl``, ``base.launcher.log``
-    and ``base.job.json``; return the job file's path."""
-    launcher = ["--nproc-per-node", "2", "--no-python", "sh", "-c",
-                f'exec "{sys.executable}" -m inductor_step --headless --record {base}.rank$RANK.jsonl "{SCRIPT}"']
+    and ``base.job.json``; return the job file's path.  Run as ``python -m torch.distributed.run
+    --nproc-per-node 2 --no-python sh -c 'python -m inductor_step --headless --record base.rank$RANK.jsonl
+    SCRIPT'``; the job file names the launcher options as the job launcher does (``--nproc-per-node 2``)."""
+    rank_cmd = f'exec "{sys.executable}" -m inductor_step --headless --record {base}.rank$RANK.jsonl "{SCRIPT}"'
     pp = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), REPO) if p)
     with open(os.path.join(folder, f"{base}.launcher.log"), "w") as log:
-        proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", *launcher], cwd=folder,
+        proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--no-python",
+                               "sh", "-c", rank_cmd], cwd=folder,
                               env=dict(os.environ, PYTHONPATH=pp, **(env or {})), stdout=log,
                               stderr=subprocess.STDOUT, timeout=300)
     ranks = []
@@ -68,7 +70,7 @@ def record_job(folder: str, base: str = "job", env: dict | None = None) -> str:
         ranks.append({"rank": rank, "session": os.path.basename(session), "pid": h.get("pid"), "state": state,
                       "returncode": rc, "message": message})
     job = os.path.join(folder, f"{base}.job.json")
-    write_job(job, {"type": "job", "format": JOB_FORMAT, "script": SCRIPT, "argv": [], "launcher": launcher,
+    write_job(job, {"type": "job", "format": JOB_FORMAT, "script": SCRIPT, "argv": [], "launcher": ["--nproc-per-node", "2"],
                     "nproc_per_node": 2, "world_size": 2, "stepped_rank": None, "collective_timeout_s": None,
                     "ranks": ranks, "launcher_log": f"{base}.launcher.log",
                     "launcher_returncode": proc.returncode, "time": 0.0})
@@ -154,6 +156,7 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     assert "**died**" in rows[1] and "| 3 |" in rows[1] and "exited with status 3" in rows[1]
     assert "[1/0] inference codegen" in rows[1]  # where it was last seen
     assert "| collective timeout | left as the script set it |" in md
+    assert re.search(r"^python -m torch.distributed.run --nproc-per-node 2 \S*job_allreduce.py$", md, re.M)
     # which ranks compiled which graphs, and where they differ
     graph_rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\[\d/\d\] \w+)` \|.*$", md, re.M)}
     assert graph_rows["[0/0] inference"].endswith("| same |")
