@@ -38,22 +38,39 @@ def _state(session: str) -> tuple[str, int | None, str | None]:
     if done is not None:
         return "done", done.get("returncode"), None
     rc = next((m.get("returncode") for m in msgs if m.get("type") == "agent_exit"), None)
-    stop = next((m for m in reversed(msgs) if m.get("type") == "stop"), None)
-    where = f"{stop['compile_id']} {stop['graph_kind']} {stop['stage']}" if stop else "before any stop"
-    return "died", rc, f"the rank exited with status {rc} before the script ended (last stop: {where})"
+    return "died", rc, "its stream ended before the script did"
 
 
-def record_job(folder: str, base: str = "job", env: dict | None = None) -> str:
+def _has_job_launcher(env: dict) -> bool:
+    """Whether this inductor-step's CLI launches torchrun jobs itself (``--nproc-per-node``)."""
+    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--help"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    return "--nproc-per-node" in proc.stdout
+
+
+def record_job(folder: str, base: str = "job", env: dict | None = None, pythonpath: str = REPO) -> str:
     """Record a two-rank job of SCRIPT under ``folder``: ``base.rank{0,1}.jsonl``, ``base.launcher.log``
-    and ``base.job.json``; return the job file's path.  Run as ``python -m torch.distributed.run
-    --nproc-per-node 2 --no-python sh -c 'python -m inductor_step --headless --record base.rank$RANK.jsonl
-    SCRIPT'``; the job file names the launcher options as the job launcher does (``--nproc-per-node 2``)."""
+    and ``base.job.json``; return the job file's path.
+
+    With ``inductor-step --headless --nproc-per-node 2 --record base.jsonl SCRIPT`` where the CLI has
+    it (the job launcher writes everything).  Else torch's launcher runs the headless recorder in
+    each rank (``python -m torch.distributed.run --nproc-per-node 2 --no-python sh -c 'python -m
+    inductor_step --headless --record base.rank$RANK.jsonl SCRIPT'``), and the header's ``distributed``
+    part and the job file are written here as the job launcher writes them (the launcher options
+    ``--nproc-per-node 2``; a rank without a ``done`` line died)."""
+    pp = os.pathsep.join(p for p in (pythonpath, os.environ.get("PYTHONPATH")) if p)
+    run_env = dict(os.environ, PYTHONPATH=pp, **(env or {}))
+    job = os.path.join(folder, f"{base}.job.json")
+    if _has_job_launcher(run_env):
+        proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--nproc-per-node", "2",
+                               "--record", f"{base}.jsonl", SCRIPT], cwd=folder, env=run_env,
+                              capture_output=True, text=True, timeout=300)
+        assert os.path.isfile(job), proc.stdout[-3000:] + proc.stderr[-3000:]
+        return job
     rank_cmd = f'exec "{sys.executable}" -m inductor_step --headless --record {base}.rank$RANK.jsonl "{SCRIPT}"'
-    pp = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), REPO) if p)
     with open(os.path.join(folder, f"{base}.launcher.log"), "w") as log:
         proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--no-python",
-                               "sh", "-c", rank_cmd], cwd=folder,
-                              env=dict(os.environ, PYTHONPATH=pp, **(env or {})), stdout=log,
+                               "sh", "-c", rank_cmd], cwd=folder, env=run_env, stdout=log,
                               stderr=subprocess.STDOUT, timeout=300)
     ranks = []
     for rank in (0, 1):
@@ -63,17 +80,17 @@ def record_job(folder: str, base: str = "job", env: dict | None = None) -> str:
             header, rest = f.readline(), f.read()
         h = json.loads(header)
         h["distributed"] = {"rank": rank, "local_rank": rank, "world_size": 2, "group_rank": 0, "restart_count": 0,
-                            "stepped_rank": None, "collective_timeout_s": None}
+                            "stepped_rank": None, "collective_timeout_s": None,
+                            "note": f"rank {rank} of 2: records every stop without pausing"}
         with open(session, "w") as f:
             f.write(json.dumps(h) + "\n" + rest)
         state, rc, message = _state(session)
         ranks.append({"rank": rank, "session": os.path.basename(session), "pid": h.get("pid"), "state": state,
                       "returncode": rc, "message": message})
-    job = os.path.join(folder, f"{base}.job.json")
-    write_job(job, {"type": "job", "format": JOB_FORMAT, "script": SCRIPT, "argv": [], "launcher": ["--nproc-per-node", "2"],
-                    "nproc_per_node": 2, "world_size": 2, "stepped_rank": None, "collective_timeout_s": None,
-                    "ranks": ranks, "launcher_log": f"{base}.launcher.log",
-                    "launcher_returncode": proc.returncode, "time": 0.0})
+    write_job(job, {"type": "job", "format": JOB_FORMAT, "script": SCRIPT, "argv": [],
+                    "launcher": ["--nproc-per-node", "2"], "nproc_per_node": 2, "world_size": 2,
+                    "stepped_rank": None, "collective_timeout_s": None, "ranks": ranks,
+                    "launcher_log": f"{base}.launcher.log", "launcher_returncode": proc.returncode, "time": 0.0})
     return job
 
 
@@ -138,7 +155,7 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     # the bundled job file names the bundled sessions: `--open` of it finds every rank
     _, sessions = read_job(os.path.join(out, "job.job.json"))
     assert sorted(sessions) == [0, 1] and all(os.path.isfile(p) for p in sessions.values())
-    assert "rank 1: all_reduce" in _read(os.path.join(out, "job.launcher.log"))
+    assert _read(os.path.join(out, "job.launcher.log")) == _read(os.path.join(os.path.dirname(job), "job.launcher.log"))
     # each rank's own report, as the single-session report writes it, with Inductor's repro
     for rank in (0, 1):
         sub = os.path.join(out, f"rank{rank}")
@@ -153,10 +170,12 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     assert md.startswith("### torch.compile under torchrun: 2 rank(s), rank 1 died")
     rows = {int(m.group(1)): m.group(0) for m in re.finditer(r"^\| (\d) \| .*$", md, re.M)}
     assert "| done |" in rows[0] and "| 0 |" in rows[0]
-    assert "**died**" in rows[1] and "| 3 |" in rows[1] and "exited with status 3" in rows[1]
+    died = read_job(job)[0]["ranks"][1]
+    assert died["state"] == "died" and died["message"]
+    assert "**died**" in rows[1] and f"| {died['returncode']} |" in rows[1] and died["message"] in rows[1]
     assert "[1/0] inference codegen" in rows[1]  # where it was last seen
     assert "| collective timeout | left as the script set it |" in md
-    assert re.search(r"^python -m torch.distributed.run --nproc-per-node 2 \S*job_allreduce.py$", md, re.M)
+    assert re.search(r"^python -m torch.distributed.run (--standalone )?--nproc-per-node 2 \S*job_allreduce.py$", md, re.M)
     # which ranks compiled which graphs, and where they differ
     graph_rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\[\d/\d\] \w+)` \|.*$", md, re.M)}
     assert graph_rows["[0/0] inference"].endswith("| same |")
@@ -167,7 +186,8 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     assert "`[0/0] inference` rank 1: `all_reduce_` → `wait_tensor`" in md
     assert "`[1/0] inference` rank 1: `all_reduce_` → `wait_tensor`" in md
     assert "`[1/0] inference` rank 0" not in md
-    assert "- rank 1 **died**: the rank exited with status 3" in md
+    assert f"- rank 1 **died**: {died['message']} (last stop recorded: [1/0] inference codegen)" in md
+    assert "- rank 1: rank 1 of 2: records every stop without pausing" in md
     assert "/tmp/" not in md  # paths outside the working directory are scrubbed
 
 
