@@ -593,6 +593,8 @@ def _agreement(facts: dict[int, dict[str, Any] | None], ranks: list[int]) -> str
     return "; ".join(notes) if notes else "same"
 
 
+#: how many of the launcher log's last lines a job's REPORT.md shows when the launcher failed
+_LAUNCHER_TAIL = 40
 #: how much slower (a ratio of medians) one rank's kernel must be than another's to be called out
 _SLOWER = 1.25
 
@@ -620,7 +622,8 @@ def _timing_agreement(timed: dict[int, dict[tuple[str, str], dict[str, Any]]], k
 
 
 def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, files: list[tuple[str, str]],
-                problems: list[str], scrub: PathScrubber, include_paths: bool) -> str:
+                problems: list[str], scrub: PathScrubber, include_paths: bool,
+                launcher_tail: list[str] | None = None) -> str:
     ranks = [v.rank for v in views]
     died = [v for v in views if v.entry.get("state") == "died"]
     L: list[str] = []
@@ -761,6 +764,12 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
     if errs or died:
         L.append("")
 
+    # the launcher's last words, where it failed (torch's launcher names the first failing rank there)
+    lrc = job.get("launcher_returncode")
+    if launcher_tail and lrc not in (0, None):
+        L += [f"<details><summary>The launcher's log, last {len(launcher_tail)} lines (it exited with status "
+              f"{lrc})</summary>", "", _fence(scrub.text("\n".join(launcher_tail)), "text"), "", "</details>", ""]
+
     # files
     L += ["#### Files in this bundle", "", f"- `{REPORT_NAME}`: this text"]
     for name, what in files:
@@ -816,10 +825,13 @@ def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: 
                 r["session"] = name
         files.append((name, f"rank {v.rank}'s session (`inductor-step --open {name}`)"))
     here = os.path.dirname(os.path.abspath(job_path))
+    launcher_tail: list[str] = []
     log = job.get("launcher_log")
     if log:
         src = os.path.join(here, str(log))
         if os.path.isfile(src):
+            with open(src, encoding="utf-8", errors="replace") as f:
+                launcher_tail = [ln[:_TB_LINE_CHARS] for ln in f.read().rstrip().splitlines()[-_LAUNCHER_TAIL:]]
             copy["launcher_log"] = os.path.basename(src)
             shutil.copyfile(src, os.path.join(out_dir, copy["launcher_log"]))
             files.append((copy["launcher_log"], "the launcher's (torch.distributed.run's) own output"))
@@ -845,7 +857,7 @@ def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: 
         shots.append(name)
         files.append((f"screenshots/{name}", "a screenshot"))
     text = _render_job(job, views, job_name=job_name, files=files, problems=problems, scrub=scrub,
-                       include_paths=include_paths)
+                       include_paths=include_paths, launcher_tail=launcher_tail)
     _write(os.path.join(out_dir, REPORT_NAME), text)
     if not archive:
         return out_dir, problems

@@ -189,6 +189,8 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     assert f"- rank 1 **died**: {died['message']} (last stop recorded: [1/0] inference codegen)" in md
     assert "- rank 1: rank 1 of 2: records every stop without pausing" in md
     assert "/tmp/" not in md  # paths outside the working directory are scrubbed
+    # the launcher failed (rank 1's exit): its last lines, where torch's launcher names the failing rank
+    assert "The launcher's log, last" in md and "exited with status 1)" in md
 
 
 def test_job_report_agreeing_ranks(twin_job, tmp_path):
