@@ -553,8 +553,13 @@ class _RankView:
             if isinstance(cg.get("kernels"), list) else None
         post = (stages.get("aot") or {}).get("post_grad")
         wrapper = cg.get("wrapper") if isinstance(cg.get("wrapper"), str) else None
+        after = (stages.get("scheduling") or {}).get("after")
         return {"reached": reached, "failed": failed.get("stage") if failed else None, "kernels": kernels,
                 "post_grad": post.get("code") if isinstance(post, dict) else None,
+                "fusion": [(n.get("name"), n.get("type")) for n in after if isinstance(n, dict)]
+                if isinstance(after, list) else None,
+                "kernel_sources": [k.get("source") for k in cg.get("kernels") if isinstance(k, dict)]
+                if isinstance(cg.get("kernels"), list) else None,
                 "collectives": collective_schedule(wrapper) if wrapper else None}
 
 
@@ -577,7 +582,8 @@ def _agreement(facts: dict[int, dict[str, Any] | None], ranks: list[int]) -> str
     if len(have) < len(ranks):
         notes.append("compiled only by rank(s) " + ", ".join(map(str, have)))
     for label, field in (("stages reached", "reached"), ("post-grad graphs", "post_grad"),
-                         ("kernels", "kernels"), ("collective schedules", "collectives")):
+                         ("scheduler nodes after fusion", "fusion"), ("kernels", "kernels"),
+                         ("kernel sources", "kernel_sources"), ("collective schedules", "collectives")):
         groups: dict[str, list[int]] = {}
         for r in have:
             v = facts[r][field]
@@ -623,7 +629,7 @@ def _timing_agreement(timed: dict[int, dict[tuple[str, str], dict[str, Any]]], k
 
 def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, files: list[tuple[str, str]],
                 problems: list[str], scrub: PathScrubber, include_paths: bool,
-                launcher_tail: list[str] | None = None) -> str:
+                launcher_tail: list[str] | None = None, diffs: dict[tuple[int, str], str] | None = None) -> str:
     ranks = [v.rank for v in views]
     died = [v for v in views if v.entry.get("state") == "died"]
     L: list[str] = []
@@ -715,8 +721,8 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
             facts = {v.rank: v.graph_facts(k) for v in views if v.msgs is not None}
             cells = [(_graph_cell(facts[v.rank]) if v.msgs is not None else "(no session)") for v in views]
             L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_agreement(facts, loaded)} |")
-        L += ["", "Compared: the stages each rank reached, the post-grad graph's code, the kernels' names and "
-              "the collectives the wrapper calls, in order.", ""]
+        L += ["", "Compared: the stages each rank reached, the post-grad graph's code, the scheduler nodes after "
+              "fusion, the kernels' names and sources, and the collectives the wrapper calls, in order.", ""]
     else:
         L += ["No rank compiled a graph.", ""]
 
@@ -763,6 +769,14 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
                  f"(traceback in `rank{r}/REPORT.md`)")
     if errs or died:
         L.append("")
+
+    # the diff view (inductor-step diff) of the first rank against each other rank
+    if diffs:
+        L += [f"#### Rank {views[0].rank} against each other rank", "",
+              "Level by level (`inductor-step diff`); the kernels' source diffs are in the `DIFF_*.txt` files.", ""]
+        for (r, name), short in diffs.items():
+            L += [f"<details><summary>rank {views[0].rank} → rank {r} (`{name}`)</summary>", "",
+                  _fence(scrub.text(short), "text"), "", "</details>", ""]
 
     # the launcher's last words, where it failed (torch's launcher names the first failing rank there)
     lrc = job.get("launcher_returncode")
@@ -847,6 +861,21 @@ def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: 
         build_report(v.session, os.path.join(out_dir, sub), include_paths=include_paths,
                      session_ref=os.path.join("..", os.path.basename(v.session)))
         files.append((f"{sub}/", f"rank {v.rank}'s own report (`{sub}/{REPORT_NAME}`) and repros"))
+    # the first readable rank against each other one, as `inductor-step diff A B` shows them
+    from inductor_step.tui.diff import diff_files  # noqa: PLC0415
+
+    diffs: dict[tuple[int, str], str] = {}
+    readable = [v for v in views if v.msgs is not None]
+    for v in readable[1:]:
+        a, b = readable[0], v
+        name = f"DIFF_rank{a.rank}_rank{b.rank}.txt"
+        def named(text: str) -> str:  # the sessions as this bundle names them
+            return text.replace(a.session, os.path.basename(a.session)).replace(b.session, os.path.basename(b.session))
+
+        _write(os.path.join(out_dir, name), scrub.text(named(diff_files(a.session, b.session))) + "\n")
+        diffs[(b.rank, name)] = named(diff_files(a.session, b.session, diffs=False))
+        files.append((name, f"rank {a.rank}'s session against rank {b.rank}'s, level by level, with the kernels' "
+                            "source diffs (`inductor-step diff`)"))
     shots: list[str] = []
     for src in screenshots or []:
         name = os.path.basename(src)
@@ -857,7 +886,7 @@ def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: 
         shots.append(name)
         files.append((f"screenshots/{name}", "a screenshot"))
     text = _render_job(job, views, job_name=job_name, files=files, problems=problems, scrub=scrub,
-                       include_paths=include_paths, launcher_tail=launcher_tail)
+                       include_paths=include_paths, launcher_tail=launcher_tail, diffs=diffs)
     _write(os.path.join(out_dir, REPORT_NAME), text)
     if not archive:
         return out_dir, problems

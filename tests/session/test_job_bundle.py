@@ -151,7 +151,8 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     path, problems = build_job_report(job, out)
     assert path == out and problems == []
     names = set(os.listdir(out))
-    assert {"REPORT.md", "job.job.json", "job.launcher.log", "job.rank0.jsonl", "job.rank1.jsonl", "rank0", "rank1"} <= names
+    assert {"REPORT.md", "job.job.json", "job.launcher.log", "job.rank0.jsonl", "job.rank1.jsonl", "rank0", "rank1",
+            "DIFF_rank0_rank1.txt"} <= names
     # the bundled job file names the bundled sessions: `--open` of it finds every rank
     _, sessions = read_job(os.path.join(out, "job.job.json"))
     assert sorted(sessions) == [0, 1] and all(os.path.isfile(p) for p in sessions.values())
@@ -188,6 +189,9 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     assert "`[1/0] inference` rank 0" not in md
     assert f"- rank 1 **died**: {died['message']} (last stop recorded: [1/0] inference codegen)" in md
     assert "- rank 1: rank 1 of 2: records every stop without pausing" in md
+    # the diff view of rank 0 against rank 1: the graph only rank 1 compiled
+    assert "rank 0 → rank 1 (`DIFF_rank0_rank1.txt`)" in md
+    assert re.search(r"^  -\s+<-> \[1/0\] inference\s+only in B$", _read(os.path.join(out, "DIFF_rank0_rank1.txt")), re.M)
     assert "/tmp/" not in md  # paths outside the working directory are scrubbed
     # the launcher failed (rank 1's exit): its last lines, where torch's launcher names the failing rank
     assert "The launcher's log, last" in md and "exited with status 1)" in md
@@ -341,3 +345,9 @@ def test_job_report_timed_ranks_name_the_slower_kernel(tmp_path):
     row = next(line for line in md.splitlines() if line.startswith("| `[0/0] inference` | 59.9768 ms"))
     assert "| 59.9768 ms, kernels 0.0019 ms | 60.0234 ms, kernels 49.9954 ms |" in row
     assert row.endswith("| `cpp_fused_add_mul_native_layer_norm_relu_sum_0` 49.9954 ms on rank 1 vs 0.0019 ms on rank 0 |")
+    # b was compiled with max_fusion_size = 1: the graph table and the diff view say where
+    graph_row = next(line for line in md.splitlines() if line.startswith("| `[0/0] inference` | codegen"))
+    assert "scheduler nodes after fusion differ (rank 0 vs rank 1)" in graph_row
+    assert "scheduler nodes after fusion: 1 -> 4" in md
+    full = _read(os.path.join(out, "DIFF_rank0_rank1.txt"))
+    assert full.startswith("A: t.rank0.jsonl\nB: t.rank1.jsonl\n") and "fused group split" in full
