@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 
 import pytest
 
@@ -203,6 +204,9 @@ def test_job_report_agreeing_ranks(twin_job, tmp_path):
     assert problems == [] and "died" not in md and "None recorded on any rank." in md
     assert re.search(r"^\| `\[0/0\] inference` \|.*\| same \|$", md, re.M)
     assert "own output" not in md  # the job file names no launcher log
+    tar, _ = build_job_report(twin_job, str(tmp_path / "b"), archive=True)
+    with tarfile.open(tar) as t:
+        assert {"b/REPORT.md", "b/twin.job.json", "b/twin.rank1.jsonl", "b/rank1/REPORT.md"} <= set(t.getnames())
     assert "| stepped rank | 0 |" in md
     assert "| collective timeout | raised to 3600 s for the job" in md
     assert f"- rank 1: {TIMEOUT_NOTE}" in md
