@@ -609,7 +609,9 @@ def _timing_agreement(timed: dict[int, dict[tuple[str, str], dict[str, Any]]], k
                       ranks: list[int]) -> str:
     """The kernels of one graph whose median ms differ by more than :data:`_SLOWER` between ranks."""
     per_kernel: dict[str, dict[int, float]] = {}
-    untimed = [r for r in ranks if key not in timed.get(r, {})]
+    untimed = [r for r in ranks if not isinstance((timed.get(r, {}).get(key) or {}).get("compiled_ms"), (int, float))]
+    if len(untimed) == len(ranks):
+        return "not timed on any rank"
     for r in ranks:
         for k in (timed.get(r, {}).get(key) or {}).get("kernels") or []:
             if isinstance(k, dict) and isinstance(k.get("median_ms"), (int, float)) and k["median_ms"] > 0:
@@ -751,7 +753,10 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
             cells = []
             for r in ranks:
                 m = timed.get(r, {}).get(k)
-                cells.append(f"{_ms(m.get('compiled_ms'))} ms, kernels {_ms(m.get('kernel_sum_ms'))} ms" if m else "—")
+                if m and m.get("error") and not isinstance(m.get("compiled_ms"), (int, float)):
+                    cells.append(f"not timed: {_cell(_one_line(scrub.text(str(m['error'])), 120))}")
+                else:
+                    cells.append(f"{_ms(m.get('compiled_ms'))} ms, kernels {_ms(m.get('kernel_sum_ms'))} ms" if m else "—")
             L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_timing_agreement(timed, k, ranks)} |")
         L.append("")
 

@@ -355,3 +355,31 @@ def test_job_report_timed_ranks_name_the_slower_kernel(tmp_path):
     assert "scheduler nodes after fusion: 1 -> 4" in md
     full = _read(os.path.join(out, "DIFF_rank0_rank1.txt"))
     assert full.startswith("A: t.rank0.jsonl\nB: t.rank1.jsonl\n") and "fused group split" in full
+
+
+# --------------------------------------------------------------------------- the recorded job fixture
+
+JOB_STEP = os.path.join(REPO, "tests", "fixtures", "job_step", "job.job.json")
+
+
+def test_job_step_fixture_report_and_export(tmp_path):
+    """tests/fixtures/job_step: a job recorded by ``inductor-step --headless --run --nproc-per-node 2``
+    (a compiled training step, forward and backward, and a compiled function with an all_reduce)."""
+    out, problems = build_job_report(JOB_STEP, str(tmp_path / "b"))
+    md = _read(os.path.join(out, "REPORT.md"))
+    assert problems == [] and md.startswith("### torch.compile under torchrun: 2 rank(s)\n")
+    graph_rows = [line for line in md.splitlines() if re.match(r"^\| `\[\d/\d\] \w+` \| codegen", line)]
+    assert [r.split("`")[1] for r in graph_rows] == ["[0/0] forward", "[0/0] backward", "[1/0] inference"]
+    assert all(r.endswith("| same |") for r in graph_rows)
+    # the all_reduce graph cannot be timed apart from its process group: each rank says why
+    timing = next(line for line in md.splitlines() if line.startswith("| `[1/0] inference` | not timed"))
+    assert timing.count("not timed: RuntimeError: Could not resolve the process group") == 2
+    assert timing.endswith("| not timed on any rank |")
+
+    logs, problems = export_job(JOB_STEP, str(tmp_path / "trace"))
+    assert problems == [] and len(logs) == 2
+    printed, landing = _all_ranks(str(tmp_path / "trace"), str(tmp_path / "tl"))
+    assert "Processing rank 0" in printed and "Processing rank 1" in printed and "Diverging" not in landing
+    for rank in (0, 1):
+        with open(os.path.join(tmp_path / "tl", f"rank_{rank}", "compile_directory.json")) as f:
+            assert set(json.load(f)) == {"[0/0]", "[1/0]"}
