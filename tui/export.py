@@ -18,6 +18,13 @@ Torch's own event names are used where one exists (``dynamo_start``, ``dynamo_ou
 ``artifact`` events with string payloads: ``inductor_step_ir_buffers``, ``inductor_step_scheduler_pre_fusion``,
 ``inductor_step_scheduler_post_fusion``, ``inductor_step_fusion_decisions``, ``inductor_step_loopbody``,
 ``inductor_step_run`` and ``inductor_step_error``.
+
+A job (issue 23: ``X.job.json`` naming one session per rank) exports as one log per rank,
+``dedicated_log_torch_trace_rank_{N}_X.log``, each event carrying ``"rank": N`` as torch writes it
+under torchrun: what ``tlparse DIR --all-ranks-html`` reads (:func:`export_job`).  Each graph that
+calls collectives gets torch's ``inductor_collective_schedule`` artifact, rebuilt from the wrapper's
+calls (:func:`collective_schedule`), which tlparse's collective-schedule divergence check compares;
+a rank the job file says died ends with an ``inductor_step_rank_state`` artifact (the job file's message).
 """
 
 from __future__ import annotations
@@ -71,8 +78,9 @@ def compile_id_fields(compile_id: str | None) -> dict[str, int]:
 # --------------------------------------------------------------------------- writer
 
 class _TraceWriter:
-    def __init__(self, f: Any, *, pid: int, source: str, base_time: float) -> None:
+    def __init__(self, f: Any, *, pid: int, source: str, base_time: float, rank: int | None = None) -> None:
         self.f = f
+        self.rank = rank
         self.pid = pid
         self.source = source
         self.base = base_time
@@ -96,6 +104,8 @@ class _TraceWriter:
 
     def event(self, name: str, metadata: Any, compile_id: str | None, payload: str | None = None) -> None:
         record: dict[str, Any] = {name: metadata}
+        if self.rank is not None:
+            record["rank"] = self.rank  # torch adds it once the process group exists (dist.get_rank())
         record.update(compile_id_fields(compile_id))
         if payload is not None:
             payload = payload.replace("\r\n", "\n").replace("\r", "\n")
@@ -138,16 +148,53 @@ def _fail(err: dict[str, Any]) -> tuple[str, str]:
     return typ, reason
 
 
-def export_trace(session_path: str, out_dir: str) -> str:
+_COLLECTIVE_CALL = re.compile(r"\btorch\.ops\._?c10d_functional\.(\w+)\.default\(")
+
+
+def collective_schedule(wrapper: str) -> list[str]:
+    """The collectives a graph's wrapper (Inductor's output code) calls, in call order, spelled as
+    torch's ``inductor_collective_schedule`` artifact spells them (``python_kernel_name`` of each
+    ``ir._CollectiveKernel`` scheduler node, ``torch.ops._c10d_functional.all_reduce_.default``,
+    ``...wait_tensor.default``): each such node is one call in the wrapper, in scheduler order.
+    Comment lines (``# File: ...``, provenance handles) are skipped."""
+    out: list[str] = []
+    for line in wrapper.splitlines():
+        code = line.split("#", 1)[0]
+        out.extend(f"torch.ops._c10d_functional.{m.group(1)}.default" for m in _COLLECTIVE_CALL.finditer(code))
+    return out
+
+
+def rank_log_name(rank: int, stem: str) -> str:
+    """The file name tlparse's ``--all-ranks-html`` finds rank ``rank``'s log by (it takes the number
+    after ``dedicated_log_torch_trace_rank_``, up to the next ``_``; torch writes
+    ``dedicated_log_torch_trace_rank_{rank}_{random}.log``)."""
+    return f"dedicated_log_torch_trace_rank_{rank}_{re.sub(r'[^0-9A-Za-z.-]+', '-', stem)}.log"
+
+
+def _session_rank(header: dict[str, Any]) -> int | None:
+    dist = header.get("distributed")
+    rank = dist.get("rank") if isinstance(dist, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) else None
+
+
+def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, log_name: str | None = None,
+                 rank_note: str | None = None) -> str:
     """Write ``session_path`` as a TORCH_TRACE log into ``out_dir`` (created if needed); return the log's path.
 
+    ``rank``: the ``rank`` every event carries, as torch writes it in a distributed process (default:
+    the header's ``distributed.rank``; none for a single-process session); ``log_name``: the log's
+    file name (default ``dedicated_log_torch_trace_<session stem>.log``); ``rank_note``: a line
+    ending the log as an ``inductor_step_rank_state`` artifact of the last graph the session names
+    (the job file's word on a rank that died).
     Raises OSError (unreadable session, unwritable ``out_dir``) or ValueError (not a session).
     """
     msgs = load_session(session_path)
     header = msgs[0]
+    if rank is None:
+        rank = _session_rank(header)
     stem = os.path.splitext(os.path.basename(session_path))[0]
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"dedicated_log_torch_trace_{stem}.log")
+    path = os.path.join(out_dir, log_name or f"dedicated_log_torch_trace_{stem}.log")
     last_t = max((m["t"] for m in msgs if isinstance(m.get("t"), (int, float))), default=0.0)
     try:
         end = os.path.getmtime(session_path)
@@ -160,11 +207,14 @@ def export_trace(session_path: str, out_dir: str) -> str:
     dynamo_stop: dict[str, dict[str, Any]] = {}
     emitted: set[tuple[str, str]] = set()       # (cid, event) emitted once per frame compile
     metrics_done: set[str] = set()
+    # cids whose session holds torch's own collective schedule (an agent that records it)
+    own_schedule = {str(m.get("compile_id")) for m in msgs
+                    if m.get("type") == "artifact" and m.get("name") == "inductor_collective_schedule"}
     backward_graphs: list[str] = []
     bwd_fail: dict[str, dict[str, Any]] = {}
 
     with open(path, "w", encoding="utf-8", newline="\n") as f:
-        w = _TraceWriter(f, pid=pid, source=source, base_time=end - last_t)
+        w = _TraceWriter(f, pid=pid, source=source, base_time=end - last_t, rank=rank)
 
         def start(cid: str, stop: dict[str, Any] | None) -> None:
             if cid in started:
@@ -246,6 +296,10 @@ def export_trace(session_path: str, out_dir: str) -> str:
                     w.artifact(ARTIFACTS["loopbody"], cid, loopbody_text(m))
                 elif stage == "codegen":
                     if isinstance(m.get("wrapper"), str):
+                        sched = collective_schedule(m["wrapper"]) if cid not in own_schedule else []
+                        if sched:  # torch logs it after scheduling, before the output code
+                            w.artifact("inductor_collective_schedule", cid,
+                                       "[\n" + ",\n".join(json.dumps(s) for s in sched) + "\n]", encoding="json")
                         op = m.get("output_path")
                         w.event("inductor_output_code", {"filename": op, "file_path": op}, cid, m["wrapper"])
                     if kind == "backward" and cid not in backward_graphs:
@@ -286,7 +340,47 @@ def export_trace(session_path: str, out_dir: str) -> str:
             if cid in bwd_fail:
                 md["fail_type"], md["fail_reason"] = _fail(bwd_fail[cid])
             w.event("bwd_compilation_metrics", md, cid)
+        if rank_note:  # under the graph the rank was last seen in (a graph-less event would be a
+            # compile id of its own, '[-/-]', that tlparse counts as a compile-id divergence)
+            last = next((str(m["compile_id"]) for m in reversed(msgs) if m.get("compile_id") and not m.get("variant")), None)
+            w.artifact("inductor_step_rank_state", last, rank_note)
     return path
+
+
+# --------------------------------------------------------------------------- jobs (issue 23)
+
+def export_job(job_path: str, out_dir: str) -> tuple[list[str], list[str]]:
+    """Write each rank's session of the job file ``job_path`` as a TORCH_TRACE log into ``out_dir``
+    (:func:`rank_log_name`; tlparse: ``tlparse OUT_DIR --all-ranks-html``).  Returns ``(logs written,
+    problems)``: a problem is one line naming a rank whose session is missing or unreadable; the
+    other ranks are exported all the same.  A rank the job file says died ends its log with an
+    ``inductor_step_rank_state`` artifact holding the job file's message.
+    Raises ValueError (not a job file), OSError (unreadable job file, unwritable ``out_dir``).
+    """
+    from inductor_step.tracer.protocol import job_paths, read_job  # noqa: PLC0415
+
+    job, sessions = read_job(job_path)
+    base = os.path.basename(job_paths(job_path)[1])
+    os.makedirs(out_dir, exist_ok=True)
+    states = {int(r["rank"]): r for r in job.get("ranks") or [] if isinstance(r, dict) and "rank" in r}
+    logs: list[str] = []
+    problems: list[str] = []
+    for rank in sorted(set(states) | set(sessions)):
+        st = states.get(rank, {})
+        session = sessions.get(rank)
+        if session is None:
+            problems.append(f"rank {rank}: the job file names no session for it (state {st.get('state', '?')})")
+            continue
+        note = None
+        if st.get("state") == "died":
+            note = f"rank {rank} died: {st.get('message') or 'no message'} (from the job file {os.path.basename(job_path)})"
+        try:
+            if not os.path.exists(session):
+                raise FileNotFoundError(f"no such session file: {session}")
+            logs.append(export_trace(session, out_dir, rank=rank, log_name=rank_log_name(rank, base), rank_note=note))
+        except (OSError, ValueError) as e:
+            problems.append(f"rank {rank}: {e}")
+    return logs, problems
 
 
 # --------------------------------------------------------------------------- CLI
@@ -294,7 +388,8 @@ def export_trace(session_path: str, out_dir: str) -> str:
 def build_export_parser() -> argparse.ArgumentParser:
     p = session_parser("inductor-step export",
                        "Write a recorded session as a TORCH_TRACE structured log (what torch writes with "
-                       "TORCH_TRACE=DIR), for tlparse: `tlparse DIR/dedicated_log_torch_trace_*.log`.")
+                       "TORCH_TRACE=DIR), for tlparse: `tlparse DIR/dedicated_log_torch_trace_*.log`. "
+                       "Given a job file (X.job.json), one log per rank: `tlparse DIR --all-ranks-html`.")
     p.add_argument("dir", metavar="DIR", help="directory to write the trace log into (created if needed)")
     return p
 
@@ -303,12 +398,23 @@ def main_export(argv: list[str]) -> int:
     """``inductor-step export SESSION DIR`` (``argv``: the arguments after ``export``)."""
     args = build_export_parser().parse_args(argv)
 
+    from inductor_step.tracer.protocol import is_job_file  # noqa: PLC0415
+
+    problems: list[str] = []
+
     def work() -> str:
         if os.path.exists(args.dir) and not os.path.isdir(args.dir):
             raise NotADirectoryError(f"{args.dir} exists and is not a directory")
+        if is_job_file(args.session):
+            logs, bad = export_job(args.session, args.dir)
+            problems.extend(bad)
+            return "\n".join(logs) if logs else args.dir
         return export_trace(args.session, args.dir)
 
-    return session_command(args.session, work)
+    rc = session_command(args.session, work)
+    for line in problems:
+        print(f"inductor-step: {line}", file=sys.stderr)
+    return rc or (2 if problems else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

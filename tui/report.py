@@ -19,6 +19,7 @@ included as recorded; REPORT.md says that they contain paths.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -262,6 +263,12 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     dev = h.get("device") or "?"
     L.append(f"| device | {_cell(dev)} |")
     L.append(f"| device_name | {_cell(h.get('device_name') or '-')} |")
+    dist = h.get("distributed")
+    if isinstance(dist, dict):  # one rank of a torchrun job (issue 23)
+        L.append(f"| torchrun rank | {_cell(dist.get('rank', '?'))} of world size {_cell(dist.get('world_size', '?'))}"
+                 f" (local rank {_cell(dist.get('local_rank', '?'))}) |")
+        if dist.get("note"):
+            L.append(f"| collective timeout | {_cell(_one_line(scrub.text(str(dist['note']))))} |")
     settings = h.get("settings")
     if isinstance(settings, dict) and settings:
         L.append("| settings (set by inductor-step) | " + _cell(", ".join(f"`{k}={v}`" for k, v in settings.items())) + " |")
@@ -433,14 +440,15 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
 
 def build_report(session_path: str, out_dir: str | None = None, *, screenshots: list[str] | None = None,
                  stood: dict | None = None, include_paths: bool = False, archive: bool = False,
-                 diff_with: str | None = None) -> str:
+                 diff_with: str | None = None, session_ref: str | None = None) -> str:
     """Write a bug-report bundle for ``session_path``; return the directory (or, with ``archive``,
     the ``<dir>.tar.gz`` written next to it).
 
     ``screenshots``: image files to copy into ``screenshots/``; ``stood``: where the user stood
     (``{"graph": "[0/0] forward", "stage": "lowering", "selection": "buf3"}``); ``diff_with``: another
     session whose level-by-level diff against this one (:func:`inductor_step.tui.diff.diff_files`)
-    is added to REPORT.md and written whole to ``DIFF.txt``.
+    is added to REPORT.md and written whole to ``DIFF.txt``; ``session_ref``: where the bundle already
+    holds the session, relative to ``out_dir`` (a job's bundle: ``../x.rank0.jsonl``), instead of a copy.
     Raises OSError (unreadable session, unwritable output) or ValueError (not a session; an
     ``out_dir`` that holds something other than an earlier report).
     """
@@ -448,8 +456,9 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     out_dir = out_dir or _default_out_dir(session_path)
     _prepare_dir(out_dir)
     graphs = _graphs(msgs)
-    session_name = os.path.basename(session_path)
-    shutil.copyfile(session_path, os.path.join(out_dir, session_name))
+    session_name = session_ref or os.path.basename(session_path)
+    if session_ref is None:
+        shutil.copyfile(session_path, os.path.join(out_dir, session_name))
     repros, fallbacks = _write_repros(msgs, graphs, out_dir)
     shots: list[str] = []
     if screenshots:
@@ -486,6 +495,412 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     return tar_path
 
 
+# --------------------------------------------------------------------------- jobs (issue 23)
+
+def _short_op(op: str) -> str:
+    """``torch.ops._c10d_functional.all_reduce_.default`` -> ``all_reduce_``."""
+    parts = op.split(".")
+    return parts[-2] if len(parts) >= 2 and parts[-1] == "default" else op
+
+
+class _RankView:
+    """What the job report says about one rank: its JobRank entry and, when readable, its session."""
+
+    def __init__(self, rank: int, entry: dict[str, Any], session: str | None) -> None:
+        self.rank = rank
+        self.entry = entry
+        self.session = session
+        self.msgs: list[dict[str, Any]] | None = None
+        self.problem: str | None = None
+        self.graphs: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+
+    def load(self) -> None:
+        if self.session is None:
+            self.problem = f"rank {self.rank}: the job file names no session for it"
+            return
+        try:
+            if not os.path.exists(self.session):
+                raise FileNotFoundError(f"no such session file: {self.session}")
+            self.msgs = load_session(self.session)
+            self.graphs = _graphs(self.msgs)
+        except (OSError, ValueError) as e:
+            self.problem = f"rank {self.rank}: {e}"
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self.msgs[0] if self.msgs else {}
+
+    def of_type(self, typ: str) -> list[dict[str, Any]]:
+        return [m for m in self.msgs or [] if m.get("type") == typ and not m.get("variant")]
+
+    def last_stop(self) -> str:
+        stop = next((m for m in reversed(self.msgs or []) if m.get("type") == "stop" and not m.get("variant")), None)
+        return f"{stop.get('compile_id')} {stop.get('graph_kind')} {stop.get('stage')}" if stop else "-"
+
+    def graph_facts(self, key: tuple[str, str]) -> dict[str, Any] | None:
+        """Stages reached, kernel names, post-grad code and collective schedule of one graph."""
+        from inductor_step.tui.export import collective_schedule  # noqa: PLC0415
+
+        stages = self.graphs.get(key)
+        if stages is None:
+            return None
+        cid, kind = key
+        reached = [st for st in ALL_STAGES if st in stages]
+        failed = next((e for e in self.of_type("error") if e.get("compile_id") == cid
+                       and e.get("graph_kind") in (None, kind)), None)
+        cg = stages.get("codegen") or {}
+        kernels = [str(k.get("name")) for k in cg.get("kernels") or [] if isinstance(k, dict)] \
+            if isinstance(cg.get("kernels"), list) else None
+        post = (stages.get("aot") or {}).get("post_grad")
+        wrapper = cg.get("wrapper") if isinstance(cg.get("wrapper"), str) else None
+        after = (stages.get("scheduling") or {}).get("after")
+        return {"reached": reached, "failed": failed.get("stage") if failed else None, "kernels": kernels,
+                "post_grad": post.get("code") if isinstance(post, dict) else None,
+                "fusion": [(n.get("name"), n.get("type")) for n in after if isinstance(n, dict)]
+                if isinstance(after, list) else None,
+                "kernel_sources": [k.get("source") for k in cg.get("kernels") if isinstance(k, dict)]
+                if isinstance(cg.get("kernels"), list) else None,
+                "collectives": collective_schedule(wrapper) if wrapper else None}
+
+
+def _graph_cell(f: dict[str, Any] | None) -> str:
+    if f is None:
+        return "—"
+    last = f["reached"][-1] if f["reached"] else "-"
+    txt = f"**{f['failed']} (failed)**" if f["failed"] else last
+    if f["kernels"] is not None:
+        txt += f", {len(f['kernels'])} kernel(s)"
+    if f["collectives"]:
+        txt += f", {len(f['collectives'])} collective call(s)"
+    return txt
+
+
+def _agreement(facts: dict[int, dict[str, Any] | None], ranks: list[int]) -> str:
+    """Where the ranks' versions of one graph differ, in words ("same" where nothing does)."""
+    have = [r for r in ranks if facts.get(r) is not None]
+    notes: list[str] = []
+    if len(have) < len(ranks):
+        notes.append("compiled only by rank(s) " + ", ".join(map(str, have)))
+    for label, field in (("stages reached", "reached"), ("post-grad graphs", "post_grad"),
+                         ("scheduler nodes after fusion", "fusion"), ("kernels", "kernels"),
+                         ("kernel sources", "kernel_sources"), ("collective schedules", "collectives")):
+        groups: dict[str, list[int]] = {}
+        for r in have:
+            v = facts[r][field]
+            if v is None:
+                continue
+            groups.setdefault(repr(v), []).append(r)
+        if len(groups) > 1:
+            notes.append(f"{label} differ (" + " vs ".join("ranks " + ",".join(map(str, g)) if len(g) > 1
+                                                          else f"rank {g[0]}" for g in groups.values()) + ")")
+    failed = [r for r in have if facts[r]["failed"]]
+    if failed:
+        notes.append("failed on rank(s) " + ", ".join(map(str, failed)))
+    return "; ".join(notes) if notes else "same"
+
+
+#: how many of the launcher log's last lines a job's REPORT.md shows when the launcher failed
+_LAUNCHER_TAIL = 40
+#: how much slower (a ratio of medians) one rank's kernel must be than another's to be called out
+_SLOWER = 1.25
+
+
+def _timing_agreement(timed: dict[int, dict[tuple[str, str], dict[str, Any]]], key: tuple[str, str],
+                      ranks: list[int]) -> str:
+    """The kernels of one graph whose median ms differ by more than :data:`_SLOWER` between ranks."""
+    per_kernel: dict[str, dict[int, float]] = {}
+    untimed = [r for r in ranks if not isinstance((timed.get(r, {}).get(key) or {}).get("compiled_ms"), (int, float))]
+    if len(untimed) == len(ranks):
+        return "not timed on any rank"
+    for r in ranks:
+        for k in (timed.get(r, {}).get(key) or {}).get("kernels") or []:
+            if isinstance(k, dict) and isinstance(k.get("median_ms"), (int, float)) and k["median_ms"] > 0:
+                per_kernel.setdefault(str(k.get("name")), {})[r] = float(k["median_ms"])
+    notes = []
+    for name, by_rank in per_kernel.items():
+        if len(by_rank) < 2:
+            continue
+        slow = max(by_rank, key=by_rank.get)
+        fast = min(by_rank, key=by_rank.get)
+        if by_rank[slow] > _SLOWER * by_rank[fast]:
+            notes.append(f"`{name}` {by_rank[slow]:.4f} ms on rank {slow} vs {by_rank[fast]:.4f} ms on rank {fast}")
+    if untimed:
+        notes.append("not timed on rank(s) " + ", ".join(map(str, untimed)))
+    return "; ".join(notes) if notes else "same"
+
+
+def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, files: list[tuple[str, str]],
+                problems: list[str], scrub: PathScrubber, include_paths: bool,
+                launcher_tail: list[str] | None = None, diffs: dict[tuple[int, str], str] | None = None) -> str:
+    ranks = [v.rank for v in views]
+    died = [v for v in views if v.entry.get("state") == "died"]
+    L: list[str] = []
+    title = f"torch.compile under torchrun: {len(views)} rank(s)"
+    if died:
+        title += ", " + ", ".join(f"rank {v.rank} died" for v in died)
+    errs = [(v.rank, e) for v in views for e in v.of_type("error")]
+    if errs:
+        r, e = errs[0]
+        title += f"; rank {r}: {_one_line(scrub.text(str(e.get('message', 'error'))), 120)} in {e.get('stage')}"
+    L += [f"### {title}", "",
+          f"Made with `inductor-step report` from the job file `{job_name}` (format `{job.get('format')}`): "
+          "one recorded session per rank. Each rank's own report (versions, errors with tracebacks, graphs, "
+          "repros) is `rank<N>/REPORT.md`.", ""]
+    if problems:
+        L += ["#### Missing from this bundle", ""] + [f"- {scrub.text(p)}" for p in problems] + [""]
+
+    # the job
+    # the job's ``launcher``: torch's launcher options as given (the lead's JobProcess), then the script
+    cmd = ["python", "-m", "torch.distributed.run", *[str(a) for a in job.get("launcher") or []],
+           str(job.get("script") or "?"), *[str(a) for a in job.get("argv") or []]]
+    L += ["#### Job", "", _fence(scrub.text(shlex.join(cmd)), "bash"), "",
+          "(run under `inductor-step`: torch's launcher starts our agent in every rank, which runs the script)", "",
+          "| | |", "|---|---|"]
+    L.append(f"| script | `{_cell(scrub.text(str(job.get('script') or '-')))}` |")
+    L.append(f"| processes per node | {_cell(job.get('nproc_per_node', '-'))} |")
+    L.append(f"| world size | {_cell(job.get('world_size') if job.get('world_size') is not None else '-')} |")
+    stepped = job.get("stepped_rank")
+    L.append(f"| stepped rank | {stepped if stepped is not None else 'none (every rank recorded without pausing)'} |")
+    cto = job.get("collective_timeout_s")
+    L.append("| collective timeout | " + (f"raised to {cto:g} s for the job (so that a paused rank does not kill "
+                                            "the others waiting at their next collective)"
+                                            if isinstance(cto, (int, float)) else "left as the script set it")
+             + " |")
+    lrc = job.get("launcher_returncode")
+    L.append(f"| launcher exit status | {lrc if lrc is not None else '- (still running when the job file was last written)'} |")
+    h0 = next((v.header for v in views if v.msgs), {})
+    for label, key in (("torch", "torch"), ("python", "python"), ("device", "device")):
+        vals = sorted({str(v.header.get(key)) for v in views if v.msgs})
+        L.append(f"| {label} | {_cell(' / '.join(vals) if vals else h0.get(key, '-'))} |")
+    L.append("")
+
+    # ranks
+    L += ["#### Ranks", "", "| rank | state | pid | exit status | graphs | last stop recorded | message | session |",
+          "|---|---|---|---|---|---|---|---|"]
+    for v in views:
+        e = v.entry
+        state = str(e.get("state") or "?")
+        state = f"**{state}**" if state == "died" else state
+        rc = e.get("returncode")
+        msg = e.get("message") or ""
+        if v.problem:
+            msg = (msg + "; " if msg else "") + v.problem
+        sess = os.path.basename(v.session) if v.session else "-"
+        L.append(f"| {v.rank} | {state} | {_cell(e.get('pid') if e.get('pid') is not None else '-')} | "
+                 f"{rc if rc is not None else '-'} | {len(v.graphs) if v.msgs else '-'} | "
+                 f"{_cell(v.last_stop()) if v.msgs else '-'} | {_cell(_one_line(scrub.text(msg), 300)) or '-'} | "
+                 f"`{_cell(sess)}` |")
+    L.append("")
+    notes = []
+    for v in views:
+        dist = v.header.get("distributed") if isinstance(v.header.get("distributed"), dict) else {}
+        if dist.get("note"):
+            notes.append(f"- rank {v.rank}: {_one_line(scrub.text(str(dist['note'])), 400)}")
+        for pg in v.of_type("process_group"):
+            asked = pg.get("timeout_asked_s")
+            got = pg.get("timeout_s")
+            default = pg.get("default_s")
+            notes.append(f"- rank {v.rank}: `{pg.get('call', 'init_process_group')}` backend {pg.get('backend') or '?'}, "
+                         f"size {pg.get('world_size', '?')}; timeout: "
+                         + (f"{asked:g} s asked" if isinstance(asked, (int, float)) else
+                            "none asked" + (f" (torch's default {default:g} s)" if isinstance(default, (int, float)) else ""))
+                         + (f", {got:g} s in effect" if isinstance(got, (int, float)) else ""))
+    if notes:
+        L += ["Process groups and collective timeouts, as each rank recorded them:", ""] + notes + [""]
+
+    # graphs by rank
+    keys: list[tuple[str, str]] = []
+    for v in views:
+        for k in v.graphs:
+            if k not in keys:
+                keys.append(k)
+    L += ["#### Graphs by rank", ""]
+    if keys:
+        L.append("| graph | " + " | ".join(f"rank {r}" for r in ranks) + " | ranks agree? |")
+        L.append("|---|" + "---|" * len(ranks) + "---|")
+        loaded = [v.rank for v in views if v.msgs is not None]
+        for k in keys:
+            facts = {v.rank: v.graph_facts(k) for v in views if v.msgs is not None}
+            cells = [(_graph_cell(facts[v.rank]) if v.msgs is not None else "(no session)") for v in views]
+            L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_agreement(facts, loaded)} |")
+        L += ["", "Compared: the stages each rank reached, the post-grad graph's code, the scheduler nodes after "
+              "fusion, the kernels' names and sources, and the collectives the wrapper calls, in order.", ""]
+    else:
+        L += ["No rank compiled a graph.", ""]
+
+    # collectives
+    coll: list[str] = []
+    for k in keys:
+        for v in views:
+            f = v.graph_facts(k) if v.msgs is not None else None
+            if f and f["collectives"]:
+                coll.append(f"- `{k[0]} {k[1]}` rank {v.rank}: " + " → ".join(f"`{_short_op(o)}`" for o in f["collectives"]))
+    if coll:
+        L += ["#### Collectives in the compiled graphs", "", "In the order each rank's wrapper calls them:", ""] + coll + [""]
+
+    # run timings, where the ranks were timed
+    timed = {v.rank: {(str(m.get("compile_id")), str(m.get("graph_kind"))): m for m in v.of_type("run")} for v in views}
+    tkeys = [k for k in keys if any(k in t for t in timed.values())]
+    if tkeys:
+        methods = sorted({str(m.get("method")) for t in timed.values() for m in t.values() if m.get("method")})
+        L += ["#### Run timings by rank", "",
+              f"Each rank's `run` (method: {', '.join(methods) or '?'}): the compiled graph's ms and the sum of its "
+              f"kernels' median ms; a kernel whose median differs by more than {int((_SLOWER - 1) * 100)}% between "
+              "ranks is named.", "",
+              "| graph | " + " | ".join(f"rank {r}" for r in ranks) + " | ranks agree? |",
+              "|---|" + "---|" * len(ranks) + "---|"]
+        for k in tkeys:
+            cells = []
+            for r in ranks:
+                m = timed.get(r, {}).get(k)
+                if m and m.get("error") and not isinstance(m.get("compiled_ms"), (int, float)):
+                    cells.append(f"not timed: {_cell(_one_line(scrub.text(str(m['error'])), 120))}")
+                else:
+                    cells.append(f"{_ms(m.get('compiled_ms'))} ms, kernels {_ms(m.get('kernel_sum_ms'))} ms" if m else "—")
+            L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_timing_agreement(timed, k, ranks)} |")
+        L.append("")
+
+    # errors
+    L += ["#### Errors", ""]
+    if not errs and not died:
+        L += ["None recorded on any rank.", ""]
+    for v in died:
+        L.append(f"- rank {v.rank} **died**: {_one_line(scrub.text(str(v.entry.get('message') or 'no message')), 400)}"
+                 + (f" (last stop recorded: {v.last_stop()})" if v.msgs else ""))
+    for r, e in errs:
+        graph = f"{e.get('compile_id')} {e.get('graph_kind') or ''}".strip() if e.get("compile_id") else "-"
+        L.append(f"- rank {r}: stage **{e.get('stage', '?')}**, graph `{graph}`: "
+                 f"`{_one_line(scrub.text(str(e.get('message', ''))), 300).replace('`', chr(39))}` "
+                 f"(traceback in `rank{r}/REPORT.md`)")
+    if errs or died:
+        L.append("")
+
+    # the diff view (inductor-step diff) of the first rank against each other rank
+    if diffs:
+        L += [f"#### Rank {views[0].rank} against each other rank", "",
+              "Level by level (`inductor-step diff`); the kernels' source diffs are in the `DIFF_*.txt` files.", ""]
+        for (r, name), short in diffs.items():
+            L += [f"<details><summary>rank {views[0].rank} → rank {r} (`{name}`)</summary>", "",
+                  _fence(scrub.text(short), "text"), "", "</details>", ""]
+
+    # the launcher's last words, where it failed (torch's launcher names the first failing rank there)
+    lrc = job.get("launcher_returncode")
+    if launcher_tail and lrc not in (0, None):
+        L += [f"<details><summary>The launcher's log, last {len(launcher_tail)} lines (it exited with status "
+              f"{lrc})</summary>", "", _fence(scrub.text("\n".join(launcher_tail)), "text"), "", "</details>", ""]
+
+    # files
+    L += ["#### Files in this bundle", "", f"- `{REPORT_NAME}`: this text"]
+    for name, what in files:
+        L.append(f"- `{name}`: {what}")
+    L.append("")
+    if not include_paths:
+        L.append("_Paths outside the working directory are shown as `<path>/name` above. The sessions, the "
+                 "launcher log and the repro files are included as recorded and contain absolute paths; review "
+                 "them before attaching. No environment variables are included._")
+    else:
+        L.append("_Absolute paths are included as recorded. No environment variables are included._")
+    L.append("")
+    return "\n".join(L)
+
+
+def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: list[str] | None = None,
+                     include_paths: bool = False, archive: bool = False) -> tuple[str, list[str]]:
+    """Write a bug-report bundle for the torchrun job ``job_path`` (``X.job.json``, issue 23).
+
+    The bundle holds ``REPORT.md`` (the job: command, collective timeout, each rank's state and where
+    a rank died, which ranks compiled which graphs and where their versions differ, the collectives,
+    every rank's errors), a copy of the job file (naming the sessions beside it), the launcher's log,
+    every rank's session, and ``rank<N>/`` with that rank's own report (:func:`build_report`).
+    Returns ``(directory or archive, problems)``: a problem is one line naming what the job file
+    names but the bundle lacks (a missing or unreadable session, the launcher log); the rest is
+    bundled all the same.  Raises ValueError (not a job file; ``out_dir`` holds something other
+    than an earlier report), OSError (unreadable job file, unwritable output).
+    """
+    from inductor_step.tracer.protocol import job_paths, read_job, write_job  # noqa: PLC0415
+
+    job, sessions = read_job(job_path)
+    base = os.path.basename(job_paths(job_path)[1])
+    out_dir = out_dir or os.path.join("inductor-step-sessions", f"report-{base}")
+    _prepare_dir(out_dir)
+    entries = {int(r["rank"]): r for r in job.get("ranks") or [] if isinstance(r, dict) and "rank" in r}
+    views = [_RankView(r, entries.get(r, {"rank": r}), sessions.get(r)) for r in sorted(set(entries) | set(sessions))]
+    problems: list[str] = []
+    files: list[tuple[str, str]] = []
+    copy = json.loads(json.dumps(job))
+    job_name = os.path.basename(job_path)
+    for v in views:
+        v.load()
+        if v.problem:
+            problems.append(v.problem)
+    # the sessions beside the job file's copy, which names them by their base names
+    for v in views:
+        if v.msgs is None:
+            continue
+        name = os.path.basename(v.session)
+        shutil.copyfile(v.session, os.path.join(out_dir, name))
+        for r in copy.get("ranks") or []:
+            if isinstance(r, dict) and r.get("rank") == v.rank:
+                r["session"] = name
+        files.append((name, f"rank {v.rank}'s session (`inductor-step --open {name}`)"))
+    here = os.path.dirname(os.path.abspath(job_path))
+    launcher_tail: list[str] = []
+    log = job.get("launcher_log")
+    if log:
+        src = os.path.join(here, str(log))
+        if os.path.isfile(src):
+            with open(src, encoding="utf-8", errors="replace") as f:
+                launcher_tail = [ln[:_TB_LINE_CHARS] for ln in f.read().rstrip().splitlines()[-_LAUNCHER_TAIL:]]
+            copy["launcher_log"] = os.path.basename(src)
+            shutil.copyfile(src, os.path.join(out_dir, copy["launcher_log"]))
+            files.append((copy["launcher_log"], "the launcher's (torch.distributed.run's) own output"))
+        else:
+            problems.append(f"the launcher log the job file names is missing: {src}")
+    write_job(os.path.join(out_dir, job_name), copy)
+    files.insert(0, (job_name, f"the job file (`inductor-step --open {job_name}` opens every rank)"))
+    scrub = PathScrubber(keep=include_paths)
+    for v in views:
+        if v.msgs is None:
+            continue
+        sub = f"rank{v.rank}"
+        build_report(v.session, os.path.join(out_dir, sub), include_paths=include_paths,
+                     session_ref=os.path.join("..", os.path.basename(v.session)))
+        files.append((f"{sub}/", f"rank {v.rank}'s own report (`{sub}/{REPORT_NAME}`) and repros"))
+    # the first readable rank against each other one, as `inductor-step diff A B` shows them
+    from inductor_step.tui.diff import diff_files  # noqa: PLC0415
+
+    diffs: dict[tuple[int, str], str] = {}
+    readable = [v for v in views if v.msgs is not None]
+    for v in readable[1:]:
+        a, b = readable[0], v
+        name = f"DIFF_rank{a.rank}_rank{b.rank}.txt"
+        def named(text: str) -> str:  # the sessions as this bundle names them
+            return text.replace(a.session, os.path.basename(a.session)).replace(b.session, os.path.basename(b.session))
+
+        _write(os.path.join(out_dir, name), scrub.text(named(diff_files(a.session, b.session))) + "\n")
+        diffs[(b.rank, name)] = named(diff_files(a.session, b.session, diffs=False))
+        files.append((name, f"rank {a.rank}'s session against rank {b.rank}'s, level by level, with the kernels' "
+                            "source diffs (`inductor-step diff`)"))
+    shots: list[str] = []
+    for src in screenshots or []:
+        name = os.path.basename(src)
+        if name in shots or not os.path.isfile(src):
+            continue
+        os.makedirs(os.path.join(out_dir, "screenshots"), exist_ok=True)
+        shutil.copyfile(src, os.path.join(out_dir, "screenshots", name))
+        shots.append(name)
+        files.append((f"screenshots/{name}", "a screenshot"))
+    text = _render_job(job, views, job_name=job_name, files=files, problems=problems, scrub=scrub,
+                       include_paths=include_paths, launcher_tail=launcher_tail, diffs=diffs)
+    _write(os.path.join(out_dir, REPORT_NAME), text)
+    if not archive:
+        return out_dir, problems
+    tar_path = out_dir.rstrip(os.sep) + ".tar.gz"
+    with tarfile.open(tar_path, "w:gz") as tar:
+        tar.add(out_dir, arcname=os.path.basename(out_dir.rstrip(os.sep)))
+    return tar_path, problems
+
+
 # --------------------------------------------------------------------------- CLI
 
 def collect_screenshots(items: list[str], session_path: str) -> list[str]:
@@ -509,7 +924,9 @@ def collect_screenshots(items: list[str], session_path: str) -> list[str]:
 def build_report_parser() -> argparse.ArgumentParser:
     p = session_parser("inductor-step report",
                        "Make a bug-report bundle from a recorded session: REPORT.md (a GitHub issue body), "
-                       "a minimal repro per graph, the session file and screenshots.")
+                       "a minimal repro per graph, the session file and screenshots. Given a job file "
+                       "(X.job.json), every rank's session, the job file, the launcher log and a REPORT.md "
+                       "covering every rank.")
     p.add_argument("--out", metavar="DIR", help="bundle directory (default: inductor-step-sessions/report-<session stem>)")
     p.add_argument("--screenshots", metavar="DIR_OR_FILE", nargs="+", action="extend",
                    help="screenshot files, or directories to take the files named <session stem>* from "
@@ -525,6 +942,26 @@ def build_report_parser() -> argparse.ArgumentParser:
 def main_report(argv: list[str]) -> int:
     """``inductor-step report SESSION [...]`` (``argv``: the arguments after ``report``)."""
     args = build_report_parser().parse_args(argv)
+    from inductor_step.tracer.protocol import is_job_file, job_paths  # noqa: PLC0415
+
+    if is_job_file(args.session):
+        problems: list[str] = []
+
+        def job_work() -> str:
+            if args.diff:
+                raise ValueError("--diff compares two sessions; give it one rank's session, not a job file")
+            stem = os.path.basename(job_paths(args.session)[1])
+            items = args.screenshots or ([DEFAULT_SHOTS] if os.path.isdir(DEFAULT_SHOTS) else [])
+            shots = collect_screenshots(items, stem + ".jsonl") if items else []
+            path, bad = build_job_report(args.session, args.out, screenshots=shots,
+                                         include_paths=args.include_paths, archive=args.archive)
+            problems.extend(bad)
+            return path
+
+        rc = session_command(args.session, job_work)
+        for line in problems:
+            print(f"inductor-step: {line}", file=sys.stderr)
+        return rc or (2 if problems else 0)
 
     def work() -> str:
         if args.screenshots:
