@@ -28,6 +28,9 @@ RUNS = {
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}
+#: issue 23's rank comparison: one script run as rank 0, rank 1 and a rank 1 that dies (--run, script args)
+RANKS = {"ranks_r0.jsonl": ["--rank", "0"], "ranks_r1.jsonl": ["--rank", "1"],
+         "ranks_r1_died.jsonl": ["--rank", "1", "--die"]}
 
 if __name__ == "__main__":
     os.makedirs(FIXTURES, exist_ok=True)
@@ -40,4 +43,12 @@ if __name__ == "__main__":
         script = [a for a in args if not a.startswith("--")]
         subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *opts, "--record", out, *script],
                        cwd="/tmp", env=dict(env, **ENV.get(name, {})), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        print(name, os.path.getsize(out), "bytes")
+    for name, script_args in RANKS.items():
+        out = os.path.join(FIXTURES, name)
+        if os.path.exists(out):
+            os.remove(out)
+        subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", out,
+                        os.path.join(HERE, "scripts", "ranks_job.py"), *script_args],
+                       cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         print(name, os.path.getsize(out), "bytes")

@@ -1,0 +1,147 @@
+"""Compare the ranks of a job (issue 23, "compare ranks"), on sessions recorded from real compiles:
+tests/scripts/ranks_job.py run with ``--rank 0`` and ``--rank 1`` (``inductor-step --headless --run``),
+standing for two ranks of a torchrun job whose code does rank-dependent things: rank 1 runs [1/0]
+under ``max_fusion_size=1``, recompiles [2/1] on a bigger input, and its shard of [3/0] has twice the
+rows; and ``--rank 1 --die``, a rank 1 that exits while Inductor fuses [0/0] backward's nodes.
+
+The tests assert the lines a person reads (the divergences) and what the pane needs (which ranks
+compiled a graph, what differs, the slowest rank per kernel), with the names the compile chose read
+from the sessions themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from inductor_step.tui import ranks
+from inductor_step.tui.diff import session_of
+from inductor_step.tui.session import Session, load_session
+
+FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
+
+
+def load(name: str) -> Session:
+    return session_of(load_session(os.path.join(FIX, name)))
+
+
+@pytest.fixture(scope="module")
+def job() -> dict[int, Session]:
+    return {0: load("ranks_r0.jsonl"), 1: load("ranks_r1.jsonl")}
+
+
+@pytest.fixture(scope="module")
+def cmp(job) -> ranks.RankComparison:
+    return ranks.compare_ranks(job)
+
+
+def lines(c: ranks.RankComparison) -> list[str]:
+    return [d.line for d in c.divergences]
+
+
+def test_identical_training_step_agrees_on_both_ranks(cmp):
+    for key in ("[0/0] forward", "[0/0] backward", "[2/0] inference"):
+        g = cmp.graph(key)
+        assert g is not None and g.ranks == [0, 1] and not g.absent
+        assert g.differs == {1: []}, key
+        assert g.agree and "agree" in g.summary
+        assert not g.divergences
+    assert cmp.states[0].state == cmp.states[1].state == "done"
+
+
+def test_a_recompile_on_one_rank_only_is_named_with_its_reason(cmp, job):
+    g = cmp.graph("[2/1] inference")
+    assert g.ranks == [1] and g.absent == {0: "not compiled"}
+    reason = job[1].stop_for("[2/1] inference", "dynamo")["recompile_reasons"][0]
+    assert reason.startswith("2/0: tensor 'x' size mismatch at index 0")
+    assert g.recompile == {1: [reason]}
+    want = f"rank 1 recompiled [2/1] inference (guard of [2/0] failed: {reason.split(': ', 1)[1]})"
+    assert want in lines(cmp)
+    assert ranks.diff_pair(job, "[2/1] inference", 0, 1) == (None, "[2/1] inference",
+                                                             "[2/1] inference compiled on rank 1 only", None)
+
+
+def test_a_different_fusion_is_the_line_for_that_graph(cmp, job):
+    fused = [n["name"] for n in job[0].stop_for("[1/0] inference", "scheduling")["after"] if "_" in n["name"]]
+    assert fused == ["op0_op1_op2_op3"]
+    assert all("_" not in n["name"] for n in job[1].stop_for("[1/0] inference", "scheduling")["after"])
+    g = cmp.graph("[1/0] inference")
+    # the same Dynamo and post-grad graphs and buffers: the fusion is where they part
+    assert g.differs[1][0] == "scheduling" and not {"dynamo", "post_grad", "buffers"} & set(g.differs[1])
+    line = next(d.line for d in g.divergences if d.level == "scheduling")
+    assert line.startswith("rank 1: [1/0] inference different fusion (op0 op1 op2 op3 fused on rank 0 only)")
+    assert next(d.pair for d in g.divergences if d.level == "scheduling") == (0, 1)
+
+
+def test_a_slower_kernel_names_the_rank_and_the_ratio(cmp, job):
+    g = cmp.graph("[3/0] inference")
+    (k0,) = job[0].runs["[3/0] inference"]["kernels"]
+    (k1,) = job[1].runs["[3/0] inference"]["kernels"]
+    t = next(t for t in g.times if t.kernel == k0["name"])
+    assert t.counts and t.slowest == 1 and t.fastest == 0 and not t.noise
+    assert t.ratio == pytest.approx(k1["median_ms"] / k0["median_ms"])
+    assert 1.5 < t.ratio < 3  # twice the rows
+    assert f"[3/0] inference {k1['name']} {t.ratio:.1f}x slower on rank 1 " in "\n".join(lines(cmp))
+    # and why: rank 1 compiled the graph for its bigger shard
+    top = next(d for d in g.divergences if d.level != "timing")
+    assert top.level == "why" and re.search(r"size\(\)\[0\] was 512, now 1024", top.line)
+
+
+def test_kernel_times_a_noisy_run_flags_are_not_counted(cmp, job):
+    # rank 0's backward: one mm timed alone took ms while the whole graph took µs (a loaded CPU)
+    g = cmp.graph("[0/0] backward")
+    run0 = job[0].runs["[0/0] backward"]
+    assert run0["sum_vs_graph"] > ranks.SUM_VS_GRAPH and run0["settled"] is True
+    noisy = [t for t in g.times if t.ratio > ranks.TIME_RATIO]
+    assert noisy and all(not t.counts and "sum to" in t.noise for t in noisy)
+    assert not [d for d in cmp.divergences if d.key == "[0/0] backward"]
+    # a CPU run the tracer says did not settle: its 2x slower kernel no longer counts
+    msgs = [dict(m) for m in load_session(os.path.join(FIX, "ranks_r1.jsonl"))]
+    for m in msgs:
+        if m.get("type") == "run" and m.get("compile_id") == "[3/0]":
+            m["settled"] = False
+    c = ranks.compare_ranks({0: job[0], 1: session_of(msgs)})
+    t = c.graph("[3/0] inference").times[0]
+    assert not t.counts and "rank 1's run: its time did not settle" in t.noise
+    assert not [d for d in c.divergences if d.level == "timing"]
+
+
+def test_a_rank_that_died_is_named_at_its_stage(job):
+    died = load("ranks_r1_died.jsonl")
+    assert died.done is None and died.agent_exit == 1
+    last = died.stops[-1]
+    assert (last["compile_id"], last["graph_kind"], last["stage"]) == ("[0/0]", "backward", "lowering")
+    c = ranks.compare_ranks({0: job[0], 1: died, 2: None})
+    assert c.states[1].state == "died" and c.states[1].where == ("[0/0] backward", "scheduling")
+    assert lines(c)[:2] == ["rank 1 died at [0/0] backward scheduling", "rank 2: no session recorded"]
+    assert c.graph("[1/0] inference").absent == {1: "died before", 2: "no session"}
+    # what it compiled before it died still compares: its forward is rank 0's
+    fw = c.graph("[0/0] forward")
+    assert fw.ranks == [0, 1] and fw.differs[1] == []
+    assert "rank 1: reached lowering only (died)" in ranks.text(c)
+    # the job file's state wins: a rank it says is running is not dead
+    assert ranks.compare_ranks({0: job[0], 1: died}, states={1: "running"}).states[1].line == \
+        "rank 1 is running at [0/0] backward scheduling"
+
+
+def test_diff_pair_feeds_the_diff_screen(job):
+    from inductor_step.tui.screens.diff import DiffPair  # noqa: PLC0415
+
+    p = DiffPair(*ranks.diff_pair(job, "[1/0] inference", 0, 1))
+    assert p.key_a == p.key_b == "[1/0] inference"
+    assert p.diff.a == "rank 0 [1/0] inference" and p.diff.b == "rank 1 [1/0] inference"
+    changed = [lv.key for lv in p.diff.changed_levels]
+    assert "scheduling" in changed and "dynamo" not in changed and "why" not in changed
+    split = p.diff.level("scheduling").changes[0]
+    assert split.a == "op0_op1_op2_op3" and split.what.startswith("fused group split")
+
+
+def test_text_summary(cmp):
+    t = ranks.text(cmp)
+    assert "where the ranks diverge (4):" in t
+    for line in lines(cmp):
+        assert f"  {line}" in t
+    assert re.search(r"\[0/0\] forward +ranks 0,1: agree, kernel times too", t)
+    assert re.search(r"\[2/1\] inference +rank 1: not on rank 0", t)

@@ -1,0 +1,522 @@
+"""Compare the ranks of a torchrun job (issue 23, "compare ranks"): per graph, which ranks compiled it,
+whether their graphs agree level by level, whether their kernel times agree, and where they diverge,
+each divergence in one line a person reads.  No Textual, no torch: it reads the ranks' sessions
+(:class:`inductor_step.tui.session.Session`, one per rank), so it works on a recorded job on a laptop.
+
+Where each answer comes from:
+
+- which ranks compiled a graph: the graph keys of each rank's stops (``protocol.graph_key``,
+  ``"[0/1] forward"``), as the app keys graphs; a graph only some ranks have is a recompile there
+  when its dynamo stop has ``recompile_reasons`` (Dynamo's, ``"0/0: tensor 'x' size mismatch ..."``);
+- whether the graphs agree: :func:`inductor_step.tui.diff.diff_graphs` of the reference rank's graph
+  (the lowest rank that compiled it to codegen) against each other rank's, level by level (Dynamo
+  graph, post-grad graph, IR buffers, scheduler nodes after fusion, kernels by normalized source);
+  its "why" level is replaced by what differs between two ranks (recompile reasons, the Dynamo
+  graphs' input specializations, the sessions' torch / device / settings), not a guard of one;
+- kernel times: each rank's ``run`` message (``kernels[].median_ms``, summed over a kernel's calls,
+  with ``p20_ms`` / ``p80_ms``), kernels paired across ranks by the kernel diff's matching; a
+  difference counts when the slowest rank's median is over :data:`TIME_RATIO` times the fastest's,
+  the two ranks' p20..p80 ranges do not overlap, and neither run is flagged noisy (``settled`` False,
+  ``contended``, ``graph_rounds.rounds_stable`` False: the tracer's flags on a CPU run; or its kernel
+  sum far over its graph time, ``sum_vs_graph``);
+- a rank that died: its session has no ``done`` message and its process ended (``agent_exit``; or
+  the job file's state ``died``); where: the stage after its last stop (the stage it was in), or
+  the error it reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from inductor_step.tracer.protocol import STAGES, graph_key
+from inductor_step.tui.diff import (Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason)
+
+#: a kernel slower on one rank than on another by more than this factor (median over median) counts
+#: as a divergence, when the two ranks' p20..p80 ranges do not overlap and neither run is noisy
+TIME_RATIO = 1.25
+#: a run whose kernels, timed one by one, sum to more than this many times the whole compiled graph's
+#: time (``sum_vs_graph``) has kernel times that do not hold (seen on a loaded 2-core CPU: a 0.003 ms
+#: ``mm`` timed at 26 ms while its graph took 0.011 ms)
+SUM_VS_GRAPH = 2.0
+#: the levels whose agreement is compared (:data:`inductor_step.tui.diff.LEVELS` less timing)
+GRAPH_LEVELS = ("why", "dynamo", "post_grad", "buffers", "scheduling", "kernels")
+_TITLES = {"why": "compile inputs", "dynamo": "Dynamo graph", "post_grad": "post-grad graph",
+           "buffers": "IR buffers", "scheduling": "fusion", "kernels": "kernels"}
+_NEXT = {s: (STAGES[i + 1] if i + 1 < len(STAGES) else None) for i, s in enumerate(STAGES)}
+_CID = re.compile(r"\[(\d+)/(\d+)(?:_\d+)?\]")
+
+
+@dataclass
+class RankState:
+    """How one rank's session ended: ``state`` is ``"done"`` (the script ended: ``returncode``),
+    ``"died"`` (its process ended before the script did), ``"running"`` (no end yet), ``"failed"``
+    (the script ended with an error the agent reported) or ``"missing"`` (no session for this rank);
+    ``where`` is ``(graph key, stage)`` the rank was in when it died or failed (the stage after its
+    last stop, or the error's), None when not known; ``line`` says it in words."""
+
+    rank: int
+    state: str
+    returncode: int | None = None
+    where: tuple[str, str] | None = None
+    line: str = ""
+
+
+@dataclass
+class KernelTime:
+    """One kernel across ranks (times in ms, from each rank's ``run`` message): ``kernel`` its name on
+    the reference rank, ``names`` rank -> its name there (matched by the kernel diff), ``ms`` rank ->
+    median (summed over its calls), ``p20`` / ``p80`` rank -> the same for those percentiles (None where
+    not measured); ``slowest`` / ``fastest`` ranks and ``ratio`` (slowest / fastest median);
+    ``counts`` True when the difference is a divergence (see :data:`TIME_RATIO`); ``noise`` why a
+    difference over the ratio does not count (empty when it counts or is under the ratio)."""
+
+    kernel: str
+    names: dict[int, str]
+    ms: dict[int, float]
+    p20: dict[int, float | None]
+    p80: dict[int, float | None]
+    slowest: int
+    fastest: int
+    ratio: float
+    counts: bool
+    noise: str = ""
+
+    @property
+    def line(self) -> str:
+        """``"cpp_fused_x_0 2.0x slower on rank 1 (0.5857 ms vs 0.2931 ms on rank 0)"``."""
+        name = self.names.get(self.slowest, self.kernel)
+        text = (f"{name} {self.ratio:.1f}x slower on rank {self.slowest} ({self.ms[self.slowest]:.4f} ms vs "
+                f"{self.ms[self.fastest]:.4f} ms on rank {self.fastest})")
+        return text + (f"; not counted: {self.noise}" if self.noise else "")
+
+
+@dataclass
+class Divergence:
+    """One place where ranks diverge: ``rank`` (the rank that differs from the reference, or that
+    died), ``key`` (the graph, None for the job as a whole), ``level`` (``"died"``, ``"missing"``,
+    ``"recompile"``, ``"only"`` (compiled on some ranks only, no recompile reason), one of
+    :data:`GRAPH_LEVELS`, or ``"timing"``), ``line`` (what a person reads), ``pair``
+    ``(reference rank, rank)`` whose diff shows it (:func:`diff_pair`), None when there is none."""
+
+    rank: int
+    key: str | None
+    level: str
+    line: str
+    pair: tuple[int, int] | None = None
+
+
+@dataclass
+class GraphComparison:
+    """One graph (``key``) across ranks: ``ranks`` that compiled it (have any stop of it), ``absent``
+    rank -> why it has none (``"not compiled"``, ``"died before"``, ``"no session"``), ``stages``
+    rank -> the stages it reached (``run`` when timed), ``reference`` the rank the others are diffed
+    against, ``diffs`` rank -> :class:`GraphDiff` of the reference's graph (A) and that rank's (B),
+    ``differs`` rank -> the levels of :data:`GRAPH_LEVELS` that differ from the reference's,
+    ``recompile`` rank -> its Dynamo recompile reasons for this graph, ``times`` the kernels timed on
+    two or more ranks (slowest difference first), ``graph_ms`` rank -> the compiled graph's time,
+    ``untimed`` rank -> why it has no kernel times, ``divergences`` this graph's lines."""
+
+    key: str
+    ranks: list[int]
+    absent: dict[int, str] = field(default_factory=dict)
+    stages: dict[int, list[str]] = field(default_factory=dict)
+    reference: int | None = None
+    diffs: dict[int, GraphDiff] = field(default_factory=dict)
+    differs: dict[int, list[str]] = field(default_factory=dict)
+    recompile: dict[int, list[str]] = field(default_factory=dict)
+    times: list[KernelTime] = field(default_factory=list)
+    graph_ms: dict[int, float] = field(default_factory=dict)
+    untimed: dict[int, str] = field(default_factory=dict)
+    divergences: list[Divergence] = field(default_factory=list)
+
+    @property
+    def agree(self) -> bool:
+        """Every rank compiled it, to the same graphs at every level, with no kernel time divergence."""
+        return not self.absent and not any(self.differs.values()) and not any(t.counts for t in self.times) \
+            and all(d.level not in ("died",) for d in self.divergences)
+
+    @property
+    def summary(self) -> str:
+        """One line: ``"ranks 0,1: agree"``, ``"rank 1 only: recompiled"``, ``"ranks 0,1: fusion differs on rank 1"``."""
+        on = _ranks(self.ranks)
+        if self.agree:
+            if any(t.noise for t in self.times):
+                return f"{on}: agree; kernel times too noisy to compare"
+            return f"{on}: agree" + (", kernel times too" if self.times else "")
+        parts = []
+        if self.absent:
+            parts.append("not on " + _ranks(sorted(self.absent)))
+        for r, lv in sorted(self.differs.items()):
+            if lv:
+                parts.append(f"{', '.join(_TITLES[x] for x in lv)} differ{'s' if len(lv) == 1 else ''} on rank {r}")
+        slow = [t for t in self.times if t.counts]
+        if slow:
+            parts.append(f"{len(slow)} kernel{'s' if len(slow) > 1 else ''} slower on "
+                         + _ranks(sorted({t.slowest for t in slow}), "rank"))
+        return f"{on}: " + "; ".join(parts or ["incomplete"])
+
+
+@dataclass
+class RankComparison:
+    """A job's ranks compared: ``ranks`` every rank (those with a session, and any the sessions'
+    ``distributed.world_size`` says exist), ``states`` rank -> :class:`RankState`, ``graphs`` one
+    :class:`GraphComparison` per graph key (ordered by compile id, then as first seen),
+    ``divergences`` every line (the ranks' deaths first, then each graph's), ``time_ratio`` the
+    threshold used."""
+
+    ranks: list[int]
+    states: dict[int, RankState]
+    graphs: list[GraphComparison]
+    divergences: list[Divergence]
+    time_ratio: float = TIME_RATIO
+
+    def graph(self, key: str) -> GraphComparison | None:
+        return next((g for g in self.graphs if g.key == key), None)
+
+    @property
+    def agree(self) -> bool:
+        return not self.divergences
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _ranks(rs: list[int], word: str = "") -> str:
+    word = word or ("rank" if len(rs) == 1 else "ranks")
+    if len(rs) > 1 and word == "rank":
+        word = "ranks"
+    return f"{word} {','.join(str(r) for r in rs)}"
+
+
+def _key_order(key: str) -> tuple:
+    m = _CID.search(key)
+    kind = key.split(" ", 1)[-1]
+    return (int(m.group(1)), int(m.group(2)), {"forward": 0, "inference": 0, "backward": 1}.get(kind, 2)) if m else (1 << 30,)
+
+
+def _world(sessions: dict[int, Any]) -> int:
+    n = 0
+    for s in sessions.values():
+        d = ((s.header if s is not None else {}) or {}).get("distributed") or {}
+        if isinstance(d.get("world_size"), int):
+            n = max(n, d["world_size"])
+    return n
+
+
+def rank_state(rank: int, session: Any, job_state: str | None = None) -> RankState:
+    """How rank ``rank``'s session ended (see :class:`RankState`); ``job_state`` the job file's
+    state for it (``JobRank.state``), which wins over what the session says when given."""
+    if session is None:
+        return RankState(rank, "missing", line=f"rank {rank}: no session recorded")
+    done = session.done
+    err = next((e for e in reversed(session.errors) if e.get("stage") != "script" or e.get("compile_id")), None)
+    where = None
+    if session.stops:
+        last = session.stops[-1]
+        nxt = _NEXT.get(str(last.get("stage")))
+        where = (graph_key(last), nxt) if nxt else (graph_key(last), "")
+    if err is not None and err.get("compile_id"):
+        where = (graph_key(err), str(err.get("stage")))
+    if done is not None and job_state != "died":
+        rc = done.get("returncode")
+        if rc and err is not None and where:
+            return RankState(rank, "failed", rc, where, f"rank {rank} failed at {where[0]} {where[1]}: {err.get('message')}")
+        return RankState(rank, "done", rc, None, f"rank {rank} finished (exit status {rc})")
+    if job_state == "running" or (job_state is None and session.agent_exit is None):
+        at = f" at {where[0]} {where[1]}".rstrip() if where else ""
+        return RankState(rank, "running", None, where, f"rank {rank} is running{at}")
+    rc = session.agent_exit
+    if err is not None and where:
+        return RankState(rank, "died", rc, where, f"rank {rank} died at {where[0]} {where[1]}: {err.get('message')}")
+    if where is None:
+        return RankState(rank, "died", rc, None, f"rank {rank} died before its first compile")
+    if not where[1]:
+        return RankState(rank, "died", rc, where, f"rank {rank} died after compiling {where[0]} (running the script)")
+    return RankState(rank, "died", rc, where, f"rank {rank} died at {where[0]} {where[1]}")
+
+
+def _rank_why(a: Graph, b: Graph) -> Level:
+    """The "why" level between two ranks' versions of one graph: their recompile reasons, the Dynamo
+    graphs' input specializations, and what differs in their sessions' torch / device / settings."""
+    lv = Level("why", "why the ranks differ", "dynamo")
+    ra = [split_reason(r) for r in (a.stops.get("dynamo") or {}).get("recompile_reasons") or []]
+    rb = [split_reason(r) for r in (b.stops.get("dynamo") or {}).get("recompile_reasons") or []]
+    for cid, text in rb:
+        if (cid, text) not in ra:
+            lv.changes.append(Change("added", None, cid or "?", f"recompiled on B only: guard of {cid or '?'} failed: {text}"))
+    for cid, text in ra:
+        if (cid, text) not in rb:
+            lv.changes.append(Change("removed", cid or "?", None, f"recompiled on A only: guard of {cid or '?'} failed: {text}"))
+    na = ((a.stops.get("dynamo") or {}).get("graph") or {}).get("nodes") or []
+    nb = ((b.stops.get("dynamo") or {}).get("graph") or {}).get("nodes") or []
+    for s in specializations(na, nb):
+        lv.notes.append(s)
+        lv.flagged = True
+    for k in ("torch", "triton", "device", "device_name"):
+        if a.header.get(k) != b.header.get(k):
+            lv.notes.append(f"session {k}: {a.header.get(k)} -> {b.header.get(k)}")
+            lv.flagged = True
+    sa, sb = a.header.get("settings") or {}, b.header.get("settings") or {}
+    for k in sorted(set(sa) | set(sb)):
+        if sa.get(k) != sb.get(k):
+            lv.notes.append(f"setting {k}: {sa.get(k)} -> {sb.get(k)}")
+            lv.flagged = True
+    return lv
+
+
+def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int) -> GraphDiff:
+    """The level-by-level diff of graph ``key`` on rank ``rank_a`` (A) and on ``rank_b`` (B)
+    (:func:`inductor_step.tui.diff.diff_graphs`, its "why" level the ranks' one: :func:`_rank_why`)."""
+    ga = Graph.from_session(sa, key, f"rank {rank_a}")
+    gb = Graph.from_session(sb, key, f"rank {rank_b}")
+    d = diff_graphs(ga, gb, same_session=False)
+    d.levels = [_rank_why(ga, gb) if lv.key == "why" else lv for lv in d.levels]
+    return d
+
+
+def _times(run: dict[str, Any]) -> dict[str, tuple[float, float | None, float | None]]:
+    """Kernel name -> (median, p20, p80) in ms, summed over its calls (a run's ``kernels``)."""
+    out: dict[str, tuple[float, float | None, float | None]] = {}
+    for k in run.get("kernels") or []:
+        m = k.get("median_ms")
+        if not isinstance(m, (int, float)):
+            continue
+        p20, p80 = k.get("p20_ms"), k.get("p80_ms")
+        o = out.get(k["name"], (0.0, 0.0, 0.0))
+        out[k["name"]] = (o[0] + m, (o[1] + p20) if isinstance(p20, (int, float)) and o[1] is not None else None,
+                          (o[2] + p80) if isinstance(p80, (int, float)) and o[2] is not None else None)
+    return out
+
+
+def run_noise(run: dict[str, Any]) -> str:
+    """Why a ``run`` message's times are not to be trusted, from the tracer's flags (empty when they
+    are): ``settled`` False, ``contended``, ``graph_rounds.rounds_stable`` False, or the kernels
+    timed one by one summing to over :data:`SUM_VS_GRAPH` times the compiled graph's time
+    (``sum_vs_graph``: a kernel timed alone was descheduled, as on a loaded CPU)."""
+    why = []
+    if run.get("settled") is False:
+        why.append("its time did not settle")
+    if run.get("contended"):
+        why.append("other processes competed for the cores")
+    if (run.get("graph_rounds") or {}).get("rounds_stable") is False:
+        why.append("its timing rounds disagreed")
+    x = run.get("sum_vs_graph")
+    if isinstance(x, (int, float)) and x > SUM_VS_GRAPH:
+        why.append(f"its kernels timed alone sum to {x:.0f}x the whole graph's time")
+    return "; ".join(why)
+
+
+def _kernel_times(g: GraphComparison, runs: dict[int, dict[str, Any]], ratio: float) -> None:
+    ref = g.reference
+    assert ref is not None
+    per = {r: _times(run) for r, run in runs.items()}
+    noise = {r: run_noise(run) for r, run in runs.items()}
+    # the reference's kernels, each with its name on every other rank (the kernel diff's pairing)
+    for name in per.get(ref, {}):
+        names = {ref: name}
+        for r in runs:
+            if r != ref and r in g.diffs:
+                other = g.diffs[r].kernel_pairs.get(name)
+                if other is not None and other in per[r]:
+                    names[r] = other
+            elif r != ref and name in per[r] and r not in g.diffs:
+                names[r] = name
+        names = {r: n for r, n in names.items() if n in per.get(r, {})}
+        if len(names) < 2:
+            continue
+        ms = {r: per[r][n][0] for r, n in names.items()}
+        p20 = {r: per[r][n][1] for r, n in names.items()}
+        p80 = {r: per[r][n][2] for r, n in names.items()}
+        slow, fast = max(ms, key=lambda r: (ms[r], -r)), min(ms, key=lambda r: (ms[r], r))
+        x = ms[slow] / ms[fast] if ms[fast] > 0 else (float("inf") if ms[slow] > 0 else 1.0)
+        why = ""
+        if x > ratio:
+            loud = [f"rank {r}'s run: {noise[r]}" for r in (fast, slow) if noise.get(r)]
+            if loud:
+                why = "; ".join(loud)
+            elif isinstance(p80.get(fast), (int, float)) and isinstance(p20.get(slow), (int, float)) \
+                    and p80[fast] >= p20[slow]:  # type: ignore[operator]
+                why = f"the ranks' p20..p80 ranges overlap ({p20[fast]:.4f}..{p80[fast]:.4f} and {p20[slow]:.4f}..{p80[slow]:.4f} ms)"
+        g.times.append(KernelTime(name, names, ms, p20, p80, slow, fast, x, x > ratio and not why, why if x > ratio else ""))
+    g.times.sort(key=lambda t: (not t.counts, -t.ratio))
+
+
+def _change_line(lv: Level, c: Change, ref: int, r: int) -> str:
+    """One change of a level between the reference rank (A) and rank ``r`` (B), in words."""
+    if lv.key == "scheduling" and c.what.startswith("fused group split"):
+        return f"different fusion ({(c.a or '').replace('_', ' ')} fused on rank {ref} only)"
+    if lv.key == "scheduling" and c.what.startswith("fused groups merged"):
+        return f"different fusion ({(c.b or '').replace('_', ' ')} fused on rank {r} only)"
+    if c.kind == "added":
+        return f"different {_TITLES[lv.key]} ({c.b} on rank {r} only: {c.what})"
+    if c.kind == "removed":
+        return f"different {_TITLES[lv.key]} ({c.a} on rank {ref} only: {c.what})"
+    return f"different {_TITLES[lv.key]} ({c.name}: {c.what})"
+
+
+def _level_line(lv: Level, ref: int, r: int) -> str:
+    if lv.key == "why":
+        if lv.changes:
+            return lv.changes[0].what.replace("on B only", f"on rank {r} only").replace("on A only", f"on rank {ref} only")
+        return f"different compile inputs (rank {ref} -> rank {r}: {'; '.join(lv.notes[:2])})"
+    if lv.changes:
+        line = _change_line(lv, lv.changes[0], ref, r)
+        more = len(lv.changes) - 1
+        return line + (f" and {more} more" if more else "")
+    return f"different {_TITLES[lv.key]} ({'; '.join(lv.notes[:2]) or lv.summary()})"
+
+
+# --------------------------------------------------------------------------- the comparison
+
+def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None,
+                  time_ratio: float = TIME_RATIO) -> RankComparison:
+    """Compare the ranks of one job: ``sessions`` rank -> its :class:`inductor_step.tui.session.Session`
+    (None where a rank has none); ``states`` rank -> the job file's state for it (``JobRank.state``:
+    ``"running"``, ``"done"``, ``"died"``), when known: without it a session that has no ``done``
+    message and whose process ended (``agent_exit``) died, one without either is still running.
+    Sessions are read, never changed (stops are parsed on demand).  Returns a :class:`RankComparison`."""
+    states = states or {}
+    ranks = sorted(set(sessions) | set(range(_world(sessions))))
+    st = {r: rank_state(r, sessions.get(r), states.get(r)) for r in ranks}
+    live = {r: s for r, s in sessions.items() if s is not None}
+    keys: list[str] = []
+    for r in sorted(live):
+        for k in live[r].graphs:
+            if k not in keys:
+                keys.append(k)
+    keys.sort(key=_key_order)  # stable: within a compile id, as first seen
+    out: list[GraphComparison] = []
+    divergences = [Divergence(r, s.where[0] if s.where else None, "died", s.line) for r, s in st.items()
+                   if s.state in ("died", "failed")]
+    divergences += [Divergence(r, None, "missing", s.line) for r, s in st.items() if s.state == "missing"]
+    died_at = {r: s.where for r, s in st.items() if s.state in ("died", "failed", "running")}
+    for key in keys:
+        has = [r for r in sorted(live) if key in live[r].by_graph]
+        g = GraphComparison(key, has)
+        for r in ranks:
+            if r in has:
+                g.stages[r] = live[r].stages_done(key)
+            elif st[r].state == "missing":
+                g.absent[r] = "no session"
+            elif st[r].state in ("died", "failed") or (st[r].state == "running" and died_at.get(r)
+                                                       and _key_order(key) > _key_order(died_at[r][0])):  # type: ignore[index]
+                g.absent[r] = "died before" if st[r].state != "running" else "not reached yet"
+            else:
+                g.absent[r] = "not compiled"
+        complete = [r for r in has if "codegen" in g.stages[r]]
+        g.reference = (complete or has)[0] if has else None
+        for r in has:
+            reasons = (live[r].stop_for(key, "dynamo") or {}).get("recompile_reasons") or []
+            if reasons:
+                g.recompile[r] = [str(x) for x in reasons]
+        ref = g.reference
+        # compiled on some ranks only
+        not_compiled = [r for r, why in g.absent.items() if why == "not compiled"]
+        if not_compiled:
+            for r in has:
+                if r in g.recompile:
+                    cid, text = split_reason(g.recompile[r][0])
+                    g.divergences.append(Divergence(r, key, "recompile",
+                                                    f"rank {r} recompiled {key} (guard of {cid or '?'} failed: {text})"))
+                else:
+                    g.divergences.append(Divergence(r, key, "only", f"{key} compiled on {_ranks(has)} only, not on "
+                                                    + _ranks(not_compiled)))
+        # level by level against the reference
+        if ref is not None:
+            for r in has:
+                if r == ref:
+                    continue
+                d = rank_diff(live[ref], live[r], key, ref, r)
+                g.diffs[r] = d
+                changed = [lv for lv in d.levels if lv.key in GRAPH_LEVELS and lv.changed and not lv.missing]
+                g.differs[r] = [lv.key for lv in changed]
+                if changed:
+                    top = changed[0]
+                    line = f"rank {r}: {key} {_level_line(top, ref, r)}"
+                    if len(changed) > 1:
+                        line += "; also " + ", ".join(_TITLES[lv.key] for lv in changed[1:])
+                    g.divergences.append(Divergence(r, key, top.key, line, (ref, r)))
+        # kernel times
+        runs = {}
+        for r in has:
+            run = live[r].runs.get(key)
+            if run is None:
+                g.untimed[r] = "not timed"
+            elif run.get("error"):
+                g.untimed[r] = f"timing failed: {run['error']}"
+            else:
+                runs[r] = run
+                if isinstance(run.get("compiled_ms"), (int, float)):
+                    g.graph_ms[r] = run["compiled_ms"]
+        if ref is not None and ref in runs and len(runs) > 1:
+            _kernel_times(g, runs, time_ratio)
+            for t in g.times:
+                if t.counts:
+                    other = t.fastest if t.slowest == ref else t.slowest
+                    g.divergences.append(Divergence(t.slowest, key, "timing", f"{key} {t.line}", (ref, other)))
+        out.append(g)
+        divergences += g.divergences
+    return RankComparison(ranks, st, out, divergences, time_ratio)
+
+
+def diff_pair(sessions: dict[int, Any], key: str, rank_a: int, rank_b: int
+              ) -> tuple[str | None, str | None, str, GraphDiff | None]:
+    """What the diff screen shows for graph ``key`` on two ranks: ``(key or None on rank_a, key or
+    None on rank_b, how, diff)``, the fields of :class:`inductor_step.tui.screens.diff.DiffPair`
+    (``DiffPair(*diff_pair(...))``; push ``DiffScreen([pair], same_session=False, label_a="rank A",
+    label_b="rank B")``).  ``diff`` is None (and ``how`` says why) when a rank lacks the graph.
+    Raises KeyError if a rank has no session."""
+    sa, sb = sessions[rank_a], sessions[rank_b]
+    if sa is None or sb is None:
+        raise KeyError(rank_a if sa is None else rank_b)
+    ha, hb = key in sa.by_graph, key in sb.by_graph
+    if ha and hb:
+        return key, key, f"{key} on rank {rank_a} and on rank {rank_b}", rank_diff(sa, sb, key, rank_a, rank_b)
+    how = f"{key} compiled on rank {rank_a if ha else rank_b} only"
+    return (key if ha else None), (key if hb else None), how, None
+
+
+# --------------------------------------------------------------------------- text
+
+def text(c: RankComparison, details: bool = False) -> str:
+    """The plain-text summary (``--headless`` and the report): each rank's end, the divergences, then
+    one line per graph (its ranks and what agrees) with its kernel times across ranks; ``details``
+    adds each differing rank's level-by-level diff (:func:`inductor_step.tui.diff.render`)."""
+    from inductor_step.tui.diff import render  # noqa: PLC0415
+
+    lines = [f"ranks compared: {len(c.ranks)} ({', '.join(str(r) for r in c.ranks)}); a kernel time counts as "
+             f"different over {c.time_ratio:g}x with the ranks' p20..p80 ranges apart"]
+    for r in c.ranks:
+        lines.append(f"  {c.states[r].line}")
+    if c.divergences:
+        lines.append(f"where the ranks diverge ({len(c.divergences)}):")
+        lines += [f"  {d.line}" for d in c.divergences]
+    else:
+        lines.append("the ranks agree: the same graphs, fusions and kernels" + (
+            ", kernel times within the threshold" if any(g.times for g in c.graphs) else ""))
+    lines.append("graphs:")
+    for g in c.graphs:
+        lines.append(f"  {g.key:<22} {g.summary}")
+        for r, why in sorted(g.absent.items()):
+            if why != "not compiled" or not g.recompile:
+                lines.append(f"      rank {r}: {why}")
+        for r, stages in sorted(g.stages.items()):
+            if "codegen" not in stages and c.states[r].state != "done":
+                lines.append(f"      rank {r}: reached {stages[-1] if stages else 'no stage'} only ({c.states[r].state})")
+        for t in g.times:
+            if t.ratio > c.time_ratio:
+                lines.append(f"      {t.line}")
+        if g.times and not any(t.ratio > c.time_ratio for t in g.times):
+            worst = max(g.times, key=lambda t: t.ratio)
+            lines.append(f"      {len(g.times)} kernel{'s' if len(g.times) > 1 else ''} timed on {_ranks(sorted(set(r for t in g.times for r in t.ms)))}: "
+                         f"within {c.time_ratio:g}x (largest {worst.ratio:.2f}x, {worst.kernel})")
+        if details:
+            for r, d in sorted(g.diffs.items()):
+                if g.differs.get(r):
+                    lines += ["      " + ln for ln in render(d, diffs=False).split("\n")]
+    return "\n".join(lines)
+
+
+__all__ = ["Divergence", "GraphComparison", "GRAPH_LEVELS", "KernelTime", "RankComparison", "RankState",
+           "TIME_RATIO", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "text"]
