@@ -52,3 +52,17 @@ if __name__ == "__main__":
                         os.path.join(HERE, "scripts", "ranks_job.py"), *script_args],
                        cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         print(name, os.path.getsize(out), "bytes")
+    # a real two-rank torchrun job (gloo): one session per rank, each rank's agent started by the headless CLI
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as tmp:
+        wrap = os.path.join(tmp, "rank.sh")
+        with open(wrap, "w") as f:
+            f.write(f'#!/bin/sh\nexec {sys.executable} -m inductor_step --headless --record '
+                    f'{FIXTURES}/ranks_torchrun_rank$RANK.jsonl "$@"\n')
+        os.chmod(wrap, 0o755)
+        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--no-python", wrap,
+                        os.path.join(HERE, "scripts", "ranks_dist.py")], cwd="/tmp", env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    for r in (0, 1):
+        print(f"ranks_torchrun_rank{r}.jsonl", os.path.getsize(os.path.join(FIXTURES, f"ranks_torchrun_rank{r}.jsonl")), "bytes")

@@ -460,6 +460,32 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
     return RankComparison(ranks, st, out, divergences, time_ratio)
 
 
+def compare_job(path: str, time_ratio: float = TIME_RATIO) -> RankComparison:
+    """Compare the ranks of a recorded job: its job file (``x.job.json``, :func:`inductor_step.tracer.protocol.read_job`)
+    names one session per rank; a session file that is missing or unreadable counts as no session.
+    Each rank's state is the job file's (``ranks[].state``).  Raises OSError / ValueError as
+    ``read_job`` does."""
+    from inductor_step.tracer.protocol import read_job  # noqa: PLC0415
+    from inductor_step.tui.session import Session, load_session  # noqa: PLC0415
+
+    job, paths = read_job(path)
+    sessions: dict[int, Any] = {}
+    for r, p in paths.items():
+        try:
+            sessions[r] = Session.of(load_session(p))
+        except (OSError, ValueError):
+            sessions[r] = None
+    for jr in job.get("ranks") or []:
+        if isinstance(jr, dict) and isinstance(jr.get("rank"), int):
+            sessions.setdefault(jr["rank"], None)
+    n = job.get("world_size")
+    for r in range(n if isinstance(n, int) else 0):
+        sessions.setdefault(r, None)
+    states = {int(jr["rank"]): str(jr["state"]) for jr in job.get("ranks") or []
+              if isinstance(jr, dict) and isinstance(jr.get("rank"), int) and jr.get("state")}
+    return compare_ranks(sessions, states, time_ratio)
+
+
 def diff_pair(sessions: dict[int, Any], key: str, rank_a: int, rank_b: int
               ) -> tuple[str | None, str | None, str, GraphDiff | None]:
     """What the diff screen shows for graph ``key`` on two ranks: ``(key or None on rank_a, key or
@@ -504,6 +530,9 @@ def text(c: RankComparison, details: bool = False) -> str:
         for r, stages in sorted(g.stages.items()):
             if "codegen" not in stages and c.states[r].state != "done":
                 lines.append(f"      rank {r}: reached {stages[-1] if stages else 'no stage'} only ({c.states[r].state})")
+        if g.times or any(w.startswith("timing failed") for w in g.untimed.values()):
+            for r, why in sorted(g.untimed.items()):
+                lines.append(f"      rank {r}: {why}")
         for t in g.times:
             if t.ratio > c.time_ratio:
                 lines.append(f"      {t.line}")
@@ -519,4 +548,4 @@ def text(c: RankComparison, details: bool = False) -> str:
 
 
 __all__ = ["Divergence", "GraphComparison", "GRAPH_LEVELS", "KernelTime", "RankComparison", "RankState",
-           "TIME_RATIO", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "text"]
+           "TIME_RATIO", "compare_job", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "text"]

@@ -145,3 +145,29 @@ def test_text_summary(cmp):
         assert f"  {line}" in t
     assert re.search(r"\[0/0\] forward +ranks 0,1: agree, kernel times too", t)
     assert re.search(r"\[2/1\] inference +rank 1: not on rank 0", t)
+
+
+def test_a_real_torchrun_job_with_a_collective_in_the_graph(tmp_path):
+    """tests/scripts/ranks_dist.py under torchrun (2 ranks, gloo), each rank's agent recording its
+    own session: the graph with the all_reduce agrees on both ranks; rank 1's short last batch
+    recompiles [1/1] there only.  Read through a job file, as ``--open x.job.json`` does."""
+    import json  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+
+    for r in (0, 1):
+        shutil.copy(os.path.join(FIX, f"ranks_torchrun_rank{r}.jsonl"), tmp_path / f"x.rank{r}.jsonl")
+    (tmp_path / "x.job.json").write_text(json.dumps({
+        "type": "job", "format": "inductor-step-job/1", "script": "ranks_dist.py", "argv": [], "nproc_per_node": 2,
+        "world_size": 3,  # a third rank that never connected: no session
+        "ranks": [{"rank": r, "session": f"x.rank{r}.jsonl", "state": "done", "returncode": 0} for r in (0, 1)]}))
+    c = ranks.compare_job(str(tmp_path / "x.job.json"))
+    assert c.ranks == [0, 1, 2] and c.states[2].state == "missing"
+    g = c.graph("[0/0] inference")
+    assert g.ranks == [0, 1] and g.differs == {1: []} and g.absent == {2: "no session"}
+    s0 = session_of(load_session(str(tmp_path / "x.rank0.jsonl")))
+    targets = [n.get("target") for n in s0.stop_for("[0/0] inference", "aot")["post_grad"]["nodes"]]
+    assert "_c10d_functional.all_reduce_.default" in targets and "_c10d_functional.wait_tensor.default" in targets
+    assert lines(c) == ["rank 2: no session recorded",
+                        "rank 1 recompiled [1/1] inference (guard of [1/0] failed: tensor 'x' size mismatch at index 0. "
+                        "expected 8, actual 5)"]
+    assert c.graph("[1/0] inference").differs == {1: []}
