@@ -70,7 +70,9 @@ class KernelTime:
     median (summed over its calls), ``p20`` / ``p80`` rank -> the same for those percentiles (None where
     not measured); ``slowest`` / ``fastest`` ranks and ``ratio`` (slowest / fastest median);
     ``counts`` True when the difference is a divergence (see :data:`TIME_RATIO`); ``noise`` why a
-    difference over the ratio does not count (empty when it counts or is under the ratio)."""
+    difference over the ratio does not count (empty when it counts or is under the ratio);
+    ``slower`` every rank that counts as slower than the fastest (the slowest first; empty unless
+    ``counts``)."""
 
     kernel: str
     names: dict[int, str]
@@ -82,12 +84,14 @@ class KernelTime:
     ratio: float
     counts: bool
     noise: str = ""
+    slower: list[int] = field(default_factory=list)
 
     @property
     def line(self) -> str:
         """``"cpp_fused_x_0 2.0x slower on rank 1 (0.5857 ms vs 0.2931 ms on rank 0)"``."""
         name = self.names.get(self.slowest, self.kernel)
-        text = (f"{name} {self.ratio:.1f}x slower on rank {self.slowest} ({self.ms[self.slowest]:.4f} ms vs "
+        on = _ranks(self.slower) if len(self.slower) > 1 else f"rank {self.slowest}"
+        text = (f"{name} {self.ratio:.1f}x slower on {on} ({self.ms[self.slowest]:.4f} ms vs "
                 f"{self.ms[self.fastest]:.4f} ms on rank {self.fastest})")
         return text + (f"; not counted: {self.noise}" if self.noise else "")
 
@@ -98,13 +102,20 @@ class Divergence:
     died), ``key`` (the graph, None for the job as a whole), ``level`` (``"died"``, ``"missing"``,
     ``"recompile"``, ``"only"`` (compiled on some ranks only, no recompile reason), one of
     :data:`GRAPH_LEVELS`, or ``"timing"``), ``line`` (what a person reads), ``pair``
-    ``(reference rank, rank)`` whose diff shows it (:func:`diff_pair`), None when there is none."""
+    ``(reference rank, rank)`` whose diff shows it (:func:`diff_pair`), None when there is none;
+    ``ranks`` every rank the line is about (ranks that differ the same way share one line:
+    ``"ranks 1,2,3: ..."``; ``rank`` is the first)."""
 
     rank: int
     key: str | None
     level: str
     line: str
     pair: tuple[int, int] | None = None
+    ranks: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.ranks:
+            self.ranks = [self.rank]
 
 
 @dataclass
@@ -329,37 +340,49 @@ def _kernel_times(g: GraphComparison, runs: dict[int, dict[str, Any]], ratio: fl
         p20 = {r: per[r][n][1] for r, n in names.items()}
         p80 = {r: per[r][n][2] for r, n in names.items()}
         slow, fast = max(ms, key=lambda r: (ms[r], -r)), min(ms, key=lambda r: (ms[r], r))
-        x = ms[slow] / ms[fast] if ms[fast] > 0 else (float("inf") if ms[slow] > 0 else 1.0)
-        why = ""
-        if x > ratio:
-            loud = [f"rank {r}'s run: {noise[r]}" for r in (fast, slow) if noise.get(r)]
+        def over(r: int) -> float:
+            return ms[r] / ms[fast] if ms[fast] > 0 else (float("inf") if ms[r] > 0 else 1.0)
+
+        def against(r: int) -> str:
+            """Why rank r's time over the fastest's is no divergence (empty: it is one)."""
+            loud = [f"rank {x}'s run: {noise[x]}" for x in (fast, r) if noise.get(x)]
             if loud:
-                why = "; ".join(loud)
-            elif isinstance(p80.get(fast), (int, float)) and isinstance(p20.get(slow), (int, float)) \
-                    and p80[fast] >= p20[slow]:  # type: ignore[operator]
-                why = f"the ranks' p20..p80 ranges overlap ({p20[fast]:.4f}..{p80[fast]:.4f} and {p20[slow]:.4f}..{p80[slow]:.4f} ms)"
-        g.times.append(KernelTime(name, names, ms, p20, p80, slow, fast, x, x > ratio and not why, why if x > ratio else ""))
+                return "; ".join(loud)
+            a, b = p80.get(fast), p20.get(r)
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a >= b:
+                return (f"the ranks' p20..p80 ranges overlap ({p20[fast]:.4f}..{a:.4f} and {b:.4f}..{p80[r]:.4f} ms)")
+            return ""
+
+        x = over(slow)
+        why = against(slow) if x > ratio else ""
+        slower = sorted((r for r in ms if r != fast and over(r) > ratio and not against(r)), key=lambda r: (-ms[r], r))
+        g.times.append(KernelTime(name, names, ms, p20, p80, slow, fast, x, x > ratio and not why, why,
+                                  slower if x > ratio and not why else []))
     g.times.sort(key=lambda t: (not t.counts, -t.ratio))
 
 
-def _change_line(lv: Level, c: Change, ref: int, r: int) -> str:
-    """One change of a level between the reference rank (A) and rank ``r`` (B), in words."""
+#: stands for "rank N" in a line until the ranks that share it are known
+_R = "\0"
+
+
+def _change_line(lv: Level, c: Change, ref: int, r: str) -> str:
+    """One change of a level between the reference rank (A) and rank ``r`` (B, its phrase: "rank 1"), in words."""
     if lv.key == "scheduling" and c.what.startswith("fused group split"):
         return f"different fusion ({(c.a or '').replace('_', ' ')} fused on rank {ref} only)"
     if lv.key == "scheduling" and c.what.startswith("fused groups merged"):
-        return f"different fusion ({(c.b or '').replace('_', ' ')} fused on rank {r} only)"
+        return f"different fusion ({(c.b or '').replace('_', ' ')} fused on {r} only)"
     if c.kind == "added":
-        return f"different {_TITLES[lv.key]} ({c.b} on rank {r} only: {c.what})"
+        return f"different {_TITLES[lv.key]} ({c.b} on {r} only: {c.what})"
     if c.kind == "removed":
         return f"different {_TITLES[lv.key]} ({c.a} on rank {ref} only: {c.what})"
     return f"different {_TITLES[lv.key]} ({c.name}: {c.what})"
 
 
-def _level_line(lv: Level, ref: int, r: int) -> str:
+def _level_line(lv: Level, ref: int, r: str) -> str:
     if lv.key == "why":
         if lv.changes:
-            return lv.changes[0].what.replace("on B only", f"on rank {r} only").replace("on A only", f"on rank {ref} only")
-        return f"different compile inputs (rank {ref} -> rank {r}: {'; '.join(lv.notes[:2])})"
+            return lv.changes[0].what.replace("on B only", f"on {r} only").replace("on A only", f"on rank {ref} only")
+        return f"different compile inputs (rank {ref} -> {r}: {'; '.join(lv.notes[:2])})"
     if lv.changes:
         line = _change_line(lv, lv.changes[0], ref, r)
         more = len(lv.changes) - 1
@@ -414,16 +437,20 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
         # compiled on some ranks only
         not_compiled = [r for r, why in g.absent.items() if why == "not compiled"]
         if not_compiled:
+            by_reason: dict[str, list[int]] = {}
             for r in has:
                 if r in g.recompile:
                     cid, text = split_reason(g.recompile[r][0])
-                    g.divergences.append(Divergence(r, key, "recompile",
-                                                    f"rank {r} recompiled {key} (guard of {cid or '?'} failed: {text})"))
-                else:
-                    g.divergences.append(Divergence(r, key, "only", f"{key} compiled on {_ranks(has)} only, not on "
-                                                    + _ranks(not_compiled)))
+                    by_reason.setdefault(f"(guard of {cid or '?'} failed: {text})", []).append(r)
+            for why, rs in by_reason.items():
+                g.divergences.append(Divergence(rs[0], key, "recompile", f"{_ranks(rs)} recompiled {key} {why}", ranks=rs))
+            plain = [r for r in has if r not in g.recompile]
+            if plain:
+                g.divergences.append(Divergence(plain[0], key, "only", f"{key} compiled on {_ranks(has)} only, not on "
+                                                + _ranks(not_compiled), ranks=plain))
         # level by level against the reference
         if ref is not None:
+            same: dict[tuple[str, str], list[int]] = {}  # (level, line with _R for the rank) -> ranks
             for r in has:
                 if r == ref:
                     continue
@@ -433,10 +460,12 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                 g.differs[r] = [lv.key for lv in changed]
                 if changed:
                     top = changed[0]
-                    line = f"rank {r}: {key} {_level_line(top, ref, r)}"
+                    line = f"{_R}: {key} {_level_line(top, ref, _R)}"
                     if len(changed) > 1:
                         line += "; also " + ", ".join(_TITLES[lv.key] for lv in changed[1:])
-                    g.divergences.append(Divergence(r, key, top.key, line, (ref, r)))
+                    same.setdefault((top.key, line), []).append(r)
+            for (level, line), rs in same.items():
+                g.divergences.append(Divergence(rs[0], key, level, line.replace(_R, _ranks(rs)), (ref, rs[0]), rs))
         # kernel times
         runs = {}
         for r in has:
@@ -454,7 +483,8 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
             for t in g.times:
                 if t.counts:
                     other = t.fastest if t.slowest == ref else t.slowest
-                    g.divergences.append(Divergence(t.slowest, key, "timing", f"{key} {t.line}", (ref, other)))
+                    g.divergences.append(Divergence(t.slowest, key, "timing", f"{key} {t.line}", (ref, other),
+                                                    list(t.slower)))
         out.append(g)
         divergences += g.divergences
     return RankComparison(ranks, st, out, divergences, time_ratio)

@@ -171,3 +171,16 @@ def test_a_real_torchrun_job_with_a_collective_in_the_graph(tmp_path):
                         "rank 1 recompiled [1/1] inference (guard of [1/0] failed: tensor 'x' size mismatch at index 0. "
                         "expected 8, actual 5)"]
     assert c.graph("[1/0] inference").differs == {1: []}
+
+
+def test_ranks_that_differ_alike_share_one_line(job):
+    # ranks 1 and 2 ran the same rank-dependent code (rank 1's session standing for both)
+    c = ranks.compare_ranks({0: job[0], 1: job[1], 2: job[1]})
+    got = lines(c)
+    assert len(got) == 4, got
+    assert got[0].startswith("ranks 1,2: [1/0] inference different fusion (op0 op1 op2 op3 fused on rank 0 only)")
+    assert got[1].startswith("ranks 1,2 recompiled [2/1] inference (guard of [2/0] failed: tensor 'x' size mismatch")
+    assert got[2].startswith("ranks 1,2: [3/0] inference different compile inputs (rank 0 -> ranks 1,2: a size changed")
+    assert re.match(r"\[3/0\] inference cpp_fused_\w+ 2\.\dx slower on ranks 1,2 \(", got[3])
+    assert [d.ranks for d in c.divergences] == [[1, 2]] * 4
+    assert c.graph("[2/1] inference").absent == {0: "not compiled"}
