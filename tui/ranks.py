@@ -276,11 +276,12 @@ def _rank_why(a: Graph, b: Graph) -> Level:
     return lv
 
 
-def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int) -> GraphDiff:
-    """The level-by-level diff of graph ``key`` on rank ``rank_a`` (A) and on ``rank_b`` (B)
-    (:func:`inductor_step.tui.diff.diff_graphs`, its "why" level the ranks' one: :func:`_rank_why`)."""
+def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int, key_b: str | None = None) -> GraphDiff:
+    """The level-by-level diff of graph ``key`` on rank ``rank_a`` (A) and on ``rank_b`` (B) (graph
+    ``key_b`` there when given) (:func:`inductor_step.tui.diff.diff_graphs`, its "why" level the
+    ranks' one: :func:`_rank_why`)."""
     ga = Graph.from_session(sa, key, f"rank {rank_a}")
-    gb = Graph.from_session(sb, key, f"rank {rank_b}")
+    gb = Graph.from_session(sb, key_b or key, f"rank {rank_b}")
     d = diff_graphs(ga, gb, same_session=False)
     d.levels = [_rank_why(ga, gb) if lv.key == "why" else lv for lv in d.levels]
     return d
@@ -443,7 +444,8 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                     cid, text = split_reason(g.recompile[r][0])
                     by_reason.setdefault(f"(guard of {cid or '?'} failed: {text})", []).append(r)
             for why, rs in by_reason.items():
-                g.divergences.append(Divergence(rs[0], key, "recompile", f"{_ranks(rs)} recompiled {key} {why}", ranks=rs))
+                g.divergences.append(Divergence(rs[0], key, "recompile", f"{_ranks(rs)} recompiled {key} {why}",
+                                                (not_compiled[0], rs[0]), ranks=rs))
             plain = [r for r in has if r not in g.recompile]
             if plain:
                 g.divergences.append(Divergence(plain[0], key, "only", f"{key} compiled on {_ranks(has)} only, not on "
@@ -516,21 +518,48 @@ def compare_job(path: str, time_ratio: float = TIME_RATIO) -> RankComparison:
     return compare_ranks(sessions, states, time_ratio)
 
 
+def stand_in(session: Any, other: Any, key: str) -> str | None:
+    """The graph of ``session`` that ran where ``other`` compiled ``key`` (which ``session`` lacks):
+    for a recompile, the compile whose guard failed on ``other`` (its dynamo stop's first
+    ``recompile_reasons`` names it: ``"2/0: ..."`` -> ``"[2/0] inference"``), else
+    :func:`inductor_step.tui.diff.default_partner`; None when ``session`` has neither."""
+    from inductor_step.tui.diff import default_partner  # noqa: PLC0415
+
+    kind = key.split(" ", 1)[-1]
+    for r in (other.stop_for(key, "dynamo") or {}).get("recompile_reasons") or []:
+        cid = split_reason(r)[0]
+        if cid and f"{cid} {kind}" in session.by_graph:
+            return f"{cid} {kind}"
+    p = default_partner(session.graphs + [key], key)
+    return p if p in session.by_graph and p.split(" ", 1)[-1] == kind else None
+
+
 def diff_pair(sessions: dict[int, Any], key: str, rank_a: int, rank_b: int
               ) -> tuple[str | None, str | None, str, GraphDiff | None]:
-    """What the diff screen shows for graph ``key`` on two ranks: ``(key or None on rank_a, key or
-    None on rank_b, how, diff)``, the fields of :class:`inductor_step.tui.screens.diff.DiffPair`
-    (``DiffPair(*diff_pair(...))``; push ``DiffScreen([pair], same_session=False, label_a="rank A",
-    label_b="rank B")``).  ``diff`` is None (and ``how`` says why) when a rank lacks the graph.
-    Raises KeyError if a rank has no session."""
-    sa, sb = sessions[rank_a], sessions[rank_b]
+    """What the diff screen shows for graph ``key`` on two ranks: ``(graph on rank_a, graph on
+    rank_b, how, diff)``, the fields of :class:`inductor_step.tui.screens.diff.DiffPair`
+    (``DiffPair(*diff_pair(...))``; push ``DiffScreen([pair], same_session=False,
+    label_a=f"rank {rank_a}", label_b=f"rank {rank_b}")``).  Both ranks compiled ``key``: their two
+    versions.  One rank lacks it (a recompile on the other only): the graph that ran there instead
+    (:func:`stand_in`: ``[2/0] inference`` on rank 0 against rank 1's ``[2/1] inference``), ``how``
+    says so; with none, that side is None and ``diff`` None.  Raises KeyError if a rank has no
+    session."""
+    sa, sb = sessions.get(rank_a), sessions.get(rank_b)
     if sa is None or sb is None:
         raise KeyError(rank_a if sa is None else rank_b)
     ha, hb = key in sa.by_graph, key in sb.by_graph
     if ha and hb:
         return key, key, f"{key} on rank {rank_a} and on rank {rank_b}", rank_diff(sa, sb, key, rank_a, rank_b)
-    how = f"{key} compiled on rank {rank_a if ha else rank_b} only"
-    return (key if ha else None), (key if hb else None), how, None
+    if not ha and not hb:
+        return None, None, f"{key} compiled on neither rank {rank_a} nor rank {rank_b}", None
+    have, lack = (rank_a, rank_b) if ha else (rank_b, rank_a)
+    other = stand_in(sessions[lack], sessions[have], key)
+    if other is None:
+        return (key if ha else None), (key if hb else None), f"{key} compiled on rank {have} only", None
+    how = f"{key} compiled on rank {have} only; rank {lack} ran {other} there"
+    if ha:
+        return key, other, how, rank_diff(sa, sb, key, rank_a, rank_b, key_b=other)
+    return other, key, how, rank_diff(sa, sb, other, rank_a, rank_b, key_b=key)
 
 
 # --------------------------------------------------------------------------- text
@@ -578,4 +607,5 @@ def text(c: RankComparison, details: bool = False) -> str:
 
 
 __all__ = ["Divergence", "GraphComparison", "GRAPH_LEVELS", "KernelTime", "RankComparison", "RankState",
-           "TIME_RATIO", "compare_job", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "text"]
+           "TIME_RATIO", "compare_job", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "stand_in",
+           "text"]

@@ -59,8 +59,15 @@ def test_a_recompile_on_one_rank_only_is_named_with_its_reason(cmp, job):
     assert g.recompile == {1: [reason]}
     want = f"rank 1 recompiled [2/1] inference (guard of [2/0] failed: {reason.split(': ', 1)[1]})"
     assert want in lines(cmp)
-    assert ranks.diff_pair(job, "[2/1] inference", 0, 1) == (None, "[2/1] inference",
-                                                             "[2/1] inference compiled on rank 1 only", None)
+    # its diff: rank 0's [2/0], which ran the bigger input there, against rank 1's recompile
+    d = next(d for d in g.divergences if d.level == "recompile")
+    assert d.pair == (0, 1)
+    ka, kb, how, diff = ranks.diff_pair(job, "[2/1] inference", *d.pair)
+    assert (ka, kb) == ("[2/0] inference", "[2/1] inference")
+    assert how == "[2/1] inference compiled on rank 1 only; rank 0 ran [2/0] inference there"
+    why = diff.level("why")
+    assert why.changed and "recompiled on B only: guard of [2/0] failed: tensor 'x' size mismatch" in why.changes[0].what
+    assert any("became symbolic" in n for n in why.notes)
 
 
 def test_a_different_fusion_is_the_line_for_that_graph(cmp, job):
