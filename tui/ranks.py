@@ -99,7 +99,8 @@ class KernelTime:
 @dataclass
 class Divergence:
     """One place where ranks diverge: ``rank`` (the rank that differs from the reference, or that
-    died), ``key`` (the graph, None for the job as a whole), ``level`` (``"died"``, ``"missing"``,
+    died), ``key`` (the graph, None for the job as a whole), ``level`` (``"died"``, ``"failed"`` (a
+    compile error ended its script), ``"missing"``,
     ``"recompile"``, ``"only"`` (compiled on some ranks only, no recompile reason), one of
     :data:`GRAPH_LEVELS`, or ``"timing"``), ``line`` (what a person reads), ``pair``
     ``(reference rank, rank)`` whose diff shows it (:func:`diff_pair`), None when there is none;
@@ -146,12 +147,15 @@ class GraphComparison:
     def agree(self) -> bool:
         """Every rank compiled it, to the same graphs at every level, with no kernel time divergence."""
         return not self.absent and not any(self.differs.values()) and not any(t.counts for t in self.times) \
-            and all(d.level not in ("died",) for d in self.divergences)
+            and all(d.level not in ("died", "failed") for d in self.divergences)
 
     @property
     def summary(self) -> str:
         """One line: ``"ranks 0,1: agree"``, ``"rank 1 only: recompiled"``, ``"ranks 0,1: fusion differs on rank 1"``."""
         on = _ranks(self.ranks)
+        if self.recompile and set(self.absent.values()) <= {"not compiled", "no session"} and \
+                any(w == "not compiled" for w in self.absent.values()):
+            return f"{on}: recompiled there only (not on {_ranks(sorted(self.absent))})"
         if self.agree:
             if any(t.noise for t in self.times):
                 return f"{on}: agree; kernel times too noisy to compare"
@@ -194,10 +198,19 @@ class RankComparison:
 # --------------------------------------------------------------------------- helpers
 
 def _ranks(rs: list[int], word: str = "") -> str:
+    """``"rank 1"``, ``"ranks 1,3"``, ``"ranks 0-7"`` (a run of three or more consecutive ranks as a range)."""
     word = word or ("rank" if len(rs) == 1 else "ranks")
     if len(rs) > 1 and word == "rank":
         word = "ranks"
-    return f"{word} {','.join(str(r) for r in rs)}"
+    parts: list[str] = []
+    i = 0
+    while i < len(rs):
+        j = i
+        while j + 1 < len(rs) and rs[j + 1] == rs[j] + 1:
+            j += 1
+        parts += [f"{rs[i]}-{rs[j]}"] if j - i >= 2 else [str(r) for r in rs[i:j + 1]]
+        i = j + 1
+    return f"{word} {','.join(parts)}"
 
 
 def _key_order(key: str) -> tuple:
@@ -233,7 +246,9 @@ def rank_state(rank: int, session: Any, job_state: str | None = None) -> RankSta
         rc = done.get("returncode")
         if rc and err is not None and where:
             return RankState(rank, "failed", rc, where, f"rank {rank} failed at {where[0]} {where[1]}: {err.get('message')}")
-        return RankState(rank, "done", rc, None, f"rank {rank} finished (exit status {rc})")
+        script_err = next((e for e in reversed(session.errors) if e.get("stage") == "script"), None)
+        why = f": {script_err.get('message')}" if rc and script_err is not None else ""
+        return RankState(rank, "done", rc, None, f"rank {rank} finished (exit status {rc}){why}")
     if job_state == "running" or (job_state is None and session.agent_exit is None):
         at = f" at {where[0]} {where[1]}".rstrip() if where else ""
         return RankState(rank, "running", None, where, f"rank {rank} is running{at}")
@@ -411,7 +426,7 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                 keys.append(k)
     keys.sort(key=_key_order)  # stable: within a compile id, as first seen
     out: list[GraphComparison] = []
-    divergences = [Divergence(r, s.where[0] if s.where else None, "died", s.line) for r, s in st.items()
+    divergences = [Divergence(r, s.where[0] if s.where else None, s.state, s.line) for r, s in st.items()
                    if s.state in ("died", "failed")]
     divergences += [Divergence(r, None, "missing", s.line) for r, s in st.items() if s.state == "missing"]
     died_at = {r: s.where for r, s in st.items() if s.state in ("died", "failed", "running")}
@@ -572,8 +587,15 @@ def text(c: RankComparison, details: bool = False) -> str:
 
     lines = [f"ranks compared: {len(c.ranks)} ({', '.join(str(r) for r in c.ranks)}); a kernel time counts as "
              f"different over {c.time_ratio:g}x with the ranks' p20..p80 ranges apart"]
+    finished: dict[int | None, list[int]] = {}
     for r in c.ranks:
-        lines.append(f"  {c.states[r].line}")
+        if c.states[r].state == "done" and c.states[r].returncode == 0:
+            finished.setdefault(0, []).append(r)
+    for rc, rs in finished.items():
+        lines.append(f"  {_ranks(rs)} finished (exit status {rc})")
+    for r in c.ranks:
+        if c.states[r].state != "done" or c.states[r].returncode != 0:
+            lines.append(f"  {c.states[r].line}")
     if c.divergences:
         lines.append(f"where the ranks diverge ({len(c.divergences)}):")
         lines += [f"  {d.line}" for d in c.divergences]

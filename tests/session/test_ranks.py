@@ -151,7 +151,7 @@ def test_text_summary(cmp):
     for line in lines(cmp):
         assert f"  {line}" in t
     assert re.search(r"\[0/0\] forward +ranks 0,1: agree, kernel times too", t)
-    assert re.search(r"\[2/1\] inference +rank 1: not on rank 0", t)
+    assert re.search(r"\[2/1\] inference +rank 1: recompiled there only \(not on rank 0\)", t)
 
 
 def test_a_real_torchrun_job_with_a_collective_in_the_graph(tmp_path):
@@ -191,3 +191,13 @@ def test_ranks_that_differ_alike_share_one_line(job):
     assert re.match(r"\[3/0\] inference cpp_fused_\w+ 2\.\dx slower on ranks 1,2 \(", got[3])
     assert [d.ranks for d in c.divergences] == [[1, 2]] * 4
     assert c.graph("[2/1] inference").absent == {0: "not compiled"}
+
+
+def test_a_rank_whose_compile_failed_is_named_at_its_stage_with_the_error():
+    # tests/scripts/cpp_compile_error.py: torch's own fault injection fails the C++ compile in codegen
+    bad = load("codegen_error.jsonl")
+    c = ranks.compare_ranks({0: None, 1: bad})
+    assert c.states[1].state == "failed" and c.states[1].where == ("[0/0] inference", "codegen")
+    assert lines(c) == ["rank 1 failed at [0/0] inference codegen: InductorError: CppCompileError: C++ compile error",
+                        "rank 0: no session recorded"]
+    assert not c.graph("[0/0] inference").agree
