@@ -26,6 +26,7 @@ Where each answer comes from:
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -381,26 +382,41 @@ def _kernel_times(g: GraphComparison, runs: dict[int, dict[str, Any]], ratio: fl
 _R = "\0"
 
 
-def _change_line(lv: Level, c: Change, ref: int, r: str) -> str:
-    """One change of a level between the reference rank (A) and rank ``r`` (B, its phrase: "rank 1"), in words."""
+def _user_lines(stops: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """FX node name -> the user line that made it (``file.py:29``), from a graph's dynamo and aot stops."""
+    out: dict[str, str] = {}
+    for stage, part in (("aot", "post_grad"), ("dynamo", "graph")):
+        for n in ((stops.get(stage) or {}).get(part) or {}).get("nodes") or []:
+            if n.get("user_line") and n.get("name"):
+                out[n["name"]] = os.path.basename(str(n["user_line"]))
+    return out
+
+
+def _change_line(lv: Level, c: Change, ref: int, r: str, where_a: dict[str, str], where_b: dict[str, str]) -> str:
+    """One change of a level between the reference rank (A) and rank ``r`` (B, its phrase: "rank 1"), in
+    words; an FX node's user line (``where_a`` / ``where_b``: node name -> ``file.py:29``) when known."""
     if lv.key == "scheduling" and c.what.startswith("fused group split"):
         return f"different fusion ({(c.a or '').replace('_', ' ')} fused on rank {ref} only)"
     if lv.key == "scheduling" and c.what.startswith("fused groups merged"):
         return f"different fusion ({(c.b or '').replace('_', ' ')} fused on {r} only)"
+    nodes = lv.key in ("dynamo", "post_grad")
+    at_a = f", {where_a[c.a]}" if nodes and c.a in where_a else ""
+    at_b = f", {where_b[c.b]}" if nodes and c.b in where_b else ""
     if c.kind == "added":
-        return f"different {_TITLES[lv.key]} ({c.b} on {r} only: {c.what})"
+        return f"different {_TITLES[lv.key]} ({c.b} on {r} only: {c.what}{at_b})"
     if c.kind == "removed":
-        return f"different {_TITLES[lv.key]} ({c.a} on rank {ref} only: {c.what})"
-    return f"different {_TITLES[lv.key]} ({c.name}: {c.what})"
+        return f"different {_TITLES[lv.key]} ({c.a} on rank {ref} only: {c.what}{at_a})"
+    return f"different {_TITLES[lv.key]} ({c.name}: {c.what}{at_b or at_a})"
 
 
-def _level_line(lv: Level, ref: int, r: str) -> str:
+def _level_line(lv: Level, ref: int, r: str, where_a: dict[str, str] | None = None,
+                where_b: dict[str, str] | None = None) -> str:
     if lv.key == "why":
         if lv.changes:
             return lv.changes[0].what.replace("on B only", f"on {r} only").replace("on A only", f"on rank {ref} only")
         return f"different compile inputs (rank {ref} -> {r}: {'; '.join(lv.notes[:2])})"
     if lv.changes:
-        line = _change_line(lv, lv.changes[0], ref, r)
+        line = _change_line(lv, lv.changes[0], ref, r, where_a or {}, where_b or {})
         more = len(lv.changes) - 1
         return line + (f" and {more} more" if more else "")
     return f"different {_TITLES[lv.key]} ({'; '.join(lv.notes[:2]) or lv.summary()})"
@@ -477,7 +493,11 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                 g.differs[r] = [lv.key for lv in changed]
                 if changed:
                     top = changed[0]
-                    line = f"{_R}: {key} {_level_line(top, ref, _R)}"
+                    where = {}
+                    if top.key in ("dynamo", "post_grad"):
+                        where = {"where_a": _user_lines(Graph.from_session(live[ref], key).stops),
+                                 "where_b": _user_lines(Graph.from_session(live[r], key).stops)}
+                    line = f"{_R}: {key} {_level_line(top, ref, _R, **where)}"
                     if len(changed) > 1:
                         line += "; also " + ", ".join(_TITLES[lv.key] for lv in changed[1:])
                     same.setdefault((top.key, line), []).append(r)

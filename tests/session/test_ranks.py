@@ -157,7 +157,8 @@ def test_text_summary(cmp):
 def test_a_real_torchrun_job_with_a_collective_in_the_graph(tmp_path):
     """tests/scripts/ranks_dist.py under torchrun (2 ranks, gloo), each rank's agent recording its
     own session: the graph with the all_reduce agrees on both ranks; rank 1's short last batch
-    recompiles [1/1] there only.  Read through a job file, as ``--open x.job.json`` does."""
+    recompiles [1/1] there only; an ``if rank == 0:`` branch gives rank 0's [2/0] one node more.
+    Read through a job file, as ``--open x.job.json`` does."""
     import json  # noqa: PLC0415
     import shutil  # noqa: PLC0415
 
@@ -174,10 +175,15 @@ def test_a_real_torchrun_job_with_a_collective_in_the_graph(tmp_path):
     s0 = session_of(load_session(str(tmp_path / "x.rank0.jsonl")))
     targets = [n.get("target") for n in s0.stop_for("[0/0] inference", "aot")["post_grad"]["nodes"]]
     assert "_c10d_functional.all_reduce_.default" in targets and "_c10d_functional.wait_tensor.default" in targets
+    added = next(n for n in s0.stop_for("[2/0] inference", "dynamo")["graph"]["nodes"] if n["target"] == "_operator.add")
+    assert added["user_line"].endswith("ranks_dist.py:29")  # y = y + 1, under `if rank == 0:`
     assert lines(c) == ["rank 2: no session recorded",
                         "rank 1 recompiled [1/1] inference (guard of [1/0] failed: tensor 'x' size mismatch at index 0. "
-                        "expected 8, actual 5)"]
+                        "expected 8, actual 5)",
+                        f"rank 1: [2/0] inference different Dynamo graph ({added['name']} on rank 0 only: call_function "
+                        "_operator.add [8] float32, ranks_dist.py:29); also post-grad graph, kernels"]
     assert c.graph("[1/0] inference").differs == {1: []}
+    assert c.graph("[2/0] inference").differs == {1: ["dynamo", "post_grad", "kernels"]}
 
 
 def test_ranks_that_differ_alike_share_one_line(job):
