@@ -454,9 +454,10 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                 g.stages[r] = live[r].stages_done(key)
             elif st[r].state == "missing":
                 g.absent[r] = "no session"
-            elif st[r].state in ("died", "failed") or (st[r].state == "running" and died_at.get(r)
-                                                       and _key_order(key) > _key_order(died_at[r][0])):  # type: ignore[index]
-                g.absent[r] = "died before" if st[r].state != "running" else "not reached yet"
+            elif st[r].state in ("died", "failed", "running") and (
+                    died_at.get(r) is None or _key_order(key) > _key_order(died_at[r][0])):  # type: ignore[index]
+                # a graph after the one it stopped in (by compile id): it never got there
+                g.absent[r] = "not reached yet" if st[r].state == "running" else "died before"
             else:
                 g.absent[r] = "not compiled"
         complete = [r for r in has if "codegen" in g.stages[r]]

@@ -129,8 +129,9 @@ def test_a_rank_that_died_is_named_at_its_stage(job):
     assert fw.ranks == [0, 1] and fw.differs[1] == []
     assert "rank 1: reached lowering only (died)" in ranks.text(c)
     # the job file's state wins: a rank it says is running is not dead
-    assert ranks.compare_ranks({0: job[0], 1: died}, states={1: "running"}).states[1].line == \
-        "rank 1 is running at [0/0] backward scheduling"
+    live = ranks.compare_ranks({0: job[0], 1: died}, states={1: "running"})
+    assert live.states[1].line == "rank 1 is running at [0/0] backward scheduling"
+    assert live.graph("[1/0] inference").absent == {1: "not reached yet"} and not live.divergences
 
 
 def test_diff_pair_feeds_the_diff_screen(job):
