@@ -150,6 +150,31 @@ class GraphComparison:
         return not self.absent and not any(self.differs.values()) and not any(t.counts for t in self.times) \
             and all(d.level not in ("died", "failed") for d in self.divergences)
 
+    def cell(self, rank: int) -> str:
+        """What a table of graphs by rank shows for ``rank`` (a word or two): ``"reference"``,
+        ``"same"``, the levels that differ (``"fusion, kernels"``), ``"recompiled"`` (only some ranks
+        compiled it, this one on a failed guard), ``"only here"``, why it is absent (``"not
+        compiled"``, ``"died before"``, ``"not reached yet"``, ``"no session"``), ``"to lowering"``
+        (its compile stopped there), plus ``"slower"`` where a kernel time counts as slower here."""
+        if rank in self.absent:
+            return self.absent[rank]
+        if rank not in self.stages:
+            return "-"
+        parts = []
+        if "codegen" not in self.stages[rank]:
+            parts.append(f"to {self.stages[rank][-1]}" if self.stages[rank] else "no stop")
+        if any(w == "not compiled" for w in self.absent.values()):
+            parts.append("recompiled" if rank in self.recompile else "only here")
+        if rank == self.reference:
+            parts.insert(0, "reference")
+        elif self.differs.get(rank):
+            parts.append(", ".join(_TITLES[x] for x in self.differs[rank]))
+        elif not parts:
+            parts.append("same")
+        if any(t.counts and rank in t.slower for t in self.times):
+            parts.append("slower")
+        return "; ".join(parts)
+
     @property
     def summary(self) -> str:
         """One line: ``"ranks 0,1: agree"``, ``"rank 1 only: recompiled"``, ``"ranks 0,1: fusion differs on rank 1"``."""
@@ -425,12 +450,15 @@ def _level_line(lv: Level, ref: int, r: str, where_a: dict[str, str] | None = No
 # --------------------------------------------------------------------------- the comparison
 
 def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None,
-                  time_ratio: float = TIME_RATIO) -> RankComparison:
+                  time_ratio: float = TIME_RATIO, cache: Any = None) -> RankComparison:
     """Compare the ranks of one job: ``sessions`` rank -> its :class:`inductor_step.tui.session.Session`
     (None where a rank has none); ``states`` rank -> the job file's state for it (``JobRank.state``:
     ``"running"``, ``"done"``, ``"died"``), when known: without it a session that has no ``done``
     message and whose process ended (``agent_exit``) died, one without either is still running.
-    Sessions are read, never changed (stops are parsed on demand).  Returns a :class:`RankComparison`."""
+    Sessions are read, never changed (stops are parsed on demand).  ``cache`` (an
+    :class:`inductor_step.tui.session.IdentityCache`, kept by the caller between calls while a job
+    runs) keeps each rank pair's graph diff while the two graphs' stops are the same objects.
+    Returns a :class:`RankComparison`."""
     states = states or {}
     ranks = sorted(set(sessions) | set(range(_world(sessions))))
     st = {r: rank_state(r, sessions.get(r), states.get(r)) for r in ranks}
@@ -488,7 +516,13 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
             for r in has:
                 if r == ref:
                     continue
-                d = rank_diff(live[ref], live[r], key, ref, r)
+                if cache is None:
+                    d = rank_diff(live[ref], live[r], key, ref, r)
+                else:
+                    parts = tuple(live[x].by_graph.get(key, {}).get(stage) for x in (ref, r) for stage in STAGES) + (
+                        live[ref], live[r], live[ref].runs.get(key), live[r].runs.get(key))
+                    d = cache.get(("rank_diff", key, ref, r), parts,
+                                  lambda: rank_diff(live[ref], live[r], key, ref, r))  # noqa: B023 - called at once
                 g.diffs[r] = d
                 changed = [lv for lv in d.levels if lv.key in GRAPH_LEVELS and lv.changed and not lv.missing]
                 g.differs[r] = [lv.key for lv in changed]

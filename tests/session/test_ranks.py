@@ -208,3 +208,26 @@ def test_a_rank_whose_compile_failed_is_named_at_its_stage_with_the_error():
     assert lines(c) == ["rank 1 failed at [0/0] inference codegen: InductorError: CppCompileError: C++ compile error",
                         "rank 0: no session recorded"]
     assert not c.graph("[0/0] inference").agree
+
+
+def test_cells_of_a_graphs_by_ranks_table(cmp, job):
+    assert [cmp.graph("[0/0] forward").cell(r) for r in (0, 1)] == ["reference", "same"]
+    assert [cmp.graph("[1/0] inference").cell(r) for r in (0, 1)] == ["reference", "fusion, kernels"]
+    assert [cmp.graph("[2/1] inference").cell(r) for r in (0, 1)] == ["not compiled", "reference; recompiled"]
+    assert cmp.graph("[3/0] inference").cell(1).endswith("; slower")
+    died = ranks.compare_ranks({0: job[0], 1: load("ranks_r1_died.jsonl")})
+    assert [died.graph("[0/0] backward").cell(r) for r in (0, 1)] == ["reference", "to lowering"]
+    assert died.graph("[3/0] inference").cell(1) == "died before"
+
+
+def test_a_cache_kept_between_calls_reuses_the_diffs_while_the_stops_stay(job):
+    from inductor_step.tui.session import IdentityCache  # noqa: PLC0415
+
+    cache = IdentityCache(256)
+    a = ranks.compare_ranks(job, cache=cache)
+    b = ranks.compare_ranks(job, cache=cache)
+    assert b.graph("[1/0] inference").diffs[1] is a.graph("[1/0] inference").diffs[1]
+    assert [d.line for d in a.divergences] == [d.line for d in b.divergences] == lines(ranks.compare_ranks(job))
+    # a new stop (the session read again: other objects) is diffed again
+    c = ranks.compare_ranks({0: job[0], 1: load("ranks_r1.jsonl")}, cache=cache)
+    assert c.graph("[1/0] inference").diffs[1] is not a.graph("[1/0] inference").diffs[1]
