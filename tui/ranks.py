@@ -669,6 +669,10 @@ def text(c: RankComparison, details: bool = False) -> str:
         if g.times or any(w.startswith("timing failed") for w in g.untimed.values()):
             for r, why in sorted(g.untimed.items()):
                 lines.append(f"      rank {r}: {why}")
+        if len(g.graph_ms) > 1:
+            lo, hi = min(g.graph_ms, key=lambda r: g.graph_ms[r]), max(g.graph_ms, key=lambda r: g.graph_ms[r])
+            lines.append(f"      compiled graph {g.graph_ms[lo]:.4f} ms on rank {lo} .. {g.graph_ms[hi]:.4f} ms on rank {hi}"
+                         + (f" ({g.graph_ms[hi] / g.graph_ms[lo]:.1f}x)" if g.graph_ms[lo] > 0 else ""))
         for t in g.times:
             if t.ratio > c.time_ratio:
                 lines.append(f"      {t.line}")

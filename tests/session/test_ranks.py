@@ -152,6 +152,7 @@ def test_text_summary(cmp):
     for line in lines(cmp):
         assert f"  {line}" in t
     assert re.search(r"\[0/0\] forward +ranks 0,1: agree, kernel times too", t)
+    assert re.search(r"\[3/0\] inference .*\n +compiled graph 0\.2\d+ ms on rank 0 \.\. 0\.5\d+ ms on rank 1 \(2\.0x\)", t)
     assert re.search(r"\[2/1\] inference +rank 1: recompiled there only \(not on rank 0\)", t)
 
 
