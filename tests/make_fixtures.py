@@ -55,14 +55,15 @@ if __name__ == "__main__":
     # a real two-rank torchrun job (gloo): one session per rank, each rank's agent started by the headless CLI
     import tempfile  # noqa: PLC0415
 
-    with tempfile.TemporaryDirectory() as tmp:
-        wrap = os.path.join(tmp, "rank.sh")
-        with open(wrap, "w") as f:
-            f.write(f'#!/bin/sh\nexec {sys.executable} -m inductor_step --headless --record '
-                    f'{FIXTURES}/ranks_torchrun_rank$RANK.jsonl "$@"\n')
-        os.chmod(wrap, 0o755)
-        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--no-python", wrap,
-                        os.path.join(HERE, "scripts", "ranks_dist.py")], cwd="/tmp", env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    for r in (0, 1):
-        print(f"ranks_torchrun_rank{r}.jsonl", os.path.getsize(os.path.join(FIXTURES, f"ranks_torchrun_rank{r}.jsonl")), "bytes")
+    for name, script, opts in (("ranks_torchrun", "ranks_dist.py", ""), ("ranks_ddp", "ranks_ddp.py", "--run ")):
+        with tempfile.TemporaryDirectory() as tmp:
+            wrap = os.path.join(tmp, "rank.sh")
+            with open(wrap, "w") as f:
+                f.write(f'#!/bin/sh\nexec {sys.executable} -m inductor_step --headless {opts}--record '
+                        f'{FIXTURES}/{name}_rank$RANK.jsonl "$@"\n')
+            os.chmod(wrap, 0o755)
+            subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--no-python", wrap,
+                            os.path.join(HERE, "scripts", script)], cwd="/tmp", env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        for r in (0, 1):
+            print(f"{name}_rank{r}.jsonl", os.path.getsize(os.path.join(FIXTURES, f"{name}_rank{r}.jsonl")), "bytes")

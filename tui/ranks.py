@@ -129,7 +129,8 @@ class GraphComparison:
     ``differs`` rank -> the levels of :data:`GRAPH_LEVELS` that differ from the reference's,
     ``recompile`` rank -> its Dynamo recompile reasons for this graph, ``times`` the kernels timed on
     two or more ranks (slowest difference first), ``graph_ms`` rank -> the compiled graph's time,
-    ``untimed`` rank -> why it has no kernel times, ``divergences`` this graph's lines."""
+    ``untimed`` rank -> why it has no kernel times, ``noisy`` rank -> why its run's times are not to
+    be trusted (:func:`run_noise`; only ranks whose run is flagged), ``divergences`` this graph's lines."""
 
     key: str
     ranks: list[int]
@@ -142,6 +143,7 @@ class GraphComparison:
     times: list[KernelTime] = field(default_factory=list)
     graph_ms: dict[int, float] = field(default_factory=dict)
     untimed: dict[int, str] = field(default_factory=dict)
+    noisy: dict[int, str] = field(default_factory=dict)
     divergences: list[Divergence] = field(default_factory=list)
 
     @property
@@ -185,6 +187,8 @@ class GraphComparison:
         if self.agree:
             if any(t.noise for t in self.times):
                 return f"{on}: agree; kernel times too noisy to compare"
+            if self.times and self.noisy:
+                return f"{on}: agree, kernel times too (on runs flagged noisy)"
             return f"{on}: agree" + (", kernel times too" if self.times else "")
         parts = []
         if self.absent:
@@ -548,6 +552,8 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                 g.untimed[r] = f"timing failed: {run['error']}"
             else:
                 runs[r] = run
+                if run_noise(run):
+                    g.noisy[r] = run_noise(run)
                 if isinstance(run.get("compiled_ms"), (int, float)):
                     g.graph_ms[r] = run["compiled_ms"]
         if ref is not None and ref in runs and len(runs) > 1:
@@ -669,6 +675,11 @@ def text(c: RankComparison, details: bool = False) -> str:
         if g.times or any(w.startswith("timing failed") for w in g.untimed.values()):
             for r, why in sorted(g.untimed.items()):
                 lines.append(f"      rank {r}: {why}")
+        if g.times and g.noisy:
+            by: dict[str, list[int]] = {}
+            for r, why in sorted(g.noisy.items()):
+                by.setdefault(why, []).append(r)
+            lines.append("      runs flagged noisy: " + "; ".join(f"{_ranks(rs)}: {why}" for why, rs in by.items()))
         if len(g.graph_ms) > 1:
             lo, hi = min(g.graph_ms, key=lambda r: g.graph_ms[r]), max(g.graph_ms, key=lambda r: g.graph_ms[r])
             lines.append(f"      compiled graph {g.graph_ms[lo]:.4f} ms on rank {lo} .. {g.graph_ms[hi]:.4f} ms on rank {hi}"

@@ -232,3 +232,23 @@ def test_a_cache_kept_between_calls_reuses_the_diffs_while_the_stops_stay(job):
     # a new stop (the session read again: other objects) is diffed again
     c = ranks.compare_ranks({0: job[0], 1: load("ranks_r1.jsonl")}, cache=cache)
     assert c.graph("[1/0] inference").diffs[1] is not a.graph("[1/0] inference").diffs[1]
+
+
+def test_a_ddp_training_job_with_an_uneven_last_batch():
+    """tests/scripts/ranks_ddp.py under torchrun (2 ranks, gloo, ``--run``): DDP around a compiled
+    model; rank 1's short last batch recompiles forward and backward there only.  Both ranks timed
+    at once on 2 cores, so the tracer flagged their runs (contended): the times still agree, and the
+    text says they come from noisy runs."""
+    job = {r: load(f"ranks_ddp_rank{r}.jsonl") for r in (0, 1)}
+    c = ranks.compare_ranks(job)
+    assert [(d.key, d.level, d.ranks) for d in c.divergences] == [("[0/1] forward", "recompile", [1]),
+                                                                  ("[0/1] backward", "recompile", [1])]
+    assert c.divergences[0].line == ("rank 1 recompiled [0/1] forward (guard of [0/0] failed: tensor 'args[0]' size "
+                                     "mismatch at index 0. expected 8, actual 5)")
+    for key in ("[0/0] forward", "[0/0] backward"):
+        g = c.graph(key)
+        assert g.differs == {1: []} and g.times and not any(t.counts for t in g.times)
+        assert set(g.noisy) == {0, 1} and all("competed for the cores" in w for w in g.noisy.values())
+        assert g.summary == "ranks 0,1: agree, kernel times too (on runs flagged noisy)"
+    assert "runs flagged noisy: ranks 0,1: its time did not settle; other processes competed for the cores" \
+        in ranks.text(c)
