@@ -145,6 +145,28 @@ class GraphComparison:
     untimed: dict[int, str] = field(default_factory=dict)
     noisy: dict[int, str] = field(default_factory=dict)
     divergences: list[Divergence] = field(default_factory=list)
+    #: rank -> its :class:`RankState` ``state`` ("done", "died", ...), and the threshold used
+    rank_states: dict[int, str] = field(default_factory=dict)
+    time_ratio: float = TIME_RATIO
+
+    @property
+    def pair(self) -> tuple[int, int] | None:
+        """The two ranks whose diff shows where this graph diverges (for :func:`diff_pair`): the
+        first divergence's pair, else the reference and the first other rank that compiled it;
+        None when only one rank compiled it and no other ran a stand-in."""
+        for d in self.divergences:
+            if d.pair is not None:
+                return d.pair
+        others = [r for r in self.ranks if r != self.reference]
+        return (self.reference, others[0]) if self.reference is not None and others else None
+
+    @property
+    def detail(self) -> str:
+        """This graph across ranks in full, for a pane's detail view: its summary, its divergence
+        lines, :func:`graph_lines` and each differing rank's level-by-level diff."""
+        lines = [d.line for d in self.divergences if d.level != "timing"]  # graph_lines has the times
+        head = [f"{self.key}: {self.summary}", ""] + lines
+        return "\n".join(head + ([""] if lines else []) + graph_lines(self, details=True))
 
     @property
     def agree(self) -> bool:
@@ -480,7 +502,7 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
     died_at = {r: s.where for r, s in st.items() if s.state in ("died", "failed", "running")}
     for key in keys:
         has = [r for r in sorted(live) if key in live[r].by_graph]
-        g = GraphComparison(key, has)
+        g = GraphComparison(key, has, rank_states={r: st[r].state for r in ranks}, time_ratio=time_ratio)
         for r in ranks:
             if r in has:
                 g.stages[r] = live[r].stages_done(key)
@@ -610,6 +632,10 @@ def stand_in(session: Any, other: Any, key: str) -> str | None:
     return p if p in session.by_graph and p.split(" ", 1)[-1] == kind else None
 
 
+#: the name the headless job's summary calls (tui/cli.py)
+compare_job_file = compare_job
+
+
 def diff_pair(sessions: dict[int, Any], key: str, rank_a: int, rank_b: int
               ) -> tuple[str | None, str | None, str, GraphDiff | None]:
     """What the diff screen shows for graph ``key`` on two ranks: ``(graph on rank_a, graph on
@@ -640,12 +666,51 @@ def diff_pair(sessions: dict[int, Any], key: str, rank_a: int, rank_b: int
 
 # --------------------------------------------------------------------------- text
 
+def graph_lines(g: GraphComparison, details: bool = False) -> list[str]:
+    """What the ranks say about one graph, line by line (under its summary in :func:`text`, and the
+    pane's detail): ranks that lack it and why, ranks whose compile stopped short, timing failures,
+    runs flagged noisy, the graph time's fastest and slowest rank, the kernels over the threshold (or
+    the largest difference under it); ``details`` adds each differing rank's level-by-level diff."""
+    from inductor_step.tui.diff import render  # noqa: PLC0415
+
+    lines: list[str] = []
+    for r, why in sorted(g.absent.items()):
+        if why != "not compiled" or not g.recompile:
+            lines.append(f"rank {r}: {why}")
+    for r, stages in sorted(g.stages.items()):
+        if "codegen" not in stages and g.rank_states.get(r) != "done":
+            lines.append(f"rank {r}: reached {stages[-1] if stages else 'no stage'} only ({g.rank_states.get(r)})")
+    if g.times or any(w.startswith("timing failed") for w in g.untimed.values()):
+        for r, why in sorted(g.untimed.items()):
+            lines.append(f"rank {r}: {why}")
+    if g.times and g.noisy:
+        by: dict[str, list[int]] = {}
+        for r, why in sorted(g.noisy.items()):
+            by.setdefault(why, []).append(r)
+        lines.append("runs flagged noisy: " + "; ".join(f"{_ranks(rs)}: {why}" for why, rs in by.items()))
+    if len(g.graph_ms) > 1:
+        lo, hi = min(g.graph_ms, key=lambda r: g.graph_ms[r]), max(g.graph_ms, key=lambda r: g.graph_ms[r])
+        lines.append(f"compiled graph {g.graph_ms[lo]:.4f} ms on rank {lo} .. {g.graph_ms[hi]:.4f} ms on rank {hi}"
+                     + (f" ({g.graph_ms[hi] / g.graph_ms[lo]:.1f}x)" if g.graph_ms[lo] > 0 else ""))
+    for t in g.times:
+        if t.ratio > g.time_ratio:
+            lines.append(t.line)
+    if g.times and not any(t.ratio > g.time_ratio for t in g.times):
+        worst = max(g.times, key=lambda t: t.ratio)
+        lines.append(f"{len(g.times)} kernel{'s' if len(g.times) > 1 else ''} timed on "
+                     f"{_ranks(sorted(set(r for t in g.times for r in t.ms)))}: within {g.time_ratio:g}x "
+                     f"(largest {worst.ratio:.2f}x, {worst.kernel})")
+    if details:
+        for r, d in sorted(g.diffs.items()):
+            if g.differs.get(r):
+                lines += render(d, diffs=False).split("\n")
+    return lines
+
+
 def text(c: RankComparison, details: bool = False) -> str:
     """The plain-text summary (``--headless`` and the report): each rank's end, the divergences, then
     one line per graph (its ranks and what agrees) with its kernel times across ranks; ``details``
     adds each differing rank's level-by-level diff (:func:`inductor_step.tui.diff.render`)."""
-    from inductor_step.tui.diff import render  # noqa: PLC0415
-
     lines = [f"ranks compared: {len(c.ranks)} ({', '.join(str(r) for r in c.ranks)}); a kernel time counts as "
              f"different over {c.time_ratio:g}x with the ranks' p20..p80 ranges apart"]
     finished: dict[int | None, list[int]] = {}
@@ -666,38 +731,10 @@ def text(c: RankComparison, details: bool = False) -> str:
     lines.append("graphs:")
     for g in c.graphs:
         lines.append(f"  {g.key:<22} {g.summary}")
-        for r, why in sorted(g.absent.items()):
-            if why != "not compiled" or not g.recompile:
-                lines.append(f"      rank {r}: {why}")
-        for r, stages in sorted(g.stages.items()):
-            if "codegen" not in stages and c.states[r].state != "done":
-                lines.append(f"      rank {r}: reached {stages[-1] if stages else 'no stage'} only ({c.states[r].state})")
-        if g.times or any(w.startswith("timing failed") for w in g.untimed.values()):
-            for r, why in sorted(g.untimed.items()):
-                lines.append(f"      rank {r}: {why}")
-        if g.times and g.noisy:
-            by: dict[str, list[int]] = {}
-            for r, why in sorted(g.noisy.items()):
-                by.setdefault(why, []).append(r)
-            lines.append("      runs flagged noisy: " + "; ".join(f"{_ranks(rs)}: {why}" for why, rs in by.items()))
-        if len(g.graph_ms) > 1:
-            lo, hi = min(g.graph_ms, key=lambda r: g.graph_ms[r]), max(g.graph_ms, key=lambda r: g.graph_ms[r])
-            lines.append(f"      compiled graph {g.graph_ms[lo]:.4f} ms on rank {lo} .. {g.graph_ms[hi]:.4f} ms on rank {hi}"
-                         + (f" ({g.graph_ms[hi] / g.graph_ms[lo]:.1f}x)" if g.graph_ms[lo] > 0 else ""))
-        for t in g.times:
-            if t.ratio > c.time_ratio:
-                lines.append(f"      {t.line}")
-        if g.times and not any(t.ratio > c.time_ratio for t in g.times):
-            worst = max(g.times, key=lambda t: t.ratio)
-            lines.append(f"      {len(g.times)} kernel{'s' if len(g.times) > 1 else ''} timed on {_ranks(sorted(set(r for t in g.times for r in t.ms)))}: "
-                         f"within {c.time_ratio:g}x (largest {worst.ratio:.2f}x, {worst.kernel})")
-        if details:
-            for r, d in sorted(g.diffs.items()):
-                if g.differs.get(r):
-                    lines += ["      " + ln for ln in render(d, diffs=False).split("\n")]
+        lines += ["      " + ln for ln in graph_lines(g, details)]
     return "\n".join(lines)
 
 
 __all__ = ["Divergence", "GraphComparison", "GRAPH_LEVELS", "KernelTime", "RankComparison", "RankState",
-           "TIME_RATIO", "compare_job", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "stand_in",
-           "text"]
+           "TIME_RATIO", "compare_job", "compare_job_file", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "stand_in",
+           "graph_lines", "text"]

@@ -252,3 +252,14 @@ def test_a_ddp_training_job_with_an_uneven_last_batch():
         assert g.summary == "ranks 0,1: agree, kernel times too (on runs flagged noisy)"
     assert "runs flagged noisy: ranks 0,1: its time did not settle; other processes competed for the cores" \
         in ranks.text(c)
+
+
+def test_what_the_ranks_pane_reads_per_graph(cmp):
+    # the pair Enter diffs (diff_pair), and the detail text
+    assert cmp.graph("[1/0] inference").pair == (0, 1)
+    assert cmp.graph("[2/1] inference").pair == (0, 1)  # rank 0's stand-in [2/0] against rank 1's [2/1]
+    d = cmp.graph("[1/0] inference").detail.split("\n")
+    assert d[0] == "[1/0] inference: ranks 0,1: fusion, kernels differ on rank 1"
+    assert d[2].startswith("rank 1: [1/0] inference different fusion (op0 op1 op2 op3 fused on rank 0 only)")
+    assert "diff  A: rank 0 [1/0] inference  ->  B: rank 1 [1/0] inference" in d
+    assert ranks.compare_job_file is ranks.compare_job  # the name tui/cli.py calls
