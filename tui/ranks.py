@@ -147,6 +147,9 @@ class GraphComparison:
     divergences: list[Divergence] = field(default_factory=list)
     #: rank -> its :class:`RankState` ``state`` ("done", "died", ...), and the threshold used
     rank_states: dict[int, str] = field(default_factory=dict)
+    #: rank -> how its compile of this graph stopped short of codegen (``"failed in lowering"``,
+    #: ``"died in scheduling"``, ``"compiling: at lowering"``, ``"stopped after aot"``)
+    incomplete: dict[int, str] = field(default_factory=dict)
     time_ratio: float = TIME_RATIO
 
     @property
@@ -170,9 +173,10 @@ class GraphComparison:
 
     @property
     def agree(self) -> bool:
-        """Every rank compiled it, to the same graphs at every level, with no kernel time divergence."""
-        return not self.absent and not any(self.differs.values()) and not any(t.counts for t in self.times) \
-            and all(d.level not in ("died", "failed") for d in self.divergences)
+        """Every rank compiled it to codegen, to the same graphs at every level, with no kernel time
+        divergence."""
+        return not self.absent and not self.incomplete and not any(self.differs.values()) \
+            and not any(t.counts for t in self.times)
 
     def cell(self, rank: int) -> str:
         """What a table of graphs by rank shows for ``rank`` (a word or two): ``"reference"``,
@@ -185,8 +189,8 @@ class GraphComparison:
         if rank not in self.stages:
             return "-"
         parts = []
-        if "codegen" not in self.stages[rank]:
-            parts.append(f"to {self.stages[rank][-1]}" if self.stages[rank] else "no stop")
+        if rank in self.incomplete:
+            parts.append(self.incomplete[rank])
         if any(w == "not compiled" for w in self.absent.values()):
             parts.append("recompiled" if rank in self.recompile else "only here")
         if rank == self.reference:
@@ -213,6 +217,10 @@ class GraphComparison:
                 return f"{on}: agree, kernel times too (on runs flagged noisy)"
             return f"{on}: agree" + (", kernel times too" if self.times else "")
         parts = []
+        by: dict[str, list[int]] = {}
+        for r, how in sorted(self.incomplete.items()):
+            by.setdefault(how, []).append(r)
+        parts += [f"{how} on {_ranks(rs)}" for how, rs in by.items()]
         if self.absent:
             parts.append("not on " + _ranks(sorted(self.absent)))
         for r, lv in sorted(self.differs.items()):
@@ -280,9 +288,18 @@ def _world(sessions: dict[int, Any]) -> int:
     return n
 
 
-def rank_state(rank: int, session: Any, job_state: str | None = None) -> RankState:
+def rank_state(rank: int, session: Any, job_state: str | None = None, job_message: str | None = None) -> RankState:
     """How rank ``rank``'s session ended (see :class:`RankState`); ``job_state`` the job file's
-    state for it (``JobRank.state``), which wins over what the session says when given."""
+    state for it (``JobRank.state``), which wins over what the session says when given;
+    ``job_message`` the job file's message for it (how its process ended: ``"exit code -15 ...
+    stopped by torch's launcher after rank 1 failed"``), added to a dead rank's line."""
+    st = _rank_state(rank, session, job_state)
+    if st.state == "died" and job_message and job_message not in st.line:
+        st.line += ("; " if ": " in st.line else ": ") + job_message
+    return st
+
+
+def _rank_state(rank: int, session: Any, job_state: str | None) -> RankState:
     if session is None:
         return RankState(rank, "missing", line=f"rank {rank}: no session recorded")
     done = session.done
@@ -476,18 +493,21 @@ def _level_line(lv: Level, ref: int, r: str, where_a: dict[str, str] | None = No
 # --------------------------------------------------------------------------- the comparison
 
 def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None,
-                  time_ratio: float = TIME_RATIO, cache: Any = None) -> RankComparison:
+                  time_ratio: float = TIME_RATIO, cache: Any = None,
+                  messages: dict[int, str] | None = None) -> RankComparison:
     """Compare the ranks of one job: ``sessions`` rank -> its :class:`inductor_step.tui.session.Session`
     (None where a rank has none); ``states`` rank -> the job file's state for it (``JobRank.state``:
     ``"running"``, ``"done"``, ``"died"``), when known: without it a session that has no ``done``
-    message and whose process ended (``agent_exit``) died, one without either is still running.
+    message and whose process ended (``agent_exit``) died, one without either is still running;
+    ``messages`` rank -> the job file's message (``JobRank.message``), named in a dead rank's line.
     Sessions are read, never changed (stops are parsed on demand).  ``cache`` (an
     :class:`inductor_step.tui.session.IdentityCache`, kept by the caller between calls while a job
     runs) keeps each rank pair's graph diff while the two graphs' stops are the same objects.
     Returns a :class:`RankComparison`."""
     states = states or {}
     ranks = sorted(set(sessions) | set(range(_world(sessions))))
-    st = {r: rank_state(r, sessions.get(r), states.get(r)) for r in ranks}
+    messages = messages or {}
+    st = {r: rank_state(r, sessions.get(r), states.get(r), messages.get(r)) for r in ranks}
     live = {r: s for r, s in sessions.items() if s is not None}
     keys: list[str] = []
     for r in sorted(live):
@@ -496,7 +516,9 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                 keys.append(k)
     keys.sort(key=_key_order)  # stable: within a compile id, as first seen
     out: list[GraphComparison] = []
-    divergences = [Divergence(r, s.where[0] if s.where else None, s.state, s.line) for r, s in st.items()
+    # a rank whose compile failed first: the others usually died of it (the launcher stops them)
+    divergences = [Divergence(r, s.where[0] if s.where else None, s.state, s.line)
+                   for r, s in sorted(st.items(), key=lambda x: (x[1].state != "failed", x[0]))
                    if s.state in ("died", "failed")]
     divergences += [Divergence(r, None, "missing", s.line) for r, s in st.items() if s.state == "missing"]
     died_at = {r: s.where for r, s in st.items() if s.state in ("died", "failed", "running")}
@@ -514,7 +536,21 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                 g.absent[r] = "not reached yet" if st[r].state == "running" else "died before"
             else:
                 g.absent[r] = "not compiled"
-        complete = [r for r in has if "codegen" in g.stages[r]]
+        for r in has:
+            w, state = st[r].where, st[r].state
+            if state == "failed" and w and w[0] == key:  # its error names this graph (codegen too: a C++ compile)
+                g.incomplete[r] = f"failed in {w[1]}"
+                continue
+            if "codegen" in g.stages[r]:
+                continue
+            if w and w[0] == key and w[1] and state == "died":
+                g.incomplete[r] = f"{state} in {w[1]}"
+            elif w and w[0] == key and w[1] and state == "running":
+                g.incomplete[r] = f"compiling: at {w[1]}"
+            else:
+                done = [x for x in g.stages[r] if x != "run"]
+                g.incomplete[r] = f"stopped after {done[-1]}" if done else "no stop"
+        complete = [r for r in has if "codegen" in g.stages[r] and r not in g.incomplete]
         g.reference = (complete or has)[0] if has else None
         for r in has:
             reasons = (live[r].stop_for(key, "dynamo") or {}).get("recompile_reasons") or []
@@ -613,7 +649,9 @@ def compare_job(path: str, time_ratio: float = TIME_RATIO) -> RankComparison:
         sessions.setdefault(r, None)
     states = {int(jr["rank"]): str(jr["state"]) for jr in job.get("ranks") or []
               if isinstance(jr, dict) and isinstance(jr.get("rank"), int) and jr.get("state")}
-    return compare_ranks(sessions, states, time_ratio)
+    messages = {int(jr["rank"]): str(jr["message"]) for jr in job.get("ranks") or []
+                if isinstance(jr, dict) and isinstance(jr.get("rank"), int) and jr.get("message")}
+    return compare_ranks(sessions, states, time_ratio, messages=messages)
 
 
 def stand_in(session: Any, other: Any, key: str) -> str | None:
@@ -677,9 +715,8 @@ def graph_lines(g: GraphComparison, details: bool = False) -> list[str]:
     for r, why in sorted(g.absent.items()):
         if why != "not compiled" or not g.recompile:
             lines.append(f"rank {r}: {why}")
-    for r, stages in sorted(g.stages.items()):
-        if "codegen" not in stages and g.rank_states.get(r) != "done":
-            lines.append(f"rank {r}: reached {stages[-1] if stages else 'no stage'} only ({g.rank_states.get(r)})")
+    for r, how in sorted(g.incomplete.items()):
+        lines.append(f"rank {r}: {how}")
     if g.times or any(w.startswith("timing failed") for w in g.untimed.values()):
         for r, why in sorted(g.untimed.items()):
             lines.append(f"rank {r}: {why}")

@@ -127,7 +127,10 @@ def test_a_rank_that_died_is_named_at_its_stage(job):
     # what it compiled before it died still compares: its forward is rank 0's
     fw = c.graph("[0/0] forward")
     assert fw.ranks == [0, 1] and fw.differs[1] == []
-    assert "rank 1: reached lowering only (died)" in ranks.text(c)
+    bw = c.graph("[0/0] backward")
+    assert bw.incomplete == {1: "died in scheduling"} and not bw.agree
+    assert bw.summary == "ranks 0,1: died in scheduling on rank 1; not on rank 2"
+    assert "\n      rank 1: died in scheduling\n" in ranks.text(c)
     # the job file's state wins: a rank it says is running is not dead
     live = ranks.compare_ranks({0: job[0], 1: died}, states={1: "running"})
     assert live.states[1].line == "rank 1 is running at [0/0] backward scheduling"
@@ -209,6 +212,7 @@ def test_a_rank_whose_compile_failed_is_named_at_its_stage_with_the_error():
     assert lines(c) == ["rank 1 failed at [0/0] inference codegen: InductorError: CppCompileError: C++ compile error",
                         "rank 0: no session recorded"]
     assert not c.graph("[0/0] inference").agree
+    assert c.graph("[0/0] inference").incomplete == {1: "failed in codegen"}
 
 
 def test_cells_of_a_graphs_by_ranks_table(cmp, job):
@@ -217,7 +221,7 @@ def test_cells_of_a_graphs_by_ranks_table(cmp, job):
     assert [cmp.graph("[2/1] inference").cell(r) for r in (0, 1)] == ["not compiled", "reference; recompiled"]
     assert cmp.graph("[3/0] inference").cell(1).endswith("; slower")
     died = ranks.compare_ranks({0: job[0], 1: load("ranks_r1_died.jsonl")})
-    assert [died.graph("[0/0] backward").cell(r) for r in (0, 1)] == ["reference", "to lowering"]
+    assert [died.graph("[0/0] backward").cell(r) for r in (0, 1)] == ["reference", "died in scheduling"]
     assert died.graph("[3/0] inference").cell(1) == "died before"
 
 
@@ -263,3 +267,20 @@ def test_what_the_ranks_pane_reads_per_graph(cmp):
     assert d[2].startswith("rank 1: [1/0] inference different fusion (op0 op1 op2 op3 fused on rank 0 only)")
     assert "diff  A: rank 0 [1/0] inference  ->  B: rank 1 [1/0] inference" in d
     assert ranks.compare_job_file is ranks.compare_job  # the name tui/cli.py calls
+
+
+def test_a_recorded_job_whose_rank_1_failed_and_rank_0_was_stopped():
+    """``inductor-step --headless -m torch.distributed.run --nproc-per-node 2 --standalone job_step.py
+    --die-rank 1`` (the job launcher; tests/scripts/job_step.py): rank 1's Inductor fails lowering
+    [1/0]; torch's launcher then stops rank 0, waiting at its next collective.  The failure comes
+    first, with its stage; rank 0's line says how it ended, from the job file."""
+    c = ranks.compare_job(os.path.join(FIX, "ranks_failed.job.json"))
+    assert [(d.rank, d.level) for d in c.divergences] == [(1, "failed"), (0, "died")]
+    assert lines(c)[0] == ("rank 1 failed at [1/0] inference lowering: InductorError: LoweringException: RuntimeError: "
+                           "injected lowering failure for aten.sin on rank 1")
+    assert lines(c)[1].startswith("rank 0 died after compiling [1/0] inference (running the script): exit code -15")
+    assert lines(c)[1].endswith("(SIGTERM): stopped by torch's launcher after rank 1 failed")
+    g = c.graph("[1/0] inference")
+    assert g.incomplete == {1: "failed in lowering"} and g.reference == 0
+    assert g.summary == "ranks 0,1: failed in lowering on rank 1"
+    assert [c.graph(k).agree for k in ("[0/0] forward", "[0/0] backward")] == [True, True]
