@@ -52,18 +52,13 @@ if __name__ == "__main__":
                         os.path.join(HERE, "scripts", "ranks_job.py"), *script_args],
                        cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         print(name, os.path.getsize(out), "bytes")
-    # a real two-rank torchrun job (gloo): one session per rank, each rank's agent started by the headless CLI
-    import tempfile  # noqa: PLC0415
-
-    for name, script, opts in (("ranks_torchrun", "ranks_dist.py", ""), ("ranks_ddp", "ranks_ddp.py", "--run ")):
-        with tempfile.TemporaryDirectory() as tmp:
-            wrap = os.path.join(tmp, "rank.sh")
-            with open(wrap, "w") as f:
-                f.write(f'#!/bin/sh\nexec {sys.executable} -m inductor_step --headless {opts}--record '
-                        f'{FIXTURES}/{name}_rank$RANK.jsonl "$@"\n')
-            os.chmod(wrap, 0o755)
-            subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--no-python", wrap,
-                            os.path.join(HERE, "scripts", script)], cwd="/tmp", env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        for r in (0, 1):
-            print(f"{name}_rank{r}.jsonl", os.path.getsize(os.path.join(FIXTURES, f"{name}_rank{r}.jsonl")), "bytes")
+    # real two-rank torchrun jobs (gloo), through the job launcher: a job file and one session per rank
+    for name, script, opts in (("ranks_torchrun", "ranks_dist.py", []), ("ranks_ddp", "ranks_ddp.py", ["--run"]),
+                               ("ranks_failed", "job_step.py", ["--die-rank", "1"])):
+        launch = ["-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone"] if name == "ranks_failed" \
+            else ["--nproc-per-node", "2", *opts]
+        args = opts if name == "ranks_failed" else []
+        subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record",
+                        os.path.join(FIXTURES, f"{name}.jsonl"), *launch, os.path.join(HERE, "scripts", script), *args],
+                       cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        print(f"{name}.job.json", [os.path.getsize(os.path.join(FIXTURES, f"{name}.rank{r}.jsonl")) for r in (0, 1)], "bytes")

@@ -159,37 +159,31 @@ def test_text_summary(cmp):
     assert re.search(r"\[2/1\] inference +rank 1: recompiled there only \(not on rank 0\)", t)
 
 
-def test_a_real_torchrun_job_with_a_collective_in_the_graph(tmp_path):
-    """tests/scripts/ranks_dist.py under torchrun (2 ranks, gloo), each rank's agent recording its
-    own session: the graph with the all_reduce agrees on both ranks; rank 1's short last batch
-    recompiles [1/1] there only; an ``if rank == 0:`` branch gives rank 0's [2/0] one node more.
-    Read through a job file, as ``--open x.job.json`` does."""
-    import json  # noqa: PLC0415
-    import shutil  # noqa: PLC0415
-
-    for r in (0, 1):
-        shutil.copy(os.path.join(FIX, f"ranks_torchrun_rank{r}.jsonl"), tmp_path / f"x.rank{r}.jsonl")
-    (tmp_path / "x.job.json").write_text(json.dumps({
-        "type": "job", "format": "inductor-step-job/1", "script": "ranks_dist.py", "argv": [], "nproc_per_node": 2,
-        "world_size": 3,  # a third rank that never connected: no session
-        "ranks": [{"rank": r, "session": f"x.rank{r}.jsonl", "state": "done", "returncode": 0} for r in (0, 1)]}))
-    c = ranks.compare_job(str(tmp_path / "x.job.json"))
-    assert c.ranks == [0, 1, 2] and c.states[2].state == "missing"
+def test_a_real_torchrun_job_with_a_collective_in_the_graph():
+    """``inductor-step --headless --nproc-per-node 2 tests/scripts/ranks_dist.py`` (gloo), each rank
+    recording its own session: the graph with the all_reduce agrees on both ranks; rank 1's short
+    last batch recompiles [1/1] there only; an ``if rank == 0:`` branch gives rank 0's [2/0] one
+    node more.  Read through the job file, as ``--open x.job.json`` does."""
+    c = ranks.compare_job(os.path.join(FIX, "ranks_torchrun.job.json"))
+    assert c.ranks == [0, 1] and {s.state for s in c.states.values()} == {"done"}
     g = c.graph("[0/0] inference")
-    assert g.ranks == [0, 1] and g.differs == {1: []} and g.absent == {2: "no session"}
-    s0 = session_of(load_session(str(tmp_path / "x.rank0.jsonl")))
+    assert g.ranks == [0, 1] and g.differs == {1: []} and g.agree
+    s0 = load("ranks_torchrun.rank0.jsonl")
+    assert s0.header["distributed"]["world_size"] == 2
     targets = [n.get("target") for n in s0.stop_for("[0/0] inference", "aot")["post_grad"]["nodes"]]
     assert "_c10d_functional.all_reduce_.default" in targets and "_c10d_functional.wait_tensor.default" in targets
     added = next(n for n in s0.stop_for("[2/0] inference", "dynamo")["graph"]["nodes"] if n["target"] == "_operator.add")
     assert added["user_line"].endswith("ranks_dist.py:29")  # y = y + 1, under `if rank == 0:`
-    assert lines(c) == ["rank 2: no session recorded",
-                        "rank 1 recompiled [1/1] inference (guard of [1/0] failed: tensor 'x' size mismatch at index 0. "
+    assert lines(c) == ["rank 1 recompiled [1/1] inference (guard of [1/0] failed: tensor 'x' size mismatch at index 0. "
                         "expected 8, actual 5)",
                         f"rank 1: [2/0] inference different Dynamo graph ({added['name']} on rank 0 only: call_function "
                         "_operator.add [8] float32, ranks_dist.py:29); also post-grad graph, kernels"]
     assert c.graph("[1/0] inference").differs == {1: []}
     assert c.graph("[2/0] inference").differs == {1: ["dynamo", "post_grad", "kernels"]}
-
+    # the world size comes from the sessions' headers: a rank without one is named
+    alone = ranks.compare_ranks({0: s0})
+    assert alone.ranks == [0, 1] and lines(alone) == ["rank 1: no session recorded"]
+    assert alone.graph("[0/0] inference").absent == {1: "no session"}
 
 def test_ranks_that_differ_alike_share_one_line(job):
     # ranks 1 and 2 ran the same rank-dependent code (rank 1's session standing for both)
@@ -239,12 +233,11 @@ def test_a_cache_kept_between_calls_reuses_the_diffs_while_the_stops_stay(job):
 
 
 def test_a_ddp_training_job_with_an_uneven_last_batch():
-    """tests/scripts/ranks_ddp.py under torchrun (2 ranks, gloo, ``--run``): DDP around a compiled
-    model; rank 1's short last batch recompiles forward and backward there only.  Both ranks timed
-    at once on 2 cores, so the tracer flagged their runs (contended): the times still agree, and the
-    text says they come from noisy runs."""
-    job = {r: load(f"ranks_ddp_rank{r}.jsonl") for r in (0, 1)}
-    c = ranks.compare_ranks(job)
+    """``inductor-step --headless --nproc-per-node 2 --run tests/scripts/ranks_ddp.py`` (gloo): DDP
+    around a compiled model; rank 1's short last batch recompiles forward and backward there only.
+    Both ranks timed at once on 2 cores, so the tracer flagged their runs (contended): the times
+    still agree, and the text says they come from noisy runs."""
+    c = ranks.compare_job(os.path.join(FIX, "ranks_ddp.job.json"))
     assert [(d.key, d.level, d.ranks) for d in c.divergences] == [("[0/1] forward", "recompile", [1]),
                                                                   ("[0/1] backward", "recompile", [1])]
     assert c.divergences[0].line == ("rank 1 recompiled [0/1] forward (guard of [0/0] failed: tensor 'args[0]' size "
