@@ -28,6 +28,9 @@ RUNS = {
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}
+#: issue 23's rank comparison: one script run as rank 0, rank 1 and a rank 1 that dies (--run, script args)
+RANKS = {"ranks_r0.jsonl": ["--rank", "0"], "ranks_r1.jsonl": ["--rank", "1"],
+         "ranks_r1_died.jsonl": ["--rank", "1", "--die"]}
 
 if __name__ == "__main__":
     os.makedirs(FIXTURES, exist_ok=True)
@@ -41,3 +44,21 @@ if __name__ == "__main__":
         subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *opts, "--record", out, *script],
                        cwd="/tmp", env=dict(env, **ENV.get(name, {})), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         print(name, os.path.getsize(out), "bytes")
+    for name, script_args in RANKS.items():
+        out = os.path.join(FIXTURES, name)
+        if os.path.exists(out):
+            os.remove(out)
+        subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", out,
+                        os.path.join(HERE, "scripts", "ranks_job.py"), *script_args],
+                       cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        print(name, os.path.getsize(out), "bytes")
+    # real two-rank torchrun jobs (gloo), through the job launcher: a job file and one session per rank
+    for name, script, opts in (("ranks_torchrun", "ranks_dist.py", []), ("ranks_ddp", "ranks_ddp.py", ["--run"]),
+                               ("ranks_failed", "job_step.py", ["--die-rank", "1"])):
+        launch = ["-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone"] if name == "ranks_failed" \
+            else ["--nproc-per-node", "2", *opts]
+        args = opts if name == "ranks_failed" else []
+        subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record",
+                        os.path.join(FIXTURES, f"{name}.jsonl"), *launch, os.path.join(HERE, "scripts", script), *args],
+                       cwd="/tmp", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        print(f"{name}.job.json", [os.path.getsize(os.path.join(FIXTURES, f"{name}.rank{r}.jsonl")) for r in (0, 1)], "bytes")

@@ -1,0 +1,777 @@
+"""Compare the ranks of a torchrun job (issue 23, "compare ranks"): per graph, which ranks compiled it,
+whether their graphs agree level by level, whether their kernel times agree, and where they diverge,
+each divergence in one line a person reads.  No Textual, no torch: it reads the ranks' sessions
+(:class:`inductor_step.tui.session.Session`, one per rank), so it works on a recorded job on a laptop.
+
+Where each answer comes from:
+
+- which ranks compiled a graph: the graph keys of each rank's stops (``protocol.graph_key``,
+  ``"[0/1] forward"``), as the app keys graphs; a graph only some ranks have is a recompile there
+  when its dynamo stop has ``recompile_reasons`` (Dynamo's, ``"0/0: tensor 'x' size mismatch ..."``);
+- whether the graphs agree: :func:`inductor_step.tui.diff.diff_graphs` of the reference rank's graph
+  (the lowest rank that compiled it to codegen) against each other rank's, level by level (Dynamo
+  graph, post-grad graph, IR buffers, scheduler nodes after fusion, kernels by normalized source);
+  its "why" level is replaced by what differs between two ranks (recompile reasons, the Dynamo
+  graphs' input specializations, the sessions' torch / device / settings), not a guard of one;
+- kernel times: each rank's ``run`` message (``kernels[].median_ms``, summed over a kernel's calls,
+  with ``p20_ms`` / ``p80_ms``), kernels paired across ranks by the kernel diff's matching; a
+  difference counts when the slowest rank's median is over :data:`TIME_RATIO` times the fastest's,
+  the two ranks' p20..p80 ranges do not overlap, and neither run is flagged noisy (``settled`` False,
+  ``contended``, ``graph_rounds.rounds_stable`` False: the tracer's flags on a CPU run; or its kernel
+  sum far over its graph time, ``sum_vs_graph``);
+- a rank that died: its session has no ``done`` message and its process ended (``agent_exit``; or
+  the job file's state ``died``); where: the stage after its last stop (the stage it was in), or
+  the error it reported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from inductor_step.tracer.protocol import STAGES, graph_key
+from inductor_step.tui.diff import (Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason)
+
+#: a kernel slower on one rank than on another by more than this factor (median over median) counts
+#: as a divergence, when the two ranks' p20..p80 ranges do not overlap and neither run is noisy
+TIME_RATIO = 1.25
+#: a run whose kernels, timed one by one, sum to more than this many times the whole compiled graph's
+#: time (``sum_vs_graph``) has kernel times that do not hold (seen on a loaded 2-core CPU: a 0.003 ms
+#: ``mm`` timed at 26 ms while its graph took 0.011 ms)
+SUM_VS_GRAPH = 2.0
+#: the levels whose agreement is compared (:data:`inductor_step.tui.diff.LEVELS` less timing)
+GRAPH_LEVELS = ("why", "dynamo", "post_grad", "buffers", "scheduling", "kernels")
+_TITLES = {"why": "compile inputs", "dynamo": "Dynamo graph", "post_grad": "post-grad graph",
+           "buffers": "IR buffers", "scheduling": "fusion", "kernels": "kernels"}
+_NEXT = {s: (STAGES[i + 1] if i + 1 < len(STAGES) else None) for i, s in enumerate(STAGES)}
+_CID = re.compile(r"\[(\d+)/(\d+)(?:_\d+)?\]")
+
+
+@dataclass
+class RankState:
+    """How one rank's session ended: ``state`` is ``"done"`` (the script ended: ``returncode``),
+    ``"died"`` (its process ended before the script did), ``"running"`` (no end yet), ``"failed"``
+    (the script ended with an error the agent reported) or ``"missing"`` (no session for this rank);
+    ``where`` is ``(graph key, stage)`` the rank was in when it died or failed (the stage after its
+    last stop, or the error's), None when not known; ``line`` says it in words."""
+
+    rank: int
+    state: str
+    returncode: int | None = None
+    where: tuple[str, str] | None = None
+    line: str = ""
+
+
+@dataclass
+class KernelTime:
+    """One kernel across ranks (times in ms, from each rank's ``run`` message): ``kernel`` its name on
+    the reference rank, ``names`` rank -> its name there (matched by the kernel diff), ``ms`` rank ->
+    median (summed over its calls), ``p20`` / ``p80`` rank -> the same for those percentiles (None where
+    not measured); ``slowest`` / ``fastest`` ranks and ``ratio`` (slowest / fastest median);
+    ``counts`` True when the difference is a divergence (see :data:`TIME_RATIO`); ``noise`` why a
+    difference over the ratio does not count (empty when it counts or is under the ratio);
+    ``slower`` every rank that counts as slower than the fastest (the slowest first; empty unless
+    ``counts``)."""
+
+    kernel: str
+    names: dict[int, str]
+    ms: dict[int, float]
+    p20: dict[int, float | None]
+    p80: dict[int, float | None]
+    slowest: int
+    fastest: int
+    ratio: float
+    counts: bool
+    noise: str = ""
+    slower: list[int] = field(default_factory=list)
+
+    @property
+    def line(self) -> str:
+        """``"cpp_fused_x_0 2.0x slower on rank 1 (0.5857 ms vs 0.2931 ms on rank 0)"``."""
+        name = self.names.get(self.slowest, self.kernel)
+        on = _ranks(self.slower) if len(self.slower) > 1 else f"rank {self.slowest}"
+        text = (f"{name} {self.ratio:.1f}x slower on {on} ({self.ms[self.slowest]:.4f} ms vs "
+                f"{self.ms[self.fastest]:.4f} ms on rank {self.fastest})")
+        return text + (f"; not counted: {self.noise}" if self.noise else "")
+
+
+@dataclass
+class Divergence:
+    """One place where ranks diverge: ``rank`` (the rank that differs from the reference, or that
+    died), ``key`` (the graph, None for the job as a whole), ``level`` (``"died"``, ``"failed"`` (a
+    compile error ended its script), ``"missing"``,
+    ``"recompile"``, ``"only"`` (compiled on some ranks only, no recompile reason), one of
+    :data:`GRAPH_LEVELS`, or ``"timing"``), ``line`` (what a person reads), ``pair``
+    ``(reference rank, rank)`` whose diff shows it (:func:`diff_pair`), None when there is none;
+    ``ranks`` every rank the line is about (ranks that differ the same way share one line:
+    ``"ranks 1,2,3: ..."``; ``rank`` is the first)."""
+
+    rank: int
+    key: str | None
+    level: str
+    line: str
+    pair: tuple[int, int] | None = None
+    ranks: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.ranks:
+            self.ranks = [self.rank]
+
+
+@dataclass
+class GraphComparison:
+    """One graph (``key``) across ranks: ``ranks`` that compiled it (have any stop of it), ``absent``
+    rank -> why it has none (``"not compiled"``, ``"died before"``, ``"no session"``), ``stages``
+    rank -> the stages it reached (``run`` when timed), ``reference`` the rank the others are diffed
+    against, ``diffs`` rank -> :class:`GraphDiff` of the reference's graph (A) and that rank's (B),
+    ``differs`` rank -> the levels of :data:`GRAPH_LEVELS` that differ from the reference's,
+    ``recompile`` rank -> its Dynamo recompile reasons for this graph, ``times`` the kernels timed on
+    two or more ranks (slowest difference first), ``graph_ms`` rank -> the compiled graph's time,
+    ``untimed`` rank -> why it has no kernel times, ``noisy`` rank -> why its run's times are not to
+    be trusted (:func:`run_noise`; only ranks whose run is flagged), ``divergences`` this graph's lines."""
+
+    key: str
+    ranks: list[int]
+    absent: dict[int, str] = field(default_factory=dict)
+    stages: dict[int, list[str]] = field(default_factory=dict)
+    reference: int | None = None
+    diffs: dict[int, GraphDiff] = field(default_factory=dict)
+    differs: dict[int, list[str]] = field(default_factory=dict)
+    recompile: dict[int, list[str]] = field(default_factory=dict)
+    times: list[KernelTime] = field(default_factory=list)
+    graph_ms: dict[int, float] = field(default_factory=dict)
+    untimed: dict[int, str] = field(default_factory=dict)
+    noisy: dict[int, str] = field(default_factory=dict)
+    divergences: list[Divergence] = field(default_factory=list)
+    #: rank -> its :class:`RankState` ``state`` ("done", "died", ...), and the threshold used
+    rank_states: dict[int, str] = field(default_factory=dict)
+    #: rank -> how its compile of this graph stopped short of codegen (``"failed in lowering"``,
+    #: ``"died in scheduling"``, ``"compiling: at lowering"``, ``"stopped after aot"``)
+    incomplete: dict[int, str] = field(default_factory=dict)
+    time_ratio: float = TIME_RATIO
+
+    @property
+    def pair(self) -> tuple[int, int] | None:
+        """The two ranks whose diff shows where this graph diverges (for :func:`diff_pair`): the
+        first divergence's pair, else the reference and the first other rank that compiled it;
+        None when only one rank compiled it and no other ran a stand-in."""
+        for d in self.divergences:
+            if d.pair is not None:
+                return d.pair
+        others = [r for r in self.ranks if r != self.reference]
+        return (self.reference, others[0]) if self.reference is not None and others else None
+
+    @property
+    def detail(self) -> str:
+        """This graph across ranks in full, for a pane's detail view: its summary, its divergence
+        lines, :func:`graph_lines` and each differing rank's level-by-level diff."""
+        lines = [d.line for d in self.divergences if d.level != "timing"]  # graph_lines has the times
+        head = [f"{self.key}: {self.summary}", ""] + lines
+        return "\n".join(head + ([""] if lines else []) + graph_lines(self, details=True))
+
+    @property
+    def agree(self) -> bool:
+        """Every rank compiled it to codegen, to the same graphs at every level, with no kernel time
+        divergence."""
+        return not self.absent and not self.incomplete and not any(self.differs.values()) \
+            and not any(t.counts for t in self.times)
+
+    def cell(self, rank: int) -> str:
+        """What a table of graphs by rank shows for ``rank`` (a word or two): ``"reference"``,
+        ``"same"``, the levels that differ (``"fusion, kernels"``), ``"recompiled"`` (only some ranks
+        compiled it, this one on a failed guard), ``"only here"``, why it is absent (``"not
+        compiled"``, ``"died before"``, ``"not reached yet"``, ``"no session"``), ``"to lowering"``
+        (its compile stopped there), plus ``"slower"`` where a kernel time counts as slower here."""
+        if rank in self.absent:
+            return self.absent[rank]
+        if rank not in self.stages:
+            return "-"
+        parts = []
+        if rank in self.incomplete:
+            parts.append(self.incomplete[rank])
+        if any(w == "not compiled" for w in self.absent.values()):
+            parts.append("recompiled" if rank in self.recompile else "only here")
+        if rank == self.reference:
+            parts.insert(0, "reference")
+        elif self.differs.get(rank):
+            parts.append(", ".join(_TITLES[x] for x in self.differs[rank]))
+        elif not parts:
+            parts.append("same")
+        if any(t.counts and rank in t.slower for t in self.times):
+            parts.append("slower")
+        return "; ".join(parts)
+
+    @property
+    def summary(self) -> str:
+        """One line: ``"ranks 0,1: agree"``, ``"rank 1 only: recompiled"``, ``"ranks 0,1: fusion differs on rank 1"``."""
+        on = _ranks(self.ranks)
+        if self.recompile and set(self.absent.values()) <= {"not compiled", "no session"} and \
+                any(w == "not compiled" for w in self.absent.values()):
+            return f"{on}: recompiled there only (not on {_ranks(sorted(self.absent))})"
+        if self.agree:
+            if any(t.noise for t in self.times):
+                return f"{on}: agree; kernel times too noisy to compare"
+            if self.times and self.noisy:
+                return f"{on}: agree, kernel times too (on runs flagged noisy)"
+            return f"{on}: agree" + (", kernel times too" if self.times else "")
+        parts = []
+        by: dict[str, list[int]] = {}
+        for r, how in sorted(self.incomplete.items()):
+            by.setdefault(how, []).append(r)
+        parts += [f"{how} on {_ranks(rs)}" for how, rs in by.items()]
+        if self.absent:
+            parts.append("not on " + _ranks(sorted(self.absent)))
+        for r, lv in sorted(self.differs.items()):
+            if lv:
+                parts.append(f"{', '.join(_TITLES[x] for x in lv)} differ{'s' if len(lv) == 1 else ''} on rank {r}")
+        slow = [t for t in self.times if t.counts]
+        if slow:
+            parts.append(f"{len(slow)} kernel{'s' if len(slow) > 1 else ''} slower on "
+                         + _ranks(sorted({t.slowest for t in slow}), "rank"))
+        return f"{on}: " + "; ".join(parts or ["incomplete"])
+
+
+@dataclass
+class RankComparison:
+    """A job's ranks compared: ``ranks`` every rank (those with a session, and any the sessions'
+    ``distributed.world_size`` says exist), ``states`` rank -> :class:`RankState`, ``graphs`` one
+    :class:`GraphComparison` per graph key (ordered by compile id, then as first seen),
+    ``divergences`` every line (the ranks' deaths first, then each graph's), ``time_ratio`` the
+    threshold used."""
+
+    ranks: list[int]
+    states: dict[int, RankState]
+    graphs: list[GraphComparison]
+    divergences: list[Divergence]
+    time_ratio: float = TIME_RATIO
+
+    def graph(self, key: str) -> GraphComparison | None:
+        return next((g for g in self.graphs if g.key == key), None)
+
+    @property
+    def agree(self) -> bool:
+        return not self.divergences
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _ranks(rs: list[int], word: str = "") -> str:
+    """``"rank 1"``, ``"ranks 1,3"``, ``"ranks 0-7"`` (a run of three or more consecutive ranks as a range)."""
+    word = word or ("rank" if len(rs) == 1 else "ranks")
+    if len(rs) > 1 and word == "rank":
+        word = "ranks"
+    parts: list[str] = []
+    i = 0
+    while i < len(rs):
+        j = i
+        while j + 1 < len(rs) and rs[j + 1] == rs[j] + 1:
+            j += 1
+        parts += [f"{rs[i]}-{rs[j]}"] if j - i >= 2 else [str(r) for r in rs[i:j + 1]]
+        i = j + 1
+    return f"{word} {','.join(parts)}"
+
+
+def _key_order(key: str) -> tuple:
+    m = _CID.search(key)
+    kind = key.split(" ", 1)[-1]
+    return (int(m.group(1)), int(m.group(2)), {"forward": 0, "inference": 0, "backward": 1}.get(kind, 2)) if m else (1 << 30,)
+
+
+def _world(sessions: dict[int, Any]) -> int:
+    n = 0
+    for s in sessions.values():
+        d = ((s.header if s is not None else {}) or {}).get("distributed") or {}
+        if isinstance(d.get("world_size"), int):
+            n = max(n, d["world_size"])
+    return n
+
+
+def rank_state(rank: int, session: Any, job_state: str | None = None, job_message: str | None = None) -> RankState:
+    """How rank ``rank``'s session ended (see :class:`RankState`); ``job_state`` the job file's
+    state for it (``JobRank.state``), which wins over what the session says when given;
+    ``job_message`` the job file's message for it (how its process ended: ``"exit code -15 ...
+    stopped by torch's launcher after rank 1 failed"``), added to a dead rank's line."""
+    st = _rank_state(rank, session, job_state)
+    if st.state == "died" and job_message and job_message not in st.line:
+        st.line += ("; " if ": " in st.line else ": ") + job_message
+    return st
+
+
+def _rank_state(rank: int, session: Any, job_state: str | None) -> RankState:
+    if session is None:
+        return RankState(rank, "missing", line=f"rank {rank}: no session recorded")
+    done = session.done
+    err = next((e for e in reversed(session.errors) if e.get("stage") != "script" or e.get("compile_id")), None)
+    where = None
+    if session.stops:
+        last = session.stops[-1]
+        nxt = _NEXT.get(str(last.get("stage")))
+        where = (graph_key(last), nxt) if nxt else (graph_key(last), "")
+    if err is not None and err.get("compile_id"):
+        where = (graph_key(err), str(err.get("stage")))
+    if done is not None and job_state != "died":
+        rc = done.get("returncode")
+        if rc and err is not None and where:
+            return RankState(rank, "failed", rc, where, f"rank {rank} failed at {where[0]} {where[1]}: {err.get('message')}")
+        script_err = next((e for e in reversed(session.errors) if e.get("stage") == "script"), None)
+        why = f": {script_err.get('message')}" if rc and script_err is not None else ""
+        return RankState(rank, "done", rc, None, f"rank {rank} finished (exit status {rc}){why}")
+    if job_state == "running" or (job_state is None and session.agent_exit is None):
+        at = f" at {where[0]} {where[1]}".rstrip() if where else ""
+        return RankState(rank, "running", None, where, f"rank {rank} is running{at}")
+    rc = session.agent_exit
+    if err is not None and where:
+        return RankState(rank, "died", rc, where, f"rank {rank} died at {where[0]} {where[1]}: {err.get('message')}")
+    if where is None:
+        return RankState(rank, "died", rc, None, f"rank {rank} died before its first compile")
+    if not where[1]:
+        return RankState(rank, "died", rc, where, f"rank {rank} died after compiling {where[0]} (running the script)")
+    return RankState(rank, "died", rc, where, f"rank {rank} died at {where[0]} {where[1]}")
+
+
+def _rank_why(a: Graph, b: Graph) -> Level:
+    """The "why" level between two ranks' versions of one graph: their recompile reasons, the Dynamo
+    graphs' input specializations, and what differs in their sessions' torch / device / settings."""
+    lv = Level("why", "why the ranks differ", "dynamo")
+    ra = [split_reason(r) for r in (a.stops.get("dynamo") or {}).get("recompile_reasons") or []]
+    rb = [split_reason(r) for r in (b.stops.get("dynamo") or {}).get("recompile_reasons") or []]
+    for cid, text in rb:
+        if (cid, text) not in ra:
+            lv.changes.append(Change("added", None, cid or "?", f"recompiled on B only: guard of {cid or '?'} failed: {text}"))
+    for cid, text in ra:
+        if (cid, text) not in rb:
+            lv.changes.append(Change("removed", cid or "?", None, f"recompiled on A only: guard of {cid or '?'} failed: {text}"))
+    na = ((a.stops.get("dynamo") or {}).get("graph") or {}).get("nodes") or []
+    nb = ((b.stops.get("dynamo") or {}).get("graph") or {}).get("nodes") or []
+    for s in specializations(na, nb):
+        lv.notes.append(s)
+        lv.flagged = True
+    for k in ("torch", "triton", "device", "device_name"):
+        if a.header.get(k) != b.header.get(k):
+            lv.notes.append(f"session {k}: {a.header.get(k)} -> {b.header.get(k)}")
+            lv.flagged = True
+    sa, sb = a.header.get("settings") or {}, b.header.get("settings") or {}
+    for k in sorted(set(sa) | set(sb)):
+        if sa.get(k) != sb.get(k):
+            lv.notes.append(f"setting {k}: {sa.get(k)} -> {sb.get(k)}")
+            lv.flagged = True
+    return lv
+
+
+def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int, key_b: str | None = None) -> GraphDiff:
+    """The level-by-level diff of graph ``key`` on rank ``rank_a`` (A) and on ``rank_b`` (B) (graph
+    ``key_b`` there when given) (:func:`inductor_step.tui.diff.diff_graphs`, its "why" level the
+    ranks' one: :func:`_rank_why`)."""
+    ga = Graph.from_session(sa, key, f"rank {rank_a}")
+    gb = Graph.from_session(sb, key_b or key, f"rank {rank_b}")
+    d = diff_graphs(ga, gb, same_session=False)
+    d.levels = [_rank_why(ga, gb) if lv.key == "why" else lv for lv in d.levels]
+    return d
+
+
+def _times(run: dict[str, Any]) -> dict[str, tuple[float, float | None, float | None]]:
+    """Kernel name -> (median, p20, p80) in ms, summed over its calls (a run's ``kernels``)."""
+    out: dict[str, tuple[float, float | None, float | None]] = {}
+    for k in run.get("kernels") or []:
+        m = k.get("median_ms")
+        if not isinstance(m, (int, float)):
+            continue
+        p20, p80 = k.get("p20_ms"), k.get("p80_ms")
+        o = out.get(k["name"], (0.0, 0.0, 0.0))
+        out[k["name"]] = (o[0] + m, (o[1] + p20) if isinstance(p20, (int, float)) and o[1] is not None else None,
+                          (o[2] + p80) if isinstance(p80, (int, float)) and o[2] is not None else None)
+    return out
+
+
+def run_noise(run: dict[str, Any]) -> str:
+    """Why a ``run`` message's times are not to be trusted, from the tracer's flags (empty when they
+    are): ``settled`` False, ``contended``, ``graph_rounds.rounds_stable`` False, or the kernels
+    timed one by one summing to over :data:`SUM_VS_GRAPH` times the compiled graph's time
+    (``sum_vs_graph``: a kernel timed alone was descheduled, as on a loaded CPU)."""
+    why = []
+    if run.get("settled") is False:
+        why.append("its time did not settle")
+    if run.get("contended"):
+        why.append("other processes competed for the cores")
+    if (run.get("graph_rounds") or {}).get("rounds_stable") is False:
+        why.append("its timing rounds disagreed")
+    x = run.get("sum_vs_graph")
+    if isinstance(x, (int, float)) and x > SUM_VS_GRAPH:
+        why.append(f"its kernels timed alone sum to {x:.0f}x the whole graph's time")
+    return "; ".join(why)
+
+
+def _kernel_times(g: GraphComparison, runs: dict[int, dict[str, Any]], ratio: float) -> None:
+    ref = g.reference
+    assert ref is not None
+    per = {r: _times(run) for r, run in runs.items()}
+    noise = {r: run_noise(run) for r, run in runs.items()}
+    # the reference's kernels, each with its name on every other rank (the kernel diff's pairing)
+    for name in per.get(ref, {}):
+        names = {ref: name}
+        for r in runs:
+            if r != ref and r in g.diffs:
+                other = g.diffs[r].kernel_pairs.get(name)
+                if other is not None and other in per[r]:
+                    names[r] = other
+            elif r != ref and name in per[r] and r not in g.diffs:
+                names[r] = name
+        names = {r: n for r, n in names.items() if n in per.get(r, {})}
+        if len(names) < 2:
+            continue
+        ms = {r: per[r][n][0] for r, n in names.items()}
+        p20 = {r: per[r][n][1] for r, n in names.items()}
+        p80 = {r: per[r][n][2] for r, n in names.items()}
+        slow, fast = max(ms, key=lambda r: (ms[r], -r)), min(ms, key=lambda r: (ms[r], r))
+        def over(r: int) -> float:
+            return ms[r] / ms[fast] if ms[fast] > 0 else (float("inf") if ms[r] > 0 else 1.0)
+
+        def against(r: int) -> str:
+            """Why rank r's time over the fastest's is no divergence (empty: it is one)."""
+            loud = [f"rank {x}'s run: {noise[x]}" for x in (fast, r) if noise.get(x)]
+            if loud:
+                return "; ".join(loud)
+            a, b = p80.get(fast), p20.get(r)
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a >= b:
+                return (f"the ranks' p20..p80 ranges overlap ({p20[fast]:.4f}..{a:.4f} and {b:.4f}..{p80[r]:.4f} ms)")
+            return ""
+
+        x = over(slow)
+        why = against(slow) if x > ratio else ""
+        slower = sorted((r for r in ms if r != fast and over(r) > ratio and not against(r)), key=lambda r: (-ms[r], r))
+        g.times.append(KernelTime(name, names, ms, p20, p80, slow, fast, x, x > ratio and not why, why,
+                                  slower if x > ratio and not why else []))
+    g.times.sort(key=lambda t: (not t.counts, -t.ratio))
+
+
+#: stands for "rank N" in a line until the ranks that share it are known
+_R = "\0"
+
+
+def _user_lines(stops: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """FX node name -> the user line that made it (``file.py:29``), from a graph's dynamo and aot stops."""
+    out: dict[str, str] = {}
+    for stage, part in (("aot", "post_grad"), ("dynamo", "graph")):
+        for n in ((stops.get(stage) or {}).get(part) or {}).get("nodes") or []:
+            if n.get("user_line") and n.get("name"):
+                out[n["name"]] = os.path.basename(str(n["user_line"]))
+    return out
+
+
+def _change_line(lv: Level, c: Change, ref: int, r: str, where_a: dict[str, str], where_b: dict[str, str]) -> str:
+    """One change of a level between the reference rank (A) and rank ``r`` (B, its phrase: "rank 1"), in
+    words; an FX node's user line (``where_a`` / ``where_b``: node name -> ``file.py:29``) when known."""
+    if lv.key == "scheduling" and c.what.startswith("fused group split"):
+        return f"different fusion ({(c.a or '').replace('_', ' ')} fused on rank {ref} only)"
+    if lv.key == "scheduling" and c.what.startswith("fused groups merged"):
+        return f"different fusion ({(c.b or '').replace('_', ' ')} fused on {r} only)"
+    nodes = lv.key in ("dynamo", "post_grad")
+    at_a = f", {where_a[c.a]}" if nodes and c.a in where_a else ""
+    at_b = f", {where_b[c.b]}" if nodes and c.b in where_b else ""
+    if c.kind == "added":
+        return f"different {_TITLES[lv.key]} ({c.b} on {r} only: {c.what}{at_b})"
+    if c.kind == "removed":
+        return f"different {_TITLES[lv.key]} ({c.a} on rank {ref} only: {c.what}{at_a})"
+    return f"different {_TITLES[lv.key]} ({c.name}: {c.what}{at_b or at_a})"
+
+
+def _level_line(lv: Level, ref: int, r: str, where_a: dict[str, str] | None = None,
+                where_b: dict[str, str] | None = None) -> str:
+    if lv.key == "why":
+        if lv.changes:
+            return lv.changes[0].what.replace("on B only", f"on {r} only").replace("on A only", f"on rank {ref} only")
+        return f"different compile inputs (rank {ref} -> {r}: {'; '.join(lv.notes[:2])})"
+    if lv.changes:
+        line = _change_line(lv, lv.changes[0], ref, r, where_a or {}, where_b or {})
+        more = len(lv.changes) - 1
+        return line + (f" and {more} more" if more else "")
+    return f"different {_TITLES[lv.key]} ({'; '.join(lv.notes[:2]) or lv.summary()})"
+
+
+# --------------------------------------------------------------------------- the comparison
+
+def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None,
+                  time_ratio: float = TIME_RATIO, cache: Any = None,
+                  messages: dict[int, str] | None = None) -> RankComparison:
+    """Compare the ranks of one job: ``sessions`` rank -> its :class:`inductor_step.tui.session.Session`
+    (None where a rank has none); ``states`` rank -> the job file's state for it (``JobRank.state``:
+    ``"running"``, ``"done"``, ``"died"``), when known: without it a session that has no ``done``
+    message and whose process ended (``agent_exit``) died, one without either is still running;
+    ``messages`` rank -> the job file's message (``JobRank.message``), named in a dead rank's line.
+    Sessions are read, never changed (stops are parsed on demand).  ``cache`` (an
+    :class:`inductor_step.tui.session.IdentityCache`, kept by the caller between calls while a job
+    runs) keeps each rank pair's graph diff while the two graphs' stops are the same objects.
+    Returns a :class:`RankComparison`."""
+    states = states or {}
+    ranks = sorted(set(sessions) | set(range(_world(sessions))))
+    messages = messages or {}
+    st = {r: rank_state(r, sessions.get(r), states.get(r), messages.get(r)) for r in ranks}
+    live = {r: s for r, s in sessions.items() if s is not None}
+    keys: list[str] = []
+    for r in sorted(live):
+        for k in live[r].graphs:
+            if k not in keys:
+                keys.append(k)
+    keys.sort(key=_key_order)  # stable: within a compile id, as first seen
+    out: list[GraphComparison] = []
+    # a rank whose compile failed first: the others usually died of it (the launcher stops them)
+    divergences = [Divergence(r, s.where[0] if s.where else None, s.state, s.line)
+                   for r, s in sorted(st.items(), key=lambda x: (x[1].state != "failed", x[0]))
+                   if s.state in ("died", "failed")]
+    divergences += [Divergence(r, None, "missing", s.line) for r, s in st.items() if s.state == "missing"]
+    died_at = {r: s.where for r, s in st.items() if s.state in ("died", "failed", "running")}
+    for key in keys:
+        has = [r for r in sorted(live) if key in live[r].by_graph]
+        g = GraphComparison(key, has, rank_states={r: st[r].state for r in ranks}, time_ratio=time_ratio)
+        for r in ranks:
+            if r in has:
+                g.stages[r] = live[r].stages_done(key)
+            elif st[r].state == "missing":
+                g.absent[r] = "no session"
+            elif st[r].state in ("died", "failed", "running") and (
+                    died_at.get(r) is None or _key_order(key) > _key_order(died_at[r][0])):  # type: ignore[index]
+                # a graph after the one it stopped in (by compile id): it never got there
+                g.absent[r] = "not reached yet" if st[r].state == "running" else "died before"
+            else:
+                g.absent[r] = "not compiled"
+        for r in has:
+            w, state = st[r].where, st[r].state
+            if state == "failed" and w and w[0] == key:  # its error names this graph (codegen too: a C++ compile)
+                g.incomplete[r] = f"failed in {w[1]}"
+                continue
+            if "codegen" in g.stages[r]:
+                continue
+            if w and w[0] == key and w[1] and state == "died":
+                g.incomplete[r] = f"{state} in {w[1]}"
+            elif w and w[0] == key and w[1] and state == "running":
+                g.incomplete[r] = f"compiling: at {w[1]}"
+            else:
+                done = [x for x in g.stages[r] if x != "run"]
+                g.incomplete[r] = f"stopped after {done[-1]}" if done else "no stop"
+        complete = [r for r in has if "codegen" in g.stages[r] and r not in g.incomplete]
+        g.reference = (complete or has)[0] if has else None
+        for r in has:
+            reasons = (live[r].stop_for(key, "dynamo") or {}).get("recompile_reasons") or []
+            if reasons:
+                g.recompile[r] = [str(x) for x in reasons]
+        ref = g.reference
+        # compiled on some ranks only
+        not_compiled = [r for r, why in g.absent.items() if why == "not compiled"]
+        if not_compiled:
+            by_reason: dict[str, list[int]] = {}
+            for r in has:
+                if r in g.recompile:
+                    cid, text = split_reason(g.recompile[r][0])
+                    by_reason.setdefault(f"(guard of {cid or '?'} failed: {text})", []).append(r)
+            for why, rs in by_reason.items():
+                g.divergences.append(Divergence(rs[0], key, "recompile", f"{_ranks(rs)} recompiled {key} {why}",
+                                                (not_compiled[0], rs[0]), ranks=rs))
+            plain = [r for r in has if r not in g.recompile]
+            if plain:
+                g.divergences.append(Divergence(plain[0], key, "only", f"{key} compiled on {_ranks(has)} only, not on "
+                                                + _ranks(not_compiled), ranks=plain))
+        # level by level against the reference
+        if ref is not None:
+            same: dict[tuple[str, str], list[int]] = {}  # (level, line with _R for the rank) -> ranks
+            for r in has:
+                if r == ref:
+                    continue
+                if cache is None:
+                    d = rank_diff(live[ref], live[r], key, ref, r)
+                else:
+                    parts = tuple(live[x].by_graph.get(key, {}).get(stage) for x in (ref, r) for stage in STAGES) + (
+                        live[ref], live[r], live[ref].runs.get(key), live[r].runs.get(key))
+                    d = cache.get(("rank_diff", key, ref, r), parts,
+                                  lambda: rank_diff(live[ref], live[r], key, ref, r))  # noqa: B023 - called at once
+                g.diffs[r] = d
+                changed = [lv for lv in d.levels if lv.key in GRAPH_LEVELS and lv.changed and not lv.missing]
+                g.differs[r] = [lv.key for lv in changed]
+                if changed:
+                    top = changed[0]
+                    where = {}
+                    if top.key in ("dynamo", "post_grad"):
+                        where = {"where_a": _user_lines(Graph.from_session(live[ref], key).stops),
+                                 "where_b": _user_lines(Graph.from_session(live[r], key).stops)}
+                    line = f"{_R}: {key} {_level_line(top, ref, _R, **where)}"
+                    if len(changed) > 1:
+                        line += "; also " + ", ".join(_TITLES[lv.key] for lv in changed[1:])
+                    same.setdefault((top.key, line), []).append(r)
+            for (level, line), rs in same.items():
+                g.divergences.append(Divergence(rs[0], key, level, line.replace(_R, _ranks(rs)), (ref, rs[0]), rs))
+        # kernel times
+        runs = {}
+        for r in has:
+            run = live[r].runs.get(key)
+            if run is None:
+                g.untimed[r] = "not timed"
+            elif run.get("error"):
+                g.untimed[r] = f"timing failed: {run['error']}"
+            else:
+                runs[r] = run
+                if run_noise(run):
+                    g.noisy[r] = run_noise(run)
+                if isinstance(run.get("compiled_ms"), (int, float)):
+                    g.graph_ms[r] = run["compiled_ms"]
+        if ref is not None and ref in runs and len(runs) > 1:
+            _kernel_times(g, runs, time_ratio)
+            for t in g.times:
+                if t.counts:
+                    other = t.fastest if t.slowest == ref else t.slowest
+                    g.divergences.append(Divergence(t.slowest, key, "timing", f"{key} {t.line}", (ref, other),
+                                                    list(t.slower)))
+        out.append(g)
+        divergences += g.divergences
+    return RankComparison(ranks, st, out, divergences, time_ratio)
+
+
+def compare_job(path: str, time_ratio: float = TIME_RATIO) -> RankComparison:
+    """Compare the ranks of a recorded job: its job file (``x.job.json``, :func:`inductor_step.tracer.protocol.read_job`)
+    names one session per rank; a session file that is missing or unreadable counts as no session.
+    Each rank's state is the job file's (``ranks[].state``).  Raises OSError / ValueError as
+    ``read_job`` does."""
+    from inductor_step.tracer.protocol import read_job  # noqa: PLC0415
+    from inductor_step.tui.session import Session, load_session  # noqa: PLC0415
+
+    job, paths = read_job(path)
+    sessions: dict[int, Any] = {}
+    for r, p in paths.items():
+        try:
+            sessions[r] = Session.of(load_session(p))
+        except (OSError, ValueError):
+            sessions[r] = None
+    for jr in job.get("ranks") or []:
+        if isinstance(jr, dict) and isinstance(jr.get("rank"), int):
+            sessions.setdefault(jr["rank"], None)
+    n = job.get("world_size")
+    for r in range(n if isinstance(n, int) else 0):
+        sessions.setdefault(r, None)
+    states = {int(jr["rank"]): str(jr["state"]) for jr in job.get("ranks") or []
+              if isinstance(jr, dict) and isinstance(jr.get("rank"), int) and jr.get("state")}
+    messages = {int(jr["rank"]): str(jr["message"]) for jr in job.get("ranks") or []
+                if isinstance(jr, dict) and isinstance(jr.get("rank"), int) and jr.get("message")}
+    return compare_ranks(sessions, states, time_ratio, messages=messages)
+
+
+def stand_in(session: Any, other: Any, key: str) -> str | None:
+    """The graph of ``session`` that ran where ``other`` compiled ``key`` (which ``session`` lacks):
+    for a recompile, the compile whose guard failed on ``other`` (its dynamo stop's first
+    ``recompile_reasons`` names it: ``"2/0: ..."`` -> ``"[2/0] inference"``), else
+    :func:`inductor_step.tui.diff.default_partner`; None when ``session`` has neither."""
+    from inductor_step.tui.diff import default_partner  # noqa: PLC0415
+
+    kind = key.split(" ", 1)[-1]
+    for r in (other.stop_for(key, "dynamo") or {}).get("recompile_reasons") or []:
+        cid = split_reason(r)[0]
+        if cid and f"{cid} {kind}" in session.by_graph:
+            return f"{cid} {kind}"
+    p = default_partner(session.graphs + [key], key)
+    return p if p in session.by_graph and p.split(" ", 1)[-1] == kind else None
+
+
+#: the name the headless job's summary calls (tui/cli.py)
+compare_job_file = compare_job
+
+
+def diff_pair(sessions: dict[int, Any], key: str, rank_a: int, rank_b: int
+              ) -> tuple[str | None, str | None, str, GraphDiff | None]:
+    """What the diff screen shows for graph ``key`` on two ranks: ``(graph on rank_a, graph on
+    rank_b, how, diff)``, the fields of :class:`inductor_step.tui.screens.diff.DiffPair`
+    (``DiffPair(*diff_pair(...))``; push ``DiffScreen([pair], same_session=False,
+    label_a=f"rank {rank_a}", label_b=f"rank {rank_b}")``).  Both ranks compiled ``key``: their two
+    versions.  One rank lacks it (a recompile on the other only): the graph that ran there instead
+    (:func:`stand_in`: ``[2/0] inference`` on rank 0 against rank 1's ``[2/1] inference``), ``how``
+    says so; with none, that side is None and ``diff`` None.  Raises KeyError if a rank has no
+    session."""
+    sa, sb = sessions.get(rank_a), sessions.get(rank_b)
+    if sa is None or sb is None:
+        raise KeyError(rank_a if sa is None else rank_b)
+    ha, hb = key in sa.by_graph, key in sb.by_graph
+    if ha and hb:
+        return key, key, f"{key} on rank {rank_a} and on rank {rank_b}", rank_diff(sa, sb, key, rank_a, rank_b)
+    if not ha and not hb:
+        return None, None, f"{key} compiled on neither rank {rank_a} nor rank {rank_b}", None
+    have, lack = (rank_a, rank_b) if ha else (rank_b, rank_a)
+    other = stand_in(sessions[lack], sessions[have], key)
+    if other is None:
+        return (key if ha else None), (key if hb else None), f"{key} compiled on rank {have} only", None
+    how = f"{key} compiled on rank {have} only; rank {lack} ran {other} there"
+    if ha:
+        return key, other, how, rank_diff(sa, sb, key, rank_a, rank_b, key_b=other)
+    return other, key, how, rank_diff(sa, sb, other, rank_a, rank_b, key_b=key)
+
+
+# --------------------------------------------------------------------------- text
+
+def graph_lines(g: GraphComparison, details: bool = False) -> list[str]:
+    """What the ranks say about one graph, line by line (under its summary in :func:`text`, and the
+    pane's detail): ranks that lack it and why, ranks whose compile stopped short, timing failures,
+    runs flagged noisy, the graph time's fastest and slowest rank, the kernels over the threshold (or
+    the largest difference under it); ``details`` adds each differing rank's level-by-level diff."""
+    from inductor_step.tui.diff import render  # noqa: PLC0415
+
+    lines: list[str] = []
+    for r, why in sorted(g.absent.items()):
+        if why != "not compiled" or not g.recompile:
+            lines.append(f"rank {r}: {why}")
+    for r, how in sorted(g.incomplete.items()):
+        lines.append(f"rank {r}: {how}")
+    if g.times or any(w.startswith("timing failed") for w in g.untimed.values()):
+        for r, why in sorted(g.untimed.items()):
+            lines.append(f"rank {r}: {why}")
+    if g.times and g.noisy:
+        by: dict[str, list[int]] = {}
+        for r, why in sorted(g.noisy.items()):
+            by.setdefault(why, []).append(r)
+        lines.append("runs flagged noisy: " + "; ".join(f"{_ranks(rs)}: {why}" for why, rs in by.items()))
+    if len(g.graph_ms) > 1:
+        lo, hi = min(g.graph_ms, key=lambda r: g.graph_ms[r]), max(g.graph_ms, key=lambda r: g.graph_ms[r])
+        lines.append(f"compiled graph {g.graph_ms[lo]:.4f} ms on rank {lo} .. {g.graph_ms[hi]:.4f} ms on rank {hi}"
+                     + (f" ({g.graph_ms[hi] / g.graph_ms[lo]:.1f}x)" if g.graph_ms[lo] > 0 else ""))
+    for t in g.times:
+        if t.ratio > g.time_ratio:
+            lines.append(t.line)
+    if g.times and not any(t.ratio > g.time_ratio for t in g.times):
+        worst = max(g.times, key=lambda t: t.ratio)
+        lines.append(f"{len(g.times)} kernel{'s' if len(g.times) > 1 else ''} timed on "
+                     f"{_ranks(sorted(set(r for t in g.times for r in t.ms)))}: within {g.time_ratio:g}x "
+                     f"(largest {worst.ratio:.2f}x, {worst.kernel})")
+    if details:
+        for r, d in sorted(g.diffs.items()):
+            if g.differs.get(r):
+                lines += render(d, diffs=False).split("\n")
+    return lines
+
+
+def text(c: RankComparison, details: bool = False) -> str:
+    """The plain-text summary (``--headless`` and the report): each rank's end, the divergences, then
+    one line per graph (its ranks and what agrees) with its kernel times across ranks; ``details``
+    adds each differing rank's level-by-level diff (:func:`inductor_step.tui.diff.render`)."""
+    lines = [f"ranks compared: {len(c.ranks)} ({', '.join(str(r) for r in c.ranks)}); a kernel time counts as "
+             f"different over {c.time_ratio:g}x with the ranks' p20..p80 ranges apart"]
+    finished: dict[int | None, list[int]] = {}
+    for r in c.ranks:
+        if c.states[r].state == "done" and c.states[r].returncode == 0:
+            finished.setdefault(0, []).append(r)
+    for rc, rs in finished.items():
+        lines.append(f"  {_ranks(rs)} finished (exit status {rc})")
+    for r in c.ranks:
+        if c.states[r].state != "done" or c.states[r].returncode != 0:
+            lines.append(f"  {c.states[r].line}")
+    if c.divergences:
+        lines.append(f"where the ranks diverge ({len(c.divergences)}):")
+        lines += [f"  {d.line}" for d in c.divergences]
+    else:
+        lines.append("the ranks agree: the same graphs, fusions and kernels" + (
+            ", kernel times within the threshold" if any(g.times for g in c.graphs) else ""))
+    lines.append("graphs:")
+    for g in c.graphs:
+        lines.append(f"  {g.key:<22} {g.summary}")
+        lines += ["      " + ln for ln in graph_lines(g, details)]
+    return "\n".join(lines)
+
+
+__all__ = ["Divergence", "GraphComparison", "GRAPH_LEVELS", "KernelTime", "RankComparison", "RankState",
+           "TIME_RATIO", "compare_job", "compare_job_file", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "stand_in",
+           "graph_lines", "text"]
