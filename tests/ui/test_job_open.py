@@ -84,3 +84,44 @@ def test_one_session_has_no_ranks_pane_and_says_why():
     drive(app, steps)
     assert seen["stage"] == "dynamo"
     assert not any("Ranks" in t for t in seen["tabs"])
+
+
+def test_pane_0_says_where_ranks_diverge_and_enter_diffs_the_two_ranks():
+    """A job where rank 1 recompiled [1/1] and took another branch in [2/0]: pane 0's graph rows say
+    so; Enter on [2/0] opens the diff of rank 0's and rank 1's versions; Enter on rank 1's row
+    shows rank 1."""
+    job, paths = protocol.read_job(os.path.join(HERE, "fixtures", "ranks_torchrun.job.json"))
+    sessions = {r: list(protocol.read_session(p)) for r, p in paths.items()}
+    app = StepApp(messages=sessions[0], session_path="job", job={"file": job, "sessions": sessions, "rank": 0})
+    seen: dict = {}
+
+    async def steps(app: StepApp, pilot) -> None:
+        await pilot.press("0")
+        await pilot.pause(0.2)
+        seen["rows"] = rows(app, "ranks")
+        keys = [r[0] for r in seen["rows"]]
+        for _ in range(keys.index("[2/0] inference")):
+            await pilot.press("down")
+        await pilot.pause(0.1)
+        seen["detail"] = app.query_one("#code-ranks").text
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        seen["screen"] = type(app.screen).__name__
+        seen["diff_title"] = str(app.screen.query_one("#diff-title").content)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        await pilot.press("home")
+        await pilot.press("down")  # rank 1's row
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        seen["rank"] = app.current.rank
+
+    drive(app, steps)
+    by_key = {r[0]: r for r in seen["rows"]}
+    assert "recompiled there only" in by_key["[1/1] inference"][4]
+    assert "Dynamo graph" in by_key["[2/0] inference"][4] and "differ on rank 1" in by_key["[2/0] inference"][4]
+    assert "agree" in by_key["[0/0] inference"][4]
+    assert "y_1 on rank 0 only" in seen["detail"]
+    assert seen["screen"] == "DiffScreen"
+    assert "rank 0 [2/0] inference" in seen["diff_title"] and "rank 1 [2/0] inference" in seen["diff_title"]
+    assert seen["rank"] == 1

@@ -28,6 +28,7 @@ class RanksPane(StagePane):
         super().__init__()
         self._data: dict[str, Any] | None = None
         self._data_stamp: Any = None
+        self._cache: Any = None  # the rank pairs' graph diffs, kept while their stops are the same
 
     # ------------------------------------------------------------------ data
     def _stamp_now(self) -> Any:
@@ -50,15 +51,17 @@ class RanksPane(StagePane):
         for r, st in sorted((r, st) for r, st in app.ranks.items() if r is not None):
             job_file = app.job.job if app.job is not None else app.job_file
             ranks.append({"rank": r, **rank_state(st, r == app.stepped_rank, app.live, job_file)})
-        comparison = None
-        try:
-            from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
+        from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
+        from inductor_step.tui.session import IdentityCache  # noqa: PLC0415
 
-            sessions = {r: st.session for r, st in app.ranks.items() if r is not None}
-            if len(sessions) > 1:
-                comparison = compare_ranks(sessions)
-        except ImportError:
-            comparison = None
+        job_file = (app.job.job if app.job is not None else app.job_file) or {}
+        entries = {r["rank"]: r for r in job_file.get("ranks") or []}
+        sessions = {r: st.session for r, st in app.ranks.items() if r is not None}
+        if self._cache is None:
+            self._cache = IdentityCache(64)
+        comparison = compare_ranks(sessions, states={r: e.get("state") for r, e in entries.items() if e.get("state")},
+                                   messages={r: e.get("message") for r, e in entries.items() if e.get("message")},
+                                   cache=self._cache) if sessions else None
         return {"ranks": ranks, "comparison": comparison}
 
     def stamp(self, data: dict[str, Any] | None) -> Any:

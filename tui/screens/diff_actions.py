@@ -58,24 +58,27 @@ def diff_sessions(app: Any) -> None:
 
 
 def diff_ranks(app: Any, graph: Any) -> None:
-    """Pane 0, Enter on a graph row: the diff screen of two ranks' versions of ``graph.key``: the
-    pair the comparison names (``graph.pair``), else the shown rank against the first other rank
-    that compiled it."""
-    from inductor_step.tui.diff import Graph, diff_graphs  # noqa: PLC0415
+    """Pane 0, Enter on a graph row (a :class:`inductor_step.tui.ranks.GraphComparison`): the diff
+    screen of two ranks' versions of it: the pair the comparison names (a rank against the
+    reference it differs from; for a graph only one rank compiled, the graph that ran in its place
+    on the other), else the shown rank against the first other rank that compiled it."""
+    from inductor_step.tui.ranks import diff_pair  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
-    key = graph.key
-    pair = getattr(graph, "pair", None)
-    have = [r for r in graph.ranks if r in app.ranks and key in app.ranks[r].session.graphs]
+    pair = graph.pair
     if not pair:
+        have = [r for r in graph.ranks if r in app.ranks]
         shown = app.current.rank if app.current.rank in have else (have[0] if have else None)
         others = [r for r in have if r != shown]
         pair = (shown, others[0]) if shown is not None and others else None
     if not pair:
-        app.notify(f"{key}: only one rank compiled it; nothing to diff against", markup=False)
+        app.notify(f"{graph.key}: only one rank compiled it and no other rank ran a graph in its place",
+                   markup=False)
         return
     ra, rb = pair
-    a = Graph.from_session(app.ranks[ra].session, key, f"rank {ra}")
-    b = Graph.from_session(app.ranks[rb].session, key, f"rank {rb}")
-    app.push_screen(DiffScreen([DiffPair(key, key, "", diff_graphs(a, b, same_session=False))],
-                               same_session=False, label_a=f"rank {ra}", label_b=f"rank {rb}"))
+    sessions = {r: st.session for r, st in app.ranks.items() if r is not None}
+    p = diff_pair(sessions, graph.key, ra, rb)
+    if p[3] is None:
+        app.notify(f"{graph.key}: {p[2] or 'nothing to diff'}", markup=False)
+        return
+    app.push_screen(DiffScreen([DiffPair(*p)], same_session=False, label_a=f"rank {ra}", label_b=f"rank {rb}"))
