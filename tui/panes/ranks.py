@@ -21,8 +21,9 @@ from inductor_step.tui.table import Table
 class RanksPane(StagePane):
     stage = "ranks"
     title = "0 Ranks"
-    columns = ("rank / graph", "state", "at", "stops", "ranks agree?")
-    fit = ((4,), 4)
+    columns = ("rank / graph", "state · ranks agree?", "at · compiled on", "stops")
+    fit = ((1, 2), 3)
+    fit_min = 14
 
     def __init__(self) -> None:
         super().__init__()
@@ -83,11 +84,14 @@ class RanksPane(StagePane):
                 r = ranks[i]
                 style = "bold red" if r["state"] == "died" else "yellow" if r["state"] == "paused" else ""
                 name = f"rank {r['rank']}" + (" ◀" if r["rank"] == shown else "")
-                return (T(name, "bold"), T(r["state"], style), T(r["at"]), T(r["stops"]), T(r["note"]))
+                state = r["state"] + (f": {r['note']}" if r["note"] else "")
+                return (T(name, "bold"), T(state, style), T(r["at"]), T(r["stops"]))
             g = graphs[i - len(ranks)]
-            agree = getattr(g, "agree", None)
-            return (T(g.key, "bold"), T("compiled on " + ",".join(map(str, g.ranks))), T(""), T(""),
-                    T(g.summary, "green" if agree else "bold yellow"))
+            on = ",".join(map(str, g.ranks))
+            summary = g.summary
+            for prefix in (f"ranks {on}: ", f"rank {on}: "):  # the third column says which ranks
+                summary = summary.removeprefix(prefix)
+            return (T(g.key, "bold"), T(summary, "green" if g.agree else "bold yellow"), T(f"on {on}"), T(""))
 
         return keys, row
 
