@@ -575,58 +575,26 @@ def _graph_cell(f: dict[str, Any] | None) -> str:
     return txt
 
 
-def _agreement(facts: dict[int, dict[str, Any] | None], ranks: list[int]) -> str:
-    """Where the ranks' versions of one graph differ, in words ("same" where nothing does)."""
-    have = [r for r in ranks if facts.get(r) is not None]
-    notes: list[str] = []
-    if len(have) < len(ranks):
-        notes.append("compiled only by rank(s) " + ", ".join(map(str, have)))
-    for label, field in (("stages reached", "reached"), ("post-grad graphs", "post_grad"),
-                         ("scheduler nodes after fusion", "fusion"), ("kernels", "kernels"),
-                         ("kernel sources", "kernel_sources"), ("collective schedules", "collectives")):
-        groups: dict[str, list[int]] = {}
-        for r in have:
-            v = facts[r][field]
-            if v is None:
-                continue
-            groups.setdefault(repr(v), []).append(r)
-        if len(groups) > 1:
-            notes.append(f"{label} differ (" + " vs ".join("ranks " + ",".join(map(str, g)) if len(g) > 1
-                                                          else f"rank {g[0]}" for g in groups.values()) + ")")
-    failed = [r for r in have if facts[r]["failed"]]
-    if failed:
-        notes.append("failed on rank(s) " + ", ".join(map(str, failed)))
-    return "; ".join(notes) if notes else "same"
-
-
 #: how many of the launcher log's last lines a job's REPORT.md shows when the launcher failed
 _LAUNCHER_TAIL = 40
-#: how much slower (a ratio of medians) one rank's kernel must be than another's to be called out
-_SLOWER = 1.25
+def _comparison(views: list["_RankView"]) -> Any:
+    """The ranks' comparison (:func:`inductor_step.tui.ranks.compare_ranks`, what pane 0 shows) of
+    the ranks whose sessions could be read, with the job file's states and messages."""
+    from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
+    from inductor_step.tui.session import Session  # noqa: PLC0415
+
+    sessions = {v.rank: Session.of(v.msgs) if v.msgs is not None else None for v in views}
+    return compare_ranks(sessions, states={v.rank: v.entry.get("state") for v in views if v.entry.get("state")},
+                         messages={v.rank: v.entry.get("message") for v in views if v.entry.get("message")})
 
 
-def _timing_agreement(timed: dict[int, dict[tuple[str, str], dict[str, Any]]], key: tuple[str, str],
-                      ranks: list[int]) -> str:
-    """The kernels of one graph whose median ms differ by more than :data:`_SLOWER` between ranks."""
-    per_kernel: dict[str, dict[int, float]] = {}
-    untimed = [r for r in ranks if not isinstance((timed.get(r, {}).get(key) or {}).get("compiled_ms"), (int, float))]
-    if len(untimed) == len(ranks):
-        return "not timed on any rank"
-    for r in ranks:
-        for k in (timed.get(r, {}).get(key) or {}).get("kernels") or []:
-            if isinstance(k, dict) and isinstance(k.get("median_ms"), (int, float)) and k["median_ms"] > 0:
-                per_kernel.setdefault(str(k.get("name")), {})[r] = float(k["median_ms"])
-    notes = []
-    for name, by_rank in per_kernel.items():
-        if len(by_rank) < 2:
-            continue
-        slow = max(by_rank, key=by_rank.get)
-        fast = min(by_rank, key=by_rank.get)
-        if by_rank[slow] > _SLOWER * by_rank[fast]:
-            notes.append(f"`{name}` {by_rank[slow]:.4f} ms on rank {slow} vs {by_rank[fast]:.4f} ms on rank {fast}")
-    if untimed:
-        notes.append("not timed on rank(s) " + ", ".join(map(str, untimed)))
-    return "; ".join(notes) if notes else "same"
+def _times_cell(g: Any) -> str:
+    """Whether one graph's kernel times agree across ranks (pane 0's rule: tui.ranks.TIME_RATIO)."""
+    if g is None:
+        return "—"
+    notes = [t.line for t in g.times if t.counts or t.noise]
+    notes += [f"not timed on rank {r}: {why}" for r, why in sorted(g.untimed.items())]
+    return "; ".join(notes) if notes else ("agree" if g.times else "no kernel timed on two ranks")
 
 
 def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, files: list[tuple[str, str]],
@@ -709,6 +677,7 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
         L += ["Process groups and collective timeouts, as each rank recorded them:", ""] + notes + [""]
 
     # graphs by rank
+    comparison = _comparison(views)
     keys: list[tuple[str, str]] = []
     for v in views:
         for k in v.graphs:
@@ -718,13 +687,15 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
     if keys:
         L.append("| graph | " + " | ".join(f"rank {r}" for r in ranks) + " | ranks agree? |")
         L.append("|---|" + "---|" * len(ranks) + "---|")
-        loaded = [v.rank for v in views if v.msgs is not None]
         for k in keys:
             facts = {v.rank: v.graph_facts(k) for v in views if v.msgs is not None}
             cells = [(_graph_cell(facts[v.rank]) if v.msgs is not None else "(no session)") for v in views]
-            L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_agreement(facts, loaded)} |")
-        L += ["", "Compared: the stages each rank reached, the post-grad graph's code, the scheduler nodes after "
-              "fusion, the kernels' names and sources, and the collectives the wrapper calls, in order.", ""]
+            g = comparison.graph(f"{k[0]} {k[1]}")
+            L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_cell(g.summary) if g else '—'} |")
+        L += ["", "Compared level by level as pane 0 compares them (`tui/ranks.py`): Dynamo graph, post-grad graph, "
+              "IR buffers, scheduler nodes and fusions, kernels; where the ranks diverge:", ""]
+        L += [f"- {_cell(d.line)}" for d in comparison.divergences] or ["- nowhere"]
+        L.append("")
     else:
         L += ["No rank compiled a graph.", ""]
 
@@ -745,8 +716,8 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
         methods = sorted({str(m.get("method")) for t in timed.values() for m in t.values() if m.get("method")})
         L += ["#### Run timings by rank", "",
               f"Each rank's `run` (method: {', '.join(methods) or '?'}): the compiled graph's ms and the sum of its "
-              f"kernels' median ms; a kernel whose median differs by more than {int((_SLOWER - 1) * 100)}% between "
-              "ranks is named.", "",
+              f"kernels' median ms; a kernel whose median differs by more than {comparison.time_ratio:g}x between "
+              "ranks (with their p20..p80 ranges apart) is named.", "",
               "| graph | " + " | ".join(f"rank {r}" for r in ranks) + " | ranks agree? |",
               "|---|" + "---|" * len(ranks) + "---|"]
         for k in tkeys:
@@ -757,7 +728,8 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
                     cells.append(f"not timed: {_cell(_one_line(scrub.text(str(m['error'])), 120))}")
                 else:
                     cells.append(f"{_ms(m.get('compiled_ms'))} ms, kernels {_ms(m.get('kernel_sum_ms'))} ms" if m else "—")
-            L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_timing_agreement(timed, k, ranks)} |")
+            L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells)
+                     + f" | {_cell(_times_cell(comparison.graph(f'{k[0]} {k[1]}')))} |")
         L.append("")
 
     # errors

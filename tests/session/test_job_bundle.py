@@ -180,9 +180,9 @@ def test_job_report_bundles_every_rank(job, tmp_path):
     assert re.search(r"^python -m torch.distributed.run (--standalone )?--nproc-per-node 2 \S*job_allreduce.py$", md, re.M)
     # which ranks compiled which graphs, and where they differ
     graph_rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\[\d/\d\] \w+)` \|.*$", md, re.M)}
-    assert graph_rows["[0/0] inference"].endswith("| same |")
+    assert graph_rows["[0/0] inference"].endswith("| ranks 0,1: agree |")
     assert "2 collective call(s)" in graph_rows["[0/0] inference"]
-    assert "| — |" in graph_rows["[1/0] inference"] and "compiled only by rank(s) 1" in graph_rows["[1/0] inference"]
+    assert "| — |" in graph_rows["[1/0] inference"] and "rank 1:" in graph_rows["[1/0] inference"]
     assert "2 collective call(s)" in graph_rows["[1/0] inference"]
     assert "`[0/0] inference` rank 0: `all_reduce_` → `wait_tensor`" in md
     assert "`[0/0] inference` rank 1: `all_reduce_` → `wait_tensor`" in md
@@ -202,7 +202,7 @@ def test_job_report_agreeing_ranks(twin_job, tmp_path):
     out, problems = build_job_report(twin_job, str(tmp_path / "b"))
     md = _read(os.path.join(out, "REPORT.md"))
     assert problems == [] and "died" not in md and "None recorded on any rank." in md
-    assert re.search(r"^\| `\[0/0\] inference` \|.*\| same \|$", md, re.M)
+    assert re.search(r"^\| `\[0/0\] inference` \|.*\| ranks 0,1: agree \|$", md, re.M)
     assert "own output" not in md  # the job file names no launcher log
     tar, _ = build_job_report(twin_job, str(tmp_path / "b"), archive=True)
     with tarfile.open(tar) as t:
@@ -348,10 +348,11 @@ def test_job_report_timed_ranks_name_the_slower_kernel(tmp_path):
     assert problems == [] and "#### Run timings by rank" in md
     row = next(line for line in md.splitlines() if line.startswith("| `[0/0] inference` | 59.9768 ms"))
     assert "| 59.9768 ms, kernels 0.0019 ms | 60.0234 ms, kernels 49.9954 ms |" in row
-    assert row.endswith("| `cpp_fused_add_mul_native_layer_norm_relu_sum_0` 49.9954 ms on rank 1 vs 0.0019 ms on rank 0 |")
+    assert row.endswith("| cpp_fused_add_mul_native_layer_norm_relu_sum_0 26850.4x slower on rank 1 "
+                        "(49.9954 ms vs 0.0019 ms on rank 0) |")
     # b was compiled with max_fusion_size = 1: the graph table and the diff view say where
     graph_row = next(line for line in md.splitlines() if line.startswith("| `[0/0] inference` | codegen"))
-    assert "scheduler nodes after fusion differ (rank 0 vs rank 1)" in graph_row
+    assert "fusion, kernels differ on rank 1" in graph_row
     assert "scheduler nodes after fusion: 1 -> 4" in md
     full = _read(os.path.join(out, "DIFF_rank0_rank1.txt"))
     assert full.startswith("A: t.rank0.jsonl\nB: t.rank1.jsonl\n") and "fused group split" in full
@@ -370,7 +371,7 @@ def test_job_step_fixture_report_and_export(tmp_path):
     assert problems == [] and md.startswith("### torch.compile under torchrun: 2 rank(s)\n")
     graph_rows = [line for line in md.splitlines() if re.match(r"^\| `\[\d/\d\] \w+` \| codegen", line)]
     assert [r.split("`")[1] for r in graph_rows] == ["[0/0] forward", "[0/0] backward", "[1/0] inference"]
-    assert all(r.endswith("| same |") for r in graph_rows)
+    assert all("| ranks 0,1: agree" in r for r in graph_rows), graph_rows
     # the all_reduce graph cannot be timed apart from its process group: each rank says why
     timing = next(line for line in md.splitlines() if line.startswith("| `[1/0] inference` | not timed"))
     assert timing.count("not timed: RuntimeError: Could not resolve the process group") == 2
