@@ -26,8 +26,9 @@ What the compiles show:
   ``_c10d_functional.all_reduce_`` and ``wait_tensor``, which appear in that graph's post-grad
   graph and as ``torch.ops._c10d_functional`` calls in its wrapper.
 
-Sizes are small by default: under plain torchrun with 2 ranks on 2 busy CPU cores, 28 s with
-Inductor's caches warm (45-80 s cold, each rank compiling its own C++ kernels); ``--n-layer``, ``--n-embd``,
+Sizes are small by default: under plain torchrun with 2 ranks on 2 CPU cores, 9.5 s with
+Inductor's caches warm on an idle machine (28 s with other compiles running; 45-80 s cold, each
+rank compiling its own C++ kernels); ``--n-layer``, ``--n-embd``,
 ``--block-size``, ``--batch-size`` and ``--steps`` make it bigger.
 """
 

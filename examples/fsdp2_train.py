@@ -15,7 +15,8 @@ backward graph holds only its own compute, and one compile serves every block (`
 see a collective inside a compiled graph, see examples/ddp_train.py's ``global_mean`` or
 tests/scripts/collectives.py.
 
-Sizes are small by default (under plain torchrun with 2 ranks on 2 busy CPU cores: 17-22 s); ``--n-layer``, ``--n-embd``, ``--block-size``,
+Sizes are small by default (under plain torchrun with 2 ranks on 2 CPU cores: 10.5-11 s, caches
+warm; 17-22 s with other compiles running); ``--n-layer``, ``--n-embd``, ``--block-size``,
 ``--batch-size`` and ``--steps`` make it bigger.
 """
 
