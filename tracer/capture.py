@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.tracer.codeparse import kernel_spans, parse_wrapper
+from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
@@ -283,6 +283,10 @@ class Capture:
             self._send_scheduling(cid, kind, g.pending_scheduling, final=False)
         g.output_path = meta.get("file_path") or meta.get("filename")
         kernels = parse_wrapper(wrapper)
+        # calls that return nothing (a collective's wait_tensor, the in-place all_reduce_): their IR node's buffers
+        storage = adapter.buffer_mutations(adapter.current_graph())
+        bind_no_return_calls(kernels, g.after, (storage.get("mutation_real_name") or {}) if "unavailable" not in storage
+                             else {})
         kernel_defs = adapter.take_kernel_defs()
         g.num_gb = adapter.take_kernel_num_gb()
         for k in kernels:

@@ -20,8 +20,13 @@ _DEF = re.compile(
 _REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
 _EXTERN_CALL = re.compile(r"^\s*(?:(buf\d+) = )?(extern_kernels\.\w+)\((.*)\)\s*$", re.M)
 _ITEM = re.compile(r"^\s*(buf\d+) = (buf\d+)\[(\d+)\]\s*$", re.M)
-# ATen fallbacks Inductor calls directly: buf8 = torch.ops.aten._scaled_dot_product_...default(...)
-_FALLBACK_CALL = re.compile(r"^\s*(buf\d+) = ((?:torch\.ops|aten)\.[\w.]+)\((.*)\)\s*$", re.M)
+# ATen fallbacks Inductor calls directly: buf8 = torch.ops.aten._scaled_dot_product_...default(...); an op
+# that returns nothing (its IR node has a NoneLayout: an in-place fallback, a collective's
+# wait_tensor, the in-place all_reduce_) is called as a bare statement: torch.ops.X.default(buf2)
+_FALLBACK_CALL = re.compile(r"^\s*(?:(buf\d+) = )?((?:torch\.ops|aten)\.[\w.]+)\((.*)\)\s*$", re.M)
+# collectives Inductor calls as extern kernels (torch/_inductor/comm_lowering.py: _CollectiveKernel,
+# _WaitKernel, _AllReduce_Kernel): torch.ops._c10d_functional.all_reduce_.default -> "all_reduce_"
+_COLLECTIVE = re.compile(r"^torch\.ops\.(?:_c10d_functional|c10d_functional|_dtensor)\.(\w+)\.\w+$")
 _NAME_ARG = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
 _TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
 _CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+kernel\((.*?)\)', re.S)
@@ -67,7 +72,11 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
     ``source`` (the kernel's own source; for extern kernels the call line), ``calls`` (each call's
     argument list as text), ``call_lines`` (each call's 1-based line in ``wrapper``) and ``writes`` (buffer names the kernel writes, resolved through
     Inductor's ``bufN = bufM; del bufM  # reuse`` aliases, so in-place reuse still names the
-    buffers that were computed).  Never raises on unusual code: unknown parts are left out.
+    buffers that were computed).  Extern and fallback calls are named ``OP#i`` (the i-th call of
+    ``OP`` in the wrapper); a fallback called as a bare statement (it returns nothing) has no
+    ``writes`` until :func:`bind_no_return_calls` finds its IR node.  A collective
+    (``torch.ops._c10d_functional.X``) also has ``collective``: ``"all_reduce_"``,
+    ``"wait_tensor"``, ...  Never raises on unusual code: unknown parts are left out.
     """
     starts = _line_starts(wrapper)
     kernels: dict[str, dict[str, Any]] = {}
@@ -118,7 +127,10 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
         name = f"{op}#{i}"
         kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
                          "calls": [_split_args(cm.group(3))], "call_lines": [_line_of(starts, body_start + cm.start(2))],
-                         "writes": [cm.group(1)]}
+                         "writes": [cm.group(1)] if cm.group(1) else []}
+        coll = _COLLECTIVE.match(op)
+        if coll:
+            kernels[name]["collective"] = coll.group(1)
         order.append((cm.start(), name))
     order.sort()
     seen: list[str] = []
@@ -131,6 +143,46 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
     for k in out:
         k["reuses"] = {w: reuses[w] for w in k["writes"] if w in reuses}
     return out
+
+
+def bind_no_return_calls(kernels: list[dict[str, Any]], sched_nodes: list[dict[str, Any]],
+                         real_name: dict[str, str] | None = None) -> None:
+    """Give each fallback call that returns nothing (``torch.ops._c10d_functional.wait_tensor.default(buf2)``:
+    no ``bufN =``, so the wrapper never names its buffers) the buffers of the IR node that made it,
+    in place (``writes``).
+
+    ``sched_nodes``: the scheduler's nodes in codegen order (the scheduling stop's ``after``),
+    with ``type``, ``kernel`` (the extern call's name, ``python_kernel_name``) and ``buffers``.
+    Inductor emits one call per extern node, in that order, so the i-th call of an op is the i-th
+    extern node whose ``kernel`` is that op; ``real_name`` (``Scheduler.mutation_real_name``:
+    a ``MutationOutput`` buffer -> the buffer it writes) checks it: a node whose mutation outputs
+    write none of the call's arguments is not that call's, and the first unused node of the op
+    that does is taken instead.  A call left without a node keeps ``writes`` empty.
+    """
+    real_name = real_name or {}
+    by_op: dict[str, list[dict[str, Any]]] = {}
+    for n in sched_nodes or []:
+        if n.get("type") == "ExternKernelSchedulerNode" and n.get("kernel"):
+            by_op.setdefault(n["kernel"], []).append(n)
+    used = {n["name"] for ns in by_op.values() for n in ns for k in kernels
+            if k.get("writes") and k["writes"][0] in (n.get("buffers") or [])}
+
+    def fits(node: dict[str, Any], args: set[str]) -> bool:
+        written = {real_name[b] for b in node.get("buffers") or [] if b in real_name}
+        return not written or bool(written & args)
+
+    for k in kernels:
+        if k.get("backend") != "extern" or "#" not in k["name"] or k.get("writes") or not k.get("calls"):
+            continue
+        op, _, i = k["name"].rpartition("#")
+        nodes = by_op.get(op, [])
+        args = {n for a in k["calls"][0] for n in _NAME_ARG.findall(a)}
+        node = nodes[int(i)] if int(i) < len(nodes) else None
+        if node is None or node["name"] in used or not fits(node, args):
+            node = next((n for n in nodes if n["name"] not in used and fits(n, args)), None)
+        if node is not None:
+            used.add(node["name"])
+            k["writes"] = list(node.get("buffers") or [])
 
 
 def multi_outputs(wrapper: str) -> dict[str, tuple[str, int]]:

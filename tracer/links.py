@@ -394,6 +394,7 @@ class _Graph:
     prov_call: dict[tuple[str, int], list[str]]
     defs: dict[tuple[str, int], dict]
     members: dict[str, list[str]]
+    extern_nodes: set[str] = field(default_factory=set)  # ExternKernelSchedulerNode names
     buffers: dict[str, dict[str, Any]] = field(default_factory=dict)   # links.buffers
     kernel_links: dict[str, dict[str, Any]] = field(default_factory=dict)  # links.kernels
     notes: list[str] = field(default_factory=list)
@@ -484,7 +485,8 @@ def _link_by_provenance(g: _Graph) -> None:
     in a kernel whose fused node does not hold it): the provenance says which kernel covers all of
     its origin FX nodes.  Only then: a kernel that writes the buffer always wins."""
     for name, d in g.buffers.items():
-        if d["kernels"] or not d["fx_nodes"] or (g.owners and d["scheduler_node"] is None):
+        if d["kernels"] or not d["fx_nodes"] or (g.owners and d["scheduler_node"] is None) \
+                or d["scheduler_node"] in g.extern_nodes:  # an extern call's output (a collective's) is its own
             continue
         for kname, e in g.kernel_links.items():
             if e["backend"] != "extern" and set(d["fx_nodes"]) <= set(e["post_grad_nodes"]):
@@ -549,7 +551,8 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
     g = _Graph(kernels=kernels, wrapper=wrapper, owners=owners, pg=pg, storage=_storage_groups(wrapper),
                real_name=dict((mutations or {}).get("mutation_real_name") or {}),
                removed=set((mutations or {}).get("removed") or []), provenance_written=provenance_written,
-               prov_nodes=prov_nodes, prov_call=prov_call, defs=_match_defs(kernels, kernel_defs), members=members)
+               prov_nodes=prov_nodes, prov_call=prov_call, defs=_match_defs(kernels, kernel_defs), members=members,
+               extern_nodes={f["name"] for f in fused_nodes if f.get("type") == "ExternKernelSchedulerNode"})
     g.buffers = _buffer_entries(buffers, pg, {n["name"]: i for i, n in enumerate(post_grad_nodes)},
                                 {n["name"] for n in dynamo_nodes}, owners)
     for builder in (_link_kernels, _link_multi_outputs, _link_views, _link_by_provenance, _finish):

@@ -107,6 +107,7 @@ class SchedulerNode(TypedDict, total=False):
     buffers: list[str]
     device: str
     group: str
+    kernel: str  # an ExternKernelSchedulerNode's call, as the wrapper spells it (python_kernel_name): extern_kernels.mm
     text: str  # debug_str()
 
 
@@ -134,6 +135,7 @@ class Kernel(TypedDict, total=False):
     scheduler_nodes: list[str]
     num_gb: float  # Inductor's estimate_kernel_num_bytes / 1e9 (Triton)
     call_lines: list[int]  # each call's 1-based line in the wrapper
+    collective: str  # a collective's op (torch.ops._c10d_functional.X.default): all_reduce_, wait_tensor, ...
 
 
 class LinkBuffer(TypedDict, total=False):

@@ -201,7 +201,10 @@ def scheduler_nodes(nodes: list) -> list[dict[str, Any]]:
     Node dict: ``name`` (``op3`` or fused ``op3_op4``), ``type`` (SchedulerNode,
     FusedSchedulerNode, OuterLoopFusedSchedulerNode, ExternKernelSchedulerNode, ...),
     ``members`` (names from ``get_nodes()``), ``buffers`` (``get_buffer_names()``), ``device``,
-    ``group`` (the loop group, as text) and ``text`` (``debug_str()``, cut at MAX_TEXT).
+    ``group`` (the loop group, as text), ``kernel`` (an extern node's call as the wrapper spells it:
+    ``extern_kernels.mm``, ``torch.ops._c10d_functional.wait_tensor.default``; the IR node's
+    ``python_kernel_name``, which ir_post_fusion.txt prints as ``opN.node.kernel``; absent for
+    generated kernels) and ``text`` (``debug_str()``, cut at MAX_TEXT).
     """
     out = []
     for n in nodes:
@@ -222,6 +225,10 @@ def scheduler_nodes(nodes: list) -> list[dict[str, Any]]:
             d["group"] = str(getattr(n, "group", ""))
         except Exception:  # noqa: BLE001
             pass
+        kernel = getattr(getattr(n, "node", None), "python_kernel_name", None) if d["type"] == "ExternKernelSchedulerNode" \
+            else None
+        if kernel:
+            d["kernel"] = str(kernel)
         try:
             d["text"] = n.debug_str()[:MAX_TEXT]
         except Exception as e:  # noqa: BLE001
