@@ -1,7 +1,7 @@
 """The Textual app: routes the agent's messages and the global keys to the panes (one per stage).
 
-Live mode drives an agent (:class:`inductor_step.tui.client.AgentProcess`) and records the session;
-``--open`` shows recorded messages.  Both go through the same :class:`inductor_step.tui.session.Session`.
+Live mode drives an agent (:class:`inductor_step.tui.client.AgentProcess`), or a torchrun job's ranks
+(:mod:`inductor_step.tui.job`), and records the session; ``--open`` shows recorded messages.  Both go through the same :class:`inductor_step.tui.session.Session`.
 The view's state (graph, stage, the one selection) is :class:`inductor_step.tui.state.ViewState`; each
 pane (:mod:`inductor_step.tui.panes`) shows itself from it.
 """
@@ -30,24 +30,19 @@ from inductor_step.tui.screens.help import HelpScreen
 from inductor_step.tui.screens.too_small import MIN_SIZE, TooSmallScreen
 from inductor_step.tui.search import SearchBox
 from inductor_step.tui import screenshots
-from inductor_step.tui.screens import diff_actions
-from inductor_step.tui.screens import whatif
+from inductor_step.tui.screens import diff_actions, whatif
 from inductor_step.tui.commands import Commands
-from inductor_step.tui.session import Session, freeze_gc
-from inductor_step.tui.state import BufferSelected, OpenKernel, RankState, ViewState
+from inductor_step.tui.session import freeze_gc
+from inductor_step.tui.job import JobView
+from inductor_step.tui.state import BufferSelected, OpenKernel
 from inductor_step.tui.table import Table
 
 #: where ``s`` and ``R`` write by default: the ignored sessions folder, not a clone's tracked tree
 DEFAULT_OUT = "inductor-step-sessions"
 
 
-
-
-class StepApp(App[None]):
-    """inductor-step's terminal UI.
-
-    Give ``script`` (live: starts the agent) or ``messages`` (a recorded session).
-    """
+class StepApp(JobView, App[None]):
+    """inductor-step's terminal UI: give ``script`` (live: starts the agent) or ``messages`` (recorded)."""
 
     TITLE = "inductor-step"
     CSS_PATH = "app.tcss"
@@ -62,19 +57,7 @@ class StepApp(App[None]):
         super().__init__()
         self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
-        # issue 23: a torchrun job, one RankState per rank; else one, rank None.  Live: job = {"launcher",
-        # "stepped_rank", "nproc_per_node"}; --open JOB: {"file": the job file, "sessions": {rank: messages},
-        # "rank": shown first}.  self.session, .view, .agent, .writer, .script_rc are the shown rank's.
-        self.job_spec = job
-        self.job: Any = None  # live: the JobProcess
-        self.job_file: dict[str, Any] | None = job.get("file") if job else None
-        self.stepped_rank: int | None = (job.get("stepped_rank") if job and "launcher" in job else
-                                         (self.job_file or {}).get("stepped_rank"))
-        self.launcher_log: list[tuple[str, str]] = []
-        self.launcher_rc: int | None = None
-        first = job.get("rank", job.get("stepped_rank")) if job else None
-        self.ranks: dict[int | None, RankState] = {first: RankState(first, Session())}
-        self.current = self.ranks[first]
+        self.init_ranks(job)  # issue 23: one RankState per rank of a torchrun job (tui/job.py)
         self.session_path = session_path
         self.screenshots = screenshots or os.path.join(DEFAULT_OUT, "screenshots")
         self.python = python
@@ -87,47 +70,7 @@ class StepApp(App[None]):
         self._bars: dict[str, Any] = {}
         for m in messages or []:
             self.session.add(m)
-        if job and "sessions" in job:  # --open JOB: every rank's recording
-            for r, msgs in job["sessions"].items():
-                if r not in self.ranks:
-                    st = self.ranks[r] = RankState(r, Session())
-                    for m in msgs:
-                        st.session.add(m)
-
-    # ------------------------------------------------------------------ the shown rank's state
-    @property
-    def session(self) -> Session:
-        return self.current.session
-
-    @property
-    def view(self) -> ViewState:
-        return self.current.view
-
-    @property
-    def agent(self) -> Any:
-        return self.current.agent
-
-    @property
-    def writer(self) -> Any:
-        return self.current.writer
-
-    @property
-    def script_rc(self) -> int | None:
-        if self.job_spec is not None and self.stepped_rank in self.ranks:
-            return self.ranks[self.stepped_rank].script_rc
-        return self.current.script_rc
-
-    @property
-    def _pending_next(self) -> int:
-        return self.current.pending_next
-
-    @_pending_next.setter
-    def _pending_next(self, n: int) -> None:
-        self.current.pending_next = n
-
-    @property
-    def is_job(self) -> bool:
-        return self.job_spec is not None
+        self.add_recorded_ranks(job)
 
     # ------------------------------------------------------------------ layout
     def get_default_screen(self) -> Screen:
@@ -142,11 +85,9 @@ class StepApp(App[None]):
                 for cls in PANES:
                     with BlankTabPane(cls.title, id=f"pane-{cls.stage}"):
                         yield cls()
-                if self.is_job:  # issue 23: pane 0, a torchrun job's ranks
-                    from inductor_step.tui.panes.ranks import RanksPane  # noqa: PLC0415
-
-                    with BlankTabPane(RanksPane.title, id="pane-ranks"):
-                        yield RanksPane()
+                for cls in self.job_panes():  # pane 0 in a torchrun job
+                    with BlankTabPane(cls.title, id=f"pane-{cls.stage}"):
+                        yield cls()
         yield SearchBox()
         yield Static(id="status")
         yield SteadyFooter(compact=True)
@@ -158,12 +99,7 @@ class StepApp(App[None]):
         # no animations: over SSH every animated frame is output to send
         self.animation_level = "none"
         if self.live and self.is_job:
-            from inductor_step.tui.client import JobProcess  # noqa: PLC0415
-
-            spec = self.job_spec
-            self.job = JobProcess(self.script, self.script_args, spec["launcher"], self._from_job_thread,
-                                  self.session_path, stepped_rank=spec["stepped_rank"], serve=True,
-                                  python=self.python, nproc_per_node=spec.get("nproc_per_node"))
+            self.start_job()
         elif self.live:
             from inductor_step.tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
 
@@ -200,110 +136,6 @@ class StepApp(App[None]):
             self.call_from_thread(self.on_agent_message, msg)
         except RuntimeError:  # the app closed between the check and the call
             pass
-
-    def _from_job_thread(self, rank: int | None, msg: dict[str, Any]) -> None:
-        if not self.is_running:
-            return
-        try:
-            self.call_from_thread(self.on_rank_message, rank, msg)
-        except RuntimeError:
-            pass
-
-    def on_rank_message(self, rank: int | None, msg: dict[str, Any]) -> None:
-        """A message of the job: the launcher's (``rank`` None) or one rank's.  The shown rank's
-        go through :meth:`on_agent_message`; the others are recorded in their own state."""
-        t = msg.get("type")
-        if rank is None:
-            if t == "output":
-                self.launcher_log.append((msg["stream"], msg["text"]))
-            elif t == "launcher_exit":
-                self.launcher_rc = msg["returncode"]
-                if msg["returncode"]:
-                    self.say(f"torch's launcher exited with status {msg['returncode']} (0: Ranks shows each rank)",
-                             "warning")
-            self.refresh_ranks()
-            return
-        st = self.ranks.get(rank)
-        if st is None:
-            st = self.ranks[rank] = RankState(rank, Session())
-        if st.agent is None and self.job is not None:
-            st.agent = self.job.ranks.get(rank)
-        if st is self.current:
-            self.on_agent_message(msg)
-        else:
-            st.session.add(msg)
-            if t == "stop":
-                if msg.get("paused"):
-                    st.view.paused = msg
-                if st.view.follow or st.view.graph is None:
-                    if graph_key(msg) != st.view.graph:
-                        st.view.selected = None
-                    st.view.graph, st.view.stage = graph_key(msg), msg["stage"]
-            elif t in ("done", "agent_exit"):
-                st.view.paused = None
-                if t == "done":
-                    st.script_rc = msg.get("returncode")
-                elif st.script_rc is None:
-                    st.script_rc = msg.get("returncode") or 1
-            elif t == "error" and rank != self.current.rank:
-                self.notify(f"rank {rank}: error in {msg.get('compile_id') or ''} {msg.get('stage')}: "
-                            f"{msg.get('message')}", severity="error", timeout=8, markup=False)
-        if t == "agent_exit" and st.session.done is None and not self.is_closing_job():
-            last = st.session.stops[-1] if st.session.stops else None
-            where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"
-            self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
-        if t in ("header", "stop", "done", "agent_exit", "error"):
-            self.refresh_ranks()
-
-    def is_closing_job(self) -> bool:
-        return self.job is not None and self.job.closing
-
-    def refresh_ranks(self) -> None:
-        """The title's rank part and the ranks pane, after a rank's news."""
-        if not self.is_job:
-            return
-        self._bars.pop("#title", None)
-        self.refresh_title()
-        try:
-            pane = self.pane("ranks")
-        except NoMatches:
-            return
-        if self.view.stage == "ranks":
-            pane.show(force=True)
-
-    def action_next_rank(self, step: int = 1) -> None:
-        """>/<: the next (previous) rank's recording, at the same graph, stage and selection where
-        that rank has them."""
-        ranks = sorted(r for r in self.ranks if r is not None)
-        if len(ranks) < 2:
-            self.notify("one rank only: > and < switch between the ranks of a torchrun job "
-                        "(inductor-step --nproc-per-node 2 script.py)" if not self.is_job else
-                        "no other rank has reported yet")
-            return
-        self.show_rank(ranks[(ranks.index(self.current.rank) + step) % len(ranks)])
-
-    def show_rank(self, rank: int) -> None:
-        """Show rank ``rank``'s recording, carrying over the graph, stage and selection."""
-        if rank not in self.ranks or rank == self.current.rank:
-            return
-        old, new = self.current, self.ranks[rank]
-        if new.agent is None and self.job is not None:
-            new.agent = self.job.ranks.get(rank)
-        if old.view.graph in new.session.graphs:
-            new.view.graph, new.view.selected = old.view.graph, old.view.selected
-            new.view.follow = old.view.follow and new.view.follow
-        new.view.stage = old.view.stage
-        self.current = new
-        self._status_extra = self.rank_note(rank)
-        self._bars.clear()
-        self.refresh_all(force=True)
-
-    def rank_note(self, rank: int | None) -> str:
-        if rank is None:
-            return ""
-        role = ("stepped: n continues its compile" if rank == self.stepped_rank else
-                "recorded without pausing" if self.live else "recorded")
-        return f"rank {rank} ({role})"
 
     def on_agent_message(self, msg: dict[str, Any]) -> None:
         self.session.add(msg)
@@ -402,16 +234,6 @@ class StepApp(App[None]):
         self._bar("#title", bars.title_text(self.session, self.script, self.script_args, self.session_path,
                                             self.rank_title()))
 
-    def rank_title(self) -> str:
-        """The title's rank part in a job: "rank 0/2 stepped", "rank 1/2 recorded"."""
-        if not self.is_job:
-            return ""
-        r = self.current.rank
-        n = (self.session.header.get("distributed") or {}).get("world_size") or \
-            (self.job_file or {}).get("world_size") or len([x for x in self.ranks if x is not None])
-        role = "stepped" if r == self.stepped_rank and self.live else "recorded"
-        return f"rank {r}/{n} {role}"
-
     def refresh_stagebar(self) -> None:
         self._bar("#stagebar", bars.stage_text(self.session, self.view, self.size.width or 120))
 
@@ -483,10 +305,7 @@ class StepApp(App[None]):
             self.view.follow = cur + 1 == len(stops) - 1
             self.refresh_all()
             return
-        if self.is_job and self.live and self.current.rank != self.stepped_rank and self.agent is not None:
-            self.bell()
-            self.set_status(f"rank {self.current.rank} records without pausing: its next stop comes when its "
-                            f"compile gets there (n steps rank {self.stepped_rank}; > switches rank)")
+        if self.not_stepped_here():
             return
         if self.agent is not None and self.agent.alive:
             if self.view.paused is not None:
@@ -520,8 +339,9 @@ class StepApp(App[None]):
         self.refresh_all()
 
     def action_stage(self, stage: str) -> None:
-        if stage == "ranks" and not self.is_job:
-            self.notify("pane 0 shows the ranks of a torchrun job (inductor-step --nproc-per-node 2 script.py)")
+        missing = self.pane_missing(stage)
+        if missing:
+            self.notify(missing)
             return
         self.view.stage = stage
         if stage != "log" and self.session.stops:
@@ -597,10 +417,6 @@ class StepApp(App[None]):
         (a recompile [0/1] against [0/0] of the same kind)."""
         diff_actions.diff_default(self)
 
-    def diff_ranks(self, graph: Any) -> None:
-        """Enter on a graph row of pane 0: the diff of two ranks' versions of that graph."""
-        diff_actions.diff_ranks(self, graph)
-
     def diff_with(self, other: str, key: str | None = None) -> None:
         """The diff screen of ``key`` (default: the graph shown) and ``other``, the earlier one as A."""
         diff_actions.diff_with(self, other, key)
@@ -670,14 +486,18 @@ class StepApp(App[None]):
         if not self.session_path:
             self.notify("no session file to report from", severity="warning")
             return
-        from inductor_step.tui.report import build_report  # noqa: PLC0415
+        from inductor_step.tui.report import build_job_report, build_report  # noqa: PLC0415
 
-        if self.writer is not None:
-            self.writer.f.flush()
+        for st in self.ranks.values():
+            if st.writer is not None:
+                st.writer.f.flush()
         try:
-            out = build_report(self.session_path, screenshots=self.saved_screenshots,
-                               stood={"graph": self.view.graph, "stage": self.view.stage,
-                                      "selection": self.selection()})
+            if self.is_job:  # every rank's session, the job file, the launcher's log (issue 23)
+                out, _problems = build_job_report(self.session_path, screenshots=self.saved_screenshots)
+            else:
+                out = build_report(self.session_path, screenshots=self.saved_screenshots,
+                                   stood={"graph": self.view.graph, "stage": self.view.stage,
+                                          "selection": self.selection()})
         except (OSError, ValueError) as e:
             self.say(f"report failed: {e}", "error")
         else:
@@ -687,17 +507,6 @@ class StepApp(App[None]):
         note = ("The compile pauses after each stage; b and the panes only view earlier stops. "
                 f"Screenshots go to {self.screenshots}/. q exits with the script's status, ctrl+c with 130.")
         self.push_screen(HelpScreen(help_rows(BINDINGS), note))
-
-    def end_agents(self) -> None:
-        """End the agent and its children, or the whole job (every rank, the launcher), and close
-        the session files; safe to call twice."""
-        if self.job is not None:
-            self.job.terminate()
-        for st in self.ranks.values():
-            if st.agent is not None and self.job is None:
-                st.agent.terminate()
-            if st.writer is not None:
-                st.writer.close()
 
     def action_quit_app(self, interrupted: bool = False) -> None:
         """q or ctrl+c (``interrupted``): end the agent and its children (a job: every rank and the

@@ -76,7 +76,7 @@ def test_headless_job_in_torchruns_spelling_records_every_rank_and_a_rank_that_d
     # rank 0 waits at the all_reduce rank 1 never joins: torch's launcher stops it, or gloo fails it first
     assert r0["returncode"] != 0 and r0["message"]
     assert (r0["state"] == "died" and "stopped by torch's launcher after rank 1 failed" in r0["message"]) or \
-        (r0["state"] == "done" and "script" in r0["message"]), r0
+        (r0["state"] == "done" and "RuntimeError" in r0["message"]), r0  # gloo: "Connection closed by peer"
     for rank, path in sessions.items():
         msgs = list(protocol.read_session(path))
         assert msgs[0]["type"] == "header" and msgs[0]["distributed"]["rank"] == rank

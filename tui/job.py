@@ -1,0 +1,255 @@
+"""The app's side of a torchrun job (issue 23): one :class:`RankState` per rank, the job's messages
+routed to them, switching the shown rank, the title's rank part, ending the job.
+
+:class:`JobView` is mixed into :class:`inductor_step.tui.app.StepApp`; a single-process session is
+one rank (``None``), so the app reads ``self.session``, ``self.view``, ``self.agent`` the same way
+in both.  The job process itself is :class:`inductor_step.tui.client.JobProcess`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.css.query import NoMatches
+
+from inductor_step.tracer.protocol import graph_key
+from inductor_step.tui.session import Session
+from inductor_step.tui.state import RankState, ViewState
+
+
+class JobView:
+    """The ranks of a job, as the app shows them (see the module's docstring)."""
+
+    ranks: dict[int | None, RankState]
+    current: RankState
+    job_spec: dict[str, Any] | None
+    job: Any
+    job_file: dict[str, Any] | None
+    stepped_rank: int | None
+    launcher_log: list[tuple[str, str]]
+    launcher_rc: int | None
+
+    def init_ranks(self, job: dict[str, Any] | None) -> None:
+        """``job``: live, ``{"launcher", "stepped_rank", "nproc_per_node"}``; ``--open JOB``, ``{"file":
+        the job file, "sessions": {rank: messages}, "rank": shown first}``; None: one session (rank None).
+        ``self.session``, ``.view``, ``.agent``, ``.writer``, ``.script_rc`` are then the shown rank's."""
+        self.job_spec = job
+        self.job = None  # live: the JobProcess
+        self.job_file = job.get("file") if job else None
+        self.stepped_rank = (job.get("stepped_rank") if job and "launcher" in job else
+                             (self.job_file or {}).get("stepped_rank"))
+        self.launcher_log = []
+        self.launcher_rc = None
+        first = job.get("rank", job.get("stepped_rank")) if job else None
+        self.ranks = {first: RankState(first, Session())}
+        self.current = self.ranks[first]
+
+    def add_recorded_ranks(self, job: dict[str, Any] | None) -> None:
+        """``--open JOB``: every other rank's recording."""
+        for r, msgs in ((job or {}).get("sessions") or {}).items():
+            if r not in self.ranks:
+                st = self.ranks[r] = RankState(r, Session())
+                for m in msgs:
+                    st.session.add(m)
+
+    def start_job(self) -> None:
+        """Live: start the job (torch's launcher, our agent in every rank), recording to the job file."""
+        from inductor_step.tui.client import JobProcess  # noqa: PLC0415
+
+        spec = self.job_spec or {}
+        self.job = JobProcess(self.script, self.script_args, spec["launcher"], self._from_job_thread,
+                              self.session_path, stepped_rank=spec["stepped_rank"], serve=True,
+                              python=self.python, nproc_per_node=spec.get("nproc_per_node"))
+
+    def diff_ranks(self, graph: Any) -> None:
+        """Enter on a graph row of pane 0: the diff of two ranks' versions of that graph."""
+        from inductor_step.tui.screens import diff_actions  # noqa: PLC0415
+
+        diff_actions.diff_ranks(self, graph)
+
+    def job_panes(self) -> list[Any]:
+        """The panes only a job has: pane 0, its ranks."""
+        if not self.is_job:
+            return []
+        from inductor_step.tui.panes.ranks import RanksPane  # noqa: PLC0415
+
+        return [RanksPane]
+
+    # ------------------------------------------------------------------ the shown rank's state
+    @property
+    def session(self) -> Session:
+        return self.current.session
+
+    @property
+    def view(self) -> ViewState:
+        return self.current.view
+
+    @property
+    def agent(self) -> Any:
+        return self.current.agent
+
+    @property
+    def writer(self) -> Any:
+        return self.current.writer
+
+    @property
+    def script_rc(self) -> int | None:
+        if self.job_spec is not None and self.stepped_rank in self.ranks:
+            return self.ranks[self.stepped_rank].script_rc
+        return self.current.script_rc
+
+    @property
+    def _pending_next(self) -> int:
+        return self.current.pending_next
+
+    @_pending_next.setter
+    def _pending_next(self, n: int) -> None:
+        self.current.pending_next = n
+
+    @property
+    def is_job(self) -> bool:
+        return self.job_spec is not None
+
+    def pane_missing(self, stage: str) -> str:
+        """Why pane ``stage`` is not in this app ("" when it is): pane 0 exists in a job only."""
+        if stage == "ranks" and not self.is_job:
+            return "pane 0 shows the ranks of a torchrun job (inductor-step --nproc-per-node 2 script.py)"
+        return ""
+
+    def _from_job_thread(self, rank: int | None, msg: dict[str, Any]) -> None:
+        if not self.is_running:
+            return
+        try:
+            self.call_from_thread(self.on_rank_message, rank, msg)
+        except RuntimeError:
+            pass
+
+    def on_rank_message(self, rank: int | None, msg: dict[str, Any]) -> None:
+        """A message of the job: the launcher's (``rank`` None) or one rank's.  The shown rank's
+        go through :meth:`on_agent_message`; the others are recorded in their own state."""
+        t = msg.get("type")
+        if rank is None:
+            if t == "output":
+                self.launcher_log.append((msg["stream"], msg["text"]))
+            elif t == "launcher_exit":
+                self.launcher_rc = msg["returncode"]
+                if msg["returncode"]:
+                    self.say(f"torch's launcher exited with status {msg['returncode']} (0: Ranks shows each rank)",
+                             "warning")
+            self.refresh_ranks()
+            return
+        st = self.ranks.get(rank)
+        if st is None:
+            st = self.ranks[rank] = RankState(rank, Session())
+        if st.agent is None and self.job is not None:
+            st.agent = self.job.ranks.get(rank)
+        if st is self.current:
+            self.on_agent_message(msg)
+        else:
+            st.session.add(msg)
+            if t == "stop":
+                if msg.get("paused"):
+                    st.view.paused = msg
+                if st.view.follow or st.view.graph is None:
+                    if graph_key(msg) != st.view.graph:
+                        st.view.selected = None
+                    st.view.graph, st.view.stage = graph_key(msg), msg["stage"]
+            elif t in ("done", "agent_exit"):
+                st.view.paused = None
+                if t == "done":
+                    st.script_rc = msg.get("returncode")
+                elif st.script_rc is None:
+                    st.script_rc = msg.get("returncode") or 1
+            elif t == "error" and rank != self.current.rank:
+                self.notify(f"rank {rank}: error in {msg.get('compile_id') or ''} {msg.get('stage')}: "
+                            f"{msg.get('message')}", severity="error", timeout=8, markup=False)
+        if t == "agent_exit" and st.session.done is None and not self.is_closing_job():
+            last = st.session.stops[-1] if st.session.stops else None
+            where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"
+            self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
+        if t in ("header", "stop", "done", "agent_exit", "error"):
+            self.refresh_ranks()
+
+    def is_closing_job(self) -> bool:
+        return self.job is not None and self.job.closing
+
+    def refresh_ranks(self) -> None:
+        """The title's rank part and the ranks pane, after a rank's news."""
+        if not self.is_job:
+            return
+        self._bars.pop("#title", None)
+        self.refresh_title()
+        try:
+            pane = self.pane("ranks")
+        except NoMatches:
+            return
+        if self.view.stage == "ranks":
+            pane.show(force=True)
+
+    def action_next_rank(self, step: int = 1) -> None:
+        """>/<: the next (previous) rank's recording, at the same graph, stage and selection where
+        that rank has them."""
+        ranks = sorted(r for r in self.ranks if r is not None)
+        if len(ranks) < 2:
+            self.notify("one rank only: > and < switch between the ranks of a torchrun job "
+                        "(inductor-step --nproc-per-node 2 script.py)" if not self.is_job else
+                        "no other rank has reported yet")
+            return
+        self.show_rank(ranks[(ranks.index(self.current.rank) + step) % len(ranks)])
+
+    def show_rank(self, rank: int) -> None:
+        """Show rank ``rank``'s recording, carrying over the graph, stage and selection."""
+        if rank not in self.ranks or rank == self.current.rank:
+            return
+        old, new = self.current, self.ranks[rank]
+        if new.agent is None and self.job is not None:
+            new.agent = self.job.ranks.get(rank)
+        if old.view.graph in new.session.graphs:
+            new.view.graph, new.view.selected = old.view.graph, old.view.selected
+            new.view.follow = old.view.follow and new.view.follow
+        new.view.stage = old.view.stage
+        self.current = new
+        self._status_extra = self.rank_note(rank)
+        self._bars.clear()
+        self.refresh_all(force=True)
+
+    def not_stepped_here(self) -> bool:
+        """n at the newest stop of a rank that records without pausing: say so (True) instead of
+        waiting for a stop that comes only when that rank's compile gets there."""
+        if not (self.is_job and self.live and self.current.rank != self.stepped_rank and self.agent is not None):
+            return False
+        self.bell()
+        self.set_status(f"rank {self.current.rank} records without pausing: its next stop comes when its "
+                        f"compile gets there (n steps rank {self.stepped_rank}; > switches rank)")
+        return True
+
+    def rank_note(self, rank: int | None) -> str:
+        if rank is None:
+            return ""
+        role = ("stepped: n continues its compile" if rank == self.stepped_rank else
+                "recorded without pausing" if self.live else "recorded")
+        return f"rank {rank} ({role})"
+
+    def rank_title(self) -> str:
+        """The title's rank part in a job: "rank 0/2 stepped", "rank 1/2 recorded"."""
+        if not self.is_job:
+            return ""
+        r = self.current.rank
+        n = (self.session.header.get("distributed") or {}).get("world_size") or \
+            (self.job_file or {}).get("world_size") or len([x for x in self.ranks if x is not None])
+        role = "stepped" if r == self.stepped_rank and self.live else "recorded"
+        return f"rank {r}/{n} {role}"
+
+    def end_agents(self) -> None:
+        """End the agent and its children, or the whole job (every rank, the launcher), and close
+        the session files; safe to call twice."""
+        if self.job is not None:
+            self.job.terminate()
+        for st in self.ranks.values():
+            if st.agent is not None and self.job is None:
+                st.agent.terminate()
+            if st.writer is not None:
+                st.writer.close()
+
+
+__all__ = ["JobView"]
