@@ -163,7 +163,7 @@ def bind_no_return_calls(kernels: list[dict[str, Any]], sched_nodes: list[dict[s
     by_op: dict[str, list[dict[str, Any]]] = {}
     for n in sched_nodes or []:
         if n.get("type") == "ExternKernelSchedulerNode" and n.get("kernel"):
-            by_op.setdefault(n["kernel"], []).append(n)
+            by_op.setdefault(n["kernel"].removeprefix("torch.ops."), []).append(n)
     used = {n["name"] for ns in by_op.values() for n in ns for k in kernels
             if k.get("writes") and k["writes"][0] in (n.get("buffers") or [])}
 
@@ -175,7 +175,9 @@ def bind_no_return_calls(kernels: list[dict[str, Any]], sched_nodes: list[dict[s
         if k.get("backend") != "extern" or "#" not in k["name"] or k.get("writes") or not k.get("calls"):
             continue
         op, _, i = k["name"].rpartition("#")
-        nodes = by_op.get(op, [])
+        # the wrapper spells an aten fallback "aten.scatter_reduce_.two(...)"; its node's kernel may
+        # or may not say "torch.ops." first
+        nodes = by_op.get(op.removeprefix("torch.ops."), [])
         args = {n for a in k["calls"][0] for n in _NAME_ARG.findall(a)}
         node = nodes[int(i)] if int(i) < len(nodes) else None
         if node is None or node["name"] in used or not fits(node, args):

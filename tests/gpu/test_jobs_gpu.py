@@ -112,6 +112,23 @@ def test_nccl_one_rank_collective_in_the_triton_wrapper(tmp_path):
 
 
 @needs_cuda
+@pytest.mark.parametrize("script", ["examples/ddp_train.py", "examples/fsdp2_train.py"])
+def test_nccl_one_rank_examples_compile_every_graph(tmp_path, script):
+    """nanoGPT-style DDP (DDPOptimizer's bucket graphs) and FSDP2 (fully_shard per block) on NCCL:
+    every graph reaches codegen with Triton kernels, the rank ends with status 0."""
+    path = os.path.join(ROOT, script)
+    if not os.path.exists(path):
+        pytest.skip(f"{script} is not in this checkout")
+    jf, msgs, _ = run_job(tmp_path, [path, "--device", "cuda"], 1, None)
+    assert jf["ranks"][0]["state"] == "done" and jf["ranks"][0]["returncode"] == 0, jf
+    stops = _stops(msgs[0])
+    keys = {protocol.graph_key(s) for s in stops}
+    assert keys and all({s["stage"] for s in stops if protocol.graph_key(s) == k} >= {"dynamo", "codegen"} for k in keys)
+    assert any(k.get("backend") == "triton" for s in stops if s["stage"] == "codegen" for k in s["kernels"])
+    assert [m for m in msgs[0] if m["type"] == "process_group"][0]["backend"] == "nccl"
+
+
+@needs_cuda
 def test_two_ranks_on_one_gpu_step_rank_1_while_rank_0_records(tmp_path):
     jf, msgs, first = run_job(tmp_path, [SCRIPT, "--device", "cuda", "--backend", "gloo"], 2, 1)
     assert [r["state"] for r in jf["ranks"]] == ["done", "done"], jf
