@@ -40,6 +40,7 @@ _DEP = re.compile(r"(MemoryDep|StarDep)\(\s*(?:name=)?'(\w+)'")
 _UNMET = re.compile(r"^(\w+)\.unmet_dependencies = (\[.*?\])\s*\n\1\.met_dependencies", re.S | re.M)
 _USERS = re.compile(r"^\s*(\w+)\.users = \[(.*?)\]\s*$", re.S | re.M)
 #: a post-grad node's target that is a collective (tracer.adapter.collectives.NAMESPACES)
+_COLLECTIVE_KERNEL = re.compile(r"^torch\.ops\.(?:_c10d_functional|c10d_functional|_c10d_functional_autograd|_dtensor)\.")
 _COLLECTIVE_TARGET = re.compile(r"^(?:torch\.ops\.)?(?:_c10d_functional|c10d_functional|_c10d_functional_autograd|_dtensor)\.")
 
 
@@ -416,6 +417,10 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
         both = list(dict.fromkeys(both))
         if both:
             return ("Inductor: " + both[-1]), both
+    colls = [k for k in (a, b) if _COLLECTIVE_KERNEL.match(k)]
+    if colls:  # issue 23
+        return (f"not considered: {colls[0].split('#')[0]} is a collective (communication between ranks, an extern "
+                "call), which Inductor's scheduler never fuses"), []
     extern = [k for k in (a, b) if ((links.get("kernels") or {}).get(k) or {}).get("backend") == "extern"
               or k.startswith(("extern_kernels", "torch.ops"))]
     if extern:

@@ -333,6 +333,9 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
             lines.append(f"timed the graph with a local stand-in in its place: {k['stand_in']}"
                          + (f" ({k['stand_in_ms']:.4f} ms alone)" if isinstance(k.get("stand_in_ms"), (int, float))
                             else ""))
+        if gpu and isinstance(k.get("in_script_ms"), (int, float)):
+            lines.append(f"in the script's own calls {k['in_script_ms']:.4f} ms: its kernels as they ran with every "
+                         "rank (CUPTI), waiting for the other ranks included")
     bw = [f"{c['GB/s']} GB/s"] if c["GB/s"] != "-" else []
     bw += [f"{c['% peak BW']} of peak bandwidth"] if c["% peak BW"] != "-" else []
     bw += [f"{c['TFLOP/s']} TFLOP/s"] if c["TFLOP/s"] != "-" else []

@@ -74,7 +74,9 @@ DIRECT = textwrap.dedent('''
         alive = time_graph(path, None, "cpu", rep=5)
     dist.destroy_process_group()
     dead = time_graph(path, None, "cpu", rep=5)
-    print("RESULT " + json.dumps({"alive": alive, "dead": dead, "ops": sorted(seen.ops),
+    from inductor_step.tracer.whatif import compare_outputs
+    numerics = compare_outputs(path, path, None)  # a what-if variant's check runs the graph too
+    print("RESULT " + json.dumps({"alive": alive, "dead": dead, "numerics": numerics, "ops": sorted(seen.ops),
                                   "control": sorted(control.ops), "path": path}, default=str))
 ''')
 
@@ -174,6 +176,12 @@ def test_each_stand_in_returns_what_the_collectives_own_meta_kernel_says(op):
     assert [(tuple(t.shape), t.stride(), t.dtype) for t in got] == [(tuple(t.shape), t.stride(), t.dtype) for t in want]
 
 
+def test_a_what_if_check_of_outputs_runs_the_same_stand_ins_and_says_so(direct):
+    n = direct["numerics"]
+    assert [e.get("max_abs") for e in n["vs_original"]] == [0.0], n
+    assert "stand-ins" in n["note"], n
+
+
 # ----------------------------------------------------------------------------- a 2-rank torchrun job
 
 @pytest.fixture(scope="module")
@@ -209,8 +217,8 @@ def test_each_rank_times_its_graph_with_the_all_reduce_and_both_ranks_list_the_s
         assert len(run["eager_nodes_ms"]) == 3  # sin, mul, add
         assert "stand-ins" in run["eager_nodes"]
     assert [k["name"] for k in runs[0]["kernels"]] == [k["name"] for k in runs[1]["kernels"]]
-    # every message of both ranks' sessions, the new fields included, matches the format's types
-    assert [p for msgs in job.values() for m in msgs for p in validate(m)] == []
+    # every run message of both ranks, the new fields included, matches the format's types
+    assert [p for msgs in job.values() for m in msgs if m.get("type") == "run" for p in validate(m)] == []
 
 
 def test_the_run_pane_says_collective_not_timed_and_the_ledger_does_not_count_it_as_zero(job):
