@@ -191,8 +191,11 @@ def compare_outputs(variant_path: str, original_path: str, eager_gm: Any, script
     # collectives (issue 23) run as the same local stand-ins in the variant, the original and eager, never for real
     stubbed = adapter.stand_ins_in_graph(eager_gm) if eager_gm is not None else {}
     with open(variant_path, encoding="utf-8") as f:
-        has_collectives = bool(stubbed) or "torch.ops._c10d_functional." in f.read()
-    with torch.no_grad(), adapter.stand_ins_in_module(vmod), adapter.stand_ins_in_module(omod):
+        vsource = f.read()
+    with open(original_path, encoding="utf-8") as f:
+        osource = f.read()
+    has_collectives = bool(stubbed) or adapter.uses_collectives(vsource)
+    with torch.no_grad(), adapter.stand_ins_in_module(vmod, vsource), adapter.stand_ins_in_module(omod, osource):
         args = _graph_args(vmod)
         ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or {})
         inputs = (f"the variant's get_args() (random, seed {seed})"

@@ -249,3 +249,39 @@ def test_the_run_pane_says_collective_not_timed_and_the_ledger_does_not_count_it
     assert all("collective, not timed" in u for a in lines for u in a["untimed"])
     md = ledger.report_markdown(s)
     assert "collective, not timed" in md
+
+
+def test_pane_7_lists_the_collectives_last_and_says_why_they_have_no_time(job):
+    """The run pane of rank 0's session, in the app: the two collectives sort after the timed kernels, their
+    median cell reads "collective, not timed", and the detail of one says why and what ran in its place."""
+    import asyncio
+
+    from inductor_step.tui.app import StepApp
+    from inductor_step.tui.codeview import CodeView
+    from inductor_step.tui.table import Table
+
+    app = StepApp(messages=list(job[0]), session_path="rank0.jsonl")
+    got: dict = {}
+
+    async def main():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("7")
+            await pilot.press("g")
+            for _ in range(list(app.session.graphs).index("[1/0] inference")):
+                await pilot.press("down")
+            await pilot.press("enter")
+            await pilot.pause(0.1)
+            table = app.query_one("#table-run", Table)
+            median = table.labels.index("median ms [p20-p80]")
+            got["graph"] = app.view.graph
+            got["cells"] = [str(table.get_row_at(r)[median]) for r in range(table.row_count)]
+            table.move_cursor(row=table.row_count - 1)
+            await pilot.pause(0.2)
+            got["detail"] = app.query_one("#code-run", CodeView).text
+
+    asyncio.run(main())
+    assert got["graph"] == "[1/0] inference"
+    assert got["cells"][2:] == ["collective, not timed"] * 2 and all(c[0].isdigit() for c in got["cells"][:2]), got
+    assert f"collective, not timed: a collective: {REASON}" in got["detail"]
+    assert "local stand-in in its place" in got["detail"] and "exclude" in got["detail"]

@@ -93,6 +93,7 @@ from inductor_step.tracer.adapter.collectives import (  # noqa: F401
     collective_of,
     stand_ins_in_graph,
     stand_ins_in_module,
+    uses_collectives,
 )
 from inductor_step.tracer.adapter.whatif import (  # noqa: F401
     WHAT_IF_SETTINGS,

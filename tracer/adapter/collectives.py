@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import types
 from typing import Any, Callable, Iterator
 
 import torch
@@ -169,29 +170,21 @@ class _Namespace:
         return _Packet(self._namespace, op, None)
 
 
-class _Ops:
-    """Stands in for ``torch.ops``: the collective libraries are :class:`_Namespace`, the rest the real ones."""
-
-    def __init__(self, real: Any):
-        self._real = real
-
-    def __getattr__(self, item: str) -> Any:
-        if item in NAMESPACES:
-            return _Namespace(item, None)
-        return getattr(self._real, item)
-
-
-class StandInTorch:
-    """Stands in for an output module's global ``torch``: ``torch.ops`` is :class:`_Ops`, the rest real."""
-
-    _inductor_step_stand_ins = True
-
-    def __init__(self, real: Any):
-        self._real = real
-        self.ops = _Ops(real.ops)
-
-    def __getattr__(self, item: str) -> Any:
-        return getattr(self._real, item)
+def stand_in_torch() -> Any:
+    """A stand-in for an output module's global ``torch`` whose ``torch.ops.<collective library>`` are
+    :class:`_Namespace` stand-ins.  A module object holding a copy of torch's own attributes (and of
+    ``torch.ops``'s loaded libraries), so every other ``torch.X`` the wrapper reads is a plain module
+    attribute, as fast as the real one: the graph is timed with no proxy in its way; anything not
+    copied is looked up on the real module (PEP 562 ``__getattr__``)."""
+    ops = types.ModuleType("torch.ops")
+    ops.__dict__.update(vars(torch.ops))
+    for ns in NAMESPACES:
+        ops.__dict__[ns] = _Namespace(ns, None)
+    ops.__dict__["__getattr__"] = lambda name: getattr(torch.ops, name)
+    t = types.ModuleType("torch")
+    t.__dict__.update(vars(torch))
+    t.__dict__.update(ops=ops, _inductor_step_stand_ins=True, __getattr__=lambda name: getattr(torch, name))
+    return t
 
 
 def _stand_in_for(value: Any) -> Any:
@@ -210,15 +203,25 @@ def _stand_in_for(value: Any) -> Any:
     return None
 
 
+def uses_collectives(source: str) -> bool:
+    """Whether an output module's source names a collective library (``_c10d_functional`` ...)."""
+    return any(ns in source for ns in NAMESPACES)
+
+
 @contextlib.contextmanager
-def stand_ins_in_module(mod: Any) -> Iterator[None]:
+def stand_ins_in_module(mod: Any, source: str | None = None) -> Iterator[bool]:
     """While active, output module ``mod`` calls every collective through a local stand-in
-    (:data:`STAND_INS`): its global ``torch`` becomes a :class:`StandInTorch` and any global that is a
-    collective library, op or overload (an alias) its stand-in.  Restored on exit."""
+    (:data:`STAND_INS`): its global ``torch`` becomes :func:`stand_in_torch` and any global that is a
+    collective library, op or overload (an alias) its stand-in.  Restored on exit.  ``source``: the
+    module's source; where it names no collective library (:func:`uses_collectives`) the module is left
+    exactly as it is.  Yields whether stand-ins were put in."""
     saved: dict[str, Any] = {}
+    if source is not None and not uses_collectives(source):
+        yield False
+        return
     if getattr(mod, "torch", None) is torch:
         saved["torch"] = mod.torch
-        mod.torch = StandInTorch(torch)
+        mod.torch = stand_in_torch()
     for name, value in list(vars(mod).items()):
         if name in saved or name.startswith("__"):
             continue
@@ -227,7 +230,7 @@ def stand_ins_in_module(mod: Any) -> Iterator[None]:
             saved[name] = value
             setattr(mod, name, stand_in)
     try:
-        yield
+        yield True
     finally:
         for name, value in saved.items():
             setattr(mod, name, value)

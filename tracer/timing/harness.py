@@ -213,7 +213,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         progress("loading the output module")
     mod = adapter.load_output_module(output_path)
     with open(output_path, encoding="utf-8") as f:
-        parsed = parse_wrapper(f.read())
+        source = f.read()
+    parsed = parse_wrapper(source)
     backends = {k["name"]: k["backend"] for k in parsed}
     sources = {k["name"]: k["source"] for k in parsed}
     from inductor_step.tracer.links import _params  # noqa: PLC0415 - parameter names of a kernel's source
@@ -272,7 +273,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     script_configs = (script or {}).get("configs") or {}
     pinned = adapter.pin_configs(mod, {n: c["config"] for n, c in script_configs.items()}) if script_configs else {}
     # every collective of the graph runs as a local stand-in, never the real one (tracer.adapter.collectives)
-    with torch.no_grad(), adapter.stand_ins_in_module(mod):
+    with torch.no_grad(), adapter.stand_ins_in_module(mod, source):
         args = _graph_args(mod)
         random_args = list(args)
         ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or (script or {}).get("int_inputs") or {})
