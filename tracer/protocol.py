@@ -505,11 +505,17 @@ class KernelResources(TypedDict, total=False):
 
 
 class RunKernel(TypedDict, total=False):
-    """One kernel call timed (tracer.timing.time_graph); times in ms, sizes in GB (1e9 bytes)."""
+    """One kernel call timed (tracer.timing.time_graph); times in ms, sizes in GB (1e9 bytes).  A collective
+    (issue 23: ``torch.ops._c10d_functional.all_reduce_.default#0``) is listed but not timed: ``median_ms``,
+    ``p20_ms``, ``p80_ms`` and ``share`` are None, ``not_timed`` says why, ``stand_in`` what ran in its place."""
     name: str
     call: int  # 1 for the kernel's first call in call(), 2 for its second, ...
     backend: str
-    median_ms: float
+    median_ms: float | None  # None: not timed (a collective)
+    collective: str  # the collective's op ("all_reduce_", "wait_tensor", "all_gather_into_tensor", ...)
+    not_timed: str  # why there is no time ("a collective: timing it alone needs every rank running it together; not timed")
+    stand_in: str  # what ran in the collective's place while the graph was timed, in words
+    stand_in_ms: float | None  # that stand-in's own median time alone (inside compiled_ms)
     p20_ms: float | None
     p80_ms: float | None
     in_graph_ms: float | None
@@ -534,7 +540,7 @@ class RunKernel(TypedDict, total=False):
     peak_tflops_which: str  # which peak: "tf32 tensor cores (TF32 on)", ...
     bound: Literal["memory", "compute"] | None
     bound_source: str
-    share: float  # of the kernel sum
+    share: float | None  # of the kernel sum; None for a call with no time (a collective)
     resources: KernelResources
 
 
@@ -559,6 +565,12 @@ class Run(TypedDict, total=False):
     roofs: Roofs
     eager_nodes_ms: dict[str, float]  # post-grad FX node -> its eager time alone (tracer.timing.eager_nodes)
     eager_nodes: str  # how eager_nodes_ms was measured, or why it was not
+    # issue 23: a graph with collectives is timed with each collective replaced by a local stand-in
+    # (tracer.adapter.collectives); compiled_ms, eager_ms, kernel_sum_ms and the shares exclude them
+    collectives_stubbed: list[str]  # the collective calls' kernel names, in call order
+    collectives_stand_in_ms: float | None  # the stand-ins' own times summed (inside compiled_ms)
+    collectives_note: str  # what the graph's times exclude, and why
+    eager_nodes_stubbed: list[str]  # post-grad FX nodes (as timed: re-traced names) run as stand-ins, no eager time
     cancelled: bool
     method: str
     threads: int

@@ -738,6 +738,10 @@ def diff_timing(ra: dict[str, Any] | None, rb: dict[str, Any] | None, kmap: dict
     assert ra is not None and rb is not None
     for label, k in (("compiled graph", "compiled_ms"), ("eager", "eager_ms"), ("sum of kernel times", "kernel_sum_ms")):
         level.notes.append(f"{label}: {_delta(ra.get(k), rb.get(k))}")
+    for side, r in (("A", ra), ("B", rb)):  # issue 23: the times above leave the graph's collectives out
+        if r.get("collectives_stubbed"):
+            level.notes.append(f"{side}: {len(r['collectives_stubbed'])} collective call(s), not timed: left out of "
+                               "these times (each ran as a local stand-in; timing one needs every rank running it)")
     from inductor_step.tui.whatif import numerics_lines  # noqa: PLC0415 - B a what-if variant of A (issue 22)
 
     level.notes += numerics_lines(rb)

@@ -39,6 +39,9 @@ ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8,
 _DEP = re.compile(r"(MemoryDep|StarDep)\(\s*(?:name=)?'(\w+)'")
 _UNMET = re.compile(r"^(\w+)\.unmet_dependencies = (\[.*?\])\s*\n\1\.met_dependencies", re.S | re.M)
 _USERS = re.compile(r"^\s*(\w+)\.users = \[(.*?)\]\s*$", re.S | re.M)
+#: a post-grad node's target that is a collective (tracer.adapter.collectives.NAMESPACES)
+_COLLECTIVE_KERNEL = re.compile(r"^torch\.ops\.(?:_c10d_functional|c10d_functional|_c10d_functional_autograd|_dtensor)\.")
+_COLLECTIVE_TARGET = re.compile(r"^(?:torch\.ops\.)?(?:_c10d_functional|c10d_functional|_c10d_functional_autograd|_dtensor)\.")
 
 
 # ----------------------------------------------------------------------------- roofs
@@ -122,8 +125,18 @@ def kernel_roofline(run: dict[str, Any], k: dict[str, Any],
     ``tflops_peak``/``tflops_source``; ``memory_ms`` (bytes / bandwidth), ``compute_ms`` (FLOPs / peak),
     ``roofline_ms`` (the larger), ``bound`` ("memory" | "compute" | None), ``pct_of_roof`` (roofline /
     measured x 100), ``wasted_ms`` (measured - roofline), ``over_roof`` (why a kernel shows faster than
-    its roof: the count is wrong), ``missing`` (why there is no roofline)."""
-    med = float(k.get("median_ms") or 0.0)
+    its roof: the count is wrong), ``missing`` (why there is no roofline).  A call with no time (a
+    collective, issue 23: ``median_ms`` None with ``not_timed``) has ``measured_ms`` None, no roofline and
+    ``missing`` "collective, not timed: ..."."""
+    if not isinstance(k.get("median_ms"), (int, float)):
+        why = ("collective, not timed: " if k.get("collective") else "not timed: ") + str(k.get("not_timed") or
+                                                                                        "no median_ms in the run")
+        return {"name": k["name"], "call": k.get("call", 1), "backend": k.get("backend"), "measured_ms": None,
+                "gb": None, "gb_source": "not timed", "flops": None, "flops_source": "not timed", "intensity": None,
+                "bw_gbps": None, "bw_source": "not timed", "tflops_peak": None, "tflops_source": "not timed",
+                "memory_ms": None, "compute_ms": None, "roofline_ms": None, "bound": None, "pct_of_roof": None,
+                "wasted_ms": None, "over_roof": None, "missing": why, "not_timed": why}
+    med = float(k["median_ms"])
     out: dict[str, Any] = {"name": k["name"], "call": k.get("call", 1), "backend": k.get("backend"),
                            "measured_ms": med, "gb": k.get("gb"), "gb_source": k.get("gb_source") or "no byte count",
                            "flops": k.get("flops"),
@@ -244,6 +257,8 @@ def roofline_rows(session: Any) -> list[dict[str, Any]]:
             r["eager_ms"] = sum(eager.get(n, 0.0) for n in nodes) if eager and nodes else None
             r["eager_source"] = (f"its post-grad FX nodes' eager times summed: {eager_how}" if r["eager_ms"] is not None
                                  else eager_how if not eager else "the kernel has no post-grad nodes in the links")
+            if r["measured_ms"] is None:  # a collective: its nodes ran as stand-ins, no eager time either
+                r["eager_ms"], r["eager_source"] = None, r["missing"]
             rows.append(r)
     rows.sort(key=lambda r: (r["wasted_ms"] is None, -(r["wasted_ms"] or 0.0)))
     return rows
@@ -273,7 +288,9 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
     """Wasted time by user line over every timed graph, most wasted first: ``line``, ``kernels``
     (``"[0/0] backward cpp_fused_..."``, with the share each gave), ``measured_ms``, ``roofline_ms``,
     ``wasted_ms`` (each the sum of the kernels' times x the line's share, :data:`SPLIT_RULE`),
-    ``unpriced_ms`` (measured time of kernels with no roofline), ``eager_ms``: the eager time of the
+    ``unpriced_ms`` (measured time of kernels with no roofline), ``untimed`` (the line's kernel calls with
+    no time at all, each ``"[1/0] inference torch.ops._c10d_functional.all_reduce_.default#0: collective, not
+    timed: ..."``: a collective, issue 23; left out of every sum, never counted as 0), ``eager_ms``: the eager time of the
     post-grad FX nodes whose user line it is (the run's ``eager_nodes_ms``, each node once), None with
     ``eager_missing`` saying why where a timed graph has none; ``slower_than_eager`` when measured > eager."""
     acc: dict[str, dict[str, Any]] = {}
@@ -285,10 +302,14 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
             weights, _src = kernel_lines(links, k["name"])
             for line, w in weights.items():
                 a = acc.setdefault(line, {"line": line, "kernels": [], "measured_ms": 0.0, "roofline_ms": 0.0,
-                                          "wasted_ms": 0.0, "unpriced_ms": 0.0, "eager_ms": None,
+                                          "wasted_ms": 0.0, "unpriced_ms": 0.0, "untimed": [], "eager_ms": None,
                                           "eager_missing": EAGER_MISSING, "targets": []})
-                a["kernels"].append(f"{key} {k['name']}" + (f" (x{w:.2f})" if w < 0.999 else ""))
                 a["targets"].append((key, k["name"]))
+                if r["measured_ms"] is None:  # a collective: no time, left out of the sums (not a 0)
+                    a["kernels"].append(f"{key} {k['name']} ({r['missing'].split(':')[0]})")
+                    a["untimed"].append(f"{key} {k['name']}: {r['missing']}")
+                    continue
+                a["kernels"].append(f"{key} {k['name']}" + (f" (x{w:.2f})" if w < 0.999 else ""))
                 a["measured_ms"] += w * r["measured_ms"]
                 if r["roofline_ms"] is None:
                     a["unpriced_ms"] += w * r["measured_ms"]
@@ -310,6 +331,8 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
                     a = acc.get((fx.get(n.get("name")) or {}).get("user_line") or "(no user line)")
                     if a is not None:
                         a.setdefault("eager_gaps", set()).add(key)
+                        if _COLLECTIVE_TARGET.match(str(n.get("target", ""))):
+                            a.setdefault("eager_collectives", set()).add(f"{key} {n.get('name')}")
         if not eager:
             why = eager_how
             for a in acc.values():
@@ -318,7 +341,11 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
     for a in acc.values():
         graphs = {g for g, _k in a["targets"]}
         gaps = a.pop("eager_gaps", set())
-        if gaps:
+        colls = a.pop("eager_collectives", set())
+        if colls:
+            a["eager_missing"] = (f"{sorted(colls)[0]}: a collective in this line's post-grad nodes ran as a local "
+                                  "stand-in and has no eager time (no partial sum)")
+        elif gaps:
             a["eager_missing"] = (f"{sorted(gaps)[0]}: some of this line's post-grad nodes were changed by Inductor's "
                                   "last passes and have no eager time of their own (no partial sum)")
         if a["eager_ms"] is not None and not gaps and graphs <= a.pop("eager_graphs", set()):
@@ -328,8 +355,12 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
         else:
             a.pop("eager_graphs", None)
             a["eager_ms"] = None  # not every graph of the line has eager node times: no partial sum
-        a["slower_than_eager"] = a["eager_ms"] is not None and a["measured_ms"] > EAGER_MARGIN * a["eager_ms"]
-    return sorted(acc.values(), key=lambda a: (-a["wasted_ms"], -a["measured_ms"]))
+        if a["untimed"] and len(a["untimed"]) == len(a["targets"]):  # only collectives: nothing measured, not 0
+            a.update(measured_ms=None, roofline_ms=None, wasted_ms=None, unpriced_ms=None)
+        a["slower_than_eager"] = a["eager_ms"] is not None and a["measured_ms"] is not None and \
+            a["measured_ms"] > EAGER_MARGIN * a["eager_ms"]
+    return sorted(acc.values(), key=lambda a: (a["measured_ms"] is None, -(a["wasted_ms"] or 0.0),
+                                               -(a["measured_ms"] or 0.0)))
 
 
 def _size_bytes(buf: dict[str, Any] | None) -> tuple[int | None, str]:
@@ -386,6 +417,10 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
         both = list(dict.fromkeys(both))
         if both:
             return ("Inductor: " + both[-1]), both
+    colls = [k for k in (a, b) if _COLLECTIVE_KERNEL.match(k)]
+    if colls:  # issue 23
+        return (f"not considered: {colls[0].split('#')[0]} is a collective (communication between ranks, an extern "
+                "call), which Inductor's scheduler never fuses"), []
     extern = [k for k in (a, b) if ((links.get("kernels") or {}).get(k) or {}).get("backend") == "extern"
               or k.startswith(("extern_kernels", "torch.ops"))]
     if extern:
@@ -494,11 +529,17 @@ def summary(session: Any, top: int = 5) -> str:
     if not rr:
         return "ledger: no timed kernels"
     priced = [r for r in rr if r["roofline_ms"] is not None]
-    meas = sum(r["measured_ms"] for r in rr)
+    untimed = [r for r in rr if r["measured_ms"] is None]
+    meas = sum(r["measured_ms"] for r in rr if r["measured_ms"] is not None)
     roof = sum(r["roofline_ms"] for r in priced)
     wasted = sum(r["wasted_ms"] for r in priced)
     out = [f"ledger: {len(rr)} kernel calls, {meas:.4f} ms measured ({MEASURED.split(':')[0]}), "
            f"{len(priced)} priced: roofline {roof:.4f} ms, wasted {wasted:.4f} ms"]
+    if untimed:
+        n_coll = sum(1 for r in untimed if r["missing"].startswith("collective"))
+        out.append(f"  {n_coll} collective call(s) not timed" + (f" and {len(untimed) - n_coll} other(s)"
+                                                                 if len(untimed) > n_coll else "")
+                   + ": left out of every sum here (" + untimed[0]["missing"] + ")")
     run0 = _timed(session)[0][1]
     bw, src = memory_roof(run0)
     out.append(f"  memory roof {fmt(bw, '.1f')} GB/s: {src}")
@@ -518,8 +559,13 @@ def summary(session: Any, top: int = 5) -> str:
     out.append("  most wasted user lines (" + SPLIT_RULE.split(";")[0] + "):")
     for r in line_rows(session)[:top]:
         eager = f"{r['eager_ms']:9.4f} ms eager" if r["eager_ms"] is not None else "   eager -"
+        if r["measured_ms"] is None:
+            out.append(f"    {'not timed':>9}                                     {eager}  {r['line']}  "
+                       f"({len(r['untimed'])} collective call(s), not timed)")
+            continue
         out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['measured_ms']:9.4f} ms measured  {eager}  {r['line']}"
-                   + ("  SLOWER THAN EAGER (by >10%)" if r["slower_than_eager"] else ""))
+                   + ("  SLOWER THAN EAGER (by >10%)" if r["slower_than_eager"] else "")
+                   + (f"  (+{len(r['untimed'])} collective call(s), not timed)" if r.get("untimed") else ""))
     fr = fusion_rows(session)
     out.append(f"  missed fusions: {len(fr)} buffers written by one kernel and read back by another; costliest:")
     for r in fr[:top]:
@@ -535,20 +581,24 @@ def report_markdown(session: Any, top: int = 10) -> str:
         return ""
     out = ["#### Where the time goes (ledger)", "", f"Measured: {MEASURED}. Wasted = measured - roofline time, "
            "roofline time = max(bytes / bandwidth, FLOPs / peak).", "", "```", roofs_text(session), "```", "",
+           *([f"{sum(1 for r in rr if r['measured_ms'] is None)} kernel call(s) not timed, left out of every sum "
+              f"below: {next(r['missing'] for r in rr if r['measured_ms'] is None)}", ""]
+             if any(r["measured_ms"] is None for r in rr) else []),
            "##### Roofline per kernel (most wasted first)", "",
            "| graph | kernel | measured ms | roofline ms | wasted ms | % of roof | bound | GB | FLOPs | bytes from |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rr[:top]:
-        out.append(f"| {r['graph']} | `{r['name']}` | {r['measured_ms']:.4f} | {fmt(r['roofline_ms'])} | "
+        out.append(f"| {r['graph']} | `{r['name']}` | {fmt(r['measured_ms'])} | {fmt(r['roofline_ms'])} | "
                    f"{fmt(r['wasted_ms'])} | {fmt(r['pct_of_roof'], '.1f')} | {r['bound'] or r['missing']} | "
                    f"{fmt(r['gb'], '.3g')} | {fmt(r['flops'], '.3g')} | {r['gb_source']} |")
     out += ["", f"##### Wasted time by user line ({SPLIT_RULE})", "",
             "eager ms: the line's post-grad FX nodes run alone by torch.fx.Interpreter (missing where not recorded).", "",
             "| line | measured ms | roofline ms | wasted ms | eager ms | kernels |", "|---|---|---|---|---|---|"]
     for r in line_rows(session)[:top]:
-        out.append(f"| `{r['line']}` | {r['measured_ms']:.4f} | {r['roofline_ms']:.4f} | {r['wasted_ms']:.4f} | "
+        out.append(f"| `{r['line']}` | {fmt(r['measured_ms'])} | {fmt(r['roofline_ms'])} | {fmt(r['wasted_ms'])} | "
                    f"{fmt(r['eager_ms'])}{' (slower than eager)' if r['slower_than_eager'] else ''} | "
-                   f"{'; '.join(r['kernels'][:4])}{' …' if len(r['kernels']) > 4 else ''} |")
+                   f"{'; '.join(r['kernels'][:4])}{' …' if len(r['kernels']) > 4 else ''}"
+                   + (f" ({len(r['untimed'])} not timed: {r['untimed'][0]})" if r.get("untimed") else "") + " |")
     out += ["", "##### Missed fusions, priced (a buffer written by one kernel and read back by another)", "",
             "| graph | buffer | producer -> consumer | bytes | cost ms | lines | Inductor's reason |",
             "|---|---|---|---|---|---|---|"]

@@ -390,6 +390,11 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
             slow_txt = f"`{slow.get('name')}` {slow['median_ms']:.4f} ms" if slow else "-"
             L.append(f"| `{cid} {kind}` | {_ms(c)} | {_ms(e_)} | {sp} | {_ms(r.get('kernel_sum_ms'))} | {slow_txt} |")
         L.append("")
+        colls = [f"`{cid} {kind}`" for (cid, kind), r in runs.items() if r.get("collectives_stubbed")]
+        if colls:  # issue 23
+            L.append(f"Collectives, not timed: the times of {', '.join(colls)} exclude their collective calls (each ran "
+                     "as a local stand-in; timing a collective needs every rank running it together).")
+            L.append("")
         L.append(f"Device `{next(iter(runs.values())).get('device', dev)}`; method: {', '.join(methods) or '?'}.")
         L.append("")
 

@@ -229,15 +229,17 @@ def run_cells(k: dict[str, Any]) -> dict[str, str]:
     GB/s and % of the session's peak, TFLOP/s), from the ``run`` message's ``kernels`` entry."""
     pct = k.get("pct_peak_bw")
     in_graph = k.get("in_graph_ms") if k.get("in_graph_ms") is not None else k.get("warm_ms")
+    med = k.get("median_ms")
     return {
         "kernel": k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""),
         "backend": str(k.get("backend") or ""),
-        "median ms [p20-p80]": f"{k['median_ms']:.4f}"
-                               + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None else ""),
+        "median ms [p20-p80]": (f"{med:.4f}" + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None
+                                                else "")) if isinstance(med, (int, float))
+                               else "collective, not timed" if k.get("collective") else "not timed",
         "in graph ms": num(in_graph, ".4f")
                        + ("" if k.get("in_graph_ms") is not None or k.get("warm_ms") is None else " warm"),
         "in script ms": num(k.get("in_script_ms"), ".4f"),
-        "share": f"{100 * k.get('share', 0):.1f}%",
+        "share": f"{100 * k['share']:.1f}%" if isinstance(k.get("share"), (int, float)) else "-",
         "GB/s": num(k.get("gbps"), ".1f"),
         "% peak BW": num(pct, ".1f") + ("%" if pct is not None else "") + ("*" if (pct or 0) > 100 else ""),
         "TFLOP/s": num(k.get("tflops"), ".2f"),
@@ -257,6 +259,8 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
     rounds = run.get("graph_rounds") or {}
     unstable = rounds.get("rounds_stable") is False or run.get("settled") is False
     cause = run.get("gap_cause")
+    if run.get("collectives_note"):  # issue 23: the times below exclude the graph's collectives
+        lines.append(f"! collectives, not timed: {run['collectives_note']}")
     if isinstance(ksum, (int, float)) and compiled:
         share = 100 * ksum / compiled
         if cause == "unsettled" or unstable:
@@ -320,8 +324,18 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
     """The run pane's detail for one timed kernel call: its full name and every number of its row,
     then the graph's summary."""
     c = run_cells(k)
-    lines = [f"# {c['kernel']}  ({c['backend']})",
-             f"median {c['median ms [p20-p80]']} ms · {c['share']} of the kernel time"]
+    lines = [f"# {c['kernel']}  ({c['backend']})"]
+    if isinstance(k.get("median_ms"), (int, float)):
+        lines.append(f"median {c['median ms [p20-p80]']} ms · {c['share']} of the kernel time")
+    else:  # a collective (issue 23): why it has no time, and what ran in its place
+        lines.append(f"{'collective' if k.get('collective') else 'kernel'}, not timed: {k.get('not_timed') or 'no time'}")
+        if k.get("stand_in"):
+            lines.append(f"timed the graph with a local stand-in in its place: {k['stand_in']}"
+                         + (f" ({k['stand_in_ms']:.4f} ms alone)" if isinstance(k.get("stand_in_ms"), (int, float))
+                            else ""))
+        if gpu and isinstance(k.get("in_script_ms"), (int, float)):
+            lines.append(f"in the script's own calls {k['in_script_ms']:.4f} ms: its kernels as they ran with every "
+                         "rank (CUPTI), waiting for the other ranks included")
     bw = [f"{c['GB/s']} GB/s"] if c["GB/s"] != "-" else []
     bw += [f"{c['% peak BW']} of peak bandwidth"] if c["% peak BW"] != "-" else []
     bw += [f"{c['TFLOP/s']} TFLOP/s"] if c["TFLOP/s"] != "-" else []
@@ -481,6 +495,8 @@ def run_text(msg: dict[str, Any]) -> str:
     if isinstance(c, (int, float)) and isinstance(e, (int, float)) and c > 0:
         out.append(f"speedup {e / c:.2f}x")
     out.append(f"kernel_sum_ms {fmt_ms(msg.get('kernel_sum_ms'))}")
+    if msg.get("collectives_note"):
+        out.append(f"collectives, not timed: {msg['collectives_note']}")
     ks = msg.get("kernels")
     if isinstance(ks, list) and ks:
         out.append("")
@@ -491,5 +507,6 @@ def run_text(msg: dict[str, Any]) -> str:
             share = k.get("share")
             out.append(f"{str(k.get('name')):<48} {str(k.get('backend')):<8} {fmt_ms(k.get('median_ms')):>10} "
                        f"{fmt_ms(k.get('p20_ms')):>10} {fmt_ms(k.get('p80_ms')):>10} "
-                       f"{(f'{share * 100:.0f}%' if isinstance(share, (int, float)) else '-'):>6}")
+                       f"{(f'{share * 100:.0f}%' if isinstance(share, (int, float)) else '-'):>6}"
+                       + (f"  collective, not timed: {k.get('not_timed')}" if k.get("collective") else ""))
     return "\n".join(out) + "\n"

@@ -16,7 +16,8 @@ Split by concern (issue 16): :mod:`.base` (the ``unavailable`` shape, ``safe``, 
 graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torch's structured trace),
 :mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
 :mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker),
-:mod:`.whatif` (settings, a captured graph compiled again).
+:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.collectives` (a graph's collectives and the
+local stand-ins timing runs in their place).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
 """
 
@@ -86,6 +87,13 @@ from inductor_step.tracer.adapter.output_module import (  # noqa: F401
     output_module,
     pin_configs,
     triton_config_text,
+)
+from inductor_step.tracer.adapter.collectives import (  # noqa: F401
+    NoStandIn,
+    collective_of,
+    stand_ins_in_graph,
+    stand_ins_in_module,
+    uses_collectives,
 )
 from inductor_step.tracer.adapter.whatif import (  # noqa: F401
     WHAT_IF_SETTINGS,

@@ -25,6 +25,7 @@ import torch
 
 from inductor_step.tracer import adapter
 from inductor_step.tracer.codeparse import parse_wrapper
+from inductor_step.tracer.timing.collectives import collective_entry, collectives_summary
 from inductor_step.tracer.timing.hooks import _hooked
 from inductor_step.tracer.timing.ingraph import in_graph_times, script_times
 from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops, roofline
@@ -212,7 +213,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         progress("loading the output module")
     mod = adapter.load_output_module(output_path)
     with open(output_path, encoding="utf-8") as f:
-        parsed = parse_wrapper(f.read())
+        source = f.read()
+    parsed = parse_wrapper(source)
     backends = {k["name"]: k["backend"] for k in parsed}
     sources = {k["name"]: k["source"] for k in parsed}
     from inductor_step.tracer.links import _params  # noqa: PLC0415 - parameter names of a kernel's source
@@ -270,7 +272,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
 
     script_configs = (script or {}).get("configs") or {}
     pinned = adapter.pin_configs(mod, {n: c["config"] for n, c in script_configs.items()}) if script_configs else {}
-    with torch.no_grad():
+    # every collective of the graph runs as a local stand-in, never the real one (tracer.adapter.collectives)
+    with torch.no_grad(), adapter.stand_ins_in_module(mod, source):
         args = _graph_args(mod)
         random_args = list(args)
         ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or (script or {}).get("int_inputs") or {})
@@ -287,8 +290,10 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         with _hooked(mod, backends, record):
             mod.call(list(args))
         eager_fn = None
+        eager_stubbed: dict[str, str] = {}
         if eager_gm is not None:
             try:
+                eager_stubbed = adapter.stand_ins_in_graph(eager_gm)
                 eager_gm.recompile()
                 eager_fn = lambda: eager_gm(*args)  # noqa: E731
             except Exception:  # noqa: BLE001
@@ -306,6 +311,10 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 eager_nodes, eager_nodes_how = eager_node_times(eager_gm, list(args), cuda)
             except Exception as e:  # noqa: BLE001
                 eager_nodes_how = f"not measured ({type(e).__name__}: {e})"
+            if eager_stubbed and eager_nodes:
+                eager_nodes = {n: ms for n, ms in eager_nodes.items() if n not in eager_stubbed}
+                eager_nodes_how += (f"; the collective node(s) {', '.join(eager_stubbed)} ran as local stand-ins and "
+                                    "have no eager time")
         in_graph, in_graph_status, cupti_status = (None, "CPU: not applicable", "CPU: not applicable")
         if cuda:
             if progress is not None:
@@ -332,8 +341,15 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 progress(f"kernel {i + 1}/{len(calls)}: {name}")
             base = name.split("#")[0]
             backend = "extern" if base.startswith(("extern_kernels", "torch.ops")) else backends.get(name, "?")
-            med, lo, hi = bench_q(lambda fn=fn, a=a, k=k: fn(*a, **k))
             seen[name] = seen.get(name, 0) + 1
+            coll = adapter.collective_of(name)
+            if coll is not None:  # run as a stand-in (fn): listed, not timed
+                entry = collective_entry(name, seen[name], coll, bench(lambda fn=fn, a=a, k=k: fn(*a, **k)))
+                if (name, seen[name]) in in_script:
+                    entry["in_script_ms"], entry["in_script_calls"] = in_script[(name, seen[name])]
+                kernels.append(entry)
+                continue
+            med, lo, hi = bench_q(lambda fn=fn, a=a, k=k: fn(*a, **k))
             entry: dict[str, Any] = {"name": name, "call": seen[name], "backend": backend,
                                      "median_ms": med, "p20_ms": lo, "p80_ms": hi}
             if (name, seen[name]) in in_script:
@@ -366,12 +382,13 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 except Exception as e:  # noqa: BLE001
                     entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
             kernels.append(entry)
-    total = sum(k["median_ms"] for k in kernels)
+    timed = [k for k in kernels if k["median_ms"] is not None]
+    total = sum(k["median_ms"] for k in timed)
     for k in kernels:
-        k["share"] = (k["median_ms"] / total) if total else 0.0
-    out_extra: dict[str, Any] = {}
-    if kernels and all(k.get("in_graph_ms") is not None for k in kernels):
-        out_extra["in_graph_sum_ms"] = sum(k["in_graph_ms"] for k in kernels)
+        k["share"] = ((k["median_ms"] / total) if total else 0.0) if k["median_ms"] is not None else None
+    out_extra: dict[str, Any] = collectives_summary(kernels, eager_stubbed)
+    if timed and all(k.get("in_graph_ms") is not None for k in timed):
+        out_extra["in_graph_sum_ms"] = sum(k["in_graph_ms"] for k in timed)
     if cuda:
         out_extra["in_script"] = in_script_status
     out_extra["inputs"] = inputs

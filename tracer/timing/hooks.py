@@ -7,6 +7,8 @@ from typing import Any, Callable
 
 import torch
 
+from inductor_step.tracer.adapter.collectives import collective_path
+
 # A hook sees every kernel call of the output module: hook(name, fn, args, kwargs) -> fn's result.
 Hook = Callable[[str, Callable, tuple, dict], Any]
 
@@ -59,8 +61,10 @@ class _OpPath:
 
     Calls of the ATen fallbacks Inductor calls directly (``buf3 = torch.ops.aten.convolution_backward.
     default(...)``, the SDPA kernels), as :func:`tracer.codeparse.parse_wrapper` lists them in ``ops``,
+    and of every collective (``torch.ops._c10d_functional.*``, :func:`tracer.adapter.collectives.collective_path`)
     go through ``hook`` named as parse_wrapper names them: ``torch.ops.aten.X.default#N``, N counting
-    that op's calls in the graph.  Every other attribute is the real one.
+    that op's calls in the graph.  Every other attribute is the real one (``real``: torch.ops, or the
+    stand-ins of :func:`tracer.adapter.collectives.stand_ins_in_module`, whose collectives the hook then gets).
     """
 
     def __init__(self, path: str, real: Any, hook: Hook, ops: set[str], counts: dict[str, int]):
@@ -69,14 +73,15 @@ class _OpPath:
     def __getattr__(self, item: str) -> Any:
         real = getattr(self._real, item)
         path = f"{self._path}.{item}"
-        if path in self._ops and callable(real):
+        coll = collective_path(path)  # a collective is always seen, whether or not the wrapper's parse listed it
+        if (path in self._ops or coll == "leaf") and callable(real):
             def call(*a: Any, **k: Any) -> Any:
                 n = self._counts.get(path, 0)
                 self._counts[path] = n + 1
                 return self._hook(f"{path}#{n}", real, a, k)
 
             return call
-        if any(op.startswith(path + ".") for op in self._ops):
+        if coll == "prefix" or any(op.startswith(path + ".") for op in self._ops):
             return _OpPath(path, real, self._hook, self._ops, self._counts)
         return real
 
@@ -109,11 +114,13 @@ def _hooked(mod: Any, backends: dict[str, str], hook: Hook):
         saved["extern_kernels"] = mod.extern_kernels
         mod.extern_kernels = _ExternRecorder(mod.extern_kernels, hook)
     ops = {n.split("#")[0] for n, b in backends.items() if b == "extern" and n.startswith("torch.ops.")}
-    if ops:
+    mod_torch = getattr(mod, "torch", None)
+    stand_ins = getattr(mod_torch, "_inductor_step_stand_ins", False)  # collectives replaced: see them too
+    if ops or stand_ins:
         counts: dict[str, int] = {}
-        if getattr(mod, "torch", None) is torch:
-            saved["torch"] = mod.torch
-            mod.torch = _TorchModule(torch, _OpPath("torch.ops", torch.ops, hook, ops, counts))
+        if mod_torch is torch or stand_ins:
+            saved["torch"] = mod_torch
+            mod.torch = _TorchModule(mod_torch, _OpPath("torch.ops", mod_torch.ops, hook, ops, counts))
         if getattr(mod, "aten", None) is torch.ops.aten:  # the wrapper's alias: aten = torch.ops.aten
             saved["aten"] = mod.aten
             mod.aten = _OpPath("torch.ops.aten", torch.ops.aten, hook, ops, counts)

@@ -170,7 +170,9 @@ class LedgerPane(StagePane):
                                                                                 else "")
                      if r["eager_ms"] is not None else f"eager: {r['eager_missing']}"),
                     f"split: {ledger.SPLIT_RULE}", "", "kernels:"] + \
-                ["  " + k for k in r["kernels"]]
+                ["  " + k for k in r["kernels"]] + \
+                (["", "not timed (left out of the sums above):"] + ["  " + u for u in r["untimed"]]
+                 if r.get("untimed") else [])
             src = (self.app.session.links(r["targets"][0][0]).get("user_source") or {}).get(r["line"]) \
                 if r["targets"] else None
             if src:

@@ -19,6 +19,12 @@ GPU_ONLY = ("in graph ms", "in script ms")
 STYLES = {"kernel": "bold", "backend": "magenta"}
 
 
+def _slowest_first(k: dict[str, Any]) -> tuple[bool, float]:
+    """Sort key: slowest kernel first; calls with no time (a collective, issue 23) last."""
+    med = k.get("median_ms")
+    return (not isinstance(med, (int, float)), -(med if isinstance(med, (int, float)) else 0.0))
+
+
 class RunPane(StagePane):
     stage = "run"
     title = "7 Run"
@@ -45,7 +51,7 @@ class RunPane(StagePane):
 
     def kernels(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         return self.app.session.cache.get(("run_sorted", id(data)), (data,),
-                                          lambda: sorted(data.get("kernels") or [], key=lambda k: -k["median_ms"]))
+                                          lambda: sorted(data.get("kernels") or [], key=_slowest_first))
 
     def _fused(self, data: dict[str, Any]) -> dict[str, list[str]]:
         codegen = self.app.session.stop_for(self.app.view.graph, "codegen") or {}
