@@ -271,8 +271,10 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
                 if msg.get("error"):
                     print(f"{tag} {protocol.graph_key(msg):<20} run failed: {msg['error']}", flush=True)
                 else:
+                    coll = msg.get("collectives_stubbed") or []
                     print(f"{tag} {protocol.graph_key(msg):<20} run compiled {msg['compiled_ms']:.4f} ms, "
-                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms", flush=True)
+                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
+                          + (f" ({len(coll)} collective call(s) not timed, left out)" if coll else ""), flush=True)
             elif t == "agent_exit" and rank is not None:
                 rcs[rank] = msg["returncode"]
             elif t == "launcher_exit":

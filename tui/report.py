@@ -732,7 +732,10 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
                 if m and m.get("error") and not isinstance(m.get("compiled_ms"), (int, float)):
                     cells.append(f"not timed: {_cell(_one_line(scrub.text(str(m['error'])), 120))}")
                 else:
-                    cells.append(f"{_ms(m.get('compiled_ms'))} ms, kernels {_ms(m.get('kernel_sum_ms'))} ms" if m else "—")
+                    coll = (m or {}).get("collectives_stubbed") or []
+                    cells.append(f"{_ms(m.get('compiled_ms'))} ms, kernels {_ms(m.get('kernel_sum_ms'))} ms"
+                                 + (f" ({len(coll)} collective call(s) not timed, left out)" if coll else "")
+                                 if m else "—")
             L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells)
                      + f" | {_cell(_times_cell(comparison.graph(f'{k[0]} {k[1]}')))} |")
         L.append("")

@@ -372,10 +372,9 @@ def test_job_step_fixture_report_and_export(tmp_path):
     graph_rows = [line for line in md.splitlines() if re.match(r"^\| `\[\d/\d\] \w+` \| codegen", line)]
     assert [r.split("`")[1] for r in graph_rows] == ["[0/0] forward", "[0/0] backward", "[1/0] inference"]
     assert all("| ranks 0,1: agree" in r for r in graph_rows), graph_rows
-    # the all_reduce graph cannot be timed apart from its process group: each rank says why
-    timing = next(line for line in md.splitlines() if line.startswith("| `[1/0] inference` | not timed"))
-    assert timing.count("not timed: RuntimeError: Could not resolve the process group") == 2
-    assert "not timed on rank 0: timing failed" in timing and "not timed on rank 1: timing failed" in timing
+    # the all_reduce graph is timed without its collectives (stand-ins ran in their place): each rank says so
+    timing = next(line for line in md.splitlines() if line.startswith("| `[1/0] inference` | 0."))
+    assert timing.count("(2 collective call(s) not timed, left out)") == 2 and timing.endswith("| agree |")
 
     logs, problems = export_job(JOB_STEP, str(tmp_path / "trace"))
     assert problems == [] and len(logs) == 2
