@@ -346,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
             if ns.nproc_per_node < 1:
                 raise UsageError(f"--nproc-per-node {ns.nproc_per_node}: needs at least 1 process")
             launcher = ["--standalone", "--nproc-per-node", str(ns.nproc_per_node)]
+            if ns.rank is not None and not 0 <= ns.rank < ns.nproc_per_node:
+                raise UsageError(f"--rank {ns.rank}: a job of {ns.nproc_per_node} process(es) has ranks "
+                                 f"0 to {ns.nproc_per_node - 1}")
         if ns.rank is not None and launcher is None and not (ns.open and protocol.is_job_file(ns.open)):
             raise UsageError("--rank goes with a torchrun job (--nproc-per-node N, or -m torch.distributed.run ...)")
         if launcher is not None and ns.open:

@@ -167,6 +167,10 @@ class JobView:
             last = st.session.stops[-1] if st.session.stops else None
             where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"
             self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
+        n = (msg.get("distributed") or {}).get("world_size") if t == "header" else None
+        if n and self.stepped_rank is not None and self.stepped_rank >= n and rank == 0:
+            self.say(f"--rank {self.stepped_rank}: the job has ranks 0 to {n - 1}, so no rank is stepped: every "
+                     "rank records without pausing (q, then --rank N)", "warning")
         if t in ("header", "stop", "done", "agent_exit", "error"):
             self.refresh_ranks()
 
