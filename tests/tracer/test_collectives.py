@@ -27,7 +27,8 @@ from typing import Any
 import pytest
 from test_tracer import ROOT, Run, line_of, run_cli, split_user_line
 
-from inductor_step.tracer.protocol import read_session
+from inductor_step.tracer.protocol import graph_key, read_session
+from inductor_step.tui.session import Session
 
 SCRIPT = os.path.join(ROOT, "tests", "scripts", "collectives.py")
 _CALL = re.compile(r"^\s*(?:(buf\d+) = )?(torch\.ops\._c10d_functional\.\w+\.\w+)\(", re.M)
@@ -264,11 +265,13 @@ DDP = os.path.join(ROOT, "examples", "ddp_train.py")
 
 @pytest.fixture(scope="module")
 def ddp(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """examples/ddp_train.py in one process (a world of 1), one block: two DDP buckets."""
+    """examples/ddp_train.py in one process (a world of 1), one block: two DDP buckets; with
+    ``TORCH_COMPILE_DEBUG=1`` (torch's folder of each graph is named by its AOT graph,
+    ``model__1_forward_4.1``)."""
     cwd = tmp_path_factory.mktemp("ddp")
     record = str(cwd / "s.jsonl")
     r = run_cli(["--headless", "--record", record, DDP, "--n-layer", "1", "--n-embd", "192", "--n-head", "4"],
-                str(cwd), record)
+                str(cwd), record, {"TORCH_COMPILE_DEBUG": "1"})
     assert r.returncode == 0, r.stderr[-3000:]
     return r
 
@@ -284,11 +287,44 @@ def test_ddp_optimizer_splits_the_model_into_bucket_graphs(ddp: Run) -> None:
     assert len({s["wrapper"] for s in forwards}) == len(forwards)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: DDPOptimizer's graphs share one key ('[4/0] forward'); the "
-                   "graph key has no part telling its submodules (AOT id / submod_N) apart")
+def _model_cid(run: Run) -> str:
+    """The compile id of the DDP model's frame (the one compiled in parts)."""
+    return next(s["compile_id"] for s in run.stops if s["stage"] == "codegen" and s["graph_kind"] == "forward")
+
+
 def test_ddp_bucket_graphs_have_their_own_keys(ddp: Run) -> None:
-    keys = [f"{s['compile_id']} {s['graph_kind']}" for s in ddp.stops if s["stage"] == "codegen"]
+    """Each bucket's graph is a graph of its own in the session (``protocol.graph_key``, the UI's
+    graph list): ``[4/0] forward #1``, ``#2``, and their backwards, compiled last bucket first; the
+    headless lines name them so."""
+    keys = [graph_key(s) for s in ddp.stops if s["stage"] == "codegen"]
     assert len(keys) == len(set(keys)), keys
+    cid = _model_cid(ddp)
+    model = [k for k in Session.of(ddp.messages).graphs if k.startswith(cid)]
+    assert model == [f"{cid} forward #1", f"{cid} forward #2", f"{cid} backward #2", f"{cid} backward #1"], model
+    assert f"{cid} backward #2    codegen" in ddp.stdout
+    # the other compiles keep their keys (no part)
+    assert any(k.endswith(" inference") for k in keys)
+
+
+def test_ddp_backward_of_a_bucket_is_its_forwards(ddp: Run) -> None:
+    """``backward #k`` is the backward AOTAutograd derived with ``forward #k``: torch's own debug
+    folders of the two wrappers carry the same AOT id (``model__1_forward_4.1``,
+    ``model__1_backward_6.2``), and the backward's Dynamo level is its own bucket's submodule."""
+    folders = {}
+    for p in glob.glob(os.path.join(ddp.cwd, "**", "output_code.py"), recursive=True):
+        m = re.search(r"__(\d+)_(forward|backward|inference)_\d+", os.path.basename(os.path.dirname(p)))
+        assert m, p
+        folders[open(p).read()] = (m.group(1), m.group(2))
+    cid = _model_cid(ddp)
+    for part in (1, 2):
+        fwd = folders[ddp.stop(f"{cid} forward #{part}", "codegen")["wrapper"]]
+        bwd = folders[ddp.stop(f"{cid} backward #{part}", "codegen")["wrapper"]]
+        assert (fwd[1], bwd[1]) == ("forward", "backward") and fwd[0] == bwd[0], (part, fwd, bwd)
+        assert ddp.stop(f"{cid} backward #{part}", "dynamo")["graph"] == ddp.stop(f"{cid} forward #{part}", "dynamo")["graph"]
+        assert ddp.stop(f"{cid} backward #{part}", "aot")["aot_graphs"]["backward"] == \
+            ddp.stop(f"{cid} forward #{part}", "aot")["aot_graphs"]["backward"]
+    assert folders[ddp.stop(f"{cid} forward #1", "codegen")["wrapper"]][0] != \
+        folders[ddp.stop(f"{cid} forward #2", "codegen")["wrapper"]][0]
 
 
 def test_ddp_global_mean_all_reduce_is_linked(ddp: Run) -> None:
