@@ -359,3 +359,28 @@ def test_fsdp2_example_compiles_its_blocks(tmp_path_factory: pytest.TempPathFact
     cg = _codegen(r.messages)
     assert sorted(cg) == ["[0/0] backward", "[0/0] forward"]
     assert not [k for c in cg.values() for k in c["kernels"] if k.get("collective")]
+
+
+def test_ddp_bucket_graphs_pair_in_diff_ranks_and_export(ddp: Run, tmp_path) -> None:
+    """Two ranks that compiled alike (the session read twice): diff pairs each bucket's graph with
+    its namesake, the rank comparison lists every bucket's graph (in compile-id, kind, part order)
+    on both ranks, in agreement, and the TORCH_TRACE export logs each bucket's AOT graphs and
+    backward metrics, as torch does (one per compile_fx call under the frame's compile id)."""
+    from inductor_step.tui.diff import pair_graphs  # noqa: PLC0415
+    from inductor_step.tui.export import export_trace  # noqa: PLC0415
+    from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
+
+    cid = _model_cid(ddp)
+    sa, sb = Session.of(ddp.messages), Session.of(ddp.messages)
+    parts = [f"{cid} forward #1", f"{cid} forward #2", f"{cid} backward #1", f"{cid} backward #2"]
+    assert [(a, b) for a, b, _ in pair_graphs(sa, sb) if a in parts] == [(k, k) for k in parts[:2] + parts[:1:-1]]
+    c = compare_ranks({0: sa, 1: sb})
+    assert [g.key for g in c.graphs if g.key.startswith(cid)] == parts
+    assert [(c.graph(k).ranks, c.graph(k).differs, c.graph(k).divergences) for k in parts] == [([0, 1], {1: []}, [])] * 4
+    log = open(export_trace(ddp.record, str(tmp_path))).read()
+    fid, fcid = (int(x) for x in cid.strip("[]").split("/"))
+    events = [json.loads(line.split("] ", 1)[1]) for line in log.splitlines() if not line.startswith("\t")]
+    ours = [next(iter(e)) for e in events if e.get("frame_id") == fid and e.get("frame_compile_id") == fcid]
+    assert ours.count("aot_forward_graph") == ours.count("aot_backward_graph") == 2, ours
+    assert ours.count("inductor_output_code") == ours.count("aot_joint_graph") * 2 == 4
+    assert ours.count("bwd_compilation_metrics") == 2
