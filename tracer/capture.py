@@ -96,7 +96,11 @@ class Capture:
         fr = self.frame(cid)
         attempt = adapter.current_attempt()
         if fr.get("calls_attempt") != attempt:  # Dynamo restarted the frame: count again
-            fr["calls_attempt"], fr["calls"] = attempt, 0
+            fr["calls_attempt"], fr["calls"], fr["cur"] = attempt, 0, None
+        elif fr.get("cur") is not None and not self.frame(fr["cur"]).get("aot_started"):
+            # the same compile_fx call: Inductor's pre-grad passes ran on a subgraph (a higher-order
+            # op's body) first, AOTAutograd has not started on this call's graph yet
+            return self.frame(fr["cur"])
         fr["calls"] = fr.get("calls", 0) + 1
         part = fr["calls"] if fr["calls"] > 1 or fr.get("ddp_children", 0) > 1 else None
         fr["cur"] = key = f"{cid}{PART_SEP}{part}" if part else cid
@@ -121,6 +125,7 @@ class Capture:
                 key = parts.get(aot[0], key)
             else:
                 parts.setdefault(aot[0], key)
+                self.frame(key)["aot_started"] = True  # the next pre-grad pass starts another graph
         return self.frame(key)
 
     # ------------------------------------------------------------------ hooks
@@ -215,6 +220,8 @@ class Capture:
         else:
             kind = fr["kind"] or "inference"
         kind = with_part(kind, fr.get("part"))
+        if getattr(self.tl, "variant", None) is None:
+            fr["aot_started"] = True  # (where the aot id cannot be read)
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
         g = self.graph(cid, kind)
