@@ -248,7 +248,7 @@ class Capture:
         g = self.graph(cid, kind)
         g.gm = getattr(graph, "owning_module", None)
         aot = dict(fr["aot"])
-        base = split_part(kind)[0]
+        base = split_part(split_variant(kind)[0])[0]
         if base == "backward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
         elif base == "forward":

@@ -364,11 +364,13 @@ def test_fsdp2_example_compiles_its_blocks(tmp_path_factory: pytest.TempPathFact
 def test_ddp_bucket_graphs_pair_in_diff_ranks_and_export(ddp: Run, tmp_path) -> None:
     """Two ranks that compiled alike (the session read twice): diff pairs each bucket's graph with
     its namesake, the rank comparison lists every bucket's graph (in compile-id, kind, part order)
-    on both ranks, in agreement, and the TORCH_TRACE export logs each bucket's AOT graphs and
-    backward metrics, as torch does (one per compile_fx call under the frame's compile id)."""
+    on both ranks, in agreement, the TORCH_TRACE export logs each bucket's AOT graphs and
+    backward metrics, as torch does (one per compile_fx call under the frame's compile id), and the
+    report lists each and bundles its own repro."""
     from inductor_step.tui.diff import pair_graphs  # noqa: PLC0415
     from inductor_step.tui.export import export_trace  # noqa: PLC0415
     from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
+    from inductor_step.tui.report import build_report  # noqa: PLC0415
 
     cid = _model_cid(ddp)
     sa, sb = Session.of(ddp.messages), Session.of(ddp.messages)
@@ -384,3 +386,13 @@ def test_ddp_bucket_graphs_pair_in_diff_ranks_and_export(ddp: Run, tmp_path) -> 
     assert ours.count("aot_forward_graph") == ours.count("aot_backward_graph") == 2, ours
     assert ours.count("inductor_output_code") == ours.count("aot_joint_graph") * 2 == 4
     assert ours.count("bwd_compilation_metrics") == 2
+    # the report's graph table and repros: one per bucket's graph, each its own fx_graph_runnable
+    out = build_report(ddp.record, str(tmp_path / "report"))
+    report = open(os.path.join(out, "REPORT.md")).read()
+    slug = cid.strip("[]").replace("/", "-")
+    for k in parts:
+        assert f"| `{k}` | dynamo → aot → lowering → scheduling → loopbody → codegen |" in report
+        kind, part = k.split(" ", 1)[1].split(" #")
+        repro = open(os.path.join(out, f"repro_{slug}_{kind}_{part}.py")).read()
+        assert repro == next(m["payload"] for m in ddp.of_type("artifact") if graph_key(m) == k)
+    assert len({open(os.path.join(out, f)).read() for f in os.listdir(out) if f.startswith(f"repro_{slug}_")}) == 4
