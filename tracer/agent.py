@@ -57,8 +57,8 @@ class _Quit(BaseException):
 class Agent(Capture):
     """Capture state for one run of a user script (one process, one script).
 
-    Graphs are keyed by (compile id ``"[0/0]"``, graph kind).  All hooks run on the thread that
-    compiles (the script's main thread, or the autograd thread of a lazy backward).
+    Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
+    All hooks run on the thread that compiles (the script's main thread, or the autograd thread of a lazy backward).
     """
 
     def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
@@ -77,7 +77,8 @@ class Agent(Capture):
         self.resume: queue.Queue[str] = queue.Queue()
         self.t0 = time.monotonic()
         self.seq = 0
-        self.frames: dict[str, dict[str, Any]] = {}   # compile id -> per-frame data
+        # compile id (or "[4/0] #2", a part: Capture.frame_key) -> per-frame data
+        self.frames: dict[str, dict[str, Any]] = {}
         self.graphs: dict[tuple[str, str], GraphState] = {}  # (cid, kind) -> what the hooks keep
         self.current: tuple[str, str] | None = None
         self.fusion_lines: list[str] = []
@@ -373,7 +374,8 @@ class Agent(Capture):
         """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
         from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
 
-        kind = protocol.with_part(str(cmd.get("graph_kind")), cmd.get("part") if isinstance(cmd.get("part"), int) else None)
+        part = cmd.get("part") if isinstance(cmd.get("part"), int) else None
+        kind = protocol.with_part(str(cmd.get("graph_kind")), part)
         try:
             run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
                         run=bool(cmd.get("run")))

@@ -24,9 +24,10 @@ _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
 # the structured-trace events Agent.on_trace reads (names as tracer.adapter.trace_event gives them);
 # torch does not build the others while ours is trace_log's only handler (tracer.adapter.add_trace_handler)
-_TRACE_EVENTS = frozenset({*_AOT_EVENTS, "optimize_ddp_split_child", "dynamo_output_graph", "dynamo_cpp_guards_str", "inductor_output_code",
-                           "compilation_metrics", "artifact:dynamo_graph_break_reason", "artifact:recompile_reasons",
-                           "artifact:fx_graph_runnable", "artifact:inductor_provenance_tracking_node_mappings"})
+_TRACE_EVENTS = frozenset({*_AOT_EVENTS, "optimize_ddp_split_child", "dynamo_output_graph", "dynamo_cpp_guards_str",
+                           "inductor_output_code", "compilation_metrics", "artifact:dynamo_graph_break_reason",
+                           "artifact:recompile_reasons", "artifact:fx_graph_runnable",
+                           "artifact:inductor_provenance_tracking_node_mappings"})
 
 
 def wants_trace_event(name: str) -> bool:

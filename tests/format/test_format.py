@@ -143,7 +143,8 @@ def test_a_parts_stop_opens_lazily_with_its_key(tmp_path):
     assert [protocol.graph_key(m) for m in lazy[1:]] == ["[4/0] forward #2", "[4/0] forward #2 · max_autotune=True",
                                                          "[4/0] forward", "[4/0] forward #3"]
     assert [load_lazy(m) for m in lazy] == messages
-    assert protocol.split_part("backward #2") == ("backward", 2) and protocol.split_part("backward") == ("backward", None)
+    assert protocol.split_part("backward #2") == ("backward", 2)
+    assert protocol.split_part("backward") == ("backward", None)
     assert protocol.with_part("backward", 2) == "backward #2" and protocol.with_part("backward", None) == "backward"
 
 

@@ -320,7 +320,8 @@ def test_ddp_backward_of_a_bucket_is_its_forwards(ddp: Run) -> None:
         fwd = folders[ddp.stop(f"{cid} forward #{part}", "codegen")["wrapper"]]
         bwd = folders[ddp.stop(f"{cid} backward #{part}", "codegen")["wrapper"]]
         assert (fwd[1], bwd[1]) == ("forward", "backward") and fwd[0] == bwd[0], (part, fwd, bwd)
-        assert ddp.stop(f"{cid} backward #{part}", "dynamo")["graph"] == ddp.stop(f"{cid} forward #{part}", "dynamo")["graph"]
+        assert ddp.stop(f"{cid} backward #{part}", "dynamo")["graph"] == \
+            ddp.stop(f"{cid} forward #{part}", "dynamo")["graph"]
         assert ddp.stop(f"{cid} backward #{part}", "aot")["aot_graphs"]["backward"] == \
             ddp.stop(f"{cid} forward #{part}", "aot")["aot_graphs"]["backward"]
     assert folders[ddp.stop(f"{cid} forward #1", "codegen")["wrapper"]][0] != \
@@ -378,7 +379,8 @@ def test_ddp_bucket_graphs_pair_in_diff_ranks_and_export(ddp: Run, tmp_path) -> 
     assert [(a, b) for a, b, _ in pair_graphs(sa, sb) if a in parts] == [(k, k) for k in parts[:2] + parts[:1:-1]]
     c = compare_ranks({0: sa, 1: sb})
     assert [g.key for g in c.graphs if g.key.startswith(cid)] == parts
-    assert [(c.graph(k).ranks, c.graph(k).differs, c.graph(k).divergences) for k in parts] == [([0, 1], {1: []}, [])] * 4
+    assert [(c.graph(k).ranks, c.graph(k).differs, c.graph(k).divergences) for k in parts] == \
+        [([0, 1], {1: []}, [])] * 4
     log = open(export_trace(ddp.record, str(tmp_path))).read()
     fid, fcid = (int(x) for x in cid.strip("[]").split("/"))
     events = [json.loads(line.split("] ", 1)[1]) for line in log.splitlines() if not line.startswith("\t")]
