@@ -57,8 +57,8 @@ class _Quit(BaseException):
 class Agent(Capture):
     """Capture state for one run of a user script (one process, one script).
 
-    Graphs are keyed by (compile id ``"[0/0]"``, graph kind).  All hooks run on the thread that
-    compiles (the script's main thread, or the autograd thread of a lazy backward).
+    Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
+    All hooks run on the thread that compiles (the script's main thread, or the autograd thread of a lazy backward).
     """
 
     def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
@@ -77,7 +77,8 @@ class Agent(Capture):
         self.resume: queue.Queue[str] = queue.Queue()
         self.t0 = time.monotonic()
         self.seq = 0
-        self.frames: dict[str, dict[str, Any]] = {}   # compile id -> per-frame data
+        # compile id (or "[4/0] #2", a part: Capture.frame_key) -> per-frame data
+        self.frames: dict[str, dict[str, Any]] = {}
         self.graphs: dict[tuple[str, str], GraphState] = {}  # (cid, kind) -> what the hooks keep
         self.current: tuple[str, str] | None = None
         self.fusion_lines: list[str] = []
@@ -103,12 +104,18 @@ class Agent(Capture):
     def send(self, msg: dict[str, Any]) -> None:
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
         msg.setdefault("t", round(time.monotonic() - self.t0, 4))
-        if protocol.VARIANT_SEP in str(msg.get("graph_kind")):  # a what-if variant's key -> kind + variant,
-            kind, variant = msg["graph_kind"].split(protocol.VARIANT_SEP, 1)  # right after a stop's head
-            msg["graph_kind"] = kind            # (where the lazy reader finds it: protocol.read_session)
-            at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
-            items = list(msg.items())
-            msg = dict(items[:at] + [("variant", variant)] + items[at:])
+        if isinstance(msg.get("graph_kind"), str):
+            # our graph kinds carry a what-if variant ("forward · max_autotune=True") and a part
+            # ("forward #2": protocol.graph_key): sent as kind + part + variant, right after a stop's
+            # head (where the lazy reader finds them: protocol.read_session)
+            kind, sep, variant = msg["graph_kind"].partition(protocol.VARIANT_SEP)
+            kind, part = protocol.split_part(kind)
+            extra = ([("part", part)] if part else []) + ([("variant", variant)] if sep else [])
+            if extra:
+                msg["graph_kind"] = kind
+                at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
+                items = list(msg.items())
+                msg = dict(items[:at] + extra + items[at:])
         data = protocol.encode(msg)
         with self.lock:
             try:
@@ -367,12 +374,14 @@ class Agent(Capture):
         """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
         from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
 
+        part = cmd.get("part") if isinstance(cmd.get("part"), int) else None
+        kind = protocol.with_part(str(cmd.get("graph_kind")), part)
         try:
-            run_what_if(self, str(cmd.get("compile_id")), str(cmd.get("graph_kind")), dict(cmd.get("settings") or {}),
+            run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
                         run=bool(cmd.get("run")))
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             self.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
-                       "graph_kind": str(cmd.get("graph_kind")), "status": "failed",
+                       "graph_kind": kind, "status": "failed",
                        "message": f"{type(e).__name__}: {e}"})
 
     def what_if_all(self) -> None:

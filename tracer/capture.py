@@ -18,14 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
+from inductor_step.tracer.protocol import PART_SEP, split_part, split_variant, with_part
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
 # the structured-trace events Agent.on_trace reads (names as tracer.adapter.trace_event gives them);
 # torch does not build the others while ours is trace_log's only handler (tracer.adapter.add_trace_handler)
-_TRACE_EVENTS = frozenset({*_AOT_EVENTS, "dynamo_output_graph", "dynamo_cpp_guards_str", "inductor_output_code",
-                           "compilation_metrics", "artifact:dynamo_graph_break_reason", "artifact:recompile_reasons",
-                           "artifact:fx_graph_runnable", "artifact:inductor_provenance_tracking_node_mappings"})
+_TRACE_EVENTS = frozenset({*_AOT_EVENTS, "optimize_ddp_split_child", "dynamo_output_graph", "dynamo_cpp_guards_str",
+                           "inductor_output_code", "compilation_metrics", "artifact:dynamo_graph_break_reason",
+                           "artifact:recompile_reasons", "artifact:fx_graph_runnable",
+                           "artifact:inductor_provenance_tracking_node_mappings"})
 
 
 def wants_trace_event(name: str) -> bool:
@@ -70,7 +72,62 @@ class GraphState:
 
 class Capture:
     """The stage hooks, mixed into :class:`inductor_step.tracer.agent.Agent` (which holds the graphs,
-    frames, stream and control); one method per hook."""
+    frames, stream and control); one method per hook.
+
+    Parts: one compile id can call ``compile_fx`` more than once (Dynamo's DDPOptimizer compiles
+    each DDP bucket's submodule on its own, all under the frame's compile id).  Each call is a graph
+    of its own: its kinds carry its part (``"forward #2"``, protocol.graph_key) and its per-graph
+    frame data (Dynamo graph, AOT graphs, kind) live in a frame entry of its own, keyed
+    ``"[4/0] #2"`` (:meth:`part_frame`), which shares the frame's graph breaks and recompile reasons.
+    A frame that DDPOptimizer split into several submodules numbers its parts from 1; any other
+    frame's first call has no part (its keys stay ``"[0/0] forward"``) and a later one is #2, #3...
+    A backward gets its forward's part: they share AOTAutograd's aot id.
+    """
+
+    def frame_key(self, cid: str, kind: str) -> str:
+        """The frame entry of graph ``(cid, kind)``: ``cid``, or ``"[4/0] #2"`` for a part."""
+        part = split_part(split_variant(kind)[0])[1]
+        return f"{cid}{PART_SEP}{part}" if part else cid
+
+    def new_part(self, cid: str) -> dict[str, Any]:
+        """``compile_fx`` starts on a graph of compile ``cid`` (its pre-grad pass): the frame entry of
+        that graph, a new part when the frame already compiled one or DDPOptimizer split it."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        fr = self.frame(cid)
+        attempt = adapter.current_attempt()
+        if fr.get("calls_attempt") != attempt:  # Dynamo restarted the frame: count again
+            fr["calls_attempt"], fr["calls"], fr["cur"] = attempt, 0, None
+        elif fr.get("cur") is not None and not self.frame(fr["cur"]).get("aot_started"):
+            # the same compile_fx call: Inductor's pre-grad passes ran on a subgraph (a higher-order
+            # op's body) first, AOTAutograd has not started on this call's graph yet
+            return self.frame(fr["cur"])
+        fr["calls"] = fr.get("calls", 0) + 1
+        part = fr["calls"] if fr["calls"] > 1 or fr.get("ddp_children", 0) > 1 else None
+        fr["cur"] = key = f"{cid}{PART_SEP}{part}" if part else cid
+        if part is None:
+            return fr
+        pf = self.frame(key)
+        pf.update(part=part, graph_breaks=fr["graph_breaks"], recompile_reasons=fr["recompile_reasons"],
+                  resume=fr.get("resume"), dynamo_text=fr.get("dynamo_text"), ddp_children=fr.get("ddp_children"))
+        return pf
+
+    def part_frame(self, cid: str) -> dict[str, Any]:
+        """The frame entry of the graph of compile ``cid`` that Inductor compiles now: a backward's is
+        its forward's (the same aot id, tracer.adapter.current_aot_graph); else the current part's."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        fr = self.frame(cid)
+        key = fr.get("cur") or cid
+        aot = adapter.current_aot_graph()
+        if aot is not None:
+            parts = fr.setdefault("aot_parts", {})
+            if aot[1] == "backward":
+                key = parts.get(aot[0], key)
+            else:
+                parts.setdefault(aot[0], key)
+                self.frame(key)["aot_started"] = True  # the next pre-grad pass starts another graph
+        return self.frame(key)
 
     # ------------------------------------------------------------------ hooks
     def on_trace(self, record: logging.LogRecord) -> None:
@@ -94,8 +151,11 @@ class Capture:
         cid = adapter.current_compile_id()
         if cid == "[?]" and "frame_id" in md:
             cid = f"[{md['frame_id']}/{md['frame_compile_id']}]"
-        if name in _AOT_EVENTS:
+        if name == "optimize_ddp_split_child":  # DDPOptimizer split this frame: one submodule per bucket
             fr = self.frame(cid)
+            fr["ddp_children"] = fr.get("ddp_children", 0) + 1
+        elif name in _AOT_EVENTS:
+            fr = self.part_frame(cid)
             fr["aot"][_AOT_EVENTS[name]] = payload
             if name == "aot_inference_graph":
                 fr["kind"] = "inference"
@@ -113,13 +173,13 @@ class Capture:
         elif name == "artifact:fx_graph_runnable":
             # Inductor's standalone repro of the graph it is about to compile (forward, then the
             # backward when it compiles): kept for bug reports
-            fr = self.frame(cid)
+            fr = self.part_frame(cid)
             fr.setdefault("runnables", []).append(payload)
             # Inductor writes one before compiling each graph of the frame: the forward (or
             # inference) graph, then, for training, the backward when it compiles
             kind = "backward" if fr["kind"] == "forward" and len(fr["runnables"]) > 1 else (fr["kind"] or "inference")
             self.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": cid,
-                       "graph_kind": kind, "payload": payload})
+                       "graph_kind": with_part(kind, fr.get("part")), "payload": payload})
         elif name == "dynamo_cpp_guards_str":
             self.send({"type": "guards", "compile_id": cid, "text": payload})
         elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.current:
@@ -136,24 +196,33 @@ class Capture:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
-        fr = self.frame(cid)
-        fr["attempt"] = adapter.current_attempt()
+        self.frame(cid)["attempt"] = adapter.current_attempt()
+        fr = self.new_part(cid)
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
         fr["dynamo"] = snap
-        self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
-                                        "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume")})
+        extra = {}
+        if fr.get("part") and fr.get("ddp_children"):
+            extra["note"] = (f"DDPOptimizer split this frame's Dynamo graph at DDP's bucket boundaries into "
+                             f"{fr['ddp_children']} submodules, compiled one by one in the model's order: this is the "
+                             f"graph of submodule {fr['part']}, as compile_fx got it.")
+        self.stop(cid, with_part(kind, fr.get("part")), "dynamo",
+                  {"graph": snap, "graph_breaks": fr["graph_breaks"], "recompile_reasons": fr["recompile_reasons"],
+                   "resume": fr.get("resume"), **extra})
 
     def on_post_grad_pre(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
-        fr = self.frame(cid)
+        fr = self.part_frame(cid)
         if adapter.is_backward_graph(graph):
             kind = "backward"
         else:
             kind = fr["kind"] or "inference"
+        kind = with_part(kind, fr.get("part"))
+        if getattr(self.tl, "variant", None) is None:
+            fr["aot_started"] = True  # (where the aot id cannot be read)
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
         g = self.graph(cid, kind)
@@ -167,7 +236,8 @@ class Capture:
             # frame's Dynamo graph, captured when the forward compiled
             snap = fr["dynamo"] or {"code": fr.get("dynamo_text") or "", "nodes": []}
             note = ("The backward graph has no Dynamo graph of its own: AOTAutograd derived it from "
-                    "this frame's Dynamo graph, and Inductor compiles it lazily at .backward().") if kind == "backward" else None
+                    "this frame's Dynamo graph, and Inductor compiles it lazily at .backward()."
+                    ) if split_part(kind)[0] == "backward" else None
             self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
                                             "recompile_reasons": fr["recompile_reasons"], "note": note})
 
@@ -175,13 +245,14 @@ class Capture:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
-        fr = self.frame(cid)
+        fr = self.frame(self.frame_key(cid, kind))
         g = self.graph(cid, kind)
         g.gm = getattr(graph, "owning_module", None)
         aot = dict(fr["aot"])
-        if kind == "backward":
+        base = split_part(split_variant(kind)[0])[0]
+        if base == "backward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
-        elif kind == "forward":
+        elif base == "forward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "forward", "backward")}
         if self.final_hooks.get("GraphLowering.run"):
             # the aot stop waits for GraphLowering.run, which gets the graph after Inductor's last
@@ -216,7 +287,10 @@ class Capture:
 
         gl = adapter.current_graph()
         cid = adapter.current_compile_id()
-        kind = "backward" if getattr(gl, "is_backward", False) else (self.current[1] if self.current else "inference")
+        if getattr(gl, "is_backward", False):
+            kind = with_part("backward", self.part_frame(cid).get("part"))
+        else:
+            kind = self.current[1] if self.current else "inference"
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
         g = self.graph(cid, kind)
@@ -277,7 +351,8 @@ class Capture:
         if self.current and self.current[0] == cid:
             kind = self.current[1]
         else:
-            kind = self.frame(cid)["kind"] or "inference"
+            fr = self.part_frame(cid)
+            kind = with_part(fr["kind"] or "inference", fr.get("part"))
         g = self.graph(cid, kind)
         if g.pending_scheduling is not None:  # the final-order hook never fired
             self._send_scheduling(cid, kind, g.pending_scheduling, final=False)
@@ -323,7 +398,7 @@ class Capture:
         try:
             pg = g.post_grad_nodes
             users = sorted({n["user_line"] for n in pg if n.get("user_line")})
-            dyn = (self.frame(cid).get("dynamo") or {}).get("nodes") or []
+            dyn = (self.frame(self.frame_key(cid, kind)).get("dynamo") or {}).get("nodes") or []
             storage = adapter.buffer_mutations(adapter.current_graph())
             return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.buffers,
                                fused_nodes=g.after, kernels=kernels, wrapper=wrapper, owners=owners,

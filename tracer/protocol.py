@@ -230,6 +230,7 @@ class StopBase(StopHead, total=False):
     t: float  # seconds since the agent started
     attempt: int  # Dynamo restarted this frame's analysis: torch names the compile [0/0_1]
     trace_id: str  # "[0/0_1]"
+    part: int  # one of several graphs Inductor compiled for this compile id and kind (see graph_key)
     variant: str  # a what-if recompile of the graph (issue 22): its settings, "max_autotune=True"
     unavailable: str  # the whole snapshot failed (tracer.adapter.safe)
     traceback: str
@@ -361,6 +362,7 @@ class _Error(TypedDict):
 
 
 class Error(_Error, total=False):
+    part: int  # the graph's part (see graph_key), as its stops carry it
     variant: str  # the failed compile was a what-if variant (see WhatIf)
     full_message: str
     traceback: str
@@ -403,6 +405,7 @@ class Provenance(TypedDict, total=False):
     compile_id: str
     graph_kind: GraphKind
     mappings: str  # inductor_provenance_tracking_node_mappings JSON
+    part: int  # the graph's part (see graph_key), as its stops carry it
     variant: str
     t: float
 
@@ -412,6 +415,7 @@ class Artifact(TypedDict, total=False):
     name: str  # "fx_graph_runnable"
     compile_id: str
     graph_kind: GraphKind
+    part: int  # the graph's part (see graph_key), as its stops carry it
     variant: str
     payload: str
     t: float
@@ -435,6 +439,7 @@ class FusionQuery(TypedDict, total=False):
     b: str
     compile_id: str
     graph_kind: str
+    part: int
     verdict: str  # "can fuse" | "cannot fuse" | "not available: ..."
     reasons: list[str]  # Inductor's fusion log while it decided
     t: float
@@ -576,6 +581,7 @@ class Run(TypedDict, total=False):
     threads: int
     pid: int
     kernels: list[RunKernel]
+    part: int  # the graph's part (see graph_key), as its stops carry it
     variant: str  # a what-if variant's timing
     numerics: Numerics  # a variant's outputs against the original compiled graph's and eager's
     error: str
@@ -621,6 +627,7 @@ class WhatIf(TypedDict, total=False):
     type: Literal["what_if"]
     compile_id: str
     graph_kind: GraphKind
+    part: int  # the graph's part (see graph_key), as its stops carry it
     variant: str
     settings: dict[str, Any]
     status: Literal["compiling", "done", "failed"]
@@ -657,6 +664,7 @@ class Command(TypedDict, total=False):
     graph: str | None  # run: "[0/0] forward", or all graphs
     compile_id: str  # what_if: the graph to recompile, with these torch._inductor.config settings
     graph_kind: str
+    part: int  # what_if: the graph's part (see graph_key), if it has one
     settings: dict[str, Any]
     run: bool  # what_if: then time the original and the variant (with numerics)
 
@@ -666,8 +674,8 @@ class Command(TypedDict, total=False):
 #: A stop's head keys, in the order they start its line.
 STOP_HEAD_KEYS: tuple[str, ...] = tuple(StopHead.__annotations__)
 #: Head keys kept in the clear on a packed line, by message type (besides ``type``).
-PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": (*STOP_HEAD_KEYS[1:], "variant")}
-_OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "name")
+PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": (*STOP_HEAD_KEYS[1:], "part", "variant")}
+_OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "part", "name")
 #: Lines at least this long (bytes) are packed by the session writer.
 PACK_OVER = 2048
 
@@ -756,7 +764,8 @@ def decode(line: bytes | str) -> dict[str, Any] | None:
 # The head of a stop line as the agent writes it (stop_head), then, on a packed line, its size.
 _STR = rb'"(?:[^"\\]|\\.)*"'
 _STOP_HEAD = re.compile(rb'\{"type":"stop","seq":(\d+),"compile_id":(' + _STR + rb'),"graph_kind":(' + _STR
-                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"variant":(' + _STR + rb'))?(?:,"size":(\d+),"zlib":")?')
+                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"part":(\d+))?(?:,"variant":(' + _STR
+                        + rb'))?(?:,"size":(\d+),"zlib":")?')
 LAZY = "_raw"  # key of a stop whose body is not parsed yet (see read_session's lazy_over)
 
 
@@ -814,13 +823,15 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                 start, pos = pos, end
                 if lazy_over is not None and not first and end - start > min(lazy_over, _LAZY_MIN):
                     m = _STOP_HEAD.match(mm[start:start + 512])
-                    if m and (int(m.group(7)) if m.group(7) else end - start) > lazy_over \
+                    if m and (int(m.group(8)) if m.group(8) else end - start) > lazy_over \
                             and mm[end - 4:end].rstrip().endswith(b"}"):  # a whole line, not a torn one
                         head = {"type": "stop", "seq": int(m.group(1)), "compile_id": json.loads(m.group(2)),
                                 "graph_kind": json.loads(m.group(3)), "stage": json.loads(m.group(4)),
                                 "paused": m.group(5) == b"true", LAZY: (path, start, end - start)}
-                        if m.group(6):  # a what-if variant's stop (its variant follows the head)
-                            head["variant"] = json.loads(m.group(6))
+                        if m.group(6):  # one of several graphs of its compile id and kind (see graph_key)
+                            head["part"] = int(m.group(6))
+                        if m.group(7):  # a what-if variant's stop (its variant follows the head)
+                            head["variant"] = json.loads(m.group(7))
                         yield head
                         continue
                 msg = decode(mm[start:end])
@@ -841,9 +852,32 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
 
 def graph_key(msg: dict[str, Any]) -> str:
     """The graph a message belongs to, as shown to users: ``"[0/0] forward"``; a what-if variant's:
-    ``"[0/0] forward · max_autotune=True"``."""
+    ``"[0/0] forward · max_autotune=True"``.
+
+    One compile id can hand Inductor several graphs of one kind: Dynamo's DDPOptimizer splits a
+    DistributedDataParallel model's graph at DDP's bucket boundaries and compiles each submodule on
+    its own (``compile_fx`` once per submodule, all under the frame's compile id).  Each is a graph
+    of its own, told apart by its message's ``part`` (1-based, in compile order; a forward's backward
+    has its forward's part): ``"[4/0] forward #2"``, ``"[4/0] backward #2"``.  Ordinary compiles have
+    no ``part`` and keep their keys."""
     key = f"{msg.get('compile_id', '[?]')} {msg.get('graph_kind', '?')}"
+    if msg.get("part"):
+        key += f"{PART_SEP}{msg['part']}"
     return f"{key}{VARIANT_SEP}{msg['variant']}" if msg.get("variant") else key
+
+
+PART_SEP = " #"  # between a graph's kind and its part: "[4/0] forward #2" (graph_key)
+
+
+def split_part(kind: str) -> tuple[str, int | None]:
+    """``"forward #2"`` (a kind as a graph key ends) -> ``("forward", 2)``; ``"forward"`` -> ``("forward", None)``."""
+    base, sep, part = str(kind).rpartition(PART_SEP)
+    return (base, int(part)) if sep and part.isdigit() else (str(kind), None)
+
+
+def with_part(kind: str, part: int | None) -> str:
+    """``("forward", 2)`` -> ``"forward #2"``; no part -> ``kind`` (the inverse of :func:`split_part`)."""
+    return f"{kind}{PART_SEP}{part}" if part else kind
 
 
 # ----------------------------------------------------------------------------- what if (issue 22)

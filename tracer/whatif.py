@@ -26,7 +26,7 @@ import threading
 import traceback
 from typing import Any
 
-from inductor_step.tracer.protocol import STAGES, VARIANT_SEP, settings_label
+from inductor_step.tracer.protocol import STAGES, VARIANT_SEP, settings_label, split_part
 
 
 def check_settings(settings: dict[str, Any]) -> str | None:
@@ -71,15 +71,16 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
 
         agent.tl.variant = (cid, vkind)
         try:
-            fr = agent.frames.get(cid) or {}
+            fr = agent.frames.get(agent.frame_key(cid, kind)) or {}
             note = (f"The Dynamo graph of {cid} {kind}: this variant recompiled that graph's post-grad graph "
                     f"(as compile_fx_inner got it) with {variant}; Dynamo and AOTAutograd did not run again.")
             agent.stop(cid, vkind, "dynamo", {"graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "",
                                                                               "nodes": []},
                                                "graph_breaks": fr.get("graph_breaks") or [],
                                                "recompile_reasons": [], "note": note})
-            state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=kind == "backward",
-                                                        is_inference=kind == "inference")
+            base = split_part(kind)[0]
+            state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=base == "backward",
+                                                        is_inference=base == "inference")
         except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
             state["error"] = e
             state["traceback"] = traceback.format_exc()

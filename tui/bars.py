@@ -86,7 +86,7 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
         t.append(f" recorded session · {len(s.stops)} stops (ended before the script finished)", style="dim")
     err = s.errors[-1] if s.errors else None
     if err:
-        where = f"{err.get('compile_id')} {err.get('graph_kind')} " if err.get("compile_id") else ""
+        where = f"{graph_key(err)} " if err.get("compile_id") else ""
         t.append(f" · error in {where}{err.get('stage')}: {err.get('message')}", style="bold red")
     if s.run_status and view.stage == "run":
         t.append(f" · {s.run_status}", style="cyan")

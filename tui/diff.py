@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from inductor_step.tracer.protocol import VARIANT_SEP
+from inductor_step.tracer.protocol import VARIANT_SEP, split_part
 
 #: (level key, title, the stage whose pane shows its items), top-down
 LEVELS: tuple[tuple[str, str, str], ...] = (
@@ -878,7 +878,7 @@ def default_partner(graphs: Sequence[str], key: str) -> str | None:
     """The graph to diff ``key`` with: for a recompile ``[f/n]`` (n > 0) of a kind, ``[f/n-1]`` of
     that kind (so ``[0/1] forward`` -> ``[0/0] forward``); otherwise the next recompile of the same
     frame and kind, else the nearest other graph of that kind, else any other graph."""
-    m = re.match(r"\[(\d+)/(\d+)\] (\w+)", key)
+    m = re.match(r"\[(\d+)/(\d+)\] (\w+(?: #\d+)?)", key)  # the kind with its part (protocol.graph_key)
     others = [g for g in graphs if g != key]
     if VARIANT_SEP in key and key.split(VARIANT_SEP, 1)[0] in graphs:  # a what-if variant: its original
         return key.split(VARIANT_SEP, 1)[0]
@@ -890,6 +890,8 @@ def default_partner(graphs: Sequence[str], key: str) -> str | None:
             if want in graphs:
                 return want
         same_kind = [g for g in others if g.endswith(" " + kind)]
+        base = split_part(kind)[0]
+        same_kind = same_kind or [g for g in others if split_part(g.split(" ", 1)[-1])[0] == base]
         if same_kind:
             i = graphs.index(key) if key in graphs else 0
             return min(same_kind, key=lambda g: abs(graphs.index(g) - i))

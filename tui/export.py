@@ -210,8 +210,8 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
     # cids whose session holds torch's own collective schedule (an agent that records it)
     own_schedule = {str(m.get("compile_id")) for m in msgs
                     if m.get("type") == "artifact" and m.get("name") == "inductor_collective_schedule"}
-    backward_graphs: list[str] = []
-    bwd_fail: dict[str, dict[str, Any]] = {}
+    backward_graphs: list[tuple[str, int | None]] = []  # (compile id, part): protocol.graph_key
+    bwd_fail: dict[tuple[str, int | None], dict[str, Any]] = {}
 
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         w = _TraceWriter(f, pid=pid, source=source, base_time=end - last_t, rank=rank)
@@ -279,9 +279,10 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
                 start(cid, None)
                 if stage == "aot":
                     aot = m.get("aot_graphs") if isinstance(m.get("aot_graphs"), dict) else {}
-                    for key, event in _AOT_EVENTS:
-                        if isinstance(aot.get(key), str) and (cid, event) not in emitted:
-                            emitted.add((cid, event))
+                    for key, event in _AOT_EVENTS:  # once per graph of the frame compile (a DDP bucket's
+                        # submodule has its own: protocol.graph_key's part), as torch logs them
+                        if isinstance(aot.get(key), str) and (cid, f"{event} {m.get('part')}") not in emitted:
+                            emitted.add((cid, f"{event} {m.get('part')}"))
                             w.event(event, {}, cid, aot[key])
                     post = m.get("post_grad") if isinstance(m.get("post_grad"), dict) else {}
                     if isinstance(post.get("code"), str):
@@ -302,8 +303,8 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
                                        "[\n" + ",\n".join(json.dumps(s) for s in sched) + "\n]", encoding="json")
                         op = m.get("output_path")
                         w.event("inductor_output_code", {"filename": op, "file_path": op}, cid, m["wrapper"])
-                    if kind == "backward" and cid not in backward_graphs:
-                        backward_graphs.append(cid)
+                    if kind == "backward" and (cid, m.get("part")) not in backward_graphs:
+                        backward_graphs.append((cid, m.get("part")))
             elif typ == "artifact" and isinstance(m.get("payload"), str) and m.get("name"):
                 if cid:
                     start(cid, None)
@@ -322,9 +323,9 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
                 w.artifact(ARTIFACTS["error"], cid,
                            f"# error in {m.get('stage')} of {cid or '-'} {kind or ''}\n{m.get('message')}\n\n{tb}")
                 if cid and kind == "backward":
-                    bwd_fail[cid] = m
-                    if cid not in backward_graphs:
-                        backward_graphs.append(cid)
+                    bwd_fail[(cid, m.get("part"))] = m
+                    if (cid, m.get("part")) not in backward_graphs:
+                        backward_graphs.append((cid, m.get("part")))
                 elif cid:
                     metrics(cid, m)
             elif typ == "run" and cid:
@@ -334,11 +335,11 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
         w.t = last_t
         for cid in sorted(started - metrics_done):
             metrics(cid)
-        for cid in backward_graphs:
+        for cid, part in backward_graphs:  # one per backward compile (a DDP frame compiles one per bucket)
             md: dict[str, Any] = {"compile_id": cid.strip("[]"), "inductor_compile_time_s": None,
                                   "code_gen_time_s": None, "fail_type": None, "fail_reason": None}
-            if cid in bwd_fail:
-                md["fail_type"], md["fail_reason"] = _fail(bwd_fail[cid])
+            if (cid, part) in bwd_fail:
+                md["fail_type"], md["fail_reason"] = _fail(bwd_fail[(cid, part)])
             w.event("bwd_compilation_metrics", md, cid)
         if rank_note:  # under the graph the rank was last seen in (a graph-less event would be a
             # compile id of its own, '[-/-]', that tlparse counts as a compile-id divergence)

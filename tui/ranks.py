@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.tracer.protocol import STAGES, graph_key
+from inductor_step.tracer.protocol import STAGES, graph_key, split_part
 from inductor_step.tui.diff import (Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason)
 
 #: a kernel slower on one rank than on another by more than this factor (median over median) counts
@@ -275,8 +275,9 @@ def _ranks(rs: list[int], word: str = "") -> str:
 
 def _key_order(key: str) -> tuple:
     m = _CID.search(key)
-    kind = key.split(" ", 1)[-1]
-    return (int(m.group(1)), int(m.group(2)), {"forward": 0, "inference": 0, "backward": 1}.get(kind, 2)) if m else (1 << 30,)
+    kind, part = split_part(key.split(" ", 1)[-1])
+    return (int(m.group(1)), int(m.group(2)), {"forward": 0, "inference": 0, "backward": 1}.get(kind, 2),
+            part or 0) if m else (1 << 30,)
 
 
 def _world(sessions: dict[int, Any]) -> int:

@@ -28,7 +28,7 @@ import sys
 import tarfile
 from typing import Any
 
-from inductor_step.tracer.protocol import ALL_STAGES
+from inductor_step.tracer.protocol import ALL_STAGES, with_part
 from inductor_step.tui.text import break_reasons
 from inductor_step.tui.session import Session, fmt_ms as _ms, load_session, session_command, session_parser
 
@@ -48,11 +48,17 @@ def cid_slug(compile_id: str | None) -> str:
     return re.sub(r"[^0-9A-Za-z_]+", "-", s).strip("-") or "unknown"
 
 
+def _kind_of(m: dict[str, Any], default: str = "None") -> str:
+    """A message's graph kind with its part, as graph keys end: ``"forward #2"`` (protocol.graph_key)."""
+    return with_part(str(m.get("graph_kind", default)), m.get("part"))
+
+
 def _graphs(msgs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     """(compile_id, graph_kind) -> stage -> stop, graphs in the order their first stop came (the
-    session index the app uses, :class:`inductor_step.tui.session.Session`)."""
+    session index the app uses, :class:`inductor_step.tui.session.Session`); a kind carries its
+    part (``"forward #2"``)."""
     session = Session.of(msgs)
-    return {(str(st["compile_id"]), str(st["graph_kind"])): stages
+    return {(str(st["compile_id"]), _kind_of(st)): stages
             for stages in session.by_graph.values() for st in list(stages.values())[:1]}
 
 
@@ -189,11 +195,12 @@ def _write_repros(msgs: list[dict[str, Any]], graphs: dict, out_dir: str) -> tup
     for m in msgs:
         if m.get("type") != "artifact" or m.get("name") != "fx_graph_runnable" or not isinstance(m.get("payload"), str):
             continue
-        cid, kind = str(m.get("compile_id", "[?]")), str(m.get("graph_kind", "graph"))
-        name = f"repro_{cid_slug(cid)}_{kind}.py"
+        cid, kind = str(m.get("compile_id", "[?]")), _kind_of(m, "graph")
+        slug = kind.replace(" #", "_")  # "forward #2" -> repro_4-0_forward_2.py
+        name = f"repro_{cid_slug(cid)}_{slug}.py"
         n = 2
         while name in used:
-            name = f"repro_{cid_slug(cid)}_{kind}_{n}.py"
+            name = f"repro_{cid_slug(cid)}_{slug}_{n}.py"
             n += 1
         used.add(name)
         _write(os.path.join(out_dir, name), m["payload"])
@@ -208,7 +215,7 @@ def _write_repros(msgs: list[dict[str, Any]], graphs: dict, out_dir: str) -> tup
         code = post.get("code") if isinstance(post, dict) else None
         if not code:
             continue
-        name = f"graph_{cid_slug(cid)}_{kind}.txt"
+        name = f"graph_{cid_slug(cid)}_{kind.replace(' #', '_')}.txt"
         banner = (
             f"# NOT RUNNABLE: the post-grad FX graph of {cid} {kind}, as inductor-step recorded it.\n"
             "# The session holds no fx_graph_runnable for this graph (Inductor's standalone repro),\n"
@@ -229,7 +236,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     runs: dict[tuple[str, str], dict[str, Any]] = {}
     for m in msgs:
         if m.get("type") == "run":
-            runs[(str(m.get("compile_id")), str(m.get("graph_kind")))] = m
+            runs[(str(m.get("compile_id")), _kind_of(m))] = m
     done = next((m for m in msgs if m.get("type") == "done"), None)
     breaks: dict[str, int] = {}
     recompiles: dict[str, int] = {}
@@ -243,7 +250,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     L: list[str] = []
     err = errors[0] if errors else None
     if err:
-        where = f" in {err.get('stage')}" + (f" of {err.get('compile_id')} {err.get('graph_kind') or ''}".rstrip() if err.get("compile_id") else "")
+        where = f" in {err.get('stage')}" + (f" of {err.get('compile_id')} {_kind_of(err) if err.get('graph_kind') else ''}".rstrip() if err.get("compile_id") else "")
         title = f"torch.compile: {_one_line(scrub.text(str(err.get('message', 'error'))), 160)}{where}"
     else:
         title = f"torch.compile: {len(graphs)} graph(s) compiled" + (", timed" if runs else "")
@@ -311,7 +318,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
         L.append("None recorded" + (f" (the script exited with status {rc})." if rc is not None else "."))
         L.append("")
     for e in errors:
-        graph = f"{e.get('compile_id')} {e.get('graph_kind') or ''}".strip() if e.get("compile_id") else "-"
+        graph = f"{e.get('compile_id')} {_kind_of(e) if e.get('graph_kind') else ''}".strip() if e.get("compile_id") else "-"
         L.append(f"- stage: **{e.get('stage', '?')}**")
         L.append(f"- compile id: **{e.get('compile_id') or '-'}** (graph: {graph})")
         L.append(f"- message: `{_one_line(scrub.text(str(e.get('message', ''))), 300).replace('`', chr(39))}`")
@@ -337,7 +344,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
             reached = [s for s in ALL_STAGES if s in stages]
             if (cid, kind) in runs:
                 reached.append("run")
-            failed = next((e for e in errors if e.get("compile_id") == cid and (e.get("graph_kind") in (None, kind))), None)
+            failed = next((e for e in errors if e.get("compile_id") == cid and (e.get("graph_kind") is None or _kind_of(e) == kind)), None)
             if failed and reached and reached[-1] == failed.get("stage"):
                 reached[-1] = f"**{reached[-1]} (failed)**"
             elif failed:
@@ -540,7 +547,7 @@ class _RankView:
 
     def last_stop(self) -> str:
         stop = next((m for m in reversed(self.msgs or []) if m.get("type") == "stop" and not m.get("variant")), None)
-        return f"{stop.get('compile_id')} {stop.get('graph_kind')} {stop.get('stage')}" if stop else "-"
+        return f"{stop.get('compile_id')} {_kind_of(stop)} {stop.get('stage')}" if stop else "-"
 
     def graph_facts(self, key: tuple[str, str]) -> dict[str, Any] | None:
         """Stages reached, kernel names, post-grad code and collective schedule of one graph."""
@@ -552,7 +559,7 @@ class _RankView:
         cid, kind = key
         reached = [st for st in ALL_STAGES if st in stages]
         failed = next((e for e in self.of_type("error") if e.get("compile_id") == cid
-                       and e.get("graph_kind") in (None, kind)), None)
+                       and (e.get("graph_kind") is None or _kind_of(e) == kind)), None)
         cg = stages.get("codegen") or {}
         kernels = [str(k.get("name")) for k in cg.get("kernels") or [] if isinstance(k, dict)] \
             if isinstance(cg.get("kernels"), list) else None
@@ -715,7 +722,7 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
         L += ["#### Collectives in the compiled graphs", "", "In the order each rank's wrapper calls them:", ""] + coll + [""]
 
     # run timings, where the ranks were timed
-    timed = {v.rank: {(str(m.get("compile_id")), str(m.get("graph_kind"))): m for m in v.of_type("run")} for v in views}
+    timed = {v.rank: {(str(m.get("compile_id")), _kind_of(m)): m for m in v.of_type("run")} for v in views}
     tkeys = [k for k in keys if any(k in t for t in timed.values())]
     if tkeys:
         methods = sorted({str(m.get("method")) for t in timed.values() for m in t.values() if m.get("method")})
@@ -748,7 +755,7 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
         L.append(f"- rank {v.rank} **died**: {_one_line(scrub.text(str(v.entry.get('message') or 'no message')), 400)}"
                  + (f" (last stop recorded: {v.last_stop()})" if v.msgs else ""))
     for r, e in errs:
-        graph = f"{e.get('compile_id')} {e.get('graph_kind') or ''}".strip() if e.get("compile_id") else "-"
+        graph = f"{e.get('compile_id')} {_kind_of(e) if e.get('graph_kind') else ''}".strip() if e.get("compile_id") else "-"
         L.append(f"- rank {r}: stage **{e.get('stage', '?')}**, graph `{graph}`: "
                  f"`{_one_line(scrub.text(str(e.get('message', ''))), 300).replace('`', chr(39))}` "
                  f"(traceback in `rank{r}/REPORT.md`)")

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any
 
-from inductor_step.tracer.protocol import graph_key
+from inductor_step.tracer.protocol import graph_key, with_part
 
 
 def fmt_ms(v: Any) -> str:
@@ -111,11 +111,16 @@ def graph_note(dynamo: dict[str, Any] | None) -> str:
 
 # --------------------------------------------------------------------------- the stages
 
+def _kind(msg: dict[str, Any]) -> str:
+    """A message's graph kind with its part (``"forward #2"``, protocol.graph_key)."""
+    return with_part(str(msg.get("graph_kind")), msg.get("part"))
+
+
 def dynamo_text(stop: dict[str, Any], guards: str | None, guards_commented: str = "") -> str:
     """Pane 1's code: the Dynamo FX graph's code with its compile's why (note, resume, recompile
     reasons, each graph break in full) above and the guards (``dynamo_cpp_guards_str``) below."""
     g = stop.get("graph") or {}
-    head = [f"# Dynamo FX graph {stop['compile_id']} ({stop['graph_kind']})"]
+    head = [f"# Dynamo FX graph {stop['compile_id']} ({_kind(stop)})"]
     if stop.get("note"):
         head.append(f"# {stop['note']}")
     if stop.get("resume"):
@@ -147,8 +152,8 @@ def aot_text(stop: dict[str, Any]) -> str:
         if src:
             parts.append(f"# ===== AOT {name} graph (aot_{name}_graph) =====\n{src}")
     when = pg.get("when")
-    label = f"post-grad graph ({stop['graph_kind']}, {when})" if when else \
-        f"post-grad graph ({stop['graph_kind']}, what Inductor lowers)"
+    label = f"post-grad graph ({_kind(stop)}, {when})" if when else \
+        f"post-grad graph ({_kind(stop)}, what Inductor lowers)"
     parts.append(f"# ===== {label} =====\n{pg.get('code', pg.get('unavailable', ''))}")
     return "\n\n".join(parts)
 
@@ -400,7 +405,7 @@ def _indent(text: str, pad: str = "    ") -> str:
 
 def ir_buffers_text(stop: dict[str, Any]) -> str:
     """The lowering stop as text: graph inputs, then every IR buffer with its fields and Inductor's own text."""
-    out: list[str] = [f"# Inductor IR after lowering: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    out: list[str] = [f"# Inductor IR after lowering: {stop.get('compile_id')} {_kind(stop)}"]
     gi = stop.get("graph_inputs")
     if isinstance(gi, list) and gi:
         out.append("\n## graph inputs")
@@ -435,7 +440,7 @@ def scheduler_text(stop: dict[str, Any], which: str) -> str:
     """A scheduling stop's ``before`` or ``after`` nodes as text (members, buffers, Inductor's text)."""
     nodes = stop.get(which)
     label = "before fusion" if which == "before" else "after fusion"
-    out = [f"# scheduler nodes {label}: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    out = [f"# scheduler nodes {label}: {stop.get('compile_id')} {_kind(stop)}"]
     if _unavailable(nodes):
         out.append(_unavailable(nodes))  # type: ignore[arg-type]
     for n in nodes if isinstance(nodes, list) else []:
@@ -456,7 +461,7 @@ def scheduler_text(stop: dict[str, Any], which: str) -> str:
 def fusion_text(stop: dict[str, Any]) -> str:
     """A scheduling stop's fusion log (logger ``torch._inductor.scheduler.__fusion``) as text."""
     log = stop.get("fusion_log")
-    head = f"# fusion decisions (logger torch._inductor.scheduler.__fusion): {stop.get('compile_id')} {stop.get('graph_kind')}"
+    head = f"# fusion decisions (logger torch._inductor.scheduler.__fusion): {stop.get('compile_id')} {_kind(stop)}"
     if _unavailable(log):
         return head + "\n" + _unavailable(log) + "\n"  # type: ignore[operator]
     lines = [str(x) for x in log] if isinstance(log, list) else []
@@ -465,7 +470,7 @@ def fusion_text(stop: dict[str, Any]) -> str:
 
 def loopbody_text(stop: dict[str, Any]) -> str:
     """A loopbody stop as text: each scheduler node's ``LoopBody``."""
-    out = [f"# LoopBody of each scheduler node: {stop.get('compile_id')} {stop.get('graph_kind')}"]
+    out = [f"# LoopBody of each scheduler node: {stop.get('compile_id')} {_kind(stop)}"]
     bodies = stop.get("bodies")
     if stop.get("none"):
         out.append(f"(none: {stop['none']})")
@@ -487,7 +492,7 @@ def loopbody_text(stop: dict[str, Any]) -> str:
 
 def run_text(msg: dict[str, Any]) -> str:
     """A run message as the export's artifact text: graph times, then one line per kernel call."""
-    out = [f"# run: {msg.get('compile_id')} {msg.get('graph_kind')} on {msg.get('device')} "
+    out = [f"# run: {msg.get('compile_id')} {_kind(msg)} on {msg.get('device')} "
            f"({msg.get('method')}" + (f", {msg['threads']} threads" if msg.get("threads") else "") + ")"]
     out.append(f"compiled_ms {fmt_ms(msg.get('compiled_ms'))}")
     out.append(f"eager_ms {fmt_ms(msg.get('eager_ms'))}")

@@ -122,6 +122,32 @@ def test_writer_packs_long_lines_and_they_read_back(tmp_path):
     assert [load_lazy(m) for m in lazy] == messages
 
 
+def test_a_parts_stop_opens_lazily_with_its_key(tmp_path):
+    """A stop of one of a frame's several graphs (a DDP bucket's submodule: ``part`` after
+    ``paused``, a what-if variant's after that), long (packed) and short: its lazily read head
+    keeps part and variant, so the session's key is ``"[4/0] forward #2 · max_autotune=True"``;
+    an ordinary stop's key has no part."""
+    def stop(seq, part, variant, size):
+        head = stop_head(seq, "[4/0]", "forward", "lowering", False)
+        head.update({"part": part} if part else {})
+        head.update({"variant": variant} if variant else {})
+        return {**head, "buffers": [{"name": f"buf{i}", "text": f"x{i} " * 40} for i in range(size)]}
+    messages = [{"type": "header", "format": FORMAT}, stop(1, 2, None, 200), stop(2, 2, "max_autotune=True", 200),
+                stop(3, None, None, 200), stop(4, 3, None, 2)]
+    out = tmp_path / "parts.jsonl"
+    _write(out, messages)
+    with open(out, "rb") as f:
+        assert sum(b'"zlib":"' in line for line in f) == 3
+    lazy = list(read_session(str(out), lazy_over=1000))
+    assert [LAZY in m for m in lazy] == [False, True, True, True, False]
+    assert [protocol.graph_key(m) for m in lazy[1:]] == ["[4/0] forward #2", "[4/0] forward #2 · max_autotune=True",
+                                                         "[4/0] forward", "[4/0] forward #3"]
+    assert [load_lazy(m) for m in lazy] == messages
+    assert protocol.split_part("backward #2") == ("backward", 2)
+    assert protocol.split_part("backward") == ("backward", None)
+    assert protocol.with_part("backward", 2) == "backward #2" and protocol.with_part("backward", None) == "backward"
+
+
 def test_torn_packed_line_is_skipped(tmp_path):
     """The writer died in the middle of a packed stop: the session up to that line opens, lazily too."""
     messages = list(read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl")))

@@ -27,7 +27,8 @@ from typing import Any
 import pytest
 from test_tracer import ROOT, Run, line_of, run_cli, split_user_line
 
-from inductor_step.tracer.protocol import read_session
+from inductor_step.tracer.protocol import graph_key, read_session
+from inductor_step.tui.session import Session
 
 SCRIPT = os.path.join(ROOT, "tests", "scripts", "collectives.py")
 _CALL = re.compile(r"^\s*(?:(buf\d+) = )?(torch\.ops\._c10d_functional\.\w+\.\w+)\(", re.M)
@@ -264,11 +265,13 @@ DDP = os.path.join(ROOT, "examples", "ddp_train.py")
 
 @pytest.fixture(scope="module")
 def ddp(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """examples/ddp_train.py in one process (a world of 1), one block: two DDP buckets."""
+    """examples/ddp_train.py in one process (a world of 1), one block: two DDP buckets; with
+    ``TORCH_COMPILE_DEBUG=1`` (torch's folder of each graph is named by its AOT graph,
+    ``model__1_forward_4.1``)."""
     cwd = tmp_path_factory.mktemp("ddp")
     record = str(cwd / "s.jsonl")
     r = run_cli(["--headless", "--record", record, DDP, "--n-layer", "1", "--n-embd", "192", "--n-head", "4"],
-                str(cwd), record)
+                str(cwd), record, {"TORCH_COMPILE_DEBUG": "1"})
     assert r.returncode == 0, r.stderr[-3000:]
     return r
 
@@ -284,11 +287,45 @@ def test_ddp_optimizer_splits_the_model_into_bucket_graphs(ddp: Run) -> None:
     assert len({s["wrapper"] for s in forwards}) == len(forwards)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: DDPOptimizer's graphs share one key ('[4/0] forward'); the "
-                   "graph key has no part telling its submodules (AOT id / submod_N) apart")
+def _model_cid(run: Run) -> str:
+    """The compile id of the DDP model's frame (the one compiled in parts)."""
+    return next(s["compile_id"] for s in run.stops if s["stage"] == "codegen" and s["graph_kind"] == "forward")
+
+
 def test_ddp_bucket_graphs_have_their_own_keys(ddp: Run) -> None:
-    keys = [f"{s['compile_id']} {s['graph_kind']}" for s in ddp.stops if s["stage"] == "codegen"]
+    """Each bucket's graph is a graph of its own in the session (``protocol.graph_key``, the UI's
+    graph list): ``[4/0] forward #1``, ``#2``, and their backwards, compiled last bucket first; the
+    headless lines name them so."""
+    keys = [graph_key(s) for s in ddp.stops if s["stage"] == "codegen"]
     assert len(keys) == len(set(keys)), keys
+    cid = _model_cid(ddp)
+    model = [k for k in Session.of(ddp.messages).graphs if k.startswith(cid)]
+    assert model == [f"{cid} forward #1", f"{cid} forward #2", f"{cid} backward #2", f"{cid} backward #1"], model
+    assert f"{cid} backward #2    codegen" in ddp.stdout
+    # the other compiles keep their keys (no part)
+    assert any(k.endswith(" inference") for k in keys)
+
+
+def test_ddp_backward_of_a_bucket_is_its_forwards(ddp: Run) -> None:
+    """``backward #k`` is the backward AOTAutograd derived with ``forward #k``: torch's own debug
+    folders of the two wrappers carry the same AOT id (``model__1_forward_4.1``,
+    ``model__1_backward_6.2``), and the backward's Dynamo level is its own bucket's submodule."""
+    folders = {}
+    for p in glob.glob(os.path.join(ddp.cwd, "**", "output_code.py"), recursive=True):
+        m = re.search(r"__(\d+)_(forward|backward|inference)_\d+", os.path.basename(os.path.dirname(p)))
+        assert m, p
+        folders[open(p).read()] = (m.group(1), m.group(2))
+    cid = _model_cid(ddp)
+    for part in (1, 2):
+        fwd = folders[ddp.stop(f"{cid} forward #{part}", "codegen")["wrapper"]]
+        bwd = folders[ddp.stop(f"{cid} backward #{part}", "codegen")["wrapper"]]
+        assert (fwd[1], bwd[1]) == ("forward", "backward") and fwd[0] == bwd[0], (part, fwd, bwd)
+        assert ddp.stop(f"{cid} backward #{part}", "dynamo")["graph"] == \
+            ddp.stop(f"{cid} forward #{part}", "dynamo")["graph"]
+        assert ddp.stop(f"{cid} backward #{part}", "aot")["aot_graphs"]["backward"] == \
+            ddp.stop(f"{cid} forward #{part}", "aot")["aot_graphs"]["backward"]
+    assert folders[ddp.stop(f"{cid} forward #1", "codegen")["wrapper"]][0] != \
+        folders[ddp.stop(f"{cid} forward #2", "codegen")["wrapper"]][0]
 
 
 def test_ddp_global_mean_all_reduce_is_linked(ddp: Run) -> None:
@@ -323,3 +360,41 @@ def test_fsdp2_example_compiles_its_blocks(tmp_path_factory: pytest.TempPathFact
     cg = _codegen(r.messages)
     assert sorted(cg) == ["[0/0] backward", "[0/0] forward"]
     assert not [k for c in cg.values() for k in c["kernels"] if k.get("collective")]
+
+
+def test_ddp_bucket_graphs_pair_in_diff_ranks_and_export(ddp: Run, tmp_path) -> None:
+    """Two ranks that compiled alike (the session read twice): diff pairs each bucket's graph with
+    its namesake, the rank comparison lists every bucket's graph (in compile-id, kind, part order)
+    on both ranks, in agreement, the TORCH_TRACE export logs each bucket's AOT graphs and
+    backward metrics, as torch does (one per compile_fx call under the frame's compile id), and the
+    report lists each and bundles its own repro."""
+    from inductor_step.tui.diff import pair_graphs  # noqa: PLC0415
+    from inductor_step.tui.export import export_trace  # noqa: PLC0415
+    from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
+    from inductor_step.tui.report import build_report  # noqa: PLC0415
+
+    cid = _model_cid(ddp)
+    sa, sb = Session.of(ddp.messages), Session.of(ddp.messages)
+    parts = [f"{cid} forward #1", f"{cid} forward #2", f"{cid} backward #1", f"{cid} backward #2"]
+    assert [(a, b) for a, b, _ in pair_graphs(sa, sb) if a in parts] == [(k, k) for k in parts[:2] + parts[:1:-1]]
+    c = compare_ranks({0: sa, 1: sb})
+    assert [g.key for g in c.graphs if g.key.startswith(cid)] == parts
+    assert [(c.graph(k).ranks, c.graph(k).differs, c.graph(k).divergences) for k in parts] == \
+        [([0, 1], {1: []}, [])] * 4
+    log = open(export_trace(ddp.record, str(tmp_path))).read()
+    fid, fcid = (int(x) for x in cid.strip("[]").split("/"))
+    events = [json.loads(line.split("] ", 1)[1]) for line in log.splitlines() if not line.startswith("\t")]
+    ours = [next(iter(e)) for e in events if e.get("frame_id") == fid and e.get("frame_compile_id") == fcid]
+    assert ours.count("aot_forward_graph") == ours.count("aot_backward_graph") == 2, ours
+    assert ours.count("inductor_output_code") == ours.count("aot_joint_graph") * 2 == 4
+    assert ours.count("bwd_compilation_metrics") == 2
+    # the report's graph table and repros: one per bucket's graph, each its own fx_graph_runnable
+    out = build_report(ddp.record, str(tmp_path / "report"))
+    report = open(os.path.join(out, "REPORT.md")).read()
+    slug = cid.strip("[]").replace("/", "-")
+    for k in parts:
+        assert f"| `{k}` | dynamo → aot → lowering → scheduling → loopbody → codegen |" in report
+        kind, part = k.split(" ", 1)[1].split(" #")
+        repro = open(os.path.join(out, f"repro_{slug}_{kind}_{part}.py")).read()
+        assert repro == next(m["payload"] for m in ddp.of_type("artifact") if graph_key(m) == k)
+    assert len({open(os.path.join(out, f)).read() for f in os.listdir(out) if f.startswith(f"repro_{slug}_")}) == 4

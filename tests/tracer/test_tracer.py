@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from inductor_step.tracer.protocol import FORMAT, STAGES, read_session
+from inductor_step.tracer.protocol import FORMAT, STAGES, graph_key, read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -59,16 +59,16 @@ class Run:
         """Graph keys (``"[0/0] forward"``) in the order their first stop arrived."""
         out: list[str] = []
         for s in self.stops:
-            key = f"{s['compile_id']} {s['graph_kind']}"
+            key = graph_key(s)
             if key not in out:
                 out.append(key)
         return out
 
     def stages_of(self, key: str) -> list[str]:
-        return [s["stage"] for s in self.stops if f"{s['compile_id']} {s['graph_kind']}" == key]
+        return [s["stage"] for s in self.stops if graph_key(s) == key]
 
     def stop(self, key: str, stage: str) -> dict[str, Any]:
-        found = [s for s in self.stops if f"{s['compile_id']} {s['graph_kind']}" == key and s["stage"] == stage]
+        found = [s for s in self.stops if graph_key(s) == key and s["stage"] == stage]
         assert len(found) == 1, f"expected one {stage} stop for {key}, got {len(found)}; graphs: {self.graphs()}"
         return found[0]
 

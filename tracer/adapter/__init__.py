@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from inductor_step.tracer.adapter.base import (  # noqa: F401
     MAX_TEXT,
+    current_aot_graph,
     current_compile_id,
     current_graph,
     log,

@@ -71,6 +71,23 @@ def current_compile_id() -> str:
         return "[?]"
 
 
+def current_aot_graph() -> tuple[str, str] | None:
+    """The AOTAutograd graph being compiled on this thread: ``(aot id, role)``, e.g. ``("7", "forward")``
+    (role ``joint``, ``forward``, ``inference`` or ``backward``; a forward and its backward share the
+    aot id), else None.  From ``torch._functorch._aot_autograd.logging_utils.graph_being_compiled``
+    (``["7_forward"]``, set by ``track_graph_compiling`` around each graph's compile)."""
+    try:
+        from torch._functorch._aot_autograd import logging_utils  # noqa: PLC0415
+
+        names = list(logging_utils.graph_being_compiled)
+    except Exception:  # noqa: BLE001
+        return None
+    if len(names) != 1 or "_" not in str(names[0]):
+        return None
+    aot_id, _, role = str(names[0]).partition("_")
+    return (aot_id, role) if aot_id.isdigit() else None
+
+
 def current_graph() -> Any:
     """``V.graph``, the live GraphLowering (lowering, scheduling and codegen hooks only)."""
     from torch._inductor.virtualized import V  # noqa: PLC0415

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from inductor_step.tracer.protocol import CMD_WHAT_IF, VARIANT_SEP, graph_key, parse_settings, split_variant
+from inductor_step.tracer.protocol import CMD_WHAT_IF, VARIANT_SEP, graph_key, parse_settings, split_part, split_variant
 
 #: the form's settings, in its order (the agent's list is tracer.adapter.WHAT_IF_SETTINGS)
 SETTINGS = ("max_autotune", "coordinate_descent_tuning", "benchmark_fusion", "aggressive_fusion",
@@ -126,7 +126,9 @@ def open_form(app: Any) -> None:
         if not settings:
             return
         cid, kind = base.split(" ", 1)
-        app.agent.send(CMD_WHAT_IF, compile_id=cid, graph_kind=kind, settings=settings, run=True)
+        kind, part = split_part(kind)
+        app.agent.send(CMD_WHAT_IF, compile_id=cid, graph_kind=kind, settings=settings, run=True,
+                       **({"part": part} if part else {}))
         app.session.run_status = f"what if: recompiling {base} with {', '.join(f'{k}={v}' for k, v in settings.items())}…"
         app.refresh_status()
 
