@@ -170,7 +170,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 print(msg["text"], file=stream, flush=True)
             elif t == "error":
                 failed = True
-                where = f"{msg['compile_id']} {msg['graph_kind']} " if msg.get("compile_id") else ""
+                where = (f"{protocol.graph_key(msg) if msg.get('graph_kind') else msg['compile_id']} "
+                         if msg.get("compile_id") else "")
                 print(f"error in {where}{msg.get('stage')}: {msg.get('message')}", file=sys.stderr, flush=True)
             elif t == "what_if":
                 if msg.get("status") != "compiling":
@@ -265,7 +266,8 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
                 stream = sys.stderr if msg["stream"] == "stderr" else sys.stdout
                 print(f"{tag}: {msg['text']}" if tag else msg["text"], file=stream, flush=True)
             elif t == "error":
-                where = f"{msg['compile_id']} {msg['graph_kind']} " if msg.get("compile_id") else ""
+                where = (f"{protocol.graph_key(msg) if msg.get('graph_kind') else msg['compile_id']} "
+                         if msg.get("compile_id") else "")
                 print(f"{tag} error in {where}{msg.get('stage')}: {msg.get('message')}", file=sys.stderr, flush=True)
             elif t == "run" and rank is not None:
                 if msg.get("error"):

@@ -474,7 +474,8 @@ class JobProcess:
                     entry.update(state="done", returncode=msg.get("returncode"),
                                  message=entry.get("message") or msg.get("message"))
                 elif t == "error" and not entry.get("message"):
-                    where = f"{msg.get('compile_id')} {msg.get('graph_kind')} " if msg.get("compile_id") else ""
+                    where = (f"{protocol.graph_key(msg) if msg.get('graph_kind') else msg['compile_id']} "
+                         if msg.get("compile_id") else "")
                     entry["message"] = f"{where}{msg.get('stage')}: {msg.get('message')}"
                 elif t == "agent_exit" and entry["state"] != "done":
                     entry.update(state="died", returncode=msg.get("returncode"),
