@@ -130,13 +130,14 @@ class Agent(Capture):
     def graph(self, cid: str, kind: str) -> GraphState:
         return self.graphs.setdefault((cid, kind), GraphState())
 
-    def stop(self, cid: str, kind: str, stage: str, payload: dict[str, Any]) -> None:
-        """Send a stop and, in step mode, block this (compile) thread until the UI continues."""
+    def stop(self, cid: str, kind: str, stage: str, payload: dict[str, Any], pause: bool = True) -> None:
+        """Send a stop and, in step mode, block this (compile) thread until the UI continues
+        (``pause=False``: never, e.g. a stop sent again under a corrected kind)."""
         g = self.graph(cid, kind)
         g.last_stage = stage
         self.current = (cid, kind)
         self.seq += 1
-        paused = self.step and getattr(self.tl, "variant", None) is None  # a what-if variant never pauses
+        paused = pause and self.step and getattr(self.tl, "variant", None) is None  # a what-if variant never pauses
         msg = protocol.stop_head(self.seq, cid, kind, stage, paused)
         attempt = self.frames.get(cid, {}).get("attempt")
         if attempt:  # Dynamo restarted this frame's analysis: torch logs the compile as [0/0_1]

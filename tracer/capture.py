@@ -157,10 +157,11 @@ class Capture:
         elif name in _AOT_EVENTS:
             fr = self.part_frame(cid)
             fr["aot"][_AOT_EVENTS[name]] = payload
-            if name == "aot_inference_graph":
-                fr["kind"] = "inference"
-            elif name == "aot_forward_graph":
-                fr["kind"] = "forward"
+            decided = {"aot_inference_graph": "inference", "aot_forward_graph": "forward"}.get(name)
+            if decided:
+                guessed, fr["kind"] = fr["kind"], decided
+                if guessed and guessed != decided and fr.get("dynamo") is not None:
+                    self.correct_kind(cid, fr, guessed, decided)
         elif name == "dynamo_output_graph":
             self.frame(cid)["dynamo_text"] = payload
         elif name == "artifact:dynamo_graph_break_reason":
@@ -191,6 +192,17 @@ class Capture:
             m = md.get("compilation_metrics") or {}
             if isinstance(m, dict) and m.get("fail_type"):
                 self.frame(cid)["fail"] = f"{m.get('fail_type')}: {m.get('fail_reason')}"
+
+    def correct_kind(self, cid: str, fr: dict[str, Any], guessed: str, decided: str) -> None:
+        """AOTAutograd compiles as ``decided`` the graph whose dynamo stop went out as ``guessed``
+        (every input that requires grad feeds only outputs that do not, say): the dynamo stop again
+        under its real key, not paused, naming the guess it corrects (protocol.DynamoStop.corrects)."""
+        part = fr.get("part")
+        self.graphs.pop((cid, with_part(guessed, part)), None)
+        self.stop(cid, with_part(decided, part), "dynamo",
+                  {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
+                   "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
+                   "corrects": guessed}, pause=False)
 
     def on_pre_grad(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415

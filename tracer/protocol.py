@@ -242,6 +242,10 @@ class DynamoStop(StopBase, total=False):
     recompile_reasons: list[str]
     resume: str | None  # this frame is Dynamo's continuation after a graph break
     note: str | None
+    #: this graph's dynamo stop sent again under the kind AOTAutograd chose: the kind the agent had
+    #: guessed at the dynamo stop ("forward": an input requires grad), whose graph had no other stop;
+    #: readers drop that graph (tui.session.Session.add)
+    corrects: str
 
 
 class AotStop(StopBase, total=False):

@@ -139,6 +139,7 @@ class StepApp(JobView, App[None]):
 
     def on_agent_message(self, msg: dict[str, Any]) -> None:
         self.session.add(msg)
+        self.follow_correction(self.current, msg)
         t = msg.get("type")
         v = self.view
         if t == "stop":

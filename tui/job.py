@@ -147,6 +147,7 @@ class JobView:
             self.on_agent_message(msg)
         else:
             st.session.add(msg)
+            self.follow_correction(st, msg)
             if t == "stop":
                 if msg.get("paused"):
                     st.view.paused = msg
@@ -216,6 +217,16 @@ class JobView:
         self._status_extra = self.rank_note(rank)
         self._bars.clear()
         self.refresh_all(force=True)
+
+    @staticmethod
+    def follow_correction(st: RankState, msg: dict[str, Any]) -> None:
+        """A dynamo stop that ``corrects`` the kind guessed for its graph: a view on the guessed
+        graph moves to the real one (the session has dropped the guess)."""
+        if msg.get("corrects") and st.view.graph == graph_key({**msg, "graph_kind": msg["corrects"]}):
+            st.view.graph = graph_key(msg)
+        if st.view.paused is not None and msg.get("corrects") and \
+                graph_key(st.view.paused) == graph_key({**msg, "graph_kind": msg["corrects"]}):
+            st.view.paused = {**st.view.paused, "graph_kind": msg["graph_kind"]}
 
     def not_stepped_here(self) -> bool:
         """n at the newest stop of a rank that records without pausing: say so (True) instead of

@@ -123,6 +123,8 @@ class Session:
             self.header = msg
         elif t == "stop":
             key = graph_key(msg)
+            if msg.get("corrects"):  # the dynamo stop again, under the kind AOTAutograd chose
+                self.drop_guess(graph_key({**msg, "graph_kind": msg["corrects"]}))
             if key not in self.by_graph:
                 self.by_graph[key] = {}
                 self.graphs.append(key)
@@ -144,6 +146,16 @@ class Session:
             self.agent_exit = msg.get("returncode")
         elif t == "process_group":
             self.process_groups.append(msg)
+
+    def drop_guess(self, key: str) -> None:
+        """Forget graph ``key`` if all it has is a dynamo stop: the kind the agent guessed there,
+        which a later dynamo stop ``corrects``."""
+        stages = self.by_graph.get(key)
+        if stages is None or set(stages) - {"dynamo"}:
+            return
+        del self.by_graph[key]
+        self.graphs.remove(key)
+        self.stops = [s for s in self.stops if not (s.get("stage") == "dynamo" and graph_key(s) == key)]
 
     def stop_for(self, key: str, stage: str) -> dict[str, Any] | None:
         """The stop of graph ``key`` at ``stage``, or None if the compile has not reached it.

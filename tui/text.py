@@ -202,6 +202,8 @@ def stop_summary(stop: dict[str, Any]) -> str:
             what += f", {len(stop['graph_breaks'])} graph break(s)"
         if stop.get("recompile_reasons"):
             what += ", recompile"
+        if stop.get("corrects"):
+            what += f" (AOTAutograd compiles it as {stop.get('graph_kind')}, not {stop['corrects']})"
     elif stage == "aot":
         what = (f"graphs: {', '.join(sorted((stop.get('aot_graphs') or {}).keys())) or '-'}, "
                 f"post-grad {len((stop.get('post_grad') or {}).get('nodes') or [])} nodes")
