@@ -121,9 +121,14 @@ def test_nccl_one_rank_examples_compile_every_graph(tmp_path, script):
         pytest.skip(f"{script} is not in this checkout")
     jf, msgs, _ = run_job(tmp_path, [path, "--device", "cuda"], 1, None)
     assert jf["ranks"][0]["state"] == "done" and jf["ranks"][0]["returncode"] == 0, jf
-    stops = _stops(msgs[0])
-    keys = {protocol.graph_key(s) for s in stops}
-    assert keys and all({s["stage"] for s in stops if protocol.graph_key(s) == k} >= {"dynamo", "codegen"} for k in keys)
+    from inductor_step.tui.session import Session  # as the UI reads it: a wrongly guessed kind corrected
+
+    session = Session.of(msgs[0])
+    stops = session.stops
+    assert session.graphs and all(set(session.by_graph[k]) >= {"dynamo", "codegen"} for k in session.graphs), \
+        {k: sorted(session.by_graph[k]) for k in session.graphs}
+    if script.endswith("ddp_train.py"):  # DDPOptimizer's three buckets, each forward paired with its backward
+        assert {f"[4/0] {kind} #{i}" for kind in ("forward", "backward") for i in (1, 2, 3)} <= set(session.graphs)
     assert any(k.get("backend") == "triton" for s in stops if s["stage"] == "codegen" for k in s["kernels"])
     assert [m for m in msgs[0] if m["type"] == "process_group"][0]["backend"] == "nccl"
 
