@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"inductor-step: -m {args.training_script} runs a module; give inductor-step the script's path",
               file=sys.stderr)
         return 2
+    _end_with_parent()
     agent_args = json.loads(os.environ.get("INDUCTOR_STEP_AGENT_ARGS", "[]"))
     args.training_script_args = [*agent_args, "--", args.training_script, *args.training_script_args]
     args.training_script = "inductor_step.tracer.agent"
@@ -44,6 +45,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _end_with_parent(poll_s: float = 0.5) -> None:
+    """The UI that started this launcher gone (killed, its terminal closed: the launcher is then
+    re-parented): SIGTERM to ourselves, so torch's launcher stops every rank (SIGTERM, then SIGKILL
+    after its grace period: a rank stuck in C code with the GIL held cannot end itself) and exits."""
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, daemon=True, name="inductor-step-parent-watch").start()
 
 
 if __name__ == "__main__":

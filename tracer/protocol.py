@@ -1071,11 +1071,12 @@ class JobRank(TypedDict, total=False):
     """One rank of a job, as the job file names it.  ``session``: the rank's session file, relative
     to the job file's folder; ``state``: ``"waiting"`` (not connected yet), ``"running"``,
     ``"done"`` (the script ended; ``returncode``), ``"died"`` (its stream ended before the script
-    did: a crash, a signal, ``os._exit``; ``message`` says where)."""
+    did: a crash, a signal, ``os._exit``; ``message`` says where), ``"stopped"`` (the user ended the
+    job, q or ctrl+c, while this rank ran)."""
     rank: int
     session: str
     pid: int | None
-    state: Literal["waiting", "running", "done", "died"]
+    state: Literal["waiting", "running", "done", "died", "stopped"]
     returncode: int | None
     message: str | None
 

@@ -48,6 +48,7 @@ class StepApp(JobView, App[None]):
     CSS_PATH = "app.tcss"
     BINDINGS = BINDINGS
     COMMANDS = App.COMMANDS | {Commands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # app.tcss: tabs closer below 100 columns
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
                  messages: list[dict[str, Any]] | None = None, session_path: str | None = None,
@@ -138,8 +139,7 @@ class StepApp(JobView, App[None]):
             pass
 
     def on_agent_message(self, msg: dict[str, Any]) -> None:
-        self.session.add(msg)
-        self.follow_correction(self.current, msg)
+        self.add_message(self.current, msg)
         t = msg.get("type")
         v = self.view
         if t == "stop":
@@ -458,8 +458,8 @@ class StepApp(JobView, App[None]):
     # ------------------------------------------------------------------ run, screenshots, report, help, quit
     def action_run(self) -> None:
         if self.agent is None or not self.agent.alive:
-            self.notify("no live script to time (a recorded session, or the script's process has ended)",
-                        severity="warning")
+            self.notify("no live script to time (a recorded session, or the script's process has ended; a torchrun "
+                        "job's ranks end with their script: --run times them as it ends)", severity="warning")
             return
         self.agent.send(CMD_RUN)
         self.session.run_status = "timing requested…"

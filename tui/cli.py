@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--headless", action="store_true", help="no UI: run straight through, print one line per stop")
     p.add_argument("--record", metavar="FILE", help="write the session (JSON lines) to FILE "
                    "(default: inductor-step-sessions/<script>-<time>.jsonl)")
-    p.add_argument("--run", action="store_true", help="with --headless: time every compiled graph after the script ends")
+    p.add_argument("--run", action="store_true", help="with --headless: time every compiled graph after the script "
+                   "ends; in a torchrun job's UI too: every rank times its graphs as its script ends")
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="with --headless: after the script, recompile every graph with these torch._inductor.config "
                         "settings (e.g. 'max_autotune=True'; repeat for more variants); with --run, print the timing deltas")
@@ -403,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
             return run_headless(script, args, record, ns.run, ns.python, ns.what_if)
-        if ns.run:
+        if ns.run and launcher is None:
             raise UsageError("--run goes with --headless; in the UI press r")
         if ns.what_if:
             raise UsageError("--what-if goes with --headless; in the UI press w")
@@ -413,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
 
         job = None
         if launcher is not None:
-            job = {"launcher": launcher, "stepped_rank": ns.rank or 0, "nproc_per_node": ns.nproc_per_node}
+            job = {"launcher": launcher, "stepped_rank": ns.rank or 0, "nproc_per_node": ns.nproc_per_node,
+                   "run": ns.run}  # --run: every rank times its graphs as its script ends
             record = protocol.job_paths(record)[0]
         app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
                       python=ns.python, record_screens=ns.record_screens, job=job)

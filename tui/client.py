@@ -477,6 +477,8 @@ class JobProcess:
                     where = (f"{protocol.graph_key(msg) if msg.get('graph_kind') else msg['compile_id']} "
                          if msg.get("compile_id") else "")
                     entry["message"] = f"{where}{msg.get('stage')}: {msg.get('message')}"
+                elif t == "agent_exit" and entry["state"] != "done" and self.closing:
+                    entry.update(state="stopped", message="ended by the user (q / ctrl+c) while it ran")
                 elif t == "agent_exit" and entry["state"] != "done":
                     entry.update(state="died", returncode=msg.get("returncode"),
                                  message=entry.get("message") or "its stream ended before the script did")
@@ -494,7 +496,7 @@ class JobProcess:
                 if r["state"] == "waiting":
                     r.update(state="died", message="never reached the UI (see the launcher log)")
                 code = self.launcher_exits.get(r["rank"])
-                if code is not None and r["state"] == "died":
+                if code is not None and r["state"] == "died" and not self.closing:
                     how = f"exit code {code[0]} {code[1]}".strip()
                     if code[0] < 0 and first is not None and first != r["rank"]:
                         how += f": stopped by torch's launcher after rank {first} failed"

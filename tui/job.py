@@ -57,9 +57,13 @@ class JobView:
         from inductor_step.tui.client import JobProcess  # noqa: PLC0415
 
         spec = self.job_spec or {}
+        # no rank stays up after its script to serve timing (r): its process groups would keep the other
+        # ranks' teardown waiting (seen with gloo), and a rank that failed must end so torch's launcher
+        # stops the job; --run times every rank's graphs as its script ends instead
         self.job = JobProcess(self.script, self.script_args, spec["launcher"], self._from_job_thread,
-                              self.session_path, stepped_rank=spec["stepped_rank"], serve=True,
-                              python=self.python, nproc_per_node=spec.get("nproc_per_node"))
+                              self.session_path, stepped_rank=spec["stepped_rank"], serve=False,
+                              run_at_end=bool(spec.get("run")), python=self.python,
+                              nproc_per_node=spec.get("nproc_per_node"))
 
     def diff_ranks(self, graph: Any) -> None:
         """Enter on a graph row of pane 0: the diff of two ranks' versions of that graph."""
@@ -146,8 +150,7 @@ class JobView:
         if st is self.current:
             self.on_agent_message(msg)
         else:
-            st.session.add(msg)
-            self.follow_correction(st, msg)
+            self.add_message(st, msg)
             if t == "stop":
                 if msg.get("paused"):
                     st.view.paused = msg
@@ -170,8 +173,12 @@ class JobView:
             self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
         n = (msg.get("distributed") or {}).get("world_size") if t == "header" else None
         if n and self.stepped_rank is not None and self.stepped_rank >= n and rank == 0:
-            self.say(f"--rank {self.stepped_rank}: the job has ranks 0 to {n - 1}, so no rank is stepped: every "
-                     "rank records without pausing (q, then --rank N)", "warning")
+            phantom = self.ranks.get(self.stepped_rank)
+            if phantom is not None and not phantom.session.header:  # the rank the title named: not in this job
+                del self.ranks[self.stepped_rank]
+                if self.current is phantom:
+                    self.current = self.ranks[0]
+            self.say(f"--rank {self.stepped_rank}: ranks are 0-{n - 1}; none is stepped", "warning")
         if t in ("header", "stop", "done", "agent_exit", "error"):
             self.refresh_ranks()
 
@@ -217,6 +224,11 @@ class JobView:
         self._status_extra = self.rank_note(rank)
         self._bars.clear()
         self.refresh_all(force=True)
+
+    def add_message(self, st: RankState, msg: dict[str, Any]) -> None:
+        """Index ``msg`` in rank ``st``'s session; a corrected kind guess moves its view along."""
+        st.session.add(msg)
+        self.follow_correction(st, msg)
 
     @staticmethod
     def follow_correction(st: RankState, msg: dict[str, Any]) -> None:

@@ -319,6 +319,9 @@ def _rank_state(rank: int, session: Any, job_state: str | None) -> RankState:
         script_err = next((e for e in reversed(session.errors) if e.get("stage") == "script"), None)
         why = f": {script_err.get('message')}" if rc and script_err is not None else ""
         return RankState(rank, "done", rc, None, f"rank {rank} finished (exit status {rc}){why}")
+    if job_state == "stopped":  # q / ctrl+c ended the job while this rank ran: no death of its own
+        at = f" at {where[0]} {where[1]}".rstrip() if where else ""
+        return RankState(rank, "stopped", None, where, f"rank {rank} was stopped by the user (q){at}")
     if job_state == "running" or (job_state is None and session.agent_exit is None):
         at = f" at {where[0]} {where[1]}".rstrip() if where else ""
         return RankState(rank, "running", None, where, f"rank {rank} is running{at}")

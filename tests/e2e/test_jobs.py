@@ -176,5 +176,7 @@ def test_live_job_steps_rank_1_while_rank_0_records_then_q_ends_every_process(tm
     job = json.load(open(path))
     assert [r["rank"] for r in job["ranks"]] == [0, 1] and job["stepped_rank"] == 1
     assert job["collective_timeout_s"] == 24 * 3600
+    # q ended the job while both ranks ran: the user's stop, not a death of theirs
+    assert [r["state"] for r in job["ranks"]] == ["stopped", "stopped"], job["ranks"]
     _no_orphans(job)
     assert job["launcher_returncode"] is not None or not (app.job and app.job.alive)

@@ -111,8 +111,10 @@ def watch_process_groups(raise_to_s: float | None, on_group: Callable[[dict[str,
     wrap("new_group")
     if raised is None:
         return ""
+    nccl = "NCCL not in this build" if not dist.is_nccl_available() else \
+        f"{_human(default_timeout('nccl').total_seconds()) if default_timeout else '?'} NCCL"
     return (f"collective timeout raised to {_human(raise_to_s)} for every process group "
-            f"(torch's default: {_human(default_timeout('nccl').total_seconds()) if default_timeout else '?'} NCCL, "
+            f"(torch's default: {nccl}, "
             f"{_human(default_timeout('gloo').total_seconds()) if default_timeout else '?'} others), "
             "so a rank paused at a stop does not time the others out")
 

@@ -145,6 +145,8 @@ def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | No
         state = "paused"
     elif s.done is not None:
         state = "done"
+    elif entry.get("state") == "stopped":
+        state = "stopped"
     elif s.agent_exit is not None or entry.get("state") == "died":
         state = "died"
     elif not h:
@@ -158,6 +160,8 @@ def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | No
             else f"after {at}" if last else "before any stop"
         note = f"died {where}: {err['message']}" if err else f"died {where}: " + (
             entry.get("message") or "its stream ended before the script did")
+    elif state == "stopped":
+        note = f"stopped by the user (q) after {at}"
     elif state == "done":
         rc = (s.done or {}).get("returncode")
         note = f"exit {rc}" + (f": {err['message']}" if err and rc else "")
