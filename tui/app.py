@@ -487,14 +487,14 @@ class StepApp(JobView, App[None]):
         if not self.session_path:
             self.notify("no session file to report from", severity="warning")
             return
-        from inductor_step.tui.report import build_job_report, build_report  # noqa: PLC0415
+        from inductor_step.tui.report import build_report  # noqa: PLC0415
 
         for st in self.ranks.values():
             if st.writer is not None:
                 st.writer.f.flush()
         try:
             if self.is_job:  # every rank's session, the job file, the launcher's log (issue 23)
-                out, _problems = build_job_report(self.session_path, screenshots=self.saved_screenshots)
+                out = self.job_report()
             else:
                 out = build_report(self.session_path, screenshots=self.saved_screenshots,
                                    stood={"graph": self.view.graph, "stage": self.view.stage,

@@ -23,13 +23,15 @@ def title_text(session: Session, script: str | None, argv: list[str], session_pa
     args = " ".join(h.get("argv") or argv)
     dev = h.get("device_name") or h.get("device") or "?"
     t = Text.assemble(("inductor-step ", "bold"))
-    if rank:
+    timeout = (h.get("distributed") or {}).get("collective_timeout_s")
+    if rank:  # first, with the raised collective timeout: both stay on an 80-column screen
         t.append(f" {rank} ", style="bold reverse")
+        if timeout:
+            t.append(f" timeout {timeout / 3600:g} h ", style="yellow")
         t.append(" ")
     t.append_text(Text.assemble((f" {os.path.basename(script)} {args} ".rstrip() + " ", ""),
                       (f" torch {h.get('torch', '?')} ", "dim"), (f" {dev} ", "dim")))
-    timeout = (h.get("distributed") or {}).get("collective_timeout_s")
-    if timeout:
+    if timeout and not rank:
         t.append(f" collective timeout {timeout / 3600:g} h ", style="yellow")
     if session_path:
         t.append(f" session {session_path}", style="dim")

@@ -65,6 +65,16 @@ class JobView:
                               run_at_end=bool(spec.get("run")), python=self.python,
                               nproc_per_node=spec.get("nproc_per_node"))
 
+    def job_report(self) -> str:
+        """R in a job: the bundle of every rank's session, the job file and the launcher's log, with
+        where the user stands (rank, graph, stage, selection).  Raises OSError, ValueError."""
+        from inductor_step.tui.report import build_job_report  # noqa: PLC0415
+
+        out, _problems = build_job_report(self.session_path, screenshots=self.saved_screenshots, stood={
+            "rank": self.current.rank, "graph": self.view.graph, "stage": self.view.stage,
+            "selection": self.selection()})
+        return out
+
     def diff_ranks(self, graph: Any) -> None:
         """Enter on a graph row of pane 0: the diff of two ranks' versions of that graph."""
         from inductor_step.tui.screens import diff_actions  # noqa: PLC0415

@@ -611,7 +611,8 @@ def _times_cell(g: Any) -> str:
 
 def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, files: list[tuple[str, str]],
                 problems: list[str], scrub: PathScrubber, include_paths: bool,
-                launcher_tail: list[str] | None = None, diffs: dict[tuple[int, str], str] | None = None) -> str:
+                launcher_tail: list[str] | None = None, diffs: dict[tuple[int, str], str] | None = None,
+                stood: dict | None = None) -> str:
     ranks = [v.rank for v in views]
     died = [v for v in views if v.entry.get("state") == "died"]
     L: list[str] = []
@@ -628,6 +629,10 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
           "repros) is `rank<N>/REPORT.md`.", ""]
     if problems:
         L += ["#### Missing from this bundle", ""] + [f"- {scrub.text(p)}" for p in problems] + [""]
+    if stood:  # R in the app: the rank, graph, stage and selection on screen
+        where = [f"{k} `{scrub.text(str(stood[k]))}`" for k in ("rank", "graph", "stage", "selection")
+                 if stood.get(k) is not None]
+        L += ["#### Where I stood", "", ", ".join(where) or "(nothing selected)", ""]
 
     # the job
     # the job's ``launcher``: torch's launcher options as given (the lead's JobProcess), then the script
@@ -792,7 +797,8 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
 
 
 def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: list[str] | None = None,
-                     include_paths: bool = False, archive: bool = False) -> tuple[str, list[str]]:
+                     include_paths: bool = False, archive: bool = False,
+                     stood: dict | None = None) -> tuple[str, list[str]]:
     """Write a bug-report bundle for the torchrun job ``job_path`` (``X.job.json``, issue 23).
 
     The bundle holds ``REPORT.md`` (the job: command, collective timeout, each rank's state and where
@@ -878,7 +884,7 @@ def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: 
         shots.append(name)
         files.append((f"screenshots/{name}", "a screenshot"))
     text = _render_job(job, views, job_name=job_name, files=files, problems=problems, scrub=scrub,
-                       include_paths=include_paths, launcher_tail=launcher_tail, diffs=diffs)
+                       include_paths=include_paths, launcher_tail=launcher_tail, diffs=diffs, stood=stood)
     _write(os.path.join(out_dir, REPORT_NAME), text)
     if not archive:
         return out_dir, problems

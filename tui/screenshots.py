@@ -45,10 +45,12 @@ NO_PNG = "PNG skipped: rsvg-convert is not installed (apt install librsvg2-bin, 
 
 
 def screenshot_name(app: Any) -> str:
-    """``<session>_<compile id>_<kind>_<stage>_<HHMMSS>.svg``."""
+    """``<session>_[rank<N>_]<compile id>_<kind>[_<part>]_<stage>_<HHMMSS>.svg`` (the rank in a torchrun job)."""
     base = os.path.splitext(os.path.basename(app.session_path or app.script or "session"))[0]
     g = (app.view.graph or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
-    return f"{base}_{g}_{app.view.stage}_{time.strftime('%H%M%S')}.svg"
+    g = g.replace("#", "")
+    rank = f"rank{app.current.rank}_" if getattr(app, "is_job", False) and app.current.rank is not None else ""
+    return f"{base}_{rank}{g}_{app.view.stage}_{time.strftime('%H%M%S')}.svg"
 
 
 def save(app: Any, png: bool = True) -> str:
