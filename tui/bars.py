@@ -78,7 +78,7 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
         t.append(f" script finished (exit {rc})", style="green" if not rc else "red")
         if s.done.get("message"):
             t.append(f" · {s.done['message']}", style="yellow")
-        elif live:
+        elif live and s.agent_exit is None:  # its process still serves (a torchrun job's ranks end with the script)
             t.append(" · r: run and time")
     elif s.agent_exit is not None:
         t.append(f" the script's process ended (status {s.agent_exit}) before finishing", style="bold red")
