@@ -105,12 +105,15 @@ class Agent(Capture):
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
         msg.setdefault("t", round(time.monotonic() - self.t0, 4))
         if isinstance(msg.get("graph_kind"), str):
-            # our graph kinds carry a what-if variant ("forward · max_autotune=True") and a part
-            # ("forward #2": protocol.graph_key): sent as kind + part + variant, right after a stop's
+            # our graph kinds carry a what-if variant ("forward · max_autotune=True"), a part
+            # ("forward #2": protocol.graph_key) and a subgraph ("inference › true_graph_0"): sent as
+            # kind + part + subgraph + variant, right after a stop's
             # head (where the lazy reader finds them: protocol.read_session)
             kind, sep, variant = msg["graph_kind"].partition(protocol.VARIANT_SEP)
+            kind, sub = protocol.split_subgraph(kind)  # a higher-order op's subgraph ("inference › true_graph_0")
             kind, part = protocol.split_part(kind)
-            extra = ([("part", part)] if part else []) + ([("variant", variant)] if sep else [])
+            extra = ([("part", part)] if part else []) + ([("subgraph", sub)] if sub else []) \
+                + ([("variant", variant)] if sep else [])
             if extra:
                 msg["graph_kind"] = kind
                 at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
@@ -449,7 +452,7 @@ class Agent(Capture):
                                        self.on_pre_fusion, self.on_post_fusion)
         final = adapter.install_final_hooks(self.on_lowered_graph, self.on_final_order)
         self.final_hooks = {h: True for h in final}
-        hooks += final + adapter.install_kernel_args_hook()
+        hooks += final + adapter.install_kernel_args_hook() + adapter.install_subgraph_tracking()
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
         if adapter.install_graph_call_hook(self.on_graph_call):

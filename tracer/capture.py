@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
-from inductor_step.tracer.protocol import PART_SEP, split_part, split_variant, with_part
+from inductor_step.tracer.protocol import PART_SEP, split_part, split_subgraph, split_variant, with_part
+from inductor_step.tracer.subgraphs import SubgraphCapture, root_kind
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
@@ -61,6 +62,12 @@ class GraphState:
     pending_scheduling: list | None = None
     output_path: str | None = None
     num_gb: dict[str, float] = field(default_factory=dict)
+    # a higher-order op's subgraph (tracer.subgraphs): its Dynamo snapshot, its function in the parent's
+    # output module, and what the scheduler knew at its codegen (its GraphLowering is gone by the parent's)
+    dynamo: Any = None
+    function: str | None = None
+    owners: dict[str, dict[str, str]] | None = None
+    mutations: dict[str, Any] | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None)
@@ -70,7 +77,7 @@ class GraphState:
         return getattr(self, name)
 
 
-class Capture:
+class Capture(SubgraphCapture):
     """The stage hooks, mixed into :class:`inductor_step.tracer.agent.Agent` (which holds the graphs,
     frames, stream and control); one method per hook.
 
@@ -86,7 +93,7 @@ class Capture:
 
     def frame_key(self, cid: str, kind: str) -> str:
         """The frame entry of graph ``(cid, kind)``: ``cid``, or ``"[4/0] #2"`` for a part."""
-        part = split_part(split_variant(kind)[0])[1]
+        part = split_part(split_subgraph(split_variant(kind)[0])[0])[1]
         return f"{cid}{PART_SEP}{part}" if part else cid
 
     def new_part(self, cid: str) -> dict[str, Any]:
@@ -209,7 +216,12 @@ class Capture:
 
         cid = adapter.current_compile_id()
         self.frame(cid)["attempt"] = adapter.current_attempt()
+        path = adapter.pass_subgraph_path(graph)
+        if path:  # a higher-order op's subgraph, before its parent: its stop waits for its post-grad name
+            self.keep_dynamo_subgraph(cid, path, graph)
+            return
         fr = self.new_part(cid)
+        self.adopt_dynamo_subgraphs(cid, fr, graph)
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
@@ -227,6 +239,10 @@ class Capture:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
+        path = adapter.pass_subgraph_path(graph)
+        if path:  # a higher-order op's subgraph (tracer.subgraphs)
+            self.on_subgraph_post_grad_pre(cid, path, graph)
+            return
         fr = self.part_frame(cid)
         if adapter.is_backward_graph(graph):
             kind = "backward"
@@ -256,12 +272,17 @@ class Capture:
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
+        path = adapter.pass_subgraph_path(graph)
+        if path:  # a higher-order op's subgraph (tracer.subgraphs)
+            self.on_subgraph_post_grad_post(adapter.current_compile_id(), path, graph)
+            return
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
+        kind = root_kind(kind)
         fr = self.frame(self.frame_key(cid, kind))
         g = self.graph(cid, kind)
         g.gm = getattr(graph, "owning_module", None)
         aot = dict(fr["aot"])
-        base = split_part(split_variant(kind)[0])[0]
+        base = split_part(split_subgraph(split_variant(kind)[0])[0])[0]
         if base == "backward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
         elif base == "forward":
@@ -302,14 +323,19 @@ class Capture:
         if getattr(gl, "is_backward", False):
             kind = with_part("backward", self.part_frame(cid).get("part"))
         else:
-            kind = self.current[1] if self.current else "inference"
+            kind = root_kind(self.current[1]) if self.current else "inference"
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
+        sub = self.subgraph_lowering_key(cid, kind, gl)
+        if sub is not None:  # a SubgraphLowering, inside its parent's codegen (tracer.subgraphs)
+            cid, kind, function = sub
+            self.graph(cid, kind).function = function
         self.current = (cid, kind)
         g = self.graph(cid, kind)
         pending = g.pending_aot
         if pending:  # GraphLowering.run was not observed: the graph as post_grad_custom_post_pass saw it
             self._send_aot(cid, kind, pending["graph"], pending["aot_graphs"], lowered=False)
-        adapter.take_kernel_defs()  # kernel records left by a graph that never reached its codegen stop
+        if sub is None:  # (a subgraph's kernels are generated in the middle of its parent's)
+            adapter.take_kernel_defs()  # kernel records left by a graph that never reached its codegen stop
         g.before = adapter.scheduler_nodes(nodes)
         try:
             g.device = str(next(iter(nodes)).get_device()) if nodes else "cpu"
@@ -340,6 +366,8 @@ class Capture:
 
         g = self.graph(cid, kind)
         g.pending_scheduling = None
+        if g.function is not None:  # a subgraph: its GraphLowering is gone by its parent's codegen stop
+            g.owners, g.mutations = adapter.scheduler_storage(adapter.current_graph(), nodes)
         after = adapter.scheduler_nodes(nodes)
         g.after = after if isinstance(after, list) else []
         order = ("final: the order Inductor generated code in (after reorder_for_peak_memory and its other "
@@ -361,7 +389,7 @@ class Capture:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         if self.current and self.current[0] == cid:
-            kind = self.current[1]
+            kind = root_kind(self.current[1])  # (the last stop may have been one of its subgraphs')
         else:
             fr = self.part_frame(cid)
             kind = with_part(fr["kind"] or "inference", fr.get("part"))
@@ -381,6 +409,17 @@ class Capture:
                 k["num_gb"] = g.num_gb[k["name"]]
         owners = adapter.buffer_owners(adapter.current_graph())
         owners = owners if "unavailable" not in owners else {}
+        self.attach_owners(kernels, owners)
+        links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
+        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g.output_path,
+                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links})
+        self.send_subgraph_codegen(cid, kind, wrapper, kernel_defs)
+        self.current = (cid, kind)
+
+    @staticmethod
+    def attach_owners(kernels: list[dict], owners: dict[str, dict[str, str]]) -> None:
+        """Each kernel of tracer.codeparse.parse_wrapper gets ``fused_nodes``, ``buffers`` and
+        ``scheduler_nodes`` from the scheduler's buffer owners (in place; ``writes`` is dropped)."""
         members: dict[str, list[str]] = {}
         for b, o in owners.items():
             members.setdefault(o["fused_node"], []).append(b)
@@ -396,12 +435,10 @@ class Capture:
             k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
                                           key=lambda s: (len(s), s))
             del k["writes"]
-        links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
-        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g.output_path,
-                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links})
 
     def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
-                    owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None) -> dict[str, Any]:
+                    owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None,
+                    mutations: dict[str, Any] | None = None) -> dict[str, Any]:
         """The graph's cross-level index (tracer.links), or ``{"unavailable": why}``."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.links import build_links  # noqa: PLC0415
@@ -410,8 +447,8 @@ class Capture:
         try:
             pg = g.post_grad_nodes
             users = sorted({n["user_line"] for n in pg if n.get("user_line")})
-            dyn = (self.frame(self.frame_key(cid, kind)).get("dynamo") or {}).get("nodes") or []
-            storage = adapter.buffer_mutations(adapter.current_graph())
+            dyn = (g.dynamo or self.frame(self.frame_key(cid, kind)).get("dynamo") or {}).get("nodes") or []
+            storage = mutations or adapter.buffer_mutations(adapter.current_graph())
             return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.buffers,
                                fused_nodes=g.after, kernels=kernels, wrapper=wrapper, owners=owners,
                                provenance=adapter.kernel_provenance(),

@@ -17,7 +17,7 @@ graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torc
 :mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
 :mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker),
 :mod:`.whatif` (settings, a captured graph compiled again), :mod:`.collectives` (a graph's collectives and the
-local stand-ins timing runs in their place).
+local stand-ins timing runs in their place), :mod:`.subgraphs` (which higher-order-op subgraph a pass or a lowering is on).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
 """
 
@@ -105,3 +105,13 @@ from inductor_step.tracer.adapter.whatif import (  # noqa: F401
     inductor_settings,
 )
 from inductor_step.tracer.adapter.output_module import _autotuners  # noqa: F401 - benchmarks/gpu_vs_profiler.py
+from inductor_step.tracer.adapter.subgraphs import (  # noqa: F401
+    has_higher_order_ops,
+    install_subgraph_tracking,
+    lowering_subgraph,
+    pass_root,
+    pass_subgraph_path,
+    scheduler_storage,
+    subgraph_attrs,
+    submodule,
+)
