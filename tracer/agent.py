@@ -30,6 +30,7 @@ from typing import Any
 from inductor_step.tracer import protocol
 from inductor_step.tracer.capture import Capture, GraphState, wants_trace_event  # noqa: F401 - GraphState: agent.graphs' values
 from inductor_step.tracer.protocol import STAGES
+from inductor_step.tracer.subgraphs import root_kind
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
     """An exception and its causes/contexts."""
@@ -295,7 +296,8 @@ class Agent(Capture):
         try:
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
-                names = [only] if isinstance(only, str) else only
+                # a subgraph is timed with the graph that calls it (tracer.subgraphs)
+                names = [root_kind(n) for n in ([only] if isinstance(only, str) else only)]
                 todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
             if not todo:
                 self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
@@ -317,6 +319,7 @@ class Agent(Capture):
         ``signal``; the next graph gets a fresh worker.  The last ``run_status`` (``done: True``)
         counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
         """
+        from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
@@ -338,8 +341,9 @@ class Agent(Capture):
                             "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                            if orig and orig.get("output_path") else None)
                 try:
-                    msg.update(worker.time(
-                        g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
+                    msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)
+                        g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"),
+                        cancel=self.cancel_run,
                         num_gb=g.get("num_gb"), compare=compare,
                         script=self._script_record(g, orig if compare else None),
                         progress=lambda text, where=where: self.send({"type": "run_status",
@@ -354,7 +358,12 @@ class Agent(Capture):
                 except Exception as e:  # noqa: BLE001 - the worker could not be started or spoken to
                     msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(), failed=True)
                     failed.append(f"{cid} {kind}")
+                subs = msg.pop("subgraphs", None)
                 self.send(msg)
+                for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key
+                    self.send(sub)
+                    if sub.get("failed"):
+                        failed.append(f"{cid} {sub['graph_kind']}")
         finally:
             worker.close()
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")

@@ -19,7 +19,7 @@ from typing import Any
 
 from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
 from inductor_step.tracer.protocol import PART_SEP, split_part, split_subgraph, split_variant, with_part
-from inductor_step.tracer.subgraphs import SubgraphCapture, root_kind
+from inductor_step.tracer.subgraphs import SubgraphCapture, drop_subgraph_kernels, explain_hop_buffers, root_kind
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
@@ -397,7 +397,7 @@ class Capture(SubgraphCapture):
         if g.pending_scheduling is not None:  # the final-order hook never fired
             self._send_scheduling(cid, kind, g.pending_scheduling, final=False)
         g.output_path = meta.get("file_path") or meta.get("filename")
-        kernels = parse_wrapper(wrapper)
+        kernels = drop_subgraph_kernels(parse_wrapper(wrapper), wrapper)  # (theirs: under the subgraphs' keys)
         # calls that return nothing (a collective's wait_tensor, the in-place all_reduce_): their IR node's buffers
         storage = adapter.buffer_mutations(adapter.current_graph())
         bind_no_return_calls(kernels, g.after, (storage.get("mutation_real_name") or {}) if "unavailable" not in storage
@@ -411,6 +411,7 @@ class Capture(SubgraphCapture):
         owners = owners if "unavailable" not in owners else {}
         self.attach_owners(kernels, owners)
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
+        explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs_of(cid, kind))
         self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g.output_path,
                                          "kernel_spans": kernel_spans(wrapper, kernels), "links": links})
         self.send_subgraph_codegen(cid, kind, wrapper, kernel_defs)

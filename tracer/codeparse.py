@@ -84,12 +84,22 @@ def subgraph_functions(wrapper: str) -> dict[str, tuple[int, int]]:
             if m.group(1) not in _NOT_SUBGRAPHS}
 
 
+def subgraph_argument_lists(wrapper: str) -> dict[str, list[str]]:
+    """Subgraph function -> the argument texts its callers pass (``true_graph_0_args = [arg1_1, arg0_1]``),
+    each distinct list once: a cond's two branches get the same list, a while_loop's cond and body too."""
+    out: dict[str, list[str]] = {}
+    for m in re.finditer(r"^\s*(\w+)_args = \[(.*)\]\s*$", wrapper, re.M):
+        if m.group(2) not in out.setdefault(m.group(1), []):
+            out[m.group(1)].append(m.group(2))
+    return out
+
+
 def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """Kernels defined and called in an Inductor wrapper, in call order.
 
     ``body``: the character range whose calls are read (a subgraph's function, from
     :func:`subgraph_functions`: only the kernels it calls are returned); default ``call()`` to the
-    end, without the kernels only a subgraph's function calls.
+    end (kernels called only in a subgraph's function are listed with no calls).
 
     Returns one dict per kernel: ``name``, ``backend`` (``"triton"``, ``"cpp"``, ``"extern"``),
     ``source`` (the kernel's own source; for extern kernels the call line), ``calls`` (each call's
@@ -165,10 +175,8 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
         if n not in seen:
             seen.append(n)
     # kernels defined but never called (e.g. only in the benchmark harness) come last; in a subgraph's
-    # function, only those it calls, and in call() not those only a subgraph's function calls
-    in_functions = "".join(wrapper[a:b] for a, b in subgraph_functions(wrapper).values()) if region is None else ""
-    seen += [n for n in kernels if n not in seen and region is None
-             and not re.search(r"^\s*" + re.escape(n) + r"(?:\.run)?\(", in_functions, re.M)]
+    # function, only those it calls
+    seen += [n for n in kernels if n not in seen and region is None]
     out = [kernels[n] for n in seen]
     for k in out:
         k["reuses"] = {w: reuses[w] for w in k["writes"] if w in reuses}

@@ -259,6 +259,7 @@ class LoweringStop(StopBase, total=False):
     graph_inputs: list[GraphInput]
     is_inference: bool
     is_backward: bool
+    unnamed: list[str]  # buffers Inductor never named (a flex attention mod lowered inline), left out of ``buffers``
 
 
 class SchedulingStop(StopBase, total=False):
@@ -595,6 +596,7 @@ class Run(TypedDict, total=False):
     part: int  # the graph's part (see graph_key), as its stops carry it
     subgraph: str  # the graph's higher-order-op subgraph (see graph_key), as its stops carry it
     variant: str  # a what-if variant's timing
+    not_timed: str  # why this graph has no time of its own, by design (a subgraph lowered inline); not a failure
     numerics: Numerics  # a variant's outputs against the original compiled graph's and eager's
     error: str
     traceback: str

@@ -149,6 +149,49 @@ class SubgraphCapture:
         path, function = sub
         return cid, sub_kind(kind, path), function
 
+    def subgraphs_of(self, cid: str, kind: str) -> list[str]:
+        """The subgraphs (their names under the parent, as in the key) of graph ``(cid, kind)`` seen so far."""
+        prefix = kind.partition(VARIANT_SEP)[0] + SUBGRAPH_SEP
+        variant = kind.partition(VARIANT_SEP)[2]
+        return [k.partition(VARIANT_SEP)[0][len(prefix):] for (c, k) in self.graphs
+                if c == cid and k.startswith(prefix) and k.partition(VARIANT_SEP)[2] == variant]
+
+    def subgraph_runs(self, cid: str, kind: str, msg: dict[str, Any], subs: dict[str, Any] | None) -> list[dict]:
+        """The ``run`` messages of graph ``(cid, kind)``'s subgraphs, from its own ``run`` message ``msg``
+        and the timing of its subgraph functions (``subs``: tracer.timing.subgraphs.split_by_subgraph);
+        one per subgraph, timed or saying why not (``not_timed``; ``error`` and ``failed`` where timing the
+        parent failed)."""
+        out = []
+        parent = f"{cid} {kind}"
+        for sk in self.subgraphs_of(cid, kind):
+            k = sub_kind(kind, sk.split(SUBGRAPH_SEP))
+            g = self.graphs.get((cid, k))
+            if g is None:
+                continue
+            m: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": k, "device": msg.get("device", "cpu"),
+                                 "cupti": msg.get("cupti", "")}
+            t = (subs or {}).get(g.function) if g.function else None
+            if msg.get("error"):
+                m.update(error=f"not timed: timing {parent}, which calls it, failed", failed=True)
+            elif g.function is None:
+                m["not_timed"] = (f"not timed on its own: Inductor lowered it inline into {parent}'s kernels "
+                                  f"(their times are in {parent}'s run)")
+            elif t is None:
+                m["not_timed"] = f"its function {g.function} was not found in {parent}'s output module"
+            elif t.get("compiled_ms") is None:
+                m["not_timed"] = str(t.get("not_timed"))
+            else:
+                m.update(compiled_ms=t["compiled_ms"], eager_ms=t.get("eager_ms"), kernels=t["kernels"],
+                         kernel_sum_ms=t["kernel_sum_ms"], method=msg.get("method", ""), inputs=t.get("inputs") or (
+                             f"the arguments {parent} passed it in the timed call ({msg.get('inputs', '')})"),
+                         peak=msg.get("peak") or {}, roofs=msg.get("roofs") or {},
+                         warnings=[w for w in (
+                             f"{g.function} ran {t['runs']} times in one call of {parent}: compiled_ms is one run, "
+                             f"the kernels are its first run's" if t.get("runs", 1) > 1 else None,
+                             t.get("eager_note")) if w])
+            out.append(m)
+        return out
+
     def send_subgraph_codegen(self, cid: str, kind: str, wrapper: str, kernel_defs: list[dict]) -> None:
         """The parent ``(cid, kind)`` reached codegen: a codegen stop for each of its subgraphs that
         Inductor generated a function for, and for the others (inlined: flex attention's mods) their
@@ -180,9 +223,67 @@ class SubgraphCapture:
             self.attach_owners(kernels, owners)
             links = self.build_links(c, k, kernels, wrapper, owners, kernel_defs,
                                      mutations=getattr(g, "mutations", None))
+            keep_own_nodes(links, g.post_grad_nodes)
             self.stop(c, k, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": None,
                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links,
                                         "function": fn, "function_lines": _lines(wrapper, functions[fn])})
+
+
+def drop_subgraph_kernels(kernels: list[dict], wrapper: str) -> list[dict]:
+    """A parent's kernels (tracer.codeparse.parse_wrapper on ``call()``) without those only its subgraphs'
+    functions call: they are the subgraphs' kernels, under the subgraphs' keys."""
+    from inductor_step.tracer.codeparse import parse_wrapper, subgraph_functions  # noqa: PLC0415
+
+    functions = subgraph_functions(wrapper)
+    if not functions:
+        return kernels
+    theirs = {k["name"] for span in functions.values() for k in parse_wrapper(wrapper, body=span)}
+    return [k for k in kernels if k.get("calls") or k["name"] not in theirs]
+
+
+def explain_hop_buffers(links: dict[str, Any], post_grad_nodes: list[dict], parent: str, subgraphs: list[str]) -> None:
+    """A parent graph's buffers that a higher-order op computes (``Switch`` for a cond, ``InvokeSubgraph``,
+    ``WhileLoop``, and their ``MultiOutput`` items) have no kernel of their own: the wrapper calls the
+    op's subgraph functions.  Their links say so, naming the subgraphs' graphs (in place)."""
+    if "buffers" not in links or not subgraphs:
+        return
+    nodes = {n["name"]: n for n in post_grad_nodes}
+    subs = set(subgraphs)
+
+    def used(name: str, depth: int = 0) -> tuple[str | None, list[str]]:
+        n = nodes.get(name) or {}
+        found = [a for a in n.get("args") or [] if a in subs]
+        if found:
+            return str(n.get("target")), found
+        if depth < 1:  # a getitem of the op's result
+            for a in n.get("args") or []:
+                op, found = used(a, depth + 1)
+                if found:
+                    return op, found
+        return None, []
+
+    for entry in links["buffers"].values():
+        if entry.get("kernels"):
+            continue
+        for fx in entry.get("fx_nodes") or []:
+            op, found = used(fx)
+            if found:
+                graphs = ", ".join(f"{parent}{SUBGRAPH_SEP}{f}" for f in found)
+                entry["notes"] = [f"computed by {op} ({fx}): the wrapper calls its subgraph function(s) "
+                                  f"{', '.join(found)}; their kernels are in {graphs}"]
+                break
+
+
+def keep_own_nodes(links: dict[str, Any], post_grad_nodes: list[dict]) -> None:
+    """A subgraph's kernels carry the parent's post-grad nodes too (Inductor's provenance names the
+    higher-order op's node): keep only the subgraph's own (in place)."""
+    own = {n["name"] for n in post_grad_nodes}
+    for k in (links.get("kernels") or {}).values():
+        if "post_grad_nodes" in k:
+            k["post_grad_nodes"] = [n for n in k["post_grad_nodes"] if n in own]
+        for c in k.get("calls") or []:
+            if "post_grad_nodes" in c:
+                c["post_grad_nodes"] = [n for n in c["post_grad_nodes"] if n in own]
 
 
 def _lines(text: str, span: tuple[int, int]) -> list[int]:

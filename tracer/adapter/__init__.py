@@ -111,6 +111,8 @@ from inductor_step.tracer.adapter.subgraphs import (  # noqa: F401
     lowering_subgraph,
     pass_root,
     pass_subgraph_path,
+    portable_graph_module,
+    rebuild_graph_module,
     scheduler_storage,
     subgraph_attrs,
     submodule,

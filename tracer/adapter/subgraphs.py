@@ -164,3 +164,49 @@ def scheduler_storage(gl: Any, nodes: list) -> tuple[dict[str, dict[str, str]], 
                            removed_buffers=getattr(gl, "removed_buffers", ()))
     owners, storage = buffer_owners(view), buffer_mutations(view)
     return (owners if "unavailable" not in owners else {}), (storage if "unavailable" not in storage else {})
+
+
+class _PortableGraphModule:
+    """A post-grad GraphModule with higher-order ops, pickled without a re-trace (see
+    :func:`portable_graph_module`); unpickles as the GraphModule itself."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def __reduce__(self) -> tuple:
+        return (rebuild_graph_module, (self.data,))
+
+
+def portable_graph_module(gm: Any) -> Any:
+    """``gm`` in a form ``torch.save`` / ``torch.load`` carry to the timing process intact.
+
+    A GraphModule pickles as its code and is re-traced by ``torch.fx`` when loaded
+    (``_deserialize_graph_module``), and a higher-order op (``torch.ops.higher_order.cond(pred,
+    true_graph_0, ...)``) fails under that symbolic trace ("can only be of (Tensor, int, SymInt) but
+    got Proxy").  Such a module is pickled node by node with ``torch.fx._graph_pickler.GraphPickler``
+    instead (what Inductor's out-of-process compile uses) and rebuilt by :func:`rebuild_graph_module`.
+    Any other module, or where that pickler fails, is returned unchanged."""
+    if gm is None or not has_higher_order_ops(gm):
+        return gm
+    try:
+        from torch.fx._graph_pickler import GraphPickler, Options  # noqa: PLC0415
+
+        return _PortableGraphModule(GraphPickler.dumps(gm, Options(ops_filter=None)))
+    except Exception:  # noqa: BLE001
+        log.debug("graph pickler", exc_info=True)
+        return gm
+
+
+def rebuild_graph_module(data: bytes) -> Any:
+    """The GraphModule :func:`portable_graph_module` pickled (node metadata under a fresh fake mode), each
+    of its subgraph modules' code regenerated.  Raises what ``GraphPickler.loads`` raises."""
+    import torch  # noqa: PLC0415
+    from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: PLC0415
+    from torch.fx._graph_pickler import GraphPickler  # noqa: PLC0415
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv  # noqa: PLC0415
+
+    gm = GraphPickler.loads(data, FakeTensorMode(shape_env=ShapeEnv()))
+    for m in gm.modules():
+        if isinstance(m, torch.fx.GraphModule):
+            m.recompile()
+    return gm
