@@ -25,6 +25,8 @@ RUNS = {
     "diff_config_b.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_config.py")],
     # issue 20's ledger: timed, with a missed fusion Inductor logs a reason for and two extern round trips
     "ledger.jsonl": ["--run", os.path.join(HERE, "scripts", "ledger_small.py")],
+    # issue 27.1: a torch.cond's branches as graphs of their own, timed
+    "subgraphs_cond.jsonl": ["--run", os.path.join(HERE, "scripts", "hop_cond.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

@@ -250,9 +250,13 @@ def explain_hop_buffers(links: dict[str, Any], post_grad_nodes: list[dict], pare
     nodes = {n["name"]: n for n in post_grad_nodes}
     subs = set(subgraphs)
 
+    def sub_name(arg: str) -> str:  # a get_attr node's target: the second call's node may be repeated_subgraph0_1
+        n = nodes.get(arg) or {}
+        return str(n.get("target")) if n.get("op") == "get_attr" else arg
+
     def used(name: str, depth: int = 0) -> tuple[str | None, list[str]]:
         n = nodes.get(name) or {}
-        found = [a for a in n.get("args") or [] if a in subs]
+        found = list(dict.fromkeys(sub_name(a) for a in n.get("args") or [] if sub_name(a) in subs))
         if found:
             return str(n.get("target")), found
         if depth < 1:  # a getitem of the op's result

@@ -30,8 +30,8 @@ def watch_subgraphs(mod: Any, functions: list[str], calls: list, source: str = "
     their storage later) in ``["args"]``; ``["real"]`` keeps the functions themselves.
 
     A function its callers pass the same arguments as one that runs (``source``'s ``NAME_args = [...]``
-    lines: a cond's other branch, a while_loop body whose loop was not entered) is run once too, right
-    after, on copies of those arguments, its result dropped, so its kernels are recorded and timed;
+    lines: a cond's other branch, a while_loop body whose loop was not entered) is run once too, after
+    the call, on those arguments, its result dropped, so its kernels are recorded and timed;
     ``["twins"]`` names the function whose arguments it got."""
     rec: dict[str, Any] = {"scopes": [], "args": {}, "real": {}, "twins": {}}
     lists = subgraph_argument_lists(source) if source else {}
@@ -54,20 +54,19 @@ def watch_subgraphs(mod: Any, functions: list[str], calls: list, source: str = "
                 return _real(args)
             finally:
                 rec["scopes"].append((_fn, start, len(calls)))
-                for other in twins_of(_fn):
-                    if other not in rec["args"] and other in rec["real"]:
-                        rec["args"][other] = rec["args"][_fn]
-                        rec["twins"][other] = _fn
-                        start = len(calls)
-                        try:
-                            getattr(mod, other)(list(rec["args"][_fn]))
-                        except Exception:  # noqa: BLE001 - it is then reported as not timed
-                            del rec["args"][other]
-                        rec["scopes"].append((other, start, len(calls)))
 
         setattr(mod, fn, wrapper)
     try:
         yield rec
+        for other in rec["real"]:  # after the call: the functions that did not run, on a twin's arguments
+            twin = next((t for t in twins_of(other) if t in rec["args"]), None)
+            if other in rec["args"] or twin is None:
+                continue
+            rec["args"][other], rec["twins"][other] = rec["args"][twin], twin
+            try:
+                getattr(mod, other)(list(rec["args"][twin]))
+            except Exception:  # noqa: BLE001 - it is then reported as not timed
+                del rec["args"][other]
     finally:
         for fn, real in rec["real"].items():
             setattr(mod, fn, real)
