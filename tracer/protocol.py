@@ -915,6 +915,12 @@ def split_subgraph(kind: str) -> tuple[str, str | None]:
     return (base, sub) if sep and sub else (str(kind), None)
 
 
+def kind_of(msg: dict[str, Any]) -> str:
+    """A message's graph kind as its graph key ends (without the variant): ``"forward #2"``,
+    ``"inference › true_graph_0"`` (:func:`graph_key` less the compile id)."""
+    return with_subgraph(with_part(str(msg.get("graph_kind")), msg.get("part")), msg.get("subgraph"))
+
+
 def with_subgraph(kind: str, subgraph: str | None) -> str:
     """``("inference", "true_graph_0")`` -> ``"inference › true_graph_0"`` (the inverse of :func:`split_subgraph`)."""
     return f"{kind}{SUBGRAPH_SEP}{subgraph}" if subgraph else kind

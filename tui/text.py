@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any
 
-from inductor_step.tracer.protocol import graph_key, with_part
+from inductor_step.tracer.protocol import graph_key, kind_of, with_part
 
 
 def fmt_ms(v: Any) -> str:
@@ -112,8 +112,9 @@ def graph_note(dynamo: dict[str, Any] | None) -> str:
 # --------------------------------------------------------------------------- the stages
 
 def _kind(msg: dict[str, Any]) -> str:
-    """A message's graph kind with its part (``"forward #2"``, protocol.graph_key)."""
-    return with_part(str(msg.get("graph_kind")), msg.get("part"))
+    """A message's graph kind with its part and subgraph (``"forward #2"``, ``"inference › true_graph_0"``,
+    protocol.graph_key)."""
+    return kind_of(msg)
 
 
 def dynamo_text(stop: dict[str, Any], guards: str | None, guards_commented: str = "") -> str:
