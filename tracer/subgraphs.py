@@ -224,6 +224,7 @@ class SubgraphCapture:
             links = self.build_links(c, k, kernels, wrapper, owners, kernel_defs,
                                      mutations=getattr(g, "mutations", None))
             keep_own_nodes(links, g.post_grad_nodes)
+            explain_hop_buffers(links, g.post_grad_nodes, f"{c} {k}", self.subgraphs_of(c, k))  # a subgraph's own
             self.stop(c, k, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": None,
                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links,
                                         "function": fn, "function_lines": _lines(wrapper, functions[fn])})

@@ -33,7 +33,7 @@ def watch_subgraphs(mod: Any, functions: list[str], calls: list, source: str = "
     lines: a cond's other branch, a while_loop body whose loop was not entered) is run once too, after
     the call, on those arguments, its result dropped, so its kernels are recorded and timed;
     ``["twins"]`` names the function whose arguments it got."""
-    rec: dict[str, Any] = {"scopes": [], "args": {}, "real": {}, "twins": {}}
+    rec: dict[str, Any] = {"scopes": [], "args": {}, "real": {}, "twins": {}, "twin_errors": {}}
     lists = subgraph_argument_lists(source) if source else {}
 
     def twins_of(fn: str) -> list[str]:
@@ -48,7 +48,7 @@ def watch_subgraphs(mod: Any, functions: list[str], calls: list, source: str = "
 
         def wrapper(args: list, _real: Callable = real, _fn: str = fn) -> Any:
             if _fn not in rec["args"]:
-                rec["args"][_fn] = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+                rec["args"][_fn] = [_copy(a) if isinstance(a, torch.Tensor) else a for a in args]
             start = len(calls)
             try:
                 return _real(args)
@@ -58,18 +58,31 @@ def watch_subgraphs(mod: Any, functions: list[str], calls: list, source: str = "
         setattr(mod, fn, wrapper)
     try:
         yield rec
-        for other in rec["real"]:  # after the call: the functions that did not run, on a twin's arguments
-            twin = next((t for t in twins_of(other) if t in rec["args"]), None)
-            if other in rec["args"] or twin is None:
-                continue
+        tried: set[str] = set()
+        while True:  # after the call: the functions that did not run, on a twin's arguments (a twin's
+            # run may run nested subgraphs that get twins in turn)
+            todo = [(o, t) for o in rec["real"] if o not in rec["args"] and o not in tried
+                    for t in [next((t for t in twins_of(o) if t in rec["args"]), None)] if t is not None]
+            if not todo:
+                break
+            other, twin = todo[0]
+            tried.add(other)
             rec["args"][other], rec["twins"][other] = rec["args"][twin], twin
             try:
                 getattr(mod, other)(list(rec["args"][twin]))
-            except Exception:  # noqa: BLE001 - it is then reported as not timed
+            except Exception as e:  # noqa: BLE001 - it is then reported as not timed, with why
                 del rec["args"][other]
+                rec["twin_errors"][other] = f"it failed on the arguments {twin} got ({type(e).__name__}: {e})"
     finally:
         for fn, real in rec["real"].items():
             setattr(mod, fn, real)
+
+
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    """``t`` with its own storage and the very same sizes, strides and offset (``clone`` makes an expanded,
+    stride-0 tensor contiguous, and the subgraph's function asserts the strides it was compiled for)."""
+    out = torch.empty(0, dtype=t.dtype, device=t.device)
+    return out.set_(t.untyped_storage().clone(), t.storage_offset(), t.size(), t.stride())
 
 
 def _scope_of(i: int, scopes: list[tuple[str, int, int]]) -> tuple[str, int, int] | None:
@@ -142,7 +155,8 @@ def split_by_subgraph(kernels: list[dict[str, Any]], rec: dict[str, Any], functi
             runs -= 1
         if fn not in rec["args"]:
             subs[fn] = {"not_timed": f"{fn} did not run in the timed call of its parent (a branch not taken, "
-                                     f"or a loop body not entered, on the timed inputs)", "runs": 0}
+                                     f"or a loop body not entered, on the timed inputs)"
+                                     + (f"; {rec['twin_errors'][fn]}" if fn in rec["twin_errors"] else ""), "runs": 0}
             continue
         ks = _renamed(per.get(fn, []))
         out: dict[str, Any] = {"kernels": ks, "kernel_sum_ms": _shares(ks), "runs": runs}
