@@ -48,3 +48,18 @@ def test_pick_a_branch_then_select_a_buffer_in_it_and_every_pane_follows(app_dri
             "linked": {BUF}}
     for stage, cells in want.items():
         assert rows[stage] in cells, f"pane {KEY_OF[stage]} ({stage}) shows {rows[stage]!r}, not {BUF}'s {sorted(cells)}"
+
+
+def test_a_failed_timing_is_never_shown_as_run_done():
+    """The stage bar of a graph whose timing failed says ✗run; a timed one ✓run (issue 27.9)."""
+    from inductor_step.tracer.protocol import graph_key, read_session
+    from inductor_step.tui.bars import stage_text
+    from inductor_step.tui.session import Session
+    from inductor_step.tui.state import ViewState
+
+    msgs = list(read_session(FIXTURE))
+    failed = [{**m, "error": "timing failed: for this test", "failed": True}
+              if m.get("type") == "run" and graph_key(m) == BRANCH else m for m in msgs]
+    for messages, want, not_want in ((msgs, "✓run", "✗run"), (failed, "✗run", "✓run")):
+        bar = str(stage_text(Session.of(messages), ViewState(graph=BRANCH, stage="run"), 120))
+        assert want in bar and not_want not in bar, bar
