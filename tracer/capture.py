@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
+from inductor_step.tracer.compile_modes import mark_templates
 from inductor_step.tracer.protocol import PART_SEP, split_part, split_variant, with_part
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
@@ -214,6 +215,9 @@ class Capture:
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
         fr["dynamo"] = snap
+        # issue 27: how this graph was compiled and its dynamic symbols (backward graphs reuse them)
+        fr["compiled_with"] = adapter.compiled_with()
+        fr["symbols"] = adapter.dynamic_symbols()
         extra = {}
         if fr.get("part") and fr.get("ddp_children"):
             extra["note"] = (f"DDPOptimizer split this frame's Dynamo graph at DDP's bucket boundaries into "
@@ -221,7 +225,17 @@ class Capture:
                              f"graph of submodule {fr['part']}, as compile_fx got it.")
         self.stop(cid, with_part(kind, fr.get("part")), "dynamo",
                   {"graph": snap, "graph_breaks": fr["graph_breaks"], "recompile_reasons": fr["recompile_reasons"],
-                   "resume": fr.get("resume"), **extra})
+                   "resume": fr.get("resume"), **self.how_compiled(fr), **extra})
+
+    @staticmethod
+    def how_compiled(fr: dict[str, Any]) -> dict[str, Any]:
+        """The dynamo stop's ``compiled_with`` and ``symbols`` (protocol.DynamoStop) from frame entry ``fr``."""
+        out: dict[str, Any] = {}
+        if fr.get("compiled_with") is not None:
+            out["compiled_with"] = fr["compiled_with"]
+        if fr.get("symbols"):
+            out["symbols"] = fr["symbols"]
+        return out
 
     def on_post_grad_pre(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -237,6 +251,7 @@ class Capture:
             fr["aot_started"] = True  # (where the aot id cannot be read)
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
+        adapter.take_autotune()  # selections left by a graph that never reached its codegen stop
         g = self.graph(cid, kind)
         if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.what_if_inputs:
             try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
@@ -251,7 +266,8 @@ class Capture:
                     "this frame's Dynamo graph, and Inductor compiles it lazily at .backward()."
                     ) if split_part(kind)[0] == "backward" else None
             self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
-                                            "recompile_reasons": fr["recompile_reasons"], "note": note})
+                                            "recompile_reasons": fr["recompile_reasons"], "note": note,
+                                            **self.how_compiled(fr)})
 
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -396,9 +412,11 @@ class Capture:
             k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
                                           key=lambda s: (len(s), s))
             del k["writes"]
+        mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
+        extra = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
         self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g.output_path,
-                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links})
+                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links, **extra})
 
     def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
                     owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None) -> dict[str, Any]:
