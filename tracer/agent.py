@@ -498,7 +498,9 @@ class Agent(Capture):
                   "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
                   "time": time.time(),
                   "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
-                  "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured"}
+                  "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured; "
+                          "inductor_settings were read before the script ran (torch.compile's mode and options "
+                          "patch them per compile): each graph's own are its dynamo stop's compiled_with"}
         if self.distributed is not None:
             from inductor_step.tracer.adapter import distributed  # noqa: PLC0415
 

@@ -363,7 +363,10 @@ class Header(_Header, total=False):
     pid: int
     time: float
     settings: dict[str, Any]  # torch config values the agent set
-    inductor_settings: dict[str, Any]  # the what-if form's settings as the script runs them (tracer.adapter.WHAT_IF_SETTINGS)
+    # the what-if form's settings (tracer.adapter.WHAT_IF_SETTINGS) read when the agent started, before the
+    # script ran: not what a graph compiled with (torch.compile's mode/options patch them per compile); each
+    # graph's own are its dynamo stop's compiled_with.config (issue 27)
+    inductor_settings: dict[str, Any]
     hooks: list[str]
     note: str
     t: float
