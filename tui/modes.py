@@ -200,17 +200,30 @@ def autotune_for_kernel(stop: dict[str, Any], kernel: str) -> list[dict[str, Any
             if isinstance(a, dict) and kernel_of_buffer(kernels, a.get("buffer")) == kernel]
 
 
-def timed_sizes_line(run: dict[str, Any], symbols: Sequence[dict[str, Any]] | None = None) -> str:
-    """Pane 7's line on the sizes the graph was timed at (the run's ``input_sizes``, one per input of
-    the graph's ``call``), with each dynamic symbol's value where an int input is one."""
+def timed_sizes_line(run: dict[str, Any], symbols: Sequence[dict[str, Any]] | None = None,
+                     placeholders: Sequence[dict[str, Any]] | None = None) -> str:
+    """Pane 7's line on the sizes the graph was timed at (the run's ``input_sizes``, one per input of the
+    graph's ``call``).  With the post-grad graph's ``placeholders`` (one per input, as the aot stop has
+    them) each input is named with its symbolic size: ``s27=5`` for a size argument, ``arg3_1[s77, s27, s53]
+    = 2x5x8 float32`` for a tensor; with the graph's ``symbols``, what each symbol stands for."""
     sizes = run.get("input_sizes")
     if not isinstance(sizes, list) or not sizes:
         return ""
-    text = f"timed at sizes: {', '.join(str(s) for s in sizes)}"
-    if symbols:
-        text += "  (this graph's symbols at its compile: " + ", ".join(
-            f"{s['name']}={s['hint']}" for s in symbols if isinstance(s, dict) and s.get("hint") is not None) + ")"
-    return text
+    ph = list(placeholders or [])
+    if len(ph) == len(sizes):
+        parts = []
+        for n, size in zip(ph, sizes):
+            if n.get("value") and not n.get("shape"):
+                parts.append(f"{n['value']}={size}")
+            elif n.get("shape") and any(not str(d).isdigit() for d in n["shape"]):
+                parts.append(f"{n.get('name')}[{', '.join(str(d) for d in n['shape'])}]={size}")
+            else:
+                parts.append(f"{n.get('name')} {size}")
+        text = "timed at sizes: " + ", ".join(parts)
+    else:
+        text = "timed at sizes: " + ", ".join(str(s) for s in sizes)
+    named = [f"{s['name']} = {s['source']}" for s in symbols or [] if isinstance(s, dict) and s.get("source")]
+    return text + (f"  ({'; '.join(named)})" if named else "")
 
 
 def compiled_with_changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:

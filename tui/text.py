@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from inductor_step.tracer.protocol import graph_key, with_part
-from inductor_step.tui.modes import how_compiled_lines, symbol_line, symbols_in, timed_sizes_line
+from inductor_step.tui.modes import how_compiled_lines, kernel_backend, symbol_line, symbols_in, timed_sizes_line
 
 
 def fmt_ms(v: Any) -> str:
@@ -209,6 +209,9 @@ def stop_summary(stop: dict[str, Any]) -> str:
             what += ", recompile"
         if stop.get("corrects"):
             what += f" (AOTAutograd compiles it as {stop.get('graph_kind')}, not {stop['corrects']})"
+        if isinstance(stop.get("symbols"), list) and stop["symbols"]:  # issue 27
+            what += ", dynamic: " + ", ".join(f"{s.get('name')}={s.get('source')}" for s in stop["symbols"][:4]) \
+                + (", ..." if len(stop["symbols"]) > 4 else "")
     elif stage == "aot":
         what = (f"graphs: {', '.join(sorted((stop.get('aot_graphs') or {}).keys())) or '-'}, "
                 f"post-grad {len((stop.get('post_grad') or {}).get('nodes') or [])} nodes")
@@ -222,8 +225,10 @@ def stop_summary(stop: dict[str, Any]) -> str:
         ks = stop.get("kernels") or []
         by: dict[str, int] = {}
         for k in ks:
-            by[k["backend"]] = by.get(k["backend"], 0) + 1
+            by[kernel_backend(k)] = by.get(kernel_backend(k), 0) + 1
         what = f"{len(ks)} kernels (" + ", ".join(f"{n} {b}" for b, n in sorted(by.items())) + ")"
+        if stop.get("autotune"):  # issue 27
+            what += f", {len(stop['autotune'])} autotuning selection(s)"
     else:
         what = ""
     return f"{graph_key(stop):<20} {stage:<11} {what}"
@@ -259,10 +264,12 @@ def run_cells(k: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, Any]] | None = None) -> str:
+def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, Any]] | None = None,
+                placeholders: list[dict[str, Any]] | None = None) -> str:
     """The run pane's summary of one graph's timing (the ``run`` message): compiled against eager,
     the kernel sum and what it means, how the times were settled, the sizes it was timed at (with
-    ``symbols``, the graph's dynamic symbols from its dynamo stop), the roofs and their sources."""
+    ``symbols``, the graph's dynamic symbols from its dynamo stop, and ``placeholders``, its post-grad
+    graph's placeholder nodes, each input named), the roofs and their sources."""
     lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}"]
     compiled, eager, ksum = run.get("compiled_ms"), run.get("eager_ms"), run.get("kernel_sum_ms")
     lines.append(f"compiled graph   {num(compiled, '.4f')} ms")
@@ -313,7 +320,7 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
             lines.append(f"CUPTI: {run['cupti']}")
     if run.get("inputs"):
         lines.append(f"inputs: {run['inputs']}")
-    lines.append(timed_sizes_line(run, symbols))  # issue 27
+    lines.append(timed_sizes_line(run, symbols, placeholders))  # issue 27
     from inductor_step.tui.whatif import numerics_lines  # noqa: PLC0415 - a what-if variant's (issue 22)
 
     lines += numerics_lines(run)

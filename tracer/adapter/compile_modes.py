@@ -153,7 +153,8 @@ def dynamic_symbols() -> list[dict[str, Any]]:
     """The ShapeEnv's symbols of the graph Dynamo traced on this thread (``TracingContext.fake_mode.shape_env``),
     one ``protocol.Symbol`` each: ``name`` (``s27``), ``source`` (what it stands for, as Dynamo names it:
     ``L['x'].size()[1]``), ``sources`` (every input it stands for), ``range`` (``[lo, hi]`` as text, from
-    ``var_to_range``: ``["2", "int_oo"]``) and ``hint`` (its value at this compile, ``var_to_val``).
+    ``var_to_range``: ``["2", "int_oo"]``) and ``hint`` (its value at this compile, ``backed_var_to_val``,
+    before torch 2.14 ``var_to_val``).
     An empty list for a static graph."""
     from torch._guards import TracingContext  # noqa: PLC0415
 
@@ -164,7 +165,8 @@ def dynamic_symbols() -> list[dict[str, Any]]:
     out = []
     sources = dict(getattr(env, "var_to_sources", {}) or {})
     ranges = dict(getattr(env, "var_to_range", {}) or {})
-    vals = dict(getattr(env, "var_to_val", {}) or {})
+    vals = dict((getattr(env, "backed_var_to_val", None) if hasattr(env, "backed_var_to_val")
+                 else getattr(env, "var_to_val", None)) or {})
     for sym in sorted(set(sources) | set(ranges), key=lambda s: (len(str(s)), str(s))):
         names = []
         for src in sources.get(sym) or []:
