@@ -203,7 +203,7 @@ class Capture:
         self.stop(cid, with_part(decided, part), "dynamo",
                   {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
                    "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
-                   "corrects": guessed}, pause=False)
+                   "corrects": guessed, **self.how_compiled(fr)}, pause=False)
 
     def on_pre_grad(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415

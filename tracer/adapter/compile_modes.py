@@ -98,18 +98,19 @@ def inductor_config_changes() -> dict[str, Any]:
     entries = getattr(ic, "_config", None)
     if not isinstance(entries, dict):
         raise RuntimeError("torch._inductor.config has no _config table")
+    # ConfigModule._get_dict reads each entry's override without __getattr__'s side effects (deprecation
+    # warnings, a deep copy of a list default stored as an override)
+    current = ic._get_dict(skip_default=True) if hasattr(ic, "_get_dict") else \
+        {n: getattr(ic, n) for n, e in entries.items() if not getattr(e, "deprecated", False)}
     out: dict[str, Any] = {}
-    for name, entry in entries.items():
-        if name in _AGENT_KEYS or getattr(entry, "alias", None) is not None or getattr(entry, "hide", False):
+    for name, value in current.items():
+        entry = entries.get(name)
+        if name in _AGENT_KEYS or entry is None or getattr(entry, "alias", None) is not None:
             continue
         try:
-            value = getattr(ic, name)
-            default = entry.default
-            if value == default or callable(value) and not isinstance(value, (list, tuple)):
+            if value == entry.default or callable(value):
                 continue
-            if isinstance(value, (list, dict, set)) and not value and not default:
-                continue
-        except Exception:  # noqa: BLE001 - an entry that cannot be read or compared is left out
+        except Exception:  # noqa: BLE001 - a value that cannot be compared is left out
             continue
         out[name] = _plain(value)
     return dict(sorted(out.items()))
@@ -120,7 +121,7 @@ def compiled_with() -> dict[str, Any]:
     """How the graph being compiled on this thread was asked for, as a ``protocol.CompiledWith``:
     ``backend`` (``"inductor"``, or the backend's name), ``mode``, ``options`` and ``dynamic`` as given to
     ``torch.compile`` (None where the compile did not come through ``torch.compile``: ``note`` says so),
-    ``fullgraph`` (Dynamo's ``InstructionTranslator.one_graph``) and ``config``: the Inductor settings
+    ``fullgraph`` (Dynamo's ``InstructionTranslator.one_graph``: torch.compile's ``fullgraph``) and ``config``: the Inductor settings
     that differ from default for this compile (:func:`inductor_config_changes`).  Call it from a hook
     inside the backend compile (``pre_grad_custom_pass``)."""
     tx = _current_tx()
@@ -137,7 +138,7 @@ def compiled_with() -> dict[str, Any]:
             out["note"] = ("compiled without torch.compile's wrapper (torch._dynamo.optimize or a backend "
                            "function): mode and options not known")
     if tx is not None:
-        out["fullgraph"] = bool(getattr(tx, "one_graph", False) or getattr(tx, "error_on_graph_break", False))
+        out["fullgraph"] = bool(getattr(tx, "one_graph", False))
     try:
         out["config"] = inductor_config_changes()
     except Exception as e:  # noqa: BLE001
