@@ -145,10 +145,14 @@ def dynamo_text(stop: dict[str, Any], guards: str | None, guards_commented: str 
     return "\n".join(head) + "\n\n" + body + tail
 
 
-def aot_text(stop: dict[str, Any]) -> str:
-    """Pane 2's code: each AOT graph (``aot_*_graph``), then the post-grad graph Inductor lowers."""
+def aot_text(stop: dict[str, Any], symbols: list[dict[str, Any]] | None = None) -> str:
+    """Pane 2's code: each AOT graph (``aot_*_graph``), then the post-grad graph Inductor lowers; above
+    them, with ``symbols`` (the graph's dynamo stop's), what each dynamic symbol stands for."""
     pg = stop.get("post_grad") or {}
     parts = []
+    if symbols:  # issue 27
+        parts.append("\n".join(["# dynamic symbols (ShapeEnv: what each stands for, its range):",
+                                *(f"#   {symbol_line(s)}" for s in symbols if isinstance(s, dict))]))
     for name in ("joint", "inference", "forward", "backward"):
         src = (stop.get("aot_graphs") or {}).get(name)
         if src:

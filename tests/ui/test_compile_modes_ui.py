@@ -71,6 +71,9 @@ def test_pane_1_symbols_and_pane_7_timed_sizes(app_driver) -> None:
         await pilot.press("1")
         await pilot.pause()
         seen["pane1"] = app.query_one("#code-dynamo", CodeView).text
+        await pilot.press("2")
+        await pilot.pause()
+        seen["pane2"] = app.query_one("#code-aot", CodeView).text
         await pilot.press("7")
         await pilot.pause()
         app.query_one("#table-run", Table).focus()
@@ -81,4 +84,5 @@ def test_pane_1_symbols_and_pane_7_timed_sizes(app_driver) -> None:
     app_driver(steps, size=(160, 50), path=DYNAMIC)
     assert "torch.compile(mode=None, options={epilogue_fusion=False}, dynamic=True, fullgraph=True)" in seen["pane1"]
     assert "= L['x'].size()[1]  range [2, int_oo]  (5 at this compile)" in seen["pane1"]
+    assert "= L['x'].size()[1]  range [2, int_oo]" in seen["pane2"]  # above the post-grad graph's f32[s77, s27, s53]
     assert "timed at sizes: " in seen["run"] and "=2x5x8 float32" in seen["run"]
