@@ -228,11 +228,20 @@ class Capture:
                    "resume": fr.get("resume"), **self.how_compiled(fr), **extra})
 
     @staticmethod
-    def how_compiled(fr: dict[str, Any]) -> dict[str, Any]:
-        """The dynamo stop's ``compiled_with`` and ``symbols`` (protocol.DynamoStop) from frame entry ``fr``."""
+    def how_compiled(fr: dict[str, Any], config_now: bool = False) -> dict[str, Any]:
+        """The dynamo stop's ``compiled_with`` and ``symbols`` (protocol.DynamoStop) from frame entry ``fr``;
+        ``config_now``: its Inductor config read again now (a backward or a what-if variant compiling
+        under its own patches, from a hook inside ``compile_fx_inner``)."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
         out: dict[str, Any] = {}
         if fr.get("compiled_with") is not None:
             out["compiled_with"] = fr["compiled_with"]
+            if config_now and isinstance(fr["compiled_with"], dict) and "unavailable" not in fr["compiled_with"]:
+                try:
+                    out["compiled_with"] = {**fr["compiled_with"], "config": adapter.inductor_config_changes()}
+                except Exception:  # noqa: BLE001 - the frame's, as read at its forward's compile
+                    pass
         if fr.get("symbols"):
             out["symbols"] = fr["symbols"]
         return out
@@ -267,7 +276,7 @@ class Capture:
                     ) if split_part(kind)[0] == "backward" else None
             self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
                                             "recompile_reasons": fr["recompile_reasons"], "note": note,
-                                            **self.how_compiled(fr)})
+                                            **self.how_compiled(fr, config_now=True)})
 
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
