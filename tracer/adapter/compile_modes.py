@@ -139,6 +139,9 @@ def compiled_with() -> dict[str, Any]:
                            "function): mode and options not known")
     if tx is not None:
         out["fullgraph"] = bool(getattr(tx, "one_graph", False))
+    elif backend is None:
+        out["note"] = ("no Dynamo frame on this thread (torch.export, AOTInductor, compiled autograd or a direct "
+                       "compile_fx): torch.compile's arguments not known")
     try:
         out["config"] = inductor_config_changes()
     except Exception as e:  # noqa: BLE001
