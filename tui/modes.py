@@ -22,12 +22,14 @@ def compile_call(cw: dict[str, Any] | None) -> str:
         return "not recorded (a session from before issue 27)"
     if cw.get("unavailable"):
         return str(cw["unavailable"])
+    if cw.get("note"):  # not through torch.compile: its arguments are not known
+        return (f"backend {cw['backend']}: " if cw.get("backend") else "") + str(cw["note"]) + \
+            (f"; fullgraph={cw['fullgraph']}" if cw.get("fullgraph") is not None else "")
     args = [f"mode={_value(cw.get('mode'))}"]
     if cw.get("options"):
         args.append(f"options={{{settings_text(cw['options'])}}}")
     args += [f"dynamic={cw.get('dynamic')}", f"fullgraph={cw.get('fullgraph')}"]
-    text = f"torch.compile({', '.join(args)}), backend {cw.get('backend') or '?'}"
-    return text + (f" ({cw['note']})" if cw.get("note") else "")
+    return f"torch.compile({', '.join(args)}), backend {cw.get('backend') or '?'}"
 
 
 def config_text(cw: dict[str, Any] | None) -> str:
