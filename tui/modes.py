@@ -245,3 +245,45 @@ def compiled_with_changes(a: dict[str, Any] | None, b: dict[str, Any] | None) ->
                 vb = _value(db[k]) if k in db else "default"
                 out.append(f"{'option' if what == 'options' else 'Inductor config'} {k}: {va} -> {vb}")
     return out
+
+
+def _cell(s: Any) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def _one_line(s: Any, limit: int = 300) -> str:
+    line = " ".join(str(s or "").split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def how_compiled_section(graphs: dict) -> list[str]:
+    """The report's "How each graph was compiled" lines (issue 27): per graph, torch.compile's arguments,
+    the Inductor config that differed from default, its dynamic symbols and autotuning; [] when no graph
+    recorded them (a session from before issue 27)."""
+    rows: list[str] = []
+    extra: list[str] = []
+    for (cid, kind), stages in graphs.items():
+        dyn = stages.get("dynamo") or {}
+        if dyn.get("compiled_with") is None and not dyn.get("symbols"):
+            continue
+        cw = dyn.get("compiled_with")
+        syms = dyn.get("symbols") if isinstance(dyn.get("symbols"), list) else []
+        rows.append(f"| `{cid} {kind}` | {_cell(compile_call(cw))} | {_cell(config_text(cw))} | "
+                    f"{_cell('; '.join(symbol_line(s) for s in syms) or '-')} |")
+        cg = stages.get("codegen") or {}
+        for a in cg.get("autotune") or []:
+            lines = autotune_lines(a, kernel_of_buffer(cg.get("kernels") or [], a.get("buffer")))
+            extra.append(f"- `{cid} {kind}` {_one_line(lines[0], 400)}")
+            extra += [f"  - {_one_line(x.strip(), 300)}" for x in lines[1:]]
+        for k in cg.get("kernels") or []:
+            if k.get("template"):
+                extra.append(f"- `{cid} {kind}` `{k['name']}`: template kernel ({k['template']}), epilogue "
+                             f"{', '.join(k.get('epilogue') or []) or 'none'}")
+    if not rows:
+        return []
+    out = ["#### How each graph was compiled", "",
+           "| graph | torch.compile | Inductor config differing from default | dynamic symbols |",
+           "|---|---|---|---|", *rows, ""]
+    if extra:
+        out += ["Templates and autotuning (Inductor's select_algorithm, its benchmark times):", "", *extra, ""]
+    return out
