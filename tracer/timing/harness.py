@@ -30,6 +30,7 @@ from inductor_step.tracer.timing.hooks import _hooked
 from inductor_step.tracer.timing.ingraph import in_graph_times, script_times
 from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops, roofline
 from inductor_step.tracer.timing.rounds import cpu_quantiles, whole_graph_rounds
+from inductor_step.tracer.timing.template_flops import template_flops
 
 
 INPUT_BYTES = 1 << 30  # float tensors of a graph's first call kept for timing, at most (and a quarter of free GPU memory)
@@ -374,6 +375,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 if peak.get("bw_gbps"):
                     entry["pct_peak_bw"] = 100.0 * entry["gbps"] / peak["bw_gbps"]
             flops, dtype, op = op_flops(fn, a, k) if backend == "extern" else (None, None, None)
+            if backend == "triton" and base.startswith("triton_tem_"):  # a template: FLOPs of the op it implements
+                flops, dtype, op, entry["flops_source"] = template_flops(base, params.get(name, []), a)
             roofline(entry, peak, flops, dtype, op)
             if backend == "triton" and limits is not None:
                 try:
