@@ -190,6 +190,10 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                           + (f"  (not reliable: {'; '.join(msg.get('warnings') or ['the timing rounds never agreed'])})"
                              if msg.get("settled") is False or (msg.get("graph_rounds") or {}).get("rounds_stable") is False
                              else ""), flush=True)
+                    from inductor_step.tui.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+
+                    for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
+                        print(f"{'':<20}             {line}", flush=True)
             elif t == "run_status" and msg.get("done"):
                 last_status = msg.get("message")
             elif t == "done":

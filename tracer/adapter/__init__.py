@@ -105,3 +105,11 @@ from inductor_step.tracer.adapter.whatif import (  # noqa: F401
     inductor_settings,
 )
 from inductor_step.tracer.adapter.output_module import _autotuners  # noqa: F401 - benchmarks/gpu_vs_profiler.py
+from inductor_step.tracer.adapter.user_triton import (  # noqa: F401
+    restore_triton_side_table,
+    triton_side_table_entries,
+)
+from inductor_step.tracer.adapter.cudagraphs import (  # noqa: F401
+    cudagraphs_enabled,
+    install_cudagraph_log_hook,
+)
