@@ -44,7 +44,7 @@ def _record(tmp_path_factory: pytest.TempPathFactory, name: str, args: list[str]
     env.pop("TORCH_LOGS", None)
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", rec,
                         os.path.join(SCRIPTS, f"{name}.py"), *(args or [])], cwd=str(cwd), env=env,
-                       capture_output=True, text=True, timeout=420)
+                       capture_output=True, text=True, timeout=int(os.environ.get("INDUCTOR_STEP_GPU_TIMEOUT", "420")))
     msgs = [dict(m) for m in read_session(rec)] if os.path.exists(rec) else []
     keep = os.environ.get("INDUCTOR_STEP_KEEP_SESSIONS")
     if keep and os.path.exists(rec):

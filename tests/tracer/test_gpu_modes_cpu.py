@@ -77,3 +77,22 @@ def test_torchs_skip_message_reaches_the_hook():
     for h in list(lg.handlers):
         if type(h).__name__ == "_Handler":
             lg.removeHandler(h)
+
+
+def test_a_user_kernel_goes_back_into_a_fresh_side_table_from_its_source(tmp_path):
+    """What the timing process does before running a graph with a user kernel eagerly (torch's side
+    table is empty there: "Kernel index 0 not found in id_to_kernel")."""
+    import subprocess
+    import sys
+
+    direct = _fixture()["user_kernels"][0]
+    src = direct["source"][direct["source"].index("def add_kernel("):]
+    code = (
+        "from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table as t\n"
+        "from inductor_step.tracer import adapter\n"
+        f"note = adapter.restore_triton_side_table({{'kernels': {{7: {{'name': 'add_kernel', 'module': '__main__', "
+        f"'qualname': 'add_kernel', 'src': {src!r}, 'wrapped': None}}}}, 'constant_args': {{3: {{'n': 8}}}}}})\n"
+        "k = t.get_kernel(7)\n"
+        "print(note, type(k).__name__, k.fn.__name__, t.get_constant_args(3))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert p.stdout.split() == ["None", "JITFunction", "add_kernel", "{'n':", "8}"], p.stderr[-2000:]

@@ -20,9 +20,25 @@ def _table() -> Any:
 def _jit(kernel: Any) -> Any:
     """The ``triton.JITFunction`` under ``triton.autotune`` / ``triton.heuristics`` wrappers."""
     seen = 0
-    while not hasattr(kernel, "src") and hasattr(kernel, "fn") and seen < 8:
+    while type(kernel).__name__ != "JITFunction" and hasattr(kernel, "fn") and seen < 8:
         kernel, seen = kernel.fn, seen + 1
     return kernel
+
+
+def _src(jit: Any) -> str | None:
+    """A JITFunction's source from its ``def`` on (``JITFunction.src``, else ``inspect.getsource``)."""
+    import inspect  # noqa: PLC0415
+    import re  # noqa: PLC0415
+    import textwrap  # noqa: PLC0415
+
+    src = getattr(jit, "src", None) if isinstance(getattr(jit, "src", None), str) else None
+    if src is None:
+        try:
+            src = textwrap.dedent(inspect.getsource(getattr(jit, "fn", jit)))
+        except (OSError, TypeError):
+            return None
+    m = re.search(r"^def\s+\w+\s*\(", src, re.M)
+    return src[m.start():] if m else src
 
 
 def triton_side_table_entries(gm: Any) -> dict[str, Any]:
@@ -50,7 +66,7 @@ def triton_side_table_entries(gm: Any) -> dict[str, Any]:
                 jit = _jit(k)
                 fn = getattr(jit, "fn", None)
                 kernels[ki] = {"name": getattr(fn, "__name__", None), "module": getattr(fn, "__module__", None),
-                               "qualname": getattr(fn, "__qualname__", None), "src": getattr(jit, "src", None),
+                               "qualname": getattr(fn, "__qualname__", None), "src": _src(jit),
                                "wrapped": type(k).__name__ if k is not jit else None}
             except Exception as e:  # noqa: BLE001
                 kernels[ki] = {"error": f"{type(e).__name__}: {e}"}

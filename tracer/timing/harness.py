@@ -182,6 +182,17 @@ def _graph_args(mod: Any) -> list:
 EAGER_SLOW_S = 1.0  # one eager call slower than this: eager is not timed in rounds (tens of calls)
 
 
+def _no_eager(eager_gm: Any) -> str | None:
+    """Why a post-grad graph is not run eagerly at all, or None: flex attention's backward has no eager
+    kernel; torch runs its math reference (vmapped score-mod graphs), and on an H100 one call of a
+    B=2, H=8, S=512 backward (tests/scripts/gpu_flex.py) had not returned after 140 s."""
+    for n in getattr(getattr(eager_gm, "graph", None), "nodes", []):
+        if n.op == "call_function" and "flex_attention_backward" in str(getattr(n.target, "__name__", n.target)):
+            return ("eager not timed: flex attention's backward (the flex_attention_backward higher-order op) has no "
+                    "eager kernel; torch's math reference for it ran over 140 s a call on an H100 at B=2, H=8, S=512")
+    return None
+
+
 def _probe_eager(eager_fn: Callable, cuda: bool) -> tuple[Callable | None, dict[str, Any]]:
     """Two eager calls of the post-grad graph, timed by the clock (synchronized on CUDA), before the
     rounds run it tens of times: ``(eager_fn, {})`` where they were quick, else ``(None, {"note"})``
@@ -337,6 +348,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             except Exception:  # noqa: BLE001
                 eager_fn = None
         eager_probe: dict[str, Any] = {}
+        skip = _no_eager(eager_gm) if eager_fn is not None else None
+        if skip:
+            eager_fn, eager_probe = None, {"note": skip}
         if eager_fn is not None:
             if progress is not None:
                 progress("one eager call of the post-grad graph (to see that rounds of it can finish)")
