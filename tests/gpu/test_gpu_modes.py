@@ -117,7 +117,9 @@ def test_triton_templates_get_the_flops_of_their_op(templates):
     tems = [(key, k) for key, r in s["runs"].items() for k in r["kernels"] if k["name"].startswith("triton_tem_")]
     assert len(tems) == 2, s["tail"]
     by = {k["name"]: k for _, k in tems}
-    mm = by["triton_tem_fused_addmm_gelu_t_0"]
+    # the GELU epilogue is fused or not as autotuning's benchmarks decide: triton_tem_fused_addmm_gelu_t_0 in one
+    # H100 run, triton_tem_fused_addmm_t_0 plus triton_poi_fused_gelu_1 in the next
+    mm = next(k for n, k in by.items() if n.startswith("triton_tem_fused_addmm"))
     assert mm["flops"] == 2 * 2048 * 1024 * 1024 and mm["flops_op"] == "mm" and mm["bound_source"] == "roofline", mm
     assert 0 < mm["pct_peak_tflops"] <= 100, mm
     bmm = by["triton_tem_fused_bmm_mul_transpose_0"]

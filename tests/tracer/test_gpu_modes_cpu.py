@@ -81,18 +81,30 @@ def test_torchs_skip_message_reaches_the_hook():
 
 def test_a_user_kernel_goes_back_into_a_fresh_side_table_from_its_source(tmp_path):
     """What the timing process does before running a graph with a user kernel eagerly (torch's side
-    table is empty there: "Kernel index 0 not found in id_to_kernel")."""
+    table is empty there: "Kernel index 0 not found in id_to_kernel").  The kernel comes as Dynamo
+    leaves it for a launch with ``num_warps=4``: a one-config ``triton.autotune`` over the ``@triton.jit``
+    function, defined in the script's ``__main__`` (so made again from its source, configs kept)."""
     import subprocess
     import sys
 
     direct = _fixture()["user_kernels"][0]
-    src = direct["source"][direct["source"].index("def add_kernel("):]
-    code = (
-        "from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table as t\n"
+    src = direct["source"][direct["source"].index("@triton.jit"):]
+    (tmp_path / "script.py").write_text(
+        "import torch, triton, triton.language as tl\n" + src + "\n"
+        "tuned = triton.autotune(configs=[triton.Config({}, num_warps=4, num_stages=3)], key=[])(add_kernel)\n"
+        "from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table as t, triton_kernel_wrapper_mutation\n"
+        "idx = t.add_kernel(tuned)\n"
+        "cidx = t.add_constant_args({'n': 8, 'BLOCK': 1024})\n"
+        "g = torch.fx.Graph()\n"
+        "g.call_function(triton_kernel_wrapper_mutation, (), {'kernel_idx': idx, 'constant_args_idx': cidx,\n"
+        "                'grid': [(1, 1, 1)], 'tma_descriptor_metadata': {}, 'kwargs': {}})\n"
         "from inductor_step.tracer import adapter\n"
-        f"note = adapter.restore_triton_side_table({{'kernels': {{7: {{'name': 'add_kernel', 'module': '__main__', "
-        f"'qualname': 'add_kernel', 'src': {src!r}, 'wrapped': None}}}}, 'constant_args': {{3: {{'n': 8}}}}}})\n"
-        "k = t.get_kernel(7)\n"
-        "print(note, type(k).__name__, k.fn.__name__, t.get_constant_args(3))\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
-    assert p.stdout.split() == ["None", "JITFunction", "add_kernel", "{'n':", "8}"], p.stderr[-2000:]
+        "entries = adapter.triton_side_table_entries(torch.fx.GraphModule(torch.nn.Module(), g))\n"
+        "t.id_to_kernel.clear(); t.kernel_to_id.clear(); t.constant_args.clear()  # a fresh process's table\n"
+        "note = adapter.restore_triton_side_table(entries)\n"
+        "k = t.get_kernel(idx)\n"
+        "print(note, type(k).__name__, type(k.fn).__name__, k.fn.fn.__name__, [(c.num_warps, c.num_stages) for c in k.configs],\n"
+        "      t.get_constant_args(cidx))\n")
+    p = subprocess.run([sys.executable, "script.py"], capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert p.stdout.strip() == "None Autotuner JITFunction add_kernel [(4, 3)] {'n': 8, 'BLOCK': 1024}", \
+        p.stdout + p.stderr[-2000:]

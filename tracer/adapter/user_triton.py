@@ -41,6 +41,25 @@ def _src(jit: Any) -> str | None:
     return src[m.start():] if m else src
 
 
+def _autotune_spec(kernel: Any, jit: Any) -> dict[str, Any] | None:
+    """``{"configs": [...], "key": [...]}`` of a ``triton.autotune`` ``Autotuner`` wrapping ``jit``
+    directly -- what Dynamo makes of a launch with ``num_warps=`` / ``num_stages=`` (one config) --
+    or None (no Autotuner, another wrapper between, or hooks a copy cannot carry)."""
+    if type(kernel).__name__ != "Autotuner" or getattr(kernel, "fn", None) is not jit:
+        return None
+    if getattr(kernel, "reset_to_zero", None) or getattr(kernel, "restore_value", None) \
+            or getattr(kernel, "early_config_prune", None) or getattr(kernel, "perf_model", None):
+        return None
+    configs = []
+    for c in getattr(kernel, "configs", None) or []:
+        if getattr(c, "pre_hook", None):
+            return None
+        configs.append({"kwargs": dict(getattr(c, "kwargs", {}) or {}), "num_warps": getattr(c, "num_warps", 4),
+                        "num_stages": getattr(c, "num_stages", 3), "num_ctas": getattr(c, "num_ctas", 1)})
+    key = list(getattr(kernel, "keys", None) or getattr(kernel, "key", None) or [])
+    return {"configs": configs, "key": key} if configs else None
+
+
 def triton_side_table_entries(gm: Any) -> dict[str, Any]:
     """What a copy of post-grad graph ``gm`` needs, in another process, to run its user Triton
     kernels: ``{"kernels": {idx: {"name", "module", "qualname", "src", "wrapped"}}, "constant_args":
@@ -68,6 +87,9 @@ def triton_side_table_entries(gm: Any) -> dict[str, Any]:
                 kernels[ki] = {"name": getattr(fn, "__name__", None), "module": getattr(fn, "__module__", None),
                                "qualname": getattr(fn, "__qualname__", None), "src": _src(jit),
                                "wrapped": type(k).__name__ if k is not jit else None}
+                tune = _autotune_spec(k, jit)
+                if tune is not None:  # an Autotuner straight over the kernel: carried as its configs
+                    kernels[ki].update(autotune=tune, wrapped=None)
             except Exception as e:  # noqa: BLE001
                 kernels[ki] = {"error": f"{type(e).__name__}: {e}"}
         if isinstance(ci, int) and ci not in consts:
@@ -127,6 +149,17 @@ def restore_triton_side_table(entries: dict[str, Any] | None) -> str | None:
                 kernel = _from_source(k["name"], k["src"])
             except Exception as e:  # noqa: BLE001
                 problems.append(f"{k['name']}: not made again from its source ({type(e).__name__}: {e})")
+                continue
+        if k.get("autotune"):
+            try:
+                import triton  # noqa: PLC0415
+
+                tune = k["autotune"]
+                kernel = triton.autotune(configs=[triton.Config(c["kwargs"], num_warps=c["num_warps"],
+                                                                num_stages=c["num_stages"], num_ctas=c["num_ctas"])
+                                                  for c in tune["configs"]], key=tune["key"])(kernel)
+            except Exception as e:  # noqa: BLE001
+                problems.append(f"{k['name']}: its triton.autotune configs not restored ({type(e).__name__}: {e})")
                 continue
         table.id_to_kernel[int(idx)] = kernel
         table.kernel_to_id[kernel] = int(idx)
