@@ -543,6 +543,10 @@ class Agent(Capture, CudagraphRecord):
             threading.Thread(target=self._control_loop, daemon=True).start()
         sys.argv = [self.script] + list(self.argv)
         sys.path.insert(0, os.path.dirname(os.path.abspath(self.script)))
+        if self.distributed is not None:  # a rank: say when the script waits inside a collective
+            from inductor_step.tracer import rank_watch  # noqa: PLC0415
+
+            rank_watch.start(self.send)
         rc = 0
         error: dict[str, Any] | None = None
         try:
