@@ -26,8 +26,10 @@ def cudagraph_lines(run: dict[str, Any]) -> list[str]:
         out.append(f"  replay not timed: {run['cudagraph_replay']['missing']}")
     if cg.get("script_call_ms") is not None:
         out.append(f"  the script's own calls {_ms(cg['script_call_ms'])} (median of {cg.get('script_calls')}, CUDA "
-                   "events around each call: as the script runs it" + (", through cudagraph trees)" if cg.get("captured")
-                                                                       else ")"))
+                   "events around each call: as the script runs it" + (", through cudagraph trees" if cg.get("captured")
+                                                                       else "") +
+                   "; host work before the first launch counts, and these calls come after the profiled ones, so "
+                   "CUPTI's launch callbacks may still add to them)")
     return out
 
 

@@ -218,10 +218,11 @@ def _probe_eager(eager_fn: Callable, cuda: bool) -> tuple[Callable | None, dict[
             except Exception:  # noqa: BLE001
                 pass
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        return None, {"note": f"eager not timed: the post-grad graph raised when run op by op ({type(e).__name__}: {first})"}
+        return None, {"note": f"eager not timed: the post-grad graph raised when run op by op ({type(e).__name__}: {first})",
+                      "raised": True}
     if took[-1] > EAGER_SLOW_S:
         return None, {"note": f"eager not timed in rounds: one eager call of the post-grad graph took {took[-1]:.2f} s "
-                              f"(over {EAGER_SLOW_S:.0f} s; rounds would run it tens of times)"}
+                              f"(over {EAGER_SLOW_S:.0f} s; rounds would run it tens of times)", "slow": True}
     return eager_fn, {}
 
 
@@ -350,7 +351,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         eager_probe: dict[str, Any] = {}
         skip = _no_eager(eager_gm) if eager_fn is not None else None
         if skip:
-            eager_fn, eager_probe = None, {"note": skip}
+            eager_fn, eager_probe = None, {"note": skip, "slow": True}
         if eager_fn is not None:
             if progress is not None:
                 progress("one eager call of the post-grad graph (to see that rounds of it can finish)")
@@ -361,7 +362,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
         eager_nodes: dict[str, float] = {}
         eager_nodes_how = "not measured: no post-grad graph to run eagerly"
-        if eager_fn is not None:
+        if eager_probe.get("slow"):  # too slow (or flex attention's backward): node by node would be as slow
+            eager_nodes_how = f"not measured: {eager_probe['note']}"
+        if eager_fn is not None or eager_probe.get("raised"):  # a graph that fails whole may still run node by node
             try:  # issue 20: each FX node's eager time, for the ledger's lines
                 from inductor_step.tracer.timing.eager_nodes import eager_node_times  # noqa: PLC0415
 
