@@ -29,7 +29,17 @@ from typing import Any
 
 from inductor_step.tracer import protocol
 from inductor_step.tracer.capture import Capture, GraphState, wants_trace_event  # noqa: F401 - GraphState: agent.graphs' values
+from inductor_step.tracer.cudagraph_record import EVENT_CALLS, CudagraphRecord
 from inductor_step.tracer.protocol import STAGES
+
+def _read(path: str | None) -> str:
+    """A file's text, or "" where it cannot be read."""
+    try:
+        with open(path or "", encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
     """An exception and its causes/contexts."""
@@ -54,7 +64,7 @@ class _Quit(BaseException):
     """Raised on the compile thread when the UI asks the agent to end at a stop."""
 
 
-class Agent(Capture):
+class Agent(Capture, CudagraphRecord):
     """Capture state for one run of a user script (one process, one script).
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
@@ -236,6 +246,14 @@ class Agent(Capture):
         rec = self.script_calls.setdefault(key, {"calls": 0, "inputs": {}, "profiles": [], "status": None,
                                                  "configs": {}})
         rec["calls"] += 1
+        real_run = run
+
+        def run() -> Any:  # noqa: F811 - the same call, with the graph known to a cudagraph skip message
+            self.tl.calling = key
+            try:
+                return real_run()
+            finally:
+                self.tl.calling = None
         if rec["calls"] == 1:
             try:
                 rec["inputs"] = timing.script_inputs(inputs)
@@ -252,6 +270,8 @@ class Agent(Capture):
             except Exception:  # noqa: BLE001 - never in the script's way
                 pass
             return out
+        if self.profile_script_calls and 1 + PROFILE_CALLS < rec["calls"] <= 1 + PROFILE_CALLS + EVENT_CALLS:
+            return self.timed_call(rec, run)  # the script's call as the GPU sees it (CUDA graphs replayed, say)
         if not self.profile_script_calls or rec["calls"] > 1 + PROFILE_CALLS or rec["status"] is not None:
             return run()
         if self.run_lock.locked():  # a timing run is on (``r`` while the script runs): it has CUPTI detached
@@ -314,6 +334,7 @@ class Agent(Capture):
         ``signal``; the next graph gets a fresh worker.  The last ``run_status`` (``done: True``)
         counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
         """
+        from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
@@ -351,6 +372,14 @@ class Agent(Capture):
                 except Exception as e:  # noqa: BLE001 - the worker could not be started or spoken to
                     msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(), failed=True)
                     failed.append(f"{cid} {kind}")
+                if str(msg.get("device", "")).startswith("cuda"):
+                    cg = self.cudagraphs_run_info(g, self.script_calls.get(adapter.output_module_key(g["output_path"])),
+                                                  _read(g["output_path"]))
+                    replay = msg.get("cudagraph_replay") or {}
+                    if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
+                        cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove
+                        cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
+                    msg["cudagraphs"] = cg
                 self.send(msg)
         finally:
             worker.close()
@@ -365,6 +394,9 @@ class Agent(Capture):
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         rec = self.script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
+        if orig is None and rec is not None:  # CUDA events stay here; the timing process learns whether CUDA graphs are on
+            return {**{k: v for k, v in rec.items() if k != "call_events"},
+                    "cudagraphs": bool((g.get("cudagraphs") or {}).get("enabled"))}
         if orig is None or rec is None:
             return rec
         return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
@@ -457,6 +489,8 @@ class Agent(Capture):
                                    adapter.install_autotune_hook())) if ok]
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
+        if str(self.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
+            adapter.install_cudagraph_log_hook(self.on_cudagraph_skip)
         if adapter.install_graph_call_hook(self.on_graph_call):
             hooks.append("CompiledFxGraph.__call__ (the script's inputs"
                          + (", its calls profiled" if self._profiles_calls() else "") + ")")
@@ -516,6 +550,10 @@ class Agent(Capture):
             threading.Thread(target=self._control_loop, daemon=True).start()
         sys.argv = [self.script] + list(self.argv)
         sys.path.insert(0, os.path.dirname(os.path.abspath(self.script)))
+        if self.distributed is not None:  # a rank: say when the script waits inside a collective
+            from inductor_step.tracer import rank_watch  # noqa: PLC0415
+
+            rank_watch.start(self.send)
         rc = 0
         error: dict[str, Any] | None = None
         try:

@@ -62,6 +62,7 @@ class GraphState:
     pending_scheduling: list | None = None
     output_path: str | None = None
     num_gb: dict[str, float] = field(default_factory=dict)
+    cudagraphs: dict[str, Any] | None = None  # tracer.cudagraph_record: {"enabled", "skipped"}
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None)
@@ -285,6 +286,7 @@ class Capture:
         fr = self.frame(self.frame_key(cid, kind))
         g = self.graph(cid, kind)
         g.gm = getattr(graph, "owning_module", None)
+        self.note_cudagraphs(cid, kind)  # type: ignore[attr-defined] - tracer.cudagraph_record
         aot = dict(fr["aot"])
         base = split_part(split_variant(kind)[0])[0]
         if base == "backward":

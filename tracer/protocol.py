@@ -603,6 +603,9 @@ class RunKernel(TypedDict, total=False):
     peak_tflops_which: str  # which peak: "tf32 tensor cores (TF32 on)", ...
     bound: Literal["memory", "compute"] | None
     bound_source: str
+    flops_source: str  # a Triton template's FLOPs: how (tracer.timing.template_flops)
+    user_kernel: bool  # a user's @triton.jit kernel (tracer.user_kernels)
+    launch: dict[str, Any]  # its launch config: grid, constants, num_warps, num_stages, def_name
     share: float | None  # of the kernel sum; None for a call with no time (a collective)
     resources: KernelResources
 
@@ -654,6 +657,23 @@ class Run(TypedDict, total=False):
     sum_vs_graph: float | None  # kernel sum / compiled graph time
     gap_cause: Literal["overhead", "kernels_alone", "unsettled"]
     warnings: list[str]
+    eager_note: str  # why eager_ms is None, where the timing says
+    # issue 27 points 6-7 (CUDA): tracer.cudagraph_record.CudagraphRecord.cudagraphs_run_info, the whole graph
+    # replayed as one CUDA graph (tracer.timing.ingraph.replay_time), user kernels not restored for eager
+    cudagraphs: dict[str, Any]
+    cudagraph_replay: dict[str, Any]
+    eager_user_kernels: str
+    t: float
+
+
+class Blocked(TypedDict, total=False):
+    """A rank's script has sat inside a torch.distributed collective for a while (tracer.rank_watch):
+    ``collective`` (``all_reduce``, ``barrier``...; None: it has left it), ``where`` (the script's
+    line), ``since_s``."""
+    type: Literal["blocked"]
+    collective: str | None
+    where: str
+    since_s: float
     t: float
 
 
@@ -695,14 +715,14 @@ class WhatIf(TypedDict, total=False):
 
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup]
+                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
     "header": Header, "stop": StopBase, "output": Output, "error": Error, "done": Done,
     "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
     "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
-    "what_if": WhatIf, "process_group": ProcessGroup,
+    "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked,
 }
 
 

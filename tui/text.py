@@ -325,6 +325,9 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     if run.get("inputs"):
         lines.append(f"inputs: {run['inputs']}")
     lines.append(timed_sizes_line(run, symbols, placeholders))  # issue 27
+    from inductor_step.tui.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+
+    lines += eager_note_lines(run) + cudagraph_lines(run) + user_kernel_lines(run)  # issue 27 points 6, 7
     from inductor_step.tui.whatif import numerics_lines  # noqa: PLC0415 - a what-if variant's (issue 22)
 
     lines += numerics_lines(run)

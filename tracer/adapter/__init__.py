@@ -115,3 +115,11 @@ from inductor_step.tracer.adapter.compile_modes import (  # noqa: F401
     template_nodes,
 )
 from inductor_step.tracer.adapter.output_module import _autotuners  # noqa: F401 - benchmarks/gpu_vs_profiler.py
+from inductor_step.tracer.adapter.user_triton import (  # noqa: F401
+    restore_triton_side_table,
+    triton_side_table_entries,
+)
+from inductor_step.tracer.adapter.cudagraphs import (  # noqa: F401
+    cudagraphs_enabled,
+    install_cudagraph_log_hook,
+)

@@ -60,9 +60,16 @@ def main(argv: list[str]) -> int:
                 torch.set_float32_matmul_precision(spec["float32_matmul_precision"])
             if spec.get("cudnn_allow_tf32") is not None:
                 torch.backends.cudnn.allow_tf32 = spec["cudnn_allow_tf32"]
+            side_note = None
+            if spec.get("triton_side_table"):  # user Triton kernels of the eager graph (tracer.adapter.user_triton)
+                from inductor_step.tracer import adapter  # noqa: PLC0415
+
+                side_note = adapter.restore_triton_side_table(spec["triton_side_table"])
             result = time_graph(spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel,
                                 num_gb=spec.get("num_gb"), script=spec.get("script"),
                                 progress=lambda text: send({"progress": text}))
+            if side_note:
+                result["eager_user_kernels"] = side_note
             if spec.get("compare"):  # a what-if variant (issue 22): its outputs against the original's
                 send({"progress": "comparing outputs with the original and eager"})
                 try:
