@@ -16,13 +16,14 @@ Split by concern (issue 16): :mod:`.base` (the ``unavailable`` shape, ``safe``, 
 graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torch's structured trace),
 :mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
 :mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker),
-:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.collectives` (a graph's collectives and the
+:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.aoti` (AOTInductor calls and packages), :mod:`.collectives` (a graph's collectives and the
 local stand-ins timing runs in their place).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
 """
 
 from __future__ import annotations
 
+from inductor_step.tracer.adapter.aoti import aot_compiling, install_aoti_hook, load_aoti  # noqa: F401
 from inductor_step.tracer.adapter.base import (  # noqa: F401
     MAX_TEXT,
     current_aot_graph,

@@ -60,9 +60,15 @@ def main(argv: list[str]) -> int:
                 torch.set_float32_matmul_precision(spec["float32_matmul_precision"])
             if spec.get("cudnn_allow_tf32") is not None:
                 torch.backends.cudnn.allow_tf32 = spec["cudnn_allow_tf32"]
-            result = time_graph(spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel,
-                                num_gb=spec.get("num_gb"), script=spec.get("script"),
-                                progress=lambda text: send({"progress": text}))
+            if spec["output_path"].endswith((".pt2", ".so")):  # an AOTInductor package or .so: timed whole
+                from inductor_step.tracer.timing.aoti import time_aoti  # noqa: PLC0415
+
+                result = time_aoti(spec["output_path"], spec.get("eager_gm"), spec["device"], script=spec.get("script"),
+                                   cancel=cancel, progress=lambda text: send({"progress": text}))
+            else:
+                result = time_graph(spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel,
+                                    num_gb=spec.get("num_gb"), script=spec.get("script"),
+                                    progress=lambda text: send({"progress": text}))
             if spec.get("compare"):  # a what-if variant (issue 22): its outputs against the original's
                 send({"progress": "comparing outputs with the original and eager"})
                 try:

@@ -1,0 +1,75 @@
+"""The run stage of an AOTInductor graph: its package (or ``.so``) loaded the way a deployment loads it and timed
+whole, beside the exported program run eagerly."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+import torch
+
+from inductor_step.tracer import adapter
+from inductor_step.tracer.timing.roofs import device_peaks
+from inductor_step.tracer.timing.rounds import whole_graph_rounds
+
+KERNELS_NOTE = ("AOTInductor's model calls its kernels from C++ inside its .so, where no Python call can be timed "
+                "one at a time: the model is timed whole")
+
+
+def time_aoti(path: str, eager: Any, device: str, script: dict[str, Any] | None = None,
+              cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Time what AOTInductor made at ``path`` (a ``.pt2`` package through ``torch._inductor.aoti_load_package``,
+    a ``.so`` through ``torch._export.aot_load``; tracer.adapter.load_aoti) on the example inputs it was
+    exported with (``script["inputs"]``: position -> tensor, kept by tracer.capture_aoti), and ``eager`` (the
+    exported program's module, or None) on the same inputs.
+
+    Returns the shape of :func:`tracer.timing.harness.time_graph`'s result: ``compiled_ms``, ``eager_ms``
+    (medians over rounds that agree, ms; :func:`tracer.timing.rounds.whole_graph_rounds`), ``kernels`` (empty,
+    with ``kernels_note`` saying why) and ``kernel_sum_ms`` None, ``aoti`` (what was loaded and how), and
+    ``settled``/``warnings`` (tracer.timing.harness.settled).  Raises ValueError without inputs, and whatever
+    loading or running the package raises."""
+    from inductor_step.tracer.timing.harness import settled  # noqa: PLC0415
+    from inductor_step.tracer.timing.rounds import cpu_quantiles  # noqa: PLC0415
+
+    kept = (script or {}).get("inputs") or {}
+    if not kept:
+        raise ValueError("no example inputs were kept for this package")
+    args = [kept[i] for i in sorted(kept)]
+    cuda = device.startswith("cuda")
+    if progress is not None:
+        progress(f"loading {os.path.basename(path)} ({'aoti_load_package' if path.endswith('.pt2') else 'aot_load'})")
+    runner = adapter.load_aoti(path, device)
+    b = adapter.benchmarker()
+
+    def bench(fn: Callable) -> float:
+        return cpu_quantiles(b, fn, warmup_ms=5, rep_ms=50)[0]
+
+    with torch.no_grad():
+        runner(*args)  # the first call loads constants and warms up
+        eager_fn = None
+        if eager is not None:
+            try:
+                eager(*args)
+                eager_fn = lambda: eager(*args)  # noqa: E731
+            except Exception:  # noqa: BLE001 - the eager side is a comparison only
+                eager_fn = None
+        if progress is not None:
+            progress("timing the package in rounds")
+        rounds = whole_graph_rounds(lambda: runner(*args), eager_fn, cuda, bench)
+    out: dict[str, Any] = {"compiled_ms": rounds["compiled_ms"], "eager_ms": rounds.get("eager_ms"),
+                           "kernel_sum_ms": None, "kernels": [], "kernels_note": KERNELS_NOTE,
+                           "aoti": {"path": path, "loaded_with": "torch._inductor.aoti_load_package" if path.endswith(".pt2")
+                                    else "torch._export.aot_load",
+                                    "eager": "the exported program's module (ExportedProgram.module())" if eager_fn
+                                    else "not timed: the exported program's module could not be run here"},
+                           "inputs": f"the example inputs the program was exported with ({len(args)} tensors)",
+                           "peak": device_peaks(device), "cancelled": False,
+                           "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else
+                           "benchmarker.benchmark_cpu (median, 20-80% spread of the same calls)",
+                           "threads": torch.get_num_threads(), "pid": os.getpid(),
+                           "in_graph": "AOTInductor: not applicable", "in_graph_cupti": "AOTInductor: not applicable",
+                           "eager_nodes_ms": {}, "eager_nodes": "not measured: AOTInductor package"}
+    out["graph_rounds"] = {k: v for k, v in rounds.items() if k.endswith("_rounds_ms") or k in ("rounds_stable", "load")}
+    out.update(settled(rounds, rounds["compiled_ms"], 0.0, cuda))
+    return out
