@@ -79,4 +79,6 @@ class AotiCapture:
                     "calls": 0, "inputs": dict(enumerate(info["inputs"])), "profiles": [], "status": None,
                     "configs": {}}
             self.send({"type": "artifact", "name": "aoti_package", "compile_id": cid,  # type: ignore[attr-defined]
-                       "graph_kind": kind, "payload": {"api": api, "path": path, "timing": why or "timed from it"}})
+                       "graph_kind": kind, "payload": path or "",
+                       "note": f"made by {api}; " + (f"not timed: {why}" if why else
+                                                     "the run stage times it (tracer.timing.aoti)")})

@@ -24,6 +24,7 @@ What Inductor writes (torch/_inductor/codegen/cpp_wrapper_cpu.py, cpp_wrapper_gp
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 from inductor_step.tracer.codeparse import _DEF, _line_of, _line_starts, _split_args
@@ -33,7 +34,7 @@ _ENTRY = re.compile(r"^\s*void\s+(inductor_entry_impl|AOTInductorModel::run_impl
 _CPP_KERNEL = re.compile(r'^extern "C"[ \t\w]*?\bvoid\s+(\w+)\s*\(([^)]*)\)\s*\{', re.M)
 _CPP_CALL = re.compile(r"^\s*(?:kernels\.)?(\w+)\((.*)\);\s*$")
 _TRITON_CALL = re.compile(r"^\s*call_(\w+)\((.*)\);\s*$")
-_TRITON_HELPER = re.compile(r"^\s*(?:static\s+)?(?:inline\s+)?void\s+call_(\w+)\s*\(", re.M)
+_TRITON_HELPER = re.compile(r"^\s*static\s+(?:__attribute__\(\(noinline\)\)\s+|inline\s+)*void\s+call_(\w+)\s*\(", re.M)
 _SHIM_CALL = re.compile(r"\b(aoti_torch_\w+)\(")
 # C shim functions that are kernels (ATen ops run for the graph), not tensor bookkeeping
 _SHIM_KERNEL = re.compile(r"^aoti_torch_(?:(?:cpu|cuda|xpu|mps)_\w+|proxy_executor_call_function|"
@@ -43,7 +44,6 @@ _REUSE = re.compile(r"^\s*auto\s+(buf\d+)\s*=\s*std::move\((buf\d+)\);\s*//\s*re
 _MULTI = re.compile(r"^\s*RAIIAtenTensorHandle\s+(buf\d+)\((buf\d+)_(\d+)\);", re.M)
 _NAME_ARG = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
 _HANDLE_OUT = re.compile(r"&\s*(buf\d+)(?:_handle)?(?:_\d+)?\b")
-_TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
 
 
 def is_cpp_wrapper(text: str) -> bool:
@@ -109,33 +109,43 @@ def _cpp_outputs(params: str) -> list[bool]:
     return [("*" in p and not p.strip().startswith("const")) for p in params.split(",") if p.strip()]
 
 
-def _triton_outputs(source: str) -> list[bool] | None:
-    m = _TRITON_PARAMS.search(source)
-    if not m:
-        return None
-    params = [p.strip().split(":")[0].strip() for p in m.group(2).split(",") if p.strip()]
+def _triton_outputs(params: list[str]) -> list[bool]:
     return [p.startswith(("out_ptr", "in_out_ptr")) for p in params]
 
 
-def _triton_sources(text: str) -> dict[str, tuple[str, int]]:
-    """Triton kernel name -> (source, its offset in ``text``): a JIT module's ``async_compile.triton``
-    definitions, else the ``/* ... */`` comment inside AOTInductor's ``call_NAME`` helper."""
-    out: dict[str, tuple[str, int]] = {}
+_LAUNCHER_EXTRA = ("device_idx_", "stream_", "kernels_", "cubin_dir_")
+
+
+def _triton_kernels(text: str) -> dict[str, dict[str, Any]]:
+    """Triton kernel name -> ``{"source", "at", "params"}``.  ``params``: the kernel's parameters as its
+    ``call_NAME`` launcher names them (``const CUdeviceptr in_out_ptr0``, ..., then ``device_idx_``,
+    ``stream_``, ... which are left out); ``source`` and ``at`` (its offset in ``text``): the Triton source
+    where the text has it (a JIT module's ``NAME = async_compile.triton(...)`` definition, or the
+    ``/* ... */`` comment AOTInductor writes inside the launcher), else the launcher itself."""
+    defs: dict[str, tuple[str, int]] = {}
     for m in _DEF.finditer(text):
         if m.group("kind") == "triton":
-            src = m.group("src").strip("\n")
-            out[m.group("name")] = (src, m.start("src") + (len(m.group("src")) - len(m.group("src").lstrip("\n"))))
+            raw = m.group("src")
+            defs[m.group("name")] = (raw.strip("\n"), m.start("src") + (len(raw) - len(raw.lstrip("\n"))))
+    out: dict[str, dict[str, Any]] = {}
     for m in _TRITON_HELPER.finditer(text):
         name = m.group(1)
-        if name in out:
+        close = text.find("){", m.end())
+        if close < 0:
             continue
-        brace = text.find("{", m.end())
-        end = _block_end(text, brace) if brace >= 0 else -1
-        c0 = text.find("/*", brace, end) if brace >= 0 else -1
+        params = [re.split(r"[\s*&]+", p.split("=")[0].strip())[-1] for p in text[m.end():close].split(",") if p.strip()]
+        params = [p for p in params if p and p not in _LAUNCHER_EXTRA]
+        end = _block_end(text, close + 1)
+        src, at = defs.get(name, ("", -1))
+        c0 = text.find("/*", close, end)
         c1 = text.find("*/", c0, end) if c0 >= 0 else -1
-        if c0 >= 0 and c1 > c0:
-            src = text[c0 + 2:c1].strip("\n")
-            out[name] = (src, c0 + 2 + (len(text[c0 + 2:c1]) - len(text[c0 + 2:c1].lstrip("\n"))))
+        if not src and c0 >= 0 and c1 > c0:
+            raw = text[c0 + 2:c1]  # indented with the launcher: dedented, so it reads as the Triton source it is
+            src, at = textwrap.dedent(raw).strip("\n"), c0 + 2 + (len(raw) - len(raw.lstrip("\n")))
+        if not src:
+            start = text.rfind("\n", 0, m.start()) + 1
+            src, at = text[start:end], start
+        out[name] = {"source": src, "at": at, "params": params}
     return out
 
 
@@ -176,7 +186,7 @@ def parse_cpp_wrapper(text: str) -> list[dict[str, Any]]:
         return []
     starts = _line_starts(text)
     cpp_defs = cpp_kernel_defs(text)
-    triton = _triton_sources(text)
+    triton = _triton_kernels(text)
     reuses = dict(_REUSE.findall(text))
     children: dict[str, list[str]] = {}
     for child, parent, _ in _MULTI.findall(text[span[0]:span[1]]):
@@ -194,9 +204,9 @@ def parse_cpp_wrapper(text: str) -> list[dict[str, Any]]:
         m = _TRITON_CALL.match(line)
         if m and m.group(1) in triton:
             name, args = m.group(1), _split_args(m.group(2))
-            k = kernels.setdefault(name, {"name": name, "backend": "triton", "source": triton[name][0],
+            k = kernels.setdefault(name, {"name": name, "backend": "triton", "source": triton[name]["source"],
                                           "calls": [], "call_lines": [], "writes": []})
-            flags = _triton_outputs(k["source"]) or []
+            flags = _triton_outputs(triton[name]["params"])
             written = [n for a, f in zip(args, flags) if f for n in _NAME_ARG.findall(a)[:1]]
         else:
             m = _CPP_CALL.match(line)
@@ -255,7 +265,7 @@ def cpp_kernel_spans(text: str, kernels: list[dict[str, Any]]) -> dict[str, dict
     for an extern call."""
     starts = _line_starts(text)
     cpp_defs = cpp_kernel_defs(text)
-    triton = _triton_sources(text)
+    triton = _triton_kernels(text)
     out: dict[str, dict[str, Any]] = {}
     for k in kernels:
         calls = list(k.get("call_lines") or [])
@@ -266,7 +276,7 @@ def cpp_kernel_spans(text: str, kernels: list[dict[str, Any]]) -> dict[str, dict
             first = _line_of(starts, d["start"])
             out[k["name"]] = {"def": [first, _line_of(starts, d["end"] - 1)], "body": first, "calls": calls}
         elif k["name"] in triton:
-            src, at = triton[k["name"]]
+            src, at = triton[k["name"]]["source"], triton[k["name"]]["at"]
             first = _line_of(starts, at)
             out[k["name"]] = {"def": [first, _line_of(starts, at + max(len(src) - 1, 0))], "body": first, "calls": calls}
     return out

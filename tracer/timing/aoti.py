@@ -13,6 +13,8 @@ from inductor_step.tracer import adapter
 from inductor_step.tracer.timing.roofs import device_peaks
 from inductor_step.tracer.timing.rounds import whole_graph_rounds
 
+CPP_WRAPPER_NOTE = ("the C++ wrapper (cpp_wrapper=True) calls its kernels from compiled C++, where no Python call can be "
+                    "timed one at a time, and its kernels' symbols are hidden in its .so: the graph is timed whole")
 KERNELS_NOTE = ("AOTInductor's model calls its kernels from C++ inside its .so, where no Python call can be timed "
                 "one at a time: the model is timed whole")
 
@@ -73,3 +75,19 @@ def time_aoti(path: str, eager: Any, device: str, script: dict[str, Any] | None 
     out["graph_rounds"] = {k: v for k, v in rounds.items() if k.endswith("_rounds_ms") or k in ("rounds_stable", "load")}
     out.update(settled(rounds, rounds["compiled_ms"], 0.0, cuda))
     return out
+
+
+def mark_cpp_wrapper(output_path: str, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` (tracer.timing.harness.time_graph's, for the output module at ``output_path``) with
+    ``kernels_note`` and no ``kernel_sum_ms`` where the module's wrapper is C++ (``cpp_wrapper=True``) and no
+    kernel call was timed: its kernels run inside compiled code, so an empty list is not "no kernels"."""
+    from inductor_step.tracer.codeparse_cpp import is_cpp_wrapper  # noqa: PLC0415
+
+    try:
+        with open(output_path, encoding="utf-8") as f:
+            cpp = is_cpp_wrapper(f.read())
+    except OSError:
+        cpp = False
+    if cpp and not result.get("kernels"):
+        result.update(kernels_note=CPP_WRAPPER_NOTE, kernel_sum_ms=None)
+    return result

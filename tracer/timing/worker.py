@@ -66,9 +66,11 @@ def main(argv: list[str]) -> int:
                 result = time_aoti(spec["output_path"], spec.get("eager_gm"), spec["device"], script=spec.get("script"),
                                    cancel=cancel, progress=lambda text: send({"progress": text}))
             else:
-                result = time_graph(spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel,
-                                    num_gb=spec.get("num_gb"), script=spec.get("script"),
-                                    progress=lambda text: send({"progress": text}))
+                from inductor_step.tracer.timing.aoti import mark_cpp_wrapper  # noqa: PLC0415
+
+                result = mark_cpp_wrapper(spec["output_path"], time_graph(
+                    spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel, num_gb=spec.get("num_gb"),
+                    script=spec.get("script"), progress=lambda text: send({"progress": text})))
             if spec.get("compare"):  # a what-if variant (issue 22): its outputs against the original's
                 send({"progress": "comparing outputs with the original and eager"})
                 try:
