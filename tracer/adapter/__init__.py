@@ -23,7 +23,7 @@ Every public name is importable from here too (``from inductor_step.tracer impor
 
 from __future__ import annotations
 
-from inductor_step.tracer.adapter.aoti import aot_compiling, install_aoti_hook, load_aoti  # noqa: F401
+from inductor_step.tracer.adapter.aoti import aot_compiling, cpp_kernel_binding, install_aoti_hook, load_aoti  # noqa: F401
 from inductor_step.tracer.adapter.base import (  # noqa: F401
     MAX_TEXT,
     current_aot_graph,

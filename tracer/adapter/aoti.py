@@ -1,4 +1,4 @@
-"""AOTInductor (``torch._inductor.aoti_compile_and_package``, ``aot_compile``): the calls observed, the flag that a compile is one, and loading what it made."""
+"""AOTInductor and the C++ wrapper: the AOTI calls observed, the flag that a compile is one, loading what it made, and a C++ wrapper's kernel built on its own for timing."""
 
 from __future__ import annotations
 
@@ -142,3 +142,14 @@ def load_aoti(path: str, device: str = "cpu") -> Callable[..., Any]:
 
         return aot_load(path, device)
     return torch._inductor.aoti_load_package(path)
+
+
+def cpp_kernel_binding(argtypes: list[str], source: str) -> Callable[..., Any]:
+    """A C++ kernel's source (``extern "C" void kernel(...)``, after ``#include <torch/csrc/inductor/cpp_prefix.h>``)
+    built into a Python callable taking tensors for its pointers, the way Inductor's Python wrapper builds
+    each kernel (``async_compile.cpp_pybinding`` -> ``torch._inductor.codecache.CppPythonBindingsCodeCache
+    .load_pybinding(argtypes, source)``; cached on disk by source).  ``argtypes``: the parameters' C types
+    (``"float*"``, ``"const float*"``, ``"int64_t"``).  Raises what the build raises (g++ errors)."""
+    from torch._inductor.codecache import CppPythonBindingsCodeCache  # noqa: PLC0415
+
+    return CppPythonBindingsCodeCache.load_pybinding(argtypes, source)

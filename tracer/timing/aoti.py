@@ -77,10 +77,15 @@ def time_aoti(path: str, eager: Any, device: str, script: dict[str, Any] | None 
     return out
 
 
-def mark_cpp_wrapper(output_path: str, result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` (tracer.timing.harness.time_graph's, for the output module at ``output_path``) with
-    ``kernels_note`` and no ``kernel_sum_ms`` where the module's wrapper is C++ (``cpp_wrapper=True``) and no
-    kernel call was timed: its kernels run inside compiled code, so an empty list is not "no kernels"."""
+def mark_cpp_wrapper(output_path: str, result: dict[str, Any], device: str = "cpu",
+                     cancel: threading.Event | None = None,
+                     progress: Callable[[str], None] | None = None,
+                     script: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``result`` (tracer.timing.harness.time_graph's, for the output module at ``output_path``) where the
+    module's wrapper is C++ (``cpp_wrapper=True``) and no kernel call was timed (its kernels run inside compiled
+    code, so an empty list is not "no kernels"): on the CPU each call timed alone by replaying the wrapper
+    (tracer.timing.cpp_kernels); elsewhere, or where the replay fails, ``kernels_note`` says why there are no
+    kernel times and ``kernel_sum_ms`` is None."""
     from inductor_step.tracer.codeparse_cpp import is_cpp_wrapper  # noqa: PLC0415
 
     try:
@@ -88,6 +93,17 @@ def mark_cpp_wrapper(output_path: str, result: dict[str, Any]) -> dict[str, Any]
             cpp = is_cpp_wrapper(f.read())
     except OSError:
         cpp = False
-    if cpp and not result.get("kernels"):
-        result.update(kernels_note=CPP_WRAPPER_NOTE, kernel_sum_ms=None)
+    if not cpp or result.get("kernels"):
+        return result
+    if not device.startswith("cuda"):
+        try:
+            from inductor_step.tracer.timing.cpp_kernels import time_cpp_wrapper_kernels  # noqa: PLC0415
+
+            return time_cpp_wrapper_kernels(output_path, result, cancel=cancel, progress=progress, script=script)
+        except Exception as e:  # noqa: BLE001 - the graph's own times stand
+            result.update(kernels=[], kernel_sum_ms=None, kernels_note=f"{CPP_WRAPPER_NOTE} (replaying its calls one by "
+                          f"one failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
+            return result
+    result.update(kernels_note=CPP_WRAPPER_NOTE + " (a GPU wrapper's Triton launches are not replayed)",
+                  kernel_sum_ms=None)
     return result

@@ -70,7 +70,8 @@ def main(argv: list[str]) -> int:
 
                 result = mark_cpp_wrapper(spec["output_path"], time_graph(
                     spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel, num_gb=spec.get("num_gb"),
-                    script=spec.get("script"), progress=lambda text: send({"progress": text})))
+                    script=spec.get("script"), progress=lambda text: send({"progress": text})), spec["device"],
+                    cancel=cancel, progress=lambda text: send({"progress": text}), script=spec.get("script"))
             if spec.get("compare"):  # a what-if variant (issue 22): its outputs against the original's
                 send({"progress": "comparing outputs with the original and eager"})
                 try:

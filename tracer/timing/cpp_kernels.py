@@ -1,0 +1,216 @@
+"""Each kernel of a C++ wrapper (``cpp_wrapper=True``) timed on its own: the wrapper's own statements replayed in
+Python, one call at a time.
+
+The C++ wrapper runs its kernels inside compiled code, and its ``.so`` hides their symbols, so no call can be
+hooked the way :func:`tracer.timing.harness.time_graph` hooks a Python wrapper's.  Instead the entry function
+(``inductor_entry_impl``) is read statement by statement (tracer.codeparse_cpp) and replayed:
+
+- inputs: ``auto arg0_1 = std::move(inputs[0]);`` -> the output module's ``get_args()``;
+- buffers: ``aoti_torch_empty_strided(2, int_array_0, int_array_1, cached_torch_dtype_float32, ...)`` with
+  ``static constexpr int64_t int_array_0[] = {4L, 16L};`` -> ``torch.empty_strided``; ``auto buf1 =
+  std::move(buf0);  // reuse`` -> the same tensor;
+- a C++ kernel: its source, as the wrapper has it, built on its own the way Inductor's Python wrapper builds a
+  kernel (tracer.adapter.cpp_kernel_binding), called with the tensors and integers of the wrapper's call;
+- an ``_out`` C shim call (``aoti_torch_cpu_addmm_out(buf0, arg1_1, ...)``): the ATen op it wraps,
+  ``torch.ops.aten.addmm.out``, its arguments named by the op's schema in the shim's order (``out`` first);
+  other shim calls (arrays passed as pointer and length) are listed with the reason they are not timed.
+
+Every call runs once in order (so each sees the values the graph gives it), then each is timed alone with
+Inductor's CPU benchmarker, as the Python wrapper's kernels are.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any, Callable
+
+import torch
+
+from inductor_step.tracer import adapter
+from inductor_step.tracer.codeparse import _split_args
+from inductor_step.tracer.codeparse_cpp import cpp_kernel_defs, entry_body, parse_cpp_wrapper
+
+_ARRAY = re.compile(r"static constexpr int64_t (int_array_\d+)\[\] = \{([^}]*)\};")
+_INPUT = re.compile(r"^\s*auto (\w+) = std::move\(inputs\[(\d+)\]\);")
+_EMPTY = re.compile(r"aoti_torch_empty_strided\(\d+, (int_array_\d+), (int_array_\d+), cached_torch_dtype_(\w+), "
+                    r"cached_torch_device_type_(\w+),[^,]*, &(buf\d+)_handle\)")
+_MOVE = re.compile(r"^\s*auto (buf\d+) = std::move\((buf\d+)\);")
+_REINTERPRET = re.compile(r"^reinterpret_tensor_wrapper\((\w+), \d+, (int_array_\d+), (int_array_\d+), (-?\d+)L?\)$")
+_CAST_PTR = re.compile(r"^\((?:const\s+)?[\w:]+\s*\*\)\((\w+)\.data_ptr\(\)\)$")
+_OUTPUT = re.compile(r"output_handles\[(\d+)\] = (buf\d+)\.release\(\);")
+_SHIM_PREFIX = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_")
+
+HOW = ("each call replayed alone from the C++ wrapper's own statements: C++ kernels built on their own from the "
+       "wrapper's source (as Inductor's Python wrapper builds them), _out shim calls run as the ATen op they wrap, "
+       "on buffers of the wrapper's sizes")
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x.strip().rstrip("L")) for x in text.split(",") if x.strip()]
+
+
+def _value(text: str, env: dict[str, Any], arrays: dict[str, list[int]]) -> Any:
+    """A wrapper argument's value: a tensor of ``env``, a view of one, a number or None; raises ValueError."""
+    t = text.strip()
+    while t.startswith("wrap_with_raii_handle_if_needed(") and t.endswith(")"):
+        t = t[len("wrap_with_raii_handle_if_needed("):-1].strip()
+    m = _CAST_PTR.match(t)
+    if m:
+        t = m.group(1)
+    if t in env:
+        return env[t]
+    m = _REINTERPRET.match(t)
+    if m and m.group(1) in env:
+        return env[m.group(1)].as_strided(arrays[m.group(2)], arrays[m.group(3)], int(m.group(4)))
+    if re.fullmatch(r"-?\d+L?", t):
+        return int(t.rstrip("L"))
+    if re.fullmatch(r"-?\d+\.\d*(?:e-?\d+)?f?", t):
+        return float(t.rstrip("f"))
+    if t in ("nullptr", "std::nullopt"):
+        return None
+    if t in ("true", "false"):
+        return t == "true"
+    raise ValueError(f"argument {t!r} is not a tensor or number the replay knows")
+
+
+def _shim_call(fn: str, args: list[Any]) -> Callable[[], Any]:
+    """``aoti_torch_cpu_addmm_out`` and its arguments -> a call of ``torch.ops.aten.addmm.out`` (arguments named
+    by the op's schema, ``out`` first as the shim passes it); raises ValueError for other shims."""
+    stem = _SHIM_PREFIX.sub("", fn)
+    if not stem.endswith("_out") or stem == fn:
+        raise ValueError(f"{fn} is not an _out shim call (its arrays come as pointer and length)")
+    op = getattr(getattr(torch.ops.aten, stem[:-4]), "out")
+    params = [a for a in op._schema.arguments]
+    outs = [a.name for a in params if a.is_out]
+    ins = [a.name for a in params if not a.is_out]
+    if len(outs) != 1 or len(args) != 1 + len(ins):
+        raise ValueError(f"{fn}: {len(args)} arguments do not fit {op._schema}")
+    kwargs = dict(zip(ins, args[1:]))
+    kwargs[outs[0]] = args[0]
+    return lambda: op(**kwargs)
+
+
+def replay_calls(source: str, args: list[Any]) -> tuple[list[tuple[str, int, Callable[[], Any] | None, str]], list[Any]]:
+    """The C++ wrapper's kernel calls, in order, as ``(name, call, fn, why)``: ``fn`` runs that one call
+    (None with ``why`` where it cannot be replayed); ``call`` counts a kernel's calls from 1.  Each call that can
+    be replayed runs once here, in order.  ``args``: the graph's inputs (``get_args()``).  Also returns the
+    replay's outputs (``output_handles[i] = bufN.release();``; None where unknown)."""
+    span = entry_body(source)
+    if span is None:
+        return [], []
+    kernels = parse_cpp_wrapper(source)
+    defs = cpp_kernel_defs(source)
+    by_line = {ln: (k, i) for k in kernels for i, ln in enumerate(k.get("call_lines") or [])}
+    body = source[span[0]:span[1]]
+    first_line = source.count("\n", 0, span[0]) + 1
+    env: dict[str, Any] = {}
+    arrays: dict[str, list[int]] = {}
+    built: dict[str, Callable] = {}
+    out: list[tuple[str, int, Callable[[], Any] | None, str]] = []
+    for offset, line in enumerate(body.split("\n")):
+        for name, vals in _ARRAY.findall(line):
+            arrays[name] = _ints(vals)
+        m = _INPUT.match(line)
+        if m:
+            env[m.group(1)] = args[int(m.group(2))] if int(m.group(2)) < len(args) else None
+            continue
+        m = _EMPTY.search(line)
+        if m:
+            size, stride, dtype, device, buf = m.groups()
+            t = torch.empty_strided(arrays[size], arrays[stride], dtype=getattr(torch, dtype), device=device)
+            env[buf] = t.normal_() if t.is_floating_point() else t.zero_()
+            continue
+        m = _MOVE.match(line)
+        if m and m.group(2) in env:
+            env[m.group(1)] = env[m.group(2)]
+            continue
+        hit = by_line.get(first_line + offset)
+        if hit is None:
+            continue
+        k, i = hit
+        try:
+            vals = [_value(a, env, arrays) for a in k["calls"][i]]
+            if k["backend"] == "cpp":
+                d = defs[k["name"]]
+                params = [p.strip() for p in d["params"].split(",") if p.strip()]
+                types = [re.sub(r"\s*\b\w+$", "", p).strip() for p in params]
+                if k["name"] not in built:
+                    src = re.sub(r"\bvoid\s+" + re.escape(k["name"]) + r"\s*\(", "void kernel(", d["source"], count=1)
+                    built[k["name"]] = adapter.cpp_kernel_binding(types, "#include <torch/csrc/inductor/cpp_prefix.h>\n" + src)
+                fn, a = built[k["name"]], vals[:len(params)]
+                call: Callable[[], Any] = lambda fn=fn, a=a: fn(*a)  # noqa: E731
+            elif k["backend"] == "extern":
+                call = _shim_call(k["name"].split("#")[0], vals)
+            else:
+                raise ValueError(f"a {k['backend']} kernel is not replayed on the CPU")
+            call()
+            out.append((k["name"], i + 1, call, ""))
+        except Exception as e:  # noqa: BLE001 - this call is listed with why; later ones may depend on it
+            why = f"not replayed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+            out.append((k["name"], i + 1, None, why))
+    outputs = [env.get(b) for _, b in sorted((int(i), b) for i, b in _OUTPUT.findall(body))]
+    return out, outputs
+
+
+def _check(replayed: list[Any], compiled: Any) -> str:
+    """Whether the replay's outputs equal the compiled graph's on the same inputs (one clause)."""
+    compiled = list(compiled) if isinstance(compiled, (list, tuple)) else [compiled]
+    if not replayed or len(replayed) != len(compiled) or any(r is None for r in replayed):
+        return "the replay's outputs could not be compared with the compiled graph's"
+    same = all(isinstance(c, torch.Tensor) and r.shape == c.shape and torch.allclose(r, c, rtol=1e-4, atol=1e-5)
+               for r, c in zip(replayed, compiled))
+    return ("the replay's outputs equal the compiled graph's on the same inputs" if same else
+            "the replay's outputs DIFFER from the compiled graph's: its kernel times may not be the graph's")
+
+
+def time_cpp_wrapper_kernels(output_path: str, result: dict[str, Any], cancel: threading.Event | None = None,
+                             progress: Callable[[str], None] | None = None,
+                             script: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``result`` (time_graph's, for the C++-wrapper output module at ``output_path``, with no kernel timed) with
+    ``kernels`` timed by :func:`replay_calls` (one entry per call: ``name``, ``call``, ``backend``, ``median_ms``,
+    ``p20_ms``, ``p80_ms``, ``share``; ``median_ms`` None with ``missing`` where a call was not replayed),
+    ``kernel_sum_ms`` (over the timed calls), ``kernels_note`` (how, one line) and the verdict recomputed.  On
+    any failure the result keeps ``kernels`` empty and says why in ``kernels_note``.  Inputs: ``get_args()``, with
+    the script's own values where ``script["inputs"]`` kept them (integer indices above all: random ones can send
+    a C++ gather out of bounds), as time_graph does."""
+    from inductor_step.tracer.timing.harness import settled  # noqa: PLC0415
+    from inductor_step.tracer.timing.rounds import cpu_quantiles  # noqa: PLC0415
+
+    with open(output_path, encoding="utf-8") as f:
+        source = f.read()
+    if progress is not None:
+        progress("replaying the C++ wrapper's calls one by one (its C++ kernels built on their own)")
+    mod = adapter.load_output_module(output_path)
+    args = list(mod.get_args())
+    from inductor_step.tracer.timing.harness import _use_script_inputs  # noqa: PLC0415
+
+    _use_script_inputs(args, (script or {}).get("inputs") or (script or {}).get("int_inputs") or {})
+    with torch.no_grad():
+        calls, outputs = replay_calls(source, [a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+        check = _check(outputs, mod.call(list(args)))
+        backends = {k["name"]: k["backend"] for k in parse_cpp_wrapper(source)}
+        b = adapter.benchmarker()
+        kernels: list[dict[str, Any]] = []
+        for name, call, fn, why in calls:
+            if cancel is not None and cancel.is_set():
+                result["cancelled"] = True
+                break
+            entry: dict[str, Any] = {"name": name, "call": call, "backend": backends.get(name, "?"),
+                                     "median_ms": None, "p20_ms": None, "p80_ms": None}
+            if fn is None:
+                entry["missing"] = why
+            else:
+                entry["median_ms"], entry["p20_ms"], entry["p80_ms"] = cpu_quantiles(b, fn, warmup_ms=5, rep_ms=50)
+            kernels.append(entry)
+    timed = [k for k in kernels if k["median_ms"] is not None]
+    total = sum(k["median_ms"] for k in timed)
+    for k in kernels:
+        k["share"] = (k["median_ms"] / total if total else 0.0) if k["median_ms"] is not None else None
+    result["kernels"] = kernels
+    result["kernel_sum_ms"] = total if timed else None
+    missing = len(kernels) - len(timed)
+    result["kernels_note"] = HOW + f"; {check}" + (f"; {missing} of {len(kernels)} calls not replayed (each says why)"
+                                                   if missing else "")
+    result.update(settled(result.get("graph_rounds") or {}, result.get("compiled_ms") or 0.0, total, False))
+    return result
