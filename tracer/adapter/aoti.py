@@ -126,12 +126,18 @@ class SavedProgram:
         return cls(path)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "_module": None}
+        return {"path": self.path, "_module": None, "_ep": None}
 
     def __call__(self, *args: Any) -> Any:
         if self._module is None:
             self._module = torch.export.load(self.path).module()
         return self._module(*args)
+
+    def tensor(self, fqn: str) -> Any:
+        """The program's parameter, buffer or constant ``fqn`` (``"0.weight"``), or None."""
+        if getattr(self, "_ep", None) is None:
+            self._ep = torch.export.load(self.path)
+        return self._ep.state_dict.get(fqn, self._ep.constants.get(fqn))
 
 
 def load_aoti(path: str, device: str = "cpu") -> Callable[..., Any]:

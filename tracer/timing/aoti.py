@@ -4,6 +4,7 @@ whole, beside the exported program run eagerly."""
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any, Callable
 
@@ -74,6 +75,51 @@ def time_aoti(path: str, eager: Any, device: str, script: dict[str, Any] | None 
                            "eager_nodes_ms": {}, "eager_nodes": "not measured: AOTInductor package"}
     out["graph_rounds"] = {k: v for k, v in rounds.items() if k.endswith("_rounds_ms") or k in ("rounds_stable", "load")}
     out.update(settled(rounds, rounds["compiled_ms"], 0.0, cuda))
+    if not cuda:
+        try:
+            out = _package_kernel_times(path, out, args, eager, runner, cancel, progress)
+        except Exception as e:  # noqa: BLE001 - the package's own time stands
+            out["kernels_note"] = f"{KERNELS_NOTE}; replaying its calls one by one failed ({type(e).__name__}: {e})"
+    return out
+
+
+_CONSTANT = re.compile(r"auto& (constant_\w+) = constants_->at\((\d+)\);")
+_FQN = re.compile(r'constants_info_\[(\d+)\]\.original_fqn = "([^"]*)";')
+
+
+def _package_kernel_times(path: str, out: dict[str, Any], args: list, eager: Any, runner: Any,
+                          cancel: threading.Event | None, progress: Callable[[str], None] | None) -> dict[str, Any]:
+    """``out`` with each call of the package's C++ wrapper timed alone (tracer.timing.cpp_kernels), the wrapper
+    and kernels read from the package (``data/aotinductor/<model>/*.wrapper.cpp``, ``*.kernel.cpp``) and the
+    constants (``constant_0_weight = constants_->at(0)``, ``constants_info_[0].original_fqn = "0.weight"``) from
+    the exported program.  Raises ValueError where the package has no wrapper source (a ``.so``)."""
+    import zipfile  # noqa: PLC0415
+
+    from inductor_step.tracer.timing.cpp_kernels import _check, replay_calls, with_kernel_times  # noqa: PLC0415
+
+    if not path.endswith(".pt2"):
+        raise ValueError("a .so carries no wrapper source to replay")
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        wrapper = [n for n in names if n.endswith(".wrapper.cpp")]
+        kernel = [n for n in names if n.endswith(".kernel.cpp")]
+        if len(wrapper) != 1:
+            raise ValueError(f"{len(wrapper)} wrapper sources in the package")
+        source = z.read(wrapper[0]).decode() + "\n" + (z.read(kernel[0]).decode() if len(kernel) == 1 else "")
+    fqn = dict(_FQN.findall(source))
+    known = {}
+    for name, i in _CONSTANT.findall(source):
+        t = eager.tensor(fqn[i]) if eager is not None and i in fqn and hasattr(eager, "tensor") else None
+        if t is not None:
+            known[name] = t.detach()
+    if progress is not None:
+        progress("replaying the package's C++ wrapper calls one by one (its C++ kernels built on their own)")
+    with torch.no_grad():
+        calls, outputs = replay_calls(source, [a.clone() for a in args], known)
+        check = _check(outputs, runner(*args))
+    out = with_kernel_times(out, source, calls, check, cancel)
+    out["kernels_note"] = ("read from the package's wrapper source: " + out["kernels_note"] +
+                           f"; constants from the exported program ({len(known)} of {len(_CONSTANT.findall(source))})")
     return out
 
 

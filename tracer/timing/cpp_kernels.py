@@ -91,11 +91,13 @@ def _shim_call(fn: str, args: list[Any]) -> Callable[[], Any]:
     return lambda: op(**kwargs)
 
 
-def replay_calls(source: str, args: list[Any]) -> tuple[list[tuple[str, int, Callable[[], Any] | None, str]], list[Any]]:
+def replay_calls(source: str, args: list[Any], known: dict[str, Any] | None = None
+                 ) -> tuple[list[tuple[str, int, Callable[[], Any] | None, str]], list[Any]]:
     """The C++ wrapper's kernel calls, in order, as ``(name, call, fn, why)``: ``fn`` runs that one call
     (None with ``why`` where it cannot be replayed); ``call`` counts a kernel's calls from 1.  Each call that can
-    be replayed runs once here, in order.  ``args``: the graph's inputs (``get_args()``).  Also returns the
-    replay's outputs (``output_handles[i] = bufN.release();``; None where unknown)."""
+    be replayed runs once here, in order.  ``args``: the graph's inputs (``get_args()``); ``known``: other names the
+    wrapper uses (AOTInductor's ``constant_0_weight``).  Also returns the replay's outputs
+    (``output_handles[i] = bufN.release();``; None where unknown)."""
     span = entry_body(source)
     if span is None:
         return [], []
@@ -104,7 +106,7 @@ def replay_calls(source: str, args: list[Any]) -> tuple[list[tuple[str, int, Cal
     by_line = {ln: (k, i) for k in kernels for i, ln in enumerate(k.get("call_lines") or [])}
     body = source[span[0]:span[1]]
     first_line = source.count("\n", 0, span[0]) + 1
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = dict(known or {})
     arrays: dict[str, list[int]] = {}
     built: dict[str, Callable] = {}
     out: list[tuple[str, int, Callable[[], Any] | None, str]] = []
@@ -174,8 +176,6 @@ def time_cpp_wrapper_kernels(output_path: str, result: dict[str, Any], cancel: t
     any failure the result keeps ``kernels`` empty and says why in ``kernels_note``.  Inputs: ``get_args()``, with
     the script's own values where ``script["inputs"]`` kept them (integer indices above all: random ones can send
     a C++ gather out of bounds), as time_graph does."""
-    from inductor_step.tracer.timing.harness import settled  # noqa: PLC0415
-    from inductor_step.tracer.timing.rounds import cpu_quantiles  # noqa: PLC0415
 
     with open(output_path, encoding="utf-8") as f:
         source = f.read()
@@ -189,9 +189,21 @@ def time_cpp_wrapper_kernels(output_path: str, result: dict[str, Any], cancel: t
     with torch.no_grad():
         calls, outputs = replay_calls(source, [a.clone() if isinstance(a, torch.Tensor) else a for a in args])
         check = _check(outputs, mod.call(list(args)))
-        backends = {k["name"]: k["backend"] for k in parse_cpp_wrapper(source)}
-        b = adapter.benchmarker()
-        kernels: list[dict[str, Any]] = []
+    return with_kernel_times(result, source, calls, check, cancel)
+
+
+def with_kernel_times(result: dict[str, Any], source: str, calls: list, check: str,
+                      cancel: threading.Event | None = None) -> dict[str, Any]:
+    """``result`` with each replayed call of ``calls`` (:func:`replay_calls`) timed alone on the CPU (Inductor's
+    benchmarker, median and 20-80% spread): ``kernels``, ``kernel_sum_ms``, ``kernels_note`` (how, and
+    ``check``: whether the replay's outputs equal the compiled graph's) and the verdict recomputed."""
+    from inductor_step.tracer.timing.harness import settled  # noqa: PLC0415
+    from inductor_step.tracer.timing.rounds import cpu_quantiles  # noqa: PLC0415
+
+    backends = {k["name"]: k["backend"] for k in parse_cpp_wrapper(source)}
+    b = adapter.benchmarker()
+    kernels: list[dict[str, Any]] = []
+    with torch.no_grad():
         for name, call, fn, why in calls:
             if cancel is not None and cancel.is_set():
                 result["cancelled"] = True
