@@ -247,3 +247,43 @@ def test_parser_reads_jit_gpu_launches_without_triton_source() -> None:
     # no Triton source in the module: the launcher the wrapper calls stands in for it, its parameters name the output
     assert k["backend"] == "triton" and "call_triton_poi_fused_add_0(" in k["source"]
     assert k["writes"] == ["buf0"] and k["calls"] == [["arg0_1", "buf0", "16L", "0", "stream0"]]
+
+
+# ----------------------------------------------------------------------------- what a person sees in the app
+
+def test_the_app_shows_aoti_kernels_in_pane_6_and_their_times_in_pane_7(aoti: Run) -> None:
+    """Open the AOTInductor recording, step to its codegen stop (n x5), press 6 then 7: the kernels, linked
+    and timed; a buffer selected in pane 3 moves pane 6 to the kernel computing it."""
+    import asyncio  # noqa: PLC0415
+
+    from inductor_step.tui.app import StepApp  # noqa: PLC0415
+
+    cg = aoti.stop("[?] inference", "codegen")
+    links = cg["links"]
+
+    async def go() -> None:
+        app = StepApp(messages=list(aoti.messages), session_path=aoti.record)
+        async with app.run_test(size=(160, 50)) as pilot:
+            for k in "nnnnn6":
+                await pilot.press(k)
+                await pilot.pause()
+            table = app.query_one("#table-codegen")
+            rows = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+            assert rows == [k["name"] for k in cg["kernels"]]
+            assert "has not reached codegen" not in str(app.query_one("#status").content)
+            await pilot.press("7")
+            await pilot.pause()
+            run = app.query_one("#table-run")
+            assert sorted(str(run.get_row_at(i)[0]) for i in range(run.row_count)) == sorted(rows)
+            await pilot.press("3")
+            await pilot.pause()
+            lowering = app.query_one("#table-lowering")
+            buf = next(b for b, d in links["buffers"].items() if any(k.startswith("cpp_fused_") for k in d["kernels"]))
+            while str(lowering.get_row_at(lowering.cursor_row)[0]) != buf:
+                await pilot.press("down")
+                await pilot.pause()
+            await pilot.press("6")
+            await pilot.pause()
+            assert str(table.get_row_at(table.cursor_row)[0]) == links["buffers"][buf]["kernels"][0]
+
+    asyncio.run(go())

@@ -109,6 +109,13 @@ def install_aoti_hook(on_start: Callable[[str, str | None], None],
     return wrapped
 
 
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
 class SavedProgram:
     """The exported program an AOTInductor package was compiled from, saved (``torch.export.save``) so the
     timing process can run it eagerly: ``ExportedProgram.module()`` itself does not pickle.  Calling it loads
@@ -120,8 +127,11 @@ class SavedProgram:
 
     @classmethod
     def of(cls, ep: Any) -> "SavedProgram":
+        import atexit  # noqa: PLC0415
+
         fd, path = tempfile.mkstemp(prefix="inductor-step-exported-", suffix=".pt2")
         os.close(fd)
+        atexit.register(_remove, path)  # the agent's exit, after its last timing run
         torch.export.save(ep, path)
         return cls(path)
 
