@@ -11,9 +11,11 @@ hooked the way :func:`tracer.timing.harness.time_graph` hooks a Python wrapper's
   std::move(buf0);  // reuse`` -> the same tensor;
 - a C++ kernel: its source, as the wrapper has it, built on its own the way Inductor's Python wrapper builds a
   kernel (tracer.adapter.cpp_kernel_binding), called with the tensors and integers of the wrapper's call;
-- an ``_out`` C shim call (``aoti_torch_cpu_addmm_out(buf0, arg1_1, ...)``): the ATen op it wraps,
-  ``torch.ops.aten.addmm.out``, its arguments named by the op's schema in the shim's order (``out`` first);
-  other shim calls (arrays passed as pointer and length) are listed with the reason they are not timed.
+- a C shim call (``aoti_torch_cpu_addmm_out(buf0, arg1_1, ...)``, ``aoti_torch_cpu_convolution(..., &buf2_handle)``):
+  the ATen op it wraps (``torch.ops.aten.addmm.out``, ``convolution.default``), its arguments named by the op's
+  schema in the shim's order (an ``.out`` overload's ``out`` first; an array passed as pointer and length is one
+  list; a tensor returned through a handle becomes that buffer); a call whose arguments do not fit is listed
+  with the reason it is not timed.
 
 Every call runs once in order (so each sees the values the graph gives it), then each is timed alone with
 Inductor's CPU benchmarker, as the Python wrapper's kernels are.
@@ -39,11 +41,15 @@ _MOVE = re.compile(r"^\s*auto (buf\d+) = std::move\((buf\d+)\);")
 _REINTERPRET = re.compile(r"^reinterpret_tensor_wrapper\((\w+), \d+, (int_array_\d+), (int_array_\d+), (-?\d+)L?\)$")
 _CAST_PTR = re.compile(r"^\((?:const\s+)?[\w:]+\s*\*\)\((\w+)\.data_ptr\(\)\)$")
 _OUTPUT = re.compile(r"output_handles\[(\d+)\] = (buf\d+)\.release\(\);")
+_STD_ARRAY = re.compile(r"^static_cast<const int64_t\*>\(std::array<int64_t, \d+>\{([^}]*)\}\.data\(\)\)$")
+_HANDLE_ARG = re.compile(r"^&(buf\d+)_handle$")
+_TEMP_REF = re.compile(r"^&temporary_reference\((\w+)\.get\(\)\)$")
+_ALIAS = re.compile(r"^\s*auto (buf\d+) = (.*);\s*// alias")
 _SHIM_PREFIX = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_")
 
 HOW = ("each call replayed alone from the C++ wrapper's own statements: C++ kernels built on their own from the "
-       "wrapper's source (as Inductor's Python wrapper builds them), _out shim calls run as the ATen op they wrap, "
-       "on buffers of the wrapper's sizes")
+       "wrapper's source (as Inductor's Python wrapper builds them), aoti_torch_* shim calls run as the ATen op they "
+       "wrap, on buffers of the wrapper's sizes")
 
 
 def _ints(text: str) -> list[int]:
@@ -74,21 +80,76 @@ def _value(text: str, env: dict[str, Any], arrays: dict[str, list[int]]) -> Any:
     raise ValueError(f"argument {t!r} is not a tensor or number the replay knows")
 
 
-def _shim_call(fn: str, args: list[Any]) -> Callable[[], Any]:
-    """``aoti_torch_cpu_addmm_out`` and its arguments -> a call of ``torch.ops.aten.addmm.out`` (arguments named
-    by the op's schema, ``out`` first as the shim passes it); raises ValueError for other shims."""
+def _shim_args(texts: list[str], env: dict[str, Any], arrays: dict[str, list[int]]) -> tuple[list[Any], list[str]]:
+    """A C shim call's arguments as the ATen op takes them, and the buffers it returns through handles
+    (``&buf2_handle``).  An array comes as pointer and length (``static_cast<const int64_t*>(std::array<int64_t,
+    2>{1L, 1L}.data()), 2`` or ``int_array_3, 2``): one list; an optional tensor as
+    ``&temporary_reference(arg1_1.get())``."""
+    vals: list[Any] = []
+    outs: list[str] = []
+    i = 0
+    while i < len(texts):
+        t = texts[i].strip()
+        m = _STD_ARRAY.match(t)
+        arr = _ints(m.group(1)) if m else arrays.get(t) if t.startswith("int_array_") else None
+        if arr is not None:
+            vals.append(arr)
+            i += 2 if i + 1 < len(texts) and texts[i + 1].strip().rstrip("L") == str(len(arr)) else 1
+            continue
+        m = _HANDLE_ARG.match(t)
+        if m:
+            outs.append(m.group(1))
+        else:
+            m = _TEMP_REF.match(t)
+            vals.append(_value(m.group(1) if m else t, env, arrays))
+        i += 1
+    return vals, outs
+
+
+def _aten_op(stem: str) -> Any:
+    """``torch.ops.aten`` overload a shim names: ``addmm_out`` -> ``addmm.out``, ``convolution`` ->
+    ``convolution.default``, ``index_Tensor`` -> ``index.Tensor``."""
+    aten = torch.ops.aten
+    if stem.endswith("_out") and hasattr(aten, stem[:-4]):
+        return getattr(getattr(aten, stem[:-4]), "out")
+    if hasattr(aten, stem):
+        return getattr(aten, stem).default
+    head, _, overload = stem.rpartition("_")
+    if head and hasattr(aten, head) and overload in getattr(aten, head).overloads():
+        return getattr(getattr(aten, head), overload)
+    raise ValueError(f"no ATen op for the shim {stem!r}")
+
+
+def _shim_call(fn: str, texts: list[str], env: dict[str, Any], arrays: dict[str, list[int]]) -> Callable[[], Any]:
+    """A C shim call (``aoti_torch_cpu_addmm_out(buf0, ...)``, ``aoti_torch_cpu_convolution(..., &buf2_handle)``) as
+    a call of the ATen op it wraps, its arguments named by the op's schema in the shim's order (an ``.out``
+    overload's ``out`` first); buffers it returns through handles are put in ``env`` when it runs.  Raises
+    ValueError where the arguments do not fit the schema."""
     stem = _SHIM_PREFIX.sub("", fn)
-    if not stem.endswith("_out") or stem == fn:
-        raise ValueError(f"{fn} is not an _out shim call (its arrays come as pointer and length)")
-    op = getattr(getattr(torch.ops.aten, stem[:-4]), "out")
-    params = [a for a in op._schema.arguments]
-    outs = [a.name for a in params if a.is_out]
+    if stem == fn:
+        raise ValueError(f"{fn} is not a device shim call")
+    op = _aten_op(stem)
+    vals, outs = _shim_args(texts, env, arrays)
+    params = list(op._schema.arguments)
+    out_names = [a.name for a in params if a.is_out]
     ins = [a.name for a in params if not a.is_out]
-    if len(outs) != 1 or len(args) != 1 + len(ins):
-        raise ValueError(f"{fn}: {len(args)} arguments do not fit {op._schema}")
-    kwargs = dict(zip(ins, args[1:]))
-    kwargs[outs[0]] = args[0]
-    return lambda: op(**kwargs)
+    if out_names:
+        if len(out_names) != 1 or len(vals) != 1 + len(ins):
+            raise ValueError(f"{fn}: {len(vals)} arguments do not fit {op._schema}")
+        kwargs = dict(zip(ins, vals[1:]))
+        kwargs[out_names[0]] = vals[0]
+        return lambda: op(**kwargs)
+    if len(vals) != len(ins):
+        raise ValueError(f"{fn}: {len(vals)} arguments do not fit {op._schema}")
+    kwargs = dict(zip(ins, vals))
+
+    def call() -> Any:
+        res = op(**kwargs)
+        for name, r in zip(outs, res if isinstance(res, (list, tuple)) else [res]):
+            env[name] = r
+        return res
+
+    return call
 
 
 def replay_calls(source: str, args: list[Any], known: dict[str, Any] | None = None
@@ -127,13 +188,20 @@ def replay_calls(source: str, args: list[Any], known: dict[str, Any] | None = No
         if m and m.group(2) in env:
             env[m.group(1)] = env[m.group(2)]
             continue
+        m = _ALIAS.match(line)  # a view of a buffer (a concatenation's part): auto buf10 = ...reinterpret...;  // alias
+        if m:
+            try:
+                env[m.group(1)] = _value(m.group(2), env, arrays)
+            except (ValueError, KeyError, RuntimeError):
+                pass
+            continue
         hit = by_line.get(first_line + offset)
         if hit is None:
             continue
         k, i = hit
         try:
-            vals = [_value(a, env, arrays) for a in k["calls"][i]]
             if k["backend"] == "cpp":
+                vals = [_value(a, env, arrays) for a in k["calls"][i]]
                 d = defs[k["name"]]
                 params = [p.strip() for p in d["params"].split(",") if p.strip()]
                 types = [re.sub(r"\s*\b\w+$", "", p).strip() for p in params]
@@ -143,7 +211,7 @@ def replay_calls(source: str, args: list[Any], known: dict[str, Any] | None = No
                 fn, a = built[k["name"]], vals[:len(params)]
                 call: Callable[[], Any] = lambda fn=fn, a=a: fn(*a)  # noqa: E731
             elif k["backend"] == "extern":
-                call = _shim_call(k["name"].split("#")[0], vals)
+                call = _shim_call(k["name"].split("#")[0], k["calls"][i], env, arrays)
             else:
                 raise ValueError(f"a {k['backend']} kernel is not replayed on the CPU")
             call()
