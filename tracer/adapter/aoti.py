@@ -102,7 +102,7 @@ def install_aoti_hook(on_start: Callable[[str, str | None], None],
         args = a[1] if len(a) > 1 else k.get("args")
         kwargs = a[2] if len(a) > 2 else k.get("kwargs")
         options = (a[3] if len(a) > 3 else k.get("options")) or {}
-        return options.get("aot_inductor.output_path"), (tuple(args or ()), dict(kwargs or {})), gm
+        return options.get("aot_inductor.output_path"), (tuple(args or ()), dict(kwargs or {})), ModuleState.of(gm)
 
     wrap("aoti_compile_and_package", package_start)
     wrap("aot_compile", aot_start)
@@ -148,6 +148,25 @@ class SavedProgram:
         if getattr(self, "_ep", None) is None:
             self._ep = torch.export.load(self.path)
         return self._ep.state_dict.get(fqn, self._ep.constants.get(fqn))
+
+
+class ModuleState:
+    """What the timing process gets of the module ``aot_compile`` compiled: its parameters and buffers by name
+    (``tensor(fqn)``, for the wrapper's constants), since the exported GraphModule itself does not pickle; calling
+    it raises TypeError (no eager run)."""
+
+    def __init__(self, state: dict[str, Any]):
+        self.state = state
+
+    @classmethod
+    def of(cls, gm: Any) -> "ModuleState":
+        return cls({k: v.detach().clone() for k, v in gm.state_dict().items()} if hasattr(gm, "state_dict") else {})
+
+    def tensor(self, fqn: str) -> Any:
+        return self.state.get(fqn)
+
+    def __call__(self, *args: Any) -> Any:
+        raise TypeError("aot_compile's module is not sent to the timing process (it does not pickle): no eager run")
 
 
 def load_aoti(path: str, device: str = "cpu") -> Callable[..., Any]:

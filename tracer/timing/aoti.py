@@ -92,20 +92,29 @@ def _package_kernel_times(path: str, out: dict[str, Any], args: list, eager: Any
     """``out`` with each call of the package's C++ wrapper timed alone (tracer.timing.cpp_kernels), the wrapper
     and kernels read from the package (``data/aotinductor/<model>/*.wrapper.cpp``, ``*.kernel.cpp``) and the
     constants (``constant_0_weight = constants_->at(0)``, ``constants_info_[0].original_fqn = "0.weight"``) from
-    the exported program.  Raises ValueError where the package has no wrapper source (a ``.so``)."""
+    the exported program (``aot_compile``'s ``.so``: its NAME.wrapper.cpp beside it, the module's state).  Raises
+    ValueError where the package has no single wrapper source."""
     import zipfile  # noqa: PLC0415
 
     from inductor_step.tracer.timing.cpp_kernels import _check, replay_calls, with_kernel_times  # noqa: PLC0415
 
-    if not path.endswith(".pt2"):
-        raise ValueError("a .so carries no wrapper source to replay")
-    with zipfile.ZipFile(path) as z:
-        names = z.namelist()
-        wrapper = [n for n in names if n.endswith(".wrapper.cpp")]
-        kernel = [n for n in names if n.endswith(".kernel.cpp")]
-        if len(wrapper) != 1:
-            raise ValueError(f"{len(wrapper)} wrapper sources in the package")
-        source = z.read(wrapper[0]).decode() + "\n" + (z.read(kernel[0]).decode() if len(kernel) == 1 else "")
+    if path.endswith(".so"):  # aot_compile: the sources lie beside the .so (NAME.wrapper.so <- NAME.wrapper.cpp)
+        import glob  # noqa: PLC0415
+
+        kernel = glob.glob(os.path.join(os.path.dirname(path), "*.kernel.cpp"))
+        with open(path[:-3] + ".cpp", encoding="utf-8") as f:
+            source = f.read() + "\n"
+        if len(kernel) == 1:
+            with open(kernel[0], encoding="utf-8") as f:
+                source += f.read()
+    else:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+            wrapper = [n for n in names if n.endswith(".wrapper.cpp")]
+            kernel = [n for n in names if n.endswith(".kernel.cpp")]
+            if len(wrapper) != 1:
+                raise ValueError(f"{len(wrapper)} wrapper sources in the package")
+            source = z.read(wrapper[0]).decode() + "\n" + (z.read(kernel[0]).decode() if len(kernel) == 1 else "")
     fqn = dict(_FQN.findall(source))
     known = {}
     for name, i in _CONSTANT.findall(source):
