@@ -451,6 +451,11 @@ class Agent(AotiCapture, Capture):
         final = adapter.install_final_hooks(self.on_lowered_graph, self.on_final_order)
         self.final_hooks = {h: True for h in final}
         hooks += final + adapter.install_kernel_args_hook()
+        # issue 27: torch.compile's arguments per compile, and Inductor's autotuning choices
+        hooks += [h for h, ok in (("torch.compile arguments (_TorchCompileInductorWrapper.__init__)",
+                                   adapter.install_compile_args_hook()),
+                                  ("AlgorithmSelectorCache.__call__ (autotuning choices)",
+                                   adapter.install_autotune_hook())) if ok]
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
         hooks += adapter.install_aoti_hook(self.on_aoti_start, self.on_aoti_done)
@@ -495,7 +500,9 @@ class Agent(AotiCapture, Capture):
                   "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
                   "time": time.time(),
                   "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
-                  "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured"}
+                  "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured; "
+                          "inductor_settings were read before the script ran (torch.compile's mode and options "
+                          "patch them per compile): each graph's own are its dynamo stop's compiled_with"}
         if self.distributed is not None:
             from inductor_step.tracer.adapter import distributed  # noqa: PLC0415
 

@@ -20,6 +20,7 @@ from typing import Any
 from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
 from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
 from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
+from inductor_step.tracer.compile_modes import mark_templates
 from inductor_step.tracer.protocol import PART_SEP, split_part, split_variant, with_part
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
@@ -206,7 +207,7 @@ class Capture:
         self.stop(cid, with_part(decided, part), "dynamo",
                   {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
                    "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
-                   "corrects": guessed}, pause=False)
+                   "corrects": guessed, **self.how_compiled(fr)}, pause=False)
 
     def on_pre_grad(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -218,6 +219,9 @@ class Capture:
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
         fr["dynamo"] = snap
+        # issue 27: how this graph was compiled and its dynamic symbols (backward graphs reuse them)
+        fr["compiled_with"] = adapter.compiled_with()
+        fr["symbols"] = adapter.dynamic_symbols()
         extra = {}
         if adapter.aot_compiling():
             extra["note"] = EXPORT_NOTE
@@ -227,7 +231,26 @@ class Capture:
                              f"graph of submodule {fr['part']}, as compile_fx got it.")
         self.stop(cid, with_part(kind, fr.get("part")), "dynamo",
                   {"graph": snap, "graph_breaks": fr["graph_breaks"], "recompile_reasons": fr["recompile_reasons"],
-                   "resume": fr.get("resume"), **extra})
+                   "resume": fr.get("resume"), **self.how_compiled(fr), **extra})
+
+    @staticmethod
+    def how_compiled(fr: dict[str, Any], config_now: bool = False) -> dict[str, Any]:
+        """The dynamo stop's ``compiled_with`` and ``symbols`` (protocol.DynamoStop) from frame entry ``fr``;
+        ``config_now``: its Inductor config read again now (a backward or a what-if variant compiling
+        under its own patches, from a hook inside ``compile_fx_inner``)."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        out: dict[str, Any] = {}
+        if fr.get("compiled_with") is not None:
+            out["compiled_with"] = fr["compiled_with"]
+            if config_now and isinstance(fr["compiled_with"], dict) and "unavailable" not in fr["compiled_with"]:
+                try:
+                    out["compiled_with"] = {**fr["compiled_with"], "config": adapter.inductor_config_changes()}
+                except Exception:  # noqa: BLE001 - the frame's, as read at its forward's compile
+                    pass
+        if fr.get("symbols"):
+            out["symbols"] = fr["symbols"]
+        return out
 
     def on_post_grad_pre(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -243,6 +266,7 @@ class Capture:
             fr["aot_started"] = True  # (where the aot id cannot be read)
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
+        adapter.take_autotune()  # selections left by a graph that never reached its codegen stop
         g = self.graph(cid, kind)
         if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.what_if_inputs:
             try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
@@ -257,7 +281,8 @@ class Capture:
                     "this frame's Dynamo graph, and Inductor compiles it lazily at .backward()."
                     ) if split_part(kind)[0] == "backward" else None
             self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
-                                            "recompile_reasons": fr["recompile_reasons"], "note": note})
+                                            "recompile_reasons": fr["recompile_reasons"], "note": note,
+                                            **self.how_compiled(fr, config_now=True)})
 
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -406,8 +431,11 @@ class Capture:
             k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
                                           key=lambda s: (len(s), s))
             del k["writes"]
+        mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
-        extra: dict[str, Any] = {"wrapper_language": "cpp"} if cpp else {}
+        extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
+        if cpp:
+            extra["wrapper_language"] = "cpp"
         if aoti:
             extra["aoti"] = aoti
         self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels,

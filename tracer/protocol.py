@@ -136,6 +136,54 @@ class Kernel(TypedDict, total=False):
     num_gb: float  # Inductor's estimate_kernel_num_bytes / 1e9 (Triton)
     call_lines: list[int]  # each call's 1-based line in the wrapper
     collective: str  # a collective's op (torch.ops._c10d_functional.X.default): all_reduce_, wait_tensor, ...
+    # issue 27: a kernel generated from a template (tracer.adapter.template_nodes)
+    template: str  # the template buffer's IR type: CppTemplateBuffer, TritonTemplateBuffer, ...
+    template_node: str  # its scheduler node (opN)
+    epilogue: list[str]  # the scheduler nodes fused after the template (its epilogue), opN
+    prologue: list[str]  # those fused before it
+
+
+# ----------------------------------------------------------------------------- how a graph was compiled (issue 27)
+
+class CompiledWith(TypedDict, total=False):
+    """How a graph was compiled (tracer.adapter.compiled_with): torch.compile's arguments as given
+    (None where the compile did not come through torch.compile) and Inductor's config at the compile."""
+    backend: str | None  # "inductor", or the backend's name
+    mode: str | None  # "default", "max-autotune", ...
+    options: dict[str, Any]
+    dynamic: bool | None
+    fullgraph: bool | None
+    config: dict[str, Any]  # torch._inductor.config entries that differ from default during this compile
+    config_unavailable: str
+    note: str
+
+
+class Symbol(TypedDict, total=False):
+    """One ShapeEnv symbol of a dynamic graph (tracer.adapter.dynamic_symbols)."""
+    name: str  # s27
+    source: str | None  # what it stands for: "L['input_ids'].size()[1]"
+    sources: list[str]
+    range: list[str]  # [lo, hi] as the ShapeEnv prints them: ["2", "int_oo"]
+    hint: int | str  # its value at this compile
+
+
+class AutotuneChoice(TypedDict, total=False):
+    name: str  # cpp_CppMicroGemmFP32Vec_0, _mkl_linear, triton_mm_3, ...
+    kind: str  # template, extern, or the caller's class
+    description: str
+    ms: float | None  # its benchmark time (select_algorithm's feedback); None: failed
+    failed: str
+
+
+class Autotune(TypedDict, total=False):
+    """One select_algorithm selection of a graph (tracer.adapter.install_autotune_hook)."""
+    op: str  # mm, addmm, packed_linear, flex_attention, ...
+    input_sizes: list[str]  # "8x16 float32"
+    choices: list[AutotuneChoice]
+    winner: str
+    buffer: str | None  # the buffer the winner computes (bufN): its kernel is the chosen kernel
+    benchmarked: bool
+    note: str
 
 
 class LinkBuffer(TypedDict, total=False):
@@ -246,6 +294,8 @@ class DynamoStop(StopBase, total=False):
     #: guessed at the dynamo stop ("forward": an input requires grad), whose graph had no other stop;
     #: readers drop that graph (tui.session.Session.add)
     corrects: str
+    compiled_with: CompiledWith | Unavailable  # issue 27: how this graph was compiled
+    symbols: list[Symbol] | Unavailable  # issue 27: the dynamic symbols, what each stands for, its range
 
 
 class AotStop(StopBase, total=False):
@@ -300,6 +350,7 @@ class CodegenStop(StopBase, total=False):
     kernels: list[Kernel]
     links: Links | Unavailable
     kernel_spans: dict[str, KernelSpan]  # kernel (as in links.kernels) -> where it is in the wrapper
+    autotune: list[Autotune]  # issue 27: Inductor's autotuning selections while lowering this graph
 
 
 Stop = Union[DynamoStop, AotStop, LoweringStop, SchedulingStop, LoopBodyStop, CodegenStop]
@@ -329,7 +380,10 @@ class Header(_Header, total=False):
     pid: int
     time: float
     settings: dict[str, Any]  # torch config values the agent set
-    inductor_settings: dict[str, Any]  # the what-if form's settings as the script runs them (tracer.adapter.WHAT_IF_SETTINGS)
+    # the what-if form's settings (tracer.adapter.WHAT_IF_SETTINGS) read when the agent started, before the
+    # script ran: not what a graph compiled with (torch.compile's mode/options patch them per compile); each
+    # graph's own are its dynamo stop's compiled_with.config (issue 27)
+    inductor_settings: dict[str, Any]
     hooks: list[str]
     note: str
     t: float
@@ -589,6 +643,7 @@ class Run(TypedDict, total=False):
     in_graph_cupti: str
     in_script: str
     inputs: str
+    input_sizes: list[str]  # issue 27: the sizes timed at, one per graph input ("2x5x8 float32", "5")
     configs: str
     graph_rounds: GraphRounds
     peak: Peak

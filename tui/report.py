@@ -29,6 +29,7 @@ import tarfile
 from typing import Any
 
 from inductor_step.tracer.protocol import ALL_STAGES, with_part
+from inductor_step.tui.modes import how_compiled_section
 from inductor_step.tui.text import break_reasons
 from inductor_step.tui.session import Session, fmt_ms as _ms, load_session, session_command, session_parser
 
@@ -358,6 +359,8 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
         msg = (done or {}).get("message")
         L.append(_one_line(scrub.text(msg)) if msg else "No graph was compiled.")
     L.append("")
+
+    L += how_compiled_section(graphs)  # issue 27
 
     # why each graph break and recompile happened, in Dynamo's words
     why: list[str] = []

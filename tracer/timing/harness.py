@@ -157,6 +157,22 @@ def _inputs_text(ints: int, floats: int, n_tensors: int) -> str:
             f"{floats} float); the rest random of the compiled shapes (get_args): floats over the copy budget")
 
 
+def input_sizes(args: list) -> list[str]:
+    """The concrete sizes a graph is timed at, one text per argument of its ``call``: a tensor's
+    ``"2x5x8 float32"`` (a 0-d tensor ``"scalar float32"``), an int's value (a dynamic size: ``"5"``),
+    anything else its type name."""
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            dims = "x".join(str(d) for d in a.shape) or "scalar"
+            out.append(f"{dims} {str(a.dtype).replace('torch.', '')}")
+        elif isinstance(a, (bool, int, float)):
+            out.append(str(a))
+        else:
+            out.append(type(a).__name__)
+    return out
+
+
 def _graph_args(mod: Any) -> list:
     """Inputs for ``mod.call``: ``get_args()`` (torch >= 2.13), else captured from the harness."""
     if hasattr(mod, "get_args"):
@@ -279,6 +295,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or (script or {}).get("int_inputs") or {})
         n_tensors = sum(1 for t in args if isinstance(t, torch.Tensor))
         inputs = _inputs_text(ints, floats, n_tensors)
+        sizes = input_sizes(args)
         calls: list = []
 
         def record(name: str, fn: Callable, a: tuple, k: dict) -> Any:
@@ -392,6 +409,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     if cuda:
         out_extra["in_script"] = in_script_status
     out_extra["inputs"] = inputs
+    out_extra["input_sizes"] = sizes
     if script_configs:
         tuned = sum(1 for c in script_configs.values() if (c.get("of") or 0) > 1)
         out_extra["configs"] = (f"{len(pinned)} of {len(script_configs)} Triton kernels timed with the launch config "
