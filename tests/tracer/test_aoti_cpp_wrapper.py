@@ -144,7 +144,7 @@ def test_aoti_run_times_the_package_through_aoti_load_package(aoti: Run) -> None
     assert [(k["name"], k["call"]) for k in m["kernels"]] == [(k["name"], 1) for k in cg["kernels"]]
     assert all(k["median_ms"] > 0 for k in m["kernels"]), m["kernels"]
     assert "\n" not in m["kernels_note"] and "equal the compiled graph's" in m["kernels_note"], m["kernels_note"]
-    assert "constants from the exported program (3 of 3)" in m["kernels_note"]
+    assert "constants from the exported program's state (3 of 3)" in m["kernels_note"]
     assert "[?] inference        run         compiled" in aoti.stdout and "3 kernels, sum" in aoti.stdout
 
 

@@ -51,12 +51,13 @@ def time_aoti(path: str, eager: Any, device: str, script: dict[str, Any] | None 
     with torch.no_grad():
         runner(*args)  # the first call loads constants and warms up
         eager_fn = None
+        eager_why = "no exported program was kept"
         if eager is not None:
             try:
                 eager(*args)
                 eager_fn = lambda: eager(*args)  # noqa: E731
-            except Exception:  # noqa: BLE001 - the eager side is a comparison only
-                eager_fn = None
+            except Exception as e:  # noqa: BLE001 - the eager side is a comparison only
+                eager_why = f"{type(e).__name__}: {e}"
         if progress is not None:
             progress("timing the package in rounds")
         rounds = whole_graph_rounds(lambda: runner(*args), eager_fn, cuda, bench)
@@ -65,7 +66,7 @@ def time_aoti(path: str, eager: Any, device: str, script: dict[str, Any] | None 
                            "aoti": {"path": path, "loaded_with": "torch._inductor.aoti_load_package" if path.endswith(".pt2")
                                     else "torch._export.aot_load",
                                     "eager": "the exported program's module (ExportedProgram.module())" if eager_fn
-                                    else "not timed: the exported program's module could not be run here"},
+                                    else f"not timed ({eager_why})"},
                            "inputs": f"the example inputs the program was exported with ({len(args)} tensors)",
                            "peak": device_peaks(device), "cancelled": False,
                            "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else
@@ -128,7 +129,7 @@ def _package_kernel_times(path: str, out: dict[str, Any], args: list, eager: Any
         check = _check(outputs, runner(*args))
     out = with_kernel_times(out, source, calls, check, cancel)
     out["kernels_note"] = ("read from the package's wrapper source: " + out["kernels_note"] +
-                           f"; constants from the exported program ({len(known)} of {len(_CONSTANT.findall(source))})")
+                           f"; constants from the exported program's state ({len(known)} of {len(_CONSTANT.findall(source))})")
     return out
 
 
