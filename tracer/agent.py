@@ -28,6 +28,7 @@ import traceback
 from typing import Any
 
 from inductor_step.tracer import protocol
+from inductor_step.tracer.capture_aoti import AotiCapture
 from inductor_step.tracer.capture import Capture, GraphState, wants_trace_event  # noqa: F401 - GraphState: agent.graphs' values
 from inductor_step.tracer.cudagraph_record import EVENT_CALLS, CudagraphRecord
 from inductor_step.tracer.protocol import STAGES
@@ -64,7 +65,7 @@ class _Quit(BaseException):
     """Raised on the compile thread when the UI asks the agent to end at a stop."""
 
 
-class Agent(Capture, CudagraphRecord):
+class Agent(AotiCapture, Capture, CudagraphRecord):
     """Capture state for one run of a user script (one process, one script).
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
@@ -491,6 +492,7 @@ class Agent(Capture, CudagraphRecord):
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
         if str(self.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
             adapter.install_cudagraph_log_hook(self.on_cudagraph_skip)
+        hooks += adapter.install_aoti_hook(self.on_aoti_start, self.on_aoti_done)
         if adapter.install_graph_call_hook(self.on_graph_call):
             hooks.append("CompiledFxGraph.__call__ (the script's inputs"
                          + (", its calls profiled" if self._profiles_calls() else "") + ")")

@@ -17,7 +17,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
 from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
+from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
 from inductor_step.tracer.compile_modes import mark_templates
 from inductor_step.tracer.protocol import PART_SEP, split_part, split_variant, with_part
 
@@ -28,7 +30,7 @@ _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
 _TRACE_EVENTS = frozenset({*_AOT_EVENTS, "optimize_ddp_split_child", "dynamo_output_graph", "dynamo_cpp_guards_str",
                            "inductor_output_code", "compilation_metrics", "artifact:dynamo_graph_break_reason",
                            "artifact:recompile_reasons", "artifact:fx_graph_runnable",
-                           "artifact:inductor_provenance_tracking_node_mappings"})
+                           "artifact:inductor_provenance_tracking_node_mappings", *AOT_CODE_EVENTS})
 
 
 def wants_trace_event(name: str) -> bool:
@@ -190,6 +192,8 @@ class Capture:
                        "mappings": payload})
         elif name == "inductor_output_code":
             self.on_output_code(cid, md.get("inductor_output_code") or {}, payload)
+        elif name in AOT_CODE_EVENTS:
+            self.on_aoti_code(cid, name, md, payload)
         elif name == "compilation_metrics":
             m = md.get("compilation_metrics") or {}
             if isinstance(m, dict) and m.get("fail_type"):
@@ -220,6 +224,8 @@ class Capture:
         fr["compiled_with"] = adapter.compiled_with()
         fr["symbols"] = adapter.dynamic_symbols()
         extra = {}
+        if adapter.aot_compiling():
+            extra["note"] = EXPORT_NOTE
         if fr.get("part") and fr.get("ddp_children"):
             extra["note"] = (f"DDPOptimizer split this frame's Dynamo graph at DDP's bucket boundaries into "
                              f"{fr['ddp_children']} submodules, compiled one by one in the model's order: this is the "
@@ -395,8 +401,12 @@ class Capture:
         g = self.graph(cid, kind)
         if g.pending_scheduling is not None:  # the final-order hook never fired
             self._send_scheduling(cid, kind, g.pending_scheduling, final=False)
-        g.output_path = meta.get("file_path") or meta.get("filename")
-        kernels = parse_wrapper(wrapper)
+        aoti = meta.get("aoti")  # AOTInductor's code (tracer.capture_aoti): the run stage times its package instead
+        g.output_path = None if aoti else meta.get("file_path") or meta.get("filename")
+        cpp = is_cpp_wrapper(wrapper)  # cpp_wrapper=True or AOTInductor: a C++ wrapper (tracer.codeparse_cpp)
+        kernels = parse_cpp_wrapper(wrapper) if cpp else parse_wrapper(wrapper)
+        if cpp:
+            bind_extern_calls(kernels, g.after)
         # calls that return nothing (a collective's wait_tensor, the in-place all_reduce_): their IR node's buffers
         storage = adapter.buffer_mutations(adapter.current_graph())
         bind_no_return_calls(kernels, g.after, (storage.get("mutation_real_name") or {}) if "unavailable" not in storage
@@ -425,9 +435,16 @@ class Capture:
             del k["writes"]
         mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
-        extra = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
-        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g.output_path,
-                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links, **extra})
+        extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
+        if cpp:
+            extra["wrapper_language"] = "cpp"
+        if aoti:
+            extra["aoti"] = aoti
+        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels,
+                                         "output_path": (aoti or {}).get("package_path") or (aoti or {}).get("wrapper_path")
+                                         or g.output_path,
+                                         "kernel_spans": (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels),
+                                         "links": links, **extra})
 
     def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
                     owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None) -> dict[str, Any]:

@@ -29,7 +29,7 @@ _FALLBACK_CALL = re.compile(r"^\s*(?:(buf\d+) = )?((?:torch\.ops|aten)\.[\w.]+)\
 _COLLECTIVE = re.compile(r"^torch\.ops\.(?:_c10d_functional|c10d_functional|_dtensor)\.(\w+)\.\w+$")
 _NAME_ARG = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
 _TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
-_CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+kernel\((.*?)\)', re.S)
+_CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+\w+\((.*?)\)', re.S)  # kernel(...); a C++ wrapper: its name
 
 
 def _split_args(text: str) -> list[str]:

@@ -327,8 +327,25 @@ class LoopBodyStop(StopBase, total=False):
 KernelSpan = TypedDict("KernelSpan", {"def": list[int], "body": int, "calls": list[int], "call": int}, total=False)
 
 
+class AotiCode(TypedDict, total=False):
+    """Where an AOTInductor graph's code came from (issue 27; tracer.capture_aoti)."""
+    api: str | None  # "aoti_compile_and_package" or "aot_compile"
+    wrapper_path: str | None  # torch's wrapper .cpp (the inductor_aot_wrapper_code event)
+    kernel_path: str | None  # torch's kernel .cpp (inductor_aot_kernel_code)
+    package_path: str | None  # the .pt2 asked for, where the script named it
+    note: str
+
+
+class AotiRun(TypedDict, total=False):
+    path: str  # the .pt2 package or .so timed
+    loaded_with: str  # torch._inductor.aoti_load_package or torch._export.aot_load
+    eager: str  # what the eager time ran, or why there is none
+
+
 class CodegenStop(StopBase, total=False):
-    wrapper: str  # the output module's source
+    wrapper: str  # the output module's source (AOTInductor: its wrapper .cpp then its kernel .cpp)
+    wrapper_language: Literal["cpp"]  # a C++ wrapper (cpp_wrapper=True, AOTInductor); absent: Python
+    aoti: AotiCode  # an AOTInductor compile (its package or .so is in output_path once known)
     output_path: str | None
     kernels: list[Kernel]
     links: Links | Unavailable
@@ -470,12 +487,13 @@ class Provenance(TypedDict, total=False):
 
 class Artifact(TypedDict, total=False):
     type: Literal["artifact"]
-    name: str  # "fx_graph_runnable"
+    name: str  # "fx_graph_runnable"; "aoti_package": the .pt2 or .so an AOTInductor compile made (payload: its path)
     compile_id: str
     graph_kind: GraphKind
     part: int  # the graph's part (see graph_key), as its stops carry it
     variant: str
     payload: str
+    note: str  # aoti_package: whether the run stage times it, or why not
     t: float
 
 
@@ -619,7 +637,10 @@ class Run(TypedDict, total=False):
     cupti: str
     compiled_ms: float | None
     eager_ms: float | None
-    kernel_sum_ms: float
+    kernel_sum_ms: float | None  # None with kernels_note: the kernels are not timed one by one
+    # issue 27: a C++ wrapper (cpp_wrapper=True) or an AOTInductor package runs its kernels inside compiled code
+    kernels_note: str  # why ``kernels`` is empty and there is no kernel sum
+    aoti: AotiRun  # an AOTInductor graph: the package timed and how it was loaded
     in_graph_sum_ms: float
     in_graph: str
     in_graph_cupti: str

@@ -198,7 +198,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 else:
                     eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
-                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
+                          f"{len(msg.get('kernels') or [])} kernels, " + _kernel_sum(msg)
                           + (f"  (not reliable: {'; '.join(msg.get('warnings') or ['the timing rounds never agreed'])})"
                              if msg.get("settled") is False or (msg.get("graph_rounds") or {}).get("rounds_stable") is False
                              else ""), flush=True)
@@ -292,7 +292,7 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
                 else:
                     coll = msg.get("collectives_stubbed") or []
                     print(f"{tag} {protocol.graph_key(msg):<20} run compiled {msg['compiled_ms']:.4f} ms, "
-                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
+                          f"{len(msg.get('kernels') or [])} kernels, " + _kernel_sum(msg)
                           + (f" ({len(coll)} collective call(s) not timed, left out)" if coll else ""), flush=True)
             elif t == "agent_exit" and rank is not None:
                 rcs[rank] = msg["returncode"]
@@ -522,6 +522,12 @@ def main_diff(argv: list[str]) -> int:
     except UsageError as e:
         print(f"inductor-step: {e}", file=sys.stderr)
         return 2
+
+
+def _kernel_sum(msg: dict[str, Any]) -> str:
+    """``sum 0.0123 ms``, or why the kernels have no sum (an AOTInductor package is timed whole)."""
+    ksum = msg.get("kernel_sum_ms")
+    return f"sum {ksum:.4f} ms" if isinstance(ksum, (int, float)) else f"no kernel sum ({msg.get('kernels_note') or 'not timed'})"
 
 
 def entry() -> None:

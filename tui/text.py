@@ -277,7 +277,12 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}"]
     compiled, eager, ksum = run.get("compiled_ms"), run.get("eager_ms"), run.get("kernel_sum_ms")
     lines.append(f"compiled graph   {num(compiled, '.4f')} ms")
-    lines.append(f"eager (post-grad ATen graph, op by op)   {eager:.4f} ms" if eager is not None else "eager   not available")
+    aoti = run.get("aoti") or {}  # issue 27: an AOTInductor package, loaded as a deployment loads it
+    if aoti:
+        lines.append(f"package   {aoti.get('path')} (loaded with {aoti.get('loaded_with')})")
+    eager_what = "the exported program's module" if aoti else "post-grad ATen graph, op by op"
+    lines.append(f"eager ({eager_what})   {eager:.4f} ms" if eager is not None else
+                 f"eager   {aoti['eager'] if aoti.get('eager') else 'not available'}")
     if eager and compiled:
         lines.append(f"speedup   {eager / compiled:.2f}x")
     rounds = run.get("graph_rounds") or {}
@@ -285,6 +290,8 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     cause = run.get("gap_cause")
     if run.get("collectives_note"):  # issue 23: the times below exclude the graph's collectives
         lines.append(f"! collectives, not timed: {run['collectives_note']}")
+    if run.get("kernels_note"):  # issue 27: a C++ wrapper's kernels, replayed one by one or not timed, and why
+        lines.append(f"kernels: {run['kernels_note']}")
     if isinstance(ksum, (int, float)) and compiled:
         share = 100 * ksum / compiled
         if cause == "unsettled" or unstable:
@@ -523,6 +530,8 @@ def run_text(msg: dict[str, Any]) -> str:
     if isinstance(c, (int, float)) and isinstance(e, (int, float)) and c > 0:
         out.append(f"speedup {e / c:.2f}x")
     out.append(f"kernel_sum_ms {fmt_ms(msg.get('kernel_sum_ms'))}")
+    if msg.get("kernels_note"):
+        out.append(f"kernels: {msg['kernels_note']}")
     if msg.get("collectives_note"):
         out.append(f"collectives, not timed: {msg['collectives_note']}")
     ks = msg.get("kernels")

@@ -16,7 +16,8 @@ Split by concern (issue 16): :mod:`.base` (the ``unavailable`` shape, ``safe``, 
 graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torch's structured trace),
 :mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
 :mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker),
-:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.compile_modes` (how a graph was
+:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.aoti` (AOTInductor calls and packages, a C++
+wrapper's kernel built on its own), :mod:`.compile_modes` (how a graph was
 compiled: torch.compile's arguments, non-default config, dynamic symbols, templates, autotuning), :mod:`.collectives` (a graph's collectives and the
 local stand-ins timing runs in their place).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
@@ -24,6 +25,7 @@ Every public name is importable from here too (``from inductor_step.tracer impor
 
 from __future__ import annotations
 
+from inductor_step.tracer.adapter.aoti import aot_compiling, cpp_kernel_binding, install_aoti_hook, load_aoti  # noqa: F401
 from inductor_step.tracer.adapter.base import (  # noqa: F401
     MAX_TEXT,
     current_aot_graph,

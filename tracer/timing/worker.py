@@ -65,9 +65,18 @@ def main(argv: list[str]) -> int:
                 from inductor_step.tracer import adapter  # noqa: PLC0415
 
                 side_note = adapter.restore_triton_side_table(spec["triton_side_table"])
-            result = time_graph(spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel,
-                                num_gb=spec.get("num_gb"), script=spec.get("script"),
-                                progress=lambda text: send({"progress": text}))
+            if spec["output_path"].endswith((".pt2", ".so")):  # an AOTInductor package or .so: timed whole
+                from inductor_step.tracer.timing.aoti import time_aoti  # noqa: PLC0415
+
+                result = time_aoti(spec["output_path"], spec.get("eager_gm"), spec["device"], script=spec.get("script"),
+                                   cancel=cancel, progress=lambda text: send({"progress": text}))
+            else:
+                from inductor_step.tracer.timing.aoti import mark_cpp_wrapper  # noqa: PLC0415
+
+                result = mark_cpp_wrapper(spec["output_path"], time_graph(
+                    spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel, num_gb=spec.get("num_gb"),
+                    script=spec.get("script"), progress=lambda text: send({"progress": text})), spec["device"],
+                    cancel=cancel, progress=lambda text: send({"progress": text}), script=spec.get("script"))
             if side_note:
                 result["eager_user_kernels"] = side_note
             if spec.get("compare"):  # a what-if variant (issue 22): its outputs against the original's
