@@ -25,6 +25,9 @@ RUNS = {
     "diff_config_b.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_config.py")],
     # issue 20's ledger: timed, with a missed fusion Inductor logs a reason for and two extern round trips
     "ledger.jsonl": ["--run", os.path.join(HERE, "scripts", "ledger_small.py")],
+    # issue 27: how each graph was compiled, a C++ GEMM template and autotuning; dynamic symbols, timed
+    "modes_autotune.jsonl": [os.path.join(HERE, "scripts", "modes_autotune.py")],
+    "modes_dynamic.jsonl": ["--run", os.path.join(HERE, "scripts", "modes_dynamic.py")],
     # issue 27.1: a torch.cond's branches as graphs of their own, timed
     "subgraphs_cond.jsonl": ["--run", os.path.join(HERE, "scripts", "hop_cond.py")],
 }

@@ -28,9 +28,20 @@ import traceback
 from typing import Any
 
 from inductor_step.tracer import protocol
+from inductor_step.tracer.capture_aoti import AotiCapture
 from inductor_step.tracer.capture import Capture, GraphState, wants_trace_event  # noqa: F401 - GraphState: agent.graphs' values
+from inductor_step.tracer.cudagraph_record import EVENT_CALLS, CudagraphRecord
 from inductor_step.tracer.protocol import STAGES
 from inductor_step.tracer.subgraphs import root_kind
+
+def _read(path: str | None) -> str:
+    """A file's text, or "" where it cannot be read."""
+    try:
+        with open(path or "", encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
     """An exception and its causes/contexts."""
@@ -55,7 +66,7 @@ class _Quit(BaseException):
     """Raised on the compile thread when the UI asks the agent to end at a stop."""
 
 
-class Agent(Capture):
+class Agent(AotiCapture, Capture, CudagraphRecord):
     """Capture state for one run of a user script (one process, one script).
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
@@ -240,6 +251,14 @@ class Agent(Capture):
         rec = self.script_calls.setdefault(key, {"calls": 0, "inputs": {}, "profiles": [], "status": None,
                                                  "configs": {}})
         rec["calls"] += 1
+        real_run = run
+
+        def run() -> Any:  # noqa: F811 - the same call, with the graph known to a cudagraph skip message
+            self.tl.calling = key
+            try:
+                return real_run()
+            finally:
+                self.tl.calling = None
         if rec["calls"] == 1:
             try:
                 rec["inputs"] = timing.script_inputs(inputs)
@@ -256,6 +275,8 @@ class Agent(Capture):
             except Exception:  # noqa: BLE001 - never in the script's way
                 pass
             return out
+        if self.profile_script_calls and 1 + PROFILE_CALLS < rec["calls"] <= 1 + PROFILE_CALLS + EVENT_CALLS:
+            return self.timed_call(rec, run)  # the script's call as the GPU sees it (CUDA graphs replayed, say)
         if not self.profile_script_calls or rec["calls"] > 1 + PROFILE_CALLS or rec["status"] is not None:
             return run()
         if self.run_lock.locked():  # a timing run is on (``r`` while the script runs): it has CUPTI detached
@@ -359,6 +380,14 @@ class Agent(Capture):
                     msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(), failed=True)
                     failed.append(f"{cid} {kind}")
                 subs = msg.pop("subgraphs", None)
+                if str(msg.get("device", "")).startswith("cuda"):
+                    cg = self.cudagraphs_run_info(g, self.script_calls.get(adapter.output_module_key(g["output_path"])),
+                                                  _read(g["output_path"]))
+                    replay = msg.get("cudagraph_replay") or {}
+                    if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
+                        cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove
+                        cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
+                    msg["cudagraphs"] = cg
                 self.send(msg)
                 for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key
                     self.send(sub)
@@ -377,6 +406,9 @@ class Agent(Capture):
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         rec = self.script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
+        if orig is None and rec is not None:  # CUDA events stay here; the timing process learns whether CUDA graphs are on
+            return {**{k: v for k, v in rec.items() if k != "call_events"},
+                    "cudagraphs": bool((g.get("cudagraphs") or {}).get("enabled"))}
         if orig is None or rec is None:
             return rec
         return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
@@ -462,8 +494,16 @@ class Agent(Capture):
         final = adapter.install_final_hooks(self.on_lowered_graph, self.on_final_order)
         self.final_hooks = {h: True for h in final}
         hooks += final + adapter.install_kernel_args_hook() + adapter.install_subgraph_tracking()
+        # issue 27: torch.compile's arguments per compile, and Inductor's autotuning choices
+        hooks += [h for h, ok in (("torch.compile arguments (_TorchCompileInductorWrapper.__init__)",
+                                   adapter.install_compile_args_hook()),
+                                  ("AlgorithmSelectorCache.__call__ (autotuning choices)",
+                                   adapter.install_autotune_hook())) if ok]
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
+        if str(self.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
+            adapter.install_cudagraph_log_hook(self.on_cudagraph_skip)
+        hooks += adapter.install_aoti_hook(self.on_aoti_start, self.on_aoti_done)
         if adapter.install_graph_call_hook(self.on_graph_call):
             hooks.append("CompiledFxGraph.__call__ (the script's inputs"
                          + (", its calls profiled" if self._profiles_calls() else "") + ")")
@@ -505,7 +545,9 @@ class Agent(Capture):
                   "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
                   "time": time.time(),
                   "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
-                  "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured"}
+                  "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured; "
+                          "inductor_settings were read before the script ran (torch.compile's mode and options "
+                          "patch them per compile): each graph's own are its dynamo stop's compiled_with"}
         if self.distributed is not None:
             from inductor_step.tracer.adapter import distributed  # noqa: PLC0415
 
@@ -521,6 +563,10 @@ class Agent(Capture):
             threading.Thread(target=self._control_loop, daemon=True).start()
         sys.argv = [self.script] + list(self.argv)
         sys.path.insert(0, os.path.dirname(os.path.abspath(self.script)))
+        if self.distributed is not None:  # a rank: say when the script waits inside a collective
+            from inductor_step.tracer import rank_watch  # noqa: PLC0415
+
+            rank_watch.start(self.send)
         rc = 0
         error: dict[str, Any] | None = None
         try:

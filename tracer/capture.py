@@ -17,7 +17,10 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
 from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
+from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
+from inductor_step.tracer.compile_modes import mark_templates
 from inductor_step.tracer.protocol import PART_SEP, split_part, split_subgraph, split_variant, with_part
 from inductor_step.tracer.subgraphs import SubgraphCapture, drop_subgraph_kernels, explain_hop_buffers, root_kind
 
@@ -28,7 +31,7 @@ _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
 _TRACE_EVENTS = frozenset({*_AOT_EVENTS, "optimize_ddp_split_child", "dynamo_output_graph", "dynamo_cpp_guards_str",
                            "inductor_output_code", "compilation_metrics", "artifact:dynamo_graph_break_reason",
                            "artifact:recompile_reasons", "artifact:fx_graph_runnable",
-                           "artifact:inductor_provenance_tracking_node_mappings"})
+                           "artifact:inductor_provenance_tracking_node_mappings", *AOT_CODE_EVENTS})
 
 
 def wants_trace_event(name: str) -> bool:
@@ -62,6 +65,7 @@ class GraphState:
     pending_scheduling: list | None = None
     output_path: str | None = None
     num_gb: dict[str, float] = field(default_factory=dict)
+    cudagraphs: dict[str, Any] | None = None  # tracer.cudagraph_record: {"enabled", "skipped"}
     # a higher-order op's subgraph (tracer.subgraphs): its Dynamo snapshot, its function in the parent's
     # output module, and what the scheduler knew at its codegen (its GraphLowering is gone by the parent's)
     dynamo: Any = None
@@ -195,6 +199,8 @@ class Capture(SubgraphCapture):
                        "mappings": payload})
         elif name == "inductor_output_code":
             self.on_output_code(cid, md.get("inductor_output_code") or {}, payload)
+        elif name in AOT_CODE_EVENTS:
+            self.on_aoti_code(cid, name, md, payload)
         elif name == "compilation_metrics":
             m = md.get("compilation_metrics") or {}
             if isinstance(m, dict) and m.get("fail_type"):
@@ -209,7 +215,7 @@ class Capture(SubgraphCapture):
         self.stop(cid, with_part(decided, part), "dynamo",
                   {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
                    "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
-                   "corrects": guessed}, pause=False)
+                   "corrects": guessed, **self.how_compiled(fr)}, pause=False)
 
     def on_pre_grad(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -226,14 +232,38 @@ class Capture(SubgraphCapture):
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
         fr["dynamo"] = snap
+        # issue 27: how this graph was compiled and its dynamic symbols (backward graphs reuse them)
+        fr["compiled_with"] = adapter.compiled_with()
+        fr["symbols"] = adapter.dynamic_symbols()
         extra = {}
+        if adapter.aot_compiling():
+            extra["note"] = EXPORT_NOTE
         if fr.get("part") and fr.get("ddp_children"):
             extra["note"] = (f"DDPOptimizer split this frame's Dynamo graph at DDP's bucket boundaries into "
                              f"{fr['ddp_children']} submodules, compiled one by one in the model's order: this is the "
                              f"graph of submodule {fr['part']}, as compile_fx got it.")
         self.stop(cid, with_part(kind, fr.get("part")), "dynamo",
                   {"graph": snap, "graph_breaks": fr["graph_breaks"], "recompile_reasons": fr["recompile_reasons"],
-                   "resume": fr.get("resume"), **extra})
+                   "resume": fr.get("resume"), **self.how_compiled(fr), **extra})
+
+    @staticmethod
+    def how_compiled(fr: dict[str, Any], config_now: bool = False) -> dict[str, Any]:
+        """The dynamo stop's ``compiled_with`` and ``symbols`` (protocol.DynamoStop) from frame entry ``fr``;
+        ``config_now``: its Inductor config read again now (a backward or a what-if variant compiling
+        under its own patches, from a hook inside ``compile_fx_inner``)."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        out: dict[str, Any] = {}
+        if fr.get("compiled_with") is not None:
+            out["compiled_with"] = fr["compiled_with"]
+            if config_now and isinstance(fr["compiled_with"], dict) and "unavailable" not in fr["compiled_with"]:
+                try:
+                    out["compiled_with"] = {**fr["compiled_with"], "config": adapter.inductor_config_changes()}
+                except Exception:  # noqa: BLE001 - the frame's, as read at its forward's compile
+                    pass
+        if fr.get("symbols"):
+            out["symbols"] = fr["symbols"]
+        return out
 
     def on_post_grad_pre(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -253,6 +283,7 @@ class Capture(SubgraphCapture):
             fr["aot_started"] = True  # (where the aot id cannot be read)
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
         self.current = (cid, kind)
+        adapter.take_autotune()  # selections left by a graph that never reached its codegen stop
         g = self.graph(cid, kind)
         if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.what_if_inputs:
             try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
@@ -267,7 +298,8 @@ class Capture(SubgraphCapture):
                     "this frame's Dynamo graph, and Inductor compiles it lazily at .backward()."
                     ) if split_part(kind)[0] == "backward" else None
             self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
-                                            "recompile_reasons": fr["recompile_reasons"], "note": note})
+                                            "recompile_reasons": fr["recompile_reasons"], "note": note,
+                                            **self.how_compiled(fr, config_now=True)})
 
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -281,6 +313,7 @@ class Capture(SubgraphCapture):
         fr = self.frame(self.frame_key(cid, kind))
         g = self.graph(cid, kind)
         g.gm = getattr(graph, "owning_module", None)
+        self.note_cudagraphs(cid, kind)  # type: ignore[attr-defined] - tracer.cudagraph_record
         aot = dict(fr["aot"])
         base = split_part(split_subgraph(split_variant(kind)[0])[0])[0]
         if base == "backward":
@@ -396,8 +429,13 @@ class Capture(SubgraphCapture):
         g = self.graph(cid, kind)
         if g.pending_scheduling is not None:  # the final-order hook never fired
             self._send_scheduling(cid, kind, g.pending_scheduling, final=False)
-        g.output_path = meta.get("file_path") or meta.get("filename")
-        kernels = drop_subgraph_kernels(parse_wrapper(wrapper), wrapper)  # (theirs: under the subgraphs' keys)
+        aoti = meta.get("aoti")  # AOTInductor's code (tracer.capture_aoti): the run stage times its package instead
+        g.output_path = None if aoti else meta.get("file_path") or meta.get("filename")
+        cpp = is_cpp_wrapper(wrapper)  # cpp_wrapper=True or AOTInductor: a C++ wrapper (tracer.codeparse_cpp)
+        # (a Python wrapper's subgraph functions' kernels go under the subgraphs' keys: tracer.subgraphs)
+        kernels = parse_cpp_wrapper(wrapper) if cpp else drop_subgraph_kernels(parse_wrapper(wrapper), wrapper)
+        if cpp:
+            bind_extern_calls(kernels, g.after)
         # calls that return nothing (a collective's wait_tensor, the in-place all_reduce_): their IR node's buffers
         storage = adapter.buffer_mutations(adapter.current_graph())
         bind_no_return_calls(kernels, g.after, (storage.get("mutation_real_name") or {}) if "unavailable" not in storage
@@ -410,11 +448,20 @@ class Capture(SubgraphCapture):
         owners = adapter.buffer_owners(adapter.current_graph())
         owners = owners if "unavailable" not in owners else {}
         self.attach_owners(kernels, owners)
+        mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
         explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs_of(cid, kind))
-        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": g.output_path,
-                                         "kernel_spans": kernel_spans(wrapper, kernels), "links": links})
-        self.send_subgraph_codegen(cid, kind, wrapper, kernel_defs)
+        extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
+        if cpp:
+            extra["wrapper_language"] = "cpp"
+        if aoti:
+            extra["aoti"] = aoti
+        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels,
+                                         "output_path": (aoti or {}).get("package_path") or (aoti or {}).get("wrapper_path")
+                                         or g.output_path,
+                                         "kernel_spans": (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels),
+                                         "links": links, **extra})
+        self.send_subgraph_codegen(cid, kind, wrapper, kernel_defs, cpp=cpp)
         self.current = (cid, kind)
 
     @staticmethod

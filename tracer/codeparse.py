@@ -40,7 +40,7 @@ _NAME_ARG = re.compile(r"\b((?:\w+_)?(?:buf|arg)\d\w*|(?:buf|arg|primals_|tangen
 _SUBGRAPH_FN = re.compile(r"^def (\w+)\(args\):\n(?:(?:[ \t]+[^\n]*)?\n)*", re.M)
 _NOT_SUBGRAPHS = {"call", "get_args", "benchmark_compiled_module"}
 _TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
-_CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+kernel\((.*?)\)', re.S)
+_CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+\w+\((.*?)\)', re.S)  # kernel(...); a C++ wrapper: its name
 
 
 def _split_args(text: str) -> list[str]:

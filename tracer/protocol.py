@@ -136,6 +136,54 @@ class Kernel(TypedDict, total=False):
     num_gb: float  # Inductor's estimate_kernel_num_bytes / 1e9 (Triton)
     call_lines: list[int]  # each call's 1-based line in the wrapper
     collective: str  # a collective's op (torch.ops._c10d_functional.X.default): all_reduce_, wait_tensor, ...
+    # issue 27: a kernel generated from a template (tracer.adapter.template_nodes)
+    template: str  # the template buffer's IR type: CppTemplateBuffer, TritonTemplateBuffer, ...
+    template_node: str  # its scheduler node (opN)
+    epilogue: list[str]  # the scheduler nodes fused after the template (its epilogue), opN
+    prologue: list[str]  # those fused before it
+
+
+# ----------------------------------------------------------------------------- how a graph was compiled (issue 27)
+
+class CompiledWith(TypedDict, total=False):
+    """How a graph was compiled (tracer.adapter.compiled_with): torch.compile's arguments as given
+    (None where the compile did not come through torch.compile) and Inductor's config at the compile."""
+    backend: str | None  # "inductor", or the backend's name
+    mode: str | None  # "default", "max-autotune", ...
+    options: dict[str, Any]
+    dynamic: bool | None
+    fullgraph: bool | None
+    config: dict[str, Any]  # torch._inductor.config entries that differ from default during this compile
+    config_unavailable: str
+    note: str
+
+
+class Symbol(TypedDict, total=False):
+    """One ShapeEnv symbol of a dynamic graph (tracer.adapter.dynamic_symbols)."""
+    name: str  # s27
+    source: str | None  # what it stands for: "L['input_ids'].size()[1]"
+    sources: list[str]
+    range: list[str]  # [lo, hi] as the ShapeEnv prints them: ["2", "int_oo"]
+    hint: int | str  # its value at this compile
+
+
+class AutotuneChoice(TypedDict, total=False):
+    name: str  # cpp_CppMicroGemmFP32Vec_0, _mkl_linear, triton_mm_3, ...
+    kind: str  # template, extern, or the caller's class
+    description: str
+    ms: float | None  # its benchmark time (select_algorithm's feedback); None: failed
+    failed: str
+
+
+class Autotune(TypedDict, total=False):
+    """One select_algorithm selection of a graph (tracer.adapter.install_autotune_hook)."""
+    op: str  # mm, addmm, packed_linear, flex_attention, ...
+    input_sizes: list[str]  # "8x16 float32"
+    choices: list[AutotuneChoice]
+    winner: str
+    buffer: str | None  # the buffer the winner computes (bufN): its kernel is the chosen kernel
+    benchmarked: bool
+    note: str
 
 
 class LinkBuffer(TypedDict, total=False):
@@ -247,6 +295,8 @@ class DynamoStop(StopBase, total=False):
     #: guessed at the dynamo stop ("forward": an input requires grad), whose graph had no other stop;
     #: readers drop that graph (tui.session.Session.add)
     corrects: str
+    compiled_with: CompiledWith | Unavailable  # issue 27: how this graph was compiled
+    symbols: list[Symbol] | Unavailable  # issue 27: the dynamic symbols, what each stands for, its range
 
 
 class AotStop(StopBase, total=False):
@@ -279,14 +329,32 @@ class LoopBodyStop(StopBase, total=False):
 KernelSpan = TypedDict("KernelSpan", {"def": list[int], "body": int, "calls": list[int], "call": int}, total=False)
 
 
+class AotiCode(TypedDict, total=False):
+    """Where an AOTInductor graph's code came from (issue 27; tracer.capture_aoti)."""
+    api: str | None  # "aoti_compile_and_package" or "aot_compile"
+    wrapper_path: str | None  # torch's wrapper .cpp (the inductor_aot_wrapper_code event)
+    kernel_path: str | None  # torch's kernel .cpp (inductor_aot_kernel_code)
+    package_path: str | None  # the .pt2 asked for, where the script named it
+    note: str
+
+
+class AotiRun(TypedDict, total=False):
+    path: str  # the .pt2 package or .so timed
+    loaded_with: str  # torch._inductor.aoti_load_package or torch._export.aot_load
+    eager: str  # what the eager time ran, or why there is none
+
+
 class CodegenStop(StopBase, total=False):
-    wrapper: str  # the output module's source
+    wrapper: str  # the output module's source (AOTInductor: its wrapper .cpp then its kernel .cpp)
+    wrapper_language: Literal["cpp"]  # a C++ wrapper (cpp_wrapper=True, AOTInductor); absent: Python
+    aoti: AotiCode  # an AOTInductor compile (its package or .so is in output_path once known)
     output_path: str | None
     kernels: list[Kernel]
     links: Links | Unavailable
     kernel_spans: dict[str, KernelSpan]  # kernel (as in links.kernels) -> where it is in the wrapper
     function: str  # a subgraph's (issue 27): its function in the parent's output module, "true_graph_0"
     function_lines: list[int]  # that function's [first, last] 1-based lines in ``wrapper``
+    autotune: list[Autotune]  # issue 27: Inductor's autotuning selections while lowering this graph
 
 
 Stop = Union[DynamoStop, AotStop, LoweringStop, SchedulingStop, LoopBodyStop, CodegenStop]
@@ -316,7 +384,10 @@ class Header(_Header, total=False):
     pid: int
     time: float
     settings: dict[str, Any]  # torch config values the agent set
-    inductor_settings: dict[str, Any]  # the what-if form's settings as the script runs them (tracer.adapter.WHAT_IF_SETTINGS)
+    # the what-if form's settings (tracer.adapter.WHAT_IF_SETTINGS) read when the agent started, before the
+    # script ran: not what a graph compiled with (torch.compile's mode/options patch them per compile); each
+    # graph's own are its dynamo stop's compiled_with.config (issue 27)
+    inductor_settings: dict[str, Any]
     hooks: list[str]
     note: str
     t: float
@@ -422,13 +493,14 @@ class Provenance(TypedDict, total=False):
 
 class Artifact(TypedDict, total=False):
     type: Literal["artifact"]
-    name: str  # "fx_graph_runnable"
+    name: str  # "fx_graph_runnable"; "aoti_package": the .pt2 or .so an AOTInductor compile made (payload: its path)
     compile_id: str
     graph_kind: GraphKind
     part: int  # the graph's part (see graph_key), as its stops carry it
     subgraph: str  # the graph's higher-order-op subgraph (see graph_key), as its stops carry it
     variant: str
     payload: str
+    note: str  # aoti_package: whether the run stage times it, or why not
     t: float
 
 
@@ -557,6 +629,9 @@ class RunKernel(TypedDict, total=False):
     peak_tflops_which: str  # which peak: "tf32 tensor cores (TF32 on)", ...
     bound: Literal["memory", "compute"] | None
     bound_source: str
+    flops_source: str  # a Triton template's FLOPs: how (tracer.timing.template_flops)
+    user_kernel: bool  # a user's @triton.jit kernel (tracer.user_kernels)
+    launch: dict[str, Any]  # its launch config: grid, constants, num_warps, num_stages, def_name
     share: float | None  # of the kernel sum; None for a call with no time (a collective)
     resources: KernelResources
 
@@ -570,12 +645,16 @@ class Run(TypedDict, total=False):
     cupti: str
     compiled_ms: float | None
     eager_ms: float | None
-    kernel_sum_ms: float
+    kernel_sum_ms: float | None  # None with kernels_note: the kernels are not timed one by one
+    # issue 27: a C++ wrapper (cpp_wrapper=True) or an AOTInductor package runs its kernels inside compiled code
+    kernels_note: str  # why ``kernels`` is empty and there is no kernel sum
+    aoti: AotiRun  # an AOTInductor graph: the package timed and how it was loaded
     in_graph_sum_ms: float
     in_graph: str
     in_graph_cupti: str
     in_script: str
     inputs: str
+    input_sizes: list[str]  # issue 27: the sizes timed at, one per graph input ("2x5x8 float32", "5")
     configs: str
     graph_rounds: GraphRounds
     peak: Peak
@@ -609,6 +688,23 @@ class Run(TypedDict, total=False):
     sum_vs_graph: float | None  # kernel sum / compiled graph time
     gap_cause: Literal["overhead", "kernels_alone", "unsettled"]
     warnings: list[str]
+    eager_note: str  # why eager_ms is None, where the timing says
+    # issue 27 points 6-7 (CUDA): tracer.cudagraph_record.CudagraphRecord.cudagraphs_run_info, the whole graph
+    # replayed as one CUDA graph (tracer.timing.ingraph.replay_time), user kernels not restored for eager
+    cudagraphs: dict[str, Any]
+    cudagraph_replay: dict[str, Any]
+    eager_user_kernels: str
+    t: float
+
+
+class Blocked(TypedDict, total=False):
+    """A rank's script has sat inside a torch.distributed collective for a while (tracer.rank_watch):
+    ``collective`` (``all_reduce``, ``barrier``...; None: it has left it), ``where`` (the script's
+    line), ``since_s``."""
+    type: Literal["blocked"]
+    collective: str | None
+    where: str
+    since_s: float
     t: float
 
 
@@ -651,14 +747,14 @@ class WhatIf(TypedDict, total=False):
 
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup]
+                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
     "header": Header, "stop": StopBase, "output": Output, "error": Error, "done": Done,
     "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
     "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
-    "what_if": WhatIf, "process_group": ProcessGroup,
+    "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked,
 }
 
 

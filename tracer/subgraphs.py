@@ -192,7 +192,7 @@ class SubgraphCapture:
             out.append(m)
         return out
 
-    def send_subgraph_codegen(self, cid: str, kind: str, wrapper: str, kernel_defs: list[dict]) -> None:
+    def send_subgraph_codegen(self, cid: str, kind: str, wrapper: str, kernel_defs: list[dict], cpp: bool = False) -> None:
         """The parent ``(cid, kind)`` reached codegen: a codegen stop for each of its subgraphs that
         Inductor generated a function for, and for the others (inlined: flex attention's mods) their
         missing stages, saying why."""
@@ -207,6 +207,10 @@ class SubgraphCapture:
             if g.last_stage == "codegen":
                 continue
             fn = getattr(g, "function", None)
+            if cpp and fn is not None:  # GraphLowering.make_subgraph: "For cpp wrapper, we inline the subgraphs"
+                self.stop(c, k, "codegen", {"unavailable": f"the C++ wrapper inlines this subgraph's code into {cid} "
+                                                          f"{kind}'s: its kernels are listed there"}, pause=False)
+                continue
             if fn is None or fn not in functions:
                 why = (f"Inductor lowered this subgraph inline into {cid} {kind}'s kernels (flex attention's score and "
                        "mask mods go through PointwiseSubgraphLowering into the attention kernel): it has no IR "

@@ -9,10 +9,11 @@ import argparse
 import importlib.util
 import os
 import queue
+import re
 import signal
 import sys
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 from inductor_step.tracer import protocol
 
@@ -23,8 +24,19 @@ class UsageError(Exception):
     """Bad input: printed as one line, exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (``inductor-step: --nproc-per-node abc: not a whole number``),
+    exit status 2, instead of the whole usage first."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        m = re.match(r"argument ([^:]+): invalid int value: '(.*)'$", message)
+        if m:
+            message = f"{m.group(1).split('/')[0]} {m.group(2)}: not a whole number"
+        self.exit(2, f"{self.prog}: {message} (inductor-step -h lists the options)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="inductor-step",
         description="Run a PyTorch script and stop its torch.compile after each stage: "
                     "dynamo, aot, lowering, scheduling, loopbody, codegen; then run and time the kernels.",
@@ -188,10 +200,14 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 else:
                     eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
-                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
+                          f"{len(msg.get('kernels') or [])} kernels, " + _kernel_sum(msg)
                           + (f"  (not reliable: {'; '.join(msg.get('warnings') or ['the timing rounds never agreed'])})"
                              if msg.get("settled") is False or (msg.get("graph_rounds") or {}).get("rounds_stable") is False
                              else ""), flush=True)
+                    from inductor_step.tui.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+
+                    for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
+                        print(f"{'':<20}             {line}", flush=True)
             elif t == "run_status" and msg.get("done"):
                 last_status = msg.get("message")
             elif t == "done":
@@ -278,7 +294,7 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
                 else:
                     coll = msg.get("collectives_stubbed") or []
                     print(f"{tag} {protocol.graph_key(msg):<20} run compiled {msg['compiled_ms']:.4f} ms, "
-                          f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
+                          f"{len(msg.get('kernels') or [])} kernels, " + _kernel_sum(msg)
                           + (f" ({len(coll)} collective call(s) not timed, left out)" if coll else ""), flush=True)
             elif t == "agent_exit" and rank is not None:
                 rcs[rank] = msg["returncode"]
@@ -508,6 +524,12 @@ def main_diff(argv: list[str]) -> int:
     except UsageError as e:
         print(f"inductor-step: {e}", file=sys.stderr)
         return 2
+
+
+def _kernel_sum(msg: dict[str, Any]) -> str:
+    """``sum 0.0123 ms``, or why the kernels have no sum (an AOTInductor package is timed whole)."""
+    ksum = msg.get("kernel_sum_ms")
+    return f"sum {ksum:.4f} ms" if isinstance(ksum, (int, float)) else f"no kernel sum ({msg.get('kernels_note') or 'not timed'})"
 
 
 def entry() -> None:

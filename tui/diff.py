@@ -16,7 +16,9 @@ Where each comparison comes from:
   ``"0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"``), the guard of the named
   compile that failed (from its ``guards`` message, ``dynamo_cpp_guards_str``) with the user line
   Dynamo wrote after it (guard provenance, ``# code  # file:line in fn``), and the specializations
-  read from the Dynamo graphs' placeholders (a size that became symbolic or was specialized, a dtype);
+  read from the Dynamo graphs' placeholders (a size that became symbolic or was specialized, a dtype),
+  and how each was compiled (the dynamo stops' ``compiled_with``: torch.compile's mode, options, dynamic,
+  fullgraph, backend and the non-default Inductor config, tui.modes.compiled_with_changes);
 - Dynamo and post-grad graphs: the stops' ``graph.nodes`` / ``post_grad.nodes`` aligned with
   :class:`difflib.SequenceMatcher` over (op, target), then compared by shape, dtype and device;
 - IR buffers: the lowering stop's ``buffers`` aligned over (IR type, kind, reduction type, the op
@@ -40,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from inductor_step.tracer.protocol import VARIANT_SEP, split_part
+from inductor_step.tui.modes import compiled_with_changes
 
 #: (level key, title, the stage whose pane shows its items), top-down
 LEVELS: tuple[tuple[str, str, str], ...] = (
@@ -823,6 +826,9 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
         why.flagged = True
     if not why.changes and not why.notes and same_session:
         why.notes.append(f"{b.key} has no recompile reason: not a recompile of {a.key}")
+    for s in compiled_with_changes(da.get("compiled_with"), db.get("compiled_with")):  # issue 27
+        why.notes.append(f"compiled differently: {s}")
+        why.flagged = True
 
     # Dynamo and post-grad graphs
     for key, stage, get in (("dynamo", "dynamo", lambda s: (s.get("graph") or {}).get("nodes")),

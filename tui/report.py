@@ -29,6 +29,7 @@ import tarfile
 from typing import Any
 
 from inductor_step.tracer.protocol import ALL_STAGES, with_part, with_subgraph
+from inductor_step.tui.modes import how_compiled_section
 from inductor_step.tui.text import break_reasons
 from inductor_step.tui.session import Session, fmt_ms as _ms, load_session, session_command, session_parser
 
@@ -359,6 +360,8 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
         msg = (done or {}).get("message")
         L.append(_one_line(scrub.text(msg)) if msg else "No graph was compiled.")
     L.append("")
+
+    L += how_compiled_section(graphs)  # issue 27
 
     # why each graph break and recompile happened, in Dynamo's words
     why: list[str] = []
@@ -815,7 +818,8 @@ def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: 
 
     job, sessions = read_job(job_path)
     base = os.path.basename(job_paths(job_path)[1])
-    out_dir = out_dir or os.path.join("inductor-step-sessions", f"report-{base}")
+    # beside the job file (its sessions and launcher log live there), wherever the command runs
+    out_dir = out_dir or os.path.join(os.path.dirname(os.path.abspath(job_path)), f"report-{base}")
     _prepare_dir(out_dir)
     entries = {int(r["rank"]): r for r in job.get("ranks") or [] if isinstance(r, dict) and "rank" in r}
     views = [_RankView(r, entries.get(r, {"rank": r}), sessions.get(r)) for r in sorted(set(entries) | set(sessions))]
@@ -921,7 +925,8 @@ def build_report_parser() -> argparse.ArgumentParser:
                        "a minimal repro per graph, the session file and screenshots. Given a job file "
                        "(X.job.json), every rank's session, the job file, the launcher log and a REPORT.md "
                        "covering every rank.")
-    p.add_argument("--out", metavar="DIR", help="bundle directory (default: inductor-step-sessions/report-<session stem>)")
+    p.add_argument("--out", metavar="DIR", help="bundle directory (default: inductor-step-sessions/report-<session stem>; "
+                                                "for a job file, report-<job stem> beside the job file)")
     p.add_argument("--screenshots", metavar="DIR_OR_FILE", nargs="+", action="extend",
                    help="screenshot files, or directories to take the files named <session stem>* from "
                         "(default: inductor-step-sessions/screenshots, where `s` saves, when it exists)")

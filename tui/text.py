@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from inductor_step.tracer.protocol import graph_key, kind_of, with_part
+from inductor_step.tui.modes import how_compiled_lines, kernel_backend, symbol_line, symbols_in, timed_sizes_line
 
 
 def fmt_ms(v: Any) -> str:
@@ -122,6 +123,7 @@ def dynamo_text(stop: dict[str, Any], guards: str | None, guards_commented: str 
     reasons, each graph break in full) above and the guards (``dynamo_cpp_guards_str``) below."""
     g = stop.get("graph") or {}
     head = [f"# Dynamo FX graph {stop['compile_id']} ({_kind(stop)})"]
+    head += how_compiled_lines(stop)  # issue 27: mode, options, config, dynamic symbols
     if stop.get("note"):
         head.append(f"# {stop['note']}")
     if stop.get("resume"):
@@ -144,10 +146,14 @@ def dynamo_text(stop: dict[str, Any], guards: str | None, guards_commented: str 
     return "\n".join(head) + "\n\n" + body + tail
 
 
-def aot_text(stop: dict[str, Any]) -> str:
-    """Pane 2's code: each AOT graph (``aot_*_graph``), then the post-grad graph Inductor lowers."""
+def aot_text(stop: dict[str, Any], symbols: list[dict[str, Any]] | None = None) -> str:
+    """Pane 2's code: each AOT graph (``aot_*_graph``), then the post-grad graph Inductor lowers; above
+    them, with ``symbols`` (the graph's dynamo stop's), what each dynamic symbol stands for."""
     pg = stop.get("post_grad") or {}
     parts = []
+    if symbols:  # issue 27
+        parts.append("\n".join(["# dynamic symbols (ShapeEnv: what each stands for, its range):",
+                                *(f"#   {symbol_line(s)}" for s in symbols if isinstance(s, dict))]))
     for name in ("joint", "inference", "forward", "backward"):
         src = (stop.get("aot_graphs") or {}).get(name)
         if src:
@@ -163,13 +169,16 @@ def aot_text(stop: dict[str, Any]) -> str:
 POST_GRAD_HEAD = re.compile(r"# ===== post-grad")
 
 
-def buffer_text(b: dict[str, Any]) -> str:
+def buffer_text(b: dict[str, Any], symbols: list[dict[str, Any]] | None = None) -> str:
     """Pane 3's detail: an IR buffer's header (operation, IR type, kind, layout, origins) and IR text."""
     head = (f"# {b['name']} ({b.get('operation')}): {b.get('ir_type')} {b.get('kind')}  "
             f"dtype={b.get('dtype')} device={b.get('device')} size={listed(b.get('size'))} "
             f"stride={listed(b.get('stride'))}\n"
-            f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n\n")
-    return head + (b.get("text") or "")
+            f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n")
+    for s in symbols_in([*(b.get("size") or []), *(b.get("stride") or []), *(b.get("ranges") or []),
+                         *(b.get("reduction_ranges") or [])], symbols):  # issue 27: what each symbol is
+        head += f"# {symbol_line(s)}\n"
+    return head + "\n" + (b.get("text") or "")
 
 
 def snode_text(stop: dict[str, Any], n: dict[str, Any], fusion_lines: list[int]) -> str:
@@ -205,6 +214,9 @@ def stop_summary(stop: dict[str, Any]) -> str:
             what += ", recompile"
         if stop.get("corrects"):
             what += f" (AOTAutograd compiles it as {stop.get('graph_kind')}, not {stop['corrects']})"
+        if isinstance(stop.get("symbols"), list) and stop["symbols"]:  # issue 27
+            what += ", dynamic: " + ", ".join(f"{s.get('name')}={s.get('source')}" for s in stop["symbols"][:4]) \
+                + (", ..." if len(stop["symbols"]) > 4 else "")
     elif stage == "aot":
         what = (f"graphs: {', '.join(sorted((stop.get('aot_graphs') or {}).keys())) or '-'}, "
                 f"post-grad {len((stop.get('post_grad') or {}).get('nodes') or [])} nodes")
@@ -218,8 +230,10 @@ def stop_summary(stop: dict[str, Any]) -> str:
         ks = stop.get("kernels") or []
         by: dict[str, int] = {}
         for k in ks:
-            by[k["backend"]] = by.get(k["backend"], 0) + 1
+            by[kernel_backend(k)] = by.get(kernel_backend(k), 0) + 1
         what = f"{len(ks)} kernels (" + ", ".join(f"{n} {b}" for b, n in sorted(by.items())) + ")"
+        if stop.get("autotune"):  # issue 27
+            what += f", {len(stop['autotune'])} autotuning selection(s)"
     else:
         what = ""
     return f"{graph_key(stop):<20} {stage:<11} {what}"
@@ -255,13 +269,21 @@ def run_cells(k: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def run_summary(key: str | None, run: dict[str, Any]) -> str:
+def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, Any]] | None = None,
+                placeholders: list[dict[str, Any]] | None = None) -> str:
     """The run pane's summary of one graph's timing (the ``run`` message): compiled against eager,
-    the kernel sum and what it means, how the times were settled, the roofs and their sources."""
+    the kernel sum and what it means, how the times were settled, the sizes it was timed at (with
+    ``symbols``, the graph's dynamic symbols from its dynamo stop, and ``placeholders``, its post-grad
+    graph's placeholder nodes, each input named), the roofs and their sources."""
     lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}"]
     compiled, eager, ksum = run.get("compiled_ms"), run.get("eager_ms"), run.get("kernel_sum_ms")
     lines.append(f"compiled graph   {num(compiled, '.4f')} ms")
-    lines.append(f"eager (post-grad ATen graph, op by op)   {eager:.4f} ms" if eager is not None else "eager   not available")
+    aoti = run.get("aoti") or {}  # issue 27: an AOTInductor package, loaded as a deployment loads it
+    if aoti:
+        lines.append(f"package   {aoti.get('path')} (loaded with {aoti.get('loaded_with')})")
+    eager_what = "the exported program's module" if aoti else "post-grad ATen graph, op by op"
+    lines.append(f"eager ({eager_what})   {eager:.4f} ms" if eager is not None else
+                 f"eager   {aoti['eager'] if aoti.get('eager') else 'not available'}")
     if eager and compiled:
         lines.append(f"speedup   {eager / compiled:.2f}x")
     rounds = run.get("graph_rounds") or {}
@@ -269,6 +291,8 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
     cause = run.get("gap_cause")
     if run.get("collectives_note"):  # issue 23: the times below exclude the graph's collectives
         lines.append(f"! collectives, not timed: {run['collectives_note']}")
+    if run.get("kernels_note"):  # issue 27: a C++ wrapper's kernels, replayed one by one or not timed, and why
+        lines.append(f"kernels: {run['kernels_note']}")
     if isinstance(ksum, (int, float)) and compiled:
         share = 100 * ksum / compiled
         if cause == "unsettled" or unstable:
@@ -308,6 +332,10 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
             lines.append(f"CUPTI: {run['cupti']}")
     if run.get("inputs"):
         lines.append(f"inputs: {run['inputs']}")
+    lines.append(timed_sizes_line(run, symbols, placeholders))  # issue 27
+    from inductor_step.tui.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+
+    lines += eager_note_lines(run) + cudagraph_lines(run) + user_kernel_lines(run)  # issue 27 points 6, 7
     from inductor_step.tui.whatif import numerics_lines  # noqa: PLC0415 - a what-if variant's (issue 22)
 
     lines += numerics_lines(run)
@@ -503,6 +531,8 @@ def run_text(msg: dict[str, Any]) -> str:
     if isinstance(c, (int, float)) and isinstance(e, (int, float)) and c > 0:
         out.append(f"speedup {e / c:.2f}x")
     out.append(f"kernel_sum_ms {fmt_ms(msg.get('kernel_sum_ms'))}")
+    if msg.get("kernels_note"):
+        out.append(f"kernels: {msg['kernels_note']}")
     if msg.get("collectives_note"):
         out.append(f"collectives, not timed: {msg['collectives_note']}")
     ks = msg.get("kernels")

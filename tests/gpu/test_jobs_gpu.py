@@ -94,6 +94,13 @@ def _stops(ms: list) -> list:
     return [m for m in ms if m["type"] == "stop"]
 
 
+def _name(s: dict) -> str:
+    """A stop as a person reads it: ``#7 [4/0] forward #2 at dynamo (corrects inference)``."""
+    part = f" #{s['part']}" if s.get("part") else ""
+    corr = f" (corrects {s['corrects']})" if s.get("corrects") else ""
+    return f"#{s.get('seq')} {s['compile_id']} {s['graph_kind']}{part} at {s['stage']}{corr}"
+
+
 @needs_cuda
 def test_nccl_one_rank_collective_in_the_triton_wrapper(tmp_path):
     jf, msgs, _ = run_job(tmp_path, [SCRIPT, "--device", "cuda", "--backend", "nccl"], 1, None)
@@ -159,5 +166,11 @@ def test_two_gpus_nccl_step_rank_1_while_rank_0_records(tmp_path, script):
     jf, msgs, first = run_job(tmp_path, [path, *extra], 2, 1)
     assert [r["state"] for r in jf["ranks"]] == ["done", "done"], jf
     assert len(first.get(1, [])) == 1 and len(first.get(0, [])) > 1
-    assert all(s["paused"] for s in _stops(msgs[1])) and not any(s["paused"] for s in _stops(msgs[0]))
-    assert len(_stops(msgs[0])) == len(_stops(msgs[1]))
+    # a correction re-sends, under the kind AOTAutograd chose, a dynamo stop rank 1 already paused at
+    # (capture.correct_kind); until the kind guess learned AOTAutograd's output rule, ddp_train.py's
+    # global_mean sent "[5/0] inference at dynamo (corrects forward)" that way, failing this test
+    unpaused = [_name(s) for s in _stops(msgs[1]) if not s["paused"] and not s.get("corrects")]
+    assert not unpaused, f"rank 1 was stepped, yet these of its stops did not pause: {unpaused}"
+    paused = [_name(s) for s in _stops(msgs[0]) if s["paused"]]
+    assert not paused, f"rank 0 was not stepped, yet these of its stops paused: {paused}"
+    assert [_name(s).split(" ", 1)[1] for s in _stops(msgs[0])] == [_name(s).split(" ", 1)[1] for s in _stops(msgs[1])]

@@ -16,13 +16,16 @@ Split by concern (issue 16): :mod:`.base` (the ``unavailable`` shape, ``safe``, 
 graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torch's structured trace),
 :mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
 :mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker),
-:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.collectives` (a graph's collectives and the
+:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.aoti` (AOTInductor calls and packages, a C++
+wrapper's kernel built on its own), :mod:`.compile_modes` (how a graph was
+compiled: torch.compile's arguments, non-default config, dynamic symbols, templates, autotuning), :mod:`.collectives` (a graph's collectives and the
 local stand-ins timing runs in their place), :mod:`.subgraphs` (which higher-order-op subgraph a pass or a lowering is on).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
 """
 
 from __future__ import annotations
 
+from inductor_step.tracer.adapter.aoti import aot_compiling, cpp_kernel_binding, install_aoti_hook, load_aoti  # noqa: F401
 from inductor_step.tracer.adapter.base import (  # noqa: F401
     MAX_TEXT,
     current_aot_graph,
@@ -104,7 +107,24 @@ from inductor_step.tracer.adapter.whatif import (  # noqa: F401
     inductor_setting,
     inductor_settings,
 )
+from inductor_step.tracer.adapter.compile_modes import (  # noqa: F401
+    compiled_with,
+    dynamic_symbols,
+    inductor_config_changes,
+    install_autotune_hook,
+    install_compile_args_hook,
+    take_autotune,
+    template_nodes,
+)
 from inductor_step.tracer.adapter.output_module import _autotuners  # noqa: F401 - benchmarks/gpu_vs_profiler.py
+from inductor_step.tracer.adapter.user_triton import (  # noqa: F401
+    restore_triton_side_table,
+    triton_side_table_entries,
+)
+from inductor_step.tracer.adapter.cudagraphs import (  # noqa: F401
+    cudagraphs_enabled,
+    install_cudagraph_log_hook,
+)
 from inductor_step.tracer.adapter.subgraphs import (  # noqa: F401
     has_higher_order_ops,
     install_subgraph_tracking,

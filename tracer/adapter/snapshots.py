@@ -106,14 +106,54 @@ def fx_graph(graph: Any) -> dict[str, Any]:
 
 
 def needs_autograd(graph: Any) -> bool:
-    """AOTAutograd's own rule: any tensor input requires grad and grad mode is on -> training."""
+    """Whether AOTAutograd will compile Dynamo's ``graph`` as a training (forward) graph, by its own
+    rule (torch/_functorch/aot_autograd.py, ``output_and_mutation_safe``): grad mode is on, a tensor
+    input requires grad, and an output requires grad or such an input is mutated in place.  Read from
+    the ``example_value`` meta Dynamo puts on each node; where an output has none, True (the kind is
+    corrected at the aot stop if AOTAutograd decides otherwise: capture.correct_kind).  Still guesses
+    "forward" for an output that is a view of an input requiring grad (AOTAutograd regenerates such
+    views and compiles an inference graph)."""
     if not torch.is_grad_enabled():
         return False
+    grad_inputs = set()
     for n in graph.nodes:
         if n.op != "placeholder":
             continue
         val = n.meta.get("example_value", n.meta.get("val"))
         if isinstance(val, torch.Tensor) and val.requires_grad:
+            grad_inputs.add(n)
+    if not grad_inputs:
+        return False
+    for n in graph.nodes:  # an input that requires grad mutated in place (``x.add_(1)``)
+        target = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
+        if n.op in ("call_method", "call_function") and target.endswith("_") and not target.endswith("__") \
+                and n.args and n.args[0] in grad_inputs:
+            return True
+    outputs = [n for n in graph.nodes if n.op == "output"]
+    if not outputs:
+        return True
+    flat: list = []
+
+    def walk(a: Any) -> None:
+        if isinstance(a, (list, tuple)):
+            for x in a:
+                walk(x)
+        elif isinstance(a, dict):
+            for x in a.values():
+                walk(x)
+        else:
+            flat.append(a)
+
+    walk(outputs[0].args)
+    for a in flat:
+        if not isinstance(a, torch.fx.Node):
+            continue
+        if a.op == "placeholder":  # an input returned as is: AOTAutograd does not count it
+            continue
+        val = a.meta.get("example_value", a.meta.get("val"))
+        if val is None or (isinstance(val, torch.Tensor) and val.requires_grad):
+            return True
+        if isinstance(val, (list, tuple)) and any(isinstance(v, torch.Tensor) and v.requires_grad for v in val):
             return True
     return False
 

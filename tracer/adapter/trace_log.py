@@ -56,9 +56,9 @@ class _TraceHandlers(list):
                 return True
             local = frame.f_locals
             name = local["name"]
-            if name == "artifact":
+            if name in ("artifact", "graph_dump"):
                 md = local["metadata_fn"]()
-                name = f"artifact:{md.get('name')}" if isinstance(md, dict) else name
+                name = f"{name}:{md.get('name')}" if isinstance(md, dict) else name
             return bool(self.wants(name))
         except Exception:  # noqa: BLE001 - unsure: let torch build the event
             return True
@@ -91,14 +91,15 @@ def add_trace_handler(handler: logging.Handler, wants: Callable[[str], bool] | N
 
 def trace_event(record: logging.LogRecord) -> tuple[str | None, dict, str]:
     """(event name, its metadata, payload) of a structured-trace record; artifacts are named
-    ``artifact:<name>``."""
+    ``artifact:<name>``, graph dumps ``graph_dump:<name>`` (AOTInductor's code:
+    ``graph_dump:inductor_aot_wrapper_code``, ``graph_dump:inductor_aot_kernel_code``)."""
     md = getattr(record, "metadata", None) or {}
     if not md:
         return None, {}, ""
     key = next(iter(md))
     val = md[key]
-    if key == "artifact" and isinstance(val, dict):
-        key = f"artifact:{val.get('name')}"
+    if key in ("artifact", "graph_dump") and isinstance(val, dict):
+        key = f"{key}:{val.get('name')}"
     return key, md, getattr(record, "payload", "") or ""
 
 

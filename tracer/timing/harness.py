@@ -28,9 +28,11 @@ from inductor_step.tracer.codeparse import parse_wrapper, subgraph_functions
 from inductor_step.tracer.timing.subgraphs import split_by_subgraph, watch_subgraphs
 from inductor_step.tracer.timing.collectives import collective_entry, collectives_summary
 from inductor_step.tracer.timing.hooks import _hooked
-from inductor_step.tracer.timing.ingraph import in_graph_times, script_times
+from inductor_step.tracer.timing.ingraph import gpu_kernel_names, in_graph_times, replay_time, script_times
 from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops, roofline
 from inductor_step.tracer.timing.rounds import cpu_quantiles, whole_graph_rounds
+from inductor_step.tracer.timing.template_flops import template_flops
+from inductor_step.tracer.user_kernels import user_kernel_launch
 
 
 INPUT_BYTES = 1 << 30  # float tensors of a graph's first call kept for timing, at most (and a quarter of free GPU memory)
@@ -158,6 +160,22 @@ def _inputs_text(ints: int, floats: int, n_tensors: int) -> str:
             f"{floats} float); the rest random of the compiled shapes (get_args): floats over the copy budget")
 
 
+def input_sizes(args: list) -> list[str]:
+    """The concrete sizes a graph is timed at, one text per argument of its ``call``: a tensor's
+    ``"2x5x8 float32"`` (a 0-d tensor ``"scalar float32"``), an int's value (a dynamic size: ``"5"``),
+    anything else its type name."""
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            dims = "x".join(str(d) for d in a.shape) or "scalar"
+            out.append(f"{dims} {str(a.dtype).replace('torch.', '')}")
+        elif isinstance(a, (bool, int, float)):
+            out.append(str(a))
+        else:
+            out.append(type(a).__name__)
+    return out
+
+
 def _graph_args(mod: Any) -> list:
     """Inputs for ``mod.call``: ``get_args()`` (torch >= 2.13), else captured from the harness."""
     if hasattr(mod, "get_args"):
@@ -176,6 +194,53 @@ def _graph_args(mod: Any) -> list:
     finally:
         mod.call = real_call
     return captured
+
+
+EAGER_SLOW_S = 1.0  # one eager call slower than this: eager is not timed in rounds (tens of calls)
+
+
+def _no_eager(eager_gm: Any) -> str | None:
+    """Why a post-grad graph is not run eagerly at all, or None: flex attention's backward has no eager
+    kernel; torch runs its math reference (vmapped score-mod graphs), and on an H100 one call of a
+    B=2, H=8, S=512 backward (tests/scripts/gpu_flex.py) had not returned after 140 s."""
+    for n in getattr(getattr(eager_gm, "graph", None), "nodes", []):
+        if n.op == "call_function" and "flex_attention_backward" in str(getattr(n.target, "__name__", n.target)):
+            return ("eager not timed: flex attention's backward (the flex_attention_backward higher-order op) has no "
+                    "eager kernel; torch's math reference for it ran over 140 s a call on an H100 at B=2, H=8, S=512")
+    return None
+
+
+def _probe_eager(eager_fn: Callable, cuda: bool) -> tuple[Callable | None, dict[str, Any]]:
+    """Two eager calls of the post-grad graph, timed by the clock (synchronized on CUDA), before the
+    rounds run it tens of times: ``(eager_fn, {})`` where they were quick, else ``(None, {"note"})``
+    saying why eager is not timed -- it raised (a post-grad graph torch cannot run op by op), or one
+    call took over :data:`EAGER_SLOW_S` (flex attention's backward run eagerly is torch's math
+    reference, seconds per call at modest sizes: rounds of it looked like a hang)."""
+    import time  # noqa: PLC0415
+
+    try:
+        took = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            eager_fn()
+            if cuda:
+                torch.cuda.synchronize()
+            took.append(time.perf_counter() - t0)
+            if took[-1] > EAGER_SLOW_S:
+                break
+    except Exception as e:  # noqa: BLE001
+        if cuda:
+            try:
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001
+                pass
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        return None, {"note": f"eager not timed: the post-grad graph raised when run op by op ({type(e).__name__}: {first})",
+                      "raised": True}
+    if took[-1] > EAGER_SLOW_S:
+        return None, {"note": f"eager not timed in rounds: one eager call of the post-grad graph took {took[-1]:.2f} s "
+                              f"(over {EAGER_SLOW_S:.0f} s; rounds would run it tens of times)", "slow": True}
+    return eager_fn, {}
 
 
 def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
@@ -221,6 +286,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     from inductor_step.tracer.links import _params  # noqa: PLC0415 - parameter names of a kernel's source
 
     params = {k["name"]: _params(k["backend"], k["source"]) for k in parsed if k["backend"] in ("cpp", "triton")}
+    gpu_names = gpu_kernel_names(sources, backends)  # a user @triton.jit kernel: the GPU knows it by its def name
     peak = device_peaks(device)
     try:  # the ledger's three roofs (issue 20), measured once per device and cached
         from inductor_step.tracer.timing import machine  # noqa: PLC0415
@@ -280,6 +346,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or (script or {}).get("int_inputs") or {})
         n_tensors = sum(1 for t in args if isinstance(t, torch.Tensor))
         inputs = _inputs_text(ints, floats, n_tensors)
+        sizes = input_sizes(args)
         calls: list = []
 
         def record(name: str, fn: Callable, a: tuple, k: dict) -> Any:
@@ -300,13 +367,23 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 eager_fn = lambda: eager_gm(*args)  # noqa: E731
             except Exception:  # noqa: BLE001
                 eager_fn = None
+        eager_probe: dict[str, Any] = {}
+        skip = _no_eager(eager_gm) if eager_fn is not None else None
+        if skip:
+            eager_fn, eager_probe = None, {"note": skip, "slow": True}
+        if eager_fn is not None:
+            if progress is not None:
+                progress("one eager call of the post-grad graph (to see that rounds of it can finish)")
+            eager_fn, eager_probe = _probe_eager(eager_fn, cuda)
         if progress is not None:
             progress("timing the whole graph in rounds")
         graph_rounds = whole_graph_rounds(lambda: mod.call(list(args)), eager_fn, cuda, bench)
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
         eager_nodes: dict[str, float] = {}
         eager_nodes_how = "not measured: no post-grad graph to run eagerly"
-        if eager_fn is not None:
+        if eager_probe.get("slow"):  # too slow (or flex attention's backward): node by node would be as slow
+            eager_nodes_how = f"not measured: {eager_probe['note']}"
+        if eager_fn is not None or eager_probe.get("raised"):  # a graph that fails whole may still run node by node
             try:  # issue 20: each FX node's eager time, for the ledger's lines
                 from inductor_step.tracer.timing.eager_nodes import eager_node_times  # noqa: PLC0415
 
@@ -322,11 +399,17 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             if progress is not None:
                 progress("every kernel inside one CUDA-graph replay of the graph")
             in_graph, in_graph_status, cupti_status = in_graph_times(mod, backends, args, [c[0] for c in calls],
-                                                                     capture=capture_args(args, random_args))
+                                                                     capture=capture_args(args, random_args),
+                                                                     gpu_names=gpu_names)
+        replay = None
+        if cuda and (script or {}).get("cudagraphs"):  # mode="reduce-overhead": the graph as CUDA graphs replay it
+            if progress is not None:
+                progress("the whole graph replayed as a CUDA graph")
+            replay = replay_time(mod, backends, args, bench, capture=capture_args(args, random_args))
         in_script, in_script_status = {}, "CPU: not applicable"
         if cuda:
             profiles = (script or {}).get("profiles") or []
-            in_script = script_times([c[0] for c in calls], backends, profiles) if profiles else {}
+            in_script = script_times([c[0] for c in calls], backends, profiles, gpu_names) if profiles else {}
             in_script_status = ((script or {}).get("status") or
                                 (f"ok: {len(profiles)} of the script's calls profiled" if profiles else
                                  f"the script called this graph {(script or {}).get('calls', 0)} time(s); "
@@ -357,6 +440,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             if (name, seen[name]) in in_script:
                 entry["in_script_ms"], entry["in_script_calls"] = in_script[(name, seen[name])]
             if backend == "triton":
+                launch = user_kernel_launch(sources.get(name, ""), a)
+                if launch is not None:  # a user @triton.jit kernel: its grid, constexprs, num_warps
+                    entry["user_kernel"], entry["launch"] = True, launch
                 cfg = script_configs.get(name) or {}
                 if cfg.get("config"):
                     entry["config"] = cfg["config"]
@@ -376,6 +462,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 if peak.get("bw_gbps"):
                     entry["pct_peak_bw"] = 100.0 * entry["gbps"] / peak["bw_gbps"]
             flops, dtype, op = op_flops(fn, a, k) if backend == "extern" else (None, None, None)
+            if backend == "triton" and base.startswith("triton_tem_"):  # a template: FLOPs of the op it implements
+                flops, dtype, op, entry["flops_source"] = template_flops(base, params.get(name, []), a)
             roofline(entry, peak, flops, dtype, op)
             if backend == "triton" and limits is not None:
                 try:
@@ -396,7 +484,12 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         out_extra["in_graph_sum_ms"] = sum(k["in_graph_ms"] for k in timed)
     if cuda:
         out_extra["in_script"] = in_script_status
+    if replay is not None:
+        out_extra["cudagraph_replay"] = replay
     out_extra["inputs"] = inputs
+    out_extra["input_sizes"] = sizes
+    if eager_probe.get("note"):
+        out_extra["eager_note"] = eager_probe["note"]
     if script_configs:
         tuned = sum(1 for c in script_configs.values() if (c.get("of") or 0) > 1)
         out_extra["configs"] = (f"{len(pinned)} of {len(script_configs)} Triton kernels timed with the launch config "

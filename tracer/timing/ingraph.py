@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from typing import Any, Callable
 
 import torch
@@ -49,8 +50,29 @@ def capture_graph(mod: Any, backends: dict[str, str], args: list, hook: Any, cap
     return graph
 
 
+def gpu_kernel_names(sources: dict[str, str], backends: dict[str, str]) -> dict[str, str]:
+    """{our kernel name: the name the GPU (CUPTI) reports} where they differ: a user's ``@triton.jit``
+    kernel is named ``add_kernel_0`` in the output module, but its binary keeps the ``def`` name of its
+    source (``add_kernel``), which is what torch.profiler sees.  Two of our kernels with one GPU name
+    (two specializations of one user kernel) are left out: their launches cannot be told apart."""
+    out: dict[str, str] = {}
+    for name, src in sources.items():
+        if backends.get(name) != "triton":
+            continue
+        m = re.search(r"^def (\w+)\(", src or "", re.M)
+        if m and m.group(1) != name:
+            out[name] = m.group(1)
+    dup = {g for g in out.values() if list(out.values()).count(g) > 1 or g in sources}
+    return {n: g for n, g in out.items() if g not in dup}
+
+
+def _ours(gpu_names: dict[str, str] | None) -> dict[str, str]:
+    return {g: n for n, g in (gpu_names or {}).items()}
+
+
 def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[str],
-                   replays: int = 30, capture: list | None = None) -> tuple[list[dict[str, Any]] | None, str, str]:
+                   replays: int = 30, capture: list | None = None,
+                   gpu_names: dict[str, str] | None = None) -> tuple[list[dict[str, Any]] | None, str, str]:
     """Per-kernel GPU time inside the whole graph: one dict per kernel call in call order, or None
     with the reason; returns ``(times, status, cupti_status)``.
 
@@ -86,7 +108,7 @@ def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[s
                     samples[i].append(s.elapsed_time(e))
         out = [{"in_graph_ms": sorted(x)[len(x) // 2], "in_graph_source": "events",
                 "in_graph_events_ms": sorted(x)[len(x) // 2]} for x in samples]
-        cupti, cupti_status = _cupti_in_graph(graph, names, backends, replays)
+        cupti, cupti_status = _cupti_in_graph(graph, names, backends, replays, gpu_names)
         seen: dict[str, int] = {}
         for name, t in zip(names, out):
             seen[name] = seen.get(name, 0) + 1
@@ -104,10 +126,35 @@ def in_graph_times(mod: Any, backends: dict[str, str], args: list, names: list[s
         del graph
 
 
+def replay_time(mod: Any, backends: dict[str, str], args: list, bench: Callable[[Callable], float],
+                capture: list | None = None) -> dict[str, Any]:
+    """The whole graph as CUDA graphs run it: ``call`` captured once into a ``torch.cuda.CUDAGraph``
+    (:func:`capture_graph`, no hook) and ``graph.replay()`` timed with ``bench`` (do_bench: median, L2
+    flushed), the way cudagraph trees replay it after their warm-up and recording calls (less their
+    copies of non-static inputs into the graph's buffers).  ``{"replay_ms", "how"}``, or
+    ``{"missing": why}`` where the call cannot be captured whole (a CPU op between partitions)."""
+    graph = None
+    try:
+        graph = capture_graph(mod, backends, args, lambda name, fn, a, k: fn(*a, **k), capture)
+        ms = bench(graph.replay)
+        return {"replay_ms": float(ms), "how": "the whole call captured in one torch.cuda.CUDAGraph, replay() timed by "
+                                               "triton.testing.do_bench (median, L2 flushed), no input copies"}
+    except Exception as e:  # noqa: BLE001
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
+        return {"missing": f"not capturable whole ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"}
+    finally:
+        del graph
+
+
 def _cupti_in_graph(graph: Any, names: list[str], backends: dict[str, str],
-                    replays: int) -> tuple[dict[tuple[str, int], float], str]:
+                    replays: int, gpu_names: dict[str, str] | None = None) -> tuple[dict[tuple[str, int], float], str]:
     """{(Triton kernel name, call k): median CUPTI duration in ms} over ``replays`` replays of
-    ``graph`` under torch.profiler, and a status ("ok" or what went wrong)."""
+    ``graph`` under torch.profiler, and a status ("ok" or what went wrong); ``gpu_names``:
+    :func:`gpu_kernel_names`."""
+    ours = _ours(gpu_names)
     counts: dict[str, int] = {}
     for n in names:
         if backends.get(n) == "triton":
@@ -124,6 +171,7 @@ def _cupti_in_graph(graph: Any, names: list[str], backends: dict[str, str],
         return {}, f"profiler unavailable, event pairs used ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
     by_name: dict[str, list[float]] = {}
     for name, _, ms in records:
+        name = ours.get(name, name)
         if name in counts:
             by_name.setdefault(name, []).append(ms)
     out: dict[tuple[str, int], float] = {}
@@ -144,14 +192,15 @@ def _cupti_in_graph(graph: Any, names: list[str], backends: dict[str, str],
 _NOT_A_KERNEL = ("##", "Memcpy", "Memset", "Torch-Compiled Region", "CompiledFunction")
 
 
-def script_times(names: list[str], backends: dict[str, str],
-                 profiles: list[list[tuple]]) -> dict[tuple[str, int], tuple[float, int]]:
+def script_times(names: list[str], backends: dict[str, str], profiles: list[list[tuple]],
+                 gpu_names: dict[str, str] | None = None) -> dict[tuple[str, int], tuple[float, int]]:
     """{(kernel name, call k): (median ms, number of calls)} from the script's own calls of the
     graph, each recorded by :func:`tracer.adapter.cuda_kernel_records` (CUPTI kernel durations,
     with ``cpu_ops``: the operator that launched each kernel).
 
     ``names``: the graph's kernel calls in order, as the timing harness names them (Triton kernels
-    by name, extern calls ``extern_kernels.mm#3``, ATen fallbacks ``torch.ops.aten....#7``).
+    by name, extern calls ``extern_kernels.mm#3``, ATen fallbacks ``torch.ops.aten....#7``);
+    ``gpu_names``: the GPU's names of user Triton kernels (:func:`gpu_kernel_names`).
 
     Triton kernels: a profiled call counts for a kernel only if that name appears in it exactly as
     many times as the graph launches it; its k-th appearance is call k.  Extern calls (cuBLAS,
@@ -168,6 +217,7 @@ def script_times(names: list[str], backends: dict[str, str],
     """
     from inductor_step.tracer.adapter import op_base_name  # noqa: PLC0415
 
+    ours = _ours(gpu_names)
     counts: dict[str, int] = {}
     trit: list[str] = []
     externs: list[str] = []
@@ -187,7 +237,7 @@ def script_times(names: list[str], backends: dict[str, str],
         gaps: list[list[float]] = [[]]
         ops: list[list] = []  # [op name, ms, op id] per operator call that launched non-Triton kernels
         for rec in records:
-            name, ms = rec[0], rec[2]
+            name, ms = ours.get(rec[0], rec[0]), rec[2]
             if name.startswith(_NOT_A_KERNEL):
                 continue
             if name in counts:

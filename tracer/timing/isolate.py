@@ -154,6 +154,9 @@ class TimingWorker:
             try:
                 torch.save(eager_gm, io.BytesIO())
                 spec["eager_gm"] = eager_gm
+                from inductor_step.tracer import adapter  # noqa: PLC0415
+
+                spec["triton_side_table"] = adapter.triton_side_table_entries(eager_gm)  # user Triton kernels
             except Exception as e:  # noqa: BLE001
                 note = f"eager not timed: the post-grad graph could not be sent to the timing process ({type(e).__name__}: {e})"
         if compare is not None:

@@ -60,9 +60,25 @@ def main(argv: list[str]) -> int:
                 torch.set_float32_matmul_precision(spec["float32_matmul_precision"])
             if spec.get("cudnn_allow_tf32") is not None:
                 torch.backends.cudnn.allow_tf32 = spec["cudnn_allow_tf32"]
-            result = time_graph(spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel,
-                                num_gb=spec.get("num_gb"), script=spec.get("script"),
-                                progress=lambda text: send({"progress": text}))
+            side_note = None
+            if spec.get("triton_side_table"):  # user Triton kernels of the eager graph (tracer.adapter.user_triton)
+                from inductor_step.tracer import adapter  # noqa: PLC0415
+
+                side_note = adapter.restore_triton_side_table(spec["triton_side_table"])
+            if spec["output_path"].endswith((".pt2", ".so")):  # an AOTInductor package or .so: timed whole
+                from inductor_step.tracer.timing.aoti import time_aoti  # noqa: PLC0415
+
+                result = time_aoti(spec["output_path"], spec.get("eager_gm"), spec["device"], script=spec.get("script"),
+                                   cancel=cancel, progress=lambda text: send({"progress": text}))
+            else:
+                from inductor_step.tracer.timing.aoti import mark_cpp_wrapper  # noqa: PLC0415
+
+                result = mark_cpp_wrapper(spec["output_path"], time_graph(
+                    spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel, num_gb=spec.get("num_gb"),
+                    script=spec.get("script"), progress=lambda text: send({"progress": text})), spec["device"],
+                    cancel=cancel, progress=lambda text: send({"progress": text}), script=spec.get("script"))
+            if side_note:
+                result["eager_user_kernels"] = side_note
             if spec.get("compare"):  # a what-if variant (issue 22): its outputs against the original's
                 send({"progress": "comparing outputs with the original and eager"})
                 try:

@@ -16,7 +16,9 @@ class AotPane(FxPane):
     links_field = "fx_nodes"
 
     def text(self, data: dict[str, Any]) -> str:
-        return self.app.session.cache.get(("aot_text", id(data)), (data,), lambda: aot_text(data))
+        dyn = self.app.session.stop_for(self.app.view.graph or "", "dynamo") or {}
+        syms = dyn.get("symbols") if isinstance(dyn.get("symbols"), list) else None
+        return self.app.session.cache.get(("aot_text", id(data)), (data, syms), lambda: aot_text(data, syms))
 
     def text_start(self, text: str) -> int:
         m = POST_GRAD_HEAD.search(text)

@@ -11,6 +11,7 @@ from textual import on
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import BufferSelected
+from inductor_step.tui.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
 from inductor_step.tui.text import joined
 
 
@@ -35,25 +36,33 @@ class CodegenPane(StagePane):
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         ks = data.get("kernels") or []
         return [k["name"] for k in ks], \
-            lambda i: (T(ks[i]["name"], "bold"), T(ks[i].get("backend"), "magenta"),
+            lambda i: (T(ks[i]["name"], "bold"), T(kernel_backend(ks[i]), "magenta"),
                        T(joined(ks[i].get("buffers"))), T(joined(ks[i].get("fused_nodes"))))
 
     def _text(self, data: dict[str, Any]) -> tuple[str, int]:
         """The pane's text (the wrapper, under the error when codegen failed) and how many lines
         the error adds above the wrapper."""
+        return self._annotated(data)[:2]
+
+    def _annotated(self, data: dict[str, Any]) -> tuple[str, int, list[tuple[int, int]]]:
+        """:meth:`_text`, and where notes went into the wrapper (issue 27: a template kernel's epilogue
+        and the autotuning choices above the kernel they chose, tui.modes.annotate)."""
         err = self.app.session.error_for(self.app.view.graph)
         err = err if err and err.get("stage") == "codegen" else None
 
-        def build() -> tuple[str, int]:
-            head = error_head(err)
-            return head + (data.get("wrapper") or ""), head.count("\n")
+        def build() -> tuple[str, int, list[tuple[int, int]]]:
+            head = error_head(err) + codegen_head(data)
+            notes = kernel_notes(data)
+            wrapper, inserts = annotate(data.get("wrapper") or "", self.app.session.kernel_spans(self.app.view.graph), notes) \
+                if notes else (data.get("wrapper") or "", [])
+            return head + wrapper, head.count("\n"), inserts
         return self.app.session.cache.get(("codegen_text", id(data)), (data, err), build)
 
     def empty(self, data: dict[str, Any]) -> Detail:
         return Detail(self._text(data)[0] or "# no kernels")
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
-        text, off = self._text(data)
+        text, off, ins = self._annotated(data)
         ks = data.get("kernels") or []
         if not 0 <= row < len(ks):
             return Detail(text)
@@ -64,11 +73,13 @@ class CodegenPane(StagePane):
         b = (self.links.get("buffers") or {}).get(sel or "") or {}
         ranges = (b.get("kernel_lines") or {}).get(name) or [] if name in (b.get("kernels") or []) else []
         if first and ranges:
-            marks = [(first + off + a - 1, first + off + e - 1) for a, e in ranges]
+            marks = [(shown_line(first + a - 1, ins) + off, shown_line(first + e - 1, ins) + off) for a, e in ranges]
             return Detail(text, marks=marks, goto=marks[0][0])
         whole = span.get("def") or ([span["call"], span["call"]] if span.get("call") else None)
         if whole:
-            return Detail(text, marks=[(whole[0] + off, whole[1] + off)], goto=whole[0] + off)
+            # from the kernel's notes (issue 27) to its last line
+            top = shown_line(whole[0], ins) - sum(n for at, n in ins if at == whole[0]) + off
+            return Detail(text, marks=[(top, shown_line(whole[1], ins) + off)], goto=top)
         return Detail(text)
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
@@ -103,7 +114,10 @@ class CodegenPane(StagePane):
         data = self.data()
         if data is None:
             return
-        line = event.line - self._text(data)[1]
+        _text, off, ins = self._annotated(data)
+        line = wrapper_line(event.line - off, ins)
+        if line is None:
+            return  # a note line (issue 27)
         starts, items = self._starts()
         i = bisect.bisect_right(starts, line) - 1
         if i < 0 or not items[i][0] <= line <= items[i][1]:

@@ -28,7 +28,10 @@ class LoweringPane(StagePane):
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         bufs = data.get("buffers") or []
-        return Detail(buffer_text(bufs[row])) if 0 <= row < len(bufs) else None
+        if not 0 <= row < len(bufs):
+            return None
+        dyn = self.app.session.stop_for(self.app.view.graph, "dynamo") or {}
+        return Detail(buffer_text(bufs[row], dyn.get("symbols") if isinstance(dyn.get("symbols"), list) else None))
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         return self.row_of_key(data, buffer)

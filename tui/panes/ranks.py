@@ -151,6 +151,8 @@ def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | No
         state = "died"
     elif not h:
         state = "waiting"
+    elif live and getattr(s, "blocked", None):  # its script sits in a collective (tracer.rank_watch)
+        state = f"waiting at {s.blocked['collective']}"
     elif live:
         state = "running" if (stepped or not last) else "recording"
     else:
@@ -167,6 +169,9 @@ def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | No
         note = f"exit {rc}" + (f": {err['message']}" if err and rc else "")
     elif err:
         note = f"error in {err.get('stage')}: {err['message']}"
+    elif state.startswith("waiting at "):
+        note = (f"{(s.blocked or {}).get('where')}: for another rank to reach it"
+                + (" (the stepped rank waits for n)" if not stepped else ""))
     else:
         note = "stepped: n continues it" if stepped and live else ""
     lines = [f"rank {st.rank}: {state}" + (f" ({note})" if note else ""), ""]

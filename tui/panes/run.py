@@ -81,7 +81,16 @@ class RunPane(StagePane):
         keys, row = self.rows(data)
         table.set_rows(keys, row)
         if not keys:
-            self.apply(Detail(run_summary(self.app.view.graph, data), "text"))
+            self.apply(Detail(run_summary(self.app.view.graph, data, *self._shapes()), "text"))
+
+    def _shapes(self) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
+        """The shown graph's dynamic symbols (its dynamo stop's ``symbols``) and its post-grad graph's
+        placeholders, which name the sizes it was timed at (issue 27)."""
+        key = self.app.view.graph or ""
+        dyn = self.app.session.stop_for(key, "dynamo") or {}
+        aot = self.app.session.stop_for(key, "aot") or {}
+        ph = [n for n in (aot.get("post_grad") or {}).get("nodes") or [] if n.get("op") == "placeholder"]
+        return (dyn.get("symbols") if isinstance(dyn.get("symbols"), list) else None), ph
 
     def session_message(self, msg: dict[str, Any]) -> None:
         """A timing or its progress arrived: draw the table again (its rows and status)."""
@@ -102,7 +111,7 @@ class RunPane(StagePane):
         if not 0 <= row < len(ks):
             return None
         summary = self.app.session.cache.get(("run_summary", id(data)), (data,),
-                                             lambda: run_summary(self.app.view.graph, data))
+                                             lambda: run_summary(self.app.view.graph, data, *self._shapes()))
         k = ks[row]
         return Detail(run_kernel_text(k, self._fused(data).get(k["name"]), self._gpu(data), summary), "text")
 

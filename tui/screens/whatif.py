@@ -132,7 +132,13 @@ def open_form(app: Any) -> None:
         app.session.run_status = f"what if: recompiling {base} with {', '.join(f'{k}={v}' for k, v in settings.items())}…"
         app.refresh_status()
 
-    app.push_screen(WhatIfScreen(base, app.session.header.get("inductor_settings") or {}), done)
+    # the settings as this graph compiled with them (issue 27: its dynamo stop's compiled_with.config, which
+    # holds torch.compile's mode and options), over the header's, read before the script ran
+    current = dict(app.session.header.get("inductor_settings") or {})
+    cw = (app.session.stop_for(base, "dynamo") or {}).get("compiled_with")
+    if isinstance(cw, dict) and isinstance(cw.get("config"), dict):
+        current.update({k: v for k, v in cw["config"].items() if k in current})
+    app.push_screen(WhatIfScreen(base, current), done)
 
 
 def on_message(app: Any, msg: dict[str, Any]) -> None:

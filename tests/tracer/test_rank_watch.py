@@ -1,0 +1,47 @@
+"""A rank whose script waits inside a torch.distributed call says where (issue 33 point 11): the
+rank row reads "waiting at <collective>", not "recording".  Real torch.distributed: rank 0 of a gloo
+world of 2 whose rank 1 never comes, so its process group's set-up waits (4 s timeout) in the
+script's thread while tracer.rank_watch samples it."""
+
+from __future__ import annotations
+
+import datetime
+import threading
+
+import pytest
+
+dist = pytest.importorskip("torch.distributed")
+
+from inductor_step.tracer import rank_watch  # noqa: E402
+from inductor_step.tui.panes.ranks import rank_state  # noqa: E402
+from inductor_step.tui.session import Session  # noqa: E402
+
+
+def test_a_rank_waiting_in_a_collective_says_which():
+    if not dist.is_available() or not dist.is_gloo_available():
+        pytest.skip("no gloo in this torch")
+    sent: list[dict] = []
+    stop = rank_watch.start(sent.append)
+    try:
+        with pytest.raises(Exception):  # noqa: B017 - gloo's timeout error type differs between versions
+            dist.init_process_group("gloo", rank=0, world_size=2, store=dist.HashStore(),
+                                    timeout=datetime.timedelta(seconds=4))
+        threading.Event().wait(1.2)
+    finally:
+        stop.set()
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    waits = [m for m in sent if m.get("collective")]
+    assert waits and waits[0]["collective"] == "init_process_group", sent
+    assert waits[0]["where"].startswith("test_rank_watch.py:") and waits[0]["since_s"] >= rank_watch.WAIT_S
+    assert sent[-1] == {"type": "blocked", "collective": None}, sent  # it left the call: no longer waiting
+
+    class St:  # what the job screen keeps per rank
+        rank, view = 0, type("V", (), {"paused": None})()
+    st = St()
+    st.session = Session.of([{"type": "header", "distributed": {"rank": 0, "world_size": 2, "local_rank": 0}},
+                             {"type": "blocked", "collective": "all_reduce", "where": "train.py:47", "since_s": 2.0}])
+    row = rank_state(st, stepped=False, live=True, job_file=None)
+    assert row["state"] == "waiting at all_reduce" and row["note"].startswith("train.py:47: for another rank"), row
+    st.session.add({"type": "blocked", "collective": None})
+    assert rank_state(st, stepped=False, live=True, job_file=None)["state"] == "running"

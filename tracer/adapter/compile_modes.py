@@ -1,0 +1,352 @@
+"""How a graph was compiled (issue 27): torch.compile's arguments, Inductor's non-default config, dynamic symbols, templates and autotuning choices."""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+import torch
+
+from inductor_step.tracer.adapter.base import _unavailable, log, safe
+
+#: Inductor config entries the agent itself sets (tracer.adapter.hooks), never the user's choice
+_AGENT_KEYS = frozenset({"fx_graph_cache", "fx_graph_remote_cache", "autotune_local_cache",
+                         "trace.provenance_tracking_level", "pre_grad_custom_pass", "post_grad_custom_pre_pass",
+                         "post_grad_custom_post_pass", "_pre_fusion_custom_pass", "_post_fusion_custom_pass"})
+_JSON = (bool, int, float, str, type(None))
+
+
+def _plain(v: Any) -> Any:
+    """A config or option value as JSON: scalars as they are, lists of scalars as lists, else its repr (cut)."""
+    if isinstance(v, _JSON):
+        return v if not (isinstance(v, float) and not math.isfinite(v)) else repr(v)
+    if isinstance(v, (list, tuple)) and all(isinstance(x, _JSON) for x in v):
+        return list(v)
+    return repr(v)[:200]
+
+
+# ----------------------------------------------------------------------------- torch.compile's arguments
+
+def install_compile_args_hook() -> bool:
+    """Remember each ``torch.compile(...)`` call's ``mode``, ``options`` and ``dynamic`` on the backend
+    object it builds, so a compile can say how it was asked for (:func:`compiled_with`).
+
+    ``torch.compile`` (torch/__init__.py) turns ``mode`` and ``options`` into config patches inside
+    ``_TorchCompileInductorWrapper.__init__(mode, options, dynamic)`` (non-Inductor backends:
+    ``_TorchCompileWrapper.__init__(backend, mode, options, dynamic)``) and keeps only the merged
+    patches; we wrap both ``__init__`` to keep the arguments as given.  Returns False where this
+    torch has neither class."""
+    done = False
+    for cls_name, first in (("_TorchCompileInductorWrapper", 0), ("_TorchCompileWrapper", 1)):
+        cls = getattr(torch, cls_name, None)
+        if cls is None:
+            continue
+        done = True
+        real = cls.__init__
+        if getattr(real, "_inductor_step", False):
+            continue
+
+        def __init__(self: Any, *a: Any, _real: Any = real, _first: int = first, **k: Any) -> None:
+            given = list(a[_first:_first + 3])
+            given += [None] * (3 - len(given))
+            mode, options, dynamic = (k.get("mode", given[0]), k.get("options", given[1]), k.get("dynamic", given[2]))
+            try:
+                opts = {str(key): _plain(v) for key, v in dict(options or {}).items()}
+            except Exception:  # noqa: BLE001
+                opts = {"?": repr(options)[:200]}
+            _real(self, *a, **k)
+            try:
+                self._inductor_step_args = {"mode": mode, "options": opts, "dynamic": dynamic}
+            except Exception:  # noqa: BLE001 - never in the script's way
+                pass
+
+        __init__._inductor_step = True  # type: ignore[attr-defined]
+        cls.__init__ = __init__
+    return done
+
+
+def _current_tx() -> Any:
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslator  # noqa: PLC0415
+
+        return InstructionTranslator.current_tx()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _backend_object(tx: Any) -> Any:
+    """The backend Dynamo compiles with (``OutputGraph.compiler_fn``, unwrapped from Dynamo's debug
+    wrappers through ``_torchdynamo_orig_backend``)."""
+    fn = getattr(getattr(tx, "output", None), "compiler_fn", None)
+    seen = 0
+    while fn is not None and hasattr(fn, "_torchdynamo_orig_backend") and seen < 8:
+        fn = fn._torchdynamo_orig_backend
+        seen += 1
+    return fn
+
+
+def inductor_config_changes() -> dict[str, Any]:
+    """``torch._inductor.config`` entries whose value on this thread differs from torch's default,
+    ``{name: value}`` (``"triton.cudagraphs": True``), without the ones the agent sets itself.
+
+    Read during a compile it includes the compile's own patches: ``torch.compile``'s ``mode`` and
+    ``options`` are applied by ``compile_fx`` as ``config.patch(...)`` around the compile (a per-thread
+    ContextVar from torch 2.13).  Values: JSON scalars as they are, others as their repr."""
+    from torch._inductor import config as ic  # noqa: PLC0415
+
+    entries = getattr(ic, "_config", None)
+    if not isinstance(entries, dict):
+        raise RuntimeError("torch._inductor.config has no _config table")
+    # ConfigModule._get_dict reads each entry's override without __getattr__'s side effects (deprecation
+    # warnings, a deep copy of a list default stored as an override)
+    current = ic._get_dict(skip_default=True) if hasattr(ic, "_get_dict") else \
+        {n: getattr(ic, n) for n, e in entries.items() if not getattr(e, "deprecated", False)}
+    out: dict[str, Any] = {}
+    for name, value in current.items():
+        entry = entries.get(name)
+        if name in _AGENT_KEYS or entry is None or getattr(entry, "alias", None) is not None:
+            continue
+        try:
+            if value == entry.default or callable(value):
+                continue
+        except Exception:  # noqa: BLE001 - a value that cannot be compared is left out
+            continue
+        out[name] = _plain(value)
+    return dict(sorted(out.items()))
+
+
+@safe("compile settings")
+def compiled_with() -> dict[str, Any]:
+    """How the graph being compiled on this thread was asked for, as a ``protocol.CompiledWith``:
+    ``backend`` (``"inductor"``, or the backend's name), ``mode``, ``options`` and ``dynamic`` as given to
+    ``torch.compile`` (None where the compile did not come through ``torch.compile``: ``note`` says so),
+    ``fullgraph`` (Dynamo's ``InstructionTranslator.one_graph``: torch.compile's ``fullgraph``) and ``config``: the Inductor settings
+    that differ from default for this compile (:func:`inductor_config_changes`).  Call it from a hook
+    inside the backend compile (``pre_grad_custom_pass``)."""
+    tx = _current_tx()
+    backend = _backend_object(tx)
+    out: dict[str, Any] = {"backend": None, "mode": None, "options": {}, "dynamic": None, "fullgraph": None}
+    if backend is not None:
+        out["backend"] = str(getattr(backend, "compiler_name", None) or getattr(backend, "__name__", None)
+                             or type(backend).__name__)
+        given = getattr(backend, "_inductor_step_args", None)
+        if isinstance(given, dict):
+            out.update(mode=given.get("mode"), options=dict(given.get("options") or {}),
+                       dynamic=given.get("dynamic"))
+        else:
+            out["note"] = ("compiled without torch.compile's wrapper (torch._dynamo.optimize or a backend "
+                           "function): mode and options not known")
+    if tx is not None:
+        out["fullgraph"] = bool(getattr(tx, "one_graph", False))
+    elif backend is None:
+        out["note"] = ("no Dynamo frame on this thread (torch.export, AOTInductor, compiled autograd or a direct "
+                       "compile_fx): torch.compile's arguments not known")
+    try:
+        out["config"] = inductor_config_changes()
+    except Exception as e:  # noqa: BLE001
+        out["config"] = {}
+        out["config_unavailable"] = _unavailable("torch._inductor.config", e)["unavailable"]
+    return out
+
+
+# ----------------------------------------------------------------------------- dynamic symbols
+
+@safe("dynamic symbols")
+def dynamic_symbols() -> list[dict[str, Any]]:
+    """The ShapeEnv's symbols of the graph Dynamo traced on this thread (``TracingContext.fake_mode.shape_env``),
+    one ``protocol.Symbol`` each: ``name`` (``s27``), ``source`` (what it stands for, as Dynamo names it:
+    ``L['x'].size()[1]``), ``sources`` (every input it stands for), ``range`` (``[lo, hi]`` as text, from
+    ``var_to_range``: ``["2", "int_oo"]``) and ``hint`` (its value at this compile, ``backed_var_to_val``,
+    before torch 2.14 ``var_to_val``).
+    An empty list for a static graph."""
+    from torch._guards import TracingContext  # noqa: PLC0415
+
+    ctx = TracingContext.try_get()
+    env = getattr(getattr(ctx, "fake_mode", None), "shape_env", None)
+    if env is None:
+        return []
+    out = []
+    sources = dict(getattr(env, "var_to_sources", {}) or {})
+    ranges = dict(getattr(env, "var_to_range", {}) or {})
+    vals = dict((getattr(env, "backed_var_to_val", None) if hasattr(env, "backed_var_to_val")
+                 else getattr(env, "var_to_val", None)) or {})
+    for sym in sorted(set(sources) | set(ranges), key=lambda s: (len(str(s)), str(s))):
+        names = []
+        for src in sources.get(sym) or []:
+            try:
+                names.append(str(src.name() if callable(getattr(src, "name", None)) else src.name))
+            except Exception:  # noqa: BLE001
+                names.append(repr(src))
+        r = ranges.get(sym)
+        entry: dict[str, Any] = {"name": str(sym), "source": names[0] if names else None, "sources": names}
+        if r is not None:
+            entry["range"] = [str(r.lower), str(r.upper)]
+        hint = vals.get(sym)
+        if hint is not None:
+            try:
+                entry["hint"] = int(hint)
+            except Exception:  # noqa: BLE001
+                entry["hint"] = str(hint)
+        out.append(entry)
+    return out
+
+
+# ----------------------------------------------------------------------------- templates
+
+@safe("template nodes")
+def template_nodes(gl: Any) -> dict[str, dict[str, Any]]:
+    """Fused node name -> its template, for each post-fusion scheduler node of ``gl`` (``V.graph``) built
+    around a template (``BaseSchedulerNode.is_template()``, torch/_inductor/scheduler.py): ``template``
+    (the template buffer's IR type: ``CppTemplateBuffer``, ``TritonTemplateBuffer``, ...), ``template_node``
+    (its ``opN``), ``buffer`` (its ``bufN``), ``epilogue`` / ``prologue`` (the member ``opN`` fused after /
+    before it, ``get_prologue_template_epilogue``)."""
+    sched = getattr(gl, "scheduler", None)
+    out: dict[str, dict[str, Any]] = {}
+    if sched is None:
+        return out
+    for fused in sched.nodes:
+        if not fused.is_template():
+            continue
+        tnode = fused.get_template_node()
+        members = list(fused.get_nodes())
+        tname = next((m.get_name() for m in members if getattr(m, "node", None) is tnode), None)
+        names = [m.get_name() for m in members]
+        i = names.index(tname) if tname in names else 0
+        out[fused.get_name()] = {"template": type(tnode).__name__, "template_node": tname,
+                                 "buffer": tnode.get_name() if tnode is not None else None,
+                                 "prologue": names[:i], "epilogue": names[i + 1:]}
+    return out
+
+
+# ----------------------------------------------------------------------------- autotuning
+
+_local = threading.local()
+_AUTOTUNE: list[dict[str, Any]] = []
+
+
+def _choice_kind(c: Any) -> str:
+    """``template``, ``extern`` or the caller's class, through select_algorithm's wrappers (``_wrapped``)."""
+    for _ in range(4):
+        inner = getattr(c, "__dict__", {}).get("_wrapped")
+        if inner is None:
+            break
+        c = inner
+    name = type(c).__name__
+    if "Extern" in name:
+        return "extern"
+    if "Template" in name:
+        return "template"
+    return name
+
+
+def _choice_name(c: Any) -> str:
+    return str(getattr(c, "name", None) or type(c).__name__)
+
+
+def _buffer_of(node: Any) -> str | None:
+    """The buffer name of a selection's output (a TensorBox of a StorageBox of the buffer)."""
+    for _ in range(4):
+        if node is None:
+            return None
+        if hasattr(node, "get_name"):
+            try:
+                return str(node.get_name())
+            except Exception:  # noqa: BLE001
+                pass
+        node = getattr(node, "data", None)
+    return None
+
+
+def install_autotune_hook() -> bool:
+    """Record every choice Inductor's ``select_algorithm`` makes (torch/_inductor/select_algorithm.py):
+    wraps ``AlgorithmSelectorCache.__call__(name, choices, input_nodes, layout, ...)`` for the op, the
+    candidates, the input sizes and the winner it returns (``(node, choice)`` from torch 2.10, or the
+    node), and registers a feedback saver (``add_feedback_saver``: ``timings`` {choice: ms} of each
+    benchmarked selection).  A selection with one candidate is recorded unbenchmarked.  Collected per
+    graph by :func:`take_autotune`.  Returns False where this torch has no such class."""
+    try:
+        from torch._inductor import select_algorithm as sa  # noqa: PLC0415
+    except Exception:  # noqa: BLE001
+        return False
+    cls = getattr(sa, "AlgorithmSelectorCache", None)
+    if cls is None:
+        return False
+    real = cls.__call__
+    if getattr(real, "_inductor_step", False):
+        return True
+
+    def feedback(timings: Any, name: Any, input_nodes: Any, choices: Any, *rest: Any) -> None:
+        rec = getattr(_local, "record", None)
+        if rec is None:
+            return
+        try:
+            rec["times"] = {id(c): float(t) for c, t in dict(timings).items()}
+        except Exception:  # noqa: BLE001
+            log.debug("autotune feedback", exc_info=True)
+
+    def __call__(self: Any, name: Any, choices: Any, input_nodes: Any, layout: Any, *a: Any, **k: Any) -> Any:
+        if not any(f is feedback for f in getattr(self, "feedback_saver_fns", [])):
+            try:
+                self.add_feedback_saver(feedback)
+            except Exception:  # noqa: BLE001
+                pass
+        rec: dict[str, Any] = {"times": None}
+        outer = getattr(_local, "record", None)
+        _local.record = rec
+        try:
+            result = real(self, name, choices, input_nodes, layout, *a, **k)
+        finally:
+            _local.record = outer
+        try:
+            sel = _selection(str(name), list(choices), input_nodes, result, rec["times"])
+            # a lone library call with nothing to choose (every mm outside max-autotune) is no choice
+            if sel["benchmarked"] or any(c["kind"] != "extern" for c in sel["choices"]):
+                _AUTOTUNE.append(sel)
+        except Exception:  # noqa: BLE001 - a record we cannot make is left out
+            log.debug("autotune record", exc_info=True)
+        return result
+
+    __call__._inductor_step = True  # type: ignore[attr-defined]
+    cls.__call__ = __call__
+    return True
+
+
+def _selection(op: str, choices: list, input_nodes: Any, result: Any, times: dict[int, float] | None) -> dict[str, Any]:
+    """One selection as a ``protocol.Autotune``."""
+    node, chosen = (result if isinstance(result, tuple) and len(result) == 2 else (result, None))
+    sizes = []
+    for n in input_nodes or []:
+        try:
+            sizes.append("x".join(str(s) for s in n.get_size()) + f" {str(n.get_dtype()).replace('torch.', '')}")
+        except Exception:  # noqa: BLE001
+            sizes.append("?")
+    cands = []
+    for c in choices:
+        entry: dict[str, Any] = {"name": _choice_name(c), "kind": _choice_kind(c)}
+        desc = getattr(c, "description", None)
+        if desc:
+            entry["description"] = str(desc)[:200]
+        if times is not None:
+            t = times.get(id(c))
+            entry["ms"] = t if t is not None and math.isfinite(t) else None
+            if t is not None and not math.isfinite(t):
+                entry["failed"] = "benchmark failed or timed out (inf)"
+        cands.append(entry)
+    rec: dict[str, Any] = {"op": op, "input_sizes": sizes, "choices": cands, "benchmarked": times is not None,
+                           "buffer": _buffer_of(node)}
+    if chosen is not None:
+        rec["winner"] = _choice_name(chosen)
+    elif times:
+        rec["winner"] = _choice_name(min((c for c in choices if id(c) in times), key=lambda c: times[id(c)]))
+    if times is None:
+        rec["note"] = ("one candidate: used without benchmarking" if len(choices) == 1 else
+                       "not benchmarked (config.deterministic, a cached result, or no timings came back)")
+    return rec
+
+
+def take_autotune() -> list[dict[str, Any]]:
+    """The selections recorded since the last call (:func:`install_autotune_hook`), in Inductor's order."""
+    out = list(_AUTOTUNE)
+    _AUTOTUNE.clear()
+    return out
