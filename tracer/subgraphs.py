@@ -177,7 +177,8 @@ class SubgraphCapture:
                 m["not_timed"] = (f"not timed on its own: Inductor lowered it inline into {parent}'s kernels "
                                   f"(their times are in {parent}'s run)")
             elif t is None:
-                m["not_timed"] = f"its function {g.function} was not found in {parent}'s output module"
+                m["not_timed"] = (f"its function {g.function} is not in {parent}'s output module (a C++ wrapper inlines "
+                                  f"subgraphs into its parent's code: their kernels' times are the parent's)")
             elif t.get("compiled_ms") is None:
                 m["not_timed"] = str(t.get("not_timed"))
             else:
