@@ -236,6 +236,9 @@ def stop_summary(stop: dict[str, Any]) -> str:
             what += f", {len(stop['autotune'])} autotuning selection(s)"
     else:
         what = ""
+    if stage != "dynamo" and isinstance(stop.get("unavailable"), str) and not stop.get("buffers") \
+            and not stop.get("kernels") and not stop.get("after"):  # a whole stage that is not there, and why
+        what = f"not available: {stop['unavailable']}"
     return f"{graph_key(stop):<20} {stage:<11} {what}"
 
 
