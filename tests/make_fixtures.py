@@ -28,6 +28,8 @@ RUNS = {
     # issue 27: how each graph was compiled, a C++ GEMM template and autotuning; dynamic symbols, timed
     "modes_autotune.jsonl": [os.path.join(HERE, "scripts", "modes_autotune.py")],
     "modes_dynamic.jsonl": ["--run", os.path.join(HERE, "scripts", "modes_dynamic.py")],
+    # issue 27.1: a torch.cond's branches as graphs of their own, timed
+    "subgraphs_cond.jsonl": ["--run", os.path.join(HERE, "scripts", "hop_cond.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

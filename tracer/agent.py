@@ -32,6 +32,7 @@ from inductor_step.tracer.capture_aoti import AotiCapture
 from inductor_step.tracer.capture import Capture, GraphState, wants_trace_event  # noqa: F401 - GraphState: agent.graphs' values
 from inductor_step.tracer.cudagraph_record import EVENT_CALLS, CudagraphRecord
 from inductor_step.tracer.protocol import STAGES
+from inductor_step.tracer.subgraphs import root_kind
 
 def _read(path: str | None) -> str:
     """A file's text, or "" where it cannot be read."""
@@ -116,12 +117,15 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
         msg.setdefault("t", round(time.monotonic() - self.t0, 4))
         if isinstance(msg.get("graph_kind"), str):
-            # our graph kinds carry a what-if variant ("forward · max_autotune=True") and a part
-            # ("forward #2": protocol.graph_key): sent as kind + part + variant, right after a stop's
+            # our graph kinds carry a what-if variant ("forward · max_autotune=True"), a part
+            # ("forward #2": protocol.graph_key) and a subgraph ("inference › true_graph_0"): sent as
+            # kind + part + subgraph + variant, right after a stop's
             # head (where the lazy reader finds them: protocol.read_session)
             kind, sep, variant = msg["graph_kind"].partition(protocol.VARIANT_SEP)
+            kind, sub = protocol.split_subgraph(kind)  # a higher-order op's subgraph ("inference › true_graph_0")
             kind, part = protocol.split_part(kind)
-            extra = ([("part", part)] if part else []) + ([("variant", variant)] if sep else [])
+            extra = ([("part", part)] if part else []) + ([("subgraph", sub)] if sub else []) \
+                + ([("variant", variant)] if sep else [])
             if extra:
                 msg["graph_kind"] = kind
                 at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
@@ -313,7 +317,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         try:
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
-                names = [only] if isinstance(only, str) else only
+                # a subgraph is timed with the graph that calls it (tracer.subgraphs)
+                names = [root_kind(n) for n in ([only] if isinstance(only, str) else only)]
                 todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
             if not todo:
                 self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
@@ -357,8 +362,9 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                             "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                            if orig and orig.get("output_path") else None)
                 try:
-                    msg.update(worker.time(
-                        g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
+                    msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)
+                        g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"),
+                        cancel=self.cancel_run,
                         num_gb=g.get("num_gb"), compare=compare,
                         script=self._script_record(g, orig if compare else None),
                         progress=lambda text, where=where: self.send({"type": "run_status",
@@ -373,6 +379,7 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                 except Exception as e:  # noqa: BLE001 - the worker could not be started or spoken to
                     msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(), failed=True)
                     failed.append(f"{cid} {kind}")
+                subs = msg.pop("subgraphs", None)
                 if str(msg.get("device", "")).startswith("cuda"):
                     cg = self.cudagraphs_run_info(g, self.script_calls.get(adapter.output_module_key(g["output_path"])),
                                                   _read(g["output_path"]))
@@ -382,6 +389,10 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                         cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
                     msg["cudagraphs"] = cg
                 self.send(msg)
+                for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key
+                    self.send(sub)
+                    if sub.get("failed"):
+                        failed.append(f"{cid} {sub['graph_kind']}")
         finally:
             worker.close()
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
@@ -482,7 +493,7 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                                        self.on_pre_fusion, self.on_post_fusion)
         final = adapter.install_final_hooks(self.on_lowered_graph, self.on_final_order)
         self.final_hooks = {h: True for h in final}
-        hooks += final + adapter.install_kernel_args_hook()
+        hooks += final + adapter.install_kernel_args_hook() + adapter.install_subgraph_tracking()
         # issue 27: torch.compile's arguments per compile, and Inductor's autotuning choices
         hooks += [h for h, ok in (("torch.compile arguments (_TorchCompileInductorWrapper.__init__)",
                                    adapter.install_compile_args_hook()),

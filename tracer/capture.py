@@ -21,7 +21,8 @@ from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
 from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
 from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
 from inductor_step.tracer.compile_modes import mark_templates
-from inductor_step.tracer.protocol import PART_SEP, split_part, split_variant, with_part
+from inductor_step.tracer.protocol import PART_SEP, split_part, split_subgraph, split_variant, with_part
+from inductor_step.tracer.subgraphs import SubgraphCapture, drop_subgraph_kernels, explain_hop_buffers, root_kind
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
                "aot_backward_graph": "backward", "aot_inference_graph": "inference"}
@@ -65,6 +66,12 @@ class GraphState:
     output_path: str | None = None
     num_gb: dict[str, float] = field(default_factory=dict)
     cudagraphs: dict[str, Any] | None = None  # tracer.cudagraph_record: {"enabled", "skipped"}
+    # a higher-order op's subgraph (tracer.subgraphs): its Dynamo snapshot, its function in the parent's
+    # output module, and what the scheduler knew at its codegen (its GraphLowering is gone by the parent's)
+    dynamo: Any = None
+    function: str | None = None
+    owners: dict[str, dict[str, str]] | None = None
+    mutations: dict[str, Any] | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None)
@@ -74,7 +81,7 @@ class GraphState:
         return getattr(self, name)
 
 
-class Capture:
+class Capture(SubgraphCapture):
     """The stage hooks, mixed into :class:`inductor_step.tracer.agent.Agent` (which holds the graphs,
     frames, stream and control); one method per hook.
 
@@ -90,7 +97,7 @@ class Capture:
 
     def frame_key(self, cid: str, kind: str) -> str:
         """The frame entry of graph ``(cid, kind)``: ``cid``, or ``"[4/0] #2"`` for a part."""
-        part = split_part(split_variant(kind)[0])[1]
+        part = split_part(split_subgraph(split_variant(kind)[0])[0])[1]
         return f"{cid}{PART_SEP}{part}" if part else cid
 
     def new_part(self, cid: str) -> dict[str, Any]:
@@ -215,7 +222,12 @@ class Capture:
 
         cid = adapter.current_compile_id()
         self.frame(cid)["attempt"] = adapter.current_attempt()
+        path = adapter.pass_subgraph_path(graph)
+        if path:  # a higher-order op's subgraph, before its parent: its stop waits for its post-grad name
+            self.keep_dynamo_subgraph(cid, path, graph)
+            return
         fr = self.new_part(cid)
+        self.adopt_dynamo_subgraphs(cid, fr, graph)
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
@@ -257,6 +269,10 @@ class Capture:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
+        path = adapter.pass_subgraph_path(graph)
+        if path:  # a higher-order op's subgraph (tracer.subgraphs)
+            self.on_subgraph_post_grad_pre(cid, path, graph)
+            return
         fr = self.part_frame(cid)
         if adapter.is_backward_graph(graph):
             kind = "backward"
@@ -288,13 +304,18 @@ class Capture:
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
+        path = adapter.pass_subgraph_path(graph)
+        if path:  # a higher-order op's subgraph (tracer.subgraphs)
+            self.on_subgraph_post_grad_post(adapter.current_compile_id(), path, graph)
+            return
         cid, kind = self.current or (adapter.current_compile_id(), "inference")
+        kind = root_kind(kind)
         fr = self.frame(self.frame_key(cid, kind))
         g = self.graph(cid, kind)
         g.gm = getattr(graph, "owning_module", None)
         self.note_cudagraphs(cid, kind)  # type: ignore[attr-defined] - tracer.cudagraph_record
         aot = dict(fr["aot"])
-        base = split_part(split_variant(kind)[0])[0]
+        base = split_part(split_subgraph(split_variant(kind)[0])[0])[0]
         if base == "backward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
         elif base == "forward":
@@ -335,14 +356,19 @@ class Capture:
         if getattr(gl, "is_backward", False):
             kind = with_part("backward", self.part_frame(cid).get("part"))
         else:
-            kind = self.current[1] if self.current else "inference"
+            kind = root_kind(self.current[1]) if self.current else "inference"
         cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
+        sub = self.subgraph_lowering_key(cid, kind, gl)
+        if sub is not None:  # a SubgraphLowering, inside its parent's codegen (tracer.subgraphs)
+            cid, kind, function = sub
+            self.graph(cid, kind).function = function
         self.current = (cid, kind)
         g = self.graph(cid, kind)
         pending = g.pending_aot
         if pending:  # GraphLowering.run was not observed: the graph as post_grad_custom_post_pass saw it
             self._send_aot(cid, kind, pending["graph"], pending["aot_graphs"], lowered=False)
-        adapter.take_kernel_defs()  # kernel records left by a graph that never reached its codegen stop
+        if sub is None:  # (a subgraph's kernels are generated in the middle of its parent's)
+            adapter.take_kernel_defs()  # kernel records left by a graph that never reached its codegen stop
         g.before = adapter.scheduler_nodes(nodes)
         try:
             g.device = str(next(iter(nodes)).get_device()) if nodes else "cpu"
@@ -373,6 +399,8 @@ class Capture:
 
         g = self.graph(cid, kind)
         g.pending_scheduling = None
+        if g.function is not None:  # a subgraph: its GraphLowering is gone by its parent's codegen stop
+            g.owners, g.mutations = adapter.scheduler_storage(adapter.current_graph(), nodes)
         after = adapter.scheduler_nodes(nodes)
         g.after = after if isinstance(after, list) else []
         order = ("final: the order Inductor generated code in (after reorder_for_peak_memory and its other "
@@ -394,7 +422,7 @@ class Capture:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         if self.current and self.current[0] == cid:
-            kind = self.current[1]
+            kind = root_kind(self.current[1])  # (the last stop may have been one of its subgraphs')
         else:
             fr = self.part_frame(cid)
             kind = with_part(fr["kind"] or "inference", fr.get("part"))
@@ -404,7 +432,8 @@ class Capture:
         aoti = meta.get("aoti")  # AOTInductor's code (tracer.capture_aoti): the run stage times its package instead
         g.output_path = None if aoti else meta.get("file_path") or meta.get("filename")
         cpp = is_cpp_wrapper(wrapper)  # cpp_wrapper=True or AOTInductor: a C++ wrapper (tracer.codeparse_cpp)
-        kernels = parse_cpp_wrapper(wrapper) if cpp else parse_wrapper(wrapper)
+        # (a Python wrapper's subgraph functions' kernels go under the subgraphs' keys: tracer.subgraphs)
+        kernels = parse_cpp_wrapper(wrapper) if cpp else drop_subgraph_kernels(parse_wrapper(wrapper), wrapper)
         if cpp:
             bind_extern_calls(kernels, g.after)
         # calls that return nothing (a collective's wait_tensor, the in-place all_reduce_): their IR node's buffers
@@ -418,6 +447,27 @@ class Capture:
                 k["num_gb"] = g.num_gb[k["name"]]
         owners = adapter.buffer_owners(adapter.current_graph())
         owners = owners if "unavailable" not in owners else {}
+        self.attach_owners(kernels, owners)
+        mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
+        links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
+        explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs_of(cid, kind))
+        extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
+        if cpp:
+            extra["wrapper_language"] = "cpp"
+        if aoti:
+            extra["aoti"] = aoti
+        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels,
+                                         "output_path": (aoti or {}).get("package_path") or (aoti or {}).get("wrapper_path")
+                                         or g.output_path,
+                                         "kernel_spans": (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels),
+                                         "links": links, **extra})
+        self.send_subgraph_codegen(cid, kind, wrapper, kernel_defs, cpp=cpp)
+        self.current = (cid, kind)
+
+    @staticmethod
+    def attach_owners(kernels: list[dict], owners: dict[str, dict[str, str]]) -> None:
+        """Each kernel of tracer.codeparse.parse_wrapper gets ``fused_nodes``, ``buffers`` and
+        ``scheduler_nodes`` from the scheduler's buffer owners (in place; ``writes`` is dropped)."""
         members: dict[str, list[str]] = {}
         for b, o in owners.items():
             members.setdefault(o["fused_node"], []).append(b)
@@ -433,21 +483,10 @@ class Capture:
             k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
                                           key=lambda s: (len(s), s))
             del k["writes"]
-        mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
-        links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
-        extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
-        if cpp:
-            extra["wrapper_language"] = "cpp"
-        if aoti:
-            extra["aoti"] = aoti
-        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels,
-                                         "output_path": (aoti or {}).get("package_path") or (aoti or {}).get("wrapper_path")
-                                         or g.output_path,
-                                         "kernel_spans": (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels),
-                                         "links": links, **extra})
 
     def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
-                    owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None) -> dict[str, Any]:
+                    owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None,
+                    mutations: dict[str, Any] | None = None) -> dict[str, Any]:
         """The graph's cross-level index (tracer.links), or ``{"unavailable": why}``."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.links import build_links  # noqa: PLC0415
@@ -456,8 +495,8 @@ class Capture:
         try:
             pg = g.post_grad_nodes
             users = sorted({n["user_line"] for n in pg if n.get("user_line")})
-            dyn = (self.frame(self.frame_key(cid, kind)).get("dynamo") or {}).get("nodes") or []
-            storage = adapter.buffer_mutations(adapter.current_graph())
+            dyn = (g.dynamo or self.frame(self.frame_key(cid, kind)).get("dynamo") or {}).get("nodes") or []
+            storage = mutations or adapter.buffer_mutations(adapter.current_graph())
             return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.buffers,
                                fused_nodes=g.after, kernels=kernels, wrapper=wrapper, owners=owners,
                                provenance=adapter.kernel_provenance(),

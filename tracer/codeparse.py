@@ -4,6 +4,11 @@ Inductor's wrapper defines each kernel as ``NAME = async_compile.triton('NAME', 
 ``NAME = async_compile.cpp_pybinding([...signature...], r'''...''')`` and calls it from ``call(args)``
 as ``NAME(buf0, arg1_1, ...)`` (C++) or ``NAME.run(buf0, ..., stream=stream0)`` (Triton); extern
 kernels are called as ``extern_kernels.mm(...)`` with ``out=bufN``.
+
+A higher-order op's subgraph (a ``torch.cond`` branch, an ``invoke_subgraph`` region, a ``while_loop``
+body) is a module-level ``def true_graph_0(args):`` function that ``call()`` calls; its buffers and
+arguments carry its name (``true_graph_0_buf0``, ``true_graph_0_arg0_1``).  :func:`subgraph_functions`
+finds them and ``parse_wrapper(wrapper, body=...)`` reads one.
 """
 
 from __future__ import annotations
@@ -17,17 +22,23 @@ _DEF = re.compile(
     r"(?P<q>r?''')(?P<src>.*?)'''",
     re.S | re.M,
 )
-_REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
-_EXTERN_CALL = re.compile(r"^\s*(?:(buf\d+) = )?(extern_kernels\.\w+)\((.*)\)\s*$", re.M)
-_ITEM = re.compile(r"^\s*(buf\d+) = (buf\d+)\[(\d+)\]\s*$", re.M)
+# a buffer's name; inside a subgraph's function it carries the subgraph's name: true_graph_0_buf3
+BUF = r"(?:\w+_)?buf\d+"
+_BUF = re.compile(BUF)
+_REUSE = re.compile(rf"^\s*({BUF}) = ({BUF}); del \2\s+# reuse", re.M)
+_EXTERN_CALL = re.compile(rf"^\s*(?:({BUF}) = )?(extern_kernels\.\w+)\((.*)\)\s*$", re.M)
+_ITEM = re.compile(rf"^\s*({BUF}) = ({BUF})\[(\d+)\]\s*$", re.M)
 # ATen fallbacks Inductor calls directly: buf8 = torch.ops.aten._scaled_dot_product_...default(...); an op
 # that returns nothing (its IR node has a NoneLayout: an in-place fallback, a collective's
 # wait_tensor, the in-place all_reduce_) is called as a bare statement: torch.ops.X.default(buf2)
-_FALLBACK_CALL = re.compile(r"^\s*(?:(buf\d+) = )?((?:torch\.ops|aten)\.[\w.]+)\((.*)\)\s*$", re.M)
+_FALLBACK_CALL = re.compile(rf"^\s*(?:({BUF}) = )?((?:torch\.ops|aten)\.[\w.]+)\((.*)\)\s*$", re.M)
 # collectives Inductor calls as extern kernels (torch/_inductor/comm_lowering.py: _CollectiveKernel,
 # _WaitKernel, _AllReduce_Kernel): torch.ops._c10d_functional.all_reduce_.default -> "all_reduce_"
 _COLLECTIVE = re.compile(r"^torch\.ops\.(?:_c10d_functional|c10d_functional|_dtensor)\.(\w+)\.\w+$")
-_NAME_ARG = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
+_NAME_ARG = re.compile(r"\b((?:\w+_)?(?:buf|arg)\d\w*|(?:buf|arg|primals_|tangents_)\w*)\b")
+# a subgraph's function: def true_graph_0(args): ... up to the next line that is not indented
+_SUBGRAPH_FN = re.compile(r"^def (\w+)\(args\):\n(?:(?:[ \t]+[^\n]*)?\n)*", re.M)
+_NOT_SUBGRAPHS = {"call", "get_args", "benchmark_compiled_module"}
 _TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
 _CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+\w+\((.*?)\)', re.S)  # kernel(...); a C++ wrapper: its name
 
@@ -65,8 +76,30 @@ def _param_is_output(backend: str, source: str) -> list[bool] | None:
     return [("*" in p and not p.startswith("const")) for p in params]
 
 
-def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
+def subgraph_functions(wrapper: str) -> dict[str, tuple[int, int]]:
+    """The module-level functions Inductor generated for higher-order ops' subgraphs (``def
+    true_graph_0(args):``, torch/_inductor/codegen/wrapper.py ``define_subgraph_launcher_fn``): name ->
+    (first, end) character offsets of the function in ``wrapper``."""
+    return {m.group(1): (m.start(), m.end()) for m in _SUBGRAPH_FN.finditer(wrapper)
+            if m.group(1) not in _NOT_SUBGRAPHS}
+
+
+def subgraph_argument_lists(wrapper: str) -> dict[str, list[str]]:
+    """Subgraph function -> the argument texts its callers pass (``true_graph_0_args = [arg1_1, arg0_1]``),
+    each distinct list once: a cond's two branches get the same list, a while_loop's cond and body too."""
+    out: dict[str, list[str]] = {}
+    for m in re.finditer(r"^\s*(\w+)_args = \[(.*)\]\s*$", wrapper, re.M):
+        if m.group(2) not in out.setdefault(m.group(1), []):
+            out[m.group(1)].append(m.group(2))
+    return out
+
+
+def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """Kernels defined and called in an Inductor wrapper, in call order.
+
+    ``body``: the character range whose calls are read (a subgraph's function, from
+    :func:`subgraph_functions`: only the kernels it calls are returned); default ``call()`` to the
+    end (kernels called only in a subgraph's function are listed with no calls).
 
     Returns one dict per kernel: ``name``, ``backend`` (``"triton"``, ``"cpp"``, ``"extern"``),
     ``source`` (the kernel's own source; for extern kernels the call line), ``calls`` (each call's
@@ -90,9 +123,13 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
 
 
     order: list[str] = []
-    body_start = wrapper.find("def call(")
-    body_start = max(body_start, 0)
-    body = wrapper[body_start:]
+    region = body
+    if body is None:
+        body_start = max(wrapper.find("def call("), 0)
+        text = wrapper[body_start:]
+    else:
+        body_start, text = body[0], wrapper[body[0]:body[1]]
+    body = text
     for name, k in kernels.items():
         pat = re.compile(r"^\s*" + re.escape(name) + r"(?:\.run)?\((.*)\)\s*$", re.M)
         for cm in pat.finditer(body):
@@ -117,7 +154,7 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
         extern_i += 1
         kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
                          "calls": [call_args], "call_lines": [_line_of(starts, body_start + cm.start(2))],
-                         "writes": [o for o in outs if o.startswith("buf")]}
+                         "writes": [o for o in outs if _BUF.fullmatch(o)]}
         order.append((cm.start(), name))
     fallback_i: dict[str, int] = {}
     for cm in _FALLBACK_CALL.finditer(body):
@@ -137,8 +174,9 @@ def parse_wrapper(wrapper: str) -> list[dict[str, Any]]:
     for _, n in order:
         if n not in seen:
             seen.append(n)
-    # kernels defined but never called (e.g. only in the benchmark harness) come last
-    seen += [n for n in kernels if n not in seen]
+    # kernels defined but never called (e.g. only in the benchmark harness) come last; in a subgraph's
+    # function, only those it calls
+    seen += [n for n in kernels if n not in seen and region is None]
     out = [kernels[n] for n in seen]
     for k in out:
         k["reuses"] = {w: reuses[w] for w in k["writes"] if w in reuses}

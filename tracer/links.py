@@ -30,7 +30,8 @@ _PROV = re.compile(r"(?:#|//)\s*\[Provenance debug handles\]\s*([\w.]+):(\d+)") 
 _TRITON_DEF = re.compile(r"^def \w+\(([^)]*)\)", re.M)
 _CPP_DEF = re.compile(r'extern "C"\s+\w*\s*void\s+\w+\((.*?)\)', re.S)  # kernel(...), or its name in a C++ wrapper
 _CPP_ALIAS = re.compile(r"^\s*auto (\w+) = (\w+);\s*$", re.M)
-_NAME = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
+# buffer / argument names; a subgraph's function prefixes its own with its name (true_graph_0_buf3)
+_NAME = re.compile(r"\b((?:\w+_)?(?:buf|arg)\d\w*|(?:buf|arg|primals_|tangents_)\w*)\b")
 
 
 def _params(backend: str, source: str) -> list[str]:
@@ -53,7 +54,7 @@ def _ranges(lines: list[int]) -> list[list[int]]:
     return out
 
 
-_VIEW = re.compile(r"^\s*(buf\d+) = reinterpret_tensor\((buf\d+)\b[^\n]*#\s*alias\s*$", re.M)
+_VIEW = re.compile(r"^\s*((?:\w+_)?buf\d+) = reinterpret_tensor\(((?:\w+_)?buf\d+)\b[^\n]*#\s*alias\s*$", re.M)
 _ALIAS_LINE = re.compile(r"^\s*auto \w+ = \w+;\s*$")
 _PARAM_LINE = re.compile(r'^\s*(const\s+)?[\w:<>]+\s*\*?\s*\w+[,)]\s*$')
 
@@ -408,7 +409,7 @@ class _Graph:
 def _storage_groups(wrapper: str) -> dict[str, set[str]]:
     """Buffer -> every name sharing its storage through the wrapper's ``# reuse`` lines."""
     storage: dict[str, set[str]] = {}
-    for new, old in re.findall(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b.*; del \2\s+# reuse", wrapper, re.M) + \
+    for new, old in re.findall(r"^\s*((?:\w+_)?buf\d+) = (?:reinterpret_tensor\()?((?:\w+_)?buf\d+)\b.*; del \2\s+# reuse", wrapper, re.M) + \
             re.findall(r"^\s*auto (buf\d+) = std::move\((buf\d+)\);\s*// reuse", wrapper, re.M):  # a C++ wrapper's
         group = storage.get(old, {old}) | storage.get(new, {new})
         for n in group:

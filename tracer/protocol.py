@@ -279,6 +279,7 @@ class StopBase(StopHead, total=False):
     attempt: int  # Dynamo restarted this frame's analysis: torch names the compile [0/0_1]
     trace_id: str  # "[0/0_1]"
     part: int  # one of several graphs Inductor compiled for this compile id and kind (see graph_key)
+    subgraph: str  # a higher-order op's subgraph of the graph (issue 27, see graph_key): "true_graph_0"
     variant: str  # a what-if recompile of the graph (issue 22): its settings, "max_autotune=True"
     unavailable: str  # the whole snapshot failed (tracer.adapter.safe)
     traceback: str
@@ -308,6 +309,7 @@ class LoweringStop(StopBase, total=False):
     graph_inputs: list[GraphInput]
     is_inference: bool
     is_backward: bool
+    unnamed: list[str]  # buffers Inductor never named (a flex attention mod lowered inline), left out of ``buffers``
 
 
 class SchedulingStop(StopBase, total=False):
@@ -350,6 +352,8 @@ class CodegenStop(StopBase, total=False):
     kernels: list[Kernel]
     links: Links | Unavailable
     kernel_spans: dict[str, KernelSpan]  # kernel (as in links.kernels) -> where it is in the wrapper
+    function: str  # a subgraph's (issue 27): its function in the parent's output module, "true_graph_0"
+    function_lines: list[int]  # that function's [first, last] 1-based lines in ``wrapper``
     autotune: list[Autotune]  # issue 27: Inductor's autotuning selections while lowering this graph
 
 
@@ -438,6 +442,7 @@ class _Error(TypedDict):
 
 class Error(_Error, total=False):
     part: int  # the graph's part (see graph_key), as its stops carry it
+    subgraph: str  # the graph's higher-order-op subgraph (see graph_key), as its stops carry it
     variant: str  # the failed compile was a what-if variant (see WhatIf)
     full_message: str
     traceback: str
@@ -481,6 +486,7 @@ class Provenance(TypedDict, total=False):
     graph_kind: GraphKind
     mappings: str  # inductor_provenance_tracking_node_mappings JSON
     part: int  # the graph's part (see graph_key), as its stops carry it
+    subgraph: str  # the graph's higher-order-op subgraph (see graph_key), as its stops carry it
     variant: str
     t: float
 
@@ -491,6 +497,7 @@ class Artifact(TypedDict, total=False):
     compile_id: str
     graph_kind: GraphKind
     part: int  # the graph's part (see graph_key), as its stops carry it
+    subgraph: str  # the graph's higher-order-op subgraph (see graph_key), as its stops carry it
     variant: str
     payload: str
     note: str  # aoti_package: whether the run stage times it, or why not
@@ -516,6 +523,7 @@ class FusionQuery(TypedDict, total=False):
     compile_id: str
     graph_kind: str
     part: int
+    subgraph: str
     verdict: str  # "can fuse" | "cannot fuse" | "not available: ..."
     reasons: list[str]  # Inductor's fusion log while it decided
     t: float
@@ -665,7 +673,9 @@ class Run(TypedDict, total=False):
     pid: int
     kernels: list[RunKernel]
     part: int  # the graph's part (see graph_key), as its stops carry it
+    subgraph: str  # the graph's higher-order-op subgraph (see graph_key), as its stops carry it
     variant: str  # a what-if variant's timing
+    not_timed: str  # why this graph has no time of its own, by design (a subgraph lowered inline); not a failure
     numerics: Numerics  # a variant's outputs against the original compiled graph's and eager's
     error: str
     traceback: str
@@ -728,6 +738,7 @@ class WhatIf(TypedDict, total=False):
     compile_id: str
     graph_kind: GraphKind
     part: int  # the graph's part (see graph_key), as its stops carry it
+    subgraph: str  # the graph's higher-order-op subgraph (see graph_key), as its stops carry it
     variant: str
     settings: dict[str, Any]
     status: Literal["compiling", "done", "failed"]
@@ -765,6 +776,7 @@ class Command(TypedDict, total=False):
     compile_id: str  # what_if: the graph to recompile, with these torch._inductor.config settings
     graph_kind: str
     part: int  # what_if: the graph's part (see graph_key), if it has one
+    subgraph: str  # what_if: the graph's subgraph (see graph_key), if it is one
     settings: dict[str, Any]
     run: bool  # what_if: then time the original and the variant (with numerics)
 
@@ -774,8 +786,8 @@ class Command(TypedDict, total=False):
 #: A stop's head keys, in the order they start its line.
 STOP_HEAD_KEYS: tuple[str, ...] = tuple(StopHead.__annotations__)
 #: Head keys kept in the clear on a packed line, by message type (besides ``type``).
-PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": (*STOP_HEAD_KEYS[1:], "part", "variant")}
-_OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "part", "name")
+PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": (*STOP_HEAD_KEYS[1:], "part", "subgraph", "variant")}
+_OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "part", "subgraph", "name")
 #: Lines at least this long (bytes) are packed by the session writer.
 PACK_OVER = 2048
 
@@ -864,8 +876,8 @@ def decode(line: bytes | str) -> dict[str, Any] | None:
 # The head of a stop line as the agent writes it (stop_head), then, on a packed line, its size.
 _STR = rb'"(?:[^"\\]|\\.)*"'
 _STOP_HEAD = re.compile(rb'\{"type":"stop","seq":(\d+),"compile_id":(' + _STR + rb'),"graph_kind":(' + _STR
-                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"part":(\d+))?(?:,"variant":(' + _STR
-                        + rb'))?(?:,"size":(\d+),"zlib":")?')
+                        + rb'),"stage":("[a-z_]+"),"paused":(true|false)(?:,"part":(\d+))?(?:,"subgraph":(' + _STR
+                        + rb'))?(?:,"variant":(' + _STR + rb'))?(?:,"size":(\d+),"zlib":")?')
 LAZY = "_raw"  # key of a stop whose body is not parsed yet (see read_session's lazy_over)
 
 
@@ -923,15 +935,17 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                 start, pos = pos, end
                 if lazy_over is not None and not first and end - start > min(lazy_over, _LAZY_MIN):
                     m = _STOP_HEAD.match(mm[start:start + 512])
-                    if m and (int(m.group(8)) if m.group(8) else end - start) > lazy_over \
+                    if m and (int(m.group(9)) if m.group(9) else end - start) > lazy_over \
                             and mm[end - 4:end].rstrip().endswith(b"}"):  # a whole line, not a torn one
                         head = {"type": "stop", "seq": int(m.group(1)), "compile_id": json.loads(m.group(2)),
                                 "graph_kind": json.loads(m.group(3)), "stage": json.loads(m.group(4)),
                                 "paused": m.group(5) == b"true", LAZY: (path, start, end - start)}
                         if m.group(6):  # one of several graphs of its compile id and kind (see graph_key)
                             head["part"] = int(m.group(6))
-                        if m.group(7):  # a what-if variant's stop (its variant follows the head)
-                            head["variant"] = json.loads(m.group(7))
+                        if m.group(7):  # a higher-order op's subgraph (see graph_key)
+                            head["subgraph"] = json.loads(m.group(7))
+                        if m.group(8):  # a what-if variant's stop (its variant follows the head)
+                            head["variant"] = json.loads(m.group(8))
                         yield head
                         continue
                 msg = decode(mm[start:end])
@@ -959,10 +973,17 @@ def graph_key(msg: dict[str, Any]) -> str:
     its own (``compile_fx`` once per submodule, all under the frame's compile id).  Each is a graph
     of its own, told apart by its message's ``part`` (1-based, in compile order; a forward's backward
     has its forward's part): ``"[4/0] forward #2"``, ``"[4/0] backward #2"``.  Ordinary compiles have
-    no ``part`` and keep their keys."""
+    no ``part`` and keep their keys.
+
+    A higher-order op's subgraph (a ``torch.cond`` branch, an ``invoke_subgraph`` / nested compile
+    region, a ``while_loop`` body, flex attention's score and mask mods) is a graph of its own under its
+    parent, named as the parent's post-grad module names it (``subgraph``; a subgraph of a subgraph
+    joins the names with :data:`SUBGRAPH_SEP`): ``"[0/0] inference › true_graph_0"``."""
     key = f"{msg.get('compile_id', '[?]')} {msg.get('graph_kind', '?')}"
     if msg.get("part"):
         key += f"{PART_SEP}{msg['part']}"
+    if msg.get("subgraph"):
+        key += f"{SUBGRAPH_SEP}{msg['subgraph']}"
     return f"{key}{VARIANT_SEP}{msg['variant']}" if msg.get("variant") else key
 
 
@@ -978,6 +999,27 @@ def split_part(kind: str) -> tuple[str, int | None]:
 def with_part(kind: str, part: int | None) -> str:
     """``("forward", 2)`` -> ``"forward #2"``; no part -> ``kind`` (the inverse of :func:`split_part`)."""
     return f"{kind}{PART_SEP}{part}" if part else kind
+
+
+SUBGRAPH_SEP = " › "  # between a graph's kind (and part) and its subgraph: "[0/0] inference › true_graph_0"
+
+
+def split_subgraph(kind: str) -> tuple[str, str | None]:
+    """``"inference › true_graph_0"`` (a kind as a graph key ends, no variant) -> ``("inference", "true_graph_0")``;
+    ``"inference"`` -> ``("inference", None)``.  A nested subgraph keeps its whole path: ``"a › b"``."""
+    base, sep, sub = str(kind).partition(SUBGRAPH_SEP)
+    return (base, sub) if sep and sub else (str(kind), None)
+
+
+def kind_of(msg: dict[str, Any]) -> str:
+    """A message's graph kind as its graph key ends (without the variant): ``"forward #2"``,
+    ``"inference › true_graph_0"`` (:func:`graph_key` less the compile id)."""
+    return with_subgraph(with_part(str(msg.get("graph_kind")), msg.get("part")), msg.get("subgraph"))
+
+
+def with_subgraph(kind: str, subgraph: str | None) -> str:
+    """``("inference", "true_graph_0")`` -> ``"inference › true_graph_0"`` (the inverse of :func:`split_subgraph`)."""
+    return f"{kind}{SUBGRAPH_SEP}{subgraph}" if subgraph else kind
 
 
 # ----------------------------------------------------------------------------- what if (issue 22)

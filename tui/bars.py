@@ -49,8 +49,8 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
     t.append(f" {key or 'waiting for the first compile'} ", style="bold")
     for s in ALL_STAGES:
         mark, style = ("✓", "green") if s in done else (" ", "dim")
-        if err and err.get("stage") == s:
-            mark, style = "✗", "bold red"
+        if (err and err.get("stage") == s) or (s == "run" and (session.runs.get(key) or {}).get("error")):
+            mark, style = "✗", "bold red"  # (a failed timing: ✗run, never ✓run)
         if view.paused and graph_key(view.paused) == key and view.paused["stage"] == s:
             mark, style = "●", "bold yellow"
         if s == view.stage:

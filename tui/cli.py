@@ -195,6 +195,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 if msg.get("error"):
                     failed_runs.append(protocol.graph_key(msg))
                     print(f"{protocol.graph_key(msg):<20} run         failed: {msg['error']}", flush=True)
+                elif msg.get("not_timed"):  # by design, not a failure (a subgraph lowered inline)
+                    print(f"{protocol.graph_key(msg):<20} run         not timed: {msg['not_timed']}", flush=True)
                 else:
                     eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "

@@ -884,7 +884,8 @@ def default_partner(graphs: Sequence[str], key: str) -> str | None:
     """The graph to diff ``key`` with: for a recompile ``[f/n]`` (n > 0) of a kind, ``[f/n-1]`` of
     that kind (so ``[0/1] forward`` -> ``[0/0] forward``); otherwise the next recompile of the same
     frame and kind, else the nearest other graph of that kind, else any other graph."""
-    m = re.match(r"\[(\d+)/(\d+)\] (\w+(?: #\d+)?)", key)  # the kind with its part (protocol.graph_key)
+    # the kind with its part and subgraph (protocol.graph_key): a branch's partner is the same branch
+    m = re.match(r"\[(\d+)/(\d+)\] (\w+(?: #\d+)?(?: › [^·]+?)?)(?: · |$)", key)
     others = [g for g in graphs if g != key]
     if VARIANT_SEP in key and key.split(VARIANT_SEP, 1)[0] in graphs:  # a what-if variant: its original
         return key.split(VARIANT_SEP, 1)[0]

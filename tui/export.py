@@ -277,6 +277,8 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
                                        encoding="json" if not isinstance(rr, str) else "string")
                     continue
                 start(cid, None)
+                sub = m.get("subgraph")  # a higher-order op's subgraph (issue 27): its own artifacts, named for it
+                art = (lambda name, sub=sub: f"{name}_{sub}") if sub else (lambda name: name)
                 if stage == "aot":
                     aot = m.get("aot_graphs") if isinstance(m.get("aot_graphs"), dict) else {}
                     for key, event in _AOT_EVENTS:  # once per graph of the frame compile (a DDP bucket's
@@ -286,15 +288,20 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
                             w.event(event, {}, cid, aot[key])
                     post = m.get("post_grad") if isinstance(m.get("post_grad"), dict) else {}
                     if isinstance(post.get("code"), str):
-                        w.artifact("inductor_post_grad_graph", cid, post["code"])
+                        w.artifact(art("inductor_post_grad_graph"), cid, post["code"])
                 elif stage == "lowering":
-                    w.artifact(ARTIFACTS["lowering"], cid, ir_buffers_text(m))
+                    w.artifact(art(ARTIFACTS["lowering"]), cid, ir_buffers_text(m))
                 elif stage == "scheduling":
-                    w.artifact(ARTIFACTS["pre_fusion"], cid, scheduler_text(m, "before"))
-                    w.artifact(ARTIFACTS["post_fusion"], cid, scheduler_text(m, "after"))
-                    w.artifact(ARTIFACTS["fusion"], cid, fusion_text(m))
+                    w.artifact(art(ARTIFACTS["pre_fusion"]), cid, scheduler_text(m, "before"))
+                    w.artifact(art(ARTIFACTS["post_fusion"]), cid, scheduler_text(m, "after"))
+                    w.artifact(art(ARTIFACTS["fusion"]), cid, fusion_text(m))
                 elif stage == "loopbody":
-                    w.artifact(ARTIFACTS["loopbody"], cid, loopbody_text(m))
+                    w.artifact(art(ARTIFACTS["loopbody"]), cid, loopbody_text(m))
+                elif stage == "codegen" and sub:
+                    if isinstance(m.get("function_lines"), list) and isinstance(m.get("wrapper"), str):
+                        first, last = m["function_lines"]  # its function: the output code is its parent's
+                        w.artifact(art("inductor_subgraph_code"), cid,
+                                   "\n".join(m["wrapper"].split("\n")[first - 1:last]))
                 elif stage == "codegen":
                     if isinstance(m.get("wrapper"), str):
                         sched = collective_schedule(m["wrapper"]) if cid not in own_schedule else []
@@ -329,7 +336,7 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
                 elif cid:
                     metrics(cid, m)
             elif typ == "run" and cid:
-                w.artifact(ARTIFACTS["run"], cid, run_text(m))
+                w.artifact(ARTIFACTS["run"] + (f"_{m['subgraph']}" if m.get("subgraph") else ""), cid, run_text(m))
 
         w.lineno = len(msgs)
         w.t = last_t

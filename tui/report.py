@@ -28,7 +28,7 @@ import sys
 import tarfile
 from typing import Any
 
-from inductor_step.tracer.protocol import ALL_STAGES, with_part
+from inductor_step.tracer.protocol import ALL_STAGES, with_part, with_subgraph
 from inductor_step.tui.modes import how_compiled_section
 from inductor_step.tui.text import break_reasons
 from inductor_step.tui.session import Session, fmt_ms as _ms, load_session, session_command, session_parser
@@ -50,8 +50,9 @@ def cid_slug(compile_id: str | None) -> str:
 
 
 def _kind_of(m: dict[str, Any], default: str = "None") -> str:
-    """A message's graph kind with its part, as graph keys end: ``"forward #2"`` (protocol.graph_key)."""
-    return with_part(str(m.get("graph_kind", default)), m.get("part"))
+    """A message's graph kind with its part and subgraph, as graph keys end: ``"forward #2"``,
+    ``"inference › true_graph_0"`` (protocol.graph_key)."""
+    return with_subgraph(with_part(str(m.get("graph_kind", default)), m.get("part")), m.get("subgraph"))
 
 
 def _graphs(msgs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
@@ -197,7 +198,7 @@ def _write_repros(msgs: list[dict[str, Any]], graphs: dict, out_dir: str) -> tup
         if m.get("type") != "artifact" or m.get("name") != "fx_graph_runnable" or not isinstance(m.get("payload"), str):
             continue
         cid, kind = str(m.get("compile_id", "[?]")), _kind_of(m, "graph")
-        slug = kind.replace(" #", "_")  # "forward #2" -> repro_4-0_forward_2.py
+        slug = kind.replace(" #", "_").replace(" › ", "__")  # "forward #2" -> repro_4-0_forward_2.py; a subgraph: __true_graph_0
         name = f"repro_{cid_slug(cid)}_{slug}.py"
         n = 2
         while name in used:
@@ -216,7 +217,7 @@ def _write_repros(msgs: list[dict[str, Any]], graphs: dict, out_dir: str) -> tup
         code = post.get("code") if isinstance(post, dict) else None
         if not code:
             continue
-        name = f"graph_{cid_slug(cid)}_{kind.replace(' #', '_')}.txt"
+        name = f"graph_{cid_slug(cid)}_{kind.replace(' #', '_').replace(' › ', '__')}.txt"
         banner = (
             f"# NOT RUNNABLE: the post-grad FX graph of {cid} {kind}, as inductor-step recorded it.\n"
             "# The session holds no fx_graph_runnable for this graph (Inductor's standalone repro),\n"

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any
 
-from inductor_step.tracer.protocol import graph_key, with_part
+from inductor_step.tracer.protocol import graph_key, kind_of, with_part
 from inductor_step.tui.modes import how_compiled_lines, kernel_backend, symbol_line, symbols_in, timed_sizes_line
 
 
@@ -113,8 +113,9 @@ def graph_note(dynamo: dict[str, Any] | None) -> str:
 # --------------------------------------------------------------------------- the stages
 
 def _kind(msg: dict[str, Any]) -> str:
-    """A message's graph kind with its part (``"forward #2"``, protocol.graph_key)."""
-    return with_part(str(msg.get("graph_kind")), msg.get("part"))
+    """A message's graph kind with its part and subgraph (``"forward #2"``, ``"inference › true_graph_0"``,
+    protocol.graph_key)."""
+    return kind_of(msg)
 
 
 def dynamo_text(stop: dict[str, Any], guards: str | None, guards_commented: str = "") -> str:
@@ -235,6 +236,9 @@ def stop_summary(stop: dict[str, Any]) -> str:
             what += f", {len(stop['autotune'])} autotuning selection(s)"
     else:
         what = ""
+    if stage != "dynamo" and isinstance(stop.get("unavailable"), str) and not stop.get("buffers") \
+            and not stop.get("kernels") and not stop.get("after"):  # a whole stage that is not there, and why
+        what = f"not available: {stop['unavailable']}"
     return f"{graph_key(stop):<20} {stage:<11} {what}"
 
 

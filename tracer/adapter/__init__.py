@@ -19,7 +19,7 @@ graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torc
 :mod:`.whatif` (settings, a captured graph compiled again), :mod:`.aoti` (AOTInductor calls and packages, a C++
 wrapper's kernel built on its own), :mod:`.compile_modes` (how a graph was
 compiled: torch.compile's arguments, non-default config, dynamic symbols, templates, autotuning), :mod:`.collectives` (a graph's collectives and the
-local stand-ins timing runs in their place).
+local stand-ins timing runs in their place), :mod:`.subgraphs` (which higher-order-op subgraph a pass or a lowering is on).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
 """
 
@@ -124,4 +124,16 @@ from inductor_step.tracer.adapter.user_triton import (  # noqa: F401
 from inductor_step.tracer.adapter.cudagraphs import (  # noqa: F401
     cudagraphs_enabled,
     install_cudagraph_log_hook,
+)
+from inductor_step.tracer.adapter.subgraphs import (  # noqa: F401
+    has_higher_order_ops,
+    install_subgraph_tracking,
+    lowering_subgraph,
+    pass_root,
+    pass_subgraph_path,
+    portable_graph_module,
+    rebuild_graph_module,
+    scheduler_storage,
+    subgraph_attrs,
+    submodule,
 )

@@ -183,7 +183,13 @@ def ir_buffers(gl: Any) -> dict[str, Any]:
     ``buf.origins``), ``origin_node`` (the FX node whose lowering made it, ``buf.origin_node``) and ``text`` (Inductor's own ``str(buf)``, cut at MAX_TEXT characters).
     """
     out = []
+    unnamed = []
     for buf in list(gl.buffers):
+        if not getattr(buf, "name", None):
+            # a buffer Inductor never named: flex attention's score / mask mod lowered inline for its
+            # template (get_name() asserts on it); it is listed as part of its template, not as a buffer
+            unnamed.append(f"{type(buf).__name__}(name=None, data={type(getattr(buf, 'data', None)).__name__})")
+            continue
         d: dict[str, Any] = {"name": buf.get_name(), "ir_type": type(buf).__name__}
         try:
             d["operation"] = buf.get_operation_name()
@@ -226,7 +232,8 @@ def ir_buffers(gl: Any) -> dict[str, Any]:
         except Exception:  # noqa: BLE001
             pass
         inputs.append(m)
-    return {"buffers": out, "graph_inputs": inputs,
+    extra = {"unnamed": unnamed} if unnamed else {}
+    return {"buffers": out, "graph_inputs": inputs, **extra,
             "is_inference": bool(getattr(gl, "is_inference", False)),
             "is_backward": bool(getattr(gl, "is_backward", False))}
 

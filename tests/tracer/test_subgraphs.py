@@ -1,0 +1,129 @@
+"""Higher-order ops' subgraphs are graphs (issue 27.1, 27.9, 27.12 on CPU): ``torch.cond``, a
+``nested_compile_region``, ``while_loop`` and ``flex_attention``, recorded once with ``--run``
+(tests/scripts/hop_all.py), checked as a person checks them: every graph and subgraph has its stages,
+every generated kernel is linked to a buffer, every graph is timed or says why, the script's output is
+unchanged, and the graph list shows the subgraph keys.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from inductor_step.tracer.protocol import STAGES, graph_key, validate
+from test_tracer import ROOT, Run, headless
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+
+SCRIPT = os.path.join(ROOT, "tests", "scripts", "hop_all.py")
+
+#: the subgraphs of the script's four compiled functions, by parent ("cond": the first), as torch names them
+SUBGRAPHS = {"cond": ["true_graph_0", "false_graph_0"], "nested": ["repeated_subgraph0"],
+             "while_loop": ["while_loop_cond_graph_0", "while_loop_body_graph_0"], "flex": ["sdpa_score0", "sdpa_mask0"]}
+#: subgraphs Inductor lowers inline into their parent's kernel: no stages of their own after aot
+INLINED_NAMES = {"sdpa_score0", "sdpa_mask0"}
+#: Dynamo's name for each subgraph, as the dynamo stop's note gives it
+DYNAMO_NAMES = {"true_graph_0": "cond_true_0", "false_graph_0": "cond_false_0", "repeated_subgraph0": "subgraph_0",
+                "while_loop_cond_graph_0": "cond_fn_0", "while_loop_body_graph_0": "body_fn_0",
+                "sdpa_score0": "score_mod_0", "sdpa_mask0": "mask_fn_0"}
+
+
+@pytest.fixture(scope="module")
+def hops(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return headless(tmp_path_factory, "hops", SCRIPT, run=True)
+
+
+@pytest.fixture(scope="module")
+def graphs(hops: Run) -> list[str]:
+    """Every graph key the script should have: each compiled function's ``[N/0] inference`` (in compile
+    order) and its subgraphs' ``[N/0] inference › name``."""
+    parents = [k for k in hops.graphs() if " › " not in k]
+    assert len(parents) == len(SUBGRAPHS), hops.graphs()
+    return [k for p, subs in zip(parents, SUBGRAPHS.values()) for k in [p, *(f"{p} › {s}" for s in subs)]]
+
+
+def inlined(key: str) -> bool:
+    return key.partition(" › ")[2] in INLINED_NAMES
+
+
+def key_of(graphs: list[str], sub: str) -> str:
+    return next(k for k in graphs if k.endswith(f" › {sub}"))
+
+
+def test_the_script_runs_unchanged_and_exits_0(hops: Run) -> None:
+    assert hops.returncode == 0, hops.stderr[-3000:]
+    assert hops.user_output() == ["cond True", "nested True", "while_loop True", "flex True"]
+    assert not [m for m in hops.messages if validate(m)], [validate(m) for m in hops.messages if validate(m)][:3]
+    assert not hops.of_type("error")
+
+
+def test_every_graph_and_subgraph_has_its_own_key_and_every_stage(hops: Run, graphs: list[str]) -> None:
+    assert sorted(hops.graphs()) == sorted(graphs)
+    for key in graphs:
+        assert hops.stages_of(key) == list(STAGES), key  # each stage once: nothing piles up under the parent
+        if inlined(key):
+            for stage in ("lowering", "scheduling", "loopbody", "codegen"):
+                assert "inline" in hops.stop(key, stage)["unavailable"]
+    # the graph list shows them: the keys headless prints are the app's (tui.session.Session.graphs)
+    for key in graphs:
+        assert key in hops.stdout
+
+
+def test_a_subgraph_names_its_dynamo_graph_and_has_its_own_levels(hops: Run, graphs: list[str]) -> None:
+    for key in graphs:
+        sub = key.partition(" › ")[2]
+        if not sub:
+            continue
+        dyn = hops.stop(key, "dynamo")
+        assert f"traced it as {DYNAMO_NAMES[sub]!r}" in dyn["note"], dyn["note"]
+        assert dyn["graph"]["nodes"], key
+        assert hops.stop(key, "aot")["post_grad"]["nodes"], key
+        if inlined(key):
+            continue
+        bufs = [b["name"] for b in hops.stop(key, "lowering")["buffers"]]
+        assert bufs and all(b.startswith(sub + "_buf") for b in bufs), (key, bufs)  # as Inductor names them
+        cg = hops.stop(key, "codegen")
+        assert cg["function"] == sub and f"def {sub}(args):" in cg["wrapper"].split("\n")[cg["function_lines"][0] - 1]
+
+
+def test_every_kernel_is_linked_to_its_buffers_in_parent_and_subgraphs(hops: Run, graphs: list[str]) -> None:
+    """The extern calls inside a subgraph's function (cond's mm, the region's addmm) are kernels too."""
+    externs = []
+    for key in graphs:
+        if inlined(key):
+            continue
+        cg = hops.stop(key, "codegen")
+        links = cg["links"]
+        assert "buffers" in links, (key, links.get("unavailable"))
+        own = {b["name"] for b in hops.stop(key, "lowering")["buffers"]}
+        for k in cg["kernels"]:
+            assert k["buffers"] and set(links["kernels"][k["name"]]["buffers"]) <= own, (key, k["name"])
+            assert k["name"] in cg["kernel_spans"]
+            externs += [f"{key} {k['name']}"] if k["backend"] == "extern" else []
+        for name, b in links["buffers"].items():  # every buffer has a kernel, or says precisely why not
+            assert b.get("kernels") or any("subgraph function" in n for n in b.get("notes") or []), (key, name, b)
+    assert f"{key_of(graphs, 'true_graph_0')} extern_kernels.mm#0" in externs
+    assert f"{key_of(graphs, 'repeated_subgraph0')} extern_kernels.addmm#0" in externs
+    flex = key_of(graphs, "sdpa_score0").partition(" › ")[0]
+    assert hops.stop(flex, "lowering")["buffers"]  # flex's snapshot no longer asserts
+
+
+def test_every_graph_is_timed_or_says_why(hops: Run, graphs: list[str]) -> None:
+    runs = {graph_key(m): m for m in hops.of_type("run")}
+    assert sorted(runs) == sorted(graphs)
+    for key, m in runs.items():
+        assert not m.get("error"), (key, m.get("error"))
+        if inlined(key):
+            assert "inline" in m["not_timed"]
+            continue
+        assert m["compiled_ms"] > 0 and m["eager_ms"] > 0, key  # eager too: no fx re-trace of cond & co
+        codegen = {k["name"] for k in hops.stop(key, "codegen")["kernels"]}
+        assert {k["name"] for k in m["kernels"]} <= codegen, key  # each graph times its own kernels
+    # the branch the inputs did not take is timed on the same arguments, and says so
+    false, body = key_of(graphs, "false_graph_0"), key_of(graphs, "while_loop_body_graph_0")
+    assert {k["name"] for k in runs[false]["kernels"]} == {k["name"] for k in hops.stop(false, "codegen")["kernels"]}
+    assert "did not run" in runs[false]["inputs"]
+    assert any("ran 3 times" in w for w in runs[body]["warnings"])
+    assert "could not be timed" not in hops.stderr
