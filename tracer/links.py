@@ -440,10 +440,13 @@ def _link_kernels(g: _Graph) -> None:
 
 
 def _link_multi_outputs(g: _Graph) -> None:
-    """Outputs of multi-output kernels (``bufK = bufJ[i]``) belong to the kernel that made ``bufJ``."""
-    from inductor_step.tracer.codeparse import multi_outputs  # noqa: PLC0415
+    """Outputs of multi-output kernels (``bufK = bufJ[i]``) and a fallback's single output
+    (``bufK = bufJ``) belong to the kernel that made ``bufJ``."""
+    from inductor_step.tracer.codeparse import multi_outputs, sole_outputs  # noqa: PLC0415
 
-    for child, (parent, index) in multi_outputs(g.wrapper).items():
+    children: dict[str, tuple[str, int | None]] = dict(multi_outputs(g.wrapper))
+    children.update({c: (p, None) for c, p in sole_outputs(g.wrapper).items() if c not in children})
+    for child, (parent, index) in children.items():
         d, pd = g.buffers.get(child), g.buffers.get(parent)
         if d is None or d["kernels"] or pd is None and not any(parent in (k.get("buffers") or []) for k in g.kernels):
             continue
@@ -451,7 +454,8 @@ def _link_multi_outputs(g: _Graph) -> None:
         for kname in parent_kernels:
             d["kernels"].append(kname)
             d["kernel_lines"][kname] = [[1, 1]] if g.kernel_links[kname]["backend"] == "extern" else []
-            d["notes"].append(f"output {index} of {parent}, which {kname} returns")
+            d["notes"].append(f"output {index} of {parent}, which {kname} returns" if index is not None else
+                              f"the output of {kname} ({parent}, which it returns)")
             if child not in g.kernel_links[kname]["buffers"]:
                 g.kernel_links[kname]["buffers"].append(child)
 
@@ -566,12 +570,16 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
 
 
 def _fx_index(out_b: dict[str, dict], pg: dict[str, dict]) -> dict[str, dict[str, Any]]:
-    """``links.fx_nodes``: post-grad FX node -> its buffers, Dynamo nodes and user line."""
+    """``links.fx_nodes``: post-grad FX node -> its buffers, Dynamo nodes and user line (and
+    ``torch_line`` where the node's innermost frame is inside torch)."""
     fx: dict[str, dict[str, Any]] = {}
     for name, d in out_b.items():
         for o in d["fx_nodes"]:
-            fx.setdefault(o, {"buffers": [], "dynamo_nodes": pg.get(o, {}).get("from_node") or [],
-                              "user_line": pg.get(o, {}).get("user_line")})["buffers"].append(name)
+            e = fx.setdefault(o, {"buffers": [], "dynamo_nodes": pg.get(o, {}).get("from_node") or [],
+                                  "user_line": pg.get(o, {}).get("user_line")})
+            e["buffers"].append(name)
+            if pg.get(o, {}).get("torch_line"):  # the innermost frame, torch's own, where torch shows the node
+                e["torch_line"] = pg[o]["torch_line"]
     return fx
 
 
