@@ -246,11 +246,13 @@ def kernel_spans(wrapper: str, kernels: list[dict[str, Any]]) -> dict[str, dict[
 
 
 _CPP_PTR_ALIAS = re.compile(r"^\s*auto (out_ptr\d+) = (in_out_ptr\d+);\s*$", re.M)
+# bufB = bufA; del bufA  # reuse, or bufB = reinterpret_tensor(bufA, ...); del bufA  # reuse
+_ANY_REUSE = re.compile(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b[^\n]*; del \2\s+# reuse", re.M)
 
 
 def in_place_writes(kernel: dict[str, Any], wrapper: str) -> list[str]:
     """Buffers a C++ kernel stores in the storage of a buffer it also writes, before that one:
-    ``buf10 = buf8; del buf8  # reuse`` then ``kernel(..., buf10, ...)`` whose source keeps buf8's own
+    ``buf10 = buf8; del buf8  # reuse`` (or ``= reinterpret_tensor(buf8, ...)``) then ``kernel(..., buf10, ...)`` whose source keeps buf8's own
     pointer as ``auto out_ptr0 = in_out_ptr1;`` computes buf8 too.  One step back the ``# reuse``
     chain per such alias of the parameter; ``[]`` for other kernels."""
     if kernel.get("backend") != "cpp":
@@ -263,7 +265,7 @@ def in_place_writes(kernel: dict[str, Any], wrapper: str) -> list[str]:
     n_alias: dict[str, int] = {}
     for _, target in _CPP_PTR_ALIAS.findall(src):
         n_alias[target] = n_alias.get(target, 0) + 1
-    reuses = dict(_REUSE.findall(wrapper))
+    reuses = dict(_ANY_REUSE.findall(wrapper))
     out: list[str] = []
     for call in kernel.get("calls") or []:
         for arg, param in zip(call, params):
