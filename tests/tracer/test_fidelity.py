@@ -138,7 +138,8 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {k: [] for k in (
         "wrapper", "kernels", "order", "buffers", "post_grad", "wrong_line", "no_own_lines", "same_lines",
         "extra_kernel", "fallback_calls", "provenance_claim", "producer_first", "ghost_scheduler_node",
-        "sole_outputs", "in_place_stores", "unowned_lines", "post_to_pre", "pre_to_post", "torch_line")}
+        "sole_outputs", "in_place_stores", "unowned_lines", "post_to_pre", "pre_to_post", "torch_line",
+        "foreign_names")}
     cg = stops["codegen"]
     links = cg["links"]
     if cg["wrapper"] != tg.output_code:
@@ -297,6 +298,11 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
         dyn = links["dynamo_nodes"]
         out["pre_to_post"] += [f"{n}: {sorted(dyn.get(n, {}).get('post_grad', []))} != {sorted(v)}"
                                for n, v in tg.pre_to_post.items() if set(dyn.get(n, {}).get("post_grad", [])) != set(v)]
+    # every graph (a backward too, where torch writes no map): a post-grad node names Dynamo nodes only
+    # (no AOT-graph names such as clone_1, alias, or an empty name)
+    dyn_names = {n["name"] for n in (stops["dynamo"].get("graph") or {}).get("nodes") or []}
+    out["foreign_names"] += [f"{n['name']}: {sorted(set(n.get('from_node') or []) - dyn_names)}"
+                             for n in stops["aot"]["post_grad"]["nodes"] if set(n.get("from_node") or []) - dyn_names]
     # a node whose innermost frame is torch's own: torch's line, and the user's
     for n in stops["aot"]["post_grad"]["nodes"]:
         if n["name"] not in tg.frame:  # a placeholder: no line of its own in torch's file
@@ -370,7 +376,8 @@ def _graphs(result) -> dict[str, dict[str, list[str]]]:
 
 CHECKS = ["wrapper", "kernels", "order", "buffers", "post_grad", "wrong_line", "no_own_lines", "same_lines",
           "extra_kernel", "fallback_calls", "provenance_claim", "producer_first", "ghost_scheduler_node",
-          "sole_outputs", "in_place_stores", "unowned_lines", "post_to_pre", "pre_to_post", "torch_line"]
+          "sole_outputs", "in_place_stores", "unowned_lines", "post_to_pre", "pre_to_post", "torch_line",
+          "foreign_names"]
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -489,6 +496,8 @@ def test_qwen2_graphs_agree_with_torchs_own_artifacts(qwen2, check):
 def test_qwen2_restart_reason_is_torchs(qwen2):
     """The graph break after the model makes Dynamo restart the frame ([0/0_1]): each of its dynamo
     stops says why, as torch's compilation_metrics (TORCH_COMPILE_DEBUG's structured trace) does."""
+    from inductor_step.tui.text import stop_summary  # noqa: PLC0415
+
     session, debug = qwen2[0], qwen2[1]
     torch_reasons: dict[str, list[str]] = {}
     for path in glob.glob(os.path.join(debug, "tlparse", "*.log")):
@@ -502,6 +511,7 @@ def test_qwen2_restart_reason_is_torchs(qwen2):
         assert any("print" in r for r in m["restart_reasons"]), m["compile_id"]
         if torch_reasons:  # torch 2.11 writes no structured trace under TORCH_COMPILE_DEBUG's folder
             assert m["restart_reasons"] == torch_reasons[m["compile_id"]], m["compile_id"]
+        assert "restarted ([0/0_1]): Failed to trace builtin operator" in stop_summary(m)  # --headless says so
 
 
 def test_qwen2_torch_internal_node_shows_both_lines(qwen2):
