@@ -181,6 +181,7 @@ class LinkFxNode(TypedDict, total=False):
     buffers: list[str]
     dynamo_nodes: list[str]
     user_line: str | None
+    torch_line: str  # the node's innermost frame where it is inside torch (FxNode.torch_line)
 
 
 class LinkDynamoNode(TypedDict, total=False):

@@ -487,8 +487,11 @@ def test_qwen2_graphs_agree_with_torchs_own_artifacts(qwen2, check):
     preToPost (no AOT-graph names; a node compilation replaced maps to its replacement:
     ``post_to_pre``/``pre_to_post``), ``constant_pad_nd``'s line inside torch/nn/functional.py
     (``torch_line``), a fallback's single output (``sole_outputs``: ``bufK = bufJ`` on torch <= 2.13)."""
+    from inductor_step.tracer.protocol import validate  # noqa: PLC0415
+
     graphs = qwen2[2]
     assert {"[0/0] forward", "[0/0] backward"} <= set(graphs), graphs.keys()
+    assert [p for m in qwen2[0] for p in validate(m)] == []  # the new fields are typed
     bad = {g: p.get(check, []) for g, p in graphs.items() if p.get(check)}
     assert not bad, f"{check}: {bad}"
 
