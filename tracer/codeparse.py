@@ -252,9 +252,10 @@ _ANY_REUSE = re.compile(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b[^\n
 
 def in_place_writes(kernel: dict[str, Any], wrapper: str) -> list[str]:
     """Buffers a C++ kernel stores in the storage of a buffer it also writes, before that one:
-    ``buf10 = buf8; del buf8  # reuse`` (or ``= reinterpret_tensor(buf8, ...)``) then ``kernel(..., buf10, ...)`` whose source keeps buf8's own
-    pointer as ``auto out_ptr0 = in_out_ptr1;`` computes buf8 too.  One step back the ``# reuse``
-    chain per such alias of the parameter; ``[]`` for other kernels."""
+    ``buf10 = buf8; del buf8  # reuse`` (or ``= reinterpret_tensor(buf8, ...)``), then
+    ``kernel(..., buf10, ...)`` whose source keeps buf8's own pointer as ``auto out_ptr0 = in_out_ptr1;``
+    computes buf8 too.  One step back the ``# reuse`` chain per such alias of the parameter; ``[]``
+    for other kernels (``kernel``: one of :func:`parse_wrapper`'s, ``wrapper`` its wrapper)."""
     if kernel.get("backend") != "cpp":
         return []
     src = kernel.get("source") or ""
