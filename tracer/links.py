@@ -482,7 +482,8 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
     sources = ([("inductor provenance" if provenance_written else "inductor kernel-to-node record")] if prov_nodes else []) \
         + ["scheduler"] + (["kernel args"] if g.defs else []) + ["wrapper call arguments"]
     return {"buffers": g.buffers, "kernels": g.kernel_links, "fx_nodes": _fx_index(g.buffers, pg),
-            "dynamo_nodes": _dynamo_index(_fx_index(g.buffers, pg), post_grad_nodes, {n["name"] for n in dynamo_nodes}), "scheduler_nodes": _scheduler_index(g.buffers),
+            "dynamo_nodes": _dynamo_index(_fx_index(g.buffers, pg), post_grad_nodes, {n["name"] for n in dynamo_nodes}),
+            "scheduler_nodes": _scheduler_index(g.buffers),
             "fused_nodes": _fused_index(g.buffers, fused_nodes), "user_source": source_context or {},
             "sources": sources, "provenance_map": "written" if provenance_written else "empty", "notes": g.notes}
 

@@ -242,7 +242,8 @@ class DynamoStop(StopBase, total=False):
     graph: FxGraph | Unavailable
     graph_breaks: list[str]
     recompile_reasons: list[str]
-    restart_reasons: list[str]  # why Dynamo restarted this frame's analysis (attempt >= 1): torch's RestartAnalysis reasons
+    #: why Dynamo restarted this frame's analysis (attempt >= 1): torch's RestartAnalysis reasons
+    restart_reasons: list[str]
     resume: str | None  # this frame is Dynamo's continuation after a graph break
     note: str | None
     #: this graph's dynamo stop sent again under the kind AOTAutograd chose: the kind the agent had

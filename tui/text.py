@@ -107,7 +107,8 @@ def graph_note(dynamo: dict[str, Any] | None) -> str:
     if d.get("resume"):
         notes.append(f"resumes after a graph break ({d['resume']})")
     if d.get("restart_reasons"):  # Dynamo restarted the frame's analysis: torch names the compile [0/0_1]
-        notes.append(f"Dynamo restarted this frame's analysis{' (' + d['trace_id'] + ')' if d.get('trace_id') else ''}: "
+        which = f" ({d['trace_id']})" if d.get("trace_id") else ""
+        notes.append(f"Dynamo restarted this frame's analysis{which}: "
                      + " / ".join(str(r).strip().split("\n")[0] for r in d["restart_reasons"]))
     return "; ".join(notes)
 

@@ -294,7 +294,8 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
     if tg.post_to_pre:
         ours = {n["name"]: n for n in stops["aot"]["post_grad"]["nodes"] if n["op"] == "call_function"}
         out["post_to_pre"] += [f"{n}: {sorted(d.get('from_node') or [])} != {sorted(tg.post_to_pre.get(n, []))}"
-                               for n, d in ours.items() if set(d.get("from_node") or []) != set(tg.post_to_pre.get(n, []))]
+                               for n, d in ours.items()
+                               if set(d.get("from_node") or []) != set(tg.post_to_pre.get(n, []))]
         dyn = links["dynamo_nodes"]
         out["pre_to_post"] += [f"{n}: {sorted(dyn.get(n, {}).get('post_grad', []))} != {sorted(v)}"
                                for n, v in tg.pre_to_post.items() if set(dyn.get(n, {}).get("post_grad", [])) != set(v)]
@@ -309,8 +310,9 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
             continue
         f = tg.frame[n["name"]]
         inner = f is not None and "/torch/" in f[0]
-        if inner and not (str(n.get("torch_line") or "").endswith(f"{os.path.basename(f[0])}:{f[1]}")
-                          and n.get("user_line") and "/torch/" not in n["user_line"]) or not inner and n.get("torch_line"):
+        shows_both = str(n.get("torch_line") or "").endswith(f"{os.path.basename(f[0])}:{f[1]}") \
+            and n.get("user_line") and "/torch/" not in n["user_line"]
+        if inner and not shows_both or not inner and n.get("torch_line"):
             out["torch_line"].append(f"{n['name']}: torch {f}, ours {n.get('torch_line')} / {n.get('user_line')}")
 
 

@@ -189,10 +189,10 @@ def _missing_formulas() -> dict[Any, Any]:
         return {}
     aten = torch.ops.aten
 
-    def fwd(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):  # noqa: ANN001, ANN002, ANN003
+    def fwd(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):  # noqa: ANN
         return sdpa_flop_count(query_shape, key_shape, value_shape)
 
-    def bwd(grad_out_shape, query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):  # noqa: ANN001, ANN002, ANN003
+    def bwd(grad_out_shape, query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):  # noqa: ANN
         return sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape)
 
     out: dict[Any, Any] = {}
