@@ -310,7 +310,7 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
             continue
         f = tg.frame[n["name"]]
         inner = f is not None and "/torch/" in f[0]
-        shows_both = str(n.get("torch_line") or "").endswith(f"{os.path.basename(f[0])}:{f[1]}") \
+        shows_both = inner and str(n.get("torch_line") or "").endswith(f"{os.path.basename(f[0])}:{f[1]}") \
             and n.get("user_line") and "/torch/" not in n["user_line"]
         if inner and not shows_both or not inner and n.get("torch_line"):
             out["torch_line"].append(f"{n['name']}: torch {f}, ours {n.get('torch_line')} / {n.get('user_line')}")
