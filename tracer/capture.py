@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
-from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper
+from inductor_step.tracer.codeparse import bind_no_return_calls, in_place_writes, kernel_spans, parse_wrapper
 from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
 from inductor_step.tracer.compile_modes import mark_templates
 from inductor_step.tracer.protocol import PART_SEP, split_part, split_subgraph, split_variant, with_part
@@ -205,6 +205,8 @@ class Capture(SubgraphCapture):
             m = md.get("compilation_metrics") or {}
             if isinstance(m, dict) and m.get("fail_type"):
                 self.frame(cid)["fail"] = f"{m.get('fail_type')}: {m.get('fail_reason')}"
+            if isinstance(m, dict) and m.get("restart_reasons"):  # torch's own record, when the frame's compile ends
+                self.frame(cid)["restart_reasons"] = sorted(str(r) for r in m["restart_reasons"])
 
     def correct_kind(self, cid: str, fr: dict[str, Any], guessed: str, decided: str) -> None:
         """AOTAutograd compiles as ``decided`` the graph whose dynamo stop went out as ``guessed``
@@ -215,7 +217,7 @@ class Capture(SubgraphCapture):
         self.stop(cid, with_part(decided, part), "dynamo",
                   {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
                    "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
-                   "corrects": guessed, **self.how_compiled(fr)}, pause=False)
+                   "corrects": guessed, **self.how_compiled(fr), **self._restart(cid)}, pause=False)
 
     def on_pre_grad(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -226,6 +228,8 @@ class Capture(SubgraphCapture):
         if path:  # a higher-order op's subgraph, before its parent: its stop waits for its post-grad name
             self.keep_dynamo_subgraph(cid, path, graph)
             return
+        if self.frame(cid)["attempt"]:  # Dynamo restarted the frame's analysis ([0/0_1]): why
+            self.frame(cid)["restart_reasons"] = adapter.restart_reasons()
         fr = self.new_part(cid)
         self.adopt_dynamo_subgraphs(cid, fr, graph)
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
@@ -235,7 +239,9 @@ class Capture(SubgraphCapture):
         # issue 27: how this graph was compiled and its dynamic symbols (backward graphs reuse them)
         fr["compiled_with"] = adapter.compiled_with()
         fr["symbols"] = adapter.dynamic_symbols()
-        extra = {}
+        # the id torch's provenance gives this graph: post-grad nodes name the Dynamo nodes they came from by it
+        fr["dynamo_graph_id"] = adapter.pre_grad_graph_id(graph)
+        extra = self._restart(cid)
         if adapter.aot_compiling():
             extra["note"] = EXPORT_NOTE
         if fr.get("part") and fr.get("ddp_children"):
@@ -264,6 +270,11 @@ class Capture(SubgraphCapture):
         if fr.get("symbols"):
             out["symbols"] = fr["symbols"]
         return out
+
+    def _restart(self, cid: str) -> dict[str, Any]:
+        """A dynamo stop's ``restart_reasons`` where Dynamo restarted frame ``cid``'s analysis."""
+        reasons = self.frames.get(cid, {}).get("restart_reasons")
+        return {"restart_reasons": reasons} if reasons else {}
 
     def on_post_grad_pre(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -299,7 +310,7 @@ class Capture(SubgraphCapture):
                     ) if split_part(kind)[0] == "backward" else None
             self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
                                             "recompile_reasons": fr["recompile_reasons"], "note": note,
-                                            **self.how_compiled(fr, config_now=True)})
+                                            **self.how_compiled(fr, config_now=True), **self._restart(cid)})
 
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -332,7 +343,7 @@ class Capture(SubgraphCapture):
 
         g = self.graph(cid, kind)
         g.pending_aot = None
-        post_grad = adapter.fx_graph(graph)
+        post_grad = adapter.fx_graph(graph, self.frame(self.frame_key(cid, kind)).get("dynamo_graph_id"))
         if isinstance(post_grad, dict) and "unavailable" not in post_grad:
             post_grad["when"] = ("lowered: the graph GraphLowering.run lowered, after every post-grad pass" if lowered
                                  else "before Inductor's last post-grad passes (at post_grad_custom_post_pass); "
@@ -472,9 +483,10 @@ class Capture(SubgraphCapture):
         for b, o in owners.items():
             members.setdefault(o["fused_node"], []).append(b)
         for k in kernels:
-            # a kernel computes every buffer of the fused node(s) owning a buffer it writes
+            # a kernel computes every buffer of the fused node(s) owning a buffer it writes (also one it
+            # stores in place before the buffer it passes: auto out_ptr0 = in_out_ptr1;)
             fused = []
-            for b in k["writes"]:
+            for b in k["writes"] + in_place_writes(k, wrapper):
                 o = owners.get(b)
                 if o and o["fused_node"] not in fused:
                     fused.append(o["fused_node"])

@@ -230,6 +230,17 @@ def multi_outputs(wrapper: str) -> dict[str, tuple[str, int]]:
     return {c: (p, int(i)) for c, p, i in _ITEM.findall(wrapper)}
 
 
+_SOLE = re.compile(r"^\s*(buf\d+) = (buf\d+)\s*$", re.M)
+
+
+def sole_outputs(wrapper: str) -> dict[str, str]:
+    """``bufK = bufJ`` lines (no index, no ``del``): a fallback's single output, child -> parent.
+    Inductor wraps a fallback's one tensor in a ``MultiOutput`` with no index (torch 2.11-2.13:
+    ``buf4 = torch.ops.aten.cumsum.default(...)`` then ``buf5 = buf4``); torch 2.14 writes the
+    fallback's buffer directly."""
+    return dict(_SOLE.findall(wrapper))
+
+
 def kernel_source_lines(wrapper: str, name: str) -> tuple[int, int] | None:
     """1-based (first, last) line numbers of kernel ``name``'s definition inside ``wrapper``."""
     for m in _DEF.finditer(wrapper):
@@ -269,4 +280,38 @@ def kernel_spans(wrapper: str, kernels: list[dict[str, Any]]) -> dict[str, dict[
         elif k["name"] in defs:
             first, last, body = defs[k["name"]]
             out[k["name"]] = {"def": [first, last], "body": body, "calls": calls}
+    return out
+
+
+_CPP_PTR_ALIAS = re.compile(r"^\s*auto (out_ptr\d+) = (in_out_ptr\d+);\s*$", re.M)
+# bufB = bufA; del bufA  # reuse, or bufB = reinterpret_tensor(bufA, ...); del bufA  # reuse
+_ANY_REUSE = re.compile(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b[^\n]*; del \2\s+# reuse", re.M)
+
+
+def in_place_writes(kernel: dict[str, Any], wrapper: str) -> list[str]:
+    """Buffers a C++ kernel stores in the storage of a buffer it also writes, before that one:
+    ``buf10 = buf8; del buf8  # reuse`` (or ``= reinterpret_tensor(buf8, ...)``), then
+    ``kernel(..., buf10, ...)`` whose source keeps buf8's own pointer as ``auto out_ptr0 = in_out_ptr1;``
+    computes buf8 too.  One step back the ``# reuse`` chain per such alias of the parameter; ``[]``
+    for other kernels (``kernel``: one of :func:`parse_wrapper`'s, ``wrapper`` its wrapper)."""
+    if kernel.get("backend") != "cpp":
+        return []
+    src = kernel.get("source") or ""
+    m = _CPP_PARAMS.search(src)
+    if not m:
+        return []
+    params = [re.split(r"[\s*&]+", p.strip())[-1] for p in m.group(1).split(",") if p.strip()]
+    n_alias: dict[str, int] = {}
+    for _, target in _CPP_PTR_ALIAS.findall(src):
+        n_alias[target] = n_alias.get(target, 0) + 1
+    reuses = dict(_ANY_REUSE.findall(wrapper))
+    out: list[str] = []
+    for call in kernel.get("calls") or []:
+        for arg, param in zip(call, params):
+            names = _NAME_ARG.findall(arg)
+            name = names[0] if names else None
+            for _ in range(n_alias.get(param, 0)):
+                name = reuses.get(name) if name else None
+                if name and name not in out:
+                    out.append(name)
     return out

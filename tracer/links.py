@@ -26,12 +26,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from inductor_step.tracer.kernel_lines import line_ranges as _ranges
+from inductor_step.tracer.kernel_lines import ptr_lines as _ptr_lines
+from inductor_step.tracer.kernel_lines import split_in_place as _split_in_place
+
 _PROV = re.compile(r"(?:#|//)\s*\[Provenance debug handles\]\s*([\w.]+):(\d+)")  # // in a C++ wrapper
 _TRITON_DEF = re.compile(r"^def \w+\(([^)]*)\)", re.M)
 _CPP_DEF = re.compile(r'extern "C"\s+\w*\s*void\s+\w+\((.*?)\)', re.S)  # kernel(...), or its name in a C++ wrapper
 _CPP_ALIAS = re.compile(r"^\s*auto (\w+) = (\w+);\s*$", re.M)
 # buffer / argument names; a subgraph's function prefixes its own with its name (true_graph_0_buf3)
 _NAME = re.compile(r"\b((?:\w+_)?(?:buf|arg)\d\w*|(?:buf|arg|primals_|tangents_)\w*)\b")
+_VIEW = re.compile(r"^\s*((?:\w+_)?buf\d+) = reinterpret_tensor\(((?:\w+_)?buf\d+)\b[^\n]*#\s*alias\s*$", re.M)
 
 
 def _params(backend: str, source: str) -> list[str]:
@@ -42,38 +47,6 @@ def _params(backend: str, source: str) -> list[str]:
     if not m:
         return []
     return [re.split(r"[\s*&]+", p.strip())[-1] for p in m.group(1).split(",") if p.strip()]
-
-
-def _ranges(lines: list[int]) -> list[list[int]]:
-    out: list[list[int]] = []
-    for n in sorted(set(lines)):
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return out
-
-
-_VIEW = re.compile(r"^\s*((?:\w+_)?buf\d+) = reinterpret_tensor\(((?:\w+_)?buf\d+)\b[^\n]*#\s*alias\s*$", re.M)
-_ALIAS_LINE = re.compile(r"^\s*auto \w+ = \w+;\s*$")
-_PARAM_LINE = re.compile(r'^\s*(const\s+)?[\w:<>]+\s*\*?\s*\w+[,)]\s*$')
-
-
-def _ptr_lines(kernel: dict[str, Any], ptrs: set[str]) -> list[list[int]]:
-    """1-based line ranges of ``kernel["source"]`` that use any of the pointer names ``ptrs``
-    (loads, stores, atomic updates), leaving out the parameter list, C++ ``auto a = b;`` pointer
-    aliases and a Triton kernel's decorator."""
-    if not ptrs:
-        return []
-    lines = (kernel.get("source") or "").split("\n")
-    body_from = 0
-    if kernel.get("backend") == "triton":
-        body_from = next((i + 1 for i, line in enumerate(lines) if line.startswith("def ")), 0)
-    pat = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ptrs))) + r")\b")
-    hit = [i + 1 for i, line in enumerate(lines)
-           if i >= body_from and pat.search(line) and not line.lstrip().startswith(("def ", "#include"))
-           and not _PARAM_LINE.match(line) and 'extern "C"' not in line and not _ALIAS_LINE.match(line)]
-    return _ranges(hit)
 
 
 def pointer_lines(kernel: dict[str, Any], storage: dict[str, set[str]]) -> dict[str, list[list[int]]]:
@@ -166,61 +139,6 @@ def _call_ptr(rec: dict, name: str, real: str) -> tuple[str | None, str]:
     if d.get("in"):
         return d["in"], ""
     return None, "its store was removed"
-
-
-def _split_in_place(kernel: dict[str, Any], rec: dict, computed: list[str]) -> dict[str, list[list[int]]]:
-    """Lines of buffers one call computes one after another in the same storage (an in-place
-    chain ``[A, B, ...]`` sharing ``in_out_ptrN``; in C++ each earlier one keeps its own name as a
-    pointer alias, ``auto out_ptr2 = in_out_ptr0;``).  Lines through an earlier buffer's alias are
-    its own; a line through the shared pointer belongs to the buffer whose computation it falls in:
-    B's starts at the first use of A's alias (B reads A there).  Buffers whose boundary cannot be
-    told (no alias: Triton) are left out, sharing the pointer's lines."""
-    groups: dict[str, list[str]] = {}
-    for b in computed:
-        d = rec["ptrs"].get(b) or {}
-        inner = d.get("inplace")
-        if inner and inner != "REMOVED":
-            groups.setdefault(inner, []).append(b)
-    out: dict[str, list[list[int]]] = {}
-    src = (kernel.get("source") or "").split("\n")
-    for inner, members in groups.items():
-        chain = rec["ptrs"][members[0]].get("chain") or members
-        members.sort(key=lambda b: chain.index(b) if b in chain else len(chain))
-        p_lines = [n for a, e in _ptr_lines(kernel, {inner}) for n in range(a, e + 1)]
-        store = re.compile(r"(\.store\(|\bstore\(|atomic_\w*\(&?)\s*" + re.escape(inner) + r"\b|\b"
-                           + re.escape(inner) + r"\[[^\]]*\]\s*=[^=]")
-        stores = [n for n in p_lines if store.search(src[n - 1])]
-        first = 0
-        if chain and chain[0] not in computed and stores:
-            # the storage held an input (computed by an earlier call): a load through the shared
-            # pointer that the next use of it stores over reads that input (each loop version,
-            # vectorized and tail, loads it and then stores the result in its place), not these buffers
-            first = stores[0]
-            later = [n for i, n in enumerate(p_lines) if n not in stores and i + 1 < len(p_lines)
-                     and p_lines[i + 1] in stores]
-            p_lines = [n for n in p_lines if n not in later]
-        if len(members) < 2:
-            if first:
-                out[members[0]] = _ranges([n for n in p_lines if n >= first])
-            continue
-        alias = [(rec["ptrs"][b].get("out") if rec["ptrs"][b].get("out") not in (None, "REMOVED") else None)
-                 for b in members]
-        if not any(alias[:-1]):
-            # no earlier buffer of the chain ever had a pointer of its own: the stores through the
-            # shared pointer are the last one's; the earlier ones (fused into the same loop) never
-            # leave registers
-            for b in members[:-1]:
-                out[b] = []
-            out[members[-1]] = _ranges([n for n in p_lines if n >= first])
-            continue
-        if not all(alias[:-1]):
-            continue
-        q_lines = [[n for a, e in _ptr_lines(kernel, {q}) for n in range(a, e + 1)] if q else [] for q in alias]
-        bounds = [first] + [min(q_lines[j - 1], default=len(src) + 1) for j in range(1, len(members))] + [len(src) + 2]
-        for j, b in enumerate(members):
-            mine = [n for n in p_lines if bounds[j] <= n < bounds[j + 1]] + q_lines[j]
-            out[b] = _ranges(mine)
-    return out
 
 
 def _order_origins(b: dict, pg_order: dict[str, int]) -> list[str]:
@@ -442,10 +360,13 @@ def _link_kernels(g: _Graph) -> None:
 
 
 def _link_multi_outputs(g: _Graph) -> None:
-    """Outputs of multi-output kernels (``bufK = bufJ[i]``) belong to the kernel that made ``bufJ``."""
-    from inductor_step.tracer.codeparse import multi_outputs  # noqa: PLC0415
+    """Outputs of multi-output kernels (``bufK = bufJ[i]``) and a fallback's single output
+    (``bufK = bufJ``) belong to the kernel that made ``bufJ``."""
+    from inductor_step.tracer.codeparse import multi_outputs, sole_outputs  # noqa: PLC0415
 
-    for child, (parent, index) in multi_outputs(g.wrapper).items():
+    children: dict[str, tuple[str, int | None]] = dict(multi_outputs(g.wrapper))
+    children.update({c: (p, None) for c, p in sole_outputs(g.wrapper).items() if c not in children})
+    for child, (parent, index) in children.items():
         d, pd = g.buffers.get(child), g.buffers.get(parent)
         if d is None or d["kernels"] or pd is None and not any(parent in (k.get("buffers") or []) for k in g.kernels):
             continue
@@ -453,7 +374,8 @@ def _link_multi_outputs(g: _Graph) -> None:
         for kname in parent_kernels:
             d["kernels"].append(kname)
             d["kernel_lines"][kname] = [[1, 1]] if g.kernel_links[kname]["backend"] == "extern" else []
-            d["notes"].append(f"output {index} of {parent}, which {kname} returns")
+            d["notes"].append(f"output {index} of {parent}, which {kname} returns" if index is not None else
+                              f"the output of {kname} ({parent}, which it returns)")
             if child not in g.kernel_links[kname]["buffers"]:
                 g.kernel_links[kname]["buffers"].append(child)
 
@@ -562,28 +484,43 @@ def build_links(*, dynamo_nodes: list[dict], post_grad_nodes: list[dict], buffer
     sources = ([("inductor provenance" if provenance_written else "inductor kernel-to-node record")] if prov_nodes else []) \
         + ["scheduler"] + (["kernel args"] if g.defs else []) + ["wrapper call arguments"]
     return {"buffers": g.buffers, "kernels": g.kernel_links, "fx_nodes": _fx_index(g.buffers, pg),
-            "dynamo_nodes": _dynamo_index(_fx_index(g.buffers, pg)), "scheduler_nodes": _scheduler_index(g.buffers),
+            "dynamo_nodes": _dynamo_index(_fx_index(g.buffers, pg), post_grad_nodes, {n["name"] for n in dynamo_nodes}),
+            "scheduler_nodes": _scheduler_index(g.buffers),
             "fused_nodes": _fused_index(g.buffers, fused_nodes), "user_source": source_context or {},
             "sources": sources, "provenance_map": "written" if provenance_written else "empty", "notes": g.notes}
 
 
 def _fx_index(out_b: dict[str, dict], pg: dict[str, dict]) -> dict[str, dict[str, Any]]:
-    """``links.fx_nodes``: post-grad FX node -> its buffers, Dynamo nodes and user line."""
+    """``links.fx_nodes``: post-grad FX node -> its buffers, Dynamo nodes and user line (and
+    ``torch_line`` where the node's innermost frame is inside torch)."""
     fx: dict[str, dict[str, Any]] = {}
     for name, d in out_b.items():
         for o in d["fx_nodes"]:
-            fx.setdefault(o, {"buffers": [], "dynamo_nodes": pg.get(o, {}).get("from_node") or [],
-                              "user_line": pg.get(o, {}).get("user_line")})["buffers"].append(name)
+            e = fx.setdefault(o, {"buffers": [], "dynamo_nodes": pg.get(o, {}).get("from_node") or [],
+                                  "user_line": pg.get(o, {}).get("user_line")})
+            e["buffers"].append(name)
+            if pg.get(o, {}).get("torch_line"):  # the innermost frame, torch's own, where torch shows the node
+                e["torch_line"] = pg[o]["torch_line"]
     return fx
 
 
-def _dynamo_index(fx: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
-    """``links.dynamo_nodes``: Dynamo FX node -> the post-grad nodes and buffers made from it."""
+def _dynamo_index(fx: dict[str, dict[str, Any]], post_grad_nodes: list[dict],
+                  dyn_names: set[str]) -> dict[str, dict[str, list[str]]]:
+    """``links.dynamo_nodes``: Dynamo FX node -> the post-grad nodes made from it (every one whose
+    ``from_node`` names it, as torch's provenance map's preToPost: a node compilation removed, such as
+    a dropout with p=0, maps to the node that replaced it) and the buffers made from those."""
     dyn_map: dict[str, dict[str, list[str]]] = {}
+    for n in post_grad_nodes:
+        for dn in n.get("from_node") or []:
+            if dn in dyn_names:
+                e = dyn_map.setdefault(dn, {"post_grad": [], "buffers": []})
+                if n["name"] not in e["post_grad"]:
+                    e["post_grad"].append(n["name"])
     for o, d in fx.items():
         for dn in d["dynamo_nodes"]:
             e = dyn_map.setdefault(dn, {"post_grad": [], "buffers": []})
-            e["post_grad"].append(o)
+            if o not in e["post_grad"]:
+                e["post_grad"].append(o)
             e["buffers"] += [b for b in d["buffers"] if b not in e["buffers"]]
     return dyn_map
 

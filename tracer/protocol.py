@@ -55,14 +55,15 @@ class FxNode(TypedDict, total=False):
     name: str
     op: str  # placeholder, call_function, call_method, call_module, get_attr, output
     target: str
-    user_line: str | None  # "file.py:22" from meta["stack_trace"]
+    user_line: str | None  # "file.py:22" from meta["stack_trace"]: its innermost user frame
+    torch_line: str  # only where the innermost frame is torch's own ("torch/nn/functional.py:5849"), as torch shows it
     args: list[str]  # names of input nodes
     shape: list[str] | list[list[str]]  # symbolic sizes as text; a list per tensor for tuples
     dtype: str
     device: str
     stride: list[str] | None
     value: str  # a SymInt / scalar's value
-    from_node: list[str]
+    from_node: list[str]  # post-grad: the Dynamo nodes it came from (torch's provenance postToPre)
 
 
 class _FxGraph(TypedDict):
@@ -228,6 +229,7 @@ class LinkFxNode(TypedDict, total=False):
     buffers: list[str]
     dynamo_nodes: list[str]
     user_line: str | None
+    torch_line: str  # the node's innermost frame where it is inside torch (FxNode.torch_line)
 
 
 class LinkDynamoNode(TypedDict, total=False):
@@ -289,6 +291,8 @@ class DynamoStop(StopBase, total=False):
     graph: FxGraph | Unavailable
     graph_breaks: list[str]
     recompile_reasons: list[str]
+    #: why Dynamo restarted this frame's analysis (attempt >= 1): torch's RestartAnalysis reasons
+    restart_reasons: list[str]
     resume: str | None  # this frame is Dynamo's continuation after a graph break
     note: str | None
     #: this graph's dynamo stop sent again under the kind AOTAutograd chose: the kind the agent had

@@ -97,7 +97,7 @@ def break_reasons(stop: dict[str, Any]) -> list[dict[str, str]]:
 
 def graph_note(dynamo: dict[str, Any] | None) -> str:
     """Why a graph exists, in full: its recompile reasons, the graph break that ended it (reason,
-    hint, user line) and the break it resumes after."""
+    hint, user line), the break it resumes after and why Dynamo restarted the frame's analysis."""
     d = dynamo or {}
     notes = []
     if d.get("recompile_reasons"):
@@ -107,6 +107,10 @@ def graph_note(dynamo: dict[str, Any] | None) -> str:
                      + (f" at {b['where']}" if b["where"] else ""))
     if d.get("resume"):
         notes.append(f"resumes after a graph break ({d['resume']})")
+    if d.get("restart_reasons"):  # Dynamo restarted the frame's analysis: torch names the compile [0/0_1]
+        which = f" ({d['trace_id']})" if d.get("trace_id") else ""
+        notes.append(f"Dynamo restarted this frame's analysis{which}: "
+                     + " / ".join(str(r).strip().split("\n")[0] for r in d["restart_reasons"]))
     return "; ".join(notes)
 
 
@@ -212,6 +216,9 @@ def stop_summary(stop: dict[str, Any]) -> str:
             what += f", {len(stop['graph_breaks'])} graph break(s)"
         if stop.get("recompile_reasons"):
             what += ", recompile"
+        if stop.get("restart_reasons"):
+            what += f", restarted ({stop.get('trace_id') or 'attempt ' + str(stop.get('attempt'))}): " \
+                + str(stop["restart_reasons"][0]).strip().split("\n")[0]
         if stop.get("corrects"):
             what += f" (AOTAutograd compiles it as {stop.get('graph_kind')}, not {stop['corrects']})"
         if isinstance(stop.get("symbols"), list) and stop["symbols"]:  # issue 27

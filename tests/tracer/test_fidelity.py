@@ -9,7 +9,8 @@ The model is examples/real/nanogpt_train.py's GPT, run by tests/scripts/fidelity
 training step (in-place layer-norm buffers, a kernel called twice, two attention fallback calls, an
 embedding gradient scattered with atomic_add, a concatenation written through views, a backward
 whose provenance map torch writes empty), then inference behind a graph break (Dynamo restarts the
-frame: ``[1/0_1]``; buffers removed before scheduling) at two lengths (a recompile).  The ``gpu``
+frame: ``[1/0_1]``; buffers removed before scheduling) at two lengths (a recompile).  The
+``qwen2`` tests run them on a Hugging Face Qwen2 training step (tests/scripts/fidelity_qwen2.py).  The ``gpu``
 tests run the same checks on CUDA (Triton: kernel lines are ``tl.load``/``tl.store`` of the call's
 pointers).
 
@@ -32,6 +33,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "tests", "scripts", "fidelity_nanogpt.py")
+QWEN2 = os.path.join(ROOT, "tests", "scripts", "fidelity_qwen2.py")
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
@@ -41,7 +43,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reaso
 _DEF = re.compile(r"^(\w+) = async_compile\.\w+\([^\n]*?r?'''\n?(.*?)'''", re.S | re.M)
 _REUSE = re.compile(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b[^\n]*; del \2\s+# reuse", re.M)
 _PTR = re.compile(r"\b((?:in_out_|in_|out_)ptr\d+)\b")
-_ALIAS = re.compile(r"^\s*auto (\w+) = (\w+);\s*$", re.M)
+_ALIAS = re.compile(r"^\s*auto (\w+) = (\w+);\s*$", re.M)  # match(): one such line
 _TOP = re.compile(r"^(\w+): (\w+)\(", re.M)
 
 
@@ -76,9 +78,24 @@ class TorchGraph:
         # kernel entries (it writes no file for a lazily compiled backward)
         data = json.load(open(prov)) if os.path.exists(prov) else {}
         self.provenance = next((v for k, v in data.items() if k.endswith("CodeToPost") and v), None)
+        # post-grad node -> Dynamo nodes and back (torch's walk of meta["from_node"]); {} where not written
+        self.post_to_pre: dict[str, list[str]] = data.get("postToPre") or {}
+        self.pre_to_post: dict[str, list[str]] = data.get("preToPost") or {}
         fx = open(os.path.join(folder, "fx_graph_transformed.py")).read()
         body = fx.split("def forward", 1)[1]
         self.post_grad = re.findall(r"^        (\w+)(?:: \"[^\"]*\")? = ", body, re.M)
+        # post-grad node -> (file, line) of the "# File: F:N in f, code: ..." comment above it: the
+        # innermost frame of its stack trace, as torch prints it; None under "No stacktrace found"
+        self.frame: dict[str, tuple[str, str] | None] = {}
+        cur = None
+        for line in body.split("\n"):
+            fm = re.match(r"^\s*# (?:Backward of forward node: )?File: (.+?):(\d+) in ", line)
+            if fm or "No stacktrace found" in line:
+                cur = (fm.group(1), fm.group(2)) if fm else None
+                continue
+            nm = re.match(r"^        (\w+)(?:: \"[^\"]*\")? = ", line)
+            if nm:
+                self.frame[nm.group(1)] = cur
         self.pred: dict[str, str] = {new: old for new, old in _REUSE.findall(self.output_code)}
         # bufK = reinterpret_tensor(buf31, ...)  # alias: a view through which a kernel writes part of buf31
         self.view_of = dict(re.findall(r"^\s*(buf\d+) = reinterpret_tensor\((buf\d+)\b[^\n]*#\s*alias\s*$",
@@ -120,7 +137,9 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
     by check."""
     out: dict[str, list[str]] = {k: [] for k in (
         "wrapper", "kernels", "order", "buffers", "post_grad", "wrong_line", "no_own_lines", "same_lines",
-        "extra_kernel", "fallback_calls", "provenance_claim", "producer_first", "ghost_scheduler_node")}
+        "extra_kernel", "fallback_calls", "provenance_claim", "producer_first", "ghost_scheduler_node",
+        "sole_outputs", "in_place_stores", "unowned_lines", "post_to_pre", "pre_to_post", "torch_line",
+        "foreign_names")}
     cg = stops["codegen"]
     links = cg["links"]
     if cg["wrapper"] != tg.output_code:
@@ -227,7 +246,74 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
             if f"aten.{op}." not in (first.get("target") or "") or (
                     first.get("user_line") and b["user_lines"][:1] != [first["user_line"]]):
                 out["producer_first"].append(f"{bname} ({kname}): {b['fx_nodes'][:2]} {b['user_lines'][:1]}")
+    _more_problems(stops, tg, out)
     return out
+
+
+def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[str]]) -> None:
+    """The checks from the new-user trial on real models (issue 33 point 12)."""
+    cg = stops["codegen"]
+    links = cg["links"]
+    bufs = links["buffers"]
+    body = tg.output_code[tg.output_code.find("def call("):]
+    # a fallback's outputs: bufK = bufJ (its single output, torch <= 2.13) or bufK = bufJ[i]: bufJ's call
+    for child, parent in re.findall(r"^\s*(buf\d+) = (buf\d+)(?:\[\d+\])?\s*$", body, re.M):
+        if child in bufs and parent in bufs and (not bufs[parent]["kernels"]
+                                                  or not set(bufs[parent]["kernels"]) <= set(bufs[child]["kernels"])):
+            out["sole_outputs"].append(f"{child} = {parent}: {bufs[child]['kernels']} vs {bufs[parent]['kernels']}")
+    for name, src in tg.kernels.items():
+        if "tl." in src or name not in links["kernels"]:
+            continue
+        entry = links["kernels"][name]
+        params = _params(src)
+        lines = src.split("\n")
+        for ci, call in enumerate(tg.calls(name)):
+            bound = {p: (re.findall(r"\b(buf\d+)", a) or [""])[0] for p, a in zip(params, call)}
+            mine = {b for b, d in bufs.items() if name in d["kernels"]
+                    and (len(tg.calls(name)) == 1 or d.get("call", {}).get("index") == ci)}
+            owned = {n for b in mine for a, e in bufs[b]["kernel_lines"].get(name) or [] for n in range(a, e + 1)}
+            # a C++ kernel stores an earlier buffer of an in-place chain through its own alias
+            # (auto out_ptr0 = in_out_ptr1;): that buffer is the kernel's, its node among the fused ones
+            for alias, ptr in re.findall(r"^\s*auto (out_ptr\d+) = (in_out_ptr\d+);", src, re.M):
+                earlier = tg.pred.get(bound.get(ptr, ""))
+                if not earlier or earlier not in bufs:
+                    continue
+                use = {i + 1 for i, t in enumerate(lines) if re.search(rf"\b{alias}\b", t) and not _ALIAS.match(t)}
+                if earlier not in entry["buffers"] or bufs[earlier]["fused_node"] not in entry["fused_nodes"] \
+                        or not use <= {n for a, e in bufs[earlier]["kernel_lines"].get(name) or []
+                                       for n in range(a, e + 1)}:
+                    out["in_place_stores"].append(f"{name}: {earlier} ({alias}) {entry['fused_nodes']}")
+            # every line through a shared in_out pointer after its first store is some buffer's
+            for ptr in [p for p in params if p.startswith("in_out_ptr")]:
+                use = [i + 1 for i, t in enumerate(lines) if re.search(rf"\b{ptr}\b", t) and not _ALIAS.match(t)
+                       and not re.match(r"^\s*(const\s+)?[\w:<>]+\s*\*?\s*\w+[,)]\s*$", t)]
+                first = next((n for n in use if re.search(rf"\.store\({ptr}\b|\b{ptr}\[[^\]]*\]\s*=[^=]",
+                                                         lines[n - 1])), None)
+                out["unowned_lines"] += [f"{name}:{n} ({ptr})" for n in use if first and n >= first and n not in owned]
+    # post-grad -> Dynamo links are torch's provenance map (postToPre / preToPost), where torch wrote one
+    if tg.post_to_pre:
+        ours = {n["name"]: n for n in stops["aot"]["post_grad"]["nodes"] if n["op"] == "call_function"}
+        out["post_to_pre"] += [f"{n}: {sorted(d.get('from_node') or [])} != {sorted(tg.post_to_pre.get(n, []))}"
+                               for n, d in ours.items()
+                               if set(d.get("from_node") or []) != set(tg.post_to_pre.get(n, []))]
+        dyn = links["dynamo_nodes"]
+        out["pre_to_post"] += [f"{n}: {sorted(dyn.get(n, {}).get('post_grad', []))} != {sorted(v)}"
+                               for n, v in tg.pre_to_post.items() if set(dyn.get(n, {}).get("post_grad", [])) != set(v)]
+    # every graph (a backward too, where torch writes no map): a post-grad node names Dynamo nodes only
+    # (no AOT-graph names such as clone_1, alias, or an empty name)
+    dyn_names = {n["name"] for n in (stops["dynamo"].get("graph") or {}).get("nodes") or []}
+    out["foreign_names"] += [f"{n['name']}: {sorted(set(n.get('from_node') or []) - dyn_names)}"
+                             for n in stops["aot"]["post_grad"]["nodes"] if set(n.get("from_node") or []) - dyn_names]
+    # a node whose innermost frame is torch's own: torch's line, and the user's
+    for n in stops["aot"]["post_grad"]["nodes"]:
+        if n["name"] not in tg.frame:  # a placeholder: no line of its own in torch's file
+            continue
+        f = tg.frame[n["name"]]
+        inner = f is not None and "/torch/" in f[0]
+        shows_both = inner and str(n.get("torch_line") or "").endswith(f"{os.path.basename(f[0])}:{f[1]}") \
+            and n.get("user_line") and "/torch/" not in n["user_line"]
+        if inner and not shows_both or not inner and n.get("torch_line"):
+            out["torch_line"].append(f"{n['name']}: torch {f}, ours {n.get('torch_line')} / {n.get('user_line')}")
 
 
 def compare(session: list[dict], debug_root: str) -> dict[str, dict[str, list[str]]]:
@@ -248,12 +334,12 @@ def compare(session: list[dict], debug_root: str) -> dict[str, dict[str, list[st
 
 # ----------------------------------------------------------------------------- the tests
 
-def _record(tmp_path_factory: Any, device: str) -> tuple[list[dict], str, str]:
+def _record(tmp_path_factory: Any, device: str, model: str = MODEL) -> tuple[list[dict], str, str]:
     cwd = tmp_path_factory.mktemp(f"fidelity_{device}")
     rec = cwd / "s.jsonl"
     env = dict(os.environ, TORCH_COMPILE_DEBUG="1",
                PYTHONPATH=os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), ROOT])))
-    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(rec), MODEL,
+    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(rec), model,
                            "--device", device],
                           cwd=str(cwd), env=env, check=True, capture_output=True, text=True, timeout=600)
     from inductor_step.tracer.protocol import read_session  # noqa: PLC0415
@@ -291,7 +377,9 @@ def _graphs(result) -> dict[str, dict[str, list[str]]]:
 
 
 CHECKS = ["wrapper", "kernels", "order", "buffers", "post_grad", "wrong_line", "no_own_lines", "same_lines",
-          "extra_kernel", "fallback_calls", "provenance_claim", "producer_first", "ghost_scheduler_node"]
+          "extra_kernel", "fallback_calls", "provenance_claim", "producer_first", "ghost_scheduler_node",
+          "sole_outputs", "in_place_stores", "unowned_lines", "post_to_pre", "pre_to_post", "torch_line",
+          "foreign_names"]
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -381,6 +469,62 @@ def test_cpu_restarted_compiles_keep_torchs_attempt_suffix(cpu):
     for m in session:
         if m.get("type") == "stop" and m.get("trace_id"):
             assert m["trace_id"].startswith(m["compile_id"][:-1] + "_") and m["attempt"] >= 1
+
+
+# ----------------------------------------------------------------------------- a Hugging Face model
+
+@pytest.fixture(scope="module")
+def qwen2(tmp_path_factory):
+    """tests/scripts/fidelity_qwen2.py recorded once: (session, torch's debug folder, compare())."""
+    pytest.importorskip("transformers")
+    session, debug, _ = _record(tmp_path_factory, "cpu", QWEN2)
+    return session, debug, compare(session, debug)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_qwen2_graphs_agree_with_torchs_own_artifacts(qwen2, check):
+    """Every check on a Hugging Face Qwen2 training step; what the new-user trial found there: the
+    softmax's in-place pair (exp stored, then the division over it, each in a loop of its own:
+    ``no_own_lines``/``unowned_lines``), post-grad -> Dynamo links against torch's postToPre and
+    preToPost (no AOT-graph names; a node compilation replaced maps to its replacement:
+    ``post_to_pre``/``pre_to_post``), ``constant_pad_nd``'s line inside torch/nn/functional.py
+    (``torch_line``), a fallback's single output (``sole_outputs``: ``bufK = bufJ`` on torch <= 2.13)."""
+    from inductor_step.tracer.protocol import validate  # noqa: PLC0415
+
+    graphs = qwen2[2]
+    assert {"[0/0] forward", "[0/0] backward"} <= set(graphs), graphs.keys()
+    assert [p for m in qwen2[0] for p in validate(m)] == []  # the new fields are typed
+    bad = {g: p.get(check, []) for g, p in graphs.items() if p.get(check)}
+    assert not bad, f"{check}: {bad}"
+
+
+def test_qwen2_restart_reason_is_torchs(qwen2):
+    """The graph break after the model makes Dynamo restart the frame ([0/0_1]): each of its dynamo
+    stops says why, as torch's compilation_metrics (TORCH_COMPILE_DEBUG's structured trace) does."""
+    from inductor_step.tui.text import stop_summary  # noqa: PLC0415
+
+    session, debug = qwen2[0], qwen2[1]
+    torch_reasons: dict[str, list[str]] = {}
+    for path in glob.glob(os.path.join(debug, "tlparse", "*.log")):
+        for line in open(path):
+            if '{"compilation_metrics"' in line:
+                m = json.loads(line[line.index("{"):])["compilation_metrics"]
+                torch_reasons[f"[{m['compile_id']}]"] = sorted(m.get("restart_reasons") or [])
+    stops = [m for m in session if m.get("type") == "stop" and m["stage"] == "dynamo" and m.get("attempt")]
+    assert {m["graph_kind"] for m in stops} == {"forward", "backward"}
+    for m in stops:
+        assert any("print" in r for r in m["restart_reasons"]), m["compile_id"]
+        if torch_reasons:  # torch 2.11 writes no structured trace under TORCH_COMPILE_DEBUG's folder
+            assert m["restart_reasons"] == torch_reasons[m["compile_id"]], m["compile_id"]
+        assert "restarted ([0/0_1]): Failed to trace builtin operator" in stop_summary(m)  # --headless says so
+
+
+def test_qwen2_torch_internal_node_shows_both_lines(qwen2):
+    """F.pad's ``constant_pad_nd`` (transformers' loss pads the labels): the user's line and torch's."""
+    aot = next(m for m in qwen2[0] if m.get("type") == "stop" and m["stage"] == "aot" and m["graph_kind"] == "forward")
+    pad = next(n for n in aot["post_grad"]["nodes"] if n["name"] == "constant_pad_nd")
+    assert pad["torch_line"].endswith("torch/nn/functional.py:" + pad["torch_line"].rsplit(":", 1)[1])
+    assert "transformers/loss/loss_utils.py:" in pad["user_line"]
 
 
 @pytest.mark.gpu

@@ -122,6 +122,56 @@ def test_one_cpp_kernel_can_span_several_fused_nodes(train):
     assert spans, "expected a C++ kernel covering more than one fused node (many-to-many, not positional)"
 
 
+def test_a_buffer_a_cpp_kernel_stores_in_place_is_among_its_buffers_and_fused_nodes(train):
+    """``bufB = bufA; del bufA  # reuse`` then ``kernel(..., bufB, ...)`` whose source keeps bufA's own
+    pointer (``auto out_ptr0 = in_out_ptr1;``): the kernel computes bufA too (pane 6's row and the links)."""
+    from inductor_step.tracer.codeparse import in_place_writes
+
+    seen = 0
+    for s in codegen_stops(train):
+        owners = {b: d["fused_node"] for b, d in s["links"]["buffers"].items()}
+        for k in s["kernels"]:
+            for a in in_place_writes(k, s["wrapper"]):
+                seen += 1
+                assert a in k["buffers"] and owners[a] in k["fused_nodes"], (k["name"], a, k["fused_nodes"])
+                assert owners[a] in s["links"]["kernels"][k["name"]]["fused_nodes"]
+    assert seen
+
+
+def test_in_place_writes_of_the_demos_mse_kernel():
+    """The new-user trial's row: ``cpp_fused_add_mse_loss_mse_loss_backward_2 | buf9, buf10`` stores buf8
+    through ``auto out_ptr0 = in_out_ptr1;`` (``buf10 = buf8; del buf8  # reuse``)."""
+    from inductor_step.tracer.codeparse import in_place_writes, parse_wrapper
+
+    stop = next(m for m in read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl"))
+                if m.get("type") == "stop" and m["stage"] == "codegen" and m["graph_kind"] == "forward")
+    k = next(k for k in parse_wrapper(stop["wrapper"]) if k["name"] == "cpp_fused_add_mse_loss_mse_loss_backward_2")
+    assert k["writes"] == ["buf9", "buf10"] and in_place_writes(k, stop["wrapper"]) == ["buf8"]
+
+
+def test_a_fallbacks_single_output_belongs_to_its_call():
+    """torch <= 2.13 wraps a fallback's one tensor in a MultiOutput with no index: ``buf5 = buf4`` after
+    ``buf4 = torch.ops.aten.cumsum.default(...)`` (the wrapper torch 2.11 writes for transformers' packed-
+    sequence mask); buf5 is that call's output."""
+    from inductor_step.tracer.codeparse import parse_wrapper
+    from inductor_step.tracer.links import build_links
+
+    wrapper = ("def call(self, args):\n"
+               "        buf4 = torch.ops.aten.cumsum.default(buf3, dim=-1, dtype=torch.int64)\n"
+               "        buf5 = buf4\n"
+               "        buf6 = buf5; del buf5  # reuse\n"
+               "        return (buf6, )\n")
+    kernels = parse_wrapper(wrapper)
+    for k in kernels:
+        k["buffers"], k["fused_nodes"] = k.pop("writes"), []
+    bufs = [{"name": b, "operation": f"op{b[3:]}", "origins": []} for b in ("buf4", "buf5")]
+    links = build_links(dynamo_nodes=[], post_grad_nodes=[], buffers=bufs, fused_nodes=[], kernels=kernels,
+                        wrapper=wrapper)
+    call = "torch.ops.aten.cumsum.default#0"
+    assert links["buffers"]["buf5"]["kernels"] == [call] and links["buffers"]["buf5"]["kernel_lines"][call] == [[1, 1]]
+    assert links["kernels"][call]["buffers"] == ["buf4", "buf5"]
+
+
 # ---------------------------------------------------------------- selection in the UI
 
 DEMO = os.path.join(ROOT, "tests", "fixtures", "demo.jsonl")

@@ -764,3 +764,27 @@ def test_fx_table_cuts_long_node_names_before_shape_dtype_and_user_line(size):
     if size[0] >= 120:  # all of it, inside the vertical scrollbar
         assert header.rstrip().endswith("user line") and row.rstrip().endswith("train_step.py:20"), (header, row)
         assert "/work" not in row, row
+
+
+def test_fx_table_shows_torchs_own_line_beside_the_users():
+    """A post-grad node whose innermost frame is inside torch (``F.pad``'s ``constant_pad_nd`` in
+    ``torch/nn/functional.py``, issue 33): pane 2's user-line column shows the user's line, then torch's."""
+    messages = list(read_session(DEMO))
+    aot = next(m for m in messages if m.get("type") == "stop" and m["stage"] == "aot")
+    node = aot["post_grad"]["nodes"][8]  # var_mean, the first call_function
+    node["torch_line"] = "/venv/lib/python3.11/site-packages/torch/nn/functional.py:2910"
+    app = StepApp(messages=messages, session_path=DEMO, screenshots="screenshots")
+    rows = {}
+
+    async def look(pilot):
+        await pilot.press("2")
+        await pilot.pause()
+        t = app.query_one("#table-aot", Table)
+        rows.update({y: _drawn_line(t, y) for y in range(1, 12)})
+
+    drive(app, look, size=(200, 50))
+    row = next(r for r in rows.values() if "var_mean" in r)
+    # one long cell among short ones is cut in the middle (Table.measure): the user's file first, torch's line last
+    cell = row.rstrip().split("  ")[-1]
+    assert cell.startswith("train_") and cell.endswith("py:2910"), row
+    assert not any("2910" in r for r in rows.values() if "var_mean" not in r)

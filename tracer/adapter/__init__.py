@@ -63,9 +63,12 @@ from inductor_step.tracer.adapter.snapshots import (  # noqa: F401
     kernel_provenance,
     loop_bodies,
     needs_autograd,
+    pre_grad_graph_id,
     provenance_map_written,
+    restart_reasons,
     scheduler_nodes,
     source_context,
+    torch_line,
     user_line,
 )
 from inductor_step.tracer.adapter.memo import (  # noqa: F401

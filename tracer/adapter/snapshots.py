@@ -45,6 +45,47 @@ def user_line(stack_trace: str | None) -> str | None:
     return f"{_short_path(f)}:{line}"
 
 
+def torch_line(stack_trace: str | None) -> str | None:
+    """``file:line`` of the innermost frame of ``meta["stack_trace"]`` where that frame is inside
+    torch (``torch/nn/functional.py:5849`` for the ``constant_pad_nd`` of an ``F.pad``): the line
+    torch's own artifacts (``fx_graph_transformed.py``'s ``# File:`` comments, tlparse) show for the
+    node; None where the innermost frame is the user's (then :func:`user_line` is that line)."""
+    frames = _TRACE_LINE.findall(stack_trace or "")
+    if not frames or "/torch/" not in frames[-1][0].replace("\\", "/"):
+        return None
+    f, line = frames[-1]
+    return f"{_short_path(f)}:{line}"
+
+
+def _origins_in(sources: Any, graph_id: int) -> list[str]:
+    """Names of the nodes of graph ``graph_id`` in a node's ``meta["from_node"]`` chain, walked as torch
+    walks it for ``inductor_provenance_tracking_node_mappings``' postToPre
+    (``torch/_inductor/debug.py: create_mapping_pre_post_grad_nodes``): every ``NodeSource``, nested
+    ones too, whose ``graph_id`` is that graph's; names of the graphs between (AOTAutograd's
+    ``clone_1``, ``alias``) are left out."""
+    out: list[str] = []
+    stack = list(sources or [])
+    while stack:
+        s = stack.pop()
+        if getattr(s, "graph_id", None) == graph_id and s.name and s.name not in out:
+            out.append(s.name)
+        stack.extend(getattr(s, "from_node", None) or [])
+    return out
+
+
+def pre_grad_graph_id(graph: Any) -> int:
+    """The id torch gives the graph compile_fx got (``torch._inductor.debug._pre_grad_graph_id``, set just
+    before the pre-grad passes, so at ``pre_grad_custom_pass`` it is this graph's); ``id(graph)`` on a
+    torch without it."""
+    try:
+        from torch._inductor import debug  # noqa: PLC0415
+
+        gid = getattr(debug, "_pre_grad_graph_id", None)
+        return gid if isinstance(gid, int) and gid > 0 else id(graph)
+    except Exception:  # noqa: BLE001
+        return id(graph)
+
+
 def _tensor_meta(val: Any) -> dict[str, Any]:
     if isinstance(val, torch.Tensor):
         return {"shape": [str(s) for s in val.shape], "dtype": str(val.dtype).replace("torch.", ""),
@@ -69,13 +110,16 @@ def _target_name(node: Any) -> str:
 
 
 @safe("FX graph")
-def fx_graph(graph: Any) -> dict[str, Any]:
+def fx_graph(graph: Any, origin_graph_id: int | None = None) -> dict[str, Any]:
     """A torch.fx Graph as readable code plus one dict per node.
 
     Node dict: ``name``, ``op`` (placeholder, call_function, ...), ``target``, ``shape`` (list of
-    str, symbolic sizes as printed), ``dtype``, ``user_line`` (``file:line`` from
-    ``meta["stack_trace"]``), ``from_node`` (names of the nodes this one came from, from
-    ``meta["from_node"]`` where torch records it), ``args`` (names of input nodes).
+    str, symbolic sizes as printed), ``dtype``, ``user_line`` (``file:line`` of the innermost user
+    frame of ``meta["stack_trace"]``), ``torch_line`` (only where the innermost frame is torch's own:
+    :func:`torch_line`), ``from_node`` (names of the nodes this one came from, from
+    ``meta["from_node"]`` where torch records it: with ``origin_graph_id`` (the Dynamo graph's
+    :func:`pre_grad_graph_id`), only that graph's nodes, through the whole chain, as torch's provenance
+    map's postToPre; else the direct sources), ``args`` (names of input nodes).
     """
     gm = getattr(graph, "owning_module", None)
     code = None
@@ -94,11 +138,15 @@ def fx_graph(graph: Any) -> dict[str, Any]:
         d: dict[str, Any] = {"name": n.name, "op": n.op, "target": _target_name(n),
                              "user_line": user_line(n.meta.get("stack_trace")),
                              "args": [a.name for a in n.all_input_nodes]}
+        tl = torch_line(n.meta.get("stack_trace"))
+        if tl:
+            d["torch_line"] = tl
         d.update(_tensor_meta(val))
         src = n.meta.get("from_node")
         if src:
             try:
-                d["from_node"] = [getattr(s, "name", str(s)) for s in src]
+                d["from_node"] = _origins_in(src, origin_graph_id) if origin_graph_id is not None else \
+                    [getattr(s, "name", str(s)) for s in src]
             except Exception:  # noqa: BLE001
                 pass
         nodes.append(d)
@@ -413,6 +461,28 @@ def current_attempt() -> int:
         return int(getattr(tid, "attempt", 0) or 0) if tid is not None else 0
     except Exception:  # noqa: BLE001
         return 0
+
+
+def restart_reasons() -> list[str]:
+    """Why Dynamo restarted the analysis of the frame compiling on this thread (``[0/0_1]``): the
+    ``restart_reason`` of each ``RestartAnalysis`` it caught (``TensorifyScalarRestartAnalysis``, a graph
+    break's speculation restart, ...), else the exception's type, as torch records them for
+    ``compilation_metrics.restart_reasons``.  Read from the ``restart_reasons`` set of Dynamo's
+    ``compile_frame`` (torch/_dynamo/convert_frame.py), which is on the stack while the frame's graph
+    compiles; ``[]`` where it is not found (torch logs the set only when the frame's compile ends)."""
+    try:
+        import sys  # noqa: PLC0415
+
+        f = sys._getframe(1)
+        while f is not None:
+            if f.f_code.co_name == "compile_frame" and f.f_code.co_filename.replace("\\", "/").endswith(
+                    "_dynamo/convert_frame.py"):
+                reasons = f.f_locals.get("restart_reasons")
+                return sorted(str(r) for r in reasons) if isinstance(reasons, (set, list, tuple)) else []
+            f = f.f_back
+    except Exception:  # noqa: BLE001
+        pass
+    return []
 
 
 def kernel_provenance() -> dict[str, list[str]]:

@@ -177,16 +177,44 @@ _MATMUL = ("mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm", "matmul", "
 _CONV = ("convolution", "_convolution", "cudnn_convolution", "convolution_backward", "_slow_conv2d_forward")
 
 
+def _missing_formulas() -> dict[Any, Any]:
+    """FLOP formulas for ops torch's ``flop_counter`` registry lacks on this torch, keyed by op packet
+    (``FlopCounterMode(custom_mapping=...)``): CPU attention, ``aten._scaled_dot_product_flash_attention_for_cpu``
+    and its backward (Inductor's CPU fallback for ``F.scaled_dot_product_attention``), counted with torch's
+    own ``sdpa_flop_count``/``sdpa_backward_flop_count`` formulas, as the CUDA variants are.  Empty
+    where torch already has them or lacks those formulas."""
+    try:
+        from torch.utils.flop_counter import flop_registry, sdpa_backward_flop_count, sdpa_flop_count  # noqa: PLC0415
+    except ImportError:
+        return {}
+    aten = torch.ops.aten
+
+    def fwd(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):  # noqa: ANN
+        return sdpa_flop_count(query_shape, key_shape, value_shape)
+
+    def bwd(grad_out_shape, query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):  # noqa: ANN
+        return sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape)
+
+    out: dict[Any, Any] = {}
+    for name, formula in (("_scaled_dot_product_flash_attention_for_cpu", fwd),
+                          ("_scaled_dot_product_flash_attention_for_cpu_backward", bwd)):
+        packet = getattr(aten, name, None)
+        if packet is not None and packet not in flop_registry:
+            out[packet] = formula
+    return out
+
+
 def op_flops(fn: Any, args: tuple, kwargs: dict) -> tuple[float | None, str | None, str | None]:
     """``(FLOPs, dtype name, op)`` of one library call (``extern_kernels.mm(...)``, a convolution,
     ``aten._scaled_dot_product_efficient_attention(_backward)``...), counted by running it once under
-    ``torch.utils.flop_counter.FlopCounterMode`` (torch's standard formulas from the shapes: 2*M*N*K
+    ``torch.utils.flop_counter.FlopCounterMode`` (CPU attention through :func:`_missing_formulas`;
+    torch's standard formulas from the shapes: 2*M*N*K
     per matmul, 2 x output x input channels x kernel size per convolution, 4*B*H*Lq*Lk*D for
     attention forward and 2.5 times that backward); ``(None, None, None)`` where it counts none."""
     from torch.utils.flop_counter import FlopCounterMode  # noqa: PLC0415
 
     try:
-        with FlopCounterMode(display=False) as mode:
+        with FlopCounterMode(display=False, custom_mapping=_missing_formulas()) as mode:
             fn(*args, **kwargs)
         counts = mode.get_flop_counts().get("Global", {})
     except Exception:  # noqa: BLE001

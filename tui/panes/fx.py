@@ -41,8 +41,11 @@ class FxPane(StagePane):
 
         def row(i: int) -> tuple:
             n = nodes[i]
+            where = short_user_line(n.get("user_line"), script_dir)
+            if n.get("torch_line"):  # torch's own frame innermost (F.pad's constant_pad_nd): the user's, then torch's
+                where = f"{where} -> {short_user_line(n['torch_line'], script_dir)}"
             return (T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
-                    T(n.get("dtype")), T(short_user_line(n.get("user_line"), script_dir), "cyan"))
+                    T(n.get("dtype")), T(where, "cyan"))
         return [str(i) for i in range(len(nodes))], row
 
     def _rows_by_name(self, data: dict[str, Any]) -> dict[str, int]:
