@@ -458,7 +458,7 @@ class Capture(SubgraphCapture):
                 k["num_gb"] = g.num_gb[k["name"]]
         owners = adapter.buffer_owners(adapter.current_graph())
         owners = owners if "unavailable" not in owners else {}
-        self.attach_owners(kernels, owners)
+        self.attach_owners(kernels, owners, wrapper)
         mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
         explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs_of(cid, kind))
@@ -476,9 +476,10 @@ class Capture(SubgraphCapture):
         self.current = (cid, kind)
 
     @staticmethod
-    def attach_owners(kernels: list[dict], owners: dict[str, dict[str, str]]) -> None:
+    def attach_owners(kernels: list[dict], owners: dict[str, dict[str, str]], wrapper: str = "") -> None:
         """Each kernel of tracer.codeparse.parse_wrapper gets ``fused_nodes``, ``buffers`` and
-        ``scheduler_nodes`` from the scheduler's buffer owners (in place; ``writes`` is dropped)."""
+        ``scheduler_nodes`` from the scheduler's buffer owners (in place; ``writes`` is dropped);
+        ``wrapper``: the output module, where a C++ kernel's in-place stores are read (in_place_writes)."""
         members: dict[str, list[str]] = {}
         for b, o in owners.items():
             members.setdefault(o["fused_node"], []).append(b)

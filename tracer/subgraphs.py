@@ -225,7 +225,7 @@ class SubgraphCapture:
             kernels = parse_wrapper(wrapper, body=functions[fn])
             bind_no_return_calls(kernels, g.after, (getattr(g, "mutations", None) or {}).get("mutation_real_name"))
             owners = getattr(g, "owners", None) or {}
-            self.attach_owners(kernels, owners)
+            self.attach_owners(kernels, owners, wrapper)
             links = self.build_links(c, k, kernels, wrapper, owners, kernel_defs,
                                      mutations=getattr(g, "mutations", None))
             keep_own_nodes(links, g.post_grad_nodes)
