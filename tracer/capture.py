@@ -13,6 +13,7 @@ with the links).
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,8 +38,18 @@ _TRACE_EVENTS = frozenset({*_AOT_EVENTS, "optimize_ddp_split_child", "dynamo_out
 def wants_trace_event(name: str) -> bool:
     """Whether :meth:`Agent.on_trace` reads the structured-trace event ``name`` (``"dynamo_output_graph"``,
     ``"artifact:fx_graph_runnable"``, ...)."""
-    return name in _TRACE_EVENTS or (name.startswith("artifact:torch_dynamo_resume_in_")
+    return name in _TRACE_EVENTS or name == "dynamo_start" or (name.startswith("artifact:torch_dynamo_resume_in_")
                                      and name.endswith("_ORIGINAL_BYTECODE"))
+
+
+_HOOK_LINE = re.compile(r"^(\s*[\w.]+ = <[^\n]* object at 0x[0-9a-f]+>)[ \t]*$", re.M)
+
+
+def runnable_without_hooks(source: str) -> str:
+    """Inductor's ``fx_graph_runnable`` with the config lines that hold an object's repr (our own
+    custom-pass hooks: ``torch._inductor.config._post_fusion_custom_pass = <...object at 0x...>``, which
+    torch 2.11 writes and which are not Python) commented out, so the repro runs."""
+    return _HOOK_LINE.sub(r"# \1  (a hook object, left out of the repro)", source) if isinstance(source, str) else source
 
 
 @dataclass
@@ -148,6 +159,8 @@ class Capture(SubgraphCapture):
         name, md, payload = adapter.trace_event(record)
         if name is None or not wants_trace_event(name):
             return
+        if name == "artifact:fx_graph_runnable":
+            payload = runnable_without_hooks(payload)
         variant = getattr(self.tl, "variant", None)
         if variant is not None:  # a what-if recompile (tracer.whatif): only Inductor's own events
             if name == "inductor_output_code":
@@ -179,6 +192,13 @@ class Capture(SubgraphCapture):
             self.frame(cid)["graph_breaks"].append(payload)
         elif name == "artifact:recompile_reasons":
             self.frame(cid)["recompile_reasons"].append(payload)
+        elif name == "dynamo_start":
+            # the frame Dynamo starts on: a continuation after a graph break is named
+            # torch_dynamo_resume_in_<fn>_at_<line> (torch 2.11 writes no *_ORIGINAL_BYTECODE artifact)
+            stack = (md.get("dynamo_start") or {}).get("stack") or []
+            fn = stack[-1].get("name") if stack and isinstance(stack[-1], dict) else None
+            if isinstance(fn, str) and fn.startswith("torch_dynamo_resume_in_"):
+                self.frame(cid).setdefault("resume", fn)
         elif name.startswith("artifact:torch_dynamo_resume_in_") and name.endswith("_ORIGINAL_BYTECODE"):
             # this frame is the continuation Dynamo made after a graph break
             self.frame(cid)["resume"] = name[len("artifact:"):-len("_ORIGINAL_BYTECODE")]
