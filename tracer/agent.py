@@ -642,9 +642,14 @@ def connect(path: str, hello: dict[str, Any]) -> tuple[int, int]:
     return msg_w, ctl_r
 
 
+#: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)
+AGENT_VALUE_OPTIONS = frozenset({"--msg-fd", "--ctl-fd", "--connect", "--step-rank", "--what-if"})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m tracer.agent``; returns the script's exit status."""
-    p = argparse.ArgumentParser(prog="inductor_step.tracer.agent", description="inductor-step agent (started by the UI)")
+    p = argparse.ArgumentParser(prog="inductor_step.tracer.agent", description="inductor-step agent (started by the UI)",
+                                allow_abbrev=False)
     p.add_argument("--msg-fd", type=int, default=None)
     p.add_argument("--ctl-fd", type=int, default=None)
     p.add_argument("--connect", metavar="SOCKET", default=None,
@@ -658,7 +663,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="after the script, recompile every graph with these torch._inductor.config settings")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
-    ns = p.parse_args(argv)
+    head, script_args = protocol.split_at_script(list(sys.argv[1:] if argv is None else argv), AGENT_VALUE_OPTIONS)
+    ns = p.parse_args(head)
+    ns.args = script_args  # verbatim: the script's --n, --r, --help are never read as ours
     distributed = None
     step = ns.step
     if ns.connect:

@@ -673,6 +673,25 @@ class Command(TypedDict, total=False):
     run: bool  # what_if: then time the original and the variant (with numerics)
 
 
+def split_at_script(argv: list[str], value_options: frozenset[str] | set[str]) -> tuple[list[str], list[str]]:
+    """``(options and SCRIPT, the script's arguments)`` for a command line ``[OPTS] SCRIPT ARGS`` (the
+    CLI's and the agent's): SCRIPT is the first argument that is neither an option nor the value of one
+    of ``value_options`` (``--`` marks it too, and is dropped); everything after SCRIPT is the script's,
+    verbatim (``--n 32``, ``--h``, ``--help``, ``-m x``: never read as abbreviations of our options)."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return (argv[:i] + argv[i + 1:i + 2]), argv[i + 2:]
+        if a in value_options:
+            i += 2
+        elif a.startswith("-") and a != "-":
+            i += 1
+        else:
+            return argv[:i + 1], argv[i + 1:]
+    return list(argv), []
+
+
 # ----------------------------------------------------------------------------- framing
 
 #: A stop's head keys, in the order they start its line.

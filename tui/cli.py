@@ -25,7 +25,7 @@ class UsageError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="inductor-step",
+        prog="inductor-step", allow_abbrev=False,
         description="Run a PyTorch script and stop its torch.compile after each stage: "
                     "dynamo, aot, lowering, scheduling, loopbody, codegen; then run and time the kernels.",
         epilog="Options go before SCRIPT; everything after SCRIPT is passed to it verbatim.  "
@@ -66,6 +66,13 @@ LAUNCHER_FLAGS = frozenset({"-h", "--help", "--standalone", "-m", "--module", "-
 #: our own options that take a value (to find where a launcher spelling starts)
 _VALUE_OPTIONS = frozenset({"--record", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
                             "--nproc_per_node", "--rank"})
+def split_script(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``(our options and SCRIPT, the script's arguments)``: everything after SCRIPT goes to the script
+    verbatim -- ``--n 32``, ``--h``, ``--help``, ``-m x`` are the script's, never abbreviations of our
+    options (protocol.split_at_script).  An unknown option before SCRIPT stays first, for argparse to reject."""
+    return protocol.split_at_script(argv, _VALUE_OPTIONS)
+
+
 #: the module names that spell torch's launcher after ``-m``
 LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 
@@ -341,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_export(argv[1:])
     argv, launcher = split_launcher(argv)
-    ns = build_parser().parse_args(argv)
+    head, script_args = split_script(argv)
+    ns = build_parser().parse_args(head)
+    ns.args = script_args  # verbatim: argparse never sees the script's arguments
     try:
         if ns.nproc_per_node is not None:
             if launcher is not None:
@@ -384,8 +393,6 @@ def main(argv: list[str] | None = None) -> int:
             return 130 if app.interrupted else 0
         script = ns.script or DEMO
         args = ns.args if ns.script else []
-        if args and args[0] == "--":
-            args = args[1:]
         check_script(script)
         check_torch(ns.python)
         record = ns.record or default_record_path(script)
