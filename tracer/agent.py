@@ -21,6 +21,7 @@ import logging
 import os
 import queue
 import runpy
+import signal
 import sys
 import threading
 import time
@@ -87,6 +88,8 @@ class Agent(Capture):
         self.run_lock = threading.Lock()
         self.script_done = False  # the script returned: its atexit functions are due when we exit
         self.cancel_run = threading.Event()
+        self.run_waiting = 0  # timing requests waiting for the one in progress (Agent._wait_for_run_lock)
+        self.timing_limit_s = TIMING_LIMIT_S  # one graph's timing, at most (--timing-limit)
         self.device = "cpu"
         # output module key (file name of output_path) -> the script's own calls of that graph (see on_graph_call)
         self.script_calls: dict[str, dict[str, Any]] = {}
@@ -186,8 +189,9 @@ class Agent(Capture):
             except OSError:
                 chunk = b""
             if not chunk:
-                # the UI is gone: nothing can continue us, so end now
-                os._exit(0 if not self.quitting else 0)
+                # the UI is gone: nothing can continue us, so end now, and every process we started
+                _end_children()
+                os._exit(0)
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
@@ -201,6 +205,9 @@ class Agent(Capture):
                     self.resume.put(msg)
                 elif cmd == protocol.CMD_CANCEL_RUN:
                     self.cancel_run.set()
+                    if not self.run_lock.locked() and not self.run_waiting:
+                        self.send({"type": "run_status", "message": "nothing to cancel: no timing run in progress",
+                                   "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
                     # paused: on the compile thread at its stop (tracer.whatif); after the script: now
                     if self.script_done or not self.step:
@@ -214,6 +221,7 @@ class Agent(Capture):
                     self.send({"type": "quit"})
                     if self.script_done:
                         _run_exit_funcs(timeout=1.0)
+                    _end_children()
                     os._exit(0)
 
     # ------------------------------------------------------------------ the script's own calls
@@ -285,8 +293,7 @@ class Agent(Capture):
 
         Runs on a worker thread, so no compile-thread state (fake modes, V.graph) is active.
         """
-        if not self.run_lock.acquire(blocking=False):
-            self.send({"type": "run_status", "message": "a timing run is already in progress (c cancels it)"})
+        if not self._wait_for_run_lock():
             return
         self.cancel_run.clear()
         try:
@@ -304,6 +311,29 @@ class Agent(Capture):
             self._time_graphs(todo, cupti)
         finally:
             self.run_lock.release()
+
+    def _wait_for_run_lock(self) -> bool:
+        """Take the timing lock; a request made while another timing run is on (a what-if's own, or
+        ``r`` twice) waits for it, saying so, instead of being dropped: every request ends with a
+        ``done`` status.  False (and a ``done``, ``cancelled`` status sent) when ``c`` came first."""
+        if self.run_lock.acquire(blocking=False):
+            return True
+        self.run_waiting += 1
+        try:
+            self.send({"type": "run_status", "message": "waiting for the timing run in progress to end "
+                                                        "(c cancels both)"})
+            while not self.run_lock.acquire(timeout=0.1):
+                if self.cancel_run.is_set():
+                    break
+            else:
+                if not self.cancel_run.is_set():
+                    return True
+                self.run_lock.release()
+        finally:
+            self.run_waiting -= 1
+        self.send({"type": "run_status", "message": "timing cancelled before it started", "done": True,
+                   "cancelled": True, "timed": 0, "failed": [], "of": 0})
+        return False
 
     def _time_graphs(self, todo: list, cupti: str) -> None:
         """run_all's loop: one ``run`` message per graph of ``todo`` (``((compile id, kind), graph)``).
@@ -327,7 +357,8 @@ class Agent(Capture):
                                "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
                     return
                 where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
-                self.send({"type": "run_status", "message": where})
+                self.send({"type": "run_status", "message": f"{where}: starting (limit {self.timing_limit_s:g} s "
+                                                            "per graph)", "limit_s": self.timing_limit_s})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
                 orig = self.graphs.get(self.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
@@ -337,12 +368,19 @@ class Agent(Capture):
                 try:
                     msg.update(worker.time(
                         g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
+                        timeout_s=self.timing_limit_s,
                         num_gb=g.get("num_gb"), compare=compare,
                         script=self._script_record(g, orig if compare else None),
                         progress=lambda text, where=where: self.send({"type": "run_status",
                                                                       "message": f"{where}: {text}"})))
                     timed += 1
                 except TimingFailed as e:
+                    if e.cancelled:
+                        self.send({"type": "run_status", "done": True, "cancelled": True, "timed": timed,
+                                   "failed": failed, "of": len(todo),
+                                   "message": f"timing cancelled during {cid} {kind} ({e.reason}); "
+                                              f"{timed} of {len(todo)} graph(s) timed"})
+                        return
                     msg.update(error=f"timing {cid} {kind} {e.reason}" if e.crashed else e.reason,
                                traceback=e.detail, failed=True, crashed=e.crashed)
                     if e.signal:
@@ -431,6 +469,11 @@ class Agent(Capture):
         return cid, kind, nxt
 
     def main(self) -> int:
+        from inductor_step.tracer import lifetime  # noqa: PLC0415
+
+        # ended (SIGTERM, SIGHUP) or orphaned (the UI killed): every process we started goes with us
+        lifetime.on_signals(_end_now)
+        lifetime.die_with_parent(on_orphan=lambda: _end_now(signal.SIGHUP), use_prctl=False)
         try:
             import torch  # noqa: PLC0415
         except ImportError as e:
@@ -576,6 +619,27 @@ def _user_traceback(tb: Any) -> Any:
     return first  # nothing of the user's (an error of ours): keep every frame
 
 
+def _end_children() -> None:
+    """End every process this agent started (timing and compile workers): tracer.lifetime."""
+    try:
+        from inductor_step.tracer.lifetime import end_descendants  # noqa: PLC0415
+
+        end_descendants(grace_s=0.5)
+    except Exception:  # noqa: BLE001 - exiting anyway
+        pass
+
+
+def _end_now(signum: int) -> None:
+    """SIGTERM or SIGHUP (or the UI gone): end our children, then exit as the signal would."""
+    _end_children()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(128 + int(signum))
+
+
+#: one graph's timing, at most (s): ``--timing-limit``, else INDUCTOR_STEP_TIMING_TIMEOUT, else 600
+TIMING_LIMIT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "600"))
+
 PROFILE_CALLS = 10  # the script's calls 2..11 of each graph run under torch.profiler (see Agent.on_graph_call)
 
 
@@ -643,7 +707,7 @@ def connect(path: str, hello: dict[str, Any]) -> tuple[int, int]:
 
 
 #: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)
-AGENT_VALUE_OPTIONS = frozenset({"--msg-fd", "--ctl-fd", "--connect", "--step-rank", "--what-if"})
+AGENT_VALUE_OPTIONS = frozenset({"--msg-fd", "--ctl-fd", "--connect", "--step-rank", "--what-if", "--timing-limit"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -661,6 +725,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--serve", action="store_true", help="after the script, stay up for timing requests until quit")
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="after the script, recompile every graph with these torch._inductor.config settings")
+    p.add_argument("--timing-limit", type=float, default=None, metavar="S",
+                   help="one graph's timing, at most S seconds (default 600)")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     head, script_args = protocol.split_at_script(list(sys.argv[1:] if argv is None else argv), AGENT_VALUE_OPTIONS)
@@ -690,6 +756,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("one of --msg-fd or --connect is required")
     agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
                   what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
+    if ns.timing_limit is not None:
+        agent.timing_limit_s = ns.timing_limit
     return agent.main()
 
 

@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="with --headless: after the script, recompile every graph with these torch._inductor.config "
                         "settings (e.g. 'max_autotune=True'; repeat for more variants); with --run, print the timing deltas")
+    p.add_argument("--timing-limit", type=float, metavar="S", default=None,
+                   help="timing (r, --run, a what-if's): one graph at most S seconds, then it is reported as timed "
+                        "out with the step that took too long (default 600)")
     p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
     p.add_argument("--screenshots", metavar="DIR", default=None,
                    help="where `s` saves screenshots (default: inductor-step-sessions/screenshots)")
@@ -65,7 +68,7 @@ LAUNCHER_FLAGS = frozenset({"-h", "--help", "--standalone", "-m", "--module", "-
                             "--run-path", "--run_path", "--virtual-local-rank", "--virtual_local_rank"})
 #: our own options that take a value (to find where a launcher spelling starts)
 _VALUE_OPTIONS = frozenset({"--record", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
-                            "--nproc_per_node", "--rank"})
+                            "--nproc_per_node", "--rank", "--timing-limit"})
 def split_script(argv: list[str]) -> tuple[list[str], list[str]]:
     """``(our options and SCRIPT, the script's arguments)``: everything after SCRIPT goes to the script
     verbatim -- ``--n 32``, ``--h``, ``--help``, ``-m x`` are the script's, never abbreviations of our
@@ -140,6 +143,59 @@ def check_torch(python: str | None) -> None:
                          "(viewing a recorded session with --open needs no torch)")
 
 
+class Ended(BaseException):
+    """SIGTERM or SIGHUP (an SSH link dropping) reached ``inductor-step``: raised on the main thread
+    so the headless loops end the agent (or the job) and keep the session, like Ctrl+C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+        self.name = _signal_name(-signum)
+
+
+def _raise_ended(signum: int) -> None:
+    raise Ended(signum)
+
+
+def on_end_signals(handler: Any, names: tuple[str, ...] = ("SIGTERM", "SIGHUP")) -> None:
+    """Call ``handler(signum)`` on SIGTERM and SIGHUP (where the platform has them; main thread only)."""
+    for name in names:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            try:
+                signal.signal(sig, lambda s, _f: handler(s))
+            except (ValueError, OSError):
+                pass
+
+
+def _end_app_on_signal(app: Any, record: str) -> None:
+    """The UI: on SIGTERM or SIGHUP end every process it started (agent and its workers, a job's
+    launcher and ranks) and close the session files at once, then leave the app; if the app does
+    not return within 2 s (its terminal gone), exit anyway -- nothing is left to lose."""
+    import threading  # noqa: PLC0415
+
+    def handler(signum: int) -> None:
+        app.ended_by = signum
+        try:
+            app.end_agents()
+        finally:
+            name = _signal_name(-signum)
+            print(f"inductor-step: ended by {name}; session kept in {record}", file=sys.stderr)
+
+            def last_resort() -> None:
+                time.sleep(2.0)
+                os._exit(128 + signum)
+
+            threading.Thread(target=last_resort, daemon=True).start()
+            try:
+                app.exit()
+            except Exception:  # noqa: BLE001
+                os._exit(128 + signum)
+
+    # SIGINT too: ctrl+c is a key inside the app (raw terminal), so one comes from `kill -INT` only
+    on_end_signals(handler, ("SIGTERM", "SIGHUP", "SIGINT"))
+
+
 def default_record_path(script: str) -> str:
     stem = os.path.splitext(os.path.basename(script))[0]
     return os.path.join("inductor-step-sessions", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
@@ -206,12 +262,13 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
             elif t == "agent_exit":
                 rc = msg["returncode"]
                 break
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Ended) as e:
         agent.terminate()
-        writer.write({"type": "error", "stage": "script", "message": "interrupted (Ctrl+C)", "traceback": ""})
-        print(f"inductor-step: interrupted; session kept in {record}", file=sys.stderr)
+        how = f"ended by {e.name}" if isinstance(e, Ended) else "interrupted (Ctrl+C)"
+        writer.write({"type": "error", "stage": "script", "message": how, "traceback": ""})
+        print(f"inductor-step: {how}; session kept in {record}", file=sys.stderr)
         writer.close()
-        return 130
+        return 128 + e.signum if isinstance(e, Ended) else 130
     writer.close()
     agent.terminate()
     if script_rc is None:
@@ -290,10 +347,11 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
             elif t == "launcher_exit":
                 launcher_rc = msg["returncode"]
                 deadline = time.monotonic() + 5
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Ended) as e:
         job.terminate()
-        print(f"inductor-step: interrupted; the job's sessions are kept in {job.job_path}", file=sys.stderr)
-        return 130
+        how = f"ended by {e.name}" if isinstance(e, Ended) else "interrupted"
+        print(f"inductor-step: {how}; the job's sessions are kept in {job.job_path}", file=sys.stderr)
+        return 128 + e.signum if isinstance(e, Ended) else 130
     job.terminate()
     print(f"inductor-step: job written to {job.job_path} ({len(job.ranks)} rank session(s))", file=sys.stderr)
     _print_ranks(job.job_path)
@@ -352,6 +410,11 @@ def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(head)
     ns.args = script_args  # verbatim: argparse never sees the script's arguments
     try:
+        if ns.timing_limit is not None:
+            if ns.timing_limit <= 0:
+                raise UsageError(f"--timing-limit {ns.timing_limit:g}: needs a number of seconds above 0")
+            # every agent this command starts (the script's, a job's ranks) reads it (tracer.agent.TIMING_LIMIT_S)
+            os.environ["INDUCTOR_STEP_TIMING_TIMEOUT"] = f"{ns.timing_limit:g}"
         if ns.nproc_per_node is not None:
             if launcher is not None:
                 raise UsageError("--nproc-per-node goes either to inductor-step or to torchrun, not both")
@@ -402,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
                     protocol.parse_settings(w)
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
+            on_end_signals(_raise_ended)
             return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
                                     ns.nproc_per_node)
         if ns.headless:
@@ -410,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
                     protocol.parse_settings(w)
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
+            on_end_signals(_raise_ended)
             return run_headless(script, args, record, ns.run, ns.python, ns.what_if)
         if ns.run and launcher is None:
             raise UsageError("--run goes with --headless; in the UI press r")
@@ -426,8 +491,11 @@ def main(argv: list[str] | None = None) -> int:
             record = protocol.job_paths(record)[0]
         app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
                       python=ns.python, record_screens=ns.record_screens, job=job)
+        _end_app_on_signal(app, record)
         app.run()
         app.end_agents()
+        if getattr(app, "ended_by", None):
+            return 128 + app.ended_by
         if app.interrupted:  # ctrl+c: the status a shell expects after an interrupt
             print(f"inductor-step: interrupted (ctrl+c); session kept in {record}", file=sys.stderr)
             return 130

@@ -26,7 +26,8 @@ import threading
 import time
 from typing import Any, Callable
 
-TIMEOUT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "900"))  # one graph's timing, at most
+TIMEOUT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "600"))  # one graph's timing, at most (s; --timing-limit)
+CANCEL_GRACE_S = 1.0  # after `c`, how long the worker may take to stop by itself before it is killed (s)
 
 
 def _signal_name(rc: int) -> str:
@@ -104,7 +105,7 @@ class TimingWorker:
                 if self.proc.poll() is None:
                     self.proc.stdin.close()  # type: ignore[union-attr]
                     try:
-                        self.proc.wait(10)
+                        self.proc.wait(2)  # an idle worker ends at once; a busy one is killed
                     except subprocess.TimeoutExpired:
                         self.proc.kill()
                         self.proc.wait()
@@ -169,25 +170,31 @@ class TimingWorker:
         assert self.proc is not None and self.proc.stdin is not None
         self.proc.stdin.write(job + "\n")
         self.proc.stdin.flush()
-        state = {"step": "loading the output module", "done": False, "timed_out": False}
+        state: dict[str, Any] = {"step": "starting the timing process", "done": False, "timed_out": False}
         proc = self.proc
 
         def watch() -> None:  # cancel and the time limit, while the reader below blocks
             t0 = time.monotonic()
-            sent = False
+            sent_at = None
             while not state["done"] and proc.poll() is None:
-                if cancel is not None and cancel.is_set() and not sent:
+                if cancel is not None and cancel.is_set() and sent_at is None:
                     try:
                         proc.stdin.write("cancel\n")  # type: ignore[union-attr]
                         proc.stdin.flush()  # type: ignore[union-attr]
                     except Exception:  # noqa: BLE001
                         pass
-                    sent = True
+                    sent_at = time.monotonic()
+                if sent_at is not None and time.monotonic() - sent_at > CANCEL_GRACE_S:
+                    # the worker checks between kernels only: a whole-graph round or a comparison
+                    # would keep it past the two seconds `c` promises, so it goes
+                    state["cancelled"] = True
+                    proc.kill()
+                    return
                 if time.monotonic() - t0 > timeout_s:
                     state["timed_out"] = True
                     proc.kill()
                     return
-                time.sleep(0.1)
+                time.sleep(0.05)
 
         threading.Thread(target=watch, daemon=True).start()
         result: dict[str, Any] | None = None
@@ -233,8 +240,11 @@ class TimingWorker:
         what, line = crash_site(fault, output_path)
         where = (f" in {what}" if what else "") + (f" (output code line {line}" if line else " (") \
             + f"{', ' if line else ''}while {state['step']})"
+        if state.get("cancelled"):
+            raise TimingFailed(f"cancelled{where}", "", cancelled=True)
         if state["timed_out"]:
-            reason = f"timed out after {timeout_s:.0f} s{where}"
+            reason = (f"timed out: the per-graph limit of {timeout_s:g} s ran out{where} "
+                      "(--timing-limit S sets it)")
         elif rc < 0:
             reason = f"crashed: {_signal_name(rc)}{where}"
         else:
@@ -247,6 +257,8 @@ class TimingFailed(Exception):
     """A graph could not be timed: ``reason`` (one line), ``detail`` (the worker's traceback, fault
     dump or log tail), ``crashed`` (the worker died), ``signal`` (its name, e.g. ``"SIGSEGV"``)."""
 
-    def __init__(self, reason: str, detail: str = "", crashed: bool = False, signal: str | None = None):
+    def __init__(self, reason: str, detail: str = "", crashed: bool = False, signal: str | None = None,
+                 cancelled: bool = False):
         super().__init__(reason)
         self.reason, self.detail, self.crashed, self.signal = reason, detail, crashed, signal
+        self.cancelled = cancelled  # `c`: the worker was stopped, nothing failed
