@@ -344,6 +344,8 @@ class Agent(Capture):
         ``signal``; the next graph gets a fresh worker.  The last ``run_status`` (``done: True``)
         counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
         """
+        from inductor_step.tracer.timing.inprocess import (  # noqa: PLC0415
+            in_process_reason, needs_this_process, time_in_process)
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
@@ -365,14 +367,24 @@ class Agent(Capture):
                 compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
                             "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                            if orig and orig.get("output_path") else None)
+                kw = dict(cancel=self.cancel_run, timeout_s=self.timing_limit_s, num_gb=g.get("num_gb"),
+                          compare=compare, script=self._script_record(g, orig if compare else None),
+                          progress=lambda text, where=where: self.send({"type": "run_status",
+                                                                        "message": f"{where}: {text}"}))
+                msg["limit_s"] = self.timing_limit_s
                 try:
-                    msg.update(worker.time(
-                        g["output_path"], g.get("gm"), g.get("device", "cpu"), cancel=self.cancel_run,
-                        timeout_s=self.timing_limit_s,
-                        num_gb=g.get("num_gb"), compare=compare,
-                        script=self._script_record(g, orig if compare else None),
-                        progress=lambda text, where=where: self.send({"type": "run_status",
-                                                                      "message": f"{where}: {text}"})))
+                    # a graph a fresh process cannot rebuild (script-defined ops, opaque frozen weights) is
+                    # timed here instead (tracer.timing.inprocess): issue 27.9
+                    here = in_process_reason(g["output_path"], g.get("gm"))
+                    if here is None:
+                        try:
+                            msg.update(worker.time(g["output_path"], g.get("gm"), g.get("device", "cpu"), **kw))
+                        except TimingFailed as e:
+                            if e.crashed or e.cancelled or not needs_this_process(e.reason):
+                                raise
+                            here = f"timed in the agent's own process: a timing process could not rebuild it ({e.reason})"
+                    if here is not None:
+                        msg.update(time_in_process(g["output_path"], g.get("gm"), g.get("device", "cpu"), here, **kw))
                     timed += 1
                 except TimingFailed as e:
                     if e.cancelled:
@@ -383,6 +395,8 @@ class Agent(Capture):
                         return
                     msg.update(error=f"timing {cid} {kind} {e.reason}" if e.crashed else e.reason,
                                traceback=e.detail, failed=True, crashed=e.crashed)
+                    if e.reason.startswith("timed out"):
+                        msg["timed_out"] = True
                     if e.signal:
                         msg["signal"] = e.signal
                     failed.append(f"{cid} {kind}")

@@ -594,6 +594,13 @@ class Run(TypedDict, total=False):
     crashed: bool
     signal: str | int
     isolated: str  # "timed in a process of its own (pid N) ..."
+    # issue 27.9: timing never needs a re-trace that fails; where a part cannot be timed, which and why
+    eager_error: str  # eager_ms is None: why the post-grad graph could not be run eagerly
+    eager_note: str  # the eager baseline came from elsewhere or was left out (e.g. not sendable to a worker)
+    eager_fixes: str  # what was rewritten so the post-grad graph runs eagerly (in-place foreach getitems)
+    in_process: str  # timed in the agent's own process instead of a worker, and why (custom ops, frozen weights)
+    timed_out: bool  # the per-graph limit ran out (error says at which step)
+    limit_s: float  # the per-graph limit it ran under (s)
     settled: bool  # the graph time settled (rounds agreed, no contention)
     contended: bool  # the load average says other processes competed for the cores
     sum_vs_graph: float | None  # kernel sum / compiled graph time

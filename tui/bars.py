@@ -49,6 +49,11 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
     t.append(f" {key or 'waiting for the first compile'} ", style="bold")
     for s in ALL_STAGES:
         mark, style = ("✓", "green") if s in done else (" ", "dim")
+        run = session.runs.get(key) if key and s == "run" else None
+        if run is not None and (run.get("error") or run.get("cancelled")):
+            mark, style = "✗", "bold red"  # a failed timing is never ✓run (issue 27.9)
+        elif run is not None and run.get("eager_ms") is None and s in done:
+            mark, style = "✓", "yellow"  # the compiled graph timed, its eager baseline not (the run pane says why)
         if err and err.get("stage") == s:
             mark, style = "✗", "bold red"
         if view.paused and graph_key(view.paused) == key and view.paused["stage"] == s:

@@ -216,7 +216,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     rc: int | None = None
     script_rc = None
     failed = False
-    failed_runs: list[str] = []
+    failed_runs: list[str] = []  # timing crashed or ran out of time: the command fails
+    untimed: list[str] = []  # timing raised (a graph it could not rebuild): said, the status stays the script's
     last_status = None
     try:
         while True:
@@ -244,10 +245,15 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
             elif t == "run":
                 runs[protocol.graph_key(msg)] = msg
                 if msg.get("error"):
-                    failed_runs.append(protocol.graph_key(msg))
+                    # a crash or the time limit is a failure of the run; a graph timing could not rebuild is not
+                    # the script's (issue 27.9): said, and the exit status stays the script's
+                    (failed_runs if msg.get("crashed") or msg.get("timed_out") else untimed).append(protocol.graph_key(msg))
                     print(f"{protocol.graph_key(msg):<20} run         failed: {msg['error']}", flush=True)
                 else:
-                    eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
+                    eager = (f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else
+                             f", eager not timed ({msg.get('eager_error') or msg.get('eager_note') or 'no reason given'})")
+                    if msg.get("in_process"):
+                        eager += f" [{msg['in_process']}]"
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
                           f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
                           + (f"  (not reliable: {'; '.join(msg.get('warnings') or ['the timing rounds never agreed'])})"
@@ -298,7 +304,12 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     if run:
         _print_ledger(record)
     if failed_runs:
-        print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed: {', '.join(failed_runs)}", file=sys.stderr)
+        print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed (the timing crashed or ran out of "
+              f"time): {', '.join(failed_runs)}", file=sys.stderr)
+    if untimed:
+        print(f"inductor-step: {len(untimed)} graph(s) could not be timed (each run line says why): "
+              f"{', '.join(untimed)}; the script itself {'succeeded' if script_rc == 0 else 'ended with status ' + str(script_rc)}, "
+              "so the exit status is its own", file=sys.stderr)
     if script_rc == 0 and (failed or failed_runs):
         return 1
     return int(script_rc)

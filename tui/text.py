@@ -260,7 +260,10 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
     lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}"]
     compiled, eager, ksum = run.get("compiled_ms"), run.get("eager_ms"), run.get("kernel_sum_ms")
     lines.append(f"compiled graph   {num(compiled, '.4f')} ms")
-    lines.append(f"eager (post-grad ATen graph, op by op)   {eager:.4f} ms" if eager is not None else "eager   not available")
+    lines.append(f"eager (post-grad ATen graph, op by op)   {eager:.4f} ms" if eager is not None else
+                 f"eager   not timed: {run.get('eager_error') or run.get('eager_note') or 'not available'}")
+    if run.get("in_process"):
+        lines.append(f"where   {run['in_process']}")
     if eager and compiled:
         lines.append(f"speedup   {eager / compiled:.2f}x")
     rounds = run.get("graph_rounds") or {}
