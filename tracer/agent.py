@@ -102,6 +102,8 @@ class Agent(Capture):
         self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
         self.tl = threading.local()
         self.what_if_lock = threading.Lock()
+        # issue 27.10: graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
+        self.other_backends: dict[str, str] = {}
 
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
@@ -145,7 +147,8 @@ class Agent(Capture):
         attempt = self.frames.get(cid, {}).get("attempt")
         if attempt:  # Dynamo restarted this frame's analysis: torch logs the compile as [0/0_1]
             msg["attempt"] = attempt
-            msg["trace_id"] = f"{cid[:-1]}_{attempt}]"
+            raw, sep, reset = cid.partition(protocol.RESET_SEP)
+            msg["trace_id"] = f"{raw[:-1]}_{attempt}]{sep}{reset}"
         msg.update(payload)
         self.send(msg)
         if paused:
@@ -509,6 +512,13 @@ class Agent(Capture):
         hooks += final + adapter.install_kernel_args_hook()
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
+        from inductor_step.tracer import backends  # noqa: PLC0415
+
+        if adapter.install_backend_hook(lambda gm, name: backends.on_backend_before(self, gm, name),
+                                        lambda gm, name, err: backends.on_backend_after(self, gm, name, err)):
+            hooks.append("OutputGraph.call_user_compiler (each graph's backend; other backends' graphs)")
+        if adapter.install_reset_hook():
+            hooks.append("torch._dynamo.reset (compile ids after a reset carry @resetN)")
         if adapter.install_graph_call_hook(self.on_graph_call):
             hooks.append("CompiledFxGraph.__call__ (the script's inputs"
                          + (", its calls profiled" if self._profiles_calls() else "") + ")")
@@ -595,13 +605,17 @@ class Agent(Capture):
         sys.stdout.flush()
         sys.stderr.flush()
         compiled = sum(1 for g in self.graphs.values() if g.get("last_stage"))
-        if compiled:
+        extra = backends.done_fields(self)  # issue 27.10: other backends; nothing reached Inductor, and why
+        if compiled and extra.get("inductor_graphs"):
             done_msg = None
-        elif error and error.get("stage") == "script":
+        elif error and error.get("stage") == "script" and not compiled:
             done_msg = f"the script stopped with {error['message']} before any torch.compile"
+        elif extra.get("message"):
+            done_msg = extra["message"]
         else:
             done_msg = "the script never compiled a graph with torch.compile"
-        self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg})
+        extra.pop("message", None)
+        self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
         self.script_done = True
         self._pending_what_ifs()
         if self.what_if and compiled:

@@ -246,11 +246,15 @@ class DynamoStop(StopBase, total=False):
     #: guessed at the dynamo stop ("forward": an input requires grad), whose graph had no other stop;
     #: readers drop that graph (tui.session.Session.add)
     corrects: str
+    #: issue 27.10: the backend Dynamo handed this graph to when it is not Inductor ("aot_eager",
+    #: "eager", a custom backend's name): the graph's stops end at dynamo (or aot, where AOTAutograd ran)
+    backend: str
 
 
 class AotStop(StopBase, total=False):
     aot_graphs: dict[str, str]  # joint / forward / backward / inference -> readable code
     post_grad: FxGraph | Unavailable
+    backend: str  # issue 27.10: not Inductor (DynamoStop.backend)
 
 
 class LoweringStop(StopBase, total=False):
@@ -384,6 +388,11 @@ class _Done(TypedDict):
 class Done(_Done, total=False):
     message: str | None
     t: float
+    # issue 27.10: graphs no Inductor compile got -- {"[0/0] inference": "aot_eager"} -- and, when no
+    # graph reached Inductor, Dynamo's reasons (graph breaks, skipped or failed frames), one line each
+    other_backends: dict[str, str]
+    inductor_graphs: int
+    break_reasons: list[str]
 
 
 class AgentExit(TypedDict):
@@ -897,6 +906,7 @@ def graph_key(msg: dict[str, Any]) -> str:
 
 
 PART_SEP = " #"  # between a graph's kind and its part: "[4/0] forward #2" (graph_key)
+RESET_SEP = "@reset"  # in a compile id after the script's Nth torch._dynamo.reset(): "[0/0]@reset1" (issue 27.10)
 
 
 def split_part(kind: str) -> tuple[str, int | None]:

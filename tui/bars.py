@@ -110,6 +110,11 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
     if key and err and err.get("stage") == stage:
         return (f"# {stage} failed: {err.get('message')}\n#\n# everything captured before it is in the earlier "
                 f"stages (b, 1-6)\n\n{err.get('traceback', '')}")
+    dyn = session.stop_for(key, "dynamo") if key else None
+    if key and (dyn or {}).get("backend"):  # issue 27.10: another backend compiled it, not Inductor
+        return (f"# {key}: Dynamo handed this graph to backend {dyn['backend']!r}, not Inductor\n"
+                f"# so it has no {stage} stage; its Dynamo graph (1) and, where AOTAutograd ran, its AOT graphs (2) "
+                "are recorded")
     if key:
         reached = session.stages_done(key)
         return (f"# {key}: the compile has not reached {stage} yet"

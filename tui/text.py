@@ -221,6 +221,8 @@ def stop_summary(stop: dict[str, Any]) -> str:
         what = f"{len(ks)} kernels (" + ", ".join(f"{n} {b}" for b, n in sorted(by.items())) + ")"
     else:
         what = ""
+    if stop.get("backend"):  # issue 27.10: Dynamo handed this graph to another backend
+        what += f"  (backend {stop['backend']!r}, not Inductor)"
     return f"{graph_key(stop):<20} {stage:<11} {what}"
 
 

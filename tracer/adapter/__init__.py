@@ -16,7 +16,7 @@ Split by concern (issue 16): :mod:`.base` (the ``unavailable`` shape, ``safe``, 
 graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torch's structured trace),
 :mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
 :mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker),
-:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.eager_graph` (the post-grad graph made
+:mod:`.whatif` (settings, a captured graph compiled again), :mod:`.backends` (the backend Dynamo hands each graph to; ``torch._dynamo.reset``), :mod:`.eager_graph` (the post-grad graph made
 runnable for the eager baseline; what keeps a graph's timing in this process), :mod:`.collectives` (a graph's collectives and the
 local stand-ins timing runs in their place).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
@@ -65,6 +65,14 @@ from inductor_step.tracer.adapter.snapshots import (  # noqa: F401
     scheduler_nodes,
     source_context,
     user_line,
+)
+from inductor_step.tracer.adapter.backends import (  # noqa: F401
+    RESET_SEP,
+    backend_name,
+    install_backend_hook,
+    install_reset_hook,
+    is_inductor,
+    label_compile_id,
 )
 from inductor_step.tracer.adapter.eager_graph import (  # noqa: F401
     runnable_eager,

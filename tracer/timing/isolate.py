@@ -153,10 +153,18 @@ class TimingWorker:
 
         if eager_gm is not None:
             try:
-                torch.save(eager_gm, io.BytesIO())
+                buf = io.BytesIO()
+                torch.save(eager_gm, buf)
+                buf.seek(0)
+                try:  # and back: a frozen graph's get_attr of a weight Inductor folded away fails only here
+                    torch.load(buf, weights_only=False)
+                except Exception as e:  # noqa: BLE001
+                    first = str(e).splitlines()[0] if str(e) else ""
+                    raise RuntimeError(f"{type(e).__name__}: {first} (rebuilding the post-grad graph from its code: a frozen graph's "
+                                  "constant that Inductor folded into the compiled code is no longer on the graph)") from e
                 spec["eager_gm"] = eager_gm
             except Exception as e:  # noqa: BLE001
-                note = f"eager not timed: the post-grad graph could not be sent to the timing process ({type(e).__name__}: {e})"
+                note = f"the post-grad graph could not be sent to the timing process ({type(e).__name__}: {e})"
         if compare is not None:
             spec["compare"] = dict(compare)
             try:
@@ -225,6 +233,8 @@ class TimingWorker:
             result["isolated"] = f"timed in a process of its own (pid {proc.pid}), so a crash there loses only this graph"
             if note:
                 result["eager_note"] = note
+                if result.get("eager_ms") is None:
+                    result["eager_error"] = note
             return result
         if error is not None:
             raise TimingFailed(error[0], error[1])
