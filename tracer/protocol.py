@@ -442,6 +442,7 @@ class RunStatus(TypedDict, total=False):
     failed: list[str]  # graphs whose timing failed ("[1/0] backward")
     of: int  # graphs asked for
     cancelled: bool
+    limit_s: float  # issue 32.4: the per-graph time limit the timing runs under (--timing-limit)
     t: float
 
 

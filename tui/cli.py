@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from inductor_step.tracer import protocol
+from inductor_step.tui.signals import Ended, end_app_on_signal, raise_ended, on_end_signals
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
 
@@ -141,59 +142,6 @@ def check_torch(python: str | None) -> None:
     if importlib.util.find_spec("torch") is None:
         raise UsageError(f"torch is not installed for {sys.executable}: pip install torch "
                          "(viewing a recorded session with --open needs no torch)")
-
-
-class Ended(BaseException):
-    """SIGTERM or SIGHUP (an SSH link dropping) reached ``inductor-step``: raised on the main thread
-    so the headless loops end the agent (or the job) and keep the session, like Ctrl+C."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-        self.name = _signal_name(-signum)
-
-
-def _raise_ended(signum: int) -> None:
-    raise Ended(signum)
-
-
-def on_end_signals(handler: Any, names: tuple[str, ...] = ("SIGTERM", "SIGHUP")) -> None:
-    """Call ``handler(signum)`` on SIGTERM and SIGHUP (where the platform has them; main thread only)."""
-    for name in names:
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            try:
-                signal.signal(sig, lambda s, _f: handler(s))
-            except (ValueError, OSError):
-                pass
-
-
-def _end_app_on_signal(app: Any, record: str) -> None:
-    """The UI: on SIGTERM or SIGHUP end every process it started (agent and its workers, a job's
-    launcher and ranks) and close the session files at once, then leave the app; if the app does
-    not return within 2 s (its terminal gone), exit anyway -- nothing is left to lose."""
-    import threading  # noqa: PLC0415
-
-    def handler(signum: int) -> None:
-        app.ended_by = signum
-        try:
-            app.end_agents()
-        finally:
-            name = _signal_name(-signum)
-            print(f"inductor-step: ended by {name}; session kept in {record}", file=sys.stderr)
-
-            def last_resort() -> None:
-                time.sleep(2.0)
-                os._exit(128 + signum)
-
-            threading.Thread(target=last_resort, daemon=True).start()
-            try:
-                app.exit()
-            except Exception:  # noqa: BLE001
-                os._exit(128 + signum)
-
-    # SIGINT too: ctrl+c is a key inside the app (raw terminal), so one comes from `kill -INT` only
-    on_end_signals(handler, ("SIGTERM", "SIGHUP", "SIGINT"))
 
 
 def default_record_path(script: str) -> str:
@@ -476,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
                     protocol.parse_settings(w)
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
-            on_end_signals(_raise_ended)
+            on_end_signals(raise_ended)
             return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
                                     ns.nproc_per_node)
         if ns.headless:
@@ -485,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
                     protocol.parse_settings(w)
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
-            on_end_signals(_raise_ended)
+            on_end_signals(raise_ended)
             return run_headless(script, args, record, ns.run, ns.python, ns.what_if)
         if ns.run and launcher is None:
             raise UsageError("--run goes with --headless; in the UI press r")
@@ -502,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
             record = protocol.job_paths(record)[0]
         app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
                       python=ns.python, record_screens=ns.record_screens, job=job)
-        _end_app_on_signal(app, record)
+        end_app_on_signal(app, record)
         app.run()
         app.end_agents()
         if getattr(app, "ended_by", None):
