@@ -120,3 +120,36 @@ def test_a_failed_timing_is_never_a_done_run_stage(rec: Rec) -> None:
     text = stage_text(failed, view, 120).plain
     assert "✗run" in text and "✓run" not in text
     assert "run" not in failed.stages_done(key)
+
+
+NOTHING = os.path.join(HERE, "scripts", "nothing_for_inductor.py")
+
+
+@pytest.fixture(scope="module")
+def nothing(tmp_path_factory: pytest.TempPathFactory) -> Rec:
+    d = tmp_path_factory.mktemp("nothing")
+    record = str(d / "nothing.jsonl")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", record, NOTHING],
+                       cwd=str(d), env=env, capture_output=True, text=True, timeout=600)
+    return Rec(p, record)
+
+
+def test_nothing_for_inductor_says_so_with_dynamos_reasons(nothing: Rec) -> None:
+    from inductor_step.tui.bars import status_text
+    from inductor_step.tui.ranks import compare_ranks, text
+
+    assert nothing.rc == 0 and "ok" in nothing.stdout
+    done = nothing.done
+    assert done["inductor_graphs"] == 0 and done["message"].startswith("no graph reached Inductor")
+    assert done["break_reasons"] and all("graph break" in r for r in done["break_reasons"])
+    assert "nothing_for_inductor.py:" in done["break_reasons"][0]  # where, and what broke
+    assert "inductor-step: no graph reached Inductor" in nothing.stderr
+    s = Session.of(nothing.msgs)
+    assert "no graph reached Inductor" in status_text(s, ViewState(), False, "", None).plain
+    # a job whose ranks compiled nothing for Inductor: never "the ranks agree"
+    c = compare_ranks({0: Session.of(nothing.msgs), 1: Session.of(nothing.msgs)})
+    summary = text(c)
+    assert not c.agree and "agree" not in summary, summary
+    assert "nothing to compare: no graph reached Inductor on ranks 0,1" in summary
+    assert "graph break" in summary
