@@ -89,6 +89,8 @@ class Agent(Capture):
         self.script_done = False  # the script returned: its atexit functions are due when we exit
         self.cancel_run = threading.Event()
         self.run_waiting = 0  # timing requests waiting for the one in progress (Agent._wait_for_run_lock)
+        self.cancel_gen = 0  # `c` commands so far: a waiting request is cancelled by one sent after it
+        self.run_active = False  # a timing run holds run_lock and has not sent its last status yet
         self.timing_limit_s = TIMING_LIMIT_S  # one graph's timing, at most (--timing-limit)
         self.device = "cpu"
         # output module key (file name of output_path) -> the script's own calls of that graph (see on_graph_call)
@@ -207,8 +209,9 @@ class Agent(Capture):
                 elif cmd == protocol.CMD_CAN_FUSE:
                     self.resume.put(msg)
                 elif cmd == protocol.CMD_CANCEL_RUN:
+                    self.cancel_gen += 1
                     self.cancel_run.set()
-                    if not self.run_lock.locked() and not self.run_waiting:
+                    if not self.run_active and not self.run_waiting:
                         self.send({"type": "run_status", "message": "nothing to cancel: no timing run in progress",
                                    "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
@@ -299,13 +302,15 @@ class Agent(Capture):
         if not self._wait_for_run_lock():
             return
         self.cancel_run.clear()
+        self.run_active = True
         try:
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
                 names = [only] if isinstance(only, str) else only
                 todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
             if not todo:
-                self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
+                self._run_done({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)",
+                                "done": True, "timed": 0, "failed": [], "of": 0})
                 return
             # each graph is timed in a fresh worker process, where no earlier profiler session (the
             # script's profiled calls) has left CUPTI attached (see timing.cupti_detached for why it matters)
@@ -313,7 +318,13 @@ class Agent(Capture):
                      "not attached: timed in a fresh process, where no earlier profiler session left CUPTI attached")
             self._time_graphs(todo, cupti)
         finally:
+            self.run_active = False
             self.run_lock.release()
+
+    def _run_done(self, msg: dict[str, Any]) -> None:
+        """A timing run's last status (``done``): from here on `c` finds nothing to cancel."""
+        self.run_active = False
+        self.send(msg)
 
     def _wait_for_run_lock(self) -> bool:
         """Take the timing lock; a request made while another timing run is on (a what-if's own, or
@@ -321,15 +332,16 @@ class Agent(Capture):
         ``done`` status.  False (and a ``done``, ``cancelled`` status sent) when ``c`` came first."""
         if self.run_lock.acquire(blocking=False):
             return True
+        gen = self.cancel_gen  # only a `c` sent after this request cancels it
         self.run_waiting += 1
         try:
             self.send({"type": "run_status", "message": "waiting for the timing run in progress to end "
                                                         "(c cancels both)"})
             while not self.run_lock.acquire(timeout=0.1):
-                if self.cancel_run.is_set():
+                if self.cancel_gen != gen:
                     break
             else:
-                if not self.cancel_run.is_set():
+                if self.cancel_gen == gen:
                     return True
                 self.run_lock.release()
         finally:
@@ -358,7 +370,7 @@ class Agent(Capture):
         try:
             for i, ((cid, kind), g) in enumerate(todo):
                 if self.cancel_run.is_set():
-                    self.send({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
+                    self._run_done({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
                                "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
                     return
                 where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
@@ -391,7 +403,7 @@ class Agent(Capture):
                     timed += 1
                 except TimingFailed as e:
                     if e.cancelled:
-                        self.send({"type": "run_status", "done": True, "cancelled": True, "timed": timed,
+                        self._run_done({"type": "run_status", "done": True, "cancelled": True, "timed": timed,
                                    "failed": failed, "of": len(todo),
                                    "message": f"timing cancelled during {cid} {kind} ({e.reason}); "
                                               f"{timed} of {len(todo)} graph(s) timed"})
@@ -410,7 +422,7 @@ class Agent(Capture):
         finally:
             worker.close()
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
-        self.send({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
+        self._run_done({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
                    "of": len(todo)})
 
     def _script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -658,11 +670,17 @@ def _end_children() -> None:
 
 
 def _end_now(signum: int) -> None:
-    """SIGTERM or SIGHUP (or the UI gone): end our children, then exit as the signal would."""
+    """SIGTERM or SIGHUP (or the UI gone): end our children, then die of the signal itself (torch's
+    launcher and the UI read a rank's ``-15`` as before)."""
     _end_children()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(128 + int(signum))
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        time.sleep(1.0)
+    finally:
+        os._exit(128 + int(signum))
 
 
 #: one graph's timing, at most (s): ``--timing-limit``, else INDUCTOR_STEP_TIMING_TIMEOUT, else 600

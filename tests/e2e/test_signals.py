@@ -68,7 +68,9 @@ class Driver:
                 self.agent.send(protocol.CMD_CONTINUE)
             if pred(m):
                 return m
-        raise AssertionError(f"timed out; last messages: {[x for x in self.seen[-8:] if x.get('type') != 'output']}")
+        shown = [" ".join(str(x.get(k)) for k in ("type", "stage", "status", "message", "text", "error") if x.get(k))[:160]
+                 for x in self.seen[-30:]]
+        raise AssertionError(f"timed out; last messages: {shown}")
 
 
 def _done(m: dict[str, Any]) -> bool:
