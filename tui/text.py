@@ -266,6 +266,8 @@ def run_summary(key: str | None, run: dict[str, Any]) -> str:
                  f"eager   not timed: {run.get('eager_error') or run.get('eager_note') or 'not available'}")
     if run.get("in_process"):
         lines.append(f"where   {run['in_process']}")
+    if run.get("timed_out") and run.get("limit_s"):
+        lines.append(f"limit   {run['limit_s']:g} s per graph ran out (--timing-limit S sets it)")
     if eager and compiled:
         lines.append(f"speedup   {eager / compiled:.2f}x")
     rounds = run.get("graph_rounds") or {}
