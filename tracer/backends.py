@@ -25,6 +25,8 @@ def on_backend_before(agent: Any, gm: Any, name: str) -> None:
     cid = adapter.current_compile_id()
     fr = agent.frame(cid)
     fr["backend"] = name
+    fr["inductor_calls_before"] = fr.get("calls", 0)  # Capture.new_part counts Inductor's compiles of the frame
+    fr["seq_before"] = agent.seq  # and every stop Inductor's hooks send counts in agent.seq
     if not adapter.is_inductor(name) or cid.startswith("[!"):
         fr["dynamo_live"] = adapter.fx_graph(getattr(gm, "graph", gm))
 
@@ -33,10 +35,12 @@ def on_backend_after(agent: Any, gm: Any, name: str, error: BaseException | None
     """Backend ``name`` returned (or raised ``error``) for ``gm``: a non-Inductor graph's stops."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
-    if adapter.is_inductor(name):
-        return
     cid = adapter.current_compile_id()
     fr = agent.frame(cid)
+    inductor_ran = fr.get("calls", 0) > fr.get("inductor_calls_before", 0) or (
+        agent.seq > fr.get("seq_before", agent.seq) and (agent.current or ("",))[0] == cid)
+    if adapter.is_inductor(name) or inductor_ran:
+        return  # Inductor compiled it (under whatever wrapper: DDPOptimizer, a debug backend): its own stops
     kind = fr.get("kind") or ("forward" if adapter.needs_autograd(gm.graph) else "inference")
     n = sum(1 for k in agent.other_backends if k.split(PART_SEP)[0] == f"{cid} {kind}")
     key_kind = f"{kind}{PART_SEP}{n + 1}" if n else kind

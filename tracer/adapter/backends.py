@@ -32,14 +32,17 @@ def label_compile_id(raw: str) -> str:
 def backend_name(fn: Any) -> str:
     """The name a person gave the backend: ``"inductor"``, ``"aot_eager"``, ``"eager"``, a custom
     backend's function name.  Unwraps torch.compile's wrappers (``compiler_name``) and Dynamo's
-    debug wrappers (``_torchdynamo_orig_backend``, ``compiler_fn``)."""
+    debug wrappers (``_torchdynamo_orig_backend``, ``compiler_fn``), DDPOptimizer's
+    (``backend_compile_fn``) and ``functools.partial``."""
     seen = 0
     while fn is not None and seen < 8:
         seen += 1
         name = getattr(fn, "compiler_name", None)
         if isinstance(name, str):
             return name
-        inner = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(fn, "compiler_fn", None)
+        owner = getattr(fn, "__self__", None)  # DDPOptimizer.compile_fn: the backend it splits the graph for
+        inner = (getattr(fn, "_torchdynamo_orig_backend", None) or getattr(fn, "compiler_fn", None)
+                 or getattr(owner, "backend_compile_fn", None) or getattr(fn, "func", None))
         if inner is None or inner is fn:
             break
         fn = inner
