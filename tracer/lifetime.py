@@ -25,7 +25,8 @@ def die_with_parent(sig: int = signal.SIGTERM, poll_s: float = 0.5,
 
     Linux: ``prctl(PR_SET_PDEATHSIG, sig)`` (the kernel sends ``sig`` when the parent *thread*
     that started us ends), and on every platform a daemon thread that polls ``os.getppid()`` every
-    ``poll_s`` s and then calls ``on_orphan`` (default: ``os.kill(os.getpid(), sig)``).  ``use_prctl``
+    ``poll_s`` s and then calls ``on_orphan`` (default: ``os.kill(os.getpid(), sig)``).  A parent that
+    went before this call is caught where it set ``INDUCTOR_STEP_PARENT_PID`` in our environment.  ``use_prctl``
     False: the thread only (a process whose parent may start it from a thread that ends early, or
     that must run ``on_orphan`` first).  Never raises."""
     parent = os.getppid()
@@ -45,7 +46,8 @@ def die_with_parent(sig: int = signal.SIGTERM, poll_s: float = 0.5,
         else:
             os.kill(os.getpid(), sig)
 
-    if os.getppid() != parent or parent == 1:  # the parent went before prctl took hold
+    expected = os.environ.get("INDUCTOR_STEP_PARENT_PID")
+    if expected and expected.isdigit() and int(expected) != parent:  # the parent went before we looked
         orphaned()
         return
 

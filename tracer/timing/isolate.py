@@ -86,6 +86,7 @@ class TimingWorker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # kernels load from Inductor's cache: no pool
         env["PYTHONFAULTHANDLER"] = ""  # the worker enables faulthandler itself, into a file
+        env["INDUCTOR_STEP_PARENT_PID"] = str(os.getpid())  # the worker ends with us (tracer.lifetime)
         self.fault_path = os.path.join(self.dir, f"fault-{self.n}.txt")
         self.log_path = os.path.join(self.dir, f"log-{self.n}.txt")
         self.n += 1
