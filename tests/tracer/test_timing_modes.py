@@ -59,6 +59,7 @@ def test_the_script_runs_as_without_us(rec: Rec) -> None:
     assert "match True" in rec.stdout, rec.stdout[-2000:] + rec.stderr[-3000:]
     assert "ARGV=" + json.dumps(ARGS) in rec.stdout  # arguments reached the script verbatim
     assert rec.rc == 0, rec.stderr[-3000:]
+    assert not [e for m in rec.msgs for e in protocol.validate(m)]  # the new fields are in the session format
 
 
 def test_every_inductor_graph_is_timed_compiled_and_eager(rec: Rec) -> None:
