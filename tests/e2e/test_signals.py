@@ -3,7 +3,8 @@
 One agent (tests/scripts/whatif_fusion.py, one small compiled graph) takes every kind of timing
 request in a row, as the keys send them: ``w`` (a what-if, timed), ``r`` while that timing runs
 (it waits, saying so), ``c`` (both end within two seconds), ``r`` again (it completes), ``c`` with
-nothing running.  A timing worker over its limit says which step took too long.  Then
+nothing running; the same in the app with the keys (n to the end, r, c, r), reading the status line.
+A timing worker over its limit says which step took too long.  Then
 ``inductor-step --headless --run`` in an SSH-like session (``setsid``): SIGHUP to the session's
 process group, and SIGKILL to ``inductor-step`` alone; no process it started survives (checked
 from ``/proc``) and the session file is kept.
@@ -171,3 +172,52 @@ def test_inductor_step_killed_outright_leaves_no_agent_or_worker(tmp_path: Any) 
     _none_left(ours)
     sh.wait(10)
     assert os.path.getsize(record) > 0
+
+
+def test_in_the_app_r_then_c_ends_within_two_seconds_and_the_status_line_follows(tmp_path: Any) -> None:
+    """The keys a person presses: n to the script's end, r, c as soon as timing starts, then r again;
+    the status line says what the agent last said, and a cancelled timing is never ✓run."""
+    import asyncio
+
+    from inductor_step.tui.app import StepApp
+    from inductor_step.tui.bars import stage_text
+
+    app = StepApp(script=SCRIPT, session_path=str(tmp_path / "s.jsonl"), screenshots=str(tmp_path))
+    seen: dict[str, Any] = {}
+
+    async def until(pilot: Any, cond: Any, timeout: float = 120.0) -> None:
+        t0 = time.monotonic()
+        while not cond():
+            assert time.monotonic() - t0 < timeout, str(app.query_one("#status").content)
+            await pilot.pause(0.05)
+
+    def status() -> str:
+        return str(app.query_one("#status").content)
+
+    async def steps(pilot: Any) -> None:
+        while app.session.done is None:
+            if app.view.paused:
+                await pilot.press("n")
+            await pilot.pause(0.1)
+        await pilot.press("r")
+        await until(pilot, lambda: "starting (limit" in status() or "loading" in status())
+        t0 = time.monotonic()
+        await pilot.press("c")
+        await until(pilot, lambda: "timing cancelled" in status(), timeout=5)
+        seen["cancel_s"] = time.monotonic() - t0
+        seen["bar"] = stage_text(app.session, app.view, 120).plain
+        await pilot.press("r")
+        await until(pilot, lambda: "timed 1 of 1 graph(s)" in status())
+        seen["bar_after"] = stage_text(app.session, app.view, 120).plain
+
+    async def main() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            try:
+                await steps(pilot)
+            finally:
+                app.action_quit_app()
+
+    asyncio.run(main())
+    assert seen["cancel_s"] < 2.0, seen
+    assert "✓run" not in seen["bar"]
+    assert "✓run" in seen["bar_after"]
