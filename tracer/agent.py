@@ -21,6 +21,7 @@ import logging
 import os
 import queue
 import runpy
+import signal
 import sys
 import threading
 import time
@@ -99,6 +100,10 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         self.run_lock = threading.Lock()
         self.script_done = False  # the script returned: its atexit functions are due when we exit
         self.cancel_run = threading.Event()
+        self.run_waiting = 0  # timing requests waiting for the one in progress (Agent._wait_for_run_lock)
+        self.cancel_gen = 0  # `c` commands so far: a waiting request is cancelled by one sent after it
+        self.run_active = False  # a timing run holds run_lock and has not sent its last status yet
+        self.timing_limit_s = TIMING_LIMIT_S  # one graph's timing, at most (--timing-limit)
         self.device = "cpu"
         # output module key (file name of output_path) -> the script's own calls of that graph (see on_graph_call)
         self.script_calls: dict[str, dict[str, Any]] = {}
@@ -111,6 +116,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
         self.tl = threading.local()
         self.what_if_lock = threading.Lock()
+        # issue 27.10: graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
+        self.other_backends: dict[str, str] = {}
 
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
@@ -157,7 +164,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         attempt = self.frames.get(cid, {}).get("attempt")
         if attempt:  # Dynamo restarted this frame's analysis: torch logs the compile as [0/0_1]
             msg["attempt"] = attempt
-            msg["trace_id"] = f"{cid[:-1]}_{attempt}]"
+            raw, sep, reset = cid.partition(protocol.RESET_SEP)
+            msg["trace_id"] = f"{raw[:-1]}_{attempt}]{sep}{reset}"
         msg.update(payload)
         self.send(msg)
         if paused:
@@ -201,8 +209,9 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
             except OSError:
                 chunk = b""
             if not chunk:
-                # the UI is gone: nothing can continue us, so end now
-                os._exit(0 if not self.quitting else 0)
+                # the UI is gone: nothing can continue us, so end now, and every process we started
+                _end_children()
+                os._exit(0)
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
@@ -215,7 +224,11 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                 elif cmd == protocol.CMD_CAN_FUSE:
                     self.resume.put(msg)
                 elif cmd == protocol.CMD_CANCEL_RUN:
+                    self.cancel_gen += 1
                     self.cancel_run.set()
+                    if not self.run_active and not self.run_waiting:
+                        self.send({"type": "run_status", "message": "nothing to cancel: no timing run in progress",
+                                   "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
                     # paused: on the compile thread at its stop (tracer.whatif); after the script: now
                     if self.script_done or not self.step:
@@ -229,6 +242,7 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                     self.send({"type": "quit"})
                     if self.script_done:
                         _run_exit_funcs(timeout=1.0)
+                    _end_children()
                     os._exit(0)
 
     # ------------------------------------------------------------------ the script's own calls
@@ -310,10 +324,10 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
 
         Runs on a worker thread, so no compile-thread state (fake modes, V.graph) is active.
         """
-        if not self.run_lock.acquire(blocking=False):
-            self.send({"type": "run_status", "message": "a timing run is already in progress (c cancels it)"})
+        if not self._wait_for_run_lock():
             return
         self.cancel_run.clear()
+        self.run_active = True
         try:
             todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
             if only:
@@ -321,7 +335,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                 names = [root_kind(n) for n in ([only] if isinstance(only, str) else only)]
                 todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
             if not todo:
-                self.send({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)"})
+                self._run_done({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)",
+                                "done": True, "timed": 0, "failed": [], "of": 0})
                 return
             # each graph is timed in a fresh worker process, where no earlier profiler session (the
             # script's profiled calls) has left CUPTI attached (see timing.cupti_detached for why it matters)
@@ -329,7 +344,37 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                      "not attached: timed in a fresh process, where no earlier profiler session left CUPTI attached")
             self._time_graphs(todo, cupti)
         finally:
+            self.run_active = False
             self.run_lock.release()
+
+    def _run_done(self, msg: dict[str, Any]) -> None:
+        """A timing run's last status (``done``): from here on `c` finds nothing to cancel."""
+        self.run_active = False
+        self.send(msg)
+
+    def _wait_for_run_lock(self) -> bool:
+        """Take the timing lock; a request made while another timing run is on (a what-if's own, or
+        ``r`` twice) waits for it, saying so, instead of being dropped: every request ends with a
+        ``done`` status.  False (and a ``done``, ``cancelled`` status sent) when ``c`` came first."""
+        if self.run_lock.acquire(blocking=False):
+            return True
+        gen = self.cancel_gen  # only a `c` sent after this request cancels it
+        self.run_waiting += 1
+        try:
+            self.send({"type": "run_status", "message": "waiting for the timing run in progress to end "
+                                                        "(c cancels both)"})
+            while not self.run_lock.acquire(timeout=0.1):
+                if self.cancel_gen != gen:
+                    break
+            else:
+                if self.cancel_gen == gen:
+                    return True
+                self.run_lock.release()
+        finally:
+            self.run_waiting -= 1
+        self.send({"type": "run_status", "message": "timing cancelled before it started", "done": True,
+                   "cancelled": True, "timed": 0, "failed": [], "of": 0})
+        return False
 
     def _time_graphs(self, todo: list, cupti: str) -> None:
         """run_all's loop: one ``run`` message per graph of ``todo`` (``((compile id, kind), graph)``).
@@ -341,6 +386,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
         """
         from inductor_step.tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer.timing.inprocess import (  # noqa: PLC0415
+            in_process_reason, needs_this_process, time_in_process)
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
@@ -350,29 +397,49 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         try:
             for i, ((cid, kind), g) in enumerate(todo):
                 if self.cancel_run.is_set():
-                    self.send({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
+                    self._run_done({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
                                "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
                     return
                 where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
-                self.send({"type": "run_status", "message": where})
+                self.send({"type": "run_status", "message": f"{where}: starting (limit {self.timing_limit_s:g} s "
+                                                            "per graph)", "limit_s": self.timing_limit_s})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
                 orig = self.graphs.get(self.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
                 compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
                             "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                            if orig and orig.get("output_path") else None)
+                kw = dict(cancel=self.cancel_run, timeout_s=self.timing_limit_s, num_gb=g.get("num_gb"),
+                          compare=compare, script=self._script_record(g, orig if compare else None),
+                          progress=lambda text, where=where: self.send({"type": "run_status",
+                                                                        "message": f"{where}: {text}"}))
+                msg["limit_s"] = self.timing_limit_s
                 try:
-                    msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)
-                        g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"),
-                        cancel=self.cancel_run,
-                        num_gb=g.get("num_gb"), compare=compare,
-                        script=self._script_record(g, orig if compare else None),
-                        progress=lambda text, where=where: self.send({"type": "run_status",
-                                                                      "message": f"{where}: {text}"})))
+                    # a graph a fresh process cannot rebuild (script-defined ops, opaque frozen weights) is
+                    # timed here instead (tracer.timing.inprocess): issue 27.9
+                    here = in_process_reason(g["output_path"], g.get("gm"))
+                    if here is None:
+                        try:
+                            msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)
+                                g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"), **kw))
+                        except TimingFailed as e:
+                            if e.crashed or e.cancelled or not needs_this_process(e.reason):
+                                raise
+                            here = f"timed in the agent's own process: a timing process could not rebuild it ({e.reason})"
+                    if here is not None:
+                        msg.update(time_in_process(g["output_path"], g.get("gm"), g.get("device", "cpu"), here, **kw))
                     timed += 1
                 except TimingFailed as e:
+                    if e.cancelled:
+                        self._run_done({"type": "run_status", "done": True, "cancelled": True, "timed": timed,
+                                   "failed": failed, "of": len(todo),
+                                   "message": f"timing cancelled during {cid} {kind} ({e.reason}); "
+                                              f"{timed} of {len(todo)} graph(s) timed"})
+                        return
                     msg.update(error=f"timing {cid} {kind} {e.reason}" if e.crashed else e.reason,
                                traceback=e.detail, failed=True, crashed=e.crashed)
+                    if e.reason.startswith("timed out"):
+                        msg["timed_out"] = True
                     if e.signal:
                         msg["signal"] = e.signal
                     failed.append(f"{cid} {kind}")
@@ -396,7 +463,7 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         finally:
             worker.close()
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
-        self.send({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
+        self._run_done({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
                    "of": len(todo)})
 
     def _script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -475,6 +542,11 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         return cid, kind, nxt
 
     def main(self) -> int:
+        from inductor_step.tracer import lifetime  # noqa: PLC0415
+
+        # ended (SIGTERM, SIGHUP) or orphaned (the UI killed): every process we started goes with us
+        lifetime.on_signals(_end_now)
+        lifetime.die_with_parent(on_orphan=lambda: _end_now(signal.SIGHUP), use_prctl=False)
         try:
             import torch  # noqa: PLC0415
         except ImportError as e:
@@ -504,6 +576,14 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         if str(self.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
             adapter.install_cudagraph_log_hook(self.on_cudagraph_skip)
         hooks += adapter.install_aoti_hook(self.on_aoti_start, self.on_aoti_done)
+
+        from inductor_step.tracer import backends  # noqa: PLC0415
+
+        if adapter.install_backend_hook(lambda gm, name: backends.on_backend_before(self, gm, name),
+                                        lambda gm, name, err: backends.on_backend_after(self, gm, name, err)):
+            hooks.append("OutputGraph.call_user_compiler (each graph's backend; other backends' graphs)")
+        if adapter.install_reset_hook():
+            hooks.append("torch._dynamo.reset (compile ids after a reset carry @resetN)")
         if adapter.install_graph_call_hook(self.on_graph_call):
             hooks.append("CompiledFxGraph.__call__ (the script's inputs"
                          + (", its calls profiled" if self._profiles_calls() else "") + ")")
@@ -596,13 +676,17 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         sys.stdout.flush()
         sys.stderr.flush()
         compiled = sum(1 for g in self.graphs.values() if g.get("last_stage"))
-        if compiled:
+        extra = backends.done_fields(self)  # issue 27.10: other backends; nothing reached Inductor, and why
+        if compiled and extra.get("inductor_graphs"):
             done_msg = None
-        elif error and error.get("stage") == "script":
+        elif error and error.get("stage") == "script" and not compiled:
             done_msg = f"the script stopped with {error['message']} before any torch.compile"
+        elif extra.get("message"):
+            done_msg = extra["message"]
         else:
             done_msg = "the script never compiled a graph with torch.compile"
-        self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg})
+        extra.pop("message", None)
+        self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
         self.script_done = True
         self._pending_what_ifs()
         if self.what_if and compiled:
@@ -633,6 +717,33 @@ def _user_traceback(tb: Any) -> Any:
         tb = tb.tb_next
     return first  # nothing of the user's (an error of ours): keep every frame
 
+
+def _end_children() -> None:
+    """End every process this agent started (timing and compile workers): tracer.lifetime."""
+    try:
+        from inductor_step.tracer.lifetime import end_descendants  # noqa: PLC0415
+
+        end_descendants(grace_s=0.5)
+    except Exception:  # noqa: BLE001 - exiting anyway
+        pass
+
+
+def _end_now(signum: int) -> None:
+    """SIGTERM or SIGHUP (or the UI gone): end our children, then die of the signal itself (torch's
+    launcher and the UI read a rank's ``-15`` as before)."""
+    _end_children()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        time.sleep(1.0)
+    finally:
+        os._exit(128 + int(signum))
+
+
+#: one graph's timing, at most (s): ``--timing-limit``, else INDUCTOR_STEP_TIMING_TIMEOUT, else 600
+TIMING_LIMIT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "600"))
 
 PROFILE_CALLS = 10  # the script's calls 2..11 of each graph run under torch.profiler (see Agent.on_graph_call)
 
@@ -700,9 +811,14 @@ def connect(path: str, hello: dict[str, Any]) -> tuple[int, int]:
     return msg_w, ctl_r
 
 
+#: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)
+AGENT_VALUE_OPTIONS = frozenset({"--msg-fd", "--ctl-fd", "--connect", "--step-rank", "--what-if", "--timing-limit"})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m tracer.agent``; returns the script's exit status."""
-    p = argparse.ArgumentParser(prog="inductor_step.tracer.agent", description="inductor-step agent (started by the UI)")
+    p = argparse.ArgumentParser(prog="inductor_step.tracer.agent", description="inductor-step agent (started by the UI)",
+                                allow_abbrev=False)
     p.add_argument("--msg-fd", type=int, default=None)
     p.add_argument("--ctl-fd", type=int, default=None)
     p.add_argument("--connect", metavar="SOCKET", default=None,
@@ -714,9 +830,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--serve", action="store_true", help="after the script, stay up for timing requests until quit")
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="after the script, recompile every graph with these torch._inductor.config settings")
+    p.add_argument("--timing-limit", type=float, default=None, metavar="S",
+                   help="one graph's timing, at most S seconds (default 600)")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
-    ns = p.parse_args(argv)
+    head, script_args = protocol.split_at_script(list(sys.argv[1:] if argv is None else argv), AGENT_VALUE_OPTIONS)
+    ns = p.parse_args(head)
+    ns.args = script_args  # verbatim: the script's --n, --r, --help are never read as ours
     distributed = None
     step = ns.step
     if ns.connect:
@@ -741,6 +861,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("one of --msg-fd or --connect is required")
     agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
                   what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
+    if ns.timing_limit is not None:
+        agent.timing_limit_s = ns.timing_limit
     return agent.main()
 
 

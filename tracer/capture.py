@@ -174,7 +174,7 @@ class Capture(SubgraphCapture):
             return
         cid = adapter.current_compile_id()
         if cid == "[?]" and "frame_id" in md:
-            cid = f"[{md['frame_id']}/{md['frame_compile_id']}]"
+            cid = adapter.label_compile_id(f"[{md['frame_id']}/{md['frame_compile_id']}]")
         if name == "optimize_ddp_split_child":  # DDPOptimizer split this frame: one submodule per bucket
             fr = self.frame(cid)
             fr["ddp_children"] = fr.get("ddp_children", 0) + 1
@@ -324,7 +324,7 @@ class Capture(SubgraphCapture):
         if g.last_stage is None:
             # backward (and any graph whose pre-grad hook did not fire): its Dynamo level is the
             # frame's Dynamo graph, captured when the forward compiled
-            snap = fr["dynamo"] or {"code": fr.get("dynamo_text") or "", "nodes": []}
+            snap = fr["dynamo"] or fr.get("dynamo_live") or {"code": fr.get("dynamo_text") or "", "nodes": []}
             note = ("The backward graph has no Dynamo graph of its own: AOTAutograd derived it from "
                     "this frame's Dynamo graph, and Inductor compiles it lazily at .backward()."
                     ) if split_part(kind)[0] == "backward" else None

@@ -301,11 +301,15 @@ class DynamoStop(StopBase, total=False):
     corrects: str
     compiled_with: CompiledWith | Unavailable  # issue 27: how this graph was compiled
     symbols: list[Symbol] | Unavailable  # issue 27: the dynamic symbols, what each stands for, its range
+    #: issue 27.10: the backend Dynamo handed this graph to when it is not Inductor ("aot_eager",
+    #: "eager", a custom backend's name): the graph's stops end at dynamo (or aot, where AOTAutograd ran)
+    backend: str
 
 
 class AotStop(StopBase, total=False):
     aot_graphs: dict[str, str]  # joint / forward / backward / inference -> readable code
     post_grad: FxGraph | Unavailable
+    backend: str  # issue 27.10: not Inductor (DynamoStop.backend)
 
 
 class LoweringStop(StopBase, total=False):
@@ -464,6 +468,11 @@ class _Done(TypedDict):
 class Done(_Done, total=False):
     message: str | None
     t: float
+    # issue 27.10: graphs no Inductor compile got -- {"[0/0] inference": "aot_eager"} -- and, when no
+    # graph reached Inductor, Dynamo's reasons (graph breaks, skipped or failed frames), one line each
+    other_backends: dict[str, str]
+    inductor_graphs: int
+    break_reasons: list[str]
 
 
 class AgentExit(TypedDict):
@@ -516,6 +525,7 @@ class RunStatus(TypedDict, total=False):
     failed: list[str]  # graphs whose timing failed ("[1/0] backward")
     of: int  # graphs asked for
     cancelled: bool
+    limit_s: float  # issue 32.4: the per-graph time limit the timing runs under (--timing-limit)
     t: float
 
 
@@ -687,6 +697,13 @@ class Run(TypedDict, total=False):
     crashed: bool
     signal: str | int
     isolated: str  # "timed in a process of its own (pid N) ..."
+    # issue 27.9: timing never needs a re-trace that fails; where a part cannot be timed, which and why
+    eager_error: str  # eager_ms is None: why the post-grad graph could not be run eagerly
+    eager_note: str  # the eager baseline came from elsewhere or was left out (e.g. not sendable to a worker)
+    eager_fixes: str  # what was rewritten so the post-grad graph runs eagerly (in-place foreach getitems)
+    in_process: str  # timed in the agent's own process instead of a worker, and why (custom ops, frozen weights)
+    timed_out: bool  # the per-graph limit ran out (error says at which step)
+    limit_s: float  # the per-graph limit it ran under (s)
     settled: bool  # the graph time settled (rounds agreed, no contention)
     contended: bool  # the load average says other processes competed for the cores
     sum_vs_graph: float | None  # kernel sum / compiled graph time
@@ -783,6 +800,25 @@ class Command(TypedDict, total=False):
     subgraph: str  # what_if: the graph's subgraph (see graph_key), if it is one
     settings: dict[str, Any]
     run: bool  # what_if: then time the original and the variant (with numerics)
+
+
+def split_at_script(argv: list[str], value_options: frozenset[str] | set[str]) -> tuple[list[str], list[str]]:
+    """``(options and SCRIPT, the script's arguments)`` for a command line ``[OPTS] SCRIPT ARGS`` (the
+    CLI's and the agent's): SCRIPT is the first argument that is neither an option nor the value of one
+    of ``value_options`` (``--`` marks it too, and is dropped); everything after SCRIPT is the script's,
+    verbatim (``--n 32``, ``--h``, ``--help``, ``-m x``: never read as abbreviations of our options)."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return (argv[:i] + argv[i + 1:i + 2]), argv[i + 2:]
+        if a in value_options:
+            i += 2
+        elif a.startswith("-") and a != "-":
+            i += 1
+        else:
+            return argv[:i + 1], argv[i + 1:]
+    return list(argv), []
 
 
 # ----------------------------------------------------------------------------- framing
@@ -992,6 +1028,7 @@ def graph_key(msg: dict[str, Any]) -> str:
 
 
 PART_SEP = " #"  # between a graph's kind and its part: "[4/0] forward #2" (graph_key)
+RESET_SEP = "@reset"  # in a compile id after the script's Nth torch._dynamo.reset(): "[0/0]@reset1" (issue 27.10)
 
 
 def split_part(kind: str) -> tuple[str, int | None]:

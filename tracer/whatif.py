@@ -123,8 +123,6 @@ def _time_when_ready(agent: Any, orig: tuple[str, str], var: tuple[str, str]) ->
 
     while not (agent.graphs.get(orig) or {}).get("output_path") and not agent.script_done:
         time.sleep(0.2)
-    while agent.run_lock.locked():
-        time.sleep(0.2)
     agent.run_all(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
 
 

@@ -49,8 +49,13 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
     t.append(f" {key or 'waiting for the first compile'} ", style="bold")
     for s in ALL_STAGES:
         mark, style = ("✓", "green") if s in done else (" ", "dim")
-        if (err and err.get("stage") == s) or (s == "run" and (session.runs.get(key) or {}).get("error")):
-            mark, style = "✗", "bold red"  # (a failed timing: ✗run, never ✓run)
+        run = session.runs.get(key) if key and s == "run" else None
+        if run is not None and (run.get("error") or run.get("cancelled")):
+            mark, style = "✗", "bold red"  # a failed timing is never ✓run (issue 27.9)
+        elif run is not None and run.get("eager_ms") is None and s in done:
+            mark, style = "✓", "yellow"  # the compiled graph timed, its eager baseline not (the run pane says why)
+        if err and err.get("stage") == s:
+            mark, style = "✗", "bold red"
         if view.paused and graph_key(view.paused) == key and view.paused["stage"] == s:
             mark, style = "●", "bold yellow"
         if s == view.stage:
@@ -105,6 +110,11 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
     if key and err and err.get("stage") == stage:
         return (f"# {stage} failed: {err.get('message')}\n#\n# everything captured before it is in the earlier "
                 f"stages (b, 1-6)\n\n{err.get('traceback', '')}")
+    dyn = session.stop_for(key, "dynamo") if key else None
+    if key and (dyn or {}).get("backend"):  # issue 27.10: another backend compiled it, not Inductor
+        return (f"# {key}: Dynamo handed this graph to backend {dyn['backend']!r}, not Inductor\n"
+                f"# so it has no {stage} stage; its Dynamo graph (1) and, where AOTAutograd ran, its AOT graphs (2) "
+                "are recorded")
     if key:
         reached = session.stages_done(key)
         return (f"# {key}: the compile has not reached {stage} yet"

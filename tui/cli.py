@@ -16,6 +16,7 @@ import time
 from typing import Any, NoReturn
 
 from inductor_step.tracer import protocol
+from inductor_step.tui.signals import Ended, end_app_on_signal, raise_ended, on_end_signals
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
 
@@ -37,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
-        prog="inductor-step",
+        prog="inductor-step", allow_abbrev=False,
         description="Run a PyTorch script and stop its torch.compile after each stage: "
                     "dynamo, aot, lowering, scheduling, loopbody, codegen; then run and time the kernels.",
         epilog="Options go before SCRIPT; everything after SCRIPT is passed to it verbatim.  "
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="with --headless: after the script, recompile every graph with these torch._inductor.config "
                         "settings (e.g. 'max_autotune=True'; repeat for more variants); with --run, print the timing deltas")
+    p.add_argument("--timing-limit", type=float, metavar="S", default=None,
+                   help="timing (r, --run, a what-if's): one graph at most S seconds, then it is reported as timed "
+                        "out with the step that took too long (default 600)")
     p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
     p.add_argument("--screenshots", metavar="DIR", default=None,
                    help="where `s` saves screenshots (default: inductor-step-sessions/screenshots)")
@@ -77,7 +81,14 @@ LAUNCHER_FLAGS = frozenset({"-h", "--help", "--standalone", "-m", "--module", "-
                             "--run-path", "--run_path", "--virtual-local-rank", "--virtual_local_rank"})
 #: our own options that take a value (to find where a launcher spelling starts)
 _VALUE_OPTIONS = frozenset({"--record", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
-                            "--nproc_per_node", "--rank"})
+                            "--nproc_per_node", "--rank", "--timing-limit"})
+def split_script(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``(our options and SCRIPT, the script's arguments)``: everything after SCRIPT goes to the script
+    verbatim -- ``--n 32``, ``--h``, ``--help``, ``-m x`` are the script's, never abbreviations of our
+    options (protocol.split_at_script).  An unknown option before SCRIPT stays first, for argparse to reject."""
+    return protocol.split_at_script(argv, _VALUE_OPTIONS)
+
+
 #: the module names that spell torch's launcher after ``-m``
 LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 
@@ -165,7 +176,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     rc: int | None = None
     script_rc = None
     failed = False
-    failed_runs: list[str] = []
+    failed_runs: list[str] = []  # timing crashed or ran out of time: the command fails
+    untimed: list[str] = []  # timing raised (a graph it could not rebuild): said, the status stays the script's
     last_status = None
     try:
         while True:
@@ -193,12 +205,17 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
             elif t == "run":
                 runs[protocol.graph_key(msg)] = msg
                 if msg.get("error"):
-                    failed_runs.append(protocol.graph_key(msg))
+                    # a crash or the time limit is a failure of the run; a graph timing could not rebuild is not
+                    # the script's (issue 27.9): said, and the exit status stays the script's
+                    (failed_runs if msg.get("crashed") or msg.get("timed_out") else untimed).append(protocol.graph_key(msg))
                     print(f"{protocol.graph_key(msg):<20} run         failed: {msg['error']}", flush=True)
                 elif msg.get("not_timed"):  # by design, not a failure (a subgraph lowered inline)
                     print(f"{protocol.graph_key(msg):<20} run         not timed: {msg['not_timed']}", flush=True)
                 else:
-                    eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
+                    eager = (f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else
+                             f", eager not timed ({msg.get('eager_error') or msg.get('eager_note') or 'no reason given'})")
+                    if msg.get("in_process"):
+                        eager += f" [{msg['in_process']}]"
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
                           f"{len(msg.get('kernels') or [])} kernels, " + _kernel_sum(msg)
                           + (f"  (not reliable: {'; '.join(msg.get('warnings') or ['the timing rounds never agreed'])})"
@@ -217,12 +234,13 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
             elif t == "agent_exit":
                 rc = msg["returncode"]
                 break
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Ended) as e:
         agent.terminate()
-        writer.write({"type": "error", "stage": "script", "message": "interrupted (Ctrl+C)", "traceback": ""})
-        print(f"inductor-step: interrupted; session kept in {record}", file=sys.stderr)
+        how = f"ended by {e.name}" if isinstance(e, Ended) else "interrupted (Ctrl+C)"
+        writer.write({"type": "error", "stage": "script", "message": how, "traceback": ""})
+        print(f"inductor-step: {how}; session kept in {record}", file=sys.stderr)
         writer.close()
-        return 130
+        return 128 + e.signum if isinstance(e, Ended) else 130
     writer.close()
     agent.terminate()
     if script_rc is None:
@@ -252,7 +270,12 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     if run:
         _print_ledger(record)
     if failed_runs:
-        print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed: {', '.join(failed_runs)}", file=sys.stderr)
+        print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed (the timing crashed or ran out of "
+              f"time): {', '.join(failed_runs)}", file=sys.stderr)
+    if untimed:
+        print(f"inductor-step: {len(untimed)} graph(s) could not be timed (each run line says why): "
+              f"{', '.join(untimed)}; the script itself {'succeeded' if script_rc == 0 else 'ended with status ' + str(script_rc)}, "
+              "so the exit status is its own", file=sys.stderr)
     if script_rc == 0 and (failed or failed_runs):
         return 1
     return int(script_rc)
@@ -301,10 +324,11 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
             elif t == "launcher_exit":
                 launcher_rc = msg["returncode"]
                 deadline = time.monotonic() + 5
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Ended) as e:
         job.terminate()
-        print(f"inductor-step: interrupted; the job's sessions are kept in {job.job_path}", file=sys.stderr)
-        return 130
+        how = f"ended by {e.name}" if isinstance(e, Ended) else "interrupted"
+        print(f"inductor-step: {how}; the job's sessions are kept in {job.job_path}", file=sys.stderr)
+        return 128 + e.signum if isinstance(e, Ended) else 130
     job.terminate()
     print(f"inductor-step: job written to {job.job_path} ({len(job.ranks)} rank session(s))", file=sys.stderr)
     _print_ranks(job.job_path)
@@ -359,8 +383,15 @@ def main(argv: list[str] | None = None) -> int:
 
         return main_export(argv[1:])
     argv, launcher = split_launcher(argv)
-    ns = build_parser().parse_args(argv)
+    head, script_args = split_script(argv)
+    ns = build_parser().parse_args(head)
+    ns.args = script_args  # verbatim: argparse never sees the script's arguments
     try:
+        if ns.timing_limit is not None:
+            if ns.timing_limit <= 0:
+                raise UsageError(f"--timing-limit {ns.timing_limit:g}: needs a number of seconds above 0")
+            # every agent this command starts (the script's, a job's ranks) reads it (tracer.agent.TIMING_LIMIT_S)
+            os.environ["INDUCTOR_STEP_TIMING_TIMEOUT"] = f"{ns.timing_limit:g}"
         if ns.nproc_per_node is not None:
             if launcher is not None:
                 raise UsageError("--nproc-per-node goes either to inductor-step or to torchrun, not both")
@@ -402,8 +433,6 @@ def main(argv: list[str] | None = None) -> int:
             return 130 if app.interrupted else 0
         script = ns.script or DEMO
         args = ns.args if ns.script else []
-        if args and args[0] == "--":
-            args = args[1:]
         check_script(script)
         check_torch(ns.python)
         record = ns.record or default_record_path(script)
@@ -413,6 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                     protocol.parse_settings(w)
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
+            on_end_signals(raise_ended)
             return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
                                     ns.nproc_per_node)
         if ns.headless:
@@ -421,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
                     protocol.parse_settings(w)
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
+            on_end_signals(raise_ended)
             return run_headless(script, args, record, ns.run, ns.python, ns.what_if)
         if ns.run and launcher is None:
             raise UsageError("--run goes with --headless; in the UI press r")
@@ -437,8 +468,11 @@ def main(argv: list[str] | None = None) -> int:
             record = protocol.job_paths(record)[0]
         app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
                       python=ns.python, record_screens=ns.record_screens, job=job)
+        end_app_on_signal(app, record)
         app.run()
         app.end_agents()
+        if getattr(app, "ended_by", None):
+            return 128 + app.ended_by
         if app.interrupted:  # ctrl+c: the status a shell expects after an interrupt
             print(f"inductor-step: interrupted (ctrl+c); session kept in {record}", file=sys.stderr)
             return 130

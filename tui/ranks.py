@@ -246,13 +246,21 @@ class RankComparison:
     graphs: list[GraphComparison]
     divergences: list[Divergence]
     time_ratio: float = TIME_RATIO
+    #: issue 27.10: rank -> why no graph of its reached Inductor (its done message and Dynamo's reasons)
+    nothing_compiled: dict[int, list[str]] = field(default_factory=dict)
 
     def graph(self, key: str) -> GraphComparison | None:
         return next((g for g in self.graphs if g.key == key), None)
 
     @property
+    def compared(self) -> list[GraphComparison]:
+        """The graphs Inductor compiled on some rank (a graph of another backend has no codegen)."""
+        return [g for g in self.graphs if any("codegen" in st for st in g.stages.values())]
+
+    @property
     def agree(self) -> bool:
-        return not self.divergences
+        """No divergence, and something compared: an empty comparison never agrees."""
+        return not self.divergences and bool(self.compared)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -627,7 +635,12 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                                                     list(t.slower)))
         out.append(g)
         divergences += g.divergences
-    return RankComparison(ranks, st, out, divergences, time_ratio)
+    nothing: dict[int, list[str]] = {}
+    for r, sess in sorted(live.items()):
+        d = getattr(sess, "done", None) or {}
+        if d and (d.get("inductor_graphs") == 0 or not d.get("graphs")):
+            nothing[r] = [d.get("message") or "no graph reached Inductor"] + list(d.get("break_reasons") or [])
+    return RankComparison(ranks, st, out, divergences, time_ratio, nothing)
 
 
 def compare_job(path: str, time_ratio: float = TIME_RATIO) -> RankComparison:
@@ -763,10 +776,16 @@ def text(c: RankComparison, details: bool = False) -> str:
     for r in c.ranks:
         if c.states[r].state != "done" or c.states[r].returncode != 0:
             lines.append(f"  {c.states[r].line}")
+    if not c.compared:  # issue 27.10: nothing reached Inductor; never "agree" on an empty comparison
+        lines.append("nothing to compare: no graph reached Inductor on "
+                     + (_ranks(sorted(c.nothing_compiled)) if c.nothing_compiled else "any rank"))
+        for r, why in sorted(c.nothing_compiled.items()):
+            lines.append(f"  rank {r}: {why[0]}")
+            lines += [f"      {w}" for w in why[1:6]]
     if c.divergences:
         lines.append(f"where the ranks diverge ({len(c.divergences)}):")
         lines += [f"  {d.line}" for d in c.divergences]
-    else:
+    elif c.compared:
         lines.append("the ranks agree: the same graphs, fusions and kernels" + (
             ", kernel times within the threshold" if any(g.times for g in c.graphs) else ""))
     lines.append("graphs:")

@@ -238,10 +238,11 @@ class Session:
         return links if "buffers" in links else {}
 
     def stages_done(self, key: str) -> list[str]:
-        """Stages of graph ``key`` that have a stop (plus ``run`` once it was timed, not when timing failed)."""
+        """Stages of graph ``key`` that have a stop (plus ``run`` once it was timed: a timing that failed
+        or was cancelled is not a done run stage)."""
         done = [s for s in STAGES if s in self.by_graph.get(key, {})]
         run = self.runs.get(key)
-        if run is not None and not run.get("error") and not run.get("not_timed"):  # a failed timing is no ✓run
+        if run is not None and not run.get("error") and not run.get("cancelled") and not run.get("not_timed"):
             done.append("run")
         return done
 

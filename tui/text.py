@@ -246,6 +246,8 @@ def stop_summary(stop: dict[str, Any]) -> str:
     if stage != "dynamo" and isinstance(stop.get("unavailable"), str) and not stop.get("buffers") \
             and not stop.get("kernels") and not stop.get("after"):  # a whole stage that is not there, and why
         what = f"not available: {stop['unavailable']}"
+    if stop.get("backend"):  # issue 27.10: Dynamo handed this graph to another backend
+        what += f"  (backend {stop['backend']!r}, not Inductor)"
     return f"{graph_key(stop):<20} {stage:<11} {what}"
 
 
@@ -293,7 +295,11 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
         lines.append(f"package   {aoti.get('path')} (loaded with {aoti.get('loaded_with')})")
     eager_what = "the exported program's module" if aoti else "post-grad ATen graph, op by op"
     lines.append(f"eager ({eager_what})   {eager:.4f} ms" if eager is not None else
-                 f"eager   {aoti['eager'] if aoti.get('eager') else 'not available'}")
+                 f"eager   {aoti['eager'] if aoti.get('eager') else 'not timed: ' + (run.get('eager_error') or run.get('eager_note') or 'not available')}")
+    if run.get("in_process"):
+        lines.append(f"where   {run['in_process']}")
+    if run.get("timed_out") and run.get("limit_s"):
+        lines.append(f"limit   {run['limit_s']:g} s per graph ran out (--timing-limit S sets it)")
     if eager and compiled:
         lines.append(f"speedup   {eager / compiled:.2f}x")
     rounds = run.get("graph_rounds") or {}

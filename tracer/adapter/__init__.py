@@ -19,7 +19,8 @@ graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torc
 :mod:`.whatif` (settings, a captured graph compiled again), :mod:`.aoti` (AOTInductor calls and packages, a C++
 wrapper's kernel built on its own), :mod:`.compile_modes` (how a graph was
 compiled: torch.compile's arguments, non-default config, dynamic symbols, templates, autotuning), :mod:`.collectives` (a graph's collectives and the
-local stand-ins timing runs in their place), :mod:`.subgraphs` (which higher-order-op subgraph a pass or a lowering is on).
+local stand-ins timing runs in their place), :mod:`.subgraphs` (which higher-order-op subgraph a pass or a lowering is on), :mod:`.backends` (the backend Dynamo hands each graph to; ``torch._dynamo.reset``), :mod:`.eager_graph`
+(the post-grad graph made runnable for the eager baseline; what keeps a graph's timing in this process).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
 """
 
@@ -70,6 +71,19 @@ from inductor_step.tracer.adapter.snapshots import (  # noqa: F401
     source_context,
     torch_line,
     user_line,
+)
+from inductor_step.tracer.adapter.backends import (  # noqa: F401
+    RESET_SEP,
+    backend_name,
+    install_backend_hook,
+    install_reset_hook,
+    is_inductor,
+    label_compile_id,
+)
+from inductor_step.tracer.adapter.eager_graph import (  # noqa: F401
+    runnable_eager,
+    script_ops_in,
+    unsendable_reason,
 )
 from inductor_step.tracer.adapter.memo import (  # noqa: F401
     TextMemo,

@@ -66,7 +66,11 @@ def current_compile_id() -> str:
         from torch._guards import CompileContext  # noqa: PLC0415
 
         cid = CompileContext.current_compile_id()
-        return f"[{cid}]" if cid is not None else "[?]"
+        if cid is None:
+            return "[?]"
+        from inductor_step.tracer.adapter.backends import label_compile_id  # noqa: PLC0415
+
+        return label_compile_id(f"[{cid}]")  # "[0/0]@reset1" after a torch._dynamo.reset()
     except Exception:  # noqa: BLE001
         return "[?]"
 

@@ -360,13 +360,20 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             mod.call(list(args))
         eager_fn = None
         eager_stubbed: dict[str, str] = {}
+        eager_error: str | None = None if eager_gm is not None else "no post-grad graph to run eagerly"
+        eager_fixes: list[str] = []
         if eager_gm is not None:
             try:
                 eager_stubbed = adapter.stand_ins_in_graph(eager_gm)
+                eager_fixes = adapter.runnable_eager(eager_gm)  # in-place foreach getitems (issue 27.9)
                 eager_gm.recompile()
+                if progress is not None:
+                    progress("running the post-grad graph eagerly once (the eager baseline)")
+                eager_gm(*args)  # once: a graph that cannot run eagerly says why, and the compiled time stays
                 eager_fn = lambda: eager_gm(*args)  # noqa: E731
-            except Exception:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001
                 eager_fn = None
+                eager_error = f"the post-grad graph does not run eagerly ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
         eager_probe: dict[str, Any] = {}
         skip = _no_eager(eager_gm) if eager_fn is not None else None
         if skip:
@@ -490,6 +497,13 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     out_extra["input_sizes"] = sizes
     if eager_probe.get("note"):
         out_extra["eager_note"] = eager_probe["note"]
+    if eager_ms is None and eager_error is None:
+        eager_error = eager_probe.get("note") or "the eager rounds failed (the post-grad graph raised while being timed)"
+    if eager_ms is None:
+        out_extra["eager_error"] = eager_error
+    if eager_fixes:
+        out_extra["eager_fixes"] = (f"{len(eager_fixes)} getitem node(s) of in-place foreach ops read the input they "
+                                    "mutated (the in-place overload returns nothing when run eagerly)")
     if script_configs:
         tuned = sum(1 for c in script_configs.values() if (c.get("of") or 0) > 1)
         out_extra["configs"] = (f"{len(pinned)} of {len(script_configs)} Triton kernels timed with the launch config "

@@ -26,7 +26,8 @@ import threading
 import time
 from typing import Any, Callable
 
-TIMEOUT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "900"))  # one graph's timing, at most
+TIMEOUT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "600"))  # one graph's timing, at most (s; --timing-limit)
+CANCEL_GRACE_S = 1.0  # after `c`, how long the worker may take to stop by itself before it is killed (s)
 
 
 def _signal_name(rc: int) -> str:
@@ -85,6 +86,7 @@ class TimingWorker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # kernels load from Inductor's cache: no pool
         env["PYTHONFAULTHANDLER"] = ""  # the worker enables faulthandler itself, into a file
+        env["INDUCTOR_STEP_PARENT_PID"] = str(os.getpid())  # the worker ends with us (tracer.lifetime)
         self.fault_path = os.path.join(self.dir, f"fault-{self.n}.txt")
         self.log_path = os.path.join(self.dir, f"log-{self.n}.txt")
         self.n += 1
@@ -104,7 +106,7 @@ class TimingWorker:
                 if self.proc.poll() is None:
                     self.proc.stdin.close()  # type: ignore[union-attr]
                     try:
-                        self.proc.wait(10)
+                        self.proc.wait(2)  # an idle worker ends at once; a busy one is killed
                     except subprocess.TimeoutExpired:
                         self.proc.kill()
                         self.proc.wait()
@@ -152,13 +154,21 @@ class TimingWorker:
 
         if eager_gm is not None:
             try:
-                torch.save(eager_gm, io.BytesIO())
+                buf = io.BytesIO()
+                torch.save(eager_gm, buf)
+                buf.seek(0)
+                try:  # and back: a frozen graph's get_attr of a weight Inductor folded away fails only here
+                    torch.load(buf, weights_only=False)
+                except Exception as e:  # noqa: BLE001
+                    first = str(e).splitlines()[0] if str(e) else ""
+                    raise RuntimeError(f"{type(e).__name__}: {first} (rebuilding the post-grad graph from its code: a frozen graph's "
+                                  "constant that Inductor folded into the compiled code is no longer on the graph)") from e
                 spec["eager_gm"] = eager_gm
                 from inductor_step.tracer import adapter  # noqa: PLC0415
 
                 spec["triton_side_table"] = adapter.triton_side_table_entries(eager_gm)  # user Triton kernels
             except Exception as e:  # noqa: BLE001
-                note = f"eager not timed: the post-grad graph could not be sent to the timing process ({type(e).__name__}: {e})"
+                note = f"the post-grad graph could not be sent to the timing process ({type(e).__name__}: {e})"
         if compare is not None:
             spec["compare"] = dict(compare)
             try:
@@ -172,25 +182,31 @@ class TimingWorker:
         assert self.proc is not None and self.proc.stdin is not None
         self.proc.stdin.write(job + "\n")
         self.proc.stdin.flush()
-        state = {"step": "loading the output module", "done": False, "timed_out": False}
+        state: dict[str, Any] = {"step": "starting the timing process", "done": False, "timed_out": False}
         proc = self.proc
 
         def watch() -> None:  # cancel and the time limit, while the reader below blocks
             t0 = time.monotonic()
-            sent = False
+            sent_at = None
             while not state["done"] and proc.poll() is None:
-                if cancel is not None and cancel.is_set() and not sent:
+                if cancel is not None and cancel.is_set() and sent_at is None:
                     try:
                         proc.stdin.write("cancel\n")  # type: ignore[union-attr]
                         proc.stdin.flush()  # type: ignore[union-attr]
                     except Exception:  # noqa: BLE001
                         pass
-                    sent = True
+                    sent_at = time.monotonic()
+                if sent_at is not None and time.monotonic() - sent_at > CANCEL_GRACE_S:
+                    # the worker checks between kernels only: a whole-graph round or a comparison
+                    # would keep it past the two seconds `c` promises, so it goes
+                    state["cancelled"] = True
+                    proc.kill()
+                    return
                 if time.monotonic() - t0 > timeout_s:
                     state["timed_out"] = True
                     proc.kill()
                     return
-                time.sleep(0.1)
+                time.sleep(0.05)
 
         threading.Thread(target=watch, daemon=True).start()
         result: dict[str, Any] | None = None
@@ -221,6 +237,8 @@ class TimingWorker:
             result["isolated"] = f"timed in a process of its own (pid {proc.pid}), so a crash there loses only this graph"
             if note:
                 result["eager_note"] = note
+                if result.get("eager_ms") is None:
+                    result["eager_error"] = note
             return result
         if error is not None:
             raise TimingFailed(error[0], error[1])
@@ -236,8 +254,11 @@ class TimingWorker:
         what, line = crash_site(fault, output_path)
         where = (f" in {what}" if what else "") + (f" (output code line {line}" if line else " (") \
             + f"{', ' if line else ''}while {state['step']})"
+        if state.get("cancelled"):
+            raise TimingFailed(f"cancelled{where}", "", cancelled=True)
         if state["timed_out"]:
-            reason = f"timed out after {timeout_s:.0f} s{where}"
+            reason = (f"timed out: the per-graph limit of {timeout_s:g} s ran out{where} "
+                      "(--timing-limit S sets it)")
         elif rc < 0:
             reason = f"crashed: {_signal_name(rc)}{where}"
         else:
@@ -250,6 +271,8 @@ class TimingFailed(Exception):
     """A graph could not be timed: ``reason`` (one line), ``detail`` (the worker's traceback, fault
     dump or log tail), ``crashed`` (the worker died), ``signal`` (its name, e.g. ``"SIGSEGV"``)."""
 
-    def __init__(self, reason: str, detail: str = "", crashed: bool = False, signal: str | None = None):
+    def __init__(self, reason: str, detail: str = "", crashed: bool = False, signal: str | None = None,
+                 cancelled: bool = False):
         super().__init__(reason)
         self.reason, self.detail, self.crashed, self.signal = reason, detail, crashed, signal
+        self.cancelled = cancelled  # `c`: the worker was stopped, nothing failed

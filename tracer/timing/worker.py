@@ -5,7 +5,8 @@ dicts of :func:`tracer.timing.harness.time_graph`'s arguments) one path a line f
 and writes JSON lines to file descriptor FD: ``{"progress": text}`` while it works, then
 ``{"result": {...}}`` or ``{"error": "Type: message", "traceback": ...}``.  A line ``cancel`` on
 stdin stops the graph being timed between kernels.  ``faulthandler`` writes to FAULT_FILE, so a
-crash leaves the Python stack that the parent turns into the reason.
+crash leaves the Python stack that the parent turns into the reason.  The worker never outlives the
+agent that started it (:func:`tracer.lifetime.die_with_parent`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import traceback
 
 
 def main(argv: list[str]) -> int:
+    from inductor_step.tracer.lifetime import die_with_parent  # noqa: PLC0415
+
+    die_with_parent()
     out = os.fdopen(int(argv[0]), "w", encoding="utf-8", buffering=1)
     fault = open(argv[1], "w", encoding="utf-8")  # noqa: SIM115 - open for the process's life
     faulthandler.enable(file=fault, all_threads=False)
