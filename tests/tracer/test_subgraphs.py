@@ -39,9 +39,17 @@ def hops(tmp_path_factory: pytest.TempPathFactory) -> Run:
 def graphs(hops: Run) -> list[str]:
     """Every graph key the script should have: each compiled function's ``[N/0] inference`` (in compile
     order) and its subgraphs' ``[N/0] inference › name``."""
-    parents = [k for k in hops.graphs() if " › " not in k]
+    # torch 2.11 runs the script's own eager torch.cond / while_loop / flex_attention calls through
+    # torch.compile(backend="eager"): those graphs are recorded as another backend's, not Inductor's
+    other = (hops.of_type("done")[-1].get("other_backends") or {}) if hops.of_type("done") else {}
+    parents = [k for k in hops.graphs() if " › " not in k and k not in other]
     assert len(parents) == len(SUBGRAPHS), hops.graphs()
-    return [k for p, subs in zip(parents, SUBGRAPHS.values()) for k in [p, *(f"{p} › {s}" for s in subs)]]
+    out = []
+    for p, subs in zip(parents, SUBGRAPHS.values()):
+        # torch 2.11 makes one repeated_subgraphN per call of the nested region; 2.13+ one for both calls
+        extra = [k.partition(" › ")[2] for k in hops.graphs() if k.startswith(f"{p} › repeated_subgraph")]
+        out += [p, *(f"{p} › {s}" for s in dict.fromkeys(subs + extra))]
+    return out
 
 
 def inlined(key: str) -> bool:
@@ -60,7 +68,9 @@ def test_the_script_runs_unchanged_and_exits_0(hops: Run) -> None:
 
 
 def test_every_graph_and_subgraph_has_its_own_key_and_every_stage(hops: Run, graphs: list[str]) -> None:
-    assert sorted(hops.graphs()) == sorted(graphs)
+    other = hops.of_type("done")[-1].get("other_backends") or {}
+    assert sorted(k for k in hops.graphs() if k not in other) == sorted(graphs)
+    assert all(v == "eager" for v in other.values()), other  # (torch 2.11: the script's eager HOP calls)
     for key in graphs:
         assert hops.stages_of(key) == list(STAGES), key  # each stage once: nothing piles up under the parent
         if inlined(key):
