@@ -234,6 +234,20 @@ class Session:
         links = (stop or {}).get("links") or {}
         return links if "buffers" in links else {}
 
+    def stage_links(self, key: str | None) -> dict[str, Any]:
+        """The links the panes follow the selection by: the codegen stop's once it came, before that
+        what the lowering, scheduling and loopbody stops tell (:func:`inductor_step.tui.prelinks.stop_links`,
+        with ``partial`` set); {} before lowering."""
+        links = self.links(key)
+        if links or not key:
+            return links
+        from inductor_step.tui.prelinks import stop_links  # noqa: PLC0415
+
+        parts = tuple(self.stop_for(key, s) for s in ("lowering", "scheduling", "loopbody"))
+        if parts[0] is None:
+            return {}
+        return self.cache.get(("stage_links", key), parts, lambda: stop_links(*parts))
+
     def stages_done(self, key: str) -> list[str]:
         """Stages of graph ``key`` that have a stop (plus ``run`` once it was timed)."""
         done = [s for s in STAGES if s in self.by_graph.get(key, {})]

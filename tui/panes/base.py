@@ -133,7 +133,8 @@ class StagePane(BlankVertical):
     # ------------------------------------------------------------------ shared helpers
     @property
     def links(self) -> dict[str, Any]:
-        return self.app.session.links(self.app.view.graph)
+        """The viewed graph's links: codegen's, or before codegen what the earlier stops tell."""
+        return self.app.session.stage_links(self.app.view.graph)
 
     def cached_rows(self, data: dict[str, Any]) -> tuple[tuple[str, ...], Callable[[int], tuple], list[int]]:
         """:meth:`rows` and their column widths, kept per message (measuring samples 900 rows)."""

@@ -35,6 +35,11 @@ class LinkedPane(StagePane):
     def kernel_code(self) -> CodeView:
         return self.query_one("#code-linkkernel", CodeView)
 
+    @property
+    def links(self) -> dict[str, Any]:
+        """Codegen's links only: this pane shows kernels and source lines, which come with codegen."""
+        return self.app.session.links(self.app.view.graph)
+
     def data(self) -> dict[str, Any] | None:
         links = self.links
         return links or None
