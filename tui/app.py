@@ -240,7 +240,7 @@ class StepApp(JobView, App[None]):
 
     def refresh_status(self) -> None:
         self._bar("#status", bars.status_text(self.session, self.view, self.live, self._status_extra,
-                                              self.current_index()))
+                                              self.current_index(), self.size.width or 120))
 
     def refresh_graphs(self) -> None:
         ol = self.query_one("#graphs", OptionList)

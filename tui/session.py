@@ -234,6 +234,14 @@ class Session:
         links = (stop or {}).get("links") or {}
         return links if "buffers" in links else {}
 
+    @property
+    def script_dir(self) -> str | None:
+        """The folder of the session's script: paths under it are shown relative to it
+        (:func:`inductor_step.tui.paths.short_path`)."""
+        from inductor_step.tui.paths import script_dir  # noqa: PLC0415
+
+        return script_dir(self.header)
+
     def stage_links(self, key: str | None) -> dict[str, Any]:
         """The links the panes follow the selection by: the codegen stop's once it came, before that
         what the lowering, scheduling and loopbody stops tell (:func:`inductor_step.tui.prelinks.stop_links`,

@@ -7,11 +7,11 @@ and returns text; line numbers it mentions are 1-based.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 from inductor_step.tracer.protocol import graph_key, with_part
+from inductor_step.tui.paths import code_label, short_path
 
 
 def fmt_ms(v: Any) -> str:
@@ -47,19 +47,8 @@ def joined(xs: Any, n: int = 6) -> str:
 def short_user_line(user_line: str | None, script_dir: str | None) -> str | None:
     """A user line (``/abs/path/model.py:171``) as the tables show it: relative to the script's
     folder, or from the installed package down (``transformers/models/bert/modeling_bert.py:177``);
-    the line number is never cut."""
-    if not user_line:
-        return user_line
-    path, sep, line = user_line.rpartition(":")
-    if not sep or not line.isdigit():
-        path, line = user_line, ""
-    if script_dir and path.startswith(script_dir.rstrip(os.sep) + os.sep):
-        path = path[len(script_dir.rstrip(os.sep)) + 1:]
-    else:
-        marker = f"{os.sep}site-packages{os.sep}"
-        if marker in path:
-            path = path.split(marker, 1)[1]
-    return f"{path}:{line}" if line else path
+    the line number is never cut (:func:`inductor_step.tui.paths.short_path`)."""
+    return short_path(user_line, script_dir)
 
 
 # --------------------------------------------------------------------------- graph breaks, recompiles
@@ -362,7 +351,8 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
 
 # --------------------------------------------------------------------------- linked view
 
-def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbody: dict[str, Any] | None) -> str:
+def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbody: dict[str, Any] | None,
+                script_dir: str | None = None) -> str:
     """Pane 8's middle text for buffer ``sel`` (its ``links["buffers"]`` entry ``b``): FX nodes,
     scheduler and fused node, kernels with their lines, notes, the user's lines with context, and
     its LoopBody."""
@@ -376,7 +366,7 @@ def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbo
     for n in b.get("notes") or []:
         lines.append(f"note: {n}")
     for ul in b.get("user_lines") or []:
-        lines.append(f"\n# your code: {ul}")
+        lines.append(f"\n# {code_label(ul, script_dir)}")
         ctx = user_source.get(ul)
         if ctx:
             lines.append(ctx)

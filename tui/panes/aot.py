@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inductor_step.tui.panes.fx import FxPane
+from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import POST_GRAD_HEAD, aot_text
 
 
@@ -16,7 +17,8 @@ class AotPane(FxPane):
     links_field = "fx_nodes"
 
     def text(self, data: dict[str, Any]) -> str:
-        return self.app.session.cache.get(("aot_text", id(data)), (data,), lambda: aot_text(data))
+        sd = self.app.session.script_dir
+        return self.app.session.cache.get(("aot_text", id(data)), (data,), lambda: shorten_in_text(aot_text(data), sd))
 
     def text_start(self, text: str) -> int:
         m = POST_GRAD_HEAD.search(text)

@@ -7,6 +7,7 @@ from typing import Any
 
 from inductor_step.tui.diff import guard_list
 from inductor_step.tui.panes.fx import FxPane
+from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import commented, dynamo_text
 
 
@@ -40,7 +41,8 @@ class DynamoPane(FxPane):
     def text(self, data: dict[str, Any]) -> str:
         guards, commented_guards = self.guards(data)
         return self.app.session.cache.get(("dynamo_text", id(data)), (data, guards),
-                                          lambda: dynamo_text(data, guards, commented_guards))
+                                          lambda: shorten_in_text(dynamo_text(data, guards, commented_guards),
+                                                                  self.app.session.script_dir))
 
     def node_names(self, b: dict[str, Any]) -> list[str]:
         return list(b.get("dynamo_nodes") or [])

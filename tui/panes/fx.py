@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -36,8 +35,7 @@ class FxPane(StagePane):
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         nodes = self.nodes(data)
-        script = (self.app.session.header or {}).get("script")
-        script_dir = os.path.dirname(script) if script else None
+        script_dir = self.app.session.script_dir
 
         def row(i: int) -> tuple:
             n = nodes[i]

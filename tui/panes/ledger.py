@@ -14,6 +14,7 @@ from textual import on
 from inductor_step.tui import ledger
 from inductor_step.tui.keys import LEDGER_BINDINGS
 from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.paths import code_label, short_path
 from inductor_step.tui.table import Table
 
 COLUMNS = ("ledger item", "graph", "wasted ms", "% of roof", "measured ms", "roofline ms", "bound / cost", "why")
@@ -95,6 +96,7 @@ class LedgerPane(StagePane):
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         items = self.items(data)
         f = ledger.fmt
+        sd = self.app.session.script_dir
 
         def row(i: int) -> tuple:
             kind, r = items[i]
@@ -107,7 +109,7 @@ class LedgerPane(StagePane):
                         T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
                         T(r["bound"] or "-"), T(r["over_roof"] or r["missing"] or r["gb_source"]))
             if kind == "line":
-                return (T(r["line"], "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["wasted_ms"]), "yellow"),
+                return (T(short_path(r["line"], sd), "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["wasted_ms"]), "yellow"),
                         T(f(100 * r["roofline_ms"] / r["measured_ms"], ".1f") if r["measured_ms"] else "-"),
                         T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
                         T(("eager " + f(r["eager_ms"])) if r["eager_ms"] is not None else "eager -",
@@ -163,7 +165,7 @@ class LedgerPane(StagePane):
                 text += ["", "resources (the compiled Triton binary):"] + res
             text += ["", "Enter: the kernel's code in pane 6 · u: ncu's speed-of-light summary"]
         elif kind == "line":
-            text = [f"# {r['line']}", f"measured {f(r['measured_ms'])} ms · roofline {f(r['roofline_ms'])} ms · "
+            text = [f"# {code_label(r['line'], self.app.session.script_dir)}", f"measured {f(r['measured_ms'])} ms · roofline {f(r['roofline_ms'])} ms · "
                     f"wasted {f(r['wasted_ms'])} ms" + (f" · {f(r['unpriced_ms'])} ms in kernels with no roofline"
                                                         if r["unpriced_ms"] else ""),
                     (f"eager {f(r['eager_ms'])} ms ({r.get('eager_source')})" + ("  SLOWER THAN EAGER" if r["slower_than_eager"]
@@ -182,13 +184,17 @@ class LedgerPane(StagePane):
             text = [f"# {r['graph']} {r['buffer']}: {r['producer']} writes it, {r['consumer']} reads it back",
                     f"bytes round-tripped   {f(r['bytes'], ',d')} B   ({r['bytes_source']})",
                     f"cost                  {f(r['cost_ms'])} ms at {f(r['bw_gbps'], '.1f')} GB/s   ({r['bw_source']})",
-                    f"producer's lines      {', '.join(r['producer_lines']) or '-'}",
-                    f"consumer's lines      {', '.join(r['consumer_lines']) or '-'}"]
+                    f"producer's lines      {', '.join(self._short(r['producer_lines'])) or '-'}",
+                    f"consumer's lines      {', '.join(self._short(r['consumer_lines'])) or '-'}"]
             if r["stays"]:
                 text.append(f"the write stays even if fused: {r['stays']} (the read back is what fusing saves)")
             text += ["", f"why not fused: {r['verdict']}"] + ["  " + x for x in r["log"]]
             text += ["", f"Enter: pane 4, f for {r['nodes'][0]} and {r['nodes'][1]}"]
         return Detail("\n".join(text), "text")
+
+    def _short(self, lines: list[str]) -> list[str]:
+        sd = self.app.session.script_dir
+        return [short_path(x, sd) or x for x in lines]
 
     def _resources(self, r: dict[str, Any]) -> list[str]:
         run = self.app.session.runs.get(r["graph"]) or {}
