@@ -144,13 +144,3 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
         lines.append("# (l shows what it printed)")
         return "\n".join(lines)
     return "# waiting for the script's first torch.compile…" if live else "# this session has no compiled graph"
-
-
-def graph_label(key: str, note: str, width: int = 60) -> Text:
-    """A graph list entry: the graph, then why it exists (wrapped by the list, never cut)."""
-    label = Text(key)
-    if note:
-        label.append(f"\n  {note}", style="dim")
-    return label
-
-

@@ -14,7 +14,7 @@ _INSTALLED = re.compile(r"[\\/](?:site-packages|dist-packages)[\\/]")
 #: the standard library (``/usr/lib/python3.11/json/__init__.py``)
 _STDLIB = re.compile(r"[\\/]lib[\\/]python3\.\d+[\\/]")
 #: a path with its line in torch's texts: ``File "/a/b.py", line 3`` and ``# File: /a/b.py:3 in f``
-_IN_TEXT = re.compile(r'(File ")([^"\n]+)(", line \d+)|(# File: |user code at )(/\S+?)(:\d+)')
+_IN_TEXT = re.compile(r'(File ")([^"\n]+)(", line \d+)|(# File: |user code at |user code: | at )(/\S+?)(:\d+)')
 
 
 def script_dir(header: dict[str, Any] | None) -> str | None:

@@ -83,16 +83,17 @@ def break_reasons(stop: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def graph_note(dynamo: dict[str, Any] | None) -> str:
-    """Why a graph exists, in full: its recompile reasons, the graph break that ended it (reason,
-    hint, user line) and the break it resumes after."""
+def graph_note(dynamo: dict[str, Any] | None, script_dir: str | None = None) -> str:
+    """Why a graph exists, in full: its recompile reasons, the graph break that ended it (user line,
+    reason, hint; the line shortened as :func:`inductor_step.tui.paths.short_path` does with
+    ``script_dir``) and the break it resumes after."""
     d = dynamo or {}
     notes = []
     if d.get("recompile_reasons"):
         notes.append("recompile: " + " ".join(str(r).strip() for r in d["recompile_reasons"]))
     for b in break_reasons(d):
-        notes.append("graph break: " + b["reason"] + (f" (hint: {b['hint']})" if b["hint"] else "")
-                     + (f" at {b['where']}" if b["where"] else ""))
+        notes.append("graph break: " + b["reason"] + (f" at {short_path(b['where'], script_dir)}" if b["where"] else "")
+                     + (f" (hint: {b['hint']})" if b["hint"] else ""))
     if d.get("resume"):
         notes.append(f"resumes after a graph break ({d['resume']})")
     return "; ".join(notes)

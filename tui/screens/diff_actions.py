@@ -38,7 +38,9 @@ def diff_with(app: Any, other: str, key: str | None = None) -> None:
     graphs = app.session.graphs
     a, b = sorted((other, key), key=lambda g: graphs.index(g) if g in graphs else 0)
     d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
-    app.query_one("#graphs", OptionList).remove_class("shown")
+    from inductor_step.tui.graphlist import GraphSide  # noqa: PLC0415
+
+    app.query_one(GraphSide).close()
     app.push_screen(DiffScreen([DiffPair(a, b, "", d)]))
 
 
