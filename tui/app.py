@@ -47,7 +47,7 @@ class StepApp(JobView, App[None]):
     TITLE = "inductor-step"
     CSS_PATH = "app.tcss"
     BINDINGS = BINDINGS
-    COMMANDS = App.COMMANDS | {Commands}
+    COMMANDS = {Commands}  # ours first, then Textual's system commands (tui/commands.py)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # app.tcss: tabs closer below 100 columns
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
