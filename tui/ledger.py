@@ -627,11 +627,11 @@ def ncu_command(kernel: str, device: str | None, script: str | None, argv: list[
     import shutil  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
+    if not str(device or "").startswith("cuda"):
+        return None, f"ncu profiles CUDA kernels; this session ran on {device or 'an unknown device'}"
     exe = (which or shutil.which)("ncu")
     if not exe:
         return None, "ncu (Nsight Compute) is not installed here: not on PATH"
-    if not str(device or "").startswith("cuda"):
-        return None, f"ncu profiles CUDA kernels; this session ran on {device or 'an unknown device'}"
     if kernel.startswith(("extern_kernels", "torch.ops")):
         return None, f"{kernel} is a library call: its CUDA kernel has another name (run ncu on a Triton kernel)"
     if not script:

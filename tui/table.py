@@ -14,6 +14,8 @@ with DataTable's component classes for styling.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Callable, Sequence
 
 from rich.cells import cell_len, set_cell_size
@@ -64,11 +66,55 @@ class RowKey:
         return hash(self.value)
 
 
+#: FX name parts that say nothing about which module (``l_self_modules_norm_parameters_weight_``)
+_FX_FILLER = frozenset({"modules", "parameters", "buffers", "self"})
+_FILE_LINE = re.compile(r"\.\w+:\d+$")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]*")
+
+
+def abbreviate_ident(t: str, w: int) -> str | None:
+    """An FX-style name (``l_model_modules_norm_parameters_weight_``) in ``w`` cells keeping the
+    parts that tell it from its siblings (issue 33.7): without the filler parts (``modules``,
+    ``parameters``), the middle parts as initials (``l_m_norm_weight_``), then without its leading
+    parts and cut at the end (``norm_weig…``); None when ``t`` has no filler part."""
+    if not _IDENT.fullmatch(t):
+        return None
+    parts = [p for p in t.split("_") if p not in _FX_FILLER]
+    if len(parts) == t.count("_") + 1:
+        return None  # no filler: a kernel or node name, cut in the middle as any other
+    s = "_".join(parts)
+    if len(s) <= w:
+        return s
+    named = [i for i, p in enumerate(parts) if p]
+    whole = set(named[:1] + named[-2:])
+    parts = [p if i in whole or p.isdigit() else p[:1] for i, p in enumerate(parts)]
+    s = "_".join(parts)
+    if len(s) <= w:
+        return s
+    for start in range(1, len(parts)):  # fewer leading parts, as few dropped as will fit
+        tail = "_".join(parts[start:])
+        if len(tail) <= w or start >= (named[-2] if len(named) >= 2 else len(parts) - 1):
+            return tail if len(tail) <= w else tail[:w - 1] + "…"
+    return s[:w - 1] + "…"
+
+
 def cut_middle(t: str, w: int) -> str:
     """``t`` cut to ``w`` cells in the middle, keeping more of its end than of its start: FX names
-    differ at their tails (``l_fn_modules_0_…_weight_``), paths at their file and line."""
+    differ at their tails (``l_fn_modules_0_…_weight_``), paths at their file and line.  FX-style
+    names are abbreviated instead (:func:`abbreviate_ident`), so three weights do not all read
+    ``l_m…eight_``."""
     if w <= 1:
         return set_cell_size(t, w)
+    if t.isascii() and len(t) <= w:
+        return t
+    short = abbreviate_ident(t, w) if w >= 6 else None
+    if short is not None:
+        return short
+    if t.isascii() and _FILE_LINE.search(t):  # a path with its line: the file and line kept whole
+        base = t.rsplit("/", 1)[-1]
+        if len(base) + 1 < w:
+            return t[:w - 1 - len(base)] + "…" + base
+        return "…" + base[len(base) - (w - 1):]
     head = (w - 1) * 2 // 5
     tail = w - 1 - head
     if t.isascii():

@@ -243,10 +243,30 @@ class LedgerPane(StagePane):
         bufs = list(((app.session.links(graph).get("kernels") or {}).get(name) or {}).get("buffers") or [])
         app.open_in_pane(graph, "codegen", name, bufs)
 
+    def show(self, force: bool = False) -> None:
+        super().show(force)
+        self.offer_ncu()
+
+    def offer_ncu(self) -> None:
+        """The footer offers u only where ncu can profile: a CUDA session (issue 33.8); u still answers
+        elsewhere, saying why not."""
+        header = self.app.session.header or {}
+        cuda = str(header.get("device") or "").startswith("cuda")
+        got = self._bindings.key_to_bindings.get("u") or []
+        if got and got[0].show != cuda:
+            from dataclasses import replace  # noqa: PLC0415
+
+            self._bindings.key_to_bindings["u"] = [replace(b, show=cuda) for b in got]
+            self.app.refresh_bindings()
+
     def action_ncu(self) -> None:
         """u: ncu's speed-of-light summary of the kernel under the cursor, or one line why not."""
         t = self.target()
         app = self.app
+        device = str((app.session.header or {}).get("device") or "")
+        if not device.startswith("cuda"):
+            app.say(f"ncu profiles CUDA kernels; this session ran on {device or 'an unknown device'}", "warning")
+            return
         if t is None or t[0] not in ("roof", "line"):
             app.say("ncu: put the cursor on a kernel (or a line) first")
             return
