@@ -165,7 +165,11 @@ def snode_text(stop: dict[str, Any], n: dict[str, Any], fusion_lines: list[int])
     """Pane 4's detail: a scheduler node, the fusion-log lines (indices ``fusion_lines``) naming it or
     its members, and its text."""
     fusion_log = stop.get("fusion_log") or []
-    log = [fusion_log[i] for i in fusion_lines if i < len(fusion_log)]
+    counts: dict[str, int] = {}
+    for i in fusion_lines:  # Inductor logs a pair again in each fusion round: once, with the count
+        if i < len(fusion_log):
+            counts[fusion_log[i]] = counts.get(fusion_log[i], 0) + 1
+    log = [x if k == 1 else f"{x}  (logged {k} times: once per fusion round)" for x, k in counts.items()]
     before = len(stop.get("before") or [])
     order = f" ({stop['order']})" if stop.get("order") else ""
     return (f"# {n['name']}: {n.get('type')}, members {', '.join(n.get('members') or [])}\n"
