@@ -290,16 +290,19 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._widths = self._fitted()
         self.virtual_size = Size(sum(w + 2 for w in self._widths), len(self._keys) + 1)
 
-    def fit(self, column: int | Sequence[int], through: int, min_width: int = 12) -> None:
+    def fit(self, column: int | Sequence[int], through: int, min_width: int = 12, last: Sequence[int] = ()) -> None:
         """Let ``column`` (one index, or several) give up cells (each down to ``min_width``) so
         that the columns up to ``through`` fit in the table's width; cut cells end with "…".  With
         several columns the widest gives up cells first, so they end up as wide as each other.
         Kept across fills and applied again when the table is resized.  The run pane's kernel
         names are 40-60 cells long: at 80 columns they pushed the times off screen; an FX node's
         name and target are 80 each in a Hugging Face model and pushed shape, dtype and the user's
-        line off a 200-column screen."""
+        line off a 200-column screen.  ``last``: columns that give up cells only once ``column`` are
+        all at their minimum (a user line, cut keeping its file and line, rather than cropped by
+        the screen's edge)."""
         columns = (column,) if isinstance(column, int) else tuple(column)
         self._fit = (columns, through, min_width)
+        self._fit_last = tuple(last)
         self._refit()
 
     def _fitted(self) -> list[int]:
@@ -317,6 +320,9 @@ class Table(LineCache, ScrollView, can_focus=True):
         over = sum(w + 2 for w in widths[:through + 1]) - width
         while over > 0:  # one cell at a time from the widest column: tied columns end up equal
             can = [c for c in columns if widths[c] > min(min_width, self._natural[c])]
+            if not can:
+                can = [c for c in getattr(self, "_fit_last", ()) if c < len(widths)
+                       and widths[c] > min(min_width, self._natural[c])]
             if not can:
                 break
             c = max(can, key=lambda k: widths[k])

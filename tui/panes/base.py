@@ -59,6 +59,8 @@ class StagePane(BlankVertical):
     #: columns that give up cells first when the table is too wide: (columns, last column to keep on screen)
     fit: ClassVar[tuple[tuple[int, ...], int] | None] = None
     fit_min: ClassVar[int] = 12
+    #: columns that give up cells only after those of ``fit`` (Table.fit's ``last``)
+    fit_last: ClassVar[tuple[int, ...]] = ()
     #: seconds of quiet after a cursor move before the detail follows it (key repeat over SSH)
     DETAIL_DELAY_S: ClassVar[float] = 0.04
 
@@ -77,7 +79,7 @@ class StagePane(BlankVertical):
     def on_mount(self) -> None:
         self.table.add_columns(*self.columns)
         if self.fit:
-            self.table.fit(self.fit[0], self.fit[1], min_width=self.fit_min)
+            self.table.fit(self.fit[0], self.fit[1], min_width=self.fit_min, last=self.fit_last)
 
     @property
     def table(self) -> Table:

@@ -20,7 +20,8 @@ class FxPane(StagePane):
     #: the stop field holding ``{code, nodes}``; the links' name map for these nodes
     graph_field: ClassVar[str] = ""
     links_field: ClassVar[str] = ""
-    fit = ((0, 1, 2, 5), 5)  # the user line too: cut keeping its file and line (table.cut_middle)
+    fit = ((0, 1, 2), 5)
+    fit_last = (5,)  # then the user line: cut keeping its file and line (table.cut_middle), not cropped
     fit_min = 10
 
     def nodes(self, data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -265,7 +265,7 @@ class LedgerPane(StagePane):
         app = self.app
         device = str((app.session.header or {}).get("device") or "")
         if not device.startswith("cuda"):
-            app.say(f"ncu profiles CUDA kernels; this session ran on {device or 'an unknown device'}", "warning")
+            app.say(f"ncu: it profiles CUDA kernels; this session ran on {device or 'an unknown device'}", "warning")
             return
         if t is None or t[0] not in ("roof", "line"):
             app.say("ncu: put the cursor on a kernel (or a line) first")
