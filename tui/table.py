@@ -79,12 +79,15 @@ def abbreviate_ident(t: str, w: int) -> str | None:
     parts and cut at the end (``norm_weig…``); None when ``t`` has no filler part."""
     if not _IDENT.fullmatch(t):
         return None
-    parts = [p for p in t.split("_") if p not in _FX_FILLER]
-    if len(parts) == t.count("_") + 1:
+    parts = t.split("_")
+    filler = [i for i, p in enumerate(parts) if p in _FX_FILLER]
+    if not filler:
         return None  # no filler: a kernel or node name, cut in the middle as any other
-    s = "_".join(parts)
-    if len(s) <= w:
-        return s
+    for n in range(1, len(filler) + 1):  # the filler parts dropped one by one, from the left
+        s = "_".join(p for i, p in enumerate(parts) if i not in filler[:n])
+        if len(s) <= w:
+            return s
+    parts = [p for i, p in enumerate(parts) if i not in filler]
     named = [i for i, p in enumerate(parts) if p]
     whole = set(named[:1] + named[-2:])
     parts = [p if i in whole or p.isdigit() else p[:1] for i, p in enumerate(parts)]
@@ -92,6 +95,8 @@ def abbreviate_ident(t: str, w: int) -> str | None:
     if len(s) <= w:
         return s
     for start in range(1, len(parts)):  # fewer leading parts, as few dropped as will fit
+        if start not in whole and not parts[start].isdigit():
+            continue  # never start at an initial ("m_up_bias_")
         tail = "_".join(parts[start:])
         if len(tail) <= w or start >= (named[-2] if len(named) >= 2 else len(parts) - 1):
             return tail if len(tail) <= w else tail[:w - 1] + "…"
