@@ -79,8 +79,11 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
         t.append(" · n: continue" if narrow else " · n: continue the compile")
     elif p:
         same = graph_key(p) == view.graph
+        if narrow and same:  # the stage bar names the graph
+            shows = view.stage if view.stage in ALL_STAGES else f"pane {view.stage}"
         t.append(f" viewing {shows}", style="bold")
-        t.append(f" · compile paused at {'' if same else graph_key(p) + ' '}{p['stage']}", style="yellow")
+        t.append(f" · {'' if narrow else 'compile '}paused at {'' if same else graph_key(p) + ' '}{p['stage']}",
+                 style="yellow")
         at_end = current is None or current == len(s.stops) - 1
         t.append((" · n: continue" if narrow else " · n: continue the compile") if at_end
                  else (" · n: next stop" if narrow else " · n: next recorded stop"))
@@ -110,6 +113,7 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
         t.append(f" · error in {where}{err.get('stage')}: {err.get('message')}", style="bold red")
     if s.run_status and view.stage == "run":
         t.append(f" · {s.run_status}", style="cyan")
+    extra = extra or (f"selected {view.selected}" if view.selected else "")  # kept across steps
     if extra:
         t.append(f" · {extra}", style="cyan")
     return t
