@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import buffer_text, joined, listed
 
 
@@ -28,7 +29,8 @@ class LoweringPane(StagePane):
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         bufs = data.get("buffers") or []
-        return Detail(buffer_text(bufs[row])) if 0 <= row < len(bufs) else None
+        sd = self.app.session.script_dir
+        return Detail(shorten_in_text(buffer_text(bufs[row]), sd)) if 0 <= row < len(bufs) else None
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         return self.row_of_key(data, buffer)

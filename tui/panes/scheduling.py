@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 
 from inductor_step.tracer.protocol import CMD_CAN_FUSE, graph_key
 from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import joined, snode_text
 
 
@@ -85,7 +86,7 @@ class SchedulingPane(StagePane):
         n = after[row]
         idx = self.app.session.fusion_index(data)
         lines = sorted({i for m in set(n.get("members") or []) | {n["name"]} for i in idx.get(m, ())})
-        return Detail(snode_text(data, n, lines))
+        return Detail(shorten_in_text(snode_text(data, n, lines), self.app.session.script_dir))
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         return self.row_of_key(data, ((self.links.get("buffers") or {}).get(buffer) or {}).get("fused_node"))
@@ -128,5 +129,5 @@ class SchedulingPane(StagePane):
     def show_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None,
                   asking: str = "") -> None:
         data = self.data() or {}
-        text = fusion_pair_text(data, a, b, verdict, reasons, asking)
+        text = shorten_in_text(fusion_pair_text(data, a, b, verdict, reasons, asking), self.app.session.script_dir)
         self.apply(Detail(wrapped(text, max(30, self.code.size.width - 8))))
