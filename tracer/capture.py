@@ -52,6 +52,26 @@ def runnable_without_hooks(source: str) -> str:
     return _HOOK_LINE.sub(r"# \1  (a hook object, left out of the repro)", source) if isinstance(source, str) else source
 
 
+_REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
+
+
+def add_reused_writes(kernels: list[dict[str, Any]], wrapper: str) -> None:
+    """A kernel also writes a buffer whose storage the wrapper hands it under another name
+    (``buf10 = buf8; del buf8  # reuse``, then ``kernel(buf9, buf10, ...)``) when no call writes
+    that buffer by its own name: Inductor computed it in the same kernel, in place
+    (``auto out_ptr0 = in_out_ptr1;`` in a C++ kernel).  Extends each kernel's ``writes``."""
+    reuse = dict(_REUSE.findall(wrapper))  # new name -> the buffer whose storage it takes
+    if not reuse:
+        return
+    written = {b for k in kernels for b in k.get("writes") or []}
+    for k in kernels:
+        for b in list(k.get("writes") or []):
+            old = reuse.get(b)
+            while old and old not in written and old not in k["writes"]:
+                k["writes"].append(old)
+                old = reuse.get(old)
+
+
 @dataclass
 class GraphState:
     """What the stage hooks keep about one graph (compile id, kind) between its stops.
@@ -478,6 +498,7 @@ class Capture(SubgraphCapture):
                 k["num_gb"] = g.num_gb[k["name"]]
         owners = adapter.buffer_owners(adapter.current_graph())
         owners = owners if "unavailable" not in owners else {}
+        add_reused_writes(kernels, wrapper)
         self.attach_owners(kernels, owners, wrapper)
         mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
@@ -511,7 +532,7 @@ class Capture(SubgraphCapture):
                 o = owners.get(b)
                 if o and o["fused_node"] not in fused:
                     fused.append(o["fused_node"])
-            k["fused_nodes"] = fused
+            k["fused_nodes"] = sorted(fused, key=lambda f: [int(x) for x in re.findall(r"\d+", f)] or [1 << 30])
             k["buffers"] = sorted({b for f in fused for b in members[f]}, key=lambda s: (len(s), s)) if owners else k["writes"]
             k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
                                           key=lambda s: (len(s), s))

@@ -16,7 +16,6 @@ from textual.app import App, ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
 
 from inductor_step.tracer.protocol import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
 from inductor_step.tui import bars
@@ -25,6 +24,7 @@ from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, 
 from inductor_step.tui.keys import BINDINGS, help_rows
 from inductor_step.tui.panes import PANES
 from inductor_step.tui.panes.base import StagePane
+from inductor_step.tui.graphlist import GraphSide
 from inductor_step.tui.prepare import Preparer
 from inductor_step.tui.screens.help import HelpScreen
 from inductor_step.tui.screens.too_small import MIN_SIZE, TooSmallScreen
@@ -47,7 +47,7 @@ class StepApp(JobView, App[None]):
     TITLE = "inductor-step"
     CSS_PATH = "app.tcss"
     BINDINGS = BINDINGS
-    COMMANDS = App.COMMANDS | {Commands}
+    COMMANDS = {Commands}  # ours first, then Textual's system commands (tui/commands.py)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # app.tcss: tabs closer below 100 columns
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
@@ -81,7 +81,7 @@ class StepApp(JobView, App[None]):
         yield Static(id="title")
         yield Static(id="stagebar")
         with BlankHorizontal():
-            yield OptionList(id="graphs", classes="hidden")
+            yield GraphSide()
             with Panes(id="panes", initial="pane-dynamo"):
                 for cls in PANES:
                     with BlankTabPane(cls.title, id=f"pane-{cls.stage}"):
@@ -240,18 +240,13 @@ class StepApp(JobView, App[None]):
 
     def refresh_status(self) -> None:
         self._bar("#status", bars.status_text(self.session, self.view, self.live, self._status_extra,
-                                              self.current_index()))
+                                              self.current_index(), self.size.width or 120))
 
     def refresh_graphs(self) -> None:
-        ol = self.query_one("#graphs", OptionList)
         graphs = self.session.graphs
-        ol.set_class(len(graphs) <= 1, "hidden")
-        if [o.id for o in ol.options] != graphs:
-            ol.clear_options()
-            for key in graphs:
-                ol.add_option(Option(bars.graph_label(key, self.session.graph_note(key)), id=key))
-        if self.view.graph in graphs and ol.highlighted != graphs.index(self.view.graph):
-            ol.highlighted = graphs.index(self.view.graph)
+        notes = self.session.cache.get(("graph_notes",), tuple(self.session.stop_for(g, "dynamo") for g in graphs),
+                                       lambda: {g: self.session.graph_note(g) for g in graphs})
+        self.query_one(GraphSide).update(graphs, notes, self.view.graph)
 
     def missing_text(self, stage: str) -> str:
         return bars.missing_text(self.session, self.view, stage, self.live)
@@ -356,10 +351,12 @@ class StepApp(JobView, App[None]):
             self.refresh_all()
 
     def action_pick_graph(self) -> None:
-        ol = self.query_one("#graphs", OptionList)
-        if len(self.session.graphs) > 1:
-            ol.add_class("shown")
-            ol.focus()
+        """g: open the graph list (wider, as the terminal allows); g again closes it."""
+        side = self.query_one(GraphSide)
+        if side.is_open and side.options.has_focus:
+            side.hide()
+        elif len(self.session.graphs) > 1:
+            side.open()
         else:
             self.notify("only one compiled graph so far")
 
@@ -367,6 +364,7 @@ class StepApp(JobView, App[None]):
     def _graph_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_index != event.option_list.highlighted:
             return  # stale: the highlight has moved on
+        self.query_one(GraphSide).show_why()
         if event.option.id and event.option.id != self.view.graph:
             try:
                 self.show_graph(event.option.id)
@@ -376,10 +374,9 @@ class StepApp(JobView, App[None]):
     @on(OptionList.OptionSelected, "#graphs")
     def _graph_chosen(self, event: OptionList.OptionSelected) -> None:
         """Enter in the graph list: that graph, and the keys go back to its pane."""
-        ol = self.query_one("#graphs", OptionList)
         if event.option.id:
             self.show_graph(event.option.id)
-        ol.remove_class("shown")
+        self.query_one(GraphSide).close()
         self.focus_target().focus()
 
     @on(Panes.TabActivated, "#panes")
@@ -397,7 +394,10 @@ class StepApp(JobView, App[None]):
 
     def on_resize(self, event: Any) -> None:
         # below 100 columns the graph list would take a third of the screen: g shows it
-        self.query_one("#graphs", OptionList).set_class(event.size.width < 100, "narrow")
+        side = self.query_one(GraphSide)
+        side.set_class(event.size.width < 100, "narrow")
+        if event.size.width >= 100 and not side.is_open:
+            side.remove_class("closed")
         self.query_one("#linked-row").set_class(event.size.width < 130, "narrow")
         self.refresh_stagebar()
         small = event.size.width < MIN_SIZE[0] or event.size.height < MIN_SIZE[1]

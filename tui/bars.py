@@ -39,12 +39,16 @@ def title_text(session: Session, script: str | None, argv: list[str], session_pa
 
 
 def stage_text(session: Session, view: ViewState, width: int) -> Text:
-    """The graph shown and its stages: ✓ reached, ● paused here, ✗ failed; the shown one reversed.
+    """The graph shown and its stages: ✓ reached, ● the stop the compile is paused at (a recorded
+    session, or a live one no longer paused: the stop viewed), ✗ failed; the shown one reversed.
     Below 100 columns the stage names are short, so ``run`` stays on an 80-column screen."""
     key = view.graph
     done = set(session.stages_done(key)) if key else set()
     err = session.error_for(key) if key else None
     short = width < 100
+    at = view.paused["stage"] if view.paused and graph_key(view.paused) == key else None
+    if view.paused is None and view.stage in done and view.stage != "run":
+        at = view.stage  # nothing paused: the stop being viewed is the current one
     t = Text()
     t.append(f" {key or 'waiting for the first compile'} ", style="bold")
     for s in ALL_STAGES:
@@ -56,29 +60,44 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
             mark, style = "✓", "yellow"  # the compiled graph timed, its eager baseline not (the run pane says why)
         if err and err.get("stage") == s:
             mark, style = "✗", "bold red"
-        if view.paused and graph_key(view.paused) == key and view.paused["stage"] == s:
-            mark, style = "●", "bold yellow"
+        if s == at:
+            mark, style = "●", "bold yellow" if view.paused else "bold cyan"
         if s == view.stage:
             style += " reverse"
         t.append(f"{mark}{SHORT[s] if short else s} " if short else f" {mark}{s} ", style=style)
     return t
 
 
-def status_text(session: Session, view: ViewState, live: bool, extra: str, current: int | None) -> Text:
-    """Where the compile or session stands, the last error, and ``extra`` (the latest selection)."""
+def status_text(session: Session, view: ViewState, live: bool, extra: str, current: int | None,
+                width: int = 120) -> Text:
+    """Where the compile or session stands, what the pane shows when that is another stop ("viewing
+    X · compile at Y"), the last error, and ``extra`` (the latest selection).  Below 100 columns
+    (``width``) the phrases are shorter, so the selection stays on screen."""
     s = session
     t = Text()
     p = view.paused
+    narrow = width < 100
+    viewed = s.stops[current] if current is not None and 0 <= current < len(s.stops) else None
+    shows = f"{view.graph} {view.stage}" if view.stage in ALL_STAGES else f"{view.graph} pane {view.stage}"
     if p and graph_key(p) == view.graph and p["stage"] == view.stage:
         t.append(f" paused after {p['stage']} of {graph_key(p)}", style="bold yellow")
-        t.append(" · n: continue the compile")
+        t.append(" · n: continue" if narrow else " · n: continue the compile")
     elif p:
-        t.append(f" paused at {graph_key(p)} {p['stage']}", style="yellow")
+        same = graph_key(p) == view.graph
+        if narrow and same:  # the stage bar names the graph
+            shows = view.stage if view.stage in ALL_STAGES else f"pane {view.stage}"
+        t.append(f" viewing {shows}", style="bold")
+        t.append(f" · {'' if narrow else 'compile '}paused at {'' if same else graph_key(p) + ' '}{p['stage']}",
+                 style="yellow")
         at_end = current is None or current == len(s.stops) - 1
-        t.append(" · n: continue the compile" if at_end else " · n: next recorded stop")
+        t.append((" · n: continue" if narrow else " · n: continue the compile") if at_end
+                 else (" · n: next stop" if narrow else " · n: next recorded stop"))
     elif s.done is not None:
         if not live:
-            t.append(" recorded session ·", style="dim")
+            t.append(" recorded" if narrow else " recorded session", style="dim")
+            if viewed is not None:
+                t.append(f" · stop {current + 1}/{len(s.stops)}", style="dim")
+            t.append(" ·", style="dim")
         rc = s.done.get("returncode")
         t.append(f" script finished (exit {rc})", style="green" if not rc else "red")
         if s.done.get("message"):
@@ -88,7 +107,9 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
     elif s.agent_exit is not None:
         t.append(f" the script's process ended (status {s.agent_exit}) before finishing", style="bold red")
     elif live:
-        t.append(" running the script…", style="dim")
+        last = s.stops[-1] if s.stops else None
+        t.append(" running the script…" if last is None else
+                 f" running · last stop {graph_key(last)} {last['stage']}", style="dim")
     else:
         t.append(f" recorded session · {len(s.stops)} stops (ended before the script finished)", style="dim")
     err = s.errors[-1] if s.errors else None
@@ -97,6 +118,7 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
         t.append(f" · error in {where}{err.get('stage')}: {err.get('message')}", style="bold red")
     if s.run_status and view.stage == "run":
         t.append(f" · {s.run_status}", style="cyan")
+    extra = extra or (f"selected {view.selected}" if view.selected else "")  # kept across steps
     if extra:
         t.append(f" · {extra}", style="cyan")
     return t
@@ -117,6 +139,10 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
                 "are recorded")
     if key:
         reached = session.stages_done(key)
+        if stage == "linked" and "codegen" not in reached:
+            return (f"# {key}: pane 8 links each buffer to its kernel lines, which come with codegen\n"
+                    f"# (last stop: {reached[-1] if reached else 'none'}); press n to continue; panes 3-5 "
+                    "already follow the selection")
         return (f"# {key}: the compile has not reached {stage} yet"
                 + (f"\n# (last stop: {reached[-1]}); press n to continue" if reached else ""))
     script_err = session.error_for(None)
@@ -132,13 +158,3 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
         lines.append("# (l shows what it printed)")
         return "\n".join(lines)
     return "# waiting for the script's first torch.compile…" if live else "# this session has no compiled graph"
-
-
-def graph_label(key: str, note: str, width: int = 60) -> Text:
-    """A graph list entry: the graph, then why it exists (wrapped by the list, never cut)."""
-    label = Text(key)
-    if note:
-        label.append(f"\n  {note}", style="dim")
-    return label
-
-

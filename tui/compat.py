@@ -103,6 +103,35 @@ class SteadyFooter(Footer):
     """
 
     _shown: tuple | None = None
+    _width: int = 0
+
+    def compose(self) -> Any:
+        """Footer's keys, those that fit: the keys that would run under the docked ``^p palette``
+        are left out (an overflowing row put the docked key one cell off: ``^p palettep`` at 80
+        columns, ``^p palett`` at 200; issue 33.7)."""
+        from textual.widgets._footer import FooterKey  # noqa: PLC0415 - Footer's own key widget
+
+        items = list(super().compose())
+        width = self.size.width or self.app.size.width or 80
+        self._width = width
+        palette = [w for w in items if isinstance(w, FooterKey) and w.has_class("-command-palette")]
+        room = width - sum(2 + len(w.key_display) + len(w.description) for w in palette)
+        used, full = 0, False
+        for w in items:
+            if w in palette:
+                continue
+            if isinstance(w, FooterKey):
+                need = len(w.key_display) + (1 + len(w.description) if w.description else 0) + 1
+                full = full or used + need > room
+                if full:
+                    continue
+                used += need
+            yield w
+        yield from palette
+
+    def on_resize(self, event: Any) -> None:
+        if event.size.width != self._width and getattr(self, "_bindings_ready", False):
+            self.call_after_refresh(self.recompose)
 
     def bindings_changed(self, screen: Any) -> None:
         try:

@@ -336,9 +336,9 @@ def guard_list(compile_id: str, guards_text: str | None, dynamo_stops: Sequence[
 
 
 def _short_where(where: str, script_dir: str | None) -> str:
-    if script_dir and where.startswith(script_dir.rstrip(os.sep) + os.sep):
-        return where[len(script_dir.rstrip(os.sep)) + 1:]
-    return where
+    from inductor_step.tui.paths import short_path  # noqa: PLC0415 - the one path rule (issue 33.3)
+
+    return short_path(where, script_dir) or where
 
 
 # --------------------------------------------------------------------------- alignment

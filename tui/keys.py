@@ -47,10 +47,12 @@ BINDINGS: list[Binding] = [
     Binding("less_than_sign", "next_rank(-1)", "Rank back", key_display="<", show=False, id="prev-rank",
             tooltip="a torchrun job: the previous rank's recorded stops"),
     Binding("g", "pick_graph", "Graphs", id="graphs",
-            tooltip="graph picker (compile id and kind: [0/0] forward, [0/0] backward, [1/0] …); Enter picks"),
+            tooltip="graph picker (compile id and kind: [0/0] forward, [0/0] backward, [1/0] …), one line each, why "
+                    "the highlighted one exists below; Enter picks; g or Esc closes it"),
     Binding("d", "diff", "Diff", show=False, id="diff",
             tooltip="diff two graphs level by level: the shown one (or the one highlighted in the graph list) "
-                    "against its default partner ([0/1] against [0/0]); ctrl+p: Diff with … any graph"),
+                    "against its default partner ([0/1] against [0/0], a what-if variant against its original); with "
+                    "no recompile it says so and opens ctrl+p's Diff with … (any graph)"),
     Binding("slash", "search", "Search", key_display="/", id="search",
             tooltip="search the focused part of the pane (table or code); Enter: next match; Esc: close"),
     Binding("w", "what_if", "What if", show=False, id="what-if",

@@ -25,6 +25,8 @@ import os
 import re
 from typing import Any
 
+from inductor_step.tui.paths import cut_words, short_path
+
 #: how the measured time is taken, said in every view
 MEASURED = "median_ms: the kernel call alone, median of repeated calls (GPU: L2 flushed), as in pane 7"
 SPLIT_RULE = ("a kernel's times are split evenly over its post-grad FX nodes; a line gets the share of the "
@@ -557,20 +559,21 @@ def summary(session: Any, top: int = 5) -> str:
         out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['pct_of_roof']:5.1f}% of roof  {r['bound']:7} "
                    f"{r['graph']} {r['name']}")
     out.append("  most wasted user lines (" + SPLIT_RULE.split(";")[0] + "):")
+    sp = lambda line: short_path(line, getattr(session, "script_dir", None)) or line  # noqa: E731 (issue 33.3)
     for r in line_rows(session)[:top]:
         eager = f"{r['eager_ms']:9.4f} ms eager" if r["eager_ms"] is not None else "   eager -"
         if r["measured_ms"] is None:
-            out.append(f"    {'not timed':>9}                                     {eager}  {r['line']}  "
+            out.append(f"    {'not timed':>9}                                     {eager}  {sp(r['line'])}  "
                        f"({len(r['untimed'])} collective call(s), not timed)")
             continue
-        out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['measured_ms']:9.4f} ms measured  {eager}  {r['line']}"
+        out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['measured_ms']:9.4f} ms measured  {eager}  {sp(r['line'])}"
                    + ("  SLOWER THAN EAGER (by >10%)" if r["slower_than_eager"] else "")
                    + (f"  (+{len(r['untimed'])} collective call(s), not timed)" if r.get("untimed") else ""))
     fr = fusion_rows(session)
     out.append(f"  missed fusions: {len(fr)} buffers written by one kernel and read back by another; costliest:")
     for r in fr[:top]:
         out.append(f"    {fmt(r['cost_ms'], '9.4f')} ms  {fmt(r['bytes'], 'd')} B  {r['graph']} {r['buffer']}: "
-                   f"{r['producer']} -> {r['consumer']}  ({r['verdict'][:90]})")
+                   f"{r['producer']} -> {r['consumer']}  ({cut_words(r['verdict'], 90)})")
     return "\n".join(out)
 
 
@@ -595,7 +598,7 @@ def report_markdown(session: Any, top: int = 10) -> str:
             "eager ms: the line's post-grad FX nodes run alone by torch.fx.Interpreter (missing where not recorded).", "",
             "| line | measured ms | roofline ms | wasted ms | eager ms | kernels |", "|---|---|---|---|---|---|"]
     for r in line_rows(session)[:top]:
-        out.append(f"| `{r['line']}` | {fmt(r['measured_ms'])} | {fmt(r['roofline_ms'])} | {fmt(r['wasted_ms'])} | "
+        out.append(f"| `{short_path(r['line'], getattr(session, 'script_dir', None))}` | {fmt(r['measured_ms'])} | {fmt(r['roofline_ms'])} | {fmt(r['wasted_ms'])} | "
                    f"{fmt(r['eager_ms'])}{' (slower than eager)' if r['slower_than_eager'] else ''} | "
                    f"{'; '.join(r['kernels'][:4])}{' …' if len(r['kernels']) > 4 else ''}"
                    + (f" ({len(r['untimed'])} not timed: {r['untimed'][0]})" if r.get("untimed") else "") + " |")
@@ -603,7 +606,8 @@ def report_markdown(session: Any, top: int = 10) -> str:
             "| graph | buffer | producer -> consumer | bytes | cost ms | lines | Inductor's reason |",
             "|---|---|---|---|---|---|---|"]
     for r in fusion_rows(session)[:top]:
-        lines = ", ".join(dict.fromkeys(r["producer_lines"] + r["consumer_lines"]))
+        lines = ", ".join(dict.fromkeys(short_path(x, getattr(session, "script_dir", None)) or x
+                                        for x in r["producer_lines"] + r["consumer_lines"]))
         out.append(f"| {r['graph']} | {r['buffer']} | `{r['producer']}` -> `{r['consumer']}` | {fmt(r['bytes'], 'd')} "
                    f"| {fmt(r['cost_ms'])} | {lines} | {r['verdict']} |")
     return "\n".join(out) + "\n"
@@ -623,11 +627,11 @@ def ncu_command(kernel: str, device: str | None, script: str | None, argv: list[
     import shutil  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
+    if not str(device or "").startswith("cuda"):
+        return None, f"ncu profiles CUDA kernels; this session ran on {device or 'an unknown device'}"
     exe = (which or shutil.which)("ncu")
     if not exe:
         return None, "ncu (Nsight Compute) is not installed here: not on PATH"
-    if not str(device or "").startswith("cuda"):
-        return None, f"ncu profiles CUDA kernels; this session ran on {device or 'an unknown device'}"
     if kernel.startswith(("extern_kernels", "torch.ops")):
         return None, f"{kernel} is a library call: its CUDA kernel has another name (run ncu on a Triton kernel)"
     if not script:

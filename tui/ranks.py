@@ -148,7 +148,7 @@ class GraphComparison:
     #: rank -> its :class:`RankState` ``state`` ("done", "died", ...), and the threshold used
     rank_states: dict[int, str] = field(default_factory=dict)
     #: rank -> how its compile of this graph stopped short of codegen (``"failed in lowering"``,
-    #: ``"died in scheduling"``, ``"compiling: at lowering"``, ``"stopped after aot"``)
+    #: ``"died in scheduling"``, ``"compiling: last stop lowering"``, ``"stopped after aot"``)
     incomplete: dict[int, str] = field(default_factory=dict)
     time_ratio: float = TIME_RATIO
 
@@ -558,7 +558,9 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
             if w and w[0] == key and w[1] and state == "died":
                 g.incomplete[r] = f"{state} in {w[1]}"
             elif w and w[0] == key and w[1] and state == "running":
-                g.incomplete[r] = f"compiling: at {w[1]}"
+                # its last stop, as pane 0's rank row says it (a stepped rank is paused there, not yet in w[1])
+                done = [x for x in g.stages[r] if x != "run"]
+                g.incomplete[r] = f"compiling: last stop {done[-1]}" if done else f"compiling: at {w[1]}"
             else:
                 done = [x for x in g.stages[r] if x != "run"]
                 g.incomplete[r] = f"stopped after {done[-1]}" if done else "no stop"

@@ -237,6 +237,28 @@ class Session:
         links = (stop or {}).get("links") or {}
         return links if "buffers" in links else {}
 
+    @property
+    def script_dir(self) -> str | None:
+        """The folder of the session's script: paths under it are shown relative to it
+        (:func:`inductor_step.tui.paths.short_path`)."""
+        from inductor_step.tui.paths import script_dir  # noqa: PLC0415
+
+        return script_dir(self.header)
+
+    def stage_links(self, key: str | None) -> dict[str, Any]:
+        """The links the panes follow the selection by: the codegen stop's once it came, before that
+        what the lowering, scheduling and loopbody stops tell (:func:`inductor_step.tui.prelinks.stop_links`,
+        with ``partial`` set); {} before lowering."""
+        links = self.links(key)
+        if links or not key:
+            return links
+        from inductor_step.tui.prelinks import stop_links  # noqa: PLC0415
+
+        parts = tuple(self.stop_for(key, s) for s in ("lowering", "scheduling", "loopbody"))
+        if parts[0] is None:
+            return {}
+        return self.cache.get(("stage_links", key), parts, lambda: stop_links(*parts))
+
     def stages_done(self, key: str) -> list[str]:
         """Stages of graph ``key`` that have a stop (plus ``run`` once it was timed: a timing that failed
         or was cancelled is not a done run stage)."""
@@ -258,7 +280,25 @@ class Session:
         user line), the break it resumes after (:func:`inductor_step.tui.text.graph_note`)."""
         from inductor_step.tui.text import graph_note  # noqa: PLC0415
 
-        return graph_note(self.stop_for(key, "dynamo"))
+        note = graph_note(self.stop_for(key, "dynamo"), self.script_dir)
+        skipped = self.skipped_frames(key)
+        if skipped:
+            span = f"frame {skipped[0]}" if len(skipped) == 1 else f"frames {skipped[0]}-{skipped[-1]}"
+            note = "; ".join(x for x in (note, f"{span} before it gave no graph: Dynamo skipped them (no tensor "
+                                         "op to compile there; they ran eagerly)") if x)
+        return note
+
+    def skipped_frames(self, key: str) -> list[int]:
+        """The frame ids (``[N/0]``'s N) below graph ``key``'s that no graph of this session has, when
+        ``key`` is the first graph of the session: frames Dynamo looked at and compiled nothing for."""
+        def frame(g: str) -> int | None:
+            head = g.split("/", 1)[0].lstrip("[")
+            return int(head) if head.isdigit() else None
+        if not self.graphs or key != self.graphs[0]:
+            return []
+        n = frame(key)
+        seen = {frame(g) for g in self.graphs}
+        return [i for i in range(n or 0) if i not in seen]
 
 
 def summarize_stop(stop: dict[str, Any]) -> str:

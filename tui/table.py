@@ -14,6 +14,8 @@ with DataTable's component classes for styling.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Callable, Sequence
 
 from rich.cells import cell_len, set_cell_size
@@ -64,11 +66,60 @@ class RowKey:
         return hash(self.value)
 
 
+#: FX name parts that say nothing about which module (``l_self_modules_norm_parameters_weight_``)
+_FX_FILLER = frozenset({"modules", "parameters", "buffers", "self"})
+_FILE_LINE = re.compile(r"\.\w+:\d+$")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]*")
+
+
+def abbreviate_ident(t: str, w: int) -> str | None:
+    """An FX-style name (``l_model_modules_norm_parameters_weight_``) in ``w`` cells keeping the
+    parts that tell it from its siblings (issue 33.7): without the filler parts (``modules``,
+    ``parameters``), the middle parts as initials (``l_m_norm_weight_``), then without its leading
+    parts and cut at the end (``norm_weig…``); None when ``t`` has no filler part."""
+    if not _IDENT.fullmatch(t):
+        return None
+    parts = t.split("_")
+    filler = [i for i, p in enumerate(parts) if p in _FX_FILLER]
+    if not filler:
+        return None  # no filler: a kernel or node name, cut in the middle as any other
+    for n in range(1, len(filler) + 1):  # the filler parts dropped one by one, from the left
+        s = "_".join(p for i, p in enumerate(parts) if i not in filler[:n])
+        if len(s) <= w:
+            return s
+    parts = [p for i, p in enumerate(parts) if i not in filler]
+    named = [i for i, p in enumerate(parts) if p]
+    whole = set(named[:1] + named[-2:])
+    parts = [p if i in whole or p.isdigit() else p[:1] for i, p in enumerate(parts)]
+    s = "_".join(parts)
+    if len(s) <= w:
+        return s
+    for start in range(1, len(parts)):  # fewer leading parts, as few dropped as will fit
+        if start not in whole and not parts[start].isdigit():
+            continue  # never start at an initial ("m_up_bias_")
+        tail = "_".join(parts[start:])
+        if len(tail) <= w or start >= (named[-2] if len(named) >= 2 else len(parts) - 1):
+            return tail if len(tail) <= w else tail[:w - 1] + "…"
+    return s[:w - 1] + "…"
+
+
 def cut_middle(t: str, w: int) -> str:
     """``t`` cut to ``w`` cells in the middle, keeping more of its end than of its start: FX names
-    differ at their tails (``l_fn_modules_0_…_weight_``), paths at their file and line."""
+    differ at their tails (``l_fn_modules_0_…_weight_``), paths at their file and line.  FX-style
+    names are abbreviated instead (:func:`abbreviate_ident`), so three weights do not all read
+    ``l_m…eight_``."""
     if w <= 1:
         return set_cell_size(t, w)
+    if t.isascii() and len(t) <= w:
+        return t
+    short = abbreviate_ident(t, w) if w >= 6 else None
+    if short is not None:
+        return short
+    if t.isascii() and _FILE_LINE.search(t):  # a path with its line: the file and line kept whole
+        base = t.rsplit("/", 1)[-1]
+        if len(base) + 1 < w:
+            return t[:w - 1 - len(base)] + "…" + base
+        return "…" + base[len(base) - (w - 1):]
     head = (w - 1) * 2 // 5
     tail = w - 1 - head
     if t.isascii():
@@ -244,16 +295,19 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._widths = self._fitted()
         self.virtual_size = Size(sum(w + 2 for w in self._widths), len(self._keys) + 1)
 
-    def fit(self, column: int | Sequence[int], through: int, min_width: int = 12) -> None:
+    def fit(self, column: int | Sequence[int], through: int, min_width: int = 12, last: Sequence[int] = ()) -> None:
         """Let ``column`` (one index, or several) give up cells (each down to ``min_width``) so
         that the columns up to ``through`` fit in the table's width; cut cells end with "…".  With
         several columns the widest gives up cells first, so they end up as wide as each other.
         Kept across fills and applied again when the table is resized.  The run pane's kernel
         names are 40-60 cells long: at 80 columns they pushed the times off screen; an FX node's
         name and target are 80 each in a Hugging Face model and pushed shape, dtype and the user's
-        line off a 200-column screen."""
+        line off a 200-column screen.  ``last``: columns that give up cells only once ``column`` are
+        all at their minimum (a user line, cut keeping its file and line, rather than cropped by
+        the screen's edge)."""
         columns = (column,) if isinstance(column, int) else tuple(column)
         self._fit = (columns, through, min_width)
+        self._fit_last = tuple(last)
         self._refit()
 
     def _fitted(self) -> list[int]:
@@ -271,6 +325,9 @@ class Table(LineCache, ScrollView, can_focus=True):
         over = sum(w + 2 for w in widths[:through + 1]) - width
         while over > 0:  # one cell at a time from the widest column: tied columns end up equal
             can = [c for c in columns if widths[c] > min(min_width, self._natural[c])]
+            if not can:
+                can = [c for c in getattr(self, "_fit_last", ()) if c < len(widths)
+                       and widths[c] > min(min_width, self._natural[c])]
             if not can:
                 break
             c = max(can, key=lambda k: widths[k])

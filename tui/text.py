@@ -7,12 +7,12 @@ and returns text; line numbers it mentions are 1-based.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 from inductor_step.tracer.protocol import graph_key, kind_of, with_part
 from inductor_step.tui.modes import how_compiled_lines, kernel_backend, symbol_line, symbols_in, timed_sizes_line
+from inductor_step.tui.paths import code_label, short_path
 
 
 def fmt_ms(v: Any) -> str:
@@ -48,19 +48,8 @@ def joined(xs: Any, n: int = 6) -> str:
 def short_user_line(user_line: str | None, script_dir: str | None) -> str | None:
     """A user line (``/abs/path/model.py:171``) as the tables show it: relative to the script's
     folder, or from the installed package down (``transformers/models/bert/modeling_bert.py:177``);
-    the line number is never cut."""
-    if not user_line:
-        return user_line
-    path, sep, line = user_line.rpartition(":")
-    if not sep or not line.isdigit():
-        path, line = user_line, ""
-    if script_dir and path.startswith(script_dir.rstrip(os.sep) + os.sep):
-        path = path[len(script_dir.rstrip(os.sep)) + 1:]
-    else:
-        marker = f"{os.sep}site-packages{os.sep}"
-        if marker in path:
-            path = path.split(marker, 1)[1]
-    return f"{path}:{line}" if line else path
+    the line number is never cut (:func:`inductor_step.tui.paths.short_path`)."""
+    return short_path(user_line, script_dir)
 
 
 # --------------------------------------------------------------------------- graph breaks, recompiles
@@ -95,16 +84,17 @@ def break_reasons(stop: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def graph_note(dynamo: dict[str, Any] | None) -> str:
-    """Why a graph exists, in full: its recompile reasons, the graph break that ended it (reason,
-    hint, user line), the break it resumes after and why Dynamo restarted the frame's analysis."""
+def graph_note(dynamo: dict[str, Any] | None, script_dir: str | None = None) -> str:
+    """Why a graph exists, in full: its recompile reasons, the graph break that ended it (user line,
+    reason, hint; the line shortened as :func:`inductor_step.tui.paths.short_path` does with
+    ``script_dir``), the break it resumes after and why Dynamo restarted the frame's analysis."""
     d = dynamo or {}
     notes = []
     if d.get("recompile_reasons"):
         notes.append("recompile: " + " ".join(str(r).strip() for r in d["recompile_reasons"]))
     for b in break_reasons(d):
-        notes.append("graph break: " + b["reason"] + (f" (hint: {b['hint']})" if b["hint"] else "")
-                     + (f" at {b['where']}" if b["where"] else ""))
+        notes.append("graph break: " + b["reason"] + (f" at {short_path(b['where'], script_dir)}" if b["where"] else "")
+                     + (f" (hint: {b['hint']})" if b["hint"] else ""))
     if d.get("resume"):
         notes.append(f"resumes after a graph break ({d['resume']})")
     if d.get("restart_reasons"):  # Dynamo restarted the frame's analysis: torch names the compile [0/0_1]
@@ -189,7 +179,11 @@ def snode_text(stop: dict[str, Any], n: dict[str, Any], fusion_lines: list[int])
     """Pane 4's detail: a scheduler node, the fusion-log lines (indices ``fusion_lines``) naming it or
     its members, and its text."""
     fusion_log = stop.get("fusion_log") or []
-    log = [fusion_log[i] for i in fusion_lines if i < len(fusion_log)]
+    counts: dict[str, int] = {}
+    for i in fusion_lines:  # Inductor logs a pair again in each fusion round: once, with the count
+        if i < len(fusion_log):
+            counts[fusion_log[i]] = counts.get(fusion_log[i], 0) + 1
+    log = [x if k == 1 else f"{x}  (logged {k} times: once per fusion round)" for x, k in counts.items()]
     before = len(stop.get("before") or [])
     order = f" ({stop['order']})" if stop.get("order") else ""
     return (f"# {n['name']}: {n.get('type')}, members {', '.join(n.get('members') or [])}\n"
@@ -407,7 +401,8 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
 
 # --------------------------------------------------------------------------- linked view
 
-def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbody: dict[str, Any] | None) -> str:
+def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbody: dict[str, Any] | None,
+                script_dir: str | None = None) -> str:
     """Pane 8's middle text for buffer ``sel`` (its ``links["buffers"]`` entry ``b``): FX nodes,
     scheduler and fused node, kernels with their lines, notes, the user's lines with context, and
     its LoopBody."""
@@ -421,7 +416,7 @@ def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbo
     for n in b.get("notes") or []:
         lines.append(f"note: {n}")
     for ul in b.get("user_lines") or []:
-        lines.append(f"\n# your code: {ul}")
+        lines.append(f"\n# {code_label(ul, script_dir)}")
         ctx = user_source.get(ul)
         if ctx:
             lines.append(ctx)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inductor_step.tui.panes.fx import FxPane
+from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import POST_GRAD_HEAD, aot_text
 
 
@@ -18,7 +19,9 @@ class AotPane(FxPane):
     def text(self, data: dict[str, Any]) -> str:
         dyn = self.app.session.stop_for(self.app.view.graph or "", "dynamo") or {}
         syms = dyn.get("symbols") if isinstance(dyn.get("symbols"), list) else None
-        return self.app.session.cache.get(("aot_text", id(data)), (data, syms), lambda: aot_text(data, syms))
+        sd = self.app.session.script_dir
+        return self.app.session.cache.get(("aot_text", id(data)), (data, syms),
+                                          lambda: shorten_in_text(aot_text(data, syms), sd))
 
     def text_start(self, text: str) -> int:
         m = POST_GRAD_HEAD.search(text)

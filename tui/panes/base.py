@@ -59,6 +59,8 @@ class StagePane(BlankVertical):
     #: columns that give up cells first when the table is too wide: (columns, last column to keep on screen)
     fit: ClassVar[tuple[tuple[int, ...], int] | None] = None
     fit_min: ClassVar[int] = 12
+    #: columns that give up cells only after those of ``fit`` (Table.fit's ``last``)
+    fit_last: ClassVar[tuple[int, ...]] = ()
     #: seconds of quiet after a cursor move before the detail follows it (key repeat over SSH)
     DETAIL_DELAY_S: ClassVar[float] = 0.04
 
@@ -77,7 +79,7 @@ class StagePane(BlankVertical):
     def on_mount(self) -> None:
         self.table.add_columns(*self.columns)
         if self.fit:
-            self.table.fit(self.fit[0], self.fit[1], min_width=self.fit_min)
+            self.table.fit(self.fit[0], self.fit[1], min_width=self.fit_min, last=self.fit_last)
 
     @property
     def table(self) -> Table:
@@ -133,7 +135,8 @@ class StagePane(BlankVertical):
     # ------------------------------------------------------------------ shared helpers
     @property
     def links(self) -> dict[str, Any]:
-        return self.app.session.links(self.app.view.graph)
+        """The viewed graph's links: codegen's, or before codegen what the earlier stops tell."""
+        return self.app.session.stage_links(self.app.view.graph)
 
     def cached_rows(self, data: dict[str, Any]) -> tuple[tuple[str, ...], Callable[[int], tuple], list[int]]:
         """:meth:`rows` and their column widths, kept per message (measuring samples 900 rows)."""

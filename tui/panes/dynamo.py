@@ -7,6 +7,7 @@ from typing import Any
 
 from inductor_step.tui.diff import guard_list
 from inductor_step.tui.panes.fx import FxPane
+from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import commented, dynamo_text
 
 
@@ -40,7 +41,19 @@ class DynamoPane(FxPane):
     def text(self, data: dict[str, Any]) -> str:
         guards, commented_guards = self.guards(data)
         return self.app.session.cache.get(("dynamo_text", id(data)), (data, guards),
-                                          lambda: dynamo_text(data, guards, commented_guards))
+                                          lambda: self.skipped_head(data) + shorten_in_text(
+                                              dynamo_text(data, guards, commented_guards), self.app.session.script_dir))
+
+    def skipped_head(self, data: dict[str, Any]) -> str:
+        """A first line when this is the session's first graph and earlier frame ids have none (issue 33.8)."""
+        from inductor_step.tracer.protocol import graph_key  # noqa: PLC0415
+
+        skipped = self.app.session.skipped_frames(graph_key(data))
+        if not skipped:
+            return ""
+        span = f"frame {skipped[0]}" if len(skipped) == 1 else f"frames {skipped[0]}-{skipped[-1]}"
+        return (f"# {span} gave no graph: Dynamo looked at them and skipped them (no tensor op to compile "
+                "there; they ran eagerly)\n")
 
     def node_names(self, b: dict[str, Any]) -> list[str]:
         return list(b.get("dynamo_nodes") or [])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -22,6 +21,7 @@ class FxPane(StagePane):
     graph_field: ClassVar[str] = ""
     links_field: ClassVar[str] = ""
     fit = ((0, 1, 2), 5)
+    fit_last = (5,)  # then the user line: cut keeping its file and line (table.cut_middle), not cropped
     fit_min = 10
 
     def nodes(self, data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -36,8 +36,7 @@ class FxPane(StagePane):
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         nodes = self.nodes(data)
-        script = (self.app.session.header or {}).get("script")
-        script_dir = os.path.dirname(script) if script else None
+        script_dir = self.app.session.script_dir
 
         def row(i: int) -> tuple:
             n = nodes[i]

@@ -14,6 +14,7 @@ from textual import on
 from inductor_step.tui import ledger
 from inductor_step.tui.keys import LEDGER_BINDINGS
 from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.paths import code_label, short_path
 from inductor_step.tui.table import Table
 
 COLUMNS = ("ledger item", "graph", "wasted ms", "% of roof", "measured ms", "roofline ms", "bound / cost", "why")
@@ -95,6 +96,7 @@ class LedgerPane(StagePane):
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         items = self.items(data)
         f = ledger.fmt
+        sd = self.app.session.script_dir
 
         def row(i: int) -> tuple:
             kind, r = items[i]
@@ -107,7 +109,7 @@ class LedgerPane(StagePane):
                         T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
                         T(r["bound"] or "-"), T(r["over_roof"] or r["missing"] or r["gb_source"]))
             if kind == "line":
-                return (T(r["line"], "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["wasted_ms"]), "yellow"),
+                return (T(short_path(r["line"], sd), "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["wasted_ms"]), "yellow"),
                         T(f(100 * r["roofline_ms"] / r["measured_ms"], ".1f") if r["measured_ms"] else "-"),
                         T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
                         T(("eager " + f(r["eager_ms"])) if r["eager_ms"] is not None else "eager -",
@@ -163,7 +165,7 @@ class LedgerPane(StagePane):
                 text += ["", "resources (the compiled Triton binary):"] + res
             text += ["", "Enter: the kernel's code in pane 6 · u: ncu's speed-of-light summary"]
         elif kind == "line":
-            text = [f"# {r['line']}", f"measured {f(r['measured_ms'])} ms · roofline {f(r['roofline_ms'])} ms · "
+            text = [f"# {code_label(r['line'], self.app.session.script_dir)}", f"measured {f(r['measured_ms'])} ms · roofline {f(r['roofline_ms'])} ms · "
                     f"wasted {f(r['wasted_ms'])} ms" + (f" · {f(r['unpriced_ms'])} ms in kernels with no roofline"
                                                         if r["unpriced_ms"] else ""),
                     (f"eager {f(r['eager_ms'])} ms ({r.get('eager_source')})" + ("  SLOWER THAN EAGER" if r["slower_than_eager"]
@@ -182,13 +184,17 @@ class LedgerPane(StagePane):
             text = [f"# {r['graph']} {r['buffer']}: {r['producer']} writes it, {r['consumer']} reads it back",
                     f"bytes round-tripped   {f(r['bytes'], ',d')} B   ({r['bytes_source']})",
                     f"cost                  {f(r['cost_ms'])} ms at {f(r['bw_gbps'], '.1f')} GB/s   ({r['bw_source']})",
-                    f"producer's lines      {', '.join(r['producer_lines']) or '-'}",
-                    f"consumer's lines      {', '.join(r['consumer_lines']) or '-'}"]
+                    f"producer's lines      {', '.join(self._short(r['producer_lines'])) or '-'}",
+                    f"consumer's lines      {', '.join(self._short(r['consumer_lines'])) or '-'}"]
             if r["stays"]:
                 text.append(f"the write stays even if fused: {r['stays']} (the read back is what fusing saves)")
             text += ["", f"why not fused: {r['verdict']}"] + ["  " + x for x in r["log"]]
             text += ["", f"Enter: pane 4, f for {r['nodes'][0]} and {r['nodes'][1]}"]
         return Detail("\n".join(text), "text")
+
+    def _short(self, lines: list[str]) -> list[str]:
+        sd = self.app.session.script_dir
+        return [short_path(x, sd) or x for x in lines]
 
     def _resources(self, r: dict[str, Any]) -> list[str]:
         run = self.app.session.runs.get(r["graph"]) or {}
@@ -237,10 +243,30 @@ class LedgerPane(StagePane):
         bufs = list(((app.session.links(graph).get("kernels") or {}).get(name) or {}).get("buffers") or [])
         app.open_in_pane(graph, "codegen", name, bufs)
 
+    def show(self, force: bool = False) -> None:
+        super().show(force)
+        self.offer_ncu()
+
+    def offer_ncu(self) -> None:
+        """The footer offers u only where ncu can profile: a CUDA session (issue 33.8); u still answers
+        elsewhere, saying why not."""
+        header = self.app.session.header or {}
+        cuda = str(header.get("device") or "").startswith("cuda")
+        got = self._bindings.key_to_bindings.get("u") or []
+        if got and got[0].show != cuda:
+            from dataclasses import replace  # noqa: PLC0415
+
+            self._bindings.key_to_bindings["u"] = [replace(b, show=cuda) for b in got]
+            self.app.refresh_bindings()
+
     def action_ncu(self) -> None:
         """u: ncu's speed-of-light summary of the kernel under the cursor, or one line why not."""
         t = self.target()
         app = self.app
+        device = str((app.session.header or {}).get("device") or "")
+        if not device.startswith("cuda"):
+            app.say(f"ncu: it profiles CUDA kernels; this session ran on {device or 'an unknown device'}", "warning")
+            return
         if t is None or t[0] not in ("roof", "line"):
             app.say("ncu: put the cursor on a kernel (or a line) first")
             return

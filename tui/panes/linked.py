@@ -35,6 +35,11 @@ class LinkedPane(StagePane):
     def kernel_code(self) -> CodeView:
         return self.query_one("#code-linkkernel", CodeView)
 
+    @property
+    def links(self) -> dict[str, Any]:
+        """Codegen's links only: this pane shows kernels and source lines, which come with codegen."""
+        return self.app.session.links(self.app.view.graph)
+
     def data(self) -> dict[str, Any] | None:
         links = self.links
         return links or None
@@ -62,7 +67,7 @@ class LinkedPane(StagePane):
         graph = self.app.view.graph
         lb = next((x for x in (self.app.session.stop_for(graph, "loopbody") or {}).get("bodies") or []
                    if isinstance(x, dict) and x.get("node") == b.get("scheduler_node")), None)
-        return Detail(linked_info(sel, b, data.get("user_source") or {}, lb))
+        return Detail(linked_info(sel, b, data.get("user_source") or {}, lb, self.app.session.script_dir))
 
     def kernel_detail(self, data: dict[str, Any], row: int) -> Detail:
         """The right-hand view: the buffer's (first) kernel's source, its lines marked."""
@@ -109,4 +114,26 @@ class LinkedPane(StagePane):
         name = self.app.session.line_buffers(self.app.view.graph).get(kernel or "", {}).get(event.line)
         if name and name != self.app.view.selected:
             self.app.view.selected = name
+            self.follow_own_pick(name)
             self.post_message(BufferSelected(name, self.stage, f"line {event.line} of {kernel} touches {name}"))
+
+    def follow_own_pick(self, name: str) -> None:
+        """A kernel line picked buffer ``name``: the table and the buffer's detail follow at once; the
+        kernel view keeps the person's place (only its marks change) while the kernel is the same."""
+        data = self.data()
+        row = self.row_for(data, name) if data is not None else None
+        if data is None or row is None:
+            return
+        table = self.table
+        if table.cursor_row != row:
+            table.move_cursor(row=row)
+        StagePane.show_row(self, data, row)  # the info view; _shown makes the cursor move ours
+        d = self.kernel_detail(data, row)
+        code = self.kernel_code
+        if code.text is d.text or code.text == d.text:
+            code.mark(d.marks)
+        else:
+            code.set_code(d.text, d.lexer)
+            code.mark(d.marks)
+            if d.goto is not None:
+                code.goto(d.goto)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import buffer_text, joined, listed
 
 
@@ -31,7 +32,9 @@ class LoweringPane(StagePane):
         if not 0 <= row < len(bufs):
             return None
         dyn = self.app.session.stop_for(self.app.view.graph, "dynamo") or {}
-        return Detail(buffer_text(bufs[row], dyn.get("symbols") if isinstance(dyn.get("symbols"), list) else None))
+        sd = self.app.session.script_dir
+        return Detail(shorten_in_text(buffer_text(bufs[row], dyn.get("symbols") if isinstance(dyn.get("symbols"), list)
+                                                  else None), sd))
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         return self.row_of_key(data, buffer)

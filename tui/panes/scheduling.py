@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 
 from inductor_step.tracer.protocol import CMD_CAN_FUSE, graph_key
 from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import joined, snode_text
 
 
@@ -34,7 +35,11 @@ def fusion_pair_text(stop: dict[str, Any], a: str, b: str, verdict: str | None, 
     def mentions(line: str, names: set[str]) -> bool:
         return any(re.search(rf"\b{re.escape(x)}\b", line) for x in names)
 
-    log = [ln for ln in stop.get("fusion_log") or [] if mentions(ln, ma | {a}) and mentions(ln, mb | {b})]
+    counts: dict[str, int] = {}
+    for ln in stop.get("fusion_log") or []:
+        if mentions(ln, ma | {a}) and mentions(ln, mb | {b}):
+            counts[ln] = counts.get(ln, 0) + 1
+    log = [x if k == 1 else f"{x}  (logged {k} times: once per fusion round)" for x, k in counts.items()]
     text = [f"# {a} and {b}: " + ("fused into one node" if fused_together(stop, a, b) else "not fused"),
             "# ---- Inductor's fusion log for this pair ----"]
     text += ["# " + x for x in log] or ["# (the fusion log never considered this pair: "
@@ -44,6 +49,18 @@ def fusion_pair_text(stop: dict[str, Any], a: str, b: str, verdict: str | None, 
     else:
         text.append("\n# " + asking)
     return "\n".join(text)
+
+
+def wrapped(text: str, width: int) -> str:
+    """``text`` with its lines wrapped at ``width`` (a comment's continuation keeps its ``#``): the
+    ``f`` answer is prose, read in a code view that does not wrap (issue 33.7)."""
+    import textwrap  # noqa: PLC0415
+
+    out: list[str] = []
+    for line in text.split("\n"):
+        lead = line[:len(line) - len(line.lstrip("# "))] if line.startswith("#") else ""
+        out += textwrap.wrap(line, width, subsequent_indent=(lead or "") + "  ", break_on_hyphens=False) or [""]
+    return "\n".join(out)
 
 
 class SchedulingPane(StagePane):
@@ -69,7 +86,7 @@ class SchedulingPane(StagePane):
         n = after[row]
         idx = self.app.session.fusion_index(data)
         lines = sorted({i for m in set(n.get("members") or []) | {n["name"]} for i in idx.get(m, ())})
-        return Detail(snode_text(data, n, lines))
+        return Detail(shorten_in_text(snode_text(data, n, lines), self.app.session.script_dir))
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         return self.row_of_key(data, ((self.links.get("buffers") or {}).get(buffer) or {}).get("fused_node"))
@@ -112,4 +129,5 @@ class SchedulingPane(StagePane):
     def show_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None,
                   asking: str = "") -> None:
         data = self.data() or {}
-        self.apply(Detail(fusion_pair_text(data, a, b, verdict, reasons, asking)))
+        text = shorten_in_text(fusion_pair_text(data, a, b, verdict, reasons, asking), self.app.session.script_dir)
+        self.apply(Detail(wrapped(text, max(30, self.code.size.width - 8))))

@@ -58,7 +58,9 @@ class DiffScreen(Screen[None]):
     when A and B are graphs of the app's own session (Enter then opens A's side too)."""
 
     BINDINGS = [
-        Binding("escape,q", "back", "Back", id="diff-back", tooltip="back to the panes"),
+        Binding("escape", "back", "Back", id="diff-back", tooltip="back to the panes"),
+        Binding("q", "app.quit_app", "Quit", id="diff-quit",
+                tooltip="quit, as q does everywhere: ends the script's process; the session file is kept"),
         *[Binding(k, f"level('{lv}')", title, show=False, id=f"diff-level-{lv}",
                   tooltip=f"diff level: {title}") for lv, title, _s in LEVELS for k in [LEVEL_KEYS[lv]]],
         Binding("5,8,l", "no_level", show=False),
@@ -80,7 +82,7 @@ class DiffScreen(Screen[None]):
     """
 
     def __init__(self, pairs: list[DiffPair], same_session: bool = True, label_a: str = "", label_b: str = ""):
-        super().__init__(id="diff")
+        super().__init__()  # no id: a new diff may be pushed while the last one is still being removed
         self.pairs = pairs
         self.same_session = same_session
         self.label_a, self.label_b = label_a, label_b
@@ -164,6 +166,19 @@ class DiffScreen(Screen[None]):
             self.level_key = None
             self.table.clear()
             self.code.set_code("# no level changed", "text")
+
+    def replace_pair(self, pair: DiffPair, note: str = "") -> None:
+        """The shown pair computed again (a what-if variant's timing came): the same level stays on
+        screen when it still changed; ``note`` goes to the status line."""
+        keep = self.level_key
+        self.pairs[self.index] = pair
+        self._rows.clear()
+        self._shown = None
+        self.show_pair()
+        if keep and keep in [lv.key for lv in self.shown_levels()]:
+            self.show_level(keep)
+        if note:
+            self._status(note)
 
     def show_level(self, key: str) -> None:
         """Level ``key``'s changes in the table, the level's text (notes, every change) in the code view."""

@@ -6,9 +6,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import re
+
 from textual.widgets import OptionList
 
 from inductor_step.tui.session import Session
+
+_ID = re.compile(r"\[(\d+)/(\d+)\] (.+)$")
 
 
 def diff_default(app: Any) -> None:
@@ -24,7 +28,39 @@ def diff_default(app: Any) -> None:
     if key is None or other is None:
         app.notify("diff needs two compiled graphs (ctrl+p: Diff with … picks the other)")
         return
+    if not is_recompile_pair(key, other):
+        app.say(f"{key} has no recompile (nor what-if variant) to diff with: pick the other graph (ctrl+p: Diff with …)")
+        open_diff_palette(app)
+        return
     diff_with(app, other, key)
+
+
+def is_recompile_pair(key: str, other: str) -> bool:
+    """Are ``key`` and ``other`` a recompile pair (``[f/n]`` and ``[f/m]`` of one kind) or a what-if
+    variant and its original: the pairs ``d`` diffs without asking."""
+    from inductor_step.tracer.protocol import split_variant  # noqa: PLC0415
+
+    if split_variant(key)[0] == split_variant(other)[0]:
+        return True
+    ma, mb = _ID.match(key), _ID.match(other)
+    return bool(ma and mb and ma.group(1) == mb.group(1) and ma.group(3) == mb.group(3))
+
+
+def open_diff_palette(app: Any) -> None:
+    """ctrl+p with "Diff with" typed: the graphs the shown one can be diffed with."""
+    from textual.command import CommandInput, CommandPalette  # noqa: PLC0415
+
+    if CommandPalette.is_open(app):
+        return
+    palette = CommandPalette(id="--command-palette")
+    app.push_screen(palette)
+
+    def typed() -> None:
+        try:
+            palette.query_one(CommandInput).value = "Diff with"
+        except Exception:  # noqa: BLE001 - closed already
+            pass
+    app.call_after_refresh(typed)
 
 
 def diff_with(app: Any, other: str, key: str | None = None) -> None:
@@ -38,7 +74,9 @@ def diff_with(app: Any, other: str, key: str | None = None) -> None:
     graphs = app.session.graphs
     a, b = sorted((other, key), key=lambda g: graphs.index(g) if g in graphs else 0)
     d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
-    app.query_one("#graphs", OptionList).remove_class("shown")
+    from inductor_step.tui.graphlist import GraphSide  # noqa: PLC0415
+
+    app.query_one(GraphSide).close()
     app.push_screen(DiffScreen([DiffPair(a, b, "", d)]))
 
 

@@ -150,8 +150,13 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
         base, variant = split_variant(graph_key(msg))
         top = app.screen
         if variant and isinstance(top, DiffScreen) and top.pair.key_b == graph_key(msg):
-            app.pop_screen()  # the same pair again, now with both timings and the numerics
-            app.diff_with(base, graph_key(msg))
+            # the same pair again, now with both timings and the numerics: in place, the view stays
+            from inductor_step.tui.diff import Graph, diff_graphs  # noqa: PLC0415
+            from inductor_step.tui.screens.diff import DiffPair  # noqa: PLC0415
+
+            a, b = top.pair.key_a, top.pair.key_b
+            d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
+            top.replace_pair(DiffPair(a, b, "", d), f"{graph_key(msg)} timed: 7 shows the timings and numerics")
         elif variant:
             app.notify(f"{graph_key(msg)} timed: d on it diffs it with {base}, times and numerics included")
         return

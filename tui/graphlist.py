@@ -1,0 +1,95 @@
+"""The graph list (``g``): one line per compiled graph, the highlighted graph's reason (recompile,
+graph break, hint, user line) in a detail area below; beside the panes at 100 columns and more, and
+opened by ``g`` at any width, wider, as the terminal allows (issue 33.4); Esc or ``g`` closes it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from inductor_step.tui.compat import BlankVertical
+
+
+def graph_line(key: str, note: str) -> Text:
+    """A graph list entry: the graph and the start of why it exists, on one line (cut with …)."""
+    label = Text(key, no_wrap=True, overflow="ellipsis")
+    if note:
+        label.append(f"  {note}", style="dim")
+    return label
+
+
+class GraphOptions(OptionList):
+    """The list itself (``#graphs``): Esc and ``g`` close the open list."""
+
+    BINDINGS = [Binding("escape", "close", "Close", show=False)]
+
+    def action_close(self) -> None:
+        side = self.parent
+        if isinstance(side, GraphSide):
+            side.close()
+
+
+class GraphSide(BlankVertical):
+    """The list (``#graphs``) above the highlighted graph's reason (``#graph-why``)."""
+
+    def __init__(self) -> None:
+        super().__init__(id="graphside")
+        self._notes: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield GraphOptions(id="graphs")
+        yield Static(id="graph-why", markup=False)
+
+    @property
+    def options(self) -> OptionList:
+        return self.query_one("#graphs", OptionList)
+
+    def update(self, graphs: list[str], notes: dict[str, str], current: str | None) -> None:
+        """The entries for ``graphs`` (``notes``: why each exists), ``current`` highlighted."""
+        ol = self.options
+        self.set_class(len(graphs) <= 1, "hidden")
+        self._notes = notes
+        if [o.id for o in ol.options] != graphs:
+            ol.clear_options()
+            for key in graphs:
+                ol.add_option(Option(graph_line(key, notes.get(key, "")), id=key))
+        if current in graphs and ol.highlighted != graphs.index(current):
+            ol.highlighted = graphs.index(current)
+        self.show_why()
+
+    def show_why(self) -> None:
+        """The highlighted graph's reason, in full (wrapped)."""
+        ol = self.options
+        key = ol.options[ol.highlighted].id if ol.highlighted is not None and ol.option_count else None
+        note = self._notes.get(key or "", "")
+        self.query_one("#graph-why", Static).update(
+            f"{key}: {note}" if note else f"{key}: the first compile of its frame" if key else "")
+
+    @property
+    def is_open(self) -> bool:
+        return self.has_class("shown")
+
+    def open(self) -> None:
+        self.remove_class("closed")
+        self.add_class("shown")
+        self.options.focus()
+
+    def close(self) -> None:
+        """Back to the panes: the list narrow beside them (100 columns and more) or hidden."""
+        was_focused = self.options.has_focus
+        self.remove_class("shown")
+        if self.app.size.width < 100:
+            self.add_class("closed")
+        app: Any = self.app
+        if was_focused and hasattr(app, "focus_target"):
+            app.focus_target().focus()
+
+    def hide(self) -> None:
+        """``g`` on the open list: close it, at any width."""
+        self.close()
+        self.add_class("closed")
