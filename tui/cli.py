@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from inductor_step.tracer import protocol
+from inductor_step.tui import trust
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
 
@@ -187,9 +188,9 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                     eager = f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else ""
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
                           f"{len(msg.get('kernels') or [])} kernels, sum {msg['kernel_sum_ms']:.4f} ms"
-                          + (f"  (not reliable: {'; '.join(msg.get('warnings') or ['the timing rounds never agreed'])})"
-                             if msg.get("settled") is False or (msg.get("graph_rounds") or {}).get("rounds_stable") is False
-                             else ""), flush=True)
+                          + (f"  (NOT RELIABLE: {trust.unreliable(msg)})" if trust.unreliable(msg) else
+                             "  (reliable)" if msg.get("reliable") else "")
+                          + (f"; {trust.interleaved_text(msg)}" if msg.get("interleaved") else ""), flush=True)
             elif t == "run_status" and msg.get("done"):
                 last_status = msg.get("message")
             elif t == "done":

@@ -102,3 +102,19 @@ def interleaved_text(run: dict[str, Any] | None) -> str | None:
 
 __all__ = ["AGAIN", "EAGER_MOVED", "interleaved_text", "machine_moved", "tag", "unreliable", "unreliable_runs",
            "verdict_word"]
+
+
+def figure_tag(run: dict[str, Any] | None, which: str) -> str:
+    """The verdict beside one figure of ``run`` (``which``: ``"compiled"``, ``"eager"``, ``"kernels"``), for
+    pane 7: ``"  NOT RELIABLE (its threads waited for a core 41% of the time)"``, ``"  (reliable: waited 0.3%)"``,
+    or, for a run recorded before per-figure verdicts, the run's own judgement; ``""`` where none was made."""
+    v = ((run or {}).get("verdicts") or {}).get(which)
+    if v and v.get("reliable") is False:
+        return f"  NOT RELIABLE (its threads waited for a core {100 * (v.get('wait_share') or 0):.0f}% of the time)"
+    if which == "compiled" and (run or {}).get("graph_rounds", {}).get("rounds_stable") is False:
+        return "  NOT RELIABLE (the rounds did not agree)"
+    if v and v.get("reliable"):
+        return f"  (reliable: its threads waited for a core {100 * (v.get('wait_share') or 0):.1f}% of the time)"
+    if not v and unreliable(run):
+        return "  NOT RELIABLE"
+    return ""
