@@ -96,7 +96,8 @@ def interleaved_text(run: dict[str, Any] | None) -> str | None:
     if isinstance(il.get("speedup_vs_original"), (int, float)):
         out += f"; the setting's effect {il['speedup_vs_original']:.2f}x (original / variant)"
     if il.get("reliable") is False:
-        out += f"  [NOT RELIABLE: {il.get('why') or 'the rounds were contended'}; {AGAIN}]"
+        out += (f"  [NOT RELIABLE: the threads waited for a core {100 * (il.get('wait_share') or 0):.0f}% of the "
+                f"time in these rounds; {AGAIN}]")
     return out
 
 
