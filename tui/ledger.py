@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from inductor_step.tui.fusion_fix import LIBRARY_CALL, classify, fix_text, is_library
-from inductor_step.tui.trust import AGAIN, unreliable_runs
+from inductor_step.tui.trust import not_reliable_lines, unreliable_runs
 
 #: how the measured time is taken, said in every view
 MEASURED = "median_ms: the kernel call alone, median of repeated calls (GPU: L2 flushed), as in pane 7"
@@ -589,17 +589,6 @@ def summary(session: Any, top: int = 5) -> str:
         out.append(f"  never fusable as compiled: {len(fr) - len(act)} more such buffers, each with a library call on "
                    f"a side: {LIBRARY_CALL}")
     return "\n".join(out)
-
-
-def not_reliable_lines(session: Any) -> list[str]:
-    """Issue 32: one line per timed graph whose run was judged not reliable (tui.trust), and what that means
-    for the rankings; empty when every run is reliable."""
-    bad = unreliable_runs(dict(_timed(session)))
-    if not bad:
-        return []
-    return [f"times NOT RELIABLE for {len(bad)} of {len(_timed(session))} timed graph(s): the rankings and any "
-            f"'slower than eager' below may be the machine's noise, not the code's; {AGAIN}"] + \
-        [f"{k}: {why}" for k, why in bad.items()]
 
 
 def report_markdown(session: Any, top: int = 10) -> str:

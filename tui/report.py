@@ -422,22 +422,8 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
             L.append(f"| `{cid} {kind}`{variant} | {_ms(c)} | {_ms(e_)} | {sp} | {_ms(r.get('kernel_sum_ms'))} | "
                      f"{slow_txt} | {'**' + verdict + '**' if verdict == 'NOT RELIABLE' else verdict} |")
         L.append("")
-        bad = trust.unreliable_runs({f"{cid} {kind}": r for (cid, kind), r in runs.items()})
-        if bad:  # issue 32: what the verdict column means, per graph
-            L.append("Times judged **not reliable** (measured while timing: the timing threads' wait for a core, the "
-                     "rounds' agreement); time them again before acting on them:")
-            L.extend(f"- `{k}`: {_one_line(why, 400)}" for k, why in bad.items())
-            L.append("")
-        from inductor_step.tui.whatif import judgement_lines  # noqa: PLC0415
-
-        for (cid, kind), r in runs.items():  # a variant against its original, judged (issue 32)
-            base, _sep, variant = kind.partition(VARIANT_SEP)
-            if variant and (cid, base) in runs:
-                lines = [x for x in judgement_lines(runs[(cid, base)], r) if "timing NOT RELIABLE" not in x]
-                if lines:
-                    L.append(f"`{cid} {kind}` against `{cid} {base}`:")
-                    L.extend(f"- {_one_line(x, 400)}" for x in lines)
-                    L.append("")
+        L.extend(_one_line(x, 600) if x else x
+                 for x in trust.report_lines({f"{cid} {kind}": r for (cid, kind), r in runs.items()}))  # issue 32
         colls = [f"`{cid} {kind}`" for (cid, kind), r in runs.items() if r.get("collectives_stubbed")]
         if colls:  # issue 23
             L.append(f"Collectives, not timed: the times of {', '.join(colls)} exclude their collective calls (each ran "

@@ -101,7 +101,7 @@ def interleaved_text(run: dict[str, Any] | None) -> str | None:
     return out
 
 
-__all__ = ["AGAIN", "EAGER_MOVED", "interleaved_text", "machine_moved", "tag", "unreliable", "unreliable_runs",
+__all__ = ["AGAIN", "not_reliable_lines", "report_lines", "EAGER_MOVED", "interleaved_text", "machine_moved", "tag", "unreliable", "unreliable_runs",
            "verdict_word"]
 
 
@@ -119,3 +119,36 @@ def figure_tag(run: dict[str, Any] | None, which: str) -> str:
     if not v and unreliable(run):
         return "  NOT RELIABLE"
     return ""
+
+
+def not_reliable_lines(session: Any) -> list[str]:
+    """The ledger's first lines (pane 9, the headless summary, REPORT.md): one saying how many timed graphs were
+    judged not reliable and what that means for its rankings, then one per such graph; empty when none was."""
+    timed = {k: r for k, r in session.runs.items() if not r.get("error") and r.get("kernels")}
+    bad = unreliable_runs(timed)
+    if not bad:
+        return []
+    return [f"times NOT RELIABLE for {len(bad)} of {len(timed)} timed graph(s): the rankings and any "
+            f"'slower than eager' below may be the machine's noise, not the code's; {AGAIN}"] + \
+        [f"{k}: {why}" for k, why in bad.items()]
+
+
+def report_lines(runs: dict[str, dict[str, Any]]) -> list[str]:
+    """REPORT.md's lines under its run table (``runs``: graph key -> run, variants under their own keys): the
+    reason for each time judged not reliable, then each what-if variant against its original (the interleaved
+    rounds, the eager reference's move, static shapes)."""
+    from inductor_step.tui.whatif import judgement_lines  # noqa: PLC0415
+
+    out: list[str] = []
+    bad = unreliable_runs(runs)
+    if bad:
+        out += ["Times judged **not reliable** (measured while timing: the timing threads' wait for a core, the "
+                "rounds' agreement); time them again before acting on them:"]
+        out += [f"- `{k}`: {why}" for k, why in bad.items()] + [""]
+    for key, r in runs.items():
+        base, sep, _variant = key.partition(" · ")
+        if sep and base in runs:
+            lines = [x for x in judgement_lines(runs[base], r) if "timing NOT RELIABLE" not in x]
+            if lines:
+                out += [f"`{key}` against `{base}`:"] + [f"- {x}" for x in lines] + [""]
+    return out

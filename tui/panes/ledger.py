@@ -13,6 +13,7 @@ from textual import on
 
 from inductor_step.tui import ledger
 from inductor_step.tui.fusion_fix import LIBRARY_CALL, fix_text, is_library
+from inductor_step.tui.trust import not_reliable_lines
 from inductor_step.tui.keys import LEDGER_BINDINGS
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.table import Table
@@ -81,7 +82,7 @@ class LedgerPane(StagePane):
             out: list[tuple[str, Any]] = []
             if not data["roof"]:
                 return out
-            bad = ledger.not_reliable_lines(self.app.session)  # issue 32: the run's verdict, above every ranking
+            bad = not_reliable_lines(self.app.session)  # issue 32: the run's verdict, above every ranking
             if bad:
                 out.append(("head", ("! TIMES NOT RELIABLE", bad[1].split(":")[0] if len(bad) > 1 else "", bad[0])))
             out.append(("head", ("ROOFLINE PER KERNEL", f"{len(data['roof'])} calls",
