@@ -90,7 +90,9 @@ def main() -> None:
 
     gs = graphs()
     cpus = len(os.sched_getaffinity(0))
-    print(f"machine: {os.cpu_count()} CPUs ({cpus} usable), torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"machine: {os.cpu_count()} CPUs ({cpus} usable), torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"nice {os.nice(0)}")
+    summary: dict[tuple[str, str], list[tuple[float, float, bool, float]]] = {}
     for cond in a.conditions.split(","):
         kids = busy({"quiet": 0, "one": max(cpus // 2, 1), "all": cpus}[cond])
         try:
@@ -103,6 +105,8 @@ def main() -> None:
                     with open("/proc/loadavg") as f:
                         load = f.read().split()[0]
                     shares = res["graph_rounds"].get("compiled_wait_shares") or []
+                    summary.setdefault((cond, name), []).append((res["compiled_ms"], plain, bool(res.get("reliable")),
+                                                                 v.get("wait_share") or 0.0))
                     print(f"{cond:5} {name:34} compiled {res['compiled_ms']:.4f} ms  plain loop {plain:.4f} ms  "
                           f"ratio {res['compiled_ms'] / plain:.2f}  {'RELIABLE' if res.get('reliable') else 'FLAGGED '}"
                           f"  wait {100 * (v.get('wait_share') or 0):.1f}% (rounds {', '.join(f'{100 * s:.0f}' for s in shares)})"
@@ -112,6 +116,14 @@ def main() -> None:
             for k in kids:
                 k.kill()
                 k.wait()
+    print("\nsummary (medians over the repeats): condition, graph, compiled ms, plain loop ms, compiled / plain, "
+          "compiled / quiet compiled, flagged, wait share")
+    quiet = {n: statistics.median(x[0] for x in v) for (c, n), v in summary.items() if c == "quiet"}
+    for (cond, name), v in summary.items():
+        c, p_ = statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)
+        q = f"{c / quiet[name]:.2f}" if name in quiet else "-"
+        print(f"  {cond:5} {name:34} {c:9.4f} {p_:9.4f} {c / p_:6.2f} {q:>6}  flagged {sum(not x[2] for x in v)}/{len(v)}"
+              f"  wait {100 * statistics.median(x[3] for x in v):.0f}%")
 
 
 if __name__ == "__main__":
