@@ -42,6 +42,9 @@ SETTINGS: list[tuple[str, str | None, str]] = [
     ("register spilling", None, "the fused Triton kernel would spill registers"),
     ("strict sum ordering", None, "fusing would change the order of a floating-point sum"),
     ("device mismatch", None, "they run on different devices"),
+    # the ledger's verdict when the fusion log has no line on the pair (tui.ledger.fusion_reason)
+    ("no fusion-log line names both", "max_fusion_buffer_group_pairwise_attempts=256",
+     "if they are far apart: Inductor pairs a node only with the next 64 nodes that use the same buffer"),
 ]
 
 _EXTERN = re.compile(r"^(?:extern_kernels\.|torch\.ops\.)")

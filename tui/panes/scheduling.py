@@ -58,8 +58,9 @@ def _no_log_reason(stop: dict[str, Any], a: str, b: str) -> str:
     shared = set((nodes.get(a) or {}).get("buffers") or []) & _reads(nodes.get(b)) \
         | set((nodes.get(b) or {}).get("buffers") or []) & _reads(nodes.get(a))
     if shared:
-        return (f"# (no fusion-log line on this pair, though they share {', '.join(sorted(shared))}: Inductor drops "
-                "a pair before can_fuse when fusing would make a cycle or the nodes are too far apart)")
+        return (f"# (no fusion-log line on this pair, though they share {', '.join(sorted(shared))}: Inductor pairs "
+                "a node only with the next max_fusion_buffer_group_pairwise_attempts (64) nodes using the same buffer, "
+                "and some of can_fuse's refusals are not logged)")
     return "# (the fusion log never considered this pair: Inductor only tries pairs that share data)"
 
 
