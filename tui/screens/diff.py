@@ -140,8 +140,10 @@ class DiffScreen(Screen[None]):
         if len(self.pairs) > 1:
             title.append(f"  ({p.how}; p: next pair)", "dim")
         if d is not None and d.notes:  # issue 32: said at the top, and in every level's text below
-            title.append("  ! " + ("B compiled static from dynamic A" if "STATIC" in d.notes[0] else
-                                   "timing not reliable or the machine moved"), "bold yellow")
+            marks = [m for m, hit in (("B compiled static from dynamic A", any("STATIC" in n for n in d.notes)),
+                                      ("times NOT RELIABLE", any("NOT RELIABLE" in n for n in d.notes)),
+                                      ("the machine moved", any("machine moved" in n for n in d.notes))) if hit]
+            title.append("  ! " + " · ".join(marks), "bold yellow")
         self.query_one("#diff-title", Static).update(title)
         ol = self.query_one("#diff-levels", OptionList)
         ol.clear_options()
