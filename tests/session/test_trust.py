@@ -187,6 +187,8 @@ def test_f_on_a_library_call_gives_the_ledgers_reason_and_pane_9_lists_it_apart(
     assert "only tries pairs that share data" not in seen["f"]
     rows = seen["rows"]
     assert rows[0] == "! TIMES NOT RELIABLE"
+    kernels = range(rows.index("ROOFLINE PER KERNEL") + 1, rows.index("WASTED BY USER LINE"))
+    assert all(seen["why"][i].startswith("NOT RELIABLE · ") for i in kernels) and len(kernels) == 3
     missed, never = rows.index("MISSED FUSIONS"), rows.index("NEVER FUSABLE AS COMPILED")
     assert rows[missed + 1].startswith("buf0:") and never == missed + 2
     assert all(seen["why"][i].startswith("library call: extern_kernels.mm") for i in (never + 1, never + 2))

@@ -13,7 +13,7 @@ from textual import on
 
 from inductor_step.tui import ledger
 from inductor_step.tui.fusion_fix import LIBRARY_CALL, fix_text, is_library
-from inductor_step.tui.trust import not_reliable_lines
+from inductor_step.tui.trust import not_reliable_lines, unreliable_runs
 from inductor_step.tui.keys import LEDGER_BINDINGS
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.table import Table
@@ -106,6 +106,7 @@ class LedgerPane(StagePane):
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         items = self.items(data)
         f = ledger.fmt
+        bad = unreliable_runs(self.app.session.runs)  # issue 32: the run's verdict beside each ranked kernel
 
         def row(i: int) -> tuple:
             kind, r = items[i]
@@ -116,7 +117,8 @@ class LedgerPane(StagePane):
                         T(f(r["wasted_ms"]), "yellow"),
                         T(f(r["pct_of_roof"], ".1f") + ("!" if r["over_roof"] else ""), "red" if r["over_roof"] else ""),
                         T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
-                        T(r["bound"] or "-"), T(r["over_roof"] or r["missing"] or r["gb_source"]))
+                        T(r["bound"] or "-"), T(("NOT RELIABLE · " if r["graph"] in bad else "")
+                                                 + (r["over_roof"] or r["missing"] or r["gb_source"])))
             if kind == "line":
                 return (T(r["line"], "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["wasted_ms"]), "yellow"),
                         T(f(100 * r["roofline_ms"] / r["measured_ms"], ".1f") if r["measured_ms"] else "-"),
