@@ -558,6 +558,10 @@ class GraphRounds(TypedDict, total=False):
     eager_rounds_ms: list[float]
     rounds_stable: bool
     load: dict[str, float | int | None]  # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU)
+    compiled_wait_shares: list[float]  # issue 32, CPU: each round's share of time its threads waited for a core
+    eager_wait_shares: list[float]
+    compiled_wait: dict[str, Any]  # the last rounds together (tracer.timing.contention.combine)
+    eager_wait: dict[str, Any]
 
 
 class Roof(TypedDict):
@@ -705,7 +709,7 @@ class Run(TypedDict, total=False):
     timed_out: bool  # the per-graph limit ran out (error says at which step)
     limit_s: float  # the per-graph limit it ran under (s)
     settled: bool  # the graph time settled (rounds agreed, no contention)
-    contended: bool  # the load average says other processes competed for the cores
+    contended: bool  # the timing threads waited for a core (measured per round; before issue 32: the load average)
     sum_vs_graph: float | None  # kernel sum / compiled graph time
     gap_cause: Literal["overhead", "kernels_alone", "unsettled"]
     warnings: list[str]
@@ -715,6 +719,11 @@ class Run(TypedDict, total=False):
     cudagraphs: dict[str, Any]
     cudagraph_replay: dict[str, Any]
     eager_user_kernels: str
+    # issue 32: every CPU figure judged on its measured contention (tracer.timing.contention)
+    reliable: bool  # False when any figure (compiled, eager, kernels) is not reliable
+    unreliable: str  # which figures are not, and why, in one line ending "press r to time again"
+    verdicts: dict[str, Verdict]  # "compiled" | "eager" | "kernels" -> its verdict (CPU)
+    interleaved: Interleaved  # a what-if variant: it, the original and eager timed round by round
     t: float
 
 
@@ -727,6 +736,35 @@ class Blocked(TypedDict, total=False):
     where: str
     since_s: float
     t: float
+
+
+class Verdict(TypedDict, total=False):
+    """Whether one CPU figure can be trusted (tracer.timing.contention.judge): ``wait_share`` is the share of
+    the time its threads wanted a core that they waited for one (schedstat run-queue wait) in the rounds the
+    figure came from; ``reliable`` None where it could not be measured."""
+    reliable: bool | None
+    wait_share: float
+    source: Literal["schedstat", "thread_cpu"]
+    text: str
+
+
+class Interleaved(TypedDict, total=False):
+    """A what-if variant, its original and the original's eager graph timed in one process, round by round
+    (tracer.whatif.interleaved_rounds): medians over rounds in ms, each round's time, the setting's effect
+    (``speedup_vs_original`` = original / variant, both from the same rounds) and the verdict on the rounds."""
+    rounds: int
+    variant_ms: float
+    original_ms: float
+    eager_ms: float | None
+    variant_rounds_ms: list[float]
+    original_rounds_ms: list[float]
+    eager_rounds_ms: list[float]
+    speedup_vs_original: float
+    reliable: bool
+    wait_share: float
+    why: str
+    shapes: str  # the variant was compiled static at the original's size hints (a dynamic original)
+    unavailable: str
 
 
 class OutputError(TypedDict, total=False):

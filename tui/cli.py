@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from inductor_step.tracer import protocol
 from inductor_step.tui.signals import Ended, end_app_on_signal, raise_ended, on_end_signals
+from inductor_step.tui import trust
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
 
@@ -218,9 +219,9 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                         eager += f" [{msg['in_process']}]"
                     print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
                           f"{len(msg.get('kernels') or [])} kernels, " + _kernel_sum(msg)
-                          + (f"  (not reliable: {'; '.join(msg.get('warnings') or ['the timing rounds never agreed'])})"
-                             if msg.get("settled") is False or (msg.get("graph_rounds") or {}).get("rounds_stable") is False
-                             else ""), flush=True)
+                          + (f"  (NOT RELIABLE: {trust.unreliable(msg)})" if trust.unreliable(msg) else
+                             "  (reliable)" if msg.get("reliable") else "")
+                          + (f"; {trust.interleaved_text(msg)}" if msg.get("interleaved") else ""), flush=True)
                     from inductor_step.tui.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
 
                     for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):

@@ -173,6 +173,9 @@ class GraphDiff:
     b: str
     levels: list[Level]
     kernel_pairs: dict[str, str] = field(default_factory=dict)
+    #: said at the top, before any level (issue 32): a variant compiled static from a dynamic graph, timings
+    #: judged not reliable or a machine that moved between the two timings
+    notes: list[str] = field(default_factory=list)
 
     def level(self, key: str) -> Level:
         return next(lv for lv in self.levels if lv.key == key)
@@ -739,8 +742,16 @@ def diff_timing(ra: dict[str, Any] | None, rb: dict[str, Any] | None, kmap: dict
             level.missing = f"timing {side} failed: {r['error']}"
             return
     assert ra is not None and rb is not None
-    for label, k in (("compiled graph", "compiled_ms"), ("eager", "eager_ms"), ("sum of kernel times", "kernel_sum_ms")):
-        level.notes.append(f"{label}: {_delta(ra.get(k), rb.get(k))}")
+    from inductor_step.tui.trust import figure_tag  # noqa: PLC0415 - issue 32: each side's verdict beside it
+
+    for label, k, w in (("compiled graph", "compiled_ms", "compiled"), ("eager", "eager_ms", "eager"),
+                        ("sum of kernel times", "kernel_sum_ms", "kernels")):
+        tags = [f"{side} {t.strip()}" for side, r in (("A", ra), ("B", rb)) if (t := figure_tag(r, w))
+                and "NOT RELIABLE" in t]
+        level.notes.append(f"{label}: {_delta(ra.get(k), rb.get(k))}" + (f"  [{'; '.join(tags)}]" if tags else ""))
+    from inductor_step.tui.whatif import judgement_lines  # noqa: PLC0415
+
+    level.notes += [n for n in judgement_lines(ra, rb, ("A", "B")) if not n.startswith(("A timing", "B timing"))]
     for side, r in (("A", ra), ("B", rb)):  # issue 23: the times above leave the graph's collectives out
         if r.get("collectives_stubbed"):
             level.notes.append(f"{side}: {len(r['collectives_stubbed'])} collective call(s), not timed: left out of "
@@ -875,7 +886,12 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
         lk.notes.append(f"{len(ka)} -> {len(kb)} kernels; {same} compute the same (normalized source)")
 
     diff_timing(a.run, b.run, kmap, levels["timing"])
-    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS], kmap)
+    from inductor_step.tui.whatif import judgement_lines, static_variant_note  # noqa: PLC0415 - issue 32
+
+    top = [n for n in [static_variant_note(b.key, a.stops, b.stops)] if n]
+    if a.run and b.run and not a.run.get("error") and not b.run.get("error"):
+        top += [n for n in judgement_lines(a.run, b.run, ("A", "B")) if "NOT RELIABLE" in n or "machine moved" in n]
+    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS], kmap, notes=top)
 
 
 # --------------------------------------------------------------------------- pairing
@@ -973,7 +989,7 @@ def level_lines(lv: Level, diffs: bool = True) -> list[str]:
 
 def render(d: GraphDiff, diffs: bool = True) -> str:
     """The plain-text summary of one graph diff, top-down; unchanged levels are named on one line."""
-    lines = [f"diff  A: {d.a}  ->  B: {d.b}"]
+    lines = [f"diff  A: {d.a}  ->  B: {d.b}"] + [f"! {n}" for n in d.notes]
     same = []
     for lv in d.levels:
         if not lv.changed and not lv.missing:

@@ -26,6 +26,8 @@ import re
 from typing import Any
 
 from inductor_step.tui.paths import cut_words, short_path
+from inductor_step.tui.fusion_fix import LIBRARY_CALL, classify, fix_text, is_library
+from inductor_step.tui.trust import not_reliable_lines, unreliable_runs
 
 #: how the measured time is taken, said in every view
 MEASURED = "median_ms: the kernel call alone, median of repeated calls (GPU: L2 flushed), as in pane 7"
@@ -294,8 +296,10 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
     no time at all, each ``"[1/0] inference torch.ops._c10d_functional.all_reduce_.default#0: collective, not
     timed: ..."``: a collective, issue 23; left out of every sum, never counted as 0), ``eager_ms``: the eager time of the
     post-grad FX nodes whose user line it is (the run's ``eager_nodes_ms``, each node once), None with
-    ``eager_missing`` saying why where a timed graph has none; ``slower_than_eager`` when measured > eager."""
+    ``eager_missing`` saying why where a timed graph has none; ``slower_than_eager`` when measured > eager;
+    ``unreliable``: the verdict of the runs it was timed in when any was judged not reliable (tui.trust), else None."""
     acc: dict[str, dict[str, Any]] = {}
+    bad = unreliable_runs(session.runs)
     rooflines = {(r["graph"], r["name"], r["call"]): r for r in roofline_rows(session)}
     for key, run in _timed(session):
         links = session.links(key)
@@ -361,6 +365,9 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
             a.update(measured_ms=None, roofline_ms=None, wasted_ms=None, unpriced_ms=None)
         a["slower_than_eager"] = a["eager_ms"] is not None and a["measured_ms"] is not None and \
             a["measured_ms"] > EAGER_MARGIN * a["eager_ms"]
+        # issue 32: a line timed in a run judged not reliable carries that judgement wherever it is ranked
+        a["unreliable"] = "; ".join(f"{g}: {bad[g]}" for g in dict.fromkeys(g for g, _k in a["targets"]) if g in bad) \
+            or None
     return sorted(acc.values(), key=lambda a: (a["measured_ms"] is None, -(a["wasted_ms"] or 0.0),
                                                -(a["measured_ms"] or 0.0)))
 
@@ -423,11 +430,9 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
     if colls:  # issue 23
         return (f"not considered: {colls[0].split('#')[0]} is a collective (communication between ranks, an extern "
                 "call), which Inductor's scheduler never fuses"), []
-    extern = [k for k in (a, b) if ((links.get("kernels") or {}).get(k) or {}).get("backend") == "extern"
-              or k.startswith(("extern_kernels", "torch.ops"))]
-    if extern:
-        return (f"not considered: {extern[0].split('#')[0]} is a library call (an extern kernel), which Inductor's "
-                "scheduler does not fuse (only Triton templates take epilogues, under max_autotune)"), []
+    extern = [k for k in (a, b) if is_library(k, links)]
+    if extern:  # issue 32: the same sentence as pane 4's f (tui.fusion_fix.LIBRARY_CALL)
+        return f"never fusable as compiled: {extern[0].split('#')[0]} is a library call: {LIBRARY_CALL}", []
     if not stop or not stop.get("fusion_log"):
         return "not known: this session has no fusion log for the graph", []
     return ("not considered: no fusion-log line names both (Inductor tried no such pair: a fusion that would "
@@ -440,7 +445,10 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
     read back) with ``bytes_source``, ``cost_ms`` at the measured bandwidth (``bw_source``; None with
     why when the bandwidth or size is unknown), ``producer_lines``/``consumer_lines``, ``stays``
     (why the write would stay even if fused: a graph output or other readers), ``verdict`` and ``log``
-    (:func:`fusion_reason`), ``nodes`` (a producer and a consumer scheduler node, for pane 4's ``f``)."""
+    (:func:`fusion_reason`), ``nodes`` (a producer and a consumer scheduler node, for pane 4's ``f``),
+    ``library`` (a library call on a side: never fusable as compiled, listed last) and, for the others, ``fix``
+    (a setting to try with ``w``, or None) and ``fix_why`` (tui.fusion_fix).  The fusable ones come first,
+    those with a setting to try before the rest, each group costliest first."""
     rows = []
     for key in session.graphs:
         sched = session.stop_for(key, "scheduling")
@@ -491,7 +499,8 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
                             "nodes": ((lbufs.get(buf) or {}).get("scheduler_node"), node),
                         })
     rows.sort(key=lambda r: (r["cost_ms"] is None, -(r["cost_ms"] or 0.0), -(r["bytes"] or 0)))
-    return rows
+    act, lib = classify(rows)  # issue 32: the ones Inductor could have made first, a setting to try on each
+    return [{**r, "library": False} for r in act] + [{**r, "library": True, "fix": None, "fix_why": ""} for r in lib]
 
 
 # ----------------------------------------------------------------------------- text
@@ -537,6 +546,7 @@ def summary(session: Any, top: int = 5) -> str:
     wasted = sum(r["wasted_ms"] for r in priced)
     out = [f"ledger: {len(rr)} kernel calls, {meas:.4f} ms measured ({MEASURED.split(':')[0]}), "
            f"{len(priced)} priced: roofline {roof:.4f} ms, wasted {wasted:.4f} ms"]
+    out += [f"  ! {line}" for line in not_reliable_lines(session)]
     if untimed:
         n_coll = sum(1 for r in untimed if r["missing"].startswith("collective"))
         out.append(f"  {n_coll} collective call(s) not timed" + (f" and {len(untimed) - n_coll} other(s)"
@@ -568,12 +578,18 @@ def summary(session: Any, top: int = 5) -> str:
             continue
         out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['measured_ms']:9.4f} ms measured  {eager}  {sp(r['line'])}"
                    + ("  SLOWER THAN EAGER (by >10%)" if r["slower_than_eager"] else "")
+                   + ("  [timing NOT RELIABLE]" if r.get("unreliable") else "")
                    + (f"  (+{len(r['untimed'])} collective call(s), not timed)" if r.get("untimed") else ""))
     fr = fusion_rows(session)
-    out.append(f"  missed fusions: {len(fr)} buffers written by one kernel and read back by another; costliest:")
-    for r in fr[:top]:
+    act = [r for r in fr if not r["library"]]
+    out.append(f"  missed fusions: {len(act)} buffers written by one kernel and read back by another that Inductor "
+               "could have fused; those with a setting to try first, then costliest:")
+    for r in act[:top]:
         out.append(f"    {fmt(r['cost_ms'], '9.4f')} ms  {fmt(r['bytes'], 'd')} B  {r['graph']} {r['buffer']}: "
-                   f"{r['producer']} -> {r['consumer']}  ({cut_words(r['verdict'], 90)})")
+                   f"{r['producer']} -> {r['consumer']}  ({cut_words(r['verdict'], 90)}; {fix_text(r)})")
+    if len(fr) > len(act):
+        out.append(f"  never fusable as compiled: {len(fr) - len(act)} more such buffers, each with a library call on "
+                   f"a side: {LIBRARY_CALL}")
     return "\n".join(out)
 
 
@@ -587,6 +603,7 @@ def report_markdown(session: Any, top: int = 10) -> str:
            *([f"{sum(1 for r in rr if r['measured_ms'] is None)} kernel call(s) not timed, left out of every sum "
               f"below: {next(r['missing'] for r in rr if r['measured_ms'] is None)}", ""]
              if any(r["measured_ms"] is None for r in rr) else []),
+           *[f"> **{line}**" for line in not_reliable_lines(session)], "",
            "##### Roofline per kernel (most wasted first)", "",
            "| graph | kernel | measured ms | roofline ms | wasted ms | % of roof | bound | GB | FLOPs | bytes from |",
            "|---|---|---|---|---|---|---|---|---|---|"]
@@ -599,17 +616,26 @@ def report_markdown(session: Any, top: int = 10) -> str:
             "| line | measured ms | roofline ms | wasted ms | eager ms | kernels |", "|---|---|---|---|---|---|"]
     for r in line_rows(session)[:top]:
         out.append(f"| `{short_path(r['line'], getattr(session, 'script_dir', None))}` | {fmt(r['measured_ms'])} | {fmt(r['roofline_ms'])} | {fmt(r['wasted_ms'])} | "
-                   f"{fmt(r['eager_ms'])}{' (slower than eager)' if r['slower_than_eager'] else ''} | "
+                   f"{fmt(r['eager_ms'])}{' (slower than eager)' if r['slower_than_eager'] else ''}"
+                   f"{' (timing NOT RELIABLE)' if r.get('unreliable') else ''} | "
                    f"{'; '.join(r['kernels'][:4])}{' …' if len(r['kernels']) > 4 else ''}"
                    + (f" ({len(r['untimed'])} not timed: {r['untimed'][0]})" if r.get("untimed") else "") + " |")
-    out += ["", "##### Missed fusions, priced (a buffer written by one kernel and read back by another)", "",
-            "| graph | buffer | producer -> consumer | bytes | cost ms | lines | Inductor's reason |",
-            "|---|---|---|---|---|---|---|"]
-    for r in fusion_rows(session)[:top]:
+    fr = fusion_rows(session)
+    act, lib = [r for r in fr if not r["library"]], [r for r in fr if r["library"]]
+    out += ["", "##### Missed fusions Inductor could have made, priced (a buffer written by one kernel and read back "
+            "by another; those with a setting to try first)", "",
+            "| graph | buffer | producer -> consumer | bytes | cost ms | lines | Inductor's reason | to try |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in act[:top]:
         lines = ", ".join(dict.fromkeys(short_path(x, getattr(session, "script_dir", None)) or x
                                         for x in r["producer_lines"] + r["consumer_lines"]))
         out.append(f"| {r['graph']} | {r['buffer']} | `{r['producer']}` -> `{r['consumer']}` | {fmt(r['bytes'], 'd')} "
-                   f"| {fmt(r['cost_ms'])} | {lines} | {r['verdict']} |")
+                   f"| {fmt(r['cost_ms'])} | {lines} | {r['verdict']} | {fix_text(r)} |")
+    if lib:
+        out += ["", f"##### Never fusable as compiled ({len(lib)}): {LIBRARY_CALL}", "",
+                "| graph | buffer | producer -> consumer | bytes | cost ms |", "|---|---|---|---|---|"]
+        out += [f"| {r['graph']} | {r['buffer']} | `{r['producer']}` -> `{r['consumer']}` | {fmt(r['bytes'], 'd')} | "
+                f"{fmt(r['cost_ms'])} |" for r in lib[:top]]
     return "\n".join(out) + "\n"
 
 

@@ -28,7 +28,8 @@ import sys
 import tarfile
 from typing import Any
 
-from inductor_step.tracer.protocol import ALL_STAGES, with_part, with_subgraph
+from inductor_step.tracer.protocol import ALL_STAGES, VARIANT_SEP, with_part, with_subgraph
+from inductor_step.tui import trust
 from inductor_step.tui.modes import how_compiled_section
 from inductor_step.tui.text import break_reasons
 from inductor_step.tui.session import Session, fmt_ms as _ms, load_session, session_command, session_parser
@@ -51,8 +52,18 @@ def cid_slug(compile_id: str | None) -> str:
 
 def _kind_of(m: dict[str, Any], default: str = "None") -> str:
     """A message's graph kind with its part and subgraph, as graph keys end: ``"forward #2"``,
-    ``"inference › true_graph_0"`` (protocol.graph_key)."""
-    return with_subgraph(with_part(str(m.get("graph_kind", default)), m.get("part")), m.get("subgraph"))
+    ``"inference › true_graph_0"`` (protocol.graph_key); a what-if variant's with its settings
+    (``"forward · max_autotune=True"``, issue 32: a variant is a graph of its own in the report, never its original)."""
+    kind = with_subgraph(with_part(str(m.get("graph_kind", default)), m.get("part")), m.get("subgraph"))
+    return f"{kind}{VARIANT_SEP}{m['variant']}" if m.get("variant") and VARIANT_SEP not in kind else kind
+
+
+def _slug(kind: str) -> str:
+    """A graph kind for a file name: ``"forward #2"`` -> ``forward_2``, a subgraph ``"inference › true_graph_0"``
+    -> ``inference__true_graph_0``, ``"inference · max_autotune=True"`` -> ``inference_whatif_max_autotune-True``."""
+    base, _sep, variant = kind.partition(VARIANT_SEP)
+    out = base.replace(" #", "_").replace(" › ", "__")
+    return out + ("_whatif_" + re.sub(r"[^0-9A-Za-z_.]+", "-", variant).strip("-") if variant else "")
 
 
 def _graphs(msgs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
@@ -198,7 +209,7 @@ def _write_repros(msgs: list[dict[str, Any]], graphs: dict, out_dir: str) -> tup
         if m.get("type") != "artifact" or m.get("name") != "fx_graph_runnable" or not isinstance(m.get("payload"), str):
             continue
         cid, kind = str(m.get("compile_id", "[?]")), _kind_of(m, "graph")
-        slug = kind.replace(" #", "_").replace(" › ", "__")  # "forward #2" -> repro_4-0_forward_2.py; a subgraph: __true_graph_0
+        slug = _slug(kind)  # "forward #2" -> repro_4-0_forward_2.py
         name = f"repro_{cid_slug(cid)}_{slug}.py"
         n = 2
         while name in used:
@@ -217,7 +228,7 @@ def _write_repros(msgs: list[dict[str, Any]], graphs: dict, out_dir: str) -> tup
         code = post.get("code") if isinstance(post, dict) else None
         if not code:
             continue
-        name = f"graph_{cid_slug(cid)}_{kind.replace(' #', '_').replace(' › ', '__')}.txt"
+        name = f"graph_{cid_slug(cid)}_{_slug(kind)}.txt"
         banner = (
             f"# NOT RUNNABLE: the post-grad FX graph of {cid} {kind}, as inductor-step recorded it.\n"
             "# The session holds no fx_graph_runnable for this graph (Inductor's standalone repro),\n"
@@ -242,12 +253,14 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     done = next((m for m in msgs if m.get("type") == "done"), None)
     breaks: dict[str, int] = {}
     recompiles: dict[str, int] = {}
-    for (cid, _kind), stages in graphs.items():
+    for (cid, kind), stages in graphs.items():
         dyn = stages.get("dynamo") or {}
+        if VARIANT_SEP in kind:  # a what-if variant's dynamo stop is its original's, without the reasons
+            continue
         if isinstance(dyn.get("graph_breaks"), list):
-            breaks[cid] = len(dyn["graph_breaks"])
+            breaks[cid] = max(breaks.get(cid, 0), len(dyn["graph_breaks"]))
         if isinstance(dyn.get("recompile_reasons"), list):
-            recompiles[cid] = len(dyn["recompile_reasons"])
+            recompiles[cid] = max(recompiles.get(cid, 0), len(dyn["recompile_reasons"]))
 
     L: list[str] = []
     err = errors[0] if errors else None
@@ -355,6 +368,11 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
             cg = stages.get("codegen") or {}
             kernels = cg.get("kernels")
             n_k = str(len(kernels)) if isinstance(kernels, list) else "-"
+            base, _sep, variant = kind.partition(VARIANT_SEP)
+            if variant:  # issue 32: a what-if variant is its own row, named as one
+                L.append(f"| `{cid} {kind}` (what-if variant of `{cid} {base}`: its post-grad graph recompiled with "
+                         f"`{variant}`) | {stages_txt} | {n_k} | - | - |")
+                continue
             L.append(f"| `{cid} {kind}` | {stages_txt} | {n_k} | {breaks.get(cid, 0)} | {recompiles.get(cid, 0)} |")
     else:
         msg = (done or {}).get("message")
@@ -368,7 +386,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     seen_cids: set[str] = set()
     for (cid, _kind), stages in graphs.items():
         dyn = stages.get("dynamo") or {}
-        if cid in seen_cids:
+        if cid in seen_cids or VARIANT_SEP in _kind:
             continue
         seen_cids.add(cid)
         for b in break_reasons(dyn):
@@ -378,7 +396,10 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
                 why.append(f"  - explanation: {_one_line(scrub.text(b['explanation']), 600)}")
             if b["hint"]:
                 why.append(f"  - hint: {_one_line(scrub.text(b['hint']), 600)}")
-        for r in dyn.get("recompile_reasons") or []:
+        # every graph of the frame's compile (forward, backward, parts) carries the reasons: the first that has them
+        reasons = next((st.get("dynamo", {}).get("recompile_reasons") for (c, k), st in graphs.items()
+                        if c == cid and VARIANT_SEP not in k and (st.get("dynamo") or {}).get("recompile_reasons")), [])
+        for r in reasons or []:
             why.append(f"- recompile `{cid}`: {_one_line(scrub.text(str(r)), 600)}")
     if why:
         L.append("#### Graph breaks and recompiles")
@@ -391,16 +412,21 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
         L.append("#### Run timings")
         L.append("")
         methods = sorted({str(r.get("method")) for r in runs.values() if r.get("method")})
-        L.append("| graph | compiled ms | eager ms | speedup | kernel sum ms | slowest kernel |")
-        L.append("|---|---|---|---|---|---|")
+        L.append("| graph | compiled ms | eager ms | speedup | kernel sum ms | slowest kernel | verdict |")
+        L.append("|---|---|---|---|---|---|---|")
         for (cid, kind), r in runs.items():
             c, e_ = r.get("compiled_ms"), r.get("eager_ms")
             sp = f"{e_ / c:.2f}x" if isinstance(c, (int, float)) and isinstance(e_, (int, float)) and c > 0 else "-"
             ks = [k for k in (r.get("kernels") or []) if isinstance(k, dict) and isinstance(k.get("median_ms"), (int, float))]
             slow = max(ks, key=lambda k: k["median_ms"], default=None)
             slow_txt = f"`{slow.get('name')}` {slow['median_ms']:.4f} ms" if slow else "-"
-            L.append(f"| `{cid} {kind}` | {_ms(c)} | {_ms(e_)} | {sp} | {_ms(r.get('kernel_sum_ms'))} | {slow_txt} |")
+            variant = " (what-if variant)" if VARIANT_SEP in kind else ""
+            verdict = "failed: " + _one_line(str(r["error"]), 120) if r.get("error") else trust.verdict_word(r)
+            L.append(f"| `{cid} {kind}`{variant} | {_ms(c)} | {_ms(e_)} | {sp} | {_ms(r.get('kernel_sum_ms'))} | "
+                     f"{slow_txt} | {'**' + verdict + '**' if verdict == 'NOT RELIABLE' else verdict} |")
         L.append("")
+        L.extend(_one_line(x, 600) if x else x
+                 for x in trust.report_lines({f"{cid} {kind}": r for (cid, kind), r in runs.items()}))  # issue 32
         colls = [f"`{cid} {kind}`" for (cid, kind), r in runs.items() if r.get("collectives_stubbed")]
         if colls:  # issue 23
             L.append(f"Collectives, not timed: the times of {', '.join(colls)} exclude their collective calls (each ran "

@@ -281,21 +281,26 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     the kernel sum and what it means, how the times were settled, the sizes it was timed at (with
     ``symbols``, the graph's dynamic symbols from its dynamo stop, and ``placeholders``, its post-grad
     graph's placeholder nodes, each input named), the roofs and their sources."""
+    from inductor_step.tui.trust import figure_tag, unreliable  # noqa: PLC0415 - issue 32's verdicts
+
     lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}"]
+    bad = unreliable(run)
+    if bad:
+        lines.append(f"! NOT RELIABLE: {bad}")
     compiled, eager, ksum = run.get("compiled_ms"), run.get("eager_ms"), run.get("kernel_sum_ms")
-    lines.append(f"compiled graph   {num(compiled, '.4f')} ms")
+    lines.append(f"compiled graph   {num(compiled, '.4f')} ms" + figure_tag(run, "compiled"))
     aoti = run.get("aoti") or {}  # issue 27: an AOTInductor package, loaded as a deployment loads it
     if aoti:
         lines.append(f"package   {aoti.get('path')} (loaded with {aoti.get('loaded_with')})")
     eager_what = "the exported program's module" if aoti else "post-grad ATen graph, op by op"
-    lines.append(f"eager ({eager_what})   {eager:.4f} ms" if eager is not None else
+    lines.append(f"eager ({eager_what})   {eager:.4f} ms" + figure_tag(run, "eager") if eager is not None else
                  f"eager   {aoti['eager'] if aoti.get('eager') else 'not timed: ' + (run.get('eager_error') or run.get('eager_note') or 'not available')}")
     if run.get("in_process"):
         lines.append(f"where   {run['in_process']}")
     if run.get("timed_out") and run.get("limit_s"):
         lines.append(f"limit   {run['limit_s']:g} s per graph ran out (--timing-limit S sets it)")
     if eager and compiled:
-        lines.append(f"speedup   {eager / compiled:.2f}x")
+        lines.append(f"speedup   {eager / compiled:.2f}x" + ("  (from times not reliable)" if bad else ""))
     rounds = run.get("graph_rounds") or {}
     unstable = rounds.get("rounds_stable") is False or run.get("settled") is False
     cause = run.get("gap_cause")
@@ -312,7 +317,8 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
             why = "the rest is launch and Python overhead"
         else:
             why = "kernels timed one at a time, each from a cold cache, add up to more than the graph"
-        lines.append(f"sum of kernel times   {ksum:.4f} ms  ({share:.0f}% of the graph: {why})")
+        lines.append(f"sum of kernel times   {ksum:.4f} ms  ({share:.0f}% of the graph: {why})"
+                     + figure_tag(run, "kernels"))
     for w in run.get("warnings") or []:
         lines.append(f"! {w}")
     if rounds.get("compiled_rounds_ms") and not (unstable and run.get("warnings")):  # else a warning above says it
@@ -326,6 +332,10 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     if load.get("loadavg_1m_before") is not None:
         lines.append(f"load average while timing   {load.get('loadavg_1m_before')} -> {load.get('loadavg_1m_after')} "
                      f"on {load.get('cpus')} CPU(s) (os.getloadavg)")
+    waits = [(w, rounds.get(f"{w}_wait_shares")) for w in ("compiled", "eager") if rounds.get(f"{w}_wait_shares")]
+    if waits:  # issue 32: measured per round (tracer.timing.contention), what the verdicts above judge on
+        lines.append("waiting for a core per round (% of the time the threads wanted one, schedstat): "
+                     + "; ".join(f"{w} " + " ".join(f"{100 * x:.0f}" for x in xs) for w, xs in waits))
     if run.get("isolated"):
         lines.append(f"isolation: {run['isolated']}")
     if run.get("in_graph_sum_ms") is not None and compiled:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from inductor_step.tracer.protocol import split_variant
+from inductor_step.tui import trust
 from inductor_step.tui.text import fmt_ms
 
 
@@ -79,4 +80,54 @@ def what_if_deltas(runs: dict[str, dict[str, Any]], shapes: dict[str, dict[str, 
             if a is not None:
                 line += f"; vs {label}: max abs {_err(a)}, max rel {_err(r)}"
         out.append(line)
+        out += ["  " + x for x in judgement_lines(o, v)]
     return out
+
+
+def judgement_lines(o: dict[str, Any] | None, v: dict[str, Any] | None,
+                    labels: tuple[str, str] = ("original", "variant")) -> list[str]:
+    """Issue 32: what a comparison of an original's run ``o`` and its variant's ``v`` can be trusted to say:
+    each side's verdict where it is not reliable, the eager reference's move (the machine's, not the
+    setting's: tui.trust.machine_moved), the interleaved rounds' effect of the setting (the variant's
+    ``interleaved``) and whether the variant was compiled static at the original's size hints."""
+    out = [f"{label} timing NOT RELIABLE: {why}" for label, r in zip(labels, (o, v))
+           if (why := trust.unreliable(r))]
+    moved = trust.machine_moved(o, v)
+    if moved:
+        out.append(moved)
+    il = trust.interleaved_text(v)
+    if il:
+        out.append(il)
+    if ((v or {}).get("interleaved") or {}).get("shapes"):
+        out.append(f"shapes: {v['interleaved']['shapes']}")
+    return out
+
+
+def _tensor_shapes(stop: dict[str, Any] | None, where: str) -> list[list[str]]:
+    graph = (stop or {}).get("post_grad" if where == "aot" else "graph") or {}
+    return [[str(x) for x in n.get("shape") or []] for n in graph.get("nodes") or []
+            if isinstance(n, dict) and n.get("op") == "placeholder" and n.get("shape")]
+
+
+def static_variant_note(key_b: str, stops_a: dict[str, Any], stops_b: dict[str, Any]) -> str | None:
+    """Issue 32: when graph ``key_b`` is a what-if variant and its original (``stops_a``: stage -> stop) has
+    symbolic sizes, the sentence the diff puts at its top: the variant was compiled static at the original's
+    size hints (``s27=24`` where the post-grad inputs line up), so every level shows that specialization
+    besides the setting's effect.  None otherwise."""
+    if split_variant(key_b)[1] is None:
+        return None
+    sa = _tensor_shapes(stops_a.get("aot"), "aot") or _tensor_shapes(stops_a.get("dynamo"), "dynamo")
+    syms = sorted({d for s in sa for d in s if not d.lstrip("-").isdigit()})
+    if not syms:
+        return None
+    sb = _tensor_shapes(stops_b.get("aot"), "aot")
+    hints: dict[str, str] = {}
+    if len(sa) == len(sb):
+        for x, y in zip(sa, sb):
+            for d, h in zip(x, y):
+                if d in syms and h.isdigit():
+                    hints.setdefault(d, h)
+    at = ", ".join(f"{s}={hints[s]}" if s in hints else s for s in syms)
+    return (f"B is a what-if variant compiled STATIC at A's size hints ({at}), while A is dynamic: every level "
+            "below shows that specialization as well as the setting's effect (sizes, guards, kernels and times "
+            "of a static graph)")

@@ -85,12 +85,22 @@ def test_the_variant_is_timed_beside_the_original_with_numerics(whatif: Run) -> 
     for row in num["vs_original"] + num["vs_eager"]:
         assert row["max_abs"] is not None and row["max_rel"] <= 1e-4, row
     assert "get_args()" in num["inputs"]
+    # issue 32: the variant, the original and eager timed round by round in one process, and judged
+    il = v["interleaved"]
+    assert il["rounds"] == 7 and all(len(il[f"{k}_rounds_ms"]) == 7 for k in ("variant", "original", "eager")), il
+    assert il["variant_ms"] > 0 and il["original_ms"] > 0 and il["eager_ms"] > 0
+    assert il["speedup_vs_original"] > 0 and isinstance(il["reliable"], bool) and 0 <= il["wait_share"] <= 1
+    for m in (v, runs[ORIG]):  # every CPU figure carries a verdict
+        assert set(m["verdicts"]) == {"compiled", "eager", "kernels"} and isinstance(m["reliable"], bool), m["verdicts"]
+        assert m["reliable"] == all(x["reliable"] for x in m["verdicts"].values()) or \
+            m["graph_rounds"]["rounds_stable"] is False
     # --headless prints the deltas: compiled ms original -> variant, kernels, worst numerics error
     line = next((ln for ln in r.stdout.splitlines() if ln.startswith(f"what if {FUSION}: ")), None)
     assert line is not None, r.stdout
     fused = (len(stop(r, ORIG, "scheduling")["after"]), len(stop(r, FUSION, "scheduling")["after"]))
     assert f"scheduler nodes after fusion {fused[0]} -> {fused[1]}" in line, line
     assert "; compiled " in line and "vs original: max abs" in line and "vs eager: max abs" in line
+    assert any(ln.strip().startswith("timed round by round in one process (7 rounds)") for ln in r.stdout.splitlines())
 
 
 def test_a_failing_variant_shows_its_failure_at_its_stage_and_the_original_is_whole(whatif: Run) -> None:

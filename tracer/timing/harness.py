@@ -113,29 +113,40 @@ def _nbytes(t: Any) -> int:
     return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
 
 
-def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cuda: bool) -> dict[str, Any]:
+def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cuda: bool,
+            kernels_wait: dict[str, Any] | None = None) -> dict[str, Any]:
     """Whether a graph's times can be trusted and what the gap between the kernel sum and the graph
-    time means: ``contended`` (CPU: the load average passed the CPU count while timing), ``settled``
-    (the rounds agreed and nothing competed), ``sum_vs_graph`` (kernel sum / graph time),
-    ``gap_cause`` -- ``"overhead"`` (sum at most the graph: the rest is launch and Python overhead),
-    ``"kernels_alone"`` (sum above the graph, times settled: each kernel timed on its own, from a cold
-    cache (L2 flushed on GPU), adds up to more than the graph), ``"unsettled"`` (the rounds did not
-    agree or other processes competed for the cores: neither figure is reliable, and the gap says
-    nothing about overhead) -- and ``warnings``, one sentence per reason."""
-    load = rounds.get("load") or {}
-    cpus = load.get("cpus") or 1
-    peak_load = max([x for x in (load.get("loadavg_1m_before"), load.get("loadavg_1m_after")) if x is not None],
-                    default=None)
-    contended = (not cuda) and peak_load is not None and peak_load > cpus
+    time means: ``contended`` (CPU: this process's threads waited for a core more than
+    :data:`tracer.timing.contention.WAIT_SHARE_LIMIT` of the time in the rounds the compiled or eager time
+    came from, measured per round from schedstat -- issue 32: the load average is too slow and coarse to
+    tell), ``verdicts`` (one per CPU figure: ``compiled``, ``eager``, ``kernels`` -> ``{"reliable", "wait_share",
+    "text"}``, :func:`tracer.timing.contention.judge`), ``settled`` (the rounds agreed and nothing competed),
+    ``sum_vs_graph`` (kernel sum / graph time), ``gap_cause`` -- ``"overhead"`` (sum at most the graph: the
+    rest is launch and Python overhead), ``"kernels_alone"`` (sum above the graph, times settled: each kernel
+    timed on its own, from a cold cache (L2 flushed on GPU), adds up to more than the graph), ``"unsettled"``
+    (the rounds did not agree or other processes competed for the cores: neither figure is reliable, and the
+    gap says nothing about overhead) -- ``reliable`` (False when any CPU figure is not), ``unreliable``
+    (one line saying which figures are not and why, with ``press r to time again``) and ``warnings``, one
+    sentence per reason."""
+    from inductor_step.tracer.timing.contention import judge  # noqa: PLC0415
+
+    verdicts: dict[str, Any] = {}
+    if not cuda:
+        verdicts["compiled"] = judge(rounds.get("compiled_wait"), "the compiled graph's rounds")
+        if rounds.get("eager_ms") is not None:
+            verdicts["eager"] = judge(rounds.get("eager_wait"), "the eager rounds")
+        if kernels_wait:
+            verdicts["kernels"] = judge(kernels_wait, "the kernels' timing")
+    contended = any(v.get("reliable") is False for k, v in verdicts.items() if k in ("compiled", "eager"))
     stable = rounds.get("rounds_stable")
     warnings = []
     c = rounds.get("compiled_rounds_ms") or []
     if stable is False and c:
         warnings.append(f"the compiled graph's {len(c)} timing rounds did not agree within 10% "
                         f"({min(c):.4g} to {max(c):.4g} ms): its time is not reliable")
-    if contended:
-        warnings.append(f"load average {peak_load:.1f} on {cpus} CPU(s) while timing: other processes competed for "
-                        "the cores, so these CPU times are not reliable")
+    for v in verdicts.values():
+        if v.get("reliable") is False:
+            warnings.append(v["text"])
     ratio = kernel_sum_ms / compiled_ms if compiled_ms else None
     if stable is False or contended:
         cause = "unsettled"
@@ -146,8 +157,23 @@ def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cu
         cause = "overhead"
     else:
         cause = "kernels_alone"
-    return {"settled": not (stable is False or contended), "contended": contended, "sum_vs_graph": ratio,
-            "gap_cause": cause, "warnings": warnings}
+    bad = [k for k, v in verdicts.items() if v.get("reliable") is False]
+    if stable is False and "compiled" not in bad:
+        bad.insert(0, "compiled")
+    reliable = not bad
+    out: dict[str, Any] = {"settled": not (stable is False or contended), "contended": contended,
+                           "sum_vs_graph": ratio, "gap_cause": cause, "warnings": warnings, "reliable": reliable}
+    if verdicts:
+        out["verdicts"] = verdicts
+    if not reliable:
+        names = {"compiled": "compiled time", "eager": "eager time", "kernels": "kernel times"}
+        why = ("other processes held the cores" if contended or "kernels" in bad else "the rounds did not agree")
+        out["unreliable"] = (f"{', '.join(names[b] for b in bad)} not reliable ({why}"
+                             + (f": threads waited for a core up to "
+                                f"{100 * max(verdicts[b].get('wait_share') or 0 for b in bad if b in verdicts):.0f}% "
+                                "of the time" if any(b in verdicts for b in bad) else "")
+                             + "); press r to time again")
+    return out
 
 
 def _inputs_text(ints: int, floats: int, n_tensors: int) -> str:
@@ -425,6 +451,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         kernels = []
         seen: dict[str, int] = {}
         cancelled = False
+        from inductor_step.tracer.timing.contention import Span  # noqa: PLC0415
+
+        kspan = Span().__enter__()  # issue 32: did the kernels' timing get the cores?
         for i, (name, fn, a, k) in enumerate(calls):
             if cancel is not None and cancel.is_set():
                 cancelled = True
@@ -479,6 +508,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 except Exception as e:  # noqa: BLE001
                     entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
             kernels.append(entry)
+        kspan.__exit__()
     subgraphs: dict[str, Any] = {}
     if functions:  # each subgraph's calls under its own key; the parent keeps its own
         kernels, subgraphs = split_by_subgraph(kernels, sub_rec, functions, eager_gm, bench_q)
@@ -509,8 +539,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         out_extra["configs"] = (f"{len(pinned)} of {len(script_configs)} Triton kernels timed with the launch config "
                                 f"the script's run autotuned to ({tuned} chose among several)")
     out_extra["graph_rounds"] = {k: v for k, v in graph_rounds.items()
-                                 if k.endswith("_rounds_ms") or k in ("rounds_stable", "load")}
-    out_extra.update(settled(graph_rounds, compiled_ms, total, cuda))
+                                 if k.endswith(("_rounds_ms", "_wait_shares", "_wait")) or k in ("rounds_stable", "load")}
+    out_extra.update(settled(graph_rounds, compiled_ms, total, cuda, kspan.result if calls and not cuda else None))
     if subgraphs:
         out_extra["subgraphs"] = subgraphs
         out_extra["warnings"] = list(out_extra.get("warnings") or []) + [

@@ -61,7 +61,9 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
     (``compiled_rounds_ms``, ``eager_rounds_ms``) and ``rounds_stable`` says whether they agreed.
     CPU: the same rounds, each one ``bench`` call (Inductor's ``benchmark_cpu``, median), until the
     last :data:`GRAPH_ROUNDS` agree, or :data:`MAX_GRAPH_ROUNDS` are done, or :data:`CPU_ROUNDS_S`
-    seconds have gone by after :data:`GRAPH_ROUNDS` rounds.  ``load`` is the 1-minute load average
+    seconds have gone by after :data:`GRAPH_ROUNDS` rounds; each round's run-queue wait share is kept
+    (``compiled_wait_shares``, ``eager_wait_shares``) and the last :data:`GRAPH_ROUNDS` rounds' together
+    (``compiled_wait``, ``eager_wait``: :func:`tracer.timing.contention.combine`), which judge the figure.  ``load`` is the 1-minute load average
     before and after the rounds and the CPUs this process may use: on a busy 2-core box one graph read
     15.97, 0.0027 and 15.90 ms in three single measurements (issue 17), the OpenMP threads of a
     small kernel waiting for a core; rounds that never agree say so instead of picking one.
@@ -89,18 +91,26 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
         def one(fn: Callable) -> float:
             return float(bench(fn))
 
+    from inductor_step.tracer.timing import contention  # noqa: PLC0415
+
     t0 = time.monotonic()
     load_before = _loadavg()
     c_rounds: list[float] = []
     e_rounds: list[float] = []
+    c_spans: list[dict[str, Any]] = []  # issue 32: each round's run-queue wait (tracer.timing.contention)
+    e_spans: list[dict[str, Any]] = []
     while len(c_rounds) < MAX_GRAPH_ROUNDS:
-        c_rounds.append(one(compiled))
+        with contention.Span() as s:
+            c_rounds.append(one(compiled))
+        c_spans.append(s.result)
         if eager is not None:
-            e = try_eager(lambda: one(eager))
+            with contention.Span() as s:
+                e = try_eager(lambda: one(eager))
             if e is None:
-                eager, e_rounds = None, []
+                eager, e_rounds, e_spans = None, [], []
             else:
                 e_rounds.append(e)
+                e_spans.append(s.result)
         if stable_window(c_rounds) is not None and (not e_rounds or stable_window(e_rounds) is not None
                                                     or len(c_rounds) >= 2 * GRAPH_ROUNDS):
             break
@@ -112,6 +122,12 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
            "load": {"loadavg_1m_before": load_before, "loadavg_1m_after": _loadavg(), "cpus": _cpus()}}
     if e_rounds:
         out.update(eager_ms=med(e_rounds), eager_rounds_ms=e_rounds)
+    if not cuda:  # issue 32: how long the threads waited for a core in each round, and over the rounds used
+        out["compiled_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in c_spans]
+        out["compiled_wait"] = contention.combine(c_spans[-GRAPH_ROUNDS:])
+        if e_rounds:
+            out["eager_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in e_spans]
+            out["eager_wait"] = contention.combine(e_spans[-GRAPH_ROUNDS:])
     return out
 
 

@@ -93,6 +93,14 @@ def main(argv: list[str]) -> int:
                                                          random_ops=spec["compare"].get("random_ops"))
                 except Exception as e:  # noqa: BLE001
                     result["numerics"] = {"unavailable": f"{type(e).__name__}: {e}"}
+                send({"progress": "timing the variant, the original and eager round by round"})
+                try:  # issue 32: the setting's effect, measured at one moment of the machine
+                    from inductor_step.tracer.whatif import interleaved_rounds  # noqa: PLC0415
+
+                    result["interleaved"] = interleaved_rounds(spec["output_path"], spec["compare"]["original_path"],
+                                                               spec["compare"].get("eager_gm"), spec.get("script"))
+                except Exception as e:  # noqa: BLE001
+                    result["interleaved"] = {"unavailable": f"{type(e).__name__}: {e}"}
             send({"result": result})
         except BaseException as e:  # noqa: BLE001 - reported to the agent as this graph's failure
             send({"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()})

@@ -12,6 +12,8 @@ from typing import Any, Callable, ClassVar, Sequence
 from textual import on
 
 from inductor_step.tui import ledger
+from inductor_step.tui.fusion_fix import LIBRARY_CALL, fix_text, is_library
+from inductor_step.tui.trust import not_reliable_lines, unreliable_runs
 from inductor_step.tui.keys import LEDGER_BINDINGS
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.paths import code_label, short_path
@@ -81,15 +83,24 @@ class LedgerPane(StagePane):
             out: list[tuple[str, Any]] = []
             if not data["roof"]:
                 return out
+            bad = not_reliable_lines(self.app.session)  # issue 32: the run's verdict, above every ranking
+            if bad:
+                out.append(("head", ("! TIMES NOT RELIABLE", bad[1].split(":")[0] if len(bad) > 1 else "", bad[0])))
             out.append(("head", ("ROOFLINE PER KERNEL", f"{len(data['roof'])} calls",
                                  "kernel calls, most wasted first")))
             out += [("roof", r) for r in data["roof"]]
             out.append(("head", ("WASTED BY USER LINE", f"{len(data['lines'])} lines",
                                  f"user lines, most wasted first; {ledger.SPLIT_RULE}")))
             out += [("line", r) for r in data["lines"]]
-            out.append(("head", ("MISSED FUSIONS", f"{len(data['fusions'])} buffers",
-                                 "buffers written by one kernel and read back by another, costliest first")))
-            out += [("fusion", r) for r in data["fusions"]]
+            act = [r for r in data["fusions"] if not r.get("library")]
+            lib = [r for r in data["fusions"] if r.get("library")]
+            out.append(("head", ("MISSED FUSIONS", f"{len(act)} buffers",
+                                 "buffers written by one kernel and read back by another that Inductor could have "
+                                 "fused; a setting to try first, then costliest")))
+            out += [("fusion", r) for r in act]
+            if lib:  # issue 32: fusions Inductor could never make, apart, the reason said once
+                out.append(("head", ("NEVER FUSABLE AS COMPILED", f"{len(lib)} buffers", LIBRARY_CALL)))
+                out += [("fusion", r) for r in lib]
             return out
         return self.cached_index(data, "ledger_items", lambda: {"items": cached()})["items"]
 
@@ -97,6 +108,7 @@ class LedgerPane(StagePane):
         items = self.items(data)
         f = ledger.fmt
         sd = self.app.session.script_dir
+        bad = unreliable_runs(self.app.session.runs)  # issue 32: the run's verdict beside each ranked kernel
 
         def row(i: int) -> tuple:
             kind, r = items[i]
@@ -107,16 +119,21 @@ class LedgerPane(StagePane):
                         T(f(r["wasted_ms"]), "yellow"),
                         T(f(r["pct_of_roof"], ".1f") + ("!" if r["over_roof"] else ""), "red" if r["over_roof"] else ""),
                         T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
-                        T(r["bound"] or "-"), T(r["over_roof"] or r["missing"] or r["gb_source"]))
+                        T(r["bound"] or "-"), T(("NOT RELIABLE · " if r["graph"] in bad else "")
+                                                 + (r["over_roof"] or r["missing"] or r["gb_source"])))
             if kind == "line":
                 return (T(short_path(r["line"], sd), "bold"), T(f"{len(r['kernels'])} kernels"), T(f(r["wasted_ms"]), "yellow"),
                         T(f(100 * r["roofline_ms"] / r["measured_ms"], ".1f") if r["measured_ms"] else "-"),
                         T(f(r["measured_ms"])), T(f(r["roofline_ms"])),
                         T(("eager " + f(r["eager_ms"])) if r["eager_ms"] is not None else "eager -",
-                          "bold red" if r["slower_than_eager"] else ""), T("; ".join(r["kernels"])))
+                          ("yellow" if r.get("unreliable") else "bold red") if r["slower_than_eager"] else ""),
+                        T(("NOT RELIABLE (timing contended or unsettled): " if r.get("unreliable") else "")
+                          + "; ".join(r["kernels"])))
+            why = (f"library call: {next(k for k in (r['producer'], r['consumer']) if is_library(k)).split('#')[0]}"
+                   if r.get("library") else f"{fix_text(r)}; {r['verdict']}")
             return (T(f"{r['buffer']}: {r['producer']} -> {r['consumer']}", "bold"), T(_short(r["graph"])),
                     T("-"), T("-"), T("-"), T("-"),
-                    T(f"{f(r['bytes'], ',d')} B, {f(r['cost_ms'])} ms", "yellow"), T(r["verdict"]))
+                    T(f"{f(r['bytes'], ',d')} B, {f(r['cost_ms'])} ms", "yellow"), T(why))
         return [f"{i}:{k}" for i, (k, _r) in enumerate(items)], row
 
     def fill(self, data: dict[str, Any] | None) -> None:
@@ -171,6 +188,7 @@ class LedgerPane(StagePane):
                     (f"eager {f(r['eager_ms'])} ms ({r.get('eager_source')})" + ("  SLOWER THAN EAGER" if r["slower_than_eager"]
                                                                                 else "")
                      if r["eager_ms"] is not None else f"eager: {r['eager_missing']}"),
+                    *([f"! timing NOT RELIABLE: {r['unreliable']}"] if r.get("unreliable") else []),
                     f"split: {ledger.SPLIT_RULE}", "", "kernels:"] + \
                 ["  " + k for k in r["kernels"]] + \
                 (["", "not timed (left out of the sums above):"] + ["  " + u for u in r["untimed"]]
@@ -189,6 +207,8 @@ class LedgerPane(StagePane):
             if r["stays"]:
                 text.append(f"the write stays even if fused: {r['stays']} (the read back is what fusing saves)")
             text += ["", f"why not fused: {r['verdict']}"] + ["  " + x for x in r["log"]]
+            if not r.get("library"):
+                text.append(f"what would make it fuse: {fix_text(r)}")
             text += ["", f"Enter: pane 4, f for {r['nodes'][0]} and {r['nodes'][1]}"]
         return Detail("\n".join(text), "text")
 

@@ -7,6 +7,7 @@ import re
 from typing import Any, Callable, Sequence
 
 from inductor_step.tracer.protocol import CMD_CAN_FUSE, graph_key
+from inductor_step.tui.fusion_fix import LIBRARY_CALL
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.paths import shorten_in_text
 from inductor_step.tui.text import joined, snode_text
@@ -42,8 +43,7 @@ def fusion_pair_text(stop: dict[str, Any], a: str, b: str, verdict: str | None, 
     log = [x if k == 1 else f"{x}  (logged {k} times: once per fusion round)" for x, k in counts.items()]
     text = [f"# {a} and {b}: " + ("fused into one node" if fused_together(stop, a, b) else "not fused"),
             "# ---- Inductor's fusion log for this pair ----"]
-    text += ["# " + x for x in log] or ["# (the fusion log never considered this pair: "
-                                        "Inductor only tries pairs that share data)"]
+    text += ["# " + x for x in log] or [_no_log_reason(stop, a, b)]
     if verdict is not None:
         text += [f"\n# scheduler.can_fuse({a}, {b}) now: {verdict}"] + ["#   " + r for r in reasons or []]
     else:
@@ -61,6 +61,29 @@ def wrapped(text: str, width: int) -> str:
         lead = line[:len(line) - len(line.lstrip("# "))] if line.startswith("#") else ""
         out += textwrap.wrap(line, width, subsequent_indent=(lead or "") + "  ", break_on_hyphens=False) or [""]
     return "\n".join(out)
+
+
+def _no_log_reason(stop: dict[str, Any], a: str, b: str) -> str:
+    """Why the fusion log has no line on ``a`` and ``b`` (issue 32): a library call on a side (an
+    ``ExternKernelSchedulerNode``: never fused, the ledger's reason, tui.fusion_fix.LIBRARY_CALL), else no
+    shared data, else why Inductor dropped the pair before ``can_fuse``."""
+    nodes = {n.get("name"): n for n in stop.get("after") or [] if isinstance(n, dict)}
+    lib = [x for x in (a, b) if "Extern" in str((nodes.get(x) or {}).get("type") or "")
+           or "NopKernel" in str((nodes.get(x) or {}).get("type") or "")]
+    if lib:
+        return f"# (no fusion-log line on this pair: {lib[0]} is a library call: {LIBRARY_CALL})"
+    shared = set((nodes.get(a) or {}).get("buffers") or []) & _reads(nodes.get(b)) \
+        | set((nodes.get(b) or {}).get("buffers") or []) & _reads(nodes.get(a))
+    if shared:
+        return (f"# (no fusion-log line on this pair, though they share {', '.join(sorted(shared))}: Inductor pairs "
+                "a node only with the next max_fusion_buffer_group_pairwise_attempts (64) nodes using the same buffer, "
+                "and some of can_fuse's refusals are not logged)")
+    return "# (the fusion log never considered this pair: Inductor only tries pairs that share data)"
+
+
+def _reads(node: dict[str, Any] | None) -> set[str]:
+    """Buffers a scheduler node reads from other nodes (its ``unmet_dependencies`` text)."""
+    return set(re.findall(r"(?:MemoryDep|StarDep)\(\s*(?:name=)?'(\w+)'", str((node or {}).get("text") or "")))
 
 
 class SchedulingPane(StagePane):

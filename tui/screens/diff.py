@@ -141,6 +141,11 @@ class DiffScreen(Screen[None]):
         title = Text.assemble(("diff ", "bold"), n, ("A ", "bold red"), a, "  ->  ", ("B ", "bold green"), b)
         if len(self.pairs) > 1:
             title.append(f"  ({p.how}; p: next pair)", "dim")
+        if d is not None and d.notes:  # issue 32: said at the top, and in every level's text below
+            marks = [m for m, hit in (("B compiled static from dynamic A", any("STATIC" in n for n in d.notes)),
+                                      ("times NOT RELIABLE", any("NOT RELIABLE" in n for n in d.notes)),
+                                      ("the machine moved", any("machine moved" in n for n in d.notes))) if hit]
+            title.append("  ! " + " · ".join(marks), "bold yellow")
         self.query_one("#diff-title", Static).update(title)
         ol = self.query_one("#diff-levels", OptionList)
         ol.clear_options()
@@ -231,7 +236,7 @@ class DiffScreen(Screen[None]):
                 return
 
     def level_text(self, lv: Level) -> str:
-        head = [f"# {lv.title}: {lv.summary()}"]
+        head = [f"# ! {n}" for n in (self.diff.notes if self.diff else [])] + [f"# {lv.title}: {lv.summary()}"]
         return "\n".join(head + level_lines(lv, diffs=False))
 
     def show_change(self, row: int) -> None:
@@ -245,7 +250,7 @@ class DiffScreen(Screen[None]):
             return
         self._shown = (self.index, key, row)
         c = lv.changes[row]
-        lines = [f"# {lv.title}: {lv.summary()}"] + [f"# {n}" for n in lv.notes]
+        lines = [f"# ! {n}" for n in d.notes] + [f"# {lv.title}: {lv.summary()}"] + [f"# {n}" for n in lv.notes]
         lines += ["", f"{c.mark} {c.name}", f"  {c.what}"]
         if c.text:
             lines += [""] + c.text.split("\n")

@@ -158,7 +158,12 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
             d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
             top.replace_pair(DiffPair(a, b, "", d), f"{graph_key(msg)} timed: 7 shows the timings and numerics")
         elif variant:
-            app.notify(f"{graph_key(msg)} timed: d on it diffs it with {base}, times and numerics included")
+            from inductor_step.tui.trust import unreliable  # noqa: PLC0415 - issue 32
+
+            bad = unreliable(msg) or unreliable(app.session.runs.get(base))
+            app.notify(f"{graph_key(msg)} timed: d on it diffs it with {base}, times and numerics included"
+                       + (f"; the times are NOT RELIABLE ({bad})" if bad else ""),
+                       severity="warning" if bad else "information", timeout=10 if bad else 5)
         return
     status, key = msg.get("status"), graph_key(msg)
     base = f"{msg.get('compile_id')} {msg.get('graph_kind')}"

@@ -1,0 +1,134 @@
+"""Contention measured, not guessed (issue 32): how long this process's threads waited for a core while timing.
+
+A CPU time is only as good as the cores it got.  On a shared 2-core box a graph read 41.9999 ms while a plain
+loop over the same call read 0.061 ms a moment later: its OpenMP threads were waiting for a core, not
+computing, and the 1-minute load average (1.3-1.5 on 2 CPUs) said nothing.  What this module reads instead,
+before and after each timing round:
+
+- ``schedstat``: per thread of this process, ``/proc/self/task/<tid>/schedstat`` (Linux, ``CONFIG_SCHED_INFO``):
+  nanoseconds on a CPU and nanoseconds *runnable but waiting on a run queue*.  ``wait_share`` is the waiting
+  time over (running + waiting) time summed over the threads that wanted a core: ~0 when this process had the
+  cores to itself, 1/3 with two OpenMP threads and one busy loop on two cores, 1/2 with a busy loop per core.
+  Threads asleep (blocked on a pipe, an idle OpenMP pool) count in neither.
+- ``thread_cpu``: where schedstat is missing, the calling thread's CPU time (``time.thread_time``) against wall
+  time: a thread that runs a compute loop and gets fewer CPU seconds than wall seconds was waiting (or blocked).
+- ``ru_nivcsw``: involuntary context switches of the process (``resource.getrusage``), reported beside.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+#: a figure is judged not reliable when its rounds' threads waited for a core more than this share of the
+#: time they wanted one (see BENCHMARKS.md, "issue 32": quiet rounds read 0-3%, a busy loop per core 35-50%)
+WAIT_SHARE_LIMIT = 0.10
+
+
+def _tasks() -> dict[str, tuple[int, int]] | None:
+    """{tid: (ns on a CPU, ns waiting on a run queue)} of this process's threads, None without schedstat."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    out: dict[str, tuple[int, int]] = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as f:
+                run, wait = f.read().split()[:2]
+            out[tid] = (int(run), int(wait))
+        except (OSError, ValueError):
+            continue  # a thread that ended meanwhile
+    return out or None
+
+
+def _nivcsw() -> int | None:
+    try:
+        import resource  # noqa: PLC0415
+
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw)
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+def snapshot() -> dict[str, Any]:
+    """This process's scheduling counters now (compare two with :func:`between`)."""
+    return {"wall_ns": time.perf_counter_ns(), "thread_ns": time.thread_time_ns(), "tasks": _tasks(),
+            "nivcsw": _nivcsw()}
+
+
+def between(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """What happened between snapshots ``a`` and ``b``: ``wall_ms``; ``run_ms`` and ``wait_ms`` (summed over
+    threads: on a CPU, and runnable but waiting for one); ``wait_share`` = wait / (run + wait);
+    ``nivcsw`` (involuntary context switches); ``source`` ``"schedstat"`` or ``"thread_cpu"`` (no schedstat:
+    ``wait_share`` = 1 - the calling thread's CPU time / wall time)."""
+    wall = (b["wall_ns"] - a["wall_ns"]) / 1e6
+    out: dict[str, Any] = {"wall_ms": wall}
+    if a.get("nivcsw") is not None and b.get("nivcsw") is not None:
+        out["nivcsw"] = b["nivcsw"] - a["nivcsw"]
+    ta, tb = a.get("tasks"), b.get("tasks")
+    if ta and tb:
+        run = wait = 0
+        for tid, (r1, w1) in tb.items():
+            r0, w0 = ta.get(tid, (0, 0))
+            run, wait = run + max(r1 - r0, 0), wait + max(w1 - w0, 0)
+        out.update(run_ms=run / 1e6, wait_ms=wait / 1e6, source="schedstat",
+                   wait_share=(wait / (run + wait)) if run + wait else 0.0)
+    else:
+        cpu = (b["thread_ns"] - a["thread_ns"]) / 1e6
+        out.update(run_ms=cpu, wait_ms=max(wall - cpu, 0.0), source="thread_cpu",
+                   wait_share=max(0.0, 1.0 - cpu / wall) if wall > 0 else 0.0)
+    return out
+
+
+def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Several :func:`between` results taken as one span (the rounds a median came from); None for none."""
+    parts = [p for p in parts if p]
+    if not parts:
+        return None
+    run = sum(p.get("run_ms") or 0.0 for p in parts)
+    wait = sum(p.get("wait_ms") or 0.0 for p in parts)
+    wall = sum(p.get("wall_ms") or 0.0 for p in parts)
+    out: dict[str, Any] = {"wall_ms": wall, "run_ms": run, "wait_ms": wait, "source": parts[0].get("source"),
+                           "wait_share": (wait / (run + wait)) if run + wait else 0.0}
+    if parts[0]["source"] == "thread_cpu":
+        out["wait_share"] = (wait / wall) if wall else 0.0
+    if all(p.get("nivcsw") is not None for p in parts):
+        out["nivcsw"] = sum(p["nivcsw"] for p in parts)
+    return out
+
+
+class Span:
+    """``with Span() as s: ...`` then ``s.result`` (:func:`between` over the block)."""
+
+    def __enter__(self) -> "Span":
+        self.a = snapshot()
+        self.result: dict[str, Any] = {}
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.result = between(self.a, snapshot())
+
+
+def judge(span: dict[str, Any] | None, what: str, limit: float = WAIT_SHARE_LIMIT) -> dict[str, Any]:
+    """The verdict on one figure timed over ``span`` (:func:`combine`): ``{"reliable": bool, "wait_share",
+    "source", "text"}``; ``text`` is one sentence (``"the compiled graph's threads waited for a core 41% of the
+    time they wanted one (schedstat): other processes held the cores"``).  No span: ``reliable`` None."""
+    if not span:
+        return {"reliable": None, "text": f"{what}: contention not measured"}
+    share = float(span.get("wait_share") or 0.0)
+    how = ("/proc/self/task/*/schedstat run-queue wait" if span.get("source") == "schedstat"
+           else "the timing thread's CPU time against wall time")
+    ctx = f", {span['nivcsw']} involuntary context switches" if span.get("nivcsw") is not None else ""
+    if share > limit:
+        return {"reliable": False, "wait_share": share, "source": span.get("source"),
+                "text": (f"{what}: its threads waited for a core {100 * share:.0f}% of the time they wanted one "
+                         f"({how}{ctx}): other processes held the cores, so this time is not reliable")}
+    return {"reliable": True, "wait_share": share, "source": span.get("source"),
+            "text": f"{what}: its threads waited for a core {100 * share:.1f}% of the time ({how}{ctx})"}
+
+
+__all__ = ["WAIT_SHARE_LIMIT", "Span", "between", "combine", "judge", "snapshot"]
