@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from inductor_step.tracer.protocol import read_session
+from inductor_step.tracer.protocol import graph_key, read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")
@@ -52,8 +52,9 @@ def _record(tmp_path_factory: pytest.TempPathFactory, name: str, args: list[str]
         shutil.copy(rec, os.path.join(keep, f"{name}.jsonl"))
     tail = f"rc={p.returncode}\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-3000:]}"
     assert msgs, tail
-    runs = {f"{m['compile_id']} {m['graph_kind']}": m for m in msgs if m.get("type") == "run"}
-    code = {f"{m['compile_id']} {m['graph_kind']}": m for m in msgs if m.get("type") == "stop" and m["stage"] == "codegen"}
+    # keyed as the UI keys graphs (protocol.graph_key: a part's "#2", a subgraph's " › true_graph_0")
+    runs = {graph_key(m): m for m in msgs if m.get("type") == "run"}
+    code = {graph_key(m): m for m in msgs if m.get("type") == "stop" and m["stage"] == "codegen"}
     return {"rc": p.returncode, "stdout": p.stdout, "tail": tail, "runs": runs, "code": code}
 
 
