@@ -895,9 +895,10 @@ def encode(msg: dict[str, Any]) -> bytes:
 
 def pack(line: bytes, msg: dict[str, Any] | None = None, level: int = 6) -> bytes:
     """``line`` (one encoded message, without its newline) as a packed line when that is shorter,
-    else ``line`` unchanged (an already packed line too); newline not added.  ``msg`` is the decoded message, if the caller has
+    else ``line`` unchanged (an already packed line too, and the session's header: the first line,
+    which readers of the file and job tools take as plain JSON); newline not added.  ``msg`` is the decoded message, if the caller has
     it (its head keys are copied from it)."""
-    if len(line) < PACK_OVER:
+    if len(line) < PACK_OVER or line.startswith(b'{"type":"header"'):  # the header stays readable as is
         return line
     if b'"zlib":"' in line[:1024] and _is_packed(line):
         return line
