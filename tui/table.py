@@ -112,6 +112,11 @@ def cut_middle(t: str, w: int) -> str:
         return set_cell_size(t, w)
     if t.isascii() and len(t) <= w:
         return t
+    if t.isascii() and " -> " in t and w >= 12:  # "user.py:3 -> torch/nn/functional.py:2910": both ends kept
+        a, b = t.split(" -> ", 1)
+        room = w - 4
+        wb = min(len(b), max(room // 2, room - len(a)))
+        return (cut_middle(a, room - wb) + " -> " + cut_middle(b, wb)).ljust(w)
     short = abbreviate_ident(t, w) if w >= 6 else None
     if short is not None:
         return short
