@@ -11,7 +11,7 @@
 - a copy of the session file, and ``screenshots/`` with copies of the given screenshots.
 
 Privacy: REPORT.md never holds environment variables, and absolute paths outside the current
-working directory become ``<path>/basename`` (``<site-packages>/torch/...`` for installed
+working directory become ``<path>/basename`` (``torch/...``, from the package down, for installed
 packages) unless ``include_paths=True``.  The copied session file and the repro files are
 included as recorded; REPORT.md says that they contain paths.
 """
@@ -107,7 +107,8 @@ class PathScrubber:
         for pkg in _PKG_DIRS:
             if pkg in parts:
                 rest = parts[len(parts) - parts[::-1].index(pkg):]
-                return "<site-packages>/" + "/".join(rest) + trail if rest else "<site-packages>" + trail
+                # installed code from the package down, as torch's traces and tlparse show it (issue 33.3)
+                return "/".join(rest) + trail if rest else "<site-packages>" + trail
         in_cache = any(seg.startswith("torchinductor_") for seg in parts)
         if self.cwd and not in_cache and (core == self.cwd or core.startswith(self.cwd + "/")):
             rel = os.path.relpath(core, self.cwd)

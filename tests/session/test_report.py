@@ -125,7 +125,7 @@ def test_report_on_compile_error(tmp_path, monkeypatch):
     assert "**codegen (failed)**" in report
     assert len(report) < 65536  # GitHub's limit for an issue body
     assert "/tmp/torchinductor" not in report and "/work/venv" not in report
-    assert "<site-packages>/torch/_inductor/compile_fx.py" in report
+    assert "torch/_inductor/compile_fx.py" in report and "<site-packages>" not in report  # from the package down
     for name in os.listdir(out):
         if name.endswith(".py"):
             compile(_read(os.path.join(out, name)), name, "exec")
@@ -189,7 +189,7 @@ def test_path_scrubber(tmp_path):
     s = PathScrubber(str(tmp_path))
     assert s.text('File "/home/alice/proj/train.py", line 3') == 'File "<path>/train.py", line 3'
     assert s.text("g++ -I/usr/include/python3.11 x.cpp") == "g++ -I<path>/python3.11 x.cpp"
-    assert s.text("/opt/venv/lib/python3.11/site-packages/torch/_inductor/graph.py") == "<site-packages>/torch/_inductor/graph.py"
+    assert s.text("/opt/venv/lib/python3.11/site-packages/torch/_inductor/graph.py") == "torch/_inductor/graph.py"
     assert s.text(f"{tmp_path}/train.py") == "train.py"
     for keep in ("[0/0] forward", "x / 2", "see https://github.com/pytorch/pytorch/issues/1", "a/b/c", "// comment",
                  "f32[32, 64]", "1/sqrt(x)"):
