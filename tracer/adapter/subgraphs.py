@@ -142,7 +142,10 @@ def has_higher_order_ops(gm: Any) -> bool:
     try:
         from torch._ops import HigherOrderOperator  # noqa: PLC0415
 
+        # a user Triton kernel's wrapper (triton_kernel_wrapper_functional) is a higher-order op that a
+        # re-trace handles: its graph goes the plain way, with the kernel side table (tracer.adapter.user_triton)
         return any(n.op == "call_function" and isinstance(n.target, HigherOrderOperator)
+                   and not str(getattr(n.target, "__name__", "")).startswith("triton_kernel_wrapper")
                    for m in gm.modules() if hasattr(m, "graph") for n in m.graph.nodes)
     except Exception:  # noqa: BLE001
         return False
