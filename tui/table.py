@@ -455,8 +455,9 @@ class Table(LineCache, ScrollView, can_focus=True):
             t = _text(v).replace("\n", " ")
             n = len(t) if t.isascii() else cell_len(t)
             if n > w:
-                t = cut_middle(t, w)
-            elif n < w:
+                t = cut_middle(t, w)  # (an abbreviated FX name can come back shorter than w)
+                n = len(t) if t.isascii() else cell_len(t)
+            if n < w:
                 t += " " * (w - n)
             style = base
             if isinstance(v, Cell) and v.style:
