@@ -271,12 +271,12 @@ def interleaved_rounds(variant_path: str, original_path: str, eager_gm: Any, scr
             def one(fn: Any) -> float:
                 return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
         else:
-            from torch._inductor.runtime.benchmarking import benchmarker  # noqa: PLC0415
-
             from inductor_step.tracer.timing.rounds import cpu_quantiles  # noqa: PLC0415
 
+            bench = adapter.benchmarker()  # Inductor's benchmarker (all private torch access in tracer.adapter)
+
             def one(fn: Any) -> float:
-                return cpu_quantiles(benchmarker, fn, warmup_ms=2, rep_ms=20)[0]
+                return cpu_quantiles(bench, fn, warmup_ms=2, rep_ms=20)[0]
         fns: dict[str, Any] = {"variant": lambda: vmod.call(list(vargs)), "original": lambda: omod.call(list(oargs))}
         if eager_gm is not None:
             try:

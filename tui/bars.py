@@ -60,7 +60,7 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
             mark, style = "✓", "yellow"  # the compiled graph timed, its eager baseline not (the run pane says why)
         if err and err.get("stage") == s:
             mark, style = "✗", "bold red"
-        if s == at:
+        if s == at and not (err and err.get("stage") == s):  # a failed stage keeps its ✗ while viewed
             mark, style = "●", "bold yellow" if view.paused else "bold cyan"
         if s == view.stage:
             style += " reverse"
