@@ -122,6 +122,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
+        if getattr(self.tl, "silent", False):  # issue 29: a numerics recompile's own stops stay unsent
+            return
         msg.setdefault("t", round(time.monotonic() - self.t0, 4))
         if isinstance(msg.get("graph_kind"), str):
             # our graph kinds carry a what-if variant ("forward · max_autotune=True"), a part
@@ -235,6 +237,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                         threading.Thread(target=self.what_if_command, args=(msg,), daemon=True).start()
                     else:
                         self.resume.put(msg)
+                elif cmd == protocol.CMD_NUMERICS:  # issue 29 (tracer.numerics_run)
+                    threading.Thread(target=self.numerics_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
@@ -481,6 +485,15 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
                 "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
 
+    # ------------------------------------------------------------------ numerics (issue 29)
+    numerics_at_end = False  # --numerics: compare every graph's buffers with eager after the script
+
+    def numerics_all(self, only: str | list[str] | None = None) -> None:
+        """Compare every compiled graph's buffers with eager (or the one named); one ``numerics`` message each."""
+        from inductor_step.tracer.numerics_run import numerics_all  # noqa: PLC0415
+
+        numerics_all(self, only)
+
     # ------------------------------------------------------------------ what if (issue 22)
     def what_if_command(self, cmd: dict[str, Any]) -> None:
         """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
@@ -693,6 +706,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
             self.what_if_all()
         if self.run_at_end and compiled:
             self.run_all()
+        if self.numerics_at_end and compiled:
+            self.numerics_all()
         if not self.serve:
             _run_exit_funcs()
         if self.serve and self.ctl_fd is not None:
@@ -830,6 +845,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--serve", action="store_true", help="after the script, stay up for timing requests until quit")
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="after the script, recompile every graph with these torch._inductor.config settings")
+    p.add_argument("--numerics", action="store_true",
+                   help="after the script, compare every graph's buffers with eager (issue 29)")
     p.add_argument("--timing-limit", type=float, default=None, metavar="S",
                    help="one graph's timing, at most S seconds (default 600)")
     p.add_argument("script")
@@ -861,6 +878,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("one of --msg-fd or --connect is required")
     agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
                   what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
+    agent.numerics_at_end = ns.numerics
     if ns.timing_limit is not None:
         agent.timing_limit_s = ns.timing_limit
     return agent.main()

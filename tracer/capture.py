@@ -103,6 +103,7 @@ class GraphState:
     function: str | None = None
     owners: dict[str, dict[str, str]] | None = None
     mutations: dict[str, Any] | None = None
+    links: dict[str, Any] | None = None  # the codegen stop's links (issue 29: tracer.numerics reads them)
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None)
@@ -503,6 +504,7 @@ class Capture(SubgraphCapture):
         mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
         explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs_of(cid, kind))
+        g.links = links
         extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
         if cpp:
             extra["wrapper_language"] = "cpp"

@@ -805,15 +805,98 @@ class WhatIf(TypedDict, total=False):
     t: float
 
 
+# ----------------------------------------------------------------------------- numerics (issue 29)
+
+class NumericsBuffer(TypedDict, total=False):
+    """One buffer of a graph compared with eager as its kernel wrote it (tracer.numerics.compare_graph):
+    ``vs_eager``/``compiled_vs_f64``/``eager_vs_f64`` are tracer.numerics.stats (max_abs, max_rel,
+    eps_units, tol_ratio, nonfinite_mismatch, nan, inf; a float may be the string "inf"); ``status`` is
+    ok, closer, same, suspect, diverges or not_compared (``why``)."""
+    index: int
+    buffer: str
+    kernel: str
+    call: int
+    line: int  # the kernel call's line in the wrapper
+    fx_node: str | None
+    fx_nodes: list[str]
+    user_lines: list[str]
+    dtype: str
+    shape: list[int]
+    status: str
+    verdict: str
+    why: str
+    vs_eager: dict[str, Any]
+    compiled_vs_f64: dict[str, Any]
+    eager_vs_f64: dict[str, Any]
+    nan: int
+    inf: int
+    eager_nan: int  # -1: not known (the sides differ)
+    eager_inf: int
+
+
+class NumericsAnswer(TypedDict, total=False):
+    """The first divergent / suspect / NaN-or-Inf buffer: where it is at every level, and the short table
+    of errors along the graph up to it (``table``: buffer, kernel, fx_node, status, max_abs, tol_ratio,
+    eps_units)."""
+    index: int
+    buffer: str
+    kernel: str
+    fused_nodes: list[str]
+    scheduler_node: str | None
+    kernel_lines: list[list[int]]
+    kernel_nodes: list[str]
+    wrapper_line: int
+    fx_node: str | None
+    fx_nodes: list[str]
+    user_lines: list[str]
+    status: str | None
+    verdict: str | None
+    table: list[dict[str, Any]]
+    nan: int
+    inf: int
+    eager_nan: int
+    eager_inf: int
+    eager_too: bool | None
+
+
+class GraphNumerics(TypedDict, total=False):
+    """``numerics`` message: one graph's buffers against eager (issue 29), or ``error`` (``failed``)."""
+    type: Literal["numerics"]
+    compile_id: str
+    graph_kind: GraphKind
+    part: int
+    subgraph: str
+    variant: str
+    device: str
+    failed: bool
+    error: str
+    inputs: str
+    method: str
+    rows: list[NumericsBuffer]
+    points: int
+    tolerances: dict[str, Any]
+    kept_bytes: int
+    f64_fallbacks: str
+    random: str
+    summary: dict[str, Any]
+    first_divergence: NumericsAnswer
+    first_suspect: NumericsAnswer
+    first_nonfinite: NumericsAnswer
+    localized: dict[str, Any]
+    seconds: float
+    t: float
+
+
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked]
+                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked,
+                GraphNumerics]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
     "header": Header, "stop": StopBase, "output": Output, "error": Error, "done": Done,
     "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
     "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
-    "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked,
+    "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked, "numerics": GraphNumerics,
 }
 
 
@@ -825,10 +908,11 @@ CMD_RUN = "run"             # time the compiled graphs (all, or the one named in
 CMD_CANCEL_RUN = "cancel_run"
 CMD_QUIT = "quit"           # end the agent
 CMD_WHAT_IF = "what_if"     # recompile one graph with Inductor settings changed (issue 22)
+CMD_NUMERICS = "numerics"   # compare each buffer of the graphs (all, or "graph") with eager (issue 29)
 
 
 class Command(TypedDict, total=False):
-    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit", "what_if"]
+    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit", "what_if", "numerics"]
     a: str  # can_fuse: scheduler node names
     b: str
     graph: str | None  # run: "[0/0] forward", or all graphs

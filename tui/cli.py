@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: inductor-step-sessions/<script>-<time>.jsonl)")
     p.add_argument("--run", action="store_true", help="with --headless: time every compiled graph after the script "
                    "ends; in a torchrun job's UI too: every rank times its graphs as its script ends")
+    p.add_argument("--numerics", action="store_true", help="with --headless: after the script, compare every buffer "
+                   "of every compiled graph with eager and float64; print the first divergence and NaN first (issue 29)")
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="with --headless: after the script, recompile every graph with these torch._inductor.config "
                         "settings (e.g. 'max_autotune=True'; repeat for more variants); with --run, print the timing deltas")
@@ -163,7 +165,7 @@ def default_record_path(script: str) -> str:
 
 
 def run_headless(script: str, args: list[str], record: str, run: bool, python: str | None,
-                 what_if: list[str] | None = None) -> int:
+                 what_if: list[str] | None = None, numerics: bool = False) -> int:
     """Run straight through, print one line per stop and error; return the script's exit status."""
     from inductor_step.tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
     from inductor_step.tui.session import summarize_stop  # noqa: PLC0415
@@ -171,7 +173,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     q: queue.Queue[dict[str, Any]] = queue.Queue()
     writer = SessionWriter(record, {"script": script, "argv": args})
     agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python,
-                         what_if=what_if)
+                         what_if=what_if, numerics=numerics)
     runs: dict[str, dict[str, Any]] = {}
     shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
     rc: int | None = None
@@ -226,6 +228,11 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 
                     for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
                         print(f"{'':<20}             {line}", flush=True)
+            elif t == "numerics":  # issue 29: the answer first, then the short table (tui.numerics)
+                from inductor_step.tui.numerics import headless_lines  # noqa: PLC0415
+
+                for line in headless_lines(msg):
+                    print(line, flush=True)
             elif t == "run_status" and msg.get("done"):
                 last_status = msg.get("message")
             elif t == "done":
@@ -453,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
             on_end_signals(raise_ended)
-            return run_headless(script, args, record, ns.run, ns.python, ns.what_if)
+            return run_headless(script, args, record, ns.run, ns.python, ns.what_if, ns.numerics)
         if ns.run and launcher is None:
             raise UsageError("--run goes with --headless; in the UI press r")
         if ns.what_if:

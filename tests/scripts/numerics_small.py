@@ -1,0 +1,43 @@
+"""Three tiny graphs with real numerical differences from eager (issue 29's tests).
+
+[0/0] a bf16 chain: Inductor keeps (b + 256) - 256 in float32 and rounds once, eager rounds after each op.
+[1/0] a NaN from the script's data: log of a value the data made negative.
+[2/0] a deliberately wrong lowering registered here: aten.tanh lowered as sigmoid.
+"""
+
+import torch
+from torch._inductor.lowering import lowerings, register_lowering
+
+aten = torch.ops.aten
+
+
+def wrong_tanh(x):  # a deliberately wrong lowering: tanh computed as sigmoid
+    return lowerings[aten.sigmoid.default](x)
+
+
+register_lowering(aten.tanh.default)(wrong_tanh)
+
+torch.manual_seed(0)
+w = torch.randn(32, 16)
+
+
+def chain(x, w):
+    a = x * 2                      # exact in bf16
+    b = a @ w                      # the same ATen mm in both
+    return ((b + 256) - 256) * 3   # BF16_CHAIN: eager rounds b + 256 to bf16
+
+
+def nan_from_data(x, w):
+    a = x @ w
+    return torch.log(a - a.min() - 1.0) * 2   # NAN_LINE: log of a negative value
+
+
+def lowered_wrong(x, w):
+    a = x @ w
+    return torch.tanh(a) * 2 + 1   # WRONG_LINE: tanh lowered as sigmoid
+
+
+x = torch.randn(8, 32)
+print(torch.compile(chain)(x.bfloat16(), w.bfloat16()).float().sum().item())
+print(torch.compile(nan_from_data)(x, w).sum().item())
+print(torch.compile(lowered_wrong)(x, w).sum().item())

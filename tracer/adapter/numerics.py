@@ -1,0 +1,215 @@
+"""Numerics (issue 29), the torch side: an output module that reports each buffer as its kernel writes it,
+the post-grad graph run node by node in its own dtype or in float64, and a graph recompiled with chosen nodes
+materialized.
+
+Reads Inductor's output-code file (its ``call`` and kernel call lines, tracer.codeparse), runs
+``torch.fx.Interpreter`` over the post-grad ``GraphModule`` and compiles again with
+``torch._inductor.compile_fx.compile_fx_inner`` (through :func:`tracer.adapter.whatif.compile_variant`'s
+snapshot form).  Nothing here compares: :mod:`tracer.numerics` does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from typing import Any, Callable
+
+import torch
+
+#: the name the instrumented wrapper calls after each kernel call: ``_istep_capture(kernel, call, line, pairs)``
+CAPTURE = "_istep_capture"
+_LOW_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def _statement_end(lines: list[str], i: int) -> int:
+    """The index of the last line of the statement starting at ``lines[i]`` (brackets balanced)."""
+    depth = 0
+    j = i
+    while j < len(lines):
+        text = re.sub(r"'[^']*'|\"[^\"]*\"", "", lines[j].split("#")[0])
+        depth += text.count("(") + text.count("[") + text.count("{")
+        depth -= text.count(")") + text.count("]") + text.count("}")
+        if depth <= 0:
+            return j
+        j += 1
+    return i
+
+
+def call_writes(kernel: dict[str, Any], call: int) -> list[str]:
+    """The variable names call ``call`` of ``kernel`` (one of :func:`tracer.codeparse.parse_wrapper`'s)
+    writes: a generated kernel's output pointer arguments (``out_ptr``/``in_out_ptr``, C++ non-const
+    pointers), an extern call's ``out=`` and the name a fallback's result is assigned to."""
+    from inductor_step.tracer.codeparse import _NAME_ARG, _param_is_output  # noqa: PLC0415
+
+    if kernel["backend"] not in ("cpp", "triton"):
+        return list(kernel.get("writes") or [])
+    flags = _param_is_output(kernel["backend"], kernel.get("source") or "")
+    args = (kernel.get("calls") or [[]])[call]
+    out: list[str] = []
+    for a, is_out in zip(args, flags or []):
+        if is_out:
+            out += [n for n in _NAME_ARG.findall(a)[:1] if n not in out]
+    return out
+
+
+def instrument(source: str, kernels: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """``source`` (an output module) with a ``_istep_capture(kernel, call, line, (("buf3", buf3), ...))``
+    statement after every kernel call of ``kernels`` (:func:`tracer.codeparse.parse_wrapper`), so each buffer
+    is seen right after the kernel that writes it and before its storage is reused.  Returns the new source
+    and the points, in source order: ``{"kernel", "call", "line" (1-based, in the original), "writes"}``."""
+    lines = source.split("\n")
+    points = []
+    for k in kernels:
+        for ci, line in enumerate(k.get("call_lines") or []):
+            writes = call_writes(k, ci)
+            if writes and 0 < line <= len(lines):
+                points.append({"kernel": k["name"], "call": ci, "line": line, "writes": writes})
+    points.sort(key=lambda p: p["line"])
+    for p in sorted(points, key=lambda p: -p["line"]):
+        i = p["line"] - 1
+        end = _statement_end(lines, i)
+        indent = re.match(r"\s*", lines[i]).group(0)
+        pairs = "".join(f"({w!r}, {w}), " for w in p["writes"])
+        lines.insert(end + 1, f"{indent}{CAPTURE}({p['kernel']!r}, {p['call']}, {p['line']}, ({pairs}))")
+    return "\n".join(lines), points
+
+
+def load_instrumented(output_path: str, kernels: list[dict[str, Any]],
+                      capture: Callable[[str, int, int, tuple], None]) -> tuple[Any, list[dict[str, Any]]]:
+    """Load output module ``output_path`` instrumented by :func:`instrument`, its captures going to
+    ``capture(kernel, call, line, ((name, value), ...))``; returns ``(module, points)``.  Its kernels
+    compile from Inductor's cache (the same code as the original's).  Raises what importing raises."""
+    from inductor_step.tracer.adapter.output_module import load_output_module  # noqa: PLC0415
+
+    with open(output_path, encoding="utf-8") as f:
+        source = f.read()
+    new, points = instrument(source, kernels)
+    fd, path = tempfile.mkstemp(prefix="istep_numerics_", suffix=".py",
+                                dir=os.path.dirname(output_path) or None)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(new)
+    try:
+        mod = load_output_module(path)
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    setattr(mod, CAPTURE, capture)
+    return mod, points
+
+
+def _to64(x: Any) -> Any:
+    if isinstance(x, torch.Tensor) and x.dtype in _LOW_FLOATS:
+        return x.to(torch.float64)
+    if isinstance(x, torch.dtype) and x in _LOW_FLOATS:
+        return torch.float64
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to64(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to64(v) for k, v in x.items()}
+    return x
+
+
+def _down(x: Any) -> Any:
+    if isinstance(x, torch.Tensor) and x.dtype == torch.float64:
+        return x.to(torch.float32)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_down(v) for v in x)
+    return x
+
+
+def run_graph(gm: Any, args: list, on_value: Callable[[Any, Any], None], float64: bool = False) -> list[str]:
+    """Run post-grad GraphModule ``gm`` on ``args`` node by node (``torch.fx.Interpreter``), calling
+    ``on_value(node, value)`` after each node.  ``float64``: every floating tensor below float64 (inputs,
+    attributes) and every dtype argument (``convert_element_type(x, torch.bfloat16)``) becomes float64, the
+    reference run; a node that has no float64 kernel runs in float32 (its result back in float64), and its
+    name is returned (those nodes' reference is float32, not float64)."""
+    fell_back: list[str] = []
+
+    class Run(torch.fx.Interpreter):
+        def run_node(self, n: Any) -> Any:
+            v = super().run_node(n)
+            on_value(n, v)
+            return v
+
+        def placeholder(self, target: Any, a: Any, k: Any) -> Any:
+            v = super().placeholder(target, a, k)
+            return _to64(v) if float64 else v
+
+        def get_attr(self, target: Any, a: Any, k: Any) -> Any:
+            v = super().get_attr(target, a, k)
+            return _to64(v) if float64 else v
+
+        def call_function(self, target: Any, a: Any, k: Any) -> Any:
+            if not float64:
+                return target(*a, **k)
+            a64, k64 = _to64(a), _to64(k)
+            try:
+                return target(*a64, **k64)
+            except Exception:  # noqa: BLE001 - no float64 kernel for this op: float32, said so
+                fell_back.append(getattr(self, "_cur", "?"))
+                return _to64(target(*_down(a64), **_down(k64)))
+
+        def call_module(self, target: Any, a: Any, k: Any) -> Any:
+            return super().call_module(target, _to64(a) if float64 else a, _to64(k) if float64 else k)
+
+    r = Run(gm)
+    orig = r.run_node
+
+    def tagged(n: Any) -> Any:
+        r._cur = n.name
+        return orig(n)
+
+    r.run_node = tagged  # type: ignore[method-assign]
+    with torch.no_grad():
+        r.run(*args)
+    return fell_back
+
+
+RANDOM_WORDS = ("rand", "dropout", "bernoulli", "seed", "normal", "multinomial")
+
+
+def random_dependents(gm: Any) -> dict[str, str]:
+    """{node name: the random op it depends on} for every node of ``gm`` computed from a random op's
+    output (``prims.inductor_random``, ``aten.rand``, dropout, ...), the op itself included."""
+    out: dict[str, str] = {}
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and any(w in str(n.target) for w in RANDOM_WORDS):
+            out[n.name] = str(n.target)
+            continue
+        for a in n.all_input_nodes:
+            if a.name in out:
+                out[n.name] = out[a.name]
+                break
+    return out
+
+
+def compile_materialized(snapshot: dict[str, Any], names: list[str], inputs: list, is_backward: bool,
+                         is_inference: bool) -> tuple[list, list[str]]:
+    """Compile a what-if snapshot (:func:`tracer.adapter.whatif.graph_snapshot`: the graph as
+    ``compile_fx_inner`` got it) again with the nodes ``names`` added to its outputs, so Inductor writes each
+    one's value to memory even where it fuses them, run it once on ``inputs`` and return ``(their values,
+    the names found)``: a name the snapshot lacks (a post-grad pass made that node) is left out."""
+    from inductor_step.tracer.adapter.whatif import _graph_module, compile_variant  # noqa: PLC0415
+
+    gm = _graph_module(snapshot)
+    by_name = {n.name: n for n in gm.graph.nodes}
+    found = [n for n in names if n in by_name and by_name[n].op == "call_function"]
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    old = out_node.args[0]
+    old = list(old) if isinstance(old, (list, tuple)) else [old]
+    out_node.args = (tuple(old + [by_name[n] for n in found]),)
+    gm.graph.lint()
+    gm.recompile()
+    from inductor_step.tracer.adapter.whatif import graph_snapshot  # noqa: PLC0415
+
+    snap = graph_snapshot(gm)
+    snap["attrs"] = snapshot["attrs"]
+    snap["specs"] = snapshot["specs"]
+    compiled = compile_variant(snap, {}, is_backward=is_backward, is_inference=is_inference)
+    with torch.no_grad():
+        outs = compiled([a.clone() if isinstance(a, torch.Tensor) else a for a in inputs])
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    return outs[len(old):], found

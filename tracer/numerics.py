@@ -1,0 +1,415 @@
+"""Numerics (issue 29): every buffer of a compiled graph against eager, and the first that diverges or holds a NaN.
+
+:func:`compare_graph` runs Inductor's output module once with a capture after every kernel call
+(:func:`tracer.adapter.numerics.instrument`: each buffer is seen right after the kernel that writes it, before
+its storage is reused, so an in-place kernel's buffer is compared as written) on the script's own inputs of the
+graph's first call, and the post-grad graph node by node (``torch.fx.Interpreter``) in the graph's dtypes and in
+float64.  Each buffer is compared with the value of its producing FX node (the links' ``fx_nodes``; among them
+the one no other of them feeds, of the buffer's size) as soon as the kernel wrote it, and dropped: the compiled
+graph runs twice (against eager, then against float64), so at most one kept copy of the graph's eager values
+(in the graph's dtypes, then in float64) lives beside the compiled graph's own buffers.
+
+Tolerances are torch.testing's defaults for the buffer's dtype (:data:`TOLERANCES`).  A buffer *diverges* when
+some element is further from eager than ``atol + rtol * |eager|``.  Its verdict then reads the float64 run:
+``closer to float64 than eager`` (eager's own per-op rounding is the larger error: not a bug), ``as far from
+float64 as eager`` or ``further from float64 than eager`` -- compiled's error against float64, in tolerances,
+is over 1 and over twice eager's: the suspect case, the tolerance widened by how far eager itself is from
+float64.  A NaN or Inf is counted on both sides; a position where one side is finite and the other not
+diverges without limit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import torch
+
+from inductor_step.tracer.adapter import numerics as tn
+
+#: torch.testing.assert_close's default (rtol, atol) by dtype
+TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
+                                              "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+                                              "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
+SUSPECT_FACTOR = 2.0  # compiled further from float64 than this many times eager's own error: suspect
+TABLE_ROWS = 8  # the short table of the answer: the rows up to the divergence, at most this many
+
+
+def _dt(t: Any) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+def stats(c: Any, r: Any) -> dict[str, Any]:
+    """How tensor ``c`` (compiled) differs from ``r`` (a reference of the same number of elements, any float
+    dtype, any device): ``max_abs``, ``max_rel`` (max_abs over the largest finite ``|r|``), ``eps_units``
+    (max_abs in units of ``c``'s dtype eps times that scale), ``tol_ratio`` (the largest ``|c - r| / (atol +
+    rtol |r|)`` with ``c``'s dtype tolerances: over 1 fails ``torch.testing.assert_close``), ``nonfinite_mismatch``
+    (positions where one side is NaN/Inf and the other is not the same), and ``nan``/``inf`` counts of ``c``.
+    Integer and bool tensors compare exactly (``tol_ratio`` 0 or inf).  Computed in float64."""
+    dtype = _dt(c)
+    c = c.detach()
+    r = r.detach().to(c.device)
+    if c.shape != r.shape:
+        c, r = c.reshape(-1), r.reshape(-1)
+    if not (c.is_floating_point() or c.is_complex()):
+        bad = int((c != r.to(c.dtype)).sum())
+        return {"max_abs": float((c.double() - r.double()).abs().max()) if c.numel() else 0.0, "max_rel": None,
+                "eps_units": None, "tol_ratio": math.inf if bad else 0.0, "nonfinite_mismatch": 0, "nan": 0,
+                "inf": 0, "mismatches": bad}
+    c64 = c.to(torch.complex128 if c.is_complex() else torch.float64)
+    r64 = r.to(c64.dtype)
+    fc, fr = torch.isfinite(c64), torch.isfinite(r64)
+    both = fc & fr
+    same_nonfinite = ~fc & ~fr & ((c64 == r64) | (torch.isnan(c64) & torch.isnan(r64)))
+    mismatch = int((~both & ~same_nonfinite).sum())
+    diff = torch.where(both, (c64 - r64).abs(), torch.zeros((), dtype=torch.float64, device=c.device))
+    rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0))
+    rabs = torch.where(fr, r64.abs(), torch.zeros((), dtype=torch.float64, device=c.device))
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    ratio = float((diff / (atol + rtol * rabs)).max()) if diff.numel() and (atol or rtol) else (
+        0.0 if max_abs == 0 else math.inf)
+    scale = float(rabs.max()) if rabs.numel() else 0.0
+    eps = torch.finfo(c.dtype).eps if c.is_floating_point() else torch.finfo(torch.float32).eps
+    out = {"max_abs": max_abs, "max_rel": max_abs / scale if scale else (0.0 if max_abs == 0 else math.inf),
+           "eps_units": max_abs / (eps * scale) if scale else (0.0 if max_abs == 0 else math.inf),
+           "tol_ratio": ratio, "nonfinite_mismatch": mismatch,
+           "nan": int(torch.isnan(c64).sum()), "inf": int(torch.isinf(c64).sum())}
+    if mismatch:
+        out["max_abs"] = out["tol_ratio"] = out["max_rel"] = out["eps_units"] = math.inf
+    return out
+
+
+def _json_num(x: Any) -> Any:
+    """JSON has no inf: "inf" as a string (the session's readers show it as ∞)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "inf" if x > 0 else ("nan" if math.isnan(x) else "-inf")
+    return x
+
+
+def producer_node(gm: Any, fx_nodes: list[str], numel: int | None = None) -> str | None:
+    """Of a buffer's FX nodes (its origins), the one whose value the buffer holds: the last, in graph
+    order, that no other of them uses, of ``numel`` elements where known; None if none is in ``gm``."""
+    order = {n.name: i for i, n in enumerate(gm.graph.nodes)}
+    nodes = {n.name: n for n in gm.graph.nodes}
+    cands = [n for n in fx_nodes if n in nodes]
+    if numel is not None:
+        sized = [n for n in cands if _numel(nodes[n]) == numel]
+        cands = sized or cands
+    if not cands:
+        return None
+    sinks = [n for n in cands if not any(u.name in cands for u in nodes[n].users)]
+    return max(sinks or cands, key=lambda n: order[n])
+
+
+def _numel(node: Any) -> int | None:
+    v = node.meta.get("val")
+    try:
+        return int(v.numel()) if isinstance(v, torch.Tensor) else None
+    except Exception:  # noqa: BLE001 - symbolic sizes
+        return None
+
+
+def _clone_args(args: list) -> list:
+    return [a.clone(memory_format=torch.preserve_format) if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def verdict(vs_eager: dict[str, Any], c64: dict[str, Any] | None, e64: dict[str, Any] | None) -> tuple[str, str]:
+    """``(status, text)`` of one buffer: status ``ok`` (within torch.testing's tolerance of eager),
+    ``closer`` (diverges, compiled nearer float64 than eager), ``same`` (diverges, as far from float64 as
+    eager), ``suspect`` (diverges, compiled's error against float64 over its tolerance and over
+    :data:`SUSPECT_FACTOR` times eager's), or ``diverges`` (no float64 reference)."""
+    r = vs_eager.get("tol_ratio") or 0.0
+    if vs_eager.get("nonfinite_mismatch"):
+        return "suspect", (f"{vs_eager['nonfinite_mismatch']} element(s) are NaN/Inf on one side only")
+    if r <= 1.0:
+        return "ok", "within torch.testing's tolerance of eager"
+    if not c64 or not e64:
+        return "diverges", f"{r:.3g}x the tolerance from eager (no float64 reference)"
+    cr, er = c64.get("tol_ratio") or 0.0, e64.get("tol_ratio") or 0.0
+    head = f"{r:.3g}x the tolerance from eager; vs float64 compiled {cr:.3g}x, eager {er:.3g}x"
+    if cr <= er:
+        return "closer", head + ": compiled is closer to float64 than eager (eager's own rounding; not a bug)"
+    if cr > 1.0 and cr > SUSPECT_FACTOR * er:
+        return "suspect", head + ": compiled is further from float64 than eager can explain"
+    return "same", head + ": both about as far from float64"
+
+
+class _Pass:
+    """One run of the instrumented output module, comparing each captured buffer with ``refs`` at once."""
+
+    def __init__(self, plan: dict[str, str | None], refs: dict[str, Any]):
+        self.plan, self.refs = plan, refs
+        self.rows: list[dict[str, Any]] = []
+
+    def __call__(self, kernel: str, call: int, line: int, pairs: tuple) -> None:
+        for name, value in pairs:
+            row: dict[str, Any] = {"buffer": name, "kernel": kernel, "call": call, "line": line}
+            node = self.plan.get(name)
+            row["fx_node"] = node
+            if isinstance(value, torch.Tensor):
+                row.update(dtype=_dt(value), shape=list(value.shape))
+                ref = self.refs.get(node) if node else None
+                if isinstance(ref, torch.Tensor) and ref.numel() == value.numel():
+                    try:
+                        row["stats"] = stats(value, ref)
+                    except Exception as e:  # noqa: BLE001
+                        row["why"] = f"not compared ({type(e).__name__}: {e})"
+                elif isinstance(ref, torch.Tensor):
+                    row["why"] = f"not compared: {value.numel()} elements vs {ref.numel()} in {node}"
+                if value.is_floating_point():
+                    row["nan"], row["inf"] = int(torch.isnan(value).sum()), int(torch.isinf(value).sum())
+            else:
+                row["why"] = f"not compared: the kernel returned a {type(value).__name__}"
+            self.rows.append(row)
+
+
+def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict[str, Any] | None, *,
+                  snapshot: dict[str, Any] | None = None, is_backward: bool = False, is_inference: bool = False,
+                  localize: bool = True) -> dict[str, Any]:
+    """Compare every buffer of compiled graph ``output_path`` (Inductor's output module) with the eager
+    value of its producing FX node of post-grad GraphModule ``gm``; ``links`` is the codegen stop's links
+    (tracer.links: each buffer's ``fx_nodes``, ``kernels``, ``kernel_lines``, ``user_lines``), ``script`` the
+    agent's record of the script's first call of the graph (``inputs``: {position: tensor}), ``snapshot`` the
+    what-if snapshot of the graph (for :func:`localize_in_kernel`).  Returns :class:`tracer.protocol.GraphNumerics`.
+    Raises what loading or running the module raises."""
+    from inductor_step.tracer.adapter.output_module import load_output_module  # noqa: PLC0415
+    from inductor_step.tracer.codeparse import parse_wrapper  # noqa: PLC0415
+    from inductor_step.tracer.timing.harness import _graph_args, _use_script_inputs  # noqa: PLC0415
+
+    t0 = time.monotonic()
+    with open(output_path, encoding="utf-8") as f:
+        source = f.read()
+    kernels = [k for k in parse_wrapper(source) if k.get("call_lines")]
+    lb = (links or {}).get("buffers") or {}
+    sizes = {n.name: _numel(n) for n in gm.graph.nodes}
+    plan: dict[str, str | None] = {}
+    for k in kernels:
+        for ci in range(len(k["call_lines"])):
+            for w in tn.call_writes(k, ci):
+                fx = (lb.get(w) or {}).get("fx_nodes") or []
+                numels = {sizes.get(n) for n in fx}
+                plan[w] = producer_node(gm, fx, numels.pop() if len(numels) == 1 else None) if fx else None
+    rand = tn.random_dependents(gm)
+    want = {n for n in plan.values() if n and n not in rand}
+    base = load_output_module(output_path)
+    with torch.no_grad():
+        args = _graph_args(base)
+        ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or {})
+    n_tensors = sum(1 for a in args if isinstance(a, torch.Tensor))
+    inputs = (f"the script's own inputs of its first call of the graph (all {n_tensors} tensors)"
+              if ints + floats >= n_tensors else
+              f"the script's own inputs for {ints + floats} of {n_tensors} tensors; the rest random (get_args, "
+              "seeded): the script did not call this graph, or its floats were over the copy budget")
+    in_place = any(str(getattr(n, "target", "")).rstrip(".default").endswith("_") for n in gm.graph.nodes
+                   if n.op == "call_function")
+    refs: dict[str, Any] = {}
+    kept = {"now": 0, "peak": 0}
+
+    def keep(node: Any, v: Any) -> None:
+        if node.name in want and isinstance(v, torch.Tensor):
+            refs[node.name] = v.clone() if in_place else v
+            kept["now"] += v.numel() * v.element_size()
+            kept["peak"] = max(kept["peak"], kept["now"])
+
+    seed = 0
+    torch.manual_seed(seed)
+    tn.run_graph(gm, _clone_args(args), keep)  # 1. eager in the graph's dtypes
+    p1 = _Pass(plan, refs)
+    mod, points = tn.load_instrumented(output_path, kernels, p1)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        mod.call(_clone_args(args))  # 2. compiled vs eager, buffer by buffer
+    eager64: dict[str, dict[str, Any]] = {}
+
+    def keep64(node: Any, v: Any) -> None:  # 3. float64: eager's own error, then the float64 value replaces it
+        if node.name in want and isinstance(v, torch.Tensor):
+            old = refs.get(node.name)
+            if isinstance(old, torch.Tensor) and old.numel() == v.numel():
+                try:
+                    eager64[node.name] = stats(old, v)
+                except Exception:  # noqa: BLE001
+                    pass
+                kept["now"] -= old.numel() * old.element_size()
+            refs[node.name] = v
+            kept["now"] += v.numel() * v.element_size()
+            kept["peak"] = max(kept["peak"], kept["now"])
+
+    torch.manual_seed(seed)
+    fell_back = tn.run_graph(gm, _clone_args(args), keep64, float64=True)
+    p2 = _Pass(plan, refs)
+    setattr(mod, tn.CAPTURE, p2)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        mod.call(_clone_args(args))  # 4. compiled vs float64
+    refs.clear()
+    rows = _rows(p1.rows, p2.rows, eager64, rand, lb)
+    out: dict[str, Any] = {"inputs": inputs, "rows": rows, "points": len(points),
+                           "tolerances": {d: {"rtol": r, "atol": a} for d, (r, a) in TOLERANCES.items()
+                                          if any(x.get("dtype") == d for x in rows)},
+                           "kept_bytes": kept["peak"],
+                           "method": "each buffer captured right after its kernel (the wrapper instrumented), "
+                                     "compared with its FX node run by torch.fx in the graph's dtypes and in float64"}
+    if fell_back:
+        out["f64_fallbacks"] = (f"{len(fell_back)} node(s) have no float64 kernel and ran in float32 for the "
+                                f"reference: {', '.join(fell_back[:6])}")
+    if rand:
+        out["random"] = (f"{len(set(rand) & set(plan.values()))} buffer(s) depend on random ops "
+                         f"({', '.join(sorted(set(rand.values()))[:3])}): not compared (eager draws its numbers by "
+                         "another algorithm than Inductor's code; fallback_random=True makes them the same)")
+    _answers(out, rows, lb, links)
+    first = out.get("first_suspect") or out.get("first_divergence")
+    if localize and first and snapshot is not None:
+        try:
+            out["localized"] = localize_in_kernel(first, links, gm, snapshot, args, is_backward, is_inference)
+        except Exception as e:  # noqa: BLE001
+            out["localized"] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
+    elif localize and first:
+        out["localized"] = {"unavailable": "not localized: no snapshot of the graph as compile_fx_inner got it"}
+    out["seconds"] = time.monotonic() - t0
+    return _clean(out)
+
+
+def _rows(r1: list[dict], r2: list[dict], eager64: dict[str, dict], rand: dict[str, str],
+          lb: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for i, a in enumerate(r1):
+        b = r2[i] if i < len(r2) and r2[i]["buffer"] == a["buffer"] else {}
+        row = {k: v for k, v in a.items() if k != "stats"}
+        row["index"] = i
+        node = a.get("fx_node")
+        info = lb.get(a["buffer"]) or {}
+        row["fx_nodes"] = info.get("fx_nodes") or []
+        row["user_lines"] = info.get("user_lines") or []
+        if node in rand:
+            row["status"], row["why"] = "not_compared", f"depends on the random op {rand[node]}"
+        elif not node:
+            row["status"] = "not_compared"
+            row.setdefault("why", "no post-grad FX node for this buffer in the links")
+        elif "stats" not in a:
+            row["status"] = "not_compared"
+            row.setdefault("why", f"no eager value of {node}")
+        else:
+            row["vs_eager"] = a["stats"]
+            c64, e64 = b.get("stats"), eager64.get(node)
+            if c64:
+                row["compiled_vs_f64"] = c64
+            if e64:
+                row["eager_vs_f64"] = e64
+            row["status"], row["verdict"] = verdict(a["stats"], c64, e64)
+            row["eager_nan"], row["eager_inf"] = _eager_nonfinite(a)
+        rows.append(row)
+    return rows
+
+
+def _eager_nonfinite(a: dict[str, Any]) -> tuple[int, int]:
+    """Eager's NaN/Inf counts, from compiled's and the positions they do not share: equal when none differ."""
+    s = a.get("stats") or {}
+    if not s.get("nonfinite_mismatch"):
+        return a.get("nan", 0), a.get("inf", 0)
+    return -1, -1  # unknown: the sides differ (stats counts mismatched positions only)
+
+
+def _answers(out: dict[str, Any], rows: list[dict], lb: dict[str, Any], links: dict[str, Any]) -> None:
+    """The first divergence, the first suspect and the first NaN/Inf, each with its kernel, fused nodes,
+    kernel lines, FX nodes and user line, and the short table of errors up to it."""
+    lk = (links or {}).get("kernels") or {}
+
+    def where(row: dict[str, Any]) -> dict[str, Any]:
+        info = lb.get(row["buffer"]) or {}
+        k = row["kernel"]
+        return {"index": row["index"], "buffer": row["buffer"], "kernel": k,
+                "fused_nodes": (lk.get(k) or {}).get("fused_nodes") or ([info["fused_node"]] if info.get("fused_node") else []),
+                "scheduler_node": info.get("scheduler_node"),
+                "kernel_lines": (info.get("kernel_lines") or {}).get(k) or [],
+                "kernel_nodes": (lk.get(k) or {}).get("post_grad_nodes") or [],
+                "wrapper_line": row["line"], "fx_node": row.get("fx_node"), "fx_nodes": row.get("fx_nodes") or [],
+                "user_lines": row.get("user_lines") or [], "status": row.get("status"),
+                "verdict": row.get("verdict"), "table": _table(rows, row["index"])}
+
+    div = next((r for r in rows if r.get("status") in ("closer", "same", "suspect", "diverges")), None)
+    sus = next((r for r in rows if r.get("status") == "suspect"), None)
+    nf = next((r for r in rows if r.get("nan") or r.get("inf")), None)
+    if div:
+        out["first_divergence"] = where(div)
+    if sus:
+        out["first_suspect"] = where(sus)
+    if nf:
+        w = where(nf)
+        e_nan, e_inf = nf.get("eager_nan", -1), nf.get("eager_inf", -1)
+        w.update(nan=nf.get("nan", 0), inf=nf.get("inf", 0), eager_nan=e_nan, eager_inf=e_inf,
+                 eager_too=bool((e_nan or 0) > 0 or (e_inf or 0) > 0) if nf.get("status") not in (None, "not_compared") else None)
+        out["first_nonfinite"] = w
+    n_cmp = sum(1 for r in rows if r.get("status") not in ("not_compared", None))
+    out["summary"] = {"buffers": len(rows), "compared": n_cmp,
+                      "diverging": sum(1 for r in rows if r.get("status") in ("closer", "same", "suspect", "diverges")),
+                      "suspect": sum(1 for r in rows if r.get("status") == "suspect"),
+                      "nonfinite": sum(1 for r in rows if r.get("nan") or r.get("inf"))}
+
+
+def _table(rows: list[dict], upto: int) -> list[dict[str, Any]]:
+    """The error growing along the graph: the compared rows up to ``upto`` (and two after), at most TABLE_ROWS."""
+    sel = [r for r in rows if r["index"] <= upto + 2 and r.get("vs_eager")]
+    before = [r for r in sel if r["index"] <= upto][-(TABLE_ROWS - 2):]
+    after = [r for r in sel if r["index"] > upto][:2]
+    return [{"buffer": r["buffer"], "kernel": r["kernel"], "fx_node": r.get("fx_node"), "status": r.get("status"),
+             "max_abs": r["vs_eager"].get("max_abs"), "tol_ratio": r["vs_eager"].get("tol_ratio"),
+             "eps_units": r["vs_eager"].get("eps_units")} for r in before + after]
+
+
+def localize_in_kernel(first: dict[str, Any], links: dict[str, Any], gm: Any, snapshot: dict[str, Any], args: list,
+                       is_backward: bool, is_inference: bool) -> dict[str, Any]:
+    """Inside the kernel of ``first`` (an answer of :func:`compare_graph`): recompile the graph with each of the
+    kernel's FX nodes added to the outputs (so each node's value is written to memory, not kept in a register),
+    compare each with eager (graph dtype and float64) and name the first node, in graph order, that diverges."""
+    nodes_in = set(first.get("kernel_nodes") or []) | set(first.get("fx_nodes") or [])
+    order = [n for n in gm.graph.nodes if n.name in nodes_in and isinstance(n.meta.get("val"), torch.Tensor)]
+    names = [n.name for n in order]
+    if len(names) < 2:
+        return {"kernel": first["kernel"], "skipped": f"the kernel holds {len(names)} FX node(s): nothing to unfuse"}
+    values, found = tn.compile_materialized(snapshot, names, args, is_backward, is_inference)
+    got = dict(zip(found, values))
+    ref: dict[str, Any] = {}
+    tn.run_graph(gm, _clone_args(args), lambda n, v: ref.__setitem__(n.name, v) if n.name in got else None)
+    ref64: dict[str, Any] = {}
+    tn.run_graph(gm, _clone_args(args), lambda n, v: ref64.__setitem__(n.name, v) if n.name in got else None,
+                 float64=True)
+    out_nodes = []
+    for n in names:
+        if n not in got or not isinstance(got[n], torch.Tensor) or n not in ref:
+            out_nodes.append({"node": n, "status": "not_compared", "why": "not materialized (the snapshot lacks it)"})
+            continue
+        s = stats(got[n], ref[n])
+        c64 = stats(got[n], ref64[n]) if n in ref64 else None
+        e64 = stats(ref[n], ref64[n]) if n in ref64 else None
+        status, text = verdict(s, c64, e64)
+        out_nodes.append({"node": n, "status": status, "verdict": text, "vs_eager": s, "nan": s.get("nan", 0),
+                          "inf": s.get("inf", 0), "user_line": _user_line(gm, n)})
+    bad = next((x for x in out_nodes if x["status"] == "suspect"), None) or next(
+        (x for x in out_nodes if x["status"] not in ("ok", "not_compared")), None)
+    nan = next((x for x in out_nodes if x.get("nan") or x.get("inf")), None)
+    return {"kernel": first["kernel"], "nodes": out_nodes, "first": bad["node"] if bad else None,
+            "first_nonfinite": nan["node"] if nan else None,
+            "how": (f"recompiled the graph with the {len(found)} FX node(s) of {first['kernel']} added to its outputs "
+                    "(each one's value written to memory), compared each with eager")}
+
+
+def _user_line(gm: Any, name: str) -> str | None:
+    import re  # noqa: PLC0415
+
+    for n in gm.graph.nodes:
+        if n.name == name:
+            m = re.search(r'File "([^"]+)", line (\d+)', n.meta.get("stack_trace") or "")
+            return f"{m.group(1)}:{m.group(2)}" if m else None
+    return None
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return _json_num(x)
+
+
+__all__ = ["TOLERANCES", "compare_graph", "localize_in_kernel", "producer_node", "stats", "verdict"]

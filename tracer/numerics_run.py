@@ -1,0 +1,70 @@
+"""Numerics in the agent (issue 29): one ``numerics`` message per compiled graph, after the script or on request.
+
+Runs :func:`tracer.numerics.compare_graph` in the agent's own process (the post-grad graph, the links and the
+script's first-call inputs live here; a crash in a kernel would take the agent with it, as in-process timing
+does).  The localizing recompile (:func:`tracer.numerics.localize_in_kernel`) compiles on this thread under the
+agent's what-if lock, as a what-if variant does, but its stops are not sent (``tl.silent``) and its graph state is
+dropped afterwards: it is a measurement, not a graph of the session.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from inductor_step.tracer import protocol
+
+
+def _graph_flags(kind: str) -> tuple[bool, bool]:
+    base = protocol.split_part(protocol.split_subgraph(protocol.split_variant(kind)[0])[0])[0]
+    return base == "backward", base == "inference"
+
+
+def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
+    """Compare every compiled graph of ``agent`` (a :class:`tracer.agent.Agent`), or those named
+    (``"[0/0] forward"``), with eager; sends one ``numerics`` message (:class:`tracer.protocol.GraphNumerics`)
+    per graph, ``failed`` with ``error`` where it could not run."""
+    names = [only] if isinstance(only, str) else list(only or [])
+    todo = [(k, g) for k, g in list(agent.graphs.items())
+            if g.get("output_path") and g.get("gm") is not None and not g.get("function")
+            and (not names or f"{k[0]} {k[1]}" in names)]
+    if not todo:
+        agent.send({"type": "numerics", "compile_id": "?", "graph_kind": "inference", "failed": True,
+                    "error": "no compiled graph to compare yet (codegen not reached)"})
+        return
+    for (cid, kind), g in todo:
+        msg: dict[str, Any] = {"type": "numerics", "compile_id": cid, "graph_kind": kind,
+                               "device": g.get("device", "cpu")}
+        orig = agent.variant_of.get((cid, kind))
+        rec = agent._script_record(g, agent.graphs.get(orig) if orig else None)
+        backward, inference = _graph_flags(kind)
+        snapshot = agent.what_if_inputs.get(orig or (cid, kind))
+        try:
+            with open(g["output_path"], encoding="utf-8") as f:
+                if "def call(" not in f.read():
+                    raise RuntimeError("a C++ wrapper (cpp_wrapper or AOTInductor): its kernel calls cannot be "
+                                       "instrumented from Python")
+            msg.update(_compare(agent, cid, kind, g, rec, snapshot, backward, inference))
+        except Exception as e:  # noqa: BLE001 - never takes the agent down
+            msg.update(failed=True, error=f"{type(e).__name__}: {e}".splitlines()[0][:500])
+            msg["method"] = traceback.format_exc()[-2000:]
+        agent.send(msg)
+
+
+def _compare(agent: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, backward: bool,
+             inference: bool) -> dict[str, Any]:
+    from inductor_step.tracer.numerics import compare_graph  # noqa: PLC0415
+
+    key = (cid, f"{kind}{protocol.VARIANT_SEP}numerics")
+    saved = (agent.current, agent.fusion_lines, agent.capture_fusion)
+    with agent.what_if_lock:
+        agent.tl.silent = True
+        agent.tl.variant = key
+        try:
+            return compare_graph(g["output_path"], g["gm"], g.get("links") or {}, rec, snapshot=snapshot,
+                                 is_backward=backward, is_inference=inference)
+        finally:
+            agent.tl.silent = False
+            agent.tl.variant = None
+            agent.graphs.pop(key, None)
+            agent.current, agent.fusion_lines, agent.capture_fusion = saved

@@ -1,0 +1,159 @@
+"""Numerics (issue 29) as text: the answer first, the short error table, the pane's rows, REPORT.md's section.
+
+Reads ``numerics`` messages (:class:`tracer.protocol.GraphNumerics`); imports neither torch nor Textual, so
+``--open``, the report and the headless command show a recorded comparison anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+STATUS_MARK = {"ok": "ok", "closer": "closer to f64", "same": "diverges", "suspect": "SUSPECT",
+               "diverges": "diverges", "not_compared": "-"}
+
+
+def num(x: Any, digits: int = 3) -> str:
+    """A float as the table shows it: ``3.2e-05``, ``inf`` (JSON's ``"inf"`` string too), ``-`` for None."""
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return "∞" if x == "inf" else x
+    if isinstance(x, float) and not math.isfinite(x):
+        return "∞"
+    if x == 0:
+        return "0"
+    return f"{x:.{digits}g}"
+
+
+def _short_path(user_line: str) -> str:
+    path, _, line = user_line.rpartition(":")
+    return f"{os.path.basename(path)}:{line}" if path else user_line
+
+
+def _where(a: dict[str, Any]) -> str:
+    fused = ", ".join(a.get("fused_nodes") or []) or "-"
+    users = ", ".join(_short_path(u) for u in a.get("user_lines") or []) or "no user line"
+    lines = ", ".join(f"{x[0]}" if x[0] == x[-1] else f"{x[0]}-{x[-1]}" for x in a.get("kernel_lines") or [])
+    return (f"{a['buffer']} written by {a['kernel']} (wrapper line {a.get('wrapper_line')}; fused node(s) {fused}"
+            + (f"; kernel lines {lines}" if lines else "") + f"), FX node {a.get('fx_node') or '-'}"
+            + (f" of {', '.join(a['fx_nodes'])}" if len(a.get("fx_nodes") or []) > 1 else "") + f", {users}")
+
+
+def answer_lines(msg: dict[str, Any]) -> list[str]:
+    """The answer first: the first suspect buffer (else the first divergence), the first NaN/Inf producer, and
+    where each one was localized inside its fused kernel.  One line each, no table."""
+    if msg.get("failed"):
+        return [f"numerics: not compared ({msg.get('error')})"]
+    out = []
+    sus, div, nf = msg.get("first_suspect"), msg.get("first_divergence"), msg.get("first_nonfinite")
+    if sus:
+        out.append(f"first suspect divergence: {_where(sus)}: {sus.get('verdict')}")
+    if div and (not sus or div["index"] != sus["index"]):
+        out.append(f"first divergence from eager: {_where(div)}: {div.get('verdict')}")
+    if not div:
+        s = msg.get("summary") or {}
+        out.append(f"no divergence: all {s.get('compared', 0)} compared buffer(s) within torch.testing's tolerance "
+                   "of eager")
+    if nf:
+        eager = ("eager holds it too" if nf.get("eager_too") else
+                 "eager does NOT hold it" if nf.get("eager_too") is False else "eager not compared")
+        out.append(f"first NaN/Inf: {_where(nf)}: {nf.get('nan', 0)} NaN, {nf.get('inf', 0)} Inf ({eager})")
+    loc = msg.get("localized") or {}
+    if loc.get("first") or loc.get("first_nonfinite"):
+        bits = []
+        if loc.get("first"):
+            n = next((x for x in loc.get("nodes") or [] if x["node"] == loc["first"]), {})
+            bits.append(f"first divergent FX node {loc['first']}" + (f" ({_short_path(n['user_line'])})"
+                                                                      if n.get("user_line") else ""))
+        if loc.get("first_nonfinite"):
+            bits.append(f"first NaN/Inf FX node {loc['first_nonfinite']}")
+        out.append(f"localized inside {loc.get('kernel')}: {'; '.join(bits)} ({loc.get('how')})")
+    elif loc.get("unavailable") or loc.get("skipped"):
+        out.append(f"localized: {loc.get('unavailable') or loc.get('skipped')}")
+    return out
+
+
+def table_lines(rows: list[dict[str, Any]], mark: int | None = None) -> list[str]:
+    """The short table: buffer, kernel, FX node, status, max abs error, error/tolerance, eps units."""
+    out = [f"  {'buffer':<8} {'kernel':<34} {'fx node':<14} {'status':<14} {'max abs':>9} {'x tol':>9} {'eps':>9}"]
+    for r in rows:
+        out.append(f"{'>' if mark is not None and r.get('buffer') == mark else ' '} {r.get('buffer', ''):<8} "
+                   f"{(r.get('kernel') or '')[:34]:<34} {(r.get('fx_node') or '-')[:14]:<14} "
+                   f"{STATUS_MARK.get(r.get('status') or '', r.get('status') or ''):<14} {num(r.get('max_abs')):>9} "
+                   f"{num(r.get('tol_ratio')):>9} {num(r.get('eps_units')):>9}")
+    return out
+
+
+def headless_lines(msg: dict[str, Any]) -> list[str]:
+    """``--headless --numerics``: the graph, the answer first, then the error growing along the graph."""
+    from inductor_step.tracer.protocol import graph_key  # noqa: PLC0415
+
+    key = graph_key(msg) if msg.get("compile_id") != "?" else "numerics"
+    lines = [f"{key:<20} numerics    {line}" for line in answer_lines(msg)]
+    first = msg.get("first_suspect") or msg.get("first_divergence")
+    if first and first.get("table"):
+        lines += [f"{'':<20}             {t}" for t in table_lines(first["table"], first["buffer"])]
+    if not msg.get("failed"):
+        s = msg.get("summary") or {}
+        lines.append(f"{'':<20}             {s.get('compared', 0)} of {s.get('buffers', 0)} buffers compared, "
+                     f"{s.get('diverging', 0)} diverge ({s.get('suspect', 0)} suspect), {s.get('nonfinite', 0)} hold "
+                     f"NaN/Inf; inputs: {msg.get('inputs')}; {num(msg.get('seconds'))} s"
+                     + (f"; {msg['random']}" if msg.get("random") else ""))
+    return lines
+
+
+def pane_rows(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per buffer in execution order for the numerics pane: ``mark`` (``>`` the first suspect or
+    divergence, ``!`` the first NaN/Inf), buffer, kernel, FX node, dtype, status, max abs, x tol, eps units,
+    vs f64 (compiled / eager, in tolerances), NaN/Inf."""
+    first = msg.get("first_suspect") or msg.get("first_divergence") or {}
+    nf = msg.get("first_nonfinite") or {}
+    out = []
+    for r in msg.get("rows") or []:
+        ve = r.get("vs_eager") or {}
+        c64, e64 = r.get("compiled_vs_f64") or {}, r.get("eager_vs_f64") or {}
+        mark = ">" if r.get("index") == first.get("index") and first else (
+            "!" if r.get("index") == nf.get("index") and nf else " ")
+        out.append({"mark": mark, "buffer": r["buffer"], "kernel": r.get("kernel") or "", "fx_node": r.get("fx_node") or "-",
+                    "dtype": r.get("dtype") or "", "status": STATUS_MARK.get(r.get("status") or "", r.get("status") or ""),
+                    "max_abs": num(ve.get("max_abs")), "tol": num(ve.get("tol_ratio")), "eps": num(ve.get("eps_units")),
+                    "f64": f"{num(c64.get('tol_ratio'))} / {num(e64.get('tol_ratio'))}" if c64 or e64 else "-",
+                    "nonfinite": (f"{r.get('nan', 0)}/{r.get('inf', 0)}" if r.get("nan") or r.get("inf") else ""),
+                    "why": r.get("verdict") or r.get("why") or ""})
+    return out
+
+
+def first_buffer(msg: dict[str, Any] | None) -> str | None:
+    """The buffer Enter goes to: the first suspect, else the first divergence, else the first NaN/Inf."""
+    if not msg:
+        return None
+    a = msg.get("first_suspect") or msg.get("first_divergence") or msg.get("first_nonfinite")
+    return a.get("buffer") if a else None
+
+
+def report_section(numerics: dict[str, dict[str, Any]], kernel_source: Any = None) -> list[str]:
+    """REPORT.md's numerics section: per graph key, the answer, the short table and the kernel source excerpt
+    around the first divergence's lines (``kernel_source(key, kernel) -> str | None``)."""
+    if not numerics:
+        return []
+    out = ["## Numerics (compiled vs eager, issue 29)", ""]
+    for key, msg in numerics.items():
+        out.append(f"### {key}")
+        out.append("")
+        out += [f"- {line}" for line in answer_lines(msg)]
+        first = msg.get("first_suspect") or msg.get("first_divergence") or msg.get("first_nonfinite")
+        if first and first.get("table"):
+            out += ["", "```"] + table_lines(first["table"], first["buffer"]) + ["```"]
+        src = kernel_source(key, first["kernel"]) if first and kernel_source else None
+        if src:
+            lines = src.splitlines()
+            spans = first.get("kernel_lines") or []
+            lo = max(1, min((s[0] for s in spans), default=1) - 3)
+            hi = min(len(lines), max((s[-1] for s in spans), default=12) + 3)
+            out += ["", f"{first['kernel']}, lines {lo}-{hi}:", "", "```"]
+            out += [f"{i:>4}{'>' if any(s[0] <= i <= s[-1] for s in spans) else ' '} {lines[i - 1]}"
+                    for i in range(lo, hi + 1)] + ["```"]
+        out.append("")
+    return out
