@@ -259,13 +259,18 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
                          "another algorithm than Inductor's code; fallback_random=True makes them the same)")
     _answers(out, rows, lb, links)
     first = out.get("first_suspect") or out.get("first_divergence")
-    if localize and first and snapshot is not None:
+    nf = out.get("first_nonfinite")
+    targets = [("localized", first)] if first else []
+    if nf and (not first or nf["kernel"] != first["kernel"]):  # the NaN's kernel too, when it is another one
+        targets.append(("localized_nonfinite", nf))
+    for field, target in targets if localize else []:
+        if snapshot is None:
+            out[field] = {"unavailable": "not localized: no snapshot of the graph as compile_fx_inner got it"}
+            continue
         try:
-            out["localized"] = localize_in_kernel(first, links, gm, snapshot, args, is_backward, is_inference)
+            out[field] = localize_in_kernel(target, links, gm, snapshot, args, is_backward, is_inference)
         except Exception as e:  # noqa: BLE001
-            out["localized"] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
-    elif localize and first:
-        out["localized"] = {"unavailable": "not localized: no snapshot of the graph as compile_fx_inner got it"}
+            out[field] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
     out["seconds"] = time.monotonic() - t0
     return _clean(out)
 
@@ -399,8 +404,8 @@ def _user_line(gm: Any, name: str) -> str | None:
 
     for n in gm.graph.nodes:
         if n.name == name:
-            m = re.search(r'File "([^"]+)", line (\d+)', n.meta.get("stack_trace") or "")
-            return f"{m.group(1)}:{m.group(2)}" if m else None
+            m = re.findall(r'File "([^"]+)", line (\d+)', n.meta.get("stack_trace") or "")
+            return f"{m[-1][0]}:{m[-1][1]}" if m else None
     return None
 
 

@@ -882,7 +882,8 @@ class GraphNumerics(TypedDict, total=False):
     first_divergence: NumericsAnswer
     first_suspect: NumericsAnswer
     first_nonfinite: NumericsAnswer
-    localized: dict[str, Any]
+    localized: dict[str, Any]  # tracer.numerics.localize_in_kernel: the first divergence's kernel unfused
+    localized_nonfinite: dict[str, Any]  # the same for the first NaN/Inf's kernel, where it is another kernel
     seconds: float
     t: float
 

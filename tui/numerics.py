@@ -60,19 +60,22 @@ def answer_lines(msg: dict[str, Any]) -> list[str]:
         eager = ("eager holds it too" if nf.get("eager_too") else
                  "eager does NOT hold it" if nf.get("eager_too") is False else "eager not compared")
         out.append(f"first NaN/Inf: {_where(nf)}: {nf.get('nan', 0)} NaN, {nf.get('inf', 0)} Inf ({eager})")
-    loc = msg.get("localized") or {}
+    for field in ("localized", "localized_nonfinite"):
+        out += _localized_lines(msg.get(field) or {})
+    return out
+
+
+def _localized_lines(loc: dict[str, Any]) -> list[str]:
     if loc.get("first") or loc.get("first_nonfinite"):
         bits = []
-        if loc.get("first"):
-            n = next((x for x in loc.get("nodes") or [] if x["node"] == loc["first"]), {})
-            bits.append(f"first divergent FX node {loc['first']}" + (f" ({_short_path(n['user_line'])})"
-                                                                      if n.get("user_line") else ""))
-        if loc.get("first_nonfinite"):
-            bits.append(f"first NaN/Inf FX node {loc['first_nonfinite']}")
-        out.append(f"localized inside {loc.get('kernel')}: {'; '.join(bits)} ({loc.get('how')})")
-    elif loc.get("unavailable") or loc.get("skipped"):
-        out.append(f"localized: {loc.get('unavailable') or loc.get('skipped')}")
-    return out
+        for what, name in (("first divergent FX node", loc.get("first")), ("first NaN/Inf FX node", loc.get("first_nonfinite"))):
+            if name:
+                n = next((x for x in loc.get("nodes") or [] if x["node"] == name), {})
+                bits.append(f"{what} {name}" + (f" ({_short_path(n['user_line'])})" if n.get("user_line") else ""))
+        return [f"localized inside {loc.get('kernel')}: {'; '.join(bits)} ({loc.get('how')})"]
+    if loc.get("unavailable") or loc.get("skipped"):
+        return [f"localized: {loc.get('unavailable') or loc.get('skipped')}"]
+    return []
 
 
 def table_lines(rows: list[dict[str, Any]], mark: int | None = None) -> list[str]:

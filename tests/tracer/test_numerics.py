@@ -1,0 +1,101 @@
+"""Numerics (issue 29) on real divergences: ``inductor-step --headless --numerics`` over three tiny graphs
+(tests/scripts/numerics_small.py), recorded once for the module.
+
+* [0/0] a bf16 chain: Inductor keeps ``(b + 256) - 256`` in float32 and rounds once, eager rounds each op;
+* [1/0] a NaN from the script's data: ``log`` of values the data made negative;
+* [2/0] a deliberately wrong lowering registered in the script: ``aten.tanh`` lowered as sigmoid.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from tests.tracer.test_tracer import ROOT, line_of, run_cli, split_user_line
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+SCRIPT = os.path.join(ROOT, "tests", "scripts", "numerics_small.py")
+
+
+@pytest.fixture(scope="module")
+def rec(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("numerics")
+    record = str(cwd / "numerics.jsonl")
+    r = run_cli(["--headless", "--numerics", "--record", record, SCRIPT], str(cwd), record)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r
+
+
+def numerics(r, key: str) -> dict:
+    from inductor_step.tracer.protocol import graph_key
+
+    found = [m for m in r.of_type("numerics") if graph_key(m) == key]
+    assert len(found) == 1, [graph_key(m) for m in r.of_type("numerics")]
+    return found[0]
+
+
+def test_bf16_chain_first_divergence_is_the_fused_chain_and_reads_closer_to_float64(rec):
+    from inductor_step.tracer.protocol import validate
+
+    n = numerics(rec, "[0/0] inference")
+    assert validate(n) == []
+    rows = n["rows"]
+    assert [r["status"] for r in rows[:-1]] == ["ok"] * (len(rows) - 1)  # x * 2 and the mm: equal to eager
+    first = n["first_divergence"]
+    assert first["buffer"] == rows[-1]["buffer"] and first["fx_node"] == "mul_1"
+    assert first["status"] == "closer" and "closer to float64 than eager" in first["verdict"]
+    assert "first_suspect" not in n  # eager's per-op rounding, not a bug
+    assert rows[-1]["compiled_vs_f64"]["tol_ratio"] < 1 < rows[-1]["eager_vs_f64"]["tol_ratio"]
+    assert rows[-1]["dtype"] == "bfloat16"
+    path, line = split_user_line(first["user_lines"][0], rec.cwd)
+    assert line == line_of(SCRIPT, "BF16_CHAIN") and os.path.samefile(path, SCRIPT)
+    assert [t["buffer"] for t in first["table"]] == [r["buffer"] for r in rows]
+    loc = n["localized"]  # inside the fused kernel: sub is the first node whose value differs
+    assert loc["first"] == "sub" and "recompiled the graph" in loc["how"]
+    assert [x["status"] for x in loc["nodes"] if x["node"] == "add"] == ["ok"]
+    assert "first NaN" not in " ".join(_lines(n))
+
+
+def test_nan_from_data_names_the_kernel_the_node_and_the_user_line(rec):
+    n = numerics(rec, "[1/0] inference")
+    nf = n["first_nonfinite"]
+    assert nf["kernel"].startswith("cpp_fused_log") and nf["nan"] > 0 and nf["eager_too"] is True
+    assert all(not (r.get("nan") or r.get("inf")) for r in n["rows"][:nf["index"]])  # the mm before it is clean
+    assert "first_divergence" not in n  # eager makes the same NaNs
+    assert split_user_line(nf["user_lines"][0], rec.cwd)[1] == line_of(SCRIPT, "NAN_LINE")
+    assert n["localized_nonfinite"]["first_nonfinite"] == "log"
+    assert n["inputs"].startswith("the script's own inputs")
+
+
+def test_wrong_lowering_is_the_first_suspect_and_nothing_before_it(rec):
+    n = numerics(rec, "[2/0] inference")
+    sus = n["first_suspect"]
+    assert sus["kernel"].startswith("cpp_fused") and "tanh" in sus["kernel"]
+    before = n["rows"][:sus["index"]]
+    assert before and all(r["status"] == "ok" for r in before)  # the mm: equal
+    assert sus["index"] == n["first_divergence"]["index"]
+    assert split_user_line(sus["user_lines"][0], rec.cwd)[1] == line_of(SCRIPT, "WRONG_LINE")
+    assert n["localized"]["first"] == "tanh"
+    assert n["summary"]["suspect"] == 1
+
+
+def test_headless_prints_the_answer_first(rec):
+    out = [line for line in rec.stdout.splitlines() if line.startswith("[2/0] inference") and " numerics " in line]
+    assert out and out[0].split("numerics", 1)[1].strip().startswith("first suspect divergence: buf1")
+    assert "localized inside" in out[1] and "tanh" in out[1]
+
+
+def test_report_and_open_show_it_without_torch(rec, tmp_path):
+    from inductor_step.tui.numerics import report_section
+
+    msgs = {f"{m['compile_id']} {m['graph_kind']}": m for m in rec.of_type("numerics")}
+    text = "\n".join(report_section(msgs, lambda key, k: "line 1\nline 2\n" * 30))
+    assert "## Numerics" in text and "[2/0] inference" in text and "SUSPECT" in text
+
+
+def _lines(n: dict) -> list[str]:
+    from inductor_step.tui.numerics import answer_lines
+
+    return answer_lines(n)
