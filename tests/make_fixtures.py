@@ -30,6 +30,8 @@ RUNS = {
     "modes_dynamic.jsonl": ["--run", os.path.join(HERE, "scripts", "modes_dynamic.py")],
     # issue 27.1: a torch.cond's branches as graphs of their own, timed
     "subgraphs_cond.jsonl": ["--run", os.path.join(HERE, "scripts", "hop_cond.py")],
+    # issue 29: every buffer against eager: a bf16 chain, a NaN from the data, a wrong tanh lowering
+    "numerics.jsonl": ["--numerics", os.path.join(HERE, "scripts", "numerics_small.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

@@ -17,13 +17,14 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
-from inductor_step.tracer.protocol import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
+from inductor_step.tracer.protocol import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_NUMERICS, CMD_RUN, STAGES, graph_key
 from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter
 from inductor_step.tui.keys import BINDINGS, help_rows
 from inductor_step.tui.panes import PANES
 from inductor_step.tui.panes.base import StagePane
+from inductor_step.tui.panes.numerics import NumericsPane
 from inductor_step.tui.graphlist import GraphSide
 from inductor_step.tui.prepare import Preparer
 from inductor_step.tui.screens.help import HelpScreen
@@ -89,6 +90,8 @@ class StepApp(JobView, App[None]):
                 for cls in self.job_panes():  # pane 0 in a torchrun job
                     with BlankTabPane(cls.title, id=f"pane-{cls.stage}"):
                         yield cls()
+                with BlankTabPane(NumericsPane.title, id="pane-numerics"):  # issue 29: its tab shows once used
+                    yield NumericsPane()
         yield SearchBox()
         yield Static(id="status")
         yield SteadyFooter(compact=True)
@@ -111,6 +114,8 @@ class StepApp(JobView, App[None]):
         elif self.session.stops:
             first = self.session.stops[0]
             self.view.graph, self.view.stage = graph_key(first), first["stage"]
+        if not self.session.numerics:
+            self.query_one("#panes", Panes).hide_tab("pane-numerics")
         self.refresh_all()
         self.focus_target().focus()
         if not self.live:
@@ -169,6 +174,8 @@ class StepApp(JobView, App[None]):
                 whatif.on_message(self, msg)
         elif t == "what_if":
             whatif.on_message(self, msg)
+        elif t == "numerics":  # issue 29
+            self.numerics_arrived(msg)
         elif t == "error":
             v.paused = None
             self._pending_next = 0
@@ -465,6 +472,23 @@ class StepApp(JobView, App[None]):
         self.session.run_status = "timing requested…"
         self.view.stage = "run"
         self.refresh_all(force=True)
+
+    def action_numerics(self) -> None:
+        """e: the numerics pane; in a live session, compare the shown graph's buffers with eager first."""
+        self.query_one("#panes", Panes).show_tab("pane-numerics")
+        if self.agent is not None and self.agent.alive and self.view.graph and self.view.graph not in self.session.numerics:
+            self.agent.send(CMD_NUMERICS, graph=self.view.graph)
+            self._status_extra = f"comparing {self.view.graph}'s buffers with eager…"
+        self.view.stage = "numerics"
+        self.refresh_all(force=True)
+
+    def numerics_arrived(self, msg: dict[str, Any]) -> None:
+        self.query_one("#panes", Panes).show_tab("pane-numerics")
+        if msg.get("failed"):
+            self.say(f"numerics {graph_key(msg)} failed: {msg.get('error')}", "error")
+        elif graph_key(msg) == self.view.graph:
+            self._status_extra = f"{graph_key(msg)} compared with eager: Enter in pane e goes to the first divergence"
+        self.refresh_all(force=self.view.stage == "numerics")
 
     def action_cancel_run(self) -> None:
         if self.agent is not None and self.agent.alive:

@@ -33,6 +33,7 @@ class Commands(Provider):
                 for g in graphs if g != app.view.graph]
         out += [("What if: recompile this graph with Inductor settings changed", app.action_what_if, "w"),
                 ("Run and time every graph", app.action_run, "r"),
+                ("Numerics: compare this graph's buffers with eager", app.action_numerics, "e"),
                 ("Write the bug-report bundle", app.action_report, "R"),
                 ("Save a screenshot", app.action_screenshot, "s")]
         return out

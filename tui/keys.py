@@ -59,6 +59,9 @@ BINDINGS: list[Binding] = [
             tooltip="what if: recompile the shown graph with Inductor settings changed (max_autotune, ...), "
                     "time it and diff it against the original"),
     Binding("r", "run", "Run", id="run", tooltip="run and time every compiled graph and kernel; c cancels"),
+    Binding("e", "numerics", "Numerics", show=False, id="numerics",
+            tooltip="numerics (pane e): compare every buffer of the shown graph with eager and float64 on the "
+                    "script's own inputs; the first divergence and the first NaN first; Enter goes to that buffer"),
     Binding("c", "cancel_run", "Cancel run", show=False, id="cancel-run", tooltip="cancel a timing run"),
     Binding("f", "fusion_pair", "Fused?", show=False, id="fusion-pair",
             tooltip="pane 4: f on a node, f on another: were they fused, and why (can_fuse, live)"),
@@ -80,7 +83,8 @@ LEDGER_BINDINGS: list[Binding] = [
 
 #: keys handled by the tables and code views themselves, for the help screen
 MOVING = [("↑ ↓ PgUp PgDn Home End", "move in a table or code pane; a table row selects its buffer in every pane"),
-          ("Enter", "pane 7: the kernel's code in pane 6; pane 9: the kernel in pane 6, or a missed fusion's pair "
+          ("Enter", "pane e: the first divergent buffer, selected in every pane (Enter on it: its kernel); "
+                    "pane 7: the kernel's code in pane 6; pane 9: the kernel in pane 6, or a missed fusion's pair "
                         "in pane 4; graph list: pick the graph"),
           ("ctrl+p", "commands: go to a stage or graph, diff with a graph, run, report, screenshot")]
 

@@ -96,6 +96,7 @@ class Session:
     graphs: list[str] = field(default_factory=list)
     by_graph: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    numerics: dict[str, dict[str, Any]] = field(default_factory=dict)  # graph key -> numerics message (issue 29)
     errors: list[dict[str, Any]] = field(default_factory=list)
     guards: dict[str, str] = field(default_factory=dict)
     log: list[tuple[str, str]] = field(default_factory=list)
@@ -133,6 +134,8 @@ class Session:
             self.stops.append(msg)
         elif t == "run":
             self.runs[graph_key(msg)] = msg
+        elif t == "numerics" and msg.get("compile_id") != "?":
+            self.numerics[graph_key(msg)] = msg
         elif t == "run_status":
             self.run_status = msg.get("message", "")
         elif t == "error":

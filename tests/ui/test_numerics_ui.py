@@ -1,0 +1,46 @@
+"""Pane e (issue 29): a person opens a recorded session, goes to the wrong-lowering graph, presses e, then
+Enter, and the first divergent buffer is selected in every pane; no torch needed."""
+
+from __future__ import annotations
+
+import os
+
+
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "numerics.jsonl")
+
+
+def _row(app, stage: str) -> tuple[str, ...]:
+    t = app.query_one(f"#table-{stage}")
+    return tuple(str(c) for c in t.get_row_at(t.cursor_row))
+
+
+def test_e_then_enter_goes_to_the_first_divergence_in_every_pane(app_driver):
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        app.show_graph("[2/0] inference")
+        await pilot.press("1")  # start away from the buffer: the dynamo pane, its first row
+        await pilot.press("e")
+        await pilot.pause()
+        seen["stage"] = app.view.stage
+        seen["rows"] = app.query_one("#table-numerics").row_count
+        await pilot.press("home", "enter")
+        await pilot.pause()
+        seen["selected"] = app.view.selected
+        seen["numerics_row"] = _row(app, "numerics")
+        seen["code"] = app.query_one("#code-numerics").text
+        await pilot.press("3")
+        await pilot.pause()
+        seen["lowering_row"] = _row(app, "lowering")
+        await pilot.press("e", "enter")  # Enter on the first divergence: its kernel in pane 6
+        await pilot.pause()
+        seen["after"] = (app.view.stage, app.view.selected)
+
+    app = app_driver(steps, size=(160, 50), path=FIXTURE)
+    sus = app.session.numerics["[2/0] inference"]["first_suspect"]
+    assert seen["stage"] == "numerics" and seen["rows"] == 2
+    assert seen["selected"] == sus["buffer"] == "buf1"
+    assert seen["numerics_row"][0] == ">" and seen["numerics_row"][1] == "buf1" and "SUSPECT" in seen["numerics_row"]
+    assert seen["code"].startswith("first suspect divergence: buf1") and "tanh" in seen["code"]
+    assert "buf1" in seen["lowering_row"]  # pane 3 follows the selection
+    assert seen["after"] == ("codegen", "buf1")

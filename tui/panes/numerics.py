@@ -1,0 +1,127 @@
+"""Pane e: every buffer of the graph against eager and float64 in execution order (the ``numerics`` message,
+issue 29), the first divergence marked ``>`` and the first NaN/Inf ``!``; Enter goes to the first divergence's
+buffer (selected in every pane), Enter on it opens its kernel in pane 6."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Sequence
+
+from textual import on
+
+from inductor_step.tui.numerics import answer_lines, first_buffer, num, pane_rows, table_lines
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.state import BufferSelected, OpenKernel
+from inductor_step.tui.table import Table
+
+COLUMNS = ("", "buffer", "kernel", "fx node", "dtype", "status", "max abs", "x tol", "eps", "f64 c/e x tol",
+           "NaN/Inf")
+_KEYS = ("mark", "buffer", "kernel", "fx_node", "dtype", "status", "max_abs", "tol", "eps", "f64", "nonfinite")
+STYLES = {"buffer": "bold", "status": "magenta"}
+
+
+class NumericsPane(StagePane):
+    stage = "numerics"
+    title = "e Numerics"
+    columns = COLUMNS
+
+    def data(self) -> dict[str, Any] | None:
+        v = self.app.view
+        return self.app.session.numerics.get(v.graph) if v.graph else None
+
+    def stamp(self, data: dict[str, Any] | None) -> Any:
+        return (self.app.view.graph, id(data))
+
+    def _rows(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.app.session.cache.get(("numerics_rows", id(data)), (data,), lambda: pane_rows(data))
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        rows = self._rows(data)
+
+        def row(i: int) -> tuple:
+            r = rows[i]
+            style = "bold red" if r["mark"] in (">", "!") else ""
+            return tuple(T(r[k], style or STYLES.get(k, "")) for k in _KEYS)
+        return [f"{i}:{r['buffer']}" for i, r in enumerate(rows)], row
+
+    def fill(self, data: dict[str, Any] | None) -> None:
+        if data is None or data.get("failed") or not data.get("rows"):
+            self.table.clear()
+            self.apply(self.empty(data))
+            return
+        super().fill(data)
+
+    def empty(self, data: dict[str, Any] | None) -> Detail:
+        if data and data.get("failed"):
+            return Detail(f"# numerics failed: {data.get('error')}\n\n{data.get('method', '')}", "text")
+        if not self.app.live:
+            return Detail("# this recorded session has no numerics for this graph\n"
+                          "# (inductor-step --headless --numerics SCRIPT records them; e in a live session)", "text")
+        return Detail("# press e to compare every buffer of this graph with eager (its dtype and float64),\n"
+                      "# on the script's own inputs of its first call", "text")
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        rows = data.get("rows") or []
+        if not 0 <= row < len(rows):
+            return None
+        head = answer_lines(data)
+        first = data.get("first_suspect") or data.get("first_divergence")
+        if first and first.get("table"):
+            head += ["", "the error along the graph:"] + table_lines(first["table"], first["buffer"])
+        r = rows[row]
+        body = [f"{r['buffer']}: written by {r.get('kernel')} (call {r.get('call', 0) + 1}, wrapper line {r.get('line')}),"
+                f" FX node {r.get('fx_node') or '-'} of {', '.join(r.get('fx_nodes') or []) or '-'}",
+                f"  {r.get('verdict') or r.get('why') or ''}"]
+        for label, key in (("vs eager", "vs_eager"), ("compiled vs float64", "compiled_vs_f64"),
+                           ("eager vs float64", "eager_vs_f64")):
+            s = r.get(key)
+            if s:
+                body.append(f"  {label:<20} max abs {num(s.get('max_abs'))}, max rel {num(s.get('max_rel'))}, "
+                            f"{num(s.get('eps_units'))} eps, {num(s.get('tol_ratio'))}x tolerance"
+                            + (f", {s['nonfinite_mismatch']} NaN/Inf on one side only" if s.get("nonfinite_mismatch") else ""))
+        if r.get("nan") or r.get("inf"):
+            body.append(f"  compiled holds {r.get('nan', 0)} NaN, {r.get('inf', 0)} Inf")
+        tol = json.dumps(data.get("tolerances") or {})
+        foot = ["", f"inputs: {data.get('inputs')}", f"method: {data.get('method')}", f"tolerances (torch.testing): {tol}"]
+        for k in ("random", "f64_fallbacks"):
+            if data.get(k):
+                foot.append(f"{k}: {data[k]}")
+        return Detail("\n".join(head + [""] + body + foot), "text")
+
+    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+        return next((i for i, r in enumerate(data.get("rows") or []) if r["buffer"] == buffer), None)
+
+    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+        rows = data.get("rows") or []
+        return [rows[row]["buffer"]] if 0 <= row < len(rows) else []
+
+    def session_message(self, msg: dict[str, Any]) -> None:
+        if msg.get("type") == "numerics":
+            self.show(force=True)
+
+    def go_first(self) -> bool:
+        """The cursor and the selection to the first divergent (else NaN) buffer; False when there is none."""
+        data = self.data()
+        buf = first_buffer(data)
+        i = self.row_for(data, buf) if data and buf else None
+        if i is None:
+            return False
+        self.app.view.selected = buf
+        self.post_message(BufferSelected(buf, self.stage, f"{buf}: the first divergence from eager "
+                                                          "(selected in every pane)"))
+        if self.table.cursor_row != i:
+            self.table.move_cursor(row=i)
+        self.show_row(data, i)
+        return True
+
+    @on(Table.RowSelected, "#table-numerics")
+    def _enter(self, event: Table.RowSelected) -> None:
+        """Enter: to the first divergence's buffer; Enter on it: its kernel in pane 6."""
+        data = self.data()
+        buf = first_buffer(data)
+        rows = (data or {}).get("rows") or []
+        on_first = 0 <= event.cursor_row < len(rows) and rows[event.cursor_row]["buffer"] == buf
+        if on_first:
+            self.post_message(OpenKernel(rows[event.cursor_row]["kernel"], buf))
+        elif not self.go_first():
+            self.app.bell()
