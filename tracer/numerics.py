@@ -110,8 +110,35 @@ def _numel(node: Any) -> int | None:
         return None
 
 
+def _tensors(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v)
+
+
+def _copy(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return v.clone()
+    return type(v)(x.clone() if isinstance(x, torch.Tensor) else x for x in v)
+
+
+def _nbytes(v: Any) -> int:
+    if isinstance(v, torch.Tensor):
+        return v.numel() * v.element_size()
+    if isinstance(v, (list, tuple)):
+        return sum(_nbytes(x) for x in v)
+    return 0
+
+
 def _clone_args(args: list) -> list:
-    return [a.clone(memory_format=torch.preserve_format) if isinstance(a, torch.Tensor) else a for a in args]
+    """Copies of a graph's inputs with their strides, also a view's that is not dense (a saved q/k/v slice of
+    a backward's input, stride 3x its size: ``clone`` would make it contiguous and fail the wrapper's
+    ``assert_size_stride``)."""
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.layout == torch.strided:
+            out.append(torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device).copy_(a))
+        else:
+            out.append(a)
+    return out
 
 
 def verdict(vs_eager: dict[str, Any], c64: dict[str, Any] | None, e64: dict[str, Any] | None) -> tuple[str, str]:
@@ -136,27 +163,57 @@ def verdict(vs_eager: dict[str, Any], c64: dict[str, Any] | None, e64: dict[str,
 
 
 class _Pass:
-    """One run of the instrumented output module, comparing each captured buffer with ``refs`` at once."""
+    """One run of the instrumented output module, comparing each captured buffer with ``refs`` at once.
+    ``items``: {buffer: i} for ``bufN = bufM[i]`` (an output of a multi-output fallback)."""
 
-    def __init__(self, plan: dict[str, str | None], refs: dict[str, Any]):
-        self.plan, self.refs = plan, refs
+    def __init__(self, plan: dict[str, str | None], refs: dict[str, Any], items: dict[str, int]):
+        self.plan, self.refs, self.items = plan, refs, items
         self.rows: list[dict[str, Any]] = []
+
+    def _ref(self, row: dict[str, Any], node: str, value: Any) -> Any:
+        """The reference for ``value``: the node's value, or the element of its tuple (by the wrapper's index,
+        else the one of the same size closest to it, said in ``matched``)."""
+        ref = self.refs.get(node)
+        if not isinstance(ref, (list, tuple)):
+            return ref
+        i = self.items.get(row["buffer"])
+        if i is not None and i < len(ref):
+            row["item"] = i
+            return ref[i]
+        same = [(j, r) for j, r in enumerate(ref) if isinstance(r, torch.Tensor) and r.numel() == value.numel()]
+        if len(same) > 1:
+            j, r = min(same, key=lambda jr: stats(value, jr[1])["max_abs"])
+            row["item"] = j
+            row["matched"] = f"output {j} of {node}: the closest of its {len(same)} outputs of this size"
+            return r
+        if same:
+            row["item"] = same[0][0]
+            return same[0][1]
+        return None
 
     def __call__(self, kernel: str, call: int, line: int, pairs: tuple) -> None:
         for name, value in pairs:
+            if isinstance(value, (list, tuple)) and not isinstance(value, torch.Tensor):
+                continue  # a multi-output fallback's tuple: its items (bufN = bufM[i]) are captured one by one
             row: dict[str, Any] = {"buffer": name, "kernel": kernel, "call": call, "line": line}
             node = self.plan.get(name)
             row["fx_node"] = node
             if isinstance(value, torch.Tensor):
                 row.update(dtype=_dt(value), shape=list(value.shape))
-                ref = self.refs.get(node) if node else None
+                ref = self._ref(row, node, value) if node else None
                 if isinstance(ref, torch.Tensor) and ref.numel() == value.numel():
                     try:
                         row["stats"] = stats(value, ref)
                     except Exception as e:  # noqa: BLE001
                         row["why"] = f"not compared ({type(e).__name__}: {e})"
+                    if row.get("matched") and (row.get("stats") or {}).get("tol_ratio", 0) > 1.0:
+                        del row["stats"]  # no output of the node is this buffer: an internal value of its lowering
+                        row["why"] = (f"not compared: none of {node}'s outputs of this size is this buffer (Inductor's "
+                                      "buffer holds an internal value of its lowering, such as a Welford reduction's "
+                                      "sum of squares; the buffers computed from it are compared)")
                 elif isinstance(ref, torch.Tensor):
-                    row["why"] = f"not compared: {value.numel()} elements vs {ref.numel()} in {node}"
+                    row["why"] = (f"not compared: {value.numel()} elements vs {ref.numel()} in {node} (a part of "
+                                  f"{node}'s buffer, written in place)")
                 if value.is_floating_point():
                     row["nan"], row["inf"] = int(torch.isnan(value).sum()), int(torch.isinf(value).sum())
             else:
@@ -190,6 +247,11 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
                 fx = (lb.get(w) or {}).get("fx_nodes") or []
                 numels = {sizes.get(n) for n in fx}
                 plan[w] = producer_node(gm, fx, numels.pop() if len(numels) == 1 else None) if fx else None
+    items = tn.item_outputs(source)
+    for b, (src, i) in items.items():  # a multi-output fallback's item: its node is the fallback's
+        fx = (lb.get(b) or {}).get("fx_nodes") or (lb.get(src) or {}).get("fx_nodes") or []
+        plan[b] = producer_node(gm, fx) if fx else plan.get(src)
+    items = {b: i for b, (src, i) in items.items()}
     rand = tn.random_dependents(gm)
     want = {n for n in plan.values() if n and n not in rand}
     base = load_output_module(output_path)
@@ -207,15 +269,15 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     kept = {"now": 0, "peak": 0}
 
     def keep(node: Any, v: Any) -> None:
-        if node.name in want and isinstance(v, torch.Tensor):
-            refs[node.name] = v.clone() if in_place else v
-            kept["now"] += v.numel() * v.element_size()
+        if node.name in want and (isinstance(v, torch.Tensor) or _tensors(v)):
+            refs[node.name] = _copy(v) if in_place else v
+            kept["now"] += _nbytes(v)
             kept["peak"] = max(kept["peak"], kept["now"])
 
     seed = 0
     torch.manual_seed(seed)
     tn.run_graph(gm, _clone_args(args), keep)  # 1. eager in the graph's dtypes
-    p1 = _Pass(plan, refs)
+    p1 = _Pass(plan, refs, items)
     mod, points = tn.load_instrumented(output_path, kernels, p1)
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -223,21 +285,24 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     eager64: dict[str, dict[str, Any]] = {}
 
     def keep64(node: Any, v: Any) -> None:  # 3. float64: eager's own error, then the float64 value replaces it
-        if node.name in want and isinstance(v, torch.Tensor):
+        if node.name in want and (isinstance(v, torch.Tensor) or _tensors(v)):
             old = refs.get(node.name)
-            if isinstance(old, torch.Tensor) and old.numel() == v.numel():
-                try:
-                    eager64[node.name] = stats(old, v)
-                except Exception:  # noqa: BLE001
-                    pass
-                kept["now"] -= old.numel() * old.element_size()
+            pairs = ([(node.name, old, v)] if isinstance(v, torch.Tensor) else
+                     [(f"{node.name}[{i}]", o, x) for i, (o, x) in enumerate(zip(old or [], v))])
+            for key, o, x in pairs:
+                if isinstance(o, torch.Tensor) and isinstance(x, torch.Tensor) and o.numel() == x.numel():
+                    try:
+                        eager64[key] = stats(o, x)
+                    except Exception:  # noqa: BLE001
+                        pass
+            kept["now"] -= _nbytes(old)
             refs[node.name] = v
-            kept["now"] += v.numel() * v.element_size()
+            kept["now"] += _nbytes(v)
             kept["peak"] = max(kept["peak"], kept["now"])
 
     torch.manual_seed(seed)
     fell_back = tn.run_graph(gm, _clone_args(args), keep64, float64=True)
-    p2 = _Pass(plan, refs)
+    p2 = _Pass(plan, refs, items)
     setattr(mod, tn.CAPTURE, p2)
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -293,10 +358,12 @@ def _rows(r1: list[dict], r2: list[dict], eager64: dict[str, dict], rand: dict[s
             row.setdefault("why", "no post-grad FX node for this buffer in the links")
         elif "stats" not in a:
             row["status"] = "not_compared"
-            row.setdefault("why", f"no eager value of {node}")
+            row.setdefault("why", f"no output of {node} is this buffer (an internal value of its lowering, such as a "
+                                  "precomputed sum; the buffers computed from it are compared)")
         else:
             row["vs_eager"] = a["stats"]
-            c64, e64 = b.get("stats"), eager64.get(node)
+            c64 = b.get("stats")
+            e64 = eager64.get(node if a.get("item") is None else f"{node}[{a['item']}]")
             if c64:
                 row["compiled_vs_f64"] = c64
             if e64:

@@ -160,3 +160,14 @@ def report_section(numerics: dict[str, dict[str, Any]], kernel_source: Any = Non
                     for i in range(lo, hi + 1)] + ["```"]
         out.append("")
     return out
+
+
+def report_markdown(session: Any) -> str:
+    """REPORT.md's numerics section for a :class:`tui.session.Session` ("" when it has no numerics): the answer,
+    the short table and the kernel source around the first divergence (its codegen stop's kernel source)."""
+    def source(key: str, kernel: str) -> str | None:
+        stop = session.stop_for(key, "codegen") or {}
+        return next((k.get("source") for k in stop.get("kernels") or [] if k.get("name") == kernel
+                     and k.get("backend") != "extern"), None)
+
+    return "\n".join(report_section(session.numerics, source))

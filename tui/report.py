@@ -521,6 +521,11 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     ledger_md = report_markdown(Session.of(msgs))  # issue 20: top ten of each ledger, when timed
     if ledger_md:
         text += "\n" + scrub.text(ledger_md)
+    from inductor_step.tui.numerics import report_markdown as numerics_md  # noqa: PLC0415 - issue 29
+
+    num_md = numerics_md(Session.of(msgs))
+    if num_md:
+        text += "\n" + scrub.text(num_md)
     if diff_with:
         from inductor_step.tui.diff import diff_files  # noqa: PLC0415
 

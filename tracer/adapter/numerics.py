@@ -39,11 +39,18 @@ def _statement_end(lines: list[str], i: int) -> int:
 def call_writes(kernel: dict[str, Any], call: int) -> list[str]:
     """The variable names call ``call`` of ``kernel`` (one of :func:`tracer.codeparse.parse_wrapper`'s)
     writes: a generated kernel's output pointer arguments (``out_ptr``/``in_out_ptr``, C++ non-const
-    pointers), an extern call's ``out=`` and the name a fallback's result is assigned to."""
-    from inductor_step.tracer.codeparse import _NAME_ARG, _param_is_output  # noqa: PLC0415
+    pointers; by buffer number), an extern call's ``out=`` and the name a fallback's result is assigned to."""
 
     if kernel["backend"] not in ("cpp", "triton"):
         return list(kernel.get("writes") or [])
+    return sorted(_generated_writes(kernel, call), key=lambda n: [int(x) for x in re.findall(r"\d+", n)] or [0])
+
+
+def _generated_writes(kernel: dict[str, Any], call: int) -> list[str]:
+    """A generated kernel's written arguments in call order (:func:`call_writes` sorts them by buffer number,
+    the order Inductor made them in)."""
+    from inductor_step.tracer.codeparse import _NAME_ARG, _param_is_output  # noqa: PLC0415
+
     flags = _param_is_output(kernel["backend"], kernel.get("source") or "")
     args = (kernel.get("calls") or [[]])[call]
     out: list[str] = []
@@ -65,6 +72,11 @@ def instrument(source: str, kernels: list[dict[str, Any]]) -> tuple[str, list[di
             writes = call_writes(k, ci)
             if writes and 0 < line <= len(lines):
                 points.append({"kernel": k["name"], "call": ci, "line": line, "writes": writes})
+    called = {w: p["kernel"] for p in points for w in p["writes"]}
+    for m in _ITEM.finditer(source):
+        line = source.count("\n", 0, m.start()) + 1
+        if m.group(2) in called:
+            points.append({"kernel": called[m.group(2)], "call": 0, "line": line, "writes": [m.group(1)]})
     points.sort(key=lambda p: p["line"])
     for p in sorted(points, key=lambda p: -p["line"]):
         i = p["line"] - 1
@@ -73,6 +85,15 @@ def instrument(source: str, kernels: list[dict[str, Any]]) -> tuple[str, list[di
         pairs = "".join(f"({w!r}, {w}), " for w in p["writes"])
         lines.insert(end + 1, f"{indent}{CAPTURE}({p['kernel']!r}, {p['call']}, {p['line']}, ({pairs}))")
     return "\n".join(lines), points
+
+
+_ITEM = re.compile(r"^\s*((?:\w+_)?buf\d+) = ((?:\w+_)?buf\d+)\[(\d+)\]\s*$", re.M)
+
+
+def item_outputs(source: str) -> dict[str, tuple[str, int]]:
+    """``{bufN: (bufM, i)}`` for each ``bufN = bufM[i]`` of an output module: the outputs of a multi-output
+    fallback (``bufM = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(...)``)."""
+    return {m.group(1): (m.group(2), int(m.group(3))) for m in _ITEM.finditer(source)}
 
 
 def load_instrumented(output_path: str, kernels: list[dict[str, Any]],
@@ -210,6 +231,7 @@ def compile_materialized(snapshot: dict[str, Any], names: list[str], inputs: lis
     snap["specs"] = snapshot["specs"]
     compiled = compile_variant(snap, {}, is_backward=is_backward, is_inference=is_inference)
     with torch.no_grad():
-        outs = compiled([a.clone() if isinstance(a, torch.Tensor) else a for a in inputs])
+        outs = compiled([torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device).copy_(a)
+                         if isinstance(a, torch.Tensor) and a.layout == torch.strided else a for a in inputs])
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     return outs[len(old):], found
