@@ -175,6 +175,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python,
                          what_if=what_if, numerics=numerics)
     runs: dict[str, dict[str, Any]] = {}
+    numerics_msgs: dict[str, dict[str, Any]] = {}  # graph key -> numerics message (--numerics, issue 29)
     shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
     rc: int | None = None
     script_rc = None
@@ -233,6 +234,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 
                 for line in headless_lines(msg):
                     print(line, flush=True)
+                numerics_msgs[protocol.graph_key(msg)] = msg
             elif t == "run_status" and msg.get("done"):
                 last_status = msg.get("message")
             elif t == "done":
@@ -273,6 +275,10 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
         from inductor_step.tui.whatif import what_if_deltas  # noqa: PLC0415
 
         for line in what_if_deltas(runs, shapes):
+            print(line, flush=True)
+        from inductor_step.tui.numerics import what_if_lines  # noqa: PLC0415 - issue 29.4
+
+        for line in what_if_lines(numerics_msgs):
             print(line, flush=True)
     print(f"inductor-step: session written to {record}", file=sys.stderr)
     if run:

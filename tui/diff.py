@@ -73,6 +73,7 @@ class Graph:
     key: str
     stops: dict[str, dict[str, Any]]
     run: dict[str, Any] | None = None
+    numerics: dict[str, Any] | None = None  # issue 29: the graph's buffers against eager (tui.numerics)
     guards: str | None = None
     all_guards: dict[str, str] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
@@ -87,7 +88,8 @@ class Graph:
             if s is not None:
                 stops[stage] = s
         cid = key.split(" ", 1)[0]
-        return cls(key=key, stops=stops, run=session.runs.get(key), guards=session.guards.get(cid),
+        return cls(key=key, stops=stops, run=session.runs.get(key), numerics=getattr(session, "numerics", {}).get(key),
+                   guards=session.guards.get(cid),
                    all_guards=dict(session.guards), header=dict(session.header), label=label)
 
     @property
@@ -889,6 +891,9 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
     from inductor_step.tui.whatif import judgement_lines, static_variant_note  # noqa: PLC0415 - issue 32
 
     top = [n for n in [static_variant_note(b.key, a.stops, b.stops)] if n]
+    from inductor_step.tui.numerics import diff_lines as numerics_diff  # noqa: PLC0415 - issue 29
+
+    top += numerics_diff(a.numerics, b.numerics)
     if a.run and b.run and not a.run.get("error") and not b.run.get("error"):
         top += [n for n in judgement_lines(a.run, b.run, ("A", "B")) if "NOT RELIABLE" in n or "machine moved" in n]
     return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS], kmap, notes=top)

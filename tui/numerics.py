@@ -171,3 +171,44 @@ def report_markdown(session: Any) -> str:
                      and k.get("backend") != "extern"), None)
 
     return "\n".join(report_section(session.numerics, source))
+
+
+def short_answer(msg: dict[str, Any] | None) -> str:
+    """One phrase: ``first suspect buf1 (cpp_fused_add_mul_tanh_0, FX node tanh)``, ``first divergence buf2
+    (closer to float64 than eager)``, ``no divergence``, or ``not compared``."""
+    if not msg:
+        return "not compared"
+    if msg.get("failed"):
+        return f"not compared ({msg.get('error')})"
+    sus, div, nf = msg.get("first_suspect"), msg.get("first_divergence"), msg.get("first_nonfinite")
+    loc = (msg.get("localized") or {}).get("first")
+    out = (f"first suspect {sus['buffer']} ({sus['kernel']}" + (f", FX node {loc}" if loc else "") + ")" if sus else
+           f"first divergence {div['buffer']} ({STATUS_MARK.get(div.get('status') or '', '')})" if div else "no divergence")
+    if nf:
+        out += f"; first NaN/Inf {nf['buffer']} ({nf['kernel']})"
+    return out
+
+
+def diff_lines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
+    """The diff's numerics note (A and B each against its own eager): empty when neither was compared."""
+    if not a and not b:
+        return []
+    sa, sb = short_answer(a), short_answer(b)
+    if sa == sb:
+        return [f"numerics: both {sa}"]
+    return [f"numerics: A {sa}; B {sb}"]
+
+
+def what_if_lines(by_key: dict[str, dict[str, Any]]) -> list[str]:
+    """``--what-if ... --numerics``: per variant, whether its setting made the original's divergence go away."""
+    from inductor_step.tracer.protocol import VARIANT_SEP  # noqa: PLC0415
+
+    out = []
+    for key, msg in by_key.items():
+        if VARIANT_SEP not in key:
+            continue
+        orig = by_key.get(key.split(VARIANT_SEP)[0])
+        a, b = short_answer(orig), short_answer(msg)
+        verdict = "no change" if a == b else ("the divergence goes away" if b.startswith("no divergence") else "changed")
+        out.append(f"numerics what if {key}: {verdict} (original: {a}; variant: {b})")
+    return out
