@@ -169,6 +169,7 @@ class _Pass:
     def __init__(self, plan: dict[str, str | None], refs: dict[str, Any], items: dict[str, int]):
         self.plan, self.refs, self.items = plan, refs, items
         self.rows: list[dict[str, Any]] = []
+        self.bytes = 0  # the captured buffers' own bytes (each once per write)
 
     def _ref(self, row: dict[str, Any], node: str, value: Any) -> Any:
         """The reference for ``value``: the node's value, or the element of its tuple (by the wrapper's index,
@@ -199,6 +200,7 @@ class _Pass:
             node = self.plan.get(name)
             row["fx_node"] = node
             if isinstance(value, torch.Tensor):
+                self.bytes += value.numel() * value.element_size()
                 row.update(dtype=_dt(value), shape=list(value.shape))
                 ref = self._ref(row, node, value) if node else None
                 if isinstance(ref, torch.Tensor) and ref.numel() == value.numel():
@@ -235,6 +237,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     from inductor_step.tracer.timing.harness import _graph_args, _use_script_inputs  # noqa: PLC0415
 
     t0 = time.monotonic()
+    rss0 = _maxrss()
     with open(output_path, encoding="utf-8") as f:
         source = f.read()
     kernels = [k for k in parse_wrapper(source) if k.get("call_lines")]
@@ -312,7 +315,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     out: dict[str, Any] = {"inputs": inputs, "rows": rows, "points": len(points),
                            "tolerances": {d: {"rtol": r, "atol": a} for d, (r, a) in TOLERANCES.items()
                                           if any(x.get("dtype") == d for x in rows)},
-                           "kept_bytes": kept["peak"],
+                           "kept_bytes": kept["peak"], "buffer_bytes": p1.bytes,
                            "method": "each buffer captured right after its kernel (the wrapper instrumented), "
                                      "compared with its FX node run by torch.fx in the graph's dtypes and in float64"}
     if fell_back:
@@ -337,7 +340,18 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
         except Exception as e:  # noqa: BLE001
             out[field] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
     out["seconds"] = time.monotonic() - t0
+    out["maxrss_growth_bytes"] = max(0, _maxrss() - rss0)
     return _clean(out)
+
+
+def _maxrss() -> int:
+    """This process's peak resident memory so far, bytes (``getrusage``: Linux reports KiB); 0 where unknown."""
+    try:
+        import resource  # noqa: PLC0415
+
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    except Exception:  # noqa: BLE001
+        return 0
 
 
 def _rows(r1: list[dict], r2: list[dict], eager64: dict[str, dict], rand: dict[str, str],

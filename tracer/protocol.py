@@ -875,7 +875,9 @@ class GraphNumerics(TypedDict, total=False):
     rows: list[NumericsBuffer]
     points: int
     tolerances: dict[str, Any]
-    kept_bytes: int
+    kept_bytes: int  # eager's values held at most (one copy: the graph's dtypes, then float64)
+    buffer_bytes: int  # the compiled buffers captured, each once per write (the graph's own)
+    maxrss_growth_bytes: int  # how much the comparison raised the process's peak resident memory (CPU)
     f64_fallbacks: str
     random: str
     summary: dict[str, Any]
