@@ -102,6 +102,18 @@ def producer_node(gm: Any, fx_nodes: list[str], numel: int | None = None) -> str
     return max(sinks or cands, key=lambda n: order[n])
 
 
+def input_mutations(gm: Any) -> dict[str, str]:
+    """{placeholder: the node whose value the graph copies into it} for each input the graph mutates
+    (``copy_(arg3_1, add_2)`` at a post-grad graph's end: an optimizer step, a running mean): a kernel that
+    writes ``arg3_1`` in place is compared with ``add_2``."""
+    out: dict[str, str] = {}
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and str(n.target).startswith("aten.copy_") and len(n.args) >= 2 \
+                and getattr(n.args[0], "op", None) == "placeholder" and hasattr(n.args[1], "name"):
+            out[n.args[0].name] = n.args[1].name
+    return out
+
+
 def _numel(node: Any) -> int | None:
     v = node.meta.get("val")
     try:
@@ -244,12 +256,14 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     lb = (links or {}).get("buffers") or {}
     sizes = {n.name: _numel(n) for n in gm.graph.nodes}
     plan: dict[str, str | None] = {}
+    mutated = input_mutations(gm)
     for k in kernels:
         for ci in range(len(k["call_lines"])):
             for w in tn.call_writes(k, ci):
                 fx = (lb.get(w) or {}).get("fx_nodes") or []
                 numels = {sizes.get(n) for n in fx}
-                plan[w] = producer_node(gm, fx, numels.pop() if len(numels) == 1 else None) if fx else None
+                plan[w] = (producer_node(gm, fx, numels.pop() if len(numels) == 1 else None) if fx
+                           else mutated.get(w))
     items = tn.item_outputs(source)
     for b, (src, i) in items.items():  # a multi-output fallback's item: its node is the fallback's
         fx = (lb.get(b) or {}).get("fx_nodes") or (lb.get(src) or {}).get("fx_nodes") or []

@@ -3,7 +3,10 @@
 [0/0] a bf16 chain: Inductor keeps (b + 256) - 256 in float32 and rounds once, eager rounds after each op.
 [1/0] a NaN from the script's data: log of a value the data made negative.
 [2/0] a deliberately wrong lowering registered here: aten.tanh lowered as sigmoid.
+``--device cuda`` runs them on a GPU (Triton kernels).
 """
+
+import sys
 
 import torch
 from torch._inductor.lowering import lowerings, register_lowering
@@ -17,8 +20,9 @@ def wrong_tanh(x):  # a deliberately wrong lowering: tanh computed as sigmoid
 
 register_lowering(aten.tanh.default)(wrong_tanh)
 
+DEVICE = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
 torch.manual_seed(0)
-w = torch.randn(32, 16)
+w = torch.randn(32, 16, device=DEVICE)
 
 
 def chain(x, w):
@@ -37,7 +41,7 @@ def lowered_wrong(x, w):
     return torch.tanh(a) * 2 + 1   # WRONG_LINE: tanh lowered as sigmoid
 
 
-x = torch.randn(8, 32)
+x = torch.randn(8, 32, device=DEVICE)
 print(torch.compile(chain)(x.bfloat16(), w.bfloat16()).float().sum().item())
 print(torch.compile(nan_from_data)(x, w).sum().item())
 print(torch.compile(lowered_wrong)(x, w).sum().item())

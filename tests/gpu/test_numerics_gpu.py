@@ -1,0 +1,64 @@
+"""Numerics (issue 29) on a CUDA GPU (marked ``gpu``): the three real divergences of tests/scripts/numerics_small.py
+with Triton kernels, and the what-if variant ``emulate_precision_casts=True`` on the bf16 chain.
+
+    python -m pytest -m gpu tests/gpu/test_numerics_gpu.py -rA
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from inductor_step.tracer.protocol import graph_key, read_session, validate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "tests", "scripts", "numerics_small.py")
+
+
+def _has_cuda() -> bool:
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch  # noqa: PLC0415
+
+    return torch.cuda.is_available()
+
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]
+
+
+def test_numerics_on_cuda_finds_the_three_divergences(tmp_path):
+    rec = str(tmp_path / "numerics_gpu.jsonl")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--numerics", "--what-if",
+                        "emulate_precision_casts=True", "--record", rec, SCRIPT, "--device", "cuda"],
+                       cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=400)
+    print(p.stdout[-6000:])
+    print(p.stderr[-3000:])
+    keep = os.environ.get("INDUCTOR_STEP_KEEP_SESSIONS")
+    if keep:
+        import shutil  # noqa: PLC0415
+
+        os.makedirs(keep, exist_ok=True)
+        shutil.copyfile(rec, os.path.join(keep, "numerics_gpu.jsonl"))
+    msgs = list(read_session(rec))
+    num = {graph_key(m): m for m in msgs if m.get("type") == "numerics"}
+    assert all(validate(m) == [] for m in num.values())
+    assert num["[0/0] inference"]["device"].startswith("cuda")
+    chain = num["[0/0] inference"]
+    assert chain["first_divergence"]["fx_node"] == "mul_1" and chain["first_divergence"]["status"] == "closer"
+    assert "first_suspect" not in chain
+    nan = num["[1/0] inference"]["first_nonfinite"]
+    assert nan["kernel"].startswith("triton_") and nan["eager_too"] is True
+    sus = num["[2/0] inference"]["first_suspect"]
+    assert sus["kernel"].startswith("triton_") and "tanh" in sus["kernel"]
+    assert num["[2/0] inference"]["localized"]["first"] == "tanh"
+    assert all(r["status"] == "ok" for r in num["[2/0] inference"]["rows"][:sus["index"]])
+    variant = num.get("[0/0] inference · emulate_precision_casts=True")
+    assert variant is not None and not variant.get("failed")
+    print("emulate_precision_casts=True on the bf16 chain:", variant.get("first_divergence") or "no divergence")
