@@ -32,6 +32,7 @@ from inductor_step.tracer.adapter import numerics as tn
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
                                               "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
                                               "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
+DIVERGING = ("closer", "same", "order", "suspect", "diverges")  # statuses past torch.testing's tolerance of eager
 SUSPECT_FACTOR = 2.0  # compiled further from float64 than this many times eager's own error: suspect
 TABLE_ROWS = 8  # the short table of the answer: the rows up to the divergence, at most this many
 
@@ -57,27 +58,43 @@ def stats(c: Any, r: Any) -> dict[str, Any]:
         return {"max_abs": float((c.double() - r.double()).abs().max()) if c.numel() else 0.0, "max_rel": None,
                 "eps_units": None, "tol_ratio": math.inf if bad else 0.0, "nonfinite_mismatch": 0, "nan": 0,
                 "inf": 0, "mismatches": bad}
+    rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0))
+    c, r = c.reshape(-1), r.reshape(-1)  # (a copy only where a buffer is not contiguous)
+    acc = {"max_abs": 0.0, "ratio": 0.0, "scale": 0.0, "mismatch": 0, "nan": 0, "inf": 0}
+    for i in range(0, c.numel(), CHUNK):  # float64 temporaries of CHUNK elements, not of the whole buffer
+        _chunk(c[i:i + CHUNK], r[i:i + CHUNK], rtol, atol, acc)
+    max_abs, scale, mismatch = acc["max_abs"], acc["scale"], acc["mismatch"]
+    ratio = acc["ratio"] if (atol or rtol) else (0.0 if max_abs == 0 else math.inf)
+    eps = torch.finfo(c.dtype).eps if c.is_floating_point() else torch.finfo(torch.float32).eps
+    out = {"max_abs": max_abs, "max_rel": max_abs / scale if scale else (0.0 if max_abs == 0 else math.inf),
+           "eps_units": max_abs / (eps * scale) if scale else (0.0 if max_abs == 0 else math.inf),
+           "tol_ratio": ratio, "nonfinite_mismatch": mismatch, "nan": acc["nan"], "inf": acc["inf"]}
+    if mismatch:
+        out["max_abs"] = out["tol_ratio"] = out["max_rel"] = out["eps_units"] = math.inf
+    return out
+
+
+CHUNK = 1 << 22  # elements compared at a time (float64 temporaries of 32 MiB each)
+
+
+def _chunk(c: Any, r: Any, rtol: float, atol: float, acc: dict[str, Any]) -> None:
+    """:func:`stats` over one slice of the flattened tensors, folded into ``acc``."""
     c64 = c.to(torch.complex128 if c.is_complex() else torch.float64)
     r64 = r.to(c64.dtype)
     fc, fr = torch.isfinite(c64), torch.isfinite(r64)
     both = fc & fr
     same_nonfinite = ~fc & ~fr & ((c64 == r64) | (torch.isnan(c64) & torch.isnan(r64)))
-    mismatch = int((~both & ~same_nonfinite).sum())
-    diff = torch.where(both, (c64 - r64).abs(), torch.zeros((), dtype=torch.float64, device=c.device))
-    rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0))
-    rabs = torch.where(fr, r64.abs(), torch.zeros((), dtype=torch.float64, device=c.device))
-    max_abs = float(diff.max()) if diff.numel() else 0.0
-    ratio = float((diff / (atol + rtol * rabs)).max()) if diff.numel() and (atol or rtol) else (
-        0.0 if max_abs == 0 else math.inf)
-    scale = float(rabs.max()) if rabs.numel() else 0.0
-    eps = torch.finfo(c.dtype).eps if c.is_floating_point() else torch.finfo(torch.float32).eps
-    out = {"max_abs": max_abs, "max_rel": max_abs / scale if scale else (0.0 if max_abs == 0 else math.inf),
-           "eps_units": max_abs / (eps * scale) if scale else (0.0 if max_abs == 0 else math.inf),
-           "tol_ratio": ratio, "nonfinite_mismatch": mismatch,
-           "nan": int(torch.isnan(c64).sum()), "inf": int(torch.isinf(c64).sum())}
-    if mismatch:
-        out["max_abs"] = out["tol_ratio"] = out["max_rel"] = out["eps_units"] = math.inf
-    return out
+    acc["mismatch"] += int((~both & ~same_nonfinite).sum())
+    zero = torch.zeros((), dtype=torch.float64, device=c.device)
+    diff = torch.where(both, (c64 - r64).abs(), zero)
+    rabs = torch.where(fr, r64.abs(), zero)
+    if diff.numel():
+        acc["max_abs"] = max(acc["max_abs"], float(diff.max()))
+        acc["scale"] = max(acc["scale"], float(rabs.max()))
+        if atol or rtol:
+            acc["ratio"] = max(acc["ratio"], float((diff / (atol + rtol * rabs)).max()))
+    acc["nan"] += int(torch.isnan(c64).sum())
+    acc["inf"] += int(torch.isinf(c64).sum())
 
 
 def _json_num(x: Any) -> Any:
@@ -153,11 +170,15 @@ def _clone_args(args: list) -> list:
     return out
 
 
-def verdict(vs_eager: dict[str, Any], c64: dict[str, Any] | None, e64: dict[str, Any] | None) -> tuple[str, str]:
+def verdict(vs_eager: dict[str, Any], c64: dict[str, Any] | None, e64: dict[str, Any] | None,
+            terms: int = 1, dtype: str = "float32") -> tuple[str, str]:
     """``(status, text)`` of one buffer: status ``ok`` (within torch.testing's tolerance of eager),
     ``closer`` (diverges, compiled nearer float64 than eager), ``same`` (diverges, as far from float64 as
-    eager), ``suspect`` (diverges, compiled's error against float64 over its tolerance and over
-    :data:`SUSPECT_FACTOR` times eager's), or ``diverges`` (no float64 reference)."""
+    eager), ``order`` (diverges, compiled's error against float64 within a sum's rounding: ``terms`` terms
+    accumulated in float32, ``terms`` x float32's eps plus the dtype's eps, relative to the buffer's largest value:
+    another summation order than eager's), ``suspect`` (diverges, compiled's error against float64 over its
+    tolerance, over :data:`SUSPECT_FACTOR` times eager's and over that allowance), or ``diverges`` (no float64
+    reference)."""
     r = vs_eager.get("tol_ratio") or 0.0
     if vs_eager.get("nonfinite_mismatch"):
         return "suspect", (f"{vs_eager['nonfinite_mismatch']} element(s) are NaN/Inf on one side only")
@@ -170,8 +191,47 @@ def verdict(vs_eager: dict[str, Any], c64: dict[str, Any] | None, e64: dict[str,
     if cr <= er:
         return "closer", head + ": compiled is closer to float64 than eager (eager's own rounding; not a bug)"
     if cr > 1.0 and cr > SUSPECT_FACTOR * er:
+        eps = EPS.get(dtype, EPS["float32"])
+        allowed = terms * EPS["float32"] + eps  # in units of the buffer's largest |value|
+        rel = c64.get("max_rel")
+        if terms > 1 and isinstance(rel, float) and rel <= allowed:
+            return "order", (head + f": within the rounding of a sum of {terms} terms in float32 (compiled "
+                             f"{rel / eps:.3g} eps of {dtype} from float64, allowed {allowed / eps:.3g}): another "
+                             "summation order than eager's, not a bug")
         return "suspect", head + ": compiled is further from float64 than eager can explain"
     return "same", head + ": both about as far from float64"
+
+
+EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
+
+
+def reduction_terms(gm: Any, names: list[str]) -> int:
+    """The most terms any of FX nodes ``names`` of ``gm`` sums into one output element: a matmul's or
+    convolution's contracted size, else the largest input's elements per output element (a sum, a mean, a
+    norm); 1 where none reduces."""
+    nodes = {n.name: n for n in gm.graph.nodes}
+    best = 1
+    for name in names:
+        n = nodes.get(name)
+        if n is None or n.op != "call_function":
+            continue
+        out = n.meta.get("val")
+        ins = [a.meta.get("val") for a in n.all_input_nodes]
+        ins = [v for v in ins if isinstance(v, torch.Tensor)]
+        t = str(n.target)
+        try:
+            if any(k in t for k in ("aten.mm", "aten.bmm", "aten.addmm", "aten.baddbmm")) and ins:
+                k = int(ins[-1].shape[-2]) if ins[-1].dim() >= 2 else 1
+            elif "convolution" in t and len(ins) >= 2:
+                k = int(ins[1].numel() // max(1, int(ins[1].shape[0])))
+            elif isinstance(out, torch.Tensor) and ins:
+                k = int(max(v.numel() for v in ins) // max(1, out.numel()))
+            else:
+                k = 1
+        except Exception:  # noqa: BLE001 - symbolic sizes
+            k = 1
+        best = max(best, k)
+    return best
 
 
 class _Pass:
@@ -325,7 +385,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     with torch.no_grad():
         mod.call(_clone_args(args))  # 4. compiled vs float64
     refs.clear()
-    rows = _rows(p1.rows, p2.rows, eager64, rand, lb)
+    rows = _rows(p1.rows, p2.rows, eager64, rand, lb, (links or {}).get("kernels") or {}, gm)
     out: dict[str, Any] = {"inputs": inputs, "rows": rows, "points": len(points),
                            "tolerances": {d: {"rtol": r, "atol": a} for d, (r, a) in TOLERANCES.items()
                                           if any(x.get("dtype") == d for x in rows)},
@@ -342,7 +402,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     _answers(out, rows, lb, links)
     first = out.get("first_suspect") or out.get("first_divergence")
     nf = out.get("first_nonfinite")
-    targets = [("localized", first)] if first else []
+    targets = [("localized", first)] if first and first.get("status") != "order" else []
     if nf and (not first or nf["kernel"] != first["kernel"]):  # the NaN's kernel too, when it is another one
         targets.append(("localized_nonfinite", nf))
     for field, target in targets if localize else []:
@@ -369,7 +429,7 @@ def _maxrss() -> int:
 
 
 def _rows(r1: list[dict], r2: list[dict], eager64: dict[str, dict], rand: dict[str, str],
-          lb: dict[str, Any]) -> list[dict[str, Any]]:
+          lb: dict[str, Any], lk: dict[str, Any], gm: Any) -> list[dict[str, Any]]:
     rows = []
     for i, a in enumerate(r1):
         b = r2[i] if i < len(r2) and r2[i]["buffer"] == a["buffer"] else {}
@@ -396,7 +456,8 @@ def _rows(r1: list[dict], r2: list[dict], eager64: dict[str, dict], rand: dict[s
                 row["compiled_vs_f64"] = c64
             if e64:
                 row["eager_vs_f64"] = e64
-            row["status"], row["verdict"] = verdict(a["stats"], c64, e64)
+            terms = reduction_terms(gm, (lk.get(a["kernel"]) or {}).get("post_grad_nodes") or row["fx_nodes"] or [node])
+            row["status"], row["verdict"] = verdict(a["stats"], c64, e64, terms, a.get("dtype") or "float32")
             row["eager_nan"], row["eager_inf"] = _eager_nonfinite(a)
         rows.append(row)
     return rows
@@ -427,7 +488,7 @@ def _answers(out: dict[str, Any], rows: list[dict], lb: dict[str, Any], links: d
                 "user_lines": row.get("user_lines") or [], "status": row.get("status"),
                 "verdict": row.get("verdict"), "table": _table(rows, row["index"])}
 
-    div = next((r for r in rows if r.get("status") in ("closer", "same", "suspect", "diverges")), None)
+    div = next((r for r in rows if r.get("status") in DIVERGING), None)
     sus = next((r for r in rows if r.get("status") == "suspect"), None)
     nf = next((r for r in rows if r.get("nan") or r.get("inf")), None)
     if div:
@@ -442,7 +503,7 @@ def _answers(out: dict[str, Any], rows: list[dict], lb: dict[str, Any], links: d
         out["first_nonfinite"] = w
     n_cmp = sum(1 for r in rows if r.get("status") not in ("not_compared", None))
     out["summary"] = {"buffers": len(rows), "compared": n_cmp,
-                      "diverging": sum(1 for r in rows if r.get("status") in ("closer", "same", "suspect", "diverges")),
+                      "diverging": sum(1 for r in rows if r.get("status") in DIVERGING),
                       "suspect": sum(1 for r in rows if r.get("status") == "suspect"),
                       "nonfinite": sum(1 for r in rows if r.get("nan") or r.get("inf"))}
 
@@ -482,7 +543,7 @@ def localize_in_kernel(first: dict[str, Any], links: dict[str, Any], gm: Any, sn
         s = stats(got[n], ref[n])
         c64 = stats(got[n], ref64[n]) if n in ref64 else None
         e64 = stats(ref[n], ref64[n]) if n in ref64 else None
-        status, text = verdict(s, c64, e64)
+        status, text = verdict(s, c64, e64, reduction_terms(gm, [n]), _dt(got[n]))
         out_nodes.append({"node": n, "status": status, "verdict": text, "vs_eager": s, "nan": s.get("nan", 0),
                           "inf": s.get("inf", 0), "user_line": _user_line(gm, n)})
     bad = next((x for x in out_nodes if x["status"] == "suspect"), None) or next(

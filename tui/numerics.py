@@ -10,7 +10,7 @@ import math
 import os
 from typing import Any
 
-STATUS_MARK = {"ok": "ok", "closer": "closer to f64", "same": "diverges", "suspect": "SUSPECT",
+STATUS_MARK = {"ok": "ok", "closer": "closer to f64", "same": "diverges", "order": "sum order", "suspect": "SUSPECT",
                "diverges": "diverges", "not_compared": "-"}
 
 

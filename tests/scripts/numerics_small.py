@@ -3,6 +3,8 @@
 [0/0] a bf16 chain: Inductor keeps (b + 256) - 256 in float32 and rounds once, eager rounds after each op.
 [1/0] a NaN from the script's data: log of a value the data made negative.
 [2/0] a deliberately wrong lowering registered here: aten.tanh lowered as sigmoid.
+[3/0] forward and backward: a training step (no divergence expected);
+[4/0] an in-place update of the script's tensor (an SGD step): the kernel writes the graph's input.
 ``--device cuda`` runs them on a GPU (Triton kernels).
 """
 
@@ -45,3 +47,19 @@ x = torch.randn(8, 32, device=DEVICE)
 print(torch.compile(chain)(x.bfloat16(), w.bfloat16()).float().sum().item())
 print(torch.compile(nan_from_data)(x, w).sum().item())
 print(torch.compile(lowered_wrong)(x, w).sum().item())
+
+
+def train_loss(x, p):
+    return torch.sigmoid(x @ p).square().mean()
+
+
+def sgd(p, g):
+    p.add_(g, alpha=-0.1)  # INPLACE_LINE
+
+
+p = w.clone().requires_grad_()
+loss = torch.compile(train_loss)(x, p)
+loss.backward()
+with torch.no_grad():
+    torch.compile(sgd)(p, p.grad)
+print(loss.item(), p.sum().item())

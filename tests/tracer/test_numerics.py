@@ -81,6 +81,15 @@ def test_wrong_lowering_is_the_first_suspect_and_nothing_before_it(rec):
     assert n["summary"]["suspect"] == 1
 
 
+def test_training_step_backward_and_an_in_place_update_are_compared(rec):
+    fwd, bwd = numerics(rec, "[3/0] forward"), numerics(rec, "[3/0] backward")
+    for n in (fwd, bwd):
+        assert n["summary"]["compared"] >= 1 and n["summary"]["diverging"] == 0 and "first_nonfinite" not in n
+    upd = numerics(rec, "[4/0] inference")
+    inplace = [r for r in upd["rows"] if r["buffer"].startswith("arg")]  # the kernel wrote the script's tensor
+    assert inplace and all(r["status"] == "ok" and r["fx_node"] for r in inplace)
+
+
 def test_headless_prints_the_answer_first(rec):
     out = [line for line in rec.stdout.splitlines() if line.startswith("[2/0] inference") and " numerics " in line]
     assert out and out[0].split("numerics", 1)[1].strip().startswith("first suspect divergence: buf1")
