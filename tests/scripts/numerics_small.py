@@ -5,7 +5,7 @@
 [2/0] a deliberately wrong lowering registered here: aten.tanh lowered as sigmoid.
 [3/0] forward and backward: a training step (no divergence expected);
 [4/0] an in-place update of the script's tensor (an SGD step): the kernel writes the graph's input.
-``--device cuda`` runs them on a GPU (Triton kernels).
+``--device cuda`` runs them on a GPU (Triton kernels); ``--no-train`` leaves out [3/0] and [4/0].
 """
 
 import sys
@@ -57,9 +57,10 @@ def sgd(p, g):
     p.add_(g, alpha=-0.1)  # INPLACE_LINE
 
 
-p = w.clone().requires_grad_()
-loss = torch.compile(train_loss)(x, p)
-loss.backward()
-with torch.no_grad():
-    torch.compile(sgd)(p, p.grad)
-print(loss.item(), p.sum().item())
+if "--no-train" not in sys.argv:
+    p = w.clone().requires_grad_()
+    loss = torch.compile(train_loss)(x, p)
+    loss.backward()
+    with torch.no_grad():
+        torch.compile(sgd)(p, p.grad)
+    print(loss.item(), p.sum().item())
