@@ -7,7 +7,8 @@ graph's first call, and the post-grad graph node by node (``torch.fx.Interpreter
 float64.  Each buffer is compared with the value of its producing FX node (the links' ``fx_nodes``; among them
 the one no other of them feeds, of the buffer's size) as soon as the kernel wrote it, and dropped: the compiled
 graph runs twice (against eager, then against float64), so at most one kept copy of the graph's eager values
-(in the graph's dtypes, then in float64) lives beside the compiled graph's own buffers.
+lives beside the compiled graph's own buffers: in the graph's dtypes, then the float64 reference (kept in float32
+for float16 and bfloat16 nodes), at most twice the buffers' bytes (``kept_bytes`` says how much).
 
 Tolerances are torch.testing's defaults for the buffer's dtype (:data:`TOLERANCES`).  A buffer *diverges* when
 some element is further from eager than ``atol + rtol * |eager|``.  Its verdict then reads the float64 run:
@@ -137,6 +138,19 @@ def _numel(node: Any) -> int | None:
         return int(v.numel()) if isinstance(v, torch.Tensor) else None
     except Exception:  # noqa: BLE001 - symbolic sizes
         return None
+
+
+def _reference(old: Any, v: Any) -> Any:
+    """The float64 value kept as the reference of a node whose eager value was ``old``: in float32 where eager's
+    was float16 or bfloat16 (float32's eps is 2^16 times finer than bfloat16's: enough for a reference, and the
+    kept copy stays at most twice the buffer's bytes), else float64."""
+    if isinstance(v, torch.Tensor):
+        low = isinstance(old, torch.Tensor) and old.dtype in (torch.float16, torch.bfloat16)
+        return v.to(torch.float32) if low and v.dtype == torch.float64 else v
+    if isinstance(v, (list, tuple)):
+        olds = list(old) if isinstance(old, (list, tuple)) else [None] * len(v)
+        return type(v)(_reference(o, x) for o, x in zip(olds + [None] * (len(v) - len(olds)), v))
+    return v
 
 
 def _tensors(v: Any) -> bool:
@@ -373,7 +387,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
                     except Exception:  # noqa: BLE001
                         pass
             kept["now"] -= _nbytes(old)
-            refs[node.name] = v
+            refs[node.name] = v = _reference(old, v)
             kept["now"] += _nbytes(v)
             kept["peak"] = max(kept["peak"], kept["now"])
 
