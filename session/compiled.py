@@ -9,7 +9,7 @@ number comes from:
   compile id, each read as reason and user line (the same reading pane 1 shows);
 - recompiles: the graphs whose dynamo stop has ``recompile_reasons`` (Dynamo's ``recompile_reasons``
   artifact: compile ``[f/n]`` with n > 0);
-- kernels: the codegen stops' ``kernels`` Inductor generated (Triton or C++; ``extern`` library calls such as
+- kernels (subgraphs' included): the codegen stops' ``kernels`` Inductor generated (Triton or C++; ``extern`` library calls such as
   ``aten.mm`` are counted apart in :attr:`GraphCount.extern`);
 - fusions: the scheduling stops' ``after`` nodes (after fusion): a fused node of n scheduler nodes is n - 1
   fusions, so the count is the scheduler nodes before fusion minus those after, and a fused group split in
@@ -120,6 +120,12 @@ class Compiled:
         return [g for g in self.session.graphs if _is_graph(g)]
 
     @property
+    def all_graphs(self) -> list[str]:
+        """Graph keys and their higher-order ops' subgraph keys, in the session's order (what-if variants left
+        out): the graphs whose kernels and fusions :attr:`kernels`, :attr:`fused` and :attr:`fusions` count."""
+        return [g for g in self.session.graphs if VARIANT_SEP not in g]
+
+    @property
     def subgraphs(self) -> list[str]:
         """Higher-order ops' subgraph keys (``"[0/0] inference › true_graph_0"``)."""
         return [g for g in self.session.graphs if VARIANT_SEP not in g and SUBGRAPH_SEP in g]
@@ -189,23 +195,24 @@ class Compiled:
 
     @property
     def counts(self) -> list[GraphCount]:
-        """Every graph's counts, in the session's order."""
-        return [self.graph(g) for g in self.graphs]
+        """Every graph's and subgraph's counts (:attr:`all_graphs`), in the session's order."""
+        return [self.graph(g) for g in self.all_graphs]
 
     @property
     def kernels(self) -> list[str]:
-        """Every generated kernel's name, graph by graph (a name two graphs share is listed twice)."""
+        """Every generated kernel's name, graph by graph, subgraphs included (a name two graphs share is
+        listed twice)."""
         return [k for c in self.counts for k in c.kernels]
 
     @property
     def fused(self) -> list[Fused]:
-        """Every fused scheduler node, graph by graph."""
+        """Every fused scheduler node, graph by graph, subgraphs included."""
         return [f for c in self.counts for f in c.fused]
 
     @property
     def fusions(self) -> int:
-        """Scheduler nodes merged by fusion over all graphs (see :attr:`GraphCount.fusions`; a graph with no
-        scheduling stop adds 0)."""
+        """Scheduler nodes merged by fusion over all graphs and subgraphs (see :attr:`GraphCount.fusions`; a
+        graph with no scheduling stop adds 0)."""
         return sum(c.fusions or 0 for c in self.counts)
 
     def kernel_of(self, buffer: str, graph: str | None = None) -> str:
@@ -223,9 +230,9 @@ class Compiled:
     def kernels_of_buffer(self, buffer: str, graph: str | None = None) -> list[str]:
         """Every kernel that ``buffer``'s links name, in ``graph`` (see :meth:`kernel_of` for the errors)."""
         if graph is None:
-            having = [g for g in self.graphs if buffer in (self.session.links(g).get("buffers") or {})]
+            having = [g for g in self.all_graphs if buffer in (self.session.links(g).get("buffers") or {})]
             if not having:
-                raise KeyError(f"no graph has a buffer {buffer} (graphs: {', '.join(self.graphs) or 'none'})")
+                raise KeyError(f"no graph has a buffer {buffer} (graphs: {', '.join(self.all_graphs) or 'none'})")
             if len(having) > 1:
                 raise ValueError(f"{buffer} is in {len(having)} graphs ({', '.join(having)}): say which, "
                                  f"kernel_of({buffer!r}, graph={having[0]!r})")
