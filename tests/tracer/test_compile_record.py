@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.metadata import entry_points
 
 import pytest
 
@@ -76,8 +77,11 @@ def test_the_fixture_records_a_tests_real_compiles_and_puts_torch_back(pytester:
     # a process of its own: an in-process run would drop from sys.modules every torch module its compiles
     # imported first (pytester restores the module table), and the next test's torch would not import again
     # (pytest-textual-snapshot's session end is left out: it expects the outer run's snapshot folder)
-    result = pytester.runpytest_subprocess("-p", "inductor_step.pytest_plugin", "-p", "no:cacheprovider",
-                                           "-p", "no:textual-snapshot", "-q", timeout=300)
+    # -p names the module the pytest11 entry point names; where inductor-step is installed with that entry point,
+    # pytest loads it by itself (naming it again would register it twice)
+    installed = any(ep.value == "inductor_step.pytest_plugin" for ep in entry_points(group="pytest11"))
+    result = pytester.runpytest_subprocess(*([] if installed else ["-p", "inductor_step.pytest_plugin"]),
+                                           "-p", "no:cacheprovider", "-p", "no:textual-snapshot", "-q", timeout=300)
     out = result.stdout.str()
     result.assert_outcomes(passed=2, failed=1)
     assert "fails on purpose: the report shows the recording" in out
