@@ -14,6 +14,7 @@ number comes from:
 - fusions: the scheduling stops' ``after`` nodes (after fusion): a fused node of n scheduler nodes is n - 1
   fusions, so the count is the scheduler nodes before fusion minus those after, and a fused group split in
   two lowers it;
+- errors: the ``error`` messages (a compile that failed at a stage, the script's own exception);
 - a buffer's kernel: the codegen stop's cross-level links (``links["buffers"][buf]["kernels"]``).
 """
 
@@ -166,6 +167,16 @@ class Compiled:
             m = re.match(r"\[\d+/(\d+)", g)
             if reasons or (m and int(m.group(1)) > 0):
                 out[g] = reasons or ["(Dynamo gave no reason)"]
+        return out
+
+    @property
+    def errors(self) -> list[str]:
+        """Every error the recording holds, one line each (``"[0/0] inference codegen: InductorError: ..."``,
+        ``"script: RuntimeError: ..."``): a compile that failed at a stage, or the script's own."""
+        out = []
+        for e in self.session.errors:
+            where = f"{e['compile_id']} {e.get('graph_kind') or ''}".strip() + " " if e.get("compile_id") else ""
+            out.append(f"{where}{e.get('stage') or 'script'}: {str(e.get('message') or '').splitlines()[0] if e.get('message') else '?'}")
         return out
 
     def graph(self, key: str) -> GraphCount:

@@ -33,6 +33,7 @@ DEFAULTS: dict[str, tuple[Any, type, str]] = {
     "max-kernel-slowdown": (None, float, "a kernel's time may be at most this many times the baseline's "
                                          "(default: --max-slowdown)"),
     "min-ms": (0.0, float, "a slowdown smaller than this many milliseconds never fails"),
+    "allow-new-errors": (0, int, "errors (a compile that failed, the script's own) the baseline does not have"),
     "allow-new-graph-breaks": (0, int, "graph breaks the baseline does not have"),
     "allow-new-recompiles": (0, int, "recompiles more than the baseline's"),
     "allow-more-graphs": (0, int, "graphs more than the baseline's"),
@@ -168,6 +169,22 @@ def _break_check(a: Compiled, b: Compiled, allowed: int) -> Check:
     status = FAIL if len(new) > allowed else OK
     return Check("graph breaks", status, f"{len(ba)} -> {len(bb)}, {len(new)} new (allowed {allowed})",
                  "dynamo stops' graph_breaks, matched by reason and file", [f"new: {x}" for x in new])
+
+
+def _error_check(a: Compiled, b: Compiled, allowed: int) -> Check:
+    def key(e: dict[str, Any]) -> tuple[str, str]:  # the stage and the message; compile ids may move
+        return (str(e.get("stage")), str(e.get("message") or "").split("\n", 1)[0])
+
+    left = [key(e) for e in a.session.errors]
+    new = []
+    for line, e in zip(b.errors, b.session.errors):
+        if key(e) in left:
+            left.remove(key(e))
+        else:
+            new.append(line)
+    status = FAIL if len(new) > allowed else OK
+    return Check("errors", status, f"{len(a.errors)} -> {len(b.errors)}, {len(new)} new (allowed {allowed})",
+                 "error messages: a compile that failed at a stage, the script's exception", [f"new: {x}" for x in new])
 
 
 def _recompile_check(a: Compiled, b: Compiled, allowed: int) -> Check:
@@ -315,7 +332,8 @@ def gate(a: Compiled, b: Compiled, limits: dict[str, Any], sources: dict[str, st
         f"  {ka or '-':<22} <-> {kb or '-':<22} "
         + how.replace("only in A", "only in the baseline").replace("only in B", "only in the new recording")
         for ka, kb, how, _d in pairs]
-    checks = [_break_check(a, b, limits["allow-new-graph-breaks"]),
+    checks = [_error_check(a, b, limits["allow-new-errors"]),
+              _break_check(a, b, limits["allow-new-graph-breaks"]),
               _recompile_check(a, b, limits["allow-new-recompiles"]),
               _count_check("graphs", len(a.graphs), len(b.graphs), limits["allow-more-graphs"], False,
                            "graph keys: compile id and kind, subgraphs and what-if variants left out",

@@ -68,16 +68,16 @@ def test_recompile_fails_the_gate_with_the_reason_then_passes_within_its_allowan
     # both timed before per-figure verdicts: the time is shown, not judged, and fails nothing
     t = line(out, "time [0/0] inference")
     assert t.startswith("cannot judge  time [0/0] inference: 0.0013 ms -> 0.0013 ms, baseline not judged")
-    assert out[-2] == "gate: FAIL: 3 limit(s) crossed (recompiles, graphs, kernels); 2 ok, 2 cannot judge"
+    assert out[-2] == "gate: FAIL: 3 limit(s) crossed (recompiles, graphs, kernels); 3 ok, 2 cannot judge"
     assert out[-1] == f"gate: JUnit XML written to {tmp_path / 'gate.xml'}"
 
     # the JUnit file: one testcase per check line, failures and skips where the log says FAIL / cannot judge
     root = ET.parse(tmp_path / "gate.xml").getroot()
     suite = root.find("testsuite")
     cases = {c.get("name"): c for c in suite.iter("testcase")}
-    assert list(cases) == ["graph breaks", "recompiles", "graphs", "kernels", "fusions",
+    assert list(cases) == ["errors", "graph breaks", "recompiles", "graphs", "kernels", "fusions",
                            "time [0/0] inference", "kernel times [0/0] inference"]
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("7", "3", "2")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("8", "3", "2")
     fail = cases["recompiles"].find("failure")
     assert fail.get("message").startswith("0 -> 1 (+1; allowed: 0 more)")
     assert "expected 8, actual 16" in fail.text
@@ -87,7 +87,7 @@ def test_recompile_fails_the_gate_with_the_reason_then_passes_within_its_allowan
 
     rc, out, _ = gate(capsys, base, RECOMPILE, "--allow-new-recompiles", "1", "--allow-more-graphs", "1",
                       "--allow-more-kernels", "1")
-    assert rc == 0 and out[-1] == "gate: PASS (5 ok, 2 cannot judge)"
+    assert rc == 0 and out[-1] == "gate: PASS (6 ok, 2 cannot judge)"
     assert line(out, "recompiles").startswith("ok            recompiles: 0 -> 1 (+1; allowed: 1 more)")
     assert "allow-new-recompiles 1 (option)" in out[3]
 
@@ -103,7 +103,7 @@ def test_a_config_that_splits_the_fused_group_fails_on_fusions(capsys):
     assert out[i + 2].strip().startswith("~ op0_op1_op2_op3 -> op0, op1, op2, op3: fused group split")
     # one C++ kernel either way: the kernel count does not move
     assert line(out, "kernels").startswith("ok            kernels: 1 -> 1 (+0")
-    assert out[-1] == "gate: FAIL: 1 limit(s) crossed (fusions); 4 ok, 2 cannot judge"
+    assert out[-1] == "gate: FAIL: 1 limit(s) crossed (fusions); 5 ok, 2 cannot judge"
     rc, out, _ = gate(capsys, CONFIG_A, CONFIG_A)
     assert rc == 0 and line(out, "fusions").startswith("ok            fusions: 3 -> 3")
 
@@ -121,6 +121,18 @@ def test_new_graph_breaks_are_listed_by_reason_and_line(capsys):
     assert rc == 0 and line(out, "graph breaks").startswith("ok            graph breaks: 2 -> 2, 0 new")
     assert line(out, "times") == ("cannot judge  times: neither recording was timed (record with --headless "
                                   "--run, or r in the app)  [run messages]")
+
+
+def test_a_compile_that_now_fails_is_a_new_error(capsys):
+    # codegen_error.jsonl: the C++ compiler rejects the kernel; its graph has no codegen stop, so it has fewer
+    # kernels -- which alone would pass
+    rc, out, _ = gate(capsys, RECOMPILE, os.path.join(FIX, "codegen_error.jsonl"))
+    assert rc == 1
+    e = line(out, "errors")
+    assert e.startswith("FAIL          errors: 0 -> 1, 1 new (allowed 0)")
+    assert out[out.index(e) + 1].strip() == "new: [0/0] inference codegen: InductorError: CppCompileError: C++ compile error"
+    rc, out, _ = gate(capsys, os.path.join(FIX, "codegen_error.jsonl"), os.path.join(FIX, "codegen_error.jsonl"))
+    assert rc == 0 and line(out, "errors").startswith("ok            errors: 1 -> 1, 0 new")
 
 
 def _timed(path: str, out: str, factor: float, reliable: bool = True) -> str:
