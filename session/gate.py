@@ -60,6 +60,7 @@ class Check:
     details: list[str] = field(default_factory=list)
 
     def line(self) -> str:
+        """The check as one CI log line: status, name, numbers, source."""
         return f"{self.status:<12}  {self.name}: {self.text}  [{self.source}]"
 
 
@@ -455,6 +456,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """``inductor-step gate``'s options: BASELINE, NEW, one option per limit in :data:`DEFAULTS`, --limits, --junit."""
     p = _Parser(prog="inductor-step gate", allow_abbrev=False,
                 description="Compare a new recording with a baseline and fail (exit 1) when a limit is crossed: "
                             "new graph breaks or recompiles, more graphs or kernels, fewer fusions, a graph or "
@@ -491,7 +493,11 @@ def main_gate(argv: list[str]) -> int:
         if file is not None and not os.path.isfile(file):
             raise GateInputError(f"no such limits file: {file}")
         limits, sources = resolve_limits(options, file or limits_file_for(ns.baseline))
-        checks, head = run_gate(ns.baseline, ns.new, limits, sources)
+        try:
+            checks, head = run_gate(ns.baseline, ns.new, limits, sources)
+        except (KeyError, TypeError, AttributeError, IndexError) as e:  # a recording whose messages are malformed
+            raise GateInputError(f"could not compare {ns.baseline} with {ns.new}: a message is not as the session "
+                                 f"format says ({type(e).__name__}: {e})") from None
         if ns.junit:
             try:
                 write_junit(checks, ns.junit)
