@@ -250,6 +250,8 @@ def judged(run: dict[str, Any] | None, which: str) -> str | None:
         return "NOT RELIABLE (" + str(trust.unreliable(run)).split(";")[0] + ")"
     if run.get("reliable") or run.get("settled"):
         return None
+    if str(run.get("device") or "").startswith("cuda"):
+        return "not judged (a GPU timing that carries no verdict on its rounds)"
     return "not judged (timed before timing verdicts were recorded)"
 
 
