@@ -1,4 +1,4 @@
-"""``inductor-step gate BASELINE NEW``: a CI gate for compile regressions -- new graph breaks or recompiles, more graphs or kernels, fewer fusions, slower graphs or kernels -- one line per check, JUnit XML on request.
+"""``inductor-step gate BASELINE NEW``: a CI gate for compile regressions -- new errors or graph breaks or recompiles, more graphs or kernels, fewer fusions, slower graphs or kernels -- one line per check, JUnit XML on request.
 
 No Textual, no torch.  The two recordings (session files, or job files whose ranks are compared rank by
 rank) are counted by :mod:`inductor_step.session.compiled` and their graphs paired as the diff pairs them
@@ -461,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     """``inductor-step gate``'s options: BASELINE, NEW, one option per limit in :data:`DEFAULTS`, --limits, --junit."""
     p = _Parser(prog="inductor-step gate", allow_abbrev=False,
                 description="Compare a new recording with a baseline and fail (exit 1) when a limit is crossed: "
-                            "new graph breaks or recompiles, more graphs or kernels, fewer fusions, a graph or "
+                            "a new error, new graph breaks or recompiles, more graphs or kernels, fewer fusions, a graph or "
                             "kernel slower than --max-slowdown (only where both were timed and judged reliable). "
                             "Exit 0: passed; 1: a limit crossed; 2: bad input.",
                 epilog="Limits not given as options are read from BASELINE.gate.toml (or BASELINE.gate.json) "
