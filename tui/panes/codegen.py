@@ -11,8 +11,8 @@ from textual import on
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import BufferSelected
-from inductor_step.tui.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
-from inductor_step.tui.text import joined
+from inductor_step.session.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
+from inductor_step.session.text import joined
 
 
 def error_head(err: dict[str, Any] | None) -> str:
@@ -46,7 +46,7 @@ class CodegenPane(StagePane):
 
     def _annotated(self, data: dict[str, Any]) -> tuple[str, int, list[tuple[int, int]]]:
         """:meth:`_text`, and where notes went into the wrapper (issue 27: a template kernel's epilogue
-        and the autotuning choices above the kernel they chose, tui.modes.annotate)."""
+        and the autotuning choices above the kernel they chose, session.modes.annotate)."""
         err = self.app.session.error_for(self.app.view.graph)
         err = err if err and err.get("stage") == "codegen" else None
 

@@ -7,7 +7,7 @@ from typing import Any, Callable, ClassVar, Sequence
 
 from inductor_step.tui.codeview import lines_of, search_word
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.text import short_user_line
+from inductor_step.session.text import short_user_line
 
 # an FX node's defining line in a graph's code: `    add: "f32[8]" = ...` or `    add = ...`
 _DEFINES = re.compile(r"^[^\S\n]*(\w+)[^\S\n]*(?::|=)", re.M)

@@ -13,7 +13,7 @@ from inductor_step.tui.compat import BlankHorizontal
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import BufferSelected
 from inductor_step.tui.table import Table
-from inductor_step.tui.text import joined, linked_info
+from inductor_step.session.text import joined, linked_info
 
 
 class LinkedPane(StagePane):

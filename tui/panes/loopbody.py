@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.text import body_text, joined
+from inductor_step.session.text import body_text, joined
 
 
 class LoopBodyPane(StagePane):

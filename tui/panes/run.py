@@ -10,7 +10,7 @@ from textual import on
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
-from inductor_step.tui.text import run_cells, run_kernel_text, run_summary
+from inductor_step.session.text import run_cells, run_kernel_text, run_summary
 
 COLUMNS = ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "bound", "in graph ms", "in script ms",
            "TFLOP/s", "backend", "fused nodes")

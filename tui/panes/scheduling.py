@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Sequence
 
-from inductor_step.tracer.protocol import CMD_CAN_FUSE, graph_key
-from inductor_step.tui.fusion_fix import LIBRARY_CALL
+from inductor_step.session.format import CMD_CAN_FUSE, graph_key
+from inductor_step.session.fusion_fix import LIBRARY_CALL
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.paths import shorten_in_text
-from inductor_step.tui.text import joined, snode_text
+from inductor_step.session.paths import shorten_in_text
+from inductor_step.session.text import joined, snode_text
 
 
 def members(stop: dict[str, Any], name: str) -> set[str]:
@@ -65,7 +65,7 @@ def wrapped(text: str, width: int) -> str:
 
 def _no_log_reason(stop: dict[str, Any], a: str, b: str) -> str:
     """Why the fusion log has no line on ``a`` and ``b`` (issue 32): a library call on a side (an
-    ``ExternKernelSchedulerNode``: never fused, the ledger's reason, tui.fusion_fix.LIBRARY_CALL), else no
+    ``ExternKernelSchedulerNode``: never fused, the ledger's reason, session.fusion_fix.LIBRARY_CALL), else no
     shared data, else why Inductor dropped the pair before ``can_fuse``."""
     nodes = {n.get("name"): n for n in stop.get("after") or [] if isinstance(n, dict)}
     lib = [x for x in (a, b) if "Extern" in str((nodes.get(x) or {}).get("type") or "")
