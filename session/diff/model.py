@@ -142,6 +142,12 @@ class GraphDiff:
     def level(self, key: str) -> Level:
         return next(lv for lv in self.levels if lv.key == key)
 
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        """The diff as a Rich table, one row per level (session.rich_views; Rich only when rendered)."""
+        from inductor_step.session.rich_views import render  # noqa: PLC0415
+
+        yield render(self)
+
     @property
     def changed_levels(self) -> list[Level]:
         return [lv for lv in self.levels if lv.changed or lv.missing]
