@@ -68,11 +68,14 @@ class FxNode(_Item):
         return [n for n in (self.graph.fx_node(x, "dynamo") for x in names) if n is not None]
 
     def post_grad_nodes(self) -> list["FxNode"]:
-        """A Dynamo node's post-grad nodes (the links' ``dynamo_nodes[n].post_grad``); [] for a post-grad node."""
+        """A Dynamo node's post-grad nodes: the links' ``dynamo_nodes[n].post_grad`` and every post-grad node whose
+        provenance names it (a multi-output op's ``getitem``, a backward graph's saved values); [] for a
+        post-grad node.  In post-grad graph order."""
         if self.stage != "dynamo":
             return []
-        names = _names((self.graph.links().get("dynamo_nodes") or {}).get(self.name, {}).get("post_grad"))
-        return [n for n in (self.graph.fx_node(x, "post_grad") for x in names) if n is not None]
+        names = set(_names((self.graph.links().get("dynamo_nodes") or {}).get(self.name, {}).get("post_grad")))
+        return [n for n in self.graph.post_grad_nodes
+                if n.name in names or self.name in [d.name for d in n.dynamo_nodes()]]
 
     def kernels(self) -> list["Kernel"]:
         """The kernels computing this node's buffers, each once, in the order of its buffers."""
