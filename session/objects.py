@@ -318,10 +318,20 @@ class Kernel(_Item):
         for i, c in enumerate(self.link.get("calls") or []):
             out.append(Call(self.graph, self.name, c, index=int(c.get("index", i)), line=c.get("line"),
                             buffer_names=_names(c.get("buffers"))))
-        if not out:
-            span = self.graph.kernel_spans().get(self.name) or {}
-            for i, line in enumerate(span.get("calls") or ([span["call"]] if span.get("call") else [])):
-                out.append(Call(self.graph, self.name, {}, index=i, line=line, buffer_names=_names(self.raw.get("buffers"))))
+        if out:
+            return out
+        # sessions recorded before the links listed calls: the spans' call lines, else the wrapper's lines
+        # that call the kernel by name; each call's buffers: the kernel's buffers among its arguments
+        span = self.graph.kernel_spans().get(self.name) or {}
+        lines = list(span.get("calls") or ([span["call"]] if span.get("call") else []) or self.raw.get("call_lines") or [])
+        if not lines and self.backend != "extern":
+            head = self.name + "("
+            lines = [i + 1 for i, ln in enumerate(self.graph.wrapper.split("\n")) if ln.lstrip().startswith(head)]
+        mine = [b.name for b in self.buffers()]
+        args = self.raw.get("calls") or []
+        for i, line in enumerate(lines):
+            used = set(_names(args[i])) if i < len(args) and args[i] else set(mine)
+            out.append(Call(self.graph, self.name, {}, index=i, line=line, buffer_names=[b for b in mine if b in used]))
         return out
 
     def wrapper_lines(self) -> dict[str, Any]:
