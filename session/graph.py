@@ -228,6 +228,15 @@ class Graph:
         """The buffers computed for user line ``line`` (``"file.py:22"``; a path ending is enough: ``"x.py:22"``)."""
         return [b for b in self.buffers if any(u == line or u.endswith("/" + line) for u in b.user_lines())]
 
+    def fusion_pair(self, a: str, b: str) -> str:
+        """The ``f`` answer of pane 4 for scheduler nodes ``a`` and ``b`` (names after fusion, ``op3_op4``): fused
+        or not, the lines of Inductor's fusion log naming both, or why there are none (session.fusion).
+        ``Scheduler.can_fuse`` is asked live only in the app, while the compile is paused."""
+        from inductor_step.session.fusion import fusion_pair_text  # noqa: PLC0415
+
+        return fusion_pair_text(self.stop("scheduling") or {}, a, b, None, None,
+                                "can_fuse is asked live only in the app, while the compile is paused at this graph")
+
     def diff(self, other: "Graph") -> Any:
         """This graph against ``other`` level by level, top-down (session.diff.diff_graphs): a
         session.diff.GraphDiff, ``levels`` each ``changed`` with its ``changes``; ``render(d)`` prints it."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from inductor_step.session.links import entry
+
 if TYPE_CHECKING:
     from inductor_step.session.graph import Graph
 
@@ -54,16 +56,16 @@ class FxNode(_Item):
         (a Dynamo node); [] when none (a view, a placeholder) or before lowering."""
         links = self.graph.links()
         if self.stage == "dynamo":
-            names = _names((links.get("dynamo_nodes") or {}).get(self.name, {}).get("buffers"))
+            names = _names(entry(links, "dynamo_nodes", self.name).get("buffers"))
         else:
-            names = _names((links.get("fx_nodes") or {}).get(self.name, {}).get("buffers"))
+            names = _names(entry(links, "fx_nodes", self.name).get("buffers"))
         return [b for b in (self.graph.buffer(n) for n in names) if b is not None]
 
     def dynamo_nodes(self) -> list["FxNode"]:
         """A post-grad node's Dynamo nodes (torch's provenance, ``from_node``); [] for a Dynamo node."""
         if self.stage == "dynamo":
             return []
-        names = _names((self.graph.links().get("fx_nodes") or {}).get(self.name, {}).get("dynamo_nodes")
+        names = _names(entry(self.graph.links(), "fx_nodes", self.name).get("dynamo_nodes")
                        or self.raw.get("from_node"))
         return [n for n in (self.graph.fx_node(x, "dynamo") for x in names) if n is not None]
 
@@ -73,7 +75,7 @@ class FxNode(_Item):
         post-grad node.  In post-grad graph order."""
         if self.stage != "dynamo":
             return []
-        names = set(_names((self.graph.links().get("dynamo_nodes") or {}).get(self.name, {}).get("post_grad")))
+        names = set(_names(entry(self.graph.links(), "dynamo_nodes", self.name).get("post_grad")))
         return [n for n in self.graph.post_grad_nodes
                 if n.name in names or self.name in [d.name for d in n.dynamo_nodes()]]
 
@@ -103,7 +105,7 @@ class Buffer(_Item):
     @property
     def link(self) -> dict[str, Any]:
         """The buffer's entry of the graph's links (``LinkBuffer``), {} when it has none."""
-        return (self.graph.links().get("buffers") or {}).get(self.name) or {}
+        return entry(self.graph.links(), "buffers", self.name)
 
     def fx_nodes(self) -> list[FxNode]:
         """The post-grad FX nodes it computes (the links' ``fx_nodes``; before codegen its ``origins``)."""
@@ -196,7 +198,7 @@ class SchedulerNode(_Item):
         names = _names(self.raw.get("buffers"))
         if not names:
             where = "fused_nodes" if self.fused else "scheduler_nodes"
-            names = _names((self.graph.links().get(where) or {}).get(self.name, {}).get("buffers"))
+            names = _names(entry(self.graph.links(), where, self.name).get("buffers"))
         return [b for b in (self.graph.buffer(n) for n in names) if b is not None]
 
     def member_nodes(self) -> list["SchedulerNode"]:
@@ -207,13 +209,22 @@ class SchedulerNode(_Item):
         """The node after fusion that holds this one (itself for a node after fusion)."""
         if self.fused:
             return self
-        name = (self.graph.links().get("scheduler_nodes") or {}).get(self.name, {}).get("fused_node")
+        name = entry(self.graph.links(), "scheduler_nodes", self.name).get("fused_node")
         return self.graph.scheduler_node(name, fused=True) if name else None
+
+    def fused_with(self, other: "SchedulerNode | str") -> bool:
+        """Whether Inductor put this node and ``other`` (a node or its name) into one node after fusion."""
+        from inductor_step.session.fusion import fused_together  # noqa: PLC0415
+
+        a = (self.fused_node() or self).name
+        o = other if isinstance(other, SchedulerNode) else self.graph.scheduler_node(other)
+        b = (o.fused_node() or o).name if o is not None else str(other)
+        return fused_together(self.graph.stop("scheduling") or {}, a, b)
 
     def kernels(self) -> list["Kernel"]:
         """The kernels generated for it."""
         where = "fused_nodes" if self.fused else "scheduler_nodes"
-        names = _names((self.graph.links().get(where) or {}).get(self.name, {}).get("kernels"))
+        names = _names(entry(self.graph.links(), where, self.name).get("kernels"))
         return [k for k in (self.graph.kernel(n) for n in names) if k is not None]
 
 
@@ -290,7 +301,7 @@ class Kernel(_Item):
     @property
     def link(self) -> dict[str, Any]:
         """The kernel's entry of the graph's links (``LinkKernel``), {} when it has none."""
-        return (self.graph.links().get("kernels") or {}).get(self.name) or {}
+        return entry(self.graph.links(), "kernels", self.name)
 
     def buffers(self) -> list[Buffer]:
         """The buffers it computes."""

@@ -116,6 +116,10 @@ def test_one_buffer_in_full_on_the_ledger_fixture(sessions):
     assert roof["measured_ms"] == run.median_ms and roof["bw_source"] and roof["graph"] == g.key
     rows = k.ledger_rows()
     assert rows and all((g.key, k.name) in [tuple(t) for t in r["targets"]] for r in rows)
+    # pane 4's f, from the library: op0 and op1 were fused, the mm is a library call never fused
+    assert g.scheduler_node("op0").fused_with("op1") and not g.scheduler_node("op0").fused_with("op2")
+    answer = g.fusion_pair("op0_op1", "op2")
+    assert answer.startswith("# op0_op1 and op2: not fused") and "op2 is a library call" in answer
     mm = g.kernel("extern_kernels.mm#0")
     assert mm.backend == "extern" and mm.roofline()[0]["bound"] == "compute"
 
