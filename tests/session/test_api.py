@@ -124,6 +124,14 @@ def test_one_buffer_in_full_on_the_ledger_fixture(sessions):
     assert mm.backend == "extern" and mm.roofline()[0]["bound"] == "compute"
 
 
+def test_a_lazily_read_session_is_the_same(sessions):
+    lazy = session.load(os.path.join(FIX, "gpu_attention.jsonl"), lazy=True)  # large stops parsed when looked at
+    full = sessions["gpu_attention.jsonl"]
+    for a, b in zip(lazy.graphs, full.graphs, strict=True):
+        assert a.key == b.key and [k.name for k in a.kernels] == [k.name for k in b.kernels]
+        assert [x.name for x in a.buffers] == [x.name for x in b.buffers] and a.wrapper == b.wrapper
+
+
 def test_subgraphs_parts_and_variants(sessions):
     s = sessions["subgraphs_cond.jsonl"]
     top = s.graph("[0/0] inference")
