@@ -44,11 +44,11 @@ class CompileRecord(Compiled):
 
     @property  # type: ignore[override]
     def session(self) -> Any:
-        """The recording as a Session (:class:`inductor_step.tui.session.Session`), as far as it has come."""
+        """The recording as a Session (:class:`inductor_step.session.store.Session`), as far as it has come."""
         size = os.path.getsize(self.path) if os.path.exists(self.path) else 0
         if size != self._size or self._session is None:
-            from inductor_step.tracer.protocol import read_session  # noqa: PLC0415
-            from inductor_step.tui.session import Session  # noqa: PLC0415
+            from inductor_step.session.format import read_session  # noqa: PLC0415
+            from inductor_step.session.store import Session  # noqa: PLC0415
 
             self._session = Session.of(list(read_session(self.path)))
             self._size = size

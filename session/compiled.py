@@ -1,6 +1,6 @@
 """What a recorded session compiled, counted: graphs, graph breaks, recompiles, kernels, fusions, a buffer's kernel (the CI gate's and the pytest fixture's numbers).
 
-No Textual, no torch: it reads a session's messages (:mod:`inductor_step.tracer.protocol`).  Where each
+No Textual, no torch: it reads a session's messages (:mod:`inductor_step.session.format`).  Where each
 number comes from:
 
 - graphs: the session's graph keys (``"[0/0] forward"``: a stop's compile id and kind, protocol.graph_key),
@@ -25,7 +25,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.tracer.protocol import SUBGRAPH_SEP, VARIANT_SEP
+from inductor_step.session.format import SUBGRAPH_SEP, VARIANT_SEP
+from inductor_step.session.store import Session, load_session
+from inductor_step.session.text import break_reasons
 
 
 @dataclass
@@ -88,14 +90,8 @@ def _is_graph(key: str) -> bool:
     return VARIANT_SEP not in key and SUBGRAPH_SEP not in key
 
 
-def _break_reasons(stop: dict[str, Any]) -> list[dict[str, str]]:
-    from inductor_step.tui.text import break_reasons  # noqa: PLC0415 - moves with the library (issue 31.2)
-
-    return break_reasons(stop)
-
-
 class Compiled:
-    """The counts of one recorded session (a :class:`inductor_step.tui.session.Session`); build with
+    """The counts of one recorded session (a :class:`inductor_step.session.store.Session`); build with
     :meth:`load` (a session file) or :meth:`of` (a Session).  Every list is in the session's order."""
 
     def __init__(self, session: Any, path: str = ""):
@@ -105,9 +101,7 @@ class Compiled:
     @classmethod
     def load(cls, path: str) -> "Compiled":
         """The counts of session file ``path``.  Raises OSError if it cannot be read and ValueError if it is
-        not an inductor-step session (:func:`inductor_step.tui.session.load_session`)."""
-        from inductor_step.tui.session import Session, load_session  # noqa: PLC0415
-
+        not an inductor-step session (:func:`inductor_step.session.store.load_session`)."""
         return cls(Session.of(load_session(path)), path)
 
     @classmethod
@@ -153,7 +147,7 @@ class Compiled:
                 continue
             seen.add(cid)
             raws = list(stop.get("graph_breaks") or [])
-            for raw, b in zip(raws, _break_reasons(stop)):
+            for raw, b in zip(raws, break_reasons(stop)):
                 out.append(Break(cid, b.get("reason") or str(raw).split("\n", 1)[0], b.get("where") or "", str(raw)))
         return out
 

@@ -2,10 +2,10 @@
 
 No Textual, no torch.  The two recordings (session files, or job files whose ranks are compared rank by
 rank) are counted by :mod:`inductor_step.session.compiled` and their graphs paired as the diff pairs them
-(:func:`inductor_step.tui.diff.diff_sessions`: by compile id and kind, then by content), which also pairs
+(:func:`inductor_step.session.diff.diff_sessions`: by compile id and kind, then by content), which also pairs
 each graph's kernels (by normalized source, then name, then similarity) and says which scheduler nodes
 split or merged.  A time is compared only where both sides were timed and both figures were judged
-reliable (the run's ``verdicts``, :mod:`inductor_step.tui.trust`); otherwise the check says it cannot
+reliable (the run's ``verdicts``, :mod:`inductor_step.session.trust`); otherwise the check says it cannot
 judge, and never fails.
 
 Limits: options (``--max-slowdown 1.05``), else a file beside the baseline (``BASE.gate.toml`` for
@@ -25,7 +25,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from inductor_step.session import format as protocol
+from inductor_step.session import trust
 from inductor_step.session.compiled import Compiled
+from inductor_step.session.diff import diff_sessions
 
 #: limit name (as in the options and the limits file) -> (default, type, what it allows)
 DEFAULTS: dict[str, tuple[Any, type, str]] = {
@@ -231,8 +234,6 @@ def _fusion_check(a: Compiled, b: Compiled, pairs: list[tuple[Any, ...]], allowe
 def judged(run: dict[str, Any] | None, which: str) -> str | None:
     """None when figure ``which`` (``"compiled"``, ``"kernels"``) of ``run`` was timed and judged reliable;
     else why it cannot be compared, in a few words."""
-    from inductor_step.tui import trust  # noqa: PLC0415 - moves with the library (issue 31.2)
-
     if run is None:
         return "not timed"
     if run.get("error"):
@@ -261,8 +262,6 @@ def _ms(v: float) -> str:
 
 def _time_check(key: str, ra: dict[str, Any] | None, rb: dict[str, Any] | None, limit: float, min_ms: float,
                 limit_src: str) -> Check:
-    from inductor_step.tui import trust  # noqa: PLC0415
-
     name, src = f"time {key}", f"run messages' compiled_ms, limit {limit:g}x ({limit_src})"
     why = [f"baseline {w}" for w in [judged(ra, "compiled")] if w] + [f"new {w}" for w in [judged(rb, "compiled")] if w]
     a, b = (ra or {}).get("compiled_ms"), (rb or {}).get("compiled_ms")
@@ -324,8 +323,6 @@ def gate(a: Compiled, b: Compiled, limits: dict[str, Any], sources: dict[str, st
     """Every check of recording ``b`` against baseline ``a`` (their :class:`Compiled` counts) under
     ``limits`` (:func:`resolve_limits`), and the lines saying how the graphs were paired.  ``prefix``
     starts every check's name (``"rank 1 "`` in a job)."""
-    from inductor_step.tui.diff import diff_sessions  # noqa: PLC0415 - moves with the library (issue 31.2)
-
     sources = sources or {}
     la, lb = os.path.basename(a.path) or "baseline", os.path.basename(b.path) or "new"
     graphs_a, graphs_b = set(a.all_graphs), set(b.all_graphs)  # what-if variants are no recording's own
@@ -365,8 +362,6 @@ def gate(a: Compiled, b: Compiled, limits: dict[str, Any], sources: dict[str, st
 def load(path: str) -> dict[int | None, Compiled]:
     """``{None: counts}`` for a session file, ``{rank: counts}`` for a job file (each rank's session).
     Raises GateInputError with a one-line reason for a missing file or one that is no recording."""
-    from inductor_step.tracer import protocol  # noqa: PLC0415 - the format, stdlib only
-
     if not os.path.exists(path):
         raise GateInputError(f"no such recording: {path}")
     if os.path.isdir(path):

@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tracer.agent import Agent, _Quit
 
 #: the recorder the process-wide hooks call now (None: no recording is active)
@@ -129,7 +129,7 @@ class _FusionHandler(logging.Handler):
 @contextlib.contextmanager
 def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Iterator[Recorder]:
     """Record every torch.compile compile made inside the block into the session file ``path`` (JSON
-    lines, :mod:`inductor_step.tracer.protocol`: a header, then each graph's stops -- dynamo, aot,
+    lines, :mod:`inductor_step.session.format`: a header, then each graph's stops -- dynamo, aot,
     lowering, scheduling, loopbody, codegen -- as they come, then ``done``).  ``label`` is the header's
     ``script`` (e.g. a pytest node id); ``reset`` clears Dynamo first (see the module's docstring).
     Yields the :class:`Recorder`; the file is complete up to the last stop at any moment inside the block.

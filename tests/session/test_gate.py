@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from inductor_step.session.compiled import Compiled
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tui.cli import main
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
