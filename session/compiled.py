@@ -106,8 +106,9 @@ class Compiled:
 
     @classmethod
     def of(cls, session: Any) -> "Compiled":
-        """The counts of a Session already loaded."""
-        return cls(session)
+        """The counts of a session already loaded: a :class:`inductor_step.session.store.Session`, or the public
+        API's (``inductor_step.session.load(path)``, whose ``store`` it reads)."""
+        return cls(getattr(session, "store", session))
 
     @property
     def graphs(self) -> list[str]:

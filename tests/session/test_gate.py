@@ -234,6 +234,9 @@ def test_counts_of_a_recording():
     assert c.graphs == ["[0/0] inference"] and c.fusions == 3
     assert [(f.name, f.members) for f in c.fused] == [("op0_op1_op2_op3", ["op0", "op1", "op2", "op3"])]
     assert c.kernel_of("buf3") == c.kernels[0] == "cpp_fused_add_mul_native_layer_norm_relu_sum_0"
+    from inductor_step import session
+
+    assert Compiled.of(session.load(CONFIG_A)).fusions == 3  # the public API's session too
     demo = Compiled.load(os.path.join(FIX, "demo.jsonl"))
     assert demo.dynamo_graphs == ["[0/0]", "[1/0]"]
     with pytest.raises(ValueError, match=r"buf0 is in 3 graphs \(\[0/0\] forward, \[0/0\] backward, \[1/0\] inference\)"):
