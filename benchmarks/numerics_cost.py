@@ -26,7 +26,7 @@ def run(args: list[str], record: str) -> float:
 
 
 def main() -> None:
-    from inductor_step.tui.session import Session, load_session
+    from inductor_step.session.store import Session, load_session
 
     script = sys.argv[1:] or [os.path.join(ROOT, "examples", "real", "nanogpt_train.py")]
     script = [os.path.abspath(script[0])] + script[1:]
@@ -41,7 +41,7 @@ def main() -> None:
     print(f"{' '.join(os.path.basename(a) for a in script)}: whole run {plain:.1f} s, with --numerics {with_num:.1f} s")
     print(f"{'graph':<22} {'s':>7} {'buffers':>8} {'compared':>8} {'kept MiB':>9} {'buffers MiB':>11} "
           f"{'maxrss+ MiB':>11}  answer")
-    from inductor_step.tui.numerics import short_answer
+    from inductor_step.session.numerics import short_answer
 
     for key, m in s.numerics.items():
         if m.get("failed"):

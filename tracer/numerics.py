@@ -316,7 +316,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     value of its producing FX node of post-grad GraphModule ``gm``; ``links`` is the codegen stop's links
     (tracer.links: each buffer's ``fx_nodes``, ``kernels``, ``kernel_lines``, ``user_lines``), ``script`` the
     agent's record of the script's first call of the graph (``inputs``: {position: tensor}), ``snapshot`` the
-    what-if snapshot of the graph (for :func:`localize_in_kernel`).  Returns :class:`tracer.protocol.GraphNumerics`.
+    what-if snapshot of the graph (for :func:`localize_in_kernel`).  Returns :class:`session.format.GraphNumerics`.
     Raises what loading or running the module raises."""
     from inductor_step.tracer.adapter.output_module import load_output_module  # noqa: PLC0415
     from inductor_step.tracer.codeparse import parse_wrapper  # noqa: PLC0415

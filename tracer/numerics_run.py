@@ -12,7 +12,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 
 
 def _graph_flags(kind: str) -> tuple[bool, bool]:
@@ -22,7 +22,7 @@ def _graph_flags(kind: str) -> tuple[bool, bool]:
 
 def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
     """Compare every compiled graph of ``agent`` (a :class:`tracer.agent.Agent`), or those named
-    (``"[0/0] forward"``), with eager; sends one ``numerics`` message (:class:`tracer.protocol.GraphNumerics`)
+    (``"[0/0] forward"``), with eager; sends one ``numerics`` message (:class:`session.format.GraphNumerics`)
     per graph, ``failed`` with ``error`` where it could not run."""
     names = [only] if isinstance(only, str) else list(only or [])
     todo = [(k, g) for k, g in list(agent.graphs.items())

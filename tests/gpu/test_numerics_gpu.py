@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from inductor_step.tracer.protocol import graph_key, read_session, validate
+from inductor_step.session.format import graph_key, read_session, validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "tests", "scripts", "numerics_small.py")

@@ -29,7 +29,7 @@ def rec(tmp_path_factory):
 
 
 def numerics(r, key: str) -> dict:
-    from inductor_step.tracer.protocol import graph_key
+    from inductor_step.session.format import graph_key
 
     found = [m for m in r.of_type("numerics") if graph_key(m) == key]
     assert len(found) == 1, [graph_key(m) for m in r.of_type("numerics")]
@@ -37,7 +37,7 @@ def numerics(r, key: str) -> dict:
 
 
 def test_bf16_chain_first_divergence_is_the_fused_chain_and_reads_closer_to_float64(rec):
-    from inductor_step.tracer.protocol import validate
+    from inductor_step.session.format import validate
 
     n = numerics(rec, "[0/0] inference")
     assert validate(n) == []
@@ -97,7 +97,7 @@ def test_headless_prints_the_answer_first(rec):
 
 
 def test_report_and_open_show_it_without_torch(rec, tmp_path):
-    from inductor_step.tui.numerics import report_section
+    from inductor_step.session.numerics import report_section
 
     msgs = {f"{m['compile_id']} {m['graph_kind']}": m for m in rec.of_type("numerics")}
     text = "\n".join(report_section(msgs, lambda key, k: "line 1\nline 2\n" * 30))
@@ -105,6 +105,6 @@ def test_report_and_open_show_it_without_torch(rec, tmp_path):
 
 
 def _lines(n: dict) -> list[str]:
-    from inductor_step.tui.numerics import answer_lines
+    from inductor_step.session.numerics import answer_lines
 
     return answer_lines(n)

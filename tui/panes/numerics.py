@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from textual import on
 
-from inductor_step.tui.numerics import answer_lines, first_buffer, num, pane_rows, table_lines
+from inductor_step.session.numerics import answer_lines, first_buffer, num, pane_rows, table_lines
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import BufferSelected, OpenKernel
 from inductor_step.tui.table import Table

@@ -1,6 +1,6 @@
 """Numerics (issue 29) as text: the answer first, the short error table, the pane's rows, REPORT.md's section.
 
-Reads ``numerics`` messages (:class:`tracer.protocol.GraphNumerics`); imports neither torch nor Textual, so
+Reads ``numerics`` messages (:class:`session.format.GraphNumerics`); imports neither torch nor Textual, so
 ``--open``, the report and the headless command show a recorded comparison anywhere.
 """
 
@@ -91,7 +91,7 @@ def table_lines(rows: list[dict[str, Any]], mark: int | None = None) -> list[str
 
 def headless_lines(msg: dict[str, Any]) -> list[str]:
     """``--headless --numerics``: the graph, the answer first, then the error growing along the graph."""
-    from inductor_step.tracer.protocol import graph_key  # noqa: PLC0415
+    from inductor_step.session.format import graph_key  # noqa: PLC0415
 
     key = graph_key(msg) if msg.get("compile_id") != "?" else "numerics"
     lines = [f"{key:<20} numerics    {line}" for line in answer_lines(msg)]
@@ -201,7 +201,7 @@ def diff_lines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
 
 def what_if_lines(by_key: dict[str, dict[str, Any]]) -> list[str]:
     """``--what-if ... --numerics``: per variant, whether its setting made the original's divergence go away."""
-    from inductor_step.tracer.protocol import VARIANT_SEP  # noqa: PLC0415
+    from inductor_step.session.format import VARIANT_SEP  # noqa: PLC0415
 
     out = []
     for key, msg in by_key.items():
