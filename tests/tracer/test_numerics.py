@@ -96,12 +96,14 @@ def test_headless_prints_the_answer_first(rec):
     assert "localized inside" in out[1] and "tanh" in out[1]
 
 
-def test_report_and_open_show_it_without_torch(rec, tmp_path):
-    from inductor_step.session.numerics import report_section
+def test_report_carries_the_first_divergence_with_its_kernel_excerpt(rec, tmp_path):
+    from inductor_step.session.report import build_report
 
-    msgs = {f"{m['compile_id']} {m['graph_kind']}": m for m in rec.of_type("numerics")}
-    text = "\n".join(report_section(msgs, lambda key, k: "line 1\nline 2\n" * 30))
-    assert "## Numerics" in text and "[2/0] inference" in text and "SUSPECT" in text
+    out = build_report(rec.record, out_dir=str(tmp_path / "bundle"))
+    text = open(os.path.join(out, "REPORT.md"), encoding="utf-8").read()
+    section = text[text.index("## Numerics"):]
+    assert "### [2/0] inference" in section and "first suspect divergence: buf1" in section
+    assert "cpp_fused_add_mul_tanh_0, lines" in section and "SUSPECT" in section
 
 
 def _lines(n: dict) -> list[str]:
