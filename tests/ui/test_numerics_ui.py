@@ -44,3 +44,43 @@ def test_e_then_enter_goes_to_the_first_divergence_in_every_pane(app_driver):
     assert seen["code"].startswith("first suspect divergence: buf1") and "tanh" in seen["code"]
     assert "buf1" in seen["lowering_row"]  # pane 3 follows the selection
     assert seen["after"] == ("codegen", "buf1")
+
+
+def test_open_shows_numerics_without_torch():
+    """``--open`` of the recording on a machine without torch: pane e lists the buffers, Enter selects the first
+    divergence (torch imports blocked, as tests/e2e/test_open_without_torch.py does)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    program = textwrap.dedent('''
+        import asyncio, sys
+
+        class NoTorch:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch.") or name == "triton":
+                    raise ImportError(f"{name} is not installed here (blocked by the test)")
+                return None
+
+        sys.meta_path.insert(0, NoTorch())
+        from inductor_step.session.format import read_session
+        from inductor_step.tui.app import StepApp
+
+        async def main():
+            path = sys.argv[1]
+            app = StepApp(messages=list(read_session(path)), session_path=path, screenshots="/tmp")
+            async with app.run_test(size=(120, 40)) as pilot:
+                app.show_graph("[1/0] inference")
+                await pilot.press("e", "enter")
+                await pilot.pause()
+                print("ROWS", app.query_one("#table-numerics").row_count, "SELECTED", app.view.selected)
+            print("TORCH_IMPORTED", "torch" in sys.modules)
+
+        asyncio.run(main())
+    ''')
+    env = dict(os.environ, PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
+    p = subprocess.run([sys.executable, "-c", program, FIXTURE], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "ROWS 3 SELECTED buf2" in p.stdout  # [1/0]: the NaN's buffer (no divergence there)
+    assert "TORCH_IMPORTED False" in p.stdout
