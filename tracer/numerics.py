@@ -47,7 +47,8 @@ def stats(c: Any, r: Any) -> dict[str, Any]:
     dtype, any device): ``max_abs``, ``max_rel`` (max_abs over the largest finite ``|r|``), ``eps_units``
     (max_abs in units of ``c``'s dtype eps times that scale), ``tol_ratio`` (the largest ``|c - r| / (atol +
     rtol |r|)`` with ``c``'s dtype tolerances: over 1 fails ``torch.testing.assert_close``), ``nonfinite_mismatch``
-    (positions where one side is NaN/Inf and the other is not the same), and ``nan``/``inf`` counts of ``c``.
+    (positions where one side is NaN/Inf and the other is not the same), ``nan``/``inf`` counts of ``c`` and
+    ``ref_nan``/``ref_inf`` of ``r``.
     Integer and bool tensors compare exactly (``tol_ratio`` 0 or inf).  Computed in float64."""
     dtype = _dt(c)
     c = c.detach()
@@ -61,7 +62,7 @@ def stats(c: Any, r: Any) -> dict[str, Any]:
                 "inf": 0, "mismatches": bad}
     rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0))
     c, r = c.reshape(-1), r.reshape(-1)  # (a copy only where a buffer is not contiguous)
-    acc = {"max_abs": 0.0, "ratio": 0.0, "scale": 0.0, "mismatch": 0, "nan": 0, "inf": 0}
+    acc = {"max_abs": 0.0, "ratio": 0.0, "scale": 0.0, "mismatch": 0, "nan": 0, "inf": 0, "ref_nan": 0, "ref_inf": 0}
     for i in range(0, c.numel(), CHUNK):  # float64 temporaries of CHUNK elements, not of the whole buffer
         _chunk(c[i:i + CHUNK], r[i:i + CHUNK], rtol, atol, acc)
     max_abs, scale, mismatch = acc["max_abs"], acc["scale"], acc["mismatch"]
@@ -69,7 +70,8 @@ def stats(c: Any, r: Any) -> dict[str, Any]:
     eps = torch.finfo(c.dtype).eps if c.is_floating_point() else torch.finfo(torch.float32).eps
     out = {"max_abs": max_abs, "max_rel": max_abs / scale if scale else (0.0 if max_abs == 0 else math.inf),
            "eps_units": max_abs / (eps * scale) if scale else (0.0 if max_abs == 0 else math.inf),
-           "tol_ratio": ratio, "nonfinite_mismatch": mismatch, "nan": acc["nan"], "inf": acc["inf"]}
+           "tol_ratio": ratio, "nonfinite_mismatch": mismatch, "nan": acc["nan"], "inf": acc["inf"],
+           "ref_nan": acc["ref_nan"], "ref_inf": acc["ref_inf"]}
     if mismatch:
         out["max_abs"] = out["tol_ratio"] = out["max_rel"] = out["eps_units"] = math.inf
     return out
@@ -96,6 +98,8 @@ def _chunk(c: Any, r: Any, rtol: float, atol: float, acc: dict[str, Any]) -> Non
             acc["ratio"] = max(acc["ratio"], float((diff / (atol + rtol * rabs)).max()))
     acc["nan"] += int(torch.isnan(c64).sum())
     acc["inf"] += int(torch.isinf(c64).sum())
+    acc["ref_nan"] += int(torch.isnan(r64).sum())
+    acc["ref_inf"] += int(torch.isinf(r64).sum())
 
 
 def _json_num(x: Any) -> Any:
@@ -316,7 +320,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     value of its producing FX node of post-grad GraphModule ``gm``; ``links`` is the codegen stop's links
     (tracer.links: each buffer's ``fx_nodes``, ``kernels``, ``kernel_lines``, ``user_lines``), ``script`` the
     agent's record of the script's first call of the graph (``inputs``: {position: tensor}), ``snapshot`` the
-    what-if snapshot of the graph (for :func:`localize_in_kernel`).  Returns :class:`session.format.GraphNumerics`.
+    what-if snapshot of the graph (for :func:`tracer.numerics_localize.localize_in_kernel`).  Returns :class:`session.format.GraphNumerics`.
     Raises what loading or running the module raises."""
     from inductor_step.tracer.adapter.output_module import load_output_module  # noqa: PLC0415
     from inductor_step.tracer.codeparse import parse_wrapper  # noqa: PLC0415
@@ -424,6 +428,8 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
             out[field] = {"unavailable": "not localized: no snapshot of the graph as compile_fx_inner got it"}
             continue
         try:
+            from inductor_step.tracer.numerics_localize import localize_in_kernel  # noqa: PLC0415
+
             out[field] = localize_in_kernel(target, links, gm, snapshot, args, is_backward, is_inference)
         except Exception as e:  # noqa: BLE001
             out[field] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
@@ -478,11 +484,9 @@ def _rows(r1: list[dict], r2: list[dict], eager64: dict[str, dict], rand: dict[s
 
 
 def _eager_nonfinite(a: dict[str, Any]) -> tuple[int, int]:
-    """Eager's NaN/Inf counts, from compiled's and the positions they do not share: equal when none differ."""
-    s = a.get("stats") or {}
-    if not s.get("nonfinite_mismatch"):
-        return a.get("nan", 0), a.get("inf", 0)
-    return -1, -1  # unknown: the sides differ (stats counts mismatched positions only)
+    """Eager's NaN and Inf counts on the buffer's node (its reference in the first pass)."""
+    st = a.get("stats") or {}
+    return int(st.get("ref_nan", 0)), int(st.get("ref_inf", 0))
 
 
 def _answers(out: dict[str, Any], rows: list[dict], lb: dict[str, Any], links: dict[str, Any]) -> None:
@@ -532,53 +536,6 @@ def _table(rows: list[dict], upto: int) -> list[dict[str, Any]]:
              "eps_units": r["vs_eager"].get("eps_units")} for r in before + after]
 
 
-def localize_in_kernel(first: dict[str, Any], links: dict[str, Any], gm: Any, snapshot: dict[str, Any], args: list,
-                       is_backward: bool, is_inference: bool) -> dict[str, Any]:
-    """Inside the kernel of ``first`` (an answer of :func:`compare_graph`): recompile the graph with each of the
-    kernel's FX nodes added to the outputs (so each node's value is written to memory, not kept in a register),
-    compare each with eager (graph dtype and float64) and name the first node, in graph order, that diverges."""
-    nodes_in = set(first.get("kernel_nodes") or []) | set(first.get("fx_nodes") or [])
-    order = [n for n in gm.graph.nodes if n.name in nodes_in and isinstance(n.meta.get("val"), torch.Tensor)]
-    names = [n.name for n in order]
-    if len(names) < 2:
-        return {"kernel": first["kernel"], "skipped": f"the kernel holds {len(names)} FX node(s): nothing to unfuse"}
-    values, found = tn.compile_materialized(snapshot, names, args, is_backward, is_inference)
-    got = dict(zip(found, values))
-    ref: dict[str, Any] = {}
-    tn.run_graph(gm, _clone_args(args), lambda n, v: ref.__setitem__(n.name, v) if n.name in got else None)
-    ref64: dict[str, Any] = {}
-    tn.run_graph(gm, _clone_args(args), lambda n, v: ref64.__setitem__(n.name, v) if n.name in got else None,
-                 float64=True)
-    out_nodes = []
-    for n in names:
-        if n not in got or not isinstance(got[n], torch.Tensor) or n not in ref:
-            out_nodes.append({"node": n, "status": "not_compared", "why": "not materialized (the snapshot lacks it)"})
-            continue
-        s = stats(got[n], ref[n])
-        c64 = stats(got[n], ref64[n]) if n in ref64 else None
-        e64 = stats(ref[n], ref64[n]) if n in ref64 else None
-        status, text = verdict(s, c64, e64, reduction_terms(gm, [n]), _dt(got[n]))
-        out_nodes.append({"node": n, "status": status, "verdict": text, "vs_eager": s, "nan": s.get("nan", 0),
-                          "inf": s.get("inf", 0), "user_line": _user_line(gm, n)})
-    bad = next((x for x in out_nodes if x["status"] == "suspect"), None) or next(
-        (x for x in out_nodes if x["status"] not in ("ok", "not_compared")), None)
-    nan = next((x for x in out_nodes if x.get("nan") or x.get("inf")), None)
-    return {"kernel": first["kernel"], "nodes": out_nodes, "first": bad["node"] if bad else None,
-            "first_nonfinite": nan["node"] if nan else None,
-            "how": (f"recompiled the graph with the {len(found)} FX node(s) of {first['kernel']} added to its outputs "
-                    "(each one's value written to memory), compared each with eager")}
-
-
-def _user_line(gm: Any, name: str) -> str | None:
-    import re  # noqa: PLC0415
-
-    for n in gm.graph.nodes:
-        if n.name == name:
-            m = re.findall(r'File "([^"]+)", line (\d+)', n.meta.get("stack_trace") or "")
-            return f"{m[-1][0]}:{m[-1][1]}" if m else None
-    return None
-
-
 def _clean(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _clean(v) for k, v in x.items()}
@@ -587,4 +544,4 @@ def _clean(x: Any) -> Any:
     return _json_num(x)
 
 
-__all__ = ["TOLERANCES", "compare_graph", "localize_in_kernel", "producer_node", "stats", "verdict"]
+__all__ = ["TOLERANCES", "compare_graph", "producer_node", "reduction_terms", "stats", "verdict"]

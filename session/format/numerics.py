@@ -31,7 +31,7 @@ class NumericsBuffer(TypedDict, total=False):
     eager_vs_f64: dict[str, Any]
     nan: int
     inf: int
-    eager_nan: int  # -1: not known (the sides differ)
+    eager_nan: int  # eager's NaN count on the same node
     eager_inf: int
 
 
