@@ -54,8 +54,9 @@ def answer_lines(msg: dict[str, Any]) -> list[str]:
         out.append(f"first divergence from eager: {_where(div)}: {div.get('verdict')}")
     if not div:
         s = msg.get("summary") or {}
-        out.append(f"no divergence: all {s.get('compared', 0)} compared buffer(s) within torch.testing's tolerance "
-                   "of eager")
+        out.append(f"no divergence: all {s['compared']} compared buffer(s) within torch.testing's tolerance of eager"
+                   if s.get("compared") else f"nothing compared: none of the {s.get('buffers', 0)} buffer(s) has an "
+                   "eager value to compare with (each row says why)")
     if nf:
         eager = ("eager holds it too" if nf.get("eager_too") else
                  "eager does NOT hold it" if nf.get("eager_too") is False else "eager not compared")

@@ -414,9 +414,13 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
         out["f64_fallbacks"] = (f"{len(fell_back)} node(s) have no float64 kernel and ran in float32 for the "
                                 f"reference: {', '.join(fell_back[:6])}")
     if rand:
-        out["random"] = (f"{len(set(rand) & set(plan.values()))} buffer(s) depend on random ops "
-                         f"({', '.join(sorted(set(rand.values()))[:3])}): not compared (eager draws its numbers by "
-                         "another algorithm than Inductor's code; fallback_random=True makes them the same)")
+        out["random"] = (f"{len(set(rand) & set(plan.values()))} buffer(s) depend on Inductor's random ops "
+                         f"({', '.join(sorted(set(rand.values()))[:3])}): not compared (Inductor's code draws its "
+                         "numbers by another algorithm than eager; fallback_random=True makes them comparable)")
+    elif tn.random_dependents(gm, only_inductor=False):
+        out["random"] = ("the graph's random ops are ATen calls on both sides (fallback_random=True): each run starts "
+                         "from the same seed (torch.manual_seed(0)), so they draw the same numbers where they draw "
+                         "in the same order")
     _answers(out, rows, lb, links)
     first = out.get("first_suspect") or out.get("first_divergence")
     nf = out.get("first_nonfinite")

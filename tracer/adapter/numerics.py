@@ -190,15 +190,21 @@ def run_graph(gm: Any, args: list, on_value: Callable[[Any, Any], None], float64
 
 
 RANDOM_WORDS = ("rand", "dropout", "bernoulli", "seed", "normal", "multinomial")
+#: Inductor's own random prims (``fallback_random=False``): its generated code draws by another algorithm than eager
+INDUCTOR_RANDOM = ("prims.inductor_random", "prims.inductor_randint", "prims.inductor_seed", "prims.inductor_lookup_seed")
 
 
-def random_dependents(gm: Any) -> dict[str, str]:
+def random_dependents(gm: Any, only_inductor: bool = True) -> dict[str, str]:
     """{node name: the random op it depends on} for every node of ``gm`` computed from a random op's
-    output (``prims.inductor_random``, ``aten.rand``, dropout, ...), the op itself included."""
+    output, the op itself included: Inductor's own random prims (``prims.inductor_random``, drawn by Inductor's
+    code, never as eager draws them), or with ``only_inductor=False`` any random op (``aten.rand``, dropout, ...:
+    with ``fallback_random=True`` both sides call these ATen ops on torch's generator)."""
     out: dict[str, str] = {}
     for n in gm.graph.nodes:
-        if n.op == "call_function" and any(w in str(n.target) for w in RANDOM_WORDS):
-            out[n.name] = str(n.target)
+        t = str(n.target)
+        if n.op == "call_function" and (t.startswith(INDUCTOR_RANDOM) if only_inductor
+                                        else any(w in t for w in RANDOM_WORDS)):
+            out[n.name] = t
             continue
         for a in n.all_input_nodes:
             if a.name in out:
