@@ -52,6 +52,7 @@ def main() -> None:
         print(f"{key:<22} {m.get('seconds', 0):>7.2f} {sm.get('buffers', 0):>8} {sm.get('compared', 0):>8} "
               f"{m.get('kept_bytes', 0) * mib:>9.1f} {m.get('buffer_bytes', 0) * mib:>11.1f} "
               f"{m.get('maxrss_growth_bytes', 0) * mib:>11.1f}  {short_answer(m)}")
+        print(f"{'':<22} phases (s): " + ", ".join(f"{k} {v:.2f}" for k, v in (m.get("phases_s") or {}).items()))
 
 
 if __name__ == "__main__":

@@ -371,12 +371,16 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
 
     seed = 0
     torch.manual_seed(seed)
+    phases: dict[str, float] = {"prepare": time.monotonic() - t0}
+    t = time.monotonic()
     tn.run_graph(gm, _clone_args(args), keep)  # 1. eager in the graph's dtypes
+    phases["eager"], t = time.monotonic() - t, time.monotonic()
     p1 = _Pass(plan, refs, items)
     mod, points = tn.load_instrumented(output_path, kernels, p1)
     torch.manual_seed(seed)
     with torch.no_grad():
         mod.call(_clone_args(args))  # 2. compiled vs eager, buffer by buffer
+    phases["compiled_vs_eager"], t = time.monotonic() - t, time.monotonic()
     eager64: dict[str, dict[str, Any]] = {}
 
     def keep64(node: Any, v: Any) -> None:  # 3. float64: eager's own error, then the float64 value replaces it
@@ -397,11 +401,13 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
 
     torch.manual_seed(seed)
     fell_back = tn.run_graph(gm, _clone_args(args), keep64, float64=True)
+    phases["eager_float64"], t = time.monotonic() - t, time.monotonic()
     p2 = _Pass(plan, refs, items)
     setattr(mod, tn.CAPTURE, p2)
     torch.manual_seed(seed)
     with torch.no_grad():
         mod.call(_clone_args(args))  # 4. compiled vs float64
+    phases["compiled_vs_float64"], t = time.monotonic() - t, time.monotonic()
     refs.clear()
     rows = _rows(p1.rows, p2.rows, eager64, rand, lb, (links or {}).get("kernels") or {}, gm)
     out: dict[str, Any] = {"inputs": inputs, "rows": rows, "points": len(points),
@@ -437,6 +443,9 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
             out[field] = localize_in_kernel(target, links, gm, snapshot, args, is_backward, is_inference)
         except Exception as e:  # noqa: BLE001
             out[field] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
+    if targets and localize:
+        phases["localize"] = time.monotonic() - t
+    out["phases_s"] = phases
     out["seconds"] = time.monotonic() - t0
     out["maxrss_growth_bytes"] = max(0, _maxrss() - rss0)
     return _clean(out)

@@ -88,4 +88,5 @@ class GraphNumerics(TypedDict, total=False):
     localized: dict[str, Any]  # tracer.numerics.localize_in_kernel: the first divergence's kernel unfused
     localized_nonfinite: dict[str, Any]  # the same for the first NaN/Inf's kernel, where it is another kernel
     seconds: float
+    phases_s: dict[str, float]  # prepare, eager, compiled_vs_eager, eager_float64, compiled_vs_float64, localize
     t: float
