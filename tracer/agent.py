@@ -237,6 +237,10 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                         self.resume.put(msg)
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
+                elif cmd == protocol.CMD_TIME_PAIR:  # issue 32: r in the diff view (tracer.pair_timing)
+                    from inductor_step.tracer.pair_timing import time_pair  # noqa: PLC0415
+
+                    threading.Thread(target=time_pair, args=(self, msg.get("graphs")), daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
                     self.quitting = True
                     self.send({"type": "quit"})

@@ -749,9 +749,9 @@ def diff_timing(ra: dict[str, Any] | None, rb: dict[str, Any] | None, kmap: dict
         tags = [f"{side} {t.strip()}" for side, r in (("A", ra), ("B", rb)) if (t := figure_tag(r, w))
                 and "NOT RELIABLE" in t]
         level.notes.append(f"{label}: {_delta(ra.get(k), rb.get(k))}" + (f"  [{'; '.join(tags)}]" if tags else ""))
-    from inductor_step.tui.whatif import judgement_lines  # noqa: PLC0415
+    from inductor_step.tui.diff_moments import timing_notes  # noqa: PLC0415 - issue 32: the machine, not the change
 
-    level.notes += [n for n in judgement_lines(ra, rb, ("A", "B")) if not n.startswith(("A timing", "B timing"))]
+    level.notes += timing_notes(ra, rb)
     for side, r in (("A", ra), ("B", rb)):  # issue 23: the times above leave the graph's collectives out
         if r.get("collectives_stubbed"):
             level.notes.append(f"{side}: {len(r['collectives_stubbed'])} collective call(s), not timed: left out of "
@@ -801,10 +801,11 @@ def _header_changes(ha: dict[str, Any], hb: dict[str, Any]) -> list[str]:
     return out
 
 
-def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
+def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str, Any] | None = None) -> GraphDiff:
     """The level-by-level diff of graph ``a`` (the earlier) and ``b``; ``same_session`` False when
     they come from two recordings (the "why" level then lists what differs between the sessions'
-    headers instead of a failed guard of A)."""
+    headers instead of a failed guard of A); ``rounds``: the pair's ``pair_timing`` message (issue 32: both
+    timed round by round, ``r`` in the diff view), said at the top and in the timings level."""
     levels = {k: Level(k, title, stage) for k, title, stage in LEVELS}
     da, db = a.stops.get("dynamo") or {}, b.stops.get("dynamo") or {}
     nodes_a = (da.get("graph") or {}).get("nodes") or []
@@ -886,11 +887,12 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
         lk.notes.append(f"{len(ka)} -> {len(kb)} kernels; {same} compute the same (normalized source)")
 
     diff_timing(a.run, b.run, kmap, levels["timing"])
-    from inductor_step.tui.whatif import judgement_lines, static_variant_note  # noqa: PLC0415 - issue 32
+    from inductor_step.tui.diff_moments import rounds_text, top_notes  # noqa: PLC0415 - issue 32
+    from inductor_step.tui.whatif import static_variant_note  # noqa: PLC0415
 
     top = [n for n in [static_variant_note(b.key, a.stops, b.stops)] if n]
-    if a.run and b.run and not a.run.get("error") and not b.run.get("error"):
-        top += [n for n in judgement_lines(a.run, b.run, ("A", "B")) if "NOT RELIABLE" in n or "machine moved" in n]
+    top += top_notes(b.key, a.run, b.run, a.header, b.header, same_session, rounds)
+    levels["timing"].notes[:0] = rounds_text(rounds, b.header) if same_session else []
     return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS], kmap, notes=top)
 
 
@@ -1055,5 +1057,6 @@ def render_recompiles(s: Any, label: str = "", diffs: bool = True) -> str:
         if m and int(m.group(1)) > 0:
             p = default_partner(s.graphs, g)
             if p:
-                out.append(render(diff_graphs(Graph.from_session(s, p), Graph.from_session(s, g)), diffs))
+                out.append(render(diff_graphs(Graph.from_session(s, p), Graph.from_session(s, g),
+                                              rounds=getattr(s, "pair_timings", {}).get((p, g))), diffs))
     return "\n\n".join(out) if out else f"{label}: no recompiles to diff (ctrl+p in the app diffs any two graphs)"
