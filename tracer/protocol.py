@@ -803,6 +803,8 @@ class PairTiming(TypedDict, total=False):
     status: Literal["timing", "done", "failed"]
     rounds: PairRounds
     message: str
+    cancelled: bool  # failed: c came first
+    traceback: str  # failed: the agent's own error
     t: float
 
 

@@ -28,6 +28,8 @@ from inductor_step.tui import trust
 
 #: the per-graph times of a pair are "far apart" from this many seconds between their timings
 FAR_S = 60.0
+#: one side's rounds "disagree" when the slowest is this many times the fastest
+ROUNDS_SPREAD = 2.0
 
 
 def measured_at(run: dict[str, Any] | None, header: dict[str, Any] | None) -> float | None:
@@ -112,8 +114,16 @@ def rounds_text(msg: dict[str, Any] | None, header: dict[str, Any] | None = None
         line += (f"  [NOT RELIABLE: the threads waited for a core {100 * (r.get('wait_share') or 0):.0f}% of the "
                  f"time in these rounds; {trust.AGAIN}]")
     out = [line]
+    for side in ("a", "b"):
+        xs = [x for x in r.get(f"{side}_rounds_ms") or [] if isinstance(x, (int, float)) and x > 0]
+        if xs and max(xs) > ROUNDS_SPREAD * min(xs):
+            out.append(f"{side.upper()}'s rounds ranged {min(xs):.4f} to {max(xs):.4f} ms: some rounds were slowed, "
+                       "so the median may be the machine's")
     e, c = r.get("eager_b_vs_a"), r.get("b_vs_a")
-    if isinstance(e, (int, float)) and isinstance(c, (int, float)) and e > 0:
+    if r.get("reliable") is False:
+        out.append("the rounds themselves were contended: B/A is not the change's until rounds on a quieter "
+                   "machine agree (r here times them again)")
+    elif isinstance(e, (int, float)) and isinstance(c, (int, float)) and e > 0:
         if max(e, 1 / e) >= trust.EAGER_MOVED:
             out.append(f"eager moved {e:.2f}x in the same rounds: B's inputs are that much more (or less) work "
                        f"({', '.join((r.get('sizes_a') or [])[:3])} -> {', '.join((r.get('sizes_b') or [])[:3])}); "
