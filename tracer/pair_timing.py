@@ -90,6 +90,9 @@ def time_pair(agent: Any, graphs: list[str] | None) -> None:
         finally:
             worker.close()
         result.pop("isolated", None)
+        if agent.cancel_run.is_set():  # c between two rounds: the worker stopped early
+            end("failed", f"cancelled after {result.get('rounds')} round(s)", cancelled=True)
+            return
         ratio = result.get("b_vs_a")
         end("done", f"{a} and {b} timed round by round ({result.get('rounds')} rounds)"
             + (f": B/A {ratio:.2f}x" if isinstance(ratio, (int, float)) else ""), rounds=result)

@@ -53,8 +53,19 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
                 await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
                 await pilot.pause()
                 seen["before"] = (list(app.screen.diff.notes), title())
+                pair = ("[0/0] inference", "[0/1] inference")
+                status = lambda: (app.session.pair_timings.get(pair) or {}).get("status")  # noqa: E731
+                # r, and c as soon as the timing started: the request ends, cancelled, within two seconds
                 await pilot.press("r")
                 seen["asked"] = str(app.screen.query_one("#diff-status").render())
+                await wait_for(pilot, lambda: status() == "timing")
+                t0 = time.monotonic()
+                await pilot.press("c")
+                await wait_for(pilot, lambda: status() == "failed")
+                seen["cancel_s"] = time.monotonic() - t0
+                seen["cancelled"] = (dict(app.session.pair_timings[pair]), app.session.run_status,
+                                     str(app.screen.query_one("#diff-status").render()))
+                await pilot.press("r")  # and asked again, it runs to the end
                 await wait_for(pilot, lambda: (app.session.pair_timings.get(("[0/0] inference", "[0/1] inference"))
                                                or {}).get("status") in ("done", "failed"))
                 await pilot.pause(0.3)
@@ -71,6 +82,11 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
                and "r in the diff view of a live session times both round by round" in n for n in notes), notes
     assert "timed at different moments" in head
     assert "round by round" in seen["asked"] and "c cancels" in seen["asked"]
+
+    cancelled, run_status, said = seen["cancelled"]
+    assert cancelled.get("cancelled") is True and "cancelled" in cancelled["message"], cancelled
+    assert seen["cancel_s"] < 3.0, seen["cancel_s"]
+    assert "cancelled" in run_status and said.startswith("timing them round by round cancelled"), (run_status, said)
 
     msg = seen["msg"]
     assert msg["status"] == "done", msg
@@ -94,5 +110,5 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
 
     # the session file keeps it (a reopened session shows the same figures), in the session format
     saved = [m for m in read_session(str(tmp_path / "s.jsonl")) if m.get("type") == "pair_timing"]
-    assert [m["status"] for m in saved] == ["timing", "done"]
+    assert [m["status"] for m in saved] == ["timing", "failed", "timing", "done"]
     assert not validate(saved[-1])

@@ -47,12 +47,14 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
     a, b, status = msg.get("a"), msg.get("b"), msg.get("status")
     top = app.screen
     if status == "failed":
-        app.notify(f"timing {a} and {b} round by round failed: {msg.get('message')}", severity="error", timeout=8,
-                   markup=False)
+        app.notify(f"timing {a} and {b} round by round " + ("cancelled" if msg.get("cancelled") else "failed")
+                   + f": {msg.get('message')}", severity="information" if msg.get("cancelled") else "error",
+                   timeout=8, markup=False)
     if isinstance(top, DiffScreen) and top.same_session and (top.pair.key_a, top.pair.key_b) == (a, b):
         d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b), rounds=msg)
         note = {"done": f"{a} and {b} timed round by round: the top and 7 (timings) give the figures",
-                "failed": f"timing them round by round failed: {msg.get('message')}"}.get(str(status), "")
+                "failed": f"timing them round by round {'cancelled' if msg.get('cancelled') else 'failed'}: "
+                          f"{msg.get('message')} (r asks again)"}.get(str(status), "")
         if status != "timing":
             top.replace_pair(DiffPair(a, b, "", d), note)
     elif status == "done":
