@@ -805,7 +805,7 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str,
     """The level-by-level diff of graph ``a`` (the earlier) and ``b``; ``same_session`` False when
     they come from two recordings (the "why" level then lists what differs between the sessions'
     headers instead of a failed guard of A); ``rounds``: the pair's ``pair_timing`` message (issue 32: both
-    timed round by round, ``r`` in the diff view), said at the top and in the timings level."""
+    timed round by round, ``r`` in the diff view), said at the top."""
     levels = {k: Level(k, title, stage) for k, title, stage in LEVELS}
     da, db = a.stops.get("dynamo") or {}, b.stops.get("dynamo") or {}
     nodes_a = (da.get("graph") or {}).get("nodes") or []
@@ -887,12 +887,11 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str,
         lk.notes.append(f"{len(ka)} -> {len(kb)} kernels; {same} compute the same (normalized source)")
 
     diff_timing(a.run, b.run, kmap, levels["timing"])
-    from inductor_step.tui.diff_moments import rounds_text, top_notes  # noqa: PLC0415 - issue 32
+    from inductor_step.tui.diff_moments import top_notes  # noqa: PLC0415 - issue 32
     from inductor_step.tui.whatif import static_variant_note  # noqa: PLC0415
 
     top = [n for n in [static_variant_note(b.key, a.stops, b.stops)] if n]
-    top += top_notes(b.key, a.run, b.run, a.header, b.header, same_session, rounds)
-    levels["timing"].notes[:0] = rounds_text(rounds, b.header) if same_session else []
+    top += top_notes(b.key, a.run, b.run, a.header, b.header, same_session, rounds)  # with the rounds, if any
     return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS], kmap, notes=top)
 
 

@@ -156,13 +156,12 @@ def top_notes(key_b: str, ra: dict[str, Any] | None, rb: dict[str, Any] | None,
     day = not same_session or (ta is not None and tb is not None and abs(tb - ta) > FAR_S)
     done = bool(rounds and rounds.get("status") == "done")
     head = ("the per-graph times below were" if done else "A's and B's times were")
-    line = (f"{head} taken at different moments{apart}, not round by round: A {_clock(ta, day)}, "
-            f"{verdict_text(ra)}; B {_clock(tb, day)}, {verdict_text(rb)}")
+    line = f"{head} taken at different moments{apart}, not round by round"
     if not same_session:
-        line += "; two recordings cannot be timed together: compare them with care"
+        line += ": two recordings cannot be timed together, so compare them with care"
     elif not done:
-        line += "; r in the diff view of a live session times both round by round"
-    out.append(line)
+        line += ": r in the diff view of a live session times both round by round"
+    out += [line, f"  A timed {_clock(ta, day)}: {verdict_text(ra)}", f"  B timed {_clock(tb, day)}: {verdict_text(rb)}"]
     moved = moved_text(ra, rb)
     if moved:
         out.append(moved)

@@ -33,14 +33,13 @@ def _with_runs(path: str, **changes) -> Session:
 def test_two_recordings_say_at_the_top_when_each_was_timed_and_each_verdict() -> None:
     out = diff_files(CONFIG_A, CONFIG_B)
     top = [ln for ln in out.splitlines() if ln.startswith("! ")]
-    assert len(top) == 1, top
-    line = top[0]
-    assert line.startswith("! A's and B's times were taken at different moments, 19 s apart, not round by round")
-    # each side's wall-clock moment: the header's time plus the run's t (seconds since the agent started)
-    assert "A at 2026-11-24 14:39:37 UTC" in line and "B at 2026-11-24 14:39:56 UTC" in line
-    assert line.count("not judged (recorded before contention was measured)") == 2
-    assert "two recordings cannot be timed together" in line and "r in the diff view" not in line
-    assert out.index(line) < out.index("== ")  # above every level
+    assert len(top) == 3, top
+    assert top[0] == ("! A's and B's times were taken at different moments, 19 s apart, not round by round: two "
+                      "recordings cannot be timed together, so compare them with care")
+    # each side's wall-clock moment (the header's time plus the run's t, seconds since the agent started), verdict
+    assert top[1] == "!   A timed at 2026-11-24 14:39:37 UTC: not judged (recorded before contention was measured)"
+    assert top[2] == "!   B timed at 2026-11-24 14:39:56 UTC: not judged (recorded before contention was measured)"
+    assert out.index(top[2]) < out.index("== ")  # above every level
 
     # a recording judged on its contention: its verdict, as pane 7 says it
     judged = _with_runs(CONFIG_B, reliable=False, unreliable="compiled time not reliable (other processes held the "
@@ -48,8 +47,8 @@ def test_two_recordings_say_at_the_top_when_each_was_timed_and_each_verdict() ->
                         verdicts={"compiled": {"reliable": False, "wait_share": 0.41}})
     sa = Session.of(list(read_session(CONFIG_A)))
     d = diff_graphs(Graph.from_session(sa, KEY), Graph.from_session(judged, KEY), same_session=False)
-    assert any("; B at 2026-11-24 14:39:56 UTC, NOT RELIABLE (compiled time not reliable (other processes held the "
-               "cores: threads waited for a core up to 41% of the time))" in n for n in d.notes), d.notes
+    assert "  B timed at 2026-11-24 14:39:56 UTC: NOT RELIABLE (compiled time not reliable (other processes held the " \
+        "cores: threads waited for a core up to 41% of the time))" in d.notes, d.notes
 
 
 def test_when_eager_moved_as_much_as_compiled_the_machine_moved_not_the_change() -> None:
@@ -112,5 +111,6 @@ def test_r_in_a_diff_of_two_recordings_says_they_cannot_be_timed_together_and_a_
 
     run(RECOMPILE, one)
     assert "timed at different moments" in seen["title1"]
-    assert "# ! A's and B's times were taken at different moments, not round by round: A at 14:39:07 UTC" in seen["code"]
+    assert ("# ! A's and B's times were taken at different moments, not round by round: r in the diff view of a live "
+            "session times both round by round\n# !   A timed at 14:39:07 UTC: not judged") in seen["code"]
     assert seen["r1"].startswith("no live script to time with")

@@ -188,8 +188,8 @@ class DiffScreen(Screen[None]):
         self.show_pair()
         if keep and keep in [lv.key for lv in self.shown_levels()]:
             self.show_level(keep)
-        if note:
-            self._status(note)
+        if note:  # after the level list's highlight events, which set the status line of their level
+            self.call_after_refresh(self._status, note)
 
     def show_level(self, key: str) -> None:
         """Level ``key``'s changes in the table, the level's text (notes, every change) in the code view."""

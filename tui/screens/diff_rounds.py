@@ -52,7 +52,7 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
                    timeout=8, markup=False)
     if isinstance(top, DiffScreen) and top.same_session and (top.pair.key_a, top.pair.key_b) == (a, b):
         d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b), rounds=msg)
-        note = {"done": f"{a} and {b} timed round by round: the top and 7 (timings) give the figures",
+        note = {"done": f"{a} and {b} timed round by round: the figures are at the top",
                 "failed": f"timing them round by round {'cancelled' if msg.get('cancelled') else 'failed'}: "
                           f"{msg.get('message')} (r asks again)"}.get(str(status), "")
         if status != "timing":
