@@ -2,7 +2,7 @@
 [0/0]) timed round by round on request -- ``r`` in the diff view -- with real compiles, the real agent and
 its timing worker.  A person steps the recompile script to its end, presses ``d`` (the recompile against the
 graph before it), reads at the top that the two were timed at different moments, presses ``r`` and, once the
-rounds are done, reads the round-by-round figures at the top and in the timings level (``7``)."""
+rounds are done, reads the round-by-round figures at the top of the diff."""
 
 from __future__ import annotations
 

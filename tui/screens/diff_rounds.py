@@ -3,8 +3,7 @@
 Two graphs of one live session (a recompile ``[0/1]`` and ``[0/0]``, or any two ctrl+p paired) were each timed
 at their own moment; ``r`` here asks the agent (``time_pair``, tracer.pair_timing) to time both, and both run
 eagerly, round by round, so the machine's moves fall on both alike.  The answer (``pair_timing``) redraws the
-diff in place: its top and its timings level then give the round-by-round figures
-(tui.diff_moments.rounds_text).  ``c`` cancels, as it cancels ``r`` elsewhere.
+diff in place: its top then gives the round-by-round figures (tui.diff_moments.rounds_text).  ``c`` cancels, as it cancels ``r`` elsewhere.
 """
 
 from __future__ import annotations
