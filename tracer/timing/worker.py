@@ -75,7 +75,7 @@ def main(argv: list[str]) -> int:
                 p = spec["pair"]
                 send({"result": pair_rounds(spec["output_path"], p["output_path"], spec.get("eager_gm"),
                                             p.get("eager_gm"), spec.get("script"), p.get("script"), cancel=cancel,
-                                            progress=lambda text: send({"progress": f"timing A and B: {text}"}))})
+                                            progress=lambda text: send({"progress": text}))})
                 continue
             if spec["output_path"].endswith((".pt2", ".so")):  # an AOTInductor package or .so: timed whole
                 from inductor_step.tracer.timing.aoti import time_aoti  # noqa: PLC0415
