@@ -9,9 +9,9 @@ import asyncio
 import copy
 import os
 
-from inductor_step.tracer.protocol import read_session
-from inductor_step.tui.diff import Graph, diff_files, diff_graphs, render
-from inductor_step.tui.session import Session
+from inductor_step.session.format import read_session
+from inductor_step.session.diff import Graph, diff_files, diff_graphs, render
+from inductor_step.session.store import Session
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(HERE, "fixtures")

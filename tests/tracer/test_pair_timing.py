@@ -19,17 +19,18 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "scripts", "diff_recompile.py")
 
 
-async def wait_for(pilot, cond, timeout: float = 240.0) -> None:
-    """Let the app run until ``cond()`` holds (the live agent's messages arrive meanwhile)."""
+async def wait_for(pilot, cond, timeout: float = 240.0, seen=None) -> None:
+    """Let the app run until ``cond()`` holds (the live agent's messages arrive meanwhile); on timeout the
+    assertion says what ``seen()`` returns then."""
     t0 = time.monotonic()
     while not cond():
         if time.monotonic() - t0 > timeout:
-            raise AssertionError("timed out waiting")
+            raise AssertionError(f"timed out waiting{f': {seen()}' if seen else ''}")
         await pilot.pause(0.1)
 
 
 def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path) -> None:
-    from inductor_step.tracer.protocol import read_session, validate
+    from inductor_step.session.format import read_session, validate
     from inductor_step.tui.app import StepApp
     from inductor_step.tui.screens.diff import DiffScreen
 
@@ -38,6 +39,9 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
 
     def title() -> str:
         return str(app.screen.query_one("#diff-title").render())
+
+    def said() -> str:  # the diff view's status line
+        return str(app.screen.query_one("#diff-status").render())
 
     async def main():
         async with app.run_test(size=(120, 40)) as pilot:
@@ -62,10 +66,10 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
                 await wait_for(pilot, lambda: status() == "timing")
                 t0 = time.monotonic()
                 await pilot.press("c")
-                await wait_for(pilot, lambda: status() == "failed")
+                await wait_for(pilot, lambda: status() == "failed", timeout=30, seen=status)
                 seen["cancel_s"] = time.monotonic() - t0
-                seen["cancelled"] = (dict(app.session.pair_timings[pair]), app.session.run_status,
-                                     str(app.screen.query_one("#diff-status").render()))
+                await wait_for(pilot, lambda: said().startswith("timing them round by round"), timeout=10, seen=said)
+                seen["cancelled"] = (dict(app.session.pair_timings[pair]), app.session.run_status, said())
                 await pilot.press("r")  # and asked again, it runs to the end
                 await wait_for(pilot, lambda: (app.session.pair_timings.get(("[0/0] inference", "[0/1] inference"))
                                                or {}).get("status") in ("done", "failed"))
@@ -73,7 +77,8 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
                 d = app.screen.diff
                 seen["after"] = (list(d.notes), title(), list(d.level("timing").notes))
                 seen["status"] = app.session.run_status
-                seen["said"] = str(app.screen.query_one("#diff-status").render())
+                await wait_for(pilot, lambda: said().endswith("the figures are at the top"), timeout=10, seen=said)
+                seen["said"] = said()
                 seen["msg"] = app.session.pair_timings[("[0/0] inference", "[0/1] inference")]
             finally:
                 app.action_quit_app()
@@ -89,7 +94,7 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
 
     cancelled, run_status, said = seen["cancelled"]
     assert cancelled.get("cancelled") is True and "cancelled" in cancelled["message"], cancelled
-    assert seen["cancel_s"] < 3.0, seen["cancel_s"]
+    assert seen["cancel_s"] < 3.0, (seen["cancel_s"], cancelled)  # c ends it within 2 s at the agent
     assert "cancelled" in run_status and said.startswith("timing them round by round cancelled"), (run_status, said)
 
     msg = seen["msg"]

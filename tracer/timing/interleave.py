@@ -78,7 +78,7 @@ def pair_rounds(path_a: str, path_b: str, eager_a: Any = None, eager_b: Any = No
                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Two compiled graphs of one session (``path_a``/``path_b``: their output-code files) and, where given,
     their post-grad graphs run eagerly (``eager_a``/``eager_b``: GraphModules), timed round by round in this
-    process (:func:`rounds`; :class:`tracer.protocol.PairRounds`).
+    process (:func:`rounds`; :class:`session.format.PairRounds`).
 
     Each graph runs on its own output module's ``get_args()`` (random tensors of its compiled shapes) with the
     script's first-call tensors where shapes match (``script_a``/``script_b``: ``{"inputs": {...}}``), as

@@ -3,14 +3,14 @@
 Two graphs of one live session (a recompile ``[0/1]`` and ``[0/0]``, or any two ctrl+p paired) were each timed
 at their own moment; ``r`` here asks the agent (``time_pair``, tracer.pair_timing) to time both, and both run
 eagerly, round by round, so the machine's moves fall on both alike.  The answer (``pair_timing``) redraws the
-diff in place: its top then gives the round-by-round figures (tui.diff_moments.rounds_text).  ``c`` cancels, as it cancels ``r`` elsewhere.
+diff in place: its top then gives the round-by-round figures (session.diff.moments.rounds_text).  ``c`` cancels, as it cancels ``r`` elsewhere.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.tracer.protocol import CMD_TIME_PAIR
+from inductor_step.session.format import CMD_TIME_PAIR
 
 
 def request(screen: Any) -> None:
@@ -40,7 +40,7 @@ def request(screen: Any) -> None:
 def on_message(app: Any, msg: dict[str, Any]) -> None:
     """A ``pair_timing`` message: the diff of that pair, when on screen, computed again with the rounds; else a
     notification (failures always)."""
-    from inductor_step.tui.diff import Graph, diff_graphs  # noqa: PLC0415
+    from inductor_step.session.diff import Graph, diff_graphs  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
     a, b, status = msg.get("a"), msg.get("b"), msg.get("status")

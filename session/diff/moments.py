@@ -4,13 +4,13 @@ machine was the same for both.  No Textual, no torch.
 Three cases, said at the top of the diff (:func:`top_notes`) and in its timings level (:func:`timing_notes`):
 
 - a what-if variant and its original: the timing worker times them round by round with the run
-  (``run["interleaved"]``, tui.trust.interleaved_text); nothing more is said here;
+  (``run["interleaved"]``, session.trust.interleaved_text); nothing more is said here;
 - two graphs of one session (a recompile ``[0/1]`` against ``[0/0]``): each was timed on its own, at its own
   moment, until ``r`` in the diff view times both round by round in one process (tracer.pair_timing; the
   ``pair_timing`` message, :func:`rounds_text`);
 - two recorded sessions (``inductor-step diff A B``): they cannot be timed together; the top says that the
   times were taken at different moments, when each was measured (the session header's wall-clock ``time``
-  plus the run message's ``t``) and each side's contention verdict (tui.trust).
+  plus the run message's ``t``) and each side's contention verdict (session.trust).
 
 In every case where the eager reference -- the post-grad graph run op by op, which neither a recompile's
 guards nor the session's code path changes for inputs of one size -- moved by as much as the compiled time,
@@ -24,7 +24,7 @@ import datetime
 import math
 from typing import Any
 
-from inductor_step.tui import trust
+from inductor_step.session import trust
 
 #: the per-graph times of a pair are "far apart" from this many seconds between their timings
 FAR_S = 60.0
@@ -73,7 +73,7 @@ def _ratio(a: Any, b: Any) -> float | None:
 
 
 def moved_text(ra: dict[str, Any] | None, rb: dict[str, Any] | None) -> str | None:
-    """A sentence when the eager reference moved from A to B by at least :data:`tui.trust.EAGER_MOVED` and the
+    """A sentence when the eager reference moved from A to B by at least :data:`session.trust.EAGER_MOVED` and the
     compiled time by about as much (the machine, not the change); where both runs record the sizes they were
     timed at and those differ, eager may move with the work and the sentence says so.  None otherwise."""
     e = _ratio((ra or {}).get("eager_ms"), (rb or {}).get("eager_ms"))
@@ -140,9 +140,9 @@ def top_notes(key_b: str, ra: dict[str, Any] | None, rb: dict[str, Any] | None,
               same_session: bool, rounds: dict[str, Any] | None = None) -> list[str]:
     """What the top of a diff says about its times (``ra``/``rb``: the two ``run`` messages, None when not
     timed; ``rounds``: the pair's ``pair_timing`` message).  A what-if variant's pair gets the judgement lines it
-    had before (tui.whatif.judgement_lines: its own interleaved rounds)."""
-    from inductor_step.tracer.protocol import split_variant  # noqa: PLC0415
-    from inductor_step.tui.whatif import judgement_lines  # noqa: PLC0415
+    had before (session.whatif.judgement_lines: its own interleaved rounds)."""
+    from inductor_step.session.format import split_variant  # noqa: PLC0415
+    from inductor_step.session.whatif import judgement_lines  # noqa: PLC0415
 
     if split_variant(key_b)[1] is not None and (rb or {}).get("variant"):
         if _ok(ra) and _ok(rb):
@@ -169,9 +169,9 @@ def top_notes(key_b: str, ra: dict[str, Any] | None, rb: dict[str, Any] | None,
 
 
 def timing_notes(ra: dict[str, Any] | None, rb: dict[str, Any] | None) -> list[str]:
-    """The timings level's judgement lines: a what-if variant's as before (tui.whatif.judgement_lines, its
+    """The timings level's judgement lines: a what-if variant's as before (session.whatif.judgement_lines, its
     interleaved rounds and the eager reference's move), any other pair's eager move (:func:`moved_text`)."""
-    from inductor_step.tui.whatif import judgement_lines  # noqa: PLC0415
+    from inductor_step.session.whatif import judgement_lines  # noqa: PLC0415
 
     if (rb or {}).get("variant"):
         return [n for n in judgement_lines(ra, rb, ("A", "B")) if not n.startswith(("A timing", "B timing"))]
