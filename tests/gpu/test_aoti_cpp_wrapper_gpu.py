@@ -15,9 +15,7 @@ the package through ``aoti_load_package``), and the script's output equal to eag
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,22 +24,13 @@ from typing import Any
 import pytest
 
 from inductor_step.session.format import read_session, validate
+from gpu_helpers import GPU_MARKS, headless_env, keep_session  # (tests/gpu/ is on sys.path: pytest's prepend import mode)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT_S = 600
 STAGES6 = ["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"]
 
 
-def _has_cuda() -> bool:
-    if importlib.util.find_spec("torch") is None:
-        return False
-    import torch  # noqa: PLC0415
-
-    return torch.cuda.is_available()
-
-
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]
+pytestmark = GPU_MARKS
 
 MODEL = """
 import os
@@ -75,16 +64,10 @@ def record(tmp_path: Any, name: str) -> tuple[subprocess.CompletedProcess, list[
     script = tmp_path / f"{name}.py"
     script.write_text(textwrap.dedent(SCRIPTS[name]))
     rec = str(tmp_path / f"{name}.jsonl")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.pop("TORCH_LOGS", None)
-    env.pop("TORCH_TRACE", None)
+    env = headless_env()
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", rec, str(script)],
                        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    keep = os.environ.get("INDUCTOR_STEP_KEEP_SESSIONS")
-    if keep and os.path.exists(rec):
-        os.makedirs(keep, exist_ok=True)
-        shutil.copy(rec, os.path.join(keep, f"{name}.jsonl"))
+    keep_session(rec, name)
     assert os.path.exists(rec), f"no session (rc={p.returncode})\n{p.stdout}\n{p.stderr[-4000:]}"
     return p, list(read_session(rec))
 
