@@ -36,11 +36,12 @@ from inductor_step.tracer.protocol import STAGES
 from inductor_step.tracer.subgraphs import root_kind
 
 def _read(path: str | None) -> str:
-    """A file's text, or "" where it cannot be read."""
+    """A file's text, or "" where it cannot be read (missing, or not text: an AOTInductor ``.pt2`` package
+    is a zip, whose bytes raise UnicodeDecodeError, a ValueError)."""
     try:
         with open(path or "", encoding="utf-8") as f:
             return f.read()
-    except OSError:
+    except (OSError, ValueError):
         return ""
 
 
@@ -867,7 +868,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = main()
+    try:
+        code = main()
+    except BaseException:  # noqa: BLE001 - an error of ours: said, then the same os._exit (an interpreter
+        traceback.print_exc()  # shutdown would run the destructors of what the script loaded, e.g. an
+        code = 1               # AOTInductor model on CUDA, which died of SIGSEGV there)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code if isinstance(code, int) else 1)
