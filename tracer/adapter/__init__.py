@@ -101,6 +101,7 @@ from inductor_step.tracer.adapter.profiler import (  # noqa: F401
 )
 from inductor_step.tracer.adapter.output_module import (  # noqa: F401
     triton_binary_info,
+    triton_asm,
     autotuned_configs,
     benchmarker,
     kernel_config_counts,

@@ -154,3 +154,19 @@ def triton_binary_info(run: Any) -> dict[str, Any] | None:
             "num_warps": getattr(cfg, "num_warps", None) or pick("num_warps"),
             "num_stages": getattr(cfg, "num_stages", None) or pick("num_stages"),
             "n_regs": pick("n_regs"), "n_spills": pick("n_spills"), "shared": pick("shared")}
+
+
+def triton_asm(run: Any) -> dict[str, Any] | None:
+    """The compiled Triton binary's ``asm`` (``CompiledKernel.asm``: ttir, ttgir, llir, ptx, cubin) behind a
+    kernel's ``.run`` (a ``CachingAutotuner``'s bound method) after at least one call, with its
+    ``enable_fp_fusion`` option; None where there is no single launcher or no ``asm``."""
+    k = getattr(run, "__self__", None)
+    launchers = getattr(k, "launchers", None) or []
+    if len(launchers) != 1:
+        return None
+    binary = getattr(launchers[0], "bin", None)
+    asm = getattr(binary, "asm", None)
+    if not asm:
+        return None
+    meta = getattr(binary, "metadata", None)
+    return {"asm": dict(asm), "enable_fp_fusion": bool(getattr(meta, "enable_fp_fusion", True))}

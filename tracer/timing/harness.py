@@ -33,6 +33,7 @@ from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops,
 from inductor_step.tracer.timing.rounds import cpu_quantiles, whole_graph_rounds
 from inductor_step.tracer.timing.template_flops import template_flops
 from inductor_step.tracer.user_kernels import user_kernel_launch
+from inductor_step.tracer.triton_stages import live_stages
 
 
 INPUT_BYTES = 1 << 30  # float tensors of a graph's first call kept for timing, at most (and a quarter of free GPU memory)
@@ -507,6 +508,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                                                   params.get(name, []), a, limits)
                 except Exception as e:  # noqa: BLE001
                     entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
+                entry["stages"] = live_stages(fn, base, sources.get(name) or sources.get(base, ""))  # issue 28: TTIR ... SASS of the binary that ran
             kernels.append(entry)
         kspan.__exit__()
     subgraphs: dict[str, Any] = {}
