@@ -6,6 +6,8 @@ nvdisasm); one kernel compiled once for the module."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -26,10 +28,12 @@ KERNEL = "triton_poi_fused_embedding_1"  # tmp0 = tl.load(in_ptr0 + (x2)); tl.st
 @pytest.fixture(scope="module")
 def lowered(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("lower")
-    res = subprocess.run([sys.executable, "-m", "inductor_step", "lower", NANOGPT, KERNEL, "--graph", "[0/0] forward",
-                          "--target", "sm_90", "--json", str(out / "r.json"), "--stages-dir", str(out / "stages"),
-                          "--repro", str(out / "repro")], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):  # in-process: the UI test runs it as the child process people get
+        rc = lower.main([NANOGPT, KERNEL, "--graph", "[0/0] forward", "--target", "sm_90", "--json", str(out / "r.json"),
+                         "--stages-dir", str(out / "stages"), "--repro", str(out / "repro")])
+    res = subprocess.CompletedProcess([], rc, buf.getvalue(), "")
+    assert res.returncode == 0, res.stdout
     [r] = json.loads((out / "r.json").read_text())
     return {"r": r, "stdout": res.stdout, "dir": out}
 

@@ -1,0 +1,80 @@
+"""Issue 28 in the app, from a recorded GPU session (tests/fixtures/gpu_nanogpt.jsonl, no stages recorded in it):
+a person opens pane 6 on a Triton kernel, presses t and waits for the kernel to be compiled here (inductor-step
+lower in a child process), presses t until the PTX shows, sees the selected buffer's store marked as st.global
+lines, moves the cursor onto one and reads which Triton line and buffer it came from; x writes the repro."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+pytest.importorskip("triton")
+
+from inductor_step.tui.codeview import CodeView  # noqa: E402
+from inductor_step.tui.table import Table  # noqa: E402
+
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "gpu_nanogpt.jsonl")
+KERNEL = "triton_poi_fused_embedding_1"
+
+
+def test_t_cycles_the_lower_stages_with_the_buffer_marked_and_the_cursor_told(app_driver, tmp_path) -> None:
+    path = str(tmp_path / "s.jsonl")
+    shutil.copy(FIXTURE, path)  # x writes repros/ beside the session
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("6")
+        await pilot.pause()
+        stop = app.session.stop_for(app.view.graph, "codegen")
+        row = next(i for i, k in enumerate(stop["kernels"]) if k["name"] == KERNEL)
+        table = app.query_one("#table-codegen", Table)
+        table.focus()
+        await pilot.press("home", *["down"] * row)
+        await pilot.pause()
+        code = app.query_one("#code-codegen", CodeView)
+        seen["source"] = code.text
+        await pilot.press("t")
+        await pilot.pause()
+        seen["waiting"] = code.text
+        for _ in range(600):  # the child process compiles it (about 5 s on an idle box)
+            await pilot.pause(0.05)
+            if code.text.startswith("// TTIR"):
+                break
+        seen["ttir"] = code.text
+        await pilot.press("t", "t", "t")  # TTGIR, LLIR, PTX
+        await pilot.pause()
+        seen["ptx"] = code.text
+        seen["marked"] = [code.lines[i] for i in sorted(code.marks)]
+        code.focus()
+        first = sorted(code.marks)[0] if code.marks else 0
+        code.action_goto_line(first + 1)
+        await pilot.press("down", "up")
+        await pilot.pause()
+        seen["status"] = str(app.query_one("#status").render())
+        await pilot.press("t")  # SASS
+        await pilot.pause()
+        seen["sass"] = code.text
+        table.focus()
+        await pilot.press("x")
+        for _ in range(400):
+            await pilot.pause(0.05)
+            if os.path.exists(tmp_path / "repros" / f"{KERNEL}.py"):
+                break
+        await pilot.press("t")  # back to the source
+        await pilot.pause()
+        seen["back"] = code.text
+
+    app_driver(steps, size=(160, 50), path=path)
+    assert "tl.store(out_ptr0" in seen["source"]
+    assert seen["waiting"].startswith("# TTIR of triton_poi_fused_embedding_1: compiling")
+    assert seen["ttir"].startswith("// TTIR of triton_poi_fused_embedding_1 (compiled here with Triton")
+    assert "for sm_90" in seen["ttir"] and "tt.store" in seen["ttir"]
+    assert seen["ptx"].startswith("// PTX of") and ".target sm_90a" in seen["ptx"]
+    # the selected buffer (buf2, stored by this kernel) is marked where it became st.global
+    assert any("st.global.v4.b32" in x for x in seen["marked"]), seen["marked"]
+    assert "Triton line" in seen["status"] and "tl.store(out_ptr0" in seen["status"] and "buf2" in seen["status"]
+    assert seen["sass"].startswith("// SASS of") and "STG.E.128" in seen["sass"]
+    assert (tmp_path / "repros" / f"{KERNEL}.py").exists()
+    assert seen["back"] == seen["source"]

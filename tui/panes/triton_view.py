@@ -1,0 +1,202 @@
+"""Pane 6's sub-views below the Triton line (issue 28): ``t`` cycles the kernel's source -> TTIR -> TTGIR ->
+LLIR -> PTX -> SASS (recorded live by the run stage, else compiled again here by ``inductor-step lower``
+in a child process that may import Triton), the selected buffer's kernel lines marked in the stage shown,
+the cursor's stage line told as kernel line, buffer, FX nodes and user line; ``x`` writes the kernel's
+standalone repro."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from textual.binding import Binding
+
+from inductor_step.tui.panes.base import Detail
+
+#: the order ``t`` cycles through
+VIEWS = ("source", "ttir", "ttgir", "llir", "ptx", "sass")
+LABELS = {"source": "Triton source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLIR", "ptx": "PTX", "sass": "SASS"}
+
+CODEGEN_BINDINGS: list[Binding] = [
+    Binding("t", "triton_stage", "Triton stage", id="codegen-triton-stage",
+            tooltip="pane 6: the kernel's next lower stage: source -> TTIR -> TTGIR -> LLIR -> PTX -> SASS (recorded "
+                    "by the run stage on a GPU, else compiled here with the installed Triton for the recorded target); "
+                    "the selected buffer's lines are marked; the cursor's line says its Triton line and buffer"),
+    Binding("x", "kernel_repro", "Repro", id="codegen-repro",
+            tooltip="pane 6: write the kernel's standalone repro (rebuilds it, recorded sizes and launch config, "
+                    "times it on a GPU) next to the session"),
+]
+
+
+def lower_command(session_path: str, kernel: str, graph: str, out_json: str | None = None,
+                  repro_dir: str | None = None, target: str | None = None, no_compile: bool = False) -> list[str]:
+    """The ``inductor-step lower`` child process for one kernel (the UI never imports Triton itself)."""
+    cmd = [sys.executable, "-m", "inductor_step.tracer.lower", session_path, kernel, "--graph", graph]
+    if out_json:
+        cmd += ["--json", out_json]
+    if repro_dir:
+        cmd += ["--repro", repro_dir]
+    if target:
+        cmd += ["--target", target]
+    if no_compile:
+        cmd.append("--no-compile")
+    return cmd
+
+
+def run_lower(session_path: str, kernel: str, graph: str) -> dict[str, Any]:
+    """Compile ``kernel`` of ``graph`` again (child process) and return its result, or ``{"error": line}``."""
+    with tempfile.TemporaryDirectory(prefix="istep_ui_lower_") as d:
+        out = os.path.join(d, "r.json")
+        try:
+            p = subprocess.run(lower_command(session_path, kernel, graph, out), capture_output=True, text=True,
+                               timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return {"error": f"inductor-step lower did not run ({type(e).__name__}: {e})"}
+        rows = json.load(open(out)) if os.path.exists(out) else []
+        hit = next((r for r in rows if r.get("kernel") == kernel), None)
+        if hit is None:
+            said = (p.stdout.strip().splitlines() or p.stderr.strip().splitlines() or ["no output"])[-1]
+            return {"error": said}
+        return hit
+
+
+class TritonStagesMixin:
+    """What pane 6 adds for Triton's lower stages; the pane calls :meth:`stage_detail` and
+    :meth:`stage_cursor` while a stage other than the source is shown."""
+
+    triton_view: str = "source"
+
+    def _stages_for(self, kernel: str) -> dict[str, Any] | None:
+        """The kernel's stages: recorded live by the run stage, else an offline lowering made here."""
+        app = self.app  # type: ignore[attr-defined]
+        graph = app.view.graph
+        got = getattr(self, "_lowered", {}).get((graph, kernel))
+        if got is not None and not got.get("pending"):
+            return got
+        run = app.session.runs.get(graph) or {}
+        for k in run.get("kernels") or []:
+            st = k.get("stages")
+            if k.get("name") == kernel and isinstance(st, dict) and st.get("stages"):
+                return st
+        return None
+
+    def stage_detail(self, kernel: str | None, source: str) -> Detail | None:
+        """The stage in view for ``kernel`` with the selected buffer's kernel lines marked; None while the
+        source is shown.  ``source``: the kernel's recorded source, for the header line."""
+        if self.triton_view == "source" or not kernel:
+            return None
+        st = self._stages_for(kernel)
+        label = LABELS[self.triton_view]
+        if st is None:
+            self._lower(kernel)
+            return Detail(f"# {label} of {kernel}: compiling with the installed Triton (inductor-step lower)…", "text")
+        if st.get("error"):
+            return Detail(f"# {label} of {kernel}: {st['error']}", "text")
+        text = (st.get("stages") or {}).get(self.triton_view)
+        if not text:
+            return Detail(f"# {label} of {kernel}: not in this recording ({st.get('missing') or 'not produced'})", "text")
+        where = st.get("source") or f"compiled here with Triton {st.get('triton')} for {st.get('target')}"
+        head = f"// {label} of {kernel} ({where}; t: next stage)\n"
+        lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []
+        app = self.app  # type: ignore[attr-defined]
+        b = ((app.session.links(app.view.graph).get("buffers") or {}).get(app.view.selected or "") or {})
+        wanted = {n for a, e in (b.get("kernel_lines") or {}).get(kernel) or [] for n in range(a, e + 1)}
+        rows = [i + 2 for i, ln in enumerate(lines) if ln is not None and ln in wanted]
+        marks: list[tuple[int, int]] = []
+        for r in rows:
+            if marks and r == marks[-1][1] + 1:
+                marks[-1] = (marks[-1][0], r)
+            else:
+                marks.append((r, r))
+        lexer = "text"
+        return Detail(head + text, lexer, marks=marks, goto=marks[0][0] if marks else 1)
+
+    def stage_cursor(self, kernel: str, line: int, source: str) -> tuple[str, str | None] | None:
+        """What the cursor's stage line (1-based, in the shown text) came from: Triton line, buffer, FX nodes
+        and user line, for the status line; None on the source view or an unmapped line."""
+        st = self._stages_for(kernel) or {}
+        lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []
+        i = line - 2
+        if not 0 <= i < len(lines) or lines[i] is None:
+            return None
+        kl = lines[i]
+        app = self.app  # type: ignore[attr-defined]
+        graph = app.view.graph
+        src = source.split("\n")
+        text = src[kl - 1].strip() if 0 < kl <= len(src) else ""
+        buf = app.session.line_buffers(graph).get(kernel, {}).get(kl)
+        links = app.session.links(graph)
+        b = (links.get("buffers") or {}).get(buf or "") or {}
+        fx = b.get("fx_nodes") or []
+        users = b.get("user_lines") or []
+        counts = ((st.get("maps") or {}).get("counts") or {}).get(self.triton_view, {}).get(str(kl)) or {}
+        kinds = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()) if k != "other")
+        out = f"{LABELS[self.triton_view]} line {line - 1} <- Triton line {kl}: {text}"
+        if kinds:
+            out += f" [{kinds}]"
+        if buf:
+            out += f" · {buf}"
+        if fx:
+            out += f" · FX {', '.join(fx[:3])}"
+        if users:
+            out += f" · {users[0]}"
+        return out, buf
+
+    def action_triton_stage(self) -> None:
+        """t: the next stage of the kernel under the cursor (lowering it in a child process if not recorded)."""
+        app = self.app  # type: ignore[attr-defined]
+        kernel = self.current_kernel()  # type: ignore[attr-defined]
+        if kernel is None or kernel.get("backend") != "triton":
+            app.say("t: put the cursor on a Triton kernel first (C++ and library calls have no Triton stages)")
+            return
+        self.triton_view = VIEWS[(VIEWS.index(self.triton_view) + 1) % len(VIEWS)]
+        name = kernel["name"]
+        app.say(f"t: {name}: {LABELS[self.triton_view]}")
+        self.show(force=True)  # type: ignore[attr-defined]
+
+    def _lower(self, name: str) -> None:
+        """Compile ``name`` of the shown graph in a child process (once), then show the pane again."""
+        app = self.app  # type: ignore[attr-defined]
+        graph = app.view.graph
+        lowered = self.__dict__.setdefault("_lowered", {})
+        if (graph, name) in lowered:
+            return
+        if not app.session_path:
+            lowered[(graph, name)] = {"error": "no session file to compile from (start with --record)"}
+            return
+        lowered[(graph, name)] = {"pending": True}
+        path = app.session_path
+
+        def work() -> None:
+            res = run_lower(path, name, graph)
+            lowered[(graph, name)] = res
+
+            def done() -> None:
+                app.say(f"t: {name}: " + (res["error"] if "error" in res else
+                                           f"compiled with Triton {res.get('triton')} for {res.get('target')}"))
+                self.show(force=True)  # type: ignore[attr-defined]
+            app.call_from_thread(done)
+        app.run_worker(work, thread=True, group="triton-lower")
+
+    def action_kernel_repro(self) -> None:
+        """x: write the kernel's standalone repro next to the session (child process; needs no GPU)."""
+        app = self.app  # type: ignore[attr-defined]
+        kernel = self.current_kernel()  # type: ignore[attr-defined]
+        if kernel is None or kernel.get("backend") != "triton":
+            app.say("x: put the cursor on a Triton kernel first")
+            return
+        if not app.session_path:
+            app.say("x: no session file to write the repro from (start with --record)", "warning")
+            return
+        out_dir = os.path.join(os.path.dirname(os.path.abspath(app.session_path)), "repros")
+        cmd = lower_command(app.session_path, kernel["name"], app.view.graph, repro_dir=out_dir, no_compile=True)
+
+        def work() -> None:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            said = (p.stdout.strip().splitlines() or p.stderr.strip().splitlines() or ["no output"])[-1]
+            app.call_from_thread(lambda: app.say(f"x: {said}"))
+        app.run_worker(work, thread=True, group="triton-repro", exclusive=True)
