@@ -143,6 +143,20 @@ def _tool(name: str) -> str | None:
     return shutil.which(name)
 
 
+def _ptxas(arch: int) -> str | None:
+    """The ptxas Triton assembles with for ``arch`` (its knobs: ``TRITON_PTXAS_PATH``, else the bundled one;
+    ``ptxas-blackwell`` from sm_100), else one on PATH."""
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas  # noqa: PLC0415
+
+        path = get_ptxas(arch).path
+        if path and os.path.isfile(path):
+            return path
+    except Exception:  # noqa: BLE001
+        pass
+    return (_tool("ptxas-blackwell") if arch >= 100 else None) or _tool("ptxas")
+
+
 def _strip_asm_locs(ptx: str) -> str:
     """The PTX with the ``.loc`` lines inside inline-asm blocks removed (LLVM numbers the asm's own lines
     there, so ptxas would give the block's loads a line past the call's)."""
@@ -183,7 +197,7 @@ def sass_of(cubin: bytes, ptx: str | None, enable_fp_fusion: bool = True) -> dic
         out["sass"], out["lines_from"] = plain, "the compiled cubin's line table"
         tgt = re.search(r"^\.target\s+(\w+)", ptx or "", re.M)
         num = re.search(r"\d+", tgt.group(1)) if tgt else None
-        ptxas = (_tool("ptxas-blackwell") if num and int(num.group(0)) >= 100 else None) or _tool("ptxas")
+        ptxas = _ptxas(int(num.group(0)) if num else 90)
         if ptx and ptxas and tgt:
             fixed = os.path.join(d, "fixed.ptx")
             with open(fixed, "w") as f:
@@ -305,6 +319,12 @@ def compile_kernel(source: str, name: str, target: str | int = "sm_90",
         return {"error": str(e)}
     tm = meta.get("triton_meta") or {}
     cfg, cfg_source = launch_config(meta, run_kernel)
+    try:  # the ptxas Inductor uses (torch's own, where its wheel ships one), as Inductor's compile would
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        ptxas_path = adapter.use_inductor_ptxas()
+    except Exception:  # noqa: BLE001
+        ptxas_path = None
     with tempfile.TemporaryDirectory(prefix="istep_lower_") as d:
         try:
             fn = _load_fn(meta["plain"], name, d)
@@ -325,6 +345,7 @@ def compile_kernel(source: str, name: str, target: str | int = "sm_90",
     out = from_asm(binary.asm, name, bool(tm.get("enable_fp_fusion", True)))
     md = binary.metadata
     out.update(target=f"sm_{cc}", triton=triton.__version__, config=cfg, config_source=cfg_source,
+               ptxas=ptxas_path or "Triton's bundled ptxas",
                metadata={"shared": getattr(md, "shared", None), "num_warps": getattr(md, "num_warps", None),
                          "num_stages": getattr(md, "num_stages", None), "name": getattr(md, "name", name)})
     return out
@@ -340,12 +361,27 @@ def live_stages(run: Any, name: str, source: str = "") -> dict[str, Any]:
 
     try:
         got = adapter.triton_asm(run)
-        if got is None:
-            return {"missing": "no single compiled launcher to read (not yet run, or several configs)"}
-        out = from_asm(got["asm"], name, got["enable_fp_fusion"])
+        if got is not None:
+            out = from_asm(got["asm"], name, got["enable_fp_fusion"])
+            out["source"] = f"live: the compiled kernel's asm ({got['where']})"
+        else:
+            # Inductor keeps no asm once the launcher is made: compile the same source with the same
+            # Triton, config and target here, in the run's process, and say so
+            info = adapter.triton_binary_info(run) or {}
+            dev = ((kernel_meta(source).get("triton_meta") or {}).get("device") or {}) if source else {}
+            if not source or not isinstance(dev, dict) or not dev.get("cc"):
+                return {"missing": "no asm kept by the launcher and no source/target to compile it again"}
+            out = compile_kernel(source, name, dev["cc"], {"resources": info})
+            if "error" in out:
+                return {"missing": f"no asm kept by the launcher; compiling it again failed: {out['error']}"}
+            out["source"] = ("compiled again in the run's process (same source, Triton, config and target: "
+                             "Inductor's launcher keeps no asm unless triton.store_cubin)")
+            regs = info.get("n_regs")
+            if regs is not None:
+                out["launcher_n_regs"] = regs  # the binary that ran: its registers, to compare
         tgt = re.search(r"^\.target\s+(\w+)", out["stages"].get("ptx", ""), re.M)
-        out.update(source="live: the compiled kernel's asm", target=tgt.group(1) if tgt else None)
-        if source:
+        out["target"] = tgt.group(1) if tgt else out.get("target")
+        if source and got is not None:
             shift_to_source(out, source)
         return out
     except Exception as e:  # noqa: BLE001 - never fail the timing for this

@@ -67,6 +67,10 @@ def test_live_stages_equal_offline_ones_and_the_repro_matches_in_model_time(poin
             assert _norm(off["stages"][st]) == _norm(live["stages"][st]), st
         ops = triton_stages._opcodes
         assert ops(off["stages"]["sass"]) == ops(live["stages"]["sass"])
+        print("live stages:", live.get("source"), "| launcher regs", live.get("launcher_n_regs"),
+              "| ptxas regs", live["sass_info"].get("n_regs"))
+        if live.get("launcher_n_regs") is not None:  # compiled again: the binary that ran has the same registers
+            assert live["launcher_n_regs"] == live["sass_info"]["n_regs"]
         path, problems = kernel_repro.write_repro(kern, stop["wrapper"], str(tmp_path), k)
         assert not problems
         p = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)

@@ -102,6 +102,7 @@ from inductor_step.tracer.adapter.profiler import (  # noqa: F401
 from inductor_step.tracer.adapter.output_module import (  # noqa: F401
     triton_binary_info,
     triton_asm,
+    use_inductor_ptxas,
     autotuned_configs,
     benchmarker,
     kernel_config_counts,

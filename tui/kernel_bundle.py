@@ -1,0 +1,104 @@
+"""The bug-report bundle's kernels (issue 28.5): for the Triton kernels the user selected, else the top of the
+run's time, a standalone repro each and its TTGIR, PTX and SASS beside it (``inductor-step lower`` in a child
+process, so also on a machine without a GPU; where it cannot compile, the stages the session recorded live),
+and the REPORT.md section listing them.  Standard library only."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+from inductor_step.tracer.protocol import graph_key
+
+TOP = 3  # kernels of the ledger's top taken when nothing is selected
+DIR = "kernels"
+
+
+def chosen_kernels(msgs: list[dict[str, Any]], stood: dict | None) -> list[tuple[str, str, str]]:
+    """(graph, kernel, why) for the bundle: the Triton kernel(s) computing the selected buffer of the graph
+    the user stood on; else the ``TOP`` Triton kernels with the largest time share over all timed graphs."""
+    codegen = {graph_key(m): m for m in msgs if m.get("type") == "stop" and m.get("stage") == "codegen"}
+    triton = {(g, k["name"]) for g, m in codegen.items() for k in m.get("kernels") or [] if k.get("backend") == "triton"}
+    stood = stood or {}
+    g, sel = stood.get("graph"), stood.get("selection")
+    if g in codegen and sel:
+        links = codegen[g].get("links") or {}
+        ks = ((links.get("buffers") or {}).get(sel) or {}).get("kernels") or []
+        picked = [(g, k, f"computes the selected {sel}") for k in ks if (g, k) in triton]
+        if picked:
+            return picked
+    timed: list[tuple[float, str, str]] = []
+    for m in msgs:
+        if m.get("type") != "run":
+            continue
+        for k in m.get("kernels") or []:
+            if (graph_key(m), k.get("name")) in triton and k.get("median_ms") is not None:
+                timed.append((float(k["median_ms"]), graph_key(m), k["name"]))
+    timed.sort(reverse=True)
+    seen: list[tuple[str, str, str]] = []
+    for ms, gk, name in timed:
+        if (gk, name) not in [(a, b) for a, b, _ in seen]:
+            seen.append((gk, name, f"top of the run's time ({ms * 1e3:.1f} us)"))
+        if len(seen) == TOP:
+            break
+    return seen
+
+
+def _recorded_stages(msgs: list[dict[str, Any]], graph: str, kernel: str) -> dict[str, str]:
+    for m in msgs:
+        if m.get("type") == "run" and graph_key(m) == graph:
+            for k in m.get("kernels") or []:
+                st = k.get("stages") if k.get("name") == kernel else None
+                if isinstance(st, dict) and st.get("stages"):
+                    return st["stages"]
+    return {}
+
+
+def add_kernels(session_path: str, msgs: list[dict[str, Any]], out_dir: str, stood: dict | None) -> str:
+    """Write ``kernels/<name>.py`` (repro) and ``kernels/<name>.{ttgir,ptx,sass}`` into the bundle
+    ``out_dir``; returns REPORT.md's section for them ("" when the session has no Triton kernel)."""
+    picked = chosen_kernels(msgs, stood)
+    if not picked:
+        return ""
+    kdir = os.path.join(out_dir, DIR)
+    os.makedirs(kdir, exist_ok=True)
+    lines = ["#### Kernels: standalone repros and Triton's stages", ""]
+    by_graph: dict[str, list[str]] = {}
+    for g, k, _why in picked:
+        by_graph.setdefault(g, []).append(k)
+    said: dict[str, str] = {}
+    for g, names in by_graph.items():
+        cmd = [sys.executable, "-m", "inductor_step.tracer.lower", session_path, *names, "--graph", g,
+               "--repro", kdir, "--stages-dir", kdir]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            out = p.stdout
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out = f"{g} {names[0]}: inductor-step lower did not run ({type(e).__name__})"
+        for row in out.splitlines():
+            for n in names:
+                if row.startswith(f"{g} {n} ") or row.startswith(f"{g} {n}:"):
+                    if ": repro " not in row:
+                        said[n] = row[len(g) + 1:]
+    for g, k, why in picked:
+        for st in ("ttir", "llir"):  # the bundle keeps TTGIR, PTX and SASS
+            p = os.path.join(kdir, f"{k}.{st}")
+            if os.path.exists(p):
+                os.remove(p)
+        files = []
+        if not os.path.exists(os.path.join(kdir, f"{k}.ptx")):
+            for st, text in _recorded_stages(msgs, g, k).items():
+                if st in ("ttgir", "ptx", "sass"):
+                    with open(os.path.join(kdir, f"{k}.{st}"), "w") as f:
+                        f.write(text)
+        for ext in ("py", "ttgir", "ptx", "sass"):
+            if os.path.exists(os.path.join(kdir, f"{k}.{ext}")):
+                files.append(f"`{DIR}/{k}.{ext}`")
+        lines.append(f"- `{g}` `{k}` ({why}): {', '.join(files) or 'nothing written'}"
+                     + (f"  \n  {said[k]}" if k in said else ""))
+    lines += ["", f"Each `{DIR}/<kernel>.py` rebuilds the kernel from its source, allocates inputs of the recorded "
+              "sizes, strides and dtypes and times it with the recorded launch config (`python kernels/<kernel>.py` on "
+              "a CUDA GPU; elsewhere it says why not).", ""]
+    return "\n".join(lines)
