@@ -54,6 +54,12 @@ def test_live_stages_are_recorded_and_linked(pointwise: Session) -> None:
         store = next(i + 1 for i, x in enumerate(rows) if "tl.store(" in x)
         sass = st["stages"]["sass"].split("\n")
         assert any("STG" in sass[i] for i, ln in enumerate(st["maps"]["lines"]["sass"]) if ln == store), st.get("line_shift")
+        # issue 28.4: the script's first call autotuned among configs_tried configs; each has its time, the winner ran
+        if (k.get("configs_tried") or 0) > 1:
+            tuned = k.get("autotune_candidates") or {}
+            print("autotune:", tuned)
+            assert len(tuned.get("candidates") or []) == k["configs_tried"]
+            assert all(c["ms"] > 0 for c in tuned["candidates"]) and tuned["winner"] == k["config"]
 
 
 def test_live_stages_equal_offline_ones_and_the_repro_matches_in_model_time(pointwise: Session, tmp_path) -> None:

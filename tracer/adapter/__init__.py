@@ -156,3 +156,8 @@ from inductor_step.tracer.adapter.subgraphs import (  # noqa: F401
     subgraph_attrs,
     submodule,
 )
+from inductor_step.tracer.adapter.triton_autotune import (  # noqa: F401, E402  - issue 28.4
+    install_triton_autotune_hook,
+    reset_triton_autotuned,
+    triton_autotuned,
+)

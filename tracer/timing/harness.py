@@ -485,6 +485,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                     entry["config"] = cfg["config"]
                     if cfg.get("of"):
                         entry["configs_tried"] = cfg["of"]
+                    if cfg.get("tuned"):  # issue 28.4: each candidate's benchmark time and the winner
+                        entry["autotune_candidates"] = cfg["tuned"]
                     entry["config_pinned"] = name in pinned
             if in_graph is not None:
                 entry.update(in_graph[i])
@@ -508,7 +510,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                                                   params.get(name, []), a, limits)
                 except Exception as e:  # noqa: BLE001
                     entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
-                entry["stages"] = live_stages(fn, base, sources.get(name) or sources.get(base, ""))  # issue 28: TTIR ... SASS of the binary that ran
+                if entry["call"] == 1:  # issue 28: TTIR ... SASS of the binary that ran, once per kernel
+                    entry["stages"] = live_stages(fn, base, sources.get(name) or sources.get(base, ""))
             kernels.append(entry)
         kspan.__exit__()
     subgraphs: dict[str, Any] = {}
