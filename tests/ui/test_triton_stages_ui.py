@@ -72,6 +72,11 @@ def test_t_cycles_the_lower_stages_with_the_buffer_marked_and_the_cursor_told(ap
     assert seen["ttir"].startswith("// TTIR of triton_poi_fused_embedding_1 (compiled here with Triton")
     assert "for sm_90" in seen["ttir"] and "tt.store" in seen["ttir"]
     assert seen["ptx"].startswith("// PTX of") and ".target sm_90a" in seen["ptx"]
+    # per Triton line, the memory instructions it became: the load vectorized to 128 bits, at a glance
+    summary = [x for x in seen["ptx"].split("\n")[:6] if x.startswith("// line")]
+    assert any("tl.load(in_ptr0" in x and "ld.global x128 x2" in x for x in summary), summary
+    assert any("tl.store(out_ptr0" in x and "st.global x128 x2" in x for x in summary), summary
+    assert "registers/thread" in seen["sass"].split("\n")[1]
     # the selected buffer (buf2, stored by this kernel) is marked where it became st.global
     assert any("st.global.v4.b32" in x for x in seen["marked"]), seen["marked"]
     assert "Triton line" in seen["status"] and "tl.store(out_ptr0" in seen["status"] and "buf2" in seen["status"]

@@ -100,12 +100,13 @@ class TritonStagesMixin:
         if not text:
             return Detail(f"# {label} of {kernel}: not in this recording ({st.get('missing') or 'not produced'})", "text")
         where = st.get("source") or f"compiled here with Triton {st.get('triton')} for {st.get('target')}"
-        head = f"// {label} of {kernel} ({where}; t: next stage)\n"
+        head = f"// {label} of {kernel} ({where}; t: next stage)\n" + self._summary(st, source)
         lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []
         app = self.app  # type: ignore[attr-defined]
         b = ((app.session.links(app.view.graph).get("buffers") or {}).get(app.view.selected or "") or {})
         wanted = {n for a, e in (b.get("kernel_lines") or {}).get(kernel) or [] for n in range(a, e + 1)}
-        rows = [i + 2 for i, ln in enumerate(lines) if ln is not None and ln in wanted]
+        top = head.count("\n")
+        rows = [i + top + 1 for i, ln in enumerate(lines) if ln is not None and ln in wanted]
         marks: list[tuple[int, int]] = []
         for r in rows:
             if marks and r == marks[-1][1] + 1:
@@ -115,12 +116,35 @@ class TritonStagesMixin:
         lexer = "text"
         return Detail(head + text, lexer, marks=marks, goto=marks[0][0] if marks else 1)
 
+    def _summary(self, st: dict[str, Any], source: str) -> str:
+        """For PTX and SASS: one comment line per Triton line that became memory, spill or branch
+        instructions, with their counts by kind (did this load vectorize: one look), and registers/spills."""
+        if self.triton_view not in ("ptx", "sass"):
+            return ""
+        counts = ((st.get("maps") or {}).get("counts") or {}).get(self.triton_view) or {}
+        src = source.split("\n")
+        out = []
+        info = st.get("sass_info") or {}
+        if self.triton_view == "sass" and info.get("n_regs") is not None:
+            out.append(f"// {info['n_regs']} registers/thread, spills {info.get('spill_store_bytes', '?')} B stored / "
+                       f"{info.get('spill_load_bytes', '?')} B loaded (ptxas -v); line markers from "
+                       f"{info.get('lines_from', '?')}")
+        for kl in sorted(counts, key=int):
+            kinds = {k: n for k, n in counts[kl].items() if k not in ("other", "math")}
+            if not kinds:
+                continue
+            n = int(kl)
+            text = src[n - 1].strip() if 0 < n <= len(src) else ""
+            out.append(f"// line {n:>3} {text[:60]:<60} " + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())))
+        return "\n".join(out) + ("\n" if out else "")
+
     def stage_cursor(self, kernel: str, line: int, source: str) -> tuple[str, str | None] | None:
         """What the cursor's stage line (1-based, in the shown text) came from: Triton line, buffer, FX nodes
         and user line, for the status line; None on the source view or an unmapped line."""
         st = self._stages_for(kernel) or {}
         lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []
-        i = line - 2
+        top = 1 + self._summary(st, source).count("\n")
+        i = line - top - 1
         if not 0 <= i < len(lines) or lines[i] is None:
             return None
         kl = lines[i]
@@ -135,7 +159,7 @@ class TritonStagesMixin:
         users = b.get("user_lines") or []
         counts = ((st.get("maps") or {}).get("counts") or {}).get(self.triton_view, {}).get(str(kl)) or {}
         kinds = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()) if k != "other")
-        out = f"{LABELS[self.triton_view]} line {line - 1} <- Triton line {kl}: {text}"
+        out = f"{LABELS[self.triton_view]} line {i + 1} <- Triton line {kl}: {text}"
         if kinds:
             out += f" [{kinds}]"
         if buf:
