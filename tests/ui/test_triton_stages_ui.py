@@ -1,7 +1,8 @@
 """Issue 28 in the app, from a recorded GPU session (tests/fixtures/gpu_nanogpt.jsonl, no stages recorded in it):
 a person opens pane 6 on a Triton kernel, presses t and waits for the kernel to be compiled here (inductor-step
 lower in a child process), presses t until the PTX shows, sees the selected buffer's store marked as st.global
-lines, moves the cursor onto one and reads which Triton line and buffer it came from; x writes the repro."""
+lines, moves the cursor onto one and reads which Triton line and buffer it came from; x writes the repro.
+And a C++ kernel of a timed CPU session (tests/fixtures/cpu_asm.jsonl): t shows its compiled function's asm."""
 
 from __future__ import annotations
 
@@ -10,16 +11,15 @@ import shutil
 
 import pytest
 
-pytest.importorskip("triton")
-
-from inductor_step.tui.codeview import CodeView  # noqa: E402
-from inductor_step.tui.table import Table  # noqa: E402
+from inductor_step.tui.codeview import CodeView
+from inductor_step.tui.table import Table
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "gpu_nanogpt.jsonl")
 KERNEL = "triton_poi_fused_embedding_1"
 
 
 def test_t_cycles_the_lower_stages_with_the_buffer_marked_and_the_cursor_told(app_driver, tmp_path) -> None:
+    pytest.importorskip("triton")  # the child process compiles with it
     path = str(tmp_path / "s.jsonl")
     shutil.copy(FIXTURE, path)  # x writes repros/ beside the session
     seen: dict = {}
@@ -82,4 +82,33 @@ def test_t_cycles_the_lower_stages_with_the_buffer_marked_and_the_cursor_told(ap
     assert "Triton line" in seen["status"] and "tl.store(out_ptr0" in seen["status"] and "buf2" in seen["status"]
     assert seen["sass"].startswith("// SASS of") and "STG.E.128" in seen["sass"]
     assert (tmp_path / "repros" / f"{KERNEL}.py").exists()
+    assert seen["back"] == seen["source"]
+
+
+CPU_ASM = os.path.join(os.path.dirname(FIXTURE), "cpu_asm.jsonl")
+
+
+def test_t_on_a_cpp_kernel_shows_its_compiled_function_with_vector_widths_per_line(app_driver) -> None:
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("6")
+        await pilot.pause()
+        app.query_one("#table-codegen", Table).focus()
+        code = app.query_one("#code-codegen", CodeView)
+        seen["source"] = code.text
+        await pilot.press("t")
+        await pilot.pause()
+        seen["asm"] = code.text
+        seen["marked"] = [code.lines[i] for i in sorted(code.marks)]
+        await pilot.press("t")
+        await pilot.pause()
+        seen["back"] = code.text
+
+    app_driver(steps, size=(160, 50), path=CPU_ASM)
+    assert seen["asm"].startswith("// x86 asm of cpp_fused_add_mul_relu_sin_0 (objdump -d -l")
+    head = [x for x in seen["asm"].split("\n")[:12] if x.startswith("// line")]
+    # the vectorized store line became 512-bit vector instructions (AVX-512 on the machine that recorded it)
+    assert any("tmp6.store(" in x and "-bit vector" in x for x in head), head
+    assert seen["marked"] and all(":\t" in x for x in seen["marked"])  # the selected buffer's instructions
     assert seen["back"] == seen["source"]

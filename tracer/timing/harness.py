@@ -33,6 +33,7 @@ from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops,
 from inductor_step.tracer.timing.rounds import cpu_quantiles, whole_graph_rounds
 from inductor_step.tracer.timing.template_flops import template_flops
 from inductor_step.tracer.user_kernels import user_kernel_launch
+from inductor_step.tracer.cpu_disasm import live_cpu_asm
 from inductor_step.tracer.triton_stages import live_stages
 
 
@@ -512,6 +513,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                     entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
                 if entry["call"] == 1:  # issue 28: TTIR ... SASS of the binary that ran, once per kernel
                     entry["stages"] = live_stages(fn, base, sources.get(name) or sources.get(base, ""))
+            if backend == "cpp" and entry["call"] == 1:  # issue 28.6: the compiled function, disassembled
+                entry["stages"] = live_cpu_asm(fn, sources.get(name) or sources.get(base, ""))
             kernels.append(entry)
         kspan.__exit__()
     subgraphs: dict[str, Any] = {}

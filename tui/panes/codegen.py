@@ -10,7 +10,7 @@ from textual import on
 
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.panes.triton_view import CODEGEN_BINDINGS, TritonStagesMixin
+from inductor_step.tui.panes.triton_view import CODEGEN_BINDINGS, TritonStagesMixin, views_for
 from inductor_step.tui.state import BufferSelected
 from inductor_step.tui.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
 from inductor_step.tui.text import joined
@@ -69,7 +69,7 @@ class CodegenPane(TritonStagesMixin, StagePane):
         if not 0 <= row < len(ks):
             return Detail(text)
         name = ks[row]["name"]
-        if ks[row].get("backend") == "triton":  # issue 28: t shows a lower stage instead of the source
+        if self.triton_view in views_for(ks[row].get("backend"))[1:]:  # issue 28: t shows a lower stage
             staged = self.stage_detail(name, ks[row].get("source") or "")
             if staged is not None:
                 return staged
@@ -128,7 +128,7 @@ class CodegenPane(TritonStagesMixin, StagePane):
         if data is None:
             return
         kernel = self.current_kernel()
-        if self.triton_view != "source" and kernel is not None and kernel.get("backend") == "triton":
+        if kernel is not None and self.triton_view in views_for(kernel.get("backend"))[1:]:
             said = self.stage_cursor(kernel["name"], event.line, kernel.get("source") or "")
             if said:
                 self.app.say(said[0])

@@ -19,13 +19,21 @@ from inductor_step.tui.panes.base import Detail
 
 #: the order ``t`` cycles through
 VIEWS = ("source", "ttir", "ttgir", "llir", "ptx", "sass")
-LABELS = {"source": "Triton source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLIR", "ptx": "PTX", "sass": "SASS"}
+CPP_VIEWS = ("source", "asm")  # a C++ kernel: its compiled function (objdump), recorded by the run stage
+LABELS = {"source": "Triton source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLIR", "ptx": "PTX", "sass": "SASS",
+          "asm": "x86 asm"}
+
+
+def views_for(backend: str | None) -> tuple[str, ...]:
+    """The views ``t`` cycles for a kernel of ``backend``: Triton's stages, or a C++ kernel's disassembly."""
+    return VIEWS if backend == "triton" else CPP_VIEWS if backend == "cpp" else ("source",)
 
 CODEGEN_BINDINGS: list[Binding] = [
     Binding("t", "triton_stage", "Triton stage", id="codegen-triton-stage",
-            tooltip="pane 6: the kernel's next lower stage: source -> TTIR -> TTGIR -> LLIR -> PTX -> SASS (recorded "
+            tooltip="pane 6: the kernel's next lower stage: Triton source -> TTIR -> TTGIR -> LLIR -> PTX -> SASS (recorded "
                     "by the run stage on a GPU, else compiled here with the installed Triton for the recorded target); "
-                    "the selected buffer's lines are marked; the cursor's line says its Triton line and buffer"),
+                    "the selected buffer's lines are marked; the cursor's line says its Triton line and buffer); a C++ kernel: "
+                    "source -> its compiled function's x86 asm (objdump, recorded by the run stage)"),
     Binding("x", "kernel_repro", "Repro", id="codegen-repro",
             tooltip="pane 6: write the kernel's standalone repro (rebuilds it, recorded sizes and launch config, "
                     "times it on a GPU) next to the session"),
@@ -91,6 +99,9 @@ class TritonStagesMixin:
             return None
         st = self._stages_for(kernel)
         label = LABELS[self.triton_view]
+        if st is None and self.triton_view == "asm":
+            return Detail(f"# x86 asm of {kernel}: not recorded (the run stage disassembles each C++ kernel it times: "
+                          "press r, or open a session recorded with --run)", "text")
         if st is None:
             self._lower(kernel)
             return Detail(f"# {label} of {kernel}: compiling with the installed Triton (inductor-step lower)…", "text")
@@ -119,7 +130,7 @@ class TritonStagesMixin:
     def _summary(self, st: dict[str, Any], source: str) -> str:
         """For PTX and SASS: one comment line per Triton line that became memory, spill or branch
         instructions, with their counts by kind (did this load vectorize: one look), and registers/spills."""
-        if self.triton_view not in ("ptx", "sass"):
+        if self.triton_view not in ("ptx", "sass", "asm"):
             return ""
         counts = ((st.get("maps") or {}).get("counts") or {}).get(self.triton_view) or {}
         src = source.split("\n")
@@ -131,6 +142,8 @@ class TritonStagesMixin:
                        f"{info.get('lines_from', '?')}")
         for kl in sorted(counts, key=int):
             kinds = {k: n for k, n in counts[kl].items() if k not in ("other", "math")}
+            if self.triton_view == "asm":
+                kinds = dict(counts[kl])
             if not kinds:
                 continue
             n = int(kl)
@@ -174,10 +187,12 @@ class TritonStagesMixin:
         """t: the next stage of the kernel under the cursor (lowering it in a child process if not recorded)."""
         app = self.app  # type: ignore[attr-defined]
         kernel = self.current_kernel()  # type: ignore[attr-defined]
-        if kernel is None or kernel.get("backend") != "triton":
-            app.say("t: put the cursor on a Triton kernel first (C++ and library calls have no Triton stages)")
+        views = views_for((kernel or {}).get("backend"))
+        if kernel is None or len(views) == 1:
+            app.say("t: put the cursor on a Triton or C++ kernel first (a library call has no code of ours below it)")
             return
-        self.triton_view = VIEWS[(VIEWS.index(self.triton_view) + 1) % len(VIEWS)]
+        at = views.index(self.triton_view) if self.triton_view in views else 0
+        self.triton_view = views[(at + 1) % len(views)]
         name = kernel["name"]
         app.say(f"t: {name}: {LABELS[self.triton_view]}")
         self.show(force=True)  # type: ignore[attr-defined]
