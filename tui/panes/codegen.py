@@ -10,7 +10,8 @@ from textual import on
 
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.panes.triton_view import CODEGEN_BINDINGS, TritonStagesMixin, views_for
+from inductor_step.tui.keys import CODEGEN_BINDINGS
+from inductor_step.tui.panes.triton_view import TritonStagesMixin, views_for
 from inductor_step.tui.state import BufferSelected
 from inductor_step.tui.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
 from inductor_step.tui.text import joined

@@ -13,8 +13,6 @@ import sys
 import tempfile
 from typing import Any
 
-from textual.binding import Binding
-
 from inductor_step.tui.panes.base import Detail
 
 #: the order ``t`` cycles through
@@ -28,16 +26,6 @@ def views_for(backend: str | None) -> tuple[str, ...]:
     """The views ``t`` cycles for a kernel of ``backend``: Triton's stages, or a C++ kernel's disassembly."""
     return VIEWS if backend == "triton" else CPP_VIEWS if backend == "cpp" else ("source",)
 
-CODEGEN_BINDINGS: list[Binding] = [
-    Binding("t", "triton_stage", "Triton stage", id="codegen-triton-stage",
-            tooltip="pane 6: the kernel's next lower stage: Triton source -> TTIR -> TTGIR -> LLIR -> PTX -> SASS (recorded "
-                    "by the run stage on a GPU, else compiled here with the installed Triton for the recorded target); "
-                    "the selected buffer's lines are marked; the cursor's line says its Triton line and buffer); a C++ kernel: "
-                    "source -> its compiled function's x86 asm (objdump, recorded by the run stage)"),
-    Binding("x", "kernel_repro", "Repro", id="codegen-repro",
-            tooltip="pane 6: write the kernel's standalone repro (rebuilds it, recorded sizes and launch config, "
-                    "times it on a GPU) next to the session"),
-]
 
 
 def lower_command(session_path: str, kernel: str, graph: str, out_json: str | None = None,
