@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("kernels", nargs="*", help="kernel names (or parts of them); default: every Triton kernel")
     p.add_argument("--target", default=None, help="CUDA target: sm_80, sm_90, sm_100 (default: the recorded one)")
     p.add_argument("--graph", default=None, help="only this graph ([0/0] forward)")
+    p.add_argument("--pick", action="append", default=[], metavar="GRAPH|KERNEL",
+                   help="exactly this kernel of this graph (repeatable; instead of KERNEL names and --graph)")
     p.add_argument("--stages-dir", default=None, help="write each kernel's TTIR/TTGIR/LLIR/PTX/SASS here")
     p.add_argument("--repro", default=None, metavar="DIR", help="write a standalone repro per kernel here")
     p.add_argument("--json", default=None, metavar="FILE", help="write the full results (stages, maps) as JSON")
@@ -91,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     seen = 0
     for item in session_kernels(ns.session):
         name = item["kernel"]["name"]
+        if ns.pick and f"{item['graph']}|{name}" not in ns.pick:
+            continue
         if ns.kernels and not any(k == name or k in name for k in ns.kernels):
             continue
         if ns.graph and item["graph"] != ns.graph:

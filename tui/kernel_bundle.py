@@ -5,6 +5,7 @@ and the REPORT.md section listing them.  Standard library only."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -46,6 +47,13 @@ def chosen_kernels(msgs: list[dict[str, Any]], stood: dict | None) -> list[tuple
     return seen
 
 
+def _has_triton() -> bool:
+    try:
+        return importlib.util.find_spec("triton") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _recorded_stages(msgs: list[dict[str, Any]], graph: str, kernel: str) -> dict[str, str]:
     for m in msgs:
         if m.get("type") == "run" and graph_key(m) == graph:
@@ -65,23 +73,25 @@ def add_kernels(session_path: str, msgs: list[dict[str, Any]], out_dir: str, sto
     kdir = os.path.join(out_dir, DIR)
     os.makedirs(kdir, exist_ok=True)
     lines = ["#### Kernels: standalone repros and Triton's stages", ""]
-    by_graph: dict[str, list[str]] = {}
-    for g, k, _why in picked:
-        by_graph.setdefault(g, []).append(k)
     said: dict[str, str] = {}
-    for g, names in by_graph.items():
-        cmd = [sys.executable, "-m", "inductor_step.tracer.lower", session_path, *names, "--graph", g,
-               "--repro", kdir, "--stages-dir", kdir]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-            out = p.stdout
-        except (OSError, subprocess.TimeoutExpired) as e:
-            out = f"{g} {names[0]}: inductor-step lower did not run ({type(e).__name__})"
+    # one child process for every kernel; it compiles only where Triton can be imported (found, not imported here)
+    cmd = [sys.executable, "-m", "inductor_step.tracer.lower", session_path, "--repro", kdir,
+           *[a for g, k, _w in picked for a in ("--pick", f"{g}|{k}")]]
+    if _has_triton():
+        cmd += ["--stages-dir", kdir]
+    else:
+        cmd.append("--no-compile")
+        lines.append("Triton is not installed where this bundle was made: TTGIR/PTX/SASS only where the session "
+                     "recorded them (the run stage on a GPU).")
+        lines.append("")
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        out = f"inductor-step lower did not run ({type(e).__name__})"
+    for g, k, _w in picked:
         for row in out.splitlines():
-            for n in names:
-                if row.startswith(f"{g} {n} ") or row.startswith(f"{g} {n}:"):
-                    if ": repro " not in row:
-                        said[n] = row[len(g) + 1:]
+            if (row.startswith(f"{g} {k} ") or row.startswith(f"{g} {k}:")) and ": repro " not in row:
+                said[k] = row[len(g) + 1:]
     for g, k, why in picked:
         for st in ("ttir", "llir"):  # the bundle keeps TTGIR, PTX and SASS
             p = os.path.join(kdir, f"{k}.{st}")
