@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="inductor-step lower", description=__doc__.split("\n")[0])
     p.add_argument("session", help="a recorded session (.jsonl)")
     p.add_argument("kernels", nargs="*", help="kernel names (or parts of them); default: every Triton kernel")
-    p.add_argument("--target", default=None, help="CUDA target: sm_80, sm_90, sm_100 (default: the recorded one)")
+    p.add_argument("--target", default=None, help="CUDA target(s): sm_80, sm_90, sm_100, or several: sm_80,sm_90 (default: the recorded one)")
     p.add_argument("--graph", default=None, help="only this graph ([0/0] forward)")
     p.add_argument("--pick", action="append", default=[], metavar="GRAPH|KERNEL",
                    help="exactly this kernel of this graph (repeatable; instead of KERNEL names and --graph)")
@@ -110,13 +110,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{item['graph']} {name}: no repro ({e})")
         if ns.no_compile:
             continue
-        target = ns.target or (f"sm_{item['cc']}" if item.get("cc") else "sm_90")
-        res = triton_stages.compile_kernel(item["kernel"].get("source") or "", name, target, item["run"])
-        print(summary_line(item, res), flush=True)
-        failed += "error" in res
-        if ns.stages_dir and "error" not in res:
-            write_stages(res, name, ns.stages_dir)
-        results.append({"graph": item["graph"], "kernel": name, **res})
+        targets = [t for t in (ns.target or "").split(",") if t.strip()] or \
+            [f"sm_{item['cc']}" if item.get("cc") else "sm_90"]
+        for target in targets:  # several: the same kernel compared across targets, one line each
+            res = triton_stages.compile_kernel(item["kernel"].get("source") or "", name, target, item["run"])
+            print(summary_line(item, res), flush=True)
+            failed += "error" in res
+            if ns.stages_dir and "error" not in res:
+                write_stages(res, name if len(targets) == 1 else f"{name}.{res['target']}", ns.stages_dir)
+            results.append({"graph": item["graph"], "kernel": name, **res})
     if not seen:
         print("no Triton kernel in this session matches" + (f" {' '.join(ns.kernels)}" if ns.kernels else ""))
         return 1
