@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from inductor_step.tui.lower_text import autotune_lines, stages_lines
 from inductor_step.tracer.protocol import graph_key, kind_of, with_part
 from inductor_step.tui.modes import how_compiled_lines, kernel_backend, symbol_line, symbols_in, timed_sizes_line
 from inductor_step.tui.paths import code_label, short_path
@@ -404,6 +405,7 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
         lines.append(" · ".join(inside))
     if k.get("config"):
         lines.append(f"launch config: {k['config']}")
+    lines += autotune_lines(k) + stages_lines(k)  # issue 28: the autotuning decision, what the kernel became
     if fused:
         lines.append(f"fused nodes: {joined(fused)}")
     return "\n".join(lines) + "\n\n" + summary

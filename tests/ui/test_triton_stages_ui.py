@@ -104,8 +104,12 @@ def test_t_on_a_cpp_kernel_shows_its_compiled_function_with_vector_widths_per_li
         await pilot.press("t")
         await pilot.pause()
         seen["back"] = code.text
+        await pilot.press("7")
+        await pilot.pause()
+        seen["run"] = app.query_one("#code-run", CodeView).text
 
     app_driver(steps, size=(160, 50), path=CPU_ASM)
+    assert "below: asm 512-bit vector x" in seen["run"] and "t in pane 6 shows it" in seen["run"]
     assert seen["asm"].startswith("// x86 asm of cpp_fused_add_mul_relu_sin_0 (objdump -d -l")
     head = [x for x in seen["asm"].split("\n")[:12] if x.startswith("// line")]
     # the vectorized store line became 512-bit vector instructions (AVX-512 on the machine that recorded it)
