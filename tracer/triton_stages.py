@@ -351,10 +351,21 @@ def compile_kernel(source: str, name: str, target: str | int = "sm_90",
     return out
 
 
-def live_stages(run: Any, name: str, source: str = "") -> dict[str, Any]:
+def stages_max() -> int:
+    """How many Triton kernels of a graph the run stage compiles again when their launcher kept no asm
+    (the slowest first; ``INDUCTOR_STEP_TRITON_STAGES_MAX``, default 12: ~0.5-2 s each)."""
+    try:
+        return max(0, int(os.environ.get("INDUCTOR_STEP_TRITON_STAGES_MAX", "12")))
+    except ValueError:
+        return 12
+
+
+def live_stages(run: Any, name: str, source: str = "", compile_again: bool = True) -> dict[str, Any]:
     """The stages of the binary a kernel's ``.run`` launched (``tracer.adapter.triton_asm``) as the run
-    stage records them (``from_asm``, with ``source: "live"`` and the target it was built for), or
-    ``{"missing": why}``; ``INDUCTOR_STEP_TRITON_STAGES=0`` turns the recording off."""
+    stage records them (``from_asm``, with ``source: "live"`` and the target it was built for); where the
+    launcher kept no asm and ``compile_again``, the same source compiled again here with the launcher's config
+    for the kernel's target (said so in ``source``); else ``{"missing": why, "compile_again": True}``.
+    ``INDUCTOR_STEP_TRITON_STAGES=0`` turns the recording off."""
     if os.environ.get("INDUCTOR_STEP_TRITON_STAGES", "1") == "0":
         return {"missing": "not recorded (INDUCTOR_STEP_TRITON_STAGES=0)"}
     from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -367,6 +378,10 @@ def live_stages(run: Any, name: str, source: str = "") -> dict[str, Any]:
         else:
             # Inductor keeps no asm once the launcher is made: compile the same source with the same
             # Triton, config and target here, in the run's process, and say so
+            if not compile_again:
+                return {"missing": "the launcher keeps no asm; not compiled again in the run (only the slowest "
+                                   f"kernels are, INDUCTOR_STEP_TRITON_STAGES_MAX={stages_max()}): t in pane 6 "
+                                   "compiles it", "compile_again": True}
             info = adapter.triton_binary_info(run) or {}
             dev = ((kernel_meta(source).get("triton_meta") or {}).get("device") or {}) if source else {}
             if not source or not isinstance(dev, dict) or not dev.get("cc"):
