@@ -74,21 +74,31 @@ def add_kernels(session_path: str, msgs: list[dict[str, Any]], out_dir: str, sto
     os.makedirs(kdir, exist_ok=True)
     lines = ["#### Kernels: standalone repros and Triton's stages", ""]
     said: dict[str, str] = {}
-    # one child process for every kernel; it compiles only where Triton can be imported (found, not imported here)
-    cmd = [sys.executable, "-m", "inductor_step.tracer.lower", session_path, "--repro", kdir,
-           *[a for g, k, _w in picked for a in ("--pick", f"{g}|{k}")]]
-    if _has_triton():
-        cmd += ["--stages-dir", kdir]
-    else:
-        cmd.append("--no-compile")
-        lines.append("Triton is not installed where this bundle was made: TTGIR/PTX/SASS only where the session "
-                     "recorded them (the run stage on a GPU).")
-        lines.append("")
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
-    except (OSError, subprocess.TimeoutExpired) as e:
-        out = f"inductor-step lower did not run ({type(e).__name__})"
-    for g, k, _w in picked:
+    recorded = {(g, k): _recorded_stages(msgs, g, k) for g, k, _w in picked}
+    for (g, k), st in recorded.items():  # what the run stage recorded of the binary that ran comes first
+        for name, text in st.items():
+            if name in ("ttgir", "ptx", "sass"):
+                with open(os.path.join(kdir, f"{k}.{name}"), "w") as f:
+                    f.write(text)
+        if st:
+            said[k] = "stages as the run stage recorded them"
+    todo = [(g, k) for g, k, _w in picked if not recorded[(g, k)]]
+    # child processes (the UI never imports Triton): the repros (no compile), then the stages of the kernels the
+    # session did not record, compiled where Triton can be found (found, not imported here)
+    runs = [["--repro", kdir, "--no-compile", *[a for g, k, _w in picked for a in ("--pick", f"{g}|{k}")]]]
+    if todo and _has_triton():
+        runs.append(["--stages-dir", kdir, *[a for g, k in todo for a in ("--pick", f"{g}|{k}")]])
+    elif todo:
+        lines += ["Triton is not installed where this bundle was made: TTGIR/PTX/SASS only where the session "
+                  "recorded them (the run stage on a GPU).", ""]
+    out = ""
+    for args in runs:
+        try:
+            out += subprocess.run([sys.executable, "-m", "inductor_step.tracer.lower", session_path, *args],
+                                  capture_output=True, text=True, timeout=600).stdout
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out += f"inductor-step lower did not run ({type(e).__name__})\n"
+    for g, k in todo:
         for row in out.splitlines():
             if (row.startswith(f"{g} {k} ") or row.startswith(f"{g} {k}:")) and ": repro " not in row:
                 said[k] = row[len(g) + 1:]
@@ -98,11 +108,6 @@ def add_kernels(session_path: str, msgs: list[dict[str, Any]], out_dir: str, sto
             if os.path.exists(p):
                 os.remove(p)
         files = []
-        if not os.path.exists(os.path.join(kdir, f"{k}.ptx")):
-            for st, text in _recorded_stages(msgs, g, k).items():
-                if st in ("ttgir", "ptx", "sass"):
-                    with open(os.path.join(kdir, f"{k}.{st}"), "w") as f:
-                        f.write(text)
         for ext in ("py", "ttgir", "ptx", "sass"):
             if os.path.exists(os.path.join(kdir, f"{k}.{ext}")):
                 files.append(f"`{DIR}/{k}.{ext}`")

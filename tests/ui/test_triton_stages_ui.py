@@ -116,3 +116,33 @@ def test_t_on_a_cpp_kernel_shows_its_compiled_function_with_vector_widths_per_li
     assert any("tmp6.store(" in x and "-bit vector" in x for x in head), head
     assert seen["marked"] and all(":\t" in x for x in seen["marked"])  # the selected buffer's instructions
     assert seen["back"] == seen["source"]
+
+
+GPU_STAGES = os.path.join(os.path.dirname(FIXTURE), "gpu_stages.jsonl")
+
+
+def test_stages_recorded_on_the_gpu_show_at_once_and_the_run_pane_tells_the_autotuning(app_driver) -> None:
+    """tests/fixtures/gpu_stages.jsonl: recorded on an H200 with the stages and the autotuning candidates."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("6")
+        await pilot.pause()
+        app.query_one("#table-codegen", Table).focus()
+        code = app.query_one("#code-codegen", CodeView)
+        await pilot.press("t", "t", "t", "t", "t")  # TTIR ... SASS, no compile: the session has them
+        await pilot.pause()
+        seen["sass"] = code.text
+        seen["marked"] = [code.lines[i] for i in sorted(code.marks)]
+        await pilot.press("7")
+        await pilot.pause()
+        seen["run"] = app.query_one("#code-run", CodeView).text
+
+    app_driver(steps, size=(160, 50), path=GPU_STAGES)
+    assert seen["sass"].startswith("// SASS of triton_poi_fused_add_mul_0 (compiled again in the run's process")
+    assert "26 registers/thread" in seen["sass"]
+    # the selected buf0 is this kernel's output: its store's instructions are marked, the inputs' loads are not
+    assert any("STG.E.128" in x for x in seen["marked"]) and not any("LDG" in x for x in seen["marked"])
+    assert "2 configs benchmarked" in seen["run"] and "XBLOCK=1024, num_warps=4, num_stages=1: 0.1877 ms  <- winner" \
+        in seen["run"] and "XBLOCK=512, num_warps=8, num_stages=1: 0.1891 ms (+0.8%)" in seen["run"]
+    assert "below: 26 registers · 0 B spilled · SASS ld.global x128 x4, st.global x128 x2 (sm_90a" in seen["run"]
