@@ -10,7 +10,8 @@ import os
 import sys
 from typing import Any, Iterator
 
-from inductor_step.tracer import kernel_repro, protocol, triton_stages
+from inductor_step.session import format as protocol
+from inductor_step.tracer import kernel_repro, triton_stages
 
 
 def session_kernels(path: str) -> Iterator[dict[str, Any]]:

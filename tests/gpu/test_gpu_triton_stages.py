@@ -18,7 +18,7 @@ import pytest
 
 from test_gpu import MODEL_ARGS, Session, _has_cuda, _headless
 
-from inductor_step.tracer.protocol import read_session
+from inductor_step.session.format import read_session
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]

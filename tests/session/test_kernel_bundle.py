@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from inductor_step.tracer.protocol import read_session
-from inductor_step.tui import kernel_bundle
+from inductor_step.session.format import read_session
+from inductor_step.session import kernel_bundle
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 STAGES = os.path.join(FIXTURES, "gpu_stages.jsonl")

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("triton")
 
 from inductor_step.tracer import kernel_repro, lower, triton_stages  # noqa: E402
-from inductor_step.tracer.protocol import read_session  # noqa: E402
+from inductor_step.session.format import read_session  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NANOGPT = os.path.join(ROOT, "tests", "fixtures", "gpu_nanogpt.jsonl")

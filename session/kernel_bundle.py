@@ -11,7 +11,7 @@ import subprocess
 import sys
 from typing import Any
 
-from inductor_step.tracer.protocol import graph_key
+from inductor_step.session.format import graph_key
 
 TOP = 3  # kernels of the ledger's top taken when nothing is selected
 DIR = "kernels"
