@@ -75,7 +75,9 @@ def write_stages(res: dict[str, Any], name: str, out_dir: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line; returns 0 when every chosen kernel compiled, 1 when one did not, 2 on a usage error."""
-    p = argparse.ArgumentParser(prog="inductor-step lower", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="inductor-step lower", description=__doc__.split("\n")[0],
+                                epilog="Compiling a kernel runs its recorded Python source (Triton needs the function): "
+                                       "lower sessions you trust.")
     p.add_argument("session", help="a recorded session (.jsonl)")
     p.add_argument("kernels", nargs="*", help="kernel names (or parts of them); default: every Triton kernel")
     p.add_argument("--target", default=None, help="CUDA target(s): sm_80, sm_90, sm_100, or several: sm_80,sm_90 (default: the recorded one)")
