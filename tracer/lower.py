@@ -15,12 +15,16 @@ from inductor_step.tracer import kernel_repro, triton_stages
 
 
 def session_kernels(path: str) -> Iterator[dict[str, Any]]:
-    """Each Triton kernel of a session file: ``{"graph", "kernel", "wrapper", "run", "cc"}``; ``run`` is the
-    graph's run-stage entry for it (first call), ``cc`` the compute capability its source was generated for."""
+    """Each Triton kernel of a session file: ``{"graph", "kernel", "wrapper", "run", "cc", "torch"}``; ``run`` is
+    the graph's run-stage entry for it (first call), ``cc`` the compute capability its source was generated for,
+    ``torch`` the version that recorded it."""
     stops: dict[str, dict[str, Any]] = {}
     runs: dict[str, dict[str, dict[str, Any]]] = {}
+    torch = None
     for msg in protocol.read_session(path):
-        if msg.get("type") == "stop" and msg.get("stage") == "codegen":
+        if msg.get("type") == "header":
+            torch = msg.get("torch")
+        elif msg.get("type") == "stop" and msg.get("stage") == "codegen":
             stops[protocol.graph_key(msg)] = msg
         elif msg.get("type") == "run":
             per: dict[str, dict[str, Any]] = {}
@@ -38,14 +42,28 @@ def session_kernels(path: str) -> Iterator[dict[str, Any]]:
             except ValueError:
                 pass
             yield {"graph": key, "kernel": k, "wrapper": stop.get("wrapper") or "",
-                   "run": (runs.get(key) or {}).get(k["name"]), "cc": cc}
+                   "run": (runs.get(key) or {}).get(k["name"]), "cc": cc, "torch": torch}
+
+
+def _torch_version() -> str | None:
+    try:
+        from importlib.metadata import version  # noqa: PLC0415
+
+        return version("torch")
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def summary_line(item: dict[str, Any], res: dict[str, Any]) -> str:
     """One line for a compiled kernel: target, registers, spills, shared memory, global load/store widths."""
     name = item["kernel"]["name"]
     if "error" in res:
-        return f"{item['graph']} {name}: {res['error']}"
+        hint = ""
+        rec, here = item.get("torch"), _torch_version()
+        if "CompilationError" in res["error"] and rec and here and rec != here:
+            hint = (f" (the kernel calls this torch's triton_helpers/libdevice: recorded with torch {rec}, "
+                    f"this is torch {here})")
+        return f"{item['graph']} {name}: {res['error']}{hint}"
     info = res.get("sass_info") or {}
     counts = (res.get("maps") or {}).get("counts", {}).get("sass") or {}
     kinds: dict[str, int] = {}
