@@ -10,9 +10,12 @@ from textual import on
 
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.keys import CODEGEN_BINDINGS
+from inductor_step.tui.panes.triton_view import TritonStagesMixin, views_for
 from inductor_step.tui.state import BufferSelected
-from inductor_step.tui.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
-from inductor_step.tui.text import joined
+from inductor_step.session.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
+from inductor_step.session.text import joined
+from inductor_step.session.links import buffer_lines, related
 
 
 def error_head(err: dict[str, Any] | None) -> str:
@@ -28,7 +31,8 @@ def error_head(err: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-class CodegenPane(StagePane):
+class CodegenPane(TritonStagesMixin, StagePane):
+    BINDINGS = CODEGEN_BINDINGS  # t, x (issue 28): Textual reads BINDINGS only from widget classes
     stage = "codegen"
     title = "6 Code"
     columns = ("kernel", "backend", "buffers", "fused nodes")
@@ -46,7 +50,7 @@ class CodegenPane(StagePane):
 
     def _annotated(self, data: dict[str, Any]) -> tuple[str, int, list[tuple[int, int]]]:
         """:meth:`_text`, and where notes went into the wrapper (issue 27: a template kernel's epilogue
-        and the autotuning choices above the kernel they chose, tui.modes.annotate)."""
+        and the autotuning choices above the kernel they chose, session.modes.annotate)."""
         err = self.app.session.error_for(self.app.view.graph)
         err = err if err and err.get("stage") == "codegen" else None
 
@@ -67,11 +71,14 @@ class CodegenPane(StagePane):
         if not 0 <= row < len(ks):
             return Detail(text)
         name = ks[row]["name"]
+        if self.triton_view in views_for(ks[row].get("backend"))[1:]:  # issue 28: t shows a lower stage
+            staged = self.stage_detail(name, ks[row].get("source") or "")
+            if staged is not None:
+                return staged
         span = self.app.session.kernel_spans(self.app.view.graph).get(name) or {}
         first = span.get("body") or span.get("call")
         sel = self.app.view.selected
-        b = (self.links.get("buffers") or {}).get(sel or "") or {}
-        ranges = (b.get("kernel_lines") or {}).get(name) or [] if name in (b.get("kernels") or []) else []
+        ranges = buffer_lines(self.links, sel, name)
         if first and ranges:
             marks = [(shown_line(first + a - 1, ins) + off, shown_line(first + e - 1, ins) + off) for a, e in ranges]
             return Detail(text, marks=marks, goto=marks[0][0])
@@ -82,14 +89,21 @@ class CodegenPane(StagePane):
             return Detail(text, marks=[(top, shown_line(whole[1], ins) + off)], goto=top)
         return Detail(text)
 
+    def current_kernel(self) -> dict[str, Any] | None:
+        """The kernel of the table's cursor row (issue 28's t and x act on it)."""
+        data = self.data()
+        ks = (data or {}).get("kernels") or []
+        row = self.table.cursor_row
+        return ks[row] if 0 <= row < len(ks) else None
+
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         """The row of the kernel that computes ``buffer`` (the links list it first)."""
-        kernels = ((self.links.get("buffers") or {}).get(buffer) or {}).get("kernels") or []
+        kernels = related(self.links, "buffers", buffer, "kernels")
         return next((r for r in (self.row_of_key(data, k) for k in kernels) if r is not None), None)
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
         key = self.key_of_row(data, row)
-        return list(((self.links.get("kernels") or {}).get(key or "") or {}).get("buffers") or [])
+        return related(self.links, "kernels", key, "buffers")
 
     def _starts(self) -> tuple[list[int], list[tuple[int, int, str, int]]]:
         """Kernel spans sorted by first wrapper line, for finding the kernel under a line."""
@@ -113,6 +127,15 @@ class CodegenPane(StagePane):
             return  # moves made for a selection never select back
         data = self.data()
         if data is None:
+            return
+        kernel = self.current_kernel()
+        if kernel is not None and self.triton_view in views_for(kernel.get("backend"))[1:]:
+            said = self.stage_cursor(kernel["name"], event.line, kernel.get("source") or "")
+            if said:
+                self.app.say(said[0])
+                if said[1] and said[1] != self.app.view.selected:
+                    self.app.view.selected = said[1]
+                    self.post_message(BufferSelected(said[1], self.stage, said[0]))
             return
         _text, off, ins = self._annotated(data)
         line = wrapper_line(event.line - off, ins)
