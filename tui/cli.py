@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
                "With no SCRIPT, steps the bundled demo (a small training step).  "
                "Also: `inductor-step report SESSION` (a bug-report bundle) and "
                "`inductor-step export SESSION DIR` (a TORCH_TRACE-style log for tlparse) and "
-               "`inductor-step diff A B` (two sessions level by level; --headless prints it).",
+               "`inductor-step diff A B` (two sessions level by level; --headless prints it) and "
+               "`inductor-step gate BASELINE NEW` (a CI gate: exit 1 when a compile regressed).",
     )
     p.add_argument("--headless", action="store_true", help="no UI: run straight through, print one line per stop")
     p.add_argument("--record", metavar="FILE", help="write the session (JSON lines) to FILE "
@@ -373,9 +374,17 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # a subcommand wins over a file or folder of the same name (reach that one as ./export)
-    if argv and argv[0] in ("report", "export", "diff"):
+    if argv and argv[0] in ("report", "export", "diff", "gate", "lower"):
+        if argv[0] == "lower":  # issue 28: Triton's lower stages, in a process that may import Triton
+            import subprocess  # noqa: PLC0415
+
+            return subprocess.call([sys.executable, "-m", "inductor_step.tracer.lower", *argv[1:]])
         if argv[0] == "diff":
             return main_diff(argv[1:])
+        if argv[0] == "gate":  # issue 31.3: the CI gate (session.gate)
+            from inductor_step.session.gate import main_gate  # noqa: PLC0415
+
+            return main_gate(argv[1:])
         if argv[0] == "report":
             from inductor_step.session.report import main_report  # noqa: PLC0415
 

@@ -115,8 +115,33 @@ def test_cpp_wrapper_on_cuda(tmp_path: Any) -> None:
     assert run.get("kernels") or run.get("kernels_note"), run
 
 
+def _dies_without_us(tmp_path: Any, name: str, p: subprocess.CompletedProcess) -> str | None:
+    """Where the recording died of a signal: the script run by plain ``python`` (no inductor-step) in a fresh
+    folder; the reason to skip when it dies of a signal there too (torch's own crash on this machine, which no
+    change of ours can mend), else None.  Seen on the H100 box (torch 2.11.0+cu130, driver 580): plain
+    ``aoti_load_package`` of the CUDA package dies of SIGSEGV in ``AOTIModelPackageLoader``, in the process that
+    compiled it and in a fresh one alike."""
+    if 0 <= p.returncode <= 128:
+        return None
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    q = subprocess.run([sys.executable, str(tmp_path / f"{name}.py")], cwd=str(plain), capture_output=True, text=True,
+                       timeout=TIMEOUT_S)
+    if 0 <= q.returncode <= 128:
+        return None
+    import torch  # noqa: PLC0415
+
+    return (f"the script dies of signal {-q.returncode if q.returncode < 0 else q.returncode - 128} under plain python "
+            f"too (torch {torch.__version__}, {torch.cuda.get_device_name()}): torch's own crash on this machine; "
+            f"inductor-step kept the session and said so (rc {p.returncode})")
+
+
 def test_aoti_on_cuda(tmp_path: Any) -> None:
     p, msgs = record(tmp_path, "aoti_gpu")
+    why = _dies_without_us(tmp_path, "aoti_gpu", p)
+    if why:
+        assert "killed by SIG" in p.stderr and msgs and msgs[-1].get("type") == "agent_exit", p.stderr[-2000:]
+        pytest.skip(why)
     cg = check(p, msgs, "AOTInductorModel::run_impl")
     assert cg["aoti"]["api"] == "aoti_compile_and_package"
     assert cg["output_path"] == str(tmp_path / "mlp_gpu.pt2")
