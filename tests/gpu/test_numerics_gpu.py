@@ -6,46 +6,27 @@ with Triton kernels, and the what-if variant ``emulate_precision_casts=True`` on
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 
-import pytest
+from gpu_helpers import GPU_MARKS, ROOT, headless_env, keep_session  # (tests/gpu/ is on sys.path: pytest's prepend mode)
 
 from inductor_step.session.format import graph_key, read_session, validate
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "tests", "scripts", "numerics_small.py")
-
-
-def _has_cuda() -> bool:
-    if importlib.util.find_spec("torch") is None:
-        return False
-    import torch  # noqa: PLC0415
-
-    return torch.cuda.is_available()
-
-
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]
+pytestmark = GPU_MARKS
 
 
 def test_numerics_on_cuda_finds_the_three_divergences(tmp_path):
     rec = str(tmp_path / "numerics_gpu.jsonl")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = headless_env()
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--numerics", "--what-if",
                         "emulate_precision_casts=True", "--record", rec, SCRIPT, "--device", "cuda", "--no-train"],
                        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=400)
     print(p.stdout[-6000:])
     print(p.stderr[-3000:])
-    keep = os.environ.get("INDUCTOR_STEP_KEEP_SESSIONS")
-    if keep:
-        import shutil  # noqa: PLC0415
-
-        os.makedirs(keep, exist_ok=True)
-        shutil.copyfile(rec, os.path.join(keep, "numerics_gpu.jsonl"))
+    keep_session(rec, "numerics_gpu")
     msgs = list(read_session(rec))
     num = {graph_key(m): m for m in msgs if m.get("type") == "numerics"}
     assert all(validate(m) == [] for m in num.values())
