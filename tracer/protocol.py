@@ -805,8 +805,45 @@ class WhatIf(TypedDict, total=False):
     t: float
 
 
+# ----------------------------------------------------------------------------- compile time (issue 30)
+
+class CompileTimeKernel(TypedDict, total=False):
+    """One kernel's compile in the compile workers (tracer.compile_time)."""
+    name: str  # as generated ("cpp_fused_add_0", "triton_poi_fused_0")
+    kind: Literal["cpp", "triton"]
+    compile_ms: float | None  # the worker's build (C++) or torch's compile_time_us (Triton); None: missing
+    missing: str  # why compile_ms is None
+    cache: Literal["hit", "miss"]
+    cache_note: str
+    autotune_cache: str  # Triton: torch's autotune_cache_state
+    source: str  # where compile_ms came from
+
+
+class CompileTime(TypedDict, total=False):
+    """The compile's own time of one finished compile (a frame's Dynamo + forward/inference compile, a
+    lazy backward, or a late event such as runtime autotuning): ms per stage (tracer.compile_time.STAGE_ORDER),
+    pauses at our stops and our hooks taken out.  A graph's messages add up (session.compile_time)."""
+    type: Literal["compile_time"]
+    compile_id: str
+    graph_kind: GraphKind
+    root: str  # torch's outermost event ("dynamo", "entire_backward_compile", ...)
+    total_ms: float  # wall_ms - paused_ms - ours_ms: the sum of stages
+    wall_ms: float
+    paused_ms: float  # waiting at our stops for the UI
+    ours_ms: float  # in our capture hooks
+    stages: dict[str, float]
+    events: dict[str, list[list[Any]]]  # stage -> [[torch's event name, ms], ...] (its own time, top 6)
+    kernels: list[CompileTimeKernel]
+    lowering_nodes: dict[str, float]  # post-grad FX node -> ms in GraphLowering.run_node
+    frame: dict[str, Any]  # function, file, line, tracing_ms: the frame Dynamo traced
+    cache: dict[str, dict[str, str]]  # "fx_graph" / "aot_autograd" (" (backward)") -> status, reason
+    metrics: dict[str, Any]  # torch's compilation metrics (counts, _s, _us)
+    source: str
+    t: float
+
+
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked]
+                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, CompileTime]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
@@ -814,6 +851,7 @@ MESSAGES: dict[str, type] = {
     "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
     "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
     "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked,
+    "compile_time": CompileTime,
 }
 
 

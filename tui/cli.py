@@ -59,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timing-limit", type=float, metavar="S", default=None,
                    help="timing (r, --run, a what-if's): one graph at most S seconds, then it is reported as timed "
                         "out with the step that took too long (default 600)")
+    p.add_argument("--caches", choices=("on", "off"), default=None,
+                   help="on: leave Inductor's FX-graph, AOTAutograd and autotune caches on (a cache hit skips the "
+                        "stages after it) and record each cache's verdict; off (default): turned off so every stage "
+                        "is captured")
     p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
     p.add_argument("--screenshots", metavar="DIR", default=None,
                    help="where `s` saves screenshots (default: inductor-step-sessions/screenshots)")
@@ -81,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 LAUNCHER_FLAGS = frozenset({"-h", "--help", "--standalone", "-m", "--module", "--no-python", "--no_python",
                             "--run-path", "--run_path", "--virtual-local-rank", "--virtual_local_rank"})
 #: our own options that take a value (to find where a launcher spelling starts)
-_VALUE_OPTIONS = frozenset({"--record", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
+_VALUE_OPTIONS = frozenset({"--record", "--caches", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
                             "--nproc_per_node", "--rank", "--timing-limit"})
 def split_script(argv: list[str]) -> tuple[list[str], list[str]]:
     """``(our options and SCRIPT, the script's arguments)``: everything after SCRIPT goes to the script
@@ -434,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
             return 130 if app.interrupted else 0
         script = ns.script or DEMO
         args = ns.args if ns.script else []
+        if ns.caches:  # the agent reads it (tracer.agent: configure_inductor), ranks of a job too
+            os.environ["INDUCTOR_STEP_CACHES"] = ns.caches
         check_script(script)
         check_torch(ns.python)
         record = ns.record or default_record_path(script)
