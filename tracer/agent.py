@@ -178,6 +178,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
             raw, sep, reset = cid.partition(protocol.RESET_SEP)
             msg["trace_id"] = f"{raw[:-1]}_{attempt}]{sep}{reset}"
         msg.update(payload)
+        if self.clock is not None:  # issue 30: the compile's own time so far, per stage (the stage bar)
+            msg["compile_ms"] = self.clock.so_far()
         self.send(msg)
         if paused:
             with self.clock.hold("paused") if self.clock else _nothing():  # issue 30: not compile time

@@ -14,6 +14,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from inductor_step.tracer.protocol import COMPILE_STAGES as STAGE_ORDER  # noqa: F401 - the stages' labels
+
 #: torch's event name -> our stage (names as torch 2.11-2.14 spell them); an event not here takes its
 #: parent's stage, and time under no named event is "other"
 STAGE_OF: dict[str, str] = {
@@ -38,20 +40,6 @@ STAGE_OF: dict[str, str] = {
     "compile_fx_inner": "inductor", "fx_codegen_and_compile": "inductor", "GraphLowering.compile_to_fn": "inductor",
     "entire_backward_compile": "inductor", "backward._backward_impl": "inductor",
 }
-
-#: stages in pipeline order, with what each covers (the UI's and the report's labels)
-STAGE_ORDER: tuple[tuple[str, str], ...] = (
-    ("dynamo", "Dynamo: bytecode tracing"), ("guards", "Dynamo: building guards"),
-    ("pre_grad", "Inductor pre-grad passes"), ("aot", "AOTAutograd: metadata, joint trace, joint passes"),
-    ("partition", "AOTAutograd: partitioning"), ("post_grad", "post-grad passes"),
-    ("lowering", "lowering (GraphLowering.run)"), ("scheduling", "scheduling and fusion (Scheduler.__init__)"),
-    ("codegen", "Python/C++ codegen"), ("kernels", "kernels' compile (waiting for the compile workers)"),
-    ("autotune", "autotuning benchmarks"), ("load", "loading the output module"),
-    ("cache", "caches: keys, lookups, saves, loads"),
-    ("inductor", "Inductor around its timed stages (cache key, repro artifact, bookkeeping)"),
-    ("other", "other (under no timed stage)"),
-)
-
 
 def stage_of(name: str) -> str | None:
     """Our stage for torch's event ``name`` (None: the parent's)."""
@@ -153,6 +141,20 @@ class CompileClock:
         if not st.stack:
             self._finish(ev, st)
 
+    def so_far(self) -> dict[str, float]:
+        """ms per stage of the compile open on this thread, up to now (a stop's ``compile_ms``: the stage bar
+        shows it while the compile is paused); {} outside a compile."""
+        st = self._state()
+        if not st.stack:
+            return {}
+        now = time.time_ns()
+        root = st.stack[0]
+        held = [(s, e) for s, e, _ in st.held if e > root.start]
+        if st.hold_depth and getattr(st, "hold_start", None):
+            held.append((st.hold_start, now))  # the hook we are in now (the stop is sent from one)
+        out, _top, _total = _stage_times(root, _merge(held), now)
+        return {k: round(v, 3) for k, v in out.items() if v >= 0.0005}
+
     def hold(self, kind: str) -> "_Hold":
         """``with clock.hold("paused"):`` the compile thread waits for the UI (or runs our hooks)."""
         return _Hold(self, kind)
@@ -181,21 +183,7 @@ class CompileClock:
         st.held = [h for h in st.held if h[1] > root.end]
         paused = _merge([(s, e) for s, e, k in held if k == "paused"])
         ours_all = _merge([(s, e) for s, e, _ in held])
-        out: dict[str, float] = {}
-        top: dict[str, dict[str, float]] = {}
-
-        def walk(ev: _Event, stage: str, end_default: int) -> int:
-            end = ev.end if ev.end is not None else end_default
-            own = (end - ev.start) - overlap(ours_all, ev.start, end)
-            child = sum(walk(c, stage_of(c.name) or stage, end) for c in ev.children)
-            self_ns = max(0, own - child)
-            out[stage] = out.get(stage, 0.0) + self_ns / 1e6
-            if self_ns:
-                t = top.setdefault(stage, {})
-                t[ev.name] = t.get(ev.name, 0.0) + self_ns / 1e6
-            return own
-
-        total_ns = walk(root, stage_of(root.name) or "other", root.end)
+        out, top, total_ns = _stage_times(root, ours_all, root.end)
         backward = root.name == "entire_backward_compile" or _find(root, "compile_fx.<locals>.bw_compiler") is not None
         cid = self.label(root.cid or "[?]")
         kernels = self._kernels(st.kernels)
@@ -263,6 +251,28 @@ class CompileClock:
         return out
 
 
+def _stage_times(root: _Event, held: list[tuple[int, int]], now: int
+                 ) -> tuple[dict[str, float], dict[str, dict[str, float]], int]:
+    """ms per stage under ``root`` (each event's own time, less ``held``; an open event ends ``now``), the
+    events' own ms per stage, and the root's ns less ``held``."""
+    out: dict[str, float] = {}
+    top: dict[str, dict[str, float]] = {}
+
+    def walk(ev: _Event, stage: str, end_default: int) -> int:
+        end = ev.end if ev.end is not None else end_default
+        own = (end - ev.start) - overlap(held, ev.start, end)
+        child = sum(walk(c, stage_of(c.name) or stage, end) for c in ev.children)
+        self_ns = max(0, own - child)
+        out[stage] = out.get(stage, 0.0) + self_ns / 1e6
+        if self_ns:
+            t = top.setdefault(stage, {})
+            t[ev.name] = t.get(ev.name, 0.0) + self_ns / 1e6
+        return own
+
+    total = walk(root, stage_of(root.name) or "other", now)
+    return out, top, total
+
+
 def _find(ev: _Event, name: str) -> _Event | None:
     if ev.name == name:
         return ev
@@ -311,6 +321,8 @@ class _Hold:
         st = self.clock._state()
         st.hold_depth += 1
         self.t0 = time.time_ns()
+        if st.hold_depth == 1:
+            st.hold_start = self.t0
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -318,6 +330,10 @@ class _Hold:
         st.hold_depth -= 1
         if self.kind == "paused" or st.hold_depth == 0:
             st.held.append((self.t0, time.time_ns(), self.kind))
+        if st.hold_depth == 0:
+            st.hold_start = None
+        if len(st.held) > 4096 and not st.stack:  # between compiles: nothing will subtract them
+            st.held = []
 
 
 def install_clock(agent: Any) -> tuple[list[str], Callable[[Callable], Callable]]:

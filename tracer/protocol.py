@@ -285,6 +285,7 @@ class StopBase(StopHead, total=False):
     variant: str  # a what-if recompile of the graph (issue 22): its settings, "max_autotune=True"
     unavailable: str  # the whole snapshot failed (tracer.adapter.safe)
     traceback: str
+    compile_ms: dict[str, float]  # issue 30: the compile's own time so far per stage (COMPILE_STAGES), pauses out
 
 
 class DynamoStop(StopBase, total=False):
@@ -806,6 +807,21 @@ class WhatIf(TypedDict, total=False):
 
 
 # ----------------------------------------------------------------------------- compile time (issue 30)
+
+#: the compile's stages in pipeline order, with what each covers (tracer.compile_time names them from
+#: torch's events; the UI's and the report's labels)
+COMPILE_STAGES: tuple[tuple[str, str], ...] = (
+    ("dynamo", "Dynamo: bytecode tracing"), ("guards", "Dynamo: building guards"),
+    ("pre_grad", "Inductor pre-grad passes"), ("aot", "AOTAutograd: metadata, joint trace, joint passes"),
+    ("partition", "AOTAutograd: partitioning"), ("post_grad", "post-grad passes"),
+    ("lowering", "lowering (GraphLowering.run)"), ("scheduling", "scheduling and fusion (Scheduler.__init__)"),
+    ("codegen", "Python/C++ codegen"), ("kernels", "kernels' compile (waiting for the compile workers)"),
+    ("autotune", "autotuning benchmarks"), ("load", "loading the output module"),
+    ("cache", "caches: keys, lookups, saves, loads"),
+    ("inductor", "Inductor around its timed stages (cache key, repro artifact, bookkeeping)"),
+    ("other", "other (under no timed stage)"),
+)
+
 
 class CompileTimeKernel(TypedDict, total=False):
     """One kernel's compile in the compile workers (tracer.compile_time)."""

@@ -184,10 +184,13 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     failed_runs: list[str] = []  # timing crashed or ran out of time: the command fails
     untimed: list[str] = []  # timing raised (a graph it could not rebuild): said, the status stays the script's
     last_status = None
+    ctimes: list[dict[str, Any]] = []  # issue 30: the compile's own time, summed up at the end
     try:
         while True:
             msg = q.get()
             t = msg.get("type")
+            if t == "compile_time":
+                ctimes.append(msg)
             if t == "stop":
                 print(summarize_stop(msg), flush=True)
                 if what_if and msg.get("stage") in ("scheduling", "codegen"):
@@ -271,6 +274,12 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 
         for line in what_if_deltas(runs, shapes):
             print(line, flush=True)
+    from inductor_step.tui.compile_time import summary_line  # noqa: PLC0415
+    from inductor_step.tui.session import Session  # noqa: PLC0415
+
+    line = summary_line(Session.of(ctimes))
+    if line:
+        print(line, flush=True)
     print(f"inductor-step: session written to {record}", file=sys.stderr)
     if run:
         _print_ledger(record)
