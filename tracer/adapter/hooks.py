@@ -130,10 +130,12 @@ def _previous_uuid(prev: Any) -> Any:
 
 
 def _scheduler_pass_base() -> type:
+    """What Inductor's FX graph cache accepts as a scheduler pass: CustomSchedulerPass (torch 2.14), else
+    CustomGraphPass (torch 2.11 checks for that); anything else makes the cache bypass."""
     try:
-        from torch._inductor.custom_graph_pass import CustomSchedulerPass  # noqa: PLC0415
+        from torch._inductor import custom_graph_pass as cgp  # noqa: PLC0415
 
-        return CustomSchedulerPass
+        return getattr(cgp, "CustomSchedulerPass", None) or cgp.CustomGraphPass
     except Exception:  # noqa: BLE001
         return object
 
