@@ -126,6 +126,7 @@ class CompileClock:
         st = self._state()
         if phase == "B":
             ev = _Event(name, t_ns, cid_label(data.get("compile_id")))
+            ev.data = data  # the start's metadata (kernel_name, is_backward), replaced by the end's below
             if st.stack:
                 st.stack[-1].children.append(ev)
             st.stack.append(ev)
@@ -136,7 +137,7 @@ class CompileClock:
             return
         ev = st.stack.pop()
         ev.end = t_ns
-        ev.data = data
+        ev.data = {**ev.data, **data}
         ev.cid = ev.cid or cid_label(data.get("compile_id"))
         if not st.stack:
             self._finish(ev, st)
@@ -184,9 +185,10 @@ class CompileClock:
         paused = _merge([(s, e) for s, e, k in held if k == "paused"])
         ours_all = _merge([(s, e) for s, e, _ in held])
         out, top, total_ns = _stage_times(root, ours_all, root.end)
-        backward = root.name == "entire_backward_compile" or _find(root, "compile_fx.<locals>.bw_compiler") is not None
+        backward = root.name == "entire_backward_compile" or _find(root, "compile_fx.<locals>.bw_compiler") is not None \
+            or root.data.get("is_backward") in (True, "True")  # runtime autotuning names its graph's direction
         cid = self.label(root.cid or "[?]")
-        kernels = self._kernels(st.kernels)
+        kernels = self._kernels(st.kernels) + _autotunings(root, ours_all)
         st.kernels = []
         nodes = {n: round(ns / 1e6, 3) for n, ns in st.nodes.items()}
         st.nodes = {}
@@ -271,6 +273,22 @@ def _stage_times(root: _Event, held: list[tuple[int, int]], now: int
 
     total = walk(root, stage_of(root.name) or "other", now)
     return out, top, total
+
+
+def _autotunings(root: _Event, held: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """Each autotuning under ``root``: a template's ``select_algorithm`` (lowering) or a Triton kernel's
+    ``CachingAutotuner.benchmark_all_configs`` (its first call), with its time less ``held``."""
+    out = []
+    for ev in _iter(root):
+        if ev.end is None or not (ev.name.startswith("select_algorithm ")
+                                  or ev.name == "CachingAutotuner.benchmark_all_configs"):
+            continue
+        ms = ((ev.end - ev.start) - overlap(held, ev.start, ev.end)) / 1e6
+        name = str(ev.data.get("kernel_name") or ev.name.removeprefix("select_algorithm "))
+        out.append({"name": name, "kind": "autotune", "compile_ms": round(ms, 3),
+                    "source": f"torch's {ev.name} event" if not ev.name.startswith("select_algorithm ") else
+                    "our clock around AlgorithmSelectorCache.__call__ (choices precompiled and benchmarked)"})
+    return out
 
 
 def _find(ev: _Event, name: str) -> _Event | None:

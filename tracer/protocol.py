@@ -825,9 +825,9 @@ COMPILE_STAGES: tuple[tuple[str, str], ...] = (
 
 class CompileTimeKernel(TypedDict, total=False):
     """One kernel's compile in the compile workers (tracer.compile_time)."""
-    name: str  # as generated ("cpp_fused_add_0", "triton_poi_fused_0")
-    kind: Literal["cpp", "triton"]
-    compile_ms: float | None  # the worker's build (C++) or torch's compile_time_us (Triton); None: missing
+    name: str  # as generated ("cpp_fused_add_0", "triton_poi_fused_0"); an autotuning: its op or kernel
+    kind: Literal["cpp", "triton", "autotune"]
+    compile_ms: float | None  # the worker's build (C++), torch's compile_time_us (Triton), the autotuning's time
     missing: str  # why compile_ms is None
     cache: Literal["hit", "miss"]
     cache_note: str

@@ -158,7 +158,10 @@ def rankings(session: Any) -> dict[str, list[Rank]]:
             note = (cache or "") + (f" ({k['cache_note']})" if k.get("cache_note") else "")
             if k.get("compile_ms") is None:
                 note = f"missing: {k.get('missing') or 'not reported'}"
-            kernels.append(Rank("kernel", f"{k.get('name')}", k.get("compile_ms"), f"{k.get('kind')} · {note}",
+            if k.get("kind") == "autotune":
+                note = f"autotuning · {k.get('source', '')}"
+            kernels.append(Rank("kernel", f"{k.get('name')}", k.get("compile_ms"),
+                                note if k.get("kind") == "autotune" else f"{k.get('kind')} · {note}",
                                 graph=key, kernel=k.get("name")))
         fx = (session.links(key) or {}).get("fx_nodes") or {} if hasattr(session, "links") else {}
         for node, ms in g.nodes.items():

@@ -55,7 +55,12 @@ def install_event_hook(on_event: Callable[[str, str, int, dict[str, Any]], None]
     def log_event_start(self: Any, event_name: str, time_ns: int, metadata: Any, *a: Any, **k: Any) -> Any:
         out = real_start(self, event_name, time_ns, metadata, *a, **k)
         try:
-            on_event("B", event_name, time_ns, {"compile_id": str((metadata or {}).get("compile_id"))})
+            md = metadata or {}
+            data = {"compile_id": str(md.get("compile_id"))}
+            for k in ("kernel_name", "is_backward"):  # CachingAutotuner.benchmark_all_configs: which kernel
+                if md.get(k) is not None:
+                    data[k] = md[k] if isinstance(md[k], (bool, int)) else str(md[k])[:200]
+            on_event("B", event_name, time_ns, data)
         except Exception:  # noqa: BLE001 - never in the compile's way
             log.debug("compile timer start", exc_info=True)
         return out
