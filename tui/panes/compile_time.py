@@ -78,6 +78,9 @@ class CompileTimePane(StagePane):
         if self.app.live:
             return Detail("# compile times arrive as each compile finishes (a frame's Dynamo and forward compile, "
                           "then its backward at .backward())")
+        why = [h for h in self.app.session.header.get("hooks") or [] if str(h).startswith("compile time:")]
+        if why:  # tracer.compile_time could not hook torch here: its own words
+            return Detail("# no compile times: " + "; ".join(str(h).removeprefix("compile time: ") for h in why))
         return Detail("# this session has no compile times: it was recorded before inductor-step measured them "
                       "(issue 30), or nothing compiled")
 
