@@ -82,7 +82,7 @@ MODELS_SCRIPT = os.path.join(ROOT, "benchmarks", "cuda_models.py")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from inductor_step.tracer import protocol  # noqa: E402 - standard library only
+from inductor_step.session import format as protocol  # noqa: E402 - standard library only
 
 MODEL_ARGS = {  # 12 iterations: the agent profiles the script's calls 2-11 of each graph (in_script_ms)
     "attention": ["attention", "--dim", "1024", "--seq", "512", "--batch", "16", "--heads", "16", "--iters", "12"],

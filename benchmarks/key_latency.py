@@ -38,8 +38,9 @@ FIRST_FRAME = ("✓dynamo", "n Next")
 
 
 def has_first_frame(text: str) -> bool:
-    """Whether a screen (without colour escapes) shows the stage bar and the footer."""
-    return all(m in text for m in FIRST_FRAME)
+    """Whether a screen (without colour escapes) shows the stage bar and the footer.  The stage bar marks the
+    stage shown with ``●`` since the bars show it (``●dynamo`` on an opened session), ``✓`` before."""
+    return all(m in text or (m == "✓dynamo" and "●dynamo" in text) for m in FIRST_FRAME)
 
 
 def open_command(cmd: str | None, session: str) -> str:

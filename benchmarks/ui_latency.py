@@ -14,7 +14,7 @@ import time
 
 sys.path.insert(0, __file__.rsplit("/benchmarks/", 1)[0])
 
-from inductor_step.tracer.protocol import read_session  # noqa: E402
+from inductor_step.session.format import read_session  # noqa: E402
 from inductor_step.tui.app import StepApp  # noqa: E402
 
 

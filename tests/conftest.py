@@ -19,7 +19,7 @@ def app_driver():
     in Textual's Pilot at that terminal size and returns the app (keys through ``pilot.press``)."""
     import asyncio
 
-    from inductor_step.tracer.protocol import read_session
+    from inductor_step.session.format import read_session
     from inductor_step.tui.app import StepApp
 
     def drive(steps, size=(120, 40), path: str = DEMO, notifications: bool = False, **kwargs):

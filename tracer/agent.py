@@ -1,7 +1,7 @@
 """The agent: runs the user's script as ``__main__`` and stops its compiles after each stage.
 
 Started by the UI (or ``--headless``) as ``python -m inductor_step.tracer.agent --msg-fd W --ctl-fd R [--step]
-SCRIPT [ARGS...]``.  It writes the session stream (:mod:`inductor_step.tracer.protocol`); the stage hooks are :mod:`inductor_step.tracer.capture` on fd ``W`` and reads
+SCRIPT [ARGS...]``.  It writes the session stream (:mod:`inductor_step.session.format`); the stage hooks are :mod:`inductor_step.tracer.capture` on fd ``W`` and reads
 commands from fd ``R``.  The user's stdout/stderr are this process's own, which the UI reads from
 pipes.  In step mode every stop blocks the compile thread until the UI sends ``continue``.
 After the script ends the agent stays up to serve ``run`` (timing) requests until ``quit`` or
@@ -28,11 +28,11 @@ import time
 import traceback
 from typing import Any
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tracer.capture_aoti import AotiCapture
 from inductor_step.tracer.capture import Capture, GraphState, wants_trace_event  # noqa: F401 - GraphState: agent.graphs' values
 from inductor_step.tracer.cudagraph_record import EVENT_CALLS, CudagraphRecord
-from inductor_step.tracer.protocol import STAGES
+from inductor_step.session.format import STAGES
 from inductor_step.tracer.subgraphs import root_kind
 
 def _read(path: str | None) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.tracer.protocol import PART_SEP
+from inductor_step.session.format import PART_SEP
 
 
 def on_backend_before(agent: Any, gm: Any, name: str) -> None:

@@ -22,7 +22,7 @@ from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
 from inductor_step.tracer.codeparse import bind_no_return_calls, in_place_writes, kernel_spans, parse_wrapper
 from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
 from inductor_step.tracer.compile_modes import mark_templates
-from inductor_step.tracer.protocol import PART_SEP, split_part, split_subgraph, split_variant, with_part
+from inductor_step.session.format import PART_SEP, split_part, split_subgraph, split_variant, with_part
 from inductor_step.tracer.subgraphs import SubgraphCapture, drop_subgraph_kernels, explain_hop_buffers, root_kind
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from inductor_step.tracer.protocol import COMPILE_STAGES as STAGE_ORDER  # noqa: F401 - the stages' labels
+from inductor_step.session.format import COMPILE_STAGES as STAGE_ORDER  # noqa: F401 - the stages' labels
 
 #: torch's event name -> our stage (names as torch 2.11-2.14 spell them); an event not here takes its
 #: parent's stage, and time under no named event is "other"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.tracer.protocol import SUBGRAPH_SEP, VARIANT_SEP, split_subgraph
+from inductor_step.session.format import SUBGRAPH_SEP, VARIANT_SEP, split_subgraph
 
 
 def sub_kind(kind: str, path: list[str]) -> str:
@@ -93,7 +93,7 @@ class SubgraphCapture:
         """(compile id, kind) of the graph whose subgraphs the post-grad passes are on now (their root
         module is :func:`tracer.adapter.pass_root`)."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
-        from inductor_step.tracer.protocol import with_part  # noqa: PLC0415
+        from inductor_step.session.format import with_part  # noqa: PLC0415
 
         fr = self.part_frame(cid)
         root = adapter.pass_root()

@@ -26,7 +26,7 @@ import threading
 import traceback
 from typing import Any
 
-from inductor_step.tracer.protocol import STAGES, VARIANT_SEP, settings_label, split_part
+from inductor_step.session.format import STAGES, VARIANT_SEP, settings_label, split_part
 
 
 def check_settings(settings: dict[str, Any]) -> str | None:
@@ -168,7 +168,7 @@ def random_ops(gm: Any) -> list[str]:
 
 def compare_outputs(variant_path: str, original_path: str, eager_gm: Any, script: dict[str, Any] | None = None,
                     seed: int = 0, random_ops: list[str] | None = None) -> dict[str, Any]:
-    """A variant's outputs against the original's (:class:`tracer.protocol.Numerics`).
+    """A variant's outputs against the original's (:class:`session.format.Numerics`).
 
     ``variant_path``/``original_path``: the output modules (``inductor_output_code``'s file);
     ``eager_gm``: the original's post-grad GraphModule (or None); ``random_ops``: its random ops
@@ -237,7 +237,7 @@ def interleaved_rounds(variant_path: str, original_path: str, eager_gm: Any, scr
                        rounds: int = INTERLEAVED_ROUNDS) -> dict[str, Any]:
     """Issue 32: a variant and its original (and the original's post-grad graph run eagerly) timed in one
     process, round by round, so a change of the machine between the two separate timings cannot pass for the
-    setting's effect (:class:`tracer.protocol.Interleaved`).
+    setting's effect (:class:`session.format.Interleaved`).
 
     Each round times the three in turn (the order rotates every round), each one ``benchmark_cpu`` median on
     CPU (:func:`tracer.timing.rounds.cpu_quantiles`, 20 ms of calls) or ``triton.testing.do_bench`` median on

@@ -1,7 +1,7 @@
 """The Textual app: routes the agent's messages and the global keys to the panes (one per stage).
 
-Live mode drives an agent (:class:`inductor_step.tui.client.AgentProcess`), or a torchrun job's ranks
-(:mod:`inductor_step.tui.job`), and records the session; ``--open`` shows recorded messages.  Both go through the same :class:`inductor_step.tui.session.Session`.
+Live mode drives an agent (:class:`inductor_step.session.client.AgentProcess`), or a torchrun job's ranks
+(:mod:`inductor_step.tui.job`), and records the session; ``--open`` shows recorded messages.  Both go through the same :class:`inductor_step.session.store.Session`.
 The view's state (graph, stage, the one selection) is :class:`inductor_step.tui.state.ViewState`; each
 pane (:mod:`inductor_step.tui.panes`) shows itself from it.
 """
@@ -17,7 +17,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
-from inductor_step.tracer.protocol import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
+from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
 from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter
@@ -32,7 +32,7 @@ from inductor_step.tui.search import SearchBox
 from inductor_step.tui import screenshots
 from inductor_step.tui.screens import diff_actions, whatif
 from inductor_step.tui.commands import Commands
-from inductor_step.tui.session import freeze_gc
+from inductor_step.session.store import freeze_gc
 from inductor_step.tui.job import JobView
 from inductor_step.tui.state import BufferSelected, OpenKernel
 from inductor_step.tui.table import Table
@@ -105,7 +105,7 @@ class StepApp(JobView, App[None]):
         if self.live and self.is_job:
             self.start_job()
         elif self.live:
-            from inductor_step.tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
+            from inductor_step.session.client import AgentProcess, SessionWriter  # noqa: PLC0415
 
             self.current.writer = SessionWriter(self.session_path, {"script": self.script, "argv": self.script_args}) \
                 if self.session_path else None
@@ -490,7 +490,7 @@ class StepApp(JobView, App[None]):
         if not self.session_path:
             self.notify("no session file to report from", severity="warning")
             return
-        from inductor_step.tui.report import build_report  # noqa: PLC0415
+        from inductor_step.session.report import build_report  # noqa: PLC0415
 
         for st in self.ranks.values():
             if st.writer is not None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from rich.text import Text
 
-from inductor_step.tracer.protocol import ALL_STAGES, graph_key
-from inductor_step.tui.compile_time import bar_times
-from inductor_step.tui.session import Session
+from inductor_step.session.compile_time import bar_times
+from inductor_step.session.format import ALL_STAGES, graph_key
+from inductor_step.session.store import Session
 from inductor_step.tui.state import ViewState
 
 SHORT = {"dynamo": "dyn", "aot": "aot", "lowering": "ir", "scheduling": "sched", "loopbody": "loop",

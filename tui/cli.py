@@ -15,9 +15,9 @@ import sys
 import time
 from typing import Any, NoReturn
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tui.signals import Ended, end_app_on_signal, raise_ended, on_end_signals
-from inductor_step.tui import trust
+from inductor_step.session import trust
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
 
@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
                "With no SCRIPT, steps the bundled demo (a small training step).  "
                "Also: `inductor-step report SESSION` (a bug-report bundle) and "
                "`inductor-step export SESSION DIR` (a TORCH_TRACE-style log for tlparse) and "
-               "`inductor-step diff A B` (two sessions level by level; --headless prints it).",
+               "`inductor-step diff A B` (two sessions level by level; --headless prints it) and "
+               "`inductor-step gate BASELINE NEW` (a CI gate: exit 1 when a compile regressed).",
     )
     p.add_argument("--headless", action="store_true", help="no UI: run straight through, print one line per stop")
     p.add_argument("--record", metavar="FILE", help="write the session (JSON lines) to FILE "
@@ -169,8 +170,8 @@ def default_record_path(script: str) -> str:
 def run_headless(script: str, args: list[str], record: str, run: bool, python: str | None,
                  what_if: list[str] | None = None) -> int:
     """Run straight through, print one line per stop and error; return the script's exit status."""
-    from inductor_step.tui.client import AgentProcess, SessionWriter  # noqa: PLC0415
-    from inductor_step.tui.session import summarize_stop  # noqa: PLC0415
+    from inductor_step.session.client import AgentProcess, SessionWriter  # noqa: PLC0415
+    from inductor_step.session.store import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[dict[str, Any]] = queue.Queue()
     writer = SessionWriter(record, {"script": script, "argv": args})
@@ -229,7 +230,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                           + (f"  (NOT RELIABLE: {trust.unreliable(msg)})" if trust.unreliable(msg) else
                              "  (reliable)" if msg.get("reliable") else "")
                           + (f"; {trust.interleaved_text(msg)}" if msg.get("interleaved") else ""), flush=True)
-                    from inductor_step.tui.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+                    from inductor_step.session.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
 
                     for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
                         print(f"{'':<20}             {line}", flush=True)
@@ -270,12 +271,12 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
               f"session kept in {record}", file=sys.stderr)
         return 128 - rc if rc < 0 else rc
     if what_if:
-        from inductor_step.tui.whatif import what_if_deltas  # noqa: PLC0415
+        from inductor_step.session.whatif import what_if_deltas  # noqa: PLC0415
 
         for line in what_if_deltas(runs, shapes):
             print(line, flush=True)
-    from inductor_step.tui.compile_time import summary_line  # noqa: PLC0415
-    from inductor_step.tui.session import Session  # noqa: PLC0415
+    from inductor_step.session.compile_time import summary_line  # noqa: PLC0415
+    from inductor_step.session.store import Session  # noqa: PLC0415
 
     line = summary_line(Session.of(ctimes))
     if line:
@@ -299,8 +300,8 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
                      python: str | None, what_if: list[str] | None = None, nproc: int | None = None) -> int:
     """A torchrun job straight through (no rank pauses): one line per stop, ``[rankN]``-prefixed,
     every rank recorded; returns the launcher's exit status, else the first failing rank's."""
-    from inductor_step.tui.client import JobProcess  # noqa: PLC0415
-    from inductor_step.tui.session import summarize_stop  # noqa: PLC0415
+    from inductor_step.session.client import JobProcess  # noqa: PLC0415
+    from inductor_step.session.store import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[tuple[int | None, dict[str, Any]]] = queue.Queue()
     job = JobProcess(script, args, launcher, lambda r, m: q.put((r, m)), record, stepped_rank=None,
@@ -353,9 +354,9 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
 
 
 def _print_ranks(job_path: str) -> None:
-    """After a headless job: how its ranks compare (tui.ranks), from the sessions just written."""
+    """After a headless job: how its ranks compare (session.ranks), from the sessions just written."""
     try:
-        from inductor_step.tui.ranks import compare_job_file, text  # noqa: PLC0415
+        from inductor_step.session.ranks import compare_job_file, text  # noqa: PLC0415
     except ImportError:
         return
     try:
@@ -366,8 +367,8 @@ def _print_ranks(job_path: str) -> None:
 
 def _print_ledger(record: str) -> None:
     """``--headless --run``: the ledger's short summary (issue 20) from the session just written."""
-    from inductor_step.tui.ledger import summary  # noqa: PLC0415
-    from inductor_step.tui.session import Session  # noqa: PLC0415
+    from inductor_step.session.ledger import summary  # noqa: PLC0415
+    from inductor_step.session.store import Session  # noqa: PLC0415
 
     try:
         print(summary(Session.of(list(protocol.read_session(record)))), flush=True)
@@ -386,14 +387,18 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # a subcommand wins over a file or folder of the same name (reach that one as ./export)
-    if argv and argv[0] in ("report", "export", "diff"):
+    if argv and argv[0] in ("report", "export", "diff", "gate"):
         if argv[0] == "diff":
             return main_diff(argv[1:])
+        if argv[0] == "gate":  # issue 31.3: the CI gate (session.gate)
+            from inductor_step.session.gate import main_gate  # noqa: PLC0415
+
+            return main_gate(argv[1:])
         if argv[0] == "report":
-            from inductor_step.tui.report import main_report  # noqa: PLC0415
+            from inductor_step.session.report import main_report  # noqa: PLC0415
 
             return main_report(argv[1:])
-        from inductor_step.tui.export import main_export  # noqa: PLC0415
+        from inductor_step.session.export import main_export  # noqa: PLC0415
 
         return main_export(argv[1:])
     argv, launcher = split_launcher(argv)
@@ -429,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError("--open takes a session file, not a script")
             if not os.path.isfile(ns.open):
                 raise UsageError(f"no such session file: {ns.open}")
-            from inductor_step.tracer.protocol import read_session  # noqa: PLC0415
+            from inductor_step.session.format import read_session  # noqa: PLC0415
 
             if protocol.is_job_file(ns.open):
                 return open_job(ns.open, ns.rank, ns.screenshots, ns.record_screens)
@@ -438,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
             except (ValueError, OSError) as e:
                 raise UsageError(str(e)) from None
             from inductor_step.tui.app import StepApp  # noqa: PLC0415
-            from inductor_step.tui.session import freeze_gc  # noqa: PLC0415
+            from inductor_step.session.store import freeze_gc  # noqa: PLC0415
 
             freeze_gc()
             app = StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
@@ -502,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
 def open_job(path: str, rank: int | None, screenshots: str | None, record_screens: bool) -> int:
     """``--open JOB.job.json``: every rank's recorded session, rank ``rank`` (default: the stepped
     one, else 0) shown first.  Raises UsageError for a job file that names no readable session."""
-    from inductor_step.tracer.protocol import read_job, read_session  # noqa: PLC0415
+    from inductor_step.session.format import read_job, read_session  # noqa: PLC0415
 
     try:
         job, paths = read_job(path)
@@ -525,7 +530,7 @@ def open_job(path: str, rank: int | None, screenshots: str | None, record_screen
             raise UsageError(f"--rank {rank}: the job has ranks {', '.join(map(str, sessions))}")
         first = min(sessions)
     from inductor_step.tui.app import StepApp  # noqa: PLC0415
-    from inductor_step.tui.session import freeze_gc  # noqa: PLC0415
+    from inductor_step.session.store import freeze_gc  # noqa: PLC0415
 
     freeze_gc()
     app = StepApp(messages=sessions[first], session_path=path, screenshots=screenshots,
@@ -552,7 +557,7 @@ def main_diff(argv: list[str]) -> int:
             if not os.path.isfile(f):
                 raise UsageError(f"no such session file: {f}")
         if ns.headless:
-            from inductor_step.tui.diff import diff_files  # noqa: PLC0415
+            from inductor_step.session.diff import diff_files  # noqa: PLC0415
 
             try:
                 print(diff_files(ns.a, ns.b, diffs=not ns.no_source))

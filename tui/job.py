@@ -3,7 +3,7 @@ routed to them, switching the shown rank, the title's rank part, ending the job.
 
 :class:`JobView` is mixed into :class:`inductor_step.tui.app.StepApp`; a single-process session is
 one rank (``None``), so the app reads ``self.session``, ``self.view``, ``self.agent`` the same way
-in both.  The job process itself is :class:`inductor_step.tui.client.JobProcess`.
+in both.  The job process itself is :class:`inductor_step.session.client.JobProcess`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 from textual.css.query import NoMatches
 
-from inductor_step.tracer.protocol import graph_key
-from inductor_step.tui.session import Session
+from inductor_step.session.format import graph_key
+from inductor_step.session.store import Session
 from inductor_step.tui.state import RankState, ViewState
 
 
@@ -54,7 +54,7 @@ class JobView:
 
     def start_job(self) -> None:
         """Live: start the job (torch's launcher, our agent in every rank), recording to the job file."""
-        from inductor_step.tui.client import JobProcess  # noqa: PLC0415
+        from inductor_step.session.client import JobProcess  # noqa: PLC0415
 
         spec = self.job_spec or {}
         # no rank stays up after its script to serve timing (r): its process groups would keep the other
@@ -68,7 +68,7 @@ class JobView:
     def job_report(self) -> str:
         """R in a job: the bundle of every rank's session, the job file and the launcher's log, with
         where the user stands (rank, graph, stage, selection).  Raises OSError, ValueError."""
-        from inductor_step.tui.report import build_job_report  # noqa: PLC0415
+        from inductor_step.session.report import build_job_report  # noqa: PLC0415
 
         out, _problems = build_job_report(self.session_path, screenshots=self.saved_screenshots, stood={
             "rank": self.current.rank, "graph": self.view.graph, "stage": self.view.stage,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from inductor_step.tracer.protocol import LAZY, STAGES, graph_key
+from inductor_step.session.format import LAZY, STAGES, graph_key
 
 
 class Preparer:

@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.css.query import NoMatches
 
-from inductor_step.tracer.protocol import graph_key
+from inductor_step.session.format import graph_key
 
 
 def svg_to_png(svg_path: str) -> str | None:

@@ -16,10 +16,10 @@ import uuid
 
 import pytest
 
-from inductor_step.tracer.protocol import graph_key, read_session, validate
-from inductor_step.tui import compile_time as ct
+from inductor_step.session.format import graph_key, read_session, validate
+from inductor_step.session import compile_time as ct
 from inductor_step.tui.app import StepApp
-from inductor_step.tui.session import Session
+from inductor_step.session.store import Session
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "scripts", "ctime_small.py")

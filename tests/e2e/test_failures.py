@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from inductor_step.tracer.protocol import read_session
+from inductor_step.session.format import read_session
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 

@@ -40,9 +40,9 @@ CHECK = textwrap.dedent('''
     print("OURS_TOP", sorted({str(f).split("/")[0] for f in md.files("inductor-step")
                               if not str(f).startswith(("inductor_step-", "../"))}))
 
-    import inductor_step.tracer.protocol as protocol
-    import inductor_step.tui.session, inductor_step.tui.export, inductor_step.tui.report, inductor_step.tui.client
-    print("OURS", protocol.FORMAT, inductor_step.tui.session.__file__)
+    import inductor_step.session.format as protocol
+    import inductor_step.session.store, inductor_step.session.export, inductor_step.session.report, inductor_step.session.client
+    print("OURS", protocol.FORMAT, inductor_step.session.store.__file__)
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--help"], capture_output=True, text=True)
     print("HELP", p.returncode, "usage: inductor-step" in p.stdout)
     print("TORCH_IMPORTED", "torch" in sys.modules)

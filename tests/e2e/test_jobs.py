@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tui.app import StepApp
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -21,7 +21,7 @@ PROGRAM = textwrap.dedent('''
             return None
 
     sys.meta_path.insert(0, NoTorch())
-    from inductor_step.tracer.protocol import read_session
+    from inductor_step.session.format import read_session
     from inductor_step.tui.app import StepApp
     from inductor_step.tui.codeview import CodeView
     from inductor_step.tui.table import Table
@@ -95,8 +95,8 @@ def _cli(*args: str, cwd: str) -> subprocess.CompletedProcess:
 
 def _packed_copy(tmp_path) -> str:
     """tests/fixtures/gpu_attention.jsonl as the recorder writes sessions now (packed, inductor-step/2)."""
-    from inductor_step.tracer import protocol
-    from inductor_step.tui.client import SessionWriter
+    from inductor_step.session import format as protocol
+    from inductor_step.session.client import SessionWriter
 
     out = str(tmp_path / "gpu_attention_packed.jsonl")
     w = SessionWriter(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tracer.agent import AGENT_VALUE_OPTIONS
 from inductor_step.tui.cli import build_parser, split_launcher, split_script
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tracer.lifetime import descendants
-from inductor_step.tui.client import AgentProcess
+from inductor_step.session.client import AgentProcess
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)

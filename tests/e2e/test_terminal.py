@@ -74,7 +74,7 @@ def _agents_running(marker: str) -> list[str]:
 def test_quit_while_paused_ends_the_agent_and_keeps_a_valid_session(tmp_path, key):
     """Live: pause in the middle of a real compile, quit; within 2 s no agent (or its children)
     is left, the terminal is handed back and the session file holds everything up to there."""
-    from inductor_step.tracer.protocol import read_session
+    from inductor_step.session.format import read_session
 
     script = tmp_path / "paused_script.py"
     script.write_text("import torch\nprint(torch.compile(lambda x: (x.sin() * 2).sum())(torch.randn(64)))\n")

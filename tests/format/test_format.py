@@ -1,4 +1,4 @@
-"""The session format (tracer/protocol.py): every message typed once, fixtures and a fresh recording
+"""The session format (session/format/): every message typed once, fixtures and a fresh recording
 valid against those types, packed (compressed) sessions written by the UI's writer and read back,
 lazily, like the uncompressed ``inductor-step/1`` files in tests/fixtures/."""
 
@@ -15,10 +15,11 @@ import typing
 
 import pytest
 
-from inductor_step.tracer import protocol
-from inductor_step.tracer.protocol import (FORMAT, LAZY, STOP_HEAD_KEYS, load_lazy, read_session, stop_head,
+from inductor_step.session import format as protocol
+from inductor_step.session.format import (FORMAT, LAZY, STOP_HEAD_KEYS, load_lazy, read_session, stop_head,
                                            validate)
-from inductor_step.tui.client import SessionWriter
+from inductor_step.session.client import SessionWriter
+from inductor_step.session.format.reader import _STOP_HEAD
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "*.jsonl")))
@@ -75,7 +76,7 @@ def test_validator_names_what_is_wrong_and_where():
 
 
 def test_control_commands_are_typed():
-    """The commands the UI sends (tui/app.py, tui/client.py) are the typed ones."""
+    """The commands the UI sends (tui/app.py, session/client.py) are the typed ones."""
     allowed = typing.get_args(typing.get_type_hints(protocol.Command)["cmd"])
     for name in ("CMD_CONTINUE", "CMD_CAN_FUSE", "CMD_RUN", "CMD_CANCEL_RUN", "CMD_QUIT"):
         assert getattr(protocol, name) in allowed
@@ -89,7 +90,7 @@ def test_stop_head_order_is_what_the_lazy_reader_matches():
     head = stop_head(7, "[1/0]", "backward", "lowering", False)
     assert tuple(head) == STOP_HEAD_KEYS == ("type", "seq", "compile_id", "graph_kind", "stage", "paused")
     line = protocol.encode({**head, "buffers": [{"name": "buf0", "text": "x" * 5000}]})
-    assert protocol._STOP_HEAD.match(line)
+    assert _STOP_HEAD.match(line)
 
 
 # ----------------------------------------------------------------------------- packed sessions
@@ -193,7 +194,7 @@ def recorded(tmp_path_factory):
 
 def test_a_fresh_recording_matches_the_types(recorded):
     """What the agent and the writer write today is what protocol.py types: a failure here means a
-    field was added or changed without its type (add it to tracer/protocol.py)."""
+    field was added or changed without its type (add it to session/format/)."""
     messages = list(read_session(recorded))
     assert messages[0]["format"] == FORMAT
     kinds = {(m["type"], m.get("stage")) for m in messages}

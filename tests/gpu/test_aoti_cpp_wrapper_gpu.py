@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from inductor_step.tracer.protocol import read_session, validate
+from inductor_step.session.format import read_session, validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT_S = 600

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from inductor_step.tracer.protocol import STAGES, read_session
+from inductor_step.session.format import STAGES, read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "benchmarks")

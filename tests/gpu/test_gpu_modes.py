@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from inductor_step.tracer.protocol import graph_key, read_session
+from inductor_step.session.format import graph_key, read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "tests", "scripts")

@@ -10,7 +10,7 @@ are skipped with fewer than two GPUs.  Run on the device machine::
 - two GPUs, NCCL (``nvidia-h200-x2``): the same stepping on tests/scripts/job_step.py and on
   examples/ddp_train.py / examples/fsdp2_train.py where present.
 
-Each job runs through ``inductor_step.tui.client.JobProcess`` (what the UI uses): the launcher is
+Each job runs through ``inductor_step.session.client.JobProcess`` (what the UI uses): the launcher is
 torch's ``torch.distributed.run``.
 """
 
@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 
 torch = pytest.importorskip("torch")
 
@@ -46,7 +46,7 @@ def run_job(tmp_path, args: list[str], nproc: int, stepped_rank: int | None, tim
     """Run SCRIPT as a job; step ``stepped_rank`` one stop at a time (each continue sent only once
     every other rank has recorded all it can: its stop count unchanged for 3 s).  Returns (job
     file, {rank: messages}, what was seen while rank ``stepped_rank`` sat at its first stop)."""
-    from inductor_step.tui.client import JobProcess
+    from inductor_step.session.client import JobProcess
 
     q: queue.Queue = queue.Queue()
     job = JobProcess(args[0], args[1:], ["--standalone", "--nproc-per-node", str(nproc)],
@@ -128,7 +128,7 @@ def test_nccl_one_rank_examples_compile_every_graph(tmp_path, script):
         pytest.skip(f"{script} is not in this checkout")
     jf, msgs, _ = run_job(tmp_path, [path, "--device", "cuda"], 1, None)
     assert jf["ranks"][0]["state"] == "done" and jf["ranks"][0]["returncode"] == 0, jf
-    from inductor_step.tui.session import Session  # as the UI reads it: a wrongly guessed kind corrected
+    from inductor_step.session.store import Session  # as the UI reads it: a wrongly guessed kind corrected
 
     session = Session.of(msgs[0])
     stops = session.stops

@@ -22,12 +22,12 @@ import sys
 
 import pytest
 
-from inductor_step.tracer.protocol import read_session
-from inductor_step.tui import diff
+from inductor_step.session.format import read_session
+from inductor_step.session import diff
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.cli import main
 from inductor_step.tui.screens.diff import DiffScreen
-from inductor_step.tui.session import load_session
+from inductor_step.session.store import load_session
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
@@ -186,7 +186,7 @@ def test_diff_bad_input_is_one_line_and_status_2(capsys, tmp_path):
 
 
 def test_report_includes_the_diff(tmp_path):
-    from inductor_step.tui.report import main_report
+    from inductor_step.session.report import main_report
 
     out = tmp_path / "bundle"
     assert main_report([CONFIG_B, "--out", str(out), "--diff", CONFIG_A]) == 0

@@ -22,10 +22,10 @@ import tarfile
 
 import pytest
 
-from inductor_step.tracer.protocol import JOB_FORMAT, read_job, write_job
-from inductor_step.tui.export import collective_schedule, export_job, main_export
-from inductor_step.tui.report import build_job_report, build_report, main_report
-from inductor_step.tui.session import load_session
+from inductor_step.session.format import JOB_FORMAT, read_job, write_job
+from inductor_step.session.export import collective_schedule, export_job, main_export
+from inductor_step.session.report import build_job_report, build_report, main_report
+from inductor_step.session.store import load_session
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, "tests", "scripts", "job_allreduce.py")

@@ -19,9 +19,9 @@ import sys
 
 import pytest
 
-from inductor_step.tracer.protocol import read_session
-from inductor_step.tui import ledger
-from inductor_step.tui.session import Session
+from inductor_step.session.format import read_session
+from inductor_step.session import ledger
+from inductor_step.session.store import Session
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
@@ -286,7 +286,7 @@ def test_u_says_why_ncu_cannot_run_and_a_session_without_timing_says_how_to_get_
 # ----------------------------------------------------------------------------- report and headless
 
 def test_report_md_has_the_top_of_each_ledger(tmp_path):
-    from inductor_step.tui.report import build_report
+    from inductor_step.session.report import build_report
 
     out = build_report(FIXTURE, str(tmp_path / "bundle"))
     text = open(os.path.join(out, "REPORT.md"), encoding="utf-8").read()
@@ -503,9 +503,9 @@ def test_eager_times_by_line_on_a_session_recorded_on_the_gpu_box():
     """A nanoGPT training session recorded on an H100 (torch 2.11): the timing process ran the graph
     re-traced (nodes named add_tensor_1, not add_1) and before Inductor's last passes (3 and 8 nodes
     fewer), so names and counts differ; every user line of the ledger still gets its eager time."""
-    from inductor_step.tracer.protocol import read_session
-    from inductor_step.tui import ledger
-    from inductor_step.tui.session import Session
+    from inductor_step.session.format import read_session
+    from inductor_step.session import ledger
+    from inductor_step.session.store import Session
 
     path = os.path.join(HERE, "fixtures", "gpu_nanogpt.jsonl")
     s = Session.of(list(read_session(path)))

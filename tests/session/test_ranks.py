@@ -16,9 +16,9 @@ import re
 
 import pytest
 
-from inductor_step.tui import ranks
-from inductor_step.tui.diff import session_of
-from inductor_step.tui.session import Session, load_session
+from inductor_step.session import ranks
+from inductor_step.session.diff import session_of
+from inductor_step.session.store import Session, load_session
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
@@ -220,7 +220,7 @@ def test_cells_of_a_graphs_by_ranks_table(cmp, job):
 
 
 def test_a_cache_kept_between_calls_reuses_the_diffs_while_the_stops_stay(job):
-    from inductor_step.tui.session import IdentityCache  # noqa: PLC0415
+    from inductor_step.session.store import IdentityCache  # noqa: PLC0415
 
     cache = IdentityCache(256)
     a = ranks.compare_ranks(job, cache=cache)

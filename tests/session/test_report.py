@@ -19,8 +19,8 @@ import tarfile
 
 import pytest
 
-from inductor_step.tui.export import ARTIFACTS, compile_id_fields, export_trace, main_export
-from inductor_step.tui.report import PathScrubber, build_report, main_report
+from inductor_step.session.export import ARTIFACTS, compile_id_fields, export_trace, main_export
+from inductor_step.session.report import PathScrubber, build_report, main_report
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ERROR_FIXTURE = os.path.join(REPO, "tests", "fixtures", "codegen_error.jsonl")

@@ -14,9 +14,11 @@ import asyncio
 import copy
 import os
 
-from inductor_step.tracer.protocol import read_session
-from inductor_step.tui import fusion_fix, ledger, trust
-from inductor_step.tui.session import Session
+from inductor_step.session.format import read_session
+from inductor_step.session import fusion_fix
+from inductor_step.session import ledger
+from inductor_step.session import trust
+from inductor_step.session.store import Session
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEDGER = os.path.join(HERE, "fixtures", "ledger.jsonl")
@@ -61,7 +63,7 @@ def test_pane_7_says_not_reliable_beside_each_figure_and_offers_to_time_again():
 def test_a_measured_verdict_names_the_wait_for_a_core_per_figure_and_per_round():
     s = _session(DYN)
     run = s.runs["[0/1] inference"]
-    from inductor_step.tui.text import run_summary
+    from inductor_step.session.text import run_summary
 
     text = run_summary("[0/1] inference", run)
     share = run["verdicts"]["compiled"]["wait_share"]
@@ -83,7 +85,7 @@ def test_the_ledger_marks_every_ranking_from_an_unreliable_run_and_the_headless_
 
 
 def test_report_md_has_a_verdict_column_and_keeps_each_variant_apart_with_its_own_repro(tmp_path):
-    from inductor_step.tui.report import build_report
+    from inductor_step.session.report import build_report
 
     out = build_report(DYN, str(tmp_path / "bundle"))
     text = open(os.path.join(out, "REPORT.md"), encoding="utf-8").read()
@@ -107,7 +109,7 @@ def test_report_md_has_a_verdict_column_and_keeps_each_variant_apart_with_its_ow
 # ----------------------------------------------------------------------------- comparisons
 
 def test_the_diff_of_a_static_variant_says_so_at_the_top_with_each_sides_verdict():
-    from inductor_step.tui.diff import Graph, diff_graphs, render
+    from inductor_step.session.diff import Graph, diff_graphs, render
 
     s = _session(DYN)
     d = diff_graphs(Graph.from_session(s, "[0/1] inference"), Graph.from_session(s, VAR))
@@ -125,8 +127,8 @@ def test_the_diff_of_a_static_variant_says_so_at_the_top_with_each_sides_verdict
 
 def test_when_eager_moved_as_much_as_the_compiled_time_the_machine_moved_not_the_setting():
     """The issue's numbers: aggressive_fusion=True, then d: compiled 41.9999 -> 0.0219 ms, eager 7.9964 -> 0.0534 ms."""
-    from inductor_step.tui.diff import Graph, diff_graphs
-    from inductor_step.tui.whatif import what_if_deltas
+    from inductor_step.session.diff import Graph, diff_graphs
+    from inductor_step.session.whatif import what_if_deltas
 
     msgs = list(read_session(DYN))
     for m in msgs:

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from inductor_step.tracer.codeparse_cpp import cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
-from inductor_step.tracer.protocol import validate
+from inductor_step.session.format import validate
 from test_tracer import ROOT, Run, check_graph_links, headless
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from test_tracer import ROOT, Run, line_of, run_cli, split_user_line
 
-from inductor_step.tracer.protocol import graph_key, read_session
-from inductor_step.tui.session import Session
+from inductor_step.session.format import graph_key, read_session
+from inductor_step.session.store import Session
 
 SCRIPT = os.path.join(ROOT, "tests", "scripts", "collectives.py")
 _CALL = re.compile(r"^\s*(?:(buf\d+) = )?(torch\.ops\._c10d_functional\.\w+\.\w+)\(", re.M)
@@ -368,10 +368,10 @@ def test_ddp_bucket_graphs_pair_in_diff_ranks_and_export(ddp: Run, tmp_path) -> 
     on both ranks, in agreement, the TORCH_TRACE export logs each bucket's AOT graphs and
     backward metrics, as torch does (one per compile_fx call under the frame's compile id), and the
     report lists each and bundles its own repro."""
-    from inductor_step.tui.diff import pair_graphs  # noqa: PLC0415
-    from inductor_step.tui.export import export_trace  # noqa: PLC0415
-    from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
-    from inductor_step.tui.report import build_report  # noqa: PLC0415
+    from inductor_step.session.diff import pair_graphs  # noqa: PLC0415
+    from inductor_step.session.export import export_trace  # noqa: PLC0415
+    from inductor_step.session.ranks import compare_ranks  # noqa: PLC0415
+    from inductor_step.session.report import build_report  # noqa: PLC0415
 
     cid = _model_cid(ddp)
     sa, sb = Session.of(ddp.messages), Session.of(ddp.messages)

@@ -33,8 +33,8 @@ def dynamic(tmp_path_factory: pytest.TempPathFactory) -> Run:
 
 
 def test_max_autotune_graphs_record_mode_options_and_config_and_pane_1_shows_them(autotune: Run) -> None:
-    from inductor_step.tracer.protocol import validate
-    from inductor_step.tui.text import dynamo_text
+    from inductor_step.session.format import validate
+    from inductor_step.session.text import dynamo_text
 
     assert autotune.returncode == 0, autotune.stderr[-3000:]
     assert "ok" in "".join(autotune.user_output())  # the script's own checks against eager passed
@@ -59,7 +59,7 @@ def test_max_autotune_graphs_record_mode_options_and_config_and_pane_1_shows_the
 
 
 def test_autotuning_choices_are_data_beside_the_chosen_kernel(autotune: Run) -> None:
-    from inductor_step.tui.modes import annotate, kernel_notes
+    from inductor_step.session.modes import annotate, kernel_notes
 
     cg = autotune.stop("[0/0] inference", "codegen")
     (sel,) = cg["autotune"]
@@ -99,8 +99,8 @@ def test_template_kernel_is_marked_with_its_epilogue_linked(autotune: Run) -> No
 
 
 def test_report_and_diff_say_how_each_graph_was_compiled(autotune: Run, tmp_path) -> None:
-    from inductor_step.tui.diff import render_recompiles, session_of
-    from inductor_step.tui.report import REPORT_NAME, build_report
+    from inductor_step.session.diff import render_recompiles, session_of
+    from inductor_step.session.report import REPORT_NAME, build_report
 
     out = build_report(autotune.record, str(tmp_path / "report"))
     report = open(os.path.join(out, REPORT_NAME), encoding="utf-8").read()
@@ -113,7 +113,7 @@ def test_report_and_diff_say_how_each_graph_was_compiled(autotune: Run, tmp_path
 
 
 def test_dynamic_symbols_say_what_they_stand_for_and_their_range(dynamic: Run) -> None:
-    from inductor_step.tui.text import buffer_text, dynamo_text
+    from inductor_step.session.text import buffer_text, dynamo_text
 
     assert dynamic.returncode == 0, dynamic.stderr[-3000:]
     assert dynamic.graphs() == ["[0/0] inference"]  # one dynamic graph for both sequence lengths
@@ -137,7 +137,7 @@ def test_dynamic_symbols_say_what_they_stand_for_and_their_range(dynamic: Run) -
 
 
 def test_run_stage_says_which_sizes_it_timed_at(dynamic: Run) -> None:
-    from inductor_step.tui.text import run_summary
+    from inductor_step.session.text import run_summary
 
     (run,) = dynamic.of_type("run")
     assert not run.get("error"), run

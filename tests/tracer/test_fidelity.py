@@ -342,7 +342,7 @@ def _record(tmp_path_factory: Any, device: str, model: str = MODEL) -> tuple[lis
     proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(rec), model,
                            "--device", device],
                           cwd=str(cwd), env=env, check=True, capture_output=True, text=True, timeout=600)
-    from inductor_step.tracer.protocol import read_session  # noqa: PLC0415
+    from inductor_step.session.format import read_session  # noqa: PLC0415
 
     return list(read_session(str(rec))), str(cwd / "torch_compile_debug"), proc.stderr
 
@@ -489,7 +489,7 @@ def test_qwen2_graphs_agree_with_torchs_own_artifacts(qwen2, check):
     preToPost (no AOT-graph names; a node compilation replaced maps to its replacement:
     ``post_to_pre``/``pre_to_post``), ``constant_pad_nd``'s line inside torch/nn/functional.py
     (``torch_line``), a fallback's single output (``sole_outputs``: ``bufK = bufJ`` on torch <= 2.13)."""
-    from inductor_step.tracer.protocol import validate  # noqa: PLC0415
+    from inductor_step.session.format import validate  # noqa: PLC0415
 
     graphs = qwen2[2]
     assert {"[0/0] forward", "[0/0] backward"} <= set(graphs), graphs.keys()
@@ -501,7 +501,7 @@ def test_qwen2_graphs_agree_with_torchs_own_artifacts(qwen2, check):
 def test_qwen2_restart_reason_is_torchs(qwen2):
     """The graph break after the model makes Dynamo restart the frame ([0/0_1]): each of its dynamo
     stops says why, as torch's compilation_metrics (TORCH_COMPILE_DEBUG's structured trace) does."""
-    from inductor_step.tui.text import stop_summary  # noqa: PLC0415
+    from inductor_step.session.text import stop_summary  # noqa: PLC0415
 
     session, debug = qwen2[0], qwen2[1]
     torch_reasons: dict[str, list[str]] = {}
@@ -554,7 +554,7 @@ def test_gpu_kernel_lines_are_loads_and_stores_of_the_calls_pointers(gpu):
 
 
 if __name__ == "__main__":
-    from inductor_step.tracer.protocol import read_session  # noqa: E402
+    from inductor_step.session.format import read_session  # noqa: E402
 
     result = compare(list(read_session(sys.argv[1])), sys.argv[2])
     for g, p in result.items():

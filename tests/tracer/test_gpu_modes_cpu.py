@@ -12,7 +12,7 @@ import os
 from inductor_step.tracer.cudagraph_record import partitions_of
 from inductor_step.tracer.timing.ingraph import gpu_kernel_names
 from inductor_step.tracer.user_kernels import is_user_kernel, user_kernel_launch
-from inductor_step.tui.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines
+from inductor_step.session.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "gpu_modes_codegen.json")
 

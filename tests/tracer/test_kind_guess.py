@@ -10,8 +10,8 @@ import os
 import subprocess
 import sys
 
-from inductor_step.tracer.protocol import read_session, validate
-from inductor_step.tui.session import Session
+from inductor_step.session.format import read_session, validate
+from inductor_step.session.store import Session
 
 SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "kind_guess.py")
 

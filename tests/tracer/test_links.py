@@ -13,7 +13,7 @@ import sys
 import pytest
 from inductor_step.tui.table import Table
 
-from inductor_step.tracer.protocol import graph_key, read_session
+from inductor_step.session.format import graph_key, read_session
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 

@@ -14,7 +14,7 @@ dist = pytest.importorskip("torch.distributed")
 
 from inductor_step.tracer import rank_watch  # noqa: E402
 from inductor_step.tui.panes.ranks import rank_state  # noqa: E402
-from inductor_step.tui.session import Session  # noqa: E402
+from inductor_step.session.store import Session  # noqa: E402
 
 
 def test_a_rank_waiting_in_a_collective_says_which():

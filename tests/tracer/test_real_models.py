@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from inductor_step.tracer.protocol import read_session
+from inductor_step.session.format import read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REAL = os.path.join(ROOT, "examples", "real")

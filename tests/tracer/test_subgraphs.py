@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from inductor_step.tracer.protocol import STAGES, graph_key, validate
+from inductor_step.session.format import STAGES, graph_key, validate
 from test_tracer import ROOT, Run, headless
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
@@ -76,7 +76,7 @@ def test_every_graph_and_subgraph_has_its_own_key_and_every_stage(hops: Run, gra
         if inlined(key):
             for stage in ("lowering", "scheduling", "loopbody", "codegen"):
                 assert "inline" in hops.stop(key, stage)["unavailable"]
-    # the graph list shows them: the keys headless prints are the app's (tui.session.Session.graphs)
+    # the graph list shows them: the keys headless prints are the app's (session.store.Session.graphs)
     for key in graphs:
         assert key in hops.stdout
 

@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-from inductor_step.tracer.protocol import read_session
+from inductor_step.session.format import read_session
 
 torch = pytest.importorskip("torch")
 

@@ -24,7 +24,7 @@ import textwrap
 
 import pytest
 
-from inductor_step.tracer.protocol import read_job, read_session, validate
+from inductor_step.session.format import read_job, read_session, validate
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
@@ -211,7 +211,7 @@ def test_each_rank_times_its_graph_with_the_all_reduce_and_both_ranks_list_the_s
         assert "exclude" in run["collectives_note"]
         # eager: the post-grad graph ran with the same stand-ins; its collective nodes have no eager time
         assert run["eager_ms"] > 0
-        # (the timing process gets the graph re-traced: all_reduce_default, as eager_by_node in tui/ledger.py says)
+        # (the timing process gets the graph re-traced: all_reduce_default, as eager_by_node in session/ledger/ says)
         assert sorted(re.sub(r"_default$", "", n) for n in run["eager_nodes_stubbed"]) == ["all_reduce_", "wait_tensor"]
         assert not set(run["eager_nodes_ms"]) & set(run["eager_nodes_stubbed"])
         assert len(run["eager_nodes_ms"]) == 3  # sin, mul, add
@@ -222,9 +222,9 @@ def test_each_rank_times_its_graph_with_the_all_reduce_and_both_ranks_list_the_s
 
 
 def test_the_run_pane_says_collective_not_timed_and_the_ledger_does_not_count_it_as_zero(job):
-    from inductor_step.tui import ledger
-    from inductor_step.tui.session import Session
-    from inductor_step.tui.text import run_cells, run_kernel_text, run_summary, run_text
+    from inductor_step.session import ledger
+    from inductor_step.session.store import Session
+    from inductor_step.session.text import run_cells, run_kernel_text, run_summary, run_text
 
     msgs = job[0]
     run = _run_of(msgs, "[1/0] inference")

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tui.bars import stage_text
-from inductor_step.tui.session import Session
+from inductor_step.session.store import Session
 from inductor_step.tui.state import ViewState
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -138,7 +138,7 @@ def nothing(tmp_path_factory: pytest.TempPathFactory) -> Rec:
 
 def test_nothing_for_inductor_says_so_with_dynamos_reasons(nothing: Rec) -> None:
     from inductor_step.tui.bars import status_text
-    from inductor_step.tui.ranks import compare_ranks, text
+    from inductor_step.session.ranks import compare_ranks, text
 
     assert nothing.rc == 0 and "ok" in nothing.stdout
     done = nothing.done

@@ -3,7 +3,7 @@ the recorded sessions.
 
 No mocks of torch: every test drives ``python -m inductor_step --headless --record FILE SCRIPT ...`` as a
 subprocess (so the agent really runs the script as ``__main__`` under ``torch.compile``) and reads
-the session file back with :func:`tracer.protocol.read_session`.  Each example runs once per module
+the session file back with :func:`session.format.read_session`.  Each example runs once per module
 (module-scoped fixtures); the whole file takes well under a minute on a 2-core machine.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from inductor_step.tracer.protocol import FORMAT, STAGES, graph_key, read_session
+from inductor_step.session.format import FORMAT, STAGES, graph_key, read_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -438,7 +438,7 @@ def test_graph_break_reason_recorded(graph_break: Run) -> None:
 
 
 def test_graph_break_note_names_the_right_graph(graph_break: Run) -> None:
-    from inductor_step.tui.session import Session
+    from inductor_step.session.store import Session
 
     s = Session()
     for m in graph_break.messages:

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from inductor_step.tracer.protocol import STAGES, graph_key, read_session, validate
+from inductor_step.session.format import STAGES, graph_key, read_session, validate
 
 from test_tracer import Run, run_cli
 
@@ -123,7 +123,7 @@ def test_a_failing_variant_shows_its_failure_at_its_stage_and_the_original_is_wh
 
 
 def test_the_what_if_command_is_typed() -> None:
-    from inductor_step.tracer.protocol import parse_settings, settings_label, validate_command
+    from inductor_step.session.format import parse_settings, settings_label, validate_command
 
     cmd = {"cmd": "what_if", "compile_id": "[0/0]", "graph_kind": "forward", "run": True,
            "settings": parse_settings("max_autotune=True, triton.cudagraphs=False, mode='x', n=[1, 2]")}
@@ -256,7 +256,7 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
 
 
 def test_a_large_session_read_lazily_keeps_each_variant_stop_under_its_variant(whatif: Run) -> None:
-    from inductor_step.tui.session import Session
+    from inductor_step.session.store import Session
 
     lazy = Session.of(list(read_session(whatif.record, lazy_over=1)))
     assert any("_raw" in s for s in lazy.stops if s.get("variant"))  # some variant stops were left unparsed
@@ -265,7 +265,7 @@ def test_a_large_session_read_lazily_keeps_each_variant_stop_under_its_variant(w
 
 
 def test_the_tlparse_export_holds_the_scripts_compiles_only(whatif: Run, tmp_path) -> None:
-    from inductor_step.tui.export import export_trace
+    from inductor_step.session.export import export_trace
 
     with open(export_trace(whatif.record, str(tmp_path)), encoding="utf-8") as f:
         log = f.read()

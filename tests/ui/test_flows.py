@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from inductor_step.tracer.protocol import read_session
+from inductor_step.session.format import read_session
 from inductor_step.tui.app import StepApp
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -249,7 +249,7 @@ def test_graph_break_reasons_are_on_screen_in_pane_1_the_graph_list_and_the_repo
     assert "Unsupported Tensor.item() call with capture_scalar_outputs=False" in seen["list"][0]
     assert "torch.cond" in seen["list"][1]  # the hint, uncut
 
-    from inductor_step.tui.report import build_report
+    from inductor_step.session.report import build_report
 
     out = build_report(GRAPH_BREAKS, str(tmp_path / "report"))
     report = open(os.path.join(out, "REPORT.md")).read()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 from inductor_step.tui.app import StepApp
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

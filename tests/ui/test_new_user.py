@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 
-from inductor_step.tracer.protocol import graph_key, read_session
+from inductor_step.session.format import graph_key, read_session
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.table import Table, cut_middle
@@ -214,7 +214,7 @@ def test_80x24_cuts_keep_what_tells_rows_apart_and_paths_read_as_torch_prints_th
     """33.7 and 33.3, the rules: three weights stay apart when cut; a user line keeps file and line;
     paths relative to the script's folder, installed code from the package down, "your code" only
     for the user's files; missed-fusion reasons cut at a word."""
-    from inductor_step.tui.paths import code_label, cut_words, short_path, shorten_in_text
+    from inductor_step.session.paths import code_label, cut_words, short_path, shorten_in_text
 
     names = [f"l_model_modules_{m}_parameters_{p}_" for m in ("norm", "up", "down") for p in ("weight", "bias")]
     for w in (10, 12, 16):

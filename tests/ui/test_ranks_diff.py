@@ -1,5 +1,5 @@
 """The diff screen fed with two ranks' versions of a graph (issue 23, "compare ranks"):
-:func:`inductor_step.tui.ranks.diff_pair` gives the diff screen what it shows, in an app holding
+:func:`inductor_step.session.ranks.diff_pair` gives the diff screen what it shows, in an app holding
 rank 1's session (the rank the UI steps): the fusion rank 1 lacks is the level shown, and Enter
 opens rank 1's scheduler node in its pane."""
 
@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 
-from inductor_step.tracer.protocol import read_session
-from inductor_step.tui import ranks
+from inductor_step.session.format import read_session
+from inductor_step.session import ranks
 from inductor_step.tui.app import StepApp
-from inductor_step.tui.diff import session_of
+from inductor_step.session.diff import session_of
 from inductor_step.tui.screens.diff import DiffPair, DiffScreen
-from inductor_step.tui.session import load_session
+from inductor_step.session.store import load_session
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 

@@ -52,9 +52,9 @@ def test_pick_a_branch_then_select_a_buffer_in_it_and_every_pane_follows(app_dri
 
 def test_a_failed_timing_is_never_shown_as_run_done():
     """The stage bar of a graph whose timing failed says ✗run; a timed one ✓run (issue 27.9)."""
-    from inductor_step.tracer.protocol import graph_key, read_session
+    from inductor_step.session.format import graph_key, read_session
     from inductor_step.tui.bars import stage_text
-    from inductor_step.tui.session import Session
+    from inductor_step.session.store import Session
     from inductor_step.tui.state import ViewState
 
     msgs = list(read_session(FIXTURE))

@@ -13,7 +13,7 @@ from textual.widgets import OptionList, TabbedContent
 
 from inductor_step.tui.table import Table
 
-from inductor_step.tracer.protocol import STAGES, graph_key, read_session
+from inductor_step.session.format import STAGES, graph_key, read_session
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import StagePane
@@ -409,7 +409,7 @@ def test_code_search_finds_what_a_per_line_regex_finds():
 def test_commented_guards_match_the_per_line_form():
     import random
 
-    from inductor_step.tui.text import commented as _commented
+    from inductor_step.session.text import commented as _commented
 
     rng = random.Random(3)
     for text in ["", "\n", "a", "a\n", "a\n\n", "\na", "a\r\nb", "x\x0cy\n", "é\u2028b\n"] + \

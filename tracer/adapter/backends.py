@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from inductor_step.tracer.adapter.base import log
-from inductor_step.tracer.protocol import RESET_SEP
+from inductor_step.session.format import RESET_SEP
 
 #: how many times the script called torch._dynamo.reset() (install_reset_hook)
 RESETS = [0]

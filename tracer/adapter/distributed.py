@@ -7,7 +7,7 @@ agent raises every process group's timeout for the job: the default for groups m
 (``_get_default_timeout``, which ``init_process_group``, ``new_group`` and ``init_device_mesh``
 consult) and any shorter one the script passes (a wrapper of ``init_process_group`` and
 ``new_group`` on ``torch.distributed`` and ``distributed_c10d``).  Each group made is reported
-(:class:`inductor_step.tracer.protocol.ProcessGroup`).  Checked on torch 2.11 and 2.15.
+(:class:`inductor_step.session.format.ProcessGroup`).  Checked on torch 2.11 and 2.15.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from inductor_step.tracer.adapter.base import log
 def rank_env(environ: dict[str, str]) -> dict[str, Any]:
     """A rank's place in its job from the variables torchrun sets (``RANK``, ``LOCAL_RANK``,
     ``WORLD_SIZE``, ``GROUP_RANK``, ``TORCHELASTIC_RESTART_COUNT``, ``TORCHELASTIC_RUN_ID``);
-    keys of :class:`inductor_step.tracer.protocol.Distributed`.  Raises ValueError if ``RANK`` or
+    keys of :class:`inductor_step.session.format.Distributed`.  Raises ValueError if ``RANK`` or
     ``WORLD_SIZE`` is missing (the agent was not started by torchrun)."""
     if "RANK" not in environ or "WORLD_SIZE" not in environ:
         raise ValueError("RANK and WORLD_SIZE are not set: --connect is for an agent that torchrun starts")

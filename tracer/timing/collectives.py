@@ -15,7 +15,7 @@ from inductor_step.tracer.adapter.collectives import NOT_TIMED, stand_in_text
 
 
 def collective_entry(name: str, call: int, op: str, stand_in_ms: float | None) -> dict[str, Any]:
-    """The ``kernels`` entry of one collective call (:class:`tracer.protocol.RunKernel`): ``name`` as the
+    """The ``kernels`` entry of one collective call (:class:`session.format.RunKernel`): ``name`` as the
     harness names it (``torch.ops._c10d_functional.all_reduce_.default#0``), ``call``, ``backend``
     ``"extern"``, ``collective`` (the op, ``"all_reduce_"``), ``median_ms``/``p20_ms``/``p80_ms`` None,
     ``not_timed`` (why), ``stand_in`` (what ran in its place, in words) and ``stand_in_ms`` (that

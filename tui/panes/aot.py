@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from inductor_step.tui.panes.fx import FxPane
-from inductor_step.tui.paths import shorten_in_text
-from inductor_step.tui.text import POST_GRAD_HEAD, aot_text
+from inductor_step.session.paths import shorten_in_text
+from inductor_step.session.text import POST_GRAD_HEAD, aot_text
 
 
 class AotPane(FxPane):

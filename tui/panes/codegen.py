@@ -11,8 +11,9 @@ from textual import on
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import BufferSelected
-from inductor_step.tui.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
-from inductor_step.tui.text import joined
+from inductor_step.session.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
+from inductor_step.session.text import joined
+from inductor_step.session.links import buffer_lines, related
 
 
 def error_head(err: dict[str, Any] | None) -> str:
@@ -46,7 +47,7 @@ class CodegenPane(StagePane):
 
     def _annotated(self, data: dict[str, Any]) -> tuple[str, int, list[tuple[int, int]]]:
         """:meth:`_text`, and where notes went into the wrapper (issue 27: a template kernel's epilogue
-        and the autotuning choices above the kernel they chose, tui.modes.annotate)."""
+        and the autotuning choices above the kernel they chose, session.modes.annotate)."""
         err = self.app.session.error_for(self.app.view.graph)
         err = err if err and err.get("stage") == "codegen" else None
 
@@ -70,8 +71,7 @@ class CodegenPane(StagePane):
         span = self.app.session.kernel_spans(self.app.view.graph).get(name) or {}
         first = span.get("body") or span.get("call")
         sel = self.app.view.selected
-        b = (self.links.get("buffers") or {}).get(sel or "") or {}
-        ranges = (b.get("kernel_lines") or {}).get(name) or [] if name in (b.get("kernels") or []) else []
+        ranges = buffer_lines(self.links, sel, name)
         if first and ranges:
             marks = [(shown_line(first + a - 1, ins) + off, shown_line(first + e - 1, ins) + off) for a, e in ranges]
             return Detail(text, marks=marks, goto=marks[0][0])
@@ -84,12 +84,12 @@ class CodegenPane(StagePane):
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         """The row of the kernel that computes ``buffer`` (the links list it first)."""
-        kernels = ((self.links.get("buffers") or {}).get(buffer) or {}).get("kernels") or []
+        kernels = related(self.links, "buffers", buffer, "kernels")
         return next((r for r in (self.row_of_key(data, k) for k in kernels) if r is not None), None)
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
         key = self.key_of_row(data, row)
-        return list(((self.links.get("kernels") or {}).get(key or "") or {}).get("buffers") or [])
+        return related(self.links, "kernels", key, "buffers")
 
     def _starts(self) -> tuple[list[int], list[tuple[int, int, str, int]]]:
         """Kernel spans sorted by first wrapper line, for finding the kernel under a line."""

@@ -1,5 +1,5 @@
 """Pane t: where the compile's own time went (issue 30): graphs, kernels and user lines ranked by compile time
-(:mod:`inductor_step.tui.compile_time`), each with its stages, cache verdicts and where the number came from.
+(:mod:`inductor_step.session.compile_time`), each with its stages, cache verdicts and where the number came from.
 
 Enter on a graph: that graph in pane 1; on a kernel: its code in pane 6; on a user line: its first FX node in
 pane 2 (a frame's tracing: pane 1)."""
@@ -10,9 +10,9 @@ from typing import Any, Callable, Sequence
 
 from textual import on
 
-from inductor_step.tui import compile_time as ct
+from inductor_step.session import compile_time as ct
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.paths import short_path
+from inductor_step.session.paths import short_path
 from inductor_step.tui.table import Table
 
 COLUMNS = ("compile time of", "graph", "time", "where it went · cache")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from inductor_step.tui.diff import guard_list
+from inductor_step.session.diff import guard_list
 from inductor_step.tui.panes.fx import FxPane
-from inductor_step.tui.paths import shorten_in_text
-from inductor_step.tui.text import commented, dynamo_text
+from inductor_step.session.paths import shorten_in_text
+from inductor_step.session.text import commented, dynamo_text
 
 
 class DynamoPane(FxPane):
@@ -22,7 +22,7 @@ class DynamoPane(FxPane):
         """The guards of ``data``'s compile (``dynamo_cpp_guards_str``) and their commented text,
         kept per compile (the forward and backward graphs of one compile share them): first each
         guard with the user line that installed it and whether it failed in a later recompile of the
-        frame (:func:`inductor_step.tui.diff.guard_list`), then the guard tree as Dynamo prints it."""
+        frame (:func:`inductor_step.session.diff.guard_list`), then the guard tree as Dynamo prints it."""
         cid = data["compile_id"]
         session = self.app.session
         guards = session.guards.get(cid)
@@ -46,7 +46,7 @@ class DynamoPane(FxPane):
 
     def skipped_head(self, data: dict[str, Any]) -> str:
         """A first line when this is the session's first graph and earlier frame ids have none (issue 33.8)."""
-        from inductor_step.tracer.protocol import graph_key  # noqa: PLC0415
+        from inductor_step.session.format import graph_key  # noqa: PLC0415
 
         skipped = self.app.session.skipped_frames(graph_key(data))
         if not skipped:

@@ -7,7 +7,8 @@ from typing import Any, Callable, ClassVar, Sequence
 
 from inductor_step.tui.codeview import lines_of, search_word
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.text import short_user_line
+from inductor_step.session.text import short_user_line
+from inductor_step.session.links import entry, related
 
 # an FX node's defining line in a graph's code: `    add: "f32[8]" = ...` or `    add = ...`
 _DEFINES = re.compile(r"^[^\S\n]*(\w+)[^\S\n]*(?::|=)", re.M)
@@ -91,8 +92,7 @@ class FxPane(StagePane):
         nodes = self.nodes(data)
         if not 0 <= row < len(nodes):
             return []
-        m = (self.links.get(self.links_field) or {}).get(nodes[row]["name"]) or {}
-        return list(m.get("buffers") or [])
+        return related(self.links, self.links_field, nodes[row]["name"], "buffers")
 
     def node_names(self, b: dict[str, Any]) -> list[str]:
         """The FX nodes of this level that buffer ``b`` (a links entry) comes from."""
@@ -101,7 +101,7 @@ class FxPane(StagePane):
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         """The row of the node that produces ``buffer``: of its nodes at this level, the last in
         graph order (the others feed it)."""
-        b = (self.links.get("buffers") or {}).get(buffer)
+        b = entry(self.links, "buffers", buffer)
         if not b:
             return None
         index = self._rows_by_name(data)

@@ -1,5 +1,5 @@
 """Pane 9: where the time goes and what to change (issue 20): the roofline per kernel, wasted time by
-user line and missed fusions priced (:mod:`inductor_step.tui.ledger`), over every timed graph.
+user line and missed fusions priced (:mod:`inductor_step.session.ledger`), over every timed graph.
 
 Enter on a kernel or a line: that kernel's code in pane 6; on a missed fusion: pane 4 with the ``f``
 answer for the producer and consumer nodes.  ``u``: ``ncu``'s speed-of-light summary of the kernel
@@ -11,12 +11,12 @@ from typing import Any, Callable, ClassVar, Sequence
 
 from textual import on
 
-from inductor_step.tui import ledger
-from inductor_step.tui.fusion_fix import LIBRARY_CALL, fix_text, is_library
-from inductor_step.tui.trust import not_reliable_lines, unreliable_runs
+from inductor_step.session import ledger
+from inductor_step.session.fusion_fix import LIBRARY_CALL, fix_text, is_library
+from inductor_step.session.trust import not_reliable_lines, unreliable_runs
 from inductor_step.tui.keys import LEDGER_BINDINGS
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.paths import code_label, short_path
+from inductor_step.session.paths import code_label, short_path
 from inductor_step.tui.table import Table
 
 COLUMNS = ("ledger item", "graph", "wasted ms", "% of roof", "measured ms", "roofline ms", "bound / cost", "why")

@@ -13,7 +13,8 @@ from inductor_step.tui.compat import BlankHorizontal
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import BufferSelected
 from inductor_step.tui.table import Table
-from inductor_step.tui.text import joined, linked_info
+from inductor_step.session.text import joined, linked_info
+from inductor_step.session.links import related
 
 
 class LinkedPane(StagePane):
@@ -109,8 +110,7 @@ class LinkedPane(StagePane):
         """Reverse link: a kernel line under a person's cursor selects the buffer it loads or stores."""
         if not event.view.has_focus:
             return
-        b = (self.links.get("buffers") or {}).get(self.app.view.selected or "") or {}
-        kernel = (b.get("kernels") or [None])[0]
+        kernel = (related(self.links, "buffers", self.app.view.selected, "kernels") or [None])[0]
         name = self.app.session.line_buffers(self.app.view.graph).get(kernel or "", {}).get(event.line)
         if name and name != self.app.view.selected:
             self.app.view.selected = name

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.text import body_text, joined
+from inductor_step.session.text import body_text, joined
+from inductor_step.session.links import entry, related
 
 
 class LoopBodyPane(StagePane):
@@ -36,7 +37,7 @@ class LoopBodyPane(StagePane):
         return Detail(body_text(bodies[row])) if 0 <= row < len(bodies) else None
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
-        b = (self.links.get("buffers") or {}).get(buffer) or {}
+        b = entry(self.links, "buffers", buffer)
         return self.row_of_key(data, f"{b.get('fused_node')}/{b.get('scheduler_node')}")
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
@@ -44,4 +45,4 @@ class LoopBodyPane(StagePane):
         if not 0 <= row < len(bodies):
             return []
         op = bodies[row]["node"]
-        return list(((self.links.get("scheduler_nodes") or {}).get(op) or {}).get("buffers") or [])
+        return related(self.links, "scheduler_nodes", op, "buffers")

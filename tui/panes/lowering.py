@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.paths import shorten_in_text
-from inductor_step.tui.text import buffer_text, joined, listed
+from inductor_step.session.paths import shorten_in_text
+from inductor_step.session.text import buffer_text, joined, listed
 
 
 class LoweringPane(StagePane):

@@ -3,7 +3,7 @@ graphs compare.
 
 The top rows are the ranks: state (running, paused at a stop, done, died), the last stop, the
 script's status or its error.  Below them, one row per graph: which ranks compiled it and whether
-their graphs, kernels and kernel times agree (:mod:`inductor_step.tui.ranks`).  Enter on a rank
+their graphs, kernels and kernel times agree (:mod:`inductor_step.session.ranks`).  Enter on a rank
 shows that rank's recording; on a graph whose ranks differ, the diff of two ranks' versions.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 from textual import on
 
-from inductor_step.tracer.protocol import graph_key
+from inductor_step.session.format import graph_key
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.table import Table
 
@@ -52,8 +52,8 @@ class RanksPane(StagePane):
         for r, st in sorted((r, st) for r, st in app.ranks.items() if r is not None):
             job_file = app.job.job if app.job is not None else app.job_file
             ranks.append({"rank": r, **rank_state(st, r == app.stepped_rank, app.live, job_file)})
-        from inductor_step.tui.ranks import compare_ranks  # noqa: PLC0415
-        from inductor_step.tui.session import IdentityCache  # noqa: PLC0415
+        from inductor_step.session.ranks import compare_ranks  # noqa: PLC0415
+        from inductor_step.session.store import IdentityCache  # noqa: PLC0415
 
         job_file = (app.job.job if app.job is not None else app.job_file) or {}
         entries = {r["rank"]: r for r in job_file.get("ranks") or []}

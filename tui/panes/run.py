@@ -10,7 +10,8 @@ from textual import on
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
-from inductor_step.tui.text import run_cells, run_kernel_text, run_summary
+from inductor_step.session.text import run_cells, run_kernel_text, run_summary
+from inductor_step.session.links import related
 
 COLUMNS = ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "bound", "in graph ms", "in script ms",
            "TFLOP/s", "backend", "fused nodes")
@@ -116,15 +117,14 @@ class RunPane(StagePane):
         return Detail(run_kernel_text(k, self._fused(data).get(k["name"]), self._gpu(data), summary), "text")
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
-        b = (self.links.get("buffers") or {}).get(buffer) or {}
-        kernels = set(b.get("kernels") or [])
+        kernels = set(related(self.links, "buffers", buffer, "kernels"))
         return next((i for i, k in enumerate(self.kernels(data)) if k["name"] in kernels), None)
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
         ks = self.kernels(data)
         if not 0 <= row < len(ks):
             return []
-        return list(((self.links.get("kernels") or {}).get(ks[row]["name"]) or {}).get("buffers") or [])
+        return related(self.links, "kernels", ks[row]["name"], "buffers")
 
     @on(Table.RowSelected, "#table-run")
     def _enter(self, event: Table.RowSelected) -> None:

@@ -1,7 +1,7 @@
 """The diff view (issue 21): two compiled graphs, level by level, top-down, unchanged levels hidden.
 
 A list of the levels that changed (why it recompiled, Dynamo graph, post-grad graph, IR buffers,
-scheduler nodes, kernels, timings; :mod:`inductor_step.tui.diff` computes them) beside a table of the
+scheduler nodes, kernels, timings; :mod:`inductor_step.session.diff` computes them) beside a table of the
 selected level's changes over a code view of the selected change (a kernel's unified diff).  Each
 level is one key away, the same digit as its pane (0 is "why"); n / b go to the next / previous
 changed level; Enter on a change opens it in its normal pane; Esc goes back.  Across two sessions
@@ -23,7 +23,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from inductor_step.tui.codeview import CodeView
-from inductor_step.tui.diff import LEVELS, Change, GraphDiff, Level, level_lines
+from inductor_step.session.diff import LEVELS, Change, GraphDiff, Level, level_lines
 from inductor_step.tui.table import Cell, Table
 
 #: the key of each level: the digit of its pane (0: why)

@@ -10,7 +10,7 @@ import re
 
 from textual.widgets import OptionList
 
-from inductor_step.tui.session import Session
+from inductor_step.session.store import Session
 
 _ID = re.compile(r"\[(\d+)/(\d+)\] (.+)$")
 
@@ -18,7 +18,7 @@ _ID = re.compile(r"\[(\d+)/(\d+)\] (.+)$")
 def diff_default(app: Any) -> None:
     """d: the graph highlighted in the graph list (else the one shown) against its default partner
     (a recompile [0/1] against [0/0] of the same kind)."""
-    from inductor_step.tui.diff import default_partner  # noqa: PLC0415
+    from inductor_step.session.diff import default_partner  # noqa: PLC0415
 
     key = app.view.graph
     ol = app.query_one("#graphs", OptionList)
@@ -38,7 +38,7 @@ def diff_default(app: Any) -> None:
 def is_recompile_pair(key: str, other: str) -> bool:
     """Are ``key`` and ``other`` a recompile pair (``[f/n]`` and ``[f/m]`` of one kind) or a what-if
     variant and its original: the pairs ``d`` diffs without asking."""
-    from inductor_step.tracer.protocol import split_variant  # noqa: PLC0415
+    from inductor_step.session.format import split_variant  # noqa: PLC0415
 
     if split_variant(key)[0] == split_variant(other)[0]:
         return True
@@ -65,7 +65,7 @@ def open_diff_palette(app: Any) -> None:
 
 def diff_with(app: Any, other: str, key: str | None = None) -> None:
     """The diff screen of ``key`` (default: the graph shown) and ``other``, the earlier one as A."""
-    from inductor_step.tui.diff import Graph, diff_graphs  # noqa: PLC0415
+    from inductor_step.session.diff import Graph, diff_graphs  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
     key = key or app.view.graph
@@ -82,7 +82,7 @@ def diff_with(app: Any, other: str, key: str | None = None) -> None:
 
 def diff_sessions(app: Any) -> None:
     """`inductor-step diff A B`: the diff screen over every pair of graphs of A and this session (B)."""
-    from inductor_step.tui.diff import diff_sessions  # noqa: PLC0415
+    from inductor_step.session.diff import diff_sessions  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
     assert app.diff_against is not None
@@ -96,11 +96,11 @@ def diff_sessions(app: Any) -> None:
 
 
 def diff_ranks(app: Any, graph: Any) -> None:
-    """Pane 0, Enter on a graph row (a :class:`inductor_step.tui.ranks.GraphComparison`): the diff
+    """Pane 0, Enter on a graph row (a :class:`inductor_step.session.ranks.GraphComparison`): the diff
     screen of two ranks' versions of it: the pair the comparison names (a rank against the
     reference it differs from; for a graph only one rank compiled, the graph that ran in its place
     on the other), else the shown rank against the first other rank that compiled it."""
-    from inductor_step.tui.ranks import diff_pair  # noqa: PLC0415
+    from inductor_step.session.ranks import diff_pair  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
     pair = graph.pair

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from inductor_step.tracer.protocol import CMD_WHAT_IF, VARIANT_SEP, graph_key, parse_settings, split_part, split_variant
+from inductor_step.session.format import CMD_WHAT_IF, VARIANT_SEP, graph_key, parse_settings, split_part, split_variant
 
 #: the form's settings, in its order (the agent's list is tracer.adapter.WHAT_IF_SETTINGS)
 SETTINGS = ("max_autotune", "coordinate_descent_tuning", "benchmark_fusion", "aggressive_fusion",
@@ -151,14 +151,14 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
         top = app.screen
         if variant and isinstance(top, DiffScreen) and top.pair.key_b == graph_key(msg):
             # the same pair again, now with both timings and the numerics: in place, the view stays
-            from inductor_step.tui.diff import Graph, diff_graphs  # noqa: PLC0415
+            from inductor_step.session.diff import Graph, diff_graphs  # noqa: PLC0415
             from inductor_step.tui.screens.diff import DiffPair  # noqa: PLC0415
 
             a, b = top.pair.key_a, top.pair.key_b
             d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
             top.replace_pair(DiffPair(a, b, "", d), f"{graph_key(msg)} timed: 7 shows the timings and numerics")
         elif variant:
-            from inductor_step.tui.trust import unreliable  # noqa: PLC0415 - issue 32
+            from inductor_step.session.trust import unreliable  # noqa: PLC0415 - issue 32
 
             bad = unreliable(msg) or unreliable(app.session.runs.get(base))
             app.notify(f"{graph_key(msg)} timed: d on it diffs it with {base}, times and numerics included"

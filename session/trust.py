@@ -137,7 +137,7 @@ def report_lines(runs: dict[str, dict[str, Any]]) -> list[str]:
     """REPORT.md's lines under its run table (``runs``: graph key -> run, variants under their own keys): the
     reason for each time judged not reliable, then each what-if variant against its original (the interleaved
     rounds, the eager reference's move, static shapes)."""
-    from inductor_step.tui.whatif import judgement_lines  # noqa: PLC0415
+    from inductor_step.session.whatif import judgement_lines  # noqa: PLC0415
 
     out: list[str] = []
     bad = unreliable_runs(runs)

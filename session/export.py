@@ -38,8 +38,8 @@ import sys
 import time
 from typing import Any
 
-from inductor_step.tui.session import load_session, session_command, session_parser
-from inductor_step.tui.text import fusion_text, ir_buffers_text, loopbody_text, run_text, scheduler_text
+from inductor_step.session.store import load_session, session_command, session_parser
+from inductor_step.session.text import fusion_text, ir_buffers_text, loopbody_text, run_text, scheduler_text
 
 #: artifact names of the levels torch has no event for
 ARTIFACTS = {
@@ -365,7 +365,7 @@ def export_job(job_path: str, out_dir: str) -> tuple[list[str], list[str]]:
     ``inductor_step_rank_state`` artifact holding the job file's message.
     Raises ValueError (not a job file), OSError (unreadable job file, unwritable ``out_dir``).
     """
-    from inductor_step.tracer.protocol import job_paths, read_job  # noqa: PLC0415
+    from inductor_step.session.format import job_paths, read_job  # noqa: PLC0415
 
     job, sessions = read_job(job_path)
     base = os.path.basename(job_paths(job_path)[1])
@@ -406,7 +406,7 @@ def main_export(argv: list[str]) -> int:
     """``inductor-step export SESSION DIR`` (``argv``: the arguments after ``export``)."""
     args = build_export_parser().parse_args(argv)
 
-    from inductor_step.tracer.protocol import is_job_file  # noqa: PLC0415
+    from inductor_step.session.format import is_job_file  # noqa: PLC0415
 
     problems: list[str] = []
 

@@ -10,8 +10,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inductor_step.tui.text import fmt_ms  # noqa: F401 - report imports it from here
-from inductor_step.tracer.protocol import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
+from inductor_step.session.text import fmt_ms  # noqa: F401 - report imports it from here
+from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
 
 _WORD = re.compile(r"\w+")
 # a kernel's definition in Inductor's wrapper: NAME = async_compile.triton('NAME', '''...''', ...)
@@ -105,7 +105,7 @@ class Session:
     #: the process groups the script made (a torchrun job's rank: protocol.ProcessGroup messages)
     process_groups: list[dict[str, Any]] = field(default_factory=list)
     blocked: dict[str, Any] | None = None  # the collective the rank waits in now (tracer.rank_watch)
-    #: the compile's own time, one message per finished compile (issue 30: tui.compile_time adds them up)
+    #: the compile's own time, one message per finished compile (issue 30: session.compile_time adds them up)
     compile_times: list[dict[str, Any]] = field(default_factory=list)
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -244,19 +244,19 @@ class Session:
     @property
     def script_dir(self) -> str | None:
         """The folder of the session's script: paths under it are shown relative to it
-        (:func:`inductor_step.tui.paths.short_path`)."""
-        from inductor_step.tui.paths import script_dir  # noqa: PLC0415
+        (:func:`inductor_step.session.paths.short_path`)."""
+        from inductor_step.session.paths import script_dir  # noqa: PLC0415
 
         return script_dir(self.header)
 
     def stage_links(self, key: str | None) -> dict[str, Any]:
         """The links the panes follow the selection by: the codegen stop's once it came, before that
-        what the lowering, scheduling and loopbody stops tell (:func:`inductor_step.tui.prelinks.stop_links`,
+        what the lowering, scheduling and loopbody stops tell (:func:`inductor_step.session.prelinks.stop_links`,
         with ``partial`` set); {} before lowering."""
         links = self.links(key)
         if links or not key:
             return links
-        from inductor_step.tui.prelinks import stop_links  # noqa: PLC0415
+        from inductor_step.session.prelinks import stop_links  # noqa: PLC0415
 
         parts = tuple(self.stop_for(key, s) for s in ("lowering", "scheduling", "loopbody"))
         if parts[0] is None:
@@ -281,8 +281,8 @@ class Session:
 
     def graph_note(self, key: str) -> str:
         """Why a graph exists, in full: recompile reasons, the graph break that ended it (reason, hint,
-        user line), the break it resumes after (:func:`inductor_step.tui.text.graph_note`)."""
-        from inductor_step.tui.text import graph_note  # noqa: PLC0415
+        user line), the break it resumes after (:func:`inductor_step.session.text.graph_note`)."""
+        from inductor_step.session.text import graph_note  # noqa: PLC0415
 
         note = graph_note(self.stop_for(key, "dynamo"), self.script_dir)
         skipped = self.skipped_frames(key)
@@ -306,8 +306,8 @@ class Session:
 
 
 def summarize_stop(stop: dict[str, Any]) -> str:
-    """One line about a stop, as ``--headless`` prints it (:func:`inductor_step.tui.text.stop_summary`)."""
-    from inductor_step.tui.text import stop_summary  # noqa: PLC0415
+    """One line about a stop, as ``--headless`` prints it (:func:`inductor_step.session.text.stop_summary`)."""
+    from inductor_step.session.text import stop_summary  # noqa: PLC0415
 
     return stop_summary(stop)
 

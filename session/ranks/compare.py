@@ -1,284 +1,16 @@
-"""Compare the ranks of a torchrun job (issue 23, "compare ranks"): per graph, which ranks compiled it,
-whether their graphs agree level by level, whether their kernel times agree, and where they diverge,
-each divergence in one line a person reads.  No Textual, no torch: it reads the ranks' sessions
-(:class:`inductor_step.tui.session.Session`, one per rank), so it works on a recorded job on a laptop.
-
-Where each answer comes from:
-
-- which ranks compiled a graph: the graph keys of each rank's stops (``protocol.graph_key``,
-  ``"[0/1] forward"``), as the app keys graphs; a graph only some ranks have is a recompile there
-  when its dynamo stop has ``recompile_reasons`` (Dynamo's, ``"0/0: tensor 'x' size mismatch ..."``);
-- whether the graphs agree: :func:`inductor_step.tui.diff.diff_graphs` of the reference rank's graph
-  (the lowest rank that compiled it to codegen) against each other rank's, level by level (Dynamo
-  graph, post-grad graph, IR buffers, scheduler nodes after fusion, kernels by normalized source);
-  its "why" level is replaced by what differs between two ranks (recompile reasons, the Dynamo
-  graphs' input specializations, the sessions' torch / device / settings), not a guard of one;
-- kernel times: each rank's ``run`` message (``kernels[].median_ms``, summed over a kernel's calls,
-  with ``p20_ms`` / ``p80_ms``), kernels paired across ranks by the kernel diff's matching; a
-  difference counts when the slowest rank's median is over :data:`TIME_RATIO` times the fastest's,
-  the two ranks' p20..p80 ranges do not overlap, and neither run is flagged noisy (``settled`` False,
-  ``contended``, ``graph_rounds.rounds_stable`` False: the tracer's flags on a CPU run; or its kernel
-  sum far over its graph time, ``sum_vs_graph``);
-- a rank that died: its session has no ``done`` message and its process ended (``agent_exit``; or
-  the job file's state ``died``); where: the stage after its last stop (the stage it was in), or
-  the error it reported.
-"""
+"""A job's ranks compared: per graph who compiled it, where ranks first diverge, whose kernels are slower."""
 
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.tracer.protocol import STAGES, graph_key, split_part
-from inductor_step.tui.diff import (Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason)
-
-#: a kernel slower on one rank than on another by more than this factor (median over median) counts
-#: as a divergence, when the two ranks' p20..p80 ranges do not overlap and neither run is noisy
-TIME_RATIO = 1.25
-#: a run whose kernels, timed one by one, sum to more than this many times the whole compiled graph's
-#: time (``sum_vs_graph``) has kernel times that do not hold (seen on a loaded 2-core CPU: a 0.003 ms
-#: ``mm`` timed at 26 ms while its graph took 0.011 ms)
-SUM_VS_GRAPH = 2.0
-#: the levels whose agreement is compared (:data:`inductor_step.tui.diff.LEVELS` less timing)
-GRAPH_LEVELS = ("why", "dynamo", "post_grad", "buffers", "scheduling", "kernels")
-_TITLES = {"why": "compile inputs", "dynamo": "Dynamo graph", "post_grad": "post-grad graph",
-           "buffers": "IR buffers", "scheduling": "fusion", "kernels": "kernels"}
-_NEXT = {s: (STAGES[i + 1] if i + 1 < len(STAGES) else None) for i, s in enumerate(STAGES)}
-_CID = re.compile(r"\[(\d+)/(\d+)(?:_\d+)?\]")
-
-
-@dataclass
-class RankState:
-    """How one rank's session ended: ``state`` is ``"done"`` (the script ended: ``returncode``),
-    ``"died"`` (its process ended before the script did), ``"running"`` (no end yet), ``"failed"``
-    (the script ended with an error the agent reported) or ``"missing"`` (no session for this rank);
-    ``where`` is ``(graph key, stage)`` the rank was in when it died or failed (the stage after its
-    last stop, or the error's), None when not known; ``line`` says it in words."""
-
-    rank: int
-    state: str
-    returncode: int | None = None
-    where: tuple[str, str] | None = None
-    line: str = ""
-
-
-@dataclass
-class KernelTime:
-    """One kernel across ranks (times in ms, from each rank's ``run`` message): ``kernel`` its name on
-    the reference rank, ``names`` rank -> its name there (matched by the kernel diff), ``ms`` rank ->
-    median (summed over its calls), ``p20`` / ``p80`` rank -> the same for those percentiles (None where
-    not measured); ``slowest`` / ``fastest`` ranks and ``ratio`` (slowest / fastest median);
-    ``counts`` True when the difference is a divergence (see :data:`TIME_RATIO`); ``noise`` why a
-    difference over the ratio does not count (empty when it counts or is under the ratio);
-    ``slower`` every rank that counts as slower than the fastest (the slowest first; empty unless
-    ``counts``)."""
-
-    kernel: str
-    names: dict[int, str]
-    ms: dict[int, float]
-    p20: dict[int, float | None]
-    p80: dict[int, float | None]
-    slowest: int
-    fastest: int
-    ratio: float
-    counts: bool
-    noise: str = ""
-    slower: list[int] = field(default_factory=list)
-
-    @property
-    def line(self) -> str:
-        """``"cpp_fused_x_0 2.0x slower on rank 1 (0.5857 ms vs 0.2931 ms on rank 0)"``."""
-        name = self.names.get(self.slowest, self.kernel)
-        on = _ranks(self.slower) if len(self.slower) > 1 else f"rank {self.slowest}"
-        text = (f"{name} {self.ratio:.1f}x slower on {on} ({self.ms[self.slowest]:.4f} ms vs "
-                f"{self.ms[self.fastest]:.4f} ms on rank {self.fastest})")
-        return text + (f"; not counted: {self.noise}" if self.noise else "")
-
-
-@dataclass
-class Divergence:
-    """One place where ranks diverge: ``rank`` (the rank that differs from the reference, or that
-    died), ``key`` (the graph, None for the job as a whole), ``level`` (``"died"``, ``"failed"`` (a
-    compile error ended its script), ``"missing"``,
-    ``"recompile"``, ``"only"`` (compiled on some ranks only, no recompile reason), one of
-    :data:`GRAPH_LEVELS`, or ``"timing"``), ``line`` (what a person reads), ``pair``
-    ``(reference rank, rank)`` whose diff shows it (:func:`diff_pair`), None when there is none;
-    ``ranks`` every rank the line is about (ranks that differ the same way share one line:
-    ``"ranks 1,2,3: ..."``; ``rank`` is the first)."""
-
-    rank: int
-    key: str | None
-    level: str
-    line: str
-    pair: tuple[int, int] | None = None
-    ranks: list[int] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if not self.ranks:
-            self.ranks = [self.rank]
-
-
-@dataclass
-class GraphComparison:
-    """One graph (``key``) across ranks: ``ranks`` that compiled it (have any stop of it), ``absent``
-    rank -> why it has none (``"not compiled"``, ``"died before"``, ``"no session"``), ``stages``
-    rank -> the stages it reached (``run`` when timed), ``reference`` the rank the others are diffed
-    against, ``diffs`` rank -> :class:`GraphDiff` of the reference's graph (A) and that rank's (B),
-    ``differs`` rank -> the levels of :data:`GRAPH_LEVELS` that differ from the reference's,
-    ``recompile`` rank -> its Dynamo recompile reasons for this graph, ``times`` the kernels timed on
-    two or more ranks (slowest difference first), ``graph_ms`` rank -> the compiled graph's time,
-    ``untimed`` rank -> why it has no kernel times, ``noisy`` rank -> why its run's times are not to
-    be trusted (:func:`run_noise`; only ranks whose run is flagged), ``divergences`` this graph's lines."""
-
-    key: str
-    ranks: list[int]
-    absent: dict[int, str] = field(default_factory=dict)
-    stages: dict[int, list[str]] = field(default_factory=dict)
-    reference: int | None = None
-    diffs: dict[int, GraphDiff] = field(default_factory=dict)
-    differs: dict[int, list[str]] = field(default_factory=dict)
-    recompile: dict[int, list[str]] = field(default_factory=dict)
-    times: list[KernelTime] = field(default_factory=list)
-    graph_ms: dict[int, float] = field(default_factory=dict)
-    untimed: dict[int, str] = field(default_factory=dict)
-    noisy: dict[int, str] = field(default_factory=dict)
-    divergences: list[Divergence] = field(default_factory=list)
-    #: rank -> its :class:`RankState` ``state`` ("done", "died", ...), and the threshold used
-    rank_states: dict[int, str] = field(default_factory=dict)
-    #: rank -> how its compile of this graph stopped short of codegen (``"failed in lowering"``,
-    #: ``"died in scheduling"``, ``"compiling: last stop lowering"``, ``"stopped after aot"``)
-    incomplete: dict[int, str] = field(default_factory=dict)
-    time_ratio: float = TIME_RATIO
-
-    @property
-    def pair(self) -> tuple[int, int] | None:
-        """The two ranks whose diff shows where this graph diverges (for :func:`diff_pair`): the
-        first divergence's pair, else the reference and the first other rank that compiled it;
-        None when only one rank compiled it and no other ran a stand-in."""
-        for d in self.divergences:
-            if d.pair is not None:
-                return d.pair
-        others = [r for r in self.ranks if r != self.reference]
-        return (self.reference, others[0]) if self.reference is not None and others else None
-
-    @property
-    def detail(self) -> str:
-        """This graph across ranks in full, for a pane's detail view: its summary, its divergence
-        lines, :func:`graph_lines` and each differing rank's level-by-level diff."""
-        lines = [d.line for d in self.divergences if d.level != "timing"]  # graph_lines has the times
-        head = [f"{self.key}: {self.summary}", ""] + lines
-        return "\n".join(head + ([""] if lines else []) + graph_lines(self, details=True))
-
-    @property
-    def agree(self) -> bool:
-        """Every rank compiled it to codegen, to the same graphs at every level, with no kernel time
-        divergence."""
-        return not self.absent and not self.incomplete and not any(self.differs.values()) \
-            and not any(t.counts for t in self.times)
-
-    def cell(self, rank: int) -> str:
-        """What a table of graphs by rank shows for ``rank`` (a word or two): ``"reference"``,
-        ``"same"``, the levels that differ (``"fusion, kernels"``), ``"recompiled"`` (only some ranks
-        compiled it, this one on a failed guard), ``"only here"``, why it is absent (``"not
-        compiled"``, ``"died before"``, ``"not reached yet"``, ``"no session"``), ``"to lowering"``
-        (its compile stopped there), plus ``"slower"`` where a kernel time counts as slower here."""
-        if rank in self.absent:
-            return self.absent[rank]
-        if rank not in self.stages:
-            return "-"
-        parts = []
-        if rank in self.incomplete:
-            parts.append(self.incomplete[rank])
-        if any(w == "not compiled" for w in self.absent.values()):
-            parts.append("recompiled" if rank in self.recompile else "only here")
-        if rank == self.reference:
-            parts.insert(0, "reference")
-        elif self.differs.get(rank):
-            parts.append(", ".join(_TITLES[x] for x in self.differs[rank]))
-        elif not parts:
-            parts.append("same")
-        if any(t.counts and rank in t.slower for t in self.times):
-            parts.append("slower")
-        return "; ".join(parts)
-
-    @property
-    def summary(self) -> str:
-        """One line: ``"ranks 0,1: agree"``, ``"rank 1 only: recompiled"``, ``"ranks 0,1: fusion differs on rank 1"``."""
-        on = _ranks(self.ranks)
-        if self.recompile and set(self.absent.values()) <= {"not compiled", "no session"} and \
-                any(w == "not compiled" for w in self.absent.values()):
-            return f"{on}: recompiled there only (not on {_ranks(sorted(self.absent))})"
-        if self.agree:
-            if any(t.noise for t in self.times):
-                return f"{on}: agree; kernel times too noisy to compare"
-            if self.times and self.noisy:
-                return f"{on}: agree, kernel times too (on runs flagged noisy)"
-            return f"{on}: agree" + (", kernel times too" if self.times else "")
-        parts = []
-        by: dict[str, list[int]] = {}
-        for r, how in sorted(self.incomplete.items()):
-            by.setdefault(how, []).append(r)
-        parts += [f"{how} on {_ranks(rs)}" for how, rs in by.items()]
-        if self.absent:
-            parts.append("not on " + _ranks(sorted(self.absent)))
-        for r, lv in sorted(self.differs.items()):
-            if lv:
-                parts.append(f"{', '.join(_TITLES[x] for x in lv)} differ{'s' if len(lv) == 1 else ''} on rank {r}")
-        slow = [t for t in self.times if t.counts]
-        if slow:
-            parts.append(f"{len(slow)} kernel{'s' if len(slow) > 1 else ''} slower on "
-                         + _ranks(sorted({t.slowest for t in slow}), "rank"))
-        return f"{on}: " + "; ".join(parts or ["incomplete"])
-
-
-@dataclass
-class RankComparison:
-    """A job's ranks compared: ``ranks`` every rank (those with a session, and any the sessions'
-    ``distributed.world_size`` says exist), ``states`` rank -> :class:`RankState`, ``graphs`` one
-    :class:`GraphComparison` per graph key (ordered by compile id, then as first seen),
-    ``divergences`` every line (the ranks' deaths first, then each graph's), ``time_ratio`` the
-    threshold used."""
-
-    ranks: list[int]
-    states: dict[int, RankState]
-    graphs: list[GraphComparison]
-    divergences: list[Divergence]
-    time_ratio: float = TIME_RATIO
-    #: issue 27.10: rank -> why no graph of its reached Inductor (its done message and Dynamo's reasons)
-    nothing_compiled: dict[int, list[str]] = field(default_factory=dict)
-
-    def graph(self, key: str) -> GraphComparison | None:
-        return next((g for g in self.graphs if g.key == key), None)
-
-    @property
-    def compared(self) -> list[GraphComparison]:
-        """The graphs Inductor compiled on some rank (a graph of another backend has no codegen)."""
-        return [g for g in self.graphs if any("codegen" in st for st in g.stages.values())]
-
-    @property
-    def agree(self) -> bool:
-        """No divergence, and something compared: an empty comparison never agrees."""
-        return not self.divergences and bool(self.compared)
+from inductor_step.session.format import STAGES, graph_key, split_part
+from inductor_step.session.diff import Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason
+from inductor_step.session.ranks.model import _ranks, Divergence, GRAPH_LEVELS, GraphComparison, KernelTime, RankComparison, RankState, SUM_VS_GRAPH, TIME_RATIO, _CID, _NEXT, _TITLES
 
 
 # --------------------------------------------------------------------------- helpers
-
-def _ranks(rs: list[int], word: str = "") -> str:
-    """``"rank 1"``, ``"ranks 1,3"``, ``"ranks 0-7"`` (a run of three or more consecutive ranks as a range)."""
-    word = word or ("rank" if len(rs) == 1 else "ranks")
-    if len(rs) > 1 and word == "rank":
-        word = "ranks"
-    parts: list[str] = []
-    i = 0
-    while i < len(rs):
-        j = i
-        while j + 1 < len(rs) and rs[j + 1] == rs[j] + 1:
-            j += 1
-        parts += [f"{rs[i]}-{rs[j]}"] if j - i >= 2 else [str(r) for r in rs[i:j + 1]]
-        i = j + 1
-    return f"{word} {','.join(parts)}"
 
 
 def _key_order(key: str) -> tuple:
@@ -374,7 +106,7 @@ def _rank_why(a: Graph, b: Graph) -> Level:
 
 def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int, key_b: str | None = None) -> GraphDiff:
     """The level-by-level diff of graph ``key`` on rank ``rank_a`` (A) and on ``rank_b`` (B) (graph
-    ``key_b`` there when given) (:func:`inductor_step.tui.diff.diff_graphs`, its "why" level the
+    ``key_b`` there when given) (:func:`inductor_step.session.diff.diff_graphs`, its "why" level the
     ranks' one: :func:`_rank_why`)."""
     ga = Graph.from_session(sa, key, f"rank {rank_a}")
     gb = Graph.from_session(sb, key_b or key, f"rank {rank_b}")
@@ -507,13 +239,13 @@ def _level_line(lv: Level, ref: int, r: str, where_a: dict[str, str] | None = No
 def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None,
                   time_ratio: float = TIME_RATIO, cache: Any = None,
                   messages: dict[int, str] | None = None) -> RankComparison:
-    """Compare the ranks of one job: ``sessions`` rank -> its :class:`inductor_step.tui.session.Session`
+    """Compare the ranks of one job: ``sessions`` rank -> its :class:`inductor_step.session.store.Session`
     (None where a rank has none); ``states`` rank -> the job file's state for it (``JobRank.state``:
     ``"running"``, ``"done"``, ``"died"``), when known: without it a session that has no ``done``
     message and whose process ended (``agent_exit``) died, one without either is still running;
     ``messages`` rank -> the job file's message (``JobRank.message``), named in a dead rank's line.
     Sessions are read, never changed (stops are parsed on demand).  ``cache`` (an
-    :class:`inductor_step.tui.session.IdentityCache`, kept by the caller between calls while a job
+    :class:`inductor_step.session.store.IdentityCache`, kept by the caller between calls while a job
     runs) keeps each rank pair's graph diff while the two graphs' stops are the same objects.
     Returns a :class:`RankComparison`."""
     states = states or {}
@@ -646,12 +378,12 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
 
 
 def compare_job(path: str, time_ratio: float = TIME_RATIO) -> RankComparison:
-    """Compare the ranks of a recorded job: its job file (``x.job.json``, :func:`inductor_step.tracer.protocol.read_job`)
+    """Compare the ranks of a recorded job: its job file (``x.job.json``, :func:`inductor_step.session.format.read_job`)
     names one session per rank; a session file that is missing or unreadable counts as no session.
     Each rank's state is the job file's (``ranks[].state``).  Raises OSError / ValueError as
     ``read_job`` does."""
-    from inductor_step.tracer.protocol import read_job  # noqa: PLC0415
-    from inductor_step.tui.session import Session, load_session  # noqa: PLC0415
+    from inductor_step.session.format import read_job  # noqa: PLC0415
+    from inductor_step.session.store import Session, load_session  # noqa: PLC0415
 
     job, paths = read_job(path)
     sessions: dict[int, Any] = {}
@@ -677,8 +409,8 @@ def stand_in(session: Any, other: Any, key: str) -> str | None:
     """The graph of ``session`` that ran where ``other`` compiled ``key`` (which ``session`` lacks):
     for a recompile, the compile whose guard failed on ``other`` (its dynamo stop's first
     ``recompile_reasons`` names it: ``"2/0: ..."`` -> ``"[2/0] inference"``), else
-    :func:`inductor_step.tui.diff.default_partner`; None when ``session`` has neither."""
-    from inductor_step.tui.diff import default_partner  # noqa: PLC0415
+    :func:`inductor_step.session.diff.default_partner`; None when ``session`` has neither."""
+    from inductor_step.session.diff import default_partner  # noqa: PLC0415
 
     kind = key.split(" ", 1)[-1]
     for r in (other.stop_for(key, "dynamo") or {}).get("recompile_reasons") or []:
@@ -719,84 +451,3 @@ def diff_pair(sessions: dict[int, Any], key: str, rank_a: int, rank_b: int
     if ha:
         return key, other, how, rank_diff(sa, sb, key, rank_a, rank_b, key_b=other)
     return other, key, how, rank_diff(sa, sb, other, rank_a, rank_b, key_b=key)
-
-
-# --------------------------------------------------------------------------- text
-
-def graph_lines(g: GraphComparison, details: bool = False) -> list[str]:
-    """What the ranks say about one graph, line by line (under its summary in :func:`text`, and the
-    pane's detail): ranks that lack it and why, ranks whose compile stopped short, timing failures,
-    runs flagged noisy, the graph time's fastest and slowest rank, the kernels over the threshold (or
-    the largest difference under it); ``details`` adds each differing rank's level-by-level diff."""
-    from inductor_step.tui.diff import render  # noqa: PLC0415
-
-    lines: list[str] = []
-    for r, why in sorted(g.absent.items()):
-        if why != "not compiled" or not g.recompile:
-            lines.append(f"rank {r}: {why}")
-    for r, how in sorted(g.incomplete.items()):
-        lines.append(f"rank {r}: {how}")
-    if g.times or any(w.startswith("timing failed") for w in g.untimed.values()):
-        for r, why in sorted(g.untimed.items()):
-            lines.append(f"rank {r}: {why}")
-    if g.times and g.noisy:
-        by: dict[str, list[int]] = {}
-        for r, why in sorted(g.noisy.items()):
-            by.setdefault(why, []).append(r)
-        lines.append("runs flagged noisy: " + "; ".join(f"{_ranks(rs)}: {why}" for why, rs in by.items()))
-    if len(g.graph_ms) > 1:
-        lo, hi = min(g.graph_ms, key=lambda r: g.graph_ms[r]), max(g.graph_ms, key=lambda r: g.graph_ms[r])
-        lines.append(f"compiled graph {g.graph_ms[lo]:.4f} ms on rank {lo} .. {g.graph_ms[hi]:.4f} ms on rank {hi}"
-                     + (f" ({g.graph_ms[hi] / g.graph_ms[lo]:.1f}x)" if g.graph_ms[lo] > 0 else ""))
-    for t in g.times:
-        if t.ratio > g.time_ratio:
-            lines.append(t.line)
-    if g.times and not any(t.ratio > g.time_ratio for t in g.times):
-        worst = max(g.times, key=lambda t: t.ratio)
-        lines.append(f"{len(g.times)} kernel{'s' if len(g.times) > 1 else ''} timed on "
-                     f"{_ranks(sorted(set(r for t in g.times for r in t.ms)))}: within {g.time_ratio:g}x "
-                     f"(largest {worst.ratio:.2f}x, {worst.kernel})")
-    if details:
-        for r, d in sorted(g.diffs.items()):
-            if g.differs.get(r):
-                lines += render(d, diffs=False).split("\n")
-    return lines
-
-
-def text(c: RankComparison, details: bool = False) -> str:
-    """The plain-text summary (``--headless`` and the report): each rank's end, the divergences, then
-    one line per graph (its ranks and what agrees) with its kernel times across ranks; ``details``
-    adds each differing rank's level-by-level diff (:func:`inductor_step.tui.diff.render`)."""
-    lines = [f"ranks compared: {len(c.ranks)} ({', '.join(str(r) for r in c.ranks)}); a kernel time counts as "
-             f"different over {c.time_ratio:g}x with the ranks' p20..p80 ranges apart"]
-    finished: dict[int | None, list[int]] = {}
-    for r in c.ranks:
-        if c.states[r].state == "done" and c.states[r].returncode == 0:
-            finished.setdefault(0, []).append(r)
-    for rc, rs in finished.items():
-        lines.append(f"  {_ranks(rs)} finished (exit status {rc})")
-    for r in c.ranks:
-        if c.states[r].state != "done" or c.states[r].returncode != 0:
-            lines.append(f"  {c.states[r].line}")
-    if not c.compared:  # issue 27.10: nothing reached Inductor; never "agree" on an empty comparison
-        lines.append("nothing to compare: no graph reached Inductor on "
-                     + (_ranks(sorted(c.nothing_compiled)) if c.nothing_compiled else "any rank"))
-        for r, why in sorted(c.nothing_compiled.items()):
-            lines.append(f"  rank {r}: {why[0]}")
-            lines += [f"      {w}" for w in why[1:6]]
-    if c.divergences:
-        lines.append(f"where the ranks diverge ({len(c.divergences)}):")
-        lines += [f"  {d.line}" for d in c.divergences]
-    elif c.compared:
-        lines.append("the ranks agree: the same graphs, fusions and kernels" + (
-            ", kernel times within the threshold" if any(g.times for g in c.graphs) else ""))
-    lines.append("graphs:")
-    for g in c.graphs:
-        lines.append(f"  {g.key:<22} {g.summary}")
-        lines += ["      " + ln for ln in graph_lines(g, details)]
-    return "\n".join(lines)
-
-
-__all__ = ["Divergence", "GraphComparison", "GRAPH_LEVELS", "KernelTime", "RankComparison", "RankState",
-           "TIME_RATIO", "compare_job", "compare_job_file", "compare_ranks", "diff_pair", "rank_diff", "rank_state", "run_noise", "stand_in",
-           "graph_lines", "text"]

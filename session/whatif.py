@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.tracer.protocol import split_variant
-from inductor_step.tui import trust
-from inductor_step.tui.text import fmt_ms
+from inductor_step.session.format import split_variant
+from inductor_step.session import trust
+from inductor_step.session.text import fmt_ms
 
 
 def _err(v: Any) -> str:
@@ -88,7 +88,7 @@ def judgement_lines(o: dict[str, Any] | None, v: dict[str, Any] | None,
                     labels: tuple[str, str] = ("original", "variant")) -> list[str]:
     """Issue 32: what a comparison of an original's run ``o`` and its variant's ``v`` can be trusted to say:
     each side's verdict where it is not reliable, the eager reference's move (the machine's, not the
-    setting's: tui.trust.machine_moved), the interleaved rounds' effect of the setting (the variant's
+    setting's: session.trust.machine_moved), the interleaved rounds' effect of the setting (the variant's
     ``interleaved``) and whether the variant was compiled static at the original's size hints."""
     out = [f"{label} timing NOT RELIABLE: {why}" for label, r in zip(labels, (o, v))
            if (why := trust.unreliable(r))]

@@ -1,7 +1,7 @@
 """Per-stage text of a recorded session: what the detail panes, ``report``, ``export`` and
 ``--headless`` print about a stop.  Plain strings from the session's dicts; no Textual, no torch.
 
-Every function takes the messages as the stream carries them (see :mod:`inductor_step.tracer.protocol`)
+Every function takes the messages as the stream carries them (see :mod:`inductor_step.session.format`)
 and returns text; line numbers it mentions are 1-based.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from inductor_step.tracer.protocol import graph_key, kind_of, with_part
-from inductor_step.tui.modes import how_compiled_lines, kernel_backend, symbol_line, symbols_in, timed_sizes_line
-from inductor_step.tui.paths import code_label, short_path
+from inductor_step.session.format import graph_key, kind_of, with_part
+from inductor_step.session.modes import how_compiled_lines, kernel_backend, symbol_line, symbols_in, timed_sizes_line
+from inductor_step.session.paths import code_label, short_path
 
 
 def fmt_ms(v: Any) -> str:
@@ -48,7 +48,7 @@ def joined(xs: Any, n: int = 6) -> str:
 def short_user_line(user_line: str | None, script_dir: str | None) -> str | None:
     """A user line (``/abs/path/model.py:171``) as the tables show it: relative to the script's
     folder, or from the installed package down (``transformers/models/bert/modeling_bert.py:177``);
-    the line number is never cut (:func:`inductor_step.tui.paths.short_path`)."""
+    the line number is never cut (:func:`inductor_step.session.paths.short_path`)."""
     return short_path(user_line, script_dir)
 
 
@@ -86,7 +86,7 @@ def break_reasons(stop: dict[str, Any]) -> list[dict[str, str]]:
 
 def graph_note(dynamo: dict[str, Any] | None, script_dir: str | None = None) -> str:
     """Why a graph exists, in full: its recompile reasons, the graph break that ended it (user line,
-    reason, hint; the line shortened as :func:`inductor_step.tui.paths.short_path` does with
+    reason, hint; the line shortened as :func:`inductor_step.session.paths.short_path` does with
     ``script_dir``), the break it resumes after and why Dynamo restarted the frame's analysis."""
     d = dynamo or {}
     notes = []
@@ -281,7 +281,7 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     the kernel sum and what it means, how the times were settled, the sizes it was timed at (with
     ``symbols``, the graph's dynamic symbols from its dynamo stop, and ``placeholders``, its post-grad
     graph's placeholder nodes, each input named), the roofs and their sources."""
-    from inductor_step.tui.trust import figure_tag, unreliable  # noqa: PLC0415 - issue 32's verdicts
+    from inductor_step.session.trust import figure_tag, unreliable  # noqa: PLC0415 - issue 32's verdicts
 
     lines = [f"# {key} on {run.get('device')}: timed with {run.get('method')}"]
     bad = unreliable(run)
@@ -353,10 +353,10 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     if run.get("inputs"):
         lines.append(f"inputs: {run['inputs']}")
     lines.append(timed_sizes_line(run, symbols, placeholders))  # issue 27
-    from inductor_step.tui.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+    from inductor_step.session.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
 
     lines += eager_note_lines(run) + cudagraph_lines(run) + user_kernel_lines(run)  # issue 27 points 6, 7
-    from inductor_step.tui.whatif import numerics_lines  # noqa: PLC0415 - a what-if variant's (issue 22)
+    from inductor_step.session.whatif import numerics_lines  # noqa: PLC0415 - a what-if variant's (issue 22)
 
     lines += numerics_lines(run)
     peak = run.get("peak") or {}

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from inductor_step.tracer import protocol
+from inductor_step.session import format as protocol
 
 
 class SessionWriter:

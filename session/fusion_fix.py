@@ -42,7 +42,7 @@ SETTINGS: list[tuple[str, str | None, str]] = [
     ("register spilling", None, "the fused Triton kernel would spill registers"),
     ("strict sum ordering", None, "fusing would change the order of a floating-point sum"),
     ("device mismatch", None, "they run on different devices"),
-    # the ledger's verdict when the fusion log has no line on the pair (tui.ledger.fusion_reason)
+    # the ledger's verdict when the fusion log has no line on the pair (session.ledger.fusion_reason)
     ("no fusion-log line names both", "max_fusion_buffer_group_pairwise_attempts=256",
      "if they are far apart: Inductor pairs a node only with the next 64 nodes that use the same buffer"),
 ]
@@ -66,7 +66,7 @@ def setting_for(verdict: str) -> tuple[str | None, str]:
 
 
 def classify(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Split :func:`tui.ledger.fusion_rows` into (actionable, library): a library call on either side goes to
+    """Split :func:`session.ledger.fusion_rows` into (actionable, library): a library call on either side goes to
     ``library``; each actionable row gets ``fix`` (a setting to try with ``w``, or None) and ``fix_why``.
     Actionable rows with a setting come first, each group keeping its cost order."""
     act, lib = [], []

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.tracer.protocol import COMPILE_STAGES, graph_key
+from inductor_step.session.format import COMPILE_STAGES, graph_key
 
 LABELS = dict(COMPILE_STAGES)
 ORDER = [s for s, _ in COMPILE_STAGES]
@@ -16,7 +16,7 @@ ORDER = [s for s, _ in COMPILE_STAGES]
 #: AOTAutograd cache hit skips too (it also skips AOTAutograd's trace and the partitioner)
 _FX_SKIPS = ("post_grad", "lowering", "scheduling", "codegen")
 _AOT_SKIPS = ("aot", "partition") + _FX_SKIPS
-#: a graph's stage at our stops -> the compile-time stages that finished by then (tui.bars)
+#: a graph's stage at our stops -> the compile-time stages that finished by then (tui/bars.py)
 AT_STOP = {"dynamo": ("dynamo", "pre_grad", "guards"), "aot": ("aot", "partition", "post_grad"),
            "lowering": ("lowering", "autotune"), "scheduling": ("scheduling",), "loopbody": (),
            "codegen": ("codegen", "kernels", "load")}
@@ -56,7 +56,7 @@ class GraphTime:
 
 def graph_times(session: Any) -> dict[str, GraphTime]:
     """Every graph's compile time, in the order its first message came.  ``session`` has ``compile_times``
-    (tui.session.Session)."""
+    (session.store.Session)."""
     out: dict[str, GraphTime] = {}
     for m in getattr(session, "compile_times", None) or []:
         key = graph_key(m)

@@ -1,0 +1,207 @@
+"""The diff of two graphs (every level, top-down) and of two sessions (graphs paired by id, kind, content)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from typing import Any, Sequence
+
+from inductor_step.session.format import VARIANT_SEP, split_part
+from inductor_step.session.modes import compiled_with_changes
+from inductor_step.session.diff.fx import EXACT_ALIGN, _node_key, diff_aot_graphs, diff_nodes, specializations
+from inductor_step.session.diff.guards import _short_where, failed_guards, parse_guards, split_reason
+from inductor_step.session.diff.ir import diff_buffers, diff_scheduler
+from inductor_step.session.diff.kernels import diff_kernels, diff_timing
+from inductor_step.session.diff.model import Change, Graph, GraphDiff, LEVELS, Level
+
+
+# --------------------------------------------------------------------------- the diff
+
+def _header_changes(ha: dict[str, Any], hb: dict[str, Any]) -> list[str]:
+    out = []
+    for k in ("torch", "triton", "python", "device", "device_name", "cuda"):
+        if ha.get(k) != hb.get(k):
+            out.append(f"session {k}: {ha.get(k)} -> {hb.get(k)}")
+    sa, sb = ha.get("settings") or {}, hb.get("settings") or {}
+    for k in sorted(set(sa) | set(sb)):
+        if sa.get(k) != sb.get(k):
+            out.append(f"setting {k}: {sa.get(k)} -> {sb.get(k)}")
+    if (ha.get("argv") or []) != (hb.get("argv") or []):
+        out.append(f"script arguments: {ha.get('argv')} -> {hb.get('argv')}")
+    if ha.get("script") and hb.get("script") and os.path.basename(ha["script"]) != os.path.basename(hb["script"]):
+        out.append(f"script: {ha['script']} -> {hb['script']}")
+    return out
+
+
+def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
+    """The level-by-level diff of graph ``a`` (the earlier) and ``b``; ``same_session`` False when
+    they come from two recordings (the "why" level then lists what differs between the sessions'
+    headers instead of a failed guard of A)."""
+    levels = {k: Level(k, title, stage) for k, title, stage in LEVELS}
+    da, db = a.stops.get("dynamo") or {}, b.stops.get("dynamo") or {}
+    nodes_a = (da.get("graph") or {}).get("nodes") or []
+    nodes_b = (db.get("graph") or {}).get("nodes") or []
+
+    # why
+    why = levels["why"]
+    script_dir = os.path.dirname(str(b.header.get("script") or "")) or None
+    for r in db.get("recompile_reasons") or []:
+        cid, text = split_reason(r)
+        guards_text = a.all_guards.get(cid or "", None) if same_session else b.all_guards.get(cid or "")
+        g = failed_guards(text, parse_guards(guards_text)) if guards_text else []
+        what = f"guard of {cid or '?'} failed: {text}"
+        detail = []
+        for x in g[:3]:
+            detail.append(f"{x.kind} {x.expr}")
+            detail.append("installed by: " + (_short_where(x.where, script_dir) + (f": {x.code}" if x.code else "")
+                                              if x.where else "Dynamo itself (no user line recorded)"))
+        if not guards_text:
+            detail.append(f"the guards of {cid} are not in the session (Dynamo logs them once the backend compile ends)")
+        src = g[0].source if g and g[0].source else (g[0].kind if g else "")
+        why.changes.append(Change("changed", None, f"{cid or '?'} {src}".strip(), what, text="\n".join(detail)))
+    if not same_session:
+        why.title = "why they differ"
+        why.notes += _header_changes(a.header, b.header)
+        if why.notes:
+            why.flagged = True
+    for s in specializations(nodes_a, nodes_b):
+        why.notes.append(s)
+        why.flagged = True
+    if not why.changes and not why.notes and same_session:
+        why.notes.append(f"{b.key} has no recompile reason: not a recompile of {a.key}")
+    for s in compiled_with_changes(da.get("compiled_with"), db.get("compiled_with")):  # issue 27
+        why.notes.append(f"compiled differently: {s}")
+        why.flagged = True
+
+    # Dynamo and post-grad graphs
+    for key, stage, get in (("dynamo", "dynamo", lambda s: (s.get("graph") or {}).get("nodes")),
+                            ("post_grad", "aot", lambda s: (s.get("post_grad") or {}).get("nodes"))):
+        lv = levels[key]
+        sa, sb = a.stops.get(stage), b.stops.get(stage)
+        if sa is None or sb is None:
+            lv.missing = f"{'A' if sa is None else 'B'} has no {stage} stop"
+            continue
+        xa, xb = get(sa), get(sb)
+        if xa is None or xb is None:
+            lv.missing = "a graph's nodes were not captured"
+            continue
+        lv.changes = diff_nodes(xa, xb, named_inputs=key == "dynamo")
+        if key == "post_grad":
+            ga, gb = sa.get("aot_graphs") or {}, sb.get("aot_graphs") or {}
+            if sorted(ga) != sorted(gb):
+                lv.notes.append(f"AOT graphs: {', '.join(sorted(ga)) or '-'} -> {', '.join(sorted(gb)) or '-'}")
+                lv.flagged = True
+            lv.changes += diff_aot_graphs(ga, gb)
+
+    # IR buffers and scheduler nodes
+    buf_map: dict[str, str] = {}
+    lb, sa_, sb_ = levels["buffers"], a.stops.get("lowering"), b.stops.get("lowering")
+    if sa_ is None or sb_ is None:
+        lb.missing = f"{'A' if sa_ is None else 'B'} has no lowering stop"
+    else:
+        lb.changes, buf_map = diff_buffers(sa_.get("buffers") or [], sb_.get("buffers") or [])
+    ls, sa_, sb_ = levels["scheduling"], a.stops.get("scheduling"), b.stops.get("scheduling")
+    if sa_ is None or sb_ is None:
+        ls.missing = f"{'A' if sa_ is None else 'B'} has no scheduling stop"
+    else:
+        ls.changes = diff_scheduler(sa_.get("after") or [], sb_.get("after") or [], buf_map)
+        ls.notes.append(f"scheduler nodes after fusion: {len(sa_.get('after') or [])} -> {len(sb_.get('after') or [])}")
+
+    # kernels
+    kmap: dict[str, str] = {}
+    lk, sa_, sb_ = levels["kernels"], a.stops.get("codegen"), b.stops.get("codegen")
+    if sa_ is None or sb_ is None:
+        lk.missing = f"{'A' if sa_ is None else 'B'} has no codegen stop"
+    else:
+        ka, kb = sa_.get("kernels") or [], sb_.get("kernels") or []
+        lk.changes, kmap, same = diff_kernels(ka, kb, sb_.get("links") or {})
+        lk.notes.append(f"{len(ka)} -> {len(kb)} kernels; {same} compute the same (normalized source)")
+
+    diff_timing(a.run, b.run, kmap, levels["timing"])
+    from inductor_step.session.whatif import judgement_lines, static_variant_note  # noqa: PLC0415 - issue 32
+
+    top = [n for n in [static_variant_note(b.key, a.stops, b.stops)] if n]
+    if a.run and b.run and not a.run.get("error") and not b.run.get("error"):
+        top += [n for n in judgement_lines(a.run, b.run, ("A", "B")) if "NOT RELIABLE" in n or "machine moved" in n]
+    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS], kmap, notes=top)
+
+
+# --------------------------------------------------------------------------- pairing
+
+def default_partner(graphs: Sequence[str], key: str) -> str | None:
+    """The graph to diff ``key`` with: for a recompile ``[f/n]`` (n > 0) of a kind, ``[f/n-1]`` of
+    that kind (so ``[0/1] forward`` -> ``[0/0] forward``); otherwise the next recompile of the same
+    frame and kind, else the nearest other graph of that kind, else any other graph."""
+    # the kind with its part and subgraph (protocol.graph_key): a branch's partner is the same branch
+    m = re.match(r"\[(\d+)/(\d+)\] (\w+(?: #\d+)?(?: › [^·]+?)?)(?: · |$)", key)
+    others = [g for g in graphs if g != key]
+    if VARIANT_SEP in key and key.split(VARIANT_SEP, 1)[0] in graphs:  # a what-if variant: its original
+        return key.split(VARIANT_SEP, 1)[0]
+    if not others:
+        return None
+    if m:
+        f, n, kind = m.group(1), int(m.group(2)), m.group(3)
+        for want in ([f"[{f}/{n - 1}] {kind}"] if n > 0 else []) + [f"[{f}/{n + 1}] {kind}"]:
+            if want in graphs:
+                return want
+        same_kind = [g for g in others if g.endswith(" " + kind)]
+        base = split_part(kind)[0]
+        same_kind = same_kind or [g for g in others if split_part(g.split(" ", 1)[-1])[0] == base]
+        if same_kind:
+            i = graphs.index(key) if key in graphs else 0
+            return min(same_kind, key=lambda g: abs(graphs.index(g) - i))
+    return others[0]
+
+
+def _dynamo_sig(session: Any, key: str) -> list[tuple]:
+    s = session.stop_for(key, "dynamo") or {}
+    return [_node_key(n, True) for n in (s.get("graph") or {}).get("nodes") or []]
+
+
+def pair_graphs(sa: Any, sb: Any) -> list[tuple[str | None, str | None, str]]:
+    """The graphs of sessions ``sa`` and ``sb`` paired: by compile id and kind first, then the rest by
+    content (the most similar Dynamo graph of the same kind, ratio >= 0.5); (key in A or None, key
+    in B or None, how)."""
+    out: list[tuple[str | None, str | None, str]] = []
+    left_b = [g for g in sb.graphs]
+    rest_a = []
+    for g in sa.graphs:
+        if g in left_b:
+            out.append((g, g, "same compile id and kind"))
+            left_b.remove(g)
+        else:
+            rest_a.append(g)
+    for g in rest_a:
+        kind = g.split(" ", 1)[-1]
+        sig = _dynamo_sig(sa, g)
+        best, score = None, 0.5
+        for h in left_b:
+            if h.split(" ", 1)[-1] != kind:
+                continue
+            other = _dynamo_sig(sb, h)
+            sm = difflib.SequenceMatcher(None, sig, other, autojunk=max(len(sig), len(other)) > EXACT_ALIGN)
+            if sm.real_quick_ratio() < score or sm.quick_ratio() < score:
+                continue
+            r = sm.ratio()
+            if r >= score:
+                best, score = h, r
+        if best is not None:
+            out.append((g, best, f"by content ({100 * score:.0f}% of the Dynamo graph alike)"))
+            left_b.remove(best)
+        else:
+            out.append((g, None, "only in A"))
+    out += [(None, h, "only in B") for h in left_b]
+    return out
+
+
+def diff_sessions(sa: Any, sb: Any, label_a: str = "A", label_b: str = "B") -> list[tuple[str | None, str | None, str, GraphDiff | None]]:
+    """Every graph pair of two sessions (:func:`pair_graphs`) with its diff (None for a graph only
+    one session has)."""
+    out = []
+    for ka, kb, how in pair_graphs(sa, sb):
+        d = None
+        if ka and kb:
+            d = diff_graphs(Graph.from_session(sa, ka, label_a), Graph.from_session(sb, kb, label_b), same_session=False)
+        out.append((ka, kb, how, d))
+    return out

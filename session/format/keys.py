@@ -1,0 +1,105 @@
+"""Graph keys as users see them ("[0/0] forward #2"): built from a message and split back into their parts."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+def graph_key(msg: dict[str, Any]) -> str:
+    """The graph a message belongs to, as shown to users: ``"[0/0] forward"``; a what-if variant's:
+    ``"[0/0] forward · max_autotune=True"``.
+
+    One compile id can hand Inductor several graphs of one kind: Dynamo's DDPOptimizer splits a
+    DistributedDataParallel model's graph at DDP's bucket boundaries and compiles each submodule on
+    its own (``compile_fx`` once per submodule, all under the frame's compile id).  Each is a graph
+    of its own, told apart by its message's ``part`` (1-based, in compile order; a forward's backward
+    has its forward's part): ``"[4/0] forward #2"``, ``"[4/0] backward #2"``.  Ordinary compiles have
+    no ``part`` and keep their keys.
+
+    A higher-order op's subgraph (a ``torch.cond`` branch, an ``invoke_subgraph`` / nested compile
+    region, a ``while_loop`` body, flex attention's score and mask mods) is a graph of its own under its
+    parent, named as the parent's post-grad module names it (``subgraph``; a subgraph of a subgraph
+    joins the names with :data:`SUBGRAPH_SEP`): ``"[0/0] inference › true_graph_0"``."""
+    key = f"{msg.get('compile_id', '[?]')} {msg.get('graph_kind', '?')}"
+    if msg.get("part"):
+        key += f"{PART_SEP}{msg['part']}"
+    if msg.get("subgraph"):
+        key += f"{SUBGRAPH_SEP}{msg['subgraph']}"
+    return f"{key}{VARIANT_SEP}{msg['variant']}" if msg.get("variant") else key
+
+
+PART_SEP = " #"  # between a graph's kind and its part: "[4/0] forward #2" (graph_key)
+RESET_SEP = "@reset"  # in a compile id after the script's Nth torch._dynamo.reset(): "[0/0]@reset1" (issue 27.10)
+
+
+def split_part(kind: str) -> tuple[str, int | None]:
+    """``"forward #2"`` (a kind as a graph key ends) -> ``("forward", 2)``; ``"forward"`` -> ``("forward", None)``."""
+    base, sep, part = str(kind).rpartition(PART_SEP)
+    return (base, int(part)) if sep and part.isdigit() else (str(kind), None)
+
+
+def with_part(kind: str, part: int | None) -> str:
+    """``("forward", 2)`` -> ``"forward #2"``; no part -> ``kind`` (the inverse of :func:`split_part`)."""
+    return f"{kind}{PART_SEP}{part}" if part else kind
+
+
+SUBGRAPH_SEP = " › "  # between a graph's kind (and part) and its subgraph: "[0/0] inference › true_graph_0"
+
+
+def split_subgraph(kind: str) -> tuple[str, str | None]:
+    """``"inference › true_graph_0"`` (a kind as a graph key ends, no variant) -> ``("inference", "true_graph_0")``;
+    ``"inference"`` -> ``("inference", None)``.  A nested subgraph keeps its whole path: ``"a › b"``."""
+    base, sep, sub = str(kind).partition(SUBGRAPH_SEP)
+    return (base, sub) if sep and sub else (str(kind), None)
+
+
+def kind_of(msg: dict[str, Any]) -> str:
+    """A message's graph kind as its graph key ends (without the variant): ``"forward #2"``,
+    ``"inference › true_graph_0"`` (:func:`graph_key` less the compile id)."""
+    return with_subgraph(with_part(str(msg.get("graph_kind")), msg.get("part")), msg.get("subgraph"))
+
+
+def with_subgraph(kind: str, subgraph: str | None) -> str:
+    """``("inference", "true_graph_0")`` -> ``"inference › true_graph_0"`` (the inverse of :func:`split_subgraph`)."""
+    return f"{kind}{SUBGRAPH_SEP}{subgraph}" if subgraph else kind
+
+
+# ----------------------------------------------------------------------------- what if (issue 22)
+
+VARIANT_SEP = " · "  # between a graph's key and its what-if variant's settings
+
+
+def parse_settings(text: str) -> dict[str, Any]:
+    """``"max_autotune=True, realize_opcount_threshold=1"`` -> ``{"max_autotune": True, ...}``: each
+    value a Python literal (``True``, ``1``, ``0.5``, ``'x'``), else the text itself.  Raises
+    ValueError with a one-line reason on an item without ``=`` or a bad name (whether torch has
+    the setting is checked by the agent)."""
+    import ast  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+    for item in (p.strip() for p in re.split(r",(?![^\[\](){}]*[\])}])", text)):
+        if not item:
+            continue
+        name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
+            raise ValueError(f"not a setting: {item!r} (want name=value, e.g. max_autotune=True)")
+        try:
+            out[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[name] = value
+    if not out:
+        raise ValueError(f"no setting given in {text!r} (want name=value, e.g. max_autotune=True)")
+    return out
+
+
+def settings_label(settings: dict[str, Any]) -> str:
+    """A variant's name from its settings: ``"max_autotune=True,realize_opcount_threshold=1"``."""
+    return ",".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in settings.items())
+
+
+def split_variant(key: str) -> tuple[str, str | None]:
+    """``"[0/0] forward · max_autotune=True"`` -> ``("[0/0] forward", "max_autotune=True")``."""
+    base, sep, variant = key.partition(VARIANT_SEP)
+    return base, (variant if sep else None)
