@@ -99,9 +99,6 @@ class StepApp(JobView, App[None]):
     def on_mount(self) -> None:
         # no animations: over SSH every animated frame is output to send
         self.animation_level = "none"
-        # pane t (compile time, issue 30) is reached by its key and ctrl+p; its tab stays off the bar, which
-        # is full at 80 columns (and every recorded screenshot keeps its tab bar)
-        self.query_one("#panes", Panes).hide_tab("pane-ctime")
         if self.live and self.is_job:
             self.start_job()
         elif self.live:

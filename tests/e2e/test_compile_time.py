@@ -102,11 +102,14 @@ def test_every_graph_has_its_stages_and_they_add_up(runs):
     assert "dynamo" not in bwd.stages and bwd.stages.get("lowering", 0) > 0, bwd.stages  # a lazy backward: no Dynamo
     assert fwd.frame and fwd.frame["function"] == "f" and fwd.frame["tracing_ms"] > 0
     # per kernel: each C++ kernel named as generated, with its build time and the C++ cache's verdict
-    names = {k["name"] for k in fwd.kernels}
+    built = [k for k in fwd.kernels if k["kind"] != "autotune"]
+    names = {k["name"] for k in built}
     codegen = next(m for m in msgs if m.get("type") == "stop" and graph_key(m) == "[0/0] forward"
                    and m["stage"] == "codegen")
     assert names and names <= {k["name"] for k in codegen["kernels"]}, (names, codegen["kernels"])
-    assert all(k["compile_ms"] is not None and k["cache"] in ("hit", "miss") for k in fwd.kernels)
+    assert all(k["compile_ms"] is not None and k["cache"] in ("hit", "miss") for k in built)
+    # the mm's select_algorithm (one choice on CPU: nothing to benchmark) is an autotuning entry of its own
+    assert [k["name"] for k in fwd.kernels if k["kind"] == "autotune"] == ["mm"], fwd.kernels
     # per FX node: lowering time, rolled up to the script's line through the links
     linked = set(fwd.nodes) & set(codegen["links"]["fx_nodes"])
     assert {"mm", "erf"} <= linked and len(linked) >= len(fwd.nodes) / 2, (fwd.nodes, codegen["links"]["fx_nodes"])
@@ -143,10 +146,11 @@ def test_a_second_run_with_caches_on_hits(runs):
     assert "hit" in verdicts.values(), verdicts
     fwd = again["[0/0] forward"]
     assert fwd.skipped() and set(fwd.skipped()) >= {"lowering", "scheduling", "codegen"}, (fwd.cache, fwd.stages)
-    assert fwd.total_ms < first["[0/0] forward"].total_ms
+    # (a hit need not be faster on a graph this small: the cache's keys and the load take their own time)
+    assert not any(fwd.stages.get(s) for s in ("lowering", "scheduling", "codegen")), fwd.stages
     assert "compile time:" in runs["again_stdout"] and "taken out" in runs["again_stdout"]
-    assert all(k["cache"] == "hit" for g in again.values() for k in g.kernels), \
-        [(k["name"], k["cache"]) for g in again.values() for k in g.kernels]
+    assert all(k["cache"] == "hit" for g in again.values() for k in g.kernels if k["kind"] == "cpp"), \
+        [(k["name"], k.get("cache")) for g in again.values() for k in g.kernels]
 
 
 def test_pane_t_ranks_and_enter_goes_to_the_kernel(runs):

@@ -26,6 +26,9 @@ class CompileTimePane(StagePane):
     stage = "ctime"
     title = "t Compile time"
     columns = COLUMNS
+    #: reached by its key t (and ctrl+p); its tab stays off the tab bar, which is full at 80 columns, and
+    #: every recorded screenshot keeps its tab bar (tui.compat.Panes)
+    HIDE_TAB = True
 
     def data(self) -> dict[str, Any] | None:
         """The rankings, computed once per set of compile_time messages (and codegen stops: the links)."""
