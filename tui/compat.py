@@ -67,7 +67,7 @@ class Panes(TabbedContent):
         # (the number keys switch panes; a click on a tab still does)
         for tabs in self.query(Tabs):
             tabs.can_focus = False
-        # a pane whose class says HIDE_TAB (pane t) is reached by its key, its tab kept off the bar
+        # a pane whose class says HIDE_TAB (pane T, compile time) is reached by its key, its tab kept off the bar
         for pane in self.query(TabPane):
             if any(getattr(c, "HIDE_TAB", False) for c in pane.children) and pane.id:
                 self.hide_tab(pane.id)

@@ -42,8 +42,8 @@ BINDINGS: list[Binding] = [
     Binding("0", "stage('ranks')", "Ranks", show=False, id="pane-ranks",
             tooltip="pane 0 (a torchrun job): every rank's state and stop, and whether the ranks' graphs, kernels "
                     "and kernel times agree; Enter: that rank, or the diff of two ranks' versions of a graph"),
-    Binding("t", "stage('ctime')", "Compile time", show=False, id="pane-ctime",
-            tooltip="pane t: where the compile's own time went: graphs, kernels and user lines ranked by compile "
+    Binding("T", "stage('ctime')", "Compile time", show=False, id="pane-ctime",
+            tooltip="pane T: where the compile's own time went: graphs, kernels and user lines ranked by compile "
                     "time, each graph's stages and cache verdicts; Enter: that graph, kernel or line"),
     Binding("greater_than_sign", "next_rank", "Rank", key_display=">", show=False, id="next-rank",
             tooltip="a torchrun job: the next rank's recorded stops, at the same graph, stage and selection"),

@@ -153,14 +153,14 @@ def test_a_second_run_with_caches_on_hits(runs):
         [(k["name"], k.get("cache")) for g in again.values() for k in g.kernels]
 
 
-def test_pane_t_ranks_and_enter_goes_to_the_kernel(runs):
-    """--open: t shows the three rankings; down to the first kernel, Enter: pane 6 at that kernel."""
+def test_pane_T_ranks_and_enter_goes_to_the_kernel(runs):
+    """--open: T shows the three rankings; down to the first kernel, Enter: pane 6 at that kernel."""
     app = StepApp(messages=runs["live"], session_path=runs["live_path"])
     seen: dict = {}
 
     async def main() -> None:
         async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.press("t")
+            await pilot.press("T")
             await pilot.pause(0.1)
             pane = app.pane("ctime")
             seen["stage"] = app.view.stage

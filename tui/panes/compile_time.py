@@ -1,4 +1,4 @@
-"""Pane t: where the compile's own time went (issue 30): graphs, kernels and user lines ranked by compile time
+"""Pane T: where the compile's own time went (issue 30): graphs, kernels and user lines ranked by compile time
 (:mod:`inductor_step.session.compile_time`), each with its stages, cache verdicts and where the number came from.
 
 Enter on a graph: that graph in pane 1; on a kernel: its code in pane 6; on a user line: its first FX node in
@@ -24,9 +24,9 @@ _SECTIONS = (("graphs", "GRAPHS", "each graph's compile, pauses at our stops and
 
 class CompileTimePane(StagePane):
     stage = "ctime"
-    title = "t Compile time"
+    title = "T Compile time"
     columns = COLUMNS
-    #: reached by its key t (and ctrl+p); its tab stays off the tab bar, which is full at 80 columns, and
+    #: reached by its key T (and ctrl+p); its tab stays off the tab bar, which is full at 80 columns, and
     #: every recorded screenshot keeps its tab bar (tui.compat.Panes)
     HIDE_TAB = True
 
