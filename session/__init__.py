@@ -7,7 +7,7 @@ The public API (README, "Using a recorded session from Python")::
     j = session.load_job("run.job.json")     # Job: j.ranks, j.compare()
 
 ``load``, ``load_job``, ``Session``, ``Job``, ``Graph``, ``FxNode``, ``Buffer``, ``SchedulerNode``, ``Kernel``,
-``Call`` and ``KernelRun`` are imported on first use, so that ``inductor_step.session.format`` (which the
+``Call``, ``KernelRun`` and ``LoopBody`` are imported on first use, so that ``inductor_step.session.format`` (which the
 tracer imports) stays standard library only and quick to import.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 _API = {"load": "api", "load_job": "api", "Session": "api", "Job": "api", "diff_graphs": "api", "Graph": "graph",
         "FxNode": "objects", "Buffer": "objects", "SchedulerNode": "objects", "Kernel": "objects", "Call": "objects",
-        "KernelRun": "objects"}
+        "KernelRun": "objects", "LoopBody": "objects"}
 
 __all__ = sorted(_API)
 

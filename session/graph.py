@@ -6,7 +6,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from inductor_step.session.format import STAGES, split_part, split_subgraph, split_variant
-from inductor_step.session.objects import Buffer, FxNode, Kernel, KernelRun, SchedulerNode
+from inductor_step.session.objects import Buffer, FxNode, Kernel, KernelRun, LoopBody, SchedulerNode
 
 if TYPE_CHECKING:
     from inductor_step.session.api import Session
@@ -177,6 +177,33 @@ class Graph:
         """The scheduler's nodes after fusion (scheduling stop's ``after``: ``FusedSchedulerNode`` and nodes left
         alone), in the order Inductor generated code."""
         return self._sched("after")
+
+    @cached_property
+    def loop_bodies(self) -> list[LoopBody]:
+        """Each scheduler node's ``LoopBody`` (loopbody stop's ``bodies``), in scheduler order."""
+        bodies = (self.stop("loopbody") or {}).get("bodies")
+        return [LoopBody(self, b.get("node", ""), b, fused_node_name=b.get("fused_node"),
+                         var_ranges=dict(b.get("var_ranges") or {}), indexing_exprs=dict(b.get("indexing_exprs") or {}),
+                         body=b.get("body") or "", none=b.get("none"))
+                for b in bodies if isinstance(b, dict)] if isinstance(bodies, list) else []
+
+    @property
+    def aot_graphs(self) -> dict[str, str]:
+        """AOTAutograd's graphs as readable code (aot stop's ``aot_graphs``): ``joint``, ``forward``,
+        ``backward`` or ``inference`` -> ``print_readable()`` text; {} before the aot stage."""
+        return dict((self.stop("aot") or {}).get("aot_graphs") or {})
+
+    def code(self, stage: str = "post_grad") -> str:
+        """The readable code of the Dynamo graph (``"dynamo"``: the GraphModule Dynamo handed the backend), the
+        post-grad graph (``"post_grad"``) or the generated wrapper (``"codegen"``); "" when not recorded.
+        Raises ValueError for another ``stage``."""
+        if stage == "dynamo":
+            return ((self.stop("dynamo") or {}).get("graph") or {}).get("code") or ""
+        if stage == "post_grad":
+            return ((self.stop("aot") or {}).get("post_grad") or {}).get("code") or ""
+        if stage == "codegen":
+            return self.wrapper
+        raise ValueError(f"no code for {stage!r}: one of dynamo, post_grad, codegen")
 
     @cached_property
     def kernels(self) -> list[Kernel]:

@@ -229,6 +229,28 @@ class SchedulerNode(_Item):
 
 
 @dataclass(frozen=True)
+class LoopBody(_Item):
+    """One scheduler node's ``LoopBody`` (tracer.adapter.loop_bodies, from each member node's ``_body``): ``name`` is
+    the member node (``opN``); ``var_ranges`` iteration variable -> its range, ``indexing_exprs`` name -> the
+    index expression, both as sympy prints them; ``body`` ``LoopBody.debug_str()``; ``none`` why the node has
+    no LoopBody (an extern kernel, a template), else None."""
+
+    fused_node_name: str | None = None
+    var_ranges: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    indexing_exprs: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    body: str = field(default="", repr=False, compare=False)
+    none: str | None = None
+
+    def scheduler_node(self) -> "SchedulerNode | None":
+        """The scheduler node (before fusion) this LoopBody belongs to."""
+        return self.graph.scheduler_node(self.name)
+
+    def buffers(self) -> list["Buffer"]:
+        """The buffers its node computes."""
+        return [b for b in (self.graph.buffer(n) for n in _names(self.raw.get("buffers"))) if b is not None]
+
+
+@dataclass(frozen=True)
 class Call(_Item):
     """One call of a kernel in the wrapper's ``call()`` (tracer.links, per call): ``index`` 0 for the kernel's
     first call; ``line`` its 1-based line in the wrapper (None when not found); ``buffer_names`` the

@@ -298,11 +298,12 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                 rec["status"] = f"inputs not kept ({type(e).__name__}: {e})"
             try:
                 counts = adapter.kernel_config_counts(key)
+                adapter.reset_triton_autotuned()
             except Exception:  # noqa: BLE001
                 counts = {}
             out = run()
             try:  # the launch config each Triton kernel autotuned to in this first call
-                rec["configs"] = {n: {"config": c, "of": counts.get(n)}
+                rec["configs"] = {n: {"config": c, "of": counts.get(n), "tuned": adapter.triton_autotuned(n)}
                                   for n, c in adapter.autotuned_configs(key).items()}
             except Exception:  # noqa: BLE001 - never in the script's way
                 pass
@@ -594,7 +595,9 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         hooks += [h for h, ok in (("torch.compile arguments (_TorchCompileInductorWrapper.__init__)",
                                    adapter.install_compile_args_hook()),
                                   ("AlgorithmSelectorCache.__call__ (autotuning choices)",
-                                   adapter.install_autotune_hook())) if ok]
+                                   adapter.install_autotune_hook()),
+                                  ("CachingAutotuner.benchmark_all_configs (Triton config candidates)",
+                                   adapter.install_triton_autotune_hook())) if ok]
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
         if str(self.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs

@@ -288,6 +288,13 @@ class RunKernel(TypedDict, total=False):
     launch: dict[str, Any]  # its launch config: grid, constants, num_warps, num_stages, def_name
     share: float | None  # of the kernel sum; None for a call with no time (a collective)
     resources: KernelResources
+    # issue 28: Triton's lower stages of the binary (tracer.triton_stages.live_stages; the kernel's first call):
+    # {"stages": {ttir, ttgir, llir, ptx, sass}, "maps": {"lines", "counts"}, "sass_info", "source", "target"}
+    # or {"missing": why}; a C++ kernel's: {"stages": {"asm"}, "maps", ...} (tracer.cpu_disasm); and the
+    # candidates Triton's autotuner benchmarked in the script's first call: {"candidates": [{"config", "ms"}],
+    # "winner", "source"} (tracer.adapter.triton_autotune)
+    stages: dict[str, Any]
+    autotune_candidates: dict[str, Any]
 
 
 class Run(TypedDict, total=False):

@@ -120,6 +120,11 @@ def test_one_buffer_in_full_on_the_ledger_fixture(sessions):
     assert g.scheduler_node("op0").fused_with("op1") and not g.scheduler_node("op0").fused_with("op2")
     answer = g.fusion_pair("op0_op1", "op2")
     assert answer.startswith("# op0_op1 and op2: not fused") and "op2 is a library call" in answer
+    # LoopBodies and readable code
+    (lb,) = [x for x in g.loop_bodies if x.name == "op0"]
+    assert lb.scheduler_node().name == "op0" and [x.name for x in lb.buffers()] == ["buf0"] and lb.var_ranges
+    assert "def forward" in g.code("dynamo") and "def forward" in g.code("post_grad") and g.code("codegen") == g.wrapper
+    assert g.aot_graphs
     mm = g.kernel("extern_kernels.mm#0")
     assert mm.backend == "extern" and mm.roofline()[0]["bound"] == "compute"
 
