@@ -13,7 +13,14 @@ thread, compile workers included) and the time its threads waited for a core (/p
 run-queue wait, summed over threads), so a round the box's other users slowed is seen as such.  Prints every
 run and the medians; the ratio ours / plain is also taken per round (paired) and its median printed.
 
+``--micro``: the hooks' cost per call, without a compile: ``dynamo_timed`` events (start and end through
+ChromiumEventLogger) with and without our event hook, rounds interleaved in one process (the hook swapped in and
+out), and the per-node wrapper of ``GraphLowering.run_node`` the same way around a no-op; times the counts each
+"ours" run reports (events, lowered nodes) give our added time per compile, contention-free in the sense that
+both sides of each round share the same box at the same moment.
+
     python benchmarks/compile_time_overhead.py [--rounds 5] [--model nanogpt|hf_gpt2]
+    python benchmarks/compile_time_overhead.py --micro
 """
 
 from __future__ import annotations
@@ -77,8 +84,21 @@ def child(mode: str, model_name: str = "nanogpt") -> None:
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
     messages: list = []
+    counts = {"events": 0, "nodes": 0}
     if mode == "ours":
-        from inductor_step.tracer.compile_time import install_clock  # noqa: PLC0415
+        from inductor_step.tracer.compile_time import CompileClock, install_clock  # noqa: PLC0415
+
+        real_event, real_node = CompileClock.on_event, CompileClock.on_node
+
+        def on_event(self, *a):  # noqa: ANN001
+            counts["events"] += 1
+            return real_event(self, *a)
+
+        def on_node(self, *a):  # noqa: ANN001
+            counts["nodes"] += 1
+            return real_node(self, *a)
+
+        CompileClock.on_event, CompileClock.on_node = on_event, on_node
 
         class Agent:  # what install_clock reads of the agent
             frames: dict = {}
@@ -91,7 +111,61 @@ def child(mode: str, model_name: str = "nanogpt") -> None:
     wall, cpu, wait = time.perf_counter() - w0, time.process_time() - c0, (_waited_ns() - q0) / 1e9
     ctime = sum(m.get("total_ms", 0.0) for m in messages if m.get("type") == "compile_time")
     print(json.dumps({"mode": mode, "wall_s": wall, "cpu_s": cpu, "wait_s": wait, "measured_ms": ctime,
-                      "messages": len(messages)}))
+                      "messages": len(messages), **counts}))
+
+
+def micro(rounds: int = 7, n: int = 20000) -> None:
+    """Per-call cost of the event hook and the run_node wrapper, with and without, rounds interleaved."""
+    sys.path.insert(0, os.path.dirname(ROOT))
+    import torch  # noqa: PLC0415, F401
+    from torch._dynamo import utils as du  # noqa: PLC0415
+    from torch._inductor.graph import GraphLowering  # noqa: PLC0415
+
+    from inductor_step.tracer.adapter import compile_timers as ct  # noqa: PLC0415
+    from inductor_step.tracer.compile_time import CompileClock  # noqa: PLC0415
+
+    cls = du.ChromiumEventLogger
+    plain = (cls.log_event_start, cls.log_event_end, GraphLowering.run_node)
+    clock = CompileClock(lambda m: None, lambda c, b: "inference")
+    GraphLowering.run_node = lambda self, n: None  # a no-op node: only the wrapper's own cost shows
+    bare_node = GraphLowering.run_node
+    ct.install_event_hook(clock.on_event)
+    ct.install_node_timer(clock.on_node)
+    ours = (cls.log_event_start, cls.log_event_end, GraphLowering.run_node)
+
+    class Node:
+        name = "n"
+
+    node = Node()
+
+    def events() -> float:
+        t = time.perf_counter()
+        with du.dynamo_timed("outer_bench_event"):  # one root: the clock keeps its children until it ends
+            for _ in range(n):
+                with du.dynamo_timed("bench_event"):
+                    pass
+        return (time.perf_counter() - t) / n * 1e6
+
+    def nodes() -> float:
+        t = time.perf_counter()
+        for _ in range(n):
+            GraphLowering.run_node(None, node)
+        return (time.perf_counter() - t) / n * 1e6
+
+    res: dict[str, list[float]] = {"event plain": [], "event ours": [], "node plain": [], "node ours": []}
+    for i in range(rounds):
+        for side in (("plain", "ours") if i % 2 == 0 else ("ours", "plain")):
+            s_, e_, rn = plain if side == "plain" else ours
+            cls.log_event_start, cls.log_event_end = s_, e_
+            GraphLowering.run_node = bare_node if side == "plain" else rn
+            res[f"event {side}"].append(events())
+            res[f"node {side}"].append(nodes())
+    cls.log_event_start, cls.log_event_end, GraphLowering.run_node = plain
+    med = statistics.median
+    for what in ("event", "node"):
+        a, b = med(res[f"{what} plain"]), med(res[f"{what} ours"])
+        print(f"{what:<5} plain {a:7.2f} us  ours {b:7.2f} us  added {b - a:6.2f} us per call "
+              f"(medians of {rounds} interleaved rounds of {n})  load1 {os.getloadavg()[0]:.2f}")
 
 
 def run(mode: str, model_name: str) -> dict:
@@ -110,7 +184,11 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--child", choices=("plain", "ours"))
     p.add_argument("--model", choices=("nanogpt", "hf_gpt2"), default="nanogpt")
+    p.add_argument("--micro", action="store_true", help="the hooks' cost per call, without a compile")
     ns = p.parse_args()
+    if ns.micro:
+        micro()
+        return
     if ns.child:
         child(ns.child, ns.model)
         return
@@ -125,7 +203,8 @@ def main() -> None:
             share = r["wait_s"] / (r["cpu_s"] + r["wait_s"]) if r["cpu_s"] + r["wait_s"] else 0.0
             print(f"round {i + 1} {m:<5} wall {r['wall_s']:7.3f} s  cpu {r['cpu_s']:7.3f} s  waited {r['wait_s']:6.3f} s "
                   f"({share * 100:4.1f}% of wanted)  load1 {r['load1']:.2f}"
-                  + (f"  compile time measured {r['measured_ms'] / 1000:.3f} s" if m == "ours" else ""), flush=True)
+                  + (f"  compile time measured {r['measured_ms'] / 1000:.3f} s, {r['events']} events, "
+                     f"{r['nodes']} nodes lowered" if m == "ours" else ""), flush=True)
     med = statistics.median
     for key in ("wall_s", "cpu_s", "wait_s"):
         a, b = [r[0][key] for r in rows], [r[1][key] for r in rows]
