@@ -32,6 +32,7 @@ STAGE_OF: dict[str, str] = {
     "GraphLowering.codegen": "codegen", "Scheduler.codegen": "codegen", "PythonWrapperCodegen.generate": "codegen",
     "code_gen": "codegen",
     "async_compile.wait": "kernels", "compile_file": "kernels",
+    "C++ vector ISA probe (cpu_vec_isa.valid_vec_isa_list)": "kernels",  # tracer.adapter.compile_timers.ISA_PROBE
     "PyCodeCache.load_by_key_path": "load", "GraphLowering.compile_to_module": "load",
     "CachingAutotuner.benchmark_all_configs": "autotune",
     # Inductor's entry points: their own time is the cache key, the repro artifact, bookkeeping
@@ -39,6 +40,7 @@ STAGE_OF: dict[str, str] = {
     "compile_fx.<locals>.inference_compiler": "inductor", "inductor_compile": "inductor",
     "compile_fx_inner": "inductor", "fx_codegen_and_compile": "inductor", "GraphLowering.compile_to_fn": "inductor",
     "entire_backward_compile": "inductor", "backward._backward_impl": "inductor",
+    "backend_compile": "inductor",  # compile_fx outside its timed parts: the AOTAutograd cache key, fake inputs
 }
 
 def stage_of(name: str) -> str | None:
@@ -371,7 +373,7 @@ def install_clock(agent: Any) -> tuple[list[str], Callable[[Callable], Callable]
     hooks: list[str] = []
     for got in (ct.install_event_hook(clock.on_event), ct.install_node_timer(clock.on_node),
                 ct.install_kernel_timers(clock.on_submit, clock.on_built, clock.on_triton),
-                ct.install_autotune_timer(clock.on_event)):
+                ct.install_autotune_timer(clock.on_event), ct.install_isa_probe_timer(clock.on_event)):
         if isinstance(got, dict):
             hooks.append(f"compile time: {got.get('unavailable')}")
         else:

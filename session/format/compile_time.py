@@ -13,10 +13,10 @@ COMPILE_STAGES: tuple[tuple[str, str], ...] = (
     ("pre_grad", "Inductor pre-grad passes"), ("aot", "AOTAutograd: metadata, joint trace, joint passes"),
     ("partition", "AOTAutograd: partitioning"), ("post_grad", "post-grad passes"),
     ("lowering", "lowering (GraphLowering.run)"), ("scheduling", "scheduling and fusion (Scheduler.__init__)"),
-    ("codegen", "Python/C++ codegen"), ("kernels", "kernels' compile (waiting for the compile workers)"),
+    ("codegen", "Python/C++ codegen"), ("kernels", "kernels' compile: C++/Triton compilers, waiting for the compile workers, the C++ ISA probe"),
     ("autotune", "autotuning benchmarks"), ("load", "loading the output module"),
     ("cache", "caches: keys, lookups, saves, loads"),
-    ("inductor", "Inductor around its timed stages (cache key, repro artifact, bookkeeping)"),
+    ("inductor", "the backend (compile_fx) around its timed stages: cache keys, repro artifact, bookkeeping"),
     ("other", "other (under no timed stage)"),
 )
 

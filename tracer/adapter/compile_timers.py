@@ -241,3 +241,36 @@ def install_autotune_timer(on_event: Callable[[str, str, int, dict[str, Any]], N
             setattr(__call__, attr, getattr(real, attr))
     cls.__call__ = __call__
     return "AlgorithmSelectorCache.__call__ (autotuning time)"
+
+
+#: the name our clock gives the C++ compiler's probes of the CPU's vector ISAs (tracer.compile_time: "kernels")
+ISA_PROBE = "C++ vector ISA probe (cpu_vec_isa.valid_vec_isa_list)"
+
+
+def install_isa_probe_timer(on_event: Callable[[str, str, int, dict[str, Any]], None]) -> str | dict[str, Any]:
+    """Send an ``ISA_PROBE`` event (start and end, ``time.time_ns()``) around each call of
+    ``torch._inductor.cpu_vec_isa.valid_vec_isa_list``: the first C++ codegen of a process compiles and runs a
+    test program per vector ISA (seconds, inside ``Scheduler.codegen``, untimed by torch 2.14); later calls hit
+    its cache (microseconds)."""
+    try:
+        from torch._inductor import cpu_vec_isa as isa  # noqa: PLC0415
+
+        real = isa.valid_vec_isa_list
+    except Exception as e:  # noqa: BLE001
+        return _unavailable("cpu_vec_isa.valid_vec_isa_list (the C++ ISA probe's time)", e)
+    if getattr(real, "_inductor_step", False):
+        return "cpu_vec_isa.valid_vec_isa_list (the C++ compiler's ISA probe)"
+
+    def valid_vec_isa_list(*a: Any, **k: Any) -> Any:
+        on_event("B", ISA_PROBE, time.time_ns(), {})  # before: torch's compile_file events inside are its children
+        try:
+            return real(*a, **k)
+        finally:
+            on_event("E", ISA_PROBE, time.time_ns(), {})
+
+    valid_vec_isa_list._inductor_step = True  # type: ignore[attr-defined]
+    for attr in ("cache_clear", "cache_info"):  # callers may clear torch's cache through the name
+        if hasattr(real, attr):
+            setattr(valid_vec_isa_list, attr, getattr(real, attr))
+    isa.valid_vec_isa_list = valid_vec_isa_list
+    return "cpu_vec_isa.valid_vec_isa_list (the C++ compiler's ISA probe)"

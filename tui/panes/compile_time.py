@@ -62,7 +62,7 @@ class CompileTimePane(StagePane):
             if r.what == "line" and r.line:
                 label = "lowering " + (short_path(r.line, sd) or r.line)
             missing = r.ms is None
-            return (T(label, "bold"), T(r.graph or ""), T(ct.fmt_time(r.ms), "red" if missing else "yellow"),
+            return (T(label, "bold"), T(r.graph or ""), T(f"{ct.fmt_time(r.ms):>9}", "red" if missing else "yellow"),
                     T(r.note))
         return [f"{i}:{k}:{getattr(r, 'label', r[0] if isinstance(r, tuple) else '')}"
                 for i, (k, r) in enumerate(items)], row
