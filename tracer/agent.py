@@ -36,11 +36,12 @@ from inductor_step.session.format import STAGES
 from inductor_step.tracer.subgraphs import root_kind
 
 def _read(path: str | None) -> str:
-    """A file's text, or "" where it cannot be read."""
+    """A file's text, or "" where it cannot be read (missing, or not text: an AOTInductor ``.pt2`` package
+    is a zip, whose bytes raise UnicodeDecodeError, a ValueError)."""
     try:
         with open(path or "", encoding="utf-8") as f:
             return f.read()
-    except OSError:
+    except (OSError, ValueError):
         return ""
 
 
@@ -255,6 +256,10 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                         self.resume.put(msg)
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
+                elif cmd == protocol.CMD_TIME_PAIR:  # issue 32: r in the diff view (tracer.pair_timing)
+                    from inductor_step.tracer.pair_timing import time_pair  # noqa: PLC0415
+
+                    threading.Thread(target=time_pair, args=(self, msg.get("graphs")), daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
                     self.quitting = True
                     self.send({"type": "quit"})
@@ -897,7 +902,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = main()
+    try:
+        code = main()
+    except BaseException:  # noqa: BLE001 - an error of ours: said, then the same os._exit (an interpreter
+        traceback.print_exc()  # shutdown would run the destructors of what the script loaded, e.g. an
+        code = 1               # AOTInductor model on CUDA, which died of SIGSEGV there)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code if isinstance(code, int) else 1)

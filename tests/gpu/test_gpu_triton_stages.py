@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from test_gpu import MODEL_ARGS, Session, _has_cuda, _headless
+from gpu_helpers import GPU_MARKS
+from test_gpu import MODEL_ARGS, Session, _headless
 
 from inductor_step.session.format import read_session
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]
+pytestmark = GPU_MARKS
 
 
 @pytest.fixture(scope="module")

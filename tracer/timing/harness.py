@@ -390,7 +390,10 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         eager_stubbed: dict[str, str] = {}
         eager_error: str | None = None if eager_gm is not None else "no post-grad graph to run eagerly"
         eager_fixes: list[str] = []
-        if eager_gm is not None:
+        # checked before the one eager call below: flex attention's backward run eagerly is torch's math
+        # reference, over 140 s a call on an H100 (that call made the GPU flex test run past 150 s)
+        skip = _no_eager(eager_gm) if eager_gm is not None else None
+        if eager_gm is not None and not skip:
             try:
                 eager_stubbed = adapter.stand_ins_in_graph(eager_gm)
                 eager_fixes = adapter.runnable_eager(eager_gm)  # in-place foreach getitems (issue 27.9)
@@ -403,7 +406,6 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 eager_fn = None
                 eager_error = f"the post-grad graph does not run eagerly ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
         eager_probe: dict[str, Any] = {}
-        skip = _no_eager(eager_gm) if eager_fn is not None else None
         if skip:
             eager_fn, eager_probe = None, {"note": skip, "slow": True}
         if eager_fn is not None:
@@ -415,7 +417,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         graph_rounds = whole_graph_rounds(lambda: mod.call(list(args)), eager_fn, cuda, bench)
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
         eager_nodes: dict[str, float] = {}
-        eager_nodes_how = "not measured: no post-grad graph to run eagerly"
+        eager_nodes_how = f"not measured: {eager_error or 'no post-grad graph to run eagerly'}"
         if eager_probe.get("slow"):  # too slow (or flex attention's backward): node by node would be as slow
             eager_nodes_how = f"not measured: {eager_probe['note']}"
         if eager_fn is not None or eager_probe.get("raised"):  # a graph that fails whole may still run node by node
