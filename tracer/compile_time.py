@@ -96,7 +96,7 @@ def cid_label(raw: str | None) -> str | None:
 class CompileClock:
     """Collects the events of one agent (all threads) and sends one ``compile_time`` message per finished
     root event.  ``send`` writes a message; ``graph_of(cid, backward)`` names the graph kind (the agent knows
-    whether a frame's graph is a forward or an inference); ``label(cid)`` spells a compile id as the session
+    whether a frame's graph is a forward or an inference), or gives ``(compile id, kind)`` for a what-if variant; ``label(cid)`` spells a compile id as the session
     does (``@resetN``).  ``hold(kind)`` brackets time we keep the compile (``"paused"``: a stop waiting for the
     UI; ``"ours"``: our capture hooks), taken out of every stage."""
 
@@ -190,12 +190,15 @@ class CompileClock:
         backward = root.name == "entire_backward_compile" or _find(root, "compile_fx.<locals>.bw_compiler") is not None \
             or root.data.get("is_backward") in (True, "True")  # runtime autotuning names its graph's direction
         cid = self.label(root.cid or "[?]")
+        kind = self.graph_of(cid, backward)
+        if isinstance(kind, tuple):  # a what-if variant compiled on this thread: its own key (tracer.whatif)
+            cid, kind = kind
         kernels = self._kernels(st.kernels) + _autotunings(root, ours_all)
         st.kernels = []
         nodes = {n: round(ns / 1e6, 3) for n, ns in st.nodes.items()}
         st.nodes = {}
         msg: dict[str, Any] = {
-            "type": "compile_time", "compile_id": cid, "graph_kind": self.graph_of(cid, backward), "root": root.name,
+            "type": "compile_time", "compile_id": cid, "graph_kind": kind, "root": root.name,
             "total_ms": round(total_ns / 1e6, 3), "wall_ms": round((root.end - root.start) / 1e6, 3),
             "paused_ms": round(sum(e - s for s, e in paused) / 1e6, 3),
             "ours_ms": round((sum(e - s for s, e in ours_all) - sum(e - s for s, e in paused)) / 1e6, 3),
@@ -363,7 +366,10 @@ def install_clock(agent: Any) -> tuple[list[str], Callable[[Callable], Callable]
     from inductor_step.tracer import adapter  # noqa: PLC0415
     from inductor_step.tracer.adapter import compile_timers as ct  # noqa: PLC0415
 
-    def graph_of(cid: str, backward: bool) -> str:
+    def graph_of(cid: str, backward: bool) -> str | tuple[str, str]:
+        variant = getattr(agent.tl, "variant", None)  # (compile id, "forward · max_autotune=True")
+        if variant is not None:
+            return variant
         if backward:
             return "backward"
         return (agent.frames.get(cid) or {}).get("kind") or "inference"

@@ -40,6 +40,9 @@ class CompileTime(TypedDict, total=False):
     type: Literal["compile_time"]
     compile_id: str
     graph_kind: GraphKind
+    part: int  # the graph's part, subgraph and what-if variant, as its stops carry them (see graph_key)
+    subgraph: str
+    variant: str
     root: str  # torch's outermost event ("dynamo", "entire_backward_compile", ...)
     total_ms: float  # wall_ms - paused_ms - ours_ms: the sum of stages
     wall_ms: float
