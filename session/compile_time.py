@@ -176,8 +176,8 @@ def rankings(session: Any) -> dict[str, list[Rank]]:
                               line=f"{f.get('file')}:{f.get('line')}"))
     for where, (ms, nodes, key) in per_line.items():
         shown = ", ".join(nodes[:4]) + (f" +{len(nodes) - 4}" if len(nodes) > 4 else "")
-        lines.append(Rank("line", f"lowering {where}", ms, f"FX nodes {shown}", graph=key,
-                          line=None if where.startswith("(") else where))
+        lines.append(Rank("line", f"lowering {where if where.startswith('(') else _short(where)}", ms,
+                          f"FX nodes {shown}", graph=key, line=None if where.startswith("(") else where))
     key_ms = lambda r: -(r.ms or 0.0)  # noqa: E731
     return {"graphs": sorted(graphs, key=key_ms), "kernels": sorted(kernels, key=key_ms),
             "lines": sorted(lines, key=key_ms)}
