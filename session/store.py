@@ -108,6 +108,8 @@ class Session:
     blocked: dict[str, Any] | None = None  # the collective the rank waits in now (tracer.rank_watch)
     #: (A, B) graph keys -> their latest ``pair_timing`` message: timed round by round (issue 32, r in the diff)
     pair_timings: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    #: the compile's own time, one message per finished compile (issue 30: session.compile_time adds them up)
+    compile_times: list[dict[str, Any]] = field(default_factory=list)
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
@@ -154,6 +156,8 @@ class Session:
             self.process_groups.append(msg)
         elif t == "pair_timing":
             self.pair_timings[(str(msg.get("a")), str(msg.get("b")))] = msg
+        elif t == "compile_time":
+            self.compile_times.append(msg)
         elif t == "blocked":  # tracer.rank_watch: the rank waits inside a collective (None: no longer)
             self.blocked = msg if msg.get("collective") else None
 

@@ -64,6 +64,16 @@ def adapter_compile_id() -> str | None:
         return None
 
 
+class _nothing:
+    """A context manager that does nothing (no compile clock)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
 class _Quit(BaseException):
     """Raised on the compile thread when the UI asks the agent to end at a stop."""
 
@@ -119,6 +129,7 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         self.what_if_lock = threading.Lock()
         # issue 27.10: graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
         self.other_backends: dict[str, str] = {}
+        self.clock: Any = None  # tracer.compile_time.CompileClock (issue 30), from main()
 
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
@@ -170,19 +181,26 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
             raw, sep, reset = cid.partition(protocol.RESET_SEP)
             msg["trace_id"] = f"{raw[:-1]}_{attempt}]{sep}{reset}"
         msg.update(payload)
+        if self.clock is not None:  # issue 30: the compile's own time so far, per stage (the stage bar)
+            msg["compile_ms"] = self.clock.so_far()
         self.send(msg)
         if paused:
-            while True:
-                cmd = self.resume.get()
-                if isinstance(cmd, dict) and cmd.get("cmd") == protocol.CMD_WHAT_IF:
-                    self.what_if_command(cmd)  # this compile waits while the variant compiles
-                    continue
-                if isinstance(cmd, dict):  # a query answered on this thread, where V.graph is live
-                    self.answer_query(cmd)
-                    continue
-                if cmd == protocol.CMD_QUIT:
-                    raise _Quit()
-                break
+            with self.clock.hold("paused") if self.clock else _nothing():  # issue 30: not compile time
+                self._wait_at_stop()
+
+    def _wait_at_stop(self) -> None:
+        """Block at a stop until the UI continues (answering queries and what-ifs meanwhile)."""
+        while True:
+            cmd = self.resume.get()
+            if isinstance(cmd, dict) and cmd.get("cmd") == protocol.CMD_WHAT_IF:
+                self.what_if_command(cmd)  # this compile waits while the variant compiles
+                continue
+            if isinstance(cmd, dict):  # a query answered on this thread, where V.graph is live
+                self.answer_query(cmd)
+                continue
+            if cmd == protocol.CMD_QUIT:
+                raise _Quit()
+            break
 
     def answer_query(self, q: dict[str, Any]) -> None:
         """``can_fuse`` for two scheduler nodes of the paused graph, in Inductor's own words."""
@@ -579,10 +597,16 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
 
         info = adapter.versions()
         self.device = info["device"]
-        settings = adapter.configure_inductor()
-        hooks = adapter.install_passes(self.on_pre_grad, self.on_post_grad_pre, self.on_post_grad_post,
-                                       self.on_pre_fusion, self.on_post_fusion)
-        final = adapter.install_final_hooks(self.on_lowered_graph, self.on_final_order)
+        caches = os.environ.get("INDUCTOR_STEP_CACHES", "off") == "on"  # --caches on (issue 30.4)
+        settings = adapter.configure_inductor(caches=caches)
+        from inductor_step.tracer.compile_time import install_clock  # noqa: PLC0415
+
+        clock_hooks, ours = install_clock(self)
+        hooks = adapter.install_passes(ours(self.on_pre_grad), ours(self.on_post_grad_pre),
+                                       ours(self.on_post_grad_post), ours(self.on_pre_fusion),
+                                       ours(self.on_post_fusion))
+        final = adapter.install_final_hooks(ours(self.on_lowered_graph), ours(self.on_final_order))
+        hooks += clock_hooks
         self.final_hooks = {h: True for h in final}
         hooks += final + adapter.install_kernel_args_hook() + adapter.install_subgraph_tracking()
         # issue 27: torch.compile's arguments per compile, and Inductor's autotuning choices
@@ -620,7 +644,8 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
 
             def emit(self, record: logging.LogRecord) -> None:
                 try:
-                    agent.on_trace(record)
+                    with agent.clock.hold("ours"):
+                        agent.on_trace(record)
                 except _Quit:
                     raise
                 except Exception:  # noqa: BLE001
@@ -646,8 +671,10 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                   "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
                   "time": time.time(),
                   "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
-                  "note": "FX-graph and AOTAutograd caches are off inside the agent so every stage is captured; "
-                          "inductor_settings were read before the script ran (torch.compile's mode and options "
+                  "note": ("Inductor's caches were left on (--caches on): a cache hit skips the stages after it; "
+                           if caches else "FX-graph and AOTAutograd caches are off inside the agent so every stage "
+                                          "is captured; ")
+                          + "inductor_settings were read before the script ran (torch.compile's mode and options "
                           "patch them per compile): each graph's own are its dynamo stop's compiled_with"}
         if self.distributed is not None:
             from inductor_step.tracer.adapter import distributed  # noqa: PLC0415

@@ -478,6 +478,9 @@ class Capture(SubgraphCapture):
         else:
             fr = self.part_frame(cid)
             kind = with_part(fr["kind"] or "inference", fr.get("part"))
+        if split_part(kind)[0] == "forward" and self.graph(cid, kind).last_stage == "codegen":
+            # a cache hit (--caches on) loads the forward's module, then the backward's: no stop came between
+            kind = with_part("backward", split_part(kind)[1])
         g = self.graph(cid, kind)
         if g.pending_scheduling is not None:  # the final-order hook never fired
             self._send_scheduling(cid, kind, g.pending_scheduling, final=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from rich.text import Text
 
+from inductor_step.session.compile_time import bar_times
 from inductor_step.session.format import ALL_STAGES, graph_key
 from inductor_step.session.store import Session
 from inductor_step.tui.state import ViewState
@@ -51,6 +52,7 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
         at = view.stage  # nothing paused: the stop being viewed is the current one
     t = Text()
     t.append(f" {key or 'waiting for the first compile'} ", style="bold")
+    times = bar_times(session, key) if width >= 120 else {}  # each finished stage's compile time, wide screens
     for s in ALL_STAGES:
         mark, style = ("✓", "green") if s in done else (" ", "dim")
         run = session.runs.get(key) if key and s == "run" else None
@@ -65,6 +67,8 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
         if s == view.stage:
             style += " reverse"
         t.append(f"{mark}{SHORT[s] if short else s} " if short else f" {mark}{s} ", style=style)
+        if s in done and times.get(s):
+            t.append(f"{times[s]} ", style="dim")
     return t
 
 

@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timing-limit", type=float, metavar="S", default=None,
                    help="timing (r, --run, a what-if's): one graph at most S seconds, then it is reported as timed "
                         "out with the step that took too long (default 600)")
+    p.add_argument("--caches", choices=("on", "off"), default=None,
+                   help="on: leave Inductor's FX-graph, AOTAutograd and autotune caches on (a cache hit skips the "
+                        "stages after it) and record each cache's verdict; off (default): turned off so every stage "
+                        "is captured")
     p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
     p.add_argument("--screenshots", metavar="DIR", default=None,
                    help="where `s` saves screenshots (default: inductor-step-sessions/screenshots)")
@@ -84,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 LAUNCHER_FLAGS = frozenset({"-h", "--help", "--standalone", "-m", "--module", "--no-python", "--no_python",
                             "--run-path", "--run_path", "--virtual-local-rank", "--virtual_local_rank"})
 #: our own options that take a value (to find where a launcher spelling starts)
-_VALUE_OPTIONS = frozenset({"--record", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
+_VALUE_OPTIONS = frozenset({"--record", "--caches", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
                             "--nproc_per_node", "--rank", "--timing-limit"})
 def split_script(argv: list[str]) -> tuple[list[str], list[str]]:
     """``(our options and SCRIPT, the script's arguments)``: everything after SCRIPT goes to the script
@@ -184,10 +188,13 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     failed_runs: list[str] = []  # timing crashed or ran out of time: the command fails
     untimed: list[str] = []  # timing raised (a graph it could not rebuild): said, the status stays the script's
     last_status = None
+    ctimes: list[dict[str, Any]] = []  # issue 30: the compile's own time, summed up at the end
     try:
         while True:
             msg = q.get()
             t = msg.get("type")
+            if t == "compile_time":
+                ctimes.append(msg)
             if t == "stop":
                 print(summarize_stop(msg), flush=True)
                 if what_if and msg.get("stage") in ("scheduling", "codegen"):
@@ -281,6 +288,12 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 
         for line in what_if_lines(numerics_msgs):
             print(line, flush=True)
+    from inductor_step.session.compile_time import summary_line  # noqa: PLC0415
+    from inductor_step.session.store import Session  # noqa: PLC0415
+
+    line = summary_line(Session.of(ctimes))
+    if line:
+        print(line, flush=True)
     print(f"inductor-step: session written to {record}", file=sys.stderr)
     if run:
         _print_ledger(record)
@@ -456,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
             return 130 if app.interrupted else 0
         script = ns.script or DEMO
         args = ns.args if ns.script else []
+        if ns.caches:  # the agent reads it (tracer.agent: configure_inductor), ranks of a job too
+            os.environ["INDUCTOR_STEP_CACHES"] = ns.caches
         check_script(script)
         check_torch(ns.python)
         record = ns.record or default_record_path(script)

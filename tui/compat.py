@@ -67,6 +67,10 @@ class Panes(TabbedContent):
         # (the number keys switch panes; a click on a tab still does)
         for tabs in self.query(Tabs):
             tabs.can_focus = False
+        # a pane whose class says HIDE_TAB (pane T, compile time) is reached by its key, its tab kept off the bar
+        for pane in self.query(TabPane):
+            if any(getattr(c, "HIDE_TAB", False) for c in pane.children) and pane.id:
+                self.hide_tab(pane.id)
 
     def _on_tab_pane_focused(self, event: Any) -> None:
         event.stop()

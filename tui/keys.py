@@ -42,6 +42,9 @@ BINDINGS: list[Binding] = [
     Binding("0", "stage('ranks')", "Ranks", show=False, id="pane-ranks",
             tooltip="pane 0 (a torchrun job): every rank's state and stop, and whether the ranks' graphs, kernels "
                     "and kernel times agree; Enter: that rank, or the diff of two ranks' versions of a graph"),
+    Binding("T", "stage('ctime')", "Compile time", show=False, id="pane-ctime",
+            tooltip="pane T: where the compile's own time went: graphs, kernels and user lines ranked by compile "
+                    "time, each graph's stages and cache verdicts; Enter: that graph, kernel or line"),
     Binding("greater_than_sign", "next_rank", "Rank", key_display=">", show=False, id="next-rank",
             tooltip="a torchrun job: the next rank's recorded stops, at the same graph, stage and selection"),
     Binding("less_than_sign", "next_rank(-1)", "Rank back", key_display="<", show=False, id="prev-rank",
@@ -97,7 +100,7 @@ CODEGEN_BINDINGS: list[Binding] = [
 MOVING = [("↑ ↓ PgUp PgDn Home End", "move in a table or code pane; a table row selects its buffer in every pane"),
           ("Enter", "pane e: the first divergent buffer, selected in every pane (Enter on it: its kernel); "
                     "pane 7: the kernel's code in pane 6; pane 9: the kernel in pane 6, or a missed fusion's pair "
-                        "in pane 4; graph list: pick the graph"),
+                        "in pane 4; pane T: that graph, kernel or line; graph list: pick the graph"),
           ("ctrl+p", "commands: go to a stage or graph, diff with a graph, run, report, screenshot")]
 
 

@@ -79,7 +79,10 @@ def diff_files(path_a: str, path_b: str, diffs: bool = True) -> str:
         return render_recompiles(sb, os.path.basename(path_b), diffs)
     sa = session_of(load_session(path_a))
     pairs = diff_sessions(sa, sb, os.path.basename(path_a), os.path.basename(path_b))
-    return render_sessions(pairs, path_a, path_b, diffs)
+    from inductor_step.session.compile_time import diff_text  # noqa: PLC0415 - issue 30: compile time per stage
+
+    ctime = diff_text(sa, sb)
+    return render_sessions(pairs, path_a, path_b, diffs) + (f"\n\n{ctime}" if ctime else "")
 
 
 def render_recompiles(s: Any, label: str = "", diffs: bool = True) -> str:

@@ -31,6 +31,9 @@ from inductor_step.session.format.messages import (  # noqa: F401
     ProcessGroup, Provenance, Quit, Roof, Roofs, Run, RunKernel, RunStatus, Verdict, WhatIf,
     PairRounds, PairTiming,
 )
+from inductor_step.session.format.compile_time import (  # noqa: F401
+    COMPILE_STAGES, CompileTime, CompileTimeKernel,
+)
 from inductor_step.session.format.commands import (  # noqa: F401
     CMD_CANCEL_RUN, CMD_CAN_FUSE, CMD_CONTINUE, CMD_NUMERICS, CMD_QUIT, CMD_RUN, CMD_TIME_PAIR, CMD_WHAT_IF, Command,
     split_at_script,

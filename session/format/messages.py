@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict, Union
 
+from inductor_step.session.format.compile_time import CompileTime
 from inductor_step.session.format.types import AotiRun, GraphKind, Stop, StopBase
 
 
@@ -491,7 +492,7 @@ class WhatIf(TypedDict, total=False):
 from inductor_step.session.format.numerics import GraphNumerics  # noqa: E402 - issue 29's message
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics]
+                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics, CompileTime]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
@@ -500,4 +501,5 @@ MESSAGES: dict[str, type] = {
     "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
     "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked, "pair_timing": PairTiming,
     "numerics": GraphNumerics,
+    "compile_time": CompileTime,
 }

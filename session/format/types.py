@@ -261,6 +261,7 @@ class StopBase(StopHead, total=False):
     variant: str  # a what-if recompile of the graph (issue 22): its settings, "max_autotune=True"
     unavailable: str  # the whole snapshot failed (tracer.adapter.safe)
     traceback: str
+    compile_ms: dict[str, float]  # issue 30: the compile's own time so far per stage (COMPILE_STAGES), pauses out
 
 
 class DynamoStop(StopBase, total=False):

@@ -281,6 +281,13 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
         L.append(f"Device `{next(iter(runs.values())).get('device', dev)}`; method: {', '.join(methods) or '?'}.")
         L.append("")
 
+    from inductor_step.session.compile_time import report_section  # noqa: PLC0415 - issue 30
+    from inductor_step.session.store import Session  # noqa: PLC0415
+
+    ctime = report_section(Session.of([m for m in msgs if m.get("type") in ("compile_time", "stop")]))
+    if ctime:
+        L.append(scrub.text(ctime.replace("## Compile time", "#### Compile time", 1)))
+
     # repro
     L.append("#### Minimal repro")
     L.append("")

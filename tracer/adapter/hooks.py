@@ -19,16 +19,17 @@ from inductor_step.tracer.adapter.base import MAX_TEXT, _unavailable, current_gr
 
 # ----------------------------------------------------------------------------- configuration
 
-def configure_inductor() -> dict[str, Any]:
+def configure_inductor(caches: bool = False) -> dict[str, Any]:
     """Settings the agent needs on every compile; returns what was set, for the session header.
 
     Caches are turned off because an FX-graph or AOT-autograd cache hit skips every Inductor
-    hook; provenance tracking level 1 gives ``inductor_provenance_tracking_node_mappings``.
+    hook, unless ``caches`` (``--caches on``, issue 30.4: the caches' verdicts are then recorded);
+    provenance tracking level 1 gives ``inductor_provenance_tracking_node_mappings``.
     """
     from torch._inductor import config as ic  # noqa: PLC0415
 
     done: dict[str, Any] = {}
-    for mod, name, value in (
+    for mod, name, value in () if caches else (
         (ic, "fx_graph_cache", False),
         (ic, "fx_graph_remote_cache", False),
         (ic, "autotune_local_cache", False),
@@ -80,8 +81,11 @@ class _ChainedGraphPass:
     def __deepcopy__(self, memo: dict) -> Any:  # torch copies its config; ours holds live hooks
         return self
 
-    def uuid(self) -> Any:  # CustomGraphPass protocol: keeps Inductor from warning about caching
-        return ("inductor-step", id(self))
+    def uuid(self) -> Any:  # CustomGraphPass protocol: ours only observe, so the cache key is the user's pass's
+        return ("inductor-step", _previous_uuid(self.previous))
+
+    def __reduce__(self) -> Any:  # Inductor pickles its config into the FX graph cache key (issue 30.4)
+        return (_pass_token, (repr(self.uuid()),))
 
 
 class _ChainedSchedulerPass:
@@ -101,7 +105,39 @@ class _ChainedSchedulerPass:
         return self
 
     def uuid(self) -> Any:
-        return ("inductor-step", id(self))
+        return ("inductor-step", _previous_uuid(self.previous))
+
+    def __reduce__(self) -> Any:  # torch 2.14 pickles _post_fusion_custom_pass into the FX graph cache key
+        return (_pass_token, (repr(self.uuid()),))
+
+
+def _pass_token(uuid: str) -> str:
+    """What one of our chained passes pickles as (only ever hashed into Inductor's cache keys)."""
+    return uuid
+
+
+def _previous_uuid(prev: Any) -> Any:
+    """The cache identity of the user's own pass(es) that ours chain to: their ``uuid()``; a pass without one
+    gets its id (no two processes share it: Inductor's cache misses, as it would bypass for theirs)."""
+    if prev is None:
+        return None
+    if isinstance(prev, (list, tuple)):
+        return tuple(_previous_uuid(p) for p in prev)
+    try:
+        return prev.uuid()
+    except Exception:  # noqa: BLE001
+        return ("no uuid", id(prev))
+
+
+def _scheduler_pass_base() -> type:
+    """What Inductor's FX graph cache accepts as a scheduler pass: CustomSchedulerPass (torch 2.14), else
+    CustomGraphPass (torch 2.11 checks for that); anything else makes the cache bypass."""
+    try:
+        from torch._inductor import custom_graph_pass as cgp  # noqa: PLC0415
+
+        return getattr(cgp, "CustomSchedulerPass", None) or cgp.CustomGraphPass
+    except Exception:  # noqa: BLE001
+        return object
 
 
 def _graph_pass_base() -> type:
@@ -127,9 +163,12 @@ def install_passes(on_pre_grad: Callable, on_post_grad_pre: Callable, on_post_gr
         if hasattr(ic, name):
             _set_config(ic, name, graph_cls(fn, getattr(ic, name)))
             installed.append(name)
+    sched = _scheduler_pass_base()  # torch 2.14 bypasses the FX graph cache for a pass that is not one
+    sched_cls = type("InductorStepSchedulerPass", (_ChainedSchedulerPass, sched), {}) if sched is not object \
+        else _ChainedSchedulerPass
     for name, fn in (("_pre_fusion_custom_pass", on_pre_fusion), ("_post_fusion_custom_pass", on_post_fusion)):
         if hasattr(ic, name):
-            _set_config(ic, name, _ChainedSchedulerPass(fn, getattr(ic, name)))
+            _set_config(ic, name, sched_cls(fn, getattr(ic, name)))
             installed.append(name)
     return installed
 

@@ -2,6 +2,7 @@
 
 from inductor_step.tui.panes.aot import AotPane
 from inductor_step.tui.panes.codegen import CodegenPane
+from inductor_step.tui.panes.compile_time import CompileTimePane
 from inductor_step.tui.panes.dynamo import DynamoPane
 from inductor_step.tui.panes.ledger import LedgerPane
 from inductor_step.tui.panes.linked import LinkedPane
@@ -12,6 +13,7 @@ from inductor_step.tui.panes.run import RunPane
 from inductor_step.tui.panes.scheduling import SchedulingPane
 
 #: the panes in tab order
-PANES = [DynamoPane, AotPane, LoweringPane, SchedulingPane, LoopBodyPane, CodegenPane, RunPane, LinkedPane, LedgerPane, LogPane]
+PANES = [DynamoPane, AotPane, LoweringPane, SchedulingPane, LoopBodyPane, CodegenPane, RunPane, LinkedPane, LedgerPane, CompileTimePane,
+         LogPane]
 
 __all__ = ["PANES"]

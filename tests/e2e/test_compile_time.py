@@ -1,0 +1,186 @@
+"""Issue 30 on real compiles: where the compile's own time goes, with caches on.
+
+One live session, driven by keys (it pauses at one stop for a known time), then the same script again
+headless: the second run must hit Inductor's caches.  Both record tests/scripts/ctime_small.py once for the
+module (a training step's forward and backward, then a recompile without grad); every test reads them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from inductor_step.session.format import graph_key, read_session, validate
+from inductor_step.session import compile_time as ct
+from inductor_step.tui.app import StepApp
+from inductor_step.session.store import Session
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(HERE, "scripts", "ctime_small.py")
+PAUSE_S = 1.0  # how long the live run sits at [0/0] forward's lowering stop
+
+
+async def _wait_for(pilot, cond, timeout: float = 240.0) -> None:
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError("timed out waiting")
+        await pilot.pause(0.05)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two recordings with ``--caches on``: a live one paused PAUSE_S at one stop, then a headless one."""
+    tmp = tmp_path_factory.mktemp("ctime")
+    env = os.environ.copy()
+    os.environ["INDUCTOR_STEP_CACHES"] = "on"  # what --caches on sets; the live app's agent inherits it
+    os.environ["CTIME_SALT"] = uuid.uuid4().hex  # the first run misses the FX graph and AOTAutograd caches
+    live_path = str(tmp / "live.jsonl")
+    app = StepApp(script=SCRIPT, session_path=live_path, screenshots=str(tmp))
+    seen: dict = {}
+
+    async def main() -> None:
+        async with app.run_test(size=(160, 50)) as pilot:
+            try:
+                await _wait_for(pilot, lambda: app.view.paused is not None)
+                t0 = time.monotonic()
+                while app.session.done is None:
+                    assert time.monotonic() - t0 < 240, [(graph_key(s), s["stage"]) for s in app.session.stops]
+                    p = app.view.paused
+                    if p is not None:
+                        if graph_key(p) == "[0/0] forward" and p["stage"] == "lowering" and "paused" not in seen:
+                            seen["paused"] = time.monotonic()
+                            await asyncio.sleep(PAUSE_S)  # the person reads the pane; the compile waits
+                            seen["paused"] = time.monotonic() - seen["paused"]
+                        if graph_key(p) == "[0/0] forward" and p["stage"] == "codegen":
+                            seen["bar"] = str(app.query_one("#stagebar").render())
+                        await pilot.press("n")
+                    await pilot.pause(0.05)
+                await pilot.pause(0.2)
+            finally:
+                app.action_quit_app()
+
+    salted = {**env, "CTIME_SALT": os.environ["CTIME_SALT"]}
+    try:
+        asyncio.run(main())
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    headless_path = str(tmp / "again.jsonl")
+    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--caches", "on", "--record",
+                           headless_path, SCRIPT], capture_output=True, text=True, timeout=300, cwd=str(tmp),
+                          env=salted)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {"live": list(read_session(live_path)), "again": list(read_session(headless_path)),
+            "again_stdout": proc.stdout, "seen": seen, "live_path": live_path}
+
+
+def _times(msgs):
+    return [m for m in msgs if m.get("type") == "compile_time"]
+
+
+def test_every_graph_has_its_stages_and_they_add_up(runs):
+    msgs = runs["live"]
+    assert all(validate(m) == [] for m in _times(msgs)), [validate(m) for m in _times(msgs)]
+    times = ct.graph_times(Session.of(msgs))
+    assert set(times) >= {"[0/0] forward", "[0/0] backward", "[0/1] inference"}, list(times)
+    for key, g in times.items():
+        assert g.total_ms > 0, key
+        assert abs(sum(g.stages.values()) - g.total_ms) <= 0.1 * g.total_ms, (key, g.stages, g.total_ms)
+        # torch's own wall time of the compile = stages + paused + our hooks (each measured on its own)
+        assert abs(g.total_ms + g.paused_ms + g.ours_ms - g.wall_ms) <= 0.01 * g.wall_ms + 1, key
+        assert g.named_share() >= 0.9 or g.stages.get("other"), (key, g.stages)
+    fwd, bwd = times["[0/0] forward"], times["[0/0] backward"]
+    for s in ("dynamo", "aot", "lowering", "scheduling", "codegen"):
+        assert fwd.stages.get(s, 0) > 0, (s, fwd.stages)
+    assert "dynamo" not in bwd.stages and bwd.stages.get("lowering", 0) > 0, bwd.stages  # a lazy backward: no Dynamo
+    assert fwd.frame and fwd.frame["function"] == "f" and fwd.frame["tracing_ms"] > 0
+    # per kernel: each C++ kernel named as generated, with its build time and the C++ cache's verdict
+    built = [k for k in fwd.kernels if k["kind"] != "autotune"]
+    names = {k["name"] for k in built}
+    codegen = next(m for m in msgs if m.get("type") == "stop" and graph_key(m) == "[0/0] forward"
+                   and m["stage"] == "codegen")
+    assert names and names <= {k["name"] for k in codegen["kernels"]}, (names, codegen["kernels"])
+    assert all(k["compile_ms"] is not None and k["cache"] in ("hit", "miss") for k in built)
+    # the mm's select_algorithm (one choice on CPU: nothing to benchmark) is an autotuning entry of its own
+    assert [k["name"] for k in fwd.kernels if k["kind"] == "autotune"] == ["mm"], fwd.kernels
+    # per FX node: lowering time, rolled up to the script's line through the links
+    linked = set(fwd.nodes) & set(codegen["links"]["fx_nodes"])
+    assert {"mm", "erf"} <= linked and len(linked) >= len(fwd.nodes) / 2, (fwd.nodes, codegen["links"]["fx_nodes"])
+    lines = ct.rankings(Session.of(msgs))["lines"]
+    body = next(i for i, ln in enumerate(open(SCRIPT).read().splitlines(), 1) if "gelu(x @ w)" in ln)
+    assert any(r.what == "line" and (r.line or "").endswith(f"ctime_small.py:{body}") for r in lines), lines
+    assert any(r.what == "frame" and "tracing f" in r.label for r in lines)
+
+
+def test_a_paused_stop_is_not_compile_time(runs):
+    assert runs["seen"]["paused"] >= PAUSE_S
+    fwd = ct.graph_times(Session.of(runs["live"]))["[0/0] forward"]
+    assert fwd.paused_ms >= PAUSE_S * 1000 * 0.95, fwd.paused_ms
+    assert fwd.wall_ms - fwd.total_ms >= PAUSE_S * 1000 * 0.95
+    # paused inside the scheduler (the lowering stop is Inductor's pre-fusion pass): not in any stage
+    assert max(fwd.stages.values()) < fwd.total_ms and fwd.stages["scheduling"] < PAUSE_S * 1000 / 2, fwd.stages
+    # the stage bar showed the finished stages' times while the compile was paused at codegen
+    assert re.search(r"✓lowering [\d.]+m?s ", runs["seen"]["bar"]), runs["seen"]["bar"]
+
+
+def test_a_recompile_costs_its_own_time(runs):
+    times = ct.graph_times(Session.of(runs["live"]))
+    re = times["[0/1] inference"]
+    assert re.total_ms > 0 and re.stages.get("dynamo", 0) > 0 and re.stages.get("lowering", 0) > 0
+    ranked = [r.label for r in ct.rankings(Session.of(runs["live"]))["graphs"]]
+    assert "[0/1] inference" in ranked
+
+
+def test_a_second_run_with_caches_on_hits(runs):
+    first = ct.graph_times(Session.of(runs["live"]))
+    again = ct.graph_times(Session.of(runs["again"]))
+    assert first["[0/0] forward"].cache, "the caches' verdicts are recorded"
+    verdicts = {k: v["status"] for g in again.values() for k, v in g.cache.items()}
+    assert "hit" in verdicts.values(), verdicts
+    fwd = again["[0/0] forward"]
+    assert fwd.skipped() and set(fwd.skipped()) >= {"lowering", "scheduling", "codegen"}, (fwd.cache, fwd.stages)
+    # (a hit need not be faster on a graph this small: the cache's keys and the load take their own time)
+    assert not any(fwd.stages.get(s) for s in ("lowering", "scheduling", "codegen")), fwd.stages
+    assert "compile time:" in runs["again_stdout"] and "taken out" in runs["again_stdout"]
+    assert all(k["cache"] == "hit" for g in again.values() for k in g.kernels if k["kind"] == "cpp"), \
+        [(k["name"], k.get("cache")) for g in again.values() for k in g.kernels]
+
+
+def test_pane_T_ranks_and_enter_goes_to_the_kernel(runs):
+    """--open: T shows the three rankings; down to the first kernel, Enter: pane 6 at that kernel."""
+    app = StepApp(messages=runs["live"], session_path=runs["live_path"])
+    seen: dict = {}
+
+    async def main() -> None:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("T")
+            await pilot.pause(0.1)
+            pane = app.pane("ctime")
+            seen["stage"] = app.view.stage
+            seen["rows"] = [str(pane.table.get_row_at(i)[0]) for i in range(pane.table.row_count)]
+            seen["detail"] = pane.code.text
+            first = next(i for i, r in enumerate(seen["rows"]) if r.startswith("cpp_fused"))  # (autotunings too)
+            for _ in range(first):
+                await pilot.press("down")
+            await pilot.pause(0.1)
+            seen["kernel"] = seen["rows"][pane.table.cursor_row]
+            await pilot.press("enter")
+            await pilot.pause(0.1)
+            seen["after"] = app.view.stage
+            seen["code_row"] = str(app.pane("codegen").table.get_row_at(app.pane("codegen").table.cursor_row)[0])
+
+    asyncio.run(main())
+    assert seen["stage"] == "ctime"
+    assert seen["rows"][0] == "GRAPHS" and "KERNELS" in seen["rows"] and "USER LINES" in seen["rows"]
+    assert "[0/0] forward" in seen["rows"]
+    assert "the compile's own time" in seen["detail"]
+    assert seen["kernel"].startswith("cpp_fused")
+    assert seen["after"] == "codegen" and seen["code_row"] == seen["kernel"]

@@ -1,0 +1,394 @@
+"""Where the compile's own time goes (issue 30): torch's ``dynamo_timed`` events per graph, cut into stages, with
+the time we held the compile (paused at a stop, or in our own capture hooks) taken out; per kernel, per FX node's
+lowering, the frame's Dynamo tracing and the caches' verdicts.  One ``compile_time`` message per finished
+compile (a frame's Dynamo + forward/inference compile, a lazy backward, or a late event such as runtime
+autotuning); the UI adds a graph's messages up.
+
+Clocks: torch's own ``time.time_ns()`` stamps of its events (tracer.adapter.compile_timers); ours, on the same
+clock, for our stops and hooks and where torch has no timer (each C++ kernel's build, each ``select_algorithm``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+from inductor_step.session.format import COMPILE_STAGES as STAGE_ORDER  # noqa: F401 - the stages' labels
+
+#: torch's event name -> our stage (names as torch 2.11-2.14 spell them); an event not here takes its
+#: parent's stage, and time under no named event is "other"
+STAGE_OF: dict[str, str] = {
+    "dynamo": "dynamo", "entire_frame_compile": "dynamo", "_compile.compile_inner": "dynamo",
+    "bytecode_tracing": "dynamo", "insert_deferred_runtime_asserts": "dynamo", "gc": "dynamo",
+    "build_guards": "guards",
+    "_recursive_pre_grad_passes": "pre_grad",
+    "create_aot_dispatcher_function": "aot", "aot_collect_metadata": "aot", "aot_trace_joint_graph": "aot",
+    "_recursive_joint_graph_passes": "aot",
+    "min_cut_rematerialization_partition": "partition", "default_partition": "partition",
+    "additional_fake_tensor_prop": "post_grad", "_recursive_post_grad_passes": "post_grad",
+    "GraphLowering.run": "lowering",
+    "Scheduler.__init__": "scheduling",
+    "GraphLowering.codegen": "codegen", "Scheduler.codegen": "codegen", "PythonWrapperCodegen.generate": "codegen",
+    "code_gen": "codegen",
+    "async_compile.wait": "kernels", "compile_file": "kernels",
+    "C++ vector ISA probe (cpu_vec_isa.valid_vec_isa_list)": "kernels",  # tracer.adapter.compile_timers.ISA_PROBE
+    "PyCodeCache.load_by_key_path": "load", "GraphLowering.compile_to_module": "load",
+    "CachingAutotuner.benchmark_all_configs": "autotune",
+    # Inductor's entry points: their own time is the cache key, the repro artifact, bookkeeping
+    "compile_fx.<locals>.fw_compiler_base": "inductor", "compile_fx.<locals>.bw_compiler": "inductor",
+    "compile_fx.<locals>.inference_compiler": "inductor", "inductor_compile": "inductor",
+    "compile_fx_inner": "inductor", "fx_codegen_and_compile": "inductor", "GraphLowering.compile_to_fn": "inductor",
+    "entire_backward_compile": "inductor", "backward._backward_impl": "inductor",
+    "backend_compile": "inductor",  # compile_fx outside its timed parts: the AOTAutograd cache key, fake inputs
+}
+
+def stage_of(name: str) -> str | None:
+    """Our stage for torch's event ``name`` (None: the parent's)."""
+    s = STAGE_OF.get(name)
+    if s is not None:
+        return s
+    if name.startswith("select_algorithm ") or "autotune" in name.lower():
+        return "autotune"
+    if "Cache" in name or name.startswith(("inductor_codecache", "TritonBundler")):
+        return "cache"
+    return None
+
+
+def overlap(intervals: list[tuple[int, int]], a: int, b: int) -> int:
+    """ns of [a, b) covered by ``intervals`` (sorted, disjoint)."""
+    out = 0
+    for s, e in intervals:
+        if e <= a:
+            continue
+        if s >= b:
+            break
+        out += min(b, e) - max(a, s)
+    return out
+
+
+def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+class _Event:
+    __slots__ = ("name", "start", "end", "children", "data", "cid")
+
+    def __init__(self, name: str, start: int, cid: str | None):
+        self.name, self.start, self.end, self.cid = name, start, None, cid
+        self.children: list[_Event] = []
+        self.data: dict[str, Any] = {}
+
+
+def cid_label(raw: str | None) -> str | None:
+    """torch's ``"0/0"`` (or ``"0/0_1"``, a restarted analysis) as our ``"[0/0]"``; None outside a compile."""
+    if not raw or raw == "None":
+        return None
+    return f"[{raw.split('_')[0]}]"
+
+
+class CompileClock:
+    """Collects the events of one agent (all threads) and sends one ``compile_time`` message per finished
+    root event.  ``send`` writes a message; ``graph_of(cid, backward)`` names the graph kind (the agent knows
+    whether a frame's graph is a forward or an inference), or gives ``(compile id, kind)`` for a what-if variant; ``label(cid)`` spells a compile id as the session
+    does (``@resetN``).  ``hold(kind)`` brackets time we keep the compile (``"paused"``: a stop waiting for the
+    UI; ``"ours"``: our capture hooks), taken out of every stage."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], graph_of: Callable[[str, bool], str],
+                 label: Callable[[str], str] = lambda c: c):
+        self.send = send
+        self.graph_of = graph_of
+        self.label = label
+        self.tl = threading.local()
+        self.lock = threading.Lock()
+        # C++ cache key -> each _worker_compile_cpp run: (start, end, built); a kernel's build runs in a worker
+        # thread, then once more (finding its .so) when the output module waits for it
+        self.built: dict[str, list[tuple[int, int, bool]]] = {}
+
+    # ------------------------------------------------------------------ per thread state
+    def _state(self) -> Any:
+        st = self.tl
+        if not hasattr(st, "stack"):
+            st.stack = []
+            st.held = []  # (start, end, kind)
+            st.hold_depth = 0
+            st.kernels = []
+            st.nodes = {}
+        return st
+
+    # ------------------------------------------------------------------ hooks
+    def on_event(self, phase: str, name: str, t_ns: int, data: dict[str, Any]) -> None:
+        """A ``dynamo_timed`` event starts (``"B"``) or ends (``"E"``) on this thread."""
+        st = self._state()
+        if phase == "B":
+            ev = _Event(name, t_ns, cid_label(data.get("compile_id")))
+            ev.data = data  # the start's metadata (kernel_name, is_backward), replaced by the end's below
+            if st.stack:
+                st.stack[-1].children.append(ev)
+            st.stack.append(ev)
+            return
+        while st.stack and st.stack[-1].name != name:  # torch fixes overlapping events the same way
+            st.stack.pop().end = t_ns
+        if not st.stack:
+            return
+        ev = st.stack.pop()
+        ev.end = t_ns
+        ev.data = {**ev.data, **data}
+        ev.cid = ev.cid or cid_label(data.get("compile_id"))
+        if not st.stack:
+            self._finish(ev, st)
+
+    def so_far(self) -> dict[str, float]:
+        """ms per stage of the compile open on this thread, up to now (a stop's ``compile_ms``: the stage bar
+        shows it while the compile is paused); {} outside a compile."""
+        st = self._state()
+        if not st.stack:
+            return {}
+        now = time.time_ns()
+        root = st.stack[0]
+        held = [(s, e) for s, e, _ in st.held if e > root.start]
+        if st.hold_depth and getattr(st, "hold_start", None):
+            held.append((st.hold_start, now))  # the hook we are in now (the stop is sent from one)
+        out, _top, _total = _stage_times(root, _merge(held), now)
+        return {k: round(v, 3) for k, v in out.items() if v >= 0.0005}
+
+    def hold(self, kind: str) -> "_Hold":
+        """``with clock.hold("paused"):`` the compile thread waits for the UI (or runs our hooks)."""
+        return _Hold(self, kind)
+
+    def on_node(self, name: str, ns: int) -> None:
+        st = self._state()
+        st.nodes[name] = st.nodes.get(name, 0) + ns
+
+    def on_submit(self, rec: dict[str, Any]) -> None:
+        rec["t"] = time.time_ns()
+        self._state().kernels.append(rec)
+
+    def on_built(self, key: str, start: int, end: int, built: bool) -> None:
+        with self.lock:
+            self.built.setdefault(key, []).append((start, end, built))
+
+    def on_triton(self, name: str, info: dict[str, Any]) -> None:
+        rec = {"name": name, "kind": "triton", "t": time.time_ns(), "info": info}
+        self._state().kernels.append(rec)
+
+    # ------------------------------------------------------------------ a finished root
+    def _finish(self, root: _Event, st: Any) -> None:
+        if root.cid is None and not st.kernels and not st.nodes:
+            return  # a compile worker's own event, or torch's between compiles: nothing of a graph
+        held = [(s, e, k) for s, e, k in st.held if e > root.start and s < root.end]
+        st.held = [h for h in st.held if h[1] > root.end]
+        paused = _merge([(s, e) for s, e, k in held if k == "paused"])
+        ours_all = _merge([(s, e) for s, e, _ in held])
+        out, top, total_ns = _stage_times(root, ours_all, root.end)
+        backward = root.name == "entire_backward_compile" or _find(root, "compile_fx.<locals>.bw_compiler") is not None \
+            or root.data.get("is_backward") in (True, "True")  # runtime autotuning names its graph's direction
+        cid = self.label(root.cid or "[?]")
+        kind = self.graph_of(cid, backward)
+        if isinstance(kind, tuple):  # a what-if variant compiled on this thread: its own key (tracer.whatif)
+            cid, kind = kind
+        kernels = self._kernels(st.kernels) + _autotunings(root, ours_all)
+        st.kernels = []
+        nodes = {n: round(ns / 1e6, 3) for n, ns in st.nodes.items()}
+        st.nodes = {}
+        msg: dict[str, Any] = {
+            "type": "compile_time", "compile_id": cid, "graph_kind": kind, "root": root.name,
+            "total_ms": round(total_ns / 1e6, 3), "wall_ms": round((root.end - root.start) / 1e6, 3),
+            "paused_ms": round(sum(e - s for s, e in paused) / 1e6, 3),
+            "ours_ms": round((sum(e - s for s, e in ours_all) - sum(e - s for s, e in paused)) / 1e6, 3),
+            "stages": {k: round(v, 3) for k, v in out.items() if v >= 0.0005},
+            "events": {k: sorted(([n, round(ms, 3)] for n, ms in v.items()), key=lambda x: -x[1])[:6]
+                       for k, v in top.items()},
+            "source": "torch's dynamo_timed events (ChromiumEventLogger), minus the time paused at our stops and "
+                      "in our capture hooks (our clock, time.time_ns)",
+        }
+        if kernels:
+            msg["kernels"] = kernels
+        if nodes:
+            msg["lowering_nodes"] = nodes
+        cache = _cache_states(root)
+        if cache:
+            msg["cache"] = cache
+        metrics = _find(root, "dynamo")
+        if metrics is not None and root.name == "dynamo":
+            m = metrics.data
+            frame = {"function": m.get("co_name"), "file": m.get("co_filename"), "line": m.get("co_firstlineno")}
+            tracing = _find(root, "bytecode_tracing")
+            if tracing is not None:
+                own = (tracing.end or root.end) - tracing.start - overlap(ours_all, tracing.start, tracing.end or root.end)
+                frame["tracing_ms"] = round(own / 1e6, 3)
+            msg["frame"] = {k: v for k, v in frame.items() if v is not None}
+            msg["metrics"] = {k: v for k, v in m.items() if k.endswith(("_count", "_s", "_us"))
+                              or k in ("graph_op_count", "fail_type", "fail_reason")}
+        self.send(msg)
+
+    def _kernels(self, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each kernel submitted during the root: its build time in the compile worker and cache verdict."""
+        out = []
+        for r in recs:
+            k: dict[str, Any] = {"name": r.get("name") or "?", "kind": r["kind"]}
+            if r["kind"] == "cpp":
+                if r.get("memory_hit"):
+                    k.update(cache="hit", cache_note="already loaded in this process", compile_ms=0.0)
+                else:
+                    with self.lock:
+                        b = self.built.pop(str(r.get("key")), None)
+                    if not b:
+                        k.update(compile_ms=None, missing="its build was not seen (codecache._worker_compile_cpp)")
+                    else:
+                        runs = [x for x in b if x[2]] or b
+                        k["compile_ms"] = round(sum(e - s for s, e, _ in runs) / 1e6, 3)
+                        k.update(cache="miss", cache_note="compiled") if any(x[2] for x in b) else \
+                            k.update(cache="hit", cache_note="its .so was already on disk (Inductor's C++ cache)")
+                k["source"] = "our clock around codecache._worker_compile_cpp (the compile worker's build)"
+            else:
+                info = r.get("info") or {}
+                us = info.get("compile_time_us")
+                k["compile_ms"] = round(us / 1000, 3) if isinstance(us, (int, float)) else None
+                if info.get("autotune_cache_state"):
+                    k["autotune_cache"] = info["autotune_cache_state"]
+                k["source"] = "torch's compile_time_us, measured in the compile worker (Triton compile incl. ptxas)"
+            out.append(k)
+        return out
+
+
+def _stage_times(root: _Event, held: list[tuple[int, int]], now: int
+                 ) -> tuple[dict[str, float], dict[str, dict[str, float]], int]:
+    """ms per stage under ``root`` (each event's own time, less ``held``; an open event ends ``now``), the
+    events' own ms per stage, and the root's ns less ``held``."""
+    out: dict[str, float] = {}
+    top: dict[str, dict[str, float]] = {}
+
+    def walk(ev: _Event, stage: str, end_default: int) -> int:
+        end = ev.end if ev.end is not None else end_default
+        own = (end - ev.start) - overlap(held, ev.start, end)
+        child = sum(walk(c, stage_of(c.name) or stage, end) for c in ev.children)
+        self_ns = max(0, own - child)
+        out[stage] = out.get(stage, 0.0) + self_ns / 1e6
+        if self_ns:
+            t = top.setdefault(stage, {})
+            t[ev.name] = t.get(ev.name, 0.0) + self_ns / 1e6
+        return own
+
+    total = walk(root, stage_of(root.name) or "other", now)
+    return out, top, total
+
+
+def _autotunings(root: _Event, held: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """Each autotuning under ``root``: a template's ``select_algorithm`` (lowering) or a Triton kernel's
+    ``CachingAutotuner.benchmark_all_configs`` (its first call), with its time less ``held``."""
+    out = []
+    for ev in _iter(root):
+        if ev.end is None or not (ev.name.startswith("select_algorithm ")
+                                  or ev.name == "CachingAutotuner.benchmark_all_configs"):
+            continue
+        ms = ((ev.end - ev.start) - overlap(held, ev.start, ev.end)) / 1e6
+        name = str(ev.data.get("kernel_name") or ev.name.removeprefix("select_algorithm "))
+        out.append({"name": name, "kind": "autotune", "compile_ms": round(ms, 3),
+                    "source": f"torch's {ev.name} event" if not ev.name.startswith("select_algorithm ") else
+                    "our clock around AlgorithmSelectorCache.__call__ (choices precompiled and benchmarked)"})
+    return out
+
+
+def _find(ev: _Event, name: str) -> _Event | None:
+    if ev.name == name:
+        return ev
+    for c in ev.children:
+        f = _find(c, name)
+        if f is not None:
+            return f
+    return None
+
+
+def _iter(ev: _Event):
+    yield ev
+    for c in ev.children:
+        yield from _iter(c)
+
+
+#: torch's event that carries each cache's verdict (CompileEventLogger data: cache_state, cache_bypass_reason)
+_CACHE_EVENTS = {"backend_compile": "aot_autograd", "inductor_compile": "fx_graph"}
+
+
+def _cache_states(root: _Event) -> dict[str, Any]:
+    """FX graph cache and AOTAutograd cache verdicts of this root's compile, in torch's words."""
+    out: dict[str, Any] = {}
+    for ev in _iter(root):
+        which = _CACHE_EVENTS.get(ev.name)
+        state = ev.data.get("cache_state")
+        if which is None or not state:
+            continue
+        rec = {"status": str(state)}
+        reason = ev.data.get("cache_bypass_reason")
+        if reason not in (None, "None", ""):
+            rec["reason"] = str(reason)
+        if ev.data.get("is_backward") in (True, "True"):
+            which = f"{which} (backward)"
+        out[which] = rec
+    return out
+
+
+class _Hold:
+    """A span we keep the compile thread (see CompileClock.hold); nested spans count once."""
+
+    def __init__(self, clock: CompileClock, kind: str):
+        self.clock, self.kind = clock, kind
+
+    def __enter__(self) -> "_Hold":
+        st = self.clock._state()
+        st.hold_depth += 1
+        self.t0 = time.time_ns()
+        if st.hold_depth == 1:
+            st.hold_start = self.t0
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        st = self.clock._state()
+        st.hold_depth -= 1
+        if self.kind == "paused" or st.hold_depth == 0:
+            st.held.append((self.t0, time.time_ns(), self.kind))
+        if st.hold_depth == 0:
+            st.hold_start = None
+        if len(st.held) > 4096 and not st.stack:  # between compiles: nothing will subtract them
+            st.held = []
+
+
+def install_clock(agent: Any) -> tuple[list[str], Callable[[Callable], Callable]]:
+    """Make ``agent.clock`` and install its torch hooks (tracer.adapter.compile_timers).  Returns the hooks
+    installed (descriptions for the session header; an unavailable one says why) and ``ours``: a wrapper
+    that brackets one of our capture hooks as time we keep the compile."""
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer.adapter import compile_timers as ct  # noqa: PLC0415
+
+    def graph_of(cid: str, backward: bool) -> str | tuple[str, str]:
+        variant = getattr(agent.tl, "variant", None)  # (compile id, "forward · max_autotune=True")
+        if variant is not None:
+            return variant
+        if backward:
+            return "backward"
+        return (agent.frames.get(cid) or {}).get("kind") or "inference"
+
+    clock = CompileClock(agent.send, graph_of, adapter.label_compile_id)
+    agent.clock = clock
+    hooks: list[str] = []
+    for got in (ct.install_event_hook(clock.on_event), ct.install_node_timer(clock.on_node),
+                ct.install_kernel_timers(clock.on_submit, clock.on_built, clock.on_triton),
+                ct.install_autotune_timer(clock.on_event), ct.install_isa_probe_timer(clock.on_event)):
+        if isinstance(got, dict):
+            hooks.append(f"compile time: {got.get('unavailable')}")
+        else:
+            hooks += [got] if isinstance(got, str) else list(got)
+
+    def ours(fn: Callable) -> Callable:
+        def hook(*a: Any, **k: Any) -> Any:
+            with clock.hold("ours"):
+                return fn(*a, **k)
+        return hook
+
+    return hooks, ours

@@ -1,0 +1,165 @@
+"""Pane T: where the compile's own time went (issue 30): graphs, kernels and user lines ranked by compile time
+(:mod:`inductor_step.session.compile_time`), each with its stages, cache verdicts and where the number came from.
+
+Enter on a graph: that graph in pane 1; on a kernel: its code in pane 6; on a user line: its first FX node in
+pane 2 (a frame's tracing: pane 1)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from textual import on
+
+from inductor_step.session import compile_time as ct
+from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.session.paths import short_path
+from inductor_step.tui.table import Table
+
+COLUMNS = ("compile time of", "graph", "time", "where it went · cache")
+HEAD = "bold reverse"
+_SECTIONS = (("graphs", "GRAPHS", "each graph's compile, pauses at our stops and our hooks taken out"),
+             ("kernels", "KERNELS", "each kernel's compile in the compile workers (C++ build, Triton incl. ptxas)"),
+             ("lines", "USER LINES", "lowering time per line (its post-grad FX nodes), Dynamo's tracing per frame"))
+
+
+class CompileTimePane(StagePane):
+    stage = "ctime"
+    title = "T Compile time"
+    columns = COLUMNS
+    #: reached by its key T (and ctrl+p); its tab stays off the tab bar, which is full at 80 columns, and
+    #: every recorded screenshot keeps its tab bar (tui.compat.Panes)
+    HIDE_TAB = True
+
+    def data(self) -> dict[str, Any] | None:
+        """The rankings, computed once per set of compile_time messages (and codegen stops: the links)."""
+        s = self.app.session
+        key = (len(s.compile_times), len(s.stops))
+        return s.cache.get(("ctime", key), (), lambda: {"rankings": ct.rankings(s), "times": ct.graph_times(s),
+                                                         "key": key})
+
+    def stamp(self, data: dict[str, Any] | None) -> Any:
+        return (data or {}).get("key")
+
+    def items(self, data: dict[str, Any]) -> list[tuple[str, Any]]:
+        """(section, row) per table row; section heads are ("head", (title, count, what))."""
+        out: list[tuple[str, Any]] = []
+        for name, title, what in _SECTIONS:
+            rows = data["rankings"][name]
+            if rows:
+                out.append(("head", (title, f"{len(rows)}", what)))
+                out += [(name, r) for r in rows]
+        return out
+
+    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        items = self.items(data)
+        sd = self.app.session.script_dir
+
+        def row(i: int) -> tuple:
+            kind, r = items[i]
+            if kind == "head":
+                return (T(r[0], HEAD), T(r[1], HEAD), T("", HEAD), T(r[2], HEAD))
+            label = r.label
+            if r.what == "line" and r.line:
+                label = "lowering " + (short_path(r.line, sd) or r.line)
+            missing = r.ms is None
+            return (T(label, "bold"), T(r.graph or ""), T(f"{ct.fmt_time(r.ms):>9}", "red" if missing else "yellow"),
+                    T(r.note))
+        return [f"{i}:{k}:{getattr(r, 'label', r[0] if isinstance(r, tuple) else '')}"
+                for i, (k, r) in enumerate(items)], row
+
+    def row_named(self, data: dict[str, Any], name: str) -> int | None:
+        for i, (k, r) in enumerate(self.items(data)):
+            if k != "head" and name in (r.label, r.kernel, r.graph):
+                return i
+        return None
+
+    def fill(self, data: dict[str, Any] | None) -> None:
+        self.table.fit(0, 2)  # names give up cells first; the time stays on screen
+        super().fill(data)
+
+    def empty(self, data: dict[str, Any] | None) -> Detail:
+        if self.app.live:
+            return Detail("# compile times arrive as each compile finishes (a frame's Dynamo and forward compile, "
+                          "then its backward at .backward())")
+        why = [h for h in self.app.session.header.get("hooks") or [] if str(h).startswith("compile time:")]
+        if why:  # tracer.compile_time could not hook torch here: its own words
+            return Detail("# no compile times: " + "; ".join(str(h).removeprefix("compile time: ") for h in why))
+        return Detail("# this session has no compile times: it was recorded before inductor-step measured them "
+                      "(issue 30), or nothing compiled")
+
+    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        items = self.items(data)
+        if not 0 <= row < len(items):
+            return None
+        kind, r = items[row]
+        if kind == "head":
+            return Detail(self._overview(data), "text")
+        if kind == "graphs":
+            return Detail(self._graph_text(data["times"][r.graph]), "text")
+        if kind == "kernels":
+            g = data["times"].get(r.graph)
+            k = next((k for k in (g.kernels if g else []) if k.get("name") == r.kernel), {})
+            text = [f"# {r.kernel} ({r.graph}): compiled in {ct.fmt_time(r.ms)}", ""]
+            text += [f"{key:<15} {v}" for key, v in k.items() if key != "name"]
+            return Detail("\n".join(text), "text")
+        src = (self.app.session.links(r.graph).get("user_source") or {}).get(r.line or "") if r.line else None
+        text = [f"# {r.label} ({r.graph}): {ct.fmt_time(r.ms)}", f"# {r.note}", ""]
+        if r.what == "line":
+            text.append("# each post-grad FX node's time in GraphLowering.run_node (its lowering, and any "
+                        "autotuning it ran), summed over the nodes whose stack trace ends at this line")
+        return Detail("\n".join(text) + ("\n" + src if src else ""), "text")
+
+    def _overview(self, data: dict[str, Any]) -> str:
+        t = ct.totals(self.app.session)
+        return "\n".join([
+            f"# the compile's own time: {ct.fmt_time(t['total_ms'])} over {len(data['times'])} graph(s)",
+            f"# torch's wall time of these compiles: {ct.fmt_time(t['wall_ms'])}",
+            f"#   minus paused at inductor-step's stops: {ct.fmt_time(t['paused_ms'])}",
+            f"#   minus inductor-step's capture hooks:   {ct.fmt_time(t['ours_ms'])}",
+            "# source: torch's dynamo_timed events (ChromiumEventLogger start/end); our clock (time.time_ns) for "
+            "the stops, our hooks and each C++ kernel's build",
+        ])
+
+    def _graph_text(self, g: ct.GraphTime) -> str:
+        out = [f"# {g.key}: {ct.fmt_time(g.total_ms)} of compile ({g.compiles} compile event(s))",
+               f"# wall {ct.fmt_time(g.wall_ms)} - paused {ct.fmt_time(g.paused_ms)} - our hooks "
+               f"{ct.fmt_time(g.ours_ms)}; stages under a named stage: {g.named_share() * 100:.0f}%", ""]
+        for stage, label, ms, note in ct.stage_rows(g):
+            pct = f"{ms / g.total_ms * 100:5.1f}%" if ms is not None and g.total_ms else "      "
+            out.append(f"{stage:<11} {ct.fmt_time(ms) if ms is not None else note:>10} {pct}  {label}")
+            if ms is not None and note:
+                out.append(f"{'':<30}{note}")
+        if g.cache:
+            out += ["", "caches (torch's verdicts):"]
+            out += [f"  {k}: {v.get('status')}" + (f" ({v['reason']})" if v.get("reason") else "")
+                    for k, v in g.cache.items()]
+        if g.frame:
+            f = g.frame
+            out += ["", f"frame: {f.get('function')} ({f.get('file')}:{f.get('line')}), Dynamo tracing "
+                        f"{ct.fmt_time(f.get('tracing_ms'))}"]
+        return "\n".join(out)
+
+    @on(Table.RowSelected, "#table-ctime")
+    def _enter(self, event: Table.RowSelected) -> None:
+        """Enter: a graph -> pane 1 of it; a kernel -> its code in pane 6; a user line -> its first FX node
+        in pane 2; a frame's tracing -> pane 1."""
+        data = self.data()
+        items = self.items(data) if data else []
+        row = self.table.cursor_row
+        if not 0 <= row < len(items) or items[row][0] == "head":
+            return
+        kind, r = items[row]
+        app = self.app
+        if not r.graph or r.graph not in app.session.by_graph:
+            app.set_status(f"{r.graph}: no stop of this graph in the session (a cache hit skips our stops)")
+            return
+        links = app.session.links(r.graph)
+        if kind == "kernels" and r.kernel:
+            bufs = list(((links.get("kernels") or {}).get(r.kernel) or {}).get("buffers") or [])
+            app.open_in_pane(r.graph, "codegen", r.kernel, bufs)
+        elif r.what == "line" and r.line:
+            nodes = [n for n, v in (links.get("fx_nodes") or {}).items() if v.get("user_line") == r.line]
+            bufs = list(((links.get("fx_nodes") or {}).get(nodes[0]) or {}).get("buffers") or []) if nodes else []
+            app.open_in_pane(r.graph, "aot", nodes[0] if nodes else "", bufs)
+        else:
+            app.open_in_pane(r.graph, "dynamo", "", [])
