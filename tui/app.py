@@ -17,13 +17,14 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
-from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_NUMERICS, CMD_RUN, STAGES, graph_key
+from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
 from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter
 from inductor_step.tui.keys import BINDINGS, help_rows
 from inductor_step.tui.panes import PANES
 from inductor_step.tui.panes.base import StagePane
+from inductor_step.tui.panes import numerics
 from inductor_step.tui.panes.numerics import NumericsPane
 from inductor_step.tui.graphlist import GraphSide
 from inductor_step.tui.prepare import Preparer
@@ -175,7 +176,7 @@ class StepApp(JobView, App[None]):
         elif t == "what_if":
             whatif.on_message(self, msg)
         elif t == "numerics":  # issue 29
-            self.numerics_arrived(msg)
+            numerics.on_message(self, msg)
         elif t == "pair_timing":  # issue 32: r in the diff view (tui.screens.diff_rounds)
             from inductor_step.tui.screens.diff_rounds import on_message  # noqa: PLC0415
 
@@ -479,20 +480,7 @@ class StepApp(JobView, App[None]):
 
     def action_numerics(self) -> None:
         """e: the numerics pane; in a live session, compare the shown graph's buffers with eager first."""
-        self.query_one("#panes", Panes).show_tab("pane-numerics")
-        if self.agent is not None and self.agent.alive and self.view.graph and self.view.graph not in self.session.numerics:
-            self.agent.send(CMD_NUMERICS, graph=self.view.graph)
-            self._status_extra = f"comparing {self.view.graph}'s buffers with eager…"
-        self.view.stage = "numerics"
-        self.refresh_all(force=True)
-
-    def numerics_arrived(self, msg: dict[str, Any]) -> None:
-        self.query_one("#panes", Panes).show_tab("pane-numerics")
-        if msg.get("failed"):
-            self.say(f"numerics {graph_key(msg)} failed: {msg.get('error')}", "error")
-        elif graph_key(msg) == self.view.graph:
-            self._status_extra = f"{graph_key(msg)} compared with eager: Enter in pane e goes to the first divergence"
-        self.refresh_all(force=self.view.stage == "numerics")
+        numerics.request(self)
 
     def action_cancel_run(self) -> None:
         if self.agent is not None and self.agent.alive:
@@ -512,25 +500,8 @@ class StepApp(JobView, App[None]):
         return str(t.get_row_at(t.cursor_row)[0]) if t is not None and t.row_count else None
 
     def action_report(self) -> None:
-        if not self.session_path:
-            self.notify("no session file to report from", severity="warning")
-            return
-        from inductor_step.session.report import build_report  # noqa: PLC0415
-
-        for st in self.ranks.values():
-            if st.writer is not None:
-                st.writer.f.flush()
-        try:
-            if self.is_job:  # every rank's session, the job file, the launcher's log (issue 23)
-                out = self.job_report()
-            else:
-                out = build_report(self.session_path, screenshots=self.saved_screenshots,
-                                   stood={"graph": self.view.graph, "stage": self.view.stage,
-                                          "selection": self.selection()})
-        except (OSError, ValueError) as e:
-            self.say(f"report failed: {e}", "error")
-        else:
-            self.say(f"report bundle written: {out}")
+        """R: the bug-report bundle of this session (tui.screenshots.report)."""
+        screenshots.report(self)
 
     def action_help(self) -> None:
         note = ("The compile pauses after each stage; b and the panes only view earlier stops. "

@@ -96,3 +96,26 @@ async def every_stop(app: Any) -> None:
         app.go(graph_key(app.session.stops[0]), app.session.stops[0]["stage"])
         app.refresh_all()
     app.say(f"saved {len(app.session.stops)} screenshots into {app.screenshots}/")
+
+
+def report(app: Any) -> None:
+    """``R``: write the bug-report bundle (session.report.build_report; a torchrun job's over every rank) with
+    where the user stands and what they selected, and say where it went (or why it failed) in a toast."""
+    if not app.session_path:
+        app.notify("no session file to report from", severity="warning")
+        return
+    from inductor_step.session.report import build_report  # noqa: PLC0415
+
+    for st in app.ranks.values():
+        if st.writer is not None:
+            st.writer.f.flush()
+    try:
+        if app.is_job:  # every rank's session, the job file, the launcher's log (issue 23)
+            out = app.job_report()
+        else:
+            out = build_report(app.session_path, screenshots=app.saved_screenshots,
+                               stood={"graph": app.view.graph, "stage": app.view.stage, "selection": app.selection()})
+    except (OSError, ValueError) as e:
+        app.say(f"report failed: {e}", "error")
+    else:
+        app.say(f"report bundle written: {out}")

@@ -9,7 +9,9 @@ from typing import Any, Callable, Sequence
 
 from textual import on
 
+from inductor_step.session.format import CMD_NUMERICS, graph_key
 from inductor_step.session.numerics import answer_lines, first_buffer, num, pane_rows, table_lines
+from inductor_step.tui.compat import Panes
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import BufferSelected, OpenKernel
 from inductor_step.tui.table import Table
@@ -125,3 +127,24 @@ class NumericsPane(StagePane):
             self.post_message(OpenKernel(rows[event.cursor_row]["kernel"], buf))
         elif not self.go_first():
             self.app.bell()
+
+
+def request(app: Any) -> None:
+    """``e``: show the numerics pane; in a live session, ask the agent to compare the shown graph's buffers
+    with eager (CMD_NUMERICS) unless they were compared already."""
+    app.query_one("#panes", Panes).show_tab("pane-numerics")
+    if app.agent is not None and app.agent.alive and app.view.graph and app.view.graph not in app.session.numerics:
+        app.agent.send(CMD_NUMERICS, graph=app.view.graph)
+        app._status_extra = f"comparing {app.view.graph}'s buffers with eager…"
+    app.view.stage = "numerics"
+    app.refresh_all(force=True)
+
+
+def on_message(app: Any, msg: dict[str, Any]) -> None:
+    """A ``numerics`` message from the agent: show the pane, say where Enter goes (or why it failed)."""
+    app.query_one("#panes", Panes).show_tab("pane-numerics")
+    if msg.get("failed"):
+        app.say(f"numerics {graph_key(msg)} failed: {msg.get('error')}", "error")
+    elif graph_key(msg) == app.view.graph:
+        app._status_extra = f"{graph_key(msg)} compared with eager: Enter in pane e goes to the first divergence"
+    app.refresh_all(force=app.view.stage == "numerics")
