@@ -1,0 +1,316 @@
+"""The agent's timing side: the script's calls of each compiled graph (inputs kept, calls profiled) and the
+``run``, ``numerics`` and what-if requests served on their own threads (a mixin of :class:`tracer.agent.Agent`)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import traceback
+from typing import Any
+
+from inductor_step.session import format as protocol
+from inductor_step.tracer.cudagraph_record import EVENT_CALLS
+from inductor_step.tracer.subgraphs import root_kind
+
+#: one graph's timing, at most (s): ``--timing-limit``, else INDUCTOR_STEP_TIMING_TIMEOUT, else 600
+TIMING_LIMIT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "600"))
+
+PROFILE_CALLS = 10  # the script's calls 2..11 of each graph run under torch.profiler (see Agent.on_graph_call)
+
+
+def _read(path: str | None) -> str:
+    """A file's text, or "" where it cannot be read (missing, or not text: an AOTInductor ``.pt2`` package
+    is a zip, whose bytes raise UnicodeDecodeError, a ValueError)."""
+    try:
+        with open(path or "", encoding="utf-8") as f:
+            return f.read()
+    except (OSError, ValueError):
+        return ""
+
+
+
+class TimingRequests:
+    """Timing, numerics and what-if for :class:`tracer.agent.Agent` (its state: ``script_calls``, ``graphs``,
+    ``run_lock``, ``timing_limit_s``, ``send``); every method here runs in the agent process, which imports torch."""
+
+    def _profiles_calls(self) -> bool:
+        """Profile the script's calls (CUDA only, and only when timing may be asked for)."""
+        return str(self.device).startswith("cuda") and (self.run_at_end or self.serve) \
+            and os.environ.get("INDUCTOR_STEP_PROFILE_CALLS", "1") != "0"
+
+    def on_graph_call(self, key: str, inputs: list, run: Any) -> Any:
+        """The script calls a compiled graph (tracer.adapter.install_graph_call_hook).
+
+        First call: its tensor inputs are kept for timing (tracer.timing.script_inputs: the honest
+        inputs; random ones can crash a kernel), and so is the launch config each Triton kernel autotuned to (timing then
+        runs the kernel with that config; see tracer.adapter.pin_configs).  Calls 2 to ``1 + PROFILE_CALLS``, on CUDA when timing was asked for: each runs
+        under torch.profiler (CUPTI), so the run pane can show every kernel's time inside the
+        script's own run (L2 and clocks as the model leaves them); see tracer.timing.script_times.
+        """
+        from inductor_step.tracer import adapter, timing  # noqa: PLC0415
+
+        rec = self.script_calls.setdefault(key, {"calls": 0, "inputs": {}, "profiles": [], "status": None,
+                                                 "configs": {}})
+        rec["calls"] += 1
+        real_run = run
+
+        def run() -> Any:  # noqa: F811 - the same call, with the graph known to a cudagraph skip message
+            self.tl.calling = key
+            try:
+                return real_run()
+            finally:
+                self.tl.calling = None
+        if rec["calls"] == 1:
+            try:
+                rec["inputs"] = timing.script_inputs(inputs)
+            except Exception as e:  # noqa: BLE001 - never in the script's way
+                rec["status"] = f"inputs not kept ({type(e).__name__}: {e})"
+            try:
+                counts = adapter.kernel_config_counts(key)
+                adapter.reset_triton_autotuned()
+            except Exception:  # noqa: BLE001
+                counts = {}
+            out = run()
+            try:  # the launch config each Triton kernel autotuned to in this first call
+                rec["configs"] = {n: {"config": c, "of": counts.get(n), "tuned": adapter.triton_autotuned(n)}
+                                  for n, c in adapter.autotuned_configs(key).items()}
+            except Exception:  # noqa: BLE001 - never in the script's way
+                pass
+            return out
+        if self.profile_script_calls and 1 + PROFILE_CALLS < rec["calls"] <= 1 + PROFILE_CALLS + EVENT_CALLS:
+            return self.timed_call(rec, run)  # the script's call as the GPU sees it (CUDA graphs replayed, say)
+        if not self.profile_script_calls or rec["calls"] > 1 + PROFILE_CALLS or rec["status"] is not None:
+            return run()
+        if self.run_lock.locked():  # a timing run is on (``r`` while the script runs): it has CUPTI detached
+            return run()            # (TEARDOWN_CUPTI set), and both would share the GPU anyway
+        if adapter.profiler_active():
+            rec["status"] = "the script runs its own profiler; its calls were not profiled"
+            return run()
+        state: dict[str, Any] = {}
+
+        def go() -> None:
+            state["started"] = True
+            state["out"] = run()
+
+        try:
+            adapter.synchronize()  # kernels the script queued before this call stay out of the window
+            state["records"] = adapter.cuda_kernel_records(go, cpu_ops=True)
+        except BaseException as e:  # noqa: BLE001
+            if "out" in state:
+                rec["status"] = f"profiler failed ({type(e).__name__}: {e})"
+                return state["out"]
+            if state.get("started"):
+                raise  # the script's own call failed: its error, raised once
+            rec["status"] = f"profiler unavailable ({type(e).__name__}: {e})"
+            return run()
+        rec["profiles"].append(state["records"])
+        return state["out"]
+
+    # ------------------------------------------------------------------ run
+    def run_all(self, only: str | list[str] | None = None) -> None:
+        """Time every compiled graph (or the one named ``"[0/0] forward"``, or those listed); one run message each.
+
+        Runs on a worker thread, so no compile-thread state (fake modes, V.graph) is active.
+        """
+        if not self._wait_for_run_lock():
+            return
+        self.cancel_run.clear()
+        self.run_active = True
+        try:
+            todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
+            if only:
+                # a subgraph is timed with the graph that calls it (tracer.subgraphs)
+                names = [root_kind(n) for n in ([only] if isinstance(only, str) else only)]
+                todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
+            if not todo:
+                self._run_done({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)",
+                                "done": True, "timed": 0, "failed": [], "of": 0})
+                return
+            # each graph is timed in a fresh worker process, where no earlier profiler session (the
+            # script's profiled calls) has left CUPTI attached (see timing.cupti_detached for why it matters)
+            cupti = ("CPU: not applicable" if not str(self.device).startswith("cuda") else
+                     "not attached: timed in a fresh process, where no earlier profiler session left CUPTI attached")
+            self._time_graphs(todo, cupti)
+        finally:
+            self.run_active = False
+            self.run_lock.release()
+
+    def _run_done(self, msg: dict[str, Any]) -> None:
+        """A timing run's last status (``done``): from here on `c` finds nothing to cancel."""
+        self.run_active = False
+        self.send(msg)
+
+    def _wait_for_run_lock(self) -> bool:
+        """Take the timing lock; a request made while another timing run is on (a what-if's own, or
+        ``r`` twice) waits for it, saying so, instead of being dropped: every request ends with a
+        ``done`` status.  False (and a ``done``, ``cancelled`` status sent) when ``c`` came first."""
+        if self.run_lock.acquire(blocking=False):
+            return True
+        gen = self.cancel_gen  # only a `c` sent after this request cancels it
+        self.run_waiting += 1
+        try:
+            self.send({"type": "run_status", "message": "waiting for the timing run in progress to end "
+                                                        "(c cancels both)"})
+            while not self.run_lock.acquire(timeout=0.1):
+                if self.cancel_gen != gen:
+                    break
+            else:
+                if self.cancel_gen == gen:
+                    return True
+                self.run_lock.release()
+        finally:
+            self.run_waiting -= 1
+        self.send({"type": "run_status", "message": "timing cancelled before it started", "done": True,
+                   "cancelled": True, "timed": 0, "failed": [], "of": 0})
+        return False
+
+    def _time_graphs(self, todo: list, cupti: str) -> None:
+        """run_all's loop: one ``run`` message per graph of ``todo`` (``((compile id, kind), graph)``).
+
+        Each graph is timed in a worker process (tracer.timing.isolate.TimingWorker): a graph whose
+        timing raises or crashes the worker gets a ``run`` message with ``error`` (``timing [1/0]
+        backward crashed: SIGSEGV in aten....``), ``failed: True`` and, for a crash, ``crashed`` and
+        ``signal``; the next graph gets a fresh worker.  The last ``run_status`` (``done: True``)
+        counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
+        """
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer.timing.inprocess import (  # noqa: PLC0415
+            in_process_reason, needs_this_process, time_in_process)
+        from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
+        from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
+
+        worker = TimingWorker()
+        failed: list[str] = []
+        timed = 0
+        try:
+            for i, ((cid, kind), g) in enumerate(todo):
+                if self.cancel_run.is_set():
+                    self._run_done({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
+                               "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
+                    return
+                where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
+                self.send({"type": "run_status", "message": f"{where}: starting (limit {self.timing_limit_s:g} s "
+                                                            "per graph)", "limit_s": self.timing_limit_s})
+                msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
+                                       "device": g.get("device", "cpu"), "cupti": cupti}
+                orig = self.graphs.get(self.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
+                compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
+                            "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
+                           if orig and orig.get("output_path") else None)
+                kw = dict(cancel=self.cancel_run, timeout_s=self.timing_limit_s, num_gb=g.get("num_gb"),
+                          compare=compare, script=self._script_record(g, orig if compare else None),
+                          progress=lambda text, where=where: self.send({"type": "run_status",
+                                                                        "message": f"{where}: {text}"}))
+                msg["limit_s"] = self.timing_limit_s
+                try:
+                    # a graph a fresh process cannot rebuild (script-defined ops, opaque frozen weights) is
+                    # timed here instead (tracer.timing.inprocess): issue 27.9
+                    here = in_process_reason(g["output_path"], g.get("gm"))
+                    if here is None:
+                        try:
+                            msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)
+                                g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"), **kw))
+                        except TimingFailed as e:
+                            if e.crashed or e.cancelled or not needs_this_process(e.reason):
+                                raise
+                            here = f"timed in the agent's own process: a timing process could not rebuild it ({e.reason})"
+                    if here is not None:
+                        msg.update(time_in_process(g["output_path"], g.get("gm"), g.get("device", "cpu"), here, **kw))
+                    timed += 1
+                except TimingFailed as e:
+                    if e.cancelled:
+                        self._run_done({"type": "run_status", "done": True, "cancelled": True, "timed": timed,
+                                   "failed": failed, "of": len(todo),
+                                   "message": f"timing cancelled during {cid} {kind} ({e.reason}); "
+                                              f"{timed} of {len(todo)} graph(s) timed"})
+                        return
+                    msg.update(error=f"timing {cid} {kind} {e.reason}" if e.crashed else e.reason,
+                               traceback=e.detail, failed=True, crashed=e.crashed)
+                    if e.reason.startswith("timed out"):
+                        msg["timed_out"] = True
+                    if e.signal:
+                        msg["signal"] = e.signal
+                    failed.append(f"{cid} {kind}")
+                except Exception as e:  # noqa: BLE001 - the worker could not be started or spoken to
+                    msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(), failed=True)
+                    failed.append(f"{cid} {kind}")
+                subs = msg.pop("subgraphs", None)
+                if str(msg.get("device", "")).startswith("cuda"):
+                    cg = self.cudagraphs_run_info(g, self.script_calls.get(adapter.output_module_key(g["output_path"])),
+                                                  _read(g["output_path"]))
+                    replay = msg.get("cudagraph_replay") or {}
+                    if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
+                        cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove
+                        cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
+                    msg["cudagraphs"] = cg
+                self.send(msg)
+                for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key
+                    self.send(sub)
+                    if sub.get("failed"):
+                        failed.append(f"{cid} {sub['graph_kind']}")
+        finally:
+            worker.close()
+        text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
+        self._run_done({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
+                   "of": len(todo)})
+
+    def _script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
+        """What timing gets of the script's own calls of graph ``g``; for a what-if variant (``orig``: its
+        original) only its original's first-call inputs: the script never called the variant, and the
+        original's autotuned launch configs and profiles belong to the original's kernels."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        rec = self.script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
+        if orig is None and rec is not None:  # CUDA events stay here; the timing process learns whether CUDA graphs are on
+            return {**{k: v for k, v in rec.items() if k != "call_events"},
+                    "cudagraphs": bool((g.get("cudagraphs") or {}).get("enabled"))}
+        if orig is None or rec is None:
+            return rec
+        return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
+                "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
+
+    # ------------------------------------------------------------------ numerics (issue 29)
+    numerics_at_end = False  # --numerics: compare every graph's buffers with eager after the script
+
+    def numerics_all(self, only: str | list[str] | None = None) -> None:
+        """Compare every compiled graph's buffers with eager (or the one named); one ``numerics`` message each."""
+        from inductor_step.tracer.numerics_run import numerics_all  # noqa: PLC0415
+
+        numerics_all(self, only)
+
+    # ------------------------------------------------------------------ what if (issue 22)
+    def what_if_command(self, cmd: dict[str, Any]) -> None:
+        """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
+        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
+
+        part = cmd.get("part") if isinstance(cmd.get("part"), int) else None
+        kind = protocol.with_part(str(cmd.get("graph_kind")), part)
+        try:
+            run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
+                        run=bool(cmd.get("run")))
+        except Exception as e:  # noqa: BLE001 - never takes the agent down
+            self.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
+                       "graph_kind": kind, "status": "failed",
+                       "message": f"{type(e).__name__}: {e}"})
+
+    def what_if_all(self) -> None:
+        """``--what-if``: every settings set on every compiled graph of the script (not on variants)."""
+        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
+
+        originals = [k for k, g in self.graphs.items() if g.get("output_path") and protocol.VARIANT_SEP not in k[1]]
+        for settings in self.what_if:
+            for cid, kind in originals:
+                run_what_if(self, cid, kind, settings)
+
+    def _pending_what_ifs(self) -> None:
+        """what_if commands queued for a stop that never came (the script ended first): run now."""
+        while True:
+            try:
+                cmd = self.resume.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(cmd, dict) and cmd.get("cmd") == protocol.CMD_WHAT_IF:
+                threading.Thread(target=self.what_if_command, args=(cmd,), daemon=True).start()
+
+    # ------------------------------------------------------------------ main
