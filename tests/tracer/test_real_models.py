@@ -101,14 +101,30 @@ def _record(tmp_path_factory, name: str) -> Run:
     return run
 
 
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory):
+    """Every installable script recorded once, two side by side (a recording is mostly one Python thread
+    compiling, so a 2-core machine runs two in about the time of one), longest first (ResNet-18)."""
+    import importlib.util  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    if importlib.util.find_spec("torch") is None:
+        yield {}
+        return
+    names = sorted((n for n, need in SCRIPTS.items() if need is None or importlib.util.find_spec(need) is not None),
+                   key=lambda n: n != "torchvision_resnet")
+    with ThreadPoolExecutor(2) as pool:
+        yield {name: pool.submit(_record, tmp_path_factory, name) for name in names}
+
+
 @pytest.fixture(scope="module", params=list(SCRIPTS))
-def real(request, tmp_path_factory) -> Run:
+def real(request, recordings) -> Run:
     pytest.importorskip("torch")
     need = SCRIPTS[request.param]
     if need:
         pytest.importorskip(need, reason=f"examples/real/{request.param}.py needs {need} "
                                          f"(pip install {need}); not installed")
-    return _record(tmp_path_factory, request.param)
+    return recordings[request.param].result()
 
 
 def _known_bug(request, check: str, name: str) -> None:
