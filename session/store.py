@@ -105,6 +105,8 @@ class Session:
     #: the process groups the script made (a torchrun job's rank: protocol.ProcessGroup messages)
     process_groups: list[dict[str, Any]] = field(default_factory=list)
     blocked: dict[str, Any] | None = None  # the collective the rank waits in now (tracer.rank_watch)
+    #: (A, B) graph keys -> their latest ``pair_timing`` message: timed round by round (issue 32, r in the diff)
+    pair_timings: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
@@ -147,6 +149,8 @@ class Session:
             self.agent_exit = msg.get("returncode")
         elif t == "process_group":
             self.process_groups.append(msg)
+        elif t == "pair_timing":
+            self.pair_timings[(str(msg.get("a")), str(msg.get("b")))] = msg
         elif t == "blocked":  # tracer.rank_watch: the rank waits inside a collective (None: no longer)
             self.blocked = msg if msg.get("collective") else None
 

@@ -13,6 +13,7 @@ from typing import Any
 from inductor_step.session.format import graph_key, kind_of, with_part
 from inductor_step.session.modes import how_compiled_lines, kernel_backend, symbol_line, symbols_in, timed_sizes_line
 from inductor_step.session.paths import code_label, short_path
+from inductor_step.session.lower_text import autotune_lines, stages_lines
 
 
 def fmt_ms(v: Any) -> str:
@@ -404,6 +405,7 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
         lines.append(" · ".join(inside))
     if k.get("config"):
         lines.append(f"launch config: {k['config']}")
+    lines += autotune_lines(k) + stages_lines(k)  # issue 28: the autotuning decision, what the kernel became
     if fused:
         lines.append(f"fused nodes: {joined(fused)}")
     return "\n".join(lines) + "\n\n" + summary

@@ -30,6 +30,8 @@ RUNS = {
     "modes_dynamic.jsonl": ["--run", os.path.join(HERE, "scripts", "modes_dynamic.py")],
     # issue 27.1: a torch.cond's branches as graphs of their own, timed
     "subgraphs_cond.jsonl": ["--run", os.path.join(HERE, "scripts", "hop_cond.py")],
+    # issue 28.6: a C++ kernel's compiled function disassembled by the run stage
+    "cpu_asm.jsonl": ["--run", os.path.join(HERE, "scripts", "cpu_asm.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

@@ -36,11 +36,12 @@ from inductor_step.session.format import STAGES
 from inductor_step.tracer.subgraphs import root_kind
 
 def _read(path: str | None) -> str:
-    """A file's text, or "" where it cannot be read."""
+    """A file's text, or "" where it cannot be read (missing, or not text: an AOTInductor ``.pt2`` package
+    is a zip, whose bytes raise UnicodeDecodeError, a ValueError)."""
     try:
         with open(path or "", encoding="utf-8") as f:
             return f.read()
-    except OSError:
+    except (OSError, ValueError):
         return ""
 
 
@@ -237,6 +238,10 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                         self.resume.put(msg)
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
+                elif cmd == protocol.CMD_TIME_PAIR:  # issue 32: r in the diff view (tracer.pair_timing)
+                    from inductor_step.tracer.pair_timing import time_pair  # noqa: PLC0415
+
+                    threading.Thread(target=time_pair, args=(self, msg.get("graphs")), daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
                     self.quitting = True
                     self.send({"type": "quit"})
@@ -280,11 +285,12 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
                 rec["status"] = f"inputs not kept ({type(e).__name__}: {e})"
             try:
                 counts = adapter.kernel_config_counts(key)
+                adapter.reset_triton_autotuned()
             except Exception:  # noqa: BLE001
                 counts = {}
             out = run()
             try:  # the launch config each Triton kernel autotuned to in this first call
-                rec["configs"] = {n: {"config": c, "of": counts.get(n)}
+                rec["configs"] = {n: {"config": c, "of": counts.get(n), "tuned": adapter.triton_autotuned(n)}
                                   for n, c in adapter.autotuned_configs(key).items()}
             except Exception:  # noqa: BLE001 - never in the script's way
                 pass
@@ -570,7 +576,9 @@ class Agent(AotiCapture, Capture, CudagraphRecord):
         hooks += [h for h, ok in (("torch.compile arguments (_TorchCompileInductorWrapper.__init__)",
                                    adapter.install_compile_args_hook()),
                                   ("AlgorithmSelectorCache.__call__ (autotuning choices)",
-                                   adapter.install_autotune_hook())) if ok]
+                                   adapter.install_autotune_hook()),
+                                  ("CachingAutotuner.benchmark_all_configs (Triton config candidates)",
+                                   adapter.install_triton_autotune_hook())) if ok]
         if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
         if str(self.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
@@ -867,7 +875,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = main()
+    try:
+        code = main()
+    except BaseException:  # noqa: BLE001 - an error of ours: said, then the same os._exit (an interpreter
+        traceback.print_exc()  # shutdown would run the destructors of what the script loaded, e.g. an
+        code = 1               # AOTInductor model on CUDA, which died of SIGSEGV there)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code if isinstance(code, int) else 1)

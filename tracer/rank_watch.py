@@ -47,6 +47,10 @@ def watch(thread_id: int, send: Callable[[dict[str, Any]], None], stop: threadin
         waited += every_s
         frame = sys._current_frames().get(thread_id)  # noqa: SLF001 - the standard way to read another thread's stack
         at = blocked_at(frame) if frame is not None else None
+        # never hold the script's frame while we sleep: a frame kept alive keeps its locals (tensors) alive past
+        # their function's return; under a job, DDPOptimizer's second bucket then failed to compile
+        # ("FakeTensorDeviceMismatchError: ... meta and cpu!", examples/ddp_train.py, CPU and H100/H200)
+        del frame
         if at != seen:
             if reported:
                 send({"type": "blocked", "collective": None})

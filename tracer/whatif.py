@@ -245,13 +245,12 @@ def interleaved_rounds(variant_path: str, original_path: str, eager_gm: Any, scr
     variant.  Each module runs on its own ``get_args()`` with the script's first-call tensors where shapes match
     (as timing does); a variant compiled static from a dynamic original runs at the hint sizes, the original at
     its own ``get_args()`` sizes (``shapes`` says so).  On CPU the run-queue wait of the rounds judges them
-    (:func:`tracer.timing.contention.judge`).  Raises what loading or running the modules raises."""
-    import statistics  # noqa: PLC0415
-
+    (:func:`tracer.timing.contention.judge`); the rounds are :func:`tracer.timing.interleave.rounds`.  Raises what
+    loading or running the modules raises."""
     import torch  # noqa: PLC0415
 
     from inductor_step.tracer import adapter  # noqa: PLC0415
-    from inductor_step.tracer.timing import contention  # noqa: PLC0415
+    from inductor_step.tracer.timing import interleave  # noqa: PLC0415
     from inductor_step.tracer.timing.harness import _graph_args, _use_script_inputs  # noqa: PLC0415
 
     vmod, omod = adapter.load_output_module(variant_path), adapter.load_output_module(original_path)
@@ -265,18 +264,6 @@ def interleaved_rounds(variant_path: str, original_path: str, eager_gm: Any, scr
         _use_script_inputs(vargs, kept)
         _use_script_inputs(oargs, kept)
         cuda = any(isinstance(t, torch.Tensor) and t.is_cuda for t in vargs)
-        if cuda:
-            from triton.testing import do_bench  # noqa: PLC0415
-
-            def one(fn: Any) -> float:
-                return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
-        else:
-            from inductor_step.tracer.timing.rounds import cpu_quantiles  # noqa: PLC0415
-
-            bench = adapter.benchmarker()  # Inductor's benchmarker (all private torch access in tracer.adapter)
-
-            def one(fn: Any) -> float:
-                return cpu_quantiles(bench, fn, warmup_ms=2, rep_ms=20)[0]
         fns: dict[str, Any] = {"variant": lambda: vmod.call(list(vargs)), "original": lambda: omod.call(list(oargs))}
         if eager_gm is not None:
             try:
@@ -286,28 +273,13 @@ def interleaved_rounds(variant_path: str, original_path: str, eager_gm: Any, scr
                 fns["eager"] = lambda: eager_gm(*oargs)
             except Exception:  # noqa: BLE001 - eager of a post-grad graph can fail on exotic ops
                 pass
-        times: dict[str, list[float]] = {k: [] for k in fns}
-        spans = []
-        names = list(fns)
-        for r in range(rounds):
-            order = names[r % len(names):] + names[:r % len(names)]
-            with contention.Span() as s:
-                for k in order:
-                    times[k].append(one(fns[k]))
-            spans.append(s.result)
-    out: dict[str, Any] = {"rounds": rounds, **{f"{k}_rounds_ms": v for k, v in times.items()},
-                           **{f"{k}_ms": statistics.median(v) for k, v in times.items()}}
-    out["speedup_vs_original"] = statistics.median(o / v for o, v in zip(times["original"], times["variant"]) if v > 0)
+        out = interleave.rounds(fns, cuda, rounds)  # the rounds, their medians and (CPU) their verdict
+    out["speedup_vs_original"] = interleave.ratio(out, "original", "variant")
     vshapes = [list(t.shape) for t in vargs if isinstance(t, torch.Tensor)]
     oshapes = [list(t.shape) for t in oargs if isinstance(t, torch.Tensor)]
     if vshapes != oshapes:
         out["shapes"] = ("the variant was compiled static at the original's size hints and ran on those sizes; the "
                          "original ran on its own get_args() sizes")
-    if not cuda:
-        v = contention.judge(contention.combine(spans), "the interleaved rounds")
-        out.update(reliable=v["reliable"] is not False, wait_share=v.get("wait_share"))
-        if v["reliable"] is False:
-            out["why"] = v["text"]
     return out
 
 

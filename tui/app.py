@@ -169,6 +169,10 @@ class StepApp(JobView, App[None]):
                 whatif.on_message(self, msg)
         elif t == "what_if":
             whatif.on_message(self, msg)
+        elif t == "pair_timing":  # issue 32: r in the diff view (tui.screens.diff_rounds)
+            from inductor_step.tui.screens.diff_rounds import on_message  # noqa: PLC0415
+
+            on_message(self, msg)
         elif t == "error":
             v.paused = None
             self._pending_next = 0

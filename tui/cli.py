@@ -374,7 +374,11 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     # a subcommand wins over a file or folder of the same name (reach that one as ./export)
-    if argv and argv[0] in ("report", "export", "diff", "gate"):
+    if argv and argv[0] in ("report", "export", "diff", "gate", "lower"):
+        if argv[0] == "lower":  # issue 28: Triton's lower stages, in a process that may import Triton
+            import subprocess  # noqa: PLC0415
+
+            return subprocess.call([sys.executable, "-m", "inductor_step.tracer.lower", *argv[1:]])
         if argv[0] == "diff":
             return main_diff(argv[1:])
         if argv[0] == "gate":  # issue 31.3: the CI gate (session.gate)

@@ -78,6 +78,18 @@ LEDGER_BINDINGS: list[Binding] = [
                     "under Nsight Compute; where ncu is missing or cannot read counters, says why)"),
 ]
 
+#: keys of pane 6 (the code) only, bound on the pane (issue 28)
+CODEGEN_BINDINGS: list[Binding] = [
+    Binding("t", "triton_stage", "IR/asm", id="codegen-triton-stage",
+            tooltip="pane 6: the kernel's next lower stage: Triton source -> TTIR -> TTGIR -> LLIR -> PTX -> SASS (recorded "
+                    "by the run stage on a GPU, else compiled here with the installed Triton for the recorded target); "
+                    "the selected buffer's lines are marked; the cursor's line says its Triton line and buffer); a C++ kernel: "
+                    "source -> its compiled function's x86 asm (objdump, recorded by the run stage)"),
+    Binding("x", "kernel_repro", "Repro", id="codegen-repro",
+            tooltip="pane 6: write the kernel's standalone repro (rebuilds it, recorded sizes and launch config, "
+                    "times it on a GPU) next to the session"),
+]
+
 #: keys handled by the tables and code views themselves, for the help screen
 MOVING = [("↑ ↓ PgUp PgDn Home End", "move in a table or code pane; a table row selects its buffer in every pane"),
           ("Enter", "pane 7: the kernel's code in pane 6; pane 9: the kernel in pane 6, or a missed fusion's pair "
@@ -92,4 +104,4 @@ def help_rows(bindings: list[Binding]) -> list[tuple[str, str]]:
         keys = " / ".join({"question_mark": "?", "slash": "/", "greater_than_sign": ">", "less_than_sign": "<"}.get(k, k)
                           for k in b.key.split(","))
         rows.append((keys, b.tooltip or b.description))
-    return rows + [(b.key, b.tooltip or b.description) for b in LEDGER_BINDINGS] + MOVING
+    return rows + [(b.key, b.tooltip or b.description) for b in LEDGER_BINDINGS + CODEGEN_BINDINGS] + MOVING

@@ -50,6 +50,9 @@ from inductor_step.session.diff.kernels import (  # noqa: F401
 from inductor_step.session.diff.graphs import (  # noqa: F401
     default_partner, diff_graphs, diff_sessions, pair_graphs,
 )
+from inductor_step.session.diff.moments import (  # noqa: F401
+    measured_at, moved_text, rounds_text, timing_notes, top_notes, verdict_text,
+)
 from inductor_step.session.diff.text import (  # noqa: F401
     diff_files, level_lines, render, render_recompiles, render_sessions, session_of,
 )

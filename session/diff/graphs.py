@@ -34,10 +34,11 @@ def _header_changes(ha: dict[str, Any], hb: dict[str, Any]) -> list[str]:
     return out
 
 
-def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
+def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str, Any] | None = None) -> GraphDiff:
     """The level-by-level diff of graph ``a`` (the earlier) and ``b``; ``same_session`` False when
     they come from two recordings (the "why" level then lists what differs between the sessions'
-    headers instead of a failed guard of A)."""
+    headers instead of a failed guard of A); ``rounds``: the pair's ``pair_timing`` message (issue 32: both
+    timed round by round, ``r`` in the diff view), said at the top."""
     levels = {k: Level(k, title, stage) for k, title, stage in LEVELS}
     da, db = a.stops.get("dynamo") or {}, b.stops.get("dynamo") or {}
     nodes_a = (da.get("graph") or {}).get("nodes") or []
@@ -119,11 +120,11 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True) -> GraphDiff:
         lk.notes.append(f"{len(ka)} -> {len(kb)} kernels; {same} compute the same (normalized source)")
 
     diff_timing(a.run, b.run, kmap, levels["timing"])
-    from inductor_step.session.whatif import judgement_lines, static_variant_note  # noqa: PLC0415 - issue 32
+    from inductor_step.session.diff.moments import top_notes  # noqa: PLC0415 - issue 32
+    from inductor_step.session.whatif import static_variant_note  # noqa: PLC0415
 
     top = [n for n in [static_variant_note(b.key, a.stops, b.stops)] if n]
-    if a.run and b.run and not a.run.get("error") and not b.run.get("error"):
-        top += [n for n in judgement_lines(a.run, b.run, ("A", "B")) if "NOT RELIABLE" in n or "machine moved" in n]
+    top += top_notes(b.key, a.run, b.run, a.header, b.header, same_session, rounds)  # with the rounds, if any
     return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS], kmap, notes=top)
 
 

@@ -149,9 +149,9 @@ def diff_timing(ra: dict[str, Any] | None, rb: dict[str, Any] | None, kmap: dict
         tags = [f"{side} {t.strip()}" for side, r in (("A", ra), ("B", rb)) if (t := figure_tag(r, w))
                 and "NOT RELIABLE" in t]
         level.notes.append(f"{label}: {_delta(ra.get(k), rb.get(k))}" + (f"  [{'; '.join(tags)}]" if tags else ""))
-    from inductor_step.session.whatif import judgement_lines  # noqa: PLC0415
+    from inductor_step.session.diff.moments import timing_notes  # noqa: PLC0415 - issue 32: the machine, not the change
 
-    level.notes += [n for n in judgement_lines(ra, rb, ("A", "B")) if not n.startswith(("A timing", "B timing"))]
+    level.notes += timing_notes(ra, rb)
     for side, r in (("A", ra), ("B", rb)):  # issue 23: the times above leave the graph's collectives out
         if r.get("collectives_stubbed"):
             level.notes.append(f"{side}: {len(r['collectives_stubbed'])} collective call(s), not timed: left out of "

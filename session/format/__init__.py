@@ -29,9 +29,10 @@ from inductor_step.session.format.messages import (  # noqa: F401
     AgentExit, Artifact, Blocked, Distributed, Done, Error, FusionQuery, GraphRounds, Guards, Header,
     Interleaved, KernelResources, LadderRoof, MESSAGES, Message, Numerics, Output, OutputError, Peak,
     ProcessGroup, Provenance, Quit, Roof, Roofs, Run, RunKernel, RunStatus, Verdict, WhatIf,
+    PairRounds, PairTiming,
 )
 from inductor_step.session.format.commands import (  # noqa: F401
-    CMD_CANCEL_RUN, CMD_CAN_FUSE, CMD_CONTINUE, CMD_QUIT, CMD_RUN, CMD_WHAT_IF, Command, split_at_script,
+    CMD_CANCEL_RUN, CMD_CAN_FUSE, CMD_CONTINUE, CMD_QUIT, CMD_RUN, CMD_TIME_PAIR, CMD_WHAT_IF, Command, split_at_script,
 )
 from inductor_step.session.format.codec import (  # noqa: F401
     PACKED_HEAD_KEYS, PACK_OVER, Packed, STOP_HEAD_KEYS, decode, encode, pack, stop_head,

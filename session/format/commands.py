@@ -13,10 +13,11 @@ CMD_RUN = "run"             # time the compiled graphs (all, or the one named in
 CMD_CANCEL_RUN = "cancel_run"
 CMD_QUIT = "quit"           # end the agent
 CMD_WHAT_IF = "what_if"     # recompile one graph with Inductor settings changed (issue 22)
+CMD_TIME_PAIR = "time_pair"  # time two graphs round by round (issue 32: r in the diff view)
 
 
 class Command(TypedDict, total=False):
-    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit", "what_if"]
+    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit", "what_if", "time_pair"]
     a: str  # can_fuse: scheduler node names
     b: str
     graph: str | None  # run: "[0/0] forward", or all graphs
@@ -26,6 +27,7 @@ class Command(TypedDict, total=False):
     subgraph: str  # what_if: the graph's subgraph (see graph_key), if it is one
     settings: dict[str, Any]
     run: bool  # what_if: then time the original and the variant (with numerics)
+    graphs: list[str]  # time_pair: the two graph keys, A then B
 
 
 def split_at_script(argv: list[str], value_options: frozenset[str] | set[str]) -> tuple[list[str], list[str]]:

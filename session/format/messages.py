@@ -287,6 +287,13 @@ class RunKernel(TypedDict, total=False):
     launch: dict[str, Any]  # its launch config: grid, constants, num_warps, num_stages, def_name
     share: float | None  # of the kernel sum; None for a call with no time (a collective)
     resources: KernelResources
+    # issue 28: Triton's lower stages of the binary (tracer.triton_stages.live_stages; the kernel's first call):
+    # {"stages": {ttir, ttgir, llir, ptx, sass}, "maps": {"lines", "counts"}, "sass_info", "source", "target"}
+    # or {"missing": why}; a C++ kernel's: {"stages": {"asm"}, "maps", ...} (tracer.cpu_disasm); and the
+    # candidates Triton's autotuner benchmarked in the script's first call: {"candidates": [{"config", "ms"}],
+    # "winner", "source"} (tracer.adapter.triton_autotune)
+    stages: dict[str, Any]
+    autotune_candidates: dict[str, Any]
 
 
 class Run(TypedDict, total=False):
@@ -402,6 +409,47 @@ class Interleaved(TypedDict, total=False):
     unavailable: str
 
 
+class PairRounds(TypedDict, total=False):
+    """Two graphs of one session (a recompile and the graph before it, or any two a diff compares) and their
+    post-grad graphs run eagerly, timed in one process round by round (tracer.timing.interleave.pair_rounds):
+    medians over rounds in ms, each round's time, ``b_vs_a`` (median of each round's B / A compiled time),
+    ``eager_b_vs_a`` (the same for eager: how much more work B's inputs are), the sizes each ran on and the
+    verdict on the rounds (CPU)."""
+    rounds: int
+    a_ms: float
+    b_ms: float
+    eager_a_ms: float
+    eager_b_ms: float
+    a_rounds_ms: list[float]
+    b_rounds_ms: list[float]
+    eager_a_rounds_ms: list[float]
+    eager_b_rounds_ms: list[float]
+    b_vs_a: float | None
+    eager_b_vs_a: float | None
+    sizes_a: list[str]
+    sizes_b: list[str]
+    eager_error: str
+    device: str
+    reliable: bool
+    wait_share: float
+    why: str
+
+
+class PairTiming(TypedDict, total=False):
+    """Issue 32: the answer to ``time_pair`` (``r`` in the diff view): graphs ``a`` and ``b`` (graph keys,
+    ``"[0/0] inference"``) timed round by round; ``status`` "timing", then "done" (``rounds``) or "failed"
+    (``message``, e.g. which step ran past the per-graph limit)."""
+    type: Literal["pair_timing"]
+    a: str
+    b: str
+    status: Literal["timing", "done", "failed"]
+    rounds: PairRounds
+    message: str
+    cancelled: bool  # failed: c came first
+    traceback: str  # failed: the agent's own error
+    t: float
+
+
 class OutputError(TypedDict, total=False):
     """One output of a graph compared with a reference on the same inputs: ``max_abs`` = max |x - ref|,
     ``max_rel`` = max_abs / max |ref| (0 when both are 0); ``error`` where it could not be compared."""
@@ -441,12 +489,12 @@ class WhatIf(TypedDict, total=False):
 
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked]
+                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
     "header": Header, "stop": StopBase, "output": Output, "error": Error, "done": Done,
     "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
     "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
-    "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked,
+    "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked, "pair_timing": PairTiming,
 }

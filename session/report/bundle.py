@@ -360,9 +360,11 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     scrub = PathScrubber(keep=include_paths)
     text = _render(msgs, graphs, session_name=session_name, scrub=scrub, stood=stood, repros=repros,
                    fallbacks=fallbacks, shots=shots, include_paths=include_paths)
+    from inductor_step.session.kernel_bundle import add_kernels  # noqa: PLC0415
     from inductor_step.session.ledger import report_markdown  # noqa: PLC0415
     from inductor_step.session.store import Session  # noqa: PLC0415
 
+    text += scrub.text(add_kernels(session_path, msgs, out_dir, stood))  # issue 28.5: repros, TTGIR/PTX/SASS
     ledger_md = report_markdown(Session.of(msgs))  # issue 20: top ten of each ledger, when timed
     if ledger_md:
         text += "\n" + scrub.text(ledger_md)

@@ -15,9 +15,7 @@ the package through ``aoti_load_package``), and the script's output equal to eag
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,22 +24,13 @@ from typing import Any
 import pytest
 
 from inductor_step.session.format import read_session, validate
+from gpu_helpers import GPU_MARKS, headless_env, keep_session  # (tests/gpu/ is on sys.path: pytest's prepend import mode)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT_S = 600
 STAGES6 = ["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"]
 
 
-def _has_cuda() -> bool:
-    if importlib.util.find_spec("torch") is None:
-        return False
-    import torch  # noqa: PLC0415
-
-    return torch.cuda.is_available()
-
-
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]
+pytestmark = GPU_MARKS
 
 MODEL = """
 import os
@@ -75,16 +64,10 @@ def record(tmp_path: Any, name: str) -> tuple[subprocess.CompletedProcess, list[
     script = tmp_path / f"{name}.py"
     script.write_text(textwrap.dedent(SCRIPTS[name]))
     rec = str(tmp_path / f"{name}.jsonl")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.pop("TORCH_LOGS", None)
-    env.pop("TORCH_TRACE", None)
+    env = headless_env()
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", rec, str(script)],
                        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    keep = os.environ.get("INDUCTOR_STEP_KEEP_SESSIONS")
-    if keep and os.path.exists(rec):
-        os.makedirs(keep, exist_ok=True)
-        shutil.copy(rec, os.path.join(keep, f"{name}.jsonl"))
+    keep_session(rec, name)
     assert os.path.exists(rec), f"no session (rc={p.returncode})\n{p.stdout}\n{p.stderr[-4000:]}"
     return p, list(read_session(rec))
 
@@ -132,8 +115,33 @@ def test_cpp_wrapper_on_cuda(tmp_path: Any) -> None:
     assert run.get("kernels") or run.get("kernels_note"), run
 
 
+def _dies_without_us(tmp_path: Any, name: str, p: subprocess.CompletedProcess) -> str | None:
+    """Where the recording died of a signal: the script run by plain ``python`` (no inductor-step) in a fresh
+    folder; the reason to skip when it dies of a signal there too (torch's own crash on this machine, which no
+    change of ours can mend), else None.  Seen on the H100 box (torch 2.11.0+cu130, driver 580): plain
+    ``aoti_load_package`` of the CUDA package dies of SIGSEGV in ``AOTIModelPackageLoader``, in the process that
+    compiled it and in a fresh one alike."""
+    if 0 <= p.returncode <= 128:
+        return None
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    q = subprocess.run([sys.executable, str(tmp_path / f"{name}.py")], cwd=str(plain), capture_output=True, text=True,
+                       timeout=TIMEOUT_S)
+    if 0 <= q.returncode <= 128:
+        return None
+    import torch  # noqa: PLC0415
+
+    return (f"the script dies of signal {-q.returncode if q.returncode < 0 else q.returncode - 128} under plain python "
+            f"too (torch {torch.__version__}, {torch.cuda.get_device_name()}): torch's own crash on this machine; "
+            f"inductor-step kept the session and said so (rc {p.returncode})")
+
+
 def test_aoti_on_cuda(tmp_path: Any) -> None:
     p, msgs = record(tmp_path, "aoti_gpu")
+    why = _dies_without_us(tmp_path, "aoti_gpu", p)
+    if why:
+        assert "killed by SIG" in p.stderr and msgs and msgs[-1].get("type") == "agent_exit", p.stderr[-2000:]
+        pytest.skip(why)
     cg = check(p, msgs, "AOTInductorModel::run_impl")
     assert cg["aoti"]["api"] == "aoti_compile_and_package"
     assert cg["output_path"] == str(tmp_path / "mlp_gpu.pt2")

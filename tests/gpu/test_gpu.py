@@ -24,7 +24,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from typing import Any
 import pytest
 
 from inductor_step.session.format import STAGES, read_session
+from gpu_helpers import GPU_MARKS, headless_env, keep_session  # (tests/gpu/ is on sys.path: pytest's prepend import mode)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "benchmarks")
@@ -54,16 +54,7 @@ TINY_MS, TINY_ABS_MS = 0.005, 0.0005  # ... or, for kernels the profiler puts un
 # same 1-2 us kernel varies by 0.3-0.4 us between CUPTI runs on an H200 (20-30%), run to run and replay to replay
 
 
-def _has_cuda() -> bool:
-    if importlib.util.find_spec("torch") is None:
-        return False
-    import torch  # noqa: PLC0415
-
-    return torch.cuda.is_available()
-
-
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]
+pytestmark = GPU_MARKS
 
 
 @dataclass
@@ -105,20 +96,14 @@ def _headless(tmp_path_factory: pytest.TempPathFactory, name: str, script_args: 
     """``inductor-step --headless --run --record`` on ``script`` (None: no script, the bundled demo)."""
     cwd = tmp_path_factory.mktemp(name)
     record = str(cwd / f"{name}.jsonl")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.pop("TORCH_LOGS", None)
-    env.pop("TORCH_TRACE", None)
+    env = headless_env()
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record,
                         *([script] if script else []), *script_args], cwd=str(cwd), env=env, capture_output=True, text=True,
                        timeout=TIMEOUT_S)
     s = Session(name, p.returncode, p.stdout, p.stderr)
     if os.path.exists(record):
         s.messages = list(read_session(record))
-        keep = os.environ.get("INDUCTOR_STEP_KEEP_SESSIONS")
-        if keep:  # e.g. for benchmarks/gpu_vs_profiler.py --reuse-sessions DIR
-            os.makedirs(keep, exist_ok=True)
-            shutil.copy(record, os.path.join(keep, f"{name}.jsonl"))
+        keep_session(record, name)  # e.g. for benchmarks/gpu_vs_profiler.py --reuse-sessions DIR
     assert s.messages, f"no session recorded\n{s.tail()}"
     return s
 
@@ -406,10 +391,7 @@ def real_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     record = out / "script.jsonl"
     assert record.exists(), s.tail()
     s.messages = list(read_session(str(record)))
-    keep = os.environ.get("INDUCTOR_STEP_KEEP_SESSIONS")
-    if keep:
-        os.makedirs(keep, exist_ok=True)
-        shutil.copy(record, os.path.join(keep, f"real_{name}.jsonl"))
+    keep_session(str(record), f"real_{name}")
     with open(out / "gpu_vs_profiler.json", encoding="utf-8") as f:
         compared = json.load(f)["models"]["script"]["graphs"]
     return name, s, compared

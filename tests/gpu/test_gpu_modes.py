@@ -9,53 +9,11 @@ the session as the run pane does.  ``INDUCTOR_STEP_KEEP_SESSIONS=DIR`` keeps a c
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import shutil
-import subprocess
-import sys
-from typing import Any
-
 import pytest
 
-from inductor_step.session.format import graph_key, read_session
+from gpu_helpers import GPU_MARKS, record_script as _record  # (tests/gpu/ is on sys.path: pytest's prepend import mode)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPTS = os.path.join(ROOT, "tests", "scripts")
-
-
-def _has_cuda() -> bool:
-    if importlib.util.find_spec("torch") is None:
-        return False
-    import torch  # noqa: PLC0415
-
-    return torch.cuda.is_available()
-
-
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]
-
-
-def _record(tmp_path_factory: pytest.TempPathFactory, name: str, args: list[str] | None = None) -> dict[str, Any]:
-    cwd = tmp_path_factory.mktemp(name)
-    rec = str(cwd / f"{name}.jsonl")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.pop("TORCH_LOGS", None)
-    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", rec,
-                        os.path.join(SCRIPTS, f"{name}.py"), *(args or [])], cwd=str(cwd), env=env,
-                       capture_output=True, text=True, timeout=int(os.environ.get("INDUCTOR_STEP_GPU_TIMEOUT", "420")))
-    msgs = [dict(m) for m in read_session(rec)] if os.path.exists(rec) else []
-    keep = os.environ.get("INDUCTOR_STEP_KEEP_SESSIONS")
-    if keep and os.path.exists(rec):
-        os.makedirs(keep, exist_ok=True)
-        shutil.copy(rec, os.path.join(keep, f"{name}.jsonl"))
-    tail = f"rc={p.returncode}\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-3000:]}"
-    assert msgs, tail
-    # keyed as the UI keys graphs (protocol.graph_key: a part's "#2", a subgraph's " › true_graph_0")
-    runs = {graph_key(m): m for m in msgs if m.get("type") == "run"}
-    code = {graph_key(m): m for m in msgs if m.get("type") == "stop" and m["stage"] == "codegen"}
-    return {"rc": p.returncode, "stdout": p.stdout, "tail": tail, "runs": runs, "code": code}
+pytestmark = GPU_MARKS
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,9 @@ graph is timed or says why.
 from __future__ import annotations
 
 import pytest
-from test_gpu_modes import _has_cuda, _record  # (tests/gpu/ is on sys.path: pytest's prepend import mode)
+from gpu_helpers import GPU_MARKS, record_script as _record  # (tests/gpu/ is on sys.path: pytest's prepend import mode)
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")]
+pytestmark = GPU_MARKS
 
 
 @pytest.fixture(scope="module")

@@ -45,3 +45,42 @@ def test_a_rank_waiting_in_a_collective_says_which():
     assert row["state"] == "waiting at all_reduce" and row["note"].startswith("train.py:47: for another rank"), row
     st.session.add({"type": "blocked", "collective": None})
     assert rank_state(st, stepped=False, live=True, job_file=None)["state"] == "running"
+
+
+def test_the_watch_never_keeps_the_scripts_locals_alive():
+    """The sampler reads the script thread's stack every ``every_s`` seconds; between samples it holds no
+    frame of it.  A held frame keeps its function's locals alive after the function returns: under a job,
+    examples/ddp_train.py's second DDP bucket then failed to compile ("FakeTensorDeviceMismatchError ...
+    meta and cpu!"), on the CPU and on the GPU box alike.  Here a local sampled mid-call must be freed
+    as soon as its function returns, while the sampler sleeps."""
+    import time
+    import weakref
+
+    class Local:
+        pass
+
+    ref: list = []
+    sampled = threading.Event()
+
+    def script_call() -> None:
+        obj = Local()
+        ref.append(weakref.ref(obj))
+        sampled.wait(2.0)  # the sampler has read this frame (the innermost of this thread) by then
+        time.sleep(0.05)
+
+    stop = threading.Event()
+    t = threading.Thread(target=script_call)
+    t.start()
+    sends: list = []
+
+    # samples at 0.2 s (mid-call) and 0.4 s; the call returns at about 0.3 s
+    threading.Timer(0.25, sampled.set).start()
+    w = threading.Thread(target=rank_watch.watch, args=(t.ident, sends.append, stop), kwargs={"every_s": 0.2},
+                         daemon=True)
+    w.start()
+    t.join(5)
+    try:
+        assert ref and ref[0]() is None, "the sampler kept the script's frame (and its locals) alive"
+    finally:
+        stop.set()
+        w.join(2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import time
 
 import pytest
 
@@ -138,6 +139,15 @@ def test_a_bad_what_if_is_one_line_and_exit_2(tmp_path) -> None:
     assert "--what-if: not a setting: 'max_autotune'" in r.stderr
 
 
+async def wait_for(pilot, cond, timeout: float = 240.0) -> None:
+    """Let the app run until ``cond()`` holds (the live agent's messages arrive meanwhile)."""
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError("timed out waiting")
+        await pilot.pause(0.1)
+
+
 def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on_unchanged(tmp_path, whatif) -> None:
     """In the live app, paused at the lowering stop: w, the free field, Enter.  The variant compiles,
     the diff view opens against the original (its scheduler nodes changed), and after n to the end
@@ -146,7 +156,6 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
     from inductor_step.tui.screens.diff import DiffScreen
     from inductor_step.tui.screens.whatif import WhatIfScreen
 
-    from test_live import wait_for
 
     app = StepApp(script=SCRIPT, session_path=str(tmp_path / "s.jsonl"), screenshots=str(tmp_path))
     seen: dict = {}
@@ -194,6 +203,7 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
                 await pilot.press(*"realize", "underscore", *"opcount", "underscore", *"threshold", "equals_sign", "0",
                                   "enter")
                 await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.pair.key_b == LATER)
+                await pilot.pause()  # mounted before q: a screen pushed in the same tick as quitting never composes
                 seen["later"] = {lv.key: lv.summary() for lv in app.screen.pair.diff.levels if lv.changes}
             finally:
                 app.action_quit_app()

@@ -101,6 +101,8 @@ from inductor_step.tracer.adapter.profiler import (  # noqa: F401
 )
 from inductor_step.tracer.adapter.output_module import (  # noqa: F401
     triton_binary_info,
+    triton_asm,
+    use_inductor_ptxas,
     autotuned_configs,
     benchmarker,
     kernel_config_counts,
@@ -153,4 +155,9 @@ from inductor_step.tracer.adapter.subgraphs import (  # noqa: F401
     scheduler_storage,
     subgraph_attrs,
     submodule,
+)
+from inductor_step.tracer.adapter.triton_autotune import (  # noqa: F401, E402  - issue 28.4
+    install_triton_autotune_hook,
+    reset_triton_autotuned,
+    triton_autotuned,
 )

@@ -154,3 +154,44 @@ def triton_binary_info(run: Any) -> dict[str, Any] | None:
             "num_warps": getattr(cfg, "num_warps", None) or pick("num_warps"),
             "num_stages": getattr(cfg, "num_stages", None) or pick("num_stages"),
             "n_regs": pick("n_regs"), "n_spills": pick("n_spills"), "shared": pick("shared")}
+
+
+def triton_asm(run: Any) -> dict[str, Any] | None:
+    """The compiled Triton binary's ``asm`` (``CompiledKernel.asm``: ttir, ttgir, llir, ptx, cubin) behind a
+    kernel's ``.run`` (a ``CachingAutotuner``'s bound method) after at least one call, with its
+    ``enable_fp_fusion`` option and ``where`` it was found: the single launcher's ``bin`` (kept when
+    ``store_cubin``), else the ``compile_results`` entry (``TritonCompileResult.kernel``) whose config is the
+    launcher's.  None where neither holds it (Inductor drops the binary once the launcher is made; a kernel
+    compiled in a worker process comes back as a cubin only)."""
+    k = getattr(run, "__self__", None)
+    launchers = getattr(k, "launchers", None) or []
+    if len(launchers) != 1:
+        return None
+    binary, where = getattr(launchers[0], "bin", None), "the launcher's binary"
+    if not getattr(binary, "asm", None):
+        want = triton_config_text(getattr(launchers[0], "config", None))
+        binary, where = None, ""
+        for r in getattr(k, "compile_results", None) or []:
+            kern = getattr(r, "kernel", None)
+            if getattr(kern, "asm", None) and triton_config_text(getattr(r, "config", None)) == want:
+                binary, where = kern, "the autotuner's compile result for the launched config"
+                break
+    if binary is None:
+        return None
+    meta = getattr(binary, "metadata", None)
+    return {"asm": dict(binary.asm), "enable_fp_fusion": bool(getattr(meta, "enable_fp_fusion", True)),
+            "where": where}
+
+
+def use_inductor_ptxas() -> str | None:
+    """Make Triton assemble with the ptxas Inductor uses (``TRITON_PTXAS_PATH`` set to torch's own
+    ``torch/bin/ptxas`` where the wheel ships one: ``torch._inductor.runtime.compile_tasks._set_triton_ptxas_path``,
+    which Inductor calls before compiling), so a kernel compiled again matches the one Inductor built
+    (its PTX version follows the ptxas).  Returns the path in force, or None (Triton's bundled ptxas)."""
+    try:
+        from torch._inductor.runtime.compile_tasks import _set_triton_ptxas_path  # noqa: PLC0415
+
+        _set_triton_ptxas_path()
+    except Exception:  # noqa: BLE001 - older/newer torch: Triton's own ptxas
+        pass
+    return os.environ.get("TRITON_PTXAS_PATH")

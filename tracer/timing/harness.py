@@ -33,6 +33,8 @@ from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops,
 from inductor_step.tracer.timing.rounds import cpu_quantiles, whole_graph_rounds
 from inductor_step.tracer.timing.template_flops import template_flops
 from inductor_step.tracer.user_kernels import user_kernel_launch
+from inductor_step.tracer.cpu_disasm import live_cpu_asm
+from inductor_step.tracer.triton_stages import live_stages, stages_max
 
 
 INPUT_BYTES = 1 << 30  # float tensors of a graph's first call kept for timing, at most (and a quarter of free GPU memory)
@@ -388,7 +390,10 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         eager_stubbed: dict[str, str] = {}
         eager_error: str | None = None if eager_gm is not None else "no post-grad graph to run eagerly"
         eager_fixes: list[str] = []
-        if eager_gm is not None:
+        # checked before the one eager call below: flex attention's backward run eagerly is torch's math
+        # reference, over 140 s a call on an H100 (that call made the GPU flex test run past 150 s)
+        skip = _no_eager(eager_gm) if eager_gm is not None else None
+        if eager_gm is not None and not skip:
             try:
                 eager_stubbed = adapter.stand_ins_in_graph(eager_gm)
                 eager_fixes = adapter.runnable_eager(eager_gm)  # in-place foreach getitems (issue 27.9)
@@ -401,7 +406,6 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 eager_fn = None
                 eager_error = f"the post-grad graph does not run eagerly ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
         eager_probe: dict[str, Any] = {}
-        skip = _no_eager(eager_gm) if eager_fn is not None else None
         if skip:
             eager_fn, eager_probe = None, {"note": skip, "slow": True}
         if eager_fn is not None:
@@ -413,7 +417,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         graph_rounds = whole_graph_rounds(lambda: mod.call(list(args)), eager_fn, cuda, bench)
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
         eager_nodes: dict[str, float] = {}
-        eager_nodes_how = "not measured: no post-grad graph to run eagerly"
+        eager_nodes_how = f"not measured: {eager_error or 'no post-grad graph to run eagerly'}"
         if eager_probe.get("slow"):  # too slow (or flex attention's backward): node by node would be as slow
             eager_nodes_how = f"not measured: {eager_probe['note']}"
         if eager_fn is not None or eager_probe.get("raised"):  # a graph that fails whole may still run node by node
@@ -453,6 +457,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         cancelled = False
         from inductor_step.tracer.timing.contention import Span  # noqa: PLC0415
 
+        again: list[tuple[dict[str, Any], Any, str, str]] = []  # issue 28: kernels to compile again, after timing
         kspan = Span().__enter__()  # issue 32: did the kernels' timing get the cores?
         for i, (name, fn, a, k) in enumerate(calls):
             if cancel is not None and cancel.is_set():
@@ -484,6 +489,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                     entry["config"] = cfg["config"]
                     if cfg.get("of"):
                         entry["configs_tried"] = cfg["of"]
+                    if cfg.get("tuned"):  # issue 28.4: each candidate's benchmark time and the winner
+                        entry["autotune_candidates"] = cfg["tuned"]
                     entry["config_pinned"] = name in pinned
             if in_graph is not None:
                 entry.update(in_graph[i])
@@ -507,8 +514,20 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                                                   params.get(name, []), a, limits)
                 except Exception as e:  # noqa: BLE001
                     entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
+                if entry["call"] == 1:  # issue 28: TTIR ... SASS of the binary that ran, once per kernel
+                    src = sources.get(name) or sources.get(base, "")
+                    entry["stages"] = live_stages(fn, base, src, compile_again=False)
+                    if entry["stages"].get("compile_again"):
+                        again.append((entry, fn, base, src))
+            if backend == "cpp" and entry["call"] == 1:  # issue 28.6: the compiled function, disassembled
+                entry["stages"] = live_cpu_asm(fn, sources.get(name) or sources.get(base, ""))
             kernels.append(entry)
         kspan.__exit__()
+        # the launcher kept no asm: compile the slowest kernels again (same source, Triton, config, target),
+        # after the timing (its contention check is over)
+        again.sort(key=lambda e: -(e[0].get("median_ms") or 0.0))
+        for entry, fn, base, src in again[:stages_max()]:
+            entry["stages"] = live_stages(fn, base, src)
     subgraphs: dict[str, Any] = {}
     if functions:  # each subgraph's calls under its own key; the parent keeps its own
         kernels, subgraphs = split_by_subgraph(kernels, sub_rec, functions, eager_gm, bench_q)

@@ -136,11 +136,13 @@ class TimingWorker:
     def time(self, output_path: str, eager_gm: Any, device: str, *, cancel: threading.Event | None = None,
              progress: Callable[[str], None] | None = None, num_gb: dict[str, float] | None = None,
              script: dict[str, Any] | None = None, timeout_s: float = TIMEOUT_S,
-             compare: dict[str, Any] | None = None) -> dict[str, Any]:
+             compare: dict[str, Any] | None = None, pair: dict[str, Any] | None = None) -> dict[str, Any]:
         """Time one graph in the worker; see :func:`tracer.timing.harness.time_graph` for the
         arguments and the result, which gets ``isolated`` (how it was timed) and, where the post-grad
         graph could not be sent to the worker, ``eager_note``.  ``compare`` (a what-if variant:
-        ``{"original_path", "eager_gm"}``) adds ``numerics`` (tracer.whatif.compare_outputs)."""
+        ``{"original_path", "eager_gm"}``) adds ``numerics`` (tracer.whatif.compare_outputs).  ``pair`` (issue 32:
+        ``{"output_path", "eager_gm", "script"}`` of a second graph): the two are timed round by round instead
+        (:func:`tracer.timing.interleave.pair_rounds`'s result)."""
         import torch  # noqa: PLC0415
 
         job = os.path.join(self.dir, f"job-{time.monotonic_ns()}.pt")
@@ -175,6 +177,12 @@ class TimingWorker:
                 torch.save(compare.get("eager_gm"), io.BytesIO())
             except Exception:  # noqa: BLE001 - numerics against the original only
                 spec["compare"]["eager_gm"] = None
+        if pair is not None:
+            spec["pair"] = dict(pair)
+            try:
+                torch.save(pair.get("eager_gm"), io.BytesIO())
+            except Exception:  # noqa: BLE001 - the compiled pair only
+                spec["pair"]["eager_gm"] = None
         torch.save(spec, job)
         if self.proc is None or self.proc.poll() is not None:
             self._stop()

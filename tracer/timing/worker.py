@@ -69,6 +69,14 @@ def main(argv: list[str]) -> int:
                 from inductor_step.tracer import adapter  # noqa: PLC0415
 
                 side_note = adapter.restore_triton_side_table(spec["triton_side_table"])
+            if spec.get("pair"):  # issue 32: two graphs a diff compares, timed round by round (r in the diff)
+                from inductor_step.tracer.timing.interleave import pair_rounds  # noqa: PLC0415
+
+                p = spec["pair"]
+                send({"result": pair_rounds(spec["output_path"], p["output_path"], spec.get("eager_gm"),
+                                            p.get("eager_gm"), spec.get("script"), p.get("script"), cancel=cancel,
+                                            progress=lambda text: send({"progress": text}))})
+                continue
             if spec["output_path"].endswith((".pt2", ".so")):  # an AOTInductor package or .so: timed whole
                 from inductor_step.tracer.timing.aoti import time_aoti  # noqa: PLC0415
 

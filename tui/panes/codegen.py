@@ -10,6 +10,8 @@ from textual import on
 
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.keys import CODEGEN_BINDINGS
+from inductor_step.tui.panes.triton_view import TritonStagesMixin, views_for
 from inductor_step.tui.state import BufferSelected
 from inductor_step.session.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
 from inductor_step.session.text import joined
@@ -29,7 +31,8 @@ def error_head(err: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-class CodegenPane(StagePane):
+class CodegenPane(TritonStagesMixin, StagePane):
+    BINDINGS = CODEGEN_BINDINGS  # t, x (issue 28): Textual reads BINDINGS only from widget classes
     stage = "codegen"
     title = "6 Code"
     columns = ("kernel", "backend", "buffers", "fused nodes")
@@ -68,6 +71,10 @@ class CodegenPane(StagePane):
         if not 0 <= row < len(ks):
             return Detail(text)
         name = ks[row]["name"]
+        if self.triton_view in views_for(ks[row].get("backend"))[1:]:  # issue 28: t shows a lower stage
+            staged = self.stage_detail(name, ks[row].get("source") or "")
+            if staged is not None:
+                return staged
         span = self.app.session.kernel_spans(self.app.view.graph).get(name) or {}
         first = span.get("body") or span.get("call")
         sel = self.app.view.selected
@@ -81,6 +88,13 @@ class CodegenPane(StagePane):
             top = shown_line(whole[0], ins) - sum(n for at, n in ins if at == whole[0]) + off
             return Detail(text, marks=[(top, shown_line(whole[1], ins) + off)], goto=top)
         return Detail(text)
+
+    def current_kernel(self) -> dict[str, Any] | None:
+        """The kernel of the table's cursor row (issue 28's t and x act on it)."""
+        data = self.data()
+        ks = (data or {}).get("kernels") or []
+        row = self.table.cursor_row
+        return ks[row] if 0 <= row < len(ks) else None
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         """The row of the kernel that computes ``buffer`` (the links list it first)."""
@@ -113,6 +127,15 @@ class CodegenPane(StagePane):
             return  # moves made for a selection never select back
         data = self.data()
         if data is None:
+            return
+        kernel = self.current_kernel()
+        if kernel is not None and self.triton_view in views_for(kernel.get("backend"))[1:]:
+            said = self.stage_cursor(kernel["name"], event.line, kernel.get("source") or "")
+            if said:
+                self.app.say(said[0])
+                if said[1] and said[1] != self.app.view.selected:
+                    self.app.view.selected = said[1]
+                    self.post_message(BufferSelected(said[1], self.stage, said[0]))
             return
         _text, off, ins = self._annotated(data)
         line = wrapper_line(event.line - off, ins)

@@ -68,7 +68,9 @@ class DiffScreen(Screen[None]):
         Binding("space", "step(1)", show=False),
         Binding("b", "step(-1)", "Prev level", id="diff-prev", tooltip="previous changed level"),
         Binding("p", "pair(1)", "Next pair", id="diff-pair", tooltip="two sessions: the next pair of graphs"),
-        Binding("slash,g,f,r", "no_level", show=False),
+        Binding("r", "time_rounds", "Time A+B", id="diff-rounds",
+                tooltip="time A and B round by round in one process (a live session): one machine for both"),
+        Binding("slash,g,f", "no_level", show=False),
         Binding("tab", "app.focus_next", show=False), Binding("shift+tab", "app.focus_previous", show=False),
     ]
     DEFAULT_CSS = """
@@ -144,7 +146,11 @@ class DiffScreen(Screen[None]):
         if d is not None and d.notes:  # issue 32: said at the top, and in every level's text below
             marks = [m for m, hit in (("B compiled static from dynamic A", any("STATIC" in n for n in d.notes)),
                                       ("times NOT RELIABLE", any("NOT RELIABLE" in n for n in d.notes)),
-                                      ("the machine moved", any("machine moved" in n for n in d.notes))) if hit]
+                                      ("the machine moved", any("machine moved" in n for n in d.notes)),
+                                      ("timed at different moments", any("different moments" in n and "per-graph" not in n
+                                                                         for n in d.notes)),
+                                      ("timed round by round", any(n.startswith("timed round by round")
+                                                                   for n in d.notes))) if hit]
             title.append("  ! " + " · ".join(marks), "bold yellow")
         self.query_one("#diff-title", Static).update(title)
         ol = self.query_one("#diff-levels", OptionList)
@@ -182,8 +188,8 @@ class DiffScreen(Screen[None]):
         self.show_pair()
         if keep and keep in [lv.key for lv in self.shown_levels()]:
             self.show_level(keep)
-        if note:
-            self._status(note)
+        if note:  # after the level list's highlight events, which set the status line of their level
+            self.call_after_refresh(self._status, note)
 
     def show_level(self, key: str) -> None:
         """Level ``key``'s changes in the table, the level's text (notes, every change) in the code view."""
@@ -291,6 +297,12 @@ class DiffScreen(Screen[None]):
             return
         self.index = (self.index + delta) % len(self.pairs)
         self.show_pair()
+
+    def action_time_rounds(self) -> None:
+        """r: A and B timed round by round in one process (issue 32, tui.screens.diff_rounds)."""
+        from inductor_step.tui.screens.diff_rounds import request  # noqa: PLC0415
+
+        request(self)
 
     def action_back(self) -> None:
         self.app.pop_screen()

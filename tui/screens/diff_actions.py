@@ -73,7 +73,8 @@ def diff_with(app: Any, other: str, key: str | None = None) -> None:
         return
     graphs = app.session.graphs
     a, b = sorted((other, key), key=lambda g: graphs.index(g) if g in graphs else 0)
-    d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
+    d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b),
+                    rounds=app.session.pair_timings.get((a, b)))  # issue 32: timed round by round (r there)
     from inductor_step.tui.graphlist import GraphSide  # noqa: PLC0415
 
     app.query_one(GraphSide).close()

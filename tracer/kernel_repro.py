@@ -1,0 +1,208 @@
+"""A standalone, runnable Python repro of one recorded Inductor Triton kernel: its source rebuilt as a plain
+``@triton.jit`` function, inputs of the recorded sizes, strides and dtypes, the recorded launch config and
+grid, and a timing against the in-model time.  Writing one needs neither torch nor a GPU (standard library)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import os
+import re
+from typing import Any
+
+from inductor_step.tracer.triton_stages import kernel_meta, launch_config
+
+_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i64": "int64",
+           "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "bool", "u1": "bool",
+           "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2"}
+
+
+def _call_args(expr: str) -> tuple[str, list[Any]] | None:
+    """``f((2, 16), (16, 1), torch.float32)`` -> ("f", [(2, 16), (16, 1), "torch.float32"]); None if not a call."""
+    try:
+        node = ast.parse(expr.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    vals: list[Any] = []
+    for a in node.args:
+        try:
+            vals.append(ast.literal_eval(a))
+        except (ValueError, SyntaxError):
+            vals.append(ast.unparse(a))
+    return ast.unparse(node.func), vals
+
+
+def arg_layout(arg: str, wrapper: str, before_line: int | None = None) -> dict[str, Any] | None:
+    """Sizes, strides and storage offset of one call argument as the wrapper makes it: a literal
+    ``reinterpret_tensor(buf, sizes, strides, offset)``, or a name the wrapper assigns from
+    ``empty_strided_*`` / ``reinterpret_tensor`` or checks with ``assert_size_stride``; the last
+    definition before ``before_line`` (1-based) wins.  None when the wrapper does not say."""
+    if arg.startswith("reinterpret_tensor("):
+        c = _call_args(arg)
+        if c and len(c[1]) >= 4 and isinstance(c[1][1], tuple):
+            return {"sizes": list(c[1][1]), "strides": list(c[1][2]), "offset": c[1][3]}
+        return None
+    rows = wrapper.split("\n")[: (before_line - 1) if before_line else None]
+    found: dict[str, Any] | None = None
+    pat = re.compile(r"^\s*(?:" + re.escape(arg) + r"\s*=\s*((?:empty_strided\w*|reinterpret_tensor)\(.*\))"
+                     r"|(assert_size_stride\(" + re.escape(arg) + r",.*\)))\s*(?:;.*|#.*)?$")
+    alias = re.compile(r"^\s*" + re.escape(arg) + r"\s*=\s*(\w+)\s*(?:;.*|#.*)?$")
+    for row in rows:
+        a = alias.match(row)
+        if a and a.group(1) != arg:  # buf17 = buf16; del buf16  # reuse
+            found = arg_layout(a.group(1), "\n".join(rows), None) or found
+            continue
+        m = pat.match(row)
+        if not m:
+            continue
+        c = _call_args(m.group(1) or m.group(2))
+        if not c:
+            continue
+        fn, vals = c
+        first = 0 if fn.startswith("empty_strided") else 1  # empty_strided(sizes, strides, ...)
+        if len(vals) < first + 2 or not isinstance(vals[first], tuple) or not isinstance(vals[first + 1], tuple):
+            continue
+        found = {"sizes": list(vals[first]), "strides": list(vals[first + 1]), "offset": 0}
+        if fn.startswith("reinterpret_tensor") and len(vals) >= 4 and isinstance(vals[3], int):
+            found["offset"] = vals[3]
+        if fn.startswith("empty_strided") and len(vals) >= 3 and str(vals[-1]).startswith("torch."):
+            found["dtype"] = str(vals[-1])[6:]
+    return found
+
+
+def _grid(meta: dict[str, Any], cfg: dict[str, int], args: dict[str, int], rk: dict[str, Any]) -> tuple[list[int], str]:
+    res = rk.get("resources") if isinstance(rk.get("resources"), dict) else {}
+    if res.get("grid"):
+        return list(res["grid"]), "recorded (the run stage's resources.grid)"
+    grid = []
+    for axis in ("x", "y", "z"):
+        n = args.get(f"{axis}numel")
+        if n is None:
+            break
+        grid.append(max(1, math.ceil(n / cfg.get(f"{axis.upper()}BLOCK", 1))))
+    return grid or [1], "ceil(numel / BLOCK) per axis (no grid recorded)"
+
+
+def repro_text(kernel: dict[str, Any], wrapper: str, run_kernel: dict[str, Any] | None = None,
+               where: str = "") -> tuple[str, list[str]]:
+    """The repro file's text for ``kernel`` (a codegen stop's kernel entry, Triton), sized from the
+    ``wrapper`` (the codegen stop's output module source) and launched with ``run_kernel``'s config and
+    grid (the run stage's entry, if recorded); and the problems found (an argument whose layout the
+    wrapper does not give, a symbolic size): each also written into the file, which then stops with it.
+    Raises ValueError for a kernel that is not a Triton kernel with a ``@triton.jit`` function."""
+    if kernel.get("backend") != "triton":
+        raise ValueError(f"{kernel.get('name')}: not a Triton kernel ({kernel.get('backend')})")
+    name = kernel["name"]
+    meta = kernel_meta(kernel.get("source") or "")
+    rk = run_kernel or {}
+    cfg, cfg_source = launch_config(meta, rk)
+    sig = (meta.get("triton_meta") or {}).get("signature") or {}
+    params = [p for p, t in sig.items() if t != "constexpr"]
+    call = (kernel.get("calls") or [[]])[0]
+    line = (kernel.get("call_lines") or [None])[0]
+    problems: list[str] = []
+    setup: list[str] = []
+    ints: dict[str, int] = {}
+    names: list[str] = []
+    for i, arg in enumerate(call[: len(params)] if params else call):
+        p = params[i] if i < len(params) else f"arg{i}"
+        ty = sig.get(p, "")
+        names.append(p)
+        if not str(ty).startswith("*"):
+            try:
+                ints[p] = int(ast.literal_eval(arg))
+                setup.append(f"{p} = {ints[p]}")
+            except (ValueError, SyntaxError):
+                problems.append(f"{p} = {arg}: not a number in the recording (a symbolic size?)")
+                setup.append(f"{p} = None  # {arg}: set it")
+            continue
+        lay = arg_layout(arg, wrapper, line)
+        dtype = _DTYPES.get(str(ty)[1:], (lay or {}).get("dtype") or "float32")
+        if lay is None or not all(isinstance(v, int) for v in lay["sizes"] + lay["strides"] + [lay["offset"]]):
+            problems.append(f"{p} ({arg}): the wrapper gives no sizes/strides for it")
+            setup.append(f"{p} = None  # {arg}: allocate it")
+            continue
+        setup.append(f"{p} = make_input({lay['sizes']}, {lay['strides']}, {lay['offset']}, torch.{dtype})"
+                     f"  # {arg}")
+    grid, grid_source = _grid(meta, cfg, ints, rk)
+    consts = ", ".join(f"{k}={v}" for k, v in cfg.items() if k not in ("num_warps", "num_stages"))
+    launch = f"{name}[GRID]({', '.join(names)}{', ' + consts if consts else ''}, " \
+             f"num_warps={cfg.get('num_warps', 4)}, num_stages={cfg.get('num_stages', 1)})"
+    recorded = {k: rk.get(k) for k in ("median_ms", "in_graph_ms", "in_graph_source", "config") if rk.get(k) is not None}
+    info = {"kernel": name, "where": where, "config": cfg, "config_source": cfg_source, "grid": grid,
+            "grid_source": grid_source, "recorded": recorded, "fused_nodes": kernel.get("fused_nodes"),
+            "buffers": kernel.get("buffers")}
+    head = (f'"""Standalone repro of Inductor\'s Triton kernel {name} (written by inductor-step from a recorded '
+            f"session{', ' + where if where else ''}).\n\n"
+            "Run it on a CUDA GPU: python THIS_FILE.py  (needs torch and triton; prints the median time and the\n"
+            "in-model time recorded for this kernel).  Inputs are random (integers are 0) with the recorded sizes,\n"
+            "strides and dtypes; the launch config and grid are the recorded ones.\n"
+            f'"""\n# {json.dumps(info, default=str)}\n')
+    body = (meta["plain"].replace("import triton\n", "import triton\nimport torch\n", 1)
+            if "import triton\n" in meta["plain"] else "import torch\nimport triton\n" + meta["plain"])
+    problem_lines = "".join(f"#   {p}\n" for p in problems)
+    main = f'''
+
+INFO = {json.dumps(info, default=str)!r}
+GRID = tuple({grid!r})
+PROBLEMS = {problems!r}
+{('# problems:' + chr(10) + problem_lines) if problems else ''}
+
+def make_input(sizes, strides, offset, dtype):
+    """A tensor of these sizes/strides/offset on the GPU: random floats, zero integers (safe indices)."""
+    need = offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides) if s > 0)
+    if dtype.is_floating_point:
+        base = torch.randn(need, device="cuda").to(dtype)
+    else:
+        base = torch.zeros(need, device="cuda", dtype=dtype)
+    return torch.as_strided(base, sizes, strides, offset)
+
+
+def main():
+    import json, sys
+    info = json.loads(INFO)
+    if PROBLEMS:
+        print("cannot run: " + "; ".join(PROBLEMS))
+        return 2
+    if not torch.cuda.is_available():
+        print(f"no CUDA GPU here (torch {{torch.__version__}}): this repro launches {{info['kernel']}} on one; "
+              "run it on a GPU machine")
+        return 2
+    {chr(10).join('    ' + s for s in setup).lstrip()}
+
+    def launch():
+        {launch}
+
+    launch()
+    torch.cuda.synchronize()
+    from triton.testing import do_bench
+    ms = do_bench(launch, warmup=25, rep=200, return_mode="median")
+    rec = info["recorded"]
+    ref = rec.get("median_ms")
+    line = f"{{info['kernel']}}: repro median {{ms * 1e3:.2f}} us (triton.testing.do_bench, L2 flushed)"
+    if ref:
+        line += f"; recorded in-model median {{ref * 1e3:.2f}} us (Inductor's benchmarker), ratio {{ms / ref:.3f}}"
+    print(line)
+    print(json.dumps({{"kernel": info["kernel"], "repro_ms": ms, "recorded_ms": ref}}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+'''
+    return head + body + main, problems
+
+
+def write_repro(kernel: dict[str, Any], wrapper: str, out_dir: str, run_kernel: dict[str, Any] | None = None,
+                where: str = "") -> tuple[str, list[str]]:
+    """Write ``repro_text`` to ``out_dir/<kernel name>.py``; returns its path and the problems found.
+    Raises OSError when the file cannot be written, ValueError as ``repro_text``."""
+    text, problems = repro_text(kernel, wrapper, run_kernel, where)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{kernel['name']}.py")
+    with open(path, "w") as f:
+        f.write(text)
+    return path, problems

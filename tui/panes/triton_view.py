@@ -1,0 +1,229 @@
+"""Pane 6's sub-views below the Triton line (issue 28): ``t`` cycles the kernel's source -> TTIR -> TTGIR ->
+LLIR -> PTX -> SASS (recorded live by the run stage, else compiled again here by ``inductor-step lower``
+in a child process that may import Triton), the selected buffer's kernel lines marked in the stage shown,
+the cursor's stage line told as kernel line, buffer, FX nodes and user line; ``x`` writes the kernel's
+standalone repro."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from inductor_step.tui.panes.base import Detail
+
+#: the order ``t`` cycles through
+VIEWS = ("source", "ttir", "ttgir", "llir", "ptx", "sass")
+CPP_VIEWS = ("source", "asm")  # a C++ kernel: its compiled function (objdump), recorded by the run stage
+LABELS = {"source": "Triton source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLIR", "ptx": "PTX", "sass": "SASS",
+          "asm": "x86 asm"}
+
+
+def views_for(backend: str | None) -> tuple[str, ...]:
+    """The views ``t`` cycles for a kernel of ``backend``: Triton's stages, or a C++ kernel's disassembly."""
+    return VIEWS if backend == "triton" else CPP_VIEWS if backend == "cpp" else ("source",)
+
+
+
+def lower_command(session_path: str, kernel: str, graph: str, out_json: str | None = None,
+                  repro_dir: str | None = None, target: str | None = None, no_compile: bool = False) -> list[str]:
+    """The ``inductor-step lower`` child process for one kernel (the UI never imports Triton itself)."""
+    cmd = [sys.executable, "-m", "inductor_step.tracer.lower", session_path, kernel, "--graph", graph]
+    if out_json:
+        cmd += ["--json", out_json]
+    if repro_dir:
+        cmd += ["--repro", repro_dir]
+    if target:
+        cmd += ["--target", target]
+    if no_compile:
+        cmd.append("--no-compile")
+    return cmd
+
+
+def run_lower(session_path: str, kernel: str, graph: str) -> dict[str, Any]:
+    """Compile ``kernel`` of ``graph`` again (child process) and return its result, or ``{"error": line}``."""
+    with tempfile.TemporaryDirectory(prefix="istep_ui_lower_") as d:
+        out = os.path.join(d, "r.json")
+        try:
+            p = subprocess.run(lower_command(session_path, kernel, graph, out), capture_output=True, text=True,
+                               timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return {"error": f"inductor-step lower did not run ({type(e).__name__}: {e})"}
+        rows = json.load(open(out)) if os.path.exists(out) else []
+        hit = next((r for r in rows if r.get("kernel") == kernel), None)
+        if hit is None:
+            said = (p.stdout.strip().splitlines() or p.stderr.strip().splitlines() or ["no output"])[-1]
+            return {"error": said}
+        return hit
+
+
+class TritonStagesMixin:
+    """What pane 6 adds for Triton's lower stages; the pane calls :meth:`stage_detail` and
+    :meth:`stage_cursor` while a stage other than the source is shown."""
+
+    triton_view: str = "source"
+
+    def _stages_for(self, kernel: str) -> dict[str, Any] | None:
+        """The kernel's stages: recorded live by the run stage, else an offline lowering made here."""
+        app = self.app  # type: ignore[attr-defined]
+        graph = app.view.graph
+        got = getattr(self, "_lowered", {}).get((graph, kernel))
+        if got is not None and not got.get("pending"):
+            return got
+        run = app.session.runs.get(graph) or {}
+        for k in run.get("kernels") or []:
+            st = k.get("stages")
+            if k.get("name") == kernel and isinstance(st, dict) and st.get("stages"):
+                return st
+        return None
+
+    def stage_detail(self, kernel: str | None, source: str) -> Detail | None:
+        """The stage in view for ``kernel`` with the selected buffer's kernel lines marked; None while the
+        source is shown.  ``source``: the kernel's recorded source, for the header line."""
+        if self.triton_view == "source" or not kernel:
+            return None
+        st = self._stages_for(kernel)
+        label = LABELS[self.triton_view]
+        if st is None and self.triton_view == "asm":
+            return Detail(f"# x86 asm of {kernel}: not recorded (the run stage disassembles each C++ kernel it times: "
+                          "press r, or open a session recorded with --run)", "text")
+        if st is None:
+            self._lower(kernel)
+            return Detail(f"# {label} of {kernel}: compiling with the installed Triton (inductor-step lower)…", "text")
+        if st.get("error"):
+            return Detail(f"# {label} of {kernel}: {st['error']}", "text")
+        text = (st.get("stages") or {}).get(self.triton_view)
+        if not text:
+            return Detail(f"# {label} of {kernel}: not in this recording ({st.get('missing') or 'not produced'})", "text")
+        where = st.get("source") or f"compiled here with Triton {st.get('triton')} for {st.get('target')}"
+        head = f"// {label} of {kernel} ({where}; t: next stage)\n" + self._summary(st, source)
+        lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []
+        app = self.app  # type: ignore[attr-defined]
+        b = ((app.session.links(app.view.graph).get("buffers") or {}).get(app.view.selected or "") or {})
+        wanted = {n for a, e in (b.get("kernel_lines") or {}).get(kernel) or [] for n in range(a, e + 1)}
+        top = head.count("\n")
+        rows = [i + top + 1 for i, ln in enumerate(lines) if ln is not None and ln in wanted]
+        marks: list[tuple[int, int]] = []
+        for r in rows:
+            if marks and r == marks[-1][1] + 1:
+                marks[-1] = (marks[-1][0], r)
+            else:
+                marks.append((r, r))
+        lexer = "text"
+        return Detail(head + text, lexer, marks=marks, goto=marks[0][0] if marks else 1)
+
+    def _summary(self, st: dict[str, Any], source: str) -> str:
+        """For PTX and SASS: one comment line per Triton line that became memory, spill or branch
+        instructions, with their counts by kind (did this load vectorize: one look), and registers/spills."""
+        if self.triton_view not in ("ptx", "sass", "asm"):
+            return ""
+        counts = ((st.get("maps") or {}).get("counts") or {}).get(self.triton_view) or {}
+        src = source.split("\n")
+        out = []
+        info = st.get("sass_info") or {}
+        if self.triton_view == "sass" and info.get("n_regs") is not None:
+            out.append(f"// {info['n_regs']} registers/thread, spills {info.get('spill_store_bytes', '?')} B stored / "
+                       f"{info.get('spill_load_bytes', '?')} B loaded (ptxas -v); line markers from "
+                       f"{info.get('lines_from', '?')}")
+        for kl in sorted(counts, key=int):
+            kinds = {k: n for k, n in counts[kl].items() if k not in ("other", "math")}
+            if self.triton_view == "asm":
+                kinds = dict(counts[kl])
+            if not kinds:
+                continue
+            n = int(kl)
+            text = src[n - 1].strip() if 0 < n <= len(src) else ""
+            out.append(f"// line {n:>3} {text[:60]:<60} " + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())))
+        return "\n".join(out) + ("\n" if out else "")
+
+    def stage_cursor(self, kernel: str, line: int, source: str) -> tuple[str, str | None] | None:
+        """What the cursor's stage line (1-based, in the shown text) came from: Triton line, buffer, FX nodes
+        and user line, for the status line; None on the source view or an unmapped line."""
+        st = self._stages_for(kernel) or {}
+        lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []
+        top = 1 + self._summary(st, source).count("\n")
+        i = line - top - 1
+        if not 0 <= i < len(lines) or lines[i] is None:
+            return None
+        kl = lines[i]
+        app = self.app  # type: ignore[attr-defined]
+        graph = app.view.graph
+        src = source.split("\n")
+        text = src[kl - 1].strip() if 0 < kl <= len(src) else ""
+        buf = app.session.line_buffers(graph).get(kernel, {}).get(kl)
+        links = app.session.links(graph)
+        b = (links.get("buffers") or {}).get(buf or "") or {}
+        fx = b.get("fx_nodes") or []
+        users = b.get("user_lines") or []
+        counts = ((st.get("maps") or {}).get("counts") or {}).get(self.triton_view, {}).get(str(kl)) or {}
+        kinds = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()) if k != "other")
+        out = f"{LABELS[self.triton_view]} line {i + 1} <- Triton line {kl}: {text}"
+        if kinds:
+            out += f" [{kinds}]"
+        if buf:
+            out += f" · {buf}"
+        if fx:
+            out += f" · FX {', '.join(fx[:3])}"
+        if users:
+            out += f" · {users[0]}"
+        return out, buf
+
+    def action_triton_stage(self) -> None:
+        """t: the next stage of the kernel under the cursor (lowering it in a child process if not recorded)."""
+        app = self.app  # type: ignore[attr-defined]
+        kernel = self.current_kernel()  # type: ignore[attr-defined]
+        views = views_for((kernel or {}).get("backend"))
+        if kernel is None or len(views) == 1:
+            app.say("t: put the cursor on a Triton or C++ kernel first (a library call has no code of ours below it)")
+            return
+        at = views.index(self.triton_view) if self.triton_view in views else 0
+        self.triton_view = views[(at + 1) % len(views)]
+        name = kernel["name"]
+        app.say(f"t: {name}: {LABELS[self.triton_view]}")
+        self.show(force=True)  # type: ignore[attr-defined]
+
+    def _lower(self, name: str) -> None:
+        """Compile ``name`` of the shown graph in a child process (once), then show the pane again."""
+        app = self.app  # type: ignore[attr-defined]
+        graph = app.view.graph
+        lowered = self.__dict__.setdefault("_lowered", {})
+        if (graph, name) in lowered:
+            return
+        if not app.session_path:
+            lowered[(graph, name)] = {"error": "no session file to compile from (start with --record)"}
+            return
+        lowered[(graph, name)] = {"pending": True}
+        path = app.session_path
+
+        def work() -> None:
+            res = run_lower(path, name, graph)
+            lowered[(graph, name)] = res
+
+            def done() -> None:
+                app.say(f"t: {name}: " + (res["error"] if "error" in res else
+                                           f"compiled with Triton {res.get('triton')} for {res.get('target')}"))
+                self.show(force=True)  # type: ignore[attr-defined]
+            app.call_from_thread(done)
+        app.run_worker(work, thread=True, group="triton-lower")
+
+    def action_kernel_repro(self) -> None:
+        """x: write the kernel's standalone repro next to the session (child process; needs no GPU)."""
+        app = self.app  # type: ignore[attr-defined]
+        kernel = self.current_kernel()  # type: ignore[attr-defined]
+        if kernel is None or kernel.get("backend") != "triton":
+            app.say("x: put the cursor on a Triton kernel first")
+            return
+        if not app.session_path:
+            app.say("x: no session file to write the repro from (start with --record)", "warning")
+            return
+        out_dir = os.path.join(os.path.dirname(os.path.abspath(app.session_path)), "repros")
+        cmd = lower_command(app.session_path, kernel["name"], app.view.graph, repro_dir=out_dir, no_compile=True)
+
+        def work() -> None:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            said = (p.stdout.strip().splitlines() or p.stderr.strip().splitlines() or ["no output"])[-1]
+            app.call_from_thread(lambda: app.say(f"x: {said}"))
+        app.run_worker(work, thread=True, group="triton-repro", exclusive=True)
