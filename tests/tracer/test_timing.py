@@ -92,6 +92,7 @@ def test_a_graph_with_a_script_defined_op_is_timed_here_and_the_others_in_a_work
     assert not custom.get("error") and custom["compiled_ms"] > 0 and custom["eager_ms"] > 0, custom.get("error")
     assert "istest::twice" in custom["in_process"], custom
     # issue 28.6: each C++ kernel's compiled function, disassembled, its vector instructions on the kernel's lines
+    ok = runs["[0/0] inference"]
     cpp = [k for k in ok["kernels"] if k["backend"] == "cpp"]
     assert cpp and all(set(k["stages"]) >= {"stages", "maps"} for k in cpp), [k.get("stages") for k in cpp]
     src = next(k["source"] for m in msgs if m.get("stage") == "codegen" and m["compile_id"] == "[0/0]"
