@@ -26,6 +26,7 @@ class Result:
     stdout: str
     stderr: str
     session: str
+    cwd: str
 
     def messages(self):
         return list(read_session(self.session))
@@ -36,7 +37,36 @@ def run(tmp_path, name: str) -> Result:
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", session,
                         os.path.join(SCRIPTS, f"{name}.py")], cwd=str(tmp_path), capture_output=True,
                        text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), ROOT) if p)), timeout=600)
-    return Result(p.returncode, p.stdout, p.stderr, session)
+    return Result(p.returncode, p.stdout, p.stderr, session, str(tmp_path))
+
+
+#: the script each test runs (the parametrized test names it in ``name``)
+SCRIPT_OF = {
+    "test_os_exit_keeps_the_session_and_its_exit_status": "os_exit",
+    "test_segfault_is_reported_by_signal_name_and_the_session_survives": "segfault",
+    "test_script_that_never_compiles_says_so": "no_compile",
+    "test_script_that_fails_before_compiling_names_its_error_not_a_missing_compile": "raises_before",
+    "test_users_own_exception_after_compiling_is_theirs": "raises_after",
+    "test_scripts_atexit_handlers_run_as_under_plain_python": "atexit_writer",
+}
+
+
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory):
+    """The scripts of the selected tests, each run once in a folder of its own, two side by side (each
+    run is one small compile, mostly one Python thread): {script name: future of its :class:`Result`}."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    wanted: list[str] = []
+    for item in request.session.items:
+        if item.module is not request.module:
+            continue
+        callspec = getattr(item, "callspec", None)
+        name = callspec.params.get("name") if callspec else SCRIPT_OF.get(item.originalname)
+        if name and name not in wanted:
+            wanted.append(name)
+    with ThreadPoolExecutor(2) as pool:
+        yield {name: pool.submit(run, tmp_path_factory.mktemp(name), name) for name in wanted}
 
 
 def stages(msgs):
@@ -52,8 +82,8 @@ def errors(msgs):
     ("scheduling_error", "scheduling", ["dynamo", "aot", "lowering"]),
     ("cpp_compile_error", "codegen", ["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"]),
 ])
-def test_compile_failure_is_shown_in_its_stage_with_everything_before_it(tmp_path, name, stage, reached):
-    r = run(tmp_path, name)
+def test_compile_failure_is_shown_in_its_stage_with_everything_before_it(runs, name, stage, reached):
+    r = runs[name].result()
     assert r.rc != 0
     msgs = r.messages()
     assert stages(msgs) == reached
@@ -80,8 +110,8 @@ def test_compile_failure_is_shown_in_its_stage_with_everything_before_it(tmp_pat
         assert f"{stage} failed" in seen["code"] and "injected" in seen["code"]
 
 
-def test_os_exit_keeps_the_session_and_its_exit_status(tmp_path):
-    r = run(tmp_path, "os_exit")
+def test_os_exit_keeps_the_session_and_its_exit_status(runs):
+    r = runs["os_exit"].result()
     assert r.rc == 7
     assert "exited with status 7 before it finished" in r.stderr
     msgs = r.messages()
@@ -89,23 +119,23 @@ def test_os_exit_keeps_the_session_and_its_exit_status(tmp_path):
     assert msgs[-1] == {"type": "agent_exit", "returncode": 7} or msgs[-1]["type"] == "agent_exit"
 
 
-def test_segfault_is_reported_by_signal_name_and_the_session_survives(tmp_path):
-    r = run(tmp_path, "segfault")
+def test_segfault_is_reported_by_signal_name_and_the_session_survives(runs):
+    r = runs["segfault"].result()
     assert r.rc == 128 + 11
     assert "was killed by SIGSEGV" in r.stderr
     assert "Traceback" not in r.stderr.split("inductor-step:")[-1]
     assert stages(r.messages())[-1] == "codegen"
 
 
-def test_script_that_never_compiles_says_so(tmp_path):
-    r = run(tmp_path, "no_compile")
+def test_script_that_never_compiles_says_so(runs):
+    r = runs["no_compile"].result()
     assert r.rc == 0
     assert "never compiled a graph with torch.compile" in r.stderr
     assert stages(r.messages()) == []
 
 
-def test_script_that_fails_before_compiling_names_its_error_not_a_missing_compile(tmp_path):
-    r = run(tmp_path, "raises_before")
+def test_script_that_fails_before_compiling_names_its_error_not_a_missing_compile(runs):
+    r = runs["raises_before"].result()
     assert r.rc == 1
     (err,) = errors(r.messages())
     assert err["stage"] == "script"
@@ -115,8 +145,8 @@ def test_script_that_fails_before_compiling_names_its_error_not_a_missing_compil
     assert "raises_before.py" in r.stderr
 
 
-def test_users_own_exception_after_compiling_is_theirs(tmp_path):
-    r = run(tmp_path, "raises_after")
+def test_users_own_exception_after_compiling_is_theirs(runs):
+    r = runs["raises_after"].result()
     assert r.rc == 1
     (err,) = errors(r.messages())
     assert err["stage"] == "script" and err["compile_id"] is None
@@ -141,9 +171,10 @@ def test_python_without_torch_gets_one_clear_line(tmp_path):
     assert [m["type"] for m in read_session(session)][:2] == ["header", "error"]
 
 
-def test_scripts_atexit_handlers_run_as_under_plain_python(tmp_path):
+def test_scripts_atexit_handlers_run_as_under_plain_python(runs):
     """The agent ends with os._exit; the script's atexit functions must still run, once."""
-    r = run(tmp_path, "atexit_writer")
+    r = runs["atexit_writer"].result()
     assert r.rc == 0
-    assert (tmp_path / "results.txt").read_text() == "written at exit\n"
+    with open(os.path.join(r.cwd, "results.txt"), encoding="utf-8") as f:
+        assert f.read() == "written at exit\n"
     assert r.stdout.count("atexit handler ran") == 1

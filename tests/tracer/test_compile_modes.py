@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from typing import Any
 
 import pytest
 
@@ -23,13 +24,25 @@ SCRIPTS = os.path.join(ROOT, "tests", "scripts")
 
 
 @pytest.fixture(scope="module")
-def autotune(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return headless(tmp_path_factory, "modes_autotune", os.path.join(SCRIPTS, "modes_autotune.py"))
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Both scripts recorded once, side by side (a recording is mostly one Python thread compiling)."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    with ThreadPoolExecutor(2) as pool:
+        yield {"autotune": pool.submit(headless, tmp_path_factory, "modes_autotune",
+                                       os.path.join(SCRIPTS, "modes_autotune.py")),
+               "dynamic": pool.submit(headless, tmp_path_factory, "modes_dynamic",
+                                      os.path.join(SCRIPTS, "modes_dynamic.py"), run=True)}
 
 
 @pytest.fixture(scope="module")
-def dynamic(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return headless(tmp_path_factory, "modes_dynamic", os.path.join(SCRIPTS, "modes_dynamic.py"), run=True)
+def autotune(recorded: Any) -> Run:
+    return recorded["autotune"].result()
+
+
+@pytest.fixture(scope="module")
+def dynamic(recorded: Any) -> Run:
+    return recorded["dynamic"].result()
 
 
 def test_max_autotune_graphs_record_mode_options_and_config_and_pane_1_shows_them(autotune: Run) -> None:

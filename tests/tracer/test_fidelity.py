@@ -348,8 +348,23 @@ def _record(tmp_path_factory: Any, device: str, model: str = MODEL) -> tuple[lis
 
 
 @pytest.fixture(scope="module")
-def cpu(tmp_path_factory):
-    session, debug, stderr = _record(tmp_path_factory, "cpu")
+def recordings(tmp_path_factory):
+    """The CPU model and (where transformers is installed) the Qwen2 model, recorded once each, side by
+    side: a recording is mostly one Python thread compiling, so a 2-core machine runs two in about
+    the time of one."""
+    import importlib.util  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    with ThreadPoolExecutor(2) as pool:
+        futures = {"cpu": pool.submit(_record, tmp_path_factory, "cpu")}
+        if importlib.util.find_spec("transformers") is not None:
+            futures["qwen2"] = pool.submit(_record, tmp_path_factory, "cpu", QWEN2)
+        yield futures
+
+
+@pytest.fixture(scope="module")
+def cpu(recordings):
+    session, debug, stderr = recordings["cpu"].result()
     return session, debug, compare(session, debug), stderr
 
 
@@ -474,10 +489,10 @@ def test_cpu_restarted_compiles_keep_torchs_attempt_suffix(cpu):
 # ----------------------------------------------------------------------------- a Hugging Face model
 
 @pytest.fixture(scope="module")
-def qwen2(tmp_path_factory):
+def qwen2(recordings):
     """tests/scripts/fidelity_qwen2.py recorded once: (session, torch's debug folder, compare())."""
     pytest.importorskip("transformers")
-    session, debug, _ = _record(tmp_path_factory, "cpu", QWEN2)
+    session, debug, _ = recordings["qwen2"].result()
     return session, debug, compare(session, debug)
 
 

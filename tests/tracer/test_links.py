@@ -29,13 +29,23 @@ def record(tmp_path_factory, script: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def train(tmp_path_factory):
-    return record(tmp_path_factory, "examples/train_step.py")
+def recorded(tmp_path_factory):
+    """Both examples recorded once, side by side (a recording is mostly one Python thread compiling)."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    with ThreadPoolExecutor(2) as pool:
+        yield {name: pool.submit(record, tmp_path_factory, f"examples/{name}.py")
+               for name in ("train_step", "attention_block")}
 
 
 @pytest.fixture(scope="module")
-def attention(tmp_path_factory):
-    return record(tmp_path_factory, "examples/attention_block.py")
+def train(recorded):
+    return recorded["train_step"].result()
+
+
+@pytest.fixture(scope="module")
+def attention(recorded):
+    return recorded["attention_block"].result()
 
 
 def codegen_stops(msgs):

@@ -52,8 +52,9 @@ MULTI_OUTPUT_UNLINKED = (
     "linked to the extern kernel that writes bufJ: it gets no kernel ('an input view, a constant, "
     "or removed') or is wrongly placed 'inside' a cpp kernel by the provenance fallback")
 XFAIL: dict[str, dict[str, str]] = {}  # known tracer bugs, by check and script (none open)
-# recorded with --run too: ResNet's backward takes max-pool indices, which random inputs send out of bounds
-TIMED = {"torchvision_resnet"}
+# Not recorded with --run: that ResNet's backward is timed on the script's own max-pool offsets (random
+# ones go out of bounds) is checked on the same kernel in a small model, tests/tracer/test_timing.py
+# (timing ResNet-18's three graphs cost about a minute of a 2-core box).
 
 
 @dataclass
@@ -91,8 +92,7 @@ def _record(tmp_path_factory, name: str) -> Run:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p),
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     t0 = time.monotonic()
-    timed = ["--run"] if name in TIMED else []
-    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *timed, "--record", str(session),
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(session),
                         os.path.join(REAL, f"{name}.py")], cwd=str(tmp), env=env, capture_output=True,
                        text=True, timeout=600)
     run = Run(name, p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
@@ -101,14 +101,30 @@ def _record(tmp_path_factory, name: str) -> Run:
     return run
 
 
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory):
+    """Every installable script recorded once, two side by side (a recording is mostly one Python thread
+    compiling, so a 2-core machine runs two in about the time of one), longest first (ResNet-18)."""
+    import importlib.util  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    if importlib.util.find_spec("torch") is None:
+        yield {}
+        return
+    names = sorted((n for n, need in SCRIPTS.items() if need is None or importlib.util.find_spec(need) is not None),
+                   key=lambda n: n != "torchvision_resnet")
+    with ThreadPoolExecutor(2) as pool:
+        yield {name: pool.submit(_record, tmp_path_factory, name) for name in names}
+
+
 @pytest.fixture(scope="module", params=list(SCRIPTS))
-def real(request, tmp_path_factory) -> Run:
+def real(request, recordings) -> Run:
     pytest.importorskip("torch")
     need = SCRIPTS[request.param]
     if need:
         pytest.importorskip(need, reason=f"examples/real/{request.param}.py needs {need} "
                                          f"(pip install {need}); not installed")
-    return _record(tmp_path_factory, request.param)
+    return recordings[request.param].result()
 
 
 def _known_bug(request, check: str, name: str) -> None:
@@ -245,17 +261,3 @@ def test_multi_output_buffers_link_to_the_kernel_of_their_parent(real, request):
             if not want or not want <= got:
                 bad.append((b, parent[b], sorted(want), sorted(got)))
         assert not bad, (stop["compile_id"], stop["graph_kind"], len(bad), bad[:2])
-
-
-def test_timed_graphs_run_on_the_scripts_own_indices(real):
-    """`--run` times every graph; inputs (max-pool indices in ResNet's backward) are the script's own,
-    so no kernel indexes out of bounds (with random indices, scatter_reduce_ failed in [0/1] backward)."""
-    if real.name not in TIMED:
-        pytest.skip("recorded without --run (timing is checked on torchvision_resnet)")
-    runs = {(m["compile_id"], m["graph_kind"]): m for m in real.msgs if m.get("type") == "run"}
-    assert set(runs) == set(real.graphs()), real.tail()
-    for key, r in runs.items():
-        assert not r.get("error"), f"{key}: {r.get('error')}"
-        assert r["compiled_ms"] > 0 and r["kernels"], key
-    back = runs[("[0/1]", "backward")]
-    assert "the script's own inputs from its first call" in back["inputs"], back["inputs"]

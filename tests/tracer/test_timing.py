@@ -2,7 +2,10 @@
 
 * A graph that calls an op the script registered (the timing worker does not have it) is timed in
   the agent's own process and says so (issue 27.9; it used to fail and make ``--headless`` exit
-  non-zero); the other graph is timed by the worker (one real ``--headless --run`` of two graphs).
+  non-zero); the other graphs are timed by the worker (one real ``--headless --run`` of four graphs).
+* A max-pool's backward graph takes the forward's int8 window offsets, which Inductor's kernel
+  bounds-checks (``TORCH_CHECK ... index out of bounds``): it is timed on the script's own offsets,
+  since random ones fail (found on ResNet-18, examples/real/torchvision_resnet.py; the same kernel here).
 * A crash while timing (SIGSEGV) costs only that graph: :class:`tracer.timing.isolate.TimingWorker` says
   which kernel and step, and the next graph is timed by a fresh worker.
 * Byte counts never charge overlapping reads more than once; FLOPs and the roof that binds come from
@@ -24,7 +27,7 @@ torch = pytest.importorskip("torch")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-TWO_GRAPHS = textwrap.dedent('''
+TIMED_SCRIPT = textwrap.dedent('''
     import torch
 
     @torch.library.custom_op("istest::twice", mutates_args=())
@@ -45,6 +48,13 @@ TWO_GRAPHS = textwrap.dedent('''
 
     x = torch.randn(64)
     print(plain(x).sum().item(), custom(x).sum().item())
+
+    # a backward through a max-pool (ResNet's stem): [2/0] backward takes the pool's int8 window offsets
+    @torch.compile
+    def pool(x):
+        return torch.nn.functional.max_pool2d(x, 3, 2, 1).sum()
+
+    pool(torch.randn(2, 3, 8, 8, requires_grad=True)).backward()
 ''')
 
 
@@ -61,16 +71,28 @@ def _headless(tmp_path, script_text: str, *, run: bool) -> tuple[subprocess.Comp
     return p, msgs
 
 
-def test_a_graph_with_a_script_defined_op_is_timed_here_and_the_others_in_a_worker(tmp_path):
-    p, msgs = _headless(tmp_path, TWO_GRAPHS, run=True)
+@pytest.fixture(scope="module")
+def timed(tmp_path_factory) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """TIMED_SCRIPT recorded once with ``--run``: its plain, custom-op and max-pool training graphs, timed."""
+    return _headless(tmp_path_factory.mktemp("timed"), TIMED_SCRIPT, run=True)
+
+
+GRAPHS = {"[0/0] inference", "[1/0] inference", "[2/0] forward", "[2/0] backward"}
+
+
+def test_a_graph_with_a_script_defined_op_is_timed_here_and_the_others_in_a_worker(timed):
+    p, msgs = timed
     runs = {f"{m['compile_id']} {m['graph_kind']}": m for m in msgs if m.get("type") == "run"}
-    assert set(runs) == {"[0/0] inference", "[1/0] inference"}, p.stderr[-2000:]
-    ok, custom = runs["[0/0] inference"], runs["[1/0] inference"]
-    assert not ok.get("error") and ok["compiled_ms"] > 0 and ok["kernels"], ok.get("error")
-    assert "a process of its own" in ok["isolated"] and not ok.get("in_process")
+    assert set(runs) == GRAPHS, p.stderr[-2000:]
+    custom = runs["[1/0] inference"]
+    for key in GRAPHS - {"[1/0] inference"}:
+        ok = runs[key]
+        assert not ok.get("error") and ok["compiled_ms"] > 0 and ok["kernels"], (key, ok.get("error"))
+        assert "a process of its own" in ok["isolated"] and not ok.get("in_process"), key
     assert not custom.get("error") and custom["compiled_ms"] > 0 and custom["eager_ms"] > 0, custom.get("error")
     assert "istest::twice" in custom["in_process"], custom
     # issue 28.6: each C++ kernel's compiled function, disassembled, its vector instructions on the kernel's lines
+    ok = runs["[0/0] inference"]
     cpp = [k for k in ok["kernels"] if k["backend"] == "cpp"]
     assert cpp and all(set(k["stages"]) >= {"stages", "maps"} for k in cpp), [k.get("stages") for k in cpp]
     src = next(k["source"] for m in msgs if m.get("stage") == "codegen" and m["compile_id"] == "[0/0]"
@@ -81,11 +103,26 @@ def test_a_graph_with_a_script_defined_op_is_timed_here_and_the_others_in_a_work
     assert any(ln is not None and "store" in src[ln - 1] for ln in lines), st.get("note")
     assert any("vector" in kd for per in st["maps"]["counts"]["asm"].values() for kd in per)
     done = [m for m in msgs if m.get("type") == "run_status" and m.get("done")]
-    assert done[-1]["timed"] == 2 and done[-1]["failed"] == [] and done[-1]["of"] == 2, done[-1]
+    assert done[-1]["timed"] == 4 and done[-1]["failed"] == [] and done[-1]["of"] == 4, done[-1]
     assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
     assert "could not be timed" not in p.stderr
     # the agent itself finished normally
     assert [m["returncode"] for m in msgs if m.get("type") == "agent_exit"] == [0]
+
+
+def test_a_max_pool_backward_is_timed_on_the_scripts_own_window_offsets(timed):
+    """`--run` times the backward on the script's own inputs: its max-pool window offsets (int8, in
+    0..8 for a 3x3 window) are checked by the kernel, and random ones (``rand_strided`` int8) fail it
+    (on ResNet-18 the timing of [0/1] backward failed in scatter_reduce_ before script inputs)."""
+    p, msgs = timed
+    back = [m for m in msgs if m.get("type") == "run" and (m["compile_id"], m["graph_kind"]) == ("[2/0]", "backward")]
+    assert back, p.stderr[-2000:]
+    codegen = [m for m in msgs if m.get("type") == "stop" and m["stage"] == "codegen"
+               and (m["compile_id"], m["graph_kind"]) == ("[2/0]", "backward")]
+    assert "max_pool2d_with_indices_backward" in codegen[0]["wrapper"]  # the kernel that checks the offsets
+    assert not back[0].get("error"), back[0].get("error")
+    assert back[0]["compiled_ms"] > 0 and back[0]["kernels"]
+    assert "the script's own inputs from its first call" in back[0]["inputs"], back[0]["inputs"]
 
 
 CRASHING_MODULE = textwrap.dedent('''

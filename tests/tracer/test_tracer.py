@@ -162,24 +162,45 @@ def check_graph_links(r: Run, key: str) -> None:
 # ----------------------------------------------------------------------------- fixtures (one run each)
 
 @pytest.fixture(scope="module")
-def inference(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return headless(tmp_path_factory, "mlp_inference", example("mlp_inference.py"))
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """This module's sessions, each recorded once, two side by side (a recording is mostly one Python
+    thread compiling, so a 2-core machine runs two in about the time of one), the timed one first:
+    {name: future of its :class:`Run`}."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    def script(name: str, src: str) -> str:
+        return write_script(tmp_path_factory.mktemp(name), f"{name}.py", src)
+
+    with ThreadPoolExecutor(2) as pool:
+        yield {
+            "train": pool.submit(headless, tmp_path_factory, "train_step", example("train_step.py"), "--steps", "3",
+                                 "--lr", "0.05", run=True),
+            "inference": pool.submit(headless, tmp_path_factory, "mlp_inference", example("mlp_inference.py")),
+            "graph_break": pool.submit(headless, tmp_path_factory, "graph_break", example("graph_break.py")),
+            "recompile": pool.submit(headless, tmp_path_factory, "recompile", example("recompile.py")),
+            "raises": pool.submit(lambda: headless(tmp_path_factory, "raises", script("raises", RAISES))),
+            "fullgraph": pool.submit(lambda: headless(tmp_path_factory, "fullgraph", script("fullgraph", FULLGRAPH))),
+        }
 
 
 @pytest.fixture(scope="module")
-def train(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return headless(tmp_path_factory, "train_step", example("train_step.py"), "--steps", "3", "--lr", "0.05",
-                    run=True)
+def inference(recorded: Any) -> Run:
+    return recorded["inference"].result()
 
 
 @pytest.fixture(scope="module")
-def graph_break(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return headless(tmp_path_factory, "graph_break", example("graph_break.py"))
+def train(recorded: Any) -> Run:
+    return recorded["train"].result()
 
 
 @pytest.fixture(scope="module")
-def recompile(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return headless(tmp_path_factory, "recompile", example("recompile.py"))
+def graph_break(recorded: Any) -> Run:
+    return recorded["graph_break"].result()
+
+
+@pytest.fixture(scope="module")
+def recompile(recorded: Any) -> Run:
+    return recorded["recompile"].result()
 
 
 ALL_RUNS = ["inference", "train", "graph_break", "recompile"]
@@ -515,9 +536,8 @@ def write_script(d: Any, name: str, src: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def raises(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    d = tmp_path_factory.mktemp("raises")
-    return headless(tmp_path_factory, "raises", write_script(d, "raises.py", RAISES))
+def raises(recorded: Any) -> Run:
+    return recorded["raises"].result()
 
 
 def test_script_error_exits_nonzero_and_keeps_a_valid_session(raises: Run) -> None:
@@ -601,9 +621,8 @@ def test_structured_trace_events_the_agent_does_not_read_are_not_built_unless_th
 
 
 @pytest.fixture(scope="module")
-def fullgraph(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    d = tmp_path_factory.mktemp("fullgraph")
-    return headless(tmp_path_factory, "fullgraph", write_script(d, "fullgraph.py", FULLGRAPH))
+def fullgraph(recorded: Any) -> Run:
+    return recorded["fullgraph"].result()
 
 
 def test_compile_failure_is_reported(fullgraph: Run) -> None:
