@@ -8,13 +8,16 @@ from typing import Any
 
 
 def stop_links(lowering: dict[str, Any] | None, scheduling: dict[str, Any] | None,
-               loopbody: dict[str, Any] | None) -> dict[str, Any]:
+               loopbody: dict[str, Any] | None, aot: dict[str, Any] | None = None,
+               dynamo: dict[str, Any] | None = None) -> dict[str, Any]:
     """The part of a codegen stop's ``links`` that the earlier stops already tell, same shape:
     ``buffers`` (name -> ``fx_nodes``: the IR buffer's ``origins``, post-grad node names;
     ``scheduler_node``: its ``operation`` (``op6``); ``fused_node``: the scheduling stop's node whose
     ``buffers`` hold it), ``fx_nodes`` (post-grad name -> ``buffers``), ``scheduler_nodes``
-    (``opN`` -> ``buffers``, ``fused_node``) and ``fused_nodes`` (name -> ``members``, ``buffers``);
-    no kernels, no Dynamo nodes (those need codegen's provenance).  ``partial`` names the last stage
+    (``opN`` -> ``buffers``, ``fused_node``), ``fused_nodes`` (name -> ``members``, ``buffers``) and
+    ``dynamo_nodes`` (name -> ``post_grad``, ``buffers``), the last from the aot stop's post-grad nodes'
+    ``from_node`` (torch's node provenance, ``node.meta["from_node"]``, which also names the joint graph's
+    nodes: only the names of the ``dynamo`` stop's FX nodes are kept); no kernels (those need codegen).  ``partial`` names the last stage
     read.  {} before lowering."""
     bufs_in = (lowering or {}).get("buffers")
     if not isinstance(bufs_in, list):
@@ -58,4 +61,30 @@ def stop_links(lowering: dict[str, Any] | None, scheduling: dict[str, Any] | Non
                 entry["buffers"].append(b)
     stage = "loopbody" if loopbody else "scheduling" if scheduling else "lowering"
     return {"buffers": buffers, "fx_nodes": fx, "scheduler_nodes": sched, "fused_nodes": fused,
-            "dynamo_nodes": {}, "kernels": {}, "partial": stage}
+            "dynamo_nodes": _dynamo_nodes(aot, dynamo, buffers, fx), "kernels": {}, "partial": stage}
+
+
+def _dynamo_nodes(aot: dict[str, Any] | None, dynamo: dict[str, Any] | None, buffers: dict[str, dict[str, Any]],
+                  fx: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Dynamo node -> ``post_grad`` and ``buffers``, read from the aot stop's post-grad nodes' ``from_node``
+    (kept where it names a node of the dynamo stop's graph); fills each buffer's and post-grad node's
+    ``dynamo_nodes`` on the way.  {} where either stop is missing."""
+    nodes = ((aot or {}).get("post_grad") or {}).get("nodes")
+    graph = (dynamo or {}).get("graph") or {}
+    known = {n.get("name") for n in graph.get("nodes") or [] if isinstance(n, dict)}
+    out: dict[str, dict[str, Any]] = {}
+    for n in nodes if isinstance(nodes, list) else []:
+        if not isinstance(n, dict) or not n.get("name"):
+            continue
+        for d in [d for d in n.get("from_node") or [] if d in known]:
+            entry = out.setdefault(d, {"post_grad": [], "buffers": []})
+            entry["post_grad"].append(n["name"])
+            if n["name"] in fx:
+                fx[n["name"]].setdefault("dynamo_nodes", []).append(d)
+    for name, b in buffers.items():
+        for pg in b["fx_nodes"]:
+            for d in (fx.get(pg) or {}).get("dynamo_nodes") or []:
+                if d not in b["dynamo_nodes"]:
+                    b["dynamo_nodes"].append(d)
+                    out[d]["buffers"].append(name)
+    return out

@@ -258,14 +258,14 @@ class Session:
 
     def stage_links(self, key: str | None) -> dict[str, Any]:
         """The links the panes follow the selection by: the codegen stop's once it came, before that
-        what the lowering, scheduling and loopbody stops tell (:func:`inductor_step.session.prelinks.stop_links`,
+        what the lowering, scheduling, loopbody, aot and dynamo stops tell (:func:`inductor_step.session.prelinks.stop_links`,
         with ``partial`` set); {} before lowering."""
         links = self.links(key)
         if links or not key:
             return links
         from inductor_step.session.prelinks import stop_links  # noqa: PLC0415
 
-        parts = tuple(self.stop_for(key, s) for s in ("lowering", "scheduling", "loopbody"))
+        parts = tuple(self.stop_for(key, s) for s in ("lowering", "scheduling", "loopbody", "aot", "dynamo"))
         if parts[0] is None:
             return {}
         return self.cache.get(("stage_links", key), parts, lambda: stop_links(*parts))

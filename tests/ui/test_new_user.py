@@ -43,8 +43,9 @@ def _until(stage: str) -> list[dict]:
 
 def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_they_have_not_run():
     """33.1: buf6 selected at the lowering stop; at the loopbody stop (no codegen yet) pane 4's cursor
-    is on op6, pane 5's on op6, pane 2's on a post-grad node of buf6; panes 6 and 8 say codegen has not
-    run; the status line keeps the buffer's name at 80 columns."""
+    is on op6, pane 5's on op6, pane 2's on a post-grad node of buf6, pane 1's on the Dynamo node it came
+    from (the post-grad nodes' ``from_node``: the one codegen's links name later); panes 6 and 8 say codegen
+    has not run; the status line keeps the buffer's name at 80 columns."""
     app = StepApp(messages=_until("loopbody"))
     seen: dict = {}
 
@@ -53,7 +54,7 @@ def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_th
         await pilot.pause()
         seen["selected"] = app.view.selected
         seen["status"] = str(app.query_one("#status").content)
-        for key, stage in (("4", "scheduling"), ("5", "loopbody"), ("2", "aot")):
+        for key, stage in (("4", "scheduling"), ("5", "loopbody"), ("2", "aot"), ("1", "dynamo")):
             await pilot.press(key)
             await pilot.pause()
             seen[stage] = _row(app, stage)
@@ -68,6 +69,9 @@ def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_th
     assert seen["selected"] == "buf6" and "buf6" in seen["status"], seen
     assert seen["scheduling"] == "op6" and seen["loopbody"] == "op6", seen
     assert seen["aot"] in buf6["origins"], seen
+    later = next(m for m in read_session(DEMO) if m.get("type") == "stop" and graph_key(m) == FWD
+                 and m["stage"] == "codegen")["links"]["buffers"]["buf6"]["dynamo_nodes"]
+    assert later and seen["dynamo"] in later, (seen, later)
     assert "has not reached codegen" in seen["codegen"], seen["codegen"]
     assert "come with codegen" in seen["linked"], seen["linked"]
 
