@@ -98,10 +98,13 @@ def test_a_graph_with_a_script_defined_op_is_timed_here_and_the_others_in_a_work
     src = next(k["source"] for m in msgs if m.get("stage") == "codegen" and m["compile_id"] == "[0/0]"
                for k in m["kernels"] if k["name"] == cpp[0]["name"]).split("\n")
     st = cpp[0]["stages"]
-    assert st["line_info"] and "kernel" in st["stages"]["asm"]
-    lines = st["maps"]["lines"]["asm"]
-    assert any(ln is not None and "store" in src[ln - 1] for ln in lines), st.get("note")
-    assert any("vector" in kd for per in st["maps"]["counts"]["asm"].values() for kd in per)
+    assert "kernel" in st["stages"]["asm"]
+    if not st["line_info"]:  # torch 2.11 builds kernels without -g: the asm is there, and one line says why unlinked
+        assert "no line table" in st["note"], st.get("note")
+    else:
+        lines = st["maps"]["lines"]["asm"]
+        assert any(ln is not None and "store" in src[ln - 1] for ln in lines), st.get("note")
+        assert any("vector" in kd for per in st["maps"]["counts"]["asm"].values() for kd in per)
     done = [m for m in msgs if m.get("type") == "run_status" and m.get("done")]
     assert done[-1]["timed"] == 4 and done[-1]["failed"] == [] and done[-1]["of"] == 4, done[-1]
     assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
