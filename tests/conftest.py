@@ -67,3 +67,15 @@ def _skip_interpreter_teardown() -> None:
 
 
 atexit.register(_skip_interpreter_teardown)
+
+
+async def wait_for(pilot, cond, timeout: float = 240.0, seen=None) -> None:
+    """Let a live app run until ``cond()`` holds (the agent's messages arrive meanwhile), polling every 0.1 s;
+    on timeout (s) the assertion says what ``seen()`` returns then."""
+    import time  # noqa: PLC0415
+
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError(f"timed out waiting{f': {seen()}' if seen else ''}")
+        await pilot.pause(0.1)

@@ -376,12 +376,12 @@ class StepApp(JobView, App[None]):
     def _graph_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_index != event.option_list.highlighted:
             return  # stale: the highlight has moved on
-        self.query_one(GraphSide).show_why()
-        if event.option.id and event.option.id != self.view.graph:
-            try:
+        try:
+            self.query_one(GraphSide).show_why()
+            if event.option.id and event.option.id != self.view.graph:
                 self.show_graph(event.option.id)
-            except NoMatches:  # a late highlight while the app is closing
-                return
+        except NoMatches:  # a late highlight while the app is closing (its screen already gone)
+            return
 
     @on(OptionList.OptionSelected, "#graphs")
     def _graph_chosen(self, event: OptionList.OptionSelected) -> None:

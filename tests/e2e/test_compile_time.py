@@ -22,17 +22,11 @@ from inductor_step.session import compile_time as ct
 from inductor_step.tui.app import StepApp
 from inductor_step.session.store import Session
 
+from conftest import wait_for
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "scripts", "ctime_small.py")
 PAUSE_S = 1.0  # how long the live run sits at [0/0] forward's lowering stop
-
-
-async def _wait_for(pilot, cond, timeout: float = 240.0) -> None:
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError("timed out waiting")
-        await pilot.pause(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +43,7 @@ def runs(tmp_path_factory):
     async def main() -> None:
         async with app.run_test(size=(160, 50)) as pilot:
             try:
-                await _wait_for(pilot, lambda: app.view.paused is not None)
+                await wait_for(pilot, lambda: app.view.paused is not None)
                 t0 = time.monotonic()
                 while app.session.done is None:
                     assert time.monotonic() - t0 < 240, [(graph_key(s), s["stage"]) for s in app.session.stops]

@@ -8,20 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 
 from inductor_step.tui.app import StepApp
 
+from conftest import wait_for
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "scripts")
-
-
-async def wait_for(pilot, cond, timeout: float = 240.0) -> None:
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError("timed out waiting")
-        await pilot.pause(0.1)
 
 
 def live(script: str, steps, tmp_path, size=(120, 40)) -> StepApp:

@@ -13,20 +13,12 @@ import time
 
 import pytest
 
+from conftest import wait_for
+
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "scripts", "diff_recompile.py")
-
-
-async def wait_for(pilot, cond, timeout: float = 240.0, seen=None) -> None:
-    """Let the app run until ``cond()`` holds (the live agent's messages arrive meanwhile); on timeout the
-    assertion says what ``seen()`` returns then."""
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError(f"timed out waiting{f': {seen()}' if seen else ''}")
-        await pilot.pause(0.1)
 
 
 def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path) -> None:

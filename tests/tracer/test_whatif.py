@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-import time
 
 import pytest
 
 from inductor_step.session.format import STAGES, graph_key, read_session, validate
 
 from test_tracer import Run, run_cli
+
+from conftest import wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "scripts", "whatif_fusion.py")
@@ -137,15 +138,6 @@ def test_a_bad_what_if_is_one_line_and_exit_2(tmp_path) -> None:
     r = run_cli(["--headless", "--what-if", "max_autotune", SCRIPT], str(tmp_path))
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
     assert "--what-if: not a setting: 'max_autotune'" in r.stderr
-
-
-async def wait_for(pilot, cond, timeout: float = 240.0) -> None:
-    """Let the app run until ``cond()`` holds (the live agent's messages arrive meanwhile)."""
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError("timed out waiting")
-        await pilot.pause(0.1)
 
 
 def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on_unchanged(tmp_path, whatif) -> None:
