@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from typing import Any
 
 from inductor_step.session.format import graph_key
+from inductor_step.session.saved_inputs import saved_inputs
 
 TOP = 3  # kernels of the ledger's top taken when nothing is selected
 DIR = "kernels"
@@ -68,6 +70,9 @@ def add_kernels(session_path: str, msgs: list[dict[str, Any]], out_dir: str, sto
     """Write ``kernels/<name>.py`` (repro) and ``kernels/<name>.{ttgir,ptx,sass}`` into the bundle
     ``out_dir``; returns REPORT.md's section for them ("" when the session has no Triton kernel)."""
     picked = chosen_kernels(msgs, stood)
+    saved = saved_inputs(msgs, session_path)  # issue 28.5: kernels whose real inputs were saved come along
+    picked += [(g, k, "its real inputs were saved (X in pane 6 / --save-inputs)") for g, k in saved
+               if (g, k) not in [(a, b) for a, b, _w in picked]]
     if not picked:
         return ""
     kdir = os.path.join(out_dir, DIR)
@@ -80,9 +85,11 @@ def add_kernels(session_path: str, msgs: list[dict[str, Any]], out_dir: str, sto
             if name in ("ttgir", "ptx", "sass"):
                 with open(os.path.join(kdir, f"{k}.{name}"), "w") as f:
                     f.write(text)
-        if st:
+        if any(n in st for n in ("ttgir", "ptx", "sass")):
             said[k] = "stages as the run stage recorded them"
-    todo = [(g, k) for g, k, _w in picked if not recorded[(g, k)]]
+    triton = {(g, k["name"]) for m in msgs if m.get("type") == "stop" and m.get("stage") == "codegen"
+              for g in [graph_key(m)] for k in m.get("kernels") or [] if k.get("backend") == "triton"}
+    todo = [(g, k) for g, k, _w in picked if not recorded[(g, k)] and (g, k) in triton]
     # child processes (the UI never imports Triton): the repros (no compile), then the stages of the kernels the
     # session did not record, compiled where Triton can be found (found, not imported here)
     runs = [["--repro", kdir, "--no-compile", *[a for g, k, _w in picked for a in ("--pick", f"{g}|{k}")]]]
@@ -107,13 +114,17 @@ def add_kernels(session_path: str, msgs: list[dict[str, Any]], out_dir: str, sto
             p = os.path.join(kdir, f"{k}.{st}")
             if os.path.exists(p):
                 os.remove(p)
+        if (g, k) in saved:  # beside its repro, which loads it
+            shutil.copyfile(saved[(g, k)], os.path.join(kdir, f"{k}.inputs.pt"))
         files = []
-        for ext in ("py", "ttgir", "ptx", "sass"):
+        for ext in ("py", "inputs.pt", "ttgir", "ptx", "sass"):
             if os.path.exists(os.path.join(kdir, f"{k}.{ext}")):
-                files.append(f"`{DIR}/{k}.{ext}`")
+                size = os.path.getsize(os.path.join(kdir, f"{k}.{ext}")) if ext == "inputs.pt" else 0
+                files.append(f"`{DIR}/{k}.{ext}`" + (f" ({size / 1e6:.3f} MB: the real inputs)" if size else ""))
         lines.append(f"- `{g}` `{k}` ({why}): {', '.join(files) or 'nothing written'}"
                      + (f"  \n  {said[k]}" if k in said else ""))
-    lines += ["", f"Each `{DIR}/<kernel>.py` rebuilds the kernel from its source, allocates inputs of the recorded "
-              "sizes, strides and dtypes and times it with the recorded launch config (`python kernels/<kernel>.py` on "
+    lines += ["", f"Each `{DIR}/<kernel>.py` rebuilds the kernel from its source, loads its real inputs from "
+              f"`{DIR}/<kernel>.inputs.pt` where they were saved (and compares its outputs with the in-model ones), "
+              "else allocates inputs of the recorded sizes, strides and dtypes, and times it with the recorded launch config (`python kernels/<kernel>.py` on "
               "a CUDA GPU; elsewhere it says why not).", ""]
     return "\n".join(lines)

@@ -250,6 +250,10 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
                         self.resume.put(msg)
                 elif cmd == protocol.CMD_NUMERICS:  # issue 29 (tracer.numerics_run)
                     threading.Thread(target=self.numerics_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
+                elif cmd == protocol.CMD_SAVE_INPUTS:  # issue 28.5: X in pane 6 (tracer.save_inputs)
+                    from inductor_step.tracer.save_inputs import serve  # noqa: PLC0415
+
+                    serve(self, msg)
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_TIME_PAIR:  # issue 32: r in the diff view (tracer.pair_timing)
@@ -451,7 +455,11 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         self._pending_what_ifs()
         if self.what_if and compiled:
             self.what_if_all()
-        if self.run_at_end and compiled:
+        if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # issue 28.5: --save-inputs (times first)
+            from inductor_step.tracer.save_inputs import run_then_save  # noqa: PLC0415
+
+            run_then_save(self)
+        elif self.run_at_end and compiled:
             self.run_all()
         if self.numerics_at_end and compiled:
             self.numerics_all()

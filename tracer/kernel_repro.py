@@ -11,6 +11,7 @@ import os
 import re
 from typing import Any
 
+from inductor_step.tracer.repro_inputs import CODE as LOAD_CODE
 from inductor_step.tracer.triton_stages import kernel_meta, launch_config
 
 _DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i64": "int64",
@@ -51,6 +52,15 @@ def arg_layout(arg: str, wrapper: str, before_line: int | None = None) -> dict[s
                      r"|(assert_size_stride\(" + re.escape(arg) + r",.*\)))\s*(?:;.*|#.*)?$")
     alias = re.compile(r"^\s*" + re.escape(arg) + r"\s*=\s*(\w+)\s*(?:;.*|#.*)?$")
     for row in rows:
+        if row.lstrip().startswith("assert_size_stride_grouped(") and re.search(rf"\b{re.escape(arg)}\b", row):
+            g = _call_args(row)  # torch >= 2.14: ((arg0_1, arg1_1), (sizes, ...), (strides, ...), 'input')
+            try:
+                at = [s.strip() for s in ast.unparse(ast.parse(row.strip()).body[0].value.args[0]).strip("()").split(",")]
+                i = at.index(arg)
+                found = {"sizes": list(g[1][1][i]), "strides": list(g[1][2][i]), "offset": 0}  # type: ignore[index]
+            except (ValueError, IndexError, TypeError, AttributeError, SyntaxError):
+                pass
+            continue
         a = alias.match(row)
         if a and a.group(1) != arg:  # buf17 = buf16; del buf16  # reuse
             found = arg_layout(a.group(1), "\n".join(rows), None) or found
@@ -138,8 +148,11 @@ def repro_text(kernel: dict[str, Any], wrapper: str, run_kernel: dict[str, Any] 
     head = (f'"""Standalone repro of Inductor\'s Triton kernel {name} (written by inductor-step from a recorded '
             f"session{', ' + where if where else ''}).\n\n"
             "Run it on a CUDA GPU: python THIS_FILE.py  (needs torch and triton; prints the median time and the\n"
-            "in-model time recorded for this kernel).  Inputs are random (integers are 0) with the recorded sizes,\n"
-            "strides and dtypes; the launch config and grid are the recorded ones.\n"
+            "in-model time recorded for this kernel).  Inputs: the kernel's real arguments when\n"
+            f"{name}.inputs.pt is beside this file (saved at its launch: X in pane 6, or --save-inputs), checked\n"
+            "against the recorded sizes, strides and dtypes, and its outputs compared with the in-model ones; else\n"
+            "random (integers are 0) with the recorded sizes, strides and dtypes.  The launch config and grid are\n"
+            "the recorded ones.\n"
             f'"""\n# {json.dumps(info, default=str)}\n')
     body = (meta["plain"].replace("import triton\n", "import triton\nimport torch\n", 1)
             if "import triton\n" in meta["plain"] else "import torch\nimport triton\n" + meta["plain"])
@@ -159,7 +172,7 @@ def make_input(sizes, strides, offset, dtype):
     else:
         base = torch.zeros(need, device="cuda", dtype=dtype)
     return torch.as_strided(base, sizes, strides, offset)
-
+{LOAD_CODE}
 
 def main():
     import json, sys
@@ -172,12 +185,17 @@ def main():
               "run it on a GPU machine")
         return 2
     {chr(10).join('    ' + s for s in setup).lstrip()}
+    names = {names!r}
+    args, said, saved = load_inputs(info["kernel"], names, [{', '.join(names)}], "cuda")
+    print(said)
+    {', '.join(names)}{',' if len(names) == 1 else ''} = args
 
     def launch():
         {launch}
 
     launch()
     torch.cuda.synchronize()
+    same = check_outputs(names, [{', '.join(names)}], saved)
     from triton.testing import do_bench
     ms = do_bench(launch, warmup=25, rep=200, return_mode="median")
     rec = info["recorded"]
@@ -186,7 +204,8 @@ def main():
     if ref:
         line += f"; recorded in-model median {{ref * 1e3:.2f}} us (Inductor's benchmarker), ratio {{ms / ref:.3f}}"
     print(line)
-    print(json.dumps({{"kernel": info["kernel"], "repro_ms": ms, "recorded_ms": ref}}))
+    print(json.dumps({{"kernel": info["kernel"], "repro_ms": ms, "recorded_ms": ref,
+                      "inputs": "saved" if saved else "allocated", "outputs_equal": same}}))
     return 0
 
 

@@ -11,11 +11,12 @@ import sys
 from typing import Any, Iterator
 
 from inductor_step.session import format as protocol
-from inductor_step.tracer import kernel_repro, triton_stages
+from inductor_step.tracer import cpp_repro, kernel_repro, triton_stages
 
 
-def session_kernels(path: str) -> Iterator[dict[str, Any]]:
-    """Each Triton kernel of a session file: ``{"graph", "kernel", "wrapper", "run", "cc", "torch"}``; ``run`` is
+def session_kernels(path: str, backends: tuple[str, ...] = ("triton",)) -> Iterator[dict[str, Any]]:
+    """Each Triton kernel (each kernel of ``backends``: ``"cpp"`` too for repros) of a session file:
+    ``{"graph", "kernel", "wrapper", "run", "cc", "torch"}``; ``run`` is
     the graph's run-stage entry for it (first call), ``cc`` the compute capability its source was generated for,
     ``torch`` the version that recorded it."""
     stops: dict[str, dict[str, Any]] = {}
@@ -33,10 +34,12 @@ def session_kernels(path: str) -> Iterator[dict[str, Any]]:
             runs[protocol.graph_key(msg)] = per
     for key, stop in stops.items():
         for k in stop.get("kernels") or []:
-            if k.get("backend") != "triton":
+            if k.get("backend") not in backends:
                 continue
             cc = None
             try:
+                if k.get("backend") != "triton":
+                    raise ValueError("a C++ kernel has no CUDA target")
                 dev = (triton_stages.kernel_meta(k.get("source") or "").get("triton_meta") or {}).get("device")
                 cc = (dev or {}).get("cc") if isinstance(dev, dict) else None
             except ValueError:
@@ -112,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     failed, results = 0, []
     seen = 0
-    for item in session_kernels(ns.session):
+    for item in session_kernels(ns.session, ("triton", "cpp") if ns.repro else ("triton",)):
         name = item["kernel"]["name"]
         if ns.pick and f"{item['graph']}|{name}" not in ns.pick:
             continue
@@ -122,14 +125,18 @@ def main(argv: list[str] | None = None) -> int:
             continue
         seen += 1
         if ns.repro:
+            cpp = item["kernel"].get("backend") == "cpp"  # a C++ kernel: its repro only (issue 28.5)
             try:
-                path, problems = kernel_repro.write_repro(item["kernel"], item["wrapper"], ns.repro, item["run"],
-                                                          item["graph"])
+                path, problems = (cpp_repro if cpp else kernel_repro).write_repro(item["kernel"], item["wrapper"],
+                                                                                  ns.repro, item["run"], item["graph"])
+                saved = os.path.join(ns.repro, f"{name}.inputs.pt")  # tracer.save_inputs wrote it there
                 print(f"{item['graph']} {name}: repro {path}" + (f" (cannot run: {'; '.join(problems)})"
-                                                                 if problems else ""))
+                                                                 if problems else "")
+                      + (f"; it loads the real inputs saved in {name}.inputs.pt beside it" if os.path.exists(saved)
+                         else "; inputs allocated at the recorded sizes (none saved)"))
             except (OSError, ValueError) as e:
                 print(f"{item['graph']} {name}: no repro ({e})")
-        if ns.no_compile:
+        if ns.no_compile or item["kernel"].get("backend") != "triton":
             continue
         targets = [t for t in (ns.target or "").split(",") if t.strip()] or \
             [f"sm_{item['cc']}" if item.get("cc") else "sm_90"]
@@ -141,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                 write_stages(res, name if len(targets) == 1 else f"{name}.{res['target']}", ns.stages_dir)
             results.append({"graph": item["graph"], "kernel": name, **res})
     if not seen:
-        print("no Triton kernel in this session matches" + (f" {' '.join(ns.kernels)}" if ns.kernels else ""))
+        print(f"no {'Triton or C++' if ns.repro else 'Triton'} kernel in this session matches" + (f" {' '.join(ns.kernels)}" if ns.kernels else ""))
         return 1
     if ns.json:
         with open(ns.json, "w") as f:

@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on: leave Inductor's FX-graph, AOTAutograd and autotune caches on (a cache hit skips the "
                         "stages after it) and record each cache's verdict; off (default): turned off so every stage "
                         "is captured")
+    p.add_argument("--save-inputs", metavar="KERNEL|top", default=None,
+                   help="after the script, save this kernel's real arguments at its launch (top: the slowest, with "
+                        "--run) as repros/KERNEL.inputs.pt beside the session, and write its repro that loads them")
     p.add_argument("--open", metavar="FILE", help="view a recorded session (needs no torch)")
     p.add_argument("--screenshots", metavar="DIR", default=None,
                    help="where `s` saves screenshots (default: inductor-step-sessions/screenshots)")
@@ -89,7 +92,8 @@ LAUNCHER_FLAGS = frozenset({"-h", "--help", "--standalone", "-m", "--module", "-
                             "--run-path", "--run_path", "--virtual-local-rank", "--virtual_local_rank"})
 #: our own options that take a value (to find where a launcher spelling starts)
 _VALUE_OPTIONS = frozenset({"--record", "--caches", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
-                            "--nproc_per_node", "--rank", "--timing-limit"})
+                            "--nproc_per_node", "--rank", "--timing-limit",
+                            "--save-inputs"})
 def split_script(argv: list[str]) -> tuple[list[str], list[str]]:
     """``(our options and SCRIPT, the script's arguments)``: everything after SCRIPT goes to the script
     verbatim -- ``--n 32``, ``--h``, ``--help``, ``-m x`` are the script's, never abbreviations of our
@@ -189,6 +193,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     untimed: list[str] = []  # timing raised (a graph it could not rebuild): said, the status stays the script's
     last_status = None
     ctimes: list[dict[str, Any]] = []  # issue 30: the compile's own time, summed up at the end
+    saved: list[dict[str, Any]] = []  # issue 28.5: inputs_saved messages (--save-inputs)
+    from inductor_step.session.saved_inputs import saved_line, write_repro  # noqa: PLC0415
     try:
         while True:
             msg = q.get()
@@ -245,6 +251,9 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 numerics_msgs[protocol.graph_key(msg)] = msg
             elif t == "run_status" and msg.get("done"):
                 last_status = msg.get("message")
+            elif t == "inputs_saved":  # issue 28.5: --save-inputs; its repro is written after the session
+                saved.append(msg)
+                print(saved_line(msg), file=sys.stderr if msg.get("error") else sys.stdout, flush=True)
             elif t == "done":
                 script_rc = msg.get("returncode")
                 if msg.get("message") and not failed:
@@ -295,6 +304,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     if line:
         print(line, flush=True)
     print(f"inductor-step: session written to {record}", file=sys.stderr)
+    for m in (m for m in saved if not m.get("error")):  # the repro that loads them (needs the session written)
+        print(write_repro(record, protocol.graph_key(m), m["kernel"]), flush=True)
     if run:
         _print_ledger(record)
     if failed_runs:
@@ -474,6 +485,10 @@ def main(argv: list[str] | None = None) -> int:
         check_script(script)
         check_torch(ns.python)
         record = ns.record or default_record_path(script)
+        if ns.save_inputs:  # issue 28.5: the agent reads them (tracer.save_inputs)
+            from inductor_step.session.saved_inputs import repro_dir  # noqa: PLC0415
+
+            os.environ.update(INDUCTOR_STEP_SAVE_INPUTS=ns.save_inputs, INDUCTOR_STEP_SAVE_INPUTS_DIR=repro_dir(record))
         if launcher is not None and ns.headless:
             for w in ns.what_if:
                 try:

@@ -94,6 +94,9 @@ CODEGEN_BINDINGS: list[Binding] = [
     Binding("x", "kernel_repro", "Repro", id="codegen-repro",
             tooltip="pane 6: write the kernel's standalone repro (rebuilds it, recorded sizes and launch config, "
                     "times it on a GPU) next to the session"),
+    Binding("X", "save_inputs", "Save inputs", show=False, id="codegen-save-inputs",
+            tooltip="pane 6, live: save the kernel's real arguments at its launch (repros/KERNEL.inputs.pt beside the "
+                    "session; the size is said) and write its repro, which loads them and checks its output"),
 ]
 
 #: keys handled by the tables and code views themselves, for the help screen

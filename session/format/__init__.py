@@ -29,13 +29,14 @@ from inductor_step.session.format.messages import (  # noqa: F401
     AgentExit, Artifact, Blocked, Distributed, Done, Error, FusionQuery, GraphRounds, Guards, Header,
     Interleaved, KernelResources, LadderRoof, MESSAGES, Message, Numerics, Output, OutputError, Peak,
     ProcessGroup, Provenance, Quit, Roof, Roofs, Run, RunKernel, RunStatus, Verdict, WhatIf,
-    PairRounds, PairTiming,
+    PairRounds, PairTiming, InputsSaved,
 )
 from inductor_step.session.format.compile_time import (  # noqa: F401
     COMPILE_STAGES, CompileTime, CompileTimeKernel,
 )
 from inductor_step.session.format.commands import (  # noqa: F401
-    CMD_CANCEL_RUN, CMD_CAN_FUSE, CMD_CONTINUE, CMD_NUMERICS, CMD_QUIT, CMD_RUN, CMD_TIME_PAIR, CMD_WHAT_IF, Command,
+    CMD_CANCEL_RUN, CMD_CAN_FUSE, CMD_CONTINUE, CMD_NUMERICS, CMD_QUIT, CMD_RUN, CMD_SAVE_INPUTS, CMD_TIME_PAIR,
+    CMD_WHAT_IF, Command,
     split_at_script,
 )
 from inductor_step.session.format.numerics import (  # noqa: F401 - issue 29

@@ -15,10 +15,12 @@ CMD_QUIT = "quit"           # end the agent
 CMD_WHAT_IF = "what_if"     # recompile one graph with Inductor settings changed (issue 22)
 CMD_TIME_PAIR = "time_pair"  # time two graphs round by round (issue 32: r in the diff view)
 CMD_NUMERICS = "numerics"   # compare each buffer of the graphs (all, or "graph") with eager (issue 29)
+CMD_SAVE_INPUTS = "save_inputs"  # save one kernel's real arguments at its launch (issue 28.5: X in pane 6)
 
 
 class Command(TypedDict, total=False):
-    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit", "what_if", "time_pair", "numerics"]
+    cmd: Literal["continue", "can_fuse", "run", "cancel_run", "quit", "what_if", "time_pair", "numerics",
+                 "save_inputs"]
     a: str  # can_fuse: scheduler node names
     b: str
     graph: str | None  # run: "[0/0] forward", or all graphs
@@ -29,6 +31,8 @@ class Command(TypedDict, total=False):
     settings: dict[str, Any]
     run: bool  # what_if: then time the original and the variant (with numerics)
     graphs: list[str]  # time_pair: the two graph keys, A then B
+    kernel: str  # save_inputs: the kernel (of "graph") whose arguments to save
+    dir: str  # save_inputs: the folder for <kernel>.inputs.pt (the session's repros/)
 
 
 def split_at_script(argv: list[str], value_options: frozenset[str] | set[str]) -> tuple[list[str], list[str]]:

@@ -451,6 +451,27 @@ class PairTiming(TypedDict, total=False):
     t: float
 
 
+class InputsSaved(TypedDict, total=False):
+    """Issue 28.5: the answer to ``save_inputs`` (``X`` in pane 6, ``--save-inputs``): kernel ``kernel`` of graph
+    (``compile_id``, ``graph_kind``) had its arguments saved at its launch to ``path`` (``bytes`` on disk,
+    ``tensors`` of them; ``how``: whose inputs the graph ran on, ``real``: all the script's own), or ``error``."""
+    type: Literal["inputs_saved"]
+    compile_id: str
+    graph_kind: str
+    part: int
+    subgraph: str
+    variant: str
+    kernel: str
+    path: str
+    bytes: int
+    tensors: int
+    real: bool
+    how: str
+    error: str
+    traceback: str
+    t: float
+
+
 class OutputError(TypedDict, total=False):
     """One output of a graph compared with a reference on the same inputs: ``max_abs`` = max |x - ref|,
     ``max_rel`` = max_abs / max |ref| (0 when both are 0); ``error`` where it could not be compared."""
@@ -492,7 +513,8 @@ class WhatIf(TypedDict, total=False):
 from inductor_step.session.format.numerics import GraphNumerics  # noqa: E402 - issue 29's message
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics, CompileTime]
+                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics, CompileTime,
+                InputsSaved]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
@@ -502,4 +524,5 @@ MESSAGES: dict[str, type] = {
     "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked, "pair_timing": PairTiming,
     "numerics": GraphNumerics,
     "compile_time": CompileTime,
+    "inputs_saved": InputsSaved,
 }

@@ -2,7 +2,8 @@
 LLIR -> PTX -> SASS (recorded live by the run stage, else compiled again here by ``inductor-step lower``
 in a child process that may import Triton), the selected buffer's kernel lines marked in the stage shown,
 the cursor's stage line told as kernel line, buffer, FX nodes and user line; ``x`` writes the kernel's
-standalone repro."""
+standalone repro; ``X`` asks the live agent to save the kernel's real arguments at its launch and then writes the
+repro that loads them (tracer.save_inputs, session.saved_inputs)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 import tempfile
 from typing import Any
 
+from inductor_step.session.format import CMD_SAVE_INPUTS
+from inductor_step.session.saved_inputs import cannot_save, repro_dir, saved_line, write_repro
 from inductor_step.tui.panes.base import Detail
 
 #: the order ``t`` cycles through
@@ -213,8 +216,8 @@ class TritonStagesMixin:
         """x: write the kernel's standalone repro next to the session (child process; needs no GPU)."""
         app = self.app  # type: ignore[attr-defined]
         kernel = self.current_kernel()  # type: ignore[attr-defined]
-        if kernel is None or kernel.get("backend") != "triton":
-            app.say("x: put the cursor on a Triton kernel first")
+        if kernel is None or kernel.get("backend") not in ("triton", "cpp"):
+            app.say("x: put the cursor on a Triton or C++ kernel first")
             return
         if not app.session_path:
             app.say("x: no session file to write the repro from (start with --record)", "warning")
@@ -226,4 +229,40 @@ class TritonStagesMixin:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             said = (p.stdout.strip().splitlines() or p.stderr.strip().splitlines() or ["no output"])[-1]
             app.call_from_thread(lambda: app.say(f"x: {said}"))
+        app.run_worker(work, thread=True, group="triton-repro", exclusive=True)
+
+    def action_save_inputs(self) -> None:
+        """X: the live agent saves the kernel's real arguments at its launch (repros/KERNEL.inputs.pt beside the
+        session); its ``inputs_saved`` answer then writes the repro that loads them (:meth:`session_message`)."""
+        app = self.app  # type: ignore[attr-defined]
+        kernel = self.current_kernel()  # type: ignore[attr-defined]
+        if kernel is None or kernel.get("backend") not in ("triton", "cpp"):
+            app.say("X: put the cursor on a Triton or C++ kernel first")
+            return
+        agent = getattr(app, "agent", None)
+        why = cannot_save(agent is not None, agent is not None and agent.alive)
+        if why is None and not app.session_path:
+            why = "inputs cannot be saved now: no session file to save them beside (start with --record)"
+        if why:
+            app.say(f"X: {why}", "warning")
+            return
+        agent.send(CMD_SAVE_INPUTS, graph=app.view.graph, kernel=kernel["name"], dir=repro_dir(app.session_path))
+        app.say(f"X: {kernel['name']}: the agent runs {app.view.graph} once on the script's inputs and saves the "
+                "kernel's arguments at its launch…")
+
+    def session_message(self, msg: dict[str, Any]) -> None:
+        """``inputs_saved`` (after X): say what was saved, then write the repro that loads it (child process)."""
+        if msg.get("type") != "inputs_saved":
+            return
+        app = self.app  # type: ignore[attr-defined]
+        app.say(f"X: {saved_line(msg)}", "warning" if msg.get("error") else "information")
+        if msg.get("error") or not app.session_path:
+            return
+        from inductor_step.session.format import graph_key  # noqa: PLC0415
+
+        path, graph, name = app.session_path, graph_key(msg), str(msg.get("kernel"))
+
+        def work() -> None:
+            said = write_repro(path, graph, name)
+            app.call_from_thread(lambda: app.say(f"X: {said}"))
         app.run_worker(work, thread=True, group="triton-repro", exclusive=True)

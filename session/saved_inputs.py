@@ -1,0 +1,66 @@
+"""A kernel's real inputs saved at its launch (issue 28.5), the Textual-free side: where they go (``repros/`` beside
+the session), the one line that says what was saved or why not, why a recorded session cannot save any, and the
+repro written to load them (``inductor-step lower --repro`` in a child process).  Standard library only."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+from inductor_step.session.format import graph_key
+
+REPROS = "repros"  # the folder beside the session that holds repros and saved inputs
+
+
+def repro_dir(session_path: str) -> str:
+    """``repros/`` beside the session file: where ``x`` writes repros and ``X`` saves inputs."""
+    return os.path.join(os.path.dirname(os.path.abspath(session_path)), REPROS)
+
+
+def saved_line(msg: dict[str, Any]) -> str:
+    """One line for an ``inputs_saved`` message: the file, its size and whose inputs they are; or the error."""
+    k = msg.get("kernel", "?")
+    where = graph_key(msg) if msg.get("compile_id") not in (None, "?") else ""
+    if msg.get("error"):
+        return f"inputs of {k} not saved{' (' + where + ')' if where else ''}: {msg['error']}"
+    size = (msg.get("bytes") or 0) / 1e6
+    return (f"inputs of {k} ({where}) saved at its launch: {msg.get('path')} ({size:.3f} MB on disk, "
+            f"{msg.get('tensors')} tensors; {msg.get('how')})")
+
+
+def cannot_save(live: bool, agent_alive: bool) -> str | None:
+    """Why inputs cannot be saved now (one line), or None when a live agent can save them."""
+    if not live:
+        return ("inputs cannot be saved now: this is a recorded session (--open), no process runs the script; "
+                "record it again with --save-inputs KERNEL (or press X while it runs live)")
+    if not agent_alive:
+        return "inputs cannot be saved now: the script's process has ended (start it again to save its inputs)"
+    return None
+
+
+def write_repro(session_path: str, graph: str, kernel: str) -> str:
+    """Write ``kernel``'s repro into :func:`repro_dir` (child process: ``inductor-step lower --repro
+    --no-compile``, which needs no GPU and no Triton); returns its last line of output."""
+    cmd = [sys.executable, "-m", "inductor_step.tracer.lower", session_path, "--pick", f"{graph}|{kernel}",
+           "--repro", repro_dir(session_path), "--no-compile"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"inductor-step lower did not run ({type(e).__name__})"
+    return (p.stdout.strip().splitlines() or p.stderr.strip().splitlines() or ["no output"])[-1]
+
+
+def saved_inputs(msgs: list[dict[str, Any]], session_path: str) -> dict[tuple[str, str], str]:
+    """``(graph, kernel) -> path`` of every input file a session saved that still exists (for the bundle)."""
+    out: dict[tuple[str, str], str] = {}
+    for m in msgs:
+        if m.get("type") != "inputs_saved" or m.get("error"):
+            continue
+        path = m.get("path") or ""
+        if not os.path.isfile(path):  # moved with the session: look beside it
+            path = os.path.join(repro_dir(session_path), os.path.basename(path))
+        if os.path.isfile(path):
+            out[(graph_key(m), str(m.get("kernel")))] = path
+    return out
