@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 
@@ -99,7 +100,12 @@ async def _drive(app: StepApp, steps) -> None:
         await steps(app, pilot)
 
 
-def test_x_in_a_recorded_session_says_why_no_inputs_can_be_saved(app_driver) -> None:
+def test_x_in_a_recorded_session_says_why_no_inputs_can_be_saved(app_driver, tmp_path) -> None:
+    """--open: X says in one line why nothing can be saved now; x still writes the C++ kernel's repro, which then
+    allocates its inputs and says so."""
+    path = str(tmp_path / "s.jsonl")
+    shutil.copy(os.path.join(HERE, "fixtures", "cpu_asm.jsonl"), path)
+    repro = tmp_path / "repros" / "cpp_fused_add_mul_relu_sin_0.py"
     seen: dict = {}
 
     async def steps(app, pilot):
@@ -109,7 +115,14 @@ def test_x_in_a_recorded_session_says_why_no_inputs_can_be_saved(app_driver) -> 
         await pilot.press("X")
         await pilot.pause()
         seen["status"] = app._status_extra
+        await pilot.press("x")
+        await wait_for(pilot, lambda: repro.exists() and "repro" in app._status_extra, timeout=60)
+        seen["x"] = app._status_extra
 
-    app_driver(steps, size=(160, 50), path=os.path.join(HERE, "fixtures", "cpu_asm.jsonl"))
+    app_driver(steps, size=(160, 50), path=path)
     assert seen["status"] == ("X: inputs cannot be saved now: this is a recorded session (--open), no process runs "
                               "the script; record it again with --save-inputs KERNEL (or press X while it runs live)")
+    assert seen["x"].endswith("; inputs allocated at the recorded sizes (none saved)"), seen["x"]
+    text = repro.read_text()
+    assert "AsyncCompile().cpp_pybinding(ARGTYPES, SOURCE)" in text and "ARGTYPES = ['const float*', 'float*']" in text
+    assert "in_ptr0 = make_input([4096], [1], 0, torch.float32)  # arg0_1" in text
