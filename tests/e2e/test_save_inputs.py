@@ -126,3 +126,18 @@ def test_x_in_a_recorded_session_says_why_no_inputs_can_be_saved(app_driver, tmp
     text = repro.read_text()
     assert "AsyncCompile().cpp_pybinding(ARGTYPES, SOURCE)" in text and "ARGTYPES = ['const float*', 'float*']" in text
     assert "in_ptr0 = make_input([4096], [1], 0, torch.float32)  # arg0_1" in text
+
+
+def test_save_inputs_option_headless_saves_them_and_writes_the_repro(tmp_path) -> None:
+    """``--headless --save-inputs PART_OF_A_NAME``: the kernel is found by a part of its name; the saved file and its
+    size are said, then the repro that loads them is written (the GPU test runs ``top`` with ``--run``)."""
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(HERE) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(tmp_path / "h.jsonl"),
+                        "--save-inputs", "cpp_fused", SCRIPT, str(tmp_path / "out.pt")], cwd=str(tmp_path), env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    pt = tmp_path / "repros" / f"{KERNEL}.inputs.pt"
+    assert (f"inputs of {KERNEL} ([0/0] inference) saved at its launch: {pt} (0.069 MB on disk, 3 tensors; the graph "
+            "ran on the script's own inputs of its first call (all 2 tensors))") in p.stdout, p.stdout
+    assert (f"[0/0] inference {KERNEL}: repro {tmp_path / 'repros' / KERNEL}.py; it loads the real inputs saved in "
+            f"{KERNEL}.inputs.pt beside it") in p.stdout, p.stdout
