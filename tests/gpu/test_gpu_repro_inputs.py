@@ -58,17 +58,21 @@ def test_saved_inputs_repro_reproduces_the_in_model_output_and_time(tmp_path_fac
     assert len(outs) == 1 and torch.equal(outs[0]["flat"], torch.load(cwd / "out.pt"))  # the script's own result
 
 
+def _back(line: str, shift: int) -> int:
+    return int(line) - shift if int(line) > 0 else 0  # line 0: no source line (compiler-made code)
+
+
 def _lines_back(text: str, shift: int) -> str:
     """A stage with the kernel file's location line numbers moved back by ``shift`` (the kernel's first line in
     Inductor's module file against its recorded source: ``line_shift``; inlined helpers' files keep theirs), and
     the file-and-line comments after PTX ``.loc`` dropped.  Before :func:`_norm`, which names every file K.py."""
     m = re.search(r'#loc = loc\("([^"]+)":', text)  # MLIR: the function's own location names the kernel's file
     if m:
-        text = re.sub(r'("' + re.escape(m.group(1)) + r'":)(\d+)', lambda x: f"{x.group(1)}{int(x.group(2)) - shift}",
+        text = re.sub(r'("' + re.escape(m.group(1)) + r'":)(\d+)', lambda x: f"{x.group(1)}{_back(x.group(2), shift)}",
                       text)
     first = re.search(r"\.loc\s+(\d+)\s+\d+", text)  # PTX: the function's first .loc is in the kernel's file
     if first:
-        text = re.sub(r"(\.loc\s+" + first.group(1) + r"\s+)(\d+)", lambda x: f"{x.group(1)}{int(x.group(2)) - shift}",
+        text = re.sub(r"(\.loc\s+" + first.group(1) + r"\s+)(\d+)", lambda x: f"{x.group(1)}{_back(x.group(2), shift)}",
                       text)
     return re.sub(r"(\.loc\s+\d+\s+\d+\s+\d+)[^\n]*", r"\1", text)
 
