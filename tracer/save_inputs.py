@@ -97,15 +97,14 @@ def save_kernel_inputs(output_path: str, kernel: str, out_path: str, script: dic
         raise LookupError(f"{kernel} was not launched when the graph ran")
     own = ints + floats
     if not kept:
-        how = (f"the graph ran on random inputs of its compiled shapes: the agent kept none of the script's "
-               f"({(script or {}).get('status') or 'the script never called this graph'})")
+        how = "the graph ran on random inputs of its compiled shapes (none of the script's were given)"
     elif own == n_tensors:
         how = f"the graph ran on the script's own inputs of its first call (all {n_tensors} tensors)"
     else:
         how = (f"the graph ran on the script's own inputs of its first call for {own} of {n_tensors} tensors; "
                "the rest were random (over the agent's keep budget, tracer.timing.INPUT_BYTES)")
     data = {"format": FORMAT, "kernel": kernel, "backend": backend, "args": got["args"], "params": got["names"],
-            "outputs": got["outputs"], "how": how, "torch": str(torch.__version__)}
+            "outputs": got["outputs"], "how": how, "torch": str(torch.version.__version__)}
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     torch.save(data, out_path)
     return {"path": os.path.abspath(out_path), "bytes": os.path.getsize(out_path),
@@ -145,6 +144,13 @@ def save_for(agent: Any, key: str | None, kernel: str, out_dir: str) -> dict[str
     (cid, kind), g = found
     msg.update(compile_id=cid, graph_kind=kind)
     script = agent.script_calls.get(adapter.output_module_key(g["output_path"]))
+    if not (script or {}).get("inputs"):  # random inputs are what the repro allocates anyway: say why not real
+        msg["error"] = (f"the script has not called {cid} {kind} yet (its inputs are kept at its first call): let it "
+                        "run past the compile (n), then ask again" if not (script or {}).get("calls") else
+                        f"the agent kept none of the script's inputs of {cid} {kind} "
+                        f"({(script or {}).get('status') or 'none were tensors'})")
+        agent.send(msg)
+        return msg
     with agent.run_lock:  # not while a timing run uses the device
         try:
             msg.update(save_kernel_inputs(g["output_path"], kernel, inputs_file(out_dir, kernel), script))
