@@ -92,8 +92,9 @@ CODEGEN_BINDINGS: list[Binding] = [
                     "the selected buffer's lines are marked; the cursor's line says its Triton line and buffer); a C++ kernel: "
                     "source -> its compiled function's x86 asm (objdump, recorded by the run stage)"),
     Binding("x", "kernel_repro", "Repro", id="codegen-repro",
-            tooltip="pane 6: write the kernel's standalone repro (rebuilds it, recorded sizes and launch config, "
-                    "times it on a GPU) next to the session"),
+            tooltip="pane 6: write the kernel's standalone repro next to the session (Triton: rebuilds it, recorded sizes "
+                    "and launch config, times it on a GPU; C++: builds it as Inductor does, times it on the CPU); it loads "
+                    "the kernel's real inputs where X saved them"),
     Binding("X", "save_inputs", "Save inputs", show=False, id="codegen-save-inputs",
             tooltip="pane 6, live: save the kernel's real arguments at its launch (repros/KERNEL.inputs.pt beside the "
                     "session; the size is said) and write its repro, which loads them and checks its output"),
