@@ -52,6 +52,31 @@ def pytest_unconfigure(config):
 
 def pytest_sessionstart(session):
     session.config._inductor_step_session = session
+    _probe_vec_isa_once()
+
+
+def _probe_vec_isa_once() -> None:
+    """Inductor probes the CPU's vector ISA once per process before its first C++ kernel
+    (``cpu_vec_isa.VecISA.check_build``: a C++ build and, on torch 2.11, a child python that imports
+    torch to load it; up to ~8.8 s on a 2-core box, BENCHMARKS.md "Suite time").  The suite records in
+    ~100 processes, so it probes once here, in a child process as Inductor would, and hands the
+    answer to every recording through torch's own switch ``TORCHINDUCTOR_VEC_ISA_OK=1``, set only
+    when the ISA Inductor would pick first passed the probe (the pick is then the same).  A user's
+    run still probes as plain torch does; ``INDUCTOR_STEP_TEST_ISA_PROBE=1`` keeps the probe per
+    process in the suite too."""
+    import subprocess  # noqa: PLC0415
+
+    if "TORCHINDUCTOR_VEC_ISA_OK" in os.environ or os.environ.get("INDUCTOR_STEP_TEST_ISA_PROBE") == "1":
+        return
+    code = ("from torch._inductor import cpu_vec_isa as m\n"
+            "v = m.valid_vec_isa_list()\n"
+            "print(int(bool(v) and bool(v[0]) and m.pick_vec_isa() == v[0]))")
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if r.returncode == 0 and r.stdout.strip().endswith("1"):
+        os.environ["TORCHINDUCTOR_VEC_ISA_OK"] = "1"
 
 
 def _skip_interpreter_teardown() -> None:
