@@ -56,7 +56,8 @@ def test_x_saves_a_kernels_real_inputs_and_its_repro_reproduces_the_model_output
             await pilot.pause()
             app.query_one("#table-codegen", Table).focus()
             await pilot.press("X")
-            await wait_for(pilot, lambda: repro.exists() and "repro" in app._status_extra, timeout=120,
+            await wait_for(pilot, lambda: f"{KERNEL}: repro " in app._status_extra or "no repro" in app._status_extra,
+                           timeout=120,
                            seen=lambda: app._status_extra)
             seen["status"] = app._status_extra
         finally:
@@ -121,7 +122,7 @@ def test_x_in_a_recorded_session_says_why_no_inputs_can_be_saved(app_driver, tmp
         await pilot.pause()
         seen["status"] = app._status_extra
         await pilot.press("x")
-        await wait_for(pilot, lambda: repro.exists() and "repro" in app._status_extra, timeout=60)
+        await wait_for(pilot, lambda: ": repro " in app._status_extra or "no repro" in app._status_extra, timeout=60)
         seen["x"] = app._status_extra
 
     app_driver(steps, size=(160, 50), path=path)
