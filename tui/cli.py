@@ -458,6 +458,10 @@ def main(argv: list[str] | None = None) -> int:
             # a rank that ended closes its control pipe: writing there must raise, not kill us
             signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         if ns.open:
+            if ns.save_inputs:  # issue 28.5: only the live agent has the script's inputs
+                from inductor_step.session.saved_inputs import cannot_save  # noqa: PLC0415
+
+                raise UsageError(f"--save-inputs: {cannot_save(False, False)}")
             if ns.script:
                 raise UsageError("--open takes a session file, not a script")
             if not os.path.isfile(ns.open):

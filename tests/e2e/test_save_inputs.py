@@ -132,6 +132,13 @@ def test_x_in_a_recorded_session_says_why_no_inputs_can_be_saved(app_driver, tmp
     text = repro.read_text()
     assert "AsyncCompile().cpp_pybinding(ARGTYPES, SOURCE)" in text and "ARGTYPES = ['const float*', 'float*']" in text
     assert "in_ptr0 = make_input([4096], [1], 0, torch.float32)  # arg0_1" in text
+    # the option with --open: refused in one line, before any view starts
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--open", path, "--save-inputs", "top"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.strip() == ("inductor-step: --save-inputs: inputs cannot be saved now: this "
+                                                      "is a recorded session (--open), no process runs the script; "
+                                                      "record it again with --save-inputs KERNEL (or press X while it "
+                                                      "runs live)"), p.stderr
 
 
 def test_save_inputs_option_headless_saves_them_and_writes_the_repro(tmp_path) -> None:
