@@ -199,8 +199,8 @@ def run_then_save(agent: Any) -> None:
         top = _top_kernel(runs)
         if top is None:
             agent.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": "top",
-                        "error": "--save-inputs top picks the kernel with the largest run-stage time: "
-                                 "add --run (nothing was timed)"})
+                        "error": "--save-inputs top picks the kernel with the largest run-stage time and nothing was "
+                                 "timed: with --headless add --run (in the UI: r, then X on the kernel in pane 6)"})
             return
         save_for(agent, top[0], top[1], out_dir)
         return

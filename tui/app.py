@@ -200,8 +200,8 @@ class StepApp(JobView, App[None]):
             self.refresh_all(force=v.graph is None)
         elif t == "header":
             self.refresh_title()
-        else:  # e.g. fusion_query: for the pane on screen, if it shows them
-            self.pane(v.stage).session_message(msg)
+        else:  # e.g. fusion_query: for the pane on screen; inputs_saved (X, issue 28.5): pane 6, which asked
+            self.pane("codegen" if t == "inputs_saved" else v.stage).session_message(msg)
 
     # ------------------------------------------------------------------ the view
     def go(self, graph: str | None, stage: str) -> None:
