@@ -1,6 +1,7 @@
 """A standalone, runnable Python repro of one recorded Inductor Triton kernel: its source rebuilt as a plain
-``@triton.jit`` function, inputs of the recorded sizes, strides and dtypes, the recorded launch config and
-grid, and a timing against the in-model time.  Writing one needs neither torch nor a GPU (standard library)."""
+``@triton.jit`` function, inputs of the recorded sizes, strides and dtypes (the kernel's real arguments when they
+were saved beside it: tracer.save_inputs, tracer.repro_inputs), the recorded launch config and grid, and a timing
+against the in-model time.  Writing one needs neither torch nor a GPU (standard library)."""
 
 from __future__ import annotations
 
