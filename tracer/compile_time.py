@@ -268,7 +268,8 @@ class CompileClock:
 
         kernels_by: dict[Tag, list[dict[str, Any]]] = {}
         for rec, k in zip(st.kernels, self._kernels(st.kernels)):
-            kernels_by.setdefault(rec.get("tag") or _NO_TAG, []).append(k)
+            if k is not None:
+                kernels_by.setdefault(rec.get("tag") or _NO_TAG, []).append(k)
         for tag, k in _autotunings(root, ours_all):
             kernels_by.setdefault(tag, []).append(k)
         st.kernels = []
@@ -319,11 +320,26 @@ class CompileClock:
                                   or k in ("graph_op_count", "fail_type", "fail_reason")}
             self.send(msg)
 
-    def _kernels(self, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each kernel submitted during the root: its build time in the compile worker and cache verdict."""
-        out = []
+    def _kernels(self, recs: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        """Each kernel submitted during the root: its build time in the compile worker and cache verdict (one
+        per record; None for a Triton submit whose compile record follows)."""
+        out: list[dict[str, Any] | None] = []
+        compiled = {r.get("name") for r in recs if r["kind"] == "triton" and "info" in r}
         for r in recs:
             k: dict[str, Any] = {"name": r.get("name") or "?", "kind": r["kind"]}
+            if r["kind"] == "triton" and "cached" in r:  # AsyncCompile.triton's submit
+                if r["name"] in compiled:
+                    out.append(None)
+                    continue
+                if r["cached"]:
+                    k.update(compile_ms=0.0, cache="hit", cache_note="Inductor's compiled Triton kernel (loaded with "
+                             "the FX graph cache entry by TritonBundler, or compiled earlier in this process): no "
+                             "Triton compile", source="our hook on AsyncCompile.triton (CompiledTritonKernels)")
+                else:
+                    k.update(compile_ms=None, missing="no compile record came (torch's _add_triton_kernel_info)",
+                             source="our hook on AsyncCompile.triton")
+                out.append(k)
+                continue
             if r["kind"] == "cpp":
                 if r.get("memory_hit"):
                     k.update(cache="hit", cache_note="already loaded in this process", compile_ms=0.0)
@@ -344,6 +360,8 @@ class CompileClock:
                 k["compile_ms"] = round(us / 1000, 3) if isinstance(us, (int, float)) else None
                 if info.get("autotune_cache_state"):
                     k["autotune_cache"] = info["autotune_cache_state"]
+                k.update(cache="miss", cache_note="compiled by Triton in a compile worker (not in Inductor's compiled "
+                         "kernels; Triton's own on-disk cache may have served its binary: see the time)")
                 k["source"] = "torch's compile_time_us, measured in the compile worker (Triton compile incl. ptxas)"
             out.append(k)
         return out

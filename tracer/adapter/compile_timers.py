@@ -155,7 +155,10 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
       thread, or on the compiling thread with ``compile_threads=1``); ``built`` is False when every target
       was already on disk (Inductor's on-disk C++ cache);
     - ``on_triton(kernel name, info)`` with torch's own per-kernel record (``compile_time_us`` measured in the
-      compile worker, ``autotune_cache_state``...; ``_add_triton_kernel_info``).
+      compile worker, ``autotune_cache_state``...; ``_add_triton_kernel_info``);
+    - ``on_submit({"name", "kind": "triton", "cached"})`` when the output module asks ``AsyncCompile.triton``
+      for a kernel: ``cached`` says ``CompiledTritonKernels`` already held it (compiled earlier in this
+      process, or loaded with an FX graph cache hit by TritonBundler): no Triton compile, no record above.
     """
     try:
         from torch._inductor import async_compile as ac  # noqa: PLC0415
@@ -208,6 +211,24 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
         _worker_compile_cpp._inductor_step = True  # type: ignore[attr-defined]
         cc._worker_compile_cpp = _worker_compile_cpp
         done.append("codecache._worker_compile_cpp (C++ build per kernel)")
+    real_triton = getattr(ac.AsyncCompile, "triton", None)
+    kernels = getattr(ac, "CompiledTritonKernels", None)
+    if real_triton is not None and kernels is not None and not getattr(real_triton, "_inductor_step", False):
+        def triton(self: Any, kernel_name: str, source_code: str, *a: Any, **k: Any) -> Any:
+            try:  # Inductor's kernels already compiled or loaded (an FX graph cache hit's TritonBundler)
+                cached = kernels.get(source_code) is not None
+            except Exception:  # noqa: BLE001
+                cached = None
+            out = real_triton(self, kernel_name, source_code, *a, **k)
+            try:
+                on_submit({"name": str(kernel_name), "kind": "triton", "cached": cached})
+            except Exception:  # noqa: BLE001
+                pass
+            return out
+
+        triton._inductor_step = True  # type: ignore[attr-defined]
+        ac.AsyncCompile.triton = triton
+        done.append("AsyncCompile.triton (Triton kernels served from Inductor's compiled kernels)")
     real_info = getattr(ac, "_add_triton_kernel_info", None)
     if real_info is not None and not getattr(real_info, "_inductor_step", False):
         def _add_triton_kernel_info(kernel_name: str, info: Any, *a: Any, **k: Any) -> Any:
