@@ -12,7 +12,9 @@ Rounds alternate the order (on, off, plain; then off, plain, on; ...); a warm-up
 Inductor's C++ / Triton kernel caches.  FX graph and AOTAutograd caches are off in every mode
 (inductor-step turns them off; plain gets TORCHINDUCTOR_FX_GRAPH_CACHE=0 TORCHINDUCTOR_AUTOGRAD_CACHE=0), so
 every run compiles every graph.  Per run: the first step's wall time as the script measures it
-(``time.perf_counter`` around it, ``torch.cuda.synchronize`` on CUDA).  Prints each run, then per mode the
+(``time.perf_counter`` around it, ``torch.cuda.synchronize`` on CUDA) and its CPU time (``time.process_time``: every
+thread of the process; with ``TORCHINDUCTOR_COMPILE_THREADS=1`` the whole compile is in the process, and CPU
+time is far less sensitive than wall time to a shared machine's other users).  Prints each run, then per mode the
 median, min-max and the on/off ratio of medians and of per-round pairs.
 
     python benchmarks/compile_time_e2e.py --model nanogpt --device cpu --rounds 5 [--nanogpt-dir DIR]
@@ -79,14 +81,16 @@ def child(model_name: str, device: str, nanogpt_dir: str) -> None:
             opt.step()
             opt.zero_grad(set_to_none=True)
             return loss
-    times = []
+    times, cpu = [], []
     for _ in range(2):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         loss = step()
         if device == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
-    print(MARK + json.dumps({"first_s": times[0], "second_s": times[1], "loss": float(loss)}), flush=True)
+        cpu.append(time.process_time() - c0)
+    print(MARK + json.dumps({"first_s": times[0], "second_s": times[1], "first_cpu_s": cpu[0], "loss": float(loss)}),
+          flush=True)
 
 
 def run(mode: str, args: argparse.Namespace) -> dict:
@@ -174,7 +178,8 @@ def main() -> None:
             r = run(m, args)
             r["round"] = i + 1
             runs.append(r)
-            print(f"{args.model} {args.device} round {i + 1} {m:<5} first step {r['first_s']:7.3f} s  second "
+            print(f"{args.model} {args.device} round {i + 1} {m:<5} first step {r['first_s']:7.3f} s  cpu "
+                  f"{r['first_cpu_s']:7.3f} s  load1 {os.getloadavg()[0]:5.2f}  second "
                   f"{r['second_s'] * 1000:7.1f} ms  process {r['process_s']:6.2f} s", flush=True)
     if args.json:
         with open(args.json, "w") as f:
@@ -185,6 +190,15 @@ def main() -> None:
         v = first[m]
         print(f"{args.model} {args.device} {m:<5} first step median {med(v):.3f} s  min {min(v):.3f}  max {max(v):.3f}"
               f"  (n={len(v)})")
+    cpu = {m: [r["first_cpu_s"] for r in runs if r["mode"] == m] for m in modes}
+    for m in modes:
+        v = cpu[m]
+        print(f"{args.model} {args.device} {m:<5} first step CPU median {med(v):.3f} s  min {min(v):.3f}  "
+              f"max {max(v):.3f}  (the process's threads: time.process_time)")
+    if cpu.get("on") and cpu.get("off"):
+        pc = [a / b for a, b in zip(cpu["on"], cpu["off"])]
+        print(f"{args.model} {args.device} on/off CPU: ratio of medians {med(cpu['on']) / med(cpu['off']):.4f}  "
+              f"per-round median {med(pc):.4f} (range {min(pc):.4f}-{max(pc):.4f})")
     on_off = [a / b for a, b in zip(first["on"], first["off"])]
     print(f"{args.model} {args.device} on/off: ratio of medians {med(first['on']) / med(first['off']):.4f}  "
           f"per-round median {med(on_off):.4f} (range {min(on_off):.4f}-{max(on_off):.4f})  "
