@@ -8,9 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.session.format import COMPILE_STAGES, graph_key
+from inductor_step.session.format import COMPILE_STAGES, VARIANT_SEP, graph_key
 
 LABELS = dict(COMPILE_STAGES)
+#: the key of a frame's own time when DDPOptimizer compiled it in parts: ``"[4/0] frame"``
+FRAME = " frame"
+FRAME_NOTE = "the frame's own time outside its parts: Dynamo's tracing, DDPOptimizer's split, the guards"
 ORDER = [s for s, _ in COMPILE_STAGES]
 #: the stages an FX graph cache hit skips (Inductor loads the compiled module instead), and an
 #: AOTAutograd cache hit skips too (it also skips AOTAutograd's trace and the partitioner)
@@ -59,7 +62,7 @@ def graph_times(session: Any) -> dict[str, GraphTime]:
     (session.store.Session)."""
     out: dict[str, GraphTime] = {}
     for m in getattr(session, "compile_times", None) or []:
-        key = graph_key(m)
+        key = f"{m.get('compile_id', '[?]')}{FRAME}" if m.get("frame_own") else graph_key(m)
         g = out.setdefault(key, GraphTime(key))
         g.compiles += 1
         for f in ("total_ms", "wall_ms", "paused_ms", "ours_ms"):
@@ -75,6 +78,40 @@ def graph_times(session: Any) -> dict[str, GraphTime]:
             g.frame = m["frame"]
         g.cache.update(m.get("cache") or {})
     return out
+
+
+@dataclass
+class FrameTime:
+    """A compile id whose compile holds several graphs (DDP parts, higher-order op subgraphs, a backward):
+    ``total_ms`` and its graphs' keys and ms in the order they came, adding up to it."""
+
+    compile_id: str
+    total_ms: float = 0.0
+    graphs: list[tuple[str, float]] = field(default_factory=list)
+
+    def text(self) -> str:
+        """``[4/0]: 4.78 s = frame 703.0 ms + forward #1 2.29 s + ...``."""
+        parts = " + ".join(f"{k[len(self.compile_id) + 1:]} {fmt_time(ms)}" for k, ms in self.graphs)
+        return f"{self.compile_id}: {fmt_time(self.total_ms)} = {parts}"
+
+
+def frame_times(times: dict[str, GraphTime]) -> dict[str, FrameTime]:
+    """Per compile id (what-if variants left out), its graphs' compile times, which add up to the compile id's:
+    only ids with more than one graph (a forward and its backward, DDP parts, subgraphs)."""
+    out: dict[str, FrameTime] = {}
+    for key, g in times.items():
+        if VARIANT_SEP in key:
+            continue
+        cid = key.split(" ", 1)[0]
+        f = out.setdefault(cid, FrameTime(cid))
+        f.total_ms += g.total_ms
+        f.graphs.append((key, g.total_ms))
+    return {c: f for c, f in out.items() if len(f.graphs) > 1}
+
+
+def frame_of(times: dict[str, GraphTime], key: str) -> FrameTime | None:
+    """The frame graph ``key`` is part of (:func:`frame_times`), None when it is the frame's only graph."""
+    return frame_times(times).get(key.split(" ", 1)[0])
 
 
 def fmt_time(ms: float | None) -> str:
@@ -152,6 +189,8 @@ def rankings(session: Any) -> dict[str, list[Rank]]:
         big = max(g.stages.items(), key=lambda x: x[1], default=None)
         caches = ", ".join(f"{k} {v.get('status')}" for k, v in g.cache.items())
         note = (f"most in {big[0]} {fmt_time(big[1])}" if big else "") + (f"; {caches}" if caches else "")
+        if key.endswith(FRAME):
+            note = f"{FRAME_NOTE}; {note}"
         graphs.append(Rank("graph", key, g.total_ms, note, graph=key))
         for k in g.kernels:
             cache = k.get("cache")
@@ -232,6 +271,11 @@ def report_section(session: Any, top: int = 5) -> str:
         cells = ["cache hit" if s in skipped else (fmt_time(g.stages[s]) if g.stages.get(s) else "")
                  for s in ORDER]
         out.append(f"| {key} | {fmt_time(g.total_ms)} | " + " | ".join(cells) + " |")
+    frames = frame_times(times)
+    if frames:
+        out += ["", "**Compiles of several graphs** (each graph's own events: DDP parts, subgraphs, a backward; "
+                "they add up to the compile's)", ""]
+        out += [f"- {f.text()}" for f in frames.values()]
     r = rankings(session)
     for name, title in (("kernels", "Slowest kernels to compile"), ("lines", "Most expensive user lines to compile")):
         rows = [x for x in r[name] if x.ms is not None][:top]

@@ -272,6 +272,8 @@ class Capture(SubgraphCapture):
         if self.frame(cid)["attempt"]:  # Dynamo restarted the frame's analysis ([0/0_1]): why
             self.frame(cid)["restart_reasons"] = adapter.restart_reasons()
         fr = self.new_part(cid)
+        if getattr(self, "clock", None) is not None:  # issue 30: this part's compile time is its own
+            self.clock.set_part(fr.get("part"))
         self.adopt_dynamo_subgraphs(cid, fr, graph)
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
         fr["kind"] = kind
@@ -328,6 +330,8 @@ class Capture(SubgraphCapture):
         fr = self.part_frame(cid)
         if adapter.is_backward_graph(graph):
             kind = "backward"
+            if getattr(self, "clock", None) is not None and fr.get("part"):  # issue 30: the part's backward
+                self.clock.set_part(fr["part"], backward=True)
         else:
             kind = fr["kind"] or "inference"
         kind = with_part(kind, fr.get("part"))

@@ -15,6 +15,7 @@ import time
 from typing import Any, Callable
 
 from inductor_step.session.format import COMPILE_STAGES as STAGE_ORDER  # noqa: F401 - the stages' labels
+from inductor_step.session.format import PART_SEP, SUBGRAPH_SEP, VARIANT_SEP
 
 #: torch's event name -> our stage (names as torch 2.11-2.14 spell them); an event not here takes its
 #: parent's stage, and time under no named event is "other"
@@ -77,11 +78,16 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out]
 
 
-class _Event:
-    __slots__ = ("name", "start", "end", "children", "data", "cid")
+#: an event's graph within its root: (DDP part or None, higher-order op subgraph path or None)
+Tag = tuple[Any, Any]
+_NO_TAG: Tag = (None, None)
 
-    def __init__(self, name: str, start: int, cid: str | None):
-        self.name, self.start, self.end, self.cid = name, start, None, cid
+
+class _Event:
+    __slots__ = ("name", "start", "end", "children", "data", "cid", "tag")
+
+    def __init__(self, name: str, start: int, cid: str | None, tag: Tag = _NO_TAG):
+        self.name, self.start, self.end, self.cid, self.tag = name, start, None, cid, tag
         self.children: list[_Event] = []
         self.data: dict[str, Any] = {}
 
@@ -98,13 +104,22 @@ class CompileClock:
     root event.  ``send`` writes a message; ``graph_of(cid, backward)`` names the graph kind (the agent knows
     whether a frame's graph is a forward or an inference), or gives ``(compile id, kind)`` for a what-if variant; ``label(cid)`` spells a compile id as the session
     does (``@resetN``).  ``hold(kind)`` brackets time we keep the compile (``"paused"``: a stop waiting for the
-    UI; ``"ours"``: our capture hooks), taken out of every stage."""
+    UI; ``"ours"``: our capture hooks), taken out of every stage.
 
-    def __init__(self, send: Callable[[dict[str, Any]], None], graph_of: Callable[[str, bool], str],
-                 label: Callable[[str], str] = lambda c: c):
+    Parts and subgraphs (issue 30.1): every event is tagged, as it starts, with the graph it belongs to within
+    its root: the DDP part the agent announced (:meth:`set_part`: DDPOptimizer compiles each bucket's submodule
+    in its own ``compile_fx`` call, under the frame's compile id) and the higher-order op's subgraph Inductor is
+    lowering or generating (``scope()``: ``V.graph`` is a ``SubgraphLowering``, its path ``"true_graph_0"``).
+    Each event's own time goes to its tag's graph, so a frame's graphs add up to the frame: one message per
+    graph, and for a frame compiled in parts one more for the frame's own time (``frame_own``: Dynamo's
+    tracing, DDPOptimizer's split, the guards)."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], graph_of: Callable[..., Any],
+                 label: Callable[[str], str] = lambda c: c, scope: Callable[[], str | None] | None = None):
         self.send = send
         self.graph_of = graph_of
         self.label = label
+        self.scope = scope
         self.tl = threading.local()
         self.lock = threading.Lock()
         # C++ cache key -> each _worker_compile_cpp run: (start, end, built); a kernel's build runs in a worker
@@ -120,14 +135,44 @@ class CompileClock:
             st.hold_depth = 0
             st.kernels = []
             st.nodes = {}
+            st.part = None  # the DDP part whose compile_fx runs now (set_part), until its owner event ends
+            st.part_owner = None
+            st.bw_part = None  # a backward root's part (its forward's)
         return st
+
+    def _tag(self, st: Any) -> Tag:
+        sub = None
+        if self.scope is not None:
+            try:
+                sub = self.scope()
+            except Exception:  # noqa: BLE001 - never in the compile's way
+                sub = None
+        return (st.part, sub)
+
+    def set_part(self, part: int | None, backward: bool = False) -> None:
+        """The agent's hook: ``compile_fx`` started on DDP part ``part`` of the frame (its pre-grad pass, called
+        from inside torch's ``_recursive_pre_grad_passes`` event: that event and what follows, until the event
+        that holds it ends, belong to the part); ``backward``: this backward root compiles part ``part``."""
+        st = self._state()
+        if backward:
+            st.bw_part = part
+            return
+        st.part = part
+        at = next((i for i in range(len(st.stack) - 1, -1, -1) if st.stack[i].name == "_recursive_pre_grad_passes"),
+                  None)
+        if at is None:
+            st.part_owner = st.stack[-1] if st.stack else None
+            return
+        for ev in _iter(st.stack[at]):
+            ev.tag = (part, ev.tag[1])
+        st.part_owner = st.stack[at - 1] if at > 0 else None
 
     # ------------------------------------------------------------------ hooks
     def on_event(self, phase: str, name: str, t_ns: int, data: dict[str, Any]) -> None:
         """A ``dynamo_timed`` event starts (``"B"``) or ends (``"E"``) on this thread."""
         st = self._state()
         if phase == "B":
-            ev = _Event(name, t_ns, cid_label(data.get("compile_id")))
+            ev = _Event(name, t_ns, cid_label(data.get("compile_id")), self._tag(st))
             ev.data = data  # the start's metadata (kernel_name, is_backward), replaced by the end's below
             if st.stack:
                 st.stack[-1].children.append(ev)
@@ -139,6 +184,8 @@ class CompileClock:
             return
         ev = st.stack.pop()
         ev.end = t_ns
+        if ev is st.part_owner:  # the event that held the parts' compile_fx calls ended: back to the frame
+            st.part, st.part_owner = None, None
         ev.data = {**ev.data, **data}
         ev.cid = ev.cid or cid_label(data.get("compile_id"))
         if not st.stack:
@@ -156,7 +203,14 @@ class CompileClock:
         if st.hold_depth and getattr(st, "hold_start", None):
             held.append((st.hold_start, now))  # the hook we are in now (the stop is sent from one)
         out, _top, _total = _stage_times(root, _merge(held), now)
-        return {k: round(v, 3) for k, v in out.items() if v >= 0.0005}
+        tags = list(out)
+        mine = self._tag(st) if root.name != "entire_backward_compile" else None
+        stages: dict[str, float] = {}
+        for tag in tags:  # the graph whose stop asks: its own tag's stages (a backward root: all of them)
+            if mine is None or tag == mine:
+                for k, v in out[tag].items():
+                    stages[k] = stages.get(k, 0.0) + v
+        return {k: round(v, 3) for k, v in stages.items() if v >= 0.0005}
 
     def hold(self, kind: str) -> "_Hold":
         """``with clock.hold("paused"):`` the compile thread waits for the UI (or runs our hooks)."""
@@ -164,19 +218,23 @@ class CompileClock:
 
     def on_node(self, name: str, ns: int) -> None:
         st = self._state()
-        st.nodes[name] = st.nodes.get(name, 0) + ns
+        nodes = st.nodes.setdefault(self._tag(st), {})
+        nodes[name] = nodes.get(name, 0) + ns
 
     def on_submit(self, rec: dict[str, Any]) -> None:
+        st = self._state()
         rec["t"] = time.time_ns()
-        self._state().kernels.append(rec)
+        rec["tag"] = (st.part, None)  # a subgraph's kernels are its parent's module's
+        st.kernels.append(rec)
 
     def on_built(self, key: str, start: int, end: int, built: bool) -> None:
         with self.lock:
             self.built.setdefault(key, []).append((start, end, built))
 
     def on_triton(self, name: str, info: dict[str, Any]) -> None:
-        rec = {"name": name, "kind": "triton", "t": time.time_ns(), "info": info}
-        self._state().kernels.append(rec)
+        st = self._state()
+        rec = {"name": name, "kind": "triton", "t": time.time_ns(), "info": info, "tag": (st.part, None)}
+        st.kernels.append(rec)
 
     # ------------------------------------------------------------------ a finished root
     def _finish(self, root: _Event, st: Any) -> None:
@@ -184,55 +242,104 @@ class CompileClock:
             return  # a compile worker's own event, or torch's between compiles: nothing of a graph
         held = [(s, e, k) for s, e, k in st.held if e > root.start and s < root.end]
         st.held = [h for h in st.held if h[1] > root.end]
-        paused = _merge([(s, e) for s, e, k in held if k == "paused"])
         ours_all = _merge([(s, e) for s, e, _ in held])
-        out, top, total_ns = _stage_times(root, ours_all, root.end)
+        out, top, _total_ns = _stage_times(root, ours_all, root.end)
         backward = root.name == "entire_backward_compile" or _find(root, "compile_fx.<locals>.bw_compiler") is not None \
             or root.data.get("is_backward") in (True, "True")  # runtime autotuning names its graph's direction
+        bw_part, st.bw_part = st.bw_part, None
         cid = self.label(root.cid or "[?]")
-        kind = self.graph_of(cid, backward)
-        if isinstance(kind, tuple):  # a what-if variant compiled on this thread: its own key (tracer.whatif)
-            cid, kind = kind
-        kernels = self._kernels(st.kernels) + _autotunings(root, ours_all)
-        st.kernels = []
-        nodes = {n: round(ns / 1e6, 3) for n, ns in st.nodes.items()}
-        st.nodes = {}
-        msg: dict[str, Any] = {
-            "type": "compile_time", "compile_id": cid, "graph_kind": kind, "root": root.name,
-            "total_ms": round(total_ns / 1e6, 3), "wall_ms": round((root.end - root.start) / 1e6, 3),
-            "paused_ms": round(sum(e - s for s, e in paused) / 1e6, 3),
-            "ours_ms": round((sum(e - s for s, e in ours_all) - sum(e - s for s, e in paused)) / 1e6, 3),
-            "stages": {k: round(v, 3) for k, v in out.items() if v >= 0.0005},
-            "events": {k: sorted(([n, round(ms, 3)] for n, ms in v.items()), key=lambda x: -x[1])[:6]
-                       for k, v in top.items()},
-            "source": "torch's dynamo_timed events (ChromiumEventLogger), minus the time paused at our stops and "
-                      "in our capture hooks (our clock, time.time_ns)",
-        }
-        if kernels:
-            msg["kernels"] = kernels
-        if nodes:
-            msg["lowering_nodes"] = nodes
-        cache = _cache_states(root)
-        if cache:
-            msg["cache"] = cache
-        metrics = _find(root, "dynamo")
-        if metrics is not None and root.name == "dynamo":
-            m = metrics.data
-            frame = {"function": m.get("co_name"), "file": m.get("co_filename"), "line": m.get("co_firstlineno")}
-            tracing = _find(root, "bytecode_tracing")
-            if tracing is not None:
-                own = (tracing.end or root.end) - tracing.start - overlap(ours_all, tracing.start, tracing.end or root.end)
-                frame["tracing_ms"] = round(own / 1e6, 3)
-            msg["frame"] = {k: v for k, v in frame.items() if v is not None}
-            msg["metrics"] = {k: v for k, v in m.items() if k.endswith(("_count", "_s", "_us"))
-                              or k in ("graph_op_count", "fail_type", "fail_reason")}
-        self.send(msg)
+        kinds: dict[Tag, str] = {}
 
-    def _kernels(self, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each kernel submitted during the root: its build time in the compile worker and cache verdict."""
-        out = []
+        def kind_of(tag: Tag) -> tuple[str, str]:
+            """(compile id, kind) of the graph ``tag`` stands for: ``"forward #2 › true_graph_0"``."""
+            part, sub = tag
+            if backward and part is None:
+                part = bw_part
+            k = self.graph_of(cid, backward, part) if part else self.graph_of(cid, backward)
+            c = cid
+            if isinstance(k, tuple):  # a what-if variant compiled on this thread: its own key (tracer.whatif)
+                c, k = k
+            if part and PART_SEP not in k:
+                k = f"{k}{PART_SEP}{part}"
+            if sub:
+                base, sep, variant = k.partition(VARIANT_SEP)
+                k = f"{base}{SUBGRAPH_SEP}{sub}" + (f"{sep}{variant}" if sep else "")
+            return c, k
+
+        kernels_by: dict[Tag, list[dict[str, Any]]] = {}
+        for rec, k in zip(st.kernels, self._kernels(st.kernels)):
+            if k is not None:
+                kernels_by.setdefault(rec.get("tag") or _NO_TAG, []).append(k)
+        for tag, k in _autotunings(root, ours_all):
+            kernels_by.setdefault(tag, []).append(k)
+        st.kernels = []
+        nodes_by = {tag: {n: round(ns / 1e6, 3) for n, ns in v.items()} for tag, v in st.nodes.items()}
+        st.nodes = {}
+        held_by = _held_by_tag(root, held)
+        cache_by = _cache_states(root)
+        tags = [t for t in out if t != _NO_TAG]
+        parts = any(t[0] is not None for t in tags) and not backward
+        # the root's own tag first (the frame: Dynamo, guards), then each part and subgraph in the order it came
+        for tag in [_NO_TAG] + tags:
+            stages = out.get(tag) or {}
+            paused = sum(e - s for s, e, k in held_by.get(tag, []) if k == "paused")
+            held_ns = sum(e - s for s, e, _ in held_by.get(tag, []))
+            if tag != _NO_TAG and not stages and not held_ns:
+                continue
+            c, kind = kind_of(tag)
+            total = sum(stages.values())
+            msg: dict[str, Any] = {
+                "type": "compile_time", "compile_id": c, "graph_kind": kind, "root": root.name,
+                "total_ms": round(total, 3), "wall_ms": round(total + held_ns / 1e6, 3),
+                "paused_ms": round(paused / 1e6, 3), "ours_ms": round((held_ns - paused) / 1e6, 3),
+                "stages": {k: round(v, 3) for k, v in stages.items() if v >= 0.0005},
+                "events": {k: sorted(([n, round(ms, 3)] for n, ms in v.items()), key=lambda x: -x[1])[:6]
+                           for k, v in (top.get(tag) or {}).items()},
+                "source": "torch's dynamo_timed events (ChromiumEventLogger), minus the time paused at our stops and "
+                          "in our capture hooks (our clock, time.time_ns)",
+            }
+            if tag == _NO_TAG and parts:
+                msg["frame_own"] = True
+            if kernels_by.get(tag):
+                msg["kernels"] = kernels_by[tag]
+            if nodes_by.get(tag):
+                msg["lowering_nodes"] = nodes_by[tag]
+            if cache_by.get(tag):
+                msg["cache"] = cache_by[tag]
+            metrics = _find(root, "dynamo")
+            if tag == _NO_TAG and metrics is not None and root.name == "dynamo":
+                m = metrics.data
+                frame = {"function": m.get("co_name"), "file": m.get("co_filename"), "line": m.get("co_firstlineno")}
+                tracing = _find(root, "bytecode_tracing")
+                if tracing is not None:
+                    end = tracing.end or root.end
+                    own = end - tracing.start - overlap(ours_all, tracing.start, end)
+                    frame["tracing_ms"] = round(own / 1e6, 3)
+                msg["frame"] = {k: v for k, v in frame.items() if v is not None}
+                msg["metrics"] = {k: v for k, v in m.items() if k.endswith(("_count", "_s", "_us"))
+                                  or k in ("graph_op_count", "fail_type", "fail_reason")}
+            self.send(msg)
+
+    def _kernels(self, recs: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        """Each kernel submitted during the root: its build time in the compile worker and cache verdict (one
+        per record; None for a Triton submit whose compile record follows)."""
+        out: list[dict[str, Any] | None] = []
+        compiled = {r.get("name") for r in recs if r["kind"] == "triton" and "info" in r}
         for r in recs:
             k: dict[str, Any] = {"name": r.get("name") or "?", "kind": r["kind"]}
+            if r["kind"] == "triton" and "cached" in r:  # AsyncCompile.triton's submit
+                if r["name"] in compiled:
+                    out.append(None)
+                    continue
+                if r["cached"]:
+                    k.update(compile_ms=0.0, cache="hit", cache_note="Inductor's compiled Triton kernel (loaded with "
+                             "the FX graph cache entry by TritonBundler, or compiled earlier in this process): no "
+                             "Triton compile", source="our hook on AsyncCompile.triton (CompiledTritonKernels)")
+                else:
+                    k.update(compile_ms=None, missing="no compile record came (torch's _add_triton_kernel_info)",
+                             source="our hook on AsyncCompile.triton")
+                out.append(k)
+                continue
             if r["kind"] == "cpp":
                 if r.get("memory_hit"):
                     k.update(cache="hit", cache_note="already loaded in this process", compile_ms=0.0)
@@ -253,26 +360,29 @@ class CompileClock:
                 k["compile_ms"] = round(us / 1000, 3) if isinstance(us, (int, float)) else None
                 if info.get("autotune_cache_state"):
                     k["autotune_cache"] = info["autotune_cache_state"]
+                k.update(cache="miss", cache_note="compiled by Triton in a compile worker (not in Inductor's compiled "
+                         "kernels; Triton's own on-disk cache may have served its binary: see the time)")
                 k["source"] = "torch's compile_time_us, measured in the compile worker (Triton compile incl. ptxas)"
             out.append(k)
         return out
 
 
 def _stage_times(root: _Event, held: list[tuple[int, int]], now: int
-                 ) -> tuple[dict[str, float], dict[str, dict[str, float]], int]:
-    """ms per stage under ``root`` (each event's own time, less ``held``; an open event ends ``now``), the
-    events' own ms per stage, and the root's ns less ``held``."""
-    out: dict[str, float] = {}
-    top: dict[str, dict[str, float]] = {}
+                 ) -> tuple[dict[Tag, dict[str, float]], dict[Tag, dict[str, dict[str, float]]], int]:
+    """ms per graph tag and stage under ``root`` (each event's own time, less ``held``, to its own tag; an open
+    event ends ``now``), the events' own ms per tag and stage, and the root's ns less ``held``."""
+    out: dict[Tag, dict[str, float]] = {}
+    top: dict[Tag, dict[str, dict[str, float]]] = {}
 
     def walk(ev: _Event, stage: str, end_default: int) -> int:
         end = ev.end if ev.end is not None else end_default
         own = (end - ev.start) - overlap(held, ev.start, end)
+        o = out.setdefault(ev.tag, {})  # (tags in the order their first event started)
         child = sum(walk(c, stage_of(c.name) or stage, end) for c in ev.children)
         self_ns = max(0, own - child)
-        out[stage] = out.get(stage, 0.0) + self_ns / 1e6
+        o[stage] = o.get(stage, 0.0) + self_ns / 1e6
         if self_ns:
-            t = top.setdefault(stage, {})
+            t = top.setdefault(ev.tag, {}).setdefault(stage, {})
             t[ev.name] = t.get(ev.name, 0.0) + self_ns / 1e6
         return own
 
@@ -280,9 +390,23 @@ def _stage_times(root: _Event, held: list[tuple[int, int]], now: int
     return out, top, total
 
 
-def _autotunings(root: _Event, held: list[tuple[int, int]]) -> list[dict[str, Any]]:
-    """Each autotuning under ``root``: a template's ``select_algorithm`` (lowering) or a Triton kernel's
-    ``CachingAutotuner.benchmark_all_configs`` (its first call), with its time less ``held``."""
+def _held_by_tag(root: _Event, held: list[tuple[int, int, str]]) -> dict[Tag, list[tuple[int, int, str]]]:
+    """Each held span (a stop's wait, our hook) under the tag of the innermost event it started in."""
+    out: dict[Tag, list[tuple[int, int, str]]] = {}
+    for s, e, k in held:
+        ev = root
+        while True:
+            inner = next((c for c in ev.children if c.start <= s < (c.end or root.end)), None)
+            if inner is None:
+                break
+            ev = inner
+        out.setdefault(ev.tag, []).append((s, e, k))
+    return out
+
+
+def _autotunings(root: _Event, held: list[tuple[int, int]]) -> list[tuple[Tag, dict[str, Any]]]:
+    """Each autotuning under ``root``, with its event's tag: a template's ``select_algorithm`` (lowering) or a
+    Triton kernel's ``CachingAutotuner.benchmark_all_configs`` (its first call), with its time less ``held``."""
     out = []
     for ev in _iter(root):
         if ev.end is None or not (ev.name.startswith("select_algorithm ")
@@ -290,9 +414,9 @@ def _autotunings(root: _Event, held: list[tuple[int, int]]) -> list[dict[str, An
             continue
         ms = ((ev.end - ev.start) - overlap(held, ev.start, ev.end)) / 1e6
         name = str(ev.data.get("kernel_name") or ev.name.removeprefix("select_algorithm "))
-        out.append({"name": name, "kind": "autotune", "compile_ms": round(ms, 3),
+        out.append((ev.tag, {"name": name, "kind": "autotune", "compile_ms": round(ms, 3),
                     "source": f"torch's {ev.name} event" if not ev.name.startswith("select_algorithm ") else
-                    "our clock around AlgorithmSelectorCache.__call__ (choices precompiled and benchmarked)"})
+                    "our clock around AlgorithmSelectorCache.__call__ (choices precompiled and benchmarked)"}))
     return out
 
 
@@ -316,10 +440,11 @@ def _iter(ev: _Event):
 _CACHE_EVENTS = {"backend_compile": "aot_autograd", "inductor_compile": "fx_graph"}
 
 
-def _cache_states(root: _Event) -> dict[str, Any]:
-    """FX graph cache and AOTAutograd cache verdicts of this root's compile, in torch's words."""
-    out: dict[str, Any] = {}
+def _cache_states(root: _Event) -> dict[Tag, dict[str, Any]]:
+    """FX graph cache and AOTAutograd cache verdicts of this root's compile per graph tag, in torch's words."""
+    by: dict[Tag, dict[str, Any]] = {}
     for ev in _iter(root):
+        out = by.setdefault(ev.tag, {})
         which = _CACHE_EVENTS.get(ev.name)
         state = ev.data.get("cache_state")
         if which is None or not state:
@@ -331,7 +456,7 @@ def _cache_states(root: _Event) -> dict[str, Any]:
         if ev.data.get("is_backward") in (True, "True"):
             which = f"{which} (backward)"
         out[which] = rec
-    return out
+    return {t: v for t, v in by.items() if v}
 
 
 class _Hold:
@@ -366,20 +491,23 @@ def install_clock(agent: Any) -> tuple[list[str], Callable[[Callable], Callable]
     from inductor_step.tracer import adapter  # noqa: PLC0415
     from inductor_step.tracer.adapter import compile_timers as ct  # noqa: PLC0415
 
-    def graph_of(cid: str, backward: bool) -> str | tuple[str, str]:
+    def graph_of(cid: str, backward: bool, part: int | None = None) -> str | tuple[str, str]:
         variant = getattr(agent.tl, "variant", None)  # (compile id, "forward · max_autotune=True")
         if variant is not None:
             return variant
         if backward:
             return "backward"
-        return (agent.frames.get(cid) or {}).get("kind") or "inference"
+        key = f"{cid}{PART_SEP}{part}" if part else cid  # a part's frame entry (tracer.capture.Capture.new_part)
+        return (agent.frames.get(key) or agent.frames.get(cid) or {}).get("kind") or "inference"
 
-    clock = CompileClock(agent.send, graph_of, adapter.label_compile_id)
+    scope = ct.subgraph_scope()
+    clock = CompileClock(agent.send, graph_of, adapter.label_compile_id, scope if callable(scope) else None)
     agent.clock = clock
     hooks: list[str] = []
     for got in (ct.install_event_hook(clock.on_event), ct.install_node_timer(clock.on_node),
                 ct.install_kernel_timers(clock.on_submit, clock.on_built, clock.on_triton),
-                ct.install_autotune_timer(clock.on_event), ct.install_isa_probe_timer(clock.on_event)):
+                ct.install_autotune_timer(clock.on_event), ct.install_isa_probe_timer(clock.on_event),
+                scope if isinstance(scope, dict) else "V.graph (the subgraph being compiled: its own compile time)"):
         if isinstance(got, dict):
             hooks.append(f"compile time: {got.get('unavailable')}")
         else:

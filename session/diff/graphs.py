@@ -13,6 +13,7 @@ from inductor_step.session.diff.fx import EXACT_ALIGN, _node_key, diff_aot_graph
 from inductor_step.session.diff.guards import _short_where, failed_guards, parse_guards, split_reason
 from inductor_step.session.diff.ir import diff_buffers, diff_scheduler
 from inductor_step.session.diff.kernels import diff_kernels, diff_timing
+from inductor_step.session.diff.ctime import diff_compile_time
 from inductor_step.session.diff.model import Change, Graph, GraphDiff, LEVELS, Level
 
 
@@ -128,7 +129,12 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str,
 
     top += numerics_diff(a.numerics, b.numerics)
     top += top_notes(b.key, a.run, b.run, a.header, b.header, same_session, rounds)  # with the rounds, if any
-    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS], kmap, notes=top)
+    # issue 30.5: compile time per stage, where either session measured it (older sessions keep their levels)
+    if a.compile_time is not None or b.compile_time is not None:
+        diff_compile_time(a, b, levels["ctime"])
+    else:
+        del levels["ctime"]
+    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS if k in levels], kmap, notes=top)
 
 
 # --------------------------------------------------------------------------- pairing

@@ -15,6 +15,7 @@ LEVELS: tuple[tuple[str, str, str], ...] = (
     ("scheduling", "scheduler nodes", "scheduling"),
     ("kernels", "kernels", "codegen"),
     ("timing", "timings", "run"),
+    ("ctime", "compile time", "ctime"),
 )
 
 #: a graph time that moved by more than this fraction counts as a change
@@ -36,6 +37,8 @@ class Graph:
     stops: dict[str, dict[str, Any]]
     run: dict[str, Any] | None = None
     numerics: dict[str, Any] | None = None  # issue 29: the graph's buffers against eager (session.numerics)
+    compile_time: Any = None  # issue 30: its session.compile_time.GraphTime, None without compile times
+    compile_times_measured: bool = False  # its session has compile times (of any graph)
     guards: str | None = None
     all_guards: dict[str, str] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
@@ -50,7 +53,11 @@ class Graph:
             if s is not None:
                 stops[stage] = s
         cid = key.split(" ", 1)[0]
+        from inductor_step.session.diff.ctime import graph_compile_time  # noqa: PLC0415
+
         return cls(key=key, stops=stops, run=session.runs.get(key), numerics=getattr(session, "numerics", {}).get(key),
+                   compile_time=graph_compile_time(session, key),
+                   compile_times_measured=bool(getattr(session, "compile_times", None)),
                    guards=session.guards.get(cid),
                    all_guards=dict(session.guards), header=dict(session.header), label=label)
 

@@ -34,9 +34,12 @@ class CompileTimeKernel(TypedDict, total=False):
 
 
 class CompileTime(TypedDict, total=False):
-    """The compile's own time of one finished compile (a frame's Dynamo + forward/inference compile, a
+    """The compile's own time of one graph in one finished compile (a frame's Dynamo + forward/inference compile, a
     lazy backward, or a late event such as runtime autotuning): ms per stage (tracer.compile_time.STAGE_ORDER),
-    pauses at our stops and our hooks taken out.  A graph's messages add up (session.compile_time)."""
+    pauses at our stops and our hooks taken out.  A graph's messages add up (session.compile_time).  A compile
+    that holds several graphs (DDPOptimizer's parts, a higher-order op's subgraphs) sends one message per graph,
+    each with its own events' time (``part``, ``subgraph``), and for parts one ``frame_own``: they add up to
+    the compile."""
     type: Literal["compile_time"]
     compile_id: str
     graph_kind: GraphKind
@@ -44,6 +47,7 @@ class CompileTime(TypedDict, total=False):
     subgraph: str
     variant: str
     root: str  # torch's outermost event ("dynamo", "entire_backward_compile", ...)
+    frame_own: bool  # a frame compiled in parts (DDPOptimizer): its own time outside them (Dynamo, guards)
     total_ms: float  # wall_ms - paused_ms - ours_ms: the sum of stages
     wall_ms: float
     paused_ms: float  # waiting at our stops for the UI

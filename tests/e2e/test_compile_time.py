@@ -73,7 +73,7 @@ def runs(tmp_path_factory):
                           env=salted)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {"live": list(read_session(live_path)), "again": list(read_session(headless_path)),
-            "again_stdout": proc.stdout, "seen": seen, "live_path": live_path}
+            "again_stdout": proc.stdout, "seen": seen, "live_path": live_path, "again_path": headless_path}
 
 
 def _times(msgs):
@@ -178,3 +178,64 @@ def test_pane_T_ranks_and_enter_goes_to_the_kernel(runs):
     assert "the compile's own time" in seen["detail"]
     assert seen["kernel"].startswith("cpp_fused")
     assert seen["after"] == "codegen" and seen["code_row"] == seen["kernel"]
+
+
+def test_diff_of_the_two_runs_compares_compile_time_per_stage(runs):
+    """`inductor-step diff live.jsonl again.jsonl` (issue 30.5): the first run (every cache missed) against the
+    second (the caches hit).  On the diff screen a person presses T: the compile-time level lists the whole
+    compile and each stage, A -> B with the change, the stages the cache hit skipped reading "cache hit", and
+    the caches' verdicts that changed; p goes to the backward's pair (B has no compile of its own: the AOTAutograd
+    cache hit loaded it with the forward, and the level says so); Enter opens pane T on B's graph."""
+    from inductor_step.tui.screens.diff import DiffScreen  # noqa: PLC0415
+
+    app = StepApp(messages=runs["again"], session_path=runs["again_path"],
+                  diff_against=(runs["live_path"], runs["live"]))
+    seen: dict = {}
+
+    def table(screen) -> list[str]:
+        t = screen.table
+        return [" ".join(str(c) for c in t.get_row_at(i)) for i in range(t.row_count)]
+
+    async def main() -> None:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause(0.2)
+            screen = app.screen
+            assert isinstance(screen, DiffScreen), type(screen)
+            while screen.pair.key_b != "[0/0] forward":
+                await pilot.press("p")
+            seen["levels"] = [str(o.prompt) for o in screen.query_one("#diff-levels").options]
+            await pilot.press("T")
+            await pilot.pause(0.1)
+            seen["status"] = str(screen.query_one("#diff-status").content)
+            seen["rows"] = table(screen)
+            seen["code"] = screen.code.text
+            await pilot.press("p")
+            await pilot.pause(0.1)
+            seen["pair2"] = screen.pair.key_b
+            await pilot.press("T")
+            await pilot.pause(0.1)
+            seen["rows2"] = table(screen)
+            seen["code2"] = screen.code.text
+            await pilot.press("p", "p", "T")  # back to the forward's pair (p wraps around)
+            await pilot.pause(0.1)
+            await pilot.press("enter")
+            pane = app.pane("ctime")
+            await wait_for(pilot, lambda: pane.table.row_count > 0, timeout=10,
+                           seen=lambda: (type(app.screen).__name__, app.view.stage))
+            seen["after"] = (type(app.screen).__name__, app.view.stage, app.view.graph)
+            seen["cursor"] = str(pane.table.get_row_at(pane.table.cursor_row)[0])
+
+    asyncio.run(main())
+    assert any(lv.startswith("T compile time") for lv in seen["levels"]), seen["levels"]
+    assert seen["status"].startswith("T compile time:"), seen["status"]
+    rows = {r.split()[1]: r for r in seen["rows"]}
+    assert re.search(r"total [\d.]+ m?s -> [\d.]+ m?s \([+-]\d+%\) · whole compile", rows["total"]), rows["total"]
+    for stage in ("lowering", "scheduling", "codegen"):  # ran in A, skipped by B's cache hit
+        assert re.search(rf"{stage} [\d.]+ m?s -> cache hit", rows[stage]), rows[stage]
+    assert re.search(r"dynamo [\d.]+ m?s -> [\d.]+ m?s \([+-]\d+%\)", rows["dynamo"]), rows["dynamo"]
+    assert any(re.search(r"cache miss -> hit", r) for r in seen["rows"]), seen["rows"]
+    assert "the compile's own time" in seen["code"] and "taken out" in seen["code"]
+    # B's backward came with its forward from the AOTAutograd cache: no compile of its own, said so
+    assert seen["pair2"] == "[0/0] backward" and any(re.search(r"total [\d.]+ m?s -> - ", r) for r in seen["rows2"])
+    assert "B has no compile of its own of this graph" in seen["code2"], seen["code2"]
+    assert seen["after"] == ("MainScreen", "ctime", "[0/0] forward") and seen["cursor"] == "[0/0] forward"

@@ -328,6 +328,42 @@ def test_ddp_backward_of_a_bucket_is_its_forwards(ddp: Run) -> None:
         folders[ddp.stop(f"{cid} forward #2", "codegen")["wrapper"]][0]
 
 
+def test_ddp_parts_have_their_own_compile_time(ddp: Run) -> None:
+    """Issue 30.1: each bucket's graph has its own compile time, from the events of its own ``compile_fx``
+    call (AOTAutograd to the module's load), and its backward from its own lazy compile; the frame's own
+    time outside them (Dynamo's tracing, DDPOptimizer's split, the guards) is a row of its own,
+    ``[4/0] frame``; together they add up to the frame's compile.  Each part lowered exactly its own
+    post-grad nodes, and the C++ kernels it built are its codegen's."""
+    from inductor_step.session import compile_time as ct  # noqa: PLC0415
+
+    cid = _model_cid(ddp)
+    s = Session.of(ddp.messages)
+    times = ct.graph_times(s)
+    parts = [f"{cid} forward #1", f"{cid} forward #2", f"{cid} backward #2", f"{cid} backward #1"]
+    assert [k for k in times if k.startswith(cid + " ")] == [f"{cid} frame"] + parts
+    frame = times[f"{cid} frame"]
+    assert frame.stages.get("dynamo") and frame.stages.get("guards") and frame.frame["tracing_ms"] > 0
+    assert not any(frame.stages.get(x) for x in ("aot", "lowering", "scheduling", "codegen")), frame.stages
+    for k in parts:
+        g = times[k]
+        assert g.stages.get("lowering") and g.stages.get("scheduling") and g.stages.get("codegen"), (k, g.stages)
+        assert not g.stages.get("dynamo") and not g.stages.get("guards"), (k, g.stages)
+        assert (g.stages.get("aot", 0) > 0) == k.split(" ")[1].startswith("forward"), (k, g.stages)
+        post_grad = {n["name"] for n in ddp.stop(k, "aot")["post_grad"]["nodes"] if n.get("op") != "placeholder"}
+        lowered = {n for n in g.nodes if n in post_grad}
+        assert lowered and len(lowered) >= len(post_grad) - 2 and set(g.nodes) <= post_grad | {
+            n["name"] for n in ddp.stop(k, "aot")["post_grad"]["nodes"]}, (k, sorted(g.nodes), sorted(post_grad))
+        cpp = {x["name"] for x in g.kernels if x.get("kind") == "cpp"}
+        assert cpp <= {x["name"] for x in ddp.stop(k, "codegen")["kernels"]}, (k, cpp)
+    whole = ct.frame_times(times)[cid]
+    assert [k for k, _ in whole.graphs] == [f"{cid} frame"] + parts
+    assert abs(whole.total_ms - sum(times[k].total_ms for k in [f"{cid} frame"] + parts)) < 1e-6
+    # the pane's row of the frame says what it is; the report lists the sum
+    row = next(r for r in ct.rankings(s)["graphs"] if r.label == f"{cid} frame")
+    assert row.note.startswith(ct.FRAME_NOTE)
+    assert f"- {whole.text()}" in ct.report_section(s)
+
+
 def test_ddp_global_mean_all_reduce_is_linked(ddp: Run) -> None:
     """``global_mean``'s ``dist.all_reduce`` is in its post-grad graph and its wrapper, linked to
     the line of the script."""

@@ -139,3 +139,34 @@ def test_every_graph_is_timed_or_says_why(hops: Run, graphs: list[str]) -> None:
     assert "did not run" in runs[false]["inputs"]
     assert any("ran 3 times" in w for w in runs[body]["warnings"])
     assert "could not be timed" not in hops.stderr
+
+
+def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) -> None:
+    """Issue 30.1: a subgraph Inductor lowers and generates on its own (cond's branches, the nested region,
+    while_loop's cond and body) has its own compile time, from the events torch ran while ``V.graph`` was its
+    SubgraphLowering: its lowering times exactly its own post-grad nodes (none of them counted again under the
+    parent, whose higher-order op node no longer includes them), and the parent's and subgraphs' times add up
+    to the compile's (session.compile_time.frame_times)."""
+    from inductor_step.session import compile_time as ct  # noqa: PLC0415
+    from inductor_step.session.store import Session  # noqa: PLC0415
+
+    times = ct.graph_times(Session.of(hops.messages))
+    for key in graphs:
+        sub = key.partition(" › ")[2]
+        if not sub or inlined(key) or sub.startswith("repeated_subgraph1"):
+            continue
+        g = times[key]
+        assert g.stages.get("lowering") and g.stages.get("scheduling") and g.stages.get("codegen"), (key, g.stages)
+        assert not g.stages.get("dynamo") and not g.stages.get("aot"), (key, g.stages)  # the parent's frame and trace
+        post_grad = {n["name"] for n in hops.stop(key, "aot")["post_grad"]["nodes"]}
+        assert set(g.nodes) <= post_grad and len(g.nodes) >= len(post_grad) - 2, (key, sorted(g.nodes), post_grad)
+        parent = times[key.partition(" › ")[0]]
+        assert parent.stages.get("dynamo") and parent.stages.get("lowering")
+        frame = ct.frame_times(times)[key.split(" ", 1)[0]]
+        assert (key, g.total_ms) in frame.graphs
+        assert abs(frame.total_ms - sum(ms for _k, ms in frame.graphs)) < 1e-6
+    cond = key_of(graphs, "true_graph_0").partition(" › ")[0]
+    # the parent's cond node is lowered in a moment: its branches' nodes are theirs
+    cond_node = next(n for n in hops.stop(cond, "aot")["post_grad"]["nodes"] if "cond" in str(n.get("target")))
+    branches = sum(times[key_of(graphs, s)].stages["lowering"] for s in ("true_graph_0", "false_graph_0"))
+    assert times[cond].nodes[cond_node["name"]] < branches, (times[cond].nodes, branches)

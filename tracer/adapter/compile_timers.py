@@ -85,7 +85,8 @@ def install_event_hook(on_event: Callable[[str, str, int, dict[str, Any]], None]
 
 def install_node_timer(on_node: Callable[[str, int], None]) -> str | dict[str, Any]:
     """Call ``on_node(fx node name, ns)`` after ``GraphLowering.run_node`` lowers each post-grad FX node
-    (torch/_inductor/graph.py); the time includes any autotuning the node's lowering ran."""
+    (torch/_inductor/graph.py); the time includes any autotuning the node's lowering ran, not the nodes of a
+    subgraph lowered inside it (a ``torch.cond``'s branches: theirs)."""
     try:
         from torch._inductor.graph import GraphLowering  # noqa: PLC0415
 
@@ -95,14 +96,20 @@ def install_node_timer(on_node: Callable[[str, int], None]) -> str | dict[str, A
     if getattr(real, "_inductor_step", False):
         return "GraphLowering.run_node (lowering time per FX node)"
     clock = time.perf_counter_ns
+    tl = threading.local()  # ns of nodes lowered inside the node being lowered (a torch.cond's subgraphs)
 
     def run_node(self: Any, n: Any) -> Any:
         t0 = clock()
+        outer = getattr(tl, "inner", 0)
+        tl.inner = 0
         try:
             return real(self, n)
         finally:
+            dt = clock() - t0
+            own = dt - tl.inner  # a subgraph's nodes count as theirs, not again as the node that holds them
+            tl.inner = outer + dt
             try:
-                on_node(str(n.name), clock() - t0)
+                on_node(str(n.name), own)
             except Exception:  # noqa: BLE001
                 pass
 
@@ -148,7 +155,10 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
       thread, or on the compiling thread with ``compile_threads=1``); ``built`` is False when every target
       was already on disk (Inductor's on-disk C++ cache);
     - ``on_triton(kernel name, info)`` with torch's own per-kernel record (``compile_time_us`` measured in the
-      compile worker, ``autotune_cache_state``...; ``_add_triton_kernel_info``).
+      compile worker, ``autotune_cache_state``...; ``_add_triton_kernel_info``);
+    - ``on_submit({"name", "kind": "triton", "cached"})`` when the output module asks ``AsyncCompile.triton``
+      for a kernel: ``cached`` says ``CompiledTritonKernels`` already held it (compiled earlier in this
+      process, or loaded with an FX graph cache hit by TritonBundler): no Triton compile, no record above.
     """
     try:
         from torch._inductor import async_compile as ac  # noqa: PLC0415
@@ -201,6 +211,24 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
         _worker_compile_cpp._inductor_step = True  # type: ignore[attr-defined]
         cc._worker_compile_cpp = _worker_compile_cpp
         done.append("codecache._worker_compile_cpp (C++ build per kernel)")
+    real_triton = getattr(ac.AsyncCompile, "triton", None)
+    kernels = getattr(ac, "CompiledTritonKernels", None)
+    if real_triton is not None and kernels is not None and not getattr(real_triton, "_inductor_step", False):
+        def triton(self: Any, kernel_name: str, source_code: str, *a: Any, **k: Any) -> Any:
+            try:  # Inductor's kernels already compiled or loaded (an FX graph cache hit's TritonBundler)
+                cached = kernels.get(source_code) is not None
+            except Exception:  # noqa: BLE001
+                cached = None
+            out = real_triton(self, kernel_name, source_code, *a, **k)
+            try:
+                on_submit({"name": str(kernel_name), "kind": "triton", "cached": cached})
+            except Exception:  # noqa: BLE001
+                pass
+            return out
+
+        triton._inductor_step = True  # type: ignore[attr-defined]
+        ac.AsyncCompile.triton = triton
+        done.append("AsyncCompile.triton (Triton kernels served from Inductor's compiled kernels)")
     real_info = getattr(ac, "_add_triton_kernel_info", None)
     if real_info is not None and not getattr(real_info, "_inductor_step", False):
         def _add_triton_kernel_info(kernel_name: str, info: Any, *a: Any, **k: Any) -> Any:
@@ -274,3 +302,26 @@ def install_isa_probe_timer(on_event: Callable[[str, str, int, dict[str, Any]], 
             setattr(valid_vec_isa_list, attr, getattr(real, attr))
     isa.valid_vec_isa_list = valid_vec_isa_list
     return "cpu_vec_isa.valid_vec_isa_list (the C++ compiler's ISA probe)"
+
+
+def subgraph_scope() -> Callable[[], str | None] | dict[str, Any]:
+    """A function of nothing giving the higher-order op subgraph Inductor lowers or generates on this thread
+    now: ``V.graph`` is a ``SubgraphLowering`` (torch/_inductor/graph.py) -> its path from the root graph,
+    joined as graph keys join it (``"true_graph_0"``; tracer.adapter.subgraphs.lowering_subgraph); None
+    outside one.  ``{"unavailable": ...}`` where this torch has no ``V.graph``."""
+    try:
+        from torch._inductor.virtualized import V  # noqa: PLC0415
+
+        from inductor_step.session.format import SUBGRAPH_SEP  # noqa: PLC0415
+        from inductor_step.tracer.adapter.subgraphs import lowering_subgraph  # noqa: PLC0415
+    except Exception as e:  # noqa: BLE001
+        return _unavailable("V.graph (which subgraph is being compiled)", e)
+
+    def scope() -> str | None:
+        gl = V.graph
+        if getattr(gl, "parent", None) is None:  # a root GraphLowering, or none (NullHandler)
+            return None
+        sub = lowering_subgraph(gl)
+        return SUBGRAPH_SEP.join(sub[0]) if sub else None
+
+    return scope

@@ -95,7 +95,7 @@ class CompileTimePane(StagePane):
         if kind == "head":
             return Detail(self._overview(data), "text")
         if kind == "graphs":
-            return Detail(self._graph_text(data["times"][r.graph]), "text")
+            return Detail(self._graph_text(data["times"][r.graph], data["times"]), "text")
         if kind == "kernels":
             g = data["times"].get(r.graph)
             k = next((k for k in (g.kernels if g else []) if k.get("name") == r.kernel), {})
@@ -120,7 +120,7 @@ class CompileTimePane(StagePane):
             "the stops, our hooks and each C++ kernel's build",
         ])
 
-    def _graph_text(self, g: ct.GraphTime) -> str:
+    def _graph_text(self, g: ct.GraphTime, times: dict[str, ct.GraphTime]) -> str:
         out = [f"# {g.key}: {ct.fmt_time(g.total_ms)} of compile ({g.compiles} compile event(s))",
                f"# wall {ct.fmt_time(g.wall_ms)} - paused {ct.fmt_time(g.paused_ms)} - our hooks "
                f"{ct.fmt_time(g.ours_ms)}; stages under a named stage: {g.named_share() * 100:.0f}%", ""]
@@ -137,6 +137,12 @@ class CompileTimePane(StagePane):
             f = g.frame
             out += ["", f"frame: {f.get('function')} ({f.get('file')}:{f.get('line')}), Dynamo tracing "
                         f"{ct.fmt_time(f.get('tracing_ms'))}"]
+        whole = ct.frame_of(times, g.key)
+        if whole is not None:  # DDP parts, subgraphs, a backward: each its own events, adding up to the compile's
+            out += ["", f"one of {len(whole.graphs)} graphs of compile {whole.compile_id} (each its own events):",
+                    f"  {whole.text()}"]
+            if g.key.endswith(ct.FRAME):
+                out.append(f"  {g.key}: {ct.FRAME_NOTE}")
         return "\n".join(out)
 
     @on(Table.RowSelected, "#table-ctime")
@@ -150,6 +156,10 @@ class CompileTimePane(StagePane):
             return
         kind, r = items[row]
         app = self.app
+        if r.graph and r.graph.endswith(ct.FRAME):  # a frame's own time: its first part
+            r = ct.Rank(r.what, r.label, r.ms, r.note, graph=next(
+                (k for k in data["times"] if k.split(" ", 1)[0] == r.graph.split(" ", 1)[0] and k in app.session.by_graph),
+                r.graph))
         if not r.graph or r.graph not in app.session.by_graph:
             app.set_status(f"{r.graph}: no stop of this graph in the session (a cache hit skips our stops)")
             return

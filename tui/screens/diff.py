@@ -1,9 +1,9 @@
 """The diff view (issue 21): two compiled graphs, level by level, top-down, unchanged levels hidden.
 
 A list of the levels that changed (why it recompiled, Dynamo graph, post-grad graph, IR buffers,
-scheduler nodes, kernels, timings; :mod:`inductor_step.session.diff` computes them) beside a table of the
+scheduler nodes, kernels, timings, compile time per stage; :mod:`inductor_step.session.diff` computes them) beside a table of the
 selected level's changes over a code view of the selected change (a kernel's unified diff).  Each
-level is one key away, the same digit as its pane (0 is "why"); n / b go to the next / previous
+level is one key away, the same key as its pane (0 is "why", T compile time); n / b go to the next / previous
 changed level; Enter on a change opens it in its normal pane; Esc goes back.  Across two sessions
 (``inductor-step diff A B``) ``p`` goes to the next pair of graphs, and Enter opens B's side.
 """
@@ -28,7 +28,7 @@ from inductor_step.tui.table import Cell, Table
 
 #: the key of each level: the digit of its pane (0: why)
 LEVEL_KEYS = {"why": "0", "dynamo": "1", "post_grad": "2", "buffers": "3", "scheduling": "4", "kernels": "6",
-              "timing": "7"}
+              "timing": "7", "ctime": "T"}
 
 
 COLUMNS = ("", "item", "what changed")
@@ -271,14 +271,19 @@ class DiffScreen(Screen[None]):
         d = self.diff
         if d is None:
             return
-        if key not in [lv.key for lv in self.shown_levels()]:
+        if key not in [lv.key for lv in d.levels]:  # compile time: neither session measured it
+            self._status(f"{LEVEL_KEYS[key]}: neither session has compile times (recorded before inductor-step "
+                         "measured them)")
+            return
+        if key not in [lv.key for lv in self.shown_levels()] and key != "ctime":  # (T: each stage, even within 10%)
             lv = d.level(key)
             self._status(f"{LEVEL_KEYS[key]} {lv.title}: no change")
             return
         self.show_level(key)
 
     def action_no_level(self) -> None:
-        self._status("0 why · 1 Dynamo · 2 post-grad · 3 IR buffers · 4 scheduler · 6 kernels · 7 timings · Esc: back")
+        self._status("0 why · 1 Dynamo · 2 post-grad · 3 IR buffers · 4 scheduler · 6 kernels · 7 timings · "
+                     "T compile time · Esc: back")
 
     def action_step(self, delta: int) -> None:
         keys = [lv.key for lv in self.shown_levels()]
@@ -337,6 +342,8 @@ class DiffScreen(Screen[None]):
         name = (c.b if side_b else c.a) or ""
         if lv.key == "why":
             name = ""
+        if lv.key == "ctime":  # pane T, at the graph's row (its stages are in its detail)
+            name, side_b = graph or "", True
         if not side_b and not self.same_session and lv.key != "why":
             self._status(f"{name} is only in A ({self.label_a}): open that session with --open to see it")
             return

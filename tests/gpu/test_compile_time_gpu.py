@@ -1,0 +1,85 @@
+"""Issue 30.2 and 30.4 on a CUDA GPU, marked ``gpu``; skipped without CUDA::
+
+    python -m pytest -m gpu tests/gpu/test_compile_time_gpu.py -rA -s
+
+tests/scripts/gpu_ctime.py recorded twice with ``--headless --caches on`` into one fresh
+``TORCHINDUCTOR_CACHE_DIR`` (Triton's cache lives under it): the first run compiles every Triton kernel in the
+compile workers, each with torch's own ``compile_time_us``; the second hits the FX graph / AOTAutograd caches,
+its skipped stages say "cache hit", and its Triton kernels come from the cache entry's bundle, not compiled.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+from gpu_helpers import GPU_MARKS, SCRIPTS, headless_env, keep_session  # (tests/gpu/ is on sys.path)
+
+from inductor_step.session import compile_time as ct
+from inductor_step.session.format import read_session
+from inductor_step.session.store import Session
+
+pytestmark = GPU_MARKS
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    cwd = tmp_path_factory.mktemp("gpu_ctime")
+    env = headless_env(("TORCH_LOGS", "TORCH_TRACE"))
+    env.update(TORCHINDUCTOR_CACHE_DIR=str(cwd / "inductor_cache"), CTIME_SALT=uuid.uuid4().hex)
+    out = []
+    for name in ("first", "again"):
+        rec = str(cwd / f"{name}.jsonl")
+        p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--caches", "on", "--record", rec,
+                            os.path.join(SCRIPTS, "gpu_ctime.py")], cwd=str(cwd), env=env, capture_output=True,
+                           text=True, timeout=420)
+        keep_session(rec, f"gpu_ctime_{name}")
+        assert p.returncode == 0, p.stderr[-3000:]
+        s = Session.of([dict(m) for m in read_session(rec)])
+        out.append({"stdout": p.stdout, "times": ct.graph_times(s), "session": s})
+    return out
+
+
+def _triton(times: dict) -> list[dict]:
+    return [k for g in times.values() for k in g.kernels if k.get("kind") == "triton"]
+
+
+def test_each_triton_kernel_has_its_compile_time(two_runs) -> None:
+    first = two_runs[0]
+    times = first["times"]
+    print("\n".join(f"{k['name']:<40} {k.get('compile_ms')} ms {k.get('cache')} {k.get('autotune_cache', '')}"
+                    for k in _triton(times)))
+    print([line for line in first["stdout"].splitlines() if line.startswith("compile time:")])
+    code = {k["name"] for st in first["session"].stops if st["stage"] == "codegen" for k in st.get("kernels") or []
+            if k.get("backend") == "triton"}
+    triton = _triton(times)
+    assert code and {k["name"] for k in triton} >= code, (sorted(code), [k["name"] for k in triton])
+    for k in triton:
+        assert k["compile_ms"] and k["compile_ms"] > 0 and k["cache"] == "miss", k
+        assert "compile_time_us" in k["source"], k
+    ranked = [r for r in ct.rankings(first["session"])["kernels"] if r.label.startswith("triton_")]
+    assert ranked and ranked[0].ms == max(k["compile_ms"] for k in triton)
+    fwd = times["[0/0] forward"]
+    assert fwd.stages.get("kernels", 0) > 0, fwd.stages
+    assert all(v["status"] == "miss" for g in times.values() for v in g.cache.values()), \
+        {k: g.cache for k, g in times.items()}
+
+
+def test_a_second_run_hits_the_caches_and_loads_its_triton_kernels(two_runs) -> None:
+    again = two_runs[1]["times"]
+    print({k: g.cache for k, g in again.items()}, {k: g.skipped() for k, g in again.items()})
+    print("\n".join(f"{k['name']:<40} {k.get('compile_ms')} ms {k.get('cache')}: {k.get('cache_note')}"
+                    for k in _triton(again)))
+    print([line for line in two_runs[1]["stdout"].splitlines() if line.startswith("compile time:")])
+    verdicts = {k: v["status"] for g in again.values() for k, v in g.cache.items()}
+    assert "hit" in verdicts.values(), verdicts
+    fwd = again["[0/0] forward"]
+    assert set(fwd.skipped()) >= {"lowering", "scheduling", "codegen"}, (fwd.cache, fwd.stages)
+    assert all(why.startswith("cache hit") for why in fwd.skipped().values())
+    triton = _triton(again)
+    assert triton and all(k["cache"] == "hit" and k["compile_ms"] == 0.0 for k in triton), triton
+    first = _triton(two_runs[0]["times"])
+    assert {k["name"] for k in triton} == {k["name"] for k in first}
