@@ -3,12 +3,12 @@
 :func:`compare_graph` runs Inductor's output module once with a capture after every kernel call
 (:func:`tracer.adapter.numerics.instrument`: each buffer is seen right after the kernel that writes it, before
 its storage is reused, so an in-place kernel's buffer is compared as written) on the script's own inputs of the
-graph's first call, and the post-grad graph node by node (``torch.fx.Interpreter``) in the graph's dtypes and in
-float64.  Each buffer is compared with the value of its producing FX node (the links' ``fx_nodes``; among them
-the one no other of them feeds, of the buffer's size) as soon as the kernel wrote it, and dropped: the compiled
-graph runs twice (against eager, then against float64), so at most one kept copy of the graph's eager values
-lives beside the compiled graph's own buffers: in the graph's dtypes, then the float64 reference (kept in float32
-for float16 and bfloat16 nodes), at most twice the buffers' bytes (``kept_bytes`` says how much).
+graph's first call, keeping a copy of each buffer; then the post-grad graph node by node (``torch.fx.Interpreter``)
+in the graph's dtypes and in float64 side by side (:func:`tracer.adapter.numerics.run_dual`).  As each node
+runs, the buffers it produced (the links' ``fx_nodes``; among them the one no other of them feeds, of the
+buffer's size) are compared with its two values and dropped, and the interpreters drop each value after its last
+use: at most one kept copy of the compiled buffers (``kept_bytes``) lives beside the graph's live eager values,
+and the compiled graph and the float64 graph each run once.
 
 Tolerances are torch.testing's defaults for the buffer's dtype (:data:`TOLERANCES`).  A buffer *diverges* when
 some element is further from eager than ``atol + rtol * |eager|``.  Its verdict then reads the float64 run:
@@ -81,9 +81,20 @@ CHUNK = 1 << 22  # elements compared at a time (float64 temporaries of 32 MiB ea
 
 
 def _chunk(c: Any, r: Any, rtol: float, atol: float, acc: dict[str, Any]) -> None:
-    """:func:`stats` over one slice of the flattened tensors, folded into ``acc``."""
+    """:func:`stats` over one slice of the flattened tensors, folded into ``acc``.  Where both slices are
+    finite (the common case: one check each, in their own dtypes) the masks and the NaN/Inf counts are skipped;
+    the numbers are the same either way."""
     c64 = c.to(torch.complex128 if c.is_complex() else torch.float64)
     r64 = r.to(c64.dtype)
+    if bool(torch.isfinite(c).all()) and bool(torch.isfinite(r).all()):
+        if c64.numel():
+            diff = torch.sub(c64, r64).abs_()
+            rabs = r64.abs()
+            acc["max_abs"] = max(acc["max_abs"], float(diff.max()))
+            acc["scale"] = max(acc["scale"], float(rabs.max()))
+            if atol or rtol:
+                acc["ratio"] = max(acc["ratio"], float(diff.div_(rabs.mul_(rtol).add_(atol)).max()))
+        return
     fc, fr = torch.isfinite(c64), torch.isfinite(r64)
     both = fc & fr
     same_nonfinite = ~fc & ~fr & ((c64 == r64) | (torch.isnan(c64) & torch.isnan(r64)))
@@ -145,9 +156,9 @@ def _numel(node: Any) -> int | None:
 
 
 def _reference(old: Any, v: Any) -> Any:
-    """The float64 value kept as the reference of a node whose eager value was ``old``: in float32 where eager's
-    was float16 or bfloat16 (float32's eps is 2^16 times finer than bfloat16's: enough for a reference, and the
-    kept copy stays at most twice the buffer's bytes), else float64."""
+    """The float64 value used as the reference of a node whose eager value was ``old``: in float32 where eager's
+    was float16 or bfloat16 (float32's eps is 2^16 times finer than bfloat16's: enough for a reference), else
+    float64."""
     if isinstance(v, torch.Tensor):
         low = isinstance(old, torch.Tensor) and old.dtype in (torch.float16, torch.bfloat16)
         return v.to(torch.float32) if low and v.dtype == torch.float64 else v
@@ -253,18 +264,23 @@ def reduction_terms(gm: Any, names: list[str]) -> int:
 
 
 class _Pass:
-    """One run of the instrumented output module, comparing each captured buffer with ``refs`` at once.
-    ``items``: {buffer: i} for ``bufN = bufM[i]`` (an output of a multi-output fallback)."""
+    """The compiled graph's one run: each buffer its kernel writes becomes a row at once (in execution order) and,
+    where it has a node to be compared with, a copy of it waits for that node's eager values (:meth:`node`:
+    in the graph's dtypes and in float64, from :func:`tracer.adapter.numerics.run_dual`), which compare it and
+    drop it.  ``want``: the nodes with a reference; ``items``: {buffer: i} for ``bufN = bufM[i]`` (an output of
+    a multi-output fallback)."""
 
-    def __init__(self, plan: dict[str, str | None], refs: dict[str, Any], items: dict[str, int]):
-        self.plan, self.refs, self.items = plan, refs, items
+    def __init__(self, plan: dict[str, str | None], want: set[str], items: dict[str, int]):
+        self.plan, self.want, self.items = plan, want, items
         self.rows: list[dict[str, Any]] = []
+        self.waiting: dict[str, list[tuple[dict[str, Any], Any]]] = {}
         self.bytes = 0  # the captured buffers' own bytes (each once per write)
+        self.kept = {"now": 0, "peak": 0}  # the copies waiting for their node
+        self.eager64: dict[str, dict[str, Any]] = {}
 
-    def _ref(self, row: dict[str, Any], node: str, value: Any) -> Any:
-        """The reference for ``value``: the node's value, or the element of its tuple (by the wrapper's index,
-        else the one of the same size closest to it, said in ``matched``)."""
-        ref = self.refs.get(node)
+    def _ref(self, row: dict[str, Any], ref: Any, value: Any) -> Any:
+        """The reference for ``value`` in node value ``ref``: the value, or the element of its tuple (by the
+        wrapper's index, else the one of the same size closest to it, said in ``matched``)."""
         if not isinstance(ref, (list, tuple)):
             return ref
         i = self.items.get(row["buffer"])
@@ -273,10 +289,7 @@ class _Pass:
             return ref[i]
         same = [(j, r) for j, r in enumerate(ref) if isinstance(r, torch.Tensor) and r.numel() == value.numel()]
         if len(same) > 1:
-            j, r = min(same, key=lambda jr: stats(value, jr[1])["max_abs"])
-            row["item"] = j
-            row["matched"] = f"output {j} of {node}: the closest of its {len(same)} outputs of this size"
-            return r
+            row["matched"] = f"{len(same)} outputs of the node have this size; compared with the first"
         if same:
             row["item"] = same[0][0]
             return same[0][1]
@@ -289,28 +302,67 @@ class _Pass:
             row: dict[str, Any] = {"buffer": name, "kernel": kernel, "call": call, "line": line}
             node = self.plan.get(name)
             row["fx_node"] = node
-            if isinstance(value, torch.Tensor):
-                self.bytes += value.numel() * value.element_size()
-                row.update(dtype=_dt(value), shape=list(value.shape))
-                ref = self._ref(row, node, value) if node else None
-                if isinstance(ref, torch.Tensor) and ref.numel() == value.numel():
-                    try:
-                        row["stats"] = stats(value, ref)
-                    except Exception as e:  # noqa: BLE001
-                        row["why"] = f"not compared ({type(e).__name__}: {e})"
-                    if row.get("matched") and (row.get("stats") or {}).get("tol_ratio", 0) > 1.0:
-                        del row["stats"]  # no output of the node is this buffer: an internal value of its lowering
-                        row["why"] = (f"not compared: none of {node}'s outputs of this size is this buffer (Inductor's "
-                                      "buffer holds an internal value of its lowering, such as a Welford reduction's "
-                                      "sum of squares; the buffers computed from it are compared)")
-                elif isinstance(ref, torch.Tensor):
-                    row["why"] = (f"not compared: {value.numel()} elements vs {ref.numel()} in {node} (a part of "
-                                  f"{node}'s buffer, written in place)")
-                if value.is_floating_point():
-                    row["nan"], row["inf"] = int(torch.isnan(value).sum()), int(torch.isinf(value).sum())
-            else:
-                row["why"] = f"not compared: the kernel returned a {type(value).__name__}"
             self.rows.append(row)
+            if not isinstance(value, torch.Tensor):
+                row["why"] = f"not compared: the kernel returned a {type(value).__name__}"
+                continue
+            self.bytes += value.numel() * value.element_size()
+            row.update(dtype=_dt(value), shape=list(value.shape))
+            if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                row["nan"], row["inf"] = int(torch.isnan(value).sum()), int(torch.isinf(value).sum())
+            elif value.is_floating_point():
+                row["nan"] = row["inf"] = 0
+            if node in self.want:  # a copy: the buffer's storage may be reused by a later kernel
+                self.waiting.setdefault(node, []).append((row, value.clone()))
+                self.kept["now"] += _nbytes(value)
+                self.kept["peak"] = max(self.kept["peak"], self.kept["now"])
+
+    def node(self, node: Any, v: Any, v64: Any) -> None:
+        """Node ``node``'s eager value ``v`` and float64 value ``v64``: compare every buffer waiting for it."""
+        waiting = self.waiting.pop(node.name, None)
+        if not waiting or not (isinstance(v, torch.Tensor) or _tensors(v)):
+            return
+        r64 = _reference(v, v64)
+        for row, c in waiting:
+            ref = self._ref(row, v, c)
+            if isinstance(ref, torch.Tensor) and ref.numel() == c.numel():
+                try:
+                    row["stats"] = stats(c, ref)
+                except Exception as e:  # noqa: BLE001
+                    row["why"] = f"not compared ({type(e).__name__}: {e})"
+                if row.get("matched") and (row.get("stats") or {}).get("tol_ratio", 0) > 1.0:
+                    del row["stats"]  # no output of the node is this buffer: an internal value of its lowering
+                    row["why"] = (f"not compared: none of {node.name}'s outputs of this size is this buffer "
+                                  "(Inductor's buffer holds an internal value of its lowering, such as a Welford "
+                                  "reduction's sum of squares; the buffers computed from it are compared)")
+            elif isinstance(ref, torch.Tensor):
+                row["why"] = (f"not compared: {c.numel()} elements vs {ref.numel()} in {node.name} (a part of "
+                              f"{node.name}'s buffer, written in place)")
+            if "stats" in row:
+                self._float64(row, node.name, v, v64, r64, c)
+            self.kept["now"] -= _nbytes(c)
+        del waiting
+
+    def _float64(self, row: dict[str, Any], name: str, v: Any, v64: Any, r64: Any, c: Any) -> None:
+        """Compiled buffer ``c`` against the float64 reference (``_c64``) and eager's own error (``eager64``)."""
+        key = name if row.get("item") is None else f"{name}[{row['item']}]"
+        pick = (lambda t: t) if isinstance(v, torch.Tensor) else (lambda t: t[row["item"]])
+        try:
+            o, x = pick(v), pick(v64)
+            if key not in self.eager64 and isinstance(o, torch.Tensor) and isinstance(x, torch.Tensor) \
+                    and o.numel() == x.numel():
+                self.eager64[key] = stats(o, x)
+        except Exception:  # noqa: BLE001
+            pass
+        probe = {"buffer": row["buffer"]}
+        ref = self._ref(probe, r64, c)
+        if isinstance(ref, torch.Tensor) and ref.numel() == c.numel():
+            try:
+                c64 = stats(c, ref)
+            except Exception:  # noqa: BLE001
+                return
+            if not (probe.get("matched") and c64.get("tol_ratio", 0) > 1.0):
+                row["_c64"] = c64
 
 
 def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict[str, Any] | None, *,
@@ -320,7 +372,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     value of its producing FX node of post-grad GraphModule ``gm``; ``links`` is the codegen stop's links
     (tracer.links: each buffer's ``fx_nodes``, ``kernels``, ``kernel_lines``, ``user_lines``), ``script`` the
     agent's record of the script's first call of the graph (``inputs``: {position: tensor}), ``snapshot`` the
-    what-if snapshot of the graph (for :func:`tracer.numerics_localize.localize_in_kernel`).  Returns :class:`session.format.GraphNumerics`.
+    what-if snapshot of the graph (for :func:`tracer.numerics_localize.localize_kernels`).  Returns :class:`session.format.GraphNumerics`.
     Raises what loading or running the module raises."""
     from inductor_step.tracer.adapter.output_module import load_output_module  # noqa: PLC0415
     from inductor_step.tracer.codeparse import parse_wrapper  # noqa: PLC0415
@@ -358,64 +410,28 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
               if ints + floats >= n_tensors else
               f"the script's own inputs for {ints + floats} of {n_tensors} tensors; the rest random (get_args, "
               "seeded): the script did not call this graph, or its floats were over the copy budget")
-    in_place = any(str(getattr(n, "target", "")).rstrip(".default").endswith("_") for n in gm.graph.nodes
-                   if n.op == "call_function")
-    refs: dict[str, Any] = {}
-    kept = {"now": 0, "peak": 0}
-
-    def keep(node: Any, v: Any) -> None:
-        if node.name in want and (isinstance(v, torch.Tensor) or _tensors(v)):
-            refs[node.name] = _copy(v) if in_place else v
-            kept["now"] += _nbytes(v)
-            kept["peak"] = max(kept["peak"], kept["now"])
-
     seed = 0
-    torch.manual_seed(seed)
     phases: dict[str, float] = {"prepare": time.monotonic() - t0}
     t = time.monotonic()
-    tn.run_graph(gm, _clone_args(args), keep)  # 1. eager in the graph's dtypes
-    phases["eager"], t = time.monotonic() - t, time.monotonic()
-    p1 = _Pass(plan, refs, items)
+    p1 = _Pass(plan, want, items)
     mod, points = tn.load_instrumented(output_path, kernels, p1)
     torch.manual_seed(seed)
     with torch.no_grad():
-        mod.call(_clone_args(args))  # 2. compiled vs eager, buffer by buffer
-    phases["compiled_vs_eager"], t = time.monotonic() - t, time.monotonic()
-    eager64: dict[str, dict[str, Any]] = {}
-
-    def keep64(node: Any, v: Any) -> None:  # 3. float64: eager's own error, then the float64 value replaces it
-        if node.name in want and (isinstance(v, torch.Tensor) or _tensors(v)):
-            old = refs.get(node.name)
-            pairs = ([(node.name, old, v)] if isinstance(v, torch.Tensor) else
-                     [(f"{node.name}[{i}]", o, x) for i, (o, x) in enumerate(zip(old or [], v))])
-            for key, o, x in pairs:
-                if isinstance(o, torch.Tensor) and isinstance(x, torch.Tensor) and o.numel() == x.numel():
-                    try:
-                        eager64[key] = stats(o, x)
-                    except Exception:  # noqa: BLE001
-                        pass
-            kept["now"] -= _nbytes(old)
-            refs[node.name] = v = _reference(old, v)
-            kept["now"] += _nbytes(v)
-            kept["peak"] = max(kept["peak"], kept["now"])
-
+        mod.call(_clone_args(args))  # 1. compiled, each buffer kept as written (one copy)
+    phases["compiled"], t = time.monotonic() - t, time.monotonic()
     torch.manual_seed(seed)
-    fell_back = tn.run_graph(gm, _clone_args(args), keep64, float64=True)
-    phases["eager_float64"], t = time.monotonic() - t, time.monotonic()
-    p2 = _Pass(plan, refs, items)
-    setattr(mod, tn.CAPTURE, p2)
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        mod.call(_clone_args(args))  # 4. compiled vs float64
-    phases["compiled_vs_float64"], t = time.monotonic() - t, time.monotonic()
-    refs.clear()
-    rows = _rows(p1.rows, p2.rows, eager64, rand, lb, (links or {}).get("kernels") or {}, gm)
+    # 2. eager in the graph's dtypes and in float64 side by side: each node's buffers compared and dropped at once
+    fell_back = tn.run_dual(gm, _clone_args(args), _clone_args(args), p1.node)
+    phases["eager_and_float64"], t = time.monotonic() - t, time.monotonic()
+    p1.waiting.clear()
+    rows = _rows(p1.rows, p1.eager64, rand, lb, (links or {}).get("kernels") or {}, gm)
     out: dict[str, Any] = {"inputs": inputs, "rows": rows, "points": len(points),
                            "tolerances": {d: {"rtol": r, "atol": a} for d, (r, a) in TOLERANCES.items()
                                           if any(x.get("dtype") == d for x in rows)},
-                           "kept_bytes": kept["peak"], "buffer_bytes": p1.bytes,
-                           "method": "each buffer captured right after its kernel (the wrapper instrumented), "
-                                     "compared with its FX node run by torch.fx in the graph's dtypes and in float64"}
+                           "kept_bytes": p1.kept["peak"], "buffer_bytes": p1.bytes,
+                           "method": "each buffer captured right after its kernel (the wrapper instrumented) and "
+                                     "kept until its FX node ran by torch.fx in the graph's dtypes and in float64 "
+                                     "side by side: compared, then dropped"}
     if fell_back:
         out["f64_fallbacks"] = (f"{len(fell_back)} node(s) have no float64 kernel and ran in float32 for the "
                                 f"reference: {', '.join(fell_back[:6])}")
@@ -433,17 +449,18 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     targets = [("localized", first)] if first and first.get("status") != "order" else []
     if nf and (not first or nf["kernel"] != first["kernel"]):  # the NaN's kernel too, when it is another one
         targets.append(("localized_nonfinite", nf))
-    for field, target in targets if localize else []:
-        if snapshot is None:
-            out[field] = {"unavailable": "not localized: no snapshot of the graph as compile_fx_inner got it"}
-            continue
-        try:
-            from inductor_step.tracer.numerics_localize import localize_in_kernel  # noqa: PLC0415
-
-            out[field] = localize_in_kernel(target, links, gm, snapshot, args, is_backward, is_inference)
-        except Exception as e:  # noqa: BLE001
-            out[field] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
     if targets and localize:
+        if snapshot is None:
+            for field, _ in targets:
+                out[field] = {"unavailable": "not localized: no snapshot of the graph as compile_fx_inner got it"}
+        else:
+            try:
+                from inductor_step.tracer.numerics_localize import localize_kernels  # noqa: PLC0415
+
+                out.update(localize_kernels(targets, gm, snapshot, args, is_backward, is_inference))
+            except Exception as e:  # noqa: BLE001
+                for field, _ in targets:
+                    out[field] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
         phases["localize"] = time.monotonic() - t
     out["phases_s"] = phases
     out["seconds"] = time.monotonic() - t0
@@ -461,12 +478,11 @@ def _maxrss() -> int:
         return 0
 
 
-def _rows(r1: list[dict], r2: list[dict], eager64: dict[str, dict], rand: dict[str, str],
+def _rows(r1: list[dict], eager64: dict[str, dict], rand: dict[str, str],
           lb: dict[str, Any], lk: dict[str, Any], gm: Any) -> list[dict[str, Any]]:
     rows = []
     for i, a in enumerate(r1):
-        b = r2[i] if i < len(r2) and r2[i]["buffer"] == a["buffer"] else {}
-        row = {k: v for k, v in a.items() if k != "stats"}
+        row = {k: v for k, v in a.items() if k not in ("stats", "_c64")}
         row["index"] = i
         node = a.get("fx_node")
         info = lb.get(a["buffer"]) or {}
@@ -483,7 +499,7 @@ def _rows(r1: list[dict], r2: list[dict], eager64: dict[str, dict], rand: dict[s
                                   "precomputed sum; the buffers computed from it are compared)")
         else:
             row["vs_eager"] = a["stats"]
-            c64 = b.get("stats")
+            c64 = a.get("_c64")
             e64 = eager64.get(node if a.get("item") is None else f"{node}[{a['item']}]")
             if c64:
                 row["compiled_vs_f64"] = c64
