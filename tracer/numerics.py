@@ -278,8 +278,8 @@ class _Pass:
         self.kept = {"now": 0, "peak": 0}  # the copies waiting for their node
         self.eager64: dict[str, dict[str, Any]] = {}
 
-    def _ref(self, row: dict[str, Any], ref: Any, value: Any) -> Any:
-        """The reference for ``value`` in node value ``ref``: the value, or the element of its tuple (by the
+    def _ref(self, row: dict[str, Any], node: str, ref: Any, value: Any) -> Any:
+        """The reference for ``value`` in node ``node``'s value ``ref``: the value, or the element of its tuple (by the
         wrapper's index, else the one of the same size closest to it, said in ``matched``)."""
         if not isinstance(ref, (list, tuple)):
             return ref
@@ -289,7 +289,10 @@ class _Pass:
             return ref[i]
         same = [(j, r) for j, r in enumerate(ref) if isinstance(r, torch.Tensor) and r.numel() == value.numel()]
         if len(same) > 1:
-            row["matched"] = f"{len(same)} outputs of the node have this size; compared with the first"
+            j, r = min(same, key=lambda jr: stats(value, jr[1])["max_abs"])
+            row["item"] = j
+            row["matched"] = f"output {j} of {node}: the closest of its {len(same)} outputs of this size"
+            return r
         if same:
             row["item"] = same[0][0]
             return same[0][1]
@@ -324,7 +327,7 @@ class _Pass:
             return
         r64 = _reference(v, v64)
         for row, c in waiting:
-            ref = self._ref(row, v, c)
+            ref = self._ref(row, node.name, v, c)
             if isinstance(ref, torch.Tensor) and ref.numel() == c.numel():
                 try:
                     row["stats"] = stats(c, ref)
@@ -355,7 +358,7 @@ class _Pass:
         except Exception:  # noqa: BLE001
             pass
         probe = {"buffer": row["buffer"]}
-        ref = self._ref(probe, r64, c)
+        ref = self._ref(probe, name, r64, c)
         if isinstance(ref, torch.Tensor) and ref.numel() == c.numel():
             try:
                 c64 = stats(c, ref)

@@ -212,8 +212,9 @@ def _set_rng_state(state: tuple[Any, Any]) -> None:
 def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, Any], None]) -> list[str]:
     """Run post-grad GraphModule ``gm`` on ``args`` twice in lockstep, node by node: in its own dtypes and in
     float64 (as :func:`run_graph`), calling ``on_values(node, value, value_in_float64)`` after each node, so
-    that each node's two values can be compared and dropped at once (each run frees a value after its last
-    use: ``torch.fx.Interpreter``'s own bookkeeping).  Each run draws its random numbers from its own copy of
+    that each node's two values can be compared and dropped at once: each run frees a value after its last
+    use by another node (the output node is not run: the graph's outputs, a forward's saved activations, are
+    not kept to the end).  Each run draws its random numbers from its own copy of
     torch's generator state as it was on entry (the CPU one and, where CUDA is initialized, the CUDA ones),
     as if they ran one after the other from the same seed.  ``args``: the first run's inputs, ``args64``: the
     second's (a copy: its floating tensors are converted, the others used as given).  Returns the nodes that ran in float32 for want of a float64 kernel."""
@@ -225,8 +226,20 @@ def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, A
     for r, a in zip(runs, (args, args64)):
         r.env = {}
         r.args_iter = iter(gm.graph.process_inputs(*a))
+    last: dict[Any, list[Any]] = {}  # node -> the values it is the last user of; the output node is no user:
+    seen: set[Any] = set()  # the graph's outputs (a forward's saved activations) are dropped like the rest
+    for node in reversed(gm.graph.nodes):
+        if node.op == "output":
+            continue
+        last.setdefault(node, [])
+        for n in node.all_input_nodes:
+            if n not in seen:
+                seen.add(n)
+                last[node].append(n)
     with torch.no_grad():
         for node in gm.graph.nodes:
+            if node.op == "output":
+                break
             vals = []
             for i, r in enumerate(runs):
                 if node.name in rand:
@@ -237,11 +250,10 @@ def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, A
                 vals.append(r.env[node])
             on_values(node, vals[0], vals[1])
             del vals
+            dead = last.get(node, []) + ([node] if node not in seen else [])  # unused: dropped at once
             for r in runs:
-                for dead in r.user_to_last_uses.get(node, []):
-                    del r.env[dead]
-            if node.op == "output":
-                break
+                for d in dead:
+                    r.env.pop(d, None)
     _set_rng_state(states[0])
     for r in runs:
         r.env.clear()
