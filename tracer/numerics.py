@@ -277,6 +277,7 @@ class _Pass:
         self.bytes = 0  # the captured buffers' own bytes (each once per write)
         self.kept = {"now": 0, "peak": 0}  # the copies waiting for their node
         self.eager64: dict[str, dict[str, Any]] = {}
+        self.compare_s = 0.0  # of the eager run's time, comparing
 
     def _ref(self, row: dict[str, Any], node: str, ref: Any, value: Any) -> Any:
         """The reference for ``value`` in node ``node``'s value ``ref``: the value, or the element of its tuple (by the
@@ -325,6 +326,7 @@ class _Pass:
         waiting = self.waiting.pop(node.name, None)
         if not waiting or not (isinstance(v, torch.Tensor) or _tensors(v)):
             return
+        t0 = time.monotonic()
         r64 = _reference(v, v64)
         for row, c in waiting:
             ref = self._ref(row, node.name, v, c)
@@ -345,6 +347,7 @@ class _Pass:
                 self._float64(row, node.name, v, v64, r64, c)
             self.kept["now"] -= _nbytes(c)
         del waiting
+        self.compare_s += time.monotonic() - t0
 
     def _float64(self, row: dict[str, Any], name: str, v: Any, v64: Any, r64: Any, c: Any) -> None:
         """Compiled buffer ``c`` against the float64 reference (``_c64``) and eager's own error (``eager64``)."""
@@ -383,6 +386,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
 
     t0 = time.monotonic()
     rss0 = _maxrss()
+    gpu0 = _gpu_peak_reset()
     with open(output_path, encoding="utf-8") as f:
         source = f.read()
     kernels = [k for k in parse_wrapper(source) if k.get("call_lines")]
@@ -426,6 +430,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     # 2. eager in the graph's dtypes and in float64 side by side: each node's buffers compared and dropped at once
     fell_back = tn.run_dual(gm, _clone_args(args), _clone_args(args), p1.node)
     phases["eager_and_float64"], t = time.monotonic() - t, time.monotonic()
+    phases["of_which_comparing"] = p1.compare_s
     p1.waiting.clear()
     rows = _rows(p1.rows, p1.eager64, rand, lb, (links or {}).get("kernels") or {}, gm)
     out: dict[str, Any] = {"inputs": inputs, "rows": rows, "points": len(points),
@@ -468,7 +473,18 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     out["phases_s"] = phases
     out["seconds"] = time.monotonic() - t0
     out["maxrss_growth_bytes"] = max(0, _maxrss() - rss0)
+    if gpu0 is not None:
+        out["gpu_peak_growth_bytes"] = max(0, int(torch.cuda.max_memory_allocated()) - gpu0)
     return _clean(out)
+
+
+def _gpu_peak_reset() -> int | None:
+    """Where CUDA is in use: reset torch's peak-allocation counter of the current device and return what is
+    allocated now (bytes; the comparison's own peak is then ``max_memory_allocated()`` minus it); else None."""
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return None
+    torch.cuda.reset_peak_memory_stats()
+    return int(torch.cuda.memory_allocated())
 
 
 def _maxrss() -> int:

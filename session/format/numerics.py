@@ -79,6 +79,7 @@ class GraphNumerics(TypedDict, total=False):
     kept_bytes: int  # the compiled buffers kept at most, each until its FX node ran eagerly (one copy)
     buffer_bytes: int  # the compiled buffers captured, each once per write (the graph's own)
     maxrss_growth_bytes: int  # how much the comparison raised the process's peak resident memory (CPU)
+    gpu_peak_growth_bytes: int  # CUDA: the comparison's peak allocation over what was allocated before it (torch.cuda)
     f64_fallbacks: str
     random: str
     summary: dict[str, Any]
@@ -88,5 +89,5 @@ class GraphNumerics(TypedDict, total=False):
     localized: dict[str, Any]  # tracer.numerics_localize.localize_kernels: the first divergence's kernel unfused
     localized_nonfinite: dict[str, Any]  # the same for the first NaN/Inf's kernel, where it is another kernel
     seconds: float
-    phases_s: dict[str, float]  # prepare, compiled, eager_and_float64 (both compared as each node runs), localize
+    phases_s: dict[str, float]  # prepare, compiled, eager_and_float64 (of_which_comparing), localize
     t: float
