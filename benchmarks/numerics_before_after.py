@@ -2,8 +2,8 @@
 this checkout's code (after) and, with ``--before DIR``, ``--headless --numerics`` with another copy of the package
 (``DIR/inductor_step``, e.g. ``git archive`` of an older commit), in rotating order for ``--rounds`` rounds.
 
-Per run: wall time and peak resident memory of the whole run (``/usr/bin/time``'s maximum RSS: the largest
-process of the tree, the agent), where ``nvidia-smi`` exists the GPU's peak used memory (polled every 0.2 s),
+Per run: wall time and peak resident memory of the whole run (``getrusage(RUSAGE_CHILDREN)`` in a wrapper
+process: the largest process of the tree, the agent), where ``nvidia-smi`` exists the GPU's peak used memory (polled every 0.2 s),
 the 1-minute load average before and after; per graph from the recorded session, the comparison's seconds
 and phases, the copies it kept, its peak RSS / CUDA allocation growth and the answer.  Then medians per variant,
 and whether before's and after's recorded comparisons are the same (every row, timings aside).
@@ -29,6 +29,11 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.dirname(ROOT))
 TIMING_KEYS = {"seconds", "phases_s", "kept_bytes", "maxrss_growth_bytes", "gpu_peak_growth_bytes", "method", "how",
                "t"}
+
+
+#: runs argv[2:] and writes its process tree's peak RSS in KiB to argv[1] (getrusage of the waited children)
+_WRAP = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[2:]).returncode; "
+         "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(r)")
 
 
 def _load() -> float:
@@ -67,7 +72,7 @@ def run_once(variant: str, script: list[str], before: str | None, d: str, i: int
     if gpu:
         gpu.start()
     load0, t0 = _load(), time.monotonic()
-    p = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", timef, *cmd, *script], env=env,
+    p = subprocess.run([sys.executable, "-c", _WRAP, timef, *cmd, *script], env=env,
                        cwd=os.path.dirname(script[0]), capture_output=True, text=True)
     wall = time.monotonic() - t0
     if gpu:
