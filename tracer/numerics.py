@@ -63,9 +63,17 @@ def stats(c: Any, r: Any) -> dict[str, Any]:
     rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0))
     c, r = c.reshape(-1), r.reshape(-1)  # (a copy only where a buffer is not contiguous)
     acc = {"max_abs": 0.0, "ratio": 0.0, "scale": 0.0, "mismatch": 0, "nan": 0, "inf": 0, "ref_nan": 0, "ref_inf": 0}
-    step = CHUNK if c.device.type == "cpu" else CHUNK_GPU
-    for i in range(0, c.numel(), step):  # float64 temporaries of a chunk, not of the whole buffer
-        _chunk(c[i:i + step], r[i:i + step], rtol, atol, acc)
+    cpu = c.device.type == "cpu"
+    step = CHUNK if cpu else CHUNK_GPU
+    threads = torch.get_num_threads()
+    if cpu:  # one thread: a chunk's passes are too short to share (see CHUNK)
+        torch.set_num_threads(1)
+    try:
+        for i in range(0, c.numel(), step):  # float64 temporaries of a chunk, not of the whole buffer
+            _chunk(c[i:i + step], r[i:i + step], rtol, atol, acc)
+    finally:
+        if cpu:
+            torch.set_num_threads(threads)
     max_abs, scale, mismatch = acc["max_abs"], acc["scale"], acc["mismatch"]
     ratio = acc["ratio"] if (atol or rtol) else (0.0 if max_abs == 0 else math.inf)
     eps = torch.finfo(c.dtype).eps if c.is_floating_point() else torch.finfo(torch.float32).eps
@@ -78,8 +86,10 @@ def stats(c: Any, r: Any) -> dict[str, Any]:
     return out
 
 
-#: elements compared at a time on CPU: float64 temporaries of 2 MiB, which stay in the cache across the dozen passes
-#: of a chunk (2.7x faster than 32 MiB chunks on the 2-core EPYC of BENCHMARKS.md, the same numbers: maxima and counts)
+#: elements compared at a time on CPU, on one thread: float64 temporaries of 2 MiB, which stay in the cache across
+#: the dozen passes of a chunk; on the shared 2-core EPYC of BENCHMARKS.md (load 5), 10M float32 elements against
+#: float32 and float64 took 0.16 s so against 1.7 s with 32 MiB chunks on torch's 2 threads (whose barriers stall
+#: when another process holds a core: up to 14 s).  The numbers are the same: maxima and counts.
 CHUNK = 1 << 18
 CHUNK_GPU = 1 << 24  # on a GPU: fewer, larger launches (float64 temporaries of 128 MiB)
 
