@@ -49,13 +49,15 @@ def localize_kernels(targets: list[tuple[str, dict[str, Any]]], gm: Any, snapsho
         if not isinstance(c, torch.Tensor) or not isinstance(v, torch.Tensor):
             return
         s = stats(c, v)
-        c64, e64 = (stats(c, v64), stats(v, v64)) if isinstance(v64, torch.Tensor) else (None, None)
+        c64, e64 = ((stats(c, v64), stats(v, v64)) if isinstance(v64, torch.Tensor) and n.name not in fell
+                    else (None, None))  # no float64 kernel: the float32 reference is eager's own
         status, text = verdict(s, c64, e64, reduction_terms(gm, [n.name]), _dt(c))
         cmp[n.name] = {"node": n.name, "status": status, "verdict": text, "vs_eager": s, "nan": s.get("nan", 0),
                        "inf": s.get("inf", 0), "user_line": _user_line(n)}
 
     part = tn.ancestors_graph(gm, [n for n in union if n in got]) if tn.prunable(gm) and got else gm
-    tn.run_dual(part, _clone_args(args), _clone_args(args), on_values)
+    fell: list[str] = []  # filled as the float64 run falls back (run_dual's list, before each node's compare)
+    tn.run_dual(part, _clone_args(args), _clone_args(args), on_values, fell_back=fell)
     where = (", cut to what they are computed from," if pruned and part is not gm else "")
     for field, first in todo:
         names = per[field]

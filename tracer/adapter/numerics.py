@@ -209,7 +209,8 @@ def _set_rng_state(state: tuple[Any, Any]) -> None:
         torch.cuda.set_rng_state_all(state[1])
 
 
-def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, Any], None]) -> list[str]:
+def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, Any], None],
+             fell_back: list[str] | None = None) -> list[str]:
     """Run post-grad GraphModule ``gm`` on ``args`` twice in lockstep, node by node: in its own dtypes and in
     float64 (as :func:`run_graph`), calling ``on_values(node, value, value_in_float64)`` after each node, so
     that each node's two values can be compared and dropped at once: each run frees a value after its last
@@ -217,8 +218,9 @@ def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, A
     not kept to the end).  Each run draws its random numbers from its own copy of
     torch's generator state as it was on entry (the CPU one and, where CUDA is initialized, the CUDA ones),
     as if they ran one after the other from the same seed.  ``args``: the first run's inputs, ``args64``: the
-    second's (a copy: its floating tensors are converted, the others used as given).  Returns the nodes that ran in float32 for want of a float64 kernel."""
-    fell_back: list[str] = []
+    second's (a copy: its floating tensors are converted, the others used as given).  Returns the nodes that ran
+    in float32 for want of a float64 kernel (``fell_back``, where given, is that list, filled as they run)."""
+    fell_back = [] if fell_back is None else fell_back
     runs = [_Run(gm, False, fell_back), _Run(gm, True, fell_back)]
     rand = set(random_dependents(gm, only_inductor=False, roots_only=True))
     start = _rng_state()
