@@ -149,6 +149,22 @@ def producer_node(gm: Any, fx_nodes: list[str], numel: int | None = None) -> str
     return max(sinks or cands, key=lambda n: order[n])
 
 
+def updater_node(gm: Any, node: str | None, kernel: dict[str, Any]) -> str | None:
+    """Where a kernel writes a buffer whose node (``node``, from the links) is not among the kernel's own
+    post-grad nodes (``kernel["post_grad_nodes"]``), the kernel updates the buffer in place (Triton's atomic adds
+    of an ``index_put(..., accumulate=True)`` into the zeros of a ``full``): the one node of the kernel's that
+    takes ``node`` as an input and has its size; None where that is not so."""
+    own = kernel.get("post_grad_nodes") or []
+    if not node or not own or node in own:
+        return None
+    nodes = {n.name: n for n in gm.graph.nodes}
+    n = nodes.get(node)
+    if n is None:
+        return None
+    users = [u.name for u in n.users if u.name in own and _numel(u) == _numel(n)]
+    return users[0] if len(users) == 1 else None
+
+
 def input_mutations(gm: Any) -> dict[str, str]:
     """{placeholder: the node whose value the graph copies into it} for each input the graph mutates
     (``copy_(arg3_1, add_2)`` at a post-grad graph's end: an optimizer step, a running mean): a kernel that
@@ -292,7 +308,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     kernels = [k for k in parse_wrapper(source) if k.get("call_lines")]
     lb = (links or {}).get("buffers") or {}
     sizes = {n.name: _numel(n) for n in gm.graph.nodes}
-    plan: dict[str, str | None] = {}
+    plan: dict[Any, str | None] = {}  # buffer -> its node; (kernel, buffer) where a kernel updates it in place
     mutated = input_mutations(gm)
     for k in kernels:
         for ci in range(len(k["call_lines"])):
@@ -306,6 +322,12 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
         fx = (lb.get(b) or {}).get("fx_nodes") or (lb.get(src) or {}).get("fx_nodes") or []
         plan[b] = producer_node(gm, fx) if fx else plan.get(src)
     items = {b: i for b, (src, i) in items.items()}
+    for k in kernels:  # a kernel that updates a buffer in place: the node of its own that does it
+        for ci in range(len(k["call_lines"])):
+            for w in tn.call_writes(k, ci):
+                other = updater_node(gm, plan.get(w), ((links or {}).get("kernels") or {}).get(k["name"]) or {})
+                if other:
+                    plan[(k["name"], w)] = other
     rand = tn.random_dependents(gm)
     want = {n for n in plan.values() if n and n not in rand}
     base = load_output_module(output_path)

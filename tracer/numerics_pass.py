@@ -56,7 +56,7 @@ class Pass:
             if isinstance(value, (list, tuple)) and not isinstance(value, torch.Tensor):
                 continue  # a multi-output fallback's tuple: its items (bufN = bufM[i]) are captured one by one
             row: dict[str, Any] = {"buffer": name, "kernel": kernel, "call": call, "line": line}
-            node = self.plan.get(name)
+            node = self.plan.get((kernel, name)) or self.plan.get(name)
             row["fx_node"] = node
             self.rows.append(row)
             if not isinstance(value, torch.Tensor):
@@ -82,7 +82,11 @@ class Pass:
         r64 = _reference(v, v64)
         for row, c in waiting:
             ref = self._ref(row, node.name, v, c)
-            if isinstance(ref, torch.Tensor) and ref.numel() == c.numel():
+            rng = _rng_return(node, row.get("item"))
+            if rng:
+                row["why"] = (f"not compared: output {row['item']} of {node.name} is `{rng}`, the state of its random "
+                              "number generator (each run draws its own), not a value")
+            elif isinstance(ref, torch.Tensor) and ref.numel() == c.numel():
                 try:
                     row["stats"] = stats(c, ref)
                 except Exception as e:  # noqa: BLE001
@@ -121,3 +125,14 @@ class Pass:
                 return
             if not (probe.get("matched") and c64.get("tol_ratio", 0) > 1.0):
                 row["_c64"] = c64
+
+
+def _rng_return(node: Any, item: int | None) -> str | None:
+    """The name of output ``item`` of ``node``'s ATen op where it is a random generator's state (an attention
+    op's ``philox_seed`` / ``philox_offset``, also with dropout 0), else None."""
+    schema = getattr(node.target, "_schema", None)
+    if item is None or schema is None or item >= len(schema.returns):
+        return None
+    name = schema.returns[item].name or ""
+    return name if ("philox" in name or "seed" in name or "rng" in name) else None
+
