@@ -150,18 +150,18 @@ def producer_node(gm: Any, fx_nodes: list[str], numel: int | None = None) -> str
 
 
 def updater_node(gm: Any, node: str | None, kernel: dict[str, Any]) -> str | None:
-    """Where a kernel writes a buffer whose node (``node``, from the links) is not among the kernel's own
-    post-grad nodes (``kernel["post_grad_nodes"]``), the kernel updates the buffer in place (Triton's atomic adds
-    of an ``index_put(..., accumulate=True)`` into the zeros of a ``full``): the one node of the kernel's that
-    takes ``node`` as an input and has its size; None where that is not so."""
-    own = kernel.get("post_grad_nodes") or []
-    if not node or not own or node in own:
-        return None
+    """Where a kernel writes a buffer whose node (``node``, from the links) another node of the kernel's own
+    (``kernel["post_grad_nodes"]``) accumulates into in place -- an ``index_put(node, ..., accumulate=True)``, a
+    scatter or ``index_add`` of its size taking ``node`` as the tensor it updates (Triton's atomic adds of an
+    embedding's gradient into the zeros of a ``full``) -- that node, whose value the buffer holds after the
+    kernel; None where there is not exactly one."""
+    own = set(kernel.get("post_grad_nodes") or [])
     nodes = {n.name: n for n in gm.graph.nodes}
-    n = nodes.get(node)
-    if n is None:
+    n = nodes.get(node or "")
+    if n is None or not own:
         return None
-    users = [u.name for u in n.users if u.name in own and _numel(u) == _numel(n)]
+    users = [u.name for u in n.users if u.name in own and u.args and u.args[0] is n and _numel(u) == _numel(n)
+             and any(w in str(u.target) for w in ("index_put", "scatter", "index_add"))]
     return users[0] if len(users) == 1 else None
 
 

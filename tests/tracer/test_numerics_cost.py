@@ -75,3 +75,21 @@ def test_chunked_comparison_gives_the_whole_tensors_numbers():
     s2 = N.stats(c, r)
     assert s2["nonfinite_mismatch"] == 1 and s2["nan"] == 1 and s2["max_abs"] == float("inf")
     assert torch.get_num_threads() >= 1
+
+
+def test_a_kernel_accumulating_into_zeros_is_compared_with_its_index_put():
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from inductor_step.tracer.numerics import updater_node
+
+    def f(idx, g):  # an embedding's gradient: zeros, then the rows' gradients added at the token ids
+        z = torch.zeros(10, 4)
+        return torch.ops.aten.index_put(z, [idx], g, True), z + 1
+
+    gm = make_fx(f)(torch.tensor([1, 1, 3]), torch.randn(3, 4))
+    full = next(n.name for n in gm.graph.nodes if "full" in str(n.target) or "zeros" in str(n.target))
+    put = next(n.name for n in gm.graph.nodes if "index_put" in str(n.target))
+    assert updater_node(gm, full, {"post_grad_nodes": [full, put]}) == put  # the kernel with the atomic adds
+    assert updater_node(gm, full, {"post_grad_nodes": [full]}) is None  # the kernel that only fills
+    assert updater_node(gm, put, {"post_grad_nodes": [full, put]}) is None  # already the update
