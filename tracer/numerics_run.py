@@ -2,7 +2,7 @@
 
 Runs :func:`tracer.numerics.compare_graph` in the agent's own process (the post-grad graph, the links and the
 script's first-call inputs live here; a crash in a kernel would take the agent with it, as in-process timing
-does).  The localizing recompile (:func:`tracer.numerics.localize_in_kernel`) compiles on this thread under the
+does).  The localizing recompile (:func:`tracer.numerics_localize.localize_kernels`) compiles on this thread under the
 agent's what-if lock, as a what-if variant does, but its stops are not sent (``tl.silent``) and its graph state is
 dropped afterwards: it is a measurement, not a graph of the session.
 """

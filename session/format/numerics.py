@@ -76,17 +76,18 @@ class GraphNumerics(TypedDict, total=False):
     rows: list[NumericsBuffer]
     points: int
     tolerances: dict[str, Any]
-    kept_bytes: int  # eager's values held at most (one copy: the graph's dtypes, then float64)
+    kept_bytes: int  # the compiled buffers kept at most, each until its FX node ran eagerly (one copy)
     buffer_bytes: int  # the compiled buffers captured, each once per write (the graph's own)
     maxrss_growth_bytes: int  # how much the comparison raised the process's peak resident memory (CPU)
+    gpu_peak_growth_bytes: int  # CUDA: the comparison's peak allocation over what was allocated before it (torch.cuda)
     f64_fallbacks: str
     random: str
     summary: dict[str, Any]
     first_divergence: NumericsAnswer
     first_suspect: NumericsAnswer
     first_nonfinite: NumericsAnswer
-    localized: dict[str, Any]  # tracer.numerics.localize_in_kernel: the first divergence's kernel unfused
+    localized: dict[str, Any]  # tracer.numerics_localize.localize_kernels: the first divergence's kernel unfused
     localized_nonfinite: dict[str, Any]  # the same for the first NaN/Inf's kernel, where it is another kernel
     seconds: float
-    phases_s: dict[str, float]  # prepare, eager, compiled_vs_eager, eager_float64, compiled_vs_float64, localize
+    phases_s: dict[str, float]  # prepare, compiled, eager_and_float64 (of_which_comparing), localize
     t: float

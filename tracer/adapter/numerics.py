@@ -141,6 +141,42 @@ def _down(x: Any) -> Any:
     return x
 
 
+class _Run(torch.fx.Interpreter):
+    """``torch.fx.Interpreter`` over a post-grad graph, in its own dtypes or (``float64``) with every floating
+    tensor below float64 and every such dtype argument made float64; a node with no float64 kernel runs in
+    float32 (its result back in float64) and its name goes to ``fell_back``."""
+
+    def __init__(self, gm: Any, float64: bool, fell_back: list[str]):
+        super().__init__(gm)
+        self.float64, self.fell_back, self._cur = float64, fell_back, "?"
+
+    def run_node(self, n: Any) -> Any:
+        self._cur = n.name
+        return super().run_node(n)
+
+    def placeholder(self, target: Any, a: Any, k: Any) -> Any:
+        v = super().placeholder(target, a, k)
+        return _to64(v) if self.float64 else v
+
+    def get_attr(self, target: Any, a: Any, k: Any) -> Any:
+        v = super().get_attr(target, a, k)
+        return _to64(v) if self.float64 else v
+
+    def call_function(self, target: Any, a: Any, k: Any) -> Any:
+        if not self.float64:
+            return target(*a, **k)
+        a64, k64 = _to64(a), _to64(k)
+        try:
+            return target(*a64, **k64)
+        except Exception:  # noqa: BLE001 - no float64 kernel for this op: float32, said so
+            self.fell_back.append(self._cur)
+            return _to64(target(*_down(a64), **_down(k64)))
+
+    def call_module(self, target: Any, a: Any, k: Any) -> Any:
+        f = self.float64
+        return super().call_module(target, _to64(a) if f else a, _to64(k) if f else k)
+
+
 def run_graph(gm: Any, args: list, on_value: Callable[[Any, Any], None], float64: bool = False) -> list[str]:
     """Run post-grad GraphModule ``gm`` on ``args`` node by node (``torch.fx.Interpreter``), calling
     ``on_value(node, value)`` after each node.  ``float64``: every floating tensor below float64 (inputs,
@@ -148,40 +184,13 @@ def run_graph(gm: Any, args: list, on_value: Callable[[Any, Any], None], float64
     reference run; a node that has no float64 kernel runs in float32 (its result back in float64), and its
     name is returned (those nodes' reference is float32, not float64)."""
     fell_back: list[str] = []
-
-    class Run(torch.fx.Interpreter):
-        def run_node(self, n: Any) -> Any:
-            v = super().run_node(n)
-            on_value(n, v)
-            return v
-
-        def placeholder(self, target: Any, a: Any, k: Any) -> Any:
-            v = super().placeholder(target, a, k)
-            return _to64(v) if float64 else v
-
-        def get_attr(self, target: Any, a: Any, k: Any) -> Any:
-            v = super().get_attr(target, a, k)
-            return _to64(v) if float64 else v
-
-        def call_function(self, target: Any, a: Any, k: Any) -> Any:
-            if not float64:
-                return target(*a, **k)
-            a64, k64 = _to64(a), _to64(k)
-            try:
-                return target(*a64, **k64)
-            except Exception:  # noqa: BLE001 - no float64 kernel for this op: float32, said so
-                fell_back.append(getattr(self, "_cur", "?"))
-                return _to64(target(*_down(a64), **_down(k64)))
-
-        def call_module(self, target: Any, a: Any, k: Any) -> Any:
-            return super().call_module(target, _to64(a) if float64 else a, _to64(k) if float64 else k)
-
-    r = Run(gm)
+    r = _Run(gm, float64, fell_back)
     orig = r.run_node
 
     def tagged(n: Any) -> Any:
-        r._cur = n.name
-        return orig(n)
+        v = orig(n)
+        on_value(n, v)
+        return v
 
     r.run_node = tagged  # type: ignore[method-assign]
     with torch.no_grad():
@@ -189,16 +198,120 @@ def run_graph(gm: Any, args: list, on_value: Callable[[Any, Any], None], float64
     return fell_back
 
 
+def _rng_state() -> tuple[Any, Any]:
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda
+
+
+def _set_rng_state(state: tuple[Any, Any]) -> None:
+    torch.set_rng_state(state[0])
+    if state[1] is not None:
+        torch.cuda.set_rng_state_all(state[1])
+
+
+def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, Any], None],
+             fell_back: list[str] | None = None) -> list[str]:
+    """Run post-grad GraphModule ``gm`` on ``args`` twice in lockstep, node by node: in its own dtypes and in
+    float64 (as :func:`run_graph`), calling ``on_values(node, value, value_in_float64)`` after each node, so
+    that each node's two values can be compared and dropped at once: each run frees a value after its last
+    use by another node (the output node is not run: the graph's outputs, a forward's saved activations, are
+    not kept to the end).  Each run draws its random numbers from its own copy of
+    torch's generator state as it was on entry (the CPU one and, where CUDA is initialized, the CUDA ones),
+    as if they ran one after the other from the same seed.  ``args``: the first run's inputs, ``args64``: the
+    second's (a copy: its floating tensors are converted, the others used as given).  Returns the nodes that ran
+    in float32 for want of a float64 kernel (``fell_back``, where given, is that list, filled as they run)."""
+    fell_back = [] if fell_back is None else fell_back
+    runs = [_Run(gm, False, fell_back), _Run(gm, True, fell_back)]
+    rand = set(random_dependents(gm, only_inductor=False, roots_only=True))
+    start = _rng_state()
+    states = [start, start]
+    for r, a in zip(runs, (args, args64)):
+        r.env = {}
+        r.args_iter = iter(gm.graph.process_inputs(*a))
+    last: dict[Any, list[Any]] = {}  # node -> the values it is the last user of; the output node is no user:
+    seen: set[Any] = set()  # the graph's outputs (a forward's saved activations) are dropped like the rest
+    for node in reversed(gm.graph.nodes):
+        if node.op == "output":
+            continue
+        last.setdefault(node, [])
+        for n in node.all_input_nodes:
+            if n not in seen:
+                seen.add(n)
+                last[node].append(n)
+    with torch.no_grad():
+        for node in gm.graph.nodes:
+            if node.op == "output":
+                break
+            vals = []
+            for i, r in enumerate(runs):
+                if node.name in rand:
+                    _set_rng_state(states[i])
+                r.env[node] = r.run_node(node)
+                if node.name in rand:
+                    states[i] = _rng_state()
+                vals.append(r.env[node])
+            on_values(node, vals[0], vals[1])
+            del vals
+            dead = last.get(node, []) + ([node] if node not in seen else [])  # unused: dropped at once
+            for r in runs:
+                for d in dead:
+                    r.env.pop(d, None)
+    _set_rng_state(states[0])
+    for r in runs:
+        r.env.clear()
+    return fell_back
+
+
+def ancestors_graph(gm: Any, names: list[str]) -> Any:
+    """A copy of GraphModule ``gm`` that computes only nodes ``names`` (its outputs, in that order) and what
+    they are computed from: every other node is erased, the placeholders kept (the same inputs).  Raises
+    KeyError for a name ``gm`` lacks."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(gm.graph, {}))  # the same node names; meta shared, not copied
+    g = torch.fx.GraphModule(gm, graph)  # attributes shared with gm
+    by_name = {n.name: n for n in g.graph.nodes}
+    want = [by_name[n] for n in names]
+    keep: set[Any] = set()
+    stack = list(want)
+    while stack:
+        n = stack.pop()
+        if n in keep:
+            continue
+        keep.add(n)
+        stack.extend(n.all_input_nodes)
+    out = next(n for n in g.graph.nodes if n.op == "output")
+    out.args = (tuple(want),)
+    for n in reversed(list(g.graph.nodes)):
+        if n is not out and n.op != "placeholder" and n not in keep:
+            g.graph.erase_node(n)
+    g.graph.lint()
+    g.recompile()
+    return g
+
+
+def prunable(gm: Any) -> bool:
+    """Whether :func:`ancestors_graph` computes the same values as ``gm`` for its nodes: no random op (pruning
+    would change the order of the draws) and no in-place op but the final ``copy_`` into an input."""
+    if random_dependents(gm, only_inductor=False):
+        return False
+    for n in gm.graph.nodes:
+        schema = getattr(n.target, "_schema", None) if n.op == "call_function" else None
+        if schema is not None and schema.is_mutable and not str(n.target).startswith("aten.copy_"):
+            return False
+    return True
+
+
 RANDOM_WORDS = ("rand", "dropout", "bernoulli", "seed", "normal", "multinomial")
 #: Inductor's own random prims (``fallback_random=False``): its generated code draws by another algorithm than eager
 INDUCTOR_RANDOM = ("prims.inductor_random", "prims.inductor_randint", "prims.inductor_seed", "prims.inductor_lookup_seed")
 
 
-def random_dependents(gm: Any, only_inductor: bool = True) -> dict[str, str]:
+def random_dependents(gm: Any, only_inductor: bool = True, roots_only: bool = False) -> dict[str, str]:
     """{node name: the random op it depends on} for every node of ``gm`` computed from a random op's
     output, the op itself included: Inductor's own random prims (``prims.inductor_random``, drawn by Inductor's
     code, never as eager draws them), or with ``only_inductor=False`` any random op (``aten.rand``, dropout, ...:
-    with ``fallback_random=True`` both sides call these ATen ops on torch's generator)."""
+    with ``fallback_random=True`` both sides call these ATen ops on torch's generator); ``roots_only``: the random
+    ops themselves."""
     out: dict[str, str] = {}
     for n in gm.graph.nodes:
         t = str(n.target)
@@ -206,7 +319,7 @@ def random_dependents(gm: Any, only_inductor: bool = True) -> dict[str, str]:
                                         else any(w in t for w in RANDOM_WORDS)):
             out[n.name] = t
             continue
-        for a in n.all_input_nodes:
+        for a in [] if roots_only else n.all_input_nodes:
             if a.name in out:
                 out[n.name] = out[a.name]
                 break
@@ -214,24 +327,30 @@ def random_dependents(gm: Any, only_inductor: bool = True) -> dict[str, str]:
 
 
 def compile_materialized(snapshot: dict[str, Any], names: list[str], inputs: list, is_backward: bool,
-                         is_inference: bool) -> tuple[list, list[str]]:
+                         is_inference: bool) -> tuple[list, list[str], bool]:
     """Compile a what-if snapshot (:func:`tracer.adapter.whatif.graph_snapshot`: the graph as
-    ``compile_fx_inner`` got it) again with the nodes ``names`` added to its outputs, so Inductor writes each
-    one's value to memory even where it fuses them, run it once on ``inputs`` and return ``(their values,
-    the names found)``: a name the snapshot lacks (a post-grad pass made that node) is left out."""
-    from inductor_step.tracer.adapter.whatif import _graph_module, compile_variant  # noqa: PLC0415
+    ``compile_fx_inner`` got it) again with the nodes ``names`` as outputs, so Inductor writes each one's value
+    to memory even where it fuses them, run it once on ``inputs`` and return ``(their values, the names found,
+    pruned)``: a name the snapshot lacks (a post-grad pass made that node) is left out.  ``pruned``: the graph
+    compiled is only what those nodes are computed from (:func:`ancestors_graph`, where :func:`prunable`), so a
+    divergence early in a large graph recompiles a small one; else the whole graph with them added to its
+    outputs."""
+    from inductor_step.tracer.adapter.whatif import _graph_module, compile_variant, graph_snapshot  # noqa: PLC0415
 
     gm = _graph_module(snapshot)
     by_name = {n.name: n for n in gm.graph.nodes}
     found = [n for n in names if n in by_name and by_name[n].op == "call_function"]
-    out_node = next(n for n in gm.graph.nodes if n.op == "output")
-    old = out_node.args[0]
-    old = list(old) if isinstance(old, (list, tuple)) else [old]
-    out_node.args = (tuple(old + [by_name[n] for n in found]),)
-    gm.graph.lint()
-    gm.recompile()
-    from inductor_step.tracer.adapter.whatif import graph_snapshot  # noqa: PLC0415
-
+    pruned = prunable(gm)
+    if pruned:
+        gm, skip = ancestors_graph(gm, found), 0
+    else:
+        out_node = next(n for n in gm.graph.nodes if n.op == "output")
+        old = out_node.args[0]
+        old = list(old) if isinstance(old, (list, tuple)) else [old]
+        out_node.args = (tuple(old + [by_name[n] for n in found]),)
+        gm.graph.lint()
+        gm.recompile()
+        skip = len(old)
     snap = graph_snapshot(gm)
     snap["attrs"] = snapshot["attrs"]
     snap["specs"] = snapshot["specs"]
@@ -240,4 +359,4 @@ def compile_materialized(snapshot: dict[str, Any], names: list[str], inputs: lis
         outs = compiled([torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device).copy_(a)
                          if isinstance(a, torch.Tensor) and a.layout == torch.strided else a for a in inputs])
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    return outs[len(old):], found
+    return outs[skip:], found, pruned
