@@ -78,6 +78,11 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out]
 
 
+def _length(intervals: list[tuple[int, int]]) -> int:
+    """Total length (ns) of disjoint intervals (``_merge``'s result)."""
+    return sum(e - s for s, e in intervals)
+
+
 #: an event's graph within its root: (DDP part or None, higher-order op subgraph path or None)
 Tag = tuple[Any, Any]
 _NO_TAG: Tag = (None, None)
@@ -282,8 +287,11 @@ class CompileClock:
         # the root's own tag first (the frame: Dynamo, guards), then each part and subgraph in the order it came
         for tag in [_NO_TAG] + tags:
             stages = out.get(tag) or {}
-            paused = sum(e - s for s, e, k in held_by.get(tag, []) if k == "paused")
-            held_ns = sum(e - s for s, e, _ in held_by.get(tag, []))
+            # a stop pauses inside one of our hooks: the hook's span holds the pause, so spans are merged
+            # before they are measured (the pause counts once, as paused, never again as our hooks' time)
+            spans = held_by.get(tag, [])
+            paused = _length(_merge([(s, e) for s, e, k in spans if k == "paused"]))
+            held_ns = _length(_merge([(s, e) for s, e, _ in spans]))
             if tag != _NO_TAG and not stages and not held_ns:
                 continue
             c, kind = kind_of(tag)
