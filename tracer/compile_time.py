@@ -78,6 +78,11 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out]
 
 
+#: roots (no compile id) that only load kernels already built: Inductor's module load outside a compile, and
+#: the ISA probe it runs then (tracer.adapter.compile_timers.ISA_PROBE)
+_LOADS_OUTSIDE_A_COMPILE = frozenset({"async_compile.wait", "C++ vector ISA probe (cpu_vec_isa.valid_vec_isa_list)"})
+
+
 def _length(intervals: list[tuple[int, int]]) -> int:
     """Total length (ns) of disjoint intervals (``_merge``'s result)."""
     return sum(e - s for s, e in intervals)
@@ -245,6 +250,12 @@ class CompileClock:
     def _finish(self, root: _Event, st: Any) -> None:
         if root.cid is None and not st.kernels and not st.nodes:
             return  # a compile worker's own event, or torch's between compiles: nothing of a graph
+        if root.cid is None and root.name in _LOADS_OUTSIDE_A_COMPILE and not st.nodes:
+            # our own run stage (timing, numerics, saved inputs) loading the kernels a compile built: not a
+            # compile of the script's (it read "[?] inference" in pane T)
+            st.kernels = []
+            st.held = [h for h in st.held if h[1] > root.end]
+            return
         held = [(s, e, k) for s, e, k in st.held if e > root.start and s < root.end]
         st.held = [h for h in st.held if h[1] > root.end]
         ours_all = _merge([(s, e) for s, e, _ in held])

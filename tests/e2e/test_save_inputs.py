@@ -72,6 +72,9 @@ def test_x_saves_a_kernels_real_inputs_and_its_repro_reproduces_the_model_output
     assert saved["kernel"] == KERNEL and saved["real"] and not saved.get("error"), saved
     assert saved["path"] == str(tmp_path / "repros" / f"{KERNEL}.inputs.pt") and saved["bytes"] > 64 * 128 * 4 * 2
     assert "it loads the real inputs saved in" in seen["status"], seen["status"]
+    # running the compiled module again to save them is not a compile of the script's: pane T lists no "[?]" graph
+    stray = [(m["compile_id"], m.get("root")) for m in msgs if m.get("type") == "compile_time" and m["compile_id"] == "[?]"]
+    assert not stray, stray
 
     p = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=300)
     lines = p.stdout.strip().splitlines()
