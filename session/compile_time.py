@@ -8,13 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.session.format import COMPILE_STAGES, VARIANT_SEP, graph_key
+from inductor_step.session.format import COMPILE_STAGES, SUBGRAPH_SEP, VARIANT_SEP, graph_key
 
 LABELS = dict(COMPILE_STAGES)
 #: the key of a frame's own time when DDPOptimizer compiled it in parts: ``"[4/0] frame"``
 FRAME = " frame"
 FRAME_NOTE = "the frame's own time outside its parts: Dynamo's tracing, DDPOptimizer's split, the guards"
 ORDER = [s for s, _ in COMPILE_STAGES]
+INLINED_NOTE = ("inlined: Inductor lowers this subgraph inside its parent's node (flex attention's score / mask "
+                "mod into the attention kernel): that time is the parent's")
 #: the stages an FX graph cache hit skips (Inductor loads the compiled module instead), and an
 #: AOTAutograd cache hit skips too (it also skips AOTAutograd's trace and the partitioner)
 _FX_SKIPS = ("post_grad", "lowering", "scheduling", "codegen")
@@ -125,8 +127,11 @@ def fmt_time(ms: float | None) -> str:
 
 def stage_rows(g: GraphTime) -> list[tuple[str, str, float | None, str]]:
     """``(stage, label, ms, note)`` in pipeline order: every stage with time, and those a cache hit skipped
-    (ms None, note "cache hit (...)")."""
+    (ms None, note "cache hit (...)"); a subgraph Inductor inlines has a lowering row saying so (``INLINED_NOTE``)."""
     skipped = g.skipped()
+    if SUBGRAPH_SEP in g.key and g.stages and not skipped and not any(g.stages.get(s) for s in _FX_SKIPS[1:]):
+        # flex attention's score / mask mods: post-grad passes of their own, then lowered inside the parent's node
+        skipped = {"lowering": INLINED_NOTE}
     rows = []
     for s in ORDER:
         if s in skipped:

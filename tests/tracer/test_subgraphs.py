@@ -157,6 +157,7 @@ def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) ->
             continue
         g = times[key]
         assert g.stages.get("lowering") and g.stages.get("scheduling") and g.stages.get("codegen"), (key, g.stages)
+        assert g.stages.get("post_grad"), (key, g.stages)  # its own post-grad passes, not its parent's
         assert not g.stages.get("dynamo") and not g.stages.get("aot"), (key, g.stages)  # the parent's frame and trace
         post_grad = {n["name"] for n in hops.stop(key, "aot")["post_grad"]["nodes"]}
         assert set(g.nodes) <= post_grad and len(g.nodes) >= len(post_grad) - 2, (key, sorted(g.nodes), post_grad)
@@ -165,6 +166,10 @@ def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) ->
         frame = ct.frame_times(times)[key.split(" ", 1)[0]]
         assert (key, g.total_ms) in frame.graphs
         assert abs(frame.total_ms - sum(ms for _k, ms in frame.graphs)) < 1e-6
+    for sub in INLINED_NAMES:  # flex attention's mods: their post-grad passes are theirs, their lowering inlined
+        g = times[key_of(graphs, sub)]
+        assert g.stages.get("post_grad") and not g.stages.get("lowering"), (sub, g.stages)
+        assert ("lowering", None, ct.INLINED_NOTE) in [(s, ms, n) for s, _label, ms, n in ct.stage_rows(g)]
     cond = key_of(graphs, "true_graph_0").partition(" › ")[0]
     # the parent's cond node is lowered in a moment: its branches' nodes are theirs
     cond_node = next(n for n in hops.stop(cond, "aot")["post_grad"]["nodes"] if "cond" in str(n.get("target")))

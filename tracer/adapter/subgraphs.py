@@ -40,15 +40,18 @@ def install_subgraph_tracking() -> list[str]:
             done.append(name)
             continue
 
-        def wrapped(gm: Any, *a: Any, _real: Any = real, **k: Any) -> Any:
+        def wrapped(gm: Any, *a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
             stack = getattr(_TL, "stack", None)
             if stack is None:
                 stack = _TL.stack = []
+                _TL.kinds = []
             stack.append(gm)
+            _TL.kinds.append(_name)
             try:
                 return _real(gm, *a, **k)
             finally:
                 stack.pop()
+                _TL.kinds.pop()
 
         wrapped._inductor_step = True  # type: ignore[attr-defined]
         setattr(compile_fx, name, wrapped)
@@ -73,6 +76,23 @@ def pass_subgraph_path(graph: Any) -> list[str] | None:
     stack = list(getattr(_TL, "stack", None) or [])
     gm = getattr(graph, "owning_module", None)
     if len(stack) < 2 or gm is None or gm is stack[0] or stack[-1] is not gm:
+        return None
+    path = []
+    for parent, child in zip(stack, stack[1:]):
+        name = _attr_name(parent, child)
+        if name is None:
+            return None
+        path.append(name)
+    return path
+
+
+def post_grad_subgraph_path() -> list[str] | None:
+    """While ``_recursive_post_grad_passes`` runs on a subgraph on this thread: its attribute names from the
+    root module (``["true_graph_0"]``, the names ``lowering_subgraph`` gives its ``SubgraphLowering`` later),
+    so the subgraph's post-grad time goes to its own row (issue 30.1); None on the root or outside."""
+    stack = getattr(_TL, "stack", None) or []
+    kinds = getattr(_TL, "kinds", None) or []
+    if len(stack) < 2 or not kinds or kinds[-1] != "_recursive_post_grad_passes":
         return None
     path = []
     for parent, child in zip(stack, stack[1:]):
