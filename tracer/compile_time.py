@@ -344,6 +344,7 @@ class CompileClock:
         per record; None for a Triton submit whose compile record follows)."""
         out: list[dict[str, Any] | None] = []
         compiled = {r.get("name") for r in recs if r["kind"] == "triton" and "info" in r}
+        asked = {r.get("name"): r.get("t0") for r in recs if r["kind"] == "triton" and "cached" in r}
         for r in recs:
             k: dict[str, Any] = {"name": r.get("name") or "?", "kind": r["kind"]}
             if r["kind"] == "triton" and "cached" in r:  # AsyncCompile.triton's submit
@@ -379,11 +380,42 @@ class CompileClock:
                 k["compile_ms"] = round(us / 1000, 3) if isinstance(us, (int, float)) else None
                 if info.get("autotune_cache_state"):
                     k["autotune_cache"] = info["autotune_cache_state"]
-                k.update(cache="miss", cache_note="compiled by Triton in a compile worker (not in Inductor's compiled "
-                         "kernels; Triton's own on-disk cache may have served its binary: see the time)")
+                k.update(_triton_verdict(info.get("triton_cache"), asked.get(k["name"])))
                 k["source"] = "torch's compile_time_us, measured in the compile worker (Triton compile incl. ptxas)"
             out.append(k)
         return out
+
+
+def _triton_verdict(cache: Any, asked_ns: int | None) -> dict[str, Any]:
+    """A Triton kernel's cache verdict when Inductor did not hold it (issue 30.4): ``cache`` is
+    ``tracer.adapter.compile_timers.triton_cache_entries``'s record, ``asked_ns`` when the output module asked
+    for the kernel.  Every entry written before that -> ``hit`` (Triton's own on-disk cache served the
+    binary: its ``compile()`` found the metadata group and compiled nothing); any written after -> ``miss``."""
+    if not isinstance(cache, dict) or "entries" not in cache or not isinstance(asked_ns, int):
+        why = cache.get("unavailable") if isinstance(cache, dict) else None
+        return {"cache": "miss", "cache_note": "compiled by Triton (not in Inductor's compiled kernels); whether "
+                "Triton's own on-disk cache served it is unknown: " + (why or "no record of when it was asked for")}
+    written = [e.get("written_ns") for e in cache["entries"]]
+    if not all(isinstance(w, int) for w in written):
+        return {"cache": "miss", "cache_note": "compiled by Triton (not in Inductor's compiled kernels); whether "
+                f"Triton's own on-disk cache served it is unknown: an entry under {cache.get('dir')} has no "
+                "metadata group (__grp__*.json)"}
+    if written and all(isinstance(w, int) and w < asked_ns for w in written):
+        age = (asked_ns - max(written)) / 1e9
+        return {"cache": "hit", "cache_note": f"served by Triton's own on-disk cache ({cache.get('dir')}): its "
+                f"entr{'y was' if len(written) == 1 else 'ies were'} written {_age(age)} before Inductor asked for "
+                "it, none during this compile (the time is the load and the cache lookup)"}
+    return {"cache": "miss", "cache_note": "compiled by Triton: its entry in Triton's on-disk cache "
+            f"({cache.get('dir')}) was written during this compile"}
+
+
+def _age(s: float) -> str:
+    """``s`` seconds as a person says it: ``"3.2 s"``, ``"5 min"``, ``"2.0 h"``, ``"3 days"``."""
+    if s < 120:
+        return f"{s:.1f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.0f} days"
 
 
 def _stage_times(root: _Event, held: list[tuple[int, int]], now: int

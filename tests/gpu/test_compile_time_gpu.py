@@ -6,6 +6,8 @@ tests/scripts/gpu_ctime.py recorded twice with ``--headless --caches on`` into o
 ``TORCHINDUCTOR_CACHE_DIR`` (Triton's cache lives under it): the first run compiles every Triton kernel in the
 compile workers, each with torch's own ``compile_time_us``; the second hits the FX graph / AOTAutograd caches,
 its skipped stages say "cache hit", and its Triton kernels come from the cache entry's bundle, not compiled.
+A third run with Inductor's caches off (the default) compiles every graph again, but Triton's own on-disk cache
+(under the same directory) serves each kernel's binary: each says so (issue 30.4).
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     env = headless_env(("TORCH_LOGS", "TORCH_TRACE"))
     env.update(TORCHINDUCTOR_CACHE_DIR=str(cwd / "inductor_cache"), CTIME_SALT=uuid.uuid4().hex)
     out = []
-    for name in ("first", "again"):
+    for name, caches in (("first", ["--caches", "on"]), ("again", ["--caches", "on"]), ("triton_cache", [])):
         rec = str(cwd / f"{name}.jsonl")
-        p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--caches", "on", "--record", rec,
+        p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *caches, "--record", rec,
                             os.path.join(SCRIPTS, "gpu_ctime.py")], cwd=str(cwd), env=env, capture_output=True,
                            text=True, timeout=420)
         keep_session(rec, f"gpu_ctime_{name}")
@@ -59,6 +61,7 @@ def test_each_triton_kernel_has_its_compile_time(two_runs) -> None:
     assert code and {k["name"] for k in triton} >= code, (sorted(code), [k["name"] for k in triton])
     for k in triton:
         assert k["compile_ms"] and k["compile_ms"] > 0 and k["cache"] == "miss", k
+        assert "written during this compile" in k["cache_note"], k
         assert "compile_time_us" in k["source"], k
     ranked = [r for r in ct.rankings(first["session"])["kernels"] if r.label.startswith("triton_")]
     assert ranked and ranked[0].ms == max(k["compile_ms"] for k in triton)
@@ -83,3 +86,19 @@ def test_a_second_run_hits_the_caches_and_loads_its_triton_kernels(two_runs) -> 
     assert triton and all(k["cache"] == "hit" and k["compile_ms"] == 0.0 for k in triton), triton
     first = _triton(two_runs[0]["times"])
     assert {k["name"] for k in triton} == {k["name"] for k in first}
+
+
+def test_inductor_caches_off_and_triton_serves_the_kernels_from_its_own_cache(two_runs) -> None:
+    third = two_runs[2]["times"]
+    triton = _triton(third)
+    print("\n".join(f"{k['name']:<40} {k.get('compile_ms')} ms {k.get('cache')}: {k.get('cache_note')}"
+                    for k in triton))
+    print([line for line in two_runs[2]["stdout"].splitlines() if line.startswith("compile time:")])
+    fwd = third["[0/0] forward"]
+    assert not fwd.skipped() and fwd.stages.get("lowering", 0) > 0, (fwd.cache, fwd.stages)
+    first = {k["name"]: k for k in _triton(two_runs[0]["times"])}
+    assert triton and {k["name"] for k in triton} == set(first)
+    for k in triton:
+        assert k["cache"] == "hit" and "Triton's own on-disk cache" in k["cache_note"], k
+        assert isinstance(k["compile_ms"], float), k  # torch's time: the load and the lookup, not 0
+    assert sum(k["compile_ms"] for k in triton) < sum(k["compile_ms"] for k in first.values())

@@ -155,10 +155,12 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
       thread, or on the compiling thread with ``compile_threads=1``); ``built`` is False when every target
       was already on disk (Inductor's on-disk C++ cache);
     - ``on_triton(kernel name, info)`` with torch's own per-kernel record (``compile_time_us`` measured in the
-      compile worker, ``autotune_cache_state``...; ``_add_triton_kernel_info``);
+      compile worker, ``autotune_cache_state``...; ``_add_triton_kernel_info``) and ``info["triton_cache"]``,
+      the kernel's entries in Triton's own on-disk cache (:func:`triton_cache_entries`);
     - ``on_submit({"name", "kind": "triton", "cached"})`` when the output module asks ``AsyncCompile.triton``
       for a kernel: ``cached`` says ``CompiledTritonKernels`` already held it (compiled earlier in this
-      process, or loaded with an FX graph cache hit by TritonBundler): no Triton compile, no record above.
+      process, or loaded with an FX graph cache hit by TritonBundler): no Triton compile, no record above;
+      ``t0`` (``time.time_ns()``) is when the output module asked, before any compile of it began.
     """
     try:
         from torch._inductor import async_compile as ac  # noqa: PLC0415
@@ -215,13 +217,14 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
     kernels = getattr(ac, "CompiledTritonKernels", None)
     if real_triton is not None and kernels is not None and not getattr(real_triton, "_inductor_step", False):
         def triton(self: Any, kernel_name: str, source_code: str, *a: Any, **k: Any) -> Any:
+            t0 = time.time_ns()  # before the compile: Triton's cache entries written earlier are older
             try:  # Inductor's kernels already compiled or loaded (an FX graph cache hit's TritonBundler)
                 cached = kernels.get(source_code) is not None
             except Exception:  # noqa: BLE001
                 cached = None
             out = real_triton(self, kernel_name, source_code, *a, **k)
             try:
-                on_submit({"name": str(kernel_name), "kind": "triton", "cached": cached})
+                on_submit({"name": str(kernel_name), "kind": "triton", "cached": cached, "t0": t0})
             except Exception:  # noqa: BLE001
                 pass
             return out
@@ -233,7 +236,9 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
     if real_info is not None and not getattr(real_info, "_inductor_step", False):
         def _add_triton_kernel_info(kernel_name: str, info: Any, *a: Any, **k: Any) -> Any:
             try:
-                on_triton(str(kernel_name), _scalars(info))
+                rec = _scalars(info)
+                rec["triton_cache"] = triton_cache_entries(_caller_kernel(sys._getframe(1)))
+                on_triton(str(kernel_name), rec)
             except Exception:  # noqa: BLE001
                 pass
             return real_info(kernel_name, info, *a, **k)
@@ -242,6 +247,63 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
         ac._add_triton_kernel_info = _add_triton_kernel_info
         done.append("async_compile._add_triton_kernel_info (Triton compile time per kernel)")
     return done
+
+
+def _caller_kernel(frame: Any) -> Any:
+    """The ``CachingAutotuner`` whose compile metric is being added: the local ``kernel`` of the caller of
+    ``_add_triton_kernel_info`` (torch 2.14's ``_emit_triton_kernel_compile_metric(kernel, ...)``, torch
+    2.11's ``AsyncCompile.triton`` / its ``get_result``), two frames up at most; None if not found."""
+    for _ in range(3):
+        if frame is None:
+            return None
+        k = frame.f_locals.get("kernel")
+        if k is not None and hasattr(k, "launchers"):
+            return k
+        frame = frame.f_back
+    return None
+
+
+def triton_cache_entries(kernel: Any) -> dict[str, Any]:
+    """Where Triton's own on-disk cache holds a compiled ``CachingAutotuner``'s binaries, and when each entry
+    was written: ``{"dir": cache root, "entries": [{"key", "written_ns"}]}``, one entry per launcher (config).
+
+    Each launcher's ``cache_hash`` is its directory under the Triton cache root (Inductor's
+    ``triton_hash_to_path_key``, torch/_inductor/runtime/triton_heuristics.py); the root is
+    ``TRITON_CACHE_DIR``, which Inductor sets to ``<inductor cache>/triton/<device>``
+    (``runtime.cache_dir_utils.triton_cache_dir``).  ``written_ns`` is the mtime of the entry's
+    ``__grp__*.json``, the metadata group Triton's ``compile()`` writes last after compiling and only reads on a
+    cache hit (triton/compiler/compiler.py); so an entry older than the moment Inductor asked for the kernel
+    was served from Triton's cache, not compiled.  ``{"unavailable": why}`` when no entry can be found (a
+    remote Triton cache manager, a kernel with no launchers)."""
+    if kernel is None:
+        return {"unavailable": "the kernel object was not found where torch adds its compile time"}
+    keys = [str(h) for h in (getattr(ln, "cache_hash", None) for ln in getattr(kernel, "launchers", None) or [])
+            if h]
+    if not keys:
+        return {"unavailable": "the kernel's launchers carry no Triton cache hash (cache_hash)"}
+    roots = []
+    if os.environ.get("TRITON_CACHE_DIR"):
+        roots.append(os.environ["TRITON_CACHE_DIR"])
+    try:
+        from torch._inductor.runtime.cache_dir_utils import triton_cache_dir  # noqa: PLC0415
+
+        dev = (getattr(kernel, "triton_meta", None) or {}).get("device", 0)
+        roots.append(triton_cache_dir(dev if isinstance(dev, int) else getattr(dev, "index", 0) or 0))
+    except Exception:  # noqa: BLE001
+        pass
+    for root in dict.fromkeys(roots):
+        entries = []
+        for key in keys:
+            try:
+                grp = [f for f in os.listdir(os.path.join(root, key)) if f.startswith("__grp__")]
+                entries.append({"key": key, "written_ns": max(
+                    os.stat(os.path.join(root, key, f)).st_mtime_ns for f in grp)} if grp else {"key": key})
+            except OSError:
+                break
+        else:
+            return {"dir": root, "entries": entries}
+    return {"unavailable": f"no Triton cache entry {keys[0]} under {' or '.join(dict.fromkeys(roots)) or '?'} "
+                           "(a remote or custom Triton cache manager?)"}
 
 
 def install_autotune_timer(on_event: Callable[[str, str, int, dict[str, Any]], None]) -> str | dict[str, Any]:
@@ -305,22 +367,24 @@ def install_isa_probe_timer(on_event: Callable[[str, str, int, dict[str, Any]], 
 
 
 def subgraph_scope() -> Callable[[], str | None] | dict[str, Any]:
-    """A function of nothing giving the higher-order op subgraph Inductor lowers or generates on this thread
-    now: ``V.graph`` is a ``SubgraphLowering`` (torch/_inductor/graph.py) -> its path from the root graph,
+    """A function of nothing giving the higher-order op subgraph Inductor lowers or generates (or runs the
+    post-grad passes on: ``tracer.adapter.subgraphs.post_grad_subgraph_path``) on this thread now: ``V.graph``
+    is a ``SubgraphLowering`` (torch/_inductor/graph.py) -> its path from the root graph,
     joined as graph keys join it (``"true_graph_0"``; tracer.adapter.subgraphs.lowering_subgraph); None
     outside one.  ``{"unavailable": ...}`` where this torch has no ``V.graph``."""
     try:
         from torch._inductor.virtualized import V  # noqa: PLC0415
 
         from inductor_step.session.format import SUBGRAPH_SEP  # noqa: PLC0415
-        from inductor_step.tracer.adapter.subgraphs import lowering_subgraph  # noqa: PLC0415
+        from inductor_step.tracer.adapter.subgraphs import lowering_subgraph, post_grad_subgraph_path  # noqa: PLC0415
     except Exception as e:  # noqa: BLE001
         return _unavailable("V.graph (which subgraph is being compiled)", e)
 
     def scope() -> str | None:
         gl = V.graph
         if getattr(gl, "parent", None) is None:  # a root GraphLowering, or none (NullHandler)
-            return None
+            path = post_grad_subgraph_path()  # the post-grad passes on a subgraph, before any lowering
+            return SUBGRAPH_SEP.join(path) if path else None
         sub = lowering_subgraph(gl)
         return SUBGRAPH_SEP.join(sub[0]) if sub else None
 
