@@ -253,7 +253,9 @@ def summary_line(session: Any) -> str | None:
     if r["graphs"]:
         parts.append(f"slowest graph {r['graphs'][0].label} {fmt_time(r['graphs'][0].ms)} ({r['graphs'][0].note})")
     if r["kernels"] and r["kernels"][0].ms is not None:
-        parts.append(f"kernel {r['kernels'][0].label} {fmt_time(r['kernels'][0].ms)}")
+        k = r["kernels"][0]  # its kind and verdict ("triton · hit", "cpp · miss") or "autotuning"
+        what = "autotuning" if k.note.startswith("autotuning") else k.note.split(" (")[0]
+        parts.append(f"kernel {k.label} {fmt_time(k.ms)} ({what})")
     if r["lines"]:
         parts.append(f"{r['lines'][0].label} {fmt_time(r['lines'][0].ms)}")
     return "; ".join(parts)

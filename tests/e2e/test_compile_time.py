@@ -147,6 +147,9 @@ def test_a_second_run_with_caches_on_hits(runs):
     # (a hit need not be faster on a graph this small: the cache's keys and the load take their own time)
     assert not any(fwd.stages.get(s) for s in ("lowering", "scheduling", "codegen")), fwd.stages
     assert "compile time:" in runs["again_stdout"] and "taken out" in runs["again_stdout"]
+    # the slowest kernel says what its time is: a build (with the cache's verdict) or an autotuning
+    assert re.search(r"; kernel \S+ [\d.]+ m?s \((cpp · hit|cpp · miss|autotuning)\)", runs["again_stdout"]), \
+        runs["again_stdout"]
     assert all(k["cache"] == "hit" for g in again.values() for k in g.kernels if k["kind"] == "cpp"), \
         [(k["name"], k.get("cache")) for g in again.values() for k in g.kernels]
 
