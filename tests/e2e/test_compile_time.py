@@ -51,6 +51,10 @@ def runs(tmp_path_factory):
                     if p is not None:
                         if graph_key(p) == "[0/0] forward" and p["stage"] == "lowering" and "paused" not in seen:
                             seen["paused"] = time.monotonic()
+                            await pilot.press("T")  # the person looks at the compile's time so far, then back
+                            await pilot.pause(0.2)
+                            seen["T_paused"] = app.pane("ctime").code.text
+                            await pilot.press("3")
                             await asyncio.sleep(PAUSE_S)  # the person reads the pane; the compile waits
                             seen["paused"] = time.monotonic() - seen["paused"]
                         if graph_key(p) == "[0/0] forward" and p["stage"] == "codegen":
@@ -116,6 +120,10 @@ def test_every_graph_has_its_stages_and_they_add_up(runs):
 
 def test_a_paused_stop_is_not_compile_time(runs):
     assert runs["seen"]["paused"] >= PAUSE_S
+    # T while paused at lowering: the graph's own time so far, stage by stage, before its compile finished
+    so_far = runs["seen"]["T_paused"]
+    assert "[0/0] forward so far" in so_far and re.search(r"^  dynamo +[\d.]+m?s$", so_far, re.M), so_far
+    assert re.search(r"^  aot +[\d.]+m?s$", so_far, re.M) and re.search(r"^  lowering +[\d.]+m?s$", so_far, re.M)
     fwd = ct.graph_times(Session.of(runs["live"]))["[0/0] forward"]
     assert fwd.paused_ms >= PAUSE_S * 1000 * 0.95, fwd.paused_ms
     assert fwd.wall_ms - fwd.total_ms >= PAUSE_S * 1000 * 0.95

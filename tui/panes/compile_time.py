@@ -79,8 +79,14 @@ class CompileTimePane(StagePane):
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
         if self.app.live:
-            return Detail("# compile times arrive as each compile finishes (a frame's Dynamo and forward compile, "
-                          "then its backward at .backward())")
+            key = self.app.view.graph
+            so_far = ct.bar_times(self.app.session, key) if key else {}
+            text = ["# compile times arrive as each compile finishes:",
+                    "# a frame's Dynamo and forward compile, then its backward at .backward()"]
+            if so_far:  # the paused compile's own time up to its latest stop (the stage bar's, at 120+ columns)
+                text += ["", f"# {key} so far (the time paused at our stops not counted):"]
+                text += [f"  {stage:<11} {t}" for stage, t in so_far.items()]
+            return Detail("\n".join(text))
         why = [h for h in self.app.session.header.get("hooks") or [] if str(h).startswith("compile time:")]
         if why:  # tracer.compile_time could not hook torch here: its own words
             return Detail("# no compile times: " + "; ".join(str(h).removeprefix("compile time: ") for h in why))
