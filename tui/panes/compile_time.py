@@ -62,7 +62,8 @@ class CompileTimePane(StagePane):
             if r.what == "line" and r.line:
                 label = "lowering " + (short_path(r.line, sd) or r.line)
             missing = r.ms is None
-            return (T(label, "bold"), T(r.graph or ""), T(f"{ct.fmt_time(r.ms):>9}", "red" if missing else "yellow"),
+            graph = "" if r.graph == r.label else (r.graph or "")  # a graph's row names it once
+            return (T(label, "bold"), T(graph), T(f"{ct.fmt_time(r.ms):>9}", "red" if missing else "yellow"),
                     T(r.note))
         return [f"{i}:{k}:{getattr(r, 'label', r[0] if isinstance(r, tuple) else '')}"
                 for i, (k, r) in enumerate(items)], row
