@@ -49,6 +49,10 @@ def runs(tmp_path_factory):
                     assert time.monotonic() - t0 < 240, [(graph_key(s), s["stage"]) for s in app.session.stops]
                     p = app.view.paused
                     if p is not None:
+                        if graph_key(p) == "[0/0] forward" and p["stage"] in ("aot", "lowering"):
+                            await pilot.press("8")  # the linked pane before codegen says how far the compile got
+                            await pilot.pause(0.1)
+                            seen[f"8_at_{p['stage']}"] = app.pane("linked").code.text
                         if graph_key(p) == "[0/0] forward" and p["stage"] == "lowering" and "paused" not in seen:
                             seen["paused"] = time.monotonic()
                             await pilot.press("T")  # the person looks at the compile's time so far, then back
@@ -120,6 +124,9 @@ def test_every_graph_has_its_stages_and_they_add_up(runs):
 
 def test_a_paused_stop_is_not_compile_time(runs):
     assert runs["seen"]["paused"] >= PAUSE_S
+    # pane 8 before codegen, pressed at aot and again at lowering: each time it says where the compile is
+    assert "(last stop: aot)" in runs["seen"]["8_at_aot"], runs["seen"]["8_at_aot"]
+    assert "(last stop: lowering)" in runs["seen"]["8_at_lowering"], runs["seen"]["8_at_lowering"]
     # T while paused at lowering: the graph's own time so far, stage by stage, before its compile finished
     so_far = runs["seen"]["T_paused"]
     assert "[0/0] forward so far" in so_far and re.search(r"^  dynamo +[\d.]+m?s$", so_far, re.M), so_far

@@ -161,8 +161,12 @@ class StagePane(BlankVertical):
 
     # ------------------------------------------------------------------ showing
     def stamp(self, data: dict[str, Any] | None) -> Any:
-        """What, when changed, makes the pane fill its table again."""
-        return (self.app.view.graph, id(data))
+        """What, when changed, makes the pane fill its table again (with no stop to show, the stages the
+        graph reached: the text saying how far its compile got follows the compile)."""
+        g = self.app.view.graph
+        if data is None:
+            return (g, None, tuple(self.app.session.stages_done(g)) if g else (), self.app.session.done is not None)
+        return (g, id(data))
 
     def show(self, force: bool = False) -> None:
         """Bring the pane up to date with the view: fill it when its data changed, then put the

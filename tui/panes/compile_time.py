@@ -38,7 +38,8 @@ class CompileTimePane(StagePane):
                                                          "key": key})
 
     def stamp(self, data: dict[str, Any] | None) -> Any:
-        return (data or {}).get("key")
+        # no compile finished yet: the text shows the viewed graph's time so far, so it follows the view too
+        return (data or {}).get("key"), None if (data or {}).get("times") else self.app.view.graph
 
     def items(self, data: dict[str, Any]) -> list[tuple[str, Any]]:
         """(section, row) per table row; section heads are ("head", (title, count, what))."""
