@@ -42,8 +42,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
         while True:
             msg = q.get()
             t = msg.get("type")
-            if t == "compile_time":
-                ctimes.append(msg)
+            if t == "compile_time" or (t == "stop" and msg.get("stage") == "codegen"):
+                ctimes.append(msg)  # (a codegen stop's links roll the lowering time up to the user's lines)
             if t == "stop":
                 print(summarize_stop(msg), flush=True)
                 if what_if and msg.get("stage") in ("scheduling", "codegen"):

@@ -170,6 +170,9 @@ def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) ->
         g = times[key_of(graphs, sub)]
         assert g.stages.get("post_grad") and not g.stages.get("lowering"), (sub, g.stages)
         assert ("lowering", None, ct.INLINED_NOTE) in [(s, ms, n) for s, _label, ms, n in ct.stage_rows(g)]
+    # the headless line ranks user lines as the recorded session does (it saw no links once: "no user line")
+    line = next(ln for ln in hops.stdout.splitlines() if ln.startswith("compile time:"))
+    assert line == ct.summary_line(Session.of(hops.messages)), line
     cond = key_of(graphs, "true_graph_0").partition(" › ")[0]
     # the parent's cond node is lowered in a moment: its branches' nodes are theirs
     cond_node = next(n for n in hops.stop(cond, "aot")["post_grad"]["nodes"] if "cond" in str(n.get("target")))
