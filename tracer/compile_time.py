@@ -405,8 +405,16 @@ def _triton_verdict(cache: Any, asked_ns: int | None) -> dict[str, Any]:
         return {"cache": "hit", "cache_note": f"served by Triton's own on-disk cache ({cache.get('dir')}): its "
                 f"entr{'y was' if len(written) == 1 else 'ies were'} written {_age(age)} before Inductor asked for "
                 "it, none during this compile (the time is the load and the cache lookup)"}
+    earlier = [w for w in cache.get("other_keys") or [] if isinstance(w, int) and w < asked_ns]
+    if earlier:  # the same kernel was compiled before, under another key: a key change, not a cold cache
+        age = (asked_ns - max(earlier)) / 1e9
+        return {"cache": "miss", "cache_note": "compiled by Triton under a new cache key: this kernel's entry "
+                f"from {_age(age)} earlier ({len(earlier)} entr{'y' if len(earlier) == 1 else 'ies'} in "
+                f"{cache.get('dir')}) has another key, so its source, specialization, options or Triton's "
+                "environment differed; its new entry was written during this compile"}
     return {"cache": "miss", "cache_note": "compiled by Triton: its entry in Triton's on-disk cache "
-            f"({cache.get('dir')}) was written during this compile"}
+            f"({cache.get('dir')}) was written during this compile"
+            + (f" ({cache['index_note']})" if cache.get("index_note") else "")}
 
 
 def _age(s: float) -> str:

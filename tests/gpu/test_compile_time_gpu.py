@@ -7,7 +7,8 @@ tests/scripts/gpu_ctime.py recorded twice with ``--headless --caches on`` into o
 compile workers, each with torch's own ``compile_time_us``; the second hits the FX graph / AOTAutograd caches,
 its skipped stages say "cache hit", and its Triton kernels come from the cache entry's bundle, not compiled.
 A third run with Inductor's caches off (the default) compiles every graph again, but Triton's own on-disk cache
-(under the same directory) serves each kernel's binary: each says so (issue 30.4).
+(under the same directory) serves each kernel's binary: each says so (issue 30.4); a fourth changes Triton's cache
+key (an environment variable in it), and each kernel's miss says its earlier entry has another key.
 """
 
 from __future__ import annotations
@@ -33,10 +34,13 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     env = headless_env(("TORCH_LOGS", "TORCH_TRACE"))
     env.update(TORCHINDUCTOR_CACHE_DIR=str(cwd / "inductor_cache"), CTIME_SALT=uuid.uuid4().hex)
     out = []
-    for name, caches in (("first", ["--caches", "on"]), ("again", ["--caches", "on"]), ("triton_cache", [])):
+    # the last run changes one of Triton's cache-invalidating environment variables: every key changes
+    for name, caches, extra in (("first", ["--caches", "on"], {}), ("again", ["--caches", "on"], {}),
+                                ("triton_cache", [], {}), ("rekeyed", [], {"TRITON_DISABLE_LINE_INFO": "1"})):
         rec = str(cwd / f"{name}.jsonl")
         p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *caches, "--record", rec,
-                            os.path.join(SCRIPTS, "gpu_ctime.py")], cwd=str(cwd), env=env, capture_output=True,
+                            os.path.join(SCRIPTS, "gpu_ctime.py")], cwd=str(cwd), env={**env, **extra},
+                           capture_output=True,
                            text=True, timeout=420)
         keep_session(rec, f"gpu_ctime_{name}")
         assert p.returncode == 0, p.stderr[-3000:]
@@ -102,3 +106,16 @@ def test_inductor_caches_off_and_triton_serves_the_kernels_from_its_own_cache(tw
         assert k["cache"] == "hit" and "Triton's own on-disk cache" in k["cache_note"], k
         assert isinstance(k["compile_ms"], float), k  # torch's time: the load and the lookup, not 0
     assert sum(k["compile_ms"] for k in triton) < sum(k["compile_ms"] for k in first.values())
+
+
+def test_a_changed_triton_cache_key_is_told_from_a_cold_cache(two_runs) -> None:
+    """Run 4 sets TRITON_DISABLE_LINE_INFO (in Triton's cache key): each kernel compiles again, and its miss
+    says the same kernel's entry from the earlier runs sits under another key."""
+    triton = _triton(two_runs[3]["times"])
+    print("\n".join(f"{k['name']:<40} {k.get('compile_ms')} ms {k.get('cache')}: {k.get('cache_note')}"
+                    for k in triton))
+    assert triton and {k["name"] for k in triton} == {k["name"] for k in _triton(two_runs[0]["times"])}
+    for k in triton:
+        assert k["cache"] == "miss" and "under a new cache key" in k["cache_note"], k
+    first = _triton(two_runs[0]["times"])  # the first run's misses: a cold cache, no earlier entry
+    assert all("new cache key" not in k["cache_note"] for k in first), first

@@ -17,6 +17,7 @@ import time
 from typing import Any, Callable
 
 from inductor_step.tracer.adapter.base import _unavailable, log
+from inductor_step.tracer.adapter.triton_cache import caller_kernel, triton_cache_entries
 
 #: end-of-event data kept per event (torch adds cache states, compilation metrics, ...): scalar values, cut
 _KEEP_CHARS = 400
@@ -237,7 +238,7 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
         def _add_triton_kernel_info(kernel_name: str, info: Any, *a: Any, **k: Any) -> Any:
             try:
                 rec = _scalars(info)
-                rec["triton_cache"] = triton_cache_entries(_caller_kernel(sys._getframe(1)))
+                rec["triton_cache"] = triton_cache_entries(caller_kernel(sys._getframe(1)))
                 on_triton(str(kernel_name), rec)
             except Exception:  # noqa: BLE001
                 pass
@@ -247,63 +248,6 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
         ac._add_triton_kernel_info = _add_triton_kernel_info
         done.append("async_compile._add_triton_kernel_info (Triton compile time per kernel)")
     return done
-
-
-def _caller_kernel(frame: Any) -> Any:
-    """The ``CachingAutotuner`` whose compile metric is being added: the local ``kernel`` of the caller of
-    ``_add_triton_kernel_info`` (torch 2.14's ``_emit_triton_kernel_compile_metric(kernel, ...)``, torch
-    2.11's ``AsyncCompile.triton`` / its ``get_result``), two frames up at most; None if not found."""
-    for _ in range(3):
-        if frame is None:
-            return None
-        k = frame.f_locals.get("kernel")
-        if k is not None and hasattr(k, "launchers"):
-            return k
-        frame = frame.f_back
-    return None
-
-
-def triton_cache_entries(kernel: Any) -> dict[str, Any]:
-    """Where Triton's own on-disk cache holds a compiled ``CachingAutotuner``'s binaries, and when each entry
-    was written: ``{"dir": cache root, "entries": [{"key", "written_ns"}]}``, one entry per launcher (config).
-
-    Each launcher's ``cache_hash`` is its directory under the Triton cache root (Inductor's
-    ``triton_hash_to_path_key``, torch/_inductor/runtime/triton_heuristics.py); the root is
-    ``TRITON_CACHE_DIR``, which Inductor sets to ``<inductor cache>/triton/<device>``
-    (``runtime.cache_dir_utils.triton_cache_dir``).  ``written_ns`` is the mtime of the entry's
-    ``__grp__*.json``, the metadata group Triton's ``compile()`` writes last after compiling and only reads on a
-    cache hit (triton/compiler/compiler.py); so an entry older than the moment Inductor asked for the kernel
-    was served from Triton's cache, not compiled.  ``{"unavailable": why}`` when no entry can be found (a
-    remote Triton cache manager, a kernel with no launchers)."""
-    if kernel is None:
-        return {"unavailable": "the kernel object was not found where torch adds its compile time"}
-    keys = [str(h) for h in (getattr(ln, "cache_hash", None) for ln in getattr(kernel, "launchers", None) or [])
-            if h]
-    if not keys:
-        return {"unavailable": "the kernel's launchers carry no Triton cache hash (cache_hash)"}
-    roots = []
-    if os.environ.get("TRITON_CACHE_DIR"):
-        roots.append(os.environ["TRITON_CACHE_DIR"])
-    try:
-        from torch._inductor.runtime.cache_dir_utils import triton_cache_dir  # noqa: PLC0415
-
-        dev = (getattr(kernel, "triton_meta", None) or {}).get("device", 0)
-        roots.append(triton_cache_dir(dev if isinstance(dev, int) else getattr(dev, "index", 0) or 0))
-    except Exception:  # noqa: BLE001
-        pass
-    for root in dict.fromkeys(roots):
-        entries = []
-        for key in keys:
-            try:
-                grp = [f for f in os.listdir(os.path.join(root, key)) if f.startswith("__grp__")]
-                entries.append({"key": key, "written_ns": max(
-                    os.stat(os.path.join(root, key, f)).st_mtime_ns for f in grp)} if grp else {"key": key})
-            except OSError:
-                break
-        else:
-            return {"dir": root, "entries": entries}
-    return {"unavailable": f"no Triton cache entry {keys[0]} under {' or '.join(dict.fromkeys(roots)) or '?'} "
-                           "(a remote or custom Triton cache manager?)"}
 
 
 def install_autotune_timer(on_event: Callable[[str, str, int, dict[str, Any]], None]) -> str | dict[str, Any]:
