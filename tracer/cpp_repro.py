@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 from typing import Any
 
 from inductor_step.tracer.kernel_repro import arg_layout
 from inductor_step.tracer.repro_inputs import CODE as LOAD_CODE
+from inductor_step.tracer.repro_inputs import make_input_code, report_code, save_repro
 
 #: C++ element types of Inductor's pointer arguments -> torch dtypes
 _CTYPES = {"float": "float32", "double": "float64", "c10::BFloat16": "bfloat16", "bfloat16": "bfloat16",
@@ -101,16 +101,7 @@ INFO = {json.dumps(info, default=str)!r}
 ARGTYPES = {types!r}
 PROBLEMS = {problems!r}
 SOURCE = {src}
-
-
-def make_input(sizes, strides, offset, dtype):
-    """A CPU tensor of these sizes/strides/offset: random floats, zero integers (safe indices)."""
-    need = offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides) if s > 0)
-    if dtype.is_floating_point:
-        base = torch.randn(need).to(dtype)
-    else:
-        base = torch.zeros(need, dtype=dtype)
-    return torch.as_strided(base, sizes, strides, offset)
+{make_input_code("cpu")}
 {LOAD_CODE}
 
 def main():
@@ -135,19 +126,7 @@ def main():
         kernel(*args)
         times.append((time.perf_counter() - t0) * 1e3)
     ms = sorted(times)[len(times) // 2]
-    ref = info["recorded"].get("median_ms")
-    line = f"{{info['kernel']}}: repro median {{ms * 1e3:.2f}} us ({{len(times)}} calls, time.perf_counter)"
-    if ref:
-        line += f"; recorded in-model median {{ref * 1e3:.2f}} us (Inductor's benchmarker), ratio {{ms / ref:.3f}}"
-    print(line)
-    print(json.dumps({{"kernel": info["kernel"], "repro_ms": ms, "recorded_ms": ref,
-                      "inputs": "saved" if saved else "allocated", "outputs_equal": same}}))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-'''
+''' + report_code("{len(times)} calls, time.perf_counter")
     return text, problems
 
 
@@ -156,8 +135,4 @@ def write_repro(kernel: dict[str, Any], wrapper: str, out_dir: str, run_kernel: 
     """Write ``repro_text`` to ``out_dir/<kernel name>.py``; returns its path and the problems found.
     Raises OSError when the file cannot be written, ValueError as ``repro_text``."""
     text, problems = repro_text(kernel, wrapper, run_kernel, where)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"{kernel['name']}.py")
-    with open(path, "w") as f:
-        f.write(text)
-    return path, problems
+    return save_repro(kernel["name"], text, out_dir), problems

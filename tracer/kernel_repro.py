@@ -8,11 +8,11 @@ from __future__ import annotations
 import ast
 import json
 import math
-import os
 import re
 from typing import Any
 
 from inductor_step.tracer.repro_inputs import CODE as LOAD_CODE
+from inductor_step.tracer.repro_inputs import make_input_code, report_code, save_repro
 from inductor_step.tracer.triton_stages import kernel_meta, launch_config
 
 _DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i64": "int64",
@@ -164,15 +164,7 @@ INFO = {json.dumps(info, default=str)!r}
 GRID = tuple({grid!r})
 PROBLEMS = {problems!r}
 {('# problems:' + chr(10) + problem_lines) if problems else ''}
-
-def make_input(sizes, strides, offset, dtype):
-    """A tensor of these sizes/strides/offset on the GPU: random floats, zero integers (safe indices)."""
-    need = offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides) if s > 0)
-    if dtype.is_floating_point:
-        base = torch.randn(need, device="cuda").to(dtype)
-    else:
-        base = torch.zeros(need, device="cuda", dtype=dtype)
-    return torch.as_strided(base, sizes, strides, offset)
+{make_input_code("cuda")}
 {LOAD_CODE}
 
 def main():
@@ -199,20 +191,7 @@ def main():
     same = check_outputs(names, [{', '.join(names)}], saved)
     from triton.testing import do_bench
     ms = do_bench(launch, warmup=25, rep=200, return_mode="median")
-    rec = info["recorded"]
-    ref = rec.get("median_ms")
-    line = f"{{info['kernel']}}: repro median {{ms * 1e3:.2f}} us (triton.testing.do_bench, L2 flushed)"
-    if ref:
-        line += f"; recorded in-model median {{ref * 1e3:.2f}} us (Inductor's benchmarker), ratio {{ms / ref:.3f}}"
-    print(line)
-    print(json.dumps({{"kernel": info["kernel"], "repro_ms": ms, "recorded_ms": ref,
-                      "inputs": "saved" if saved else "allocated", "outputs_equal": same}}))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-'''
+''' + report_code("triton.testing.do_bench, L2 flushed")
     return head + body + main, problems
 
 
@@ -221,8 +200,4 @@ def write_repro(kernel: dict[str, Any], wrapper: str, out_dir: str, run_kernel: 
     """Write ``repro_text`` to ``out_dir/<kernel name>.py``; returns its path and the problems found.
     Raises OSError when the file cannot be written, ValueError as ``repro_text``."""
     text, problems = repro_text(kernel, wrapper, run_kernel, where)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"{kernel['name']}.py")
-    with open(path, "w") as f:
-        f.write(text)
-    return path, problems
+    return save_repro(kernel["name"], text, out_dir), problems

@@ -1,9 +1,57 @@
-"""The part of a standalone kernel repro (Triton or C++) that loads the kernel's real arguments saved at its launch
+"""The parts every standalone kernel repro (Triton or C++) shares: the code that loads the kernel's real arguments saved at its launch
 (``<kernel>.inputs.pt`` beside the repro, tracer.save_inputs), checks them against the recorded sizes, strides and
 dtypes, and after one launch compares the kernel's outputs with the ones it wrote in the model: Python source text,
-pasted into each repro file (the repro imports nothing of inductor-step)."""
+pasted into each repro file (the repro imports nothing of inductor-step); the input allocator, the report lines
+that end each repro, and writing the file.
+"""
 
 from __future__ import annotations
+
+import os
+
+
+def make_input_code(device: str) -> str:
+    """Repro source defining ``make_input(sizes, strides, offset, dtype)``: a tensor on ``device`` ("cpu",
+    "cuda") of those sizes, strides (elements) and offset, random floats or zero integers (safe indices)."""
+    dev = "" if device == "cpu" else f', device="{device}"'
+    return f'''
+
+def make_input(sizes, strides, offset, dtype):
+    """A {device.upper() if device == "cpu" else "GPU"} tensor of these sizes/strides/offset: random floats, zero integers (safe indices)."""
+    need = offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides) if s > 0)
+    if dtype.is_floating_point:
+        base = torch.randn(need{dev}).to(dtype)
+    else:
+        base = torch.zeros(need{dev}, dtype=dtype)
+    return torch.as_strided(base, sizes, strides, offset)'''
+
+
+def report_code(how: str) -> str:
+    """Repro source (inside ``main``, with ``info``, ``ms``, ``saved`` and ``same`` set) printing the repro's
+    median against the recorded in-model median and one JSON line; ``how`` says how ``ms`` was timed."""
+    return '''    ref = info["recorded"].get("median_ms")
+    line = f"{info['kernel']}: repro median {ms * 1e3:.2f} us (''' + how + ''')"
+    if ref:
+        line += f"; recorded in-model median {ref * 1e3:.2f} us (Inductor's benchmarker), ratio {ms / ref:.3f}"
+    print(line)
+    print(json.dumps({"kernel": info["kernel"], "repro_ms": ms, "recorded_ms": ref,
+                      "inputs": "saved" if saved else "allocated", "outputs_equal": same}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+'''
+
+
+def save_repro(name: str, text: str, out_dir: str) -> str:
+    """Write repro ``text`` to ``out_dir/<name>.py`` (the folder made when missing); returns the path.
+    Raises OSError when it cannot be written."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{name}.py")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
 
 #: defines ``load_inputs(kernel, names, made, device)`` and ``check_outputs(names, args, saved)`` in the repro
 CODE = r'''

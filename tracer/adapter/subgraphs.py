@@ -77,6 +77,11 @@ def pass_subgraph_path(graph: Any) -> list[str] | None:
     gm = getattr(graph, "owning_module", None)
     if len(stack) < 2 or gm is None or gm is stack[0] or stack[-1] is not gm:
         return None
+    return _stack_path(stack)
+
+
+def _stack_path(stack: list[Any]) -> list[str] | None:
+    """The attribute names leading from ``stack[0]`` through each module of ``stack`` (None if one is not found)."""
     path = []
     for parent, child in zip(stack, stack[1:]):
         name = _attr_name(parent, child)
@@ -94,13 +99,7 @@ def post_grad_subgraph_path() -> list[str] | None:
     kinds = getattr(_TL, "kinds", None) or []
     if len(stack) < 2 or not kinds or kinds[-1] != "_recursive_post_grad_passes":
         return None
-    path = []
-    for parent, child in zip(stack, stack[1:]):
-        name = _attr_name(parent, child)
-        if name is None:
-            return None
-        path.append(name)
-    return path
+    return _stack_path(stack)
 
 
 def pass_root() -> Any:
