@@ -144,9 +144,9 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
     if key:
         reached = session.stages_done(key)
         if stage == "linked" and "codegen" not in reached:
-            return (f"# {key}: pane 8 links each buffer to its kernel lines, which come with codegen\n"
-                    f"# (last stop: {reached[-1] if reached else 'none'}); press n to continue; panes 1-5 "
-                    "already follow the selection")
+            return (f"# {key}: pane 8 links each buffer to its kernel lines,\n"  # (short lines: 80 columns)
+                    f"# which come with codegen (last stop: {reached[-1] if reached else 'none'});\n"
+                    "# press n to continue; panes 1-5 already follow the selection")
         return (f"# {key}: the compile has not reached {stage} yet"
                 + (f"\n# (last stop: {reached[-1]}); press n to continue" if reached else ""))
     script_err = session.error_for(None)
