@@ -51,6 +51,13 @@ class Cell:
         return f"Cell({self.text!r})"
 
 
+class Prose(Cell):
+    """A cell of prose (a note, a reason): cut at its end, where it matters least; names and paths are cut in
+    the middle (:func:`cut_middle`)."""
+
+    __slots__ = ()
+
+
 class RowKey:
     """The key of a row, as ``DataTable``'s events carry it (``.value`` is the string key)."""
 
@@ -454,7 +461,10 @@ class Table(LineCache, ScrollView, can_focus=True):
             v = values[c] if c < len(values) else None
             t = _text(v).replace("\n", " ")
             n = len(t) if t.isascii() else cell_len(t)
-            if n > w:
+            if n > w and isinstance(v, Prose):
+                t = set_cell_size(t, max(0, w - 1)) + "…" if w > 1 else set_cell_size(t, w)
+                n = w
+            elif n > w:
                 t = cut_middle(t, w)  # (an abbreviated FX name can come back shorter than w)
                 n = len(t) if t.isascii() else cell_len(t)
             if n < w:

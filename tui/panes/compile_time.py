@@ -13,7 +13,7 @@ from textual import on
 from inductor_step.session import compile_time as ct
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.session.paths import short_path
-from inductor_step.tui.table import Table
+from inductor_step.tui.table import Prose, Table
 
 COLUMNS = ("compile time of", "graph", "time", "where it went · cache")
 HEAD = "bold reverse"
@@ -65,7 +65,7 @@ class CompileTimePane(StagePane):
             missing = r.ms is None
             graph = "" if r.graph == r.label else (r.graph or "")  # a graph's row names it once
             return (T(label, "bold"), T(graph), T(f"{ct.fmt_time(r.ms):>9}", "red" if missing else "yellow"),
-                    T(r.note))
+                    Prose(r.note))  # (cut at its end at 80 columns: "most in kernels 5.2 s; fx_g…")
         return [f"{i}:{k}:{getattr(r, 'label', r[0] if isinstance(r, tuple) else '')}"
                 for i, (k, r) in enumerate(items)], row
 
@@ -76,7 +76,7 @@ class CompileTimePane(StagePane):
         return None
 
     def fill(self, data: dict[str, Any] | None) -> None:
-        self.table.fit(0, 2)  # names give up cells first; the time stays on screen
+        self.table.fit((0, 3), 3)  # names and notes give up cells, the widest first: the time stays on screen
         super().fill(data)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
