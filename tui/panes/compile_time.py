@@ -58,7 +58,7 @@ class CompileTimePane(StagePane):
         def row(i: int) -> tuple:
             kind, r = items[i]
             if kind == "head":
-                return (T(r[0], HEAD), T(r[1], HEAD), T("", HEAD), T(r[2], HEAD))
+                return (T(r[0], HEAD), T(r[1], HEAD), T("", HEAD), Prose(r[2], HEAD))
             label = r.label
             if r.what == "line" and r.line:
                 label = "lowering " + (short_path(r.line, sd) or r.line)
