@@ -46,6 +46,20 @@ def _sync(x: Any) -> None:
         torch.cuda.synchronize(x.device)
 
 
+def written_params(backend: str, source: str, params: list[str]) -> set[int]:
+    """Indices of the kernel parameters it writes: Inductor's ``out_ptr``/``in_out_ptr`` names, and in C++
+    every pointer not declared ``const`` (a C++ template kernel names its output as it likes: flex attention's
+    ``float* output``)."""
+    out = {i for i, n in enumerate(params) if n.startswith(OUT_PREFIXES)}
+    if backend == "cpp":
+        from inductor_step.tracer.links import _CPP_DEF  # noqa: PLC0415
+
+        m = _CPP_DEF.search(source)
+        decls = [p.strip() for p in m.group(1).split(",") if p.strip()] if m else []
+        out |= {i for i, d in enumerate(decls) if "*" in d and not d.startswith("const ")}
+    return out
+
+
 def save_kernel_inputs(output_path: str, kernel: str, out_path: str, script: dict[str, Any] | None) -> dict[str, Any]:
     """Run graph ``output_path`` (Inductor's output-code file) once on the script's first-call inputs
     (``script["inputs"]``: position -> tensor, tracer.timing.script_inputs; where one is missing the
@@ -68,6 +82,7 @@ def save_kernel_inputs(output_path: str, kernel: str, out_path: str, script: dic
         raise LookupError(f"{kernel} is not a kernel of this graph's output code")
     backend = parsed[kernel]["backend"]
     params = _params(backend, parsed[kernel]["source"]) if backend in ("cpp", "triton") else []
+    written = written_params(backend, parsed[kernel]["source"], params)
     mod = adapter.load_output_module(output_path)
     got: dict[str, Any] = {}
 
@@ -82,7 +97,7 @@ def save_kernel_inputs(output_path: str, kernel: str, out_path: str, script: dic
             _sync(x)
         names = params[: len(a)]  # the kernel's parameters, in the order the wrapper passes them
         got["outputs"] = {str(i): _keep(x) for i, x in enumerate(a)
-                          if isinstance(x, torch.Tensor) and i < len(names) and names[i].startswith(OUT_PREFIXES)}
+                          if isinstance(x, torch.Tensor) and i < len(names) and i in written}
         got["names"] = names[: len(a)]
         return out
 

@@ -178,3 +178,18 @@ def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) ->
     cond_node = next(n for n in hops.stop(cond, "aot")["post_grad"]["nodes"] if "cond" in str(n.get("target")))
     branches = sum(times[key_of(graphs, s)].stages["lowering"] for s in ("true_graph_0", "false_graph_0"))
     assert times[cond].nodes[cond_node["name"]] < branches, (times[cond].nodes, branches)
+
+
+def test_a_flex_attention_kernels_written_output_is_known_for_its_saved_inputs(hops: Run, graphs: list[str]) -> None:
+    """Issue 28.5's saved outputs: flex attention's C++ template kernel names its output ``float* output``, not
+    ``out_ptr0``; ``X`` must still save it so the repro compares it (it said "output: not compared")."""
+    from inductor_step.tracer.links import _params  # noqa: PLC0415
+    from inductor_step.tracer.save_inputs import written_params  # noqa: PLC0415
+
+    flex = key_of(graphs, "sdpa_score0").partition(" › ")[0]
+    kernels = [k for k in hops.stop(flex, "codegen")["kernels"] if k.get("template") and k["backend"] == "cpp"]
+    assert kernels, [k["name"] for k in hops.stop(flex, "codegen")["kernels"]]
+    for k in kernels:
+        params = _params("cpp", k["source"])
+        written = written_params("cpp", k["source"], params)
+        assert written and all(params[i] not in ("query", "key", "value") for i in written), (params, written)
