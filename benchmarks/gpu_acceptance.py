@@ -1,0 +1,280 @@
+"""The GPU acceptance run: what inductor-step records on real models, checked against references that owe it nothing.
+
+    python benchmarks/gpu_acceptance.py --out DIR [--models nanogpt,hf_gpt2,timm]
+        [--modes default,reduce-overhead,max-autotune] [--nanogpt-dir DIR] [--job] [--lanes N]
+
+For each model and mode (benchmarks/acceptance_models.py), two fresh processes on one GPU:
+``inductor-step --headless --run --record`` of the training script, and the script's ``--reference`` run,
+where inductor-step is never imported.  Then, per model and mode:
+
+* **kernels**: every ``output_code.py`` torch wrote for the recording's own compiles (``TORCH_COMPILE_DEBUG=1``
+  set for it: the same process, so max-autotune's choices are the same) is one of our codegen stops with the
+  same Triton launches (names, counts) and extern calls, and no codegen stop is left over;
+* **eager**: our eager figures summed over the step's graphs against plain eager under ``do_bench``
+  (forward + ``loss.backward()``, no compile): within 10%;
+* **profiler**: our in-graph Triton kernel times against ``torch.profiler``'s device times of the same
+  kernels in the compiled step, summed: within 10% (each kernel's ratio is listed too);
+* **roofs**: no kernel over 100% of peak bandwidth or peak TFLOP/s;
+* **CUDA graphs**: in a CUDA-graph mode every graph says whether cudagraph trees captured it.
+
+``--job``: ``examples/ddp_train.py`` as a two-GPU torchrun job (``--nproc-per-node 2``): every rank timed every
+graph and the ranks compare without a false divergence.  Lanes (``--lanes``, default: one per GPU) run side by
+side, each on its own GPU (``CUDA_VISIBLE_DEVICES``).  Prints a Markdown table (also ``DIR/acceptance.md``,
+all figures in ``DIR/acceptance.json``); exits 1 when a check fails.  Results: BENCHMARKS.md, "GPU acceptance".
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS = os.path.join(ROOT, "benchmarks", "acceptance_models.py")
+TOL = 0.10
+_TRITON_DEF = re.compile(r"^(\w+) = async_compile\.triton\(", re.M)
+# extern calls: extern_kernels.mm(...), and ATen fallbacks called directly (torch.ops.aten.convolution_backward...)
+_EXTERN = re.compile(r"^\s*(?:\w+ = )?(?:extern_kernels\.\w+|(?:torch\.ops|aten)\.[\w.]+)\(", re.M)
+
+
+def _read(path: str) -> list[dict[str, Any]]:
+    from inductor_step.session.format import read_session  # noqa: PLC0415
+
+    return list(read_session(path))
+
+
+def code_launches(code: str) -> tuple[dict[str, int], int]:
+    """``({triton kernel: launches}, extern calls)`` in one output code (torch's text, parsed here alone); extern
+    calls are ``extern_kernels.*`` and the ATen fallbacks the wrapper calls directly (``torch.ops.aten.*``)."""
+    names = _TRITON_DEF.findall(code)
+    launches = {n: len(re.findall(rf"\b{re.escape(n)}\.run\(", code)) for n in names}
+    return {n: c for n, c in launches.items() if c}, len(_EXTERN.findall(code))
+
+
+def our_launches(stop: dict[str, Any]) -> tuple[dict[str, int], int]:
+    """The same counts from our codegen stop's kernel list."""
+    triton: dict[str, int] = {}
+    extern = 0
+    for k in stop.get("kernels") or []:
+        n = len(k.get("calls") or []) or 1
+        if k.get("backend") == "triton":
+            triton[k["name"]] = triton.get(k["name"], 0) + n
+        elif k.get("backend") == "extern" or str(k.get("name", "")).startswith("extern_kernels."):
+            extern += n
+    return triton, extern
+
+
+def check_kernels(msgs: list[dict[str, Any]], codes: list[str]) -> dict[str, Any]:
+    """Every torch output code matched by one codegen stop with equal launches; none of ours left over."""
+    ours = {f"{m['compile_id']} {m['graph_kind']}": our_launches(m) for m in msgs
+            if m.get("type") == "stop" and m.get("stage") == "codegen"}
+    free = dict(ours)
+    problems, matched = [], 0
+    for i, code in enumerate(codes):
+        ref = code_launches(code)
+        hit = next((k for k, v in free.items() if v[0] == ref[0] and v[1] == ref[1]), None)
+        if hit is None:
+            near = next((k for k, v in free.items() if set(v[0]) == set(ref[0])), None)
+            problems.append(f"torch's output code #{i} ({sum(ref[0].values())} Triton launches, {ref[1]} extern) "
+                            + (f"differs from {near}: ours {free[near]}, torch's {ref}" if near else "has no codegen stop"))
+            continue
+        matched += 1
+        free.pop(hit)
+    problems += [f"{k}: a codegen stop with no output code of torch's" for k in free]
+    return {"ok": not problems and matched == len(codes), "codes": len(codes), "matched": matched, "problems": problems}
+
+
+def check_eager(runs: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str, Any]:
+    """Our eager figures summed over the step's graphs against plain eager's forward + backward."""
+    ours = [r.get("eager_ms") for r in runs]
+    if not runs or any(v is None for v in ours):
+        why = "; ".join(f"{r['compile_id']} {r['graph_kind']}: {r.get('eager_error') or r.get('eager_note')}"
+                        for r in runs if r.get("eager_ms") is None)
+        return {"ok": False, "why": f"no eager figure: {why or 'no run message'}"}
+    total = sum(ours)
+    ratio = total / ref["eager_step_ms"]
+    return {"ok": abs(ratio - 1) <= TOL, "ours_ms": total, "plain_ms": ref["eager_step_ms"], "ratio": ratio,
+            "plain_fwd_ms": ref["eager_fwd_ms"], "compiled_ms": sum(r.get("compiled_ms") or 0 for r in runs),
+            "plain_compiled_step_ms": ref.get("compiled_step_ms")}
+
+
+def check_profiler(runs: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str, Any]:
+    """Our in-graph Triton times against the profiler's medians of the same kernel names."""
+    prof = {n: statistics.median(v) / 1000 for n, v in ref["profiler_us"].items() if v}
+    rows, ours_sum, prof_sum = [], 0.0, 0.0
+    for r in runs:
+        for k in r.get("kernels") or []:
+            name = k.get("name", "")
+            if k.get("backend") != "triton" or k.get("in_graph_ms") is None or name not in prof:
+                continue
+            ours_sum += k["in_graph_ms"]
+            prof_sum += prof[name]
+            rows.append((name, k["in_graph_ms"], prof[name], k["in_graph_ms"] / prof[name]))
+    if not rows:
+        return {"ok": False, "why": "no Triton kernel with an in-graph time matched the profiler's names"}
+    within = sum(1 for r in rows if abs(r[3] - 1) <= TOL)
+    big = [r for r in rows if r[2] >= 0.005]
+    return {"ok": abs(ours_sum / prof_sum - 1) <= TOL, "ratio": ours_sum / prof_sum, "kernels": len(rows),
+            "within_10pct": within, "big_within_10pct": sum(1 for r in big if abs(r[3] - 1) <= TOL), "big": len(big),
+            "worst": sorted(rows, key=lambda r: -abs(r[3] - 1))[:3]}
+
+
+def check_roofs(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """No kernel over 100% of either roof."""
+    over = [f"{r['compile_id']} {r['graph_kind']} {k.get('name')}: {k.get(f):.0f}% of {f}"
+            for r in runs for k in r.get("kernels") or [] for f in ("pct_peak_bw", "pct_peak_tflops")
+            if (k.get(f) or 0) > 100]
+    return {"ok": not over, "over": over}
+
+
+def check_cudagraphs(runs: list[dict[str, Any]], mode: str) -> dict[str, Any]:
+    """In a CUDA-graph mode: each graph's verdict (captured / partitioned / skipped with torch's reason)."""
+    if mode not in ("reduce-overhead", "max-autotune"):
+        return {"ok": True, "n/a": True}
+    how = {f"{r['compile_id']} {r['graph_kind']}": (r.get("cudagraphs") or {}) for r in runs}
+    missing = [k for k, v in how.items() if not v.get("enabled") or ("captured" not in v and not v.get("skipped"))]
+    return {"ok": not missing and bool(how), "graphs": {k: v.get("how") or v.get("skipped") for k, v in how.items()},
+            "missing": missing}
+
+
+def run_case(model: str, mode: str, out: str, gpu: str | None, nanogpt_dir: str | None) -> dict[str, Any]:
+    """Record and reference one model in one mode on GPU ``gpu``; the checks' results."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+    base = os.path.join(out, f"{model}_{mode}")
+    extra = ["--nanogpt-dir", nanogpt_dir] if nanogpt_dir else []
+    t0 = time.time()
+    debug = base + ".torch_compile_debug"
+    rec = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", base + ".jsonl",
+                          MODELS, model, "--mode", mode, *extra],
+                         env=dict(env, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=debug),
+                         capture_output=True, text=True, timeout=900)
+    with open(base + ".log", "w", encoding="utf-8") as f:
+        f.write(rec.stdout + rec.stderr)
+    t1 = time.time()
+    ref = subprocess.run([sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".ref.json", *extra],
+                         env=env, capture_output=True, text=True, timeout=900)
+    res: dict[str, Any] = {"model": model, "mode": mode, "record_s": round(t1 - t0, 1),
+                           "reference_s": round(time.time() - t1, 1), "record_rc": rec.returncode}
+    if ref.returncode != 0 or not os.path.exists(base + ".ref.json"):
+        res["error"] = f"reference failed: {(ref.stderr or ref.stdout).strip().splitlines()[-1:]}"
+        return res
+    with open(base + ".ref.json", encoding="utf-8") as f:
+        refd = json.load(f)
+    msgs = _read(base + ".jsonl") if os.path.exists(base + ".jsonl") else []
+    runs = [m for m in msgs if m.get("type") == "run" and not m.get("variant")]
+    res["run_errors"] = [f"{r['compile_id']} {r['graph_kind']}: {r['error']}" for r in runs if r.get("error")]
+    codes = [open(p, encoding="utf-8").read()
+             for p in sorted(glob.glob(os.path.join(debug, "**", "output_code.py"), recursive=True))]
+    res["kernels"] = check_kernels(msgs, codes)
+    ok_runs = [r for r in runs if not r.get("error")]
+    res["eager"] = check_eager(ok_runs, refd)
+    res["profiler"] = check_profiler(ok_runs, refd)
+    res["roofs"] = check_roofs(ok_runs)
+    res["cudagraphs"] = check_cudagraphs(ok_runs, mode)
+    res["ok"] = (rec.returncode == 0 and not res["run_errors"]
+                 and all(res[c]["ok"] for c in ("kernels", "eager", "profiler", "roofs", "cudagraphs")))
+    return res
+
+
+def run_job(out: str) -> dict[str, Any]:
+    """examples/ddp_train.py on two GPUs: every rank's run messages without an error, the ranks compared."""
+    rec = os.path.join(out, "ddp.jsonl")
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--nproc-per-node", "2",
+                        "--record", rec, os.path.join(ROOT, "examples", "ddp_train.py")],
+                       capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    with open(os.path.join(out, "ddp.log"), "w", encoding="utf-8") as f:
+        f.write(p.stdout + p.stderr)
+    ranks: dict[int, dict[str, Any]] = {}
+    for r in (0, 1):
+        path = os.path.join(out, f"ddp.rank{r}.jsonl")
+        runs = [m for m in _read(path) if m.get("type") == "run"] if os.path.exists(path) else []
+        ranks[r] = {"timed": sum(1 for m in runs if m.get("compiled_ms") is not None),
+                    "failed": [f"{m['compile_id']} {m['graph_kind']}: {m['error']}" for m in runs if m.get("error")]}
+    diverge = [ln for ln in p.stdout.splitlines() if "diverge" in ln]
+    ok = p.returncode == 0 and all(v["timed"] and not v["failed"] for v in ranks.values())
+    return {"ok": ok, "rc": p.returncode, "ranks": ranks, "diverge_lines": diverge[:5]}
+
+
+def _cell(c: dict[str, Any], fmt: str) -> str:
+    if c.get("n/a"):
+        return "n/a"
+    mark = "ok" if c.get("ok") else "FAIL"
+    try:
+        return f"{mark} " + fmt.format(**c)
+    except (KeyError, ValueError, TypeError):
+        return f"{mark} {c.get('why') or c.get('problems') or c.get('missing') or c.get('over') or ''}"[:160]
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """The Markdown table BENCHMARKS.md gets."""
+    head = ("| model | mode | kernels (torch's codes matched) | eager: ours / plain do_bench | in-graph / profiler "
+            "(Triton, summed) | roofs | CUDA graphs |\n|---|---|---|---|---|---|---|")
+    rows = []
+    for r in results:
+        if r.get("error"):
+            rows.append(f"| {r['model']} | {r['mode']} | {r['error']} | | | | |")
+            continue
+        rows.append("| " + " | ".join([
+            r["model"], r["mode"],
+            _cell(r["kernels"], "{matched}/{codes}"),
+            _cell(r["eager"], "{ours_ms:.4f} / {plain_ms:.4f} ms = {ratio:.3f}"),
+            _cell(r["profiler"], "{ratio:.3f} over {kernels} kernels ({within_10pct} within 10%)"),
+            _cell(r["roofs"], "none over 100%"),
+            _cell(r["cudagraphs"], "{graphs}")[:120]]) + " |")
+    return head + "\n" + "\n".join(rows)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--models", default="nanogpt,hf_gpt2,timm")
+    p.add_argument("--modes", default="default,reduce-overhead,max-autotune")
+    p.add_argument("--nanogpt-dir", default=os.environ.get("NANOGPT_DIR"))
+    p.add_argument("--job", action="store_true", help="also the two-GPU DDP job (needs 2 GPUs)")
+    p.add_argument("--lanes", type=int, default=None, help="cases run side by side (default: one per GPU)")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    import torch  # noqa: PLC0415
+
+    gpus = torch.cuda.device_count()
+    lanes = a.lanes or max(gpus, 1)
+    cases = [(m, mode) for m in a.models.split(",") for mode in a.modes.split(",")]
+    results: list[dict[str, Any]] = []
+    with cf.ThreadPoolExecutor(lanes) as pool:
+        futs = {pool.submit(run_case, m, mode, a.out, str(i % gpus) if gpus else None, a.nanogpt_dir): (m, mode)
+                for i, (m, mode) in enumerate(cases)}
+        for f in cf.as_completed(futs):
+            try:
+                results.append(f.result())
+            except Exception as e:  # noqa: BLE001 - one case's failure is a row, not the end of the run
+                m, mode = futs[f]
+                results.append({"model": m, "mode": mode, "error": f"{type(e).__name__}: {e}"})
+            print(json.dumps(results[-1], default=str)[:600], flush=True)
+    results.sort(key=lambda r: cases.index((r["model"], r["mode"])))
+    job = run_job(a.out) if a.job and gpus >= 2 else None
+    md = (f"{torch.cuda.get_device_name(0) if gpus else 'no GPU'} x{gpus}, torch {torch.__version__}, "
+          f"Triton {__import__('triton').__version__}\n\n" + table(results))
+    if job is not None:
+        md += (f"\n\nTwo-GPU DDP job (examples/ddp_train.py): {'ok' if job['ok'] else 'FAIL'}; "
+               + "; ".join(f"rank {r}: {v['timed']} graphs timed, {len(v['failed'])} failed" for r, v in job["ranks"].items())
+               + (f"; {job['diverge_lines']}" if job["diverge_lines"] else ""))
+    print(md)
+    with open(os.path.join(a.out, "acceptance.md"), "w", encoding="utf-8") as f:
+        f.write(md + "\n")
+    with open(os.path.join(a.out, "acceptance.json"), "w", encoding="utf-8") as f:
+        json.dump({"results": results, "job": job}, f, default=str)
+    sys.exit(0 if all(r.get("ok") for r in results) and (job is None or job["ok"]) else 1)
+
+
+if __name__ == "__main__":
+    main()
