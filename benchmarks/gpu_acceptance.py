@@ -30,6 +30,7 @@ import concurrent.futures as cf
 import glob
 import json
 import os
+import queue
 import re
 import statistics
 import subprocess
@@ -145,11 +146,25 @@ def check_cudagraphs(runs: list[dict[str, Any]], mode: str) -> dict[str, Any]:
             "missing": missing}
 
 
-def run_case(model: str, mode: str, out: str, gpu: str | None, nanogpt_dir: str | None) -> dict[str, Any]:
-    """Record and reference one model in one mode on GPU ``gpu``; the checks' results."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    if gpu is not None:
-        env["CUDA_VISIBLE_DEVICES"] = gpu
+def run_case(model: str, mode: str, out: str, slots: "queue.Queue[int]", lanes: int, nanogpt_dir: str | None) -> dict[str, Any]:
+    """Record and reference one model in one mode on a GPU of its own (a slot taken from ``slots`` for the
+    case, its processes pinned to that lane's share of the CPU cores, so that another lane's compile does not
+    slow this lane's launch-bound eager timings); the checks' results."""
+    slot = slots.get()
+    try:
+        return _run_case(model, mode, out, slot, lanes, nanogpt_dir)
+    finally:
+        slots.put(slot)
+
+
+def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_dir: str | None) -> dict[str, Any]:
+    cores = sorted(os.sched_getaffinity(0))
+    share = max(len(cores) // lanes, 1)
+    mine = set(cores[slot * share:(slot + 1) * share]) or set(cores)
+    visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES=visible[slot] if slot < len(visible) else str(slot),
+               TORCHINDUCTOR_COMPILE_THREADS=str(max(len(mine) // 2, 1)))
+    pin = {"preexec_fn": lambda: os.sched_setaffinity(0, mine)}
     base = os.path.join(out, f"{model}_{mode}")
     extra = ["--nanogpt-dir", nanogpt_dir] if nanogpt_dir else []
     t0 = time.time()
@@ -157,12 +172,12 @@ def run_case(model: str, mode: str, out: str, gpu: str | None, nanogpt_dir: str 
     rec = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", base + ".jsonl",
                           MODELS, model, "--mode", mode, *extra],
                          env=dict(env, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=debug),
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=900, **pin)
     with open(base + ".log", "w", encoding="utf-8") as f:
         f.write(rec.stdout + rec.stderr)
     t1 = time.time()
     ref = subprocess.run([sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".ref.json", *extra],
-                         env=env, capture_output=True, text=True, timeout=900)
+                         env=env, capture_output=True, text=True, timeout=900, **pin)
     res: dict[str, Any] = {"model": model, "mode": mode, "record_s": round(t1 - t0, 1),
                            "reference_s": round(time.time() - t1, 1), "record_rc": rec.returncode}
     if ref.returncode != 0 or not os.path.exists(base + ".ref.json"):
@@ -241,18 +256,20 @@ def main() -> None:
     p.add_argument("--modes", default="default,reduce-overhead,max-autotune")
     p.add_argument("--nanogpt-dir", default=os.environ.get("NANOGPT_DIR"))
     p.add_argument("--job", action="store_true", help="also the two-GPU DDP job (needs 2 GPUs)")
-    p.add_argument("--lanes", type=int, default=None, help="cases run side by side (default: one per GPU)")
+    p.add_argument("--lanes", type=int, default=None, help="cases run side by side, one GPU each (default: one per GPU)")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     import torch  # noqa: PLC0415
 
     gpus = torch.cuda.device_count()
-    lanes = a.lanes or max(gpus, 1)
-    cases = [(m, mode) for m in a.models.split(",") for mode in a.modes.split(",")]
+    lanes = min(a.lanes or gpus, gpus) if gpus else 1
+    cases = [(m, mode) for m in a.models.split(",") if m for mode in a.modes.split(",") if mode]
     results: list[dict[str, Any]] = []
+    slots: queue.Queue[int] = queue.Queue()
+    for i in range(lanes):
+        slots.put(i % max(gpus, 1))
     with cf.ThreadPoolExecutor(lanes) as pool:
-        futs = {pool.submit(run_case, m, mode, a.out, str(i % gpus) if gpus else None, a.nanogpt_dir): (m, mode)
-                for i, (m, mode) in enumerate(cases)}
+        futs = {pool.submit(run_case, m, mode, a.out, slots, lanes, a.nanogpt_dir): (m, mode) for m, mode in cases}
         for f in cf.as_completed(futs):
             try:
                 results.append(f.result())
