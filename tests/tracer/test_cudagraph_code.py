@@ -1,0 +1,98 @@
+"""Inductor's output code under CUDA graphs (issue 39.1): torch 2.11 splits the graph into partition functions
+(``def partition_0(args):``) that ``Runner.call`` calls, and the parser reads them as the graph's body, not as
+higher-order ops' subgraphs.  The fixtures are real output code from an H100 (torch 2.11.0+cu130, Triton 3.6.0,
+``.trial/mlp_modes.py``'s MLP through ``run_and_get_code``), each compared with the same model compiled without CUDA
+graphs; one test compiles on CPU with ``graph_partition=True`` (``call`` becomes a method, ``partitions=[]``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+
+import pytest
+
+from inductor_step.tracer.codeparse import (graph_regions, kernel_spans, parse_wrapper, partition_functions,
+                                            subgraph_functions)
+from inductor_step.tracer.links import build_links
+from inductor_step.tracer.subgraphs import drop_subgraph_kernels
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIX = os.path.join(HERE, "..", "fixtures", "cudagraph_code")
+#: (with CUDA graphs, the same model and dtype without them)
+PAIRS = [("fp32_reduce-overhead", "fp32_default"), ("bf16_max-autotune", "bf16_max-autotune-no-cudagraphs")]
+def _read(name: str) -> str:
+    with open(os.path.join(FIX, name + ".py.txt"), encoding="utf-8") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("graphed,plain", PAIRS)
+def test_partitions_are_the_graph_body(graphed: str, plain: str) -> None:
+    """The kernels of a partitioned wrapper are exactly the calls in its partition functions, with the names and
+    order of the same model's wrapper without CUDA graphs; no partition is taken for a subgraph."""
+    w, p = _read(graphed), _read(plain)
+    assert partition_functions(w) == ["partition_0"] and partition_functions(p) == []
+    assert subgraph_functions(w) == {}
+    ks = [k for k in parse_wrapper(w) if k["calls"]]
+    plain_ks = [k for k in parse_wrapper(p) if k["calls"]]
+    assert [k["name"] for k in ks] == [k["name"] for k in plain_ks]
+    assert len(ks) >= 3
+    assert [k["writes"] for k in ks] == [k["writes"] for k in plain_ks]
+    # each call parsed is a line of the file that calls that kernel, and every such line is parsed
+    lines = w.split("\n")
+    for k in ks:
+        for ln in k["call_lines"]:
+            assert k["name"].split("#")[0] in lines[ln - 1]
+    assert sorted(ln for k in ks for ln in k["call_lines"]) == \
+        [i + 1 for i, t in enumerate(lines) if re.match(r"^\s*(\w+\.run\(|extern_kernels\.\w+\(|torch\.ops\.)", t)]
+    # the codegen stop's kernels: none dropped as a subgraph's
+    assert [k["name"] for k in drop_subgraph_kernels(parse_wrapper(w), w) if k["calls"]] == [k["name"] for k in ks]
+
+
+@pytest.mark.parametrize("graphed,plain", PAIRS)
+def test_spans_and_links_in_partitions(graphed: str, plain: str) -> None:
+    """Pane 6's spans point at the calls inside ``partition_0``, and each buffer a kernel writes links to it."""
+    w = _read(graphed)
+    ks = parse_wrapper(w)
+    spans = kernel_spans(w, ks)
+    start, end, anchor = next(r for r in graph_regions(w) if r[2] is not None)
+    first, last = w.count("\n", 0, start) + 1, w.count("\n", 0, end) + 1
+    assert anchor == w.find("self.partitions[0](")
+    called = [k for k in ks if k["calls"]]
+    assert len(called) >= 3
+    for k in called:
+        calls = spans[k["name"]]["calls"]
+        assert calls and all(first <= c <= last for c in calls), (k["name"], calls, first, last)
+    for k in called:
+        k["buffers"] = list(k.pop("writes"))
+    buffers = [{"name": b, "origins": []} for k in called for b in k["buffers"]]
+    links = build_links(dynamo_nodes=[], post_grad_nodes=[], buffers=buffers, fused_nodes=[], kernels=called,
+                        wrapper=w)
+    for k in called:
+        assert links["kernels"][k["name"]]["buffers"] == k["buffers"]
+        for b in k["buffers"]:
+            assert links["buffers"][b]["kernels"] == [k["name"]]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_cpu_graph_partition_wrapper_keeps_every_kernel(tmp_path) -> None:
+    """On CPU with ``graph_partition=True`` the wrapper's ``call`` is ``Runner.call`` (``partitions=[]``): every
+    kernel call of the module torch wrote (TORCH_COMPILE_DEBUG's ``output_code.py``) is parsed, in order."""
+    import torch
+    from torch._inductor.utils import run_and_get_code
+
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(x @ w) + 1
+        return (y.sin() * 2).sum(1)
+
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(graph_partition=True, fx_graph_cache=False):
+        _, codes = run_and_get_code(torch.compile(f), torch.randn(8, 16), torch.randn(16, 8))
+    w = codes[0]
+    assert "    def call(self, args):" in w and "runner = Runner(partitions=[])" in w
+    ks = [k for k in parse_wrapper(w) if k["calls"]]
+    text_calls = [ln for ln, t in enumerate(w.split("\n"), 1)
+                  if re.match(r"^\s*(cpp_fused_\w+\(|extern_kernels\.\w+\()", t)]
+    assert sorted(ln for k in ks for ln in k["call_lines"]) == text_calls and len(text_calls) >= 2
+    assert [k["name"] for k in ks][0] == "extern_kernels.mm#0"
+    assert all(k["writes"] for k in ks)
