@@ -96,3 +96,53 @@ def test_cpu_graph_partition_wrapper_keeps_every_kernel(tmp_path) -> None:
     assert sorted(ln for k in ks for ln in k["call_lines"]) == text_calls and len(text_calls) >= 2
     assert [k["name"] for k in ks][0] == "extern_kernels.mm#0"
     assert all(k["writes"] for k in ks)
+
+
+def test_verdicts_and_rerecordings_as_a_person_reads_them() -> None:
+    """Per graph: captured, partitioned (with what runs outside), skipped (torch's reason), and each re-recording
+    after the first with its cause, in the run pane's and --headless's CUDA-graph lines; the codegen note."""
+    from inductor_step.session.gpu_modes import cudagraph_lines, partition_note
+    from inductor_step.tracer.cudagraph_record import partitions_of, verdict
+
+    w = _read("fp32_reduce-overhead")
+    parts = partitions_of(w)
+    assert parts == {"partitions": ["partition_0"], "outside": []}
+    assert partition_note({"enabled": True, **parts}) == "CUDA graphs on: 1 partition(s), 0 statement(s) run outside them"
+    # torch 2.11 writes a Runner without CUDA graphs too (graph_partition is on by default): no partition
+    plain = partitions_of(_read("fp32_default"))
+    assert plain["partitions"] == [] and len(plain["outside"]) == 6
+    assert partition_note({"enabled": False}) == ""
+    assert partition_note({"enabled": True, "partitions": [], "outside": []}) == \
+        "CUDA graphs on, but no graph partition: nothing of it is captured"
+    assert partition_note({"enabled": True}) == "CUDA graphs on: the whole call is one graph"  # older torch: no Runner
+    recs = [{"call": 2, "cause": None}, {"call": 5, "cause": "static input data pointer changed: arg3_1"}]
+    info = {"enabled": True, "skipped": None, "captured": True, "recordings": recs, **parts}
+    assert verdict(info) == ("captured", "the whole graph is captured (2 recording(s), replayed after)")
+    mixed = dict(info, outside=["buf0.copy_(arg0_1, False)"])
+    assert verdict(mixed)[0] == "partitioned" and "buf0.copy_(arg0_1, False)" in verdict(mixed)[1]
+    assert verdict(dict(info, skipped="skipping cudagraphs due to mutated inputs (1 instances)")) == \
+        ("skipped", "torch skipped CUDA graphs for this graph: skipping cudagraphs due to mutated inputs (1 instances)")
+    assert verdict(dict(info, partitions=[]))[0] == "not captured"
+    v, how = verdict(info)
+    lines = cudagraph_lines({"cudagraphs": dict(info, verdict=v, how=how, rerecordings=recs[1:])})
+    assert lines == ["CUDA graphs: captured: the whole graph is captured (2 recording(s), replayed after)",
+                     "  re-recorded 1 time(s) after its first recording:",
+                     "    script call 5: static input data pointer changed: arg3_1"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_recording_hook_reads_torchs_own_invariant_status() -> None:
+    """torch's CheckInvariantStatus and its reason callable become the re-recording's cause; the hook installs
+    on this torch's cudagraph trees (once)."""
+    from torch._inductor.cudagraph_utils import CheckInvariantStatus
+
+    from inductor_step.tracer import adapter
+    from inductor_step.tracer.adapter.cudagraphs import _status_text
+
+    assert _status_text((CheckInvariantStatus.SUCCESS, lambda: "")) is None
+    assert _status_text((CheckInvariantStatus.StaticInputIdxMismatch, lambda: "arg3_1 moved")) == \
+        "static input data pointer changed: arg3_1 moved"
+    assert _status_text(False) and _status_text(True) is None
+    first = adapter.install_recording_hook(lambda cause: None)
+    assert "installed" in first, first
+    assert "installed" in adapter.install_recording_hook(lambda cause: None)
