@@ -33,6 +33,9 @@ def cudagraph_lines(run: dict[str, Any]) -> list[str]:
                    f"{_ms(cg.get('launch_overhead_ms'))} of launch overhead removed")
     elif (run.get("cudagraph_replay") or {}).get("missing"):
         out.append(f"  replay not timed: {run['cudagraph_replay']['missing']}")
+    if cg.get("script_call_ms") is None and isinstance(cg.get("calls"), int):
+        out.append(f"  the script's own calls not timed: it called this graph {cg['calls']} time(s); calls 12-21 are "
+                   "timed with CUDA events (calls 2-11 run under the profiler)")
     if cg.get("script_call_ms") is not None:
         out.append(f"  the script's own calls {_ms(cg['script_call_ms'])} (median of {cg.get('script_calls')}, CUDA "
                    "events around each call: as the script runs it" + (", through cudagraph trees" if cg.get("captured")

@@ -149,6 +149,7 @@ class CudagraphRecord:
             info["script_call_ms"] = sorted(ms)[len(ms) // 2]
             info["script_calls"] = len(ms)
         info.update(partitions_of(wrapper or "") if info.get("enabled") else {})
+        info["calls"] = calls
         hooked = "installed" in (getattr(self, "cudagraph_recording_hook", None) or {})
         recs = (getattr(self, "cudagraph_recordings", {}) or {}).get(key) if key else None
         if hooked and info.get("enabled"):

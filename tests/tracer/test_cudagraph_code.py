@@ -128,6 +128,9 @@ def test_verdicts_and_rerecordings_as_a_person_reads_them() -> None:
     assert lines == ["CUDA graphs: captured: the whole graph is captured (2 recording(s), replayed after)",
                      "  re-recorded 1 time(s) after its first recording:",
                      "    script call 5: static input data pointer changed: arg3_1"]
+    few = cudagraph_lines({"cudagraphs": dict(info, verdict=v, how=how, calls=6)})
+    assert few[-1] == ("  the script's own calls not timed: it called this graph 6 time(s); calls 12-21 are timed with "
+                       "CUDA events (calls 2-11 run under the profiler)")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
