@@ -115,6 +115,10 @@ def test_verdicts_and_rerecordings_as_a_person_reads_them() -> None:
     assert partition_note({"enabled": True, "partitions": [], "outside": []}) == \
         "CUDA graphs on, but no graph partition: nothing of it is captured"
     assert partition_note({"enabled": True}) == "CUDA graphs on: the whole call is one graph"  # older torch: no Runner
+    from inductor_step.session.modes import codegen_head
+
+    assert codegen_head({"kernels": [], "cudagraphs": {"enabled": True, **parts}}) == \
+        "# CUDA graphs on: 1 partition(s), 0 statement(s) run outside them\n\n"  # pane 6, above the wrapper
     recs = [{"call": 2, "cause": None}, {"call": 5, "cause": "static input data pointer changed: arg3_1"}]
     info = {"enabled": True, "skipped": None, "captured": True, "recordings": recs, **parts}
     assert verdict(info) == ("captured", "the whole graph is captured (2 recording(s), replayed after)")
