@@ -185,7 +185,7 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
         body_start, text, regions = body[0], wrapper[body[0]:body[1]], []
 
     def place(pos: int) -> tuple[int, int]:  # a statement's place in the run order (graph_regions)
-        at = body_start + pos
+        at = body_start + pos + len(text[pos:pos + 200]) - len(text[pos:pos + 200].lstrip())  # its first character
         anchor = next((r[2] for r in regions if r[2] is not None and r[0] <= at < r[1]), at)
         return anchor, at
     body = text

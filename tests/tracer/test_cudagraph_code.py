@@ -153,3 +153,26 @@ def test_recording_hook_reads_torchs_own_invariant_status() -> None:
     first = adapter.install_recording_hook(lambda cause: None)
     assert "installed" in first, first
     assert "installed" in adapter.install_recording_hook(lambda cause: None)
+
+
+def test_two_partitions_and_a_statement_between_them_in_run_order() -> None:
+    """The shape torch gives a graph with a cudagraph-unsafe op in the middle (a hand-written miniature: the real
+    H100 fixtures above have one partition): the kernels come in the order ``call`` runs them, the fallback
+    between the partitions second, though partition_1 is written before ``call``."""
+    src = "'''\ndef {0}(in_out_ptr0, xnumel, XBLOCK : tl.constexpr):\n    tl.store(in_out_ptr0, 1.0)\n''', device_str='cuda')"
+    w = "\n".join([
+        "triton_poi_fused_a_0 = async_compile.triton('triton_poi_fused_a_0', " + src.format("triton_poi_fused_a_0"),
+        "triton_poi_fused_c_1 = async_compile.triton('triton_poi_fused_c_1', " + src.format("triton_poi_fused_c_1"),
+        "def partition_0(args):", "    arg0_1, = args", "    args.clear()",
+        "    triton_poi_fused_a_0.run(arg0_1, 8, stream=stream0)", "    return (arg0_1, )", "",
+        "def partition_1(args):", "    buf1, = args", "    args.clear()",
+        "    triton_poi_fused_c_1.run(buf1, 8, stream=stream0)", "    return (buf1, )", "",
+        "class Runner:", "    def call(self, args):", "        arg0_1, = args",
+        "        (buf0,) = self.partitions[0]([arg0_1])",
+        "        buf1 = torch.ops.aten.nonzero.default(buf0)",
+        "        (buf2,) = self.partitions[1]([buf1])", "        return (buf2, )", "",
+        "runner = Runner(partitions=[partition_0, partition_1,])", "call = runner.call", ""])
+    assert partition_functions(w) == ["partition_0", "partition_1"] and subgraph_functions(w) == {}
+    ks = [k for k in parse_wrapper(w) if k["calls"]]
+    assert [k["name"] for k in ks] == ["triton_poi_fused_a_0", "torch.ops.aten.nonzero.default#0", "triton_poi_fused_c_1"]
+    assert ks[1]["writes"] == ["buf1"] and ks[2]["writes"] == ["buf1"]
