@@ -29,7 +29,9 @@ def cudagraph_lines(run: dict[str, Any]) -> list[str]:
     elif isinstance(cg.get("recordings"), list) and cg.get("captured"):
         out.append(f"  recorded once (script call {cg['recordings'][0].get('call', '?')}), never re-recorded")
     if cg.get("replay_ms") is not None:
-        out.append(f"  plain launch {_ms(run.get('compiled_ms'))}, replayed as a CUDA graph {_ms(cg['replay_ms'])}: "
+        how = "as CUDA graphs partition by partition, the rest as written" if "partition(s) captured" in \
+            str(cg.get("replay_how") or "") else "as a CUDA graph"
+        out.append(f"  plain launch {_ms(run.get('compiled_ms'))}, replayed {how} {_ms(cg['replay_ms'])}: "
                    f"{_ms(cg.get('launch_overhead_ms'))} of launch overhead removed")
     elif (run.get("cudagraph_replay") or {}).get("missing"):
         out.append(f"  replay not timed: {run['cudagraph_replay']['missing']}")

@@ -243,6 +243,7 @@ class TimingRequests:
                     if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
                         cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove
                         cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
+                        cg["replay_how"] = replay.get("how")  # the whole call, or partition by partition
                     msg["cudagraphs"] = cg
                 self.send(msg)
                 for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key

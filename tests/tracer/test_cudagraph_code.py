@@ -132,6 +132,12 @@ def test_verdicts_and_rerecordings_as_a_person_reads_them() -> None:
     assert lines == ["CUDA graphs: captured: the whole graph is captured (2 recording(s), replayed after)",
                      "  re-recorded 1 time(s) after its first recording:",
                      "    script call 5: static input data pointer changed: arg3_1"]
+    part = cudagraph_lines({"compiled_ms": 0.05, "cudagraphs": dict(mixed, verdict="partitioned", how="x", replay_ms=0.02,
+                                                                     launch_overhead_ms=0.03, replay_how=(
+                                                                         "each of 1 partition(s) captured in its own "
+                                                                         "torch.cuda.CUDAGraph"))})
+    assert "  plain launch 0.0500 ms, replayed as CUDA graphs partition by partition, the rest as written 0.0200 ms: " \
+        "0.0300 ms of launch overhead removed" in part
     few = cudagraph_lines({"cudagraphs": dict(info, verdict=v, how=how, calls=6)})
     assert few[-1] == ("  the script's own calls not timed: it called this graph 6 time(s); calls 12-21 are timed with "
                        "CUDA events (calls 2-11 run under the profiler)")
