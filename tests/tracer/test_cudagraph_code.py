@@ -182,3 +182,31 @@ def test_two_partitions_and_a_statement_between_them_in_run_order() -> None:
     ks = [k for k in parse_wrapper(w) if k["calls"]]
     assert [k["name"] for k in ks] == ["triton_poi_fused_a_0", "torch.ops.aten.nonzero.default#0", "triton_poi_fused_c_1"]
     assert ks[1]["writes"] == ["buf1"] and ks[2]["writes"] == ["buf1"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_recorded_cpu_graph_partition_session_has_every_kernel_of_torchs_output_code(tmp_path_factory) -> None:
+    """tests/scripts/graph_partition_cpu.py recorded with TORCH_COMPILE_DEBUG=1 for the agent: each graph's codegen
+    stop calls exactly the kernels torch's own output_code.py calls (``Runner.call``), in order, each linked."""
+    import glob
+
+    from test_tracer import ROOT, run_cli
+
+    cwd = tmp_path_factory.mktemp("graph_partition")
+    record = str(cwd / "gp.jsonl")
+    r = run_cli(["--headless", "--record", record, os.path.join(ROOT, "tests", "scripts", "graph_partition_cpu.py")],
+                str(cwd), record, env_extra={"TORCH_COMPILE_DEBUG": "1"})
+    stops = [m for m in r.messages if m.get("type") == "stop" and m.get("stage") == "codegen"]
+    assert len(stops) == 2, r.stderr[-2000:]
+    call = re.compile(r"^\s*(?:\w+ = )?(cpp_fused_\w+|extern_kernels\.\w+|torch\.ops\.[\w.]+)\(", re.M)
+    seen = 0
+    for path in glob.glob(str(cwd / "torch_compile_debug" / "**" / "output_code.py"), recursive=True):
+        code = open(path, encoding="utf-8").read()
+        assert "    def call(self, args):" in code
+        theirs = [m.group(1) for m in call.finditer(code, code.find("def call("))]
+        stop = next(s for s in stops if s["wrapper"].strip() == code.strip())
+        ours = sorted((ln, k["name"].split("#")[0]) for k in stop["kernels"] for ln in k.get("call_lines") or [])
+        assert [n for _, n in ours] == theirs and len(theirs) >= 3, (path, ours, theirs)
+        assert all(k["name"] in stop["links"]["kernels"] for k in stop["kernels"] if k.get("call_lines"))
+        seen += 1
+    assert seen == 2
