@@ -10,20 +10,34 @@ def _ms(x: Any) -> str:
 
 
 def cudagraph_lines(run: dict[str, Any]) -> list[str]:
-    """What CUDA graphs did for a graph: captured or why not (torch's own reason), the plain launch
+    """What CUDA graphs did for a graph: its verdict (captured, partitioned with the statements run outside the
+    partitions, skipped with torch's own reason), its re-recordings with their causes, the plain launch
     against the replay (the launch overhead removed) and the script's own calls; [] where the run
     has no CUDA-graph record (CPU) or the graph was not compiled with CUDA graphs."""
     cg = run.get("cudagraphs") or {}
     if not cg.get("enabled"):
         return []
-    out = [f"CUDA graphs: {cg.get('how', '')}"]
-    if cg.get("outside"):
+    out = [f"CUDA graphs: {cg['verdict']}: {cg.get('how', '')}" if cg.get("verdict") else f"CUDA graphs: {cg.get('how', '')}"]
+    if cg.get("outside") and cg.get("verdict") != "partitioned":  # a partitioned verdict names them already
         out.append("  run outside the CUDA graphs: " + "; ".join(cg["outside"][:4]))
+    rer = cg.get("rerecordings") or []
+    if rer:
+        out.append(f"  re-recorded {len(rer)} time(s) after its first recording:")
+        out += [f"    script call {r.get('call', '?')}: {r.get('cause')}" for r in rer[:6]]
+        if len(rer) > 6:
+            out.append(f"    ... and {len(rer) - 6} more")
+    elif isinstance(cg.get("recordings"), list) and cg.get("captured"):
+        out.append(f"  recorded once (script call {cg['recordings'][0].get('call', '?')}), never re-recorded")
     if cg.get("replay_ms") is not None:
-        out.append(f"  plain launch {_ms(run.get('compiled_ms'))}, replayed as a CUDA graph {_ms(cg['replay_ms'])}: "
+        how = "as CUDA graphs partition by partition, the rest as written" if "partition(s) captured" in \
+            str(cg.get("replay_how") or "") else "as a CUDA graph"
+        out.append(f"  plain launch {_ms(run.get('compiled_ms'))}, replayed {how} {_ms(cg['replay_ms'])}: "
                    f"{_ms(cg.get('launch_overhead_ms'))} of launch overhead removed")
     elif (run.get("cudagraph_replay") or {}).get("missing"):
         out.append(f"  replay not timed: {run['cudagraph_replay']['missing']}")
+    if cg.get("script_call_ms") is None and isinstance(cg.get("calls"), int):
+        out.append(f"  the script's own calls not timed: it called this graph {cg['calls']} time(s); calls 12-21 are "
+                   "timed with CUDA events (calls 2-11 run under the profiler)")
     if cg.get("script_call_ms") is not None:
         out.append(f"  the script's own calls {_ms(cg['script_call_ms'])} (median of {cg.get('script_calls')}, CUDA "
                    "events around each call: as the script runs it" + (", through cudagraph trees" if cg.get("captured")
@@ -55,3 +69,17 @@ def eager_note_lines(run: dict[str, Any]) -> list[str]:
     if run.get("eager_ms") is None and run.get("eager_note"):
         return [f"eager: {run['eager_note']}"]
     return []
+
+
+def partition_note(cg: dict[str, Any] | None) -> str:
+    """The codegen stop's CUDA-graph note (its ``cudagraphs``: ``enabled``, ``partitions``, ``outside``):
+    ``"CUDA graphs on: 1 partition, 0 statements outside"``; "" where CUDA graphs are off or not recorded."""
+    if not cg or not cg.get("enabled"):
+        return ""
+    if "partitions" not in cg:
+        return "CUDA graphs on: the whole call is one graph"
+    parts, outside = cg.get("partitions") or [], cg.get("outside") or []
+    if not parts:
+        return "CUDA graphs on, but no graph partition: nothing of it is captured"
+    return (f"CUDA graphs on: {len(parts)} partition(s), {len(outside)} statement(s) run outside them"
+            + (f" ({'; '.join(outside[:3])})" if outside else ""))

@@ -139,18 +139,21 @@ def kernel_notes(stop: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def codegen_head(stop: dict[str, Any]) -> str:
-    """Pane 6's lines above the wrapper when the graph has templates or autotuning: where the notes
-    are, and any selection whose kernel was not found; "" otherwise."""
+    """Pane 6's lines above the wrapper when the graph has templates or autotuning (where the notes are, and any
+    selection whose kernel was not found) or CUDA graphs (its partitions and what runs outside them); "" otherwise."""
+    from inductor_step.session.gpu_modes import partition_note  # noqa: PLC0415
+
+    cg = partition_note(stop.get("cudagraphs"))  # issue 39.1: the partitions CUDA graphs capture
     notes = kernel_notes(stop)
     if not notes:
-        return ""
+        return f"# {cg}\n\n" if cg else ""
     n_t = sum(1 for k in stop.get("kernels") or [] if k.get("template"))
     n_a = len(stop.get("autotune") or [])
     what = [f"{n_t} template kernel(s)"] if n_t else []
     what += [f"{n_a} autotuning selection(s) (Inductor's select_algorithm; times are its benchmark's, on the "
              "compile's random inputs)"] if n_a else []
     lines = [f"# {' and '.join(what)}: noted above each chosen kernel below"]
-    lines += ["# " + x for x in notes.get("", [])]
+    lines += ["# " + x for x in notes.get("", [])] + ([f"# {cg}"] if cg else [])
     return "\n".join(lines) + "\n\n"
 
 

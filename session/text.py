@@ -236,6 +236,10 @@ def stop_summary(stop: dict[str, Any]) -> str:
         what = f"{len(ks)} kernels (" + ", ".join(f"{n} {b}" for b, n in sorted(by.items())) + ")"
         if stop.get("autotune"):  # issue 27
             what += f", {len(stop['autotune'])} autotuning selection(s)"
+        from inductor_step.session.gpu_modes import partition_note  # noqa: PLC0415
+
+        if partition_note(stop.get("cudagraphs")):  # issue 39.1
+            what += f"; {partition_note(stop.get('cudagraphs'))}"
     else:
         what = ""
     if stage != "dynamo" and isinstance(stop.get("unavailable"), str) and not stop.get("buffers") \

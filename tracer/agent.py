@@ -339,6 +339,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             hooks.append("TritonScheduling.define_kernel (bytes estimate)")
         if str(self.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
             adapter.install_cudagraph_log_hook(self.on_cudagraph_skip)
+            self.cudagraph_recording_hook = adapter.install_recording_hook(self.on_cudagraph_record)
         hooks += adapter.install_aoti_hook(self.on_aoti_start, self.on_aoti_done)
 
         from inductor_step.tracer import backends  # noqa: PLC0415

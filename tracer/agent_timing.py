@@ -237,12 +237,13 @@ class TimingRequests:
                     failed.append(f"{cid} {kind}")
                 subs = msg.pop("subgraphs", None)
                 if str(msg.get("device", "")).startswith("cuda"):
-                    cg = self.cudagraphs_run_info(g, self.script_calls.get(adapter.output_module_key(g["output_path"])),
-                                                  _read(g["output_path"]))
+                    okey = adapter.output_module_key(g["output_path"])
+                    cg = self.cudagraphs_run_info(g, self.script_calls.get(okey), _read(g["output_path"]), okey)
                     replay = msg.get("cudagraph_replay") or {}
                     if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
                         cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove
                         cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
+                        cg["replay_how"] = replay.get("how")  # the whole call, or partition by partition
                     msg["cudagraphs"] = cg
                 self.send(msg)
                 for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key

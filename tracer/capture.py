@@ -513,6 +513,10 @@ class Capture(SubgraphCapture):
         explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs_of(cid, kind))
         g.links = links
         extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
+        if g.cudagraphs and g.cudagraphs.get("enabled"):  # issue 39.1: what the partitions leave outside
+            from inductor_step.tracer.cudagraph_record import partitions_of  # noqa: PLC0415
+
+            extra["cudagraphs"] = {"enabled": True, **partitions_of(wrapper)}
         if cpp:
             extra["wrapper_language"] = "cpp"
         if aoti:

@@ -9,6 +9,13 @@ A higher-order op's subgraph (a ``torch.cond`` branch, an ``invoke_subgraph`` re
 body) is a module-level ``def true_graph_0(args):`` function that ``call()`` calls; its buffers and
 arguments carry its name (``true_graph_0_buf0``, ``true_graph_0_arg0_1``).  :func:`subgraph_functions`
 finds them and ``parse_wrapper(wrapper, body=...)`` reads one.
+
+Under CUDA graphs (``torch._inductor.config.graph_partition``, on by default with ``triton.cudagraphs`` from
+torch 2.9) the graph's body is split: the kernels sit in module-level ``def partition_0(args):`` functions and
+``call`` is a method, ``def call(self, args):`` of ``class Runner``, that calls them as
+``self.partitions[0](partition0_args)`` (``runner = Runner(partitions=[partition_0, ...])``) between the
+statements that run outside the CUDA graphs.  Those functions are the graph's own body, not subgraphs:
+:func:`graph_regions` says where the body is and in which order it runs.
 """
 
 from __future__ import annotations
@@ -39,6 +46,10 @@ _NAME_ARG = re.compile(r"\b((?:\w+_)?(?:buf|arg)\d\w*|(?:buf|arg|primals_|tangen
 # a subgraph's function: def true_graph_0(args): ... up to the next line that is not indented
 _SUBGRAPH_FN = re.compile(r"^def (\w+)\(args\):\n(?:(?:[ \t]+[^\n]*)?\n)*", re.M)
 _NOT_SUBGRAPHS = {"call", "get_args", "benchmark_compiled_module"}
+# graph partitions (CUDA graphs): runner = Runner(partitions=[partition_0, partition_1,])
+_RUNNER = re.compile(r"^runner = Runner\(partitions=\[([^\]]*)\]\)", re.M)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_CALL_DEF = re.compile(r"^[ \t]*def call\((?:self, )?args\):", re.M)
 _TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
 _CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+\w+\((.*?)\)', re.S)  # kernel(...); a C++ wrapper: its name
 
@@ -76,12 +87,54 @@ def _param_is_output(backend: str, source: str) -> list[bool] | None:
     return [("*" in p and not p.startswith("const")) for p in params]
 
 
+def partition_functions(wrapper: str) -> list[str]:
+    """The graph partitions' functions, in ``Runner.partitions`` order (``runner =
+    Runner(partitions=[partition_0, partition_1,])``, torch/_inductor/codegen/wrapper.py); ``[]`` for a
+    wrapper without partitions (no CUDA graphs, older torch, or a CPU graph: ``partitions=[]``)."""
+    m = _RUNNER.search(wrapper or "")
+    return [p.strip() for p in m.group(1).split(",") if p.strip()] if m else []
+
+
+def graph_regions(wrapper: str) -> list[tuple[int, int, int | None]]:
+    """Where the graph's own body is in ``wrapper``, as ``(first, end, anchor)`` character ranges: ``call``
+    to the end of the module (``anchor`` None), and each partition function (:func:`partition_functions`)
+    with ``anchor`` the offset of its ``self.partitions[i](`` call in ``call``, so a statement's place in
+    the run order is ``(anchor, offset)`` for a partition's statement and ``(offset, offset)`` for
+    ``call``'s own.  Higher-order ops' subgraph functions are not part of it (:func:`subgraph_functions`)."""
+    m = _CALL_DEF.search(wrapper)
+    call_start = m.start() if m else max(wrapper.find("def call("), 0)
+    out: list[tuple[int, int, int | None]] = [(call_start, len(wrapper), None)]
+    fns = {f.group(1): (f.start(), f.end()) for f in _SUBGRAPH_FN.finditer(wrapper)}
+    for i, name in enumerate(partition_functions(wrapper)):
+        if name not in fns:
+            continue
+        at = wrapper.find(f"self.partitions[{i}](", call_start)
+        out.append((fns[name][0], fns[name][1], at if at >= 0 else call_start))
+    return out
+
+
+def _masked_body(wrapper: str) -> tuple[str, list[tuple[int, int, int | None]]]:
+    """``wrapper`` with everything outside :func:`graph_regions` blanked (newlines kept, so offsets and line
+    numbers stay those of ``wrapper``), and the regions."""
+    regions = graph_regions(wrapper)
+    pieces, at = [], 0
+    for a, e, _ in sorted(regions):
+        if a > at:
+            pieces.append(_NOT_NEWLINE.sub(" ", wrapper[at:a]))
+        pieces.append(wrapper[max(a, at):e])
+        at = max(at, e)
+    pieces.append(_NOT_NEWLINE.sub(" ", wrapper[at:]))
+    return "".join(pieces), regions
+
+
 def subgraph_functions(wrapper: str) -> dict[str, tuple[int, int]]:
     """The module-level functions Inductor generated for higher-order ops' subgraphs (``def
     true_graph_0(args):``, torch/_inductor/codegen/wrapper.py ``define_subgraph_launcher_fn``): name ->
-    (first, end) character offsets of the function in ``wrapper``."""
+    (first, end) character offsets of the function in ``wrapper``.  Graph partitions' functions
+    (:func:`partition_functions`) are the graph's own body, never subgraphs."""
+    parts = set(partition_functions(wrapper))
     return {m.group(1): (m.start(), m.end()) for m in _SUBGRAPH_FN.finditer(wrapper)
-            if m.group(1) not in _NOT_SUBGRAPHS}
+            if m.group(1) not in _NOT_SUBGRAPHS and m.group(1) not in parts}
 
 
 def subgraph_argument_lists(wrapper: str) -> dict[str, list[str]]:
@@ -98,8 +151,9 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
     """Kernels defined and called in an Inductor wrapper, in call order.
 
     ``body``: the character range whose calls are read (a subgraph's function, from
-    :func:`subgraph_functions`: only the kernels it calls are returned); default ``call()`` to the
-    end (kernels called only in a subgraph's function are listed with no calls).
+    :func:`subgraph_functions`: only the kernels it calls are returned); default the graph's own body,
+    :func:`graph_regions`: ``call()`` to the end and, under CUDA graphs, its partition functions, in the
+    order they run (kernels called only in a subgraph's function are listed with no calls).
 
     Returns one dict per kernel: ``name``, ``backend`` (``"triton"``, ``"cpp"``, ``"extern"``),
     ``source`` (the kernel's own source; for extern kernels the call line), ``calls`` (each call's
@@ -122,13 +176,18 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
     reuses = dict(_REUSE.findall(wrapper))
 
 
-    order: list[str] = []
+    order: list[tuple[tuple[int, int], str]] = []
     region = body
     if body is None:
-        body_start = max(wrapper.find("def call("), 0)
-        text = wrapper[body_start:]
+        body_start = 0
+        text, regions = _masked_body(wrapper)
     else:
-        body_start, text = body[0], wrapper[body[0]:body[1]]
+        body_start, text, regions = body[0], wrapper[body[0]:body[1]], []
+
+    def place(pos: int) -> tuple[int, int]:  # a statement's place in the run order (graph_regions)
+        at = body_start + pos + len(text[pos:pos + 200]) - len(text[pos:pos + 200].lstrip())  # its first character
+        anchor = next((r[2] for r in regions if r[2] is not None and r[0] <= at < r[1]), at)
+        return anchor, at
     body = text
     for name, k in kernels.items():
         pat = re.compile(r"^\s*" + re.escape(name) + r"(?:\.run)?\((.*)\)\s*$", re.M)
@@ -143,7 +202,7 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
                     if is_out:
                         written += _NAME_ARG.findall(a)[:1]
             k["writes"] = sorted(set(k["writes"]) | set(written), key=lambda s: (len(s), s))
-            order.append((cm.start(), name))
+            order.append((place(cm.start()), name))
     extern_i = 0
     for cm in _EXTERN_CALL.finditer(body):
         call_args = _split_args(cm.group(3))
@@ -155,7 +214,7 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
         kernels[name] = {"name": name, "backend": "extern", "source": cm.group(0).strip(),
                          "calls": [call_args], "call_lines": [_line_of(starts, body_start + cm.start(2))],
                          "writes": [o for o in outs if _BUF.fullmatch(o)]}
-        order.append((cm.start(), name))
+        order.append((place(cm.start()), name))
     fallback_i: dict[str, int] = {}
     for cm in _FALLBACK_CALL.finditer(body):
         op = cm.group(2) if cm.group(2).startswith("torch.ops.") else "torch.ops." + cm.group(2)
@@ -168,7 +227,7 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
         coll = _COLLECTIVE.match(op)
         if coll:
             kernels[name]["collective"] = coll.group(1)
-        order.append((cm.start(), name))
+        order.append((place(cm.start()), name))
     order.sort()
     seen: list[str] = []
     for _, n in order:

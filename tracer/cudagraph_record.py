@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from inductor_step.tracer.codeparse import partition_functions
+
 #: the script's calls of a graph timed with a pair of CUDA events each (after the profiled ones)
 EVENT_CALLS = 10
 _PARTITIONS = re.compile(r"^runner = Runner\(partitions=\[([^\]]*)\]\)", re.M)
@@ -14,15 +16,16 @@ def partitions_of(wrapper: str) -> dict[str, Any]:
     """How the output module splits a graph for CUDA graphs (Inductor's graph partitions,
     ``torch._inductor.config.graph_partition``): ``partitions`` (the functions cudagraph trees capture,
     from ``runner = Runner(partitions=[partition_0, ...])``) and ``outside`` (the statements of
-    ``call`` that run between them, without a CUDA graph: a copy from the CPU, a CPU op).  ``{}`` for a
-    wrapper without partitions (older torch, or no CUDA graphs)."""
+    ``call`` that run between them, without a CUDA graph: a copy from the CPU, a CPU op, ``.item()``).
+    ``{"partitions": [], "outside": [...]}`` where the module has a Runner with no partition (nothing
+    of the graph runs in a CUDA graph); ``{}`` for a wrapper without a Runner (older torch, or no graph
+    partitions: cudagraph trees capture the whole ``call``)."""
     m = _PARTITIONS.search(wrapper or "")
     if not m:
         return {}
-    names = [p.strip() for p in m.group(1).split(",") if p.strip()]
-    if not names:  # no partitions: cudagraph trees capture the whole call
-        return {}
-    body = wrapper[wrapper.find("    def call(self, args):"):m.start()] if "    def call(self, args):" in wrapper else ""
+    names = partition_functions(wrapper)
+    start = wrapper.find("    def call(self, args):")
+    body = wrapper[start:m.start()] if start >= 0 else ""
     skip = ("del ", "args.clear()", "with torch.cuda._DeviceGuard", "torch.cuda.set_device", "return ", "def call",
             "assert_size_stride", "assert_alignment", "#", "stream", "partition")
     outside = []
@@ -33,6 +36,31 @@ def partitions_of(wrapper: str) -> dict[str, Any]:
             continue
         outside.append(t)
     return {"partitions": names, "outside": outside}
+
+
+def verdict(info: dict[str, Any]) -> tuple[str, str]:
+    """One graph's CUDA-graph verdict from :meth:`CudagraphRecord.cudagraphs_run_info`'s fields: ``("off" |
+    "skipped" | "captured" | "partitioned" | "not captured" | "not yet", one line saying why)``.  Partitioned:
+    the module runs statements outside its partitions (``outside``) or has several of them."""
+    if not info.get("enabled"):
+        return "off", "not compiled with CUDA graphs (triton.cudagraphs off: not reduce-overhead, max-autotune or the option)"
+    if info.get("skipped"):
+        return "skipped", f"torch skipped CUDA graphs for this graph: {info['skipped']}"
+    parts, outside = info.get("partitions"), info.get("outside") or []
+    if parts == [] and "partitions" in info:
+        return "not captured", ("Inductor made no graph partition: every statement of call runs outside CUDA graphs"
+                                + (f" ({len(outside)} statement(s))" if outside else ""))
+    recorded = info.get("recordings")
+    if info.get("captured") is None:
+        return "not yet", info.get("how", "")
+    if not info.get("captured"):
+        return "not captured", info.get("how", "")
+    what = (f"{len(recorded)} recording(s)" if isinstance(recorded, list) else "recorded on the second call") + \
+        ", replayed after"
+    if parts and (len(parts) > 1 or outside):
+        return "partitioned", (f"{len(parts)} partition(s) captured ({what}); {len(outside)} statement(s) of call run "
+                               "outside them" + (": " + "; ".join(outside[:4]) if outside else ""))
+    return "captured", f"the whole graph is captured ({what})"
 
 
 class CudagraphRecord:
@@ -71,6 +99,16 @@ class CudagraphRecord:
         text = " ".join(line.strip() for line in msg.strip().splitlines() if line.strip())
         g.cudagraphs["skipped"] = g.cudagraphs["skipped"] or text
 
+    def on_cudagraph_record(self, cause: str | None) -> None:
+        """cudagraph trees record a CUDA graph inside the script's call of a graph (``tl.calling``,
+        tracer.adapter.install_recording_hook): kept per output module key with the script's call number and
+        ``cause`` (torch's failed check; None for a first recording or a new place in the tree)."""
+        key = getattr(self.tl, "calling", None)  # type: ignore[attr-defined]
+        if key is None:
+            return
+        calls = (getattr(self, "script_calls", {}).get(key) or {}).get("calls")
+        self.__dict__.setdefault("cudagraph_recordings", {}).setdefault(key, []).append({"call": calls, "cause": cause})
+
     def timed_call(self, rec: dict[str, Any], run: Any) -> Any:
         """One of the script's calls of a graph between a pair of CUDA events on the current stream:
         the span the GPU sees, from the call's first work (an input copy into a CUDA graph's static
@@ -90,11 +128,14 @@ class CudagraphRecord:
             pass
         return out
 
-    def cudagraphs_run_info(self, g: Any, rec: dict[str, Any] | None, wrapper: str | None) -> dict[str, Any]:
-        """What the run message says of CUDA graphs for graph ``g``: ``enabled``, ``captured`` (True,
-        False or None: not known), ``skipped`` (torch's reason), ``partitions`` / ``outside``
-        (:func:`partitions_of`), ``script_call_ms`` / ``script_calls`` (median span of the script's
-        calls :meth:`timed_call` timed) and ``how`` (one line: what was seen)."""
+    def cudagraphs_run_info(self, g: Any, rec: dict[str, Any] | None, wrapper: str | None,
+                            key: str | None = None) -> dict[str, Any]:
+        """What the run message says of CUDA graphs for graph ``g`` (output module key ``key``): ``enabled``,
+        ``captured`` (True, False or None: not known), ``skipped`` (torch's reason), ``partitions`` /
+        ``outside`` (:func:`partitions_of`), ``recordings`` (each ``{"call", "cause"}`` cudagraph trees
+        recorded it in, where tracer.adapter.install_recording_hook is in) and ``rerecordings`` (those after
+        the first, each with its cause), ``script_call_ms`` / ``script_calls`` (median span of the script's
+        calls :meth:`timed_call` timed), ``verdict`` and ``how`` (:func:`verdict`)."""
         info: dict[str, Any] = dict(g.cudagraphs or {"enabled": False, "skipped": None})
         calls = (rec or {}).get("calls", 0)
         ms = []
@@ -108,20 +149,30 @@ class CudagraphRecord:
             info["script_call_ms"] = sorted(ms)[len(ms) // 2]
             info["script_calls"] = len(ms)
         info.update(partitions_of(wrapper or "") if info.get("enabled") else {})
+        info["calls"] = calls
+        hooked = "installed" in (getattr(self, "cudagraph_recording_hook", None) or {})
+        recs = (getattr(self, "cudagraph_recordings", {}) or {}).get(key) if key else None
+        if hooked and info.get("enabled"):
+            info["recordings"] = list(recs or [])
+            info["rerecordings"] = [dict(r, cause=r.get("cause") or "a new place in cudagraph trees' tree (another "
+                                         "graph ran before it, or its earlier recording's outputs were still alive)")
+                                    for r in (recs or [])[1:]]
         if not info.get("enabled"):
             info["captured"] = False
-            info["how"] = "not compiled with CUDA graphs (triton.cudagraphs off: mode is not reduce-overhead)"
         elif info.get("skipped"):
             info["captured"] = False
-            info["how"] = f"torch skipped CUDA graphs for this graph: {info['skipped']}"
+        elif hooked and info.get("enabled") and calls >= 2:
+            info["captured"] = bool(recs)
+            if not recs:
+                info["how"] = (f"the script called it {calls} times and cudagraph trees recorded no CUDA graph of it "
+                               "(they run a function eagerly while its inputs mutate memory they do not manage, or "
+                               "past the re-recording limit)")
         elif calls >= 2:
             info["captured"] = True
-            part = info.get("partitions")
-            info["how"] = ("captured by cudagraph trees (warm-up on the first call, recorded on the second, replayed "
-                           "after)" + (f"; {len(part)} partition(s) captured, {len(info.get('outside') or [])} "
-                                       "statement(s) run outside them" if part else ""))
         else:
             info["captured"] = None
             info["how"] = (f"compiled with CUDA graphs; the script called it {calls} time(s): cudagraph trees record "
                            "on the second call")
+        info["verdict"], how = verdict(info)
+        info["how"] = how if info["verdict"] != "not yet" else info["how"]
         return info

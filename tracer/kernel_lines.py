@@ -76,8 +76,14 @@ def split_in_place(kernel: dict[str, Any], rec: dict, computed: list[str]) -> di
             if first:
                 out[members[0]] = line_ranges([n for n in p_lines if n >= first])
             continue
+        # an earlier buffer's own pointer counts only where the source uses it (C++: ``auto out_ptr2 =
+        # in_out_ptr0;``): KernelArgs may keep an output name the kernel never declares (issue 40.10: buf6's
+        # out_ptr5 in ``buf7 = buf6; del buf6  # reuse``, a batch norm then its SiLU in one loop); taking it for
+        # a boundary credited the one store, the SiLU's, to buf6 and said buf7 stayed in registers
         alias = [(rec["ptrs"][b].get("out") if rec["ptrs"][b].get("out") not in (None, "REMOVED") else None)
                  for b in members]
+        alias = [q if q and re.search(r"\b" + re.escape(q) + r"\b", kernel.get("source") or "") else None
+                 for q in alias]
         if not any(alias[:-1]):
             by_loop = _split_by_loop(src, all_lines, stores, members, input_first=chain[0] not in computed) \
                 if kernel.get("backend") == "cpp" else None

@@ -340,6 +340,9 @@ class CodegenStop(StopBase, total=False):
     function: str  # a subgraph's (issue 27): its function in the parent's output module, "true_graph_0"
     function_lines: list[int]  # that function's [first, last] 1-based lines in ``wrapper``
     autotune: list[Autotune]  # issue 27: Inductor's autotuning selections while lowering this graph
+    # issue 39.1: compiled with CUDA graphs: {"enabled": True, "partitions": [...], "outside": [statements of call
+    # run outside them]} (tracer.cudagraph_record.partitions_of; no "partitions": no Runner, the whole call)
+    cudagraphs: dict[str, Any]
 
 
 Stop = Union[DynamoStop, AotStop, LoweringStop, SchedulingStop, LoopBodyStop, CodegenStop]

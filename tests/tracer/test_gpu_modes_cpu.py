@@ -48,7 +48,9 @@ def test_graph_partitions_say_what_runs_outside_the_cuda_graphs():
     mixed = partitions_of(w["[2/0] inference"])  # y * scale.to(y.device): the CPU scalar's copy stays outside
     assert mixed == {"partitions": ["partition_0"], "outside": ["buf0.copy_(arg0_1, False)"]}
     assert partitions_of(w["[1/0] inference"]) == {"partitions": ["partition_0"], "outside": []}  # all of it
-    assert partitions_of("runner = Runner(partitions=[])\n") == {}  # no partitions: the whole call is one graph
+    # a Runner with no partition: cudagraphify is not called (output_code.cudagraph_partition_post_compile)
+    assert partitions_of("runner = Runner(partitions=[])\n") == {"partitions": [], "outside": []}
+    assert partitions_of("def call(args):\n    pass\n") == {}  # no Runner: the whole call is one graph
     run = {"compiled_ms": 0.0304, "cudagraphs": {"enabled": True, "captured": True, "how": "captured by cudagraph trees",
                                                  "replay_ms": 0.0101, "launch_overhead_ms": 0.0203,
                                                  "script_call_ms": 0.0150, "script_calls": 10, **mixed}}

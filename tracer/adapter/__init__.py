@@ -143,6 +143,7 @@ from inductor_step.tracer.adapter.user_triton import (  # noqa: F401
 from inductor_step.tracer.adapter.cudagraphs import (  # noqa: F401
     cudagraphs_enabled,
     install_cudagraph_log_hook,
+    install_recording_hook,
 )
 from inductor_step.tracer.adapter.subgraphs import (  # noqa: F401
     has_higher_order_ops,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Callable
 
 #: the loggers torch's skip messages come from: ``log_cudagraph_skip_and_bump_counter``
@@ -60,3 +61,78 @@ def install_cudagraph_log_hook(on_message: Callable[[str], None]) -> dict[str, A
         lg.addHandler(_Handler(on_message))
         done.append(name)
     return {"installed": done}
+
+
+_REC = threading.local()  # this call's failed invariant checks (cudagraph trees run on the script's thread)
+
+
+def _status_text(result: Any) -> str | None:
+    """A failed ``CUDAGraphNode.check_invariants`` result as text, None for a success.  torch 2.6+ returns
+    ``(CheckInvariantStatus, reason_callable)`` (the callable names the inputs whose data pointers changed);
+    earlier torch a bool."""
+    status, why = (result if isinstance(result, tuple) and len(result) == 2 else (result, None))
+    if status is True or getattr(status, "name", "") == "SUCCESS":
+        return None
+    text = str(status) if status is not False else "the recorded graph's invariants do not hold"
+    try:
+        detail = why() if callable(why) else None
+    except Exception:  # noqa: BLE001 - the reason is a nicety
+        detail = None
+    if detail and str(detail) != text:
+        text += ": " + " ".join(str(detail).split())[:400]
+    return text
+
+
+def install_recording_hook(on_record: Callable[[str | None], None]) -> dict[str, Any]:
+    """Call ``on_record(cause)`` each time cudagraph trees record a CUDA graph of a function
+    (``CUDAGraphTreeManager.record_function``, torch/_inductor/cudagraph_trees.py), on the script's thread,
+    inside the script's call of the graph.  ``cause`` says why the graphs recorded before for it were not
+    replayed: the failed checks of ``CUDAGraphNode.check_invariants`` in this call (``"static input data
+    pointer changed: ..."``, torch's own words and reason), or None where none failed (its first recording, or
+    a new place in the tree: another graph ran before it).  Returns ``{"installed": [...]}`` or
+    ``{"unavailable": why}``; installs once."""
+    try:
+        from torch._inductor import cudagraph_trees as ct  # noqa: PLC0415
+    except Exception as e:  # noqa: BLE001
+        return {"unavailable": f"torch._inductor.cudagraph_trees not available ({type(e).__name__}: {e})"}
+    manager, node = getattr(ct, "CUDAGraphTreeManager", None), getattr(ct, "CUDAGraphNode", None)
+    if manager is None or node is None or not all(hasattr(c, m) for c, m in ((manager, "run"), (manager, "record_function"),
+                                                                              (node, "check_invariants"))):
+        return {"unavailable": "this torch's cudagraph trees have no run/record_function/check_invariants"}
+    if getattr(manager.record_function, "_inductor_step", False):
+        return {"installed": ["CUDAGraphTreeManager.record_function"]}
+    real_run, real_record, real_check = manager.run, manager.record_function, node.check_invariants
+
+    def run(self: Any, *a: Any, **k: Any) -> Any:
+        depth = getattr(_REC, "depth", 0)
+        if depth == 0:
+            _REC.fails = []
+        _REC.depth = depth + 1
+        try:
+            return real_run(self, *a, **k)
+        finally:
+            _REC.depth = depth
+
+    def check_invariants(self: Any, *a: Any, **k: Any) -> Any:
+        out = real_check(self, *a, **k)
+        try:
+            text = _status_text(out)
+            if text and getattr(_REC, "depth", 0) and text not in _REC.fails:
+                _REC.fails.append(text)
+        except Exception:  # noqa: BLE001 - never in the script's way
+            pass
+        return out
+
+    def record_function(self: Any, *a: Any, **k: Any) -> Any:
+        try:
+            fails = list(getattr(_REC, "fails", []) or [])
+            on_record("; ".join(fails) if fails else None)
+        except Exception:  # noqa: BLE001
+            pass
+        return real_record(self, *a, **k)
+
+    for f in (run, check_invariants, record_function):
+        f._inductor_step = True  # type: ignore[attr-defined]
+    manager.run, manager.record_function, node.check_invariants = run, record_function, check_invariants
+    return {"installed": ["CUDAGraphTreeManager.run", "CUDAGraphTreeManager.record_function",
+                          "CUDAGraphNode.check_invariants"]}

@@ -28,7 +28,8 @@ from inductor_step.tracer.codeparse import parse_wrapper, subgraph_functions
 from inductor_step.tracer.timing.subgraphs import split_by_subgraph, watch_subgraphs
 from inductor_step.tracer.timing.collectives import collective_entry, collectives_summary
 from inductor_step.tracer.timing.hooks import _hooked
-from inductor_step.tracer.timing.ingraph import gpu_kernel_names, in_graph_times, replay_time, script_times
+from inductor_step.tracer.timing.ingraph import (gpu_kernel_names, in_graph_times, partitioned_replay_time, replay_time,
+                                                 script_times)
 from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops, roofline
 from inductor_step.tracer.timing.rounds import cpu_quantiles, whole_graph_rounds
 from inductor_step.tracer.timing.template_flops import template_flops
@@ -443,6 +444,12 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             if progress is not None:
                 progress("the whole graph replayed as a CUDA graph")
             replay = replay_time(mod, backends, args, bench, capture=capture_args(args, random_args))
+            if replay.get("missing") and getattr(getattr(mod, "runner", None), "partitions", None):
+                # a statement outside the partitions (a host copy, a CPU op) stops a whole-call capture: replay the
+                # partitions as cudagraph trees do, the rest run as written (issue 39.1)
+                whole = replay["missing"]
+                replay = partitioned_replay_time(mod, args, bench)
+                replay["whole"] = whole
         in_script, in_script_status = {}, "CPU: not applicable"
         if cuda:
             profiles = (script or {}).get("profiles") or []
