@@ -13,6 +13,7 @@ import traceback
 from typing import Any
 
 from inductor_step.session import format as protocol
+from inductor_step.tracer.graph_device import on_graph_device
 
 
 def _graph_flags(kind: str) -> tuple[bool, bool]:
@@ -44,7 +45,8 @@ def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
                 if "def call(" not in f.read():
                     raise RuntimeError("a C++ wrapper (cpp_wrapper or AOTInductor): its kernel calls cannot be "
                                        "instrumented from Python")
-            msg.update(_compare(agent, cid, kind, g, rec, snapshot, backward, inference))
+            with on_graph_device(g.get("device")):  # this thread starts on cuda:0 (issue 39.3)
+                msg.update(_compare(agent, cid, kind, g, rec, snapshot, backward, inference))
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             msg.update(failed=True, error=f"{type(e).__name__}: {e}".splitlines()[0][:500])
             msg["method"] = traceback.format_exc()[-2000:]
