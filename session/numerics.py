@@ -61,6 +61,13 @@ def answer_lines(msg: dict[str, Any]) -> list[str]:
         eager = ("eager holds it too" if nf.get("eager_too") else
                  "eager does NOT hold it" if nf.get("eager_too") is False else "eager not compared")
         out.append(f"first NaN/Inf: {_where(nf)}: {nf.get('nan', 0)} NaN, {nf.get('inf', 0)} Inf ({eager})")
+    same = msg.get("nonfinite_as_eager") or {}
+    if same.get("buffers"):
+        f = same.get("first") or {}
+        n = len(same["buffers"])
+        out.append(f"NaN/Inf as eager (not added by the compile): {n} buffer(s) hold NaN/Inf at the same elements as "
+                   f"eager{' and float64' if same.get('float64_too') else ''} (a mask filled on purpose, or the data's), "
+                   f"first {_where(f)}: {f.get('nan', 0)} NaN, {f.get('inf', 0)} Inf")
     for field in ("localized", "localized_nonfinite"):
         out += _localized_lines(msg.get(field) or {})
     return out
@@ -103,7 +110,8 @@ def headless_lines(msg: dict[str, Any]) -> list[str]:
         s = msg.get("summary") or {}
         lines.append(f"{'':<20}             {s.get('compared', 0)} of {s.get('buffers', 0)} buffers compared, "
                      f"{s.get('diverging', 0)} diverge ({s.get('suspect', 0)} suspect), {s.get('nonfinite', 0)} hold "
-                     f"NaN/Inf; inputs: {msg.get('inputs')}; {num(msg.get('seconds'))} s"
+                     f"NaN/Inf" + (f" eager lacks ({s['nonfinite_as_eager']} more as eager)" if s.get("nonfinite_as_eager")
+                                   else "") + f"; inputs: {msg.get('inputs')}; {num(msg.get('seconds'))} s"
                      + (f"; {msg['random']}" if msg.get("random") else ""))
     return lines
 

@@ -99,21 +99,52 @@ class Pass:
             elif isinstance(ref, torch.Tensor):
                 row["why"] = (f"not compared: {c.numel()} elements vs {ref.numel()} in {node.name} (a part of "
                               f"{node.name}'s buffer, written in place)")
+            held = self._held(row, node, ref, c) if "stats" in row else None
             if "stats" in row:
-                self._float64(row, node.name, v, v64, r64, c)
+                self._float64(row, node.name, v, v64, r64, c, held)
             self.kept["now"] -= _nbytes(c)
         del waiting
         self.compare_s += time.monotonic() - t0
 
-    def _float64(self, row: dict[str, Any], name: str, v: Any, v64: Any, r64: Any, c: Any) -> None:
-        """Compiled buffer ``c`` against the float64 reference (``_c64``) and eager's own error (``eager64``)."""
+    def _held(self, row: dict[str, Any], node: Any, ref: Any, c: Any) -> Any:
+        """Where buffer ``c`` is past the tolerance from node ``node``'s value ``ref`` and the node's lowering
+        stores an intermediate (:func:`tracer.numerics_holds.intermediates`: a mean's sum), compare it with that
+        intermediate instead (``holds`` says which) and return its map from the node's value; where none
+        matches either, the row is not comparable (``why``).  None where the node's value is the reference."""
+        from inductor_step.tracer.numerics_holds import intermediates, not_comparable  # noqa: PLC0415
+
+        if (row["stats"].get("tol_ratio") or 0.0) <= 1.0 or not isinstance(ref, torch.Tensor):
+            return None
+        alts = intermediates(node)
+        for what, f in alts:
+            try:
+                st = stats(c, f(ref))
+            except Exception:  # noqa: BLE001
+                continue
+            if (st.get("tol_ratio") or 0.0) <= 1.0 or (st.get("tol_ratio") or 0.0) * 1e3 < row["stats"]["tol_ratio"]:
+                row["stats"], row["holds"] = st, what
+                return f
+        if alts:
+            del row["stats"]
+            row["why"] = not_comparable(node)
+        return None
+
+    def _float64(self, row: dict[str, Any], name: str, v: Any, v64: Any, r64: Any, c: Any,
+                 held: Any = None) -> None:
+        """Compiled buffer ``c`` against the float64 reference (``_c64``) and eager's own error (``eager64``, or
+        ``_e64`` for a buffer that ``held`` an intermediate of the node: ``held`` maps the node's values to it)."""
         key = name if row.get("item") is None else f"{name}[{row['item']}]"
         pick = (lambda t: t) if isinstance(v, torch.Tensor) else (lambda t: t[row["item"]])
+        if held is not None:
+            v, v64, r64 = held(v), held(v64), held(r64)
         try:
             o, x = pick(v), pick(v64)
-            if key not in self.eager64 and isinstance(o, torch.Tensor) and isinstance(x, torch.Tensor) \
-                    and o.numel() == x.numel():
-                self.eager64[key] = stats(o, x)
+            if (key not in self.eager64 or held is not None) and isinstance(o, torch.Tensor) \
+                    and isinstance(x, torch.Tensor) and o.numel() == x.numel():
+                if held is not None:
+                    row["_e64"] = stats(o, x)
+                else:
+                    self.eager64[key] = stats(o, x)
         except Exception:  # noqa: BLE001
             pass
         probe = {"buffer": row["buffer"]}
