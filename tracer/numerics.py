@@ -29,6 +29,7 @@ import torch
 
 from inductor_step.tracer.adapter import numerics as tn
 from inductor_step.tracer.adapter.inductor_rng import Replay
+from inductor_step.tracer.numerics_inputs import valid_random_inputs
 
 #: torch.testing.assert_close's default (rtol, atol) by dtype
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
@@ -340,10 +341,13 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
         args = _graph_args(base)
         ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or {})
     n_tensors = sum(1 for a in args if isinstance(a, torch.Tensor))
+    real = ints + floats >= n_tensors
+    made_valid = [] if real else valid_random_inputs(gm, args, set(((script or {}).get("inputs") or {})))
     inputs = (f"the script's own inputs of its first call of the graph (all {n_tensors} tensors)"
-              if ints + floats >= n_tensors else
+              if real else
               f"the script's own inputs for {ints + floats} of {n_tensors} tensors; the rest random (get_args, "
-              "seeded): the script did not call this graph, or its floats were over the copy budget")
+              "seeded): the script did not call this graph, or its floats were over the copy budget"
+              + (f"; made valid: {', '.join(made_valid)}" if made_valid else ""))
     seed = 0
     phases: dict[str, float] = {"prepare": time.monotonic() - t0}
     t = time.monotonic()
@@ -375,7 +379,8 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
             replayed = (f"{n_dep} buffer(s) computed from Inductor's random ops "
                         f"({', '.join(sorted({op for op in rand_all.values()})[:3])}) compared: the eager runs drew "
                         "the compiled graph's seeds and Inductor's own random numbers for them (replayed)")
-    out: dict[str, Any] = {"inputs": inputs, "rows": rows, "points": len(points),
+    out: dict[str, Any] = {"inputs": inputs, "inputs_origin": "real" if real else "random", "rows": rows,
+                           "points": len(points),
                            "tolerances": {d: {"rtol": r, "atol": a} for d, (r, a) in TOLERANCES.items()
                                           if any(x.get("dtype") == d for x in rows)},
                            "kept_bytes": p1.kept["peak"], "buffer_bytes": p1.bytes,

@@ -88,7 +88,9 @@ class GraphNumerics(TypedDict, total=False):
     first_suspect: NumericsAnswer
     first_nonfinite: NumericsAnswer  # the first NaN/Inf the compiled graph adds (eager lacks it there)
     nonfinite_as_eager: dict[str, Any]  # issue 39.4: buffers, float64_too, first: NaN/Inf eager holds at the same elements
-    inputs_origin: str  # issue 40.4: "real" (the script's call) or "random"
+    inputs_origin: str  # issue 40.4: "real" (the script's call), "random", or "waiting"
+    waiting: bool  # issue 40.4: not compared yet: the script has not called the graph (``message`` says so)
+    message: str
     localized: dict[str, Any]  # tracer.numerics_localize.localize_kernels: the first divergence's kernel unfused
     localized_nonfinite: dict[str, Any]  # the same for the first NaN/Inf's kernel, where it is another kernel
     seconds: float

@@ -95,3 +95,24 @@ def test_a_nan_the_compiled_graph_adds_is_still_the_first_nan():
     added = {"status": "suspect", "nan": 3, "inf": 0, "vs_eager": {"nonfinite_mismatch": 3}}
     unknown = {"status": "not_compared", "nan": 3, "inf": 0}
     assert eager_holds_nonfinite(same) and not eager_holds_nonfinite(added) and not eager_holds_nonfinite(unknown)
+
+
+def test_random_inputs_give_a_batch_norm_a_valid_running_variance():
+    """Issue 40.4: where the script's own inputs are missing (it never called the graph), the random running
+    variance of a batch norm is made non-negative; a real input is left as the script gave it."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from inductor_step.tracer.numerics_inputs import valid_random_inputs
+
+    def f(x, w, b, rm, rv):
+        return torch.nn.functional.batch_norm(x, rm, rv, w, b, training=False)
+
+    args = [torch.randn(4, 3, 5), torch.randn(3), torch.randn(3), torch.randn(3), -torch.rand(3) - 0.5]
+    gm = make_fx(f)(*args)
+    rv = args[4].clone()
+    assert valid_random_inputs(gm, args, real={4}) == [] and torch.equal(args[4], rv)  # the script's own: kept
+    said = valid_random_inputs(gm, args, real=set())
+    assert len(said) == 1 and "running variance" in said[0] and ">= 0" in said[0]
+    assert bool((args[4] >= 0).all()) and torch.equal(args[4], rv.abs())
+    assert bool(torch.isfinite(gm(*args)).all())
