@@ -341,3 +341,23 @@ def test_a_cpu_job_rewritten_onto_each_ranks_gpu_agrees_and_another_ranks_gpu_di
     g = other.graph("[0/0] inference")
     assert g.differs[1] and g.differs[1][0] in ("why", "dynamo")
     assert "cuda:0" in next(d.line for d in g.divergences)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("cuda:1", "cuda:LOCAL_RANK"), ("cuda:10", "cuda:10"), ("cuda:0", "cuda:0"),
+    ("(device(type='cuda', index=1), (1, 1))", "(device(type='cuda', index=LOCAL_RANK), (1, 1))"),
+    ("'device': DeviceProperties(type='cuda', index=1, multi_processor_count=132",
+     "'device': DeviceProperties(type='cuda', index=LOCAL_RANK, multi_processor_count=132"),
+    ("stream1 = get_raw_stream(1)", "streamLOCAL_RANK = get_raw_stream(LOCAL_RANK)"),
+    ("with torch.cuda._DeviceGuard(1):", "with torch.cuda._DeviceGuard(LOCAL_RANK):"),
+    ("torch.cuda.set_device(1)", "torch.cuda.set_device(LOCAL_RANK)"),
+    ("x = y[1]; index=1", "x = y[1]; index=1"),  # not a device
+])
+def test_a_ranks_own_device_index_as_inductor_spells_it(text, want):
+    from inductor_step.session.ranks.devices import own_device_text, own_device_value
+
+    assert own_device_text(text, 1) == want
+    stop = {"a": [text, {"k": text}], "n": 1}
+    out = own_device_value(stop, 1)
+    assert out["a"][0] == want and out["a"][1]["k"] == want and out["n"] == 1
+    assert (out is stop) == (want == text)  # a recorded stop is never changed: a new one where anything differs
