@@ -58,7 +58,7 @@ def test_numerics_on_cuda_cries_no_wolf(tmp_path):
     print(p.stderr[-3000:])
     keep_session(rec, "numerics_wolf_gpu")
     num = {graph_key(m): m for m in read_session(rec) if m.get("type") == "numerics"}
-    assert set(num) == {"[0/0] inference", "[1/0] inference", "[2/0] forward", "[2/0] backward"}, set(num)
+    assert set(num) == {"[0/0] inference", "[1/0] inference", "[2/0] forward", "[2/0] backward", "[3/0] inference"}, set(num)
     for key, m in num.items():
         assert not m.get("failed"), (key, m.get("error"))
         assert "first_suspect" not in m and "first_divergence" not in m, (key, m.get("first_suspect"))

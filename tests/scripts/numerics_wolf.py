@@ -4,7 +4,8 @@
       stores the sum; the division by n is in the consumer's kernel);
 [1/0] a causal mask: ``torch.full(..., -inf).triu(1)`` added to the scores before softmax and
       returned (so a buffer holds it): -inf on purpose, in eager too;
-[2/0] forward and backward with dropout (training): Inductor's own random numbers (inductor_random).
+[2/0] forward and backward with dropout (training): Inductor's own random numbers (inductor_random);
+[3/0] a variance: the buffer of ``torch.var_mean`` holds Welford's sum of squared deviations (variance × (n - 1)).
 ``--device cuda`` runs them on a GPU (Triton kernels).
 """
 
@@ -47,3 +48,5 @@ m = Block().to(DEVICE)
 loss = torch.compile(m)(torch.randn(8, 32, device=DEVICE))
 loss.backward()
 print(loss.item())
+y = torch.randn(16, 64, device=DEVICE)
+print(torch.compile(lambda y: torch.var_mean(y, dim=-1, keepdim=True)[0] * 3.0 + y)(y).sum().item())   # VAR_LINE

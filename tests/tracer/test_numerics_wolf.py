@@ -5,7 +5,9 @@ tests/scripts/numerics_wolf.py, whose compiled outputs all equal eager's, record
   reduction, the division is in the consumer); it read "SUSPECT 2.12e+06x the tolerance" against FX node mean;
 * [1/0] a causal mask ``torch.full(..., -inf).triu(1)``: -inf on purpose, in eager and float64 too; it read
   "first NaN/Inf: ... FX node where of ... full_default";
-* [2/0] a training step with dropout: Inductor's own random prims; "2 of 7 buffers compared".
+* [2/0] a training step with dropout: Inductor's own random prims; "2 of 7 buffers compared";
+* [3/0] ``torch.var_mean``: its buffer holds Welford's sum of squared deviations ("not compared: none of
+  var_mean's outputs of this size is this buffer"; 8 such in GPT-2's training forward).
 """
 
 from __future__ import annotations
@@ -58,6 +60,14 @@ def test_a_means_buffer_is_compared_with_the_sum_it_holds(rec):
     assert n["summary"] == {**n["summary"], "compared": 2, "diverging": 0, "suspect": 0}
     head = [line for line in rec.stdout.splitlines() if line.startswith("[0/0] inference") and " numerics " in line]
     assert head and "no divergence" in head[0] and "SUSPECT" not in rec.stdout.split("[1/0] inference      numerics")[0]
+
+
+def test_a_var_means_buffer_is_compared_with_the_welford_sum_it_holds(rec):
+    n = numerics(rec, "[3/0] inference")
+    buf = next(r for r in n["rows"] if r["fx_node"] == "var_mean")
+    assert buf["status"] == "ok" and buf["holds"].startswith("the sum of squared deviations of var_mean "
+                                                              "(its variance × 63)"), buf
+    assert n["summary"]["compared"] == n["summary"]["buffers"] and n["summary"]["diverging"] == 0
 
 
 def test_a_causal_masks_inf_that_eager_holds_too_is_no_first_nan(rec):
