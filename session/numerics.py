@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import Any
 
 STATUS_MARK = {"ok": "ok", "closer": "closer to f64", "same": "diverges", "order": "sum order", "suspect": "SUSPECT",
@@ -46,6 +47,8 @@ def answer_lines(msg: dict[str, Any]) -> list[str]:
     where each one was localized inside its fused kernel.  One line each, no table."""
     if msg.get("failed"):
         return [f"numerics: not compared ({msg.get('error')})"]
+    if msg.get("waiting"):
+        return [f"numerics: {msg.get('message')}"]
     out = []
     sus, div, nf = msg.get("first_suspect"), msg.get("first_divergence"), msg.get("first_nonfinite")
     if sus:
@@ -61,9 +64,39 @@ def answer_lines(msg: dict[str, Any]) -> list[str]:
         eager = ("eager holds it too" if nf.get("eager_too") else
                  "eager does NOT hold it" if nf.get("eager_too") is False else "eager not compared")
         out.append(f"first NaN/Inf: {_where(nf)}: {nf.get('nan', 0)} NaN, {nf.get('inf', 0)} Inf ({eager})")
+    same = msg.get("nonfinite_as_eager") or {}
+    if same.get("buffers"):
+        f = same.get("first") or {}
+        n = len(same["buffers"])
+        out.append(f"NaN/Inf as eager (not added by the compile): {n} buffer(s) hold NaN/Inf at the same elements as "
+                   f"eager{' and float64' if same.get('float64_too') else ''} (a mask filled on purpose, or the data's), "
+                   f"first {_where(f)}: {f.get('nan', 0)} NaN, {f.get('inf', 0)} Inf")
     for field in ("localized", "localized_nonfinite"):
         out += _localized_lines(msg.get(field) or {})
     return out
+
+
+def inputs_line(msg: dict[str, Any], width: int = 78) -> str:
+    """Where the compared inputs came from, in one line of at most ``width`` characters (issue 40.4: the
+    numerics pane's first line): ``inputs: real, the script's first call of this graph`` or ``inputs: RANDOM
+    for 3 of 65 tensors (the script had not called this graph) ...``; a session from before ``inputs_origin``
+    is read from its ``inputs`` text."""
+    if msg.get("waiting"):
+        line = "inputs: waiting for the script's first call of this graph (its real inputs)"
+    else:
+        text = str(msg.get("inputs") or "")
+        origin = msg.get("inputs_origin") or ("random" if "random" in text else "real" if text else None)
+        if origin is None:
+            return ""
+        if origin == "real":
+            line = "inputs: real, the script's first call of this graph"
+        else:
+            m = re.search(r"for (\d+) of (\d+) tensors", text)
+            n = f"{int(m.group(2)) - int(m.group(1))} of {m.group(2)} tensors" if m else "some tensors"
+            line = f"inputs: RANDOM for {n} (the script had not called this graph)"
+            if "made valid" in text:
+                line += "; made valid"
+    return line if len(line) <= width else line[:width - 1] + "…"
 
 
 def _localized_lines(loc: dict[str, Any]) -> list[str]:
@@ -96,6 +129,8 @@ def headless_lines(msg: dict[str, Any]) -> list[str]:
 
     key = graph_key(msg) if msg.get("compile_id") != "?" else "numerics"
     lines = [f"{key:<20} numerics    {line}" for line in answer_lines(msg)]
+    if msg.get("waiting"):
+        return lines
     first = msg.get("first_suspect") or msg.get("first_divergence")
     if first and first.get("table"):
         lines += [f"{'':<20}             {t}" for t in table_lines(first["table"], first["buffer"])]
@@ -103,7 +138,8 @@ def headless_lines(msg: dict[str, Any]) -> list[str]:
         s = msg.get("summary") or {}
         lines.append(f"{'':<20}             {s.get('compared', 0)} of {s.get('buffers', 0)} buffers compared, "
                      f"{s.get('diverging', 0)} diverge ({s.get('suspect', 0)} suspect), {s.get('nonfinite', 0)} hold "
-                     f"NaN/Inf; inputs: {msg.get('inputs')}; {num(msg.get('seconds'))} s"
+                     f"NaN/Inf" + (f" eager lacks ({s['nonfinite_as_eager']} more as eager)" if s.get("nonfinite_as_eager")
+                                   else "") + f"; inputs: {msg.get('inputs')}; {num(msg.get('seconds'))} s"
                      + (f"; {msg['random']}" if msg.get("random") else ""))
     return lines
 
@@ -133,7 +169,8 @@ def first_buffer(msg: dict[str, Any] | None) -> str | None:
     """The buffer Enter goes to: the first suspect, else the first divergence, else the first NaN/Inf."""
     if not msg:
         return None
-    a = msg.get("first_suspect") or msg.get("first_divergence") or msg.get("first_nonfinite")
+    a = (msg.get("first_suspect") or msg.get("first_divergence") or msg.get("first_nonfinite")
+         or (msg.get("nonfinite_as_eager") or {}).get("first"))
     return a.get("buffer") if a else None
 
 
@@ -181,6 +218,8 @@ def short_answer(msg: dict[str, Any] | None) -> str:
         return "not compared"
     if msg.get("failed"):
         return f"not compared ({msg.get('error')})"
+    if msg.get("waiting"):
+        return "not compared yet (waiting for the script's first call)"
     sus, div, nf = msg.get("first_suspect"), msg.get("first_divergence"), msg.get("first_nonfinite")
     loc = (msg.get("localized") or {}).get("first")
     out = (f"first suspect {sus['buffer']} ({sus['kernel']}" + (f", FX node {loc}" if loc else "") + ")" if sus else

@@ -457,6 +457,10 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
         self.script_done = True
         self._pending_what_ifs()
+        if self.__dict__.get("numerics_waiting"):  # e asked for graphs the script never called (issue 40.4)
+            from inductor_step.tracer.numerics_run import flush_waiting  # noqa: PLC0415
+
+            threading.Thread(target=flush_waiting, args=(self,), daemon=True).start()
         if self.what_if and compiled:
             self.what_if_all()
         if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # issue 28.5: --save-inputs (times first)

@@ -28,6 +28,8 @@ from typing import Any
 import torch
 
 from inductor_step.tracer.adapter import numerics as tn
+from inductor_step.tracer.adapter.inductor_rng import Replay
+from inductor_step.tracer.numerics_inputs import valid_random_inputs
 
 #: torch.testing.assert_close's default (rtol, atol) by dtype
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
@@ -328,17 +330,24 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
                 other = updater_node(gm, plan.get(w), ((links or {}).get("kernels") or {}).get(k["name"]) or {})
                 if other:
                     plan[(k["name"], w)] = other
-    rand = tn.random_dependents(gm)
+    rand_all = tn.random_dependents(gm)
+    # issue 39.4: Inductor's random prims replayed in the eager runs (tracer.adapter.inductor_rng), so the
+    # buffers computed from a dropout are compared too; inductor_randint is not replayed
+    rand = {n: op for n, op in rand_all.items() if "inductor_randint" in op}
+    replay = Replay() if rand_all else None
     want = {n for n in plan.values() if n and n not in rand}
     base = load_output_module(output_path)
     with torch.no_grad():
         args = _graph_args(base)
         ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or {})
     n_tensors = sum(1 for a in args if isinstance(a, torch.Tensor))
+    real = ints + floats >= n_tensors
+    made_valid = [] if real else valid_random_inputs(gm, args, set(((script or {}).get("inputs") or {})))
     inputs = (f"the script's own inputs of its first call of the graph (all {n_tensors} tensors)"
-              if ints + floats >= n_tensors else
+              if real else
               f"the script's own inputs for {ints + floats} of {n_tensors} tensors; the rest random (get_args, "
-              "seeded): the script did not call this graph, or its floats were over the copy budget")
+              "seeded): the script did not call this graph, or its floats were over the copy budget"
+              + (f"; made valid: {', '.join(made_valid)}" if made_valid else ""))
     seed = 0
     phases: dict[str, float] = {"prepare": time.monotonic() - t0}
     t = time.monotonic()
@@ -352,12 +361,26 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     phases["compiled"], t = time.monotonic() - t, time.monotonic()
     torch.manual_seed(seed)
     # 2. eager in the graph's dtypes and in float64 side by side: each node's buffers compared and dropped at once
-    fell_back = tn.run_dual(gm, _clone_args(args), _clone_args(args), p1.node)
+    fell_back = tn.run_dual(gm, _clone_args(args), _clone_args(args), p1.node, replay=replay)
     phases["eager_and_float64"], t = time.monotonic() - t, time.monotonic()
     phases["of_which_comparing"] = p1.compare_s
     p1.waiting.clear()
     rows = _rows(p1.rows, p1.eager64, rand, set(fell_back), lb, (links or {}).get("kernels") or {}, gm)
-    out: dict[str, Any] = {"inputs": inputs, "rows": rows, "points": len(points),
+    replayed = None
+    if replay is not None:
+        bad = [r["buffer"] for r in rows if r.get("fx_node") in rand_all and r.get("status") in DIVERGING]
+        if bad or replay.error:  # the replay did not give the compiled numbers: those buffers are not compared
+            why = replay.error or f"{', '.join(bad[:3])} differ(s) from the replayed eager values"
+            rand = {n: op for n, op in rand_all.items()}
+            rows = _rows(p1.rows, p1.eager64, rand, set(fell_back), lb, (links or {}).get("kernels") or {}, gm)
+            replayed = f"replaying Inductor's random numbers failed ({why})"
+        else:
+            n_dep = sum(1 for r in rows if r.get("fx_node") in rand_all and r.get("status") not in (None, "not_compared"))
+            replayed = (f"{n_dep} buffer(s) computed from Inductor's random ops "
+                        f"({', '.join(sorted({op for op in rand_all.values()})[:3])}) compared: the eager runs drew "
+                        "the compiled graph's seeds and Inductor's own random numbers for them (replayed)")
+    out: dict[str, Any] = {"inputs": inputs, "inputs_origin": "real" if real else "random", "rows": rows,
+                           "points": len(points),
                            "tolerances": {d: {"rtol": r, "atol": a} for d, (r, a) in TOLERANCES.items()
                                           if any(x.get("dtype") == d for x in rows)},
                            "kept_bytes": p1.kept["peak"], "buffer_bytes": p1.bytes,
@@ -370,14 +393,17 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     if rand:
         out["random"] = (f"{len(set(rand) & set(plan.values()))} buffer(s) depend on Inductor's random ops "
                          f"({', '.join(sorted(set(rand.values()))[:3])}): not compared (Inductor's code draws its "
-                         "numbers by another algorithm than eager; fallback_random=True makes them comparable)")
+                         "numbers by another algorithm than eager; fallback_random=True makes them comparable)"
+                         + (f"; {replayed}" if replayed else ""))
+    elif replayed:
+        out["random"] = replayed
     elif tn.random_dependents(gm, only_inductor=False):
         out["random"] = ("the graph's random ops are ATen calls on both sides (fallback_random=True): each run starts "
                          "from the same seed (torch.manual_seed(0)), so they draw the same numbers where they draw "
                          "in the same order")
     _answers(out, rows, lb, links)
     first = out.get("first_suspect") or out.get("first_divergence")
-    nf = out.get("first_nonfinite")
+    nf = out.get("first_nonfinite")  # (not a NaN/Inf eager holds too: nonfinite_as_eager)
     targets = [("localized", first)] if first and first.get("status") != "order" else []
     if nf and (not first or nf["kernel"] != first["kernel"]):  # the NaN's kernel too, when it is another one
         targets.append(("localized_nonfinite", nf))
@@ -425,7 +451,7 @@ def _rows(r1: list[dict], eager64: dict[str, dict], rand: dict[str, str], fell: 
           lb: dict[str, Any], lk: dict[str, Any], gm: Any) -> list[dict[str, Any]]:
     rows = []
     for i, a in enumerate(r1):
-        row = {k: v for k, v in a.items() if k not in ("stats", "_c64")}
+        row = {k: v for k, v in a.items() if k not in ("stats", "_c64", "_e64")}
         row["index"] = i
         node = a.get("fx_node")
         info = lb.get(a["buffer"]) or {}
@@ -443,7 +469,7 @@ def _rows(r1: list[dict], eager64: dict[str, dict], rand: dict[str, str], fell: 
         else:
             row["vs_eager"] = a["stats"]
             c64 = a.get("_c64")
-            e64 = eager64.get(node if a.get("item") is None else f"{node}[{a['item']}]")
+            e64 = a.get("_e64") or eager64.get(node if a.get("item") is None else f"{node}[{a['item']}]")
             if node in fell:  # the reference is the same float32 kernel as eager: it cannot judge the rounding
                 c64 = e64 = None
                 row["no_f64"] = (f"{node} has no float64 kernel here: its reference ran in float32 (eager's own "
@@ -454,6 +480,8 @@ def _rows(r1: list[dict], eager64: dict[str, dict], rand: dict[str, str], fell: 
                 row["eager_vs_f64"] = e64
             terms = reduction_terms(gm, (lk.get(a["kernel"]) or {}).get("post_grad_nodes") or row["fx_nodes"] or [node])
             row["status"], row["verdict"] = verdict(a["stats"], c64, e64, terms, a.get("dtype") or "float32")
+            if a.get("holds"):  # issue 40.3: compared with what its LoopBody stores, not its node's value
+                row["verdict"] = f"holds {a['holds']}: compared with that; {row['verdict']}"
             row["eager_nan"], row["eager_inf"] = _eager_nonfinite(a)
         rows.append(row)
     return rows
@@ -484,7 +512,14 @@ def _answers(out: dict[str, Any], rows: list[dict], lb: dict[str, Any], links: d
 
     div = next((r for r in rows if r.get("status") in DIVERGING), None)
     sus = next((r for r in rows if r.get("status") == "suspect"), None)
-    nf = next((r for r in rows if r.get("nan") or r.get("inf")), None)
+    as_eager = [r for r in rows if (r.get("nan") or r.get("inf")) and eager_holds_nonfinite(r)]
+    # issue 39.4: the first NaN/Inf is the first one the compiled graph adds; a mask's -inf is eager's too
+    nf = next((r for r in rows if (r.get("nan") or r.get("inf")) and not eager_holds_nonfinite(r)), None)
+    if as_eager:
+        f64 = all(not (r.get("compiled_vs_f64") or {}).get("nonfinite_mismatch") for r in as_eager)
+        first = where(as_eager[0])
+        first.update(nan=as_eager[0].get("nan", 0), inf=as_eager[0].get("inf", 0), table=[])
+        out["nonfinite_as_eager"] = {"buffers": [r["buffer"] for r in as_eager], "float64_too": f64, "first": first}
     if div:
         out["first_divergence"] = where(div)
     if sus:
@@ -499,7 +534,16 @@ def _answers(out: dict[str, Any], rows: list[dict], lb: dict[str, Any], links: d
     out["summary"] = {"buffers": len(rows), "compared": n_cmp,
                       "diverging": sum(1 for r in rows if r.get("status") in DIVERGING),
                       "suspect": sum(1 for r in rows if r.get("status") == "suspect"),
-                      "nonfinite": sum(1 for r in rows if r.get("nan") or r.get("inf"))}
+                      "nonfinite": sum(1 for r in rows if (r.get("nan") or r.get("inf")) and not eager_holds_nonfinite(r)),
+                      "nonfinite_as_eager": len(as_eager)}
+
+
+def eager_holds_nonfinite(row: dict[str, Any]) -> bool:
+    """Whether every NaN/Inf of compiled buffer ``row`` is one eager holds at the same element (a mask filled
+    with -inf on purpose, a log of the data's negative values): compared with eager, no position is NaN/Inf on
+    one side only.  False for a buffer not compared (nothing says eager holds them)."""
+    ve = row.get("vs_eager")
+    return bool(ve) and not ve.get("nonfinite_mismatch") and row.get("status") not in (None, "not_compared")
 
 
 def _table(rows: list[dict], upto: int) -> list[dict[str, Any]]:

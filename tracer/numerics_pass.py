@@ -99,21 +99,61 @@ class Pass:
             elif isinstance(ref, torch.Tensor):
                 row["why"] = (f"not compared: {c.numel()} elements vs {ref.numel()} in {node.name} (a part of "
                               f"{node.name}'s buffer, written in place)")
+            held = self._held(row, node, v, c) if "stats" in row or row.get("matched") else None
             if "stats" in row:
-                self._float64(row, node.name, v, v64, r64, c)
+                self._float64(row, node.name, v, v64, r64, c, held)
             self.kept["now"] -= _nbytes(c)
         del waiting
         self.compare_s += time.monotonic() - t0
 
-    def _float64(self, row: dict[str, Any], name: str, v: Any, v64: Any, r64: Any, c: Any) -> None:
-        """Compiled buffer ``c`` against the float64 reference (``_c64``) and eager's own error (``eager64``)."""
+    def _held(self, row: dict[str, Any], node: Any, v: Any, c: Any) -> Any:
+        """Where buffer ``c`` is past the tolerance from node ``node``'s value (or matched none of its outputs) and
+        the node's lowering stores an intermediate (:func:`tracer.numerics_holds.intermediates`: a mean's sum, a
+        var_mean's sum of squared deviations), compare it with that intermediate of the node's value ``v`` instead
+        (``holds`` says which) and return its map from the node's value; where none matches either, the row is not
+        comparable (``why``).  None where the node's value is the reference."""
+        from inductor_step.tracer.numerics_holds import intermediates, not_comparable  # noqa: PLC0415
+
+        direct = (row.get("stats") or {}).get("tol_ratio")
+        if direct is not None and direct <= 1.0:
+            return None
+        alts = intermediates(node)
+        for what, f in alts:
+            try:
+                ref = f(v)
+                if not isinstance(ref, torch.Tensor) or ref.numel() != c.numel():
+                    continue
+                st = stats(c, ref)
+            except Exception:  # noqa: BLE001
+                continue
+            tol = st.get("tol_ratio") or 0.0
+            if tol <= 1.0 or (direct is not None and tol * 1e3 < direct):
+                row["stats"], row["holds"] = st, what
+                row.pop("why", None)
+                row.pop("item", None)
+                row.pop("matched", None)
+                return f
+        if alts and "stats" in row:
+            del row["stats"]
+            row["why"] = not_comparable(node)
+        return None
+
+    def _float64(self, row: dict[str, Any], name: str, v: Any, v64: Any, r64: Any, c: Any,
+                 held: Any = None) -> None:
+        """Compiled buffer ``c`` against the float64 reference (``_c64``) and eager's own error (``eager64``, or
+        ``_e64`` for a buffer that ``held`` an intermediate of the node: ``held`` maps the node's values to it)."""
         key = name if row.get("item") is None else f"{name}[{row['item']}]"
+        if held is not None:
+            v, v64, r64 = held(v), held(v64), held(r64)
         pick = (lambda t: t) if isinstance(v, torch.Tensor) else (lambda t: t[row["item"]])
         try:
             o, x = pick(v), pick(v64)
-            if key not in self.eager64 and isinstance(o, torch.Tensor) and isinstance(x, torch.Tensor) \
-                    and o.numel() == x.numel():
-                self.eager64[key] = stats(o, x)
+            if (key not in self.eager64 or held is not None) and isinstance(o, torch.Tensor) \
+                    and isinstance(x, torch.Tensor) and o.numel() == x.numel():
+                if held is not None:
+                    row["_e64"] = stats(o, x)
+                else:
+                    self.eager64[key] = stats(o, x)
         except Exception:  # noqa: BLE001
             pass
         probe = {"buffer": row["buffer"]}

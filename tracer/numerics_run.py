@@ -9,10 +9,12 @@ dropped afterwards: it is a measurement, not a graph of the session.
 
 from __future__ import annotations
 
+import threading
 import traceback
 from typing import Any
 
 from inductor_step.session import format as protocol
+from inductor_step.tracer.graph_device import on_graph_device
 
 
 def _graph_flags(kind: str) -> tuple[bool, bool]:
@@ -25,6 +27,10 @@ def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
     (``"[0/0] forward"``), with eager; sends one ``numerics`` message (:class:`session.format.GraphNumerics`)
     per graph, ``failed`` with ``error`` where it could not run."""
     names = [only] if isinstance(only, str) else list(only or [])
+    if names and not agent.script_done:  # issue 40.4: e before the script's first call of a graph waits for it
+        names = [n for n in names if not _wait_for_first_call(agent, n)]
+        if not names:
+            return
     todo = [(k, g) for k, g in list(agent.graphs.items())
             if g.get("output_path") and g.get("gm") is not None and not g.get("function")
             and (not names or f"{k[0]} {k[1]}" in names)]
@@ -44,7 +50,8 @@ def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
                 if "def call(" not in f.read():
                     raise RuntimeError("a C++ wrapper (cpp_wrapper or AOTInductor): its kernel calls cannot be "
                                        "instrumented from Python")
-            msg.update(_compare(agent, cid, kind, g, rec, snapshot, backward, inference))
+            with on_graph_device(g.get("device")):  # this thread starts on cuda:0 (issue 39.3)
+                msg.update(_compare(agent, cid, kind, g, rec, snapshot, backward, inference))
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             msg.update(failed=True, error=f"{type(e).__name__}: {e}".splitlines()[0][:500])
             msg["method"] = traceback.format_exc()[-2000:]
@@ -68,3 +75,61 @@ def _compare(agent: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, b
             agent.tl.variant = None
             agent.graphs.pop(key, None)
             agent.current, agent.fusion_lines, agent.capture_fusion = saved
+
+
+#: the numerics message of a graph the script has not called yet (issue 40.4)
+WAITING = ("waiting for the script's first call of this graph; its real inputs are compared then "
+           "(automatically, when it calls it)")
+
+
+def _called(agent: Any, g: dict[str, Any] | None) -> bool:
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+
+    if not g or not g.get("output_path"):
+        return False
+    rec = agent.script_calls.get(adapter.output_module_key(g["output_path"]))
+    return bool(rec and rec.get("calls"))
+
+
+def _wait_for_first_call(agent: Any, name: str) -> bool:
+    """Whether graph ``name`` (``"[0/0] forward"``) waits for the script's first call of it before it is compared
+    (issue 40.4: random inputs made a batch norm's running variance negative and every buffer NaN): a graph of the
+    script (not a what-if variant or a subgraph) that it has not called yet, while it runs.  Then sends the
+    ``waiting`` message and :func:`on_first_call` compares it when the call comes."""
+    cid, _, kind = name.partition(" ")
+    if not kind or protocol.VARIANT_SEP in name or protocol.SUBGRAPH_SEP in name or agent.script_done:
+        return False
+    g = agent.graphs.get((cid, kind))
+    if g is not None and (g.get("function") or agent.variant_of.get((cid, kind))) or _called(agent, g):
+        return False
+    waiting = agent.__dict__.setdefault("numerics_waiting", set())
+    waiting.add(name)
+    base, part = protocol.split_part(kind)
+    agent.send({"type": "numerics", "compile_id": cid, "graph_kind": base, **({"part": part} if part else {}),
+                "waiting": True, "message": WAITING, "inputs_origin": "waiting"})
+    return True
+
+
+def on_first_call(agent: Any, module_key: str) -> None:
+    """The script called a compiled graph for the first time (its output module ``module_key``): compare every
+    graph that waits for that call (:func:`_wait_for_first_call`) on a thread of its own, on those inputs."""
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+
+    waiting = agent.__dict__.get("numerics_waiting") or set()
+    for name in list(waiting):
+        cid, _, kind = name.partition(" ")
+        g = agent.graphs.get((cid, kind))
+        if g and g.get("output_path") and adapter.output_module_key(g["output_path"]) == module_key:
+            waiting.discard(name)
+            threading.Thread(target=numerics_all, args=(agent, name), daemon=True,
+                             name="inductor-step numerics").start()
+
+
+def flush_waiting(agent: Any) -> None:
+    """The script ended: compare the graphs still waiting for a first call that never came (random inputs, said
+    so in their ``inputs``)."""
+    waiting = agent.__dict__.get("numerics_waiting") or set()
+    names = sorted(waiting)
+    waiting.clear()
+    if names:
+        numerics_all(agent, names)

@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from inductor_step.tracer.graph_device import on_graph_device
+
 SAVE_ENV = "INDUCTOR_STEP_SAVE_INPUTS"  # --save-inputs: a kernel name (or part of one), or "top"
 DIR_ENV = "INDUCTOR_STEP_SAVE_INPUTS_DIR"  # where: the session's repros/ folder
 FORMAT = 1  # the saved file's layout (see :func:`save_kernel_inputs`)
@@ -168,7 +170,8 @@ def save_for(agent: Any, key: str | None, kernel: str, out_dir: str) -> dict[str
         return msg
     with agent.run_lock:  # not while a timing run uses the device
         try:
-            msg.update(save_kernel_inputs(g["output_path"], kernel, inputs_file(out_dir, kernel), script))
+            with on_graph_device(g.get("device")):  # this thread starts on cuda:0 (issue 39.3)
+                msg.update(save_kernel_inputs(g["output_path"], kernel, inputs_file(out_dir, kernel), script))
         except Exception as e:  # noqa: BLE001 - said in the message, never the agent's end
             msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
     agent.send(msg)

@@ -27,6 +27,7 @@ import traceback
 from typing import Any
 
 from inductor_step.session.format import STAGES, VARIANT_SEP, settings_label, split_part
+from inductor_step.tracer.graph_device import on_graph_device
 
 
 def check_settings(settings: dict[str, Any]) -> str | None:
@@ -79,8 +80,9 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
                                                "graph_breaks": fr.get("graph_breaks") or [],
                                                "recompile_reasons": [], "note": note})
             base = split_part(kind)[0]
-            state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=base == "backward",
-                                                        is_inference=base == "inference")
+            with on_graph_device((g or {}).get("device")):  # this thread starts on cuda:0 (issue 39.3)
+                state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=base == "backward",
+                                                            is_inference=base == "inference")
         except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
             state["error"] = e
             state["traceback"] = traceback.format_exc()

@@ -31,6 +31,7 @@ class NumericsBuffer(TypedDict, total=False):
     eager_vs_f64: dict[str, Any]
     nan: int
     inf: int
+    holds: str  # issue 40.3: what the buffer holds where it is not its FX node's value (a mean's sum), compared with that
     eager_nan: int  # eager's NaN count on the same node
     eager_inf: int
 
@@ -85,7 +86,11 @@ class GraphNumerics(TypedDict, total=False):
     summary: dict[str, Any]
     first_divergence: NumericsAnswer
     first_suspect: NumericsAnswer
-    first_nonfinite: NumericsAnswer
+    first_nonfinite: NumericsAnswer  # the first NaN/Inf the compiled graph adds (eager lacks it there)
+    nonfinite_as_eager: dict[str, Any]  # issue 39.4: buffers, float64_too, first: NaN/Inf eager holds at the same elements
+    inputs_origin: str  # issue 40.4: "real" (the script's call), "random", or "waiting"
+    waiting: bool  # issue 40.4: not compared yet: the script has not called the graph (``message`` says so)
+    message: str
     localized: dict[str, Any]  # tracer.numerics_localize.localize_kernels: the first divergence's kernel unfused
     localized_nonfinite: dict[str, Any]  # the same for the first NaN/Inf's kernel, where it is another kernel
     seconds: float

@@ -7,6 +7,7 @@ from typing import Any
 
 from inductor_step.session.format import STAGES, graph_key, split_part
 from inductor_step.session.diff import Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason
+from inductor_step.session.ranks.devices import own_device_stops, own_index
 from inductor_step.session.ranks.model import _ranks, Divergence, GRAPH_LEVELS, GraphComparison, KernelTime, RankComparison, RankState, SUM_VS_GRAPH, TIME_RATIO, _CID, _NEXT, _TITLES
 
 
@@ -110,6 +111,10 @@ def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int, key_b: str |
     ranks' one: :func:`_rank_why`)."""
     ga = Graph.from_session(sa, key, f"rank {rank_a}")
     gb = Graph.from_session(sb, key_b or key, f"rank {rank_b}")
+    # cuda:N on local rank N is each rank's own GPU: the same input on every rank (issue 39.3)
+    for g, s in ((ga, sa), (gb, sb)):
+        g.stops = own_device_stops(g.stops, own_index(s))
+        g.header = own_device_stops(g.header, own_index(s))
     d = diff_graphs(ga, gb, same_session=False)
     d.levels = [_rank_why(ga, gb) if lv.key == "why" else lv for lv in d.levels]
     return d

@@ -8,7 +8,8 @@ are skipped with fewer than two GPUs.  Run on the device machine::
 - one GPU, two ranks sharing it (gloo, which allows that; NCCL does not): rank 1 stepped stop by stop
   through the UI's own job client while rank 0 records, then the job ends with no process left;
 - two GPUs, NCCL (``nvidia-h200-x2``): the same stepping on tests/scripts/job_step.py and on
-  examples/ddp_train.py / examples/fsdp2_train.py where present.
+  examples/ddp_train.py / examples/fsdp2_train.py where present, each rank timing every graph as its
+  script ends (``--run``): every rank timed (no "run failed"), no divergence but kernel times.
 
 Each job runs through ``inductor_step.session.client.JobProcess`` (what the UI uses): the launcher is
 torch's ``torch.distributed.run``.
@@ -42,16 +43,19 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def run_job(tmp_path, args: list[str], nproc: int, stepped_rank: int | None, timeout_s: float = 400):
-    """Run SCRIPT as a job; step ``stepped_rank`` one stop at a time (each continue sent only once
-    every other rank has recorded all it can: its stop count unchanged for 3 s).  Returns (job
-    file, {rank: messages}, what was seen while rank ``stepped_rank`` sat at its first stop)."""
+def run_job(tmp_path, args: list[str], nproc: int, stepped_rank: int | None, timeout_s: float = 400,
+            run_at_end: bool = False):
+    """Run SCRIPT as a job; step ``stepped_rank`` one stop at a time (its first continue sent only once
+    every other rank has recorded all it can: no news for 3 s; the later ones as soon as it pauses, so
+    a job of 40 stops stays fast).  ``run_at_end``: every rank times its graphs as its script ends
+    (``--run``).  Returns (job file, {rank: messages}, what was seen while rank ``stepped_rank`` sat at
+    its first stop)."""
     from inductor_step.session.client import JobProcess
 
     q: queue.Queue = queue.Queue()
     job = JobProcess(args[0], args[1:], ["--standalone", "--nproc-per-node", str(nproc)],
                      lambda r, m: q.put((r, m)), str(tmp_path / "job.jsonl"), stepped_rank=stepped_rank,
-                     serve=False)
+                     serve=False, run_at_end=run_at_end)
     msgs: dict[int, list] = {}
     first_pause: dict = {}
     exited: set[int] = set()
@@ -65,7 +69,7 @@ def run_job(tmp_path, args: list[str], nproc: int, stepped_rank: int | None, tim
             try:
                 rank, m = q.get(timeout=0.2)
             except queue.Empty:
-                if paused_at is not None and time.monotonic() - last_news > 3:
+                if paused_at is not None and time.monotonic() - last_news > (0.2 if first_pause else 3):
                     if not first_pause:
                         first_pause = {r: [dict(s) for s in ms if s["type"] == "stop"] for r, ms in msgs.items()}
                     job.send(stepped_rank, protocol.CMD_CONTINUE)
@@ -163,8 +167,9 @@ def test_two_gpus_nccl_step_rank_1_while_rank_0_records(tmp_path, script):
     if not os.path.exists(path):
         pytest.skip(f"{script} is not in this checkout")
     extra = ["--device", "cuda"] + (["--backend", "nccl"] if script.endswith("job_step.py") else [])  # examples: nccl with CUDA
-    jf, msgs, first = run_job(tmp_path, [path, *extra], 2, 1)
+    jf, msgs, first = run_job(tmp_path, [path, *extra], 2, 1, run_at_end=True)
     assert [r["state"] for r in jf["ranks"]] == ["done", "done"], jf
+    _every_rank_timed_and_agrees(msgs)
     assert len(first.get(1, [])) == 1 and len(first.get(0, [])) > 1
     # a correction re-sends, under the kind AOTAutograd chose, a dynamo stop rank 1 already paused at
     # (capture.correct_kind); until the kind guess learned AOTAutograd's output rule, ddp_train.py's
@@ -174,3 +179,25 @@ def test_two_gpus_nccl_step_rank_1_while_rank_0_records(tmp_path, script):
     paused = [_name(s) for s in _stops(msgs[0]) if s["paused"]]
     assert not paused, f"rank 0 was not stepped, yet these of its stops paused: {paused}"
     assert [_name(s).split(" ", 1)[1] for s in _stops(msgs[0])] == [_name(s).split(" ", 1)[1] for s in _stops(msgs[1])]
+
+
+def _every_rank_timed_and_agrees(msgs: dict[int, list]) -> None:
+    """Issue 39.3: each rank timed every graph it compiled on its own GPU (rank 1's timing thread and
+    worker used to run on cuda:0: "run failed: RuntimeError: CUDA driver error: invalid argument"),
+    and the rank comparison sees cuda:1 on rank 1 as rank 0's cuda:0: no graph-level divergence."""
+    from inductor_step.session import ranks
+    from inductor_step.session.store import Session
+
+    sessions = {r: Session.of(ms) for r, ms in msgs.items()}
+    for r, s in sessions.items():
+        assert s.graphs, f"rank {r} compiled nothing"
+        for key in [k for k in s.graphs if "codegen" in s.by_graph[k]]:
+            run = s.runs.get(key)
+            assert run is not None, f"rank {r}: {key} was not timed"
+            assert not run.get("failed") and not run.get("error"), f"rank {r}: {key} run failed: {run.get('error')}"
+            assert run.get("device") == f"cuda:{r}", (r, key, run.get("device"))
+    c = ranks.compare_ranks(sessions, {r: "done" for r in sessions})
+    false = [d.line for d in c.divergences if d.level != "timing"]
+    assert not false, false
+    for g in c.graphs:
+        assert not g.untimed, (g.key, g.untimed)

@@ -11,6 +11,7 @@ from the sessions themselves.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -277,3 +278,86 @@ def test_a_recorded_job_whose_rank_1_failed_and_rank_0_was_stopped():
     assert g.incomplete == {1: "failed in lowering"} and g.reference == 0
     assert g.summary == "ranks 0,1: failed in lowering on rank 1"
     assert [c.graph(k).agree for k in ("[0/0] forward", "[0/0] backward")] == [True, True]
+
+
+def test_a_two_gpu_ddp_job_each_rank_on_its_own_gpu_agrees():
+    """``inductor-step --headless --run --nproc-per-node 2 examples/ddp_train.py`` on 2 H100s (torch
+    2.11, NCCL): rank 1 runs on cuda:1, so its parameters, nodes, loop groups, kernels' triton_meta
+    and wrapper name index 1 where rank 0's name 0 (issue 39.3).  The rank's own GPU is the same
+    input on every rank: no divergence.  (Rank 1's timing failed in this recording, before the
+    timing thread set the graph's device: its runs are said as failed, not compared.)"""
+    s1 = load("ranks_ddp_gpu.rank1.jsonl")
+    assert s1.header["distributed"]["local_rank"] == 1
+    code = json.dumps(s1.stop_for("[5/0] inference", "codegen"))
+    assert "get_raw_stream(1)" in code and "_DeviceGuard(1)" in code  # what the comparison must see through
+    c = ranks.compare_job(os.path.join(FIX, "ranks_ddp_gpu.job.json"))
+    assert c.ranks == [0, 1] and {s.state for s in c.states.values()} == {"done"}
+    assert lines(c) == []
+    assert len(c.graphs) == 7
+    for g in c.graphs:
+        assert g.ranks == [0, 1] and g.differs == {1: []}, (g.key, g.differs)
+        assert "differ" not in g.summary
+        assert g.untimed[1].startswith("timing failed: RuntimeError: CUDA driver error: invalid argument")
+    # the diff Enter opens: the devices read as each rank's own
+    ka, kb, how, d = ranks.diff_pair({0: load("ranks_ddp_gpu.rank0.jsonl"), 1: s1}, "[5/0] inference", 0, 1)
+    assert not any(lv.changed for lv in d.levels if lv.key in ranks.GRAPH_LEVELS)
+
+
+def _on_gpus(name: str, rank: int, device: int, tmp_path) -> str:
+    """Rank ``rank``'s session of fixture job ``name`` (gloo, CPU) as if it ran on ``cuda:device``: every
+    CPU device name in its messages rewritten as Inductor spells a CUDA one."""
+    from inductor_step.session.format import codec  # noqa: PLC0415
+
+    out = tmp_path / f"{name}.rank{rank}.jsonl"
+    with open(os.path.join(FIX, f"{name}.rank{rank}.jsonl"), "rb") as f, open(out, "wb") as o:
+        for line in f:
+            msg = codec.decode(line)
+            if msg is None:
+                continue
+            text = json.dumps(msg).replace('"cpu"', f'"cuda:{device}"').replace(
+                "device(type='cpu')", f"device(type='cuda', index={device})")
+            o.write(codec.encode(json.loads(text)))
+    return str(out)
+
+
+def test_a_cpu_job_rewritten_onto_each_ranks_gpu_agrees_and_another_ranks_gpu_differs(tmp_path):
+    """ranks_torchrun (gloo): [0/0] agrees on both ranks.  Rewritten as if rank N ran on cuda:N, it
+    still agrees; with rank 1's graph on cuda:0 (rank 0's GPU, not its own) it is a real difference."""
+    from inductor_step.session.store import load_session as _load  # noqa: PLC0415
+
+    def job(dev1: int) -> dict[int, Session]:
+        return {r: session_of(_load(_on_gpus("ranks_torchrun", r, d, tmp_path / f"{r}{d}")))
+                for r, d in ((0, 0), (1, dev1))}
+
+    for r in (0, 1):
+        for d in (0, 1):
+            (tmp_path / f"{r}{d}").mkdir(exist_ok=True)
+    own = job(1)
+    assert "cuda:1" in json.dumps(own[1].stop_for("[0/0] inference", "dynamo"))
+    c = ranks.compare_ranks(own)
+    assert c.graph("[0/0] inference").differs == {1: []}
+    assert c.graph("[1/0] inference").differs == {1: []}
+    other = ranks.compare_ranks(job(0))  # rank 1 (local rank 1) computing on cuda:0
+    g = other.graph("[0/0] inference")
+    assert g.differs[1] and g.differs[1][0] in ("why", "dynamo")
+    assert "cuda:0" in next(d.line for d in g.divergences)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("cuda:1", "cuda:LOCAL_RANK"), ("cuda:10", "cuda:10"), ("cuda:0", "cuda:0"),
+    ("(device(type='cuda', index=1), (1, 1))", "(device(type='cuda', index=LOCAL_RANK), (1, 1))"),
+    ("'device': DeviceProperties(type='cuda', index=1, multi_processor_count=132",
+     "'device': DeviceProperties(type='cuda', index=LOCAL_RANK, multi_processor_count=132"),
+    ("stream1 = get_raw_stream(1)", "streamLOCAL_RANK = get_raw_stream(LOCAL_RANK)"),
+    ("with torch.cuda._DeviceGuard(1):", "with torch.cuda._DeviceGuard(LOCAL_RANK):"),
+    ("torch.cuda.set_device(1)", "torch.cuda.set_device(LOCAL_RANK)"),
+    ("x = y[1]; index=1", "x = y[1]; index=1"),  # not a device
+])
+def test_a_ranks_own_device_index_as_inductor_spells_it(text, want):
+    from inductor_step.session.ranks.devices import own_device_text, own_device_value
+
+    assert own_device_text(text, 1) == want
+    stop = {"a": [text, {"k": text}], "n": 1}
+    out = own_device_value(stop, 1)
+    assert out["a"][0] == want and out["a"][1]["k"] == want and out["n"] == 1
+    assert (out is stop) == (want == text)  # a recorded stop is never changed: a new one where anything differs

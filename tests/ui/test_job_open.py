@@ -125,3 +125,25 @@ def test_pane_0_says_where_ranks_diverge_and_enter_diffs_the_two_ranks():
     assert seen["screen"] == "DiffScreen"
     assert "rank 0 [2/0] inference" in seen["diff_title"] and "rank 1 [2/0] inference" in seen["diff_title"]
     assert seen["rank"] == 1
+
+
+def test_a_two_gpu_job_each_rank_on_its_own_gpu_reads_as_agreeing_in_pane_0():
+    """Issue 39.3: the 2-H100 DDP recording (rank 1 on cuda:1): pane 0 lists no divergence and no graph whose
+    ranks differ; it said "where the ranks diverge (7)" ("a parameter was cuda:0, now cuda:1")."""
+    job, paths = protocol.read_job(os.path.join(HERE, "fixtures", "ranks_ddp_gpu.job.json"))
+    sessions = {r: list(protocol.read_session(p)) for r, p in paths.items()}
+    app = StepApp(messages=sessions[0], session_path=os.path.join(HERE, "fixtures", "ranks_ddp_gpu.job.json"),
+                  job={"file": job, "sessions": sessions, "rank": 0})
+    seen: dict = {}
+
+    async def steps(app: StepApp, pilot) -> None:
+        await pilot.press("0")
+        await pilot.pause(0.3)
+        seen["ranks"] = rows(app, "ranks")
+        seen["detail"] = app.query_one("#code-ranks").text
+
+    drive(app, steps, size=(80, 24))
+    text = "\n".join(" ".join(r) for r in seen["ranks"]) + "\n" + seen["detail"]
+    assert "diverge" not in text and "cuda:0, now cuda:1" not in text, text
+    graphs = [r for r in seen["ranks"] if r[0].startswith("[")]
+    assert len(graphs) == 7 and not any("differ" in " ".join(r) for r in graphs), graphs

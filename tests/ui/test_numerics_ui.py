@@ -41,7 +41,8 @@ def test_e_then_enter_goes_to_the_first_divergence_in_every_pane(app_driver):
     assert seen["stage"] == "numerics" and seen["rows"] == 2
     assert seen["selected"] == sus["buffer"] == "buf1"
     assert seen["numerics_row"][0] == ">" and seen["numerics_row"][1] == "buf1" and "SUSPECT" in seen["numerics_row"]
-    assert seen["code"].startswith("first suspect divergence: buf1") and "tanh" in seen["code"]
+    assert seen["code"].startswith("inputs: real, the script's first call of this graph\nfirst suspect divergence: buf1")
+    assert "tanh" in seen["code"]
     assert "buf1" in seen["lowering_row"]  # pane 3 follows the selection
     assert seen["after"] == ("codegen", "buf1")
 

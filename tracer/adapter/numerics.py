@@ -146,9 +146,10 @@ class _Run(torch.fx.Interpreter):
     tensor below float64 and every such dtype argument made float64; a node with no float64 kernel runs in
     float32 (its result back in float64) and its name goes to ``fell_back``."""
 
-    def __init__(self, gm: Any, float64: bool, fell_back: list[str]):
+    def __init__(self, gm: Any, float64: bool, fell_back: list[str], replay: Any = None):
         super().__init__(gm)
         self.float64, self.fell_back, self._cur = float64, fell_back, "?"
+        self.replay = replay  # tracer.adapter.inductor_rng.Replay: Inductor's random prims as the compiled graph draws
 
     def run_node(self, n: Any) -> Any:
         self._cur = n.name
@@ -163,6 +164,9 @@ class _Run(torch.fx.Interpreter):
         return _to64(v) if self.float64 else v
 
     def call_function(self, target: Any, a: Any, k: Any) -> Any:
+        if self.replay is not None and self.replay.handles(target):
+            v = self.replay.call(target, a, k)
+            return _to64(v) if self.float64 else v
         if not self.float64:
             return target(*a, **k)
         a64, k64 = _to64(a), _to64(k)
@@ -210,7 +214,7 @@ def _set_rng_state(state: tuple[Any, Any]) -> None:
 
 
 def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, Any], None],
-             fell_back: list[str] | None = None) -> list[str]:
+             fell_back: list[str] | None = None, replay: Any = None) -> list[str]:
     """Run post-grad GraphModule ``gm`` on ``args`` twice in lockstep, node by node: in its own dtypes and in
     float64 (as :func:`run_graph`), calling ``on_values(node, value, value_in_float64)`` after each node, so
     that each node's two values can be compared and dropped at once: each run frees a value after its last
@@ -219,9 +223,11 @@ def run_dual(gm: Any, args: list, args64: list, on_values: Callable[[Any, Any, A
     torch's generator state as it was on entry (the CPU one and, where CUDA is initialized, the CUDA ones),
     as if they ran one after the other from the same seed.  ``args``: the first run's inputs, ``args64``: the
     second's (a copy: its floating tensors are converted, the others used as given).  Returns the nodes that ran
-    in float32 for want of a float64 kernel (``fell_back``, where given, is that list, filled as they run)."""
+    in float32 for want of a float64 kernel (``fell_back``, where given, is that list, filled as they run).
+    ``replay`` (a :class:`tracer.adapter.inductor_rng.Replay`): Inductor's random prims give the compiled graph's
+    numbers in both runs."""
     fell_back = [] if fell_back is None else fell_back
-    runs = [_Run(gm, False, fell_back), _Run(gm, True, fell_back)]
+    runs = [_Run(gm, False, fell_back, replay), _Run(gm, True, fell_back, replay)]
     rand = set(random_dependents(gm, only_inductor=False, roots_only=True))
     start = _rng_state()
     states = [start, start]

@@ -20,6 +20,7 @@ import traceback
 from typing import Any, Callable
 
 from inductor_step.tracer import adapter
+from inductor_step.tracer.graph_device import on_graph_device
 from inductor_step.tracer.timing.isolate import CANCEL_GRACE_S, TimingFailed
 
 #: a worker's failure that says the graph needs something only this process has
@@ -74,6 +75,13 @@ def time_in_process(output_path: str, eager_gm: Any, device: str, why: str, *,
             progress(text)
 
     def go() -> None:
+        try:  # a new thread's current CUDA device is cuda:0; this graph's may be cuda:1 (issue 39.3)
+            with on_graph_device(device):
+                _go()
+        except BaseException as e:  # noqa: BLE001
+            state["error"] = (f"{type(e).__name__}: {e}", traceback.format_exc())
+
+    def _go() -> None:
         try:
             res = time_graph(output_path, gm, device, cancel=cancel, progress=step, num_gb=num_gb, script=script)
             if compare:

@@ -48,6 +48,7 @@ def main(argv: list[str]) -> int:
     import torch  # noqa: PLC0415
 
     from inductor_step.tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer.graph_device import make_current  # noqa: PLC0415
     from inductor_step.tracer.timing.harness import time_graph  # noqa: PLC0415
 
     adapter.register_inductor_ops()
@@ -60,6 +61,7 @@ def main(argv: list[str]) -> int:
         try:
             send({"progress": "loading the graph's inputs"})
             spec = torch.load(path, weights_only=False)
+            make_current(spec.get("device"))  # this process starts on cuda:0; rank 1's graph is on cuda:1 (39.3)
             if spec.get("float32_matmul_precision"):
                 torch.set_float32_matmul_precision(spec["float32_matmul_precision"])
             if spec.get("cudnn_allow_tf32") is not None:

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 from textual import on
 
 from inductor_step.session.format import CMD_NUMERICS, graph_key
-from inductor_step.session.numerics import answer_lines, first_buffer, num, pane_rows, table_lines
+from inductor_step.session.numerics import answer_lines, first_buffer, inputs_line, num, pane_rows, table_lines
 from inductor_step.tui.compat import Panes
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import BufferSelected, OpenKernel
@@ -47,7 +47,7 @@ class NumericsPane(StagePane):
         return [f"{i}:{r['buffer']}" for i, r in enumerate(rows)], row
 
     def fill(self, data: dict[str, Any] | None) -> None:
-        if data is None or data.get("failed") or not data.get("rows"):
+        if data is None or data.get("failed") or data.get("waiting") or not data.get("rows"):
             self.table.clear()
             self.apply(self.empty(data))
             return
@@ -56,6 +56,9 @@ class NumericsPane(StagePane):
     def empty(self, data: dict[str, Any] | None) -> Detail:
         if data and data.get("failed"):
             return Detail(f"# numerics failed: {data.get('error')}\n\n{data.get('method', '')}", "text")
+        if data and data.get("waiting"):  # issue 40.4: e before the script's first call of this graph
+            return Detail("# numerics: waiting for the script's first call of this graph;\n"
+                          "# its real inputs are compared then, automatically (n / c runs the script on)", "text")
         if not self.app.live:
             return Detail("# this recorded session has no numerics for this graph\n"
                           "# (inductor-step --headless --numerics SCRIPT records them; e in a live session)", "text")
@@ -66,7 +69,7 @@ class NumericsPane(StagePane):
         rows = data.get("rows") or []
         if not 0 <= row < len(rows):
             return None
-        head = answer_lines(data)
+        head = [x for x in (inputs_line(data),) if x] + answer_lines(data)  # the inputs' origin first (40.4)
         first = data.get("first_suspect") or data.get("first_divergence")
         if first and first.get("table"):
             head += ["", "the error along the graph:"] + table_lines(first["table"], first["buffer"])
@@ -145,6 +148,8 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
     app.query_one("#panes", Panes).show_tab("pane-numerics")
     if msg.get("failed"):
         app.say(f"numerics {graph_key(msg)} failed: {msg.get('error')}", "error")
+    elif msg.get("waiting"):
+        app._status_extra = f"numerics {graph_key(msg)}: waiting for the script's first call (its real inputs)"
     elif graph_key(msg) == app.view.graph:
         app._status_extra = f"{graph_key(msg)} compared with eager: Enter in pane e goes to the first divergence"
     app.refresh_all(force=app.view.stage == "numerics")
