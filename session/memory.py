@@ -394,8 +394,10 @@ class _Planner:
                     owner = self.buffers.get(self.buffers[n].storage if n in self.buffers else n)
                     if owner is not None:
                         owner.events.append((ln, "del"))
-                elif n in self.buffers and n not in self.inputs:
-                    self.buffers[n].events.append((ln, "del (name only: its storage lives on)"))
+                elif n in self.buffers:
+                    self.buffers[n].events.append((ln, "del (the graph's reference; the caller holds the input)"
+                                                   if self.buffers[n].how == "input" else
+                                                   "del (name only: its storage lives on)"))
             return returned
         if st.startswith("return"):
             body = st[len("return"):].strip()

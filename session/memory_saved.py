@@ -58,8 +58,10 @@ class Saved:
     storage_bytes: int
     inputs_bytes: int
     recomputed: list[tuple[str, str, str | None]] = field(default_factory=list)  # (node, target, user line)
-    recompute_how: str = ("a backward node none of whose inputs depends on tangents_* computes a forward value "
-                          "from saved tensors: recomputed (the min-cut partitioner's choice; views are free)")
+    recompute_how: str = ("a backward post-grad node with a forward node's target whose inputs are that node's "
+                          "inputs (saved tensors, by name, or nodes recomputed before it) redoes it: the min-cut "
+                          "partitioner chose to recompute it rather than save it (views left out: free; scalar "
+                          "constants are not recorded, so mul(x, 0.5) and mul(x, 2) look alike)")
     note: str = ""
 
 
@@ -130,17 +132,28 @@ def saved_for_backward(session: Any, key: str, the_plan: Plan | None = None) -> 
 
 
 def _recomputed(fwd: list[dict[str, Any]], bwd: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
-    """The backward's call_function nodes with no ``tangents_*`` ancestor whose target the forward also runs."""
-    targets = {n.get("target") for n in fwd if n.get("op") == "call_function"}
-    grad: set[str] = set()
+    """The backward's call_function nodes that redo a forward node: no ``tangents_*`` among their ancestors, the
+    same target as a forward node, and inputs that are that forward node's inputs (saved tensors by their
+    shared names, or nodes recomputed before them); views are left out (free)."""
+    by_sig: dict[tuple, str] = {}
+    for n in fwd:
+        if n.get("op") == "call_function":
+            by_sig.setdefault((n.get("target"), tuple(n.get("args") or [])), str(n.get("name")))
+    fnames = {n.get("name") for n in fwd}
+    same: dict[str, str] = {str(n.get("name")): str(n.get("name")) for n in bwd
+                            if n.get("op") == "placeholder" and n.get("name") in fnames}
     out = []
     for n in bwd:
-        name = str(n.get("name"))
-        if name.startswith("tangents_") or any(a in grad for a in n.get("args") or []):
-            grad.add(name)
+        if n.get("op") != "call_function":
             continue
-        if n.get("op") == "call_function" and n.get("target") in targets:
-            t = str(n.get("target"))
-            if not any(v in t.split("aten.")[-1].split(".")[0] + "." for v in _VIEWS):
-                out.append((name, t, n.get("user_line")))
+        args = [same.get(a) for a in n.get("args") or []]
+        if any(a is None for a in args):
+            continue
+        f = by_sig.get((n.get("target"), tuple(args)))
+        if f is None:
+            continue
+        same[str(n.get("name"))] = f
+        t = str(n.get("target"))
+        if not any(t.split("aten.")[-1].startswith(v) for v in _VIEWS):
+            out.append((str(n.get("name")), t, n.get("user_line")))
     return out
