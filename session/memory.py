@@ -515,6 +515,20 @@ def graph_memory(session: Any, key: str) -> GraphMemory:
     return GraphMemory(key, p, saved_for_backward(session, key, p))
 
 
+def buffer_line(p: Plan | None, name: str) -> str:
+    """One line on buffer ``name`` for the linked view (pane 8): its bytes, how it got its storage, its lifetime in
+    wrapper lines and whether it is live at the planned peak; "" when the plan does not hold it."""
+    b = p.buffers.get(name) if p is not None else None
+    if p is None or b is None:
+        return ""
+    own = p.buffers.get(b.storage, b)
+    end = "returned" if own.returned else (f"del at {own.freed}" if own.freed else "to the end")
+    how = b.how if b.storage == b.name else f"{b.how} of {b.storage}'s storage"
+    live = "yes" if b.storage in p.live_at_peak else "no"
+    return (f"# memory: {name} {fmt_bytes(own.bytes)} ({how}), wrapper lines {b.line}-{end}; live at the planned "
+            f"peak ({fmt_bytes(p.peak)} at {p.peak_buffer}): {live} (pane M; planned from the wrapper, not measured)")
+
+
 def summary_lines(session: Any) -> list[str]:
     """``memory: <GraphMemory.summary>`` per graph with a plan, for --headless (planned; not measured)."""
     out = []

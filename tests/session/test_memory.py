@@ -90,3 +90,11 @@ def test_headless_prints_a_memory_line_per_graph(capsys):
     assert out[0].startswith("memory: [0/0] forward planned peak 344.8 MB at buf97 (triton_red_fused_")
     assert "buffers live" in out[0] and re.search(r"saved for backward [\d.]+ MB \(98 tensors", out[0])
     assert out[1].startswith("memory: [0/0] backward planned peak ")
+
+
+def test_library_api_returns_the_graphs_memory():
+    s = session.load(os.path.join(FIX, "demo.jsonl"))
+    m = s.graph("[0/0] forward").memory()
+    assert isinstance(m, mem.GraphMemory) and m.plan.peak == mem.plan(s.store, "[0/0] forward").peak > 0
+    assert m.saved.tensors and m.summary().startswith("[0/0] forward planned peak ")
+    assert s.graph("[1/0] inference").memory().saved is None  # an inference graph saves nothing

@@ -27,6 +27,9 @@ def test_m_then_a_live_buffer_is_selected_in_pane_3(app_driver):
         await pilot.press("3")
         await pilot.pause()
         seen["lowering_row"] = _row(app, "lowering")
+        await pilot.press("8")  # the linked view: its bytes, lifetime and live at the peak
+        await pilot.pause()
+        seen["linked"] = app.query_one("#code-linkinfo").text
         await pilot.press("M", "home", "down", "enter")  # Enter on the largest: pane 3 at it
         await pilot.pause()
         seen["after"] = (app.view.stage, app.view.selected, _row(app, "lowering")[0])
@@ -41,4 +44,5 @@ def test_m_then_a_live_buffer_is_selected_in_pane_3(app_driver):
     assert seen["memory_row"][0] == second and seen["selected"] == second
     assert seen["code"].startswith(f"# {second}: ") and "live at the peak: yes" in seen["code"]
     assert seen["lowering_row"][0] == second  # pane 3 follows the selection made in pane M
+    assert f"# memory: {second} " in seen["linked"] and "live at the planned peak" in seen["linked"]
     assert seen["after"] == ("lowering", p.live_at_peak[0], p.live_at_peak[0])
