@@ -537,3 +537,31 @@ def summary_lines(session: Any) -> list[str]:
         if gm.plan is not None:
             out.append("memory: " + gm.summary())
     return out
+
+
+def report_section(session: Any) -> str:
+    """REPORT.md's "## Memory" section: per graph the planned peak, where, what is live, inputs and what a forward
+    saves for its backward (its largest saved tensors with their user lines); "" when no graph has a plan."""
+    from inductor_step.session.memory_saved import saved_for_backward  # noqa: PLC0415
+
+    rows, saved = [], []
+    for key in getattr(session, "graphs", []):
+        p = plan(session, key)
+        if p is None:
+            continue
+        live = ", ".join(f"{n} {fmt_bytes(p.buffers[n].bytes)}" for n in p.live_at_peak[:3] if n in p.buffers)
+        rows.append(f"| `{key}` | {fmt_bytes(p.peak)} | `{p.peak_buffer or '-'}` (`{p.peak_kernel or '-'}`) | "
+                    f"{len(p.live_at_peak)}: {live} | {fmt_bytes(p.inputs_bytes)} |")
+        sv = saved_for_backward(session, key, p)
+        if sv is not None and sv.tensors:
+            top = "; ".join(f"`{t.fx_node}` {fmt_bytes(t.bytes)}" + (f" ({t.user_line.rsplit('/', 1)[-1]})"
+                                                                       if t.user_line else "") for t in sv.tensors[:3])
+            saved.append(f"- `{key}` saves {fmt_bytes(sv.storage_bytes)} for its backward ({len(sv.tensors)} "
+                         f"tensors, {fmt_bytes(sv.inputs_bytes)} of them graph inputs); largest: {top}; "
+                         f"{len(sv.recomputed)} nodes recomputed in the backward")
+    if not rows:
+        return ""
+    return "\n".join(["## Memory", "", f"{SOURCE}. {ESTIMATE}.", "",
+                      "| graph | planned peak | at (kernel) | live there, largest first | inputs |",
+                      "|---|---|---|---|---|", *rows, "", *saved, ""])
+

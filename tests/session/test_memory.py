@@ -98,3 +98,17 @@ def test_library_api_returns_the_graphs_memory():
     assert isinstance(m, mem.GraphMemory) and m.plan.peak == mem.plan(s.store, "[0/0] forward").peak > 0
     assert m.saved.tensors and m.summary().startswith("[0/0] forward planned peak ")
     assert s.graph("[1/0] inference").memory().saved is None  # an inference graph saves nothing
+
+
+def test_report_has_a_memory_section(tmp_path, monkeypatch):
+    from inductor_step.session.report import build_report
+
+    monkeypatch.chdir(tmp_path)
+    path = os.path.join(FIX, "demo.jsonl")
+    out = build_report(path, stood={"graph": "[0/0] forward", "stage": "lowering"})
+    with open(os.path.join(out, "REPORT.md"), encoding="utf-8") as f:
+        report = f.read()
+    p = mem.plan(session.load(path).store, "[0/0] forward")
+    assert "#### Memory" in report and "not measured" in report and "Inductor's estimate: not recorded" in report
+    assert f"| `[0/0] forward` | {mem.fmt_bytes(p.peak)} | `{p.peak_buffer}` (`{p.peak_kernel}`) |" in report
+    assert "- `[0/0] forward` saves " in report and "for its backward (" in report
