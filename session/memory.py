@@ -246,6 +246,16 @@ def _hints(session: Any, key: str) -> dict[str, int]:
     return out
 
 
+def _get_args_hints(lines: list[str], hints: dict[str, int]) -> None:
+    """Symbols the Dynamo stop gave no hint for, from the wrapper itself: ``s77 = arg0_1`` in ``call`` and
+    ``arg0_1 = 16`` in ``get_args()`` (the size hints Inductor benchmarks the module at)."""
+    ints = {m.group(1): int(m.group(2)) for m in (re.match(r"^\s+(\w+) = (\d+)$", ln) for ln in lines) if m}
+    for ln in lines:
+        m = re.match(r"^\s+(s\d+|u\d+) = (\w+)$", ln)
+        if m and m.group(1) not in hints and m.group(2) in ints:
+            hints[m.group(1)] = ints[m.group(2)]
+
+
 def plan(session: Any, key: str) -> Plan | None:
     """The memory plan of graph ``key`` from its codegen stop's wrapper (session.store.Session ``session``);
     None when the graph has no Python wrapper (no codegen stop yet, a C++ wrapper, an AOTInductor compile)."""
@@ -259,6 +269,7 @@ def plan(session: Any, key: str) -> Plan | None:
     gin = [i for i in low.get("graph_inputs") or [] if isinstance(i, dict)]
     in_dtypes = {i.get("name"): i.get("dtype") for i in gin}
     lines = wrapper.splitlines()
+    _get_args_hints(lines, hints)
     fl = cg.get("function_lines")
     if isinstance(fl, list) and len(fl) == 2:  # a subgraph: its own function in the parent's module
         funcs = {"call": (fl[0], fl[1])}
@@ -274,7 +285,9 @@ def plan(session: Any, key: str) -> Plan | None:
     p.run("call", top=True)
     for i in gin:  # inputs no assert_size_stride spelled out (grouped asserts, C++ side): numel x dtype size
         b = p.buffers.get(str(i.get("name")))
-        if b is not None and b.how == "input" and b.bytes is None:
+        if b is not None and b.how == "input" and b.bytes is None and not i.get("size") and not i.get("dtype"):
+            b.bytes, b.source = 0, "graph input: a SymInt (a size), no storage"
+        elif b is not None and b.how == "input" and b.bytes is None:
             b.size = _dims(i.get("size"), hints)
             b.dtype = i.get("dtype")
             b.bytes = storage_bytes(b.size, None, b.dtype) if b.size is not None else None

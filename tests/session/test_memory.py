@@ -112,3 +112,37 @@ def test_report_has_a_memory_section(tmp_path, monkeypatch):
     assert "#### Memory" in report and "not measured" in report and "Inductor's estimate: not recorded" in report
     assert f"| `[0/0] forward` | {mem.fmt_bytes(p.peak)} | `{p.peak_buffer}` (`{p.peak_kernel}`) |" in report
     assert "- `[0/0] forward` saves " in report and "for its backward (" in report
+
+
+def test_dynamic_sizes_take_the_wrappers_own_hints():
+    s = session.load(os.path.join(FIX, "diff_recompile.jsonl"))  # [0/1]: x is s77 x 64, get_args() has s77 = 16
+    p = mem.plan(s.store, "[0/1] inference")
+    assert p.buffers["buf1"].size == [16, 64] and p.buffers["buf1"].bytes == 16 * 64 * 4
+    assert p.peak == 16 * 64 * 4 + 16 * 4 and p.inputs_bytes == (16 * 64 + 64) * 4
+
+
+def test_gate_fails_when_the_planned_peak_grew(capsys, tmp_path):
+    from inductor_step.session import format as protocol
+    from inductor_step.session.format import read_session
+    from inductor_step.tui.cli import main
+
+    new = os.path.join(FIX, "diff_recompile.jsonl")
+    base = str(tmp_path / "base.jsonl")  # the same session with [0/0]'s x at 4 rows instead of 8: a smaller plan
+    with open(base, "wb") as f:
+        for m in read_session(new):
+            if m.get("type") == "stop" and m.get("stage") == "codegen" and m.get("compile_id") == "[0/0]":
+                m = dict(m, wrapper=m["wrapper"].replace("empty_strided_cpu((8, ", "empty_strided_cpu((4, "))
+            f.write(protocol.encode(m))
+    out = []
+    for argv in (["gate", base, new, "--max-memory-growth", "1.5"], ["gate", base, new]):
+        try:
+            rc = main(argv)
+        except SystemExit as e:
+            rc = e.code
+        out.append((rc, capsys.readouterr().out.splitlines()))
+    rc, lines = out[0]
+    grew = [ln for ln in lines if ln[14:].startswith("memory [0/0] inference:")]
+    assert rc == 1 and grew[0].startswith("FAIL          memory [0/0] inference: planned peak 1.0 kB -> 2.1 kB (x2.00; "
+                                          "allowed: x1.5 option)")
+    assert [ln for ln in lines if ln[14:].startswith("memory [0/1] inference:")][0].startswith("ok  ")
+    assert not [ln for ln in out[1][1] if "memory [0/" in ln]  # not asked for: not checked
