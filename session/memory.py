@@ -552,6 +552,23 @@ def summary_lines(session: Any) -> list[str]:
     return out
 
 
+def diff_note(a: GraphMemory | None, b: GraphMemory | None) -> str:
+    """The diff's line on two graphs' memory: ``memory: planned peak 1.0 kB -> 2.1 kB (+100%); saved for backward
+    ...`` when the planned peak or the saved bytes differ; "" when they agree or a side has no plan."""
+    if a is None or b is None or a.plan is None or b.plan is None:
+        return ""
+    pa, pb = a.plan.peak, b.plan.peak
+    sa = a.saved.storage_bytes if a.saved is not None and a.saved.tensors else None
+    sb = b.saved.storage_bytes if b.saved is not None and b.saved.tensors else None
+    if pa == pb and sa == sb:
+        return ""
+    pct = f" ({(pb - pa) / pa * 100:+.0f}%)" if pa else ""
+    text = f"memory: planned peak {fmt_bytes(pa)} -> {fmt_bytes(pb)}{pct}"
+    if sa is not None or sb is not None:
+        text += f"; saved for backward {fmt_bytes(sa)} -> {fmt_bytes(sb)}"
+    return text + " (planned from the wrappers' allocations; not measured)"
+
+
 def report_section(session: Any) -> str:
     """REPORT.md's "## Memory" section: per graph the planned peak, where, what is live, inputs and what a forward
     saves for its backward (its largest saved tensors with their user lines); "" when no graph has a plan."""

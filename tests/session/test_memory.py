@@ -146,3 +146,14 @@ def test_gate_fails_when_the_planned_peak_grew(capsys, tmp_path):
                                           "allowed: x1.5 option)")
     assert [ln for ln in lines if ln[14:].startswith("memory [0/1] inference:")][0].startswith("ok  ")
     assert not [ln for ln in out[1][1] if "memory [0/" in ln]  # not asked for: not checked
+
+
+def test_diff_says_the_planned_peak_moved():
+    s = session.load(os.path.join(FIX, "diff_recompile.jsonl"))  # [0/1] runs x at 16 rows, [0/0] at 8
+    d = s.graph("[0/0] inference").diff(s.graph("[0/1] inference"))
+    assert d.memory == "memory: planned peak 2.1 kB -> 4.2 kB (+100%) (planned from the wrappers' allocations; " \
+        "not measured)"
+    from inductor_step.session.diff import render
+
+    assert f"~ {d.memory}" in render(d).splitlines()
+    assert s.graph("[0/0] inference").diff(s.graph("[0/0] inference")).memory == ""
