@@ -54,17 +54,19 @@ class MemoryPane(StagePane):
         out: list[tuple[str, Any]] = []
         if p is not None:
             at = f"at {p.peak_buffer}, line {p.peak_line}" if p.peak_buffer else "nothing allocated"
-            out.append(("head", ("LIVE AT PEAK", mem.fmt_bytes(p.peak), f"planned peak {at}; "
+            out.append(("head", ("PEAK", mem.fmt_bytes(p.peak), f"planned peak {at}; "
                                  f"{len(p.live_at_peak)} buffers, largest first (planned, not measured)")))
             out += [("peak", p.buffers[n]) for n in p.live_at_peak if n in p.buffers]
         if sv is not None and sv.tensors:
-            out.append(("head", ("SAVED FOR BACKWARD", mem.fmt_bytes(sv.storage_bytes),
-                                 f"{len(sv.tensors)} tensors, largest first; {len(sv.recomputed)} nodes recomputed")))
+            out.append(("head", ("SAVED", mem.fmt_bytes(sv.storage_bytes),
+                                 f"saved for backward: {len(sv.tensors)} tensors, largest first; {len(sv.recomputed)} "
+                                 "nodes recomputed")))
             out += [("saved", t) for t in sv.tensors]
         return out
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         items = self.items(data)
+        p = data["plan"]
         links = self.app.session.links(data["key"]).get("buffers") or {}
         sd = self.app.session.script_dir
 
@@ -77,15 +79,21 @@ class MemoryPane(StagePane):
         def row(i: int) -> tuple:
             kind, r = items[i]
             if kind == "head":
-                return (T(r[0], HEAD), T(r[1], HEAD), T("", HEAD), T("", HEAD), Prose(r[2], HEAD))
+                return (T(r[0], HEAD), T(f"{r[1]:>9}", HEAD), T("", HEAD), T("", HEAD), Prose(r[2], HEAD))
             if kind == "peak":
-                return (T(r.name, "bold"), T(mem.fmt_bytes(r.bytes), "yellow"), T(r.how), T(_lifetime(r)),
+                return (T(r.name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"), T(r.how), T(_lifetime(r)),
                         Prose(where(r.name, None, None)))
-            return (T(r.buffer or r.backward_name, "bold"), T(mem.fmt_bytes(r.bytes), "yellow"),
-                    T("input" if r.is_input else "saved"), T(r.backward_name), Prose(where(r.storage, r.fx_node,
+            return (T(r.buffer or r.backward_name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"),
+                    T("input" if r.is_input else "saved"),
+                    T(_lifetime(p.buffers[r.storage]) if p is not None and r.storage in p.buffers
+                      and p.buffers[r.storage].how != "input" else "the caller's"), Prose(where(r.storage, r.fx_node,
                                                                                           r.user_line)))
         return [f"{i}:{k}:{getattr(r, 'name', None) or getattr(r, 'buffer', None) or ''}"
                 for i, (k, r) in enumerate(items)], row
+
+    def fill(self, data: dict[str, Any] | None) -> None:
+        self.table.fit((4,), 4)  # the FX node and user line give up cells: buffer, bytes and lifetime stay on screen
+        super().fill(data)
 
     def _buffer(self, item: tuple[str, Any]) -> str | None:
         kind, r = item
@@ -114,7 +122,7 @@ class MemoryPane(StagePane):
             return None
         kind, r = items[row]
         p, sv = data["plan"], data["saved"]
-        if kind == "head" and r[0].startswith("SAVED"):
+        if kind == "head" and r[0] == "SAVED":
             return Detail(saved_text(sv), "text")
         if kind == "head":
             return Detail(plan_text(p), "text")
