@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: bytes per element, by the dtype's name as torch prints it (``torch.float32`` or ``float32``)
-DTYPE_BYTES = {"float64": 8, "double": 8, "float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2,
-               "int64": 8, "long": 8, "int32": 4, "int": 4, "int16": 2, "short": 2, "int8": 1, "uint8": 1,
-               "bool": 1, "complex64": 8, "complex128": 16, "complex32": 4, "uint16": 2, "uint32": 4, "uint64": 8,
-               "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
-               "float8_e8m0fnu": 1}
+DTYPE_BYTES = {**dict.fromkeys(("float64", "double", "int64", "long", "complex64", "uint64"), 8), "complex128": 16,
+               **dict.fromkeys(("float32", "float", "int32", "int", "uint32", "complex32"), 4),
+               **dict.fromkeys(("float16", "half", "bfloat16", "int16", "short", "uint16"), 2),
+               **dict.fromkeys(("int8", "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                                "float8_e5m2fnuz", "float8_e8m0fnu"), 1)}
 SOURCE = "planned from the wrapper's allocations (empty_strided, del, # reuse); not measured"
 ESTIMATE = "Inductor's estimate: not recorded (torch._inductor.memory.estimate_peak_memory is not in the session)"
 _ALLOC = re.compile(r"^(\w+) = (?:torch\.)?empty_strided\w*\(\((.*?)\), \((.*?)\), (?:torch\.)?(\w+)")
@@ -170,6 +170,8 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     source: str = SOURCE
     estimate: str = ESTIMATE
+    #: Inductor's own peak estimate in bytes (the codegen stop's ``memory_estimate``), None where not recorded
+    inductor_estimate: int | None = None
 
     def allocations(self) -> list[MemBuffer]:
         """The buffers that hold storage of their own (allocated or extern), in wrapper order."""
@@ -283,6 +285,7 @@ def plan(session: Any, key: str) -> Plan | None:
             kernel_at[int(ln)] = str(k.get("name", "")).split("#")[0]
     p = _Planner(lines, funcs, layouts, in_dtypes, hints, kernel_at)
     p.run("call", top=True)
+    est = cg.get("memory_estimate")
     for i in gin:  # inputs no assert_size_stride spelled out (grouped asserts, C++ side): numel x dtype size
         b = p.buffers.get(str(i.get("name")))
         if b is not None and b.how == "input" and b.bytes is None and not i.get("size") and not i.get("dtype"):
@@ -292,7 +295,13 @@ def plan(session: Any, key: str) -> Plan | None:
             b.dtype = i.get("dtype")
             b.bytes = storage_bytes(b.size, None, b.dtype) if b.size is not None else None
             b.source = "graph input: the lowering stop's size (numel x dtype size)"
-    return p.result(key)
+    out = p.result(key)
+    if isinstance(est, dict) and isinstance(est.get("bytes"), int):
+        out.inductor_estimate = est["bytes"]
+        out.estimate = f"Inductor's estimate: {fmt_bytes(est['bytes'])} ({est.get('source') or 'torch._inductor.memory'})"
+    elif isinstance(est, dict) and est.get("unavailable"):
+        out.estimate = f"Inductor's estimate: not available ({est['unavailable']})"
+    return out
 
 
 class _Planner:
@@ -514,6 +523,8 @@ class GraphMemory:
             text = f"{self.key} planned peak {fmt_bytes(p.peak)}{at}, {len(p.live_at_peak)} buffers live"
             if p.inputs_bytes:
                 text += f", inputs {fmt_bytes(p.inputs_bytes)}"
+            if p.inductor_estimate is not None:
+                text += f" (Inductor's estimate {fmt_bytes(p.inductor_estimate)})"
         if s is not None and s.tensors:
             text += (f"; saved for backward {fmt_bytes(s.storage_bytes)} ({len(s.tensors)} tensors"
                      + (f", {fmt_bytes(s.inputs_bytes)} of them inputs" if s.inputs_bytes else "") + ")")

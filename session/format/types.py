@@ -340,6 +340,7 @@ class CodegenStop(StopBase, total=False):
     function: str  # a subgraph's (issue 27): its function in the parent's output module, "true_graph_0"
     function_lines: list[int]  # that function's [first, last] 1-based lines in ``wrapper``
     autotune: list[Autotune]  # issue 27: Inductor's autotuning selections while lowering this graph
+    memory_estimate: dict[str, Any]  # issue 42: {"bytes", "source"}: torch._inductor.memory's peak estimate, or {"unavailable"}
 
 
 Stop = Union[DynamoStop, AotStop, LoweringStop, SchedulingStop, LoopBodyStop, CodegenStop]

@@ -114,7 +114,7 @@ class MemoryPane(StagePane):
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
         return Detail(f"# {data['key'] if data else 'this graph'}: no memory plan (no Python wrapper recorded: a C++ "
-                      "wrapper or an AOTInductor compile)\n# " + mem.ESTIMATE)
+                      "wrapper or an AOTInductor compile)")
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         items = self.items(data)
