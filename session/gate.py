@@ -42,6 +42,8 @@ DEFAULTS: dict[str, tuple[Any, type, str]] = {
     "allow-more-graphs": (0, int, "graphs more than the baseline's"),
     "allow-more-kernels": (0, int, "generated kernels more than the baseline's"),
     "allow-fewer-fusions": (0, int, "fusions fewer than the baseline's"),
+    "max-memory-growth": (None, float, "a graph's planned peak memory (from its wrapper, session.memory) may be at "
+                                       "most this many times the baseline's (default: not checked)"),
 }
 OK, FAIL, CANNOT = "ok", "FAIL", "cannot judge"
 
@@ -354,9 +356,34 @@ def gate(a: Compiled, b: Compiled, limits: dict[str, Any], sources: dict[str, st
                 checks.append(_kernel_time_check(key, runs_a.get(ka), runs_b.get(kb), d.kernel_pairs if d else {},
                                                  limits["max-kernel-slowdown"], limits["min-ms"],
                                                  sources.get("max-kernel-slowdown", "")))
+    if limits.get("max-memory-growth") is not None:  # issue 42: the planned peak per paired graph
+        checks += [_memory_check(a.session, ka, b.session, kb, limits["max-memory-growth"],
+                                 sources.get("max-memory-growth", "")) for ka, kb, _how, _d in pairs if ka and kb]
     for c in checks:
         c.name = prefix + c.name
     return checks, paired
+
+
+def _memory_check(sa: Any, ka: str, sb: Any, kb: str, limit: float, source: str) -> Check:
+    """Graph ``kb``'s planned peak (session.memory.plan: the wrapper's allocations; not measured) against the
+    baseline's ``ka``: FAIL when it grew past ``limit`` times; the saved-for-backward bytes said alongside."""
+    from inductor_step.session.memory import fmt_bytes, graph_memory  # noqa: PLC0415
+
+    key = ka if ka == kb else f"{ka} -> {kb}"
+    ma, mb = graph_memory(sa, ka), graph_memory(sb, kb)
+    src = "planned from the wrappers' allocations (session.memory); not measured"
+    if ma.plan is None or mb.plan is None:
+        return Check(f"memory {key}", CANNOT, "no memory plan on "
+                     + ("either side" if ma.plan is None and mb.plan is None else "one side")
+                     + " (no Python wrapper recorded)", src)
+    pa, pb = ma.plan.peak, mb.plan.peak
+    ratio = pb / pa if pa else (1.0 if not pb else math.inf)
+    text = f"planned peak {fmt_bytes(pa)} -> {fmt_bytes(pb)} (x{ratio:.2f}; allowed: x{limit:g}"
+    text += f" {source})" if source else ")"
+    if ma.saved is not None and mb.saved is not None and (ma.saved.tensors or mb.saved.tensors):
+        text += f"; saved for backward {fmt_bytes(ma.saved.storage_bytes)} -> {fmt_bytes(mb.saved.storage_bytes)}"
+    details = [f"peak at {mb.plan.peak_buffer} ({mb.plan.peak_kernel}), {len(mb.plan.live_at_peak)} buffers live"]
+    return Check(f"memory {key}", FAIL if ratio > limit else OK, text, src, details if ratio > limit else [])
 
 
 def load(path: str) -> dict[int | None, Compiled]:
@@ -389,7 +416,7 @@ def run_gate(baseline: str, new: str, limits: dict[str, Any], sources: dict[str,
         h = next(iter(rec.values())).session.header
         head.append(f"{label}: torch {h.get('torch')}, {h.get('device_name') or h.get('device')}, "
                     f"script {os.path.basename(str(h.get('script') or '?'))}")
-    head.append("limits: " + ", ".join(f"{k} {limits[k]:g} ({sources[k]})" for k in DEFAULTS))
+    head.append("limits: " + ", ".join(f"{k} {limits[k]:g} ({sources[k]})" for k in DEFAULTS if limits[k] is not None))
     checks: list[Check] = []
     for rank in sorted(set(a) | set(b), key=lambda r: -1 if r is None else r):
         prefix = "" if rank is None else f"rank {rank} "

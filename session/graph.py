@@ -264,6 +264,18 @@ class Graph:
         return fusion_pair_text(self.stop("scheduling") or {}, a, b, None, None,
                                 "can_fuse is asked live only in the app, while the compile is paused at this graph")
 
+    def memory(self) -> Any:
+        """Where the bytes go (issue 42): a session.memory.GraphMemory, ``plan`` (session.memory.Plan: each
+        buffer's bytes and lifetime from the wrapper's empty_strided / del / # reuse, the live bytes per statement,
+        the peak, its kernel and the buffers live there; None without a Python wrapper) and, for a forward,
+        ``saved`` (session.memory_saved.Saved: what it saves for the backward, what the backward recomputes).
+        Bytes, planned from the recorded wrapper and layouts; not measured.  Computed once."""
+        from inductor_step.session.memory import graph_memory  # noqa: PLC0415
+
+        store = self.session.store
+        return store.cache.get(("api_memory", self.key), (store.stop_for(self.key, "codegen"),),
+                               lambda: graph_memory(store, self.key))
+
     def diff(self, other: "Graph") -> Any:
         """This graph against ``other`` level by level, top-down (session.diff.diff_graphs): a
         session.diff.GraphDiff, ``levels`` each ``changed`` with its ``changes``; ``render(d)`` prints it."""

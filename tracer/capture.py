@@ -519,6 +519,10 @@ class Capture(SubgraphCapture):
             extra["cudagraphs"] = {"enabled": True, **partitions_of(wrapper)}
         if cpp:
             extra["wrapper_language"] = "cpp"
+        else:  # issue 42: Inductor's own estimate, beside the plan session.memory reads from the wrapper
+            from inductor_step.tracer.adapter.memory import inductor_peak_estimate  # noqa: PLC0415
+
+            extra["memory_estimate"] = inductor_peak_estimate(adapter.current_graph())
         if aoti:
             extra["aoti"] = aoti
         self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels,

@@ -146,6 +146,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     line = summary_line(Session.of(ctimes))
     if line:
         print(line, flush=True)
+    print_memory(record)  # issue 42: each graph's planned peak and saved-for-backward bytes
     print(f"inductor-step: session written to {record}", file=sys.stderr)
     for m in (m for m in saved if not m.get("error")):  # the repro that loads them (needs the session written)
         print(write_repro(record, protocol.graph_key(m), m["kernel"]), flush=True)
@@ -230,6 +231,19 @@ def _print_ranks(job_path: str) -> None:
         print(text(compare_job_file(job_path)), flush=True)
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"inductor-step: no rank comparison ({type(e).__name__}: {e})", file=sys.stderr)
+
+
+def print_memory(record: str) -> None:
+    """Issue 42: a ``memory: [0/0] forward planned peak ...`` line per graph (session.memory.summary_lines),
+    planned from each graph's wrapper in the session just written; not measured."""
+    from inductor_step.session.memory import summary_lines  # noqa: PLC0415
+    from inductor_step.session.store import Session  # noqa: PLC0415
+
+    try:
+        for line in summary_lines(Session.of(list(protocol.read_session(record)))):
+            print(line, flush=True)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        print(f"inductor-step: no memory summary ({type(e).__name__}: {e})", file=sys.stderr)
 
 
 def _print_ledger(record: str) -> None:

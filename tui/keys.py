@@ -45,6 +45,9 @@ BINDINGS: list[Binding] = [
     Binding("T", "stage('ctime')", "Compile time", show=False, id="pane-ctime",
             tooltip="pane T: where the compile's own time went: graphs, kernels and user lines ranked by compile "
                     "time, each graph's stages and cache verdicts; Enter: that graph, kernel or line"),
+    Binding("M", "stage('memory')", "Memory", show=False, id="pane-memory",
+            tooltip="pane M: where the bytes go: the graph's planned peak, the buffers live there (largest first), "
+                    "what the forward saves for the backward; the cursor selects a buffer; Enter: pane 3 at it"),
     Binding("greater_than_sign", "next_rank", "Rank", key_display=">", show=False, id="next-rank",
             tooltip="a torchrun job: the next rank's recorded stops, at the same graph, stage and selection"),
     Binding("less_than_sign", "next_rank(-1)", "Rank back", key_display="<", show=False, id="prev-rank",

@@ -38,6 +38,7 @@ class Graph:
     run: dict[str, Any] | None = None
     numerics: dict[str, Any] | None = None  # issue 29: the graph's buffers against eager (session.numerics)
     compile_time: Any = None  # issue 30: its session.compile_time.GraphTime, None without compile times
+    memory: Any = None  # issue 42: a callable giving its session.memory.GraphMemory (planned when first asked)
     compile_times_measured: bool = False  # its session has compile times (of any graph)
     guards: str | None = None
     all_guards: dict[str, str] = field(default_factory=dict)
@@ -57,6 +58,7 @@ class Graph:
 
         return cls(key=key, stops=stops, run=session.runs.get(key), numerics=getattr(session, "numerics", {}).get(key),
                    compile_time=graph_compile_time(session, key),
+                   memory=lambda: _graph_memory(session, key),
                    compile_times_measured=bool(getattr(session, "compile_times", None)),
                    guards=session.guards.get(cid),
                    all_guards=dict(session.guards), header=dict(session.header), label=label)
@@ -147,6 +149,8 @@ class GraphDiff:
     #: said at the top, before any level (issue 32): a variant compiled static from a dynamic graph, timings
     #: judged not reliable or a machine that moved between the two timings
     notes: list[str] = field(default_factory=list)
+    #: issue 42: the planned peak and saved-for-backward bytes when they moved (session.memory.diff_note), else ""
+    memory: str = ""
 
     def level(self, key: str) -> Level:
         return next(lv for lv in self.levels if lv.key == key)
@@ -160,3 +164,13 @@ class GraphDiff:
     @property
     def changed_levels(self) -> list[Level]:
         return [lv for lv in self.levels if lv.changed or lv.missing]
+
+
+def _graph_memory(session: Any, key: str) -> Any:
+    """Issue 42: graph ``key``'s session.memory.GraphMemory (None when the session cannot plan it)."""
+    from inductor_step.session.memory import graph_memory  # noqa: PLC0415
+
+    try:
+        return graph_memory(session, key)
+    except (AttributeError, TypeError, KeyError, ValueError):
+        return None

@@ -26,6 +26,7 @@ def level_lines(lv: Level, diffs: bool = True) -> list[str]:
 def render(d: GraphDiff, diffs: bool = True) -> str:
     """The plain-text summary of one graph diff, top-down; unchanged levels are named on one line."""
     lines = [f"diff  A: {d.a}  ->  B: {d.b}"] + [f"! {n}" for n in d.notes]
+    lines += [f"~ {d.memory}"] if getattr(d, "memory", "") else []  # issue 42
     same = []
     for lv in d.levels:
         if not lv.changed and not lv.missing:

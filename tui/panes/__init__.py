@@ -9,11 +9,12 @@ from inductor_step.tui.panes.linked import LinkedPane
 from inductor_step.tui.panes.log import LogPane
 from inductor_step.tui.panes.loopbody import LoopBodyPane
 from inductor_step.tui.panes.lowering import LoweringPane
+from inductor_step.tui.panes.memory import MemoryPane
 from inductor_step.tui.panes.run import RunPane
 from inductor_step.tui.panes.scheduling import SchedulingPane
 
 #: the panes in tab order
 PANES = [DynamoPane, AotPane, LoweringPane, SchedulingPane, LoopBodyPane, CodegenPane, RunPane, LinkedPane, LedgerPane, CompileTimePane,
-         LogPane]
+         MemoryPane, LogPane]
 
 __all__ = ["PANES"]

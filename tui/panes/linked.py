@@ -68,7 +68,9 @@ class LinkedPane(StagePane):
         graph = self.app.view.graph
         lb = next((x for x in (self.app.session.stop_for(graph, "loopbody") or {}).get("bodies") or []
                    if isinstance(x, dict) and x.get("node") == b.get("scheduler_node")), None)
-        return Detail(linked_info(sel, b, data.get("user_source") or {}, lb, self.app.session.script_dir))
+        text = linked_info(sel, b, data.get("user_source") or {}, lb, self.app.session.script_dir)
+        mline = memory_line(self.app.session, graph, sel)  # issue 42: its bytes, lifetime, live at the peak
+        return Detail(text + ("\n" + mline if mline else ""))
 
     def kernel_detail(self, data: dict[str, Any], row: int) -> Detail:
         """The right-hand view: the buffer's (first) kernel's source, its lines marked."""
@@ -137,3 +139,14 @@ class LinkedPane(StagePane):
             code.mark(d.marks)
             if d.goto is not None:
                 code.goto(d.goto)
+
+
+def memory_line(session: Any, graph: str | None, buffer: str) -> str:
+    """Issue 42: buffer ``buffer``'s line from graph ``graph``'s memory plan (session.memory.buffer_line), the plan
+    computed once per codegen stop."""
+    from inductor_step.session import memory as mem  # noqa: PLC0415
+
+    cg = session.stop_for(graph, "codegen") if graph else None
+    if cg is None:
+        return ""
+    return mem.buffer_line(session.cache.get(("memory_plan", graph), (cg,), lambda: mem.plan(session, graph)), buffer)
