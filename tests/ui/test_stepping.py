@@ -120,3 +120,4 @@ def test_n_typed_while_the_compile_runs_never_skips_the_next_stop():
         assert "paused after aot" in status(app)
 
     play(stops, steps)
+
