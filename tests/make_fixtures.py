@@ -34,6 +34,8 @@ RUNS = {
     "cpu_asm.jsonl": ["--run", os.path.join(HERE, "scripts", "cpu_asm.py")],
     # issue 29: every buffer against eager: a bf16 chain, a NaN from the data, a wrong tanh lowering
     "numerics.jsonl": ["--numerics", os.path.join(HERE, "scripts", "numerics_small.py")],
+    # issue 40.7: a concat's NopKernelSchedulerNode (no kernel), asked about with f
+    "nop_concat.jsonl": [os.path.join(HERE, "scripts", "nop_concat.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.fusion_fix import LIBRARY_CALL, fix_text
+from inductor_step.session.fusion_fix import fix_text, library_call, max_autotuned
 from inductor_step.session.paths import cut_words, short_path
 from inductor_step.session.trust import not_reliable_lines
 from inductor_step.session.ledger.joins import _timed, fusion_rows, line_rows, roofline_rows
@@ -12,6 +12,15 @@ from inductor_step.session.ledger.roofs import MEASURED, SPLIT_RULE, memory_roof
 
 
 # ----------------------------------------------------------------------------- text
+
+def _library_text(session: Any, rows: list[dict[str, Any]]) -> str:
+    """The library-call sentence for ``rows`` (fusion rows with a library call on a side): without the
+    max_autotune advice when every graph among them was compiled with it (issue 40.7)."""
+    graphs = {r["graph"] for r in rows}
+    tuned = bool(graphs) and all(max_autotuned((session.stop_for(g, "dynamo") or {}).get("compiled_with"))
+                                 for g in graphs)
+    return library_call({"config": {"max_autotune": True}} if tuned else None)
+
 
 def fmt(v: Any, spec: str = ".4f", none: str = "-") -> str:
     return none if v is None else format(v, spec)
@@ -97,7 +106,7 @@ def summary(session: Any, top: int = 5) -> str:
                    f"{r['producer']} -> {r['consumer']}  ({cut_words(r['verdict'], 90)}; {fix_text(r)})")
     if len(fr) > len(act):
         out.append(f"  never fusable as compiled: {len(fr) - len(act)} more such buffers, each with a library call on "
-                   f"a side: {LIBRARY_CALL}")
+                   f"a side: {_library_text(session, [r for r in fr if r['library']])}")
     return "\n".join(out)
 
 
@@ -140,7 +149,7 @@ def report_markdown(session: Any, top: int = 10) -> str:
         out.append(f"| {r['graph']} | {r['buffer']} | `{r['producer']}` -> `{r['consumer']}` | {fmt(r['bytes'], 'd')} "
                    f"| {fmt(r['cost_ms'])} | {lines} | {r['verdict']} | {fix_text(r)} |")
     if lib:
-        out += ["", f"##### Never fusable as compiled ({len(lib)}): {LIBRARY_CALL}", "",
+        out += ["", f"##### Never fusable as compiled ({len(lib)}): {_library_text(session, lib)}", "",
                 "| graph | buffer | producer -> consumer | bytes | cost ms |", "|---|---|---|---|---|"]
         out += [f"| {r['graph']} | {r['buffer']} | `{r['producer']}` -> `{r['consumer']}` | {fmt(r['bytes'], 'd')} | "
                 f"{fmt(r['cost_ms'])} |" for r in lib[:top]]

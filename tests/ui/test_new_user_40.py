@@ -1,0 +1,53 @@
+"""Issue 40 (a new user in tmux), the small points: each driven by the keys a person presses on a recorded
+session, checking what the screen then says."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+from inductor_step.session.format import read_session
+from inductor_step.session.store import Session
+
+from test_flows import move_to_row, press, status
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(HERE, "fixtures")
+
+
+def test_f_on_a_concats_nop_node_says_it_has_no_kernel_not_a_library_call(app_driver):
+    """40.7: f on op0 (sin), then on op2 (the cat's NopKernelSchedulerNode): it was called a library call
+    with max_autotune to try, while Inductor's own can_fuse says 'node2 is extern or nop'."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "4")
+        await move_to_row(app, pilot, "scheduling", "op0")
+        await press(pilot, "f")
+        await move_to_row(app, pilot, "scheduling", "op2")
+        await press(pilot, "f")
+        seen["code"] = " ".join(app.query_one("#code-scheduling").text.split())
+        seen["status"] = status(app)
+
+    app_driver(steps, path=os.path.join(FIX, "nop_concat.jsonl"))
+    assert seen["code"].startswith("# op0 and op2: not fused"), seen["code"]
+    assert "op2 is a NopKernelSchedulerNode: no kernel of its own" in seen["code"], seen["code"]
+    assert "library call" not in seen["code"] and "max_autotune" not in seen["code"], seen["code"]
+
+
+def test_the_ledger_does_not_suggest_max_autotune_to_a_graph_compiled_with_it():
+    """40.7: REPORT.md and pane 9 said 'try w max_autotune=True' for library calls of a graph compiled with it."""
+    from inductor_step.session.ledger.text import report_markdown, summary
+
+    msgs = list(read_session(os.path.join(FIX, "ledger.jsonl")))
+    plain = Session.of(msgs)
+    assert "try w max_autotune=True" in summary(plain)  # the advice stands where it was not on
+    tuned = [copy.deepcopy(m) for m in msgs]
+    for m in tuned:
+        if m.get("type") == "stop" and m.get("stage") == "dynamo":
+            m["compiled_with"] = {"backend": "inductor", "mode": "max-autotune", "options": {},
+                                  "config": {"max_autotune": True}}
+    s = Session.of(tuned)
+    for text in (summary(s), report_markdown(s)):
+        assert "library call" in text and "try w max_autotune=True" not in text
+        assert "compiled with max_autotune=True already" in text
