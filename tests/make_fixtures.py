@@ -36,6 +36,8 @@ RUNS = {
     "numerics.jsonl": ["--numerics", os.path.join(HERE, "scripts", "numerics_small.py")],
     # issue 40.7: a concat's NopKernelSchedulerNode (no kernel), asked about with f
     "nop_concat.jsonl": [os.path.join(HERE, "scripts", "nop_concat.py")],
+    # issue 40.6: a frame Dynamo traced that made no Inductor graph (pane T against the graph list)
+    "no_graph_frame.jsonl": [os.path.join(HERE, "scripts", "no_graph_frame.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

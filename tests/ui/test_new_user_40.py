@@ -51,3 +51,33 @@ def test_the_ledger_does_not_suggest_max_autotune_to_a_graph_compiled_with_it():
     for text in (summary(s), report_markdown(s)):
         assert "library call" in text and "try w max_autotune=True" not in text
         assert "compiled with max_autotune=True already" in text
+
+
+def test_pane_t_names_a_frame_with_no_inductor_graph_as_such_and_enter_says_so(app_driver):
+    """40.6: g lists 2 graphs; T listed [2/0] (a resume frame Dynamo made no graph of) as a third graph, and
+    Enter on it said 'a cache hit skips our stops' with caches off; the line stayed after the cursor moved."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        seen["graphs"] = list(app.session.graphs)
+        await press(pilot, "T")
+        table = app.query_one("#table-ctime")
+        rows = [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        seen["rows"] = rows
+        target = next(i for i, r in enumerate(rows) if r[0].startswith("[2/0]"))
+        while table.cursor_row != target:
+            await press(pilot, "down" if table.cursor_row < target else "up")
+        await press(pilot, "enter")
+        seen["status"] = status(app)
+        seen["stage"] = app.view.stage
+        await press(pilot, "up")
+        seen["after"] = status(app)
+
+    app_driver(steps, path=os.path.join(FIX, "no_graph_frame.jsonl"))
+    assert seen["graphs"] == ["[0/0] inference", "[1/0] inference"]
+    row = next(r for r in seen["rows"] if r[0].startswith("[2/0]"))
+    assert row[0] == "[2/0] frame" and "made no Inductor graph" in " ".join(row), row
+    assert not any(r[0] == "[2/0] inference" for r in seen["rows"])
+    assert "made no Inductor graph" in seen["status"] and "cache hit" not in seen["status"], seen["status"]
+    assert seen["stage"] == "ctime"
+    assert "made no Inductor graph" not in seen["after"], seen["after"]
