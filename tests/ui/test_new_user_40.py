@@ -81,3 +81,25 @@ def test_pane_t_names_a_frame_with_no_inductor_graph_as_such_and_enter_says_so(a
     assert "made no Inductor graph" in seen["status"] and "cache hit" not in seen["status"], seen["status"]
     assert seen["stage"] == "ctime"
     assert "made no Inductor graph" not in seen["after"], seen["after"]
+
+
+def test_esc_closes_the_graph_picker_as_g_does(app_driver):
+    """40.11: g, then Esc: the list is gone and the keys are back in the pane (at 120 columns Esc left the
+    list beside the panes)."""
+    from inductor_step.tui.graphlist import GraphSide
+
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        side = app.query_one(GraphSide)
+        await press(pilot, "g")
+        seen["open"] = side.region.width
+        await press(pilot, "down", "escape")
+        seen["esc"] = (side.region.width, app.focused.id)
+        await press(pilot, "g")
+        seen["again"] = side.region.width
+
+    app_driver(steps, size=(120, 40))
+    assert seen["open"] > 26
+    assert seen["esc"] == (0, "table-dynamo"), seen
+    assert seen["again"] > 26
