@@ -103,3 +103,25 @@ def test_esc_closes_the_graph_picker_as_g_does(app_driver):
     assert seen["open"] > 26
     assert seen["esc"] == (0, "table-dynamo"), seen
     assert seen["again"] > 26
+
+
+def test_a_what_if_diff_is_not_headed_why_it_recompiled(app_driver):
+    """40.11: d on a what-if variant: its first level says why the two differ (the settings), not 'why it
+    recompiled'."""
+    variant = "[0/1] inference · aggressive_fusion=True"
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "g")
+        for _ in range(app.session.graphs.index(variant)):
+            await press(pilot, "down")
+        await press(pilot, "enter", "d")
+        ol = app.screen.query_one("#diff-levels")
+        seen["levels"] = [str(o.prompt) for o in ol.options]
+        await press(pilot, "0")
+        seen["text"] = app.screen.code.text
+
+    app_driver(steps, path=os.path.join(FIX, "whatif_dynamic.jsonl"))
+    assert not any("why it recompiled" in x for x in seen["levels"]), seen["levels"]
+    assert any("why they differ (what if)" in x for x in seen["levels"]), seen["levels"]
+    assert "recompiled by what-if with aggressive_fusion=True: not a recompile" in seen["text"], seen["text"]
