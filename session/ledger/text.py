@@ -26,6 +26,19 @@ def fmt(v: Any, spec: str = ".4f", none: str = "-") -> str:
     return none if v is None else format(v, spec)
 
 
+def _roofs_kept(roofs: dict[str, Any]) -> str:
+    """Where the measured roofs were kept: read from the cache file, stored there, or (a CPU measured while other
+    processes held its cores: tracer.timing.machine keeps no such figure) not stored (issue 40.11: the ledger said
+    'stored in' a file that held ``{}``)."""
+    if roofs.get("cached"):
+        return f"measured roofs read from {roofs['cache']}"
+    load, cpus = roofs.get("load"), roofs.get("cpus")
+    if isinstance(load, (int, float)) and isinstance(cpus, (int, float)) and cpus and load > 0.5 * cpus:
+        return (f"measured roofs not stored in {roofs['cache']}: other processes held the cores while they were "
+                f"measured (load {load:.1f} on {cpus:g} CPUs), so they are measured again next time")
+    return f"measured roofs stored in {roofs['cache']}"
+
+
 def roofs_text(session: Any) -> str:
     """The roofs each timed graph was priced against, every one with its source (missing ones say why)."""
     out = []
@@ -47,7 +60,7 @@ def roofs_text(session: Any) -> str:
         if roofs.get("missing"):
             out.append("  " + roofs["missing"])
         if roofs.get("cache"):
-            out.append(f"  measured roofs {'read from' if roofs.get('cached') else 'stored in'} {roofs['cache']}")
+            out.append("  " + _roofs_kept(roofs))
     return "\n".join(out) or "no timed graph"
 
 

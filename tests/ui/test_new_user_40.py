@@ -125,3 +125,19 @@ def test_a_what_if_diff_is_not_headed_why_it_recompiled(app_driver):
     assert not any("why it recompiled" in x for x in seen["levels"]), seen["levels"]
     assert any("why they differ (what if)" in x for x in seen["levels"]), seen["levels"]
     assert "recompiled by what-if with aggressive_fusion=True: not a recompile" in seen["text"], seen["text"]
+
+
+def test_the_ledger_does_not_say_roofs_were_stored_when_a_busy_cpu_kept_none(app_driver):
+    """40.11: pane 9 said the measured roofs were 'stored in …/roofs.json', a file holding {}: a CPU measured
+    while other processes held its cores (load 3.3 on 2 CPUs here) is not kept, and it says so."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "9")
+        await pilot.pause(0.3)
+        seen["code"] = " ".join(app.query_one("#code-ledger").text.split())
+
+    app_driver(steps, path=os.path.join(FIX, "ledger.jsonl"))
+    assert "measured roofs not stored in /tmp/ledger/c9/roofs.json: other processes held the cores" in seen["code"], \
+        seen["code"]
+    assert "stored in /tmp/ledger/c9/roofs.json" not in seen["code"].replace("not stored in", "")
