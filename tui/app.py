@@ -50,7 +50,8 @@ class StepApp(JobView, App[None]):
     CSS_PATH = "app.tcss"
     BINDINGS = BINDINGS
     COMMANDS = {Commands}  # ours first, then Textual's system commands (tui/commands.py)
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # app.tcss: tabs closer below 100 columns
+    # app.tcss: tabs closer below 100 columns; pane 8's table wide enough for its kernel column from 180
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide"), (180, "-xwide")]
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
                  messages: list[dict[str, Any]] | None = None, session_path: str | None = None,

@@ -141,3 +141,33 @@ def test_the_ledger_does_not_say_roofs_were_stored_when_a_busy_cpu_kept_none(app
     assert "measured roofs not stored in /tmp/ledger/c9/roofs.json: other processes held the cores" in seen["code"], \
         seen["code"]
     assert "stored in /tmp/ledger/c9/roofs.json" not in seen["code"].replace("not stored in", "")
+
+
+def test_at_200_columns_no_cell_is_cut_that_fits_and_pane_8_shows_its_kernels(app_driver):
+    """40.11: at 200 columns pane 1 showed '[1… 16]' for '[16, 16]' and 'si…oid' for 'sigmoid' beside 130
+    empty columns (a column was as wide as its typical cell), and pane 8's table hid its kernel column."""
+    from rich.cells import cell_len
+
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        for key, stage in (("1", "dynamo"), ("3", "lowering")):
+            await press(pilot, key)
+            await pilot.pause(0.2)
+            t = app.query_one(f"#table-{stage}")
+            widest = [max(cell_len(str(t.get_row_at(i)[c])) for i in range(t.row_count))
+                      for c in range(len(t.column_widths))]
+            seen[stage] = (t.column_widths, widest, t.size.width)
+        await press(pilot, "8")
+        await pilot.pause(0.2)
+        t = app.query_one("#table-linked")
+        seen["linked"] = (t.column_widths, t.size.width, [str(c) for c in t.get_row_at(0)])
+
+    app_driver(steps, size=(200, 50))
+    for stage in ("dynamo", "lowering"):
+        widths, widest, room = seen[stage]
+        assert sum(widest) + 2 * len(widest) <= room, seen[stage]  # they all fit: none is cut
+        assert all(w >= x for w, x in zip(widths, widest)), seen[stage]
+    widths, room, row = seen["linked"]
+    assert sum(w + 2 for w in widths) <= room + 1, seen["linked"]  # the kernel column is on screen
+    assert row[3].startswith("cpp_fused_"), row
