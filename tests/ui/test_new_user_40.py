@@ -171,3 +171,47 @@ def test_at_200_columns_no_cell_is_cut_that_fits_and_pane_8_shows_its_kernels(ap
     widths, room, row = seen["linked"]
     assert sum(w + 2 for w in widths) <= room + 1, seen["linked"]  # the kernel column is on screen
     assert row[3].startswith("cpp_fused_"), row
+
+
+def test_panes_1_and_2_land_on_the_same_row_for_a_buffer_whatever_was_selected_before(app_driver):
+    """40.11: select buffer b in pane 3, then 1 (or 2): the row depended on the previous selection (a row that
+    also stood for b stayed).  Found here: a buffer a whose pane-1/2 row also stands for b; the keys go 3 -> a,
+    1 (2), 3 -> b, 1 (2), and the row must be the one 3 -> b, 1 (2) gives from a fresh start."""
+    from test_flows import move_to_row
+
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "3")
+        lowering = app.query_one("#table-lowering")
+        bufs = [str(lowering.get_row_at(i)[0]) for i in range(lowering.row_count)]
+        for key, stage in (("1", "dynamo"), ("2", "aot")):
+            pane = app.pane(stage)
+            data = pane.data()
+            pair = None
+            for a in bufs:
+                ra = pane.row_for(data, a)
+                for b in bufs:
+                    rb = pane.row_for(data, b)
+                    if b != a and ra is not None and rb is not None and ra != rb and b in pane.buffers_of(data, ra):
+                        pair = (a, b)
+                        break
+                if pair:
+                    break
+            assert pair, f"no such pair in pane {key}"
+            a, b = pair
+            await press(pilot, "3")
+            await move_to_row(app, pilot, "lowering", b)
+            await press(pilot, key)
+            fresh = app.query_one(f"#table-{stage}").cursor_row
+            await press(pilot, "3")
+            await move_to_row(app, pilot, "lowering", a)
+            await press(pilot, key)
+            await press(pilot, "3")
+            await move_to_row(app, pilot, "lowering", b)
+            await press(pilot, key)
+            seen[stage] = (pair, fresh, app.query_one(f"#table-{stage}").cursor_row)
+
+    app_driver(steps)
+    for stage, (pair, fresh, after) in seen.items():
+        assert after == fresh, (stage, pair, fresh, after)
