@@ -215,3 +215,23 @@ def test_panes_1_and_2_land_on_the_same_row_for_a_buffer_whatever_was_selected_b
     app_driver(steps)
     for stage, (pair, fresh, after) in seen.items():
         assert after == fresh, (stage, pair, fresh, after)
+
+
+def test_at_80_columns_ts_answer_on_a_cpp_kernel_fits_the_code_view(app_driver):
+    """40.11: t on a C++ kernel at 80 columns: its reason was one line of ~200 cells (200 presses of Right)."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "6")
+        table = app.query_one("#table-codegen")
+        row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[0]).startswith("cpp_fused"))
+        await move_to_row(app, pilot, "codegen", str(table.get_row_at(row)[0]).split(" (call")[0])
+        await press(pilot, "t")
+        await pilot.pause(0.2)
+        code = app.query_one("#code-codegen")
+        seen["text"], seen["width"] = code.text, code.size.width
+
+    app_driver(steps, size=(80, 24))
+    lines = seen["text"].split("\n")
+    assert "x86 asm of cpp_fused" in lines[0], lines
+    assert len(lines) > 1 and max(len(x) for x in lines) <= seen["width"] - 6, (seen["width"], lines)
