@@ -4,6 +4,7 @@ session, checking what the screen then says."""
 from __future__ import annotations
 
 import copy
+import re
 import os
 
 from inductor_step.session.format import read_session
@@ -235,3 +236,24 @@ def test_at_80_columns_ts_answer_on_a_cpp_kernel_fits_the_code_view(app_driver):
     lines = seen["text"].split("\n")
     assert "x86 asm of cpp_fused" in lines[0], lines
     assert len(lines) > 1 and max(len(x) for x in lines) <= seen["width"] - 6, (seen["width"], lines)
+
+
+def test_at_80_columns_the_newest_result_ends_the_status_line_uncut(app_driver):
+    """40.11: at 80 columns the search's row number (and x's, r's, what-if's results) were cut off the end of the
+    status line; the result is what the person waits for: where the line is too long, the rest gives way."""
+    from rich.cells import cell_len
+
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "3", "down", "down")  # a selection, and an error-free recorded session's long line
+        app.session.run_status = "timed 3 of 3 graph(s) · x: the last kernel's repro written"
+        await press(pilot, "7", "slash", *"native_layer_norm", "enter")
+        seen["status"] = status(app)
+        await press(pilot, "escape")
+
+    app_driver(steps, size=(80, 24))
+    text = seen["status"]
+    assert cell_len(text) <= 80, (cell_len(text), text)
+    assert text.rstrip().endswith("'native_layer_norm' in the table: row 1") or \
+        re.search(r"'native_layer_norm' in the (table|code): (row|line) \d+$", text.rstrip()), text
