@@ -257,3 +257,30 @@ def test_at_80_columns_the_newest_result_ends_the_status_line_uncut(app_driver):
     assert cell_len(text) <= 80, (cell_len(text), text)
     assert text.rstrip().endswith("'native_layer_norm' in the table: row 1") or \
         re.search(r"'native_layer_norm' in the (table|code): (row|line) \d+$", text.rstrip()), text
+
+
+def test_at_80_columns_the_diff_footer_and_status_line_fit(app_driver):
+    """40.11: the diff's footer read 'r Time A+B ? H▏^p paletteR' and its status line (the what-if's result
+    after r among them) was cut at 80 columns."""
+    from rich.cells import cell_len
+
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await press(pilot, "g", "down", "enter", "d")
+        screen = app.screen
+        footer = screen.query_one("Footer")
+        seen["keys"] = {str(k.key_display or k.key): (k.region, str(k.description)) for k in footer.query("FooterKey")}
+        st = screen.query_one("#diff-status")
+        note = ("[0/1] inference · aggressive_fusion=True timed: 7 shows the timings and numerics; the variant "
+                "compiled 35.99 -> 0.0022 ms")
+        screen._status(note)
+        await pilot.pause(0.1)
+        seen["status"] = (note, st.region)
+
+    app_driver(steps, size=(80, 24), path=os.path.join(FIX, "diff_recompile.jsonl"))
+    for key, (region, what) in seen["keys"].items():
+        assert region.right <= 80, (key, what, region)
+    assert "p" not in seen["keys"]  # one pair: p does nothing, and is not offered
+    note, region = seen["status"]
+    assert region.width * region.height >= cell_len(note) and region.height >= 2, region
