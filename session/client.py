@@ -80,25 +80,38 @@ class SessionWriter:
 _IMPORT_ROOT: list[str] = []
 
 
-def import_root() -> str:
-    """A folder from which ``import inductor_step`` finds this very package, for the agent's
-    ``PYTHONPATH``: the agent may run under another interpreter (``--python``) that has no install
-    of ours.  Installed from a wheel, that is the folder holding ``inductor_step/``; from a clone
-    (the repository root is the package), a folder with a link named ``inductor_step`` to it."""
+def import_root(python: str | None = None) -> str | None:
+    """A folder to put on the agent's ``PYTHONPATH`` so that ``import inductor_step`` finds this very package,
+    or None where the agent's Python imports it already.  Installed from a wheel, that is the folder holding
+    ``inductor_step/``; from a clone (the repository root is the package) run by this very Python, none: the
+    editable install's finder serves the agent too (issue 40.9: no temporary folder, whose paths showed in
+    tracebacks); a clone run by another interpreter (``--python``) gets a temporary folder with a link named
+    ``inductor_step`` to it."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.path.basename(pkg) == "inductor_step":
+        return os.path.dirname(pkg)
+    if python is None or os.path.realpath(python) == os.path.realpath(sys.executable):
+        return None
     if not _IMPORT_ROOT:
-        pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        if os.path.basename(pkg) == "inductor_step":
-            _IMPORT_ROOT.append(os.path.dirname(pkg))
-        else:
-            import atexit  # noqa: PLC0415
-            import shutil  # noqa: PLC0415
-            import tempfile  # noqa: PLC0415
+        import atexit  # noqa: PLC0415
+        import shutil  # noqa: PLC0415
+        import tempfile  # noqa: PLC0415
 
-            d = tempfile.mkdtemp(prefix="inductor-step-import-")
-            os.symlink(pkg, os.path.join(d, "inductor_step"))
-            atexit.register(shutil.rmtree, d, True)  # after the agent: it ends before the UI does
-            _IMPORT_ROOT.append(d)
+        d = tempfile.mkdtemp(prefix="inductor-step-import-")
+        os.symlink(pkg, os.path.join(d, "inductor_step"))
+        atexit.register(shutil.rmtree, d, True)  # after the agent: it ends before the UI does
+        _IMPORT_ROOT.append(d)
     return _IMPORT_ROOT[0]
+
+
+def agent_env(python: str | None = None) -> dict[str, str]:
+    """The agent's environment: ours, unbuffered, with :func:`import_root` first on ``PYTHONPATH`` where needed."""
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    here = import_root(python)
+    if here is not None:
+        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
 
 
 class AgentProcess:
@@ -128,10 +141,7 @@ class AgentProcess:
             cmd += ["--what-if", w]
         cmd += ["--", script] if script.startswith("-") else [script]
         cmd += list(args)
-        env = dict(os.environ)
-        env["PYTHONUNBUFFERED"] = "1"
-        here = import_root()
-        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env = agent_env(python)
         self.proc = subprocess.Popen(cmd, pass_fds=(msg_w, ctl_r), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                      start_new_session=True)
@@ -373,11 +383,8 @@ class JobProcess:
             agent_args.append("--run")
         for w in what_if or []:
             agent_args += ["--what-if", w]
-        env = dict(os.environ)
-        env["PYTHONUNBUFFERED"] = "1"
+        env = agent_env(python)
         env["INDUCTOR_STEP_AGENT_ARGS"] = json.dumps(agent_args)
-        here = import_root()
-        env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.cmd = [python or sys.executable, "-m", "inductor_step.tracer.launch", *launcher_args,
                     *(["--", script] if script.startswith("-") else [script]), *args]
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

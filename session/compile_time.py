@@ -14,6 +14,8 @@ LABELS = dict(COMPILE_STAGES)
 #: the key of a frame's own time when DDPOptimizer compiled it in parts: ``"[4/0] frame"``
 FRAME = " frame"
 FRAME_NOTE = "the frame's own time outside its parts: Dynamo's tracing, DDPOptimizer's split, the guards"
+#: a frame Dynamo traced that gave Inductor no graph (issue 40.6: pane T listed it as a graph g did not have)
+NO_GRAPH_NOTE = "Dynamo traced this frame and made no Inductor graph of it (nothing to compile: it runs as Python)"
 ORDER = [s for s, _ in COMPILE_STAGES]
 INLINED_NOTE = ("inlined: Inductor lowers this subgraph inside its parent's node (flex attention's score / mask "
                 "mod into the attention kernel): that time is the parent's")
@@ -63,8 +65,13 @@ def graph_times(session: Any) -> dict[str, GraphTime]:
     """Every graph's compile time, in the order its first message came.  ``session`` has ``compile_times``
     (session.store.Session)."""
     out: dict[str, GraphTime] = {}
+    by_graph = getattr(session, "by_graph", None)
+    ids = {k.split(" ", 1)[0] for k in by_graph} if by_graph is not None else None
     for m in getattr(session, "compile_times", None) or []:
         key = f"{m.get('compile_id', '[?]')}{FRAME}" if m.get("frame_own") else graph_key(m)
+        if ids is not None and key not in by_graph and m.get("compile_id") not in ids and not any(
+                isinstance(v, dict) and v.get("status") == "hit" for v in (m.get("cache") or {}).values()):
+            key = f"{m.get('compile_id', '[?]')}{FRAME}"  # no stop and no cache hit: Inductor got no graph
         g = out.setdefault(key, GraphTime(key))
         g.compiles += 1
         for f in ("total_ms", "wall_ms", "paused_ms", "ours_ms"):
@@ -80,6 +87,21 @@ def graph_times(session: Any) -> dict[str, GraphTime]:
             g.frame = m["frame"]
         g.cache.update(m.get("cache") or {})
     return out
+
+
+def no_graph_note(session: Any, key: str) -> str | None:
+    """:data:`NO_GRAPH_NOTE` where ``key`` (``"[2/0] frame"``) is a frame whose compile id has no graph in the
+    session, else None."""
+    cid = key.split(" ", 1)[0]
+    if not key.endswith(FRAME) or any(k.split(" ", 1)[0] == cid for k in getattr(session, "by_graph", {}) or {}):
+        return None
+    return NO_GRAPH_NOTE
+
+
+def graph_count(times: dict[str, GraphTime], session: Any) -> str:
+    """``"2 graph(s)"``, ``"2 graph(s) and 1 frame(s) with no Inductor graph"``: ``times``' keys that are graphs."""
+    none = sum(1 for k in times if no_graph_note(session, k))
+    return f"{len(times) - none} graph(s)" + (f" and {none} frame(s) with no Inductor graph" if none else "")
 
 
 @dataclass
@@ -195,7 +217,7 @@ def rankings(session: Any) -> dict[str, list[Rank]]:
         caches = ", ".join(f"{k} {v.get('status')}" for k, v in g.cache.items())
         note = (f"most in {big[0]} {fmt_time(big[1])}" if big else "") + (f"; {caches}" if caches else "")
         if key.endswith(FRAME):
-            note = f"{FRAME_NOTE}; {note}"
+            note = f"{no_graph_note(session, key) or FRAME_NOTE}; {note}"
         graphs.append(Rank("graph", key, g.total_ms, note, graph=key))
         for k in g.kernels:
             cache = k.get("cache")
@@ -248,7 +270,7 @@ def summary_line(session: Any) -> str | None:
         return None
     t = totals(session)
     r = rankings(session)
-    parts = [f"compile time: {fmt_time(t['total_ms'])} in {len(times)} graph(s) (torch's dynamo_timed events; "
+    parts = [f"compile time: {fmt_time(t['total_ms'])} in {graph_count(times, session)} (torch's dynamo_timed events; "
              f"paused {fmt_time(t['paused_ms'])} and our hooks {fmt_time(t['ours_ms'])} taken out)"]
     if r["graphs"]:
         parts.append(f"slowest graph {r['graphs'][0].label} {fmt_time(r['graphs'][0].ms)} ({r['graphs'][0].note})")
@@ -269,7 +291,7 @@ def report_section(session: Any, top: int = 5) -> str:
         return ""
     t = totals(session)
     out = ["## Compile time", "",
-           f"The compile's own time: {fmt_time(t['total_ms'])} in {len(times)} graph(s), from torch's `dynamo_timed` "
+           f"The compile's own time: {fmt_time(t['total_ms'])} in {graph_count(times, session)}, from torch's `dynamo_timed` "
            f"events; the time paused at inductor-step's stops ({fmt_time(t['paused_ms'])}) and in its capture hooks "
            f"({fmt_time(t['ours_ms'])}) is taken out.", "",
            "| graph | total | " + " | ".join(s for s in ORDER) + " |", "|---|---:|" + "---:|" * len(ORDER)]

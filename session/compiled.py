@@ -7,8 +7,8 @@ number comes from:
   what-if variants and higher-order-op subgraphs left out (listed apart in :attr:`Compiled.subgraphs`);
 - graph breaks: the dynamo stops' ``graph_breaks`` (Dynamo's ``dynamo_graph_break_reason`` text), once per
   compile id, each read as reason and user line (the same reading pane 1 shows);
-- recompiles: the graphs whose dynamo stop has ``recompile_reasons`` (Dynamo's ``recompile_reasons``
-  artifact: compile ``[f/n]`` with n > 0);
+- recompiles: the compile ids whose dynamo stop has ``recompile_reasons`` (Dynamo's ``recompile_reasons``
+  artifact: compile ``[f/n]`` with n > 0), once per compile id (a recompile's forward and backward are one);
 - kernels (subgraphs' included): the codegen stops' ``kernels`` Inductor generated (Triton or C++; ``extern`` library calls such as
   ``aten.mm`` are counted apart in :attr:`GraphCount.extern`);
 - fusions: the scheduling stops' ``after`` nodes (after fusion): a fused node of n scheduler nodes is n - 1
@@ -86,6 +86,10 @@ class GraphCount:
         return sum(len(f.members) - 1 for f in self.fused)
 
 
+#: a recompile whose dynamo stops carry no reason
+NO_REASON = "(Dynamo gave no reason)"
+
+
 def _is_graph(key: str) -> bool:
     return VARIANT_SEP not in key and SUBGRAPH_SEP not in key
 
@@ -154,14 +158,20 @@ class Compiled:
 
     @property
     def recompiles(self) -> dict[str, list[str]]:
-        """{graph key: Dynamo's recompile reasons} for every graph compiled again (``[f/n]``, n > 0)."""
+        """{compile id (``"[0/1]"``): Dynamo's recompile reasons} for every frame compiled again (``[f/n]``,
+        n > 0): one recompile, however many graphs it gave (issue 40.11: its forward and backward counted twice)."""
         out: dict[str, list[str]] = {}
         for g in self.graphs:
+            cid = g.split(" ", 1)[0]
             stop = self.session.stop_for(g, "dynamo") or {}
             reasons = list(stop.get("recompile_reasons") or [])
             m = re.match(r"\[\d+/(\d+)", g)
-            if reasons or (m and int(m.group(1)) > 0):
-                out[g] = reasons or ["(Dynamo gave no reason)"]
+            if not (reasons or (m and int(m.group(1)) > 0)):
+                continue
+            if reasons and out.get(cid, [NO_REASON]) == [NO_REASON]:
+                out[cid] = reasons
+            else:
+                out.setdefault(cid, [NO_REASON])
         return out
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from inductor_step.session.fusion_fix import LIBRARY_CALL
+from inductor_step.session.fusion_fix import NOP_NODE, library_call
 
 
 def members(stop: dict[str, Any], name: str) -> set[str]:
@@ -23,9 +23,10 @@ def fused_together(stop: dict[str, Any], a: str, b: str) -> bool:
 
 
 def fusion_pair_text(stop: dict[str, Any], a: str, b: str, verdict: str | None, reasons: list[str] | None,
-                     asking: str) -> str:
+                     asking: str, compiled_with: dict[str, Any] | None = None) -> str:
     """The ``f`` answer for nodes ``a`` and ``b``: fused or not (from the ``after`` list), the fusion
-    log's lines naming both, and ``can_fuse``'s live verdict when it came (else ``asking``)."""
+    log's lines naming both, and ``can_fuse``'s live verdict when it came (else ``asking``);
+    ``compiled_with``: the graph's (its dynamo stop's), so a library call's advice fits how it was compiled."""
     ma, mb = members(stop, a), members(stop, b)
 
     def mentions(line: str, names: set[str]) -> bool:
@@ -38,7 +39,7 @@ def fusion_pair_text(stop: dict[str, Any], a: str, b: str, verdict: str | None, 
     log = [x if k == 1 else f"{x}  (logged {k} times: once per fusion round)" for x, k in counts.items()]
     text = [f"# {a} and {b}: " + ("fused into one node" if fused_together(stop, a, b) else "not fused"),
             "# ---- Inductor's fusion log for this pair ----"]
-    text += ["# " + x for x in log] or [_no_log_reason(stop, a, b)]
+    text += ["# " + x for x in log] or [_no_log_reason(stop, a, b, compiled_with)]
     if verdict is not None:
         text += [f"\n# scheduler.can_fuse({a}, {b}) now: {verdict}"] + ["#   " + r for r in reasons or []]
     else:
@@ -58,15 +59,19 @@ def wrapped(text: str, width: int) -> str:
     return "\n".join(out)
 
 
-def _no_log_reason(stop: dict[str, Any], a: str, b: str) -> str:
+def _no_log_reason(stop: dict[str, Any], a: str, b: str, compiled_with: dict[str, Any] | None = None) -> str:
     """Why the fusion log has no line on ``a`` and ``b`` (issue 32): a library call on a side (an
-    ``ExternKernelSchedulerNode``: never fused, the ledger's reason, session.fusion_fix.LIBRARY_CALL), else no
-    shared data, else why Inductor dropped the pair before ``can_fuse``."""
+    ``ExternKernelSchedulerNode``: never fused, the ledger's reason, session.fusion_fix.library_call), a
+    ``NopKernelSchedulerNode`` (no kernel at all: issue 40.7), else no shared data, else why Inductor dropped the
+    pair before ``can_fuse``."""
     nodes = {n.get("name"): n for n in stop.get("after") or [] if isinstance(n, dict)}
-    lib = [x for x in (a, b) if "Extern" in str((nodes.get(x) or {}).get("type") or "")
-           or "NopKernel" in str((nodes.get(x) or {}).get("type") or "")]
+    kind = {x: str((nodes.get(x) or {}).get("type") or "") for x in (a, b)}
+    nop = [x for x in (a, b) if "NopKernel" in kind[x]]
+    if nop:
+        return f"# (no fusion-log line on this pair: {nop[0]} is {NOP_NODE})"
+    lib = [x for x in (a, b) if "Extern" in kind[x]]
     if lib:
-        return f"# (no fusion-log line on this pair: {lib[0]} is a library call: {LIBRARY_CALL})"
+        return f"# (no fusion-log line on this pair: {lib[0]} is a library call: {library_call(compiled_with)})"
     shared = set((nodes.get(a) or {}).get("buffers") or []) & _reads(nodes.get(b)) \
         | set((nodes.get(b) or {}).get("buffers") or []) & _reads(nodes.get(a))
     if shared:

@@ -19,6 +19,30 @@ LIBRARY_CALL = ("Inductor's scheduler never fuses a library call (an extern kern
                 "pointwise epilogue (try w max_autotune=True: on GPU a Triton template, on CPU a C++ template where it "
                 "applies)")
 
+#: the same where the graph was compiled with max_autotune already (nothing to try: no template won)
+LIBRARY_CALL_TUNED = ("Inductor's scheduler never fuses a library call (an extern kernel, run by ATen/oneDNN/cuBLAS) "
+                      "with a generated kernel; only a GEMM generated from a template takes a pointwise epilogue, and "
+                      "this graph was compiled with max_autotune=True already: autotuning chose the library call")
+#: a NopKernelSchedulerNode on a side (pane 4's ``f``): no kernel at all, not a library call (issue 40.7)
+NOP_NODE = ("a NopKernelSchedulerNode: no kernel of its own (a concat whose inputs were written straight into its "
+            "output, a view or an empty buffer), so there is nothing to fuse; Inductor's own word for it is 'extern "
+            "or nop'")
+
+
+def max_autotuned(compiled_with: dict[str, Any] | None) -> bool:
+    """Was the graph compiled with ``max_autotune`` on (its dynamo stop's ``compiled_with``: the mode or config)?"""
+    if not isinstance(compiled_with, dict):
+        return False
+    cfg = {**(compiled_with.get("options") or {}), **(compiled_with.get("config") or {})}
+    return bool(cfg.get("max_autotune")) or str(compiled_with.get("mode") or "").startswith("max-autotune")
+
+
+def library_call(compiled_with: dict[str, Any] | None = None) -> str:
+    """:data:`LIBRARY_CALL`, or :data:`LIBRARY_CALL_TUNED` for a graph compiled with max_autotune (issue 40.7:
+    REPORT.md suggested max_autotune=True for a graph compiled with it)."""
+    return LIBRARY_CALL_TUNED if max_autotuned(compiled_with) else LIBRARY_CALL
+
+
 #: fusion-log reason (a substring of WhyNoFuse's text) -> (setting to try with ``w`` or None, what it does)
 SETTINGS: list[tuple[str, str | None, str]] = [
     ("no shared data due to indexing mismatch", None,
@@ -87,4 +111,5 @@ def fix_text(r: dict[str, Any]) -> str:
     return f"no setting lifts this ({r['fix_why']})" if r.get("fix_why") else "no known setting lifts this"
 
 
-__all__ = ["LIBRARY_CALL", "SETTINGS", "classify", "fix_text", "is_library", "setting_for"]
+__all__ = ["LIBRARY_CALL", "LIBRARY_CALL_TUNED", "NOP_NODE", "SETTINGS", "classify", "fix_text", "is_library",
+           "library_call", "max_autotuned", "setting_for"]

@@ -262,7 +262,8 @@ class Graph:
         from inductor_step.session.fusion import fusion_pair_text  # noqa: PLC0415
 
         return fusion_pair_text(self.stop("scheduling") or {}, a, b, None, None,
-                                "can_fuse is asked live only in the app, while the compile is paused at this graph")
+                                "can_fuse is asked live only in the app, while the compile is paused at this graph",
+                                (self.stop("dynamo") or {}).get("compiled_with"))
 
     def memory(self) -> Any:
         """Where the bytes go (issue 42): a session.memory.GraphMemory, ``plan`` (session.memory.Plan: each

@@ -134,6 +134,9 @@ class Session:
             if key not in self.by_graph:
                 self.by_graph[key] = {}
                 self.graphs.append(key)
+            old = self.by_graph[key].get(msg["stage"])
+            if old is not None:  # Dynamo restarted the frame's analysis: the stop again supersedes the old one
+                self.stops = [s for s in self.stops if s is not old]
             self.by_graph[key][msg["stage"]] = msg
             self.stops.append(msg)
         elif t == "run":

@@ -82,6 +82,37 @@ def machine_moved(before: dict[str, Any] | None, after: dict[str, Any] | None) -
             f"change ({c:.2f}x) is the machine's; {AGAIN}")
 
 
+#: the rounds' original / variant ratios spread wider than this factor (largest / smallest): no effect is said
+EFFECT_SPREAD = 3.0
+#: the per-round ratios' median and the medians' ratio point opposite ways by more than this: no effect is said
+EFFECT_DISAGREE = 1.05
+
+
+def setting_effect(il: dict[str, Any]) -> tuple[float | None, str]:
+    """A what-if's interleaved rounds (``il``: :class:`session.format.Interleaved`) -> ``(effect, why_not)``: the
+    setting's effect (original / variant, the median of each round's ratio), or None and why it cannot be judged
+    (issue 40.5): the rounds' ratios spread wider than :data:`EFFECT_SPREAD`, or the effect points the other way
+    from the medians' own ratio (original median / variant median).  ``(None, "")`` where nothing was timed."""
+    import math  # noqa: PLC0415
+
+    ratios = [o / v for o, v in zip(il.get("original_rounds_ms") or [], il.get("variant_rounds_ms") or [])
+              if isinstance(o, (int, float)) and isinstance(v, (int, float)) and o > 0 and v > 0]
+    eff = il.get("speedup_vs_original")
+    eff = eff if isinstance(eff, (int, float)) and eff > 0 else None
+    om, vm = il.get("original_ms"), il.get("variant_ms")
+    med = om / vm if isinstance(om, (int, float)) and isinstance(vm, (int, float)) and om > 0 and vm > 0 else None
+    if eff is None:
+        return None, ""
+    no = "the setting's effect cannot be judged from these rounds"
+    if ratios and max(ratios) / min(ratios) > EFFECT_SPREAD:
+        return None, (f"{no}: they disagree (original / variant per round from {min(ratios):.3g} to "
+                      f"{max(ratios):.3g})")
+    if med is not None and (eff - 1) * (med - 1) < 0 and max(abs(math.log(eff)), abs(math.log(med))) > \
+            math.log(EFFECT_DISAGREE):
+        return None, f"{no}: the rounds' ratios ({eff:.2f}x) and the medians ({med:.2f}x) point opposite ways"
+    return eff, ""
+
+
 def interleaved_text(run: dict[str, Any] | None) -> str | None:
     """A what-if variant's interleaved timing (``run["interleaved"]``: the variant, the original and eager
     timed round by round in one process, :func:`tracer.whatif.interleaved_rounds`) in one line."""
@@ -93,8 +124,11 @@ def interleaved_text(run: dict[str, Any] | None) -> str | None:
     f = lambda k: f"{il[k]:.4f} ms" if isinstance(il.get(k), (int, float)) else "-"  # noqa: E731
     out = (f"timed round by round in one process ({il.get('rounds')} rounds): variant {f('variant_ms')}, original "
            f"{f('original_ms')}, eager {f('eager_ms')}")
-    if isinstance(il.get("speedup_vs_original"), (int, float)):
-        out += f"; the setting's effect {il['speedup_vs_original']:.2f}x (original / variant)"
+    effect, why_not = setting_effect(il)
+    if effect is not None:
+        out += f"; the setting's effect {effect:.2f}x (original / variant)"
+    elif why_not:
+        out += f"; {why_not}" + (f"; {AGAIN}" if il.get("reliable") is not False else "")
     if il.get("reliable") is False:
         out += (f"  [NOT RELIABLE: the threads waited for a core {100 * (il.get('wait_share') or 0):.0f}% of the "
                 f"time in these rounds; {AGAIN}]")
@@ -102,7 +136,7 @@ def interleaved_text(run: dict[str, Any] | None) -> str | None:
 
 
 __all__ = ["AGAIN", "not_reliable_lines", "report_lines", "EAGER_MOVED", "interleaved_text", "machine_moved", "tag", "unreliable", "unreliable_runs",
-           "verdict_word"]
+           "verdict_word", "setting_effect"]
 
 
 def figure_tag(run: dict[str, Any] | None, which: str) -> str:

@@ -34,6 +34,12 @@ RUNS = {
     "cpu_asm.jsonl": ["--run", os.path.join(HERE, "scripts", "cpu_asm.py")],
     # issue 29: every buffer against eager: a bf16 chain, a NaN from the data, a wrong tanh lowering
     "numerics.jsonl": ["--numerics", os.path.join(HERE, "scripts", "numerics_small.py")],
+    # issue 40.7: a concat's NopKernelSchedulerNode (no kernel), asked about with f
+    "nop_concat.jsonl": [os.path.join(HERE, "scripts", "nop_concat.py")],
+    # issue 40.6: a frame Dynamo traced that made no Inductor graph (pane T against the graph list)
+    "no_graph_frame.jsonl": [os.path.join(HERE, "scripts", "no_graph_frame.py")],
+    # issue 40.11: one recompile of a training step, its forward and backward (the gate counted it twice)
+    "recompile_train.jsonl": [os.path.join(HERE, "scripts", "recompile_train.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

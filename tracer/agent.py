@@ -34,7 +34,7 @@ from inductor_step.tracer.capture import Capture, GraphState, wants_trace_event 
 from inductor_step.tracer.cudagraph_record import CudagraphRecord
 from inductor_step.session.format import STAGES
 from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _run_exit_funcs,
-                                                _user_traceback, connect)
+                                                connect, user_traceback_text)
 from inductor_step.tracer.agent_timing import TIMING_LIMIT_S, TimingRequests
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
@@ -429,7 +429,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             error = {"stage": "script", "message": "KeyboardInterrupt", "traceback": ""}
         except BaseException as e:  # noqa: BLE001 - the user's exception, reported as theirs
             rc = 1
-            tb = "".join(traceback.format_exception(type(e), e, _user_traceback(e.__traceback__)))
+            tb = user_traceback_text(e)
             sys.stderr.write(tb)
             sys.stderr.flush()
             cid, kind, stage = self.failing_stage(e)

@@ -1,4 +1,4 @@
-"""The agent process's own life: a traceback that starts at the script, ending every child on SIGTERM/SIGHUP,
+"""The agent process's own life: the script's traceback without our frames, ending every child on SIGTERM/SIGHUP,
 the script's ``atexit`` functions, and a torchrun rank's pipes handed to the UI over a Unix socket."""
 
 from __future__ import annotations
@@ -14,19 +14,33 @@ from typing import Any
 from inductor_step.session import format as protocol
 
 
-def _user_traceback(tb: Any) -> Any:
-    """``tb`` without its leading frames of ours (this module's ``main``, ``runpy``): the traceback
-    then starts at the script's first line, as under ``python script.py``."""
-    ours = os.path.dirname(os.path.abspath(__file__))  # tracer/ (its demo/ script is the user's)
-    first = tb
-    while tb is not None:
-        f = tb.tb_frame.f_code.co_filename
-        path = os.path.abspath(f)
-        if not (f.startswith("<frozen runpy") or os.path.basename(f) == "runpy.py"
-                or (path.startswith(ours + os.sep) and not path.startswith(os.path.join(ours, "demo") + os.sep))):
-            return tb
-        tb = tb.tb_next
-    return first  # nothing of the user's (an error of ours): keep every frame
+def _ours(filename: str) -> bool:
+    """Whether a traceback frame's file is ours (the agent, its hooks; not the bundled demo script) or runpy's."""
+    if filename.startswith("<frozen runpy") or os.path.basename(filename) == "runpy.py":
+        return True
+    ours = os.path.dirname(os.path.realpath(__file__))  # tracer/ (its demo/ script is the user's)
+    path = os.path.realpath(filename)
+    return path.startswith(ours + os.sep) and not path.startswith(os.path.join(ours, "demo") + os.sep)
+
+
+def user_traceback_text(exc: BaseException) -> str:
+    """The script's exception as ``python script.py`` prints it: every frame of ours (the agent, the hooks it
+    wraps around torch's functions, e.g. the C++ build timer) left out, in the exception and in those it chains
+    (issue 40.9); an exception whose frames are all ours keeps them (an error of ours)."""
+    te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    seen: set[int] = set()
+    todo = [te]
+    while todo:
+        t = todo.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        kept = [f for f in t.stack if not _ours(f.filename)]
+        if kept:
+            t.stack = traceback.StackSummary.from_list(kept)
+        todo += [c for c in (t.__cause__, t.__context__) if c is not None]
+        todo += list(getattr(t, "exceptions", None) or [])
+    return "".join(te.format())
 
 
 def _end_children() -> None:

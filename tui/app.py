@@ -50,7 +50,8 @@ class StepApp(JobView, App[None]):
     CSS_PATH = "app.tcss"
     BINDINGS = BINDINGS
     COMMANDS = {Commands}  # ours first, then Textual's system commands (tui/commands.py)
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # app.tcss: tabs closer below 100 columns
+    # app.tcss: tabs closer below 100 columns; pane 8's table wide enough for its kernel column from 180
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide"), (180, "-xwide")]
 
     def __init__(self, script: str | None = None, script_args: list[str] | None = None,
                  messages: list[dict[str, Any]] | None = None, session_path: str | None = None,
@@ -152,11 +153,8 @@ class StepApp(JobView, App[None]):
             freeze_gc()
             if self._status_extra.startswith("continuing"):
                 self._status_extra = ""
-            if msg.get("paused"):
+            if msg.get("paused"):  # issue 40.2: it waits for n, whatever was typed while the compile ran
                 v.paused = msg
-                if self._pending_next > 0:  # n was pressed again before this stop arrived
-                    self._pending_next -= 1
-                    self._continue()
             if v.follow or v.graph is None:
                 self.go(graph_key(msg), msg["stage"])
             self.refresh_all()
@@ -183,13 +181,11 @@ class StepApp(JobView, App[None]):
             on_message(self, msg)
         elif t == "error":
             v.paused = None
-            self._pending_next = 0
             if msg.get("compile_id") and msg.get("stage") in STAGES:
                 self.go(graph_key(msg), msg["stage"])
             self.refresh_all(force=True)
         elif t in ("done", "agent_exit"):
             v.paused = None
-            self._pending_next = 0
             if self._status_extra.startswith("continuing"):
                 self._status_extra = ""
             if t == "done":
@@ -318,8 +314,9 @@ class StepApp(JobView, App[None]):
         if self.agent is not None and self.agent.alive:
             if self.view.paused is not None:
                 self._continue()
-            elif self.view.follow and self.session.done is None:
-                self._pending_next += 1  # the compile is on its way to the next stop: go on from there too
+            elif self.session.done is None:  # issue 40.2: never passes the next stop unseen
+                self.set_status("continuing the compile… (it runs to its next stop; n continues it from there)")
+                return
             else:
                 self.bell()
                 return

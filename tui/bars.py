@@ -120,11 +120,23 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
     if err:
         where = f"{graph_key(err)} " if err.get("compile_id") else ""
         t.append(f" · error in {where}{err.get('stage')}: {err.get('message')}", style="bold red")
-    if s.run_status and view.stage == "run":
-        t.append(f" · {s.run_status}", style="cyan")
-    extra = extra or (f"selected {view.selected}" if view.selected else "")  # kept across steps
-    if extra:
-        t.append(f" · {extra}", style="cyan")
+    # a result just said (search, x, r, what-if), not the selection (kept across steps, said on every move)
+    result = bool(extra) and not extra.startswith("selected ")
+    extra = extra or (f"selected {view.selected}" if view.selected else "")
+    run = f" · {s.run_status}" if s.run_status and view.stage == "run" else ""
+    tail = f" · {extra}" if extra else ""
+    # issue 40.11: the newest result is what the person waits for: where the line is wider than the terminal,
+    # the run's progress goes first, then where the compile stands is cut ("…"), never the result
+    if run and (not result or t.cell_len + len(run) + len(tail) <= width):
+        t.append(run, style="cyan")
+    if tail and not result:
+        t.append(tail, style="cyan")
+    elif tail:
+        room = width - len(tail)
+        if t.cell_len > room:
+            t.truncate(max(room - 1, min(12, t.cell_len)))
+            t.append("…")
+        t.append(tail, style="cyan")
     return t
 
 

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 from inductor_step.session import format as protocol
 from inductor_step.tui.headless import run_headless, run_headless_job
-from inductor_step.tui.signals import end_app_on_signal, raise_ended, on_end_signals
+from inductor_step.tui.signals import end_app_on_signal, ended_line, raise_ended, on_end_signals
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
 
@@ -294,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         app.run()
         app.end_agents()
         if getattr(app, "ended_by", None):
+            print(ended_line(app.ended_by, record), file=sys.stderr)
             return 128 + app.ended_by
         if app.interrupted:  # ctrl+c: the status a shell expects after an interrupt
             print(f"inductor-step: interrupted (ctrl+c); session kept in {record}", file=sys.stderr)

@@ -24,14 +24,15 @@ def graph_line(key: str, note: str) -> Text:
 
 
 class GraphOptions(OptionList):
-    """The list itself (``#graphs``): Esc and ``g`` close the open list."""
+    """The list itself (``#graphs``): Esc and ``g`` close the open list (at any width, issue 40.11: Esc left
+    the narrow list beside the panes at 100 columns and more, which read as not closed)."""
 
-    BINDINGS = [Binding("escape", "close", "Close", show=False)]
+    BINDINGS = [Binding("escape", "close", "Close", show=False, id="graphs-close")]
 
     def action_close(self) -> None:
         side = self.parent
         if isinstance(side, GraphSide):
-            side.close()
+            side.hide()
 
 
 class GraphSide(BlankVertical):

@@ -113,14 +113,6 @@ class JobView:
         return self.current.script_rc
 
     @property
-    def _pending_next(self) -> int:
-        return self.current.pending_next
-
-    @_pending_next.setter
-    def _pending_next(self, n: int) -> None:
-        self.current.pending_next = n
-
-    @property
     def is_job(self) -> bool:
         return self.job_spec is not None
 

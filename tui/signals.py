@@ -49,6 +49,13 @@ def on_end_signals(handler: Any, names: tuple[str, ...] = ("SIGTERM", "SIGHUP"))
                 pass
 
 
+def ended_line(signum: int, record: str) -> str:
+    """What the command says as it exits on signal ``signum``: ``inductor-step: ended by SIGTERM; session kept in
+    PATH``.  Said once the app has left the terminal (issue 40.11: said while the app still drew, on its
+    alternate screen, it vanished with it and the command exited 143 saying nothing)."""
+    return f"inductor-step: ended by {_signal_name(-signum)}; session kept in {record}"
+
+
 def end_app_on_signal(app: Any, record: str) -> None:
     """The UI: on SIGTERM or SIGHUP end every process it started (agent and its workers, a job's
     launcher and ranks) and close the session files at once, then leave the app; if the app does
@@ -60,11 +67,9 @@ def end_app_on_signal(app: Any, record: str) -> None:
         try:
             app.end_agents()
         finally:
-            name = _signal_name(-signum)
-            print(f"inductor-step: ended by {name}; session kept in {record}", file=sys.stderr)
-
             def last_resort() -> None:
                 time.sleep(2.0)
+                print(ended_line(signum, record), file=sys.stderr)
                 os._exit(128 + signum)
 
             threading.Thread(target=last_resort, daemon=True).start()

@@ -33,7 +33,7 @@ class RankState:
     """One rank's recording and where the user stands in it (issue 23); a single-process session is
     one of these with ``rank`` None.  ``session``: a :class:`inductor_step.session.store.Session`;
     ``agent``: the live agent (``AgentProcess``/``RankAgent``) or None; ``script_rc``: the script's
-    exit status once known; ``pending_next``: n presses waiting for the next stop."""
+    exit status once known."""
 
     rank: int | None
     session: Any
@@ -41,7 +41,6 @@ class RankState:
     agent: Any = None
     writer: Any = None
     script_rc: int | None = None
-    pending_next: int = 0
 
 
 class BufferSelected(Message):

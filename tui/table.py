@@ -35,6 +35,15 @@ WIDTH_SAMPLE = 900
 MAX_COLUMN = 80
 
 
+class Widths(list):
+    """Column widths as :meth:`Table.measure` gives them, with ``widest``: each column's widest sampled cell (at
+    most :data:`MAX_COLUMN`), what a column may grow to where the table has cells to spare."""
+
+    def __init__(self, *a: Any) -> None:
+        super().__init__(*a)
+        self.widest: list[int] = []
+
+
 class Cell:
     """One table cell: plain text (never markup: compiler strings are full of brackets) and a Rich
     style.  ``str(cell)`` is its text."""
@@ -295,15 +304,18 @@ class Table(LineCache, ScrollView, can_focus=True):
                 if c < len(seen):
                     t = _text(cell)
                     seen[c].append(len(t) if t.isascii() else cell_len(t))
-        widths = []
+        widths = Widths()
         for label, ws in zip(labels, seen):
             ws.sort()
             typical = ws[min(len(ws) - 1, (len(ws) * 9) // 10)] if ws else 0
             widths.append(min(max(cell_len(label), typical), MAX_COLUMN))
+            widths.widest.append(min(max([cell_len(label), *ws[-1:]]), MAX_COLUMN))
         return widths
 
     def _measure(self, widths: list[int] | None = None) -> None:
-        self._natural = list(widths) if widths is not None else self.measure(self.labels, len(self._keys), self._row)
+        measured = widths if widths is not None else self.measure(self.labels, len(self._keys), self._row)
+        self._natural = list(measured)
+        self._widest = list(getattr(measured, "widest", None) or measured)
         self._widths = self._fitted()
         self.virtual_size = Size(sum(w + 2 for w in self._widths), len(self._keys) + 1)
 
@@ -322,16 +334,35 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._fit_last = tuple(last)
         self._refit()
 
-    def _fitted(self) -> list[int]:
-        widths = list(self._natural)
-        if self._fit is None or not self.size.width:
-            return widths
+    def _inner_width(self) -> int:
         # the width inside the vertical scrollbar, which shows once the rows (and the header) are
         # more than the table's height; it can appear after the last resize, so it is not read
         # from the current scrollbars
         width = self.size.width - self.styles.gutter.width
         if len(self._keys) + 1 > self.size.height:
             width -= self.styles.scrollbar_size_vertical
+        return width
+
+    def _grown(self, widths: list[int]) -> list[int]:
+        """``widths`` with the table's spare cells given to the columns whose longer cells are cut, narrowest
+        need first (issue 40.11: at 200 columns ``[16, 16]`` read ``[1… 16]`` beside 130 empty columns)."""
+        widest = getattr(self, "_widest", None) or widths
+        if not self.size.width or len(widest) != len(widths):
+            return widths
+        spare = self._inner_width() - sum(w + 2 for w in widths)
+        for c in sorted(range(len(widths)), key=lambda k: widest[k] - widths[k]):
+            if spare <= 0:
+                break
+            more = min(max(0, widest[c] - widths[c]), spare)
+            widths[c] += more
+            spare -= more
+        return widths
+
+    def _fitted(self) -> list[int]:
+        widths = list(self._natural)
+        if self._fit is None or not self.size.width:
+            return self._grown(widths)
+        width = self._inner_width()
         columns, through, min_width = self._fit
         columns = [c for c in columns if c < len(widths)]
         over = sum(w + 2 for w in widths[:through + 1]) - width
@@ -345,7 +376,7 @@ class Table(LineCache, ScrollView, can_focus=True):
             c = max(can, key=lambda k: widths[k])
             widths[c] -= 1
             over -= 1
-        return widths
+        return self._grown(widths)
 
     def _refit(self) -> None:
         widths = self._fitted()

@@ -70,6 +70,11 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str,
     for s in specializations(nodes_a, nodes_b):
         why.notes.append(s)
         why.flagged = True
+    variant = b.key.split(VARIANT_SEP, 1)[1] if VARIANT_SEP in b.key and b.key.startswith(a.key) else None
+    if variant is not None:  # issue 40.11: a what-if variant is no recompile: its settings are why it differs
+        why.title = "why they differ (what if)"
+        why.notes.append(f"{b.key} is {a.key} recompiled by what-if with {variant}: not a recompile")
+        why.flagged = True
     if not why.changes and not why.notes and same_session:
         why.notes.append(f"{b.key} has no recompile reason: not a recompile of {a.key}")
     for s in compiled_with_changes(da.get("compiled_with"), db.get("compiled_with")):  # issue 27

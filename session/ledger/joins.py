@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from inductor_step.session.fusion_fix import LIBRARY_CALL, classify, is_library
+from inductor_step.session.fusion_fix import classify, is_library, library_call
 from inductor_step.session.trust import unreliable_runs
 from inductor_step.session.ledger.roofs import EAGER_MARGIN, EAGER_MISSING, ITEMSIZE, _COLLECTIVE_KERNEL, _COLLECTIVE_TARGET, _DEP, _UNMET, _USERS, kernel_roofline, loopbody_flops, memory_roof
 
@@ -265,7 +265,8 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
                 "call), which Inductor's scheduler never fuses"), []
     extern = [k for k in (a, b) if is_library(k, links)]
     if extern:  # issue 32: the same sentence as pane 4's f (session.fusion_fix.LIBRARY_CALL)
-        return f"never fusable as compiled: {extern[0].split('#')[0]} is a library call: {LIBRARY_CALL}", []
+        cw = (session.stop_for(key, "dynamo") or {}).get("compiled_with")
+        return f"never fusable as compiled: {extern[0].split('#')[0]} is a library call: {library_call(cw)}", []
     if not stop or not stop.get("fusion_log"):
         return "not known: this session has no fusion log for the graph", []
     return ("not considered: no fusion-log line names both (Inductor tried no such pair: a fusion that would "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.fusion_fix import LIBRARY_CALL, fix_text
+from inductor_step.session.fusion_fix import fix_text, library_call, max_autotuned
 from inductor_step.session.paths import cut_words, short_path
 from inductor_step.session.trust import not_reliable_lines
 from inductor_step.session.ledger.joins import _timed, fusion_rows, line_rows, roofline_rows
@@ -13,8 +13,30 @@ from inductor_step.session.ledger.roofs import MEASURED, SPLIT_RULE, memory_roof
 
 # ----------------------------------------------------------------------------- text
 
+def _library_text(session: Any, rows: list[dict[str, Any]]) -> str:
+    """The library-call sentence for ``rows`` (fusion rows with a library call on a side): without the
+    max_autotune advice when every graph among them was compiled with it (issue 40.7)."""
+    graphs = {r["graph"] for r in rows}
+    tuned = bool(graphs) and all(max_autotuned((session.stop_for(g, "dynamo") or {}).get("compiled_with"))
+                                 for g in graphs)
+    return library_call({"config": {"max_autotune": True}} if tuned else None)
+
+
 def fmt(v: Any, spec: str = ".4f", none: str = "-") -> str:
     return none if v is None else format(v, spec)
+
+
+def _roofs_kept(roofs: dict[str, Any]) -> str:
+    """Where the measured roofs were kept: read from the cache file, stored there, or (a CPU measured while other
+    processes held its cores: tracer.timing.machine keeps no such figure) not stored (issue 40.11: the ledger said
+    'stored in' a file that held ``{}``)."""
+    if roofs.get("cached"):
+        return f"measured roofs read from {roofs['cache']}"
+    load, cpus = roofs.get("load"), roofs.get("cpus")
+    if isinstance(load, (int, float)) and isinstance(cpus, (int, float)) and cpus and load > 0.5 * cpus:
+        return (f"measured roofs not stored in {roofs['cache']}: other processes held the cores while they were "
+                f"measured (load {load:.1f} on {cpus:g} CPUs), so they are measured again next time")
+    return f"measured roofs stored in {roofs['cache']}"
 
 
 def roofs_text(session: Any) -> str:
@@ -38,7 +60,7 @@ def roofs_text(session: Any) -> str:
         if roofs.get("missing"):
             out.append("  " + roofs["missing"])
         if roofs.get("cache"):
-            out.append(f"  measured roofs {'read from' if roofs.get('cached') else 'stored in'} {roofs['cache']}")
+            out.append("  " + _roofs_kept(roofs))
     return "\n".join(out) or "no timed graph"
 
 
@@ -97,7 +119,7 @@ def summary(session: Any, top: int = 5) -> str:
                    f"{r['producer']} -> {r['consumer']}  ({cut_words(r['verdict'], 90)}; {fix_text(r)})")
     if len(fr) > len(act):
         out.append(f"  never fusable as compiled: {len(fr) - len(act)} more such buffers, each with a library call on "
-                   f"a side: {LIBRARY_CALL}")
+                   f"a side: {_library_text(session, [r for r in fr if r['library']])}")
     return "\n".join(out)
 
 
@@ -140,7 +162,7 @@ def report_markdown(session: Any, top: int = 10) -> str:
         out.append(f"| {r['graph']} | {r['buffer']} | `{r['producer']}` -> `{r['consumer']}` | {fmt(r['bytes'], 'd')} "
                    f"| {fmt(r['cost_ms'])} | {lines} | {r['verdict']} | {fix_text(r)} |")
     if lib:
-        out += ["", f"##### Never fusable as compiled ({len(lib)}): {LIBRARY_CALL}", "",
+        out += ["", f"##### Never fusable as compiled ({len(lib)}): {_library_text(session, lib)}", "",
                 "| graph | buffer | producer -> consumer | bytes | cost ms |", "|---|---|---|---|---|"]
         out += [f"| {r['graph']} | {r['buffer']} | `{r['producer']}` -> `{r['consumer']}` | {fmt(r['bytes'], 'd')} | "
                 f"{fmt(r['cost_ms'])} |" for r in lib[:top]]

@@ -127,7 +127,10 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     L.append("| | |")
     L.append("|---|---|")
     for label, key in (("torch", "torch"), ("triton", "triton"), ("python", "python"), ("CUDA (torch build)", "cuda")):
-        L.append(f"| {label} | {_cell(h.get(key) if h.get(key) is not None else 'not installed' if key == 'triton' else '-')} |")
+        v = h.get(key) if h.get(key) is not None else 'not installed' if key == 'triton' else '-'
+        if key == "triton" and h.get("triton") and not h.get("cuda") and h.get("device") == "cpu":
+            v = f"{v} (installed, unused: torch is a CPU build)"  # issue 40.12: not what compiled these kernels
+        L.append(f"| {label} | {_cell(v)} |")
     dev = h.get("device") or "?"
     L.append(f"| device | {_cell(dev)} |")
     L.append(f"| device_name | {_cell(h.get('device_name') or '-')} |")

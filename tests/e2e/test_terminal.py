@@ -99,3 +99,24 @@ def test_quit_while_paused_ends_the_agent_and_keeps_a_valid_session(tmp_path, ke
         assert stages[:2] == ["dynamo", "aot"]
     finally:
         t.close()
+
+
+def test_sigterm_to_the_ui_says_where_the_session_is(tmp_path):
+    """Issue 40.11: SIGTERM to the live UI exited 143 saying nothing (its line went to the app's alternate
+    screen); headless and ctrl+c say where the session is, and so does this now."""
+    script = tmp_path / "paused_script.py"
+    script.write_text("import torch\nprint(torch.compile(lambda x: (x.sin() * 2).sum())(torch.randn(64)))\n")
+    session = tmp_path / "s.jsonl"
+    pidfile = tmp_path / "pid"
+    ui = tmp_path / "ui.sh"  # the UI's own process (exec), its pid written first
+    ui.write_text(f"cd {tmp_path} && echo $$ > {pidfile} && exec {sys.executable} -m inductor_step --record {session} "
+                  f"{script}\n")
+    t = Tmux(f"sh -c 'sh {ui}; echo EXITED=$?; sleep 30'", 120, 40)
+    try:
+        t.wait_for("paused after dynamo", timeout=120)
+        os.kill(int(pidfile.read_text()), 15)
+        screen = t.wait_for("EXITED=", timeout=10)
+        assert "EXITED=143" in screen, screen
+        assert f"inductor-step: ended by SIGTERM; session kept in {session}" in screen.replace("\n", ""), screen
+    finally:
+        t.close()

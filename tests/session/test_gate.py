@@ -59,7 +59,7 @@ def test_recompile_fails_the_gate_with_the_reason_then_passes_within_its_allowan
     assert "  -                      <-> [0/1] inference        only in the new recording" in out
     assert line(out, "recompiles").startswith("FAIL          recompiles: 0 -> 1 (+1; allowed: 0 more)")
     i = out.index(line(out, "recompiles"))
-    assert out[i + 1].strip() == "[0/1] inference: 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"
+    assert out[i + 1].strip() == "[0/1]: 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"  # per compile id (40.11)
     assert line(out, "graphs").startswith("FAIL          graphs: 1 -> 2 (+1")
     assert out[out.index(line(out, "graphs")) + 1].strip() == "only in the new recording: [0/1] inference"
     assert line(out, "kernels").startswith("FAIL          kernels: 1 -> 2 (+1")
@@ -226,7 +226,7 @@ def test_job_files_are_gated_rank_by_rank(capsys):
     rc, out, _ = gate(capsys, os.path.join(FIX, "ranks_ddp.job.json"), os.path.join(FIX, "ranks_ddp.job.json"))
     assert rc == 0
     assert line(out, "rank 0 graphs").startswith("ok            rank 0 graphs: 2 -> 2")
-    assert line(out, "rank 1 recompiles").startswith("ok            rank 1 recompiles: 2 -> 2")
+    assert line(out, "rank 1 recompiles").startswith("ok            rank 1 recompiles: 1 -> 1")
 
 
 def test_counts_of_a_recording():
@@ -243,3 +243,16 @@ def test_counts_of_a_recording():
         demo.kernel_of("buf0")
     with pytest.raises(KeyError, match="no graph has a buffer buf999"):
         demo.kernel_of("buf999")
+
+
+def test_one_recompile_of_a_training_step_counts_once(capsys, tmp_path):
+    """Issue 40.11: a training step recompiled for a new batch size gives [0/1] forward and [0/1] backward; the
+    gate counted that one recompile twice."""
+    msgs = list(protocol.read_session(os.path.join(FIX, "recompile_train.jsonl")))
+    first = next(i for i, m in enumerate(msgs) if m.get("type") == "stop" and m.get("compile_id") == "[0/1]")
+    base = write(str(tmp_path / "base.jsonl"), [m for m in msgs[:first]] + [m for m in msgs[first:]
+                                                                           if m.get("type") in ("done", "agent_exit")])
+    assert list(Compiled.load(os.path.join(FIX, "recompile_train.jsonl")).recompiles) == ["[0/1]"]
+    rc, lines, _err = gate(capsys, base, os.path.join(FIX, "recompile_train.jsonl"))
+    assert rc == 1
+    assert "recompiles: 0 -> 1 (+1;" in line(lines, "recompiles"), lines

@@ -156,7 +156,9 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
         async with app.run_test(size=(120, 40)) as pilot:
             try:
                 await wait_for(pilot, lambda: app.view.paused is not None)
-                await pilot.press("n", "n")
+                await pilot.press("n")  # one stop per n, each seen (issue 40.2)
+                await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "aot")
+                await pilot.press("n")
                 await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "lowering")
                 await pilot.press("w")
                 await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))

@@ -193,9 +193,14 @@ class StagePane(BlankVertical):
             if d is not None:
                 self.apply(d)
 
+    #: (selection, row, the rows' keys) where a person put this pane's cursor: a row standing for several
+    #: buffers stays where they put it; any other selection moves the cursor to the buffer's own row
+    _picked: tuple[Any, ...] | None = None
+
     def follow_selection(self, data: dict[str, Any] | None) -> None:
-        """The cursor to the selected buffer's row (unless its row already stands for it), then that
-        row's detail; with nothing selected yet, the cursor row's buffer becomes the selection."""
+        """The cursor to the selected buffer's row (:meth:`row_for`: the same row whatever was selected before,
+        issue 40.11; the row a person chose in this pane stays), then that row's detail; with nothing selected
+        yet, the cursor row's buffer becomes the selection."""
         table = self.table
         if data is None or not table.row_count:
             return
@@ -206,7 +211,8 @@ class StagePane(BlankVertical):
             if owned:
                 self.app.view.selected = owned[0]  # before the detail, which marks the selection's lines
                 self.post_message(BufferSelected(owned[0], self.stage))
-        elif sel not in self.buffers_of(data, row):
+                self._picked = (owned[0], row, table.row_keys)
+        elif not (self._picked == (sel, row, table.row_keys) and sel in self.buffers_of(data, row)):
             target = self.row_for(data, sel)
             if target is not None and target != row and target < table.row_count:
                 table.move_cursor(row=target)
@@ -268,4 +274,5 @@ class StagePane(BlankVertical):
         if owned and self.app.view.selected not in owned:
             self.app.view.selected = owned[0]  # before the detail, which marks the selection's lines
             self.post_message(BufferSelected(owned[0], self.stage))
+        self._picked = (self.app.view.selected, row, self.table.row_keys)
         self.show_row(data, row)

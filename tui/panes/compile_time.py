@@ -153,6 +153,14 @@ class CompileTimePane(StagePane):
                 out.append(f"  {g.key}: {ct.FRAME_NOTE}")
         return "\n".join(out)
 
+    _said = ""  # the status line Enter left on a row that opens nothing: cleared when the cursor moves on
+
+    @on(Table.RowHighlighted, "#table-ctime")
+    def _moved(self, event: Table.RowHighlighted) -> None:
+        if self._said and self.app._status_extra == self._said:
+            self.app.set_status("")
+        self._said = ""
+
     @on(Table.RowSelected, "#table-ctime")
     def _enter(self, event: Table.RowSelected) -> None:
         """Enter: a graph -> pane 1 of it; a kernel -> its code in pane 6; a user line -> its first FX node
@@ -169,7 +177,17 @@ class CompileTimePane(StagePane):
                 (k for k in data["times"] if k.split(" ", 1)[0] == r.graph.split(" ", 1)[0] and k in app.session.by_graph),
                 r.graph))
         if not r.graph or r.graph not in app.session.by_graph:
-            app.set_status(f"{r.graph}: no stop of this graph in the session (a cache hit skips our stops)")
+            g = data["times"].get(r.graph or "") if data else None
+            frame = (g.frame or {}) if g else {}
+            where = f" ({frame.get('function')}, {ct._short(frame.get('file'))}:{frame.get('line')})" if frame else ""
+            if ct.no_graph_note(app.session, r.graph or ""):  # issue 40.6: not a cache hit, with caches off
+                self._said = (f"{r.graph.split(' ', 1)[0]}{where}: Dynamo traced this frame and made no Inductor "
+                              "graph of it (nothing to compile: it runs as Python), so no pane shows it")
+            elif g is not None and g.skipped():
+                self._said = f"{r.graph}: a cache hit (caches on) skipped our stops: no pane shows this graph"
+            else:
+                self._said = f"{r.graph}: no stop of this graph in the session"
+            app.set_status(self._said)
             return
         links = app.session.links(r.graph)
         if kind == "kernels" and r.kernel:

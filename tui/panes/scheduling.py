@@ -79,5 +79,7 @@ class SchedulingPane(StagePane):
     def show_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None,
                   asking: str = "") -> None:
         data = self.data() or {}
-        text = shorten_in_text(fusion_pair_text(data, a, b, verdict, reasons, asking), self.app.session.script_dir)
+        dyn = self.app.session.stop_for(self.app.view.graph, "dynamo") or {} if self.app.view.graph else {}
+        text = shorten_in_text(fusion_pair_text(data, a, b, verdict, reasons, asking, dyn.get("compiled_with")),
+                               self.app.session.script_dir)
         self.apply(Detail(wrapped(text, max(30, self.code.size.width - 8))))

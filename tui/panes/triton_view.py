@@ -83,6 +83,14 @@ class TritonStagesMixin:
                 return st
         return None
 
+    def _prose(self, text: str) -> Detail:
+        """A one-paragraph answer wrapped at the code view's width (issue 40.11: at 80 columns a C++ kernel's
+        reason took 200 presses of Right to read)."""
+        from inductor_step.session.fusion import wrapped  # noqa: PLC0415
+
+        width = getattr(getattr(self, "code", None), "size", None)
+        return Detail(wrapped(text, max(30, (width.width if width else 80) - 8)), "text")
+
     def stage_detail(self, kernel: str | None, source: str) -> Detail | None:
         """The stage in view for ``kernel`` with the selected buffer's kernel lines marked; None while the
         source is shown.  ``source``: the kernel's recorded source, for the header line."""
@@ -91,16 +99,16 @@ class TritonStagesMixin:
         st = self._stages_for(kernel)
         label = LABELS[self.triton_view]
         if st is None and self.triton_view == "asm":
-            return Detail(f"# x86 asm of {kernel}: not recorded (the run stage disassembles each C++ kernel it times: "
-                          "press r, or open a session recorded with --run)", "text")
+            return self._prose(f"# x86 asm of {kernel}: not recorded (the run stage disassembles each C++ kernel it "
+                               "times: press r, or open a session recorded with --run)")
         if st is None:
             self._lower(kernel)
-            return Detail(f"# {label} of {kernel}: compiling with the installed Triton (inductor-step lower)…", "text")
+            return self._prose(f"# {label} of {kernel}: compiling with the installed Triton (inductor-step lower)…")
         if st.get("error"):
-            return Detail(f"# {label} of {kernel}: {st['error']}", "text")
+            return self._prose(f"# {label} of {kernel}: {st['error']}")
         text = (st.get("stages") or {}).get(self.triton_view)
         if not text:
-            return Detail(f"# {label} of {kernel}: not in this recording ({st.get('missing') or 'not produced'})", "text")
+            return self._prose(f"# {label} of {kernel}: not in this recording ({st.get('missing') or 'not produced'})")
         where = st.get("source") or f"compiled here with Triton {st.get('triton')} for {st.get('target')}"
         head = f"// {label} of {kernel} ({where}; t: next stage)\n" + self._summary(st, source)
         lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []

@@ -66,7 +66,8 @@ class DiffScreen(Screen[None]):
         Binding("5,8,l", "no_level", show=False),
         Binding("n", "step(1)", "Next level", id="diff-next", tooltip="next changed level"),
         Binding("space", "step(1)", show=False),
-        Binding("b", "step(-1)", "Prev level", id="diff-prev", tooltip="previous changed level"),
+        # not in the footer (the status line says n/b): at 80 columns the footer was cut (issue 40.11)
+        Binding("b", "step(-1)", "Prev level", show=False, id="diff-prev", tooltip="previous changed level"),
         Binding("p", "pair(1)", "Next pair", id="diff-pair", tooltip="two sessions: the next pair of graphs"),
         Binding("r", "time_rounds", "Time A+B", id="diff-rounds",
                 tooltip="time A and B round by round in one process (a live session): one machine for both"),
@@ -75,7 +76,7 @@ class DiffScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     DiffScreen #diff-title { height: 1; background: $primary-background; }
-    DiffScreen #diff-status { height: 1; background: $boost; }
+    DiffScreen #diff-status { height: auto; max-height: 3; background: $boost; }  /* wraps: 80 columns (40.11) */
     DiffScreen #diff-levels { width: 30; border-right: vkey $primary; }
     DiffScreen #diff-table { height: 2fr; min-height: 4; }
     DiffScreen #diff-code { height: 3fr; border-top: hkey $primary; }
@@ -265,6 +266,13 @@ class DiffScreen(Screen[None]):
 
     def _status(self, text: str) -> None:
         self.query_one("#diff-status", Static).update(Text(text))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``p`` leaves the footer with one pair of graphs, where it does nothing (issue 40.11: at 80 columns the
+        footer read ``r Time A+B ? H▏^p paletteR``)."""
+        if action == "pair" and len(self.pairs) <= 1:
+            return False
+        return True
 
     # ------------------------------------------------------------------ keys
     def action_level(self, key: str) -> None:
