@@ -107,6 +107,38 @@ class TimingRequests:
         rec["profiles"].append(state["records"])
         return state["out"]
 
+    def on_dynamo_graph(self, gm: Any, first_call: Any) -> None:
+        """compile_fx compiled Dynamo's graph ``gm`` (tracer.adapter.install_dynamo_graph_hook): kept under its
+        frame key (``"[0/0]"``, a DDPOptimizer part's ``"[4/0] #2"``), with ``first_call()`` giving the script's
+        inputs of its first call, for the run stage's eager (tracer.timing.eager_user)."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        cid = adapter.current_compile_id()
+        key = self.frame(cid).get("cur") or cid
+        self.dynamo_graphs[key] = (gm, first_call)
+
+    def dynamo_eager(self, cid: str, kind: str) -> dict[str, Any]:
+        """What graph ``(cid, kind)`` is timed against as eager (tracer.timing.eager_user.user_eager's ``dyn``):
+        the Dynamo graph of its compile id (and DDPOptimizer part), its first-call inputs, grad mode then, and
+        ``mode`` (``inference``, ``forward`` with grad, ``backward``: autograd's backward of it); else
+        ``{"missing": why}``.  A what-if variant's is its original's (the same script code)."""
+        from inductor_step.session.format import split_part, split_subgraph, split_variant  # noqa: PLC0415
+
+        base = split_part(split_subgraph(split_variant(kind)[0])[0])[0]
+        entry = self.dynamo_graphs.get(self.frame_key(cid, kind))
+        if entry is None:
+            return {"missing": f"Dynamo's graph of {cid} was not captured (it reaches the run stage when torch.compile "
+                               "hands it to Inductor's compile_fx)"}
+        gm, first_call = entry
+        seen = first_call() or {}
+        if not seen:
+            return {"missing": "the script never called this compiled graph, so Dynamo's graph has no real inputs to "
+                               "run on"}
+        if seen.get("inputs") is None:
+            return {"missing": f"Dynamo's graph's inputs were not kept ({seen.get('how')})"}
+        return {"gm": gm, "inputs": seen["inputs"], "grad_enabled": seen.get("grad_enabled"), "how": seen.get("how"),
+                "mode": base if base in ("forward", "backward") else "inference"}
+
     # ------------------------------------------------------------------ run
     def run_all(self, only: str | list[str] | None = None) -> None:
         """Time every compiled graph (or the one named ``"[0/0] forward"``, or those listed); one run message each.
@@ -177,6 +209,7 @@ class TimingRequests:
         from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.timing.inprocess import (  # noqa: PLC0415
             in_process_reason, needs_this_process, time_in_process)
+        from inductor_step.tracer.timing.eager_user import sendable_reason  # noqa: PLC0415
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
@@ -204,9 +237,15 @@ class TimingRequests:
                                                                         "message": f"{where}: {text}"}))
                 msg["limit_s"] = self.timing_limit_s
                 try:
+                    dyn = self.dynamo_eager(cid, kind)
+                    kw["dynamo"] = dyn
                     # a graph a fresh process cannot rebuild (script-defined ops, opaque frozen weights) is
                     # timed here instead (tracer.timing.inprocess): issue 27.9
                     here = in_process_reason(g["output_path"], g.get("gm"))
+                    why_not = None if here is not None else sendable_reason(dyn)
+                    if why_not:  # issue 39.2: eager is Dynamo's graph; where it cannot be sent, time here
+                        here = (f"timed in the agent's own process: Dynamo's graph (the eager baseline) cannot be sent "
+                                f"to a timing process ({why_not})")
                     if here is None:
                         try:
                             msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)

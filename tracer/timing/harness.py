@@ -224,57 +224,19 @@ def _graph_args(mod: Any) -> list:
     return captured
 
 
-EAGER_SLOW_S = 1.0  # one eager call slower than this: eager is not timed in rounds (tens of calls)
-
-
-def _no_eager(eager_gm: Any) -> str | None:
-    """Why a post-grad graph is not run eagerly at all, or None: flex attention's backward has no eager
-    kernel; torch runs its math reference (vmapped score-mod graphs), and on an H100 one call of a
-    B=2, H=8, S=512 backward (tests/scripts/gpu_flex.py) had not returned after 140 s."""
-    for n in getattr(getattr(eager_gm, "graph", None), "nodes", []):
-        if n.op == "call_function" and "flex_attention_backward" in str(getattr(n.target, "__name__", n.target)):
-            return ("eager not timed: flex attention's backward (the flex_attention_backward higher-order op) has no "
-                    "eager kernel; torch's math reference for it ran over 140 s a call on an H100 at B=2, H=8, S=512")
-    return None
-
-
-def _probe_eager(eager_fn: Callable, cuda: bool) -> tuple[Callable | None, dict[str, Any]]:
-    """Two eager calls of the post-grad graph, timed by the clock (synchronized on CUDA), before the
-    rounds run it tens of times: ``(eager_fn, {})`` where they were quick, else ``(None, {"note"})``
-    saying why eager is not timed -- it raised (a post-grad graph torch cannot run op by op), or one
-    call took over :data:`EAGER_SLOW_S` (flex attention's backward run eagerly is torch's math
-    reference, seconds per call at modest sizes: rounds of it looked like a hang)."""
-    import time  # noqa: PLC0415
-
-    try:
-        took = []
-        for _ in range(2):
-            t0 = time.perf_counter()
-            eager_fn()
-            if cuda:
-                torch.cuda.synchronize()
-            took.append(time.perf_counter() - t0)
-            if took[-1] > EAGER_SLOW_S:
-                break
-    except Exception as e:  # noqa: BLE001
-        if cuda:
-            try:
-                torch.cuda.synchronize()
-            except Exception:  # noqa: BLE001
-                pass
-        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        return None, {"note": f"eager not timed: the post-grad graph raised when run op by op ({type(e).__name__}: {first})",
-                      "raised": True}
-    if took[-1] > EAGER_SLOW_S:
-        return None, {"note": f"eager not timed in rounds: one eager call of the post-grad graph took {took[-1]:.2f} s "
-                              f"(over {EAGER_SLOW_S:.0f} s; rounds would run it tens of times)", "slow": True}
-    return eager_fn, {}
+from inductor_step.tracer.timing.eager_nodes import EAGER_SLOW_S, _no_eager, _probe_eager  # noqa: E402, F401
 
 
 def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
-               num_gb: dict[str, float] | None = None, script: dict[str, Any] | None = None) -> dict[str, Any]:
+               num_gb: dict[str, float] | None = None, script: dict[str, Any] | None = None,
+               dynamo: dict[str, Any] | None = None) -> dict[str, Any]:
     """Time one compiled graph.
+
+    ``eager_ms`` is what the script runs without torch.compile: ``dynamo`` (Dynamo's graph and its
+    first-call inputs, :func:`tracer.timing.eager_user.user_eager`; ``eager_how`` says how it was run, and
+    ``eager_error`` why there is none); ``decomposed_ms`` is ``eager_gm`` (the post-grad graph) run op by op
+    (``decomposed_how``), timed in the same rounds, and ``eager_nodes_ms`` its nodes one by one.
 
     ``output_path`` is Inductor's output-code file (from the ``inductor_output_code`` event),
     ``eager_gm`` the post-grad GraphModule it was compiled from (or None), ``device`` ``"cpu"`` or
@@ -388,7 +350,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             mod.call(list(args))
         eager_fn = None
         eager_stubbed: dict[str, str] = {}
-        eager_error: str | None = None if eager_gm is not None else "no post-grad graph to run eagerly"
+        eager_error: str | None = None if eager_gm is not None else "no post-grad graph to run op by op"
         eager_fixes: list[str] = []
         # checked before the one eager call below: flex attention's backward run eagerly is torch's math
         # reference, over 140 s a call on an H100 (that call made the GPU flex test run past 150 s)
@@ -399,7 +361,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                 eager_fixes = adapter.runnable_eager(eager_gm)  # in-place foreach getitems (issue 27.9)
                 eager_gm.recompile()
                 if progress is not None:
-                    progress("running the post-grad graph eagerly once (the eager baseline)")
+                    progress("running the decomposed post-grad graph op by op once")
                 eager_gm(*args)  # once: a graph that cannot run eagerly says why, and the compiled time stays
                 eager_fn = lambda: eager_gm(*args)  # noqa: E731
             except Exception as e:  # noqa: BLE001
@@ -410,12 +372,19 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             eager_fn, eager_probe = None, {"note": skip, "slow": True}
         if eager_fn is not None:
             if progress is not None:
-                progress("one eager call of the post-grad graph (to see that rounds of it can finish)")
+                progress("one call of the decomposed post-grad graph (to see that rounds of it can finish)")
             eager_fn, eager_probe = _probe_eager(eager_fn, cuda)
         if progress is not None:
-            progress("timing the whole graph in rounds")
-        graph_rounds = whole_graph_rounds(lambda: mod.call(list(args)), eager_fn, cuda, bench)
+            progress("running Dynamo's graph eagerly once (the eager baseline: the script without torch.compile)")
+        from inductor_step.tracer.timing.eager_user import DECOMPOSED_HOW, user_eager  # noqa: PLC0415
+
+        user = user_eager(dynamo, cuda)
+        if progress is not None:
+            progress("timing the whole graph in rounds (compiled, eager, decomposed post-grad graph)")
+        graph_rounds = whole_graph_rounds(lambda: mod.call(list(args)), user.get("fn"), cuda, bench,
+                                          eager_round=user.get("round"), decomposed=eager_fn)
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
+        decomposed_ms = graph_rounds.get("decomposed_ms")
         eager_nodes: dict[str, float] = {}
         eager_nodes_how = f"not measured: {eager_error or 'no post-grad graph to run eagerly'}"
         if eager_probe.get("slow"):  # too slow (or flex attention's backward): node by node would be as slow
@@ -545,11 +514,17 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     out_extra["inputs"] = inputs
     out_extra["input_sizes"] = sizes
     if eager_probe.get("note"):
-        out_extra["eager_note"] = eager_probe["note"]
-    if eager_ms is None and eager_error is None:
-        eager_error = eager_probe.get("note") or "the eager rounds failed (the post-grad graph raised while being timed)"
+        out_extra["decomposed_note"] = eager_probe["note"]
+    if decomposed_ms is None and eager_error is None:
+        eager_error = eager_probe.get("note") or "its rounds failed (the post-grad graph raised while being timed)"
+    out_extra["decomposed_ms"] = decomposed_ms
+    out_extra["decomposed_how"] = DECOMPOSED_HOW
+    if decomposed_ms is None:
+        out_extra["decomposed_error"] = f"decomposed post-grad graph not timed: {eager_error}"
+    if user.get("how"):
+        out_extra["eager_how"] = user["how"]
     if eager_ms is None:
-        out_extra["eager_error"] = eager_error
+        out_extra["eager_error"] = user.get("error") or "the eager rounds failed (Dynamo's graph raised while being timed)"
     if eager_fixes:
         out_extra["eager_fixes"] = (f"{len(eager_fixes)} getitem node(s) of in-place foreach ops read the input they "
                                     "mutated (the in-place overload returns nothing when run eagerly)")
