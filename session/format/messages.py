@@ -198,6 +198,10 @@ class GraphRounds(TypedDict, total=False):
     eager_wait_shares: list[float]
     compiled_wait: dict[str, Any]  # the last rounds together (tracer.timing.contention.combine)
     eager_wait: dict[str, Any]
+    # issue 39.2: the decomposed post-grad graph run op by op, timed in the same rounds (a third figure)
+    decomposed_rounds_ms: list[float]
+    decomposed_wait_shares: list[float]
+    decomposed_wait: dict[str, Any]
 
 
 class Roof(TypedDict):
@@ -372,7 +376,7 @@ class Run(TypedDict, total=False):
     # issue 32: every CPU figure judged on its measured contention (tracer.timing.contention)
     reliable: bool  # False when any figure (compiled, eager, kernels) is not reliable
     unreliable: str  # which figures are not, and why, in one line ending "press r to time again"
-    verdicts: dict[str, Verdict]  # "compiled" | "eager" | "kernels" -> its verdict (CPU)
+    verdicts: dict[str, Verdict]  # "compiled" | "eager" | "kernels" | "decomposed" (a subgraph's) -> its verdict (CPU)
     interleaved: Interleaved  # a what-if variant: it, the original and eager timed round by round
     t: float
 
