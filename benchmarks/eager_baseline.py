@@ -163,6 +163,9 @@ def ours(name: str, device: str, work: str) -> dict[str, dict]:
     return {graph_key(m).split(" ", 1)[1]: m for m in read_session(record) if m.get("type") == "run"}
 
 
+_GOT: list = []  # (Dynamo's graph, its first call) as compile_fx compiles them (side_by_side)
+
+
 def side_by_side(name: str, device: str, repeats: int) -> dict[str, tuple[list[float], list[float]]]:
     """``{kind: (plain ms per repeat, ours ms per repeat)}`` measured in this one process, alternating: the
     Dynamo graph our run stage times as eager (captured here by tracer.adapter.install_dynamo_graph_hook, on its
@@ -173,8 +176,9 @@ def side_by_side(name: str, device: str, repeats: int) -> dict[str, tuple[list[f
     from inductor_step.tracer.adapter.dynamo_graph import install_dynamo_graph_hook
     from inductor_step.tracer.timing.eager_user import backward_round, user_eager
 
-    got: list = []
-    install_dynamo_graph_hook(lambda gm, first: got.append((gm, first)))
+    got = _GOT
+    got.clear()
+    install_dynamo_graph_hook(lambda gm, first: _GOT.append((gm, first)))  # installs once per process
     torch._dynamo.reset()
     m, x = build(name, device)
     train = MODELS[name][2] == "train"
