@@ -42,15 +42,15 @@ def copy_graph_module(gm: Any) -> Any:
 
 def keep_inputs(args: list | tuple) -> tuple[list | None, str]:
     """``(inputs, how)``: a Dynamo graph's first-call inputs kept for eager timing, or ``(None, why)``.
-    Leaf tensors that require grad (parameters) are kept by reference; other tensors are copied
+    Parameters and leaf tensors that require grad are kept by reference; other tensors are copied
     (``detach().clone()``, ``requires_grad`` as they had it) while the copies stay under
     :data:`INPUT_BYTES`; ints, floats and the rest as they are."""
     out: list = []
     used = 0
     for a in args:
         if isinstance(a, torch.Tensor):
-            if a.is_leaf and a.requires_grad:
-                out.append(a)
+            if isinstance(a, torch.nn.Parameter) or (a.is_leaf and a.requires_grad):
+                out.append(a)  # a weight (frozen ones too, under no_grad): the script's own, never copied
                 continue
             n = a.numel() * a.element_size() if a.layout == torch.strided else 0
             used += n

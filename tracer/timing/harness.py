@@ -121,7 +121,7 @@ def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cu
     time means: ``contended`` (CPU: this process's threads waited for a core more than
     :data:`tracer.timing.contention.WAIT_SHARE_LIMIT` of the time in the rounds the compiled or eager time
     came from, measured per round from schedstat -- issue 32: the load average is too slow and coarse to
-    tell), ``verdicts`` (one per CPU figure: ``compiled``, ``eager``, ``kernels`` -> ``{"reliable", "wait_share",
+    tell), ``verdicts`` (one per CPU figure: ``compiled``, ``eager``, ``decomposed``, ``kernels`` -> ``{"reliable", "wait_share",
     "text"}``, :func:`tracer.timing.contention.judge`), ``settled`` (the rounds agreed and nothing competed),
     ``sum_vs_graph`` (kernel sum / graph time), ``gap_cause`` -- ``"overhead"`` (sum at most the graph: the
     rest is launch and Python overhead), ``"kernels_alone"`` (sum above the graph, times settled: each kernel
@@ -137,6 +137,8 @@ def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cu
         verdicts["compiled"] = judge(rounds.get("compiled_wait"), "the compiled graph's rounds")
         if rounds.get("eager_ms") is not None:
             verdicts["eager"] = judge(rounds.get("eager_wait"), "the eager rounds")
+        if rounds.get("decomposed_ms") is not None:  # issue 39.2: the third figure is judged too
+            verdicts["decomposed"] = judge(rounds.get("decomposed_wait"), "the decomposed post-grad graph's rounds")
         if kernels_wait:
             verdicts["kernels"] = judge(kernels_wait, "the kernels' timing")
     contended = any(v.get("reliable") is False for k, v in verdicts.items() if k in ("compiled", "eager"))
@@ -168,8 +170,10 @@ def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cu
     if verdicts:
         out["verdicts"] = verdicts
     if not reliable:
-        names = {"compiled": "compiled time", "eager": "eager time", "kernels": "kernel times"}
-        why = ("other processes held the cores" if contended or "kernels" in bad else "the rounds did not agree")
+        names = {"compiled": "compiled time", "eager": "eager time", "kernels": "kernel times",
+                 "decomposed": "decomposed post-grad time"}
+        why = ("other processes held the cores" if contended or {"kernels", "decomposed"} & set(bad)
+               else "the rounds did not agree")
         out["unreliable"] = (f"{', '.join(names[b] for b in bad)} not reliable ({why}"
                              + (f": threads waited for a core up to "
                                 f"{100 * max(verdicts[b].get('wait_share') or 0 for b in bad if b in verdicts):.0f}% "
