@@ -60,6 +60,11 @@ def keep_inputs(args: list | tuple) -> tuple[list | None, str]:
             if a.requires_grad and (c.is_floating_point() or c.is_complex()):
                 c.requires_grad_(True)
             out.append(c)
+        elif isinstance(a, (list, tuple)):  # a list input (compiled autograd's ``inputs``): its tensors copied
+            inner, why = keep_inputs(a)
+            if inner is None:
+                return None, why
+            out.append(type(a)(inner))
         else:
             out.append(a)
     return out, "the script's own inputs from its first call of the graph"
@@ -112,8 +117,13 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
                 seen.update(inputs=None, how=f"inputs not kept ({type(e).__name__}: {e})",
                             grad_enabled=torch.is_grad_enabled())
 
+        n = sum(1 for node in gm.graph.nodes if node.op == "placeholder")
+
         def run(*args: Any, **kwargs: Any) -> Any:  # the arguments go on as they came (boxed or not)
-            keep(args[0] if len(args) == 1 and isinstance(args[0], list) else args)
+            # boxed (one list holding every input) unless the graph takes exactly these arguments (compiled
+            # autograd's graph takes one list, ``inputs``)
+            boxed = len(args) == 1 and isinstance(args[0], list) and n != 1 and len(args[0]) == n
+            keep(args[0] if boxed else args)
             return compiled(*args, **kwargs)
         try:
             functools.update_wrapper(run, compiled)
