@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
 from typing import Any, Callable
 
 import torch
@@ -100,8 +101,8 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
             compiled = real(model_, example_inputs_, *a, **k)
         finally:
             _DEPTH.n = 0
-        if gm is None or not callable(compiled):
-            return compiled
+        if gm is None or not isinstance(compiled, (types.FunctionType, types.MethodType)):
+            return compiled  # AOTInductor's CompiledAOTI (torch._inductor.aot_compile asserts its type), a path
         seen: dict[str, Any] = {}
 
         def first_call() -> dict[str, Any]:
