@@ -258,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
                     r = runs.get(k) or {}
                     if r.get("eager_ms") is None:
                         raise SystemExit(f"{name} {k}: no eager time ({r.get('eager_error') or r.get('error')})")
-                    if r.get("reliable") is False or waits[k] > WAIT_SHARE_LIMIT:  # the box was busy: not compared
+                    eager_ok = ((r.get("verdicts") or {}).get("eager") or {}).get("reliable") is not False
+                    if not eager_ok or waits[k] > WAIT_SHARE_LIMIT:  # the box was busy: not compared
                         dropped[k] += 1
                         continue
                     plain[k].append(here[k])
