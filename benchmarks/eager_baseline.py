@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             dec: dict[str, list[float]] = {k: [] for k in kinds}
             comp: dict[str, list[float]] = {k: [] for k in kinds}
             dropped: dict[str, int] = {k: 0 for k in kinds}
+            seen_waits: dict[str, list[str]] = {k: [] for k in kinds}
             for _ in range(a.repeats):  # interleaved: plain, ours, plain, ours, ...
                 waits = {}
                 here = {}
@@ -258,7 +259,9 @@ def main(argv: list[str] | None = None) -> int:
                     r = runs.get(k) or {}
                     if r.get("eager_ms") is None:
                         raise SystemExit(f"{name} {k}: no eager time ({r.get('eager_error') or r.get('error')})")
-                    eager_ok = ((r.get("verdicts") or {}).get("eager") or {}).get("reliable") is not False
+                    ev = (r.get("verdicts") or {}).get("eager") or {}
+                    eager_ok = ev.get("reliable") is not False
+                    seen_waits[k].append(f"plain {100 * waits[k]:.0f}%, ours {100 * (ev.get('wait_share') or 0):.0f}%")
                     if not eager_ok or waits[k] > WAIT_SHARE_LIMIT:  # the box was busy: not compared
                         dropped[k] += 1
                         continue
@@ -270,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             for k in kinds:
                 if not got[k]:
                     print(f"{name:<11} {k:<9} no quiet repeat: all {a.repeats} waited for a core over "
-                          f"{100 * WAIT_SHARE_LIMIT:.0f}% of the time (ours or plain); not compared", flush=True)
+                          f"{100 * WAIT_SHARE_LIMIT:.0f}% of the time (ours or plain: {'; '.join(seen_waits[k])}); "
+                          "not compared", flush=True)
                     bad.append(f"{name} {k} (busy)")
                     continue
                 p, o = statistics.median(plain[k]), statistics.median(got[k])
