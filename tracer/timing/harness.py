@@ -5,8 +5,9 @@ Times are medians in ms: on CPU from Inductor's own benchmarker
 20-80% spread of their wall-clock times, :func:`cpu_quantiles`); on GPU from ``triton.testing.do_bench`` (CUDA events, L2 flushed before each run) with
 quantiles 0.5/0.2/0.8, so the spread is reported too.  (Inductor's ``benchmark_gpu`` returns the
 minimum, which is why it is not used here.)  The compiled graph is Inductor's output-code module
-``call(args)``; "eager" is the same post-grad ATen graph run op by op by torch.fx on the same
-inputs; kernels are timed one at a time on the arguments they received in one recorded ``call``.
+``call(args)``; "eager" is Dynamo's graph, what the script runs without torch.compile
+(:mod:`tracer.timing.eager_user`), and the post-grad ATen graph run op by op by torch.fx on the same
+inputs is a third figure, ``decomposed_ms`` (issue 39.2); kernels are timed one at a time on the arguments they received in one recorded ``call``.
 Inputs come from the output module's own ``get_args()`` (random tensors of the compiled shapes),
 except integer tensors (indices, masks), which are the script's own from its first call of the graph
 when it made one (random indices can send a gather or scatter out of bounds).  On CUDA the script's
@@ -27,6 +28,7 @@ from inductor_step.tracer import adapter
 from inductor_step.tracer.codeparse import parse_wrapper, subgraph_functions
 from inductor_step.tracer.timing.subgraphs import split_by_subgraph, watch_subgraphs
 from inductor_step.tracer.timing.collectives import collective_entry, collectives_summary
+from inductor_step.tracer.timing.eager_nodes import EAGER_SLOW_S, _no_eager, _probe_eager  # noqa: F401 - moved there
 from inductor_step.tracer.timing.hooks import _hooked
 from inductor_step.tracer.timing.ingraph import gpu_kernel_names, in_graph_times, replay_time, script_times
 from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops, roofline
@@ -243,9 +245,6 @@ def _graph_args(mod: Any) -> list:
     return captured
 
 
-from inductor_step.tracer.timing.eager_nodes import EAGER_SLOW_S, _no_eager, _probe_eager  # noqa: E402, F401
-
-
 def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
                num_gb: dict[str, float] | None = None, script: dict[str, Any] | None = None,
@@ -350,6 +349,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     pinned = adapter.pin_configs(mod, {n: c["config"] for n, c in script_configs.items()}) if script_configs else {}
     # every collective of the graph runs as a local stand-in, never the real one (tracer.adapter.collectives)
     with torch.no_grad(), adapter.stand_ins_in_module(mod, source):
+        inputs_fallback = ""
         try:
             args = _graph_args(mod)
         except Exception as e:  # noqa: BLE001 - issue 40.8: a jagged graph's get_args() omits its SymInt input
@@ -364,7 +364,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         random_args = list(args)
         ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or (script or {}).get("int_inputs") or {})
         n_tensors = sum(1 for t in args if isinstance(t, torch.Tensor))
-        inputs = locals().get("inputs_fallback", "") + _inputs_text(ints, floats, n_tensors)
+        inputs = inputs_fallback + _inputs_text(ints, floats, n_tensors)
         sizes = input_sizes(args)
         calls: list = []
 
