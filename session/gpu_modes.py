@@ -65,10 +65,20 @@ def user_kernel_lines(run: dict[str, Any]) -> list[str]:
 
 
 def eager_note_lines(run: dict[str, Any]) -> list[str]:
-    """Why a graph has no eager time, where the timing said (``eager_note``)."""
+    """What the eager figure is (``eager_how``: Dynamo's graph run eagerly, autograd's backward of it), or why a
+    graph has none (``eager_note``, sessions before issue 39.2), and the third figure, the decomposed post-grad
+    graph run op by op (``decomposed_ms``, ``decomposed_how``; ``decomposed_error`` where it was not timed)."""
+    out = []
     if run.get("eager_ms") is None and run.get("eager_note"):
-        return [f"eager: {run['eager_note']}"]
-    return []
+        out.append(f"eager: {run['eager_note']}")
+    if run.get("eager_ms") is not None and run.get("eager_how"):
+        out.append(f"eager: {run['eager_how']}")
+    if isinstance(run.get("decomposed_ms"), (int, float)):
+        out.append(f"decomposed post-grad graph, op by op: {run['decomposed_ms']:.4f} ms (Inductor's decomposed "
+                   "ATen/prims graph run by torch.fx: not what the script runs without torch.compile; for reference)")
+    elif run.get("decomposed_error"):
+        out.append(str(run["decomposed_error"]))
+    return out
 
 
 def partition_note(cg: dict[str, Any] | None) -> str:

@@ -553,7 +553,9 @@ def run_text(msg: dict[str, Any]) -> str:
     out = [f"# run: {msg.get('compile_id')} {_kind(msg)} on {msg.get('device')} "
            f"({msg.get('method')}" + (f", {msg['threads']} threads" if msg.get("threads") else "") + ")"]
     out.append(f"compiled_ms {fmt_ms(msg.get('compiled_ms'))}")
-    out.append(f"eager_ms {fmt_ms(msg.get('eager_ms'))}")
+    out.append(f"eager_ms {fmt_ms(msg.get('eager_ms'))}" + (f"  ({msg['eager_how']})" if msg.get("eager_how") else ""))
+    if "decomposed_ms" in msg:  # issue 39.2: the post-grad graph op by op, a third figure, never eager
+        out.append(f"decomposed_ms {fmt_ms(msg.get('decomposed_ms'))}  (decomposed post-grad graph, op by op)")
     c, e = msg.get("compiled_ms"), msg.get("eager_ms")
     if isinstance(c, (int, float)) and isinstance(e, (int, float)) and c > 0:
         out.append(f"speedup {e / c:.2f}x")

@@ -122,6 +122,9 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         # issue 27.10: graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
         self.other_backends: dict[str, str] = {}
         self.clock: Any = None  # tracer.compile_time.CompileClock (issue 30), from main()
+        # issue 39.2: frame key ("[0/0]", "[4/0] #2") -> (Dynamo's GraphModule, its first call's inputs): the eager
+        # the run stage times (tracer.adapter.dynamo_graph, tracer.timing.eager_user)
+        self.dynamo_graphs: dict[str, tuple[Any, Any]] = {}
 
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
@@ -347,6 +350,8 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         if adapter.install_backend_hook(lambda gm, name: backends.on_backend_before(self, gm, name),
                                         lambda gm, name, err: backends.on_backend_after(self, gm, name, err)):
             hooks.append("OutputGraph.call_user_compiler (each graph's backend; other backends' graphs)")
+        if adapter.install_dynamo_graph_hook(self.on_dynamo_graph):
+            hooks.append("torch._inductor.compile_fx.compile_fx (Dynamo's graph and its first inputs: the run stage's eager)")
         if adapter.install_reset_hook():
             hooks.append("torch._dynamo.reset (compile ids after a reset carry @resetN)")
         if adapter.install_graph_call_hook(self.on_graph_call):

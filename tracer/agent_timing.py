@@ -30,6 +30,33 @@ def _read(path: str | None) -> str:
 
 
 
+def timing_scalars(inputs: list) -> tuple[dict[int, Any], dict[int, str]]:
+    """``({position: value}, {position: why it stays here})`` of a compiled graph call's arguments that are not
+    tensors (a dynamic size: an int, or a ``torch.SymInt`` read as its int); tracer.timing.harness.script_args
+    builds the arguments from them where the output module's ``get_args()`` fails.  A value that cannot leave
+    this process (a jagged NestedTensor's nested int ``j0``, which has no int) is kept as it is, and named in
+    the second dict: such a graph is timed in the agent's own process."""
+    import pickle  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
+
+    out: dict[int, Any] = {}
+    stays: dict[int, str] = {}
+    for i, v in enumerate(inputs):
+        if isinstance(v, torch.Tensor):
+            continue
+        try:
+            if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                v = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(v)](v)
+            pickle.dumps(v)
+        except Exception as e:  # noqa: BLE001
+            stays[i] = (f"argument {i} is {v!r} ({type(v).__name__}"
+                        + (", a jagged NestedTensor's nested int" if "NestedInt" in f"{type(e).__name__}: {e}" else "")
+                        + "), which cannot be sent to a timing process")
+        out[i] = v
+    return out, stays
+
+
 class TimingRequests:
     """Timing, numerics and what-if for :class:`tracer.agent.Agent` (its state: ``script_calls``, ``graphs``,
     ``run_lock``, ``timing_limit_s``, ``send``); every method here runs in the agent process, which imports torch."""
@@ -64,6 +91,10 @@ class TimingRequests:
         if rec["calls"] == 1:
             try:
                 rec["inputs"] = timing.script_inputs(inputs)
+                # ints and floats (a dynamic size's value): timing builds the arguments from them where the
+                # output module's get_args() fails (tracer.timing.harness.script_args)
+                rec["scalars"], rec["scalars_stay"] = timing_scalars(inputs)
+                rec["n_inputs"] = len(inputs)
             except Exception as e:  # noqa: BLE001 - never in the script's way
                 rec["status"] = f"inputs not kept ({type(e).__name__}: {e})"
             try:
@@ -110,6 +141,38 @@ class TimingRequests:
             return run()
         rec["profiles"].append(state["records"])
         return state["out"]
+
+    def on_dynamo_graph(self, gm: Any, first_call: Any) -> None:
+        """compile_fx compiled Dynamo's graph ``gm`` (tracer.adapter.install_dynamo_graph_hook): kept under its
+        frame key (``"[0/0]"``, a DDPOptimizer part's ``"[4/0] #2"``), with ``first_call()`` giving the script's
+        inputs of its first call, for the run stage's eager (tracer.timing.eager_user)."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        cid = adapter.current_compile_id()
+        key = self.frame(cid).get("cur") or cid
+        self.dynamo_graphs[key] = (gm, first_call)
+
+    def dynamo_eager(self, cid: str, kind: str) -> dict[str, Any]:
+        """What graph ``(cid, kind)`` is timed against as eager (tracer.timing.eager_user.user_eager's ``dyn``):
+        the Dynamo graph of its compile id (and DDPOptimizer part), its first-call inputs, grad mode then, and
+        ``mode`` (``inference``, ``forward`` with grad, ``backward``: autograd's backward of it); else
+        ``{"missing": why}``.  A what-if variant's is its original's (the same script code)."""
+        from inductor_step.session.format import split_part, split_subgraph, split_variant  # noqa: PLC0415
+
+        base = split_part(split_subgraph(split_variant(kind)[0])[0])[0]
+        entry = self.dynamo_graphs.get(self.frame_key(cid, kind))
+        if entry is None:
+            return {"missing": f"Dynamo's graph of {cid} was not captured (it reaches the run stage when torch.compile "
+                               "hands it to Inductor's compile_fx)"}
+        gm, first_call = entry
+        seen = first_call() or {}
+        if not seen:
+            return {"missing": "the script never called this compiled graph, so Dynamo's graph has no real inputs to "
+                               "run on"}
+        if seen.get("inputs") is None:
+            return {"missing": f"Dynamo's graph's inputs were not kept ({seen.get('how')})"}
+        return {"gm": gm, "inputs": seen["inputs"], "grad_enabled": seen.get("grad_enabled"), "how": seen.get("how"),
+                "mode": base if base in ("forward", "backward") else "inference"}
 
     # ------------------------------------------------------------------ run
     def run_all(self, only: str | list[str] | None = None) -> None:
@@ -181,6 +244,7 @@ class TimingRequests:
         from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.timing.inprocess import (  # noqa: PLC0415
             in_process_reason, needs_this_process, time_in_process)
+        from inductor_step.tracer.timing.eager_user import sendable_reason  # noqa: PLC0415
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
@@ -208,13 +272,27 @@ class TimingRequests:
                                                                         "message": f"{where}: {text}"}))
                 msg["limit_s"] = self.timing_limit_s
                 try:
+                    dyn = self.dynamo_eager(cid, kind)
+                    kw["dynamo"] = dyn
                     # a graph a fresh process cannot rebuild (script-defined ops, opaque frozen weights) is
                     # timed here instead (tracer.timing.inprocess): issue 27.9
                     here = in_process_reason(g["output_path"], g.get("gm"))
+                    stays = (kw["script"] or {}).get("scalars_stay") or {}
+                    if here is None and stays:  # issue 40.8: a jagged graph's nested int has no int to send
+                        here = f"timed in the agent's own process: {next(iter(stays.values()))}"
+                    sent = dyn
+                    why_not = None if here is not None else sendable_reason(dyn)
+                    if why_not and dyn.get("gm") is not None:  # higher-order ops: pickled node by node, no re-trace
+                        sent = {**dyn, "gm": adapter.portable_graph_module(dyn["gm"])}
+                        why_not = sendable_reason(sent) if sent["gm"] is not dyn["gm"] else why_not
+                    if why_not:  # issue 39.2: eager is Dynamo's graph; where it cannot be sent, time here
+                        here = (f"timed in the agent's own process: Dynamo's graph (the eager baseline) cannot be sent "
+                                f"to a timing process ({why_not})")
                     if here is None:
                         try:
                             msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)
-                                g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"), **kw))
+                                g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"),
+                                **{**kw, "dynamo": sent}))
                         except TimingFailed as e:
                             if e.crashed or e.cancelled or not needs_this_process(e.reason):
                                 raise

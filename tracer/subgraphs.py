@@ -182,14 +182,16 @@ class SubgraphCapture:
             elif t.get("compiled_ms") is None:
                 m["not_timed"] = str(t.get("not_timed"))
             else:
+                m.update(_judged(t, str(msg.get("device", "cpu")).startswith("cuda")))
                 m.update(compiled_ms=t["compiled_ms"], eager_ms=t.get("eager_ms"), kernels=t["kernels"],
+                         decomposed_ms=t.get("decomposed_ms"), eager_note=t.get("eager_note"),
                          kernel_sum_ms=t["kernel_sum_ms"], method=msg.get("method", ""), inputs=t.get("inputs") or (
                              f"the arguments {parent} passed it in the timed call ({msg.get('inputs', '')})"),
                          peak=msg.get("peak") or {}, roofs=msg.get("roofs") or {},
                          warnings=[w for w in (
                              f"{g.function} ran {t['runs']} times in one call of {parent}: compiled_ms is one run, "
                              f"the kernels are its first run's" if t.get("runs", 1) > 1 else None,
-                             t.get("eager_note")) if w])
+                             t.get("decomposed_note")) if w] + list(m.get("warnings") or []))
             out.append(m)
         return out
 
@@ -300,3 +302,25 @@ def _lines(text: str, span: tuple[int, int]) -> list[int]:
     """1-based [first, last] lines of character span ``span`` in ``text``."""
     first = text.count("\n", 0, span[0]) + 1
     return [first, first + text.count("\n", span[0], span[1]) - 1]
+
+
+def _judged(t: dict[str, Any], cuda: bool) -> dict[str, Any]:
+    """A subgraph row's contention verdicts (issue 40.8: judged like its parent): ``verdicts``, ``reliable``,
+    ``contended``, ``settled``, ``warnings`` and ``unreliable`` from the run-queue wait while its compiled and
+    decomposed times were taken (tracer.timing.subgraphs.split_by_subgraph; tracer.timing.contention.judge).
+    Nothing on CUDA, where the GPU's time is not the cores'."""
+    if cuda:
+        return {}
+    from inductor_step.tracer.timing.contention import judge  # noqa: PLC0415
+
+    verdicts = {"compiled": judge(t.get("compiled_wait"), "the subgraph's compiled timing")}
+    if t.get("decomposed_wait") is not None:
+        verdicts["decomposed"] = judge(t.get("decomposed_wait"), "the decomposed subgraph's timing")
+    bad = [k for k, v in verdicts.items() if v.get("reliable") is False]
+    out: dict[str, Any] = {"verdicts": verdicts, "reliable": not bad, "contended": bool(bad), "settled": not bad,
+                           "warnings": [verdicts[b]["text"] for b in bad]}
+    if bad:
+        worst = max(verdicts[b].get("wait_share") or 0 for b in bad)
+        out["unreliable"] = (f"{', '.join(b + ' time' for b in bad)} not reliable (other processes held the cores: "
+                             f"threads waited for a core up to {100 * worst:.0f}% of the time); press r to time again")
+    return out

@@ -198,6 +198,10 @@ class GraphRounds(TypedDict, total=False):
     eager_wait_shares: list[float]
     compiled_wait: dict[str, Any]  # the last rounds together (tracer.timing.contention.combine)
     eager_wait: dict[str, Any]
+    # issue 39.2: the decomposed post-grad graph run op by op, timed in the same rounds (a third figure)
+    decomposed_rounds_ms: list[float]
+    decomposed_wait_shares: list[float]
+    decomposed_wait: dict[str, Any]
 
 
 class Roof(TypedDict):
@@ -305,7 +309,14 @@ class Run(TypedDict, total=False):
     device: str
     cupti: str
     compiled_ms: float | None
+    # issue 39.2: what the script runs without torch.compile -- Dynamo's graph run eagerly (a training forward with
+    # grad; a backward: autograd's backward of it); before, the decomposed post-grad graph (now decomposed_ms)
     eager_ms: float | None
+    eager_how: str  # how eager_ms was measured (tracer.timing.eager_user.EAGER_HOW)
+    decomposed_ms: float | None  # Inductor's post-grad graph run op by op by torch.fx: for reference, never "eager"
+    decomposed_how: str
+    decomposed_error: str  # decomposed_ms is None: why
+    decomposed_note: str  # the post-grad graph could not be sent to the timing process, or ran too slowly
     kernel_sum_ms: float | None  # None with kernels_note: the kernels are not timed one by one
     # issue 27: a C++ wrapper (cpp_wrapper=True) or an AOTInductor package runs its kernels inside compiled code
     kernels_note: str  # why ``kernels`` is empty and there is no kernel sum
@@ -345,7 +356,7 @@ class Run(TypedDict, total=False):
     signal: str | int
     isolated: str  # "timed in a process of its own (pid N) ..."
     # issue 27.9: timing never needs a re-trace that fails; where a part cannot be timed, which and why
-    eager_error: str  # eager_ms is None: why the post-grad graph could not be run eagerly
+    eager_error: str  # eager_ms is None: why (Dynamo's graph not captured, no inputs, it raised)
     eager_note: str  # the eager baseline came from elsewhere or was left out (e.g. not sendable to a worker)
     eager_fixes: str  # what was rewritten so the post-grad graph runs eagerly (in-place foreach getitems)
     in_process: str  # timed in the agent's own process instead of a worker, and why (custom ops, frozen weights)
@@ -365,7 +376,7 @@ class Run(TypedDict, total=False):
     # issue 32: every CPU figure judged on its measured contention (tracer.timing.contention)
     reliable: bool  # False when any figure (compiled, eager, kernels) is not reliable
     unreliable: str  # which figures are not, and why, in one line ending "press r to time again"
-    verdicts: dict[str, Verdict]  # "compiled" | "eager" | "kernels" -> its verdict (CPU)
+    verdicts: dict[str, Verdict]  # "compiled" | "eager" | "kernels" | "decomposed" (a subgraph's) -> its verdict (CPU)
     interleaved: Interleaved  # a what-if variant: it, the original and eager timed round by round
     t: float
 

@@ -130,7 +130,12 @@ def test_every_graph_is_timed_or_says_why(hops: Run, graphs: list[str]) -> None:
         if inlined(key):
             assert "inline" in m["not_timed"]
             continue
-        assert m["compiled_ms"] > 0 and m["eager_ms"] > 0, key  # eager too: no fx re-trace of cond & co
+        if " › " in key:  # issue 39.2: a subgraph's eager is inside its parent's (Dynamo's graph runs the op whole);
+            # its decomposed post-grad subgraph is timed, no fx re-trace of cond & co
+            assert m["compiled_ms"] > 0 and m["decomposed_ms"] > 0 and "parent's eager" in m["eager_note"], key
+            assert "verdicts" in m, key  # issue 40.8: judged for contention like its parent
+        else:
+            assert m["compiled_ms"] > 0 and m["eager_ms"] > 0, key  # eager too: no fx re-trace of cond & co
         codegen = {k["name"] for k in hops.stop(key, "codegen")["kernels"]}
         assert {k["name"] for k in m["kernels"]} <= codegen, key  # each graph times its own kernels
     # the branch the inputs did not take is timed on the same arguments, and says so

@@ -80,7 +80,12 @@ def test_each_mode_says_how_it_was_timed(rec: Rec) -> None:
     assert "custom_op" in custom["in_process"]
     foreach = [r for r in rec.runs.values() if r.get("eager_fixes")]
     assert len(foreach) == 1 and "in-place foreach" in foreach[0]["eager_fixes"]
-    assert not [r for k, r in rec.runs.items() if r.get("in_process") and r is not frozen and r is not custom]
+    # issue 39.2: compiled autograd's Dynamo graph (eager) calls torch._dynamo.compiled_autograd.ops, which do not
+    # pickle: timed here, saying so
+    ca = [r for k, r in rec.runs.items() if k.startswith("[!")]
+    assert ca and all("Dynamo's graph (the eager baseline) cannot be sent" in r["in_process"] for r in ca)
+    assert not [r for k, r in rec.runs.items()
+                if r.get("in_process") and r is not frozen and r is not custom and not k.startswith("[!")]
     assert "eager not timed" not in rec.stdout
 
 

@@ -80,7 +80,11 @@ from inductor_step.tracer.adapter.backends import (  # noqa: F401
     is_inductor,
     label_compile_id,
 )
+from inductor_step.tracer.adapter.dynamo_graph import (  # noqa: F401
+    install_dynamo_graph_hook,
+)
 from inductor_step.tracer.adapter.eager_graph import (  # noqa: F401
+    is_torch_op,
     runnable_eager,
     script_ops_in,
     unsendable_reason,

@@ -76,11 +76,32 @@ def unsendable_reason(gm: Any) -> str | None:
 _OP_REF = re.compile(r"torch\.ops\.(\w+)\.(\w+)")
 
 
+#: operator namespaces torch itself registers: never "defined by the script", whatever registry holds them
+#: (torch 2.13 defines prims::convert_element_type, prims::iota ... with torch.library.custom_op, so they sit in
+#: torch._library.custom_ops.OPDEFS beside the script's own)
+TORCH_NAMESPACES = frozenset({"aten", "prims", "rngprims", "prim", "_c10d_functional", "c10d_functional",
+                              "_c10d_functional_autograd", "c10d", "_dtensor", "inductor", "_inductor_test",
+                              "quantized", "quantized_decomposed", "_quantized", "mkldnn", "mkl", "onednn",
+                              "higher_order", "debugprims", "debug_mode_ops", "profiler", "_test", "fbgemm",
+                              "symm_mem", "streams", "tensorrt", "_export", "export", "cuda", "xpu", "mps"})
+
+
+def is_torch_op(q: str, opdef: Any = None) -> bool:
+    """Whether operator ``ns::name`` is torch's own: its namespace is one torch registers
+    (:data:`TORCH_NAMESPACES`), or the Python function that defined it (``CustomOpDef._init_fn``) lives
+    in a ``torch`` module."""
+    if q.split("::", 1)[0] in TORCH_NAMESPACES:
+        return True
+    mod = getattr(getattr(opdef, "_init_fn", None), "__module__", "") or ""
+    return mod == "torch" or mod.startswith("torch.")
+
+
 def script_ops_in(source: str) -> list[str]:
-    """The ``ns::name`` operators that ``source`` (an output module's code) calls and that this
-    process defined in Python (``torch.library.custom_op``; ``torch._library.custom_ops.OPDEFS``):
-    a fresh process, which never ran the script, has none of them.  Empty where none (or where the
-    registry is not available on this torch)."""
+    """The ``ns::name`` operators that ``source`` (an output module's code) calls and that the script
+    defined in Python (``torch.library.custom_op``; ``torch._library.custom_ops.OPDEFS``, less torch's
+    own ops there, :func:`is_torch_op`: prims::convert_element_type is registered by torch._prims the same
+    way): a fresh process, which never ran the script, has none of them.  Empty where none (or where
+    the registry is not available on this torch)."""
     try:
         from torch._library.custom_ops import OPDEFS  # noqa: PLC0415
     except Exception:  # noqa: BLE001
@@ -88,6 +109,6 @@ def script_ops_in(source: str) -> list[str]:
     out = []
     for ns, name in _OP_REF.findall(source):
         q = f"{ns}::{name}"
-        if q in OPDEFS and q not in out:
+        if q in OPDEFS and q not in out and not is_torch_op(q, OPDEFS[q]):
             out.append(q)
     return out

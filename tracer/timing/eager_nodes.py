@@ -1,11 +1,14 @@
-"""The eager time of each post-grad FX node (issue 20: "the eager time of the same FX nodes, so lines
-that got slower than eager stand out"): the graph Inductor compiled, run op by op by
-``torch.fx.Interpreter`` on the inputs the timing harness uses, each node's call timed alone."""
+"""The decomposed post-grad graph run op by op: its per-node times for the ledger, and whether it can be run at all.
+
+Issue 20 ("the eager time of the same FX nodes, so lines that got slower than eager stand out"): the graph
+Inductor compiled, run op by op by ``torch.fx.Interpreter`` on the inputs the timing harness uses, each node's
+call timed alone.  Issue 39.2: the whole graph run op by op is the run stage's third figure (``decomposed_ms``),
+never its eager; :func:`_no_eager` and :func:`_probe_eager` say where it cannot be run in rounds."""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -41,3 +44,50 @@ def eager_node_times(gm: Any, args: list, cuda: bool, reps: int = 5, max_nodes: 
     out = {name: sorted(ts)[len(ts) // 2] * 1e3 for name, ts in times.items()}
     return out, (f"each post-grad FX node run alone by torch.fx.Interpreter on the timed inputs, median of {reps} runs"
                  + (" (torch.cuda.synchronize around each node)" if cuda else ""))
+
+
+EAGER_SLOW_S = 1.0  # one eager call slower than this: eager is not timed in rounds (tens of calls)
+
+
+def _no_eager(eager_gm: Any) -> str | None:
+    """Why a post-grad graph is not run eagerly at all, or None: flex attention's backward has no eager
+    kernel; torch runs its math reference (vmapped score-mod graphs), and on an H100 one call of a
+    B=2, H=8, S=512 backward (tests/scripts/gpu_flex.py) had not returned after 140 s."""
+    for n in getattr(getattr(eager_gm, "graph", None), "nodes", []):
+        if n.op == "call_function" and "flex_attention_backward" in str(getattr(n.target, "__name__", n.target)):
+            return ("eager not timed: flex attention's backward (the flex_attention_backward higher-order op) has no "
+                    "eager kernel; torch's math reference for it ran over 140 s a call on an H100 at B=2, H=8, S=512")
+    return None
+
+
+def _probe_eager(eager_fn: Callable, cuda: bool) -> tuple[Callable | None, dict[str, Any]]:
+    """Two eager calls of the post-grad graph, timed by the clock (synchronized on CUDA), before the
+    rounds run it tens of times: ``(eager_fn, {})`` where they were quick, else ``(None, {"note"})``
+    saying why eager is not timed -- it raised (a post-grad graph torch cannot run op by op), or one
+    call took over :data:`EAGER_SLOW_S` (flex attention's backward run eagerly is torch's math
+    reference, seconds per call at modest sizes: rounds of it looked like a hang)."""
+    import time  # noqa: PLC0415
+
+    try:
+        took = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            eager_fn()
+            if cuda:
+                torch.cuda.synchronize()
+            took.append(time.perf_counter() - t0)
+            if took[-1] > EAGER_SLOW_S:
+                break
+    except Exception as e:  # noqa: BLE001
+        if cuda:
+            try:
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001
+                pass
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        return None, {"note": f"eager not timed: the post-grad graph raised when run op by op ({type(e).__name__}: {first})",
+                      "raised": True}
+    if took[-1] > EAGER_SLOW_S:
+        return None, {"note": f"eager not timed in rounds: one eager call of the post-grad graph took {took[-1]:.2f} s "
+                              f"(over {EAGER_SLOW_S:.0f} s; rounds would run it tens of times)", "slow": True}
+    return eager_fn, {}

@@ -55,7 +55,8 @@ def needs_this_process(reason: str) -> bool:
 def time_in_process(output_path: str, eager_gm: Any, device: str, why: str, *,
                     cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
                     num_gb: dict[str, float] | None = None, script: dict[str, Any] | None = None,
-                    timeout_s: float = 600.0, compare: dict[str, Any] | None = None) -> dict[str, Any]:
+                    timeout_s: float = 600.0, compare: dict[str, Any] | None = None,
+                    dynamo: dict[str, Any] | None = None) -> dict[str, Any]:
     """:func:`tracer.timing.harness.time_graph` on a thread of this process (arguments and result as
     :meth:`tracer.timing.isolate.TimingWorker.time`'s); the result gets ``in_process`` = ``why``.
     Raises :class:`TimingFailed`: the exception time_graph raised, ``timed out`` (the limit ran out,
@@ -83,7 +84,8 @@ def time_in_process(output_path: str, eager_gm: Any, device: str, why: str, *,
 
     def _go() -> None:
         try:
-            res = time_graph(output_path, gm, device, cancel=cancel, progress=step, num_gb=num_gb, script=script)
+            res = time_graph(output_path, gm, device, cancel=cancel, progress=step, num_gb=num_gb, script=script,
+                             dynamo=dynamo)
             if compare:
                 step("comparing outputs with the original and eager")
                 try:

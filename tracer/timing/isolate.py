@@ -136,18 +136,21 @@ class TimingWorker:
     def time(self, output_path: str, eager_gm: Any, device: str, *, cancel: threading.Event | None = None,
              progress: Callable[[str], None] | None = None, num_gb: dict[str, float] | None = None,
              script: dict[str, Any] | None = None, timeout_s: float = TIMEOUT_S,
-             compare: dict[str, Any] | None = None, pair: dict[str, Any] | None = None) -> dict[str, Any]:
+             compare: dict[str, Any] | None = None, pair: dict[str, Any] | None = None,
+             dynamo: dict[str, Any] | None = None) -> dict[str, Any]:
         """Time one graph in the worker; see :func:`tracer.timing.harness.time_graph` for the
         arguments and the result, which gets ``isolated`` (how it was timed) and, where the post-grad
-        graph could not be sent to the worker, ``eager_note``.  ``compare`` (a what-if variant:
+        graph could not be sent to the worker, ``decomposed_note``.  ``compare`` (a what-if variant:
         ``{"original_path", "eager_gm"}``) adds ``numerics`` (tracer.whatif.compare_outputs).  ``pair`` (issue 32:
         ``{"output_path", "eager_gm", "script"}`` of a second graph): the two are timed round by round instead
-        (:func:`tracer.timing.interleave.pair_rounds`'s result)."""
+        (:func:`tracer.timing.interleave.pair_rounds`'s result).  ``dynamo``: Dynamo's graph and its first-call
+        inputs, the eager baseline (:func:`tracer.timing.eager_user.user_eager`), sent as it is (the caller checked
+        it pickles: :func:`tracer.timing.eager_user.sendable_reason`)."""
         import torch  # noqa: PLC0415
 
         job = os.path.join(self.dir, f"job-{time.monotonic_ns()}.pt")
         spec: dict[str, Any] = {"output_path": output_path, "device": device, "num_gb": num_gb, "script": script,
-                                "eager_gm": None,
+                                "eager_gm": None, "dynamo": dynamo,
                                 # the script's TF32 settings: its matmuls and convolutions ran with them
                                 "float32_matmul_precision": torch.get_float32_matmul_precision(),
                                 "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32)}
@@ -243,10 +246,10 @@ class TimingWorker:
                 pass
         if result is not None:
             result["isolated"] = f"timed in a process of its own (pid {proc.pid}), so a crash there loses only this graph"
-            if note:
-                result["eager_note"] = note
-                if result.get("eager_ms") is None:
-                    result["eager_error"] = note
+            if note:  # the decomposed post-grad graph's, not eager's (eager is Dynamo's graph, sent as `dynamo`)
+                result["decomposed_note"] = note
+                if result.get("decomposed_ms") is None:
+                    result["decomposed_error"] = f"decomposed post-grad graph not timed: {note}"
             return result
         if error is not None:
             raise TimingFailed(error[0], error[1])

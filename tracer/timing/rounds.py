@@ -51,8 +51,12 @@ def rounds_until_stable(measure: Callable[[], float], max_rounds: int = MAX_GRAP
 
 
 def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
-                       bench: Callable[[Callable], float]) -> dict[str, Any]:
-    """``compiled_ms`` and ``eager_ms`` (ms) of one graph.
+                       bench: Callable[[Callable], float], eager_round: Callable[[], float] | None = None,
+                       decomposed: Callable | None = None) -> dict[str, Any]:
+    """``compiled_ms`` and ``eager_ms`` (ms) of one graph, and ``decomposed_ms`` where ``decomposed`` (the
+    post-grad graph run op by op) is given: each round times all three in turn.  ``eager_round`` (a callable
+    returning one round's ms: autograd's backward, whose forward must not be timed,
+    :func:`tracer.timing.eager_user.backward_round`) replaces the benchmark of ``eager``.
 
     CUDA: rounds of ``triton.testing.do_bench`` (L2 flushed, 40 ms each, median), compiled and
     eager alternating, until the last :data:`GRAPH_ROUNDS` compiled rounds agree within
@@ -99,18 +103,30 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
     e_rounds: list[float] = []
     c_spans: list[dict[str, Any]] = []  # issue 32: each round's run-queue wait (tracer.timing.contention)
     e_spans: list[dict[str, Any]] = []
+    d_rounds: list[float] = []
+    d_spans: list[dict[str, Any]] = []
+    if eager_round is None and eager is not None:
+        eager_round = lambda: one(eager)  # noqa: E731
     while len(c_rounds) < MAX_GRAPH_ROUNDS:
         with contention.Span() as s:
             c_rounds.append(one(compiled))
         c_spans.append(s.result)
-        if eager is not None:
+        if eager_round is not None:
             with contention.Span() as s:
-                e = try_eager(lambda: one(eager))
+                e = try_eager(eager_round)
             if e is None:
-                eager, e_rounds, e_spans = None, [], []
+                eager_round, e_rounds, e_spans = None, [], []
             else:
                 e_rounds.append(e)
                 e_spans.append(s.result)
+        if decomposed is not None:
+            with contention.Span() as s:
+                d = try_eager(lambda: one(decomposed))
+            if d is None:
+                decomposed, d_rounds, d_spans = None, [], []
+            else:
+                d_rounds.append(d)
+                d_spans.append(s.result)
         if stable_window(c_rounds) is not None and (not e_rounds or stable_window(e_rounds) is not None
                                                     or len(c_rounds) >= 2 * GRAPH_ROUNDS):
             break
@@ -122,12 +138,17 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
            "load": {"loadavg_1m_before": load_before, "loadavg_1m_after": _loadavg(), "cpus": _cpus()}}
     if e_rounds:
         out.update(eager_ms=med(e_rounds), eager_rounds_ms=e_rounds)
+    if d_rounds:
+        out.update(decomposed_ms=med(d_rounds), decomposed_rounds_ms=d_rounds)
     if not cuda:  # issue 32: how long the threads waited for a core in each round, and over the rounds used
         out["compiled_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in c_spans]
         out["compiled_wait"] = contention.combine(c_spans[-GRAPH_ROUNDS:])
         if e_rounds:
             out["eager_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in e_spans]
             out["eager_wait"] = contention.combine(e_spans[-GRAPH_ROUNDS:])
+        if d_rounds:
+            out["decomposed_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in d_spans]
+            out["decomposed_wait"] = contention.combine(d_spans[-GRAPH_ROUNDS:])
     return out
 
 

@@ -127,8 +127,14 @@ def split_by_subgraph(kernels: list[dict[str, Any]], rec: dict[str, Any], functi
     """``(the parent's own kernel calls, {function: its timing})``.  ``kernels``: the harness's timed
     calls, one per recorded call (fewer when cancelled).  A function's timing: ``kernels`` (its first
     run's calls, ``share`` of their sum), ``kernel_sum_ms``, ``runs`` (times it ran in the recorded call),
-    ``compiled_ms`` (the function alone on its first run's arguments) and ``eager_ms`` (its post-grad
-    subgraph, ``eager_gm``'s submodule, on the same arguments), or ``not_timed`` / ``eager_note`` saying why not."""
+    ``compiled_ms`` (the function alone on its first run's arguments) and ``decomposed_ms`` (its post-grad
+    subgraph, ``eager_gm``'s submodule, run op by op on the same arguments), or ``not_timed`` / ``decomposed_note``
+    saying why not; ``eager_note`` says why there is no eager time of its own (issue 39.2: eager is Dynamo's graph,
+    which runs the subgraph inside its higher-order op, so the parent's eager holds it); ``compiled_wait`` /
+    ``decomposed_wait`` (CPU): the run-queue wait while each was timed (tracer.timing.contention), which judges the
+    row as the parent's rounds judge the parent (issue 40.8)."""
+    from inductor_step.tracer.timing.contention import Span  # noqa: PLC0415
+
     scopes = rec["scopes"]
     first = {}
     for s in sorted(scopes, key=lambda s: s[1]):
@@ -166,22 +172,30 @@ def split_by_subgraph(kernels: list[dict[str, Any]], rec: dict[str, Any], functi
         args = rec["args"].get(fn)
         real = rec["real"].get(fn)
         try:
-            out["compiled_ms"] = bench(lambda: real(list(args)))[0]
+            with Span() as span:
+                out["compiled_ms"] = bench(lambda: real(list(args)))[0]
+            out["compiled_wait"] = span.result
         except Exception as e:  # noqa: BLE001
             out["compiled_ms"] = None
             out["not_timed"] = f"{fn} alone could not be run again on its first call's arguments ({type(e).__name__}: {e})"
+        out["eager_ms"] = None
+        out["eager_note"] = ("eager not timed on its own: without torch.compile this subgraph runs inside its "
+                             "higher-order op in Dynamo's graph, so its eager time is inside the parent's eager")
         sub = eager_mods.get(fn)
         if sub is None:
-            out["eager_ms"] = None
-            out["eager_note"] = "eager not timed: " + ("no post-grad graph reached the timing process" if eager_gm is None
-                                                      else f"the post-grad graph has no subgraph module {fn}")
+            out["decomposed_ms"] = None
+            out["decomposed_note"] = "decomposed post-grad subgraph not timed: " + (
+                "no post-grad graph reached the timing process" if eager_gm is None
+                else f"the post-grad graph has no subgraph module {fn}")
         else:
             try:
-                with torch.no_grad():
-                    out["eager_ms"] = bench(lambda: sub(*args))[0]
+                with torch.no_grad(), Span() as span:
+                    out["decomposed_ms"] = bench(lambda: sub(*args))[0]
+                out["decomposed_wait"] = span.result
             except Exception as e:  # noqa: BLE001
-                out["eager_ms"] = None
-                out["eager_note"] = f"eager not timed: the post-grad subgraph failed on these arguments ({type(e).__name__}: {e})"
+                out["decomposed_ms"] = None
+                out["decomposed_note"] = (f"decomposed post-grad subgraph not timed: it failed on these arguments "
+                                          f"({type(e).__name__}: {e})")
         subs[fn] = out
     _shares(own)
     return own, subs

@@ -89,7 +89,8 @@ def main(argv: list[str]) -> int:
 
                 result = mark_cpp_wrapper(spec["output_path"], time_graph(
                     spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel, num_gb=spec.get("num_gb"),
-                    script=spec.get("script"), progress=lambda text: send({"progress": text})), spec["device"],
+                    script=spec.get("script"), progress=lambda text: send({"progress": text}),
+                    dynamo=spec.get("dynamo")), spec["device"],
                     cancel=cancel, progress=lambda text: send({"progress": text}), script=spec.get("script"))
             if side_note:
                 result["eager_user_kernels"] = side_note

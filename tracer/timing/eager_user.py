@@ -1,0 +1,168 @@
+"""The run stage's eager: Dynamo's graph (what the script runs without torch.compile), timed like the script runs it.
+
+Issue 39.2: "eager" was Inductor's post-grad graph, decomposed to ATen and prims and run op by op by
+``torch.fx``: 2x the script's own time on CPU (an MLP block with LayerNorm: 1.15 ms against 0.59 ms for
+the module without compile) and 2-25x on an H100.  Eager is now the GraphModule Dynamo handed
+``compile_fx`` (:mod:`tracer.adapter.dynamo_graph`: the user's torch functions and modules, before
+AOTAutograd and decompositions), on its real inputs from the script's first call:
+
+* ``inference``: the graph called with grad mode as the script had it at that call;
+* ``forward`` (of a training compile): the graph called with grad enabled, so autograd records the
+  graph for backward as the script's eager would;
+* ``backward``: autograd's backward of it -- each round runs the graph forward untimed, then times
+  ``torch.autograd.backward(outputs, ones)`` over the outputs that require grad (the leaves' ``.grad``
+  set to None first, as ``zero_grad()`` leaves them), by ``time.perf_counter`` on CPU and CUDA events on
+  GPU; the round's figure is the median of its calls (the first dropped as warm-up).
+
+The decomposed post-grad graph run op by op stays as a third figure (``decomposed_ms``), never as eager.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+import time
+from typing import Any, Callable
+
+import torch
+
+#: what the run stage says eager is, per graph kind (the result's ``eager_how``)
+EAGER_HOW = {
+    "inference": "Dynamo's graph (the script's own torch ops and modules, as without torch.compile) run eagerly on "
+                 "the script's first-call inputs",
+    "forward": "Dynamo's graph (the script's own torch ops and modules, as without torch.compile) run eagerly with "
+               "grad enabled (autograd records it, as the script's eager does) on the script's first-call inputs",
+    "backward": "autograd's backward of Dynamo's graph (torch.autograd.backward of its outputs that require grad, "
+                "ones as their grads), the graph's forward run untimed before each call, on the script's "
+                "first-call inputs",
+}
+DECOMPOSED_HOW = ("Inductor's post-grad graph (decomposed to ATen/prims) run op by op by torch.fx on the compiled "
+                  "graph's inputs: not what the script runs without torch.compile (shown for reference; the ledger's "
+                  "per-line eager times come from it)")
+
+ROUND_MS_CPU = 20.0  # one backward round: timed calls until this much backward time (ms), at least MIN_CALLS
+ROUND_MS_CUDA = 40.0
+MIN_CALLS = 5
+MAX_CALLS = 500
+
+
+def sendable_reason(dyn: dict[str, Any] | None) -> str | None:
+    """Why Dynamo's graph and inputs (``dyn``, :func:`tracer.agent_timing` builds it) cannot go to a timing
+    process, or None: ``torch.save`` of them and ``torch.load`` back (GraphModules pickle through
+    ``torch.fx``'s ``__reduce__``; a user module the graph calls, when not inlined, needs the script's
+    own classes)."""
+    if not dyn or dyn.get("gm") is None:
+        return None
+    try:
+        buf = io.BytesIO()
+        torch.save({"gm": dyn["gm"], "inputs": dyn.get("inputs")}, buf)
+        buf.seek(0)
+        torch.load(buf, weights_only=False)
+    except Exception as e:  # noqa: BLE001
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        return f"{type(e).__name__}: {first}"
+    return None
+
+
+def _grad_outputs(outs: Any) -> tuple[list, list]:
+    """The outputs of Dynamo's graph that autograd can go back from, and ones of their shapes."""
+    flat = [o for o in (outs if isinstance(outs, (list, tuple)) else [outs])
+            if isinstance(o, torch.Tensor) and o.requires_grad and o.grad_fn is not None]
+    return flat, [torch.ones_like(o) for o in flat]
+
+
+def backward_round(gm: Any, inputs: list, cuda: bool) -> float:
+    """One round of eager backward (ms): calls of (forward of ``gm`` untimed, then
+    ``torch.autograd.backward``) until :data:`ROUND_MS_CPU` (:data:`ROUND_MS_CUDA`) of backward time,
+    at least :data:`MIN_CALLS`; the median of the calls after the first.  Raises ValueError where no
+    output requires grad, else what autograd raises."""
+    leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.is_leaf and t.requires_grad]
+    budget = ROUND_MS_CUDA if cuda else ROUND_MS_CPU
+    times: list[float] = []
+    while len(times) < MIN_CALLS + 1 or (sum(times[1:]) < budget and len(times) < MAX_CALLS):
+        for t in leaves:
+            t.grad = None
+        with torch.enable_grad():
+            outs, grads = _grad_outputs(gm(*inputs))
+        if not outs:
+            raise ValueError("no output of Dynamo's graph requires grad: there is no backward to time")
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            start.record()
+            torch.autograd.backward(outs, grads)
+            end.record()
+            end.synchronize()
+            times.append(float(start.elapsed_time(end)))
+        else:
+            t0 = time.perf_counter()
+            torch.autograd.backward(outs, grads)
+            times.append((time.perf_counter() - t0) * 1e3)
+        del outs, grads
+    return statistics.median(times[1:])
+
+
+def user_eager(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
+    """What the rounds time as eager for one graph, from ``dyn`` = ``{"gm": Dynamo's GraphModule, "inputs":
+    its first-call inputs, "grad_enabled": grad mode at that call, "mode": "inference" | "forward" |
+    "backward"}`` (or ``{"missing": why}``): ``{"fn": a no-argument callable timed by the rounds' benchmark
+    (inference, forward)}`` or ``{"round": a callable returning one round's ms (backward)}``, with ``how``
+    (:data:`EAGER_HOW`); or ``{"error": one line}`` when there is none, or one call of it raised.  One call
+    is made here (two for a backward round's first calls), so a graph that cannot run says why."""
+    if not dyn:
+        return {"error": "Dynamo's graph of this compile was not captured (eager is the graph Dynamo hands "
+                         "torch.compile's backend)"}
+    if dyn.get("missing"):
+        return {"error": dyn["missing"]}
+    gm, inputs, mode = dyn.get("gm"), dyn.get("inputs"), dyn.get("mode") or "inference"
+    if gm is None or inputs is None:
+        return {"error": f"Dynamo's graph has no inputs to run on ({dyn.get('how') or 'the script never called it'})"}
+    how = EAGER_HOW.get(mode, EAGER_HOW["inference"])
+    try:
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        # a rank's graph: its collectives run as the same local stand-ins as the compiled graph's (no process
+        # group here; tracer.adapter.collectives)
+        from inductor_step.tracer.adapter.collectives import NAMESPACES  # noqa: PLC0415
+
+        for node in gm.graph.nodes:  # Dynamo's graph calls the packet (torch.ops._c10d_functional.all_reduce)
+            t = node.target
+            if node.op == "call_function" and isinstance(t, torch._ops.OpOverloadPacket) \
+                    and t._qualified_op_name.split("::")[0] in NAMESPACES and hasattr(t, "default"):
+                node.target = t.default
+        stubbed = adapter.stand_ins_in_graph(gm)
+        if stubbed:
+            how += (f"; its collective(s) {', '.join(sorted(set(stubbed.values())))} ran as local stand-ins (no "
+                    "communication), as in the compiled graph")
+    except Exception:  # noqa: BLE001 - the graph runs as it is, and says why where it cannot
+        pass
+    try:
+        if mode == "backward":
+            backward_round(gm, inputs, cuda)  # once: warms up and says why where it cannot run
+
+            def one_round() -> float:
+                return backward_round(gm, inputs, cuda)
+            return {"round": one_round, "how": how}
+        grad = True if mode == "forward" else bool(dyn.get("grad_enabled"))
+
+        def call() -> Any:
+            with torch.set_grad_enabled(grad):
+                return gm(*inputs)
+        call()
+        if cuda:
+            torch.cuda.synchronize()
+        return {"fn": call, "how": how}
+    except Exception as e:  # noqa: BLE001
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        what = "autograd's backward of Dynamo's graph" if mode == "backward" else "Dynamo's graph"
+        return {"error": f"{what} raised when run eagerly ({type(e).__name__}: {first})"}
+
+
+def measure_fn(fn: Callable[[], Any] | None, round_fn: Callable[[], float] | None,
+               one: Callable[[Callable], float]) -> Callable[[], float] | None:
+    """One eager round as the rounds take it: ``round_fn()`` where given, else ``one(fn)``; None where neither."""
+    if round_fn is not None:
+        return round_fn
+    if fn is not None:
+        return lambda: one(fn)
+    return None
