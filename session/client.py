@@ -90,11 +90,14 @@ def import_root(python: str | None = None) -> str | None:
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if os.path.basename(pkg) == "inductor_step":
         return os.path.dirname(pkg)
-    if python is None or os.path.realpath(python) == os.path.realpath(sys.executable):
+    import shutil  # noqa: PLC0415
+
+    # the same path, not the same binary: a virtual environment's python links to its base interpreter, whose
+    # site-packages hold no editable install of this clone
+    if python is None or os.path.abspath(shutil.which(python) or python) == os.path.abspath(sys.executable):
         return None
     if not _IMPORT_ROOT:
         import atexit  # noqa: PLC0415
-        import shutil  # noqa: PLC0415
         import tempfile  # noqa: PLC0415
 
         d = tempfile.mkdtemp(prefix="inductor-step-import-")

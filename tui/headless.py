@@ -142,10 +142,15 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     from inductor_step.session.compile_time import summary_line  # noqa: PLC0415
     from inductor_step.session.store import Session  # noqa: PLC0415
 
-    line = summary_line(Session.of(ctimes))
+    try:  # the session just written, decoded once: the summary counts its graphs as --open does
+        recorded = Session.of(list(protocol.read_session(record)))
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        recorded = None
+    line = summary_line(recorded or Session.of(ctimes))
     if line:
         print(line, flush=True)
-    print_memory(record)  # issue 42: each graph's planned peak and saved-for-backward bytes
+    if recorded is not None:
+        print_memory(recorded)  # each graph's planned peak and saved-for-backward bytes
     print(f"inductor-step: session written to {record}", file=sys.stderr)
     for m in (m for m in saved if not m.get("error")):  # the repro that loads them (needs the session written)
         print(write_repro(record, protocol.graph_key(m), m["kernel"]), flush=True)
@@ -228,14 +233,13 @@ def _print_ranks(job_path: str) -> None:
         print(f"inductor-step: no rank comparison ({type(e).__name__}: {e})", file=sys.stderr)
 
 
-def print_memory(record: str) -> None:
-    """Issue 42: a ``memory: [0/0] forward planned peak ...`` line per graph (session.memory.summary_lines),
-    planned from each graph's wrapper in the session just written; not measured."""
+def print_memory(session: Any) -> None:
+    """A ``memory: [0/0] forward planned peak ...`` line per graph (session.memory.summary_lines), planned from
+    each graph's wrapper in ``session`` (session.store.Session, the one just written); not measured."""
     from inductor_step.session.memory import summary_lines  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
 
     try:
-        for line in summary_lines(Session.of(list(protocol.read_session(record)))):
+        for line in summary_lines(session):
             print(line, flush=True)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
         print(f"inductor-step: no memory summary ({type(e).__name__}: {e})", file=sys.stderr)

@@ -119,6 +119,7 @@ from inductor_step.tracer.adapter.collectives import (  # noqa: F401
     NoStandIn,
     collective_of,
     stand_ins_in_graph,
+    packets_to_overloads as collective_packets_to_overloads,
     stand_ins_in_module,
     uses_collectives,
 )

@@ -236,6 +236,20 @@ def stand_ins_in_module(mod: Any, source: str | None = None) -> Iterator[bool]:
             setattr(mod, name, value)
 
 
+def packets_to_overloads(gm: Any) -> None:
+    """Point each collective call of Dynamo's graph ``gm`` that names an op packet
+    (``torch.ops._c10d_functional.all_reduce``, ``torch._ops.OpOverloadPacket``) at its ``.default`` overload,
+    the form AOTAutograd's graphs call and :func:`stand_ins_in_graph` replaces.  In place; never raises."""
+    for node in getattr(getattr(gm, "graph", None), "nodes", []):
+        t = node.target
+        try:
+            if node.op == "call_function" and isinstance(t, torch._ops.OpOverloadPacket) \
+                    and t._qualified_op_name.split("::")[0] in NAMESPACES and hasattr(t, "default"):
+                node.target = t.default
+        except Exception:  # noqa: BLE001 - a node left as it is runs as it is
+            continue
+
+
 def stand_ins_in_graph(gm: Any) -> dict[str, str]:
     """Replace, in place, every ``call_function`` node of FX GraphModule ``gm`` (the post-grad graph) whose
     target is a collective overload with its stand-in, and recompile; returns {node name: op name} of the

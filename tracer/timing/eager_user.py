@@ -122,14 +122,8 @@ def user_eager(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         # a rank's graph: its collectives run as the same local stand-ins as the compiled graph's (no process
-        # group here; tracer.adapter.collectives)
-        from inductor_step.tracer.adapter.collectives import NAMESPACES  # noqa: PLC0415
-
-        for node in gm.graph.nodes:  # Dynamo's graph calls the packet (torch.ops._c10d_functional.all_reduce)
-            t = node.target
-            if node.op == "call_function" and isinstance(t, torch._ops.OpOverloadPacket) \
-                    and t._qualified_op_name.split("::")[0] in NAMESPACES and hasattr(t, "default"):
-                node.target = t.default
+        # group here; tracer.adapter.collectives); Dynamo's graph calls the packets, AOT's graphs the overloads
+        adapter.collective_packets_to_overloads(gm)
         stubbed = adapter.stand_ins_in_graph(gm)
         if stubbed:
             how += (f"; its collective(s) {', '.join(sorted(set(stubbed.values())))} ran as local stand-ins (no "

@@ -70,7 +70,11 @@ class LinkedPane(StagePane):
                    if isinstance(x, dict) and x.get("node") == b.get("scheduler_node")), None)
         text = linked_info(sel, b, data.get("user_source") or {}, lb, self.app.session.script_dir)
         mline = memory_line(self.app.session, graph, sel)  # issue 42: its bytes, lifetime, live at the peak
-        return Detail(text + ("\n" + mline if mline else ""))
+        if mline:  # wrapped to the LoopBody's width: a longer line widened the view and cost pane 8 a row at 80x24
+            import textwrap  # noqa: PLC0415
+
+            text += "\n" + "\n".join(textwrap.wrap(mline, 60, subsequent_indent="#   "))
+        return Detail(text)
 
     def kernel_detail(self, data: dict[str, Any], row: int) -> Detail:
         """The right-hand view: the buffer's (first) kernel's source, its lines marked."""
