@@ -297,7 +297,13 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     aoti = run.get("aoti") or {}  # issue 27: an AOTInductor package, loaded as a deployment loads it
     if aoti:
         lines.append(f"package   {aoti.get('path')} (loaded with {aoti.get('loaded_with')})")
-    eager_what = "the exported program's module" if aoti else "post-grad ATen graph, op by op"
+    if aoti:
+        eager_what = "the exported program's module"
+    elif run.get("eager_how") or "decomposed_ms" in run:  # Dynamo's graph run eagerly (sessions since issue 39.2)
+        eager_what = ("autograd's backward of Dynamo's graph" if run.get("graph_kind") == "backward"
+                      else "Dynamo's graph: the script without torch.compile")
+    else:  # sessions recorded before: the decomposed post-grad graph was the baseline
+        eager_what = "post-grad ATen graph, op by op"
     lines.append(f"eager ({eager_what})   {eager:.4f} ms" + figure_tag(run, "eager") if eager is not None else
                  f"eager   {aoti['eager'] if aoti.get('eager') else 'not timed: ' + (run.get('eager_error') or run.get('eager_note') or 'not available')}")
     if run.get("in_process"):

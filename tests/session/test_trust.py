@@ -195,3 +195,21 @@ def test_f_on_a_library_call_gives_the_ledgers_reason_and_pane_9_lists_it_apart(
     missed, never = rows.index("MISSED FUSIONS"), rows.index("NEVER FUSABLE AS COMPILED")
     assert rows[missed + 1].startswith("buf0:") and never == missed + 2
     assert all(seen["why"][i].startswith("library call: extern_kernels.mm") for i in (never + 1, never + 2))
+
+
+def test_the_run_text_names_the_eager_baseline_it_was_timed_with():
+    """A run recorded since the eager baseline became Dynamo's graph says so (the tmux trial read
+    'eager (post-grad ATen graph, op by op)' beside a figure that was Dynamo's graph); an older run keeps its label."""
+    from inductor_step.session.text import run_summary
+
+    new = {"compile_id": "[0/0]", "graph_kind": "backward", "device": "cpu", "method": "m", "compiled_ms": 1.0,
+           "eager_ms": 2.0, "eager_how": "autograd's backward of Dynamo's graph", "decomposed_ms": 3.0}
+    text = run_summary("[0/0] backward", new)
+    text = text if isinstance(text, str) else "\n".join(text)
+    assert "eager (autograd's backward of Dynamo's graph)   2.0000 ms" in text
+    assert "post-grad ATen graph, op by op" not in text.split("decomposed")[0]
+    old = dict(new, graph_kind="forward")
+    old.pop("eager_how"), old.pop("decomposed_ms")
+    text = run_summary("[0/0] forward", old)
+    text = text if isinstance(text, str) else "\n".join(text)
+    assert "eager (post-grad ATen graph, op by op)   2.0000 ms" in text
