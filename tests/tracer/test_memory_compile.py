@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import torch
+
 from inductor_step import session
 from inductor_step.session import memory as mem
 from inductor_step.session.memory_saved import saved_for_backward
@@ -32,6 +34,9 @@ def test_mlp_training_step_plan_matches_hand_count_and_autograd(tmp_path):
     assert p.inputs_bytes == (256 * 64 + 256 + 16 * 64 + 32 * 256 + 32) * 4
     for key in ("[0/0] forward", "[0/0] backward"):  # Inductor's own estimate (recorded at codegen) agrees
         q = mem.plan(s.store, key)
+        if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < (2, 13):
+            assert q.inductor_estimate is None, key  # not read before 2.13 (tracer.adapter.memory)
+            continue
         assert q.inductor_estimate is not None and abs(q.inductor_estimate - q.peak) <= 0.01 * q.peak, key
     sv = saved_for_backward(s.store, "[0/0] forward")
     got = json.loads(measured.read_text())
