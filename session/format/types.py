@@ -343,7 +343,7 @@ class CodegenStop(StopBase, total=False):
     # issue 39.1: compiled with CUDA graphs: {"enabled": True, "partitions": [...], "outside": [statements of call
     # run outside them]} (tracer.cudagraph_record.partitions_of; no "partitions": no Runner, the whole call)
     cudagraphs: dict[str, Any]
-    memory_estimate: dict[str, Any]  # issue 42: {"bytes", "source"}: torch._inductor.memory's peak estimate, or {"unavailable"}
+    memory_estimate: dict[str, Any]  # issue 42: {"bytes", "source"}: torch._inductor.memory's peak estimate, or {"unavailable"} / {"not_read"}
 
 
 Stop = Union[DynamoStop, AotStop, LoweringStop, SchedulingStop, LoopBodyStop, CodegenStop]

@@ -39,7 +39,7 @@ def test_readmes_set_up_is_two_commands_that_ci_runs():
     assert "pip install -e '.[test]'" in ci and "lint-imports && python -m pytest" in ci
     assert commands[1].split("#")[0].split() == "pip install -e '.[test]' && lint-imports && python -m pytest".split()
     setup = text.split("## Set up", 1)[1].split("## Use", 1)[0]
-    assert "python -m pytest tests/ui tests/session" in setup and "10 minutes" in setup
+    assert "python -m pytest tests/ui tests/session" in setup and re.search(r"about \d+ minutes", setup)
     assert 'python -c "import torchvision"' in setup
 
 

@@ -12,7 +12,8 @@ SOURCE = "torch._inductor.memory.estimate_peak_memory over the scheduler's nodes
 @safe("Inductor's peak memory estimate")
 def inductor_peak_estimate(gl: Any) -> dict[str, Any]:
     """``{"bytes": peak, "source": ...}`` from torch's own estimator over ``gl`` (the live GraphLowering, after
-    codegen); ``{"unavailable": why}`` where this torch has no estimator or the scheduler is gone.  It sets
+    codegen); ``{"not_read": why}`` on torch before 2.13; ``{"unavailable": why}`` where this torch has no
+    estimator or the scheduler is gone.  It sets
     the nodes' memory-planning fields (``mpi_buffer`` / ``mpi_node``) as Inductor's own reordering pass does;
     codegen is over by then, so nothing reads them again."""
     import torch  # noqa: PLC0415
@@ -21,8 +22,7 @@ def inductor_peak_estimate(gl: Any) -> dict[str, Any]:
 
     if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < (2, 13):
         # torch 2.11's estimator, called this way, read 4 B for an MLP step whose plan and autograd both hold 34.8 kB
-        return {"unavailable": "Inductor's peak memory estimate: not read on torch before 2.13 (its figures did not "
-                               "match the wrapper's plan here)"}
+        return {"not_read": "not read on torch before 2.13 (its figures did not match the wrapper's plan here)"}
 
     sched = getattr(gl, "scheduler", None)
     if sched is None or not getattr(sched, "nodes", None):
