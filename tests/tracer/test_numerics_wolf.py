@@ -17,6 +17,7 @@ import os
 
 import pytest
 
+from tests.tracer.test_numerics import numerics  # one numerics message of a graph, as that file reads it
 from tests.tracer.test_tracer import ROOT, line_of, run_cli, split_user_line
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
@@ -30,14 +31,6 @@ def rec(tmp_path_factory):
     r = run_cli(["--headless", "--numerics", "--record", record, SCRIPT], str(cwd), record)
     assert r.returncode == 0, r.stderr[-3000:]
     return r
-
-
-def numerics(r, key: str) -> dict:
-    from inductor_step.session.format import graph_key
-
-    found = [m for m in r.of_type("numerics") if graph_key(m) == key]
-    assert len(found) == 1, [graph_key(m) for m in r.of_type("numerics")]
-    return found[0]
 
 
 def answer(n: dict) -> list[str]:
