@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from inductor_step.session.text import fmt_ms  # noqa: F401 - report imports it from here
-from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
+from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session
 
 _WORD = re.compile(r"\w+")
 # a kernel's definition in Inductor's wrapper: NAME = async_compile.triton('NAME', '''...''', ...)
@@ -130,7 +130,7 @@ class Session:
         elif t == "stop":
             key = graph_key(msg)
             if msg.get("corrects"):  # the dynamo stop again, under the kind AOTAutograd chose
-                self.drop_guess(graph_key({**msg, "graph_kind": msg["corrects"]}))
+                self.drop_guess(str(GraphKey.of(msg).replace(kind=str(msg["corrects"]))))
             if key not in self.by_graph:
                 self.by_graph[key] = {}
                 self.graphs.append(key)
@@ -305,13 +305,10 @@ class Session:
     def skipped_frames(self, key: str) -> list[int]:
         """The frame ids (``[N/0]``'s N) below graph ``key``'s that no graph of this session has, when
         ``key`` is the first graph of the session: frames Dynamo looked at and compiled nothing for."""
-        def frame(g: str) -> int | None:
-            head = g.split("/", 1)[0].lstrip("[")
-            return int(head) if head.isdigit() else None
         if not self.graphs or key != self.graphs[0]:
             return []
-        n = frame(key)
-        seen = {frame(g) for g in self.graphs}
+        n = GraphKey.parse(key).frame
+        seen = {GraphKey.parse(g).frame for g in self.graphs}
         return [i for i in range(n or 0) if i not in seen]
 
 

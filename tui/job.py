@@ -12,7 +12,7 @@ from typing import Any
 
 from textual.css.query import NoMatches
 
-from inductor_step.session.format import graph_key
+from inductor_step.session.format import GraphKey, graph_key
 from inductor_step.session.store import Session
 from inductor_step.tui.state import RankState, ViewState
 
@@ -236,10 +236,11 @@ class JobView:
     def follow_correction(st: RankState, msg: dict[str, Any]) -> None:
         """A dynamo stop that ``corrects`` the kind guessed for its graph: a view on the guessed
         graph moves to the real one (the session has dropped the guess)."""
-        if msg.get("corrects") and st.view.graph == graph_key({**msg, "graph_kind": msg["corrects"]}):
+        guessed = str(GraphKey.of(msg).replace(kind=str(msg["corrects"]))) if msg.get("corrects") else None
+        if guessed and st.view.graph == guessed:
             st.view.graph = graph_key(msg)
         if st.view.paused is not None and msg.get("corrects") and \
-                graph_key(st.view.paused) == graph_key({**msg, "graph_kind": msg["corrects"]}):
+                graph_key(st.view.paused) == guessed:
             st.view.paused = {**st.view.paused, "graph_kind": msg["graph_kind"]}
 
     def not_stepped_here(self) -> bool:

@@ -6,6 +6,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from inductor_step.session.format import GraphKey
+
 
 LEVELS: tuple[tuple[str, str, str], ...] = (
     ("why", "why it recompiled", "dynamo"),
@@ -53,7 +55,7 @@ class Graph:
             s = session.stop_for(key, stage)
             if s is not None:
                 stops[stage] = s
-        cid = key.split(" ", 1)[0]
+        cid = GraphKey.parse(key).compile_id
         from inductor_step.session.diff.ctime import graph_compile_time  # noqa: PLC0415
 
         return cls(key=key, stops=stops, run=session.runs.get(key), numerics=getattr(session, "numerics", {}).get(key),
@@ -65,7 +67,7 @@ class Graph:
 
     @property
     def compile_id(self) -> str:
-        return self.key.split(" ", 1)[0]
+        return GraphKey.parse(self.key).compile_id
 
     @property
     def name(self) -> str:

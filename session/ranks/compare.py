@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from inductor_step.session.format import STAGES, graph_key, split_part
+from inductor_step.session.format import STAGES, GraphKey, graph_key
 from inductor_step.session.diff import Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason
 from inductor_step.session.ranks.devices import own_device_stops, own_index
 from inductor_step.session.ranks.model import _ranks, Divergence, GRAPH_LEVELS, GraphComparison, KernelTime, RankComparison, RankState, SUM_VS_GRAPH, TIME_RATIO, _CID, _NEXT, _TITLES
@@ -16,7 +16,8 @@ from inductor_step.session.ranks.model import _ranks, Divergence, GRAPH_LEVELS, 
 
 def _key_order(key: str) -> tuple:
     m = _CID.search(key)
-    kind, part = split_part(key.split(" ", 1)[-1])
+    k = GraphKey.parse(key)
+    kind, part = (k.kind, k.part) if not (k.subgraph or k.variant) else (k.kind_label, None)
     return (int(m.group(1)), int(m.group(2)), {"forward": 0, "inference": 0, "backward": 1}.get(kind, 2),
             part or 0) if m else (1 << 30,)
 
@@ -417,13 +418,13 @@ def stand_in(session: Any, other: Any, key: str) -> str | None:
     :func:`inductor_step.session.diff.default_partner`; None when ``session`` has neither."""
     from inductor_step.session.diff import default_partner  # noqa: PLC0415
 
-    kind = key.split(" ", 1)[-1]
+    k = GraphKey.parse(key)
     for r in (other.stop_for(key, "dynamo") or {}).get("recompile_reasons") or []:
         cid = split_reason(r)[0]
-        if cid and f"{cid} {kind}" in session.by_graph:
-            return f"{cid} {kind}"
+        if cid and str(k.replace(compile_id=cid)) in session.by_graph:
+            return str(k.replace(compile_id=cid))
     p = default_partner(session.graphs + [key], key)
-    return p if p in session.by_graph and p.split(" ", 1)[-1] == kind else None
+    return p if p in session.by_graph and GraphKey.parse(p).replace(compile_id=k.compile_id) == k else None
 
 
 #: the name the headless job's summary calls (tui/cli.py)

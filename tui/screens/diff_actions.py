@@ -38,9 +38,9 @@ def diff_default(app: Any) -> None:
 def is_recompile_pair(key: str, other: str) -> bool:
     """Are ``key`` and ``other`` a recompile pair (``[f/n]`` and ``[f/m]`` of one kind) or a what-if
     variant and its original: the pairs ``d`` diffs without asking."""
-    from inductor_step.session.format import split_variant  # noqa: PLC0415
+    from inductor_step.session.format import GraphKey  # noqa: PLC0415
 
-    if split_variant(key)[0] == split_variant(other)[0]:
+    if GraphKey.parse(key).original == GraphKey.parse(other).original:
         return True
     ma, mb = _ID.match(key), _ID.match(other)
     return bool(ma and mb and ma.group(1) == mb.group(1) and ma.group(3) == mb.group(3))
