@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from inductor_step.session.text import fmt_ms  # noqa: F401 - report imports it from here
 from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session
+from inductor_step.session.format.records import Record, decode
 
 _WORD = re.compile(r"\w+")
 # a kernel's definition in Inductor's wrapper: NAME = async_compile.triton('NAME', '''...''', ...)
@@ -122,47 +123,59 @@ class Session:
             s.add(m)
         return s
 
-    def add(self, msg: dict[str, Any]) -> None:
-        """Index one message (any type; unknown types are kept only in the file)."""
-        t = msg.get("type")
-        if t == "header":
-            self.header = msg
-        elif t == "stop":
-            key = graph_key(msg)
-            if msg.get("corrects"):  # the dynamo stop again, under the kind AOTAutograd chose
-                self.drop_guess(str(GraphKey.of(msg).replace(kind=str(msg["corrects"]))))
-            if key not in self.by_graph:
-                self.by_graph[key] = {}
-                self.graphs.append(key)
-            old = self.by_graph[key].get(msg["stage"])
-            if old is not None:  # Dynamo restarted the frame's analysis: the stop again supersedes the old one
-                self.stops = [s for s in self.stops if s is not old]
-            self.by_graph[key][msg["stage"]] = msg
-            self.stops.append(msg)
-        elif t == "run":
-            self.runs[graph_key(msg)] = msg
-        elif t == "numerics" and msg.get("compile_id") != "?":
+    def add(self, msg: dict[str, Any]) -> Record:
+        """Decode one message into its record (:func:`inductor_step.session.format.records.decode`: once;
+        the same record is what the session holds) and index it by its ``type`` (:data:`INDEX`; a type
+        not there is kept only in the file).  Returns the record."""
+        rec = decode(msg)
+        index = INDEX.get(rec.get("type"))  # type: ignore[arg-type]
+        if index is not None:
+            index(self, rec)
+        return rec
+
+    def _add_stop(self, msg: Record) -> None:
+        key = graph_key(msg)
+        if msg.get("corrects"):  # the dynamo stop again, under the kind AOTAutograd chose
+            self.drop_guess(str(GraphKey.of(msg).replace(kind=str(msg["corrects"]))))
+        if key not in self.by_graph:
+            self.by_graph[key] = {}
+            self.graphs.append(key)
+        old = self.by_graph[key].get(msg["stage"])
+        if old is not None:  # Dynamo restarted the frame's analysis: the stop again supersedes the old one
+            self.stops = [s for s in self.stops if s is not old]
+        self.by_graph[key][msg["stage"]] = msg
+        self.stops.append(msg)
+
+    def _add_header(self, msg: Record) -> None:
+        self.header = msg
+
+    def _add_run(self, msg: Record) -> None:
+        self.runs[graph_key(msg)] = msg
+
+    def _add_numerics(self, msg: Record) -> None:
+        if msg.get("compile_id") != "?":
             self.numerics[graph_key(msg)] = msg
-        elif t == "run_status":
-            self.run_status = msg.get("message", "")
-        elif t == "error":
-            self.errors.append(msg)
-        elif t == "guards":
-            self.guards[msg.get("compile_id", "?")] = msg.get("text", "")
-        elif t == "output":
-            self.log.append((msg.get("stream", "stdout"), msg.get("text", "")))
-        elif t == "done":
-            self.done = msg
-        elif t == "agent_exit":
-            self.agent_exit = msg.get("returncode")
-        elif t == "process_group":
-            self.process_groups.append(msg)
-        elif t == "pair_timing":
-            self.pair_timings[(str(msg.get("a")), str(msg.get("b")))] = msg
-        elif t == "compile_time":
-            self.compile_times.append(msg)
-        elif t == "blocked":  # tracer.rank_watch: the rank waits inside a collective (None: no longer)
-            self.blocked = msg if msg.get("collective") else None
+
+    def _add_run_status(self, msg: Record) -> None:
+        self.run_status = msg.get("message", "")
+
+    def _add_guards(self, msg: Record) -> None:
+        self.guards[msg.get("compile_id", "?")] = msg.get("text", "")
+
+    def _add_output(self, msg: Record) -> None:
+        self.log.append((msg.get("stream", "stdout"), msg.get("text", "")))
+
+    def _add_done(self, msg: Record) -> None:
+        self.done = msg
+
+    def _add_agent_exit(self, msg: Record) -> None:
+        self.agent_exit = msg.get("returncode")
+
+    def _add_pair_timing(self, msg: Record) -> None:
+        self.pair_timings[(str(msg.get("a")), str(msg.get("b")))] = msg
+
+    def _add_blocked(self, msg: Record) -> None:  # tracer.rank_watch: the rank waits inside a collective
+        self.blocked = msg if msg.get("collective") else None  # None: no longer
 
     def drop_guess(self, key: str) -> None:
         """Forget graph ``key`` if all it has is a dynamo stop: the kind the agent guessed there,
@@ -310,6 +323,17 @@ class Session:
         n = GraphKey.parse(key).frame
         seen = {GraphKey.parse(g).frame for g in self.graphs}
         return [i for i in range(n or 0) if i not in seen]
+
+
+#: how :meth:`Session.add` indexes each message type: the one place the session dispatches on ``type``
+INDEX: dict[str, Callable[[Session, Record], None]] = {
+    "header": Session._add_header, "stop": Session._add_stop, "run": Session._add_run,
+    "numerics": Session._add_numerics, "run_status": Session._add_run_status,
+    "error": lambda s, m: s.errors.append(m), "guards": Session._add_guards, "output": Session._add_output,
+    "done": Session._add_done, "agent_exit": Session._add_agent_exit,
+    "process_group": lambda s, m: s.process_groups.append(m), "pair_timing": Session._add_pair_timing,
+    "compile_time": lambda s, m: s.compile_times.append(m), "blocked": Session._add_blocked,
+}
 
 
 def summarize_stop(stop: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
 from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
+from inductor_step.session.format.records import Record
 from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter
@@ -146,58 +147,74 @@ class StepApp(JobView, App[None]):
             pass
 
     def on_agent_message(self, msg: dict[str, Any]) -> None:
-        self.add_message(self.current, msg)
-        t = msg.get("type")
-        v = self.view
-        if t == "stop":
-            freeze_gc()
-            if self._status_extra.startswith("continuing"):
-                self._status_extra = ""
-            if msg.get("paused"):  # issue 40.2: it waits for n, whatever was typed while the compile ran
-                v.paused = msg
-            if v.follow or v.graph is None:
-                self.go(graph_key(msg), msg["stage"])
-            self.refresh_all()
-            if self.record_screens:
-                self.call_after_refresh(screenshots.for_stop, self, msg)
-        elif t == "output":
-            self.pane(v.stage).session_message(msg)
-            self.refresh_status()
-        elif t in ("run", "run_status"):
-            self.refresh_all()
-            self.pane(v.stage).session_message(msg)
-            if t == "run" and msg.get("error"):
-                self.notify(f"timing {graph_key(msg)} failed: {msg['error']}", severity="error", timeout=8,
-                            markup=False)
-            elif t == "run" and msg.get("variant"):
-                whatif.on_message(self, msg)
-        elif t == "what_if":
-            whatif.on_message(self, msg)
-        elif t == "numerics":  # issue 29
-            numerics.on_message(self, msg)
-        elif t == "pair_timing":  # issue 32: r in the diff view (tui.screens.diff_rounds)
-            from inductor_step.tui.screens.diff_rounds import on_message  # noqa: PLC0415
+        """One message from the shown rank's agent: the session decodes and indexes it (its record comes
+        back), then the UI reacts by its type (:data:`ROUTES`; a type not there goes to the pane shown)."""
+        rec = self.add_message(self.current, msg)
+        getattr(self, ROUTES.get(rec.get("type"), "_on_pane_message"))(rec)  # type: ignore[arg-type]
 
-            on_message(self, msg)
-        elif t == "error":
-            v.paused = None
-            if msg.get("compile_id") and msg.get("stage") in STAGES:
-                self.go(graph_key(msg), msg["stage"])
-            self.refresh_all(force=True)
-        elif t in ("done", "agent_exit"):
-            v.paused = None
-            if self._status_extra.startswith("continuing"):
-                self._status_extra = ""
-            if t == "done":
-                self.current.script_rc = msg.get("returncode")
-            elif self.current.script_rc is None:
-                rc = msg.get("returncode")
-                self.current.script_rc = rc if rc and rc > 0 else 1
-            self.refresh_all(force=v.graph is None)
-        elif t == "header":
-            self.refresh_title()
-        else:  # e.g. fusion_query: for the pane on screen; inputs_saved (X, issue 28.5): pane 6, which asked
-            self.pane("codegen" if t == "inputs_saved" else v.stage).session_message(msg)
+    def _on_stop(self, msg: Record) -> None:
+        v = self.view
+        freeze_gc()
+        if self._status_extra.startswith("continuing"):
+            self._status_extra = ""
+        if msg.paused:  # it waits for n, whatever was typed while the compile ran
+            v.paused = msg
+        if v.follow or v.graph is None:
+            self.go(graph_key(msg), msg.stage)
+        self.refresh_all()
+        if self.record_screens:
+            self.call_after_refresh(screenshots.for_stop, self, msg)
+
+    def _on_output(self, msg: Record) -> None:
+        self.pane(self.view.stage).session_message(msg)
+        self.refresh_status()
+
+    def _on_run(self, msg: Record) -> None:
+        self.refresh_all()
+        self.pane(self.view.stage).session_message(msg)
+        if msg.get("type") != "run":  # run_status
+            return
+        if msg.error:
+            self.notify(f"timing {graph_key(msg)} failed: {msg.error}", severity="error", timeout=8, markup=False)
+        elif msg.variant:
+            whatif.on_message(self, msg)
+
+    def _on_what_if(self, msg: Record) -> None:
+        whatif.on_message(self, msg)
+
+    def _on_numerics(self, msg: Record) -> None:
+        numerics.on_message(self, msg)
+
+    def _on_pair_timing(self, msg: Record) -> None:  # r in the diff view (tui.screens.diff_rounds)
+        from inductor_step.tui.screens.diff_rounds import on_message  # noqa: PLC0415
+
+        on_message(self, msg)
+
+    def _on_error(self, msg: Record) -> None:
+        self.view.paused = None
+        if msg.compile_id and msg.stage in STAGES:
+            self.go(graph_key(msg), msg.stage)
+        self.refresh_all(force=True)
+
+    def _on_end(self, msg: Record) -> None:
+        """``done`` (the script returned) or ``agent_exit`` (its process ended)."""
+        v = self.view
+        v.paused = None
+        if self._status_extra.startswith("continuing"):
+            self._status_extra = ""
+        if msg.get("type") == "done":
+            self.current.script_rc = msg.returncode
+        elif self.current.script_rc is None:
+            rc = msg.returncode
+            self.current.script_rc = rc if rc and rc > 0 else 1
+        self.refresh_all(force=v.graph is None)
+
+    def _on_header(self, msg: Record) -> None:
+        self.refresh_title()
+
+    def _on_pane_message(self, msg: Record) -> None:
+        """e.g. fusion_query: for the pane on screen; inputs_saved (X): pane 6, which asked."""
+        self.pane("codegen" if msg.get("type") == "inputs_saved" else self.view.stage).session_message(msg)
 
     # ------------------------------------------------------------------ the view
     def go(self, graph: str | None, stage: str) -> None:
@@ -513,4 +530,11 @@ class StepApp(JobView, App[None]):
         self.exit()
 
 
-__all__ = ["StepApp"]
+#: how the app reacts to each message type, after the session indexed it (StepApp.on_agent_message)
+ROUTES: dict[str, str] = {
+    "stop": "_on_stop", "output": "_on_output", "run": "_on_run", "run_status": "_on_run",
+    "what_if": "_on_what_if", "numerics": "_on_numerics", "pair_timing": "_on_pair_timing", "error": "_on_error",
+    "done": "_on_end", "agent_exit": "_on_end", "header": "_on_header",
+}
+
+__all__ = ["StepApp", "ROUTES"]

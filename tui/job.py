@@ -13,6 +13,7 @@ from typing import Any
 from textual.css.query import NoMatches
 
 from inductor_step.session.format import GraphKey, graph_key
+from inductor_step.session.format.records import Record
 from inductor_step.session.store import Session
 from inductor_step.tui.state import RankState, ViewState
 
@@ -152,7 +153,7 @@ class JobView:
         if st is self.current:
             self.on_agent_message(msg)
         else:
-            self.add_message(st, msg)
+            msg = self.add_message(st, msg)
             if t == "stop":
                 if msg.get("paused"):
                     st.view.paused = msg
@@ -227,10 +228,12 @@ class JobView:
         self._bars.clear()
         self.refresh_all(force=True)
 
-    def add_message(self, st: RankState, msg: dict[str, Any]) -> None:
-        """Index ``msg`` in rank ``st``'s session; a corrected kind guess moves its view along."""
-        st.session.add(msg)
-        self.follow_correction(st, msg)
+    def add_message(self, st: RankState, msg: dict[str, Any]) -> Record:
+        """Index ``msg`` in rank ``st``'s session; a corrected kind guess moves its view along.  Returns
+        the message's record (decoded by the session)."""
+        rec = st.session.add(msg)
+        self.follow_correction(st, rec)
+        return rec
 
     @staticmethod
     def follow_correction(st: RankState, msg: dict[str, Any]) -> None:
