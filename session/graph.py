@@ -284,8 +284,8 @@ class Graph:
     def diff(self, other: "Graph") -> Any:
         """This graph against ``other`` level by level, top-down (session.diff.diff_graphs): a
         session.diff.GraphDiff, ``levels`` each ``changed`` with its ``changes``; ``render(d)`` prints it."""
-        from inductor_step.session.diff import Graph as DiffGraph, diff_graphs  # noqa: PLC0415
+        from inductor_step.session.diff import DiffSide, diff_graphs  # noqa: PLC0415
 
         same = other.session is self.session
-        return diff_graphs(DiffGraph.from_session(self.session.store, self.key, self.session.label),
-                           DiffGraph.from_session(other.session.store, other.key, other.session.label), same_session=same)
+        return diff_graphs(DiffSide.from_session(self.session.store, self.key, self.session.label),
+                           DiffSide.from_session(other.session.store, other.key, other.session.label), same_session=same)

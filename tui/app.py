@@ -62,7 +62,7 @@ class StepApp(JobView, App[None]):
         super().__init__()
         self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
-        self.init_ranks(job)  # issue 23: one RankState per rank of a torchrun job (tui/job.py)
+        self.init_ranks(job)  # issue 23: one RankView per rank of a torchrun job (tui/job.py)
         self.session_path = session_path
         self.screenshots = screenshots or os.path.join(DEFAULT_OUT, "screenshots")
         self.python = python

@@ -1,4 +1,4 @@
-"""The app's side of a torchrun job (issue 23): one :class:`RankState` per rank, the job's messages
+"""The app's side of a torchrun job (issue 23): one :class:`RankView` per rank, the job's messages
 routed to them, switching the shown rank, the title's rank part, ending the job.
 
 :class:`JobView` is mixed into :class:`inductor_step.tui.app.StepApp`; a single-process session is
@@ -15,14 +15,14 @@ from textual.css.query import NoMatches
 from inductor_step.session.format import GraphKey, graph_key
 from inductor_step.session.format.records import Record
 from inductor_step.session.store import Session
-from inductor_step.tui.state import RankState, ViewState
+from inductor_step.tui.state import RankView, ViewState
 
 
 class JobView:
     """The ranks of a job, as the app shows them (see the module's docstring)."""
 
-    ranks: dict[int | None, RankState]
-    current: RankState
+    ranks: dict[int | None, RankView]
+    current: RankView
     job_spec: dict[str, Any] | None
     job: Any
     job_file: dict[str, Any] | None
@@ -42,14 +42,14 @@ class JobView:
         self.launcher_log = []
         self.launcher_rc = None
         first = job.get("rank", job.get("stepped_rank")) if job else None
-        self.ranks = {first: RankState(first, Session())}
+        self.ranks = {first: RankView(first, Session())}
         self.current = self.ranks[first]
 
     def add_recorded_ranks(self, job: dict[str, Any] | None) -> None:
         """``--open JOB``: every other rank's recording."""
         for r, msgs in ((job or {}).get("sessions") or {}).items():
             if r not in self.ranks:
-                st = self.ranks[r] = RankState(r, Session())
+                st = self.ranks[r] = RankView(r, Session())
                 for m in msgs:
                     st.session.add(m)
 
@@ -147,7 +147,7 @@ class JobView:
             return
         st = self.ranks.get(rank)
         if st is None:
-            st = self.ranks[rank] = RankState(rank, Session())
+            st = self.ranks[rank] = RankView(rank, Session())
         if st.agent is None and self.job is not None:
             st.agent = self.job.ranks.get(rank)
         if st is self.current:
@@ -228,7 +228,7 @@ class JobView:
         self._bars.clear()
         self.refresh_all(force=True)
 
-    def add_message(self, st: RankState, msg: dict[str, Any]) -> Record:
+    def add_message(self, st: RankView, msg: dict[str, Any]) -> Record:
         """Index ``msg`` in rank ``st``'s session; a corrected kind guess moves its view along.  Returns
         the message's record (decoded by the session)."""
         rec = st.session.add(msg)
@@ -236,7 +236,7 @@ class JobView:
         return rec
 
     @staticmethod
-    def follow_correction(st: RankState, msg: dict[str, Any]) -> None:
+    def follow_correction(st: RankView, msg: dict[str, Any]) -> None:
         """A dynamo stop that ``corrects`` the kind guessed for its graph: a view on the guessed
         graph moves to the real one (the session has dropped the guess)."""
         guessed = str(GraphKey.of(msg).replace(kind=str(msg["corrects"]))) if msg.get("corrects") else None

@@ -2,7 +2,7 @@
 the post-grad graph, IR buffers, scheduler nodes, kernels and timings.  No Textual, no torch: it reads
 the session's messages only, so it works on ``--open`` sessions on a laptop.
 
-The contract: :func:`diff_graphs` takes two :class:`Graph` (its stops by stage, its timing run, its
+The contract: :func:`diff_graphs` takes two :class:`DiffSide` (its stops by stage, its timing run, its
 guards, its session's guards and header) and returns a :class:`GraphDiff`, one :class:`Level` per
 level in the order a compile passes them; a level says ``changed`` and lists :class:`Change` items
 (added / removed / changed, each naming the item in A and in B and the stage whose pane shows it),
@@ -33,7 +33,7 @@ Where each comparison comes from:
 """
 
 from inductor_step.session.diff.model import (  # noqa: F401
-    Change, Graph, GraphDiff, LEVELS, Level, SIMILAR_PAIRS, TIME_CHANGE,
+    Change, DiffSide, GraphDiff, LEVELS, Level, SIMILAR_PAIRS, TIME_CHANGE,
 )
 from inductor_step.session.diff.guards import (  # noqa: F401
     Guard, failed_guards, guard_list, later_failures, parse_guards, split_reason,

@@ -14,7 +14,7 @@ from inductor_step.session.diff.guards import _short_where, failed_guards, parse
 from inductor_step.session.diff.ir import diff_buffers, diff_scheduler
 from inductor_step.session.diff.kernels import diff_kernels, diff_timing
 from inductor_step.session.diff.ctime import diff_compile_time
-from inductor_step.session.diff.model import Change, Graph, GraphDiff, LEVELS, Level
+from inductor_step.session.diff.model import Change, DiffSide, GraphDiff, LEVELS, Level
 
 
 # --------------------------------------------------------------------------- the diff
@@ -35,7 +35,7 @@ def _header_changes(ha: dict[str, Any], hb: dict[str, Any]) -> list[str]:
     return out
 
 
-def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str, Any] | None = None) -> GraphDiff:
+def diff_graphs(a: DiffSide, b: DiffSide, same_session: bool = True, rounds: dict[str, Any] | None = None) -> GraphDiff:
     """The level-by-level diff of graph ``a`` (the earlier) and ``b``; ``same_session`` False when
     they come from two recordings (the "why" level then lists what differs between the sessions'
     headers instead of a failed guard of A); ``rounds``: the pair's ``pair_timing`` message (issue 32: both
@@ -224,6 +224,6 @@ def diff_sessions(sa: Any, sb: Any, label_a: str = "A", label_b: str = "B") -> l
     for ka, kb, how in pair_graphs(sa, sb):
         d = None
         if ka and kb:
-            d = diff_graphs(Graph.from_session(sa, ka, label_a), Graph.from_session(sb, kb, label_b), same_session=False)
+            d = diff_graphs(DiffSide.from_session(sa, ka, label_a), DiffSide.from_session(sb, kb, label_b), same_session=False)
         out.append((ka, kb, how, d))
     return out

@@ -1,4 +1,4 @@
-"""The diff's data: Graph (one graph's stops, run, guards), the Levels walked top-down, Changes, GraphDiff."""
+"""The diff's data: DiffSide (one graph's stops, run, guards), the Levels walked top-down, Changes, GraphDiff."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ SIMILAR_PAIRS = 2500
 
 
 @dataclass
-class Graph:
+class DiffSide:
     """One compiled graph as the diff reads it: ``key`` (``"[0/1] forward"``), ``stops`` (stage ->
     stop message), ``run`` (its latest ``run`` message, None when not timed), ``guards`` (its
     compile's ``dynamo_cpp_guards_str``), ``all_guards`` (compile id -> guards text, the session's,
@@ -48,7 +48,7 @@ class Graph:
     label: str = ""
 
     @classmethod
-    def from_session(cls, session: Any, key: str, label: str = "") -> "Graph":
+    def from_session(cls, session: Any, key: str, label: str = "") -> "DiffSide":
         """Graph ``key`` of a :class:`inductor_step.session.store.Session` (stops parsed on demand)."""
         stops = {}
         for stage in ("dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"):

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from inductor_step.session.format import STAGES, GraphKey, graph_key
-from inductor_step.session.diff import Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason
+from inductor_step.session.diff import Change, DiffSide, GraphDiff, Level, diff_graphs, specializations, split_reason
 from inductor_step.session.ranks.devices import own_device_stops, own_index
 from inductor_step.session.ranks.model import _ranks, Divergence, GRAPH_LEVELS, GraphComparison, KernelTime, RankComparison, RankState, SUM_VS_GRAPH, TIME_RATIO, _CID, _NEXT, _TITLES
 
@@ -77,7 +77,7 @@ def _rank_state(rank: int, session: Any, job_state: str | None) -> RankState:
     return RankState(rank, "died", rc, where, f"rank {rank} died at {where[0]} {where[1]}")
 
 
-def _rank_why(a: Graph, b: Graph) -> Level:
+def _rank_why(a: DiffSide, b: DiffSide) -> Level:
     """The "why" level between two ranks' versions of one graph: their recompile reasons, the Dynamo
     graphs' input specializations, and what differs in their sessions' torch / device / settings."""
     lv = Level("why", "why the ranks differ", "dynamo")
@@ -110,8 +110,8 @@ def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int, key_b: str |
     """The level-by-level diff of graph ``key`` on rank ``rank_a`` (A) and on ``rank_b`` (B) (graph
     ``key_b`` there when given) (:func:`inductor_step.session.diff.diff_graphs`, its "why" level the
     ranks' one: :func:`_rank_why`)."""
-    ga = Graph.from_session(sa, key, f"rank {rank_a}")
-    gb = Graph.from_session(sb, key_b or key, f"rank {rank_b}")
+    ga = DiffSide.from_session(sa, key, f"rank {rank_a}")
+    gb = DiffSide.from_session(sb, key_b or key, f"rank {rank_b}")
     # cuda:N on local rank N is each rank's own GPU: the same input on every rank (issue 39.3)
     for g, s in ((ga, sa), (gb, sb)):
         g.stops = own_device_stops(g.stops, own_index(s))
@@ -344,8 +344,8 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                     top = changed[0]
                     where = {}
                     if top.key in ("dynamo", "post_grad"):
-                        where = {"where_a": _user_lines(Graph.from_session(live[ref], key).stops),
-                                 "where_b": _user_lines(Graph.from_session(live[r], key).stops)}
+                        where = {"where_a": _user_lines(DiffSide.from_session(live[ref], key).stops),
+                                 "where_b": _user_lines(DiffSide.from_session(live[r], key).stops)}
                     line = f"{_R}: {key} {_level_line(top, ref, _R, **where)}"
                     if len(changed) > 1:
                         line += "; also " + ", ".join(_TITLES[lv.key] for lv in changed[1:])

@@ -65,7 +65,7 @@ def open_diff_palette(app: Any) -> None:
 
 def diff_with(app: Any, other: str, key: str | None = None) -> None:
     """The diff screen of ``key`` (default: the graph shown) and ``other``, the earlier one as A."""
-    from inductor_step.session.diff import Graph, diff_graphs  # noqa: PLC0415
+    from inductor_step.session.diff import DiffSide, diff_graphs  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
     key = key or app.view.graph
@@ -73,7 +73,7 @@ def diff_with(app: Any, other: str, key: str | None = None) -> None:
         return
     graphs = app.session.graphs
     a, b = sorted((other, key), key=lambda g: graphs.index(g) if g in graphs else 0)
-    d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b),
+    d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b),
                     rounds=app.session.pair_timings.get((a, b)))  # issue 32: timed round by round (r there)
     from inductor_step.tui.graphlist import GraphSide  # noqa: PLC0415
 

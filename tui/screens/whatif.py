@@ -153,11 +153,11 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
         top = app.screen
         if variant and isinstance(top, DiffScreen) and top.pair.key_b == graph_key(msg):
             # the same pair again, now with both timings and the numerics: in place, the view stays
-            from inductor_step.session.diff import Graph, diff_graphs  # noqa: PLC0415
+            from inductor_step.session.diff import DiffSide, diff_graphs  # noqa: PLC0415
             from inductor_step.tui.screens.diff import DiffPair  # noqa: PLC0415
 
             a, b = top.pair.key_a, top.pair.key_b
-            d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
+            d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b))
             top.replace_pair(DiffPair(a, b, "", d), f"{graph_key(msg)} timed: 7 shows the timings and numerics")
         elif variant:
             from inductor_step.session.trust import unreliable  # noqa: PLC0415 - issue 32
