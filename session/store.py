@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 from inductor_step.session.text import fmt_ms  # noqa: F401 - report imports it from here
 from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session
-from inductor_step.session.format.records import Record, decode
+from inductor_step.session.format.messages import Header
+from inductor_step.session.format.records import Record, decode, record_class
 
 _WORD = re.compile(r"\w+")
 # a kernel's definition in Inductor's wrapper: NAME = async_compile.triton('NAME', '''...''', ...)
@@ -92,7 +93,7 @@ class Session:
     ``process_groups`` the process groups a rank of a torchrun job made.
     """
 
-    header: dict[str, Any] = field(default_factory=dict)
+    header: Record = field(default_factory=lambda: record_class(Header)())  # empty until the header came
     stops: list[dict[str, Any]] = field(default_factory=list)
     graphs: list[str] = field(default_factory=list)
     by_graph: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -101,7 +102,7 @@ class Session:
     errors: list[dict[str, Any]] = field(default_factory=list)
     guards: dict[str, str] = field(default_factory=dict)
     log: list[tuple[str, str]] = field(default_factory=list)
-    done: dict[str, Any] | None = None
+    done: Record | None = None
     run_status: str = ""
     agent_exit: int | None = None
     #: the process groups the script made (a torchrun job's rank: protocol.ProcessGroup messages)

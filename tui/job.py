@@ -13,7 +13,7 @@ from typing import Any
 from textual.css.query import NoMatches
 
 from inductor_step.session.format import GraphKey, graph_key
-from inductor_step.session.format.records import Record
+from inductor_step.session.format.records import Record, decode
 from inductor_step.session.store import Session
 from inductor_step.tui.state import RankView, ViewState
 
@@ -244,7 +244,7 @@ class JobView:
             st.view.graph = graph_key(msg)
         if st.view.paused is not None and msg.get("corrects") and \
                 graph_key(st.view.paused) == guessed:
-            st.view.paused = {**st.view.paused, "graph_kind": msg["graph_kind"]}
+            st.view.paused = decode({**st.view.paused, "graph_kind": msg["graph_kind"]})
 
     def not_stepped_here(self) -> bool:
         """n at the newest stop of a rank that records without pausing: say so (True) instead of
