@@ -37,7 +37,7 @@ from inductor_step.tui.screens import diff_actions, whatif
 from inductor_step.tui.commands import Commands
 from inductor_step.session.store import freeze_gc
 from inductor_step.tui.job import JobView
-from inductor_step.tui.state import BufferSelected, OpenKernel
+from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
 
 #: where ``s`` and ``R`` write by default: the ignored sessions folder, not a clone's tracked tree
@@ -288,12 +288,12 @@ class StepApp(JobView, App[None]):
         self.refresh_status()
         self.notify(message, severity=severity, timeout=6, markup=False)  # type: ignore[arg-type]
 
-    @on(BufferSelected)
-    def _selected(self, event: BufferSelected) -> None:
-        if event.stage != self.view.stage or event.buffer != self.view.selected:
-            return  # a late message: another pane or another selection since
-
-        self._status_extra = event.why or f"selected {event.buffer}"
+    def select(self, buffer: str, why: str = "") -> None:
+        """The one way a person's pick changes the selection: the view state holds IR buffer ``buffer``
+        (every pane puts its cursor on its row when shown, tui.panes.base.StagePane.follow_selection), the
+        status line says it (``why``, else "selected buf3") and the next stop's panes are warmed for it."""
+        self.view.selected = buffer
+        self._status_extra = why or f"selected {buffer}"
         self.refresh_status()
         self.preparer.schedule()
 

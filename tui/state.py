@@ -43,15 +43,6 @@ class RankView:
     script_rc: int | None = None
 
 
-class BufferSelected(Message):
-    """A person chose a row that belongs to IR buffer ``buffer`` (in pane ``stage``); ``why`` says how
-    (shown in the status line)."""
-
-    def __init__(self, buffer: str, stage: str, why: str = "") -> None:
-        super().__init__()
-        self.buffer, self.stage, self.why = buffer, stage, why
-
-
 class OpenKernel(Message):
     """Show kernel ``kernel`` (and its buffer ``buffer``) in the codegen pane (Enter in the run pane)."""
 

@@ -13,7 +13,7 @@ from inductor_step.session.format import CMD_NUMERICS, graph_key
 from inductor_step.session.numerics import answer_lines, first_buffer, inputs_line, num, pane_rows, table_lines
 from inductor_step.tui.compat import Panes
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.state import BufferSelected, OpenKernel
+from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
 
 COLUMNS = ("", "buffer", "kernel", "fx node", "dtype", "status", "max abs", "x tol", "eps", "f64 c/e x tol",
@@ -111,9 +111,7 @@ class NumericsPane(StagePane):
         i = self.row_for(data, buf) if data and buf else None
         if i is None:
             return False
-        self.app.view.selected = buf
-        self.post_message(BufferSelected(buf, self.stage, f"{buf}: the first divergence from eager "
-                                                          "(selected in every pane)"))
+        self.app.select(buf, f"{buf}: the first divergence from eager (selected in every pane)")
         if self.table.cursor_row != i:
             self.table.move_cursor(row=i)
         self.show_row(data, i)
