@@ -10,7 +10,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inductor_step.session.text import fmt_ms  # noqa: F401 - report imports it from here
 from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session
 from inductor_step.session.format.messages import Header
 from inductor_step.session.format.records import Record, decode, record_class
@@ -335,6 +334,15 @@ INDEX: dict[str, Callable[[Session, Record], None]] = {
     "process_group": lambda s, m: s.process_groups.append(m), "pair_timing": Session._add_pair_timing,
     "compile_time": lambda s, m: s.compile_times.append(m), "blocked": Session._add_blocked,
 }
+
+
+def __getattr__(name: str) -> Any:
+    """``fmt_ms``, which the report imports from here (session.text's, imported on first use)."""
+    if name == "fmt_ms":
+        from inductor_step.session.text import fmt_ms  # noqa: PLC0415
+
+        return fmt_ms
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def summarize_stop(stop: dict[str, Any]) -> str:

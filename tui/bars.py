@@ -6,13 +6,19 @@ from __future__ import annotations
 import os
 from rich.text import Text
 
-from inductor_step.session.compile_time import bar_times
 from inductor_step.session.format import ALL_STAGES, graph_key
 from inductor_step.session.store import Session
 from inductor_step.tui.state import ViewState
 
 SHORT = {"dynamo": "dyn", "aot": "aot", "lowering": "ir", "scheduling": "sched", "loopbody": "loop",
          "codegen": "code", "run": "run"}
+
+
+def _bar_times(session: Session, key: str | None) -> dict[str, str]:
+    """session.compile_time.bar_times (imported on first use: not before the first frame's graph has one)."""
+    from inductor_step.session.compile_time import bar_times  # noqa: PLC0415
+
+    return bar_times(session, key)
 
 
 def title_text(session: Session, script: str | None, argv: list[str], session_path: str | None,
@@ -52,7 +58,7 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
         at = view.stage  # nothing paused: the stop being viewed is the current one
     t = Text()
     t.append(f" {key or 'waiting for the first compile'} ", style="bold")
-    times = bar_times(session, key) if width >= 120 else {}  # each finished stage's compile time, wide screens
+    times = _bar_times(session, key) if width >= 120 else {}  # each finished stage's compile time, wide screens
     for s in ALL_STAGES:
         mark, style = ("✓", "green") if s in done else (" ", "dim")
         run = session.runs.get(key) if key and s == "run" else None

@@ -86,9 +86,9 @@ class JobView:
         """The panes only a job has: pane 0, its ranks."""
         if not self.is_job:
             return []
-        from inductor_step.tui.panes.ranks import RanksPane  # noqa: PLC0415
+        from inductor_step.tui.panes import RANKS  # noqa: PLC0415
 
-        return [RanksPane]
+        return [RANKS]
 
     # ------------------------------------------------------------------ the shown rank's state
     @property

@@ -27,6 +27,11 @@ class LinkedPane(StagePane):
             yield CodeView(id="code-linkinfo")
             yield CodeView(id="code-linkkernel")
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        # below 130 columns the kernel's code goes under the table (StepApp.on_resize keeps it so)
+        self.query_one("#linked-row").set_class(self.app.size.width < 130, "narrow")
+
     @property
     def code(self) -> CodeView:
         return self.query_one("#code-linkinfo", CodeView)
