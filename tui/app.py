@@ -148,8 +148,12 @@ class StepApp(JobView, App[None]):
                 if self.session_path else None
             self.current.agent = AgentProcess(self.script, self.script_args, self._from_agent_thread,
                                               writer=self.writer, step=True, python=self.python)
+        tabs = self.query_one("#panes", Panes)
+        for spec in self.all_panes():  # reached by their keys only (tui.panes.PaneSpec.hide_tab)
+            if getattr(spec, "hide_tab", False):
+                tabs.hide_tab(f"pane-{spec.stage}")
         if not self.session.numerics:
-            self.query_one("#panes", Panes).hide_tab("pane-numerics")
+            tabs.hide_tab("pane-numerics")
         self.refresh_all()
         self.focus_target().focus()
         # the other panes after the first frame's second refresh: the footer's keys come in that one

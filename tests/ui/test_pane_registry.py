@@ -13,7 +13,7 @@ def test_every_registered_pane_names_its_class_stage_and_title():
     pane (after) say the same."""
     for spec in [*PANES, NUMERICS, RANKS]:
         cls = pane_class(spec)
-        assert (cls.stage, cls.title) == (spec.stage, spec.title), spec
+        assert (cls.stage, cls.title, getattr(cls, "HIDE_TAB", False)) == (spec.stage, spec.title, spec.hide_tab), spec
     assert len({s.stage for s in PANES}) == len(PANES)
 
 

@@ -16,12 +16,14 @@ from typing import Any
 class PaneSpec:
     """A pane as the tab bar and ctrl+p know it before its code is loaded: ``stage`` (its id,
     ``#stage-<stage>``), ``title`` (its tab), and where its class is: ``tui/panes/<module>.py``,
-    class ``name`` (whose own ``stage`` and ``title`` are these)."""
+    class ``name`` (whose own ``stage`` and ``title`` are these); ``hide_tab``: reached by its key only,
+    its tab kept off the bar (the class's ``HIDE_TAB``)."""
 
     stage: str
     title: str
     module: str
     name: str
+    hide_tab: bool = False
 
     def load(self) -> type:
         """The pane's class (importing its module on first use)."""
@@ -40,8 +42,8 @@ PANES: list[Any] = [
     PaneSpec("scheduling", "4 Sched", "scheduling", "SchedulingPane"),
     PaneSpec("loopbody", "5 Loop", "loopbody", "LoopBodyPane"), PaneSpec("codegen", "6 Code", "codegen", "CodegenPane"),
     PaneSpec("run", "7 Run", "run", "RunPane"), PaneSpec("linked", "8 Linked", "linked", "LinkedPane"),
-    PaneSpec("ledger", "9 Ledger", "ledger", "LedgerPane"), PaneSpec("ctime", "T Compile time", "compile_time", "CompileTimePane"),
-    PaneSpec("memory", "M Memory", "memory", "MemoryPane"), PaneSpec("log", "Log", "log", "LogPane"),
+    PaneSpec("ledger", "9 Ledger", "ledger", "LedgerPane"), PaneSpec("ctime", "T Compile time", "compile_time", "CompileTimePane", hide_tab=True),
+    PaneSpec("memory", "M Memory", "memory", "MemoryPane", hide_tab=True), PaneSpec("log", "Log", "log", "LogPane"),
 ]
 #: the numerics pane (e): its tab shows once a graph was compared with eager
 NUMERICS = PaneSpec("numerics", "e Numerics", "numerics", "NumericsPane")
