@@ -45,44 +45,41 @@ def _typed_dicts(hint: Any) -> tuple[type, ...]:
     return ()
 
 
+def _alternatives(hint: Any) -> list[Any]:
+    """``A | B | None`` -> ``[A, B]``; any other hint -> ``[hint]``."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return [a for a in typing.get_args(hint) if a is not type(None)]
+    return [hint]
+
+
 def _reader(name: str, hint: Any) -> Callable[[Record], Any]:
-    """The getter of field ``name`` whose hint is ``hint``: the raw value, or typed pieces decoded in place."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):  # X | None, list[X] | None
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if len(args) == 1:
-            return _reader(name, args[0])
-    tds = _typed_dicts(hint)
-    if tds:
-        def one(self: Record) -> Any:
-            v = dict.get(self, name)
-            if type(v) is dict:
-                v = record_class(tds)(v)
+    """The getter of field ``name`` whose hint is ``hint``: the raw value, or its typed pieces decoded in
+    place by what the value is: a dict of a TypedDict (``FxGraph | Unavailable``), a list of them
+    (``list[FxNode]``), a dict of them by name (``dict[str, LinkBuffer]``)."""
+    alts = _alternatives(hint)
+    one = tuple(t for a in alts for t in _typed_dicts(a))
+    items = tuple(t for a in alts if typing.get_origin(a) is list and typing.get_args(a)
+                  for t in _typed_dicts(typing.get_args(a)[0]))
+    values = tuple(t for a in alts if typing.get_origin(a) is dict and len(typing.get_args(a)) == 2
+                   for t in _typed_dicts(typing.get_args(a)[1]))
+    if not (one or items or values):
+        return lambda self: dict.get(self, name)
+
+    def read(self: Record) -> Any:
+        v = dict.get(self, name)
+        if type(v) is dict:
+            if one:
+                v = record_class(one)(v)
                 dict.__setitem__(self, name, v)
-            return v
-        return one
-    if origin is list and typing.get_args(hint):
-        tds = _typed_dicts(typing.get_args(hint)[0])
-        if tds:
-            def items(self: Record) -> Any:
-                v = dict.get(self, name)
-                if type(v) is list and v and type(v[0]) is dict:
-                    cls = record_class(tds)
-                    v[:] = [cls(x) if type(x) is dict else x for x in v]
-                return v
-            return items
-    if origin is dict and len(typing.get_args(hint)) == 2:
-        tds = _typed_dicts(typing.get_args(hint)[1])
-        if tds:
-            def values(self: Record) -> Any:
-                v = dict.get(self, name)
-                if type(v) is dict and v and any(type(x) is dict for x in v.values()):
-                    cls = record_class(tds)
-                    v = {k: cls(x) if type(x) is dict else x for k, x in v.items()}
-                    dict.__setitem__(self, name, v)
-                return v
-            return values
-    return lambda self: dict.get(self, name)
+            elif values and any(type(x) is dict for x in v.values()):
+                cls = record_class(values)
+                v = {k: cls(x) if type(x) is dict else x for k, x in v.items()}
+                dict.__setitem__(self, name, v)
+        elif type(v) is list and items and v and any(type(x) is dict for x in v):
+            cls = record_class(items)
+            v[:] = [cls(x) if type(x) is dict else x for x in v]
+        return v
+    return read
 
 
 def record_class(schema: Any) -> type[Record]:

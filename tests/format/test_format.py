@@ -258,3 +258,27 @@ def test_packing_a_packed_line_leaves_it_as_it_is():
     once = protocol.pack(protocol.encode(stop).rstrip(b"\n"))
     assert b'"zlib":"' in once and protocol.pack(once) == once
     assert protocol.decode(once) == stop
+
+
+def test_records_read_every_recorded_message_by_attribute_and_stay_the_message():
+    """Each message of a recorded session decodes into the record of its type: a dict equal to the
+    message (JSON the same), every field of its TypedDict an attribute (None where absent), typed
+    pieces decoded in place on first read (``stop.graph.nodes[0].name``; ``stop["graph"]`` is then
+    that record)."""
+    from inductor_step.session.format.records import Record, decode  # noqa: PLC0415
+
+    msgs = [load_lazy(m) for m in read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl"))]
+    before = json.dumps(msgs, sort_keys=True)
+    recs = [decode(m) for m in msgs]
+    assert type(recs[0]).__name__ == "Header"
+    dyn = next(r for r in recs if r.get("stage") == "dynamo")
+    assert type(dyn).__name__ == "DynamoStop"
+    node = dyn.graph.nodes[0]
+    assert isinstance(node, Record) and node.name == dyn["graph"]["nodes"][0]["name"] and dyn["graph"] is dyn.graph
+    assert dyn.backend is None and dyn.stage == "dynamo"
+    sched = next(r for r in recs if r.get("stage") == "scheduling")
+    assert all(isinstance(n, Record) and n.name for n in sched.after)  # list[SchedulerNode] | Unavailable
+    cg = next(r for r in recs if r.get("stage") == "codegen")
+    assert all(b.kernels is not None for b in cg.links.buffers.values())  # dict[str, LinkBuffer]
+    assert json.dumps(recs, sort_keys=True) == before and decode(dyn) is dyn
+    assert type(decode({"type": "no_such_type", "x": 1})) is Record
