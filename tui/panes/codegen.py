@@ -22,8 +22,8 @@ def error_head(err: dict[str, Any] | None) -> str:
     the compiler's first ``error:`` lines (they sit under pages of warnings in the log)."""
     if not err:
         return ""
-    lines = [f"# codegen failed: {err.get('message')}"]
-    tb = str(err.get("traceback") or "")
+    lines = [f"# codegen failed: {err.message}"]
+    tb = str(err.traceback or "")
     errors = [ln.strip() for ln in tb.splitlines() if " error: " in ln or ln.strip().startswith("error:")][:6]
     lines += [f"#   {ln}" for ln in errors]
     lines.append("# (the whole log is in the session's error message; the generated code follows)")
@@ -37,10 +37,10 @@ class CodegenPane(TritonStagesMixin, StagePane):
     columns = ("kernel", "backend", "buffers", "fused nodes")
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        ks = data.get("kernels") or []
-        return [k["name"] for k in ks], \
-            lambda i: (T(ks[i]["name"], "bold"), T(kernel_backend(ks[i]), "magenta"),
-                       T(joined(ks[i].get("buffers"))), T(joined(ks[i].get("fused_nodes"))))
+        ks = data.kernels or []
+        return [k.name for k in ks], \
+            lambda i: (T(ks[i].name, "bold"), T(kernel_backend(ks[i]), "magenta"),
+                       T(joined(ks[i].buffers)), T(joined(ks[i].fused_nodes)))
 
     def _text(self, data: dict[str, Any]) -> tuple[str, int]:
         """The pane's text (the wrapper, under the error when codegen failed) and how many lines
@@ -51,13 +51,13 @@ class CodegenPane(TritonStagesMixin, StagePane):
         """:meth:`_text`, and where notes went into the wrapper (issue 27: a template kernel's epilogue
         and the autotuning choices above the kernel they chose, session.modes.annotate)."""
         err = self.app.session.error_for(self.app.view.graph)
-        err = err if err and err.get("stage") == "codegen" else None
+        err = err if err and err.stage == "codegen" else None
 
         def build() -> tuple[str, int, list[tuple[int, int]]]:
             head = error_head(err) + codegen_head(data)
             notes = kernel_notes(data)
-            wrapper, inserts = annotate(data.get("wrapper") or "", self.app.session.kernel_spans(self.app.view.graph), notes) \
-                if notes else (data.get("wrapper") or "", [])
+            wrapper, inserts = annotate(data.wrapper or "", self.app.session.kernel_spans(self.app.view.graph), notes) \
+                if notes else (data.wrapper or "", [])
             return head + wrapper, head.count("\n"), inserts
         return self.app.session.cache.get(("codegen_text", id(data)), (data, err), build)
 
@@ -66,12 +66,12 @@ class CodegenPane(TritonStagesMixin, StagePane):
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         text, off, ins = self._annotated(data)
-        ks = data.get("kernels") or []
+        ks = data.kernels or []
         if not 0 <= row < len(ks):
             return Detail(text)
-        name = ks[row]["name"]
-        if self.triton_view in views_for(ks[row].get("backend"))[1:]:  # issue 28: t shows a lower stage
-            staged = self.stage_detail(name, ks[row].get("source") or "")
+        name = ks[row].name
+        if self.triton_view in views_for(ks[row].backend)[1:]:  # issue 28: t shows a lower stage
+            staged = self.stage_detail(name, ks[row].source or "")
             if staged is not None:
                 return staged
         marks = self._shown_wrapper(off, ins).marks_for(self.links, name, self.app.view.selected)
@@ -84,7 +84,7 @@ class CodegenPane(TritonStagesMixin, StagePane):
     def current_kernel(self) -> dict[str, Any] | None:
         """The kernel of the table's cursor row (issue 28's t and x act on it)."""
         data = self.data()
-        ks = (data or {}).get("kernels") or []
+        ks = (data.kernels if data is not None else None) or []
         row = self.table.cursor_row
         return ks[row] if 0 <= row < len(ks) else None
 
@@ -106,8 +106,8 @@ class CodegenPane(TritonStagesMixin, StagePane):
         if data is None:
             return
         kernel = self.current_kernel()
-        if kernel is not None and self.triton_view in views_for(kernel.get("backend"))[1:]:
-            said = self.stage_cursor(kernel["name"], event.line, kernel.get("source") or "")
+        if kernel is not None and self.triton_view in views_for(kernel.backend)[1:]:
+            said = self.stage_cursor(kernel.name, event.line, kernel.source or "")
             if said:
                 self.app.say(said[0])
                 if said[1] and said[1] != self.app.view.selected:
