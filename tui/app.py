@@ -17,8 +17,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
-from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
-from inductor_step.session.format.records import Record
+from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, graph_key
 from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter, lazy_module
@@ -35,6 +34,8 @@ diff_actions = lazy_module("inductor_step.tui.screens.diff_actions")
 whatif = lazy_module("inductor_step.tui.screens.whatif")
 from inductor_step.session.store import freeze_gc
 from inductor_step.tui.job import JobView
+from inductor_step.tui import routes
+from inductor_step.tui.routes import ROUTES
 from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
 
@@ -185,75 +186,10 @@ class StepApp(JobView, App[None]):
 
     def on_agent_message(self, msg: dict[str, Any]) -> None:
         """One message from the shown rank's agent: the session decodes and indexes it (its record comes
-        back), then the UI reacts by its type (:data:`ROUTES`; a type not there goes to the pane shown)."""
+        back), then the UI reacts by its type (:data:`inductor_step.tui.routes.ROUTES`; a type not there goes
+        to the pane shown)."""
         rec = self.add_message(self.current, msg)
-        getattr(self, ROUTES.get(rec.get("type"), "_on_pane_message"))(rec)  # type: ignore[arg-type]
-
-    def _on_stop(self, msg: Record) -> None:
-        v = self.view
-        freeze_gc()
-        if self._status_extra.startswith("continuing"):
-            self._status_extra = ""
-        if msg.paused:  # it waits for n, whatever was typed while the compile ran
-            v.paused = msg
-        if v.follow or v.graph is None:
-            self.go(graph_key(msg), msg.stage)
-        self.refresh_all()
-        if self.record_screens:
-            self.call_after_refresh(screenshots.for_stop, self, msg)
-
-    def _on_output(self, msg: Record) -> None:
-        self.pane(self.view.stage).session_message(msg)
-        self.refresh_status()
-
-    def _on_run(self, msg: Record) -> None:
-        self.refresh_all()
-        self.pane(self.view.stage).session_message(msg)
-        if msg.get("type") != "run":  # run_status
-            return
-        if msg.error:
-            self.notify(f"timing {graph_key(msg)} failed: {msg.error}", severity="error", timeout=8, markup=False)
-        elif msg.variant:
-            whatif.on_message(self, msg)
-
-    def _on_what_if(self, msg: Record) -> None:
-        whatif.on_message(self, msg)
-
-    def _on_numerics(self, msg: Record) -> None:
-        from inductor_step.tui.panes import numerics  # noqa: PLC0415
-
-        numerics.on_message(self, msg)
-
-    def _on_pair_timing(self, msg: Record) -> None:  # r in the diff view (tui.screens.diff_rounds)
-        from inductor_step.tui.screens.diff_rounds import on_message  # noqa: PLC0415
-
-        on_message(self, msg)
-
-    def _on_error(self, msg: Record) -> None:
-        self.view.paused = None
-        if msg.compile_id and msg.stage in STAGES:
-            self.go(graph_key(msg), msg.stage)
-        self.refresh_all(force=True)
-
-    def _on_end(self, msg: Record) -> None:
-        """``done`` (the script returned) or ``agent_exit`` (its process ended)."""
-        v = self.view
-        v.paused = None
-        if self._status_extra.startswith("continuing"):
-            self._status_extra = ""
-        if msg.get("type") == "done":
-            self.current.script_rc = msg.returncode
-        elif self.current.script_rc is None:
-            rc = msg.returncode
-            self.current.script_rc = rc if rc and rc > 0 else 1
-        self.refresh_all(force=v.graph is None)
-
-    def _on_header(self, msg: Record) -> None:
-        self.refresh_title()
-
-    def _on_pane_message(self, msg: Record) -> None:
-        """e.g. fusion_query: for the pane on screen; inputs_saved (X): pane 6, which asked."""
-        self.pane("codegen" if msg.get("type") == "inputs_saved" else self.view.stage).session_message(msg)
+        ROUTES.get(rec.get("type"), routes.on_pane_message)(self, rec)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the view
     def go(self, graph: str | None, stage: str) -> None:
@@ -579,11 +515,4 @@ class StepApp(JobView, App[None]):
         self.exit()
 
 
-#: how the app reacts to each message type, after the session indexed it (StepApp.on_agent_message)
-ROUTES: dict[str, str] = {
-    "stop": "_on_stop", "output": "_on_output", "run": "_on_run", "run_status": "_on_run",
-    "what_if": "_on_what_if", "numerics": "_on_numerics", "pair_timing": "_on_pair_timing", "error": "_on_error",
-    "done": "_on_end", "agent_exit": "_on_end", "header": "_on_header",
-}
-
-__all__ = ["StepApp", "ROUTES"]
+__all__ = ["StepApp"]
