@@ -29,6 +29,7 @@ from typing import Any
 from inductor_step.tracer.kernel_lines import line_ranges as _ranges
 from inductor_step.tracer.kernel_lines import ptr_lines as _ptr_lines
 from inductor_step.tracer.kernel_lines import split_in_place as _split_in_place
+from inductor_step.tracer.kernel_lines import split_mutation as _split_mutation
 
 _PROV = re.compile(r"(?:#|//)\s*\[Provenance debug handles\]\s*([\w.]+):(\d+)")  # // in a C++ wrapper
 _TRITON_DEF = re.compile(r"^def \w+\(([^)]*)\)", re.M)
@@ -260,6 +261,11 @@ def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: di
                 if b in removed:
                     ptr_of[b], why_of[b] = None, "Inductor removed its store (V.graph.removed_buffers)"
             split = _split_in_place(k, rec, [b for b in computed if b not in removed])
+            for b in computed:  # a buffer and its mutation stored through one pointer, loop after loop
+                t = real_name.get(b, b)
+                if t != b and t in computed and ptr_of[b] and ptr_of.get(t) == ptr_of[b] \
+                        and b not in split and t not in split:
+                    split.update(_split_mutation(k, ptr_of[b], t, b) or {})
         entry["calls"].append({"index": i, "line": call_lines[i] if i < len(call_lines) else None,
                                "buffers": computed, "pointers": "kernel args" if rec else "call arguments",
                                "post_grad_nodes": prov_call.get((kname, i), [])})
