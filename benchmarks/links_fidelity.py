@@ -9,7 +9,8 @@ buffers, buffer -> kernel links, kernel lines, fallback calls' provenance, post-
 more: every extern / fallback call of torch's ``call()`` is one of our kernels (``extern_calls``); the store of an
 in-place chain computed in one call (``bufB = bufA; del bufA  # reuse``) is credited to the buffer the wrapper hands
 on (``chain_store``); no buffer that a kernel stores through a pointer bound to it is said to stay in registers
-(``registers``).
+(``registers``); a generated kernel's post-grad nodes are those of torch's provenance map and a buffer linked to it
+has an origin node there (``kernel_provenance``, ``buffer_provenance``).
 
     python benchmarks/links_fidelity.py                       # every model, a table at the end
     python benchmarks/links_fidelity.py qwen3 phi3 --keep DIR # some models, artifacts kept in DIR
@@ -172,6 +173,26 @@ def _store_credit(cg: dict, tg) -> tuple[list[str], list[str]]:
     return chain_store, registers
 
 
+def _provenance(cg: dict, tg) -> tuple[list[str], list[str]]:
+    """(kernel_provenance, buffer_provenance) mismatches of one graph against torch's provenance map
+    (``inductor_provenance_tracking_node_mappings.json``, kernel handle -> post-grad nodes): a generated kernel's
+    post-grad nodes are torch's for its handles; a buffer linked to a generated kernel has an origin node torch
+    puts in that kernel.  Nothing where torch wrote no kernel entries (a lazily compiled backward)."""
+    if not tg.provenance:
+        return [], []
+    theirs: dict[str, set[str]] = {}
+    for key, nodes in tg.provenance.items():
+        theirs.setdefault(key.rsplit(":", 1)[0], set()).update(nodes)
+    links = cg["links"]
+    kp = [f"{k}: ours {sorted(set(e['post_grad_nodes']) - theirs[k])} not torch's, torch's "
+          f"{sorted(theirs[k] - set(e['post_grad_nodes']))} not ours"
+          for k, e in links["kernels"].items() if k in tg.kernels and k in theirs and set(e["post_grad_nodes"]) != theirs[k]]
+    bp = [f"{b} -> {k}: none of {d['fx_nodes']} in torch's {sorted(theirs[k])[:6]}"
+          for b, d in links["buffers"].items() for k in d["kernels"]
+          if k in tg.kernels and k in theirs and not set(d["fx_nodes"]) & theirs[k]]
+    return kp, bp
+
+
 # ----------------------------------------------------------------------------- one model, in this process
 
 def run_one(model: str, out: str, again: bool = False) -> dict:
@@ -213,6 +234,7 @@ def run_one(model: str, out: str, again: bool = False) -> dict:
         kernels += len(tg.kernels)
         result[key]["extern_calls"] = _extern_calls(msg, tg)
         result[key]["chain_store"], result[key]["registers"] = _store_credit(msg, tg)
+        result[key]["kernel_provenance"], result[key]["buffer_provenance"] = _provenance(msg, tg)
     res = {"graphs": result, "kernels": kernels, "seconds": seconds, "torch": torch.__version__}
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(res, f, indent=1)

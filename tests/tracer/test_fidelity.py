@@ -309,10 +309,12 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
                 earliest = tg.chain(bound.get(ptr, ""))[-1]
                 made_before = re.search(rf"^\s*(?!del )[^\n=]*\w+\([^\n]*\b{earliest}\b"
                                         rf"|^\s*{earliest} = (?!empty_strided|reinterpret_tensor)[\w.]+\("
-                                        rf"|^\s*{earliest} = \w+; del \w+\s+# reuse",
+                                        rf"|^\s*{earliest} = (?:reinterpret_tensor\()?\w+\b[^\n]*; del \w+\s+# reuse",
                                         body[:body.find(f"{name}(")], re.M) if earliest else None
+                # (with one buffer of the chain computed here, every loop version storing it reads the input)
+                single = len([b for b in tg.chain(bound.get(ptr, "")) if b in mine]) <= 1
                 if first and made_before:
-                    use = [n for n in use if not (loops[n - 1] == loops[first - 1] and any(
+                    use = [n for n in use if not ((single or loops[n - 1] == loops[first - 1]) and any(
                         loops[s - 1] == loops[n - 1] and s > n for s in _store_loops(lines, ptr).get(loops[n - 1], [])))]
                 out["unowned_lines"] += [f"{name}:{n} ({ptr})" for n in use if first and n >= first and n not in owned]
     # post-grad -> Dynamo links are torch's provenance map (postToPre / preToPost), where torch wrote one
