@@ -514,9 +514,14 @@ def _dynamo_index(fx: dict[str, dict[str, Any]], post_grad_nodes: list[dict],
                   dyn_names: set[str]) -> dict[str, dict[str, list[str]]]:
     """``links.dynamo_nodes``: Dynamo FX node -> the post-grad nodes made from it (every one whose
     ``from_node`` names it, as torch's provenance map's preToPost: a node compilation removed, such as
-    a dropout with p=0, maps to the node that replaced it) and the buffers made from those."""
+    a dropout with p=0, maps to the node that replaced it) and the buffers made from those.  Only
+    ``call_function`` nodes, as torch's map (``get_graph_provenance_json``): a backward's placeholders for
+    saved activations (``amax_1``, named after the forward's node) keep their ``from_node`` but are no
+    node made from the Dynamo node in this graph."""
     dyn_map: dict[str, dict[str, list[str]]] = {}
     for n in post_grad_nodes:
+        if n.get("op", "call_function") != "call_function":
+            continue
         for dn in n.get("from_node") or []:
             if dn in dyn_names:
                 e = dyn_map.setdefault(dn, {"post_grad": [], "buffers": []})
