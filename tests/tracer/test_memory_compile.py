@@ -42,7 +42,16 @@ def test_mlp_training_step_plan_matches_hand_count_and_autograd(tmp_path):
     got = json.loads(measured.read_text())
     assert sv.storage_bytes == got["saved_storage_bytes"] > 0  # planned == held by autograd (params, batch apart)
     assert len(sv.tensors) == got["saved_tensors"]
+    # the backward frees the saved activations by its own del (AOTAutograd dropped its references): exactly what
+    # autograd held for it; by hand its own buffers are the grads 16x256 (reused in place), 32x256, 32, 256x64 and
+    # 256 floats, all live at the end: 115840 bytes, of which the frees (mul_2, addmm, addmm_1 reused as buf0) make
+    # room for 34816 before the last two are allocated
+    bp = mem.plan(s.store, "[0/0] backward")
+    assert bp.released == got["saved_storage_bytes"] and bp.released_outputs == 0
+    assert bp.peak == 115840 and bp.high_water == bp.high_water_outputs_dropped == 115840 - 34816
+    assert p.high_water == p.peak and p.released == 0  # the forward frees nothing of its caller's
     lines = [l for l in run.stdout.splitlines() if l.startswith("memory: ")]
     assert lines[0].startswith(f"memory: [0/0] forward planned peak {mem.fmt_bytes(p.peak)} at ")
     assert f"saved for backward {mem.fmt_bytes(sv.storage_bytes)} ({len(sv.tensors)} tensors" in lines[0]
-    assert any(l.startswith("memory: [0/0] backward planned peak ") for l in lines)
+    assert any(l.startswith("memory: [0/0] backward planned peak ") and f"{mem.fmt_bytes(bp.high_water)} above the "
+               "call's start" in l for l in lines)

@@ -1,4 +1,4 @@
-"""Pane M: where the bytes go (issue 42): the viewed graph's planned peak, the buffers live there (largest first)
+"""Pane M: where the bytes go: the viewed graph's planned peak, the buffers live there (largest first)
 and, for a forward, what it saves for the backward (:mod:`inductor_step.session.memory`).
 
 A buffer row is linked like any buffer: the cursor on it selects it, so panes 3-8 follow; Enter opens pane 3 at it.
@@ -6,18 +6,18 @@ A buffer row is linked like any buffer: the cursor on it selects it, so panes 3-
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from textual import on
 
 from inductor_step.session import memory as mem
 from inductor_step.session.memory_saved import saved_for_backward
 from inductor_step.session.paths import short_path
-from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.panes.base import Detail, T
+from inductor_step.tui.panes.sections import SectionPane
 from inductor_step.tui.table import Prose, Table
 
 COLUMNS = ("buffer", "bytes", "how", "lifetime (wrapper lines)", "FX node · user line")
-HEAD = "bold reverse"
 
 
 def _lifetime(b: mem.MemBuffer) -> str:
@@ -25,12 +25,12 @@ def _lifetime(b: mem.MemBuffer) -> str:
     return f"{b.line}-{end}"
 
 
-class MemoryPane(StagePane):
+class MemoryPane(SectionPane):
     stage = "memory"
     title = "M Memory"
     columns = COLUMNS
-    #: reached by its key M (and ctrl+p), its tab kept off the full tab bar, as pane T's (tui.compat.Panes)
-    HIDE_TAB = True
+    fit = ((4,), 4)  # the FX node and user line give up cells: buffer, bytes and lifetime stay on screen
+    figure_width = 9
 
     def data(self) -> dict[str, Any] | None:
         """The viewed graph's plan and saved tensors, computed once per codegen and AOT stops."""
@@ -54,7 +54,9 @@ class MemoryPane(StagePane):
         out: list[tuple[str, Any]] = []
         if p is not None:
             at = f"at {p.peak_buffer}, line {p.peak_line}" if p.peak_buffer else "nothing allocated"
-            out.append(("head", ("PEAK", mem.fmt_bytes(p.peak), f"planned peak {at}; "
+            hw = (f"; {mem.fmt_bytes(p.high_water)} above the call's start (frees {mem.fmt_bytes(p.released)} "
+                  "of saved activations)") if p.released else ""
+            out.append(("head", ("PEAK", mem.fmt_bytes(p.peak), f"planned peak {at}{hw}; "
                                  f"{len(p.live_at_peak)} buffers, largest first (planned, not measured)")))
             out += [("peak", p.buffers[n]) for n in p.live_at_peak if n in p.buffers]
         if sv is not None and sv.tensors:
@@ -64,11 +66,14 @@ class MemoryPane(StagePane):
             out += [("saved", t) for t in sv.tensors]
         return out
 
-    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        items = self.items(data)
-        p = data["plan"]
-        links = self.app.session.links(data["key"]).get("buffers") or {}
-        sd = self.app.session.script_dir
+    def row_context(self, data: dict[str, Any]) -> Any:
+        return data.get("plan"), self.app.session.links(data["key"]).get("buffers") or {}, self.app.session.script_dir
+
+    def item_key(self, kind: str, r: Any) -> str:
+        return getattr(r, "name", None) or getattr(r, "buffer", None) or getattr(r, "fx_node", None) or ""
+
+    def item_row(self, kind: str, r: Any, ctx: Any) -> tuple:
+        p, links, sd = ctx
 
         def where(name: str | None, fx: str | None, line: str | None) -> str:
             lb = links.get(name or "") or {}
@@ -76,24 +81,14 @@ class MemoryPane(StagePane):
             line = line or next(iter(lb.get("user_lines") or []), "")
             return f"{fx} · {short_path(line, sd) or line}" if line else (fx or "")
 
-        def row(i: int) -> tuple:
-            kind, r = items[i]
-            if kind == "head":
-                return (T(r[0], HEAD), T(f"{r[1]:>9}", HEAD), T("", HEAD), T("", HEAD), Prose(r[2], HEAD))
-            if kind == "peak":
-                return (T(r.name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"), T(r.how), T(_lifetime(r)),
-                        Prose(where(r.name, None, None)))
-            return (T(r.buffer or r.backward_name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"),
-                    T("input" if r.is_input else "saved"),
-                    T(_lifetime(p.buffers[r.storage]) if p is not None and r.storage in p.buffers
-                      and p.buffers[r.storage].how != "input" else "the caller's"), Prose(where(r.storage, r.fx_node,
-                                                                                          r.user_line)))
-        return [f"{i}:{k}:{getattr(r, 'name', None) or getattr(r, 'buffer', None) or ''}"
-                for i, (k, r) in enumerate(items)], row
-
-    def fill(self, data: dict[str, Any] | None) -> None:
-        self.table.fit((4,), 4)  # the FX node and user line give up cells: buffer, bytes and lifetime stay on screen
-        super().fill(data)
+        if kind == "peak":
+            return (T(r.name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"), T(r.how), T(_lifetime(r)),
+                    Prose(where(r.name, None, None)))
+        return (T(r.buffer or r.backward_name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"),
+                T("input" if r.is_input else "saved"),
+                T(_lifetime(p.buffers[r.storage]) if p is not None and r.storage in p.buffers
+                  and p.buffers[r.storage].how != "input" else "the caller's"), Prose(where(r.storage, r.fx_node,
+                                                                                      r.user_line)))
 
     def _buffer(self, item: tuple[str, Any]) -> str | None:
         kind, r = item
@@ -161,12 +156,22 @@ def plan_text(p: mem.Plan) -> str:
            + (f" at line {p.peak_line} ({p.peak_buffer}), for kernel {p.peak_kernel}" if p.peak_buffer else ""),
            f"# inputs (held by the caller): {mem.fmt_bytes(p.inputs_bytes)} over {len(p.inputs)}; peak + inputs "
            f"{mem.fmt_bytes((p.inputs_bytes or 0) + p.peak)}; outputs {mem.fmt_bytes(p.outputs_bytes)}",
-           f"# {p.source}", f"# {p.estimate}"] + [f"# note: {n}" for n in p.notes] + ["", "# line  live after   step"]
+           f"# {p.source}", f"# {p.estimate}"]
+    if p.released or p.released_outputs:
+        out.append(f"# above the call's start: {mem.fmt_bytes(p.high_water)} (line {p.high_water_line}): the graph frees "
+                   f"{mem.fmt_bytes(p.released)} of inputs only it holds ({', '.join(p.freed_inputs[:6])}"
+                   f"{', ...' if len(p.freed_inputs) > 6 else ''}): {p.freed_inputs_how}")
+    if p.released_outputs:
+        out.append(f"# {mem.fmt_bytes(p.high_water_outputs_dropped)} above the start where the caller dropped the "
+                   f"forward's outputs that are also saved ({mem.fmt_bytes(p.released_outputs)}, e.g. logits when "
+                   "only the loss is kept): then the backward frees those too")
+    out += [f"# note: {n}" for n in p.notes] + ["", "# line  live after   step"]
     top = max(p.peak, 1)
     for i, s in enumerate(p.steps):
         bar = "#" * int(20 * s.live / top)
         mark = "  <- peak" if i == p.peak_step else ""
-        out.append(f"{s.line:>6}  {mem.fmt_bytes(s.live):>10}  {bar:<20} {s.what:<6} {s.name}{mark}")
+        freed = f"  (inputs freed {mem.fmt_bytes(s.released)})" if s.released else ""
+        out.append(f"{s.line:>6}  {mem.fmt_bytes(s.live):>10}  {bar:<20} {s.what:<7} {s.name}{mark}{freed}")
     return "\n".join(out)
 
 
