@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from inductor_step.session.format import VARIANT_SEP
 from inductor_step.session.memory import Plan, _dims, plan, storage_bytes
 
 
@@ -178,6 +179,8 @@ def backward_releases(session: Any, key: str) -> tuple[dict[str, str], dict[str,
         return {}, {}, set(), ""
     cid, rest = key.split(" ", 1)
     fkey = f"{cid} {rest.replace('backward', 'forward', 1)}"
+    if fkey not in getattr(session, "by_graph", {fkey: 1}) and VARIANT_SEP in fkey:
+        fkey = fkey.split(VARIANT_SEP, 1)[0]  # an Inductor setting's variant of the backward: the same inputs
     fplan = plan(session, fkey) if fkey in getattr(session, "by_graph", {fkey: 1}) else None
     sv = saved_for_backward(session, fkey, fplan) if fplan is not None else None
     if sv is None or not sv.tensors:

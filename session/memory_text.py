@@ -68,13 +68,16 @@ def buffer_line(p: Plan | None, name: str) -> str:
 
 
 def summary_lines(session: Any) -> list[str]:
-    """``memory: <GraphMemory.summary>`` per graph with a plan, for --headless (planned; not measured)."""
+    """``memory: <GraphMemory.summary>`` per graph with a plan, for --headless (planned; not measured), then
+    ``memory: what if ...`` per memory setting's variant (session.memory_whatif)."""
+    from inductor_step.session.memory_whatif import lines  # noqa: PLC0415 - it imports this module
+
     out = []
     for key in getattr(session, "graphs", []):
         gm = graph_memory(session, key)
         if gm.plan is not None:
             out.append("memory: " + gm.summary())
-    return out
+    return out + ["memory: " + x for x in lines(session)]
 
 
 def _changes(a: GraphMemory, b: GraphMemory) -> list[str]:
@@ -148,7 +151,10 @@ def report_section(session: Any) -> str:
                          f"{len(sv.recomputed)} nodes recomputed in the backward")
     if not rows:
         return ""
+    from inductor_step.session.memory_whatif import report_lines  # noqa: PLC0415 - it imports this module
+
     return "\n".join(["## Memory", "", f"{SOURCE}. {ESTIMATE}.", "",
                       "| graph | planned peak | above the call's start | at (kernel) | live there, largest first | "
-                      "inputs |", "|---|---|---|---|---|---|", *rows, "", HIGH_WATER + ".", "", *saved, ""])
+                      "inputs |", "|---|---|---|---|---|---|", *rows, "", HIGH_WATER + ".", "", *saved,
+                      *report_lines(session), ""])
 

@@ -55,3 +55,32 @@ def test_mlp_training_step_plan_matches_hand_count_and_autograd(tmp_path):
     assert f"saved for backward {mem.fmt_bytes(sv.storage_bytes)} ({len(sv.tensors)} tensors" in lines[0]
     assert any(l.startswith("memory: [0/0] backward planned peak ") and f"{mem.fmt_bytes(bp.high_water)} above the "
                "call's start" in l for l in lines)
+
+
+def test_the_joint_graph_partitioned_again_under_a_lower_activation_budget_saves_less():
+    """tracer.adapter.partition: the joint graph kept at the min-cut partitioner, partitioned again under
+    torch._functorch.config.activation_memory_budget=0.5, returns a forward that saves fewer bytes (the partition's
+    own size estimate: its forward's outputs past the user's loss)."""
+    from torch._inductor import compile_fx as cfx
+
+    from inductor_step.tracer.adapter.partition import install_partition_hook, partition_again
+
+    orig, kept = cfx.min_cut_rematerialization_partition, []
+    try:
+        assert install_partition_hook(kept.append)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 32))
+        torch._dynamo.reset()
+        torch.compile(lambda x: model(x).square().mean())(torch.randn(1024, 64)).backward()
+    finally:
+        cfx.min_cut_rematerialization_partition = orig
+        torch._dynamo.reset()
+
+    def saved_bytes(budget):
+        fw, _bw = partition_again(kept[0], {"activation_memory_budget": budget})
+        outs = next(iter(fw.graph.find_nodes(op="output"))).args[0][1:]  # past the user's loss
+        return sum(o.meta["val"].untyped_storage().nbytes() for o in outs if isinstance(o, torch.fx.Node)
+                   and isinstance(o.meta.get("val"), torch.Tensor) and o.op != "placeholder")
+
+    assert len(kept) == 1 and saved_bytes(1.0) == 1024 * 256 * 4 * 2 + 1024 * 32 * 4  # addmm, GELU, addmm_1
+    assert saved_bytes(0.5) < saved_bytes(1.0)
