@@ -22,6 +22,8 @@ class GraphMemory:
     key: str
     plan: Plan | None
     saved: Any  # session.memory_saved.Saved | None
+    #: the peak the timing worker measured (CUDA: tracer.timing.memory.measured_peak, bytes), None where not measured
+    measured: int | None = None
 
     def summary(self) -> str:
         """One line: ``[0/0] forward planned peak 12.3 MB at buf7 (triton_poi_...), 4 buffers live; saved for
@@ -36,6 +38,9 @@ class GraphMemory:
                 text += f", inputs {fmt_bytes(p.inputs_bytes)}"
             if p.inductor_estimate is not None:
                 text += f" (Inductor's estimate {fmt_bytes(p.inductor_estimate)})"
+            if self.measured is not None:
+                text += (f"; measured {fmt_bytes(self.measured)} (one call in the timing worker, "
+                         f"{self.measured / p.peak if p.peak else 0:.3f} of the planned peak)")
             if p.released or p.released_outputs:
                 text += (f"; {fmt_bytes(p.high_water)} above the call's start (its del frees "
                          f"{fmt_bytes(p.released)} of saved activations"
@@ -50,7 +55,9 @@ class GraphMemory:
 def graph_memory(session: Any, key: str) -> GraphMemory:
     """:class:`GraphMemory` of graph ``key`` (session.store.Session ``session``)."""
     p = plan(session, key)
-    return GraphMemory(key, p, saved_for_backward(session, key, p))
+    run = (getattr(session, "runs", {}) or {}).get(key) or {}
+    measured = (run.get("memory") or {}).get("peak_bytes") if isinstance(run.get("memory"), dict) else None
+    return GraphMemory(key, p, saved_for_backward(session, key, p), measured if isinstance(measured, int) else None)
 
 
 def buffer_line(p: Plan | None, name: str) -> str:

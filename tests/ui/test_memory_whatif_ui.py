@@ -27,8 +27,11 @@ def test_m_lists_the_settings_priced_and_enter_on_one_says_a_recording_cannot_re
         seen["heads"] = [r[0] for r in _rows(app) if r[2] == ""]
         await press(pilot, "enter")
         seen["status"] = status(app)
+        await press(pilot, "home")  # the PEAK head: the plan, and what the timing measured
+        seen["peak"] = app.query_one("#code-memory").text
 
     app = app_driver(steps, size=(160, 50), path=FIX)
+    assert "# measured: not measured (on CPU torch keeps no allocator statistics" in seen["peak"]
     name, fig, how = seen["row"][:3]
     assert (name, fig.strip(), how) == ("activation_memory_budget=0.5", "-53%", "priced")
     assert "saved for backward 2.2 MB -> 1.0 MB (-53%)" in seen["code"] and "trades: AOTAutograd's partitioner" in \
@@ -37,6 +40,28 @@ def test_m_lists_the_settings_priced_and_enter_on_one_says_a_recording_cannot_re
     assert "needs the live script's agent" in seen["status"] and "--what-if activation_memory_budget=0.5" in \
         seen["status"], seen["status"]
     assert app.view.graph == "[1/0] forward"
+
+
+def test_enter_on_a_setting_asks_the_live_agent_for_that_what_if(app_driver):
+    sent: list = []
+
+    class Agent:  # the app's side of the agent's control pipe: what Enter sends (a live script is not started here)
+        alive = True
+
+        def send(self, cmd, **kw):
+            sent.append((cmd, kw))
+
+    async def steps(app, pilot):
+        app.current.agent = Agent()
+        app.show_graph("[0/0] inference")
+        await press(pilot, "M", "end")
+        await press(pilot, "up", "up", "up", "up", "enter")  # the first setting: inplace_buffers=False
+        sent.append(status(app))
+
+    app_driver(steps, size=(160, 50), path=FIX)
+    assert sent[0] == ("what_if", {"compile_id": "[0/0]", "graph_kind": "inference",
+                                   "settings": {"inplace_buffers": False}, "run": True}), sent
+    assert "what if: recompiling [0/0] inference with inplace_buffers=False" in sent[1]
 
 
 def test_d_on_a_variant_shows_both_peaks_and_what_changed_above_the_levels(app_driver):

@@ -177,7 +177,7 @@ class MemoryPane(SectionPane):
         if kind == "head" and p is None:
             return Detail(f"# {data['key']}: {NOT_PLANNED}\n# {r[2]}", "text")
         if kind == "head":
-            return Detail(plan_text(p), "text")
+            return Detail(plan_text(p, (self.app.session.runs.get(data["key"]) or {}).get("memory")), "text")
         if kind == "peak":
             return Detail(buffer_text(p, r.name), "text")
         if kind == "lowered":
@@ -220,7 +220,8 @@ class MemoryPane(SectionPane):
             app.agent.send(CMD_WHAT_IF, compile_id=cid, graph_kind=kind, settings={st.name: st.value}, run=True,
                            **({"part": part} if part else {}))
             app.session.run_status = f"what if: recompiling {key} with {st.name}={st.value}…"
-            app.refresh_status()
+            app.say(f"what if: recompiling {key} with {st.name}={st.value}; the diff of the two opens when it is "
+                    "compiled, and this row prices it once both are timed")
 
 
 def mem_backward(key: str) -> str | None:
@@ -230,13 +231,19 @@ def mem_backward(key: str) -> str | None:
     return backward_key(key) if " forward" in key else None
 
 
-def plan_text(p: mem.Plan) -> str:
-    """The plan's overview and its timeline: live bytes after each statement, over the kernels in order."""
+def plan_text(p: mem.Plan, measured: dict[str, Any] | None = None) -> str:
+    """The plan's overview and its timeline: live bytes after each statement, over the kernels in order;
+    ``measured`` the run's ``memory`` (tracer.timing.memory.measured_peak) where the graph was timed."""
     out = [f"# {p.key}: planned peak {mem.fmt_bytes(p.peak)} of the graph's own buffers"
            + (f" at line {p.peak_line} ({p.peak_buffer}), for kernel {p.peak_kernel}" if p.peak_buffer else ""),
            f"# inputs (held by the caller): {mem.fmt_bytes(p.inputs_bytes)} over {len(p.inputs)}; peak + inputs "
            f"{mem.fmt_bytes((p.inputs_bytes or 0) + p.peak)}; outputs {mem.fmt_bytes(p.outputs_bytes)}",
            f"# {p.source}", f"# {p.estimate}"]
+    if measured and isinstance(measured.get("peak_bytes"), int):
+        out.append(f"# measured: {mem.fmt_bytes(measured['peak_bytes'])} ({measured['peak_bytes']} bytes; "
+                   f"{measured.get('how', '')})")
+    elif measured and measured.get("not_measured"):
+        out.append(f"# measured: not measured ({measured['not_measured']})")
     if p.released or p.released_outputs:
         out.append(f"# above the call's start: {mem.fmt_bytes(p.high_water)} (line {p.high_water_line}): the graph frees "
                    f"{mem.fmt_bytes(p.released)} of inputs only it holds ({', '.join(p.freed_inputs[:6])}"
