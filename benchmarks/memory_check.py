@@ -14,7 +14,8 @@ no download) two processes:
 
 Both sides measure the bytes allocated above what was resident when the call began: the plan's figure is
 ``Plan.high_water_outputs_dropped`` (its own buffers' live bytes, less the caller's storages the graph frees by
-``del``: a backward's saved activations, the logits among them, since these steps keep only the loss).  ``peak`` (the graph's own buffers, nothing freed counted) is printed beside it.
+``del``: a backward's saved activations, the logits among them, since these steps keep only the loss).  ``peak``
+(the graph's own buffers, nothing freed counted) is printed beside it.
 A row compares one graph with one call only where the model compiled to one forward and one backward graph.
 The allocator rounds each block up to 512 bytes; the backward's call also holds autograd's own grad of the loss.
 """
@@ -93,7 +94,8 @@ def check(model_name: str, device: str, d: str) -> list[str]:
         m = got.get(g.kind) if one_each else None
         hw = p.high_water_outputs_dropped  # the reference keeps only the loss: the saved logits are freed too
         ratio = f"{m / hw:.3f}" if m and hw else "-"
-        rows.append(f"{model_name:<8} {g.key:<16} {fmt_bytes(p.peak):>10} {fmt_bytes(p.released + p.released_outputs):>10} "
+        freed = p.released + p.released_outputs
+        rows.append(f"{model_name:<8} {g.key:<16} {fmt_bytes(p.peak):>10} {fmt_bytes(freed):>10} "
                     f"{fmt_bytes(hw):>11} {fmt_bytes(m) if m is not None else 'not measured':>12} "
                     f"{ratio:>8} {'ok' if m and hw and abs(m / hw - 1) <= 0.05 else '-':>4}")
     if device == "cuda" and not one_each:

@@ -306,7 +306,8 @@ def plan(session: Any, key: str) -> Plan | None:
     out = p.result(key)
     if isinstance(est, dict) and isinstance(est.get("bytes"), int):
         out.inductor_estimate = est["bytes"]
-        out.estimate = f"Inductor's estimate: {fmt_bytes(est['bytes'])} ({est.get('source') or 'torch._inductor.memory'})"
+        src = est.get("source") or "torch._inductor.memory"
+        out.estimate = f"Inductor's estimate: {fmt_bytes(est['bytes'])} ({src})"
     elif isinstance(est, dict) and (est.get("unavailable") or est.get("not_read")):
         out.estimate = f"Inductor's estimate: not available ({est.get('unavailable') or est['not_read']})"
     return out

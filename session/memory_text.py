@@ -9,9 +9,9 @@ from inductor_step.session.memory import ESTIMATE, SOURCE, Plan, fmt_bytes, plan
 from inductor_step.session.memory_saved import saved_for_backward
 
 #: what "above the call's start" is (Plan.high_water), in words
-HIGH_WATER = ("above the call's start: the most bytes allocated beyond those resident when the call began (the graph's "
-              "own buffers, less the saved activations a backward frees by del), what torch.cuda.max_memory_allocated() "
-              "minus memory_allocated() before one call measures")
+HIGH_WATER = ("above the call's start: the most bytes allocated beyond those resident when the call began (the "
+              "graph's own buffers, less the saved activations a backward frees by del), what "
+              "torch.cuda.max_memory_allocated() minus memory_allocated() before one call measures")
 
 
 @dataclass

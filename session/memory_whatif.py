@@ -42,8 +42,8 @@ SETTINGS = (
                   "the backward: saved bytes fall, the backward's time rises", "training"),
 )
 
-SOURCE = ("planned from each variant's wrapper; measured (GPU) by the timing worker's max_memory_allocated() around one "
-          "call; times from the timing (--run or the pane's own what-if, which times both)")
+SOURCE = ("planned from each variant's wrapper; measured (GPU) by the timing worker's max_memory_allocated() "
+          "around one call; times from the timing (--run or the pane's own what-if, which times both)")
 
 
 @dataclass

@@ -13,7 +13,8 @@ def measured_peak(call: Callable[[], Any], cuda: bool) -> dict[str, Any]:
     """``{"peak_bytes": n, "how": HOW}`` for one ``call()`` on CUDA (bytes; the allocator rounds each block up to 512),
     ``{"not_measured": why}`` on CPU (torch keeps no allocator statistics there) or when the call raises."""
     if not cuda:
-        return {"not_measured": "on CPU torch keeps no allocator statistics (torch.cuda.max_memory_allocated is CUDA's)"}
+        return {"not_measured": "on CPU torch keeps no allocator statistics "
+                                "(torch.cuda.max_memory_allocated is CUDA's)"}
     import torch  # noqa: PLC0415
 
     try:
@@ -26,4 +27,5 @@ def measured_peak(call: Callable[[], Any], cuda: bool) -> dict[str, Any]:
         del out
         return {"peak_bytes": int(peak), "how": HOW}
     except Exception as e:  # noqa: BLE001 - the timing stands without it
-        return {"not_measured": f"the measuring call raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+        first = str(e).splitlines()[0] if str(e) else ""
+        return {"not_measured": f"the measuring call raised {type(e).__name__}: {first}"}

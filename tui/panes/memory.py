@@ -28,7 +28,9 @@ NOT_PLANNED = ("not planned yet: the wrapper, written at codegen, decides which 
 
 def _pct(pair: tuple[Any, Any], prefix: str = "") -> str:
     a, b = pair
-    return f"{prefix}{(b - a) / a * 100:+.0f}%" if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a else ""
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or not a:
+        return ""
+    return f"{prefix}{(b - a) / a * 100:+.0f}%"
 
 
 def lowered(session: Any, key: str) -> list[mem.MemBuffer]:
@@ -136,7 +138,8 @@ class MemoryPane(SectionPane):
             fig = _pct(pr.saved if st.applies == "training" else pr.peak) if pr else ""
             return (T(f"{st.name}={st.value}", "bold"), T(f"{fig:>9}", "yellow"),
                     T("priced" if pr else ("not here" if why else "Enter")),
-                    T(_pct(pr.ms, "time ") if pr else ""), Prose(pr.line().split(": ", 1)[1] if pr else (why or st.trades)))
+                    T(_pct(pr.ms, "time ") if pr else ""),
+                    Prose(pr.line().split(": ", 1)[1] if pr else (why or st.trades)))
         return (T(r.buffer or r.backward_name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"),
                 T("input" if r.is_input else "saved"),
                 T(_lifetime(p.buffers[r.storage]) if p is not None and r.storage in p.buffers
@@ -245,7 +248,8 @@ def plan_text(p: mem.Plan, measured: dict[str, Any] | None = None) -> str:
     elif measured and measured.get("not_measured"):
         out.append(f"# measured: not measured ({measured['not_measured']})")
     if p.released or p.released_outputs:
-        out.append(f"# above the call's start: {mem.fmt_bytes(p.high_water)} (line {p.high_water_line}): the graph frees "
+        out.append(f"# above the call's start: {mem.fmt_bytes(p.high_water)} (line {p.high_water_line}): the graph "
+                   "frees "
                    f"{mem.fmt_bytes(p.released)} of inputs only it holds ({', '.join(p.freed_inputs[:6])}"
                    f"{', ...' if len(p.freed_inputs) > 6 else ''}): {p.freed_inputs_how}")
     if p.released_outputs:
