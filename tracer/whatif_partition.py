@@ -41,8 +41,8 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
         why = (f"{cid} {kind}: {', '.join(settings)} acts in AOTAutograd's partitioner on a training graph's joint "
                "graph; this graph has no backward")
     elif joint is None:
-        why = (f"{cid} {kind}: no joint graph was kept for this compile (torch has no "
-               "min_cut_rematerialization_partition to hook, or it did not partition this compile)")
+        why = (f"{cid} {kind}: no joint graph was kept for this compile (a cached compile, --caches on, skips the "
+               "partitioner; or torch has no min_cut_rematerialization_partition to hook)")
     if why is not None:
         agent.send({**head, "status": "failed", "message": why})
         return None
