@@ -138,7 +138,8 @@ class MemoryPane(SectionPane):
             fig = _pct(pr.saved if st.applies == "training" else pr.peak) if pr else ""
             return (T(f"{st.name}={st.value}", "bold"), T(f"{fig:>9}", "yellow"),
                     T("priced" if pr else ("not here" if why else "Enter")),
-                    T(_pct(pr.ms, "time ") if pr else ""),
+                    T(_pct(pr.ms, "time ") + (" !" if pr.time_note else ""), "red" if pr.time_note else "")
+                    if pr else T(""),
                     Prose(pr.line().split(": ", 1)[1] if pr else (why or st.trades)))
         return (T(r.buffer or r.backward_name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"),
                 T("input" if r.is_input else "saved"),
@@ -304,5 +305,6 @@ def change_text(data: dict[str, Any], only: Any = None) -> str:
         out += [f"{st.name}={st.value}  ({st.config})", f"  trades: {st.trades}"]
         out += [f"  cannot run here: {why}"] if why else []
         out += [f"  {pr.line()}"] if pr else ["  not compiled yet"]
+        out += [f"  the times are not reliable: {pr.time_note}"] if pr and pr.time_note else []
         out.append("")
     return "\n".join(out)
