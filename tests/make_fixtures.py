@@ -40,6 +40,9 @@ RUNS = {
     "no_graph_frame.jsonl": [os.path.join(HERE, "scripts", "no_graph_frame.py")],
     # issue 40.11: one recompile of a training step, its forward and backward (the gate counted it twice)
     "recompile_train.jsonl": [os.path.join(HERE, "scripts", "recompile_train.py")],
+    # memory: an in-place setting and the partitioner's activation budget, each a what-if variant, timed
+    "memory_whatif.jsonl": ["--run", "--what-if=inplace_buffers=False", "--what-if=activation_memory_budget=0.5",
+                            os.path.join(HERE, "scripts", "memory_whatif.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}

@@ -418,6 +418,9 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                           eager_round=user.get("round"), decomposed=eager_fn)
         compiled_ms, eager_ms = graph_rounds["compiled_ms"], graph_rounds.get("eager_ms")
         decomposed_ms = graph_rounds.get("decomposed_ms")
+        from inductor_step.tracer.timing.memory import measured_peak  # noqa: PLC0415
+
+        measured_mem = measured_peak(lambda: mod.call(list(args)), cuda)
         eager_nodes: dict[str, float] = {}
         eager_nodes_how = f"not measured: {eager_error or 'no post-grad graph to run eagerly'}"
         if eager_probe.get("slow"):  # too slow (or flex attention's backward): node by node would be as slow
@@ -579,6 +582,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         out_extra["warnings"] = list(out_extra.get("warnings") or []) + [
             f"compiled_ms includes the subgraph function(s) {', '.join(subgraphs)} it calls; kernel_sum_ms and the "
             "kernels here are the graph's own (each subgraph's kernels are timed under its own key)"]
+    out_extra["memory"] = measured_mem
     return {**out_extra, "compiled_ms": compiled_ms, "eager_ms": eager_ms, "kernel_sum_ms": total, "kernels": kernels,
             "peak": peak, "roofs": roofs, "eager_nodes_ms": eager_nodes, "eager_nodes": eager_nodes_how, "cancelled": cancelled, "in_graph": in_graph_status, "in_graph_cupti": cupti_status,
             "method": "triton.testing.do_bench (median, L2 flushed)" if cuda else "benchmarker.benchmark_cpu (median, 20-80% spread of the same calls)",
