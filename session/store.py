@@ -110,6 +110,8 @@ class Session:
     pair_timings: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     #: the compile's own time, one message per finished compile (issue 30: session.compile_time adds them up)
     compile_times: list[dict[str, Any]] = field(default_factory=list)
+    #: ``blame`` messages, in order (session.blame.runs reads them into steps and verdicts)
+    blames: list[dict[str, Any]] = field(default_factory=list)
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
@@ -161,6 +163,8 @@ class Session:
             self.pair_timings[(str(msg.get("a")), str(msg.get("b")))] = msg
         elif t == "compile_time":
             self.compile_times.append(msg)
+        elif t == "blame":
+            self.blames.append(msg)
         elif t == "blocked":  # tracer.rank_watch: the rank waits inside a collective (None: no longer)
             self.blocked = msg if msg.get("collective") else None
 

@@ -34,6 +34,8 @@ RUNS = {
     "cpu_asm.jsonl": ["--run", os.path.join(HERE, "scripts", "cpu_asm.py")],
     # issue 29: every buffer against eager: a bf16 chain, a NaN from the data, a wrong tanh lowering
     "numerics.jsonl": ["--numerics", os.path.join(HERE, "scripts", "numerics_small.py")],
+    # blame: the bisect of torch's planted relu bug to its lowering, after pane e's numerics of it
+    "blame.jsonl": ["--numerics", "--blame=numerics", os.path.join(HERE, "scripts", "blame_relu.py")],
     # issue 40.7: a concat's NopKernelSchedulerNode (no kernel), asked about with f
     "nop_concat.jsonl": [os.path.join(HERE, "scripts", "nop_concat.py")],
     # issue 40.6: a frame Dynamo traced that made no Inductor graph (pane T against the graph list)

@@ -175,6 +175,10 @@ class StepApp(JobView, App[None]):
             whatif.on_message(self, msg)
         elif t == "numerics":  # issue 29
             numerics.on_message(self, msg)
+        elif t == "blame":  # B (tui.panes.blame)
+            from inductor_step.tui.panes.blame import on_message as blame_message  # noqa: PLC0415
+
+            blame_message(self, msg)
         elif t == "pair_timing":  # issue 32: r in the diff view (tui.screens.diff_rounds)
             from inductor_step.tui.screens.diff_rounds import on_message  # noqa: PLC0415
 
@@ -479,7 +483,18 @@ class StepApp(JobView, App[None]):
         """e: the numerics pane; in a live session, compare the shown graph's buffers with eager first."""
         numerics.request(self)
 
+    def action_blame(self) -> None:
+        """B: the blame pane; in a live session on a graph that diverged, bisect it first (tui.panes.blame)."""
+        from inductor_step.tui.panes.blame import request  # noqa: PLC0415
+
+        request(self)
+
     def action_cancel_run(self) -> None:
+        from inductor_step.tui.panes.blame import cancel  # noqa: PLC0415
+
+        if cancel(self):  # c while a blame runs: that first
+            self.refresh_status()
+            return
         if self.agent is not None and self.agent.alive:
             self.agent.send(CMD_CANCEL_RUN)
             self.session.run_status = "cancelling…"

@@ -1,6 +1,7 @@
 """One pane per stage.  Adding a stage view is one file here plus one line in :data:`PANES`."""
 
 from inductor_step.tui.panes.aot import AotPane
+from inductor_step.tui.panes.blame import BlamePane
 from inductor_step.tui.panes.codegen import CodegenPane
 from inductor_step.tui.panes.compile_time import CompileTimePane
 from inductor_step.tui.panes.dynamo import DynamoPane
@@ -15,6 +16,6 @@ from inductor_step.tui.panes.scheduling import SchedulingPane
 
 #: the panes in tab order
 PANES = [DynamoPane, AotPane, LoweringPane, SchedulingPane, LoopBodyPane, CodegenPane, RunPane, LinkedPane, LedgerPane, CompileTimePane,
-         MemoryPane, LogPane]
+         MemoryPane, BlamePane, LogPane]
 
 __all__ = ["PANES"]

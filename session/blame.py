@@ -1,0 +1,267 @@
+"""Blame as data and text: a recorded bisect (``blame`` messages) read into typed steps and a verdict, tied to the
+session's graphs (the FX nodes and kernels it names), and its lines for --headless, the blame pane and REPORT.md.
+
+No torch, no Textual: the search itself runs in the tracer (tracer.blame), one child process per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from inductor_step.session.format import SUBGRAPH_SEP, VARIANT_SEP
+
+#: outcomes of a step, as the pane and the text mark them
+OUTCOME_MARK = {"bad": "BAD", "good": "good", "crash": "CRASH", "timeout": "TIMEOUT", "cancelled": "cancelled"}
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, (int, float)):
+        return f"{x:.3g}"
+    return "-" if x is None else str(x)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """The target graph's worst output or input gradient against its Dynamo graph run eagerly, in one step:
+    ``tol_ratio`` is max |compiled - eager| over torch.testing's tolerance (over 1 fails ``assert_close``), ``status``
+    the numerics verdict (suspect: further from float64 than eager can explain).  From tracer.numerics.stats."""
+    which: str
+    status: str
+    tol_ratio: Any
+    max_abs: Any
+    verdict: str
+
+    @classmethod
+    def of(cls, d: dict[str, Any] | None) -> "Measure | None":
+        if not d:
+            return None
+        return cls(str(d.get("which") or "?"), str(d.get("status") or "?"), d.get("tol_ratio"), d.get("max_abs"),
+                   str(d.get("verdict") or ""))
+
+    def text(self) -> str:
+        """``output 0: suspect, 1.51e+06x the tolerance (max abs 65.7)``."""
+        return f"{self.which}: {self.status}, {_num(self.tol_ratio)}x the tolerance (max abs {_num(self.max_abs)})"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the search: the script run again in its own process under ``env`` (torch's compiler bisector's
+    TORCH_BISECT_* variables) and ``settings`` (torch._inductor.config), its ``outcome`` (bad, good, crash, timeout,
+    cancelled), the target's ``measure`` and the step's wall time in seconds (its process's start included)."""
+    index: int
+    what: str
+    level: str
+    outcome: str
+    seconds: float
+    env: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    measure: Measure | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> "Step":
+        return cls(int(d.get("index", 0)), str(d.get("what") or ""), str(d.get("level") or ""),
+                   str(d.get("outcome") or "?"), float(d.get("seconds") or 0.0), dict(d.get("env") or {}),
+                   dict(d.get("settings") or {}), Measure.of(d.get("measure")), d.get("error"))
+
+    def line(self) -> str:
+        """``#3 lowerings off (7 applications): good in 10.2 s; output 0: ok, 0x the tolerance``."""
+        out = f"#{self.index} {self.what}: {OUTCOME_MARK.get(self.outcome, self.outcome)} in {self.seconds:.1f} s"
+        if self.measure:
+            out += f"; {self.measure.text()}"
+        if self.error:
+            out += f"; {self.error}"
+        return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The search's answer.  ``found``: ``backend`` (eager, aot_eager, aot_eager_decomp_partition, inductor),
+    ``subsystem`` and ``application`` (the n-th application in torch's counter, of ``applications``) with ``what``
+    (a pass's name, a lowered FX node, a decomposed op, a setting), ``leaves`` (the divergence with it off),
+    ``setting`` (the words of what turns it off), ``repro`` (a command line).  Not found: ``text`` says why."""
+    found: bool
+    text: str
+    level: str | None = None
+    backend: str | None = None
+    subsystem: str | None = None
+    application: int | None = None
+    applications: int | None = None
+    what: str | None = None
+    compile_id: str | None = None
+    fx_nodes: tuple[str, ...] = ()
+    baseline: Measure | None = None
+    leaves: Measure | None = None
+    setting: str | None = None
+    repro: str | None = None
+    repro_off: str | None = None
+    cancelled: bool = False
+    steps: int = 0
+    seconds: float = 0.0
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> "Verdict":
+        return cls(bool(d.get("found")), str(d.get("text") or ""), d.get("level"), d.get("backend"),
+                   d.get("subsystem"), d.get("application"), d.get("applications"), d.get("what"),
+                   d.get("compile_id"), tuple(d.get("fx_nodes") or ()), Measure.of(d.get("baseline")),
+                   Measure.of(d.get("leaves")), (d.get("setting") or {}).get("text"), d.get("repro"), d.get("repro_off"),
+                   bool(d.get("cancelled")), int(d.get("steps") or 0), float(d.get("seconds") or 0.0))
+
+    def cause(self) -> str:
+        """``inductor / lowerings #1: relu`` (or the backend alone, or the setting)."""
+        if not self.found:
+            return "not found"
+        parts = [self.backend or "?"]
+        if self.subsystem:
+            parts.append(f"{self.subsystem} #{self.application}")
+        head = " / ".join(parts)
+        return f"{head}: {self.what}" if self.what else head
+
+
+@dataclass
+class BlameRun:
+    """One blame of a session (its ``blame`` messages, start to verdict): ``kind`` numerics, the graph's compile id,
+    the steps so far and the verdict once it came."""
+    kind: str
+    compile_id: str
+    graph_kind: str | None = None
+    script: str | None = None
+    message: str = ""
+    steps: list[Step] = field(default_factory=list)
+    verdict: Verdict | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.verdict is None
+
+    def seconds(self) -> float:
+        return self.verdict.seconds if self.verdict else sum(s.seconds for s in self.steps)
+
+
+def runs(messages: Iterable[dict[str, Any]]) -> list[BlameRun]:
+    """The blames in ``messages`` (any session messages; only ``blame`` ones are read), oldest first."""
+    out: list[BlameRun] = []
+    for m in messages:
+        if m.get("type") != "blame":
+            continue
+        ev = m.get("event")
+        if ev == "start" or not out or out[-1].verdict is not None:
+            out.append(BlameRun(str(m.get("kind") or "numerics"), str(m.get("compile_id") or "?"),
+                                m.get("graph_kind"), m.get("script"), str(m.get("message") or "")))
+            if ev == "start":
+                continue
+        r = out[-1]
+        if m.get("compile_id") not in (None, "?"):
+            r.compile_id = str(m["compile_id"])
+        if ev == "step" and isinstance(m.get("step"), dict):
+            r.steps.append(Step.of(m["step"]))
+        elif ev == "verdict" and isinstance(m.get("verdict"), dict):
+            r.verdict = Verdict.of(m["verdict"])
+    return out
+
+
+def graph_keys(graphs: list[str], compile_id: str | None) -> list[str]:
+    """The session's graphs of compile id ``compile_id`` (not what-if variants or subgraphs): forward or inference
+    first, then the backward."""
+    keys = [g for g in graphs if compile_id and g.startswith(f"{compile_id} ")
+            and VARIANT_SEP not in g and SUBGRAPH_SEP not in g]
+    return sorted(keys, key=lambda g: 1 if " backward" in g else 0)
+
+
+def kernels_of(links: dict[str, Any] | None, fx_nodes: Iterable[str]) -> list[str]:
+    """The kernels that compute the buffers of post-grad FX nodes ``fx_nodes`` (a graph's codegen links)."""
+    lk = links or {}
+    out: list[str] = []
+    for n in fx_nodes:
+        for b in ((lk.get("fx_nodes") or {}).get(n) or {}).get("buffers") or []:
+            for k in ((lk.get("buffers") or {}).get(b) or {}).get("kernels") or []:
+                if k not in out:
+                    out.append(k)
+    return out
+
+
+def located(run: BlameRun, session: Any) -> dict[str, Any]:
+    """Where the verdict's FX nodes are in ``session`` (a session.store.Session or anything with ``graphs`` and
+    ``stop_for``): ``{"graph": key, "fx_nodes": [...present in its post-grad graph], "kernels": [...]}``; {} when it
+    names none or the session lacks the graph."""
+    v = run.verdict
+    if not v or not v.fx_nodes:
+        return {}
+    for key in graph_keys(list(getattr(session, "graphs", []) or []), v.compile_id or run.compile_id):
+        stop = session.stop_for(key, "codegen") or {}
+        links = stop.get("links") or {}
+        aot = session.stop_for(key, "aot") or {}
+        names = {n.get("name") for n in ((aot.get("post_grad") or {}).get("nodes") or []) if isinstance(n, dict)}
+        nodes = [n for n in v.fx_nodes if n in names or n in (links.get("fx_nodes") or {})]
+        if nodes:
+            return {"graph": key, "fx_nodes": nodes, "kernels": kernels_of(links, nodes)}
+    return {}
+
+
+def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[str]:
+    """The answer in words: the cause, what it rewrote (FX nodes, kernel), the setting that turns it off and the
+    divergence left with it off, the repro; or why nothing was found."""
+    v = run.verdict
+    if v is None:
+        return [f"blame {run.kind} of {run.compile_id}: running ({len(run.steps)} step(s) so far)"]
+    if not v.found:
+        return [f"blame {run.kind} of {run.compile_id}: {v.text} ({v.steps} step(s), {v.seconds:.1f} s)"]
+    out = [f"blame {run.kind} of {run.compile_id}: {v.cause()}", f"  {v.text}"]
+    looked = where is not None
+    where = where or {}
+    if where.get("fx_nodes"):
+        out.append(f"  FX nodes: {', '.join(where['fx_nodes'])} (post-grad graph of {where['graph']})"
+                   + (f"; kernel: {', '.join(where['kernels'])}" if where.get("kernels") else ""))
+    elif v.fx_nodes:
+        out.append(f"  FX nodes: {', '.join(v.fx_nodes)} (post-grad graph of {v.compile_id})"
+                   + (" (not in this session's graphs)" if looked else ""))
+    if v.baseline:
+        out.append(f"  divergence as compiled: {v.baseline.text()}")
+    if v.setting:
+        out.append(f"  turned off by: {v.setting}")
+    if v.leaves:
+        left = "none" if v.leaves.status not in ("suspect", "diverges") else "still over the tolerance"
+        out.append(f"  divergence it leaves: {left} ({v.leaves.text()})")
+    if v.repro:
+        out.append(f"  repro: {v.repro}")
+    if v.repro_off:
+        out.append(f"  without it: {v.repro_off}")
+    out.append(f"  ({v.steps} step(s) in child processes, {v.seconds:.1f} s)")
+    return out
+
+
+def headless_lines(msg: dict[str, Any]) -> list[str]:
+    """``--headless --blame``'s lines for one ``blame`` message: the start, each step as it ends, the verdict."""
+    ev = msg.get("event")
+    if ev == "start":
+        return [f"blame       {msg.get('message', '')}"]
+    if ev == "step" and isinstance(msg.get("step"), dict):
+        return [f"blame step  {Step.of(msg['step']).line()}"]
+    if ev == "verdict":
+        r = runs([msg])[0]
+        return verdict_lines(r)
+    return []
+
+
+def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
+    """REPORT.md's blame section ("" when the session has no blame): each verdict, the FX nodes and kernel it names
+    where ``session`` has them, the steps of the search, and the runnable repro."""
+    rs = [r for r in runs(messages) if r.verdict is not None]
+    if not rs:
+        return ""
+    out = ["## Blame", "",
+           "Each step ran the script again in a child process under torch's compiler bisector "
+           "(`TORCH_BISECT_BACKEND` / `TORCH_BISECT_SUBSYSTEM` / `TORCH_BISECT_MAX`) and compared the graph's first "
+           "call with its Dynamo graph run eagerly and in float64, on the script's own inputs.", ""]
+    for r in rs:
+        where = located(r, session) if session is not None else {}
+        out += ["```text", *verdict_lines(r, where), "", "steps:", *[f"  {s.line()}" for s in r.steps], "```", ""]
+        if r.verdict and r.verdict.repro:
+            out += ["Repro: the script on its own inputs shows the divergence; the second line keeps the cause off:",
+                    "", "```sh", r.verdict.repro, *([r.verdict.repro_off] if r.verdict.repro_off else []), "```", ""]
+    return "\n".join(out)
+
+
+__all__ = ["BlameRun", "Measure", "OUTCOME_MARK", "Step", "Verdict", "graph_keys", "headless_lines", "kernels_of",
+           "located", "report_markdown", "runs", "verdict_lines"]

@@ -1,0 +1,52 @@
+"""Pane B (blame) on a recorded session (tests/fixtures/blame.jsonl: ``--numerics --blame numerics`` on
+tests/scripts/blame_relu.py, torch's planted relu bug): a person sees the divergence in pane e, presses B, reads the
+verdict and the steps, moves down the steps, and Enter on the verdict selects the relu node's buffer in pane 2.
+No torch needed."""
+
+from __future__ import annotations
+
+import os
+
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "blame.jsonl")
+
+
+def _row(app, stage: str) -> tuple[str, ...]:
+    t = app.query_one(f"#table-{stage}")
+    return tuple(str(c) for c in t.get_row_at(t.cursor_row))
+
+
+def test_e_then_b_shows_the_verdict_and_steps_and_enter_selects_the_fx_node(app_driver):
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("e")
+        await pilot.pause()
+        seen["numerics"] = app.query_one("#code-numerics").text
+        await pilot.press("B")
+        await pilot.pause()
+        seen["stage"] = app.view.stage
+        seen["verdict_row"] = _row(app, "blame")
+        seen["verdict_code"] = app.query_one("#code-blame").text
+        await pilot.press("down", "down")
+        await pilot.pause()
+        seen["step_row"] = _row(app, "blame")
+        seen["step_code"] = app.query_one("#code-blame").text
+        await pilot.press("home", "enter")
+        await pilot.pause()
+        seen["after"] = (app.view.stage, app.view.graph, app.view.selected)
+        seen["aot_row"] = _row(app, "aot")
+
+    app = app_driver(steps, size=(160, 50), path=FIXTURE)
+    from inductor_step.session import blame as sb
+
+    run = sb.runs(app.session.blames)[-1]
+    assert "first suspect" in seen["numerics"]
+    assert seen["stage"] == "blame"
+    assert seen["verdict_row"][1] == f"verdict: {run.verdict.cause()}" and "relu" in seen["verdict_row"][1]
+    assert "FX nodes: relu" in seen["verdict_code"] and "divergence it leaves: none" in seen["verdict_code"]
+    assert "steps:" in seen["verdict_code"] and "#0 the script as it compiles (Inductor): BAD" in seen["verdict_code"]
+    assert seen["step_row"][0] == "1" and seen["step_row"][2] == "good"  # aot_eager_decomp_partition
+    assert "TORCH_BISECT_BACKEND=aot_eager_decomp_partition" in seen["step_code"]
+    relu_buffers = app.session.links("[0/0] inference")["fx_nodes"]["relu"]["buffers"]
+    assert seen["after"] == ("aot", "[0/0] inference", relu_buffers[0])
+    assert "relu" in " ".join(seen["aot_row"])

@@ -1,0 +1,85 @@
+"""One bisect step of blame, a process of its own: the script run again under one setting of torch's compiler
+bisector (``TORCH_BISECT_BACKEND`` / ``TORCH_BISECT_SUBSYSTEM`` / ``TORCH_BISECT_MAX``, read by torch at import) and
+optional Inductor settings, each graph's first call compared with eager; the answer written as JSON.
+
+Started by :mod:`tracer.blame` as ``python -m inductor_step.tracer.blame_step RESULT.json SCRIPT ARGS...`` with
+``INDUCTOR_STEP_BLAME_STEP`` holding ``{"target": "[0/0]" | null, "settings": {name: value}}``.  With a target the
+process ends as soon as that graph's first call was compared (the rest of the script does not run).
+
+RESULT.json: ``{"graphs": {compile id: compare answer | {"error": ...}}, "applications": {subsystem: [{backend,
+compile_id, what}...]}, "custom_passes": {setting: name}, "ended": "target" | "script" | "script_error",
+"error": str}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import traceback
+from typing import Any
+
+ENV = "INDUCTOR_STEP_BLAME_STEP"
+
+
+def _write(path: str, result: dict[str, Any]) -> None:
+    from inductor_step.tracer.numerics import _clean  # noqa: PLC0415 - JSON has no inf
+
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(_clean(result), f)
+    os.replace(tmp, path)
+
+
+def main(argv: list[str]) -> int:
+    """Run one step (see the module's docstring); returns the exit status (0: the answer was written)."""
+    if len(argv) < 2:
+        print("usage: python -m inductor_step.tracer.blame_step RESULT.json SCRIPT [ARGS...]", file=sys.stderr)
+        return 2
+    out_path, script, args = argv[0], argv[1], argv[2:]
+    spec = json.loads(os.environ.get(ENV) or "{}")
+    target = spec.get("target")
+    import torch  # noqa: F401, PLC0415 - the bisector's environment is read as torch imports it
+
+    from inductor_step.tracer.adapter import blame  # noqa: PLC0415
+
+    result: dict[str, Any] = {"graphs": {}, "applications": {}, "custom_passes": {}, "ended": "script"}
+    blame.install_application_log(result["applications"])
+
+    def on_first_call(cid: str, compare: Any) -> None:
+        result["custom_passes"].update(blame.custom_passes())
+        if target and cid != target:
+            return
+        try:
+            result["graphs"][cid] = compare()
+        except Exception as e:  # noqa: BLE001 - the step's answer: it could not compare
+            result["graphs"][cid] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:500],
+                                     "traceback": traceback.format_exc()[-3000:]}
+        if target:
+            result["ended"] = "target"
+            _write(out_path, result)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+
+    blame.install_compare_hook(on_first_call, spec.get("settings") or {})
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit:
+        pass
+    except BaseException as e:  # noqa: BLE001 - a compile that crashed under this setting: the step's verdict
+        result["ended"] = "script_error"
+        result["error"] = f"{type(e).__name__}: {e}".strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__
+        result["traceback"] = traceback.format_exc()[-3000:]
+    _write(out_path, result)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
