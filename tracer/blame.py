@@ -72,10 +72,48 @@ class Bisect:
         self.limit = step_limit_s or STEP_LIMIT_S
         self.cwd = cwd or os.getcwd()
         self.steps: list[dict[str, Any]] = []
+        self.warm: _Warm | None = None
+        self.cold: str | None = None  # why the steps start cold (no warm parent)
         self.head: dict[str, Any] = {"type": "blame", "kind": "numerics"}
         self.t0 = time.monotonic()
 
     # ------------------------------------------------------------------ one step
+    def base_env(self) -> dict[str, str]:
+        """The environment of every step: the FX-graph and AOTAutograd caches off (a hit skips the passes), the
+        kernels' own code cache on (a kernel whose source did not change between steps is not built again), no
+        profile of sizes kept between runs, no compile worker processes."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_BISECT_")}
+        env.update(TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0",
+                   TORCH_DYNAMO_AUTOMATIC_DYNAMIC_LOCAL_PGO="0", TORCHINDUCTOR_COMPILE_THREADS="1")
+        return env
+
+    def _warm_up(self) -> None:
+        """Start the steps' warm parent once (its start is not counted in the first step's time)."""
+        if self.warm is None and not self.cold:
+            try:
+                self.warm = _Warm(self.python, self.base_env(), self.cwd, self.cancel)
+            except Cancelled:
+                raise
+            except Exception as e:  # noqa: BLE001 - then each step starts its own interpreter
+                self.cold = f"{type(e).__name__}: {e}"
+
+    def _start(self, out: str, step_env: dict[str, str], errf: str) -> "_Handle":
+        """A step's process: forked from the warm parent (torch imported once, :func:`tracer.blame_step.zygote`),
+        or, where that did not start, a fresh interpreter."""
+        if self.warm is not None:
+            try:
+                return self.warm.start({"out": out, "script": self.script, "argv": self.argv, "env": step_env,
+                                        "stderr": errf, "cwd": self.cwd})
+            except Exception as e:  # noqa: BLE001
+                self.cold = f"{type(e).__name__}: {e}"
+                self.warm.close()
+                self.warm = None
+        with open(errf, "wb") as err:
+            proc = subprocess.Popen([self.python, "-m", "inductor_step.tracer.blame_step", out, self.script,
+                                     *self.argv], env={**self.base_env(), **step_env}, cwd=self.cwd,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        return _Cold(proc)
+
     def env(self, backend: str, subsystem: str | None = None, max_n: int | None = None) -> dict[str, str]:
         """The bisector's environment of a step (what a person sets to repeat it)."""
         env = {"TORCH_BISECT_BACKEND": backend}
@@ -94,29 +132,26 @@ class Bisect:
         fd, out = tempfile.mkstemp(prefix="inductor-step-blame-", suffix=".json")
         os.close(fd)
         os.unlink(out)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_BISECT_")}
-        # the FX-graph and AOTAutograd caches off (a hit skips the passes); the kernels' own code cache stays on, so a
-        # kernel whose source did not change between steps is not built again; Dynamo's profile of sizes is not kept
-        env.update(bisect_env, TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0",
-                   TORCH_DYNAMO_AUTOMATIC_DYNAMIC_LOCAL_PGO="0", TORCHINDUCTOR_COMPILE_THREADS="1",
-                   INDUCTOR_STEP_BLAME_STEP=json.dumps({"target": target, "settings": settings or {}}))
+        step_env = dict(bisect_env, INDUCTOR_STEP_BLAME_STEP=json.dumps({"target": target, "settings": settings or {}}))
         rec: dict[str, Any] = {"index": len(self.steps), "what": what, "level": level, "env": bisect_env,
                                "settings": settings or {}}
+        self._warm_up()
         t = time.monotonic()
-        proc = subprocess.Popen([self.python, "-m", "inductor_step.tracer.blame_step", out, self.script, *self.argv],
-                                env=env, cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-        err: list[bytes] = []
-        reader = threading.Thread(target=lambda: err.append(proc.stderr.read() if proc.stderr else b""), daemon=True)
-        reader.start()
+        errf = out + ".stderr"
+        handle = self._start(out, step_env, errf)
         outcome = None
-        while proc.poll() is None:
+        while handle.poll() is None:
             if self.cancel.is_set() or time.monotonic() - t > self.limit:
                 outcome = "cancelled" if self.cancel.is_set() else "timeout"
-                _end(proc)
+                handle.end()
                 break
             time.sleep(0.05)
-        reader.join(timeout=2)
+        try:
+            with open(errf, encoding="utf-8", errors="replace") as f:
+                err = f.read()[-20000:]
+            os.unlink(errf)
+        except OSError:
+            err = ""
         rec["seconds"] = round(time.monotonic() - t, 3)
         result: dict[str, Any] = {}
         try:
@@ -126,7 +161,7 @@ class Bisect:
         except (OSError, ValueError):
             pass
         if outcome is None:
-            outcome = self._outcome(result, target, proc.returncode, b"".join(err).decode("utf-8", "replace"), rec)
+            outcome = self._outcome(result, target, handle.poll(), err, rec)
         elif outcome == "timeout":
             rec["error"] = f"the step ran past its {self.limit:g} s limit and was ended"
         rec["outcome"] = outcome
@@ -182,6 +217,9 @@ class Bisect:
         except Exception as e:  # noqa: BLE001 - our failure, said as the verdict
             verdict = {"found": False, "error": f"{type(e).__name__}: {e}",
                        "text": f"the search itself failed: {type(e).__name__}: {e}"}
+        finally:
+            if self.warm is not None:
+                self.warm.close()
         verdict["steps"] = len(self.steps)
         verdict["seconds"] = round(time.monotonic() - self.t0, 3)
         self.send({**self.head, "event": "verdict", "verdict": verdict})
@@ -317,6 +355,117 @@ class Bisect:
         elif settings:
             v["repro_off"] = f"{cmd}  # with {v['setting']['text']} set before the compile"
         return v
+
+
+class _Handle:
+    def poll(self) -> int | None:
+        raise NotImplementedError
+
+    def end(self) -> None:
+        raise NotImplementedError
+
+
+class _Cold(_Handle):
+    """A step in an interpreter of its own."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def end(self) -> None:
+        _end(self.proc)
+
+
+class _Warm:
+    """The warm parent of the steps (``python -m inductor_step.tracer.blame_step --zygote``): torch imported once,
+    each step forked from it.  Raises RuntimeError when it does not start (or the blame is cancelled meanwhile)."""
+
+    START_S = 300.0
+
+    def __init__(self, python: str, env: dict[str, str], cwd: str, cancel: threading.Event):
+        import queue  # noqa: PLC0415
+
+        self.proc = subprocess.Popen([python, "-m", "inductor_step.tracer.blame_step", "--zygote"], env=env, cwd=cwd,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, bufsize=1)
+        self.lines: Any = queue.Queue()
+        self.exits: dict[int, int] = {}
+        threading.Thread(target=self._read, daemon=True, name="inductor-step blame parent").start()
+        t = time.monotonic()
+        while True:
+            try:
+                msg = self.lines.get(timeout=0.1)
+            except queue.Empty:
+                msg = None
+            if msg is not None and msg.get("ready"):
+                return
+            if msg is not None and msg.get("eof") or self.proc.poll() is not None:
+                raise RuntimeError(f"the steps' warm parent exited ({self.proc.poll()})")
+            if cancel.is_set() or time.monotonic() - t > self.START_S:
+                self.close()
+                raise Cancelled() if cancel.is_set() else RuntimeError("the steps' warm parent did not start in time")
+
+    def _read(self) -> None:
+        for line in self.proc.stdout or []:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if "exit" in msg:
+                self.exits[int(msg["pid"])] = int(msg["exit"])
+            else:
+                self.lines.put(msg)
+        self.lines.put({"eof": True})
+
+    def start(self, req: dict[str, Any]) -> "_Forked":
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        msg = self.lines.get(timeout=60)
+        if "pid" not in msg:
+            raise RuntimeError("the steps' warm parent ended")
+        return _Forked(self, int(msg["pid"]))
+
+    def close(self) -> None:
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        _end(self.proc)
+
+
+class _Forked(_Handle):
+    """A step forked from the warm parent: ended by its pid (and every process it started)."""
+
+    def __init__(self, warm: _Warm, pid: int):
+        self.warm, self.pid = warm, pid
+
+    def poll(self) -> int | None:
+        if self.pid in self.warm.exits:
+            return self.warm.exits[self.pid]
+        if self.warm.proc.poll() is not None:
+            return -9
+        return None
+
+    def end(self) -> None:
+        import signal  # noqa: PLC0415
+
+        try:
+            from inductor_step.tracer.lifetime import end_descendants  # noqa: PLC0415
+
+            end_descendants(grace_s=0.3, pid=self.pid)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        t = time.monotonic()
+        while self.poll() is None and time.monotonic() - t < 5:
+            time.sleep(0.02)
 
 
 def _end(proc: subprocess.Popen) -> None:

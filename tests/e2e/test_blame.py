@@ -65,10 +65,15 @@ def test_a_cancelled_blame_ends_its_step_and_says_so():
 
     msgs: list = []
     cancel = threading.Event()
-    b = Bisect(SCRIPT, [], msgs.append, cancel=cancel)
-    threading.Timer(1.5, cancel.set).start()  # while the baseline step's process starts
-    t = time.monotonic()
+
+    def send(m):
+        msgs.append(m)
+        if m.get("event") == "step" and m["step"]["index"] == 0:  # the second step's process starts: cancel it
+            threading.Timer(0.3, cancel.set).start()
+
+    b = Bisect(SCRIPT, [], send, cancel=cancel)
     v = b.run("[0/0]")
-    assert time.monotonic() - t < 15
     assert v["cancelled"] and not v["found"]
-    assert msgs[-2]["step"]["outcome"] == "cancelled" and msgs[-1]["event"] == "verdict"
+    assert [m["step"]["outcome"] for m in msgs if m["event"] == "step"] == ["bad", "cancelled"]
+    assert msgs[-2]["step"]["seconds"] < 5 and msgs[-1]["event"] == "verdict"
+    assert b.warm is not None and b.warm.proc.poll() is not None  # the warm parent ended too
