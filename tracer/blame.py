@@ -276,9 +276,16 @@ class Bisect:
                             s, off = one, {k: None}
                             break
                 names = ", ".join(f"{k} ({custom[k]})" for k in off)
-                return self._verdict(cid, "config", blamed, None, None, names, baseline,
-                                     f"the user's own graph pass {names}: with it off the graph no longer diverges",
-                                     settings=off, leaves=s.get("measure"))
+                rw = [base["result"].get("rewrites", {}).get(k) or {} for k in off]
+                changed = [c for r in rw for c in r.get("changed") or []]
+                nodes = [c.split(":")[0] for c in changed] + [n for r in rw for n in r.get("added") or []]
+                what = f"{names}; rewrote {', '.join(changed[:6])}" if changed else names
+                v = self._verdict(cid, "config", blamed, None, None, what, baseline,
+                                  f"the user's own graph pass {names}: with it off the graph no longer diverges",
+                                  settings=off, leaves=s.get("measure"))
+                if nodes:
+                    v["fx_nodes"] = nodes
+                return v
         for sub in SUBSYSTEMS.get(blamed, ()):
             mine = [a for a in apps.get(sub) or [] if a.get("backend") == blamed]
             if not mine:

@@ -7,7 +7,8 @@ Started by :mod:`tracer.blame` as ``python -m inductor_step.tracer.blame_step RE
 process ends as soon as that graph's first call was compared (the rest of the script does not run).
 
 RESULT.json: ``{"graphs": {compile id: compare answer | {"error": ...}}, "applications": {subsystem: [{backend,
-compile_id, what}...]}, "custom_passes": {setting: name}, "ended": "target" | "script" | "script_error",
+compile_id, what}...]}, "custom_passes": {setting: name}, "rewrites": {setting: {changed, added, removed}} (the FX nodes
+each user pass rewrote), "ended": "target" | "script" | "script_error",
 "error": str}``.
 """
 
@@ -44,7 +45,7 @@ def main(argv: list[str]) -> int:
 
     from inductor_step.tracer.adapter import blame  # noqa: PLC0415
 
-    result: dict[str, Any] = {"graphs": {}, "applications": {}, "custom_passes": {}, "ended": "script"}
+    result: dict[str, Any] = {"graphs": {}, "applications": {}, "custom_passes": {}, "rewrites": {}, "ended": "script"}
     blame.install_application_log(result["applications"])
 
     def on_first_call(cid: str, compare: Any) -> None:
@@ -63,7 +64,7 @@ def main(argv: list[str]) -> int:
             sys.stderr.flush()
             os._exit(0)
 
-    blame.install_compare_hook(on_first_call, spec.get("settings") or {})
+    blame.install_compare_hook(on_first_call, spec.get("settings") or {}, result["rewrites"])
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:

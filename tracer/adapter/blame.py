@@ -34,8 +34,7 @@ def custom_passes() -> dict[str, str]:
         p = getattr(ic, name, None)
         if p is None:
             continue
-        fn = getattr(p, "__call__", p)
-        label = getattr(p, "__qualname__", None) or getattr(fn, "__qualname__", None) or type(p).__name__
+        label = getattr(p, "__qualname__", None) or type(getattr(p, "inner", p)).__qualname__
         out[name] = str(label)
     return out
 
@@ -53,6 +52,54 @@ def apply_settings(settings: dict[str, Any]) -> None:
         if not hasattr(obj, last):
             raise AttributeError(f"torch._inductor.config has no setting {name!r} (torch {torch.__version__})")
         setattr(obj, last, value)
+
+
+class _Watched:
+    """A user's graph pass, run as it was, with the FX nodes it rewrote recorded (by name: a node whose target
+    changed, one it added, one it removed)."""
+
+    def __init__(self, inner: Any, setting: str, log_to: dict[str, Any]):
+        self.inner, self.setting, self.log_to = inner, setting, log_to
+
+    def __call__(self, graph: Any, *a: Any, **k: Any) -> Any:
+        g = getattr(graph, "graph", graph)
+        before = {n.name: str(n.target) for n in g.nodes}
+        out = self.inner(graph, *a, **k)
+        after = {n.name: str(n.target) for n in g.nodes}
+        rec = self.log_to.setdefault(self.setting, {"changed": [], "added": [], "removed": []})
+        for name, t in after.items():
+            if name not in before:
+                rec["added"].append(name)
+            elif before[name] != t:
+                rec["changed"].append(f"{name}: {before[name]} -> {t}")
+        rec["removed"] += [n for n in before if n not in after]
+        return out
+
+    def uuid(self) -> Any:
+        fn = getattr(self.inner, "uuid", None)
+        return fn() if callable(fn) else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def watch_custom_passes(log_to: dict[str, Any]) -> None:
+    """Wrap the user's own graph passes set in ``torch._inductor.config`` now (:data:`CUSTOM_PASSES`) so that the FX
+    nodes each rewrites are recorded in ``log_to[setting]``; a pass already wrapped is left as it is."""
+    from torch._inductor import config as ic  # noqa: PLC0415
+
+    for name in CUSTOM_PASSES:
+        p = getattr(ic, name, None)
+        if p is not None and not isinstance(p, _Watched):
+            w = _Watched(p, name, log_to)
+            try:
+                from torch._inductor.custom_graph_pass import CustomGraphPass  # noqa: PLC0415
+
+                if isinstance(p, CustomGraphPass):  # Inductor checks the type of some of them
+                    w = type("WatchedPass", (_Watched, CustomGraphPass), {})(p, name, log_to)
+            except Exception:  # noqa: BLE001
+                pass
+            setattr(ic, name, w)
 
 
 def install_application_log(log_to: dict[str, list[dict[str, Any]]]) -> bool:
@@ -161,10 +208,11 @@ def compare_first_call(gm: Any, compiled: Callable, args: list, seed: int = 0) -
 
 
 def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, Any]]], None],
-                         settings: dict[str, Any] | None = None) -> bool:
+                         settings: dict[str, Any] | None = None, rewrites: dict[str, Any] | None = None) -> bool:
     """Wrap Dynamo's ``OutputGraph.call_user_compiler``: before each backend compile apply ``settings``
     (:func:`apply_settings`: after the script set its own), and call ``on_first_call(compile_id, compare)`` at the
-    first call of each compiled graph, where ``compare()`` returns :func:`compare_first_call`'s answer.  The call
+    first call of each compiled graph (``rewrites``: the FX nodes the user's own passes rewrite, recorded there by
+    :func:`watch_custom_passes`), where ``compare()`` returns :func:`compare_first_call`'s answer.  The call
     itself then runs on as the script's.  False where this torch has no ``call_user_compiler``."""
     try:
         from torch._dynamo.output_graph import OutputGraph  # noqa: PLC0415
@@ -179,6 +227,8 @@ def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, An
     def call_user_compiler(self: Any, gm: Any, example_inputs: Any) -> Any:
         if settings:
             apply_settings(settings)
+        if rewrites is not None:
+            watch_custom_passes(rewrites)
         cid = current_compile_id()
         try:
             copy = copy_graph_module(gm)
@@ -202,5 +252,5 @@ def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, An
     return True
 
 
-__all__ = ["CUSTOM_PASSES", "apply_settings", "compare_first_call", "custom_passes", "install_application_log",
+__all__ = ["CUSTOM_PASSES", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes", "install_application_log",
            "install_compare_hook"]
