@@ -143,7 +143,7 @@ def runs(messages: Iterable[dict[str, Any]]) -> list[BlameRun]:
     """The blames in ``messages`` (any session messages; only ``blame`` ones are read), oldest first."""
     out: list[BlameRun] = []
     for m in messages:
-        if m.get("type") != "blame":
+        if m.get("type") != "blame" or m.get("event") == "specialization":
             continue
         ev = m.get("event")
         if ev == "start" or not out or out[-1].verdict is not None:
@@ -158,6 +158,69 @@ def runs(messages: Iterable[dict[str, Any]]) -> list[BlameRun]:
             r.steps.append(Step.of(m["step"]))
         elif ev == "verdict" and isinstance(m.get("verdict"), dict):
             r.verdict = Verdict.of(m["verdict"])
+    return out
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """A dynamic size Dynamo's shape environment made a constant during compile ``compile_id`` (torch's
+    ``symbolic_shape_specialization`` event): ``symbol`` (s77) standing for ``sources`` (L['x'].size()[0]) became
+    ``value``; ``user_line`` and ``user_code`` forced it, through ``torch_line``; ``reason`` is torch's word."""
+    compile_id: str
+    symbol: str
+    sources: tuple[str, ...]
+    value: str
+    reason: str
+    user_line: str | None
+    user_code: str | None
+    torch_line: str | None
+
+    def line(self) -> str:
+        """``s77 (L['x'].size()[0]) made 4 at spec.py:7 in f, through _dynamo/variables/tensor.py:2606 ...``."""
+        src = f" ({', '.join(self.sources)})" if self.sources else ""
+        out = f"{self.symbol}{src} specialized to {self.value} in {self.compile_id}"
+        if self.user_line:
+            out += f" by {self.user_line}"
+        if self.torch_line:
+            out += f" (torch: {self.torch_line})"
+        return out + (f" [{self.reason}]" if self.reason else "")
+
+
+def specializations(messages: Iterable[dict[str, Any]]) -> list[Specialization]:
+    """Every specialization in ``messages`` (``blame`` messages of kind recompile), in order."""
+    out = []
+    for m in messages:
+        sp = m.get("specialization") if m.get("type") == "blame" and m.get("event") == "specialization" else None
+        if isinstance(sp, dict):
+            out.append(Specialization(str(m.get("compile_id") or "?"), str(sp.get("symbol") or "?"),
+                                      tuple(sp.get("sources") or ()), str(sp.get("value")), str(sp.get("reason") or ""),
+                                      sp.get("user_line"), sp.get("user_code"), sp.get("torch_line")))
+    return out
+
+
+def _frame_of(cid: str) -> tuple[str, int] | None:
+    """``"[3/1]"`` -> ("3", 1); None for another spelling."""
+    body, _, rest = cid.strip("[").partition("]")
+    f, _, n = body.partition("/")
+    return (f + rest, int(n)) if n.isdigit() else None
+
+
+def recompile_lines(specs: list[Specialization], compile_id: str | None) -> list[str]:
+    """Why compile ``compile_id`` is not dynamic, or recompiled: the sizes its frame's earlier compiles (and it)
+    specialized, each with the user's line and torch function that forced it."""
+    me = _frame_of(compile_id or "")
+    if me is None:
+        return []
+    earlier = [s for s in specs if (f := _frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1]]
+    own = [s for s in specs if s.compile_id == compile_id]
+    out: list[str] = []
+    if earlier:
+        out.append(f"{compile_id} recompiled: an earlier compile of its frame made a dynamic size a constant, so a "
+                   "call with another size failed its guard:")
+        out += [f"  {s.line()}" + (f"\n      {s.user_code}" if s.user_code else "") for s in earlier]
+    if own:
+        out.append(f"{compile_id} is not dynamic in these sizes:")
+        out += [f"  {s.line()}" + (f"\n      {s.user_code}" if s.user_code else "") for s in own]
     return out
 
 
@@ -234,6 +297,9 @@ def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[st
 def headless_lines(msg: dict[str, Any]) -> list[str]:
     """``--headless --blame``'s lines for one ``blame`` message: the start, each step as it ends, the verdict."""
     ev = msg.get("event")
+    if ev == "specialization":
+        sp = specializations([msg])
+        return [f"{msg.get('compile_id', '?'):<20} specialize  {sp[0].line()}"] if sp else []
     if ev == "start":
         return [f"blame       {msg.get('message', '')}"]
     if ev == "step" and isinstance(msg.get("step"), dict):
@@ -248,20 +314,27 @@ def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
     """REPORT.md's blame section ("" when the session has no blame): each verdict, the FX nodes and kernel it names
     where ``session`` has them, the steps of the search, and the runnable repro."""
     rs = [r for r in runs(messages) if r.verdict is not None]
-    if not rs:
+    specs = specializations(messages)
+    if not rs and not specs:
         return ""
-    out = ["## Blame", "",
-           "Each step ran the script again in a child process under torch's compiler bisector "
-           "(`TORCH_BISECT_BACKEND` / `TORCH_BISECT_SUBSYSTEM` / `TORCH_BISECT_MAX`) and compared the graph's first "
-           "call with its Dynamo graph run eagerly and in float64, on the script's own inputs.", ""]
+    out = ["## Blame", ""] + (["Each step ran the script again in a child process under torch's compiler bisector "
+                               "(`TORCH_BISECT_BACKEND` / `TORCH_BISECT_SUBSYSTEM` / `TORCH_BISECT_MAX`) and compared "
+                               "the graph's first call with its Dynamo graph run eagerly and in float64, on the "
+                               "script's own inputs.", ""] if rs else [])
     for r in rs:
         where = located(r, session) if session is not None else {}
         out += ["```text", *verdict_lines(r, where), "", "steps:", *[f"  {s.line()}" for s in r.steps], "```", ""]
         if r.verdict and r.verdict.repro:
             out += ["Repro: the script on its own inputs shows the divergence; the second line keeps the cause off:",
                     "", "```sh", r.verdict.repro, *([r.verdict.repro_off] if r.verdict.repro_off else []), "```", ""]
+    if specs:
+        out += ["### Sizes made static", "",
+                "Dynamic sizes Dynamo's shape environment specialized to a constant (torch's "
+                "`symbolic_shape_specialization`), with the line that forced each: a recompile of the frame with "
+                "another size follows from these.", "", "```text", *[s.line() for s in specs], "```", ""]
     return "\n".join(out)
 
 
-__all__ = ["BlameRun", "Measure", "OUTCOME_MARK", "Step", "Verdict", "graph_keys", "headless_lines", "kernels_of",
+__all__ = ["BlameRun", "Measure", "OUTCOME_MARK", "Specialization", "Step", "Verdict", "recompile_lines",
+           "specializations", "graph_keys", "headless_lines", "kernels_of",
            "located", "report_markdown", "runs", "verdict_lines"]

@@ -36,6 +36,8 @@ RUNS = {
     "numerics.jsonl": ["--numerics", os.path.join(HERE, "scripts", "numerics_small.py")],
     # blame: the bisect of torch's planted relu bug to its lowering, after pane e's numerics of it
     "blame.jsonl": ["--numerics", "--blame=numerics", os.path.join(HERE, "scripts", "blame_relu.py")],
+    # recompile blame: a dynamic size made static by a loop over it, then a call with another size
+    "blame_specialize.jsonl": [os.path.join(HERE, "scripts", "blame_specialize.py")],
     # issue 40.7: a concat's NopKernelSchedulerNode (no kernel), asked about with f
     "nop_concat.jsonl": [os.path.join(HERE, "scripts", "nop_concat.py")],
     # issue 40.6: a frame Dynamo traced that made no Inductor graph (pane T against the graph list)

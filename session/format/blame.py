@@ -64,11 +64,23 @@ class BlameVerdict(TypedDict, total=False):
     seconds: float
 
 
+class BlameSpecialization(TypedDict, total=False):
+    """A dynamic size Dynamo's shape environment made a constant (torch's ``symbolic_shape_specialization`` event):
+    a later compile whose guard on it failed is the recompile it explains."""
+    symbol: str  # s77
+    sources: list[str]  # what it stands for: L['x'].size()[0]
+    value: str  # the constant
+    reason: str  # torch's words: range_refined_to_singleton, ...
+    user_line: str  # the user's line that forced it: "spec.py:7 in f"
+    user_code: str
+    torch_line: str  # the innermost torch function on the way (not the shape environment's own)
+
+
 class Blame(TypedDict, total=False):
     """``blame`` message: ``event`` start (the search begins), step (one step done) or verdict (the answer)."""
     type: Literal["blame"]
     kind: Literal["numerics", "speed", "recompile"]
-    event: Literal["start", "step", "verdict"]
+    event: Literal["start", "step", "verdict", "specialization"]
     compile_id: str  # the graph blamed ("?" until the baseline finds the first that diverges)
     graph_kind: str
     script: str
@@ -77,4 +89,5 @@ class Blame(TypedDict, total=False):
     message: str
     step: BlameStep
     verdict: BlameVerdict
+    specialization: BlameSpecialization  # kind recompile
     t: float

@@ -77,3 +77,22 @@ def test_a_cancelled_blame_ends_its_step_and_says_so():
     assert [m["step"]["outcome"] for m in msgs if m["event"] == "step"] == ["bad", "cancelled"]
     assert msgs[-2]["step"]["seconds"] < 5 and msgs[-1]["event"] == "verdict"
     assert b.warm is not None and b.warm.proc.poll() is not None  # the warm parent ended too
+
+
+def test_a_size_made_static_is_recorded_with_the_line_that_forced_it(tmp_path):
+    from inductor_step.session import blame as sb
+    from inductor_step.session.format import read_session, validate
+
+    out = tmp_path / "s.jsonl"
+    script = os.path.join(os.path.dirname(SCRIPT), "blame_specialize.py")
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(out), script],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    msgs = [m for m in read_session(str(out)) if m.get("type") == "blame"]
+    assert msgs and all(validate(m) == [] for m in msgs)
+    specs = sb.specializations(msgs)
+    assert [(s.compile_id, s.symbol, s.value) for s in specs] == [("[0/0]", specs[0].symbol, "4"),
+                                                                 ("[0/1]", specs[0].symbol, "5")]
+    assert specs[0].sources == ("L['x'].size()[0]",) and specs[0].user_line.endswith("blame_specialize.py:9 in f")
+    assert "range(n)" in (specs[0].user_code or "") and specs[0].torch_line.startswith("_dynamo/")
+    assert "specialized to 4 in [0/0]" in p.stdout

@@ -50,3 +50,26 @@ def test_e_then_b_shows_the_verdict_and_steps_and_enter_selects_the_fx_node(app_
     relu_buffers = app.session.links("[0/0] inference")["fx_nodes"]["relu"]["buffers"]
     assert seen["after"] == ("aot", "[0/0] inference", relu_buffers[0])
     assert "relu" in " ".join(seen["aot_row"])
+
+
+SPECIALIZE = os.path.join(os.path.dirname(FIXTURE), "blame_specialize.jsonl")
+
+
+def test_b_on_a_recompile_says_which_line_made_the_size_static(app_driver):
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        app.show_graph("[0/1] inference")
+        await pilot.press("B")
+        await pilot.pause()
+        seen["row"] = _row(app, "blame")
+        seen["code"] = app.query_one("#code-blame").text
+        app.show_graph("[0/0] inference")
+        await pilot.pause()
+        seen["first"] = app.query_one("#table-blame").row_count
+
+    app_driver(steps, size=(160, 50), path=SPECIALIZE)
+    assert seen["row"][0] == "S" and "s77 (L['x'].size()[0]) specialized to 4 in [0/0]" in seen["row"][1]
+    assert "[0/1] recompiled" in seen["code"] and "blame_specialize.py:9 in f" in seen["code"]
+    assert "for i in range(n)" in seen["code"] and "_dynamo/variables/tensor.py" in seen["code"]
+    assert seen["first"] == 1  # [0/0]: only its own specialization (to 4)

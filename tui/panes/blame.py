@@ -1,5 +1,6 @@
 """Pane B: blame, the bisect from a divergence to the pass or lowering behind it (session.blame): the verdict first,
-then every step of the search (what was switched off, good or bad, the divergence left, its time).
+then every step of the search (what was switched off, good or bad, the divergence left, its time), then the sizes
+Dynamo made static in the viewed compile and the earlier ones of its frame (why it is not dynamic, why it recompiled).
 
 ``B`` shows it; in a live session on a graph that diverged (pane e) it starts the search first (each step a child
 process of the agent, tracer.blame); ``c`` cancels it.  Enter on the verdict selects the FX node it names (its
@@ -43,28 +44,38 @@ class BlamePane(StagePane):
 
     def data(self) -> dict[str, Any] | None:
         r = current(self.app)
-        if r is None:
+        cid = _compile_id(self.app.view.graph)
+        blames = getattr(self.app.session, "blames", []) or []
+        me = sb._frame_of(cid)
+        specs = [s for s in sb.specializations(blames) if s.compile_id == cid
+                 or (me and (f := sb._frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1])]
+        if r is None and not specs:
             return None
-        return {"run": r, "n": len(r.steps), "done": r.verdict is not None}
+        items: list[tuple[str, Any]] = ([("verdict", r)] + [("step", s) for s in r.steps]) if r else []
+        items += [("spec", s) for s in specs]
+        return {"run": r, "items": items, "n": len(blames), "cid": cid}
 
     def stamp(self, data: dict[str, Any] | None) -> Any:
-        return None if data is None else (id(data["run"]), data["n"], data["done"], self.app.view.graph)
+        return None if data is None else (data["n"], data["cid"], data["run"] is not None and data["run"].verdict)
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        r: sb.BlameRun = data["run"]
-        steps = r.steps
+        r: sb.BlameRun | None = data["run"]
+        items = data["items"]
 
         def row(i: int) -> tuple:
-            if i == 0:
-                v = r.verdict
-                text = v.cause() if v and v.found else (v.text if v else f"running: {len(steps)} step(s) so far")
+            kind, x = items[i]
+            if kind == "verdict":
+                v = x.verdict
+                text = v.cause() if v and v.found else (v.text if v else f"running: {len(x.steps)} step(s) so far")
                 return (T(">", "bold red"), T(f"verdict: {text}", "bold"), T("found" if v and v.found else "-"),
-                        T(""), T(f"{r.seconds():.1f}"))
-            s = steps[i - 1]
-            tol = sb._num(s.measure.tol_ratio) if s.measure else "-"
-            return (T(str(s.index)), T(s.what), T(sb.OUTCOME_MARK.get(s.outcome, s.outcome), STYLE.get(s.outcome, "")),
-                    T(tol), T(f"{s.seconds:.1f}"))
-        return ["verdict"] + [f"step{s.index}" for s in steps], row
+                        T(""), T(f"{x.seconds():.1f}"))
+            if kind == "spec":
+                return (T("S", "bold yellow"), T(x.line()), T("static"), T(""), T(""))
+            tol = sb._num(x.measure.tol_ratio) if x.measure else "-"
+            return (T(str(x.index)), T(x.what), T(sb.OUTCOME_MARK.get(x.outcome, x.outcome), STYLE.get(x.outcome, "")),
+                    T(tol), T(f"{x.seconds:.1f}"))
+        keys = [f"{k}{getattr(x, 'index', i)}" for i, (k, x) in enumerate(items)]
+        return keys, row
 
     def empty(self, data: dict[str, Any] | None) -> Detail | None:
         if self.app.live:
@@ -75,17 +86,22 @@ class BlamePane(StagePane):
                       "# (inductor-step --headless --blame numerics SCRIPT records one; B in a live session)", "text")
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+        items = data["items"]
+        if not 0 <= row < len(items):
+            return None
+        kind, x = items[row]
+        if kind == "spec":
+            specs = [s for k, s in items if k == "spec"]
+            return Detail("\n".join(sb.recompile_lines(specs, data["cid"]) or [x.line()]), "text")
         r: sb.BlameRun = data["run"]
         where = sb.located(r, self.app.session)
         head = sb.verdict_lines(r, where)
         if r.verdict and r.verdict.found and where.get("fx_nodes"):
             head.append("  Enter: select that FX node's buffer in every pane and open pane 2 at it")
-        if row == 0:
+        if kind == "verdict":
             body = ["", "steps:", *[f"  {s.line()}" for s in r.steps]]
             return Detail("\n".join(head + body), "text")
-        if not 1 <= row <= len(r.steps):
-            return None
-        s = r.steps[row - 1]
+        s = x
         lines = [s.line(), f"  level: {s.level}",
                  "  environment: " + (" ".join(f"{k}={v}" for k, v in s.env.items()) or "-")]
         if s.settings:
@@ -108,7 +124,7 @@ class BlamePane(StagePane):
     def _enter(self, event: Table.RowSelected) -> None:
         """Enter on the verdict: the FX node it names, selected (its buffer) in every pane, in pane 2."""
         data = self.data()
-        if not data or event.cursor_row != 0:
+        if not data or data["run"] is None or event.cursor_row != 0:
             return
         where = sb.located(data["run"], self.app.session)
         nodes = where.get("fx_nodes") or []
