@@ -9,10 +9,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from inductor_step.session import trust
 from inductor_step.session.format import SUBGRAPH_SEP, VARIANT_SEP
 
 #: outcomes of a step, as the pane and the text mark them
-OUTCOME_MARK = {"bad": "BAD", "good": "good", "crash": "CRASH", "timeout": "TIMEOUT", "cancelled": "cancelled"}
+OUTCOME_MARK = {"bad": "BAD", "good": "good", "crash": "CRASH", "timeout": "TIMEOUT", "cancelled": "cancelled",
+                "faster": "FASTER", "slower": "slower", "noise": "noise"}
+
+
+def speed_judgement(step: dict[str, Any]) -> tuple[str, float | None, str]:
+    """A speed variant's rounds judged by session.trust's rules: ``(outcome, effect, words)``; outcome ``faster``
+    (the variant is faster than the original in every round: the setting as compiled costs time), ``slower`` (slower
+    in every round), or ``noise`` (the rounds disagree, contention, or the effect cannot be judged: never reported
+    as an effect); effect is original / variant (the median of the rounds' ratios)."""
+    il = step.get("interleaved") or {}
+    if step.get("outcome") == "crash" or not il:
+        return "crash", None, str(step.get("error") or "not timed")
+    effect, why = trust.setting_effect(il)
+    ratios = [o / v for o, v in zip(il.get("original_rounds_ms") or [], il.get("variant_rounds_ms") or [])
+              if isinstance(o, (int, float)) and isinstance(v, (int, float)) and o > 0 and v > 0]
+    figs = (f"original {_num(il.get('original_ms'))} ms, variant {_num(il.get('variant_ms'))} ms, "
+            f"{il.get('rounds', len(ratios))} rounds")
+    if il.get("reliable") is False:
+        return "noise", None, f"{figs}; NOT RELIABLE: the threads waited for a core ({il.get('why') or 'contention'})"
+    if effect is None:
+        return "noise", None, f"{figs}; {why or 'not judged'}"
+    if ratios and min(ratios) > 1:
+        return "faster", effect, f"{figs}; the variant is faster in every round ({effect:.2f}x)"
+    if ratios and max(ratios) < 1:
+        return "slower", effect, f"{figs}; the variant is slower in every round ({effect:.2f}x)"
+    return "noise", None, f"{figs}; the rounds disagree on the direction ({effect:.2f}x): noise, not an effect"
 
 
 def _num(x: Any) -> str:
@@ -58,16 +84,25 @@ class Step:
     settings: dict[str, Any] = field(default_factory=dict)
     measure: Measure | None = None
     error: str | None = None
+    variant: str | None = None  # speed: the what-if variant's graph key
+    effect: float | None = None  # speed: original / variant, where judged an effect (not noise)
+    timing: str | None = None  # speed: the rounds in words
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> "Step":
+        outcome, effect, timing = str(d.get("outcome") or "?"), None, None
+        if d.get("level") == "variant":
+            outcome, effect, timing = speed_judgement(d)
         return cls(int(d.get("index", 0)), str(d.get("what") or ""), str(d.get("level") or ""),
-                   str(d.get("outcome") or "?"), float(d.get("seconds") or 0.0), dict(d.get("env") or {}),
-                   dict(d.get("settings") or {}), Measure.of(d.get("measure")), d.get("error"))
+                   outcome, float(d.get("seconds") or 0.0), dict(d.get("env") or {}),
+                   dict(d.get("settings") or {}), Measure.of(d.get("measure")), d.get("error"), d.get("variant"),
+                   effect, timing)
 
     def line(self) -> str:
         """``#3 lowerings off (7 applications): good in 10.2 s; output 0: ok, 0x the tolerance``."""
         out = f"#{self.index} {self.what}: {OUTCOME_MARK.get(self.outcome, self.outcome)} in {self.seconds:.1f} s"
+        if self.timing:
+            out += f"; {self.timing}"
         if self.measure:
             out += f"; {self.measure.text()}"
         if self.error:
@@ -158,7 +193,30 @@ def runs(messages: Iterable[dict[str, Any]]) -> list[BlameRun]:
             r.steps.append(Step.of(m["step"]))
         elif ev == "verdict" and isinstance(m.get("verdict"), dict):
             r.verdict = Verdict.of(m["verdict"])
+            if r.kind == "speed":
+                if not r.steps:  # a verdict read alone (--headless prints each message): its own list of steps
+                    r.steps = [Step.of(s) for s in m["verdict"].get("variants") or []]
+                r.verdict = speed_verdict(r)
     return out
+
+
+def speed_verdict(run: BlameRun) -> Verdict:
+    """The setting that makes the graph slower: of the variants faster than the original in every round (not
+    noise, not contention), the largest effect; its ``text`` gives the times and the change in ms."""
+    old = run.verdict
+    common = {"steps": old.steps if old else len(run.steps), "seconds": old.seconds if old else 0.0,
+              "cancelled": bool(old and old.cancelled), "compile_id": run.compile_id}
+    faster = [s for s in run.steps if s.outcome == "faster" and s.effect]
+    if not faster:
+        noise = sum(1 for s in run.steps if s.outcome == "noise")
+        text = ("cancelled" if common["cancelled"] else
+                f"no setting's change moved the time beyond noise ({len(run.steps)} variant(s), {noise} within noise)")
+        return Verdict(False, text, **common)
+    best = max(faster, key=lambda s: s.effect or 0.0)
+    text = (f"switching {best.what} makes {run.compile_id} {best.effect:.2f}x faster: the setting as compiled costs "
+            f"time ({best.timing})")
+    return Verdict(True, text, level="config", backend="inductor", what=best.what, setting=best.what,
+                   repro=best.variant, **common)
 
 
 @dataclass(frozen=True)
@@ -244,11 +302,22 @@ def kernels_of(links: dict[str, Any] | None, fx_nodes: Iterable[str]) -> list[st
     return out
 
 
+def kernel_names(session: Any, key: str) -> list[str]:
+    """The kernels of graph ``key``'s codegen stop, in order."""
+    stop = session.stop_for(key, "codegen") or {}
+    return [str(k.get("name")) for k in stop.get("kernels") or [] if k.get("name")]
+
+
 def located(run: BlameRun, session: Any) -> dict[str, Any]:
     """Where the verdict's FX nodes are in ``session`` (a session.store.Session or anything with ``graphs`` and
     ``stop_for``): ``{"graph": key, "fx_nodes": [...present in its post-grad graph], "kernels": [...]}``; {} when it
     names none or the session lacks the graph."""
     v = run.verdict
+    if run.kind == "speed" and v and v.found and v.repro:  # the variant's kernels against the original's
+        base = v.repro.split(VARIANT_SEP)[0]
+        a, b = kernel_names(session, base), kernel_names(session, v.repro)
+        return {"graph": base, "variant": v.repro, "kernels_before": [k for k in a if k not in b],
+                "kernels_after": [k for k in b if k not in a]}
     if not v or not v.fx_nodes:
         return {}
     for key in graph_keys(list(getattr(session, "graphs", []) or []), v.compile_id or run.compile_id):
@@ -273,6 +342,13 @@ def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[st
     out = [f"blame {run.kind} of {run.compile_id}: {v.cause()}", f"  {v.text}"]
     looked = where is not None
     where = where or {}
+    if run.kind == "speed":
+        out = [f"blame speed of {run.compile_id}: {v.what}", f"  {v.text}"]
+        if where.get("variant"):
+            out.append(f"  kernels: only as compiled {', '.join(where['kernels_before']) or '-'}; only in the variant "
+                       f"{', '.join(where['kernels_after']) or '-'} (the diff: d on {where['variant']})")
+        out.append(f"  ({v.steps} variant(s), {v.seconds:.1f} s)")
+        return out
     if where.get("fx_nodes"):
         out.append(f"  FX nodes: {', '.join(where['fx_nodes'])} (post-grad graph of {where['graph']})"
                    + (f"; kernel: {', '.join(where['kernels'])}" if where.get("kernels") else ""))

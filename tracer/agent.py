@@ -516,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="after the script, recompile every graph with these torch._inductor.config settings")
     p.add_argument("--numerics", action="store_true",
                    help="after the script, compare every graph's buffers with eager (issue 29)")
-    p.add_argument("--blame", choices=("numerics",), default=None,
+    p.add_argument("--blame", choices=("numerics", "speed"), default=None,
                    help="after the script, bisect the first graph that diverges from eager (tracer.blame)")
     p.add_argument("--timing-limit", type=float, default=None, metavar="S",
                    help="one graph's timing, at most S seconds (default 600)")

@@ -525,10 +525,18 @@ def cancel(agent: Any) -> None:
 
 def run_in_agent(agent: Any, graph: str | None, kind: str | None) -> dict[str, Any]:
     """Blame ``graph`` of the agent's script (``--blame numerics``: after the script, the first graph that diverges)."""
-    if (kind or "numerics") != "numerics":
-        verdict = {"found": False, "text": f"blame {kind}: not built yet (numerics only)"}
-        agent.send({"type": "blame", "kind": kind, "event": "verdict", "compile_id": "?", "verdict": verdict})
-        return verdict
     ev = getattr(agent, "blame_cancel", None) or threading.Event()
     agent.blame_cancel = ev
+    if kind == "speed":
+        from inductor_step.tracer.blame_speed import blame_speed  # noqa: PLC0415
+
+        if not graph:  # --blame speed: the script's first compiled graph (not a variant or a subgraph)
+            keys = [f"{c} {k}" for (c, k), g in agent.graphs.items() if g.get("output_path") and " " not in k
+                    and (c, k) not in agent.variant_of]
+            graph = keys[0] if keys else None
+        if not graph:
+            verdict = {"found": False, "text": "no compiled graph to time"}
+            agent.send({"type": "blame", "kind": "speed", "event": "verdict", "compile_id": "?", "verdict": verdict})
+            return verdict
+        return blame_speed(agent, graph, ev)
     return blame_numerics(agent.script, list(agent.argv), agent.send, graph=graph, cancel=ev)

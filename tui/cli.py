@@ -55,9 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "ends; in a torchrun job's UI too: every rank times its graphs as its script ends")
     p.add_argument("--numerics", action="store_true", help="with --headless: after the script, compare every buffer "
                    "of every compiled graph with eager and float64; print the first divergence and NaN first (issue 29)")
-    p.add_argument("--blame", choices=("numerics",), default=None,
-                   help="with --headless: after the script, bisect the first graph that diverges from eager to the "
-                        "backend, subsystem and single pass or lowering that caused it (each step a child process)")
+    p.add_argument("--blame", choices=("numerics", "speed"), default=None,
+                   help="with --headless: after the script, numerics: bisect the first graph that diverges from eager "
+                        "to the backend, subsystem and single pass or lowering that caused it (each step a child "
+                        "process); speed: time what-if variants of the first graph, one setting switched each, and "
+                        "name the setting whose change moves its time beyond noise")
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="with --headless: after the script, recompile every graph with these torch._inductor.config "
                         "settings (e.g. 'max_autotune=True'; repeat for more variants); with --run, print the timing deltas")

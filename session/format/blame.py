@@ -31,6 +31,9 @@ class BlameStep(TypedDict, total=False):
     measure: BlameMeasure
     error: str
     seconds: float  # the step's wall time, its process's start included
+    variant: str  # speed: the what-if variant's graph key ("[0/0] forward · split_reductions=False")
+    interleaved: dict[str, Any]  # speed: its run's interleaved rounds against the original (session.format.Interleaved)
+    kernels: int  # speed: the variant's kernel calls timed
 
 
 class BlameSetting(TypedDict, total=False):
@@ -62,6 +65,7 @@ class BlameVerdict(TypedDict, total=False):
     text: str
     steps: int
     seconds: float
+    variants: list[BlameStep]  # speed: every variant's step (the session judges them: session.blame.speed_verdict)
 
 
 class BlameSpecialization(TypedDict, total=False):
