@@ -426,6 +426,9 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             rank_watch.start(self.send)
         rc = 0
         error: dict[str, Any] | None = None
+        from inductor_step.tracer.blame_speed import config_values  # noqa: PLC0415
+
+        self.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
         try:
             runpy.run_path(self.script, run_name="__main__")
         except _Quit:

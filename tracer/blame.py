@@ -521,12 +521,17 @@ def cancel(agent: Any) -> None:
     ev = getattr(agent, "blame_cancel", None)
     if ev is not None:
         ev.set()
+    if getattr(agent, "blame_kind", None) == "speed" and getattr(agent, "blame_thread", None) is not None \
+            and agent.blame_thread.is_alive():  # the variant's timing in progress ends too
+        agent.cancel_gen += 1
+        agent.cancel_run.set()
 
 
 def run_in_agent(agent: Any, graph: str | None, kind: str | None) -> dict[str, Any]:
     """Blame ``graph`` of the agent's script (``--blame numerics``: after the script, the first graph that diverges)."""
     ev = getattr(agent, "blame_cancel", None) or threading.Event()
     agent.blame_cancel = ev
+    agent.blame_kind = kind or "numerics"
     if kind == "speed":
         from inductor_step.tracer.blame_speed import blame_speed  # noqa: PLC0415
 

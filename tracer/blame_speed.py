@@ -25,32 +25,55 @@ _NOT_CANDIDATES = ("cache", "provenance", "custom", "compile_threads", "worker",
                    "remote", "dir", "autotune_local")
 
 
-def changed_settings() -> dict[str, Any]:
-    """``{name: torch's default}`` for the ``torch._inductor.config`` settings (bool, int, float, str, None) that
-    differ from their default now (the script set them)."""
+def config_values() -> dict[str, Any]:
+    """Every ``torch._inductor.config`` setting's value now (bool, int, float, str, None ones), by dotted name."""
     from torch._inductor import config as ic  # noqa: PLC0415
 
     out: dict[str, Any] = {}
-    entries = getattr(ic, "_config", {}) or {}
-    for name, entry in entries.items():
-        if any(w in name for w in _NOT_CANDIDATES):
-            continue
+    for name in getattr(ic, "_config", {}) or {}:
+        obj: Any = ic
         try:
-            if ic._is_default(name):
-                continue
-            default = entry.default
+            for part in name.split("."):
+                obj = getattr(obj, part)
         except Exception:  # noqa: BLE001
             continue
-        if isinstance(default, (bool, int, float, str)) or default is None:
-            out[name] = default
+        if isinstance(obj, (bool, int, float, str)) or obj is None:
+            out[name] = obj
     return out
 
 
-def candidates() -> list[dict[str, Any]]:
-    """The variants to try, one setting each: the script's changes set back to default, then :data:`TOGGLES`."""
+def changed_settings(before: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``{name: the value to set back}`` for the ``torch._inductor.config`` settings the script changed: those that
+    differ from ``before`` (:func:`config_values` as the script started), else from torch's default
+    (``ConfigModule._is_default``)."""
+    from torch._inductor import config as ic  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+    now = config_values()
+    entries = getattr(ic, "_config", {}) or {}
+    for name, value in now.items():
+        if any(w in name for w in _NOT_CANDIDATES):
+            continue
+        if before is not None:
+            if name in before and before[name] != value:
+                out[name] = before[name]
+            continue
+        try:
+            if not ic._is_default(name):
+                default = entries[name].default
+                if isinstance(default, (bool, int, float, str)) or default is None:
+                    out[name] = default
+        except Exception:  # noqa: BLE001
+            continue
+    return out
+
+
+def candidates(before: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The variants to try, one setting each: the script's changes set back (``before``: the settings as the script
+    started), then :data:`TOGGLES`."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
-    out = [{k: v} for k, v in changed_settings().items()]
+    out = [{k: v} for k, v in changed_settings(before).items()]
     seen = {k for c in out for k in c}
     for name in TOGGLES:
         if name in seen:
@@ -74,7 +97,7 @@ def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
     cancel = cancel or threading.Event()
     cid, _, kind = graph.partition(" ")
     head = {"type": "blame", "kind": "speed", "compile_id": cid, "graph_kind": kind}
-    cands = candidates()[: limit or None]
+    cands = candidates(getattr(agent, "config_at_start", None))[: limit or None]
     t0 = time.monotonic()
     agent.send({**head, "event": "start", "message": f"timing {len(cands)} variant(s) of {graph}, one setting "
                                                      "switched each, round by round against the original"})

@@ -142,9 +142,16 @@ class BlamePane(StagePane):
 
 
 def request(app: Any) -> None:
-    """``B``: show the blame pane; in a live session whose shown graph diverged (its numerics, pane e) and has no
-    blame yet, ask the agent to bisect it first."""
+    """``B``: show the blame pane; in a live session, from pane 7 (run) ask the agent which setting makes the shown
+    graph slower (speed: what-if variants timed round by round), else, where the shown graph diverged (its numerics,
+    pane e) and has no blame yet, bisect it first."""
     key = app.view.graph
+    if app.view.stage == "run" and app.agent is not None and app.agent.alive and key:
+        app.agent.send(CMD_BLAME, graph=key, blame="speed")
+        app._status_extra = f"blaming {key}'s time: one what-if variant per setting, each timed against it (c cancels)…"
+        app.view.stage = "blame"
+        app.refresh_all(force=True)
+        return
     num = app.session.numerics.get(key) if key else None
     diverged = bool(num and (num.get("first_suspect") or num.get("first_divergence") or num.get("first_nonfinite")))
     have = any(r.compile_id == _compile_id(key) for r in sb.runs(getattr(app.session, "blames", []) or []))
