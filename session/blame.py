@@ -393,10 +393,15 @@ def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
     specs = specializations(messages)
     if not rs and not specs:
         return ""
-    out = ["## Blame", ""] + (["Each step ran the script again in a child process under torch's compiler bisector "
-                               "(`TORCH_BISECT_BACKEND` / `TORCH_BISECT_SUBSYSTEM` / `TORCH_BISECT_MAX`) and compared "
-                               "the graph's first call with its Dynamo graph run eagerly and in float64, on the "
-                               "script's own inputs.", ""] if rs else [])
+    out = ["## Blame", ""]
+    if any(r.kind == "numerics" for r in rs):
+        out += ["Numerics: each step ran the script again in a child process under torch's compiler bisector "
+                "(`TORCH_BISECT_BACKEND` / `TORCH_BISECT_SUBSYSTEM` / `TORCH_BISECT_MAX`) and compared the graph's first "
+                "call with its Dynamo graph run eagerly and in float64, on the script's own inputs.", ""]
+    if any(r.kind == "speed" for r in rs):
+        out += ["Speed: each variant recompiled the graph with one setting switched (what-if) and was timed round by "
+                "round against the original in one process; a change is an effect only where every round agrees and "
+                "no thread waited for a core, else it is noise and never named.", ""]
     for r in rs:
         where = located(r, session) if session is not None else {}
         out += ["```text", *verdict_lines(r, where), "", "steps:", *[f"  {s.line()}" for s in r.steps], "```", ""]

@@ -73,3 +73,40 @@ def test_b_on_a_recompile_says_which_line_made_the_size_static(app_driver):
     assert "[0/1] recompiled" in seen["code"] and "blame_specialize.py:9 in f" in seen["code"]
     assert "for i in range(n)" in seen["code"] and "_dynamo/variables/tensor.py" in seen["code"]
     assert seen["first"] == 1  # [0/0]: only its own specialization (to 4)
+
+
+SPEED = os.path.join(os.path.dirname(FIXTURE), "blame_speed.jsonl")
+
+
+def test_speed_blame_names_a_setting_only_where_every_round_agrees(app_driver):
+    """tests/fixtures/blame_speed.jsonl: cpp.simdlen = 1 planted, seven variants timed round by round on the shared
+    2-core box, where other processes held the cores: every variant is noise there, and nothing is named."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("B")
+        await pilot.pause()
+        seen["verdict_row"] = _row(app, "blame")
+        seen["code"] = app.query_one("#code-blame").text
+        await pilot.press("down")
+        await pilot.pause()
+        seen["first_step"] = _row(app, "blame")
+
+    app = app_driver(steps, size=(160, 50), path=SPEED)
+    from inductor_step.session import blame as sb
+
+    run = sb.runs(app.session.blames)[-1]
+    assert run.kind == "speed" and run.steps[0].what == "cpp.simdlen=None"  # the script's own change comes first
+    for s in run.steps:
+        il = next(m["step"]["interleaved"] for m in app.session.blames if m.get("event") == "step"
+                  and m["step"]["index"] == s.index)
+        if il.get("reliable") is False:  # contention: never an effect
+            assert s.outcome == "noise" and "NOT RELIABLE" in s.timing
+    faster = [s for s in run.steps if s.outcome == "faster"]
+    assert run.verdict.found == bool(faster)
+    if faster:
+        assert run.verdict.what == max(faster, key=lambda s: s.effect).what
+    else:
+        assert "no setting's change moved the time beyond noise" in seen["verdict_row"][1]
+    assert seen["first_step"][1] == "cpp.simdlen=None" and seen["first_step"][2] in ("noise", "FASTER", "slower")
+    assert "steps:" in seen["code"]
