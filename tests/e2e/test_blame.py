@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -60,23 +59,42 @@ def test_the_record_holds_valid_blame_messages_and_report_has_the_section(record
     assert "inductor / lowerings #" in section and "FX nodes: relu" in section and "TORCH_BISECT_MAX=" in section
 
 
-def test_a_cancelled_blame_ends_its_step_and_says_so():
-    from inductor_step.tracer.blame import Bisect
+def test_live_e_then_b_starts_the_blame_and_c_cancels_it(tmp_path):
+    """The keys a person presses in a live session: n to the script's end, e (the divergence), B (the blame starts in
+    the agent), c after its first step (the step in progress is ended, the verdict says cancelled)."""
+    from conftest import wait_for
+    from test_live import live
 
-    msgs: list = []
-    cancel = threading.Event()
+    seen: dict = {}
 
-    def send(m):
-        msgs.append(m)
-        if m.get("event") == "step" and m["step"]["index"] == 0:  # the second step's process starts: cancel it
-            threading.Timer(0.3, cancel.set).start()
+    async def steps(app, pilot):
+        await wait_for(pilot, lambda: app.view.paused is not None, timeout=120)
+        for _ in range(20):
+            if app.session.done is not None:
+                break
+            await pilot.press("n")
+            await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.session.done is not None)
+        app.show_graph("[0/0] inference")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: (app.session.numerics.get("[0/0] inference") or {}).get("rows"))
+        await pilot.press("B")
+        await wait_for(pilot, lambda: any(m.get("event") == "step" for m in app.session.blames), timeout=120,
+                       seen=lambda: app.session.blames)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: any(m.get("event") == "verdict" for m in app.session.blames), timeout=60,
+                       seen=lambda: app.session.blames)
+        await pilot.pause(0.3)
+        seen["stage"] = app.view.stage
+        seen["row"] = tuple(str(c) for c in app.query_one("#table-blame").get_row_at(0))
+        seen["blames"] = list(app.session.blames)
 
-    b = Bisect(SCRIPT, [], send, cancel=cancel)
-    v = b.run("[0/0]")
-    assert v["cancelled"] and not v["found"]
-    assert [m["step"]["outcome"] for m in msgs if m["event"] == "step"] == ["bad", "cancelled"]
-    assert msgs[-2]["step"]["seconds"] < 5 and msgs[-1]["event"] == "verdict"
-    assert b.warm is not None and b.warm.proc.poll() is not None  # the warm parent ended too
+    live(SCRIPT, steps, tmp_path, size=(160, 50))
+    ev = [(m["event"], (m.get("step") or {}).get("outcome")) for m in seen["blames"]]
+    assert ev[0] == ("start", None) and ev[1] == ("step", "bad") and ev[-1] == ("verdict", None)
+    assert ("step", "cancelled") in ev or len(ev) == 3  # c came during the second step (or between steps)
+    assert seen["blames"][-1]["verdict"]["cancelled"] and seen["stage"] == "blame"
+    assert seen["row"][1].startswith("verdict: cancelled")
 
 
 def test_a_size_made_static_is_recorded_with_the_line_that_forced_it(tmp_path):
