@@ -523,10 +523,11 @@ class WhatIf(TypedDict, total=False):
 
 
 from inductor_step.session.format.numerics import GraphNumerics  # noqa: E402 - issue 29's message
+from inductor_step.session.format.blame import Blame  # noqa: E402 - blame's message
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
                 RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics, CompileTime,
-                InputsSaved]
+                InputsSaved, Blame]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
@@ -537,4 +538,5 @@ MESSAGES: dict[str, type] = {
     "numerics": GraphNumerics,
     "compile_time": CompileTime,
     "inputs_saved": InputsSaved,
+    "blame": Blame,
 }

@@ -388,6 +388,11 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     num_md = numerics_md(Session.of(msgs))
     if num_md:
         text += "\n" + scrub.text(num_md)
+    from inductor_step.session.blame import report_markdown as blame_md  # noqa: PLC0415
+
+    blame_text = blame_md(msgs, Session.of(msgs))  # the verdicts, their steps and repro (session.blame)
+    if blame_text:
+        text += "\n" + scrub.text(blame_text)
     if diff_with:
         from inductor_step.session.diff import diff_files  # noqa: PLC0415
 
