@@ -1,4 +1,4 @@
-"""Issue 30 on real compiles: where the compile's own time goes, with caches on.
+"""Compile time on real compiles: where the compile's own time goes, with caches on.
 
 One live session, driven by keys (it pauses at one stop for a known time), then the same script again
 headless: the second run must hit Inductor's caches.  Both record tests/scripts/ctime_small.py once for the
@@ -202,7 +202,7 @@ def test_pane_T_ranks_and_enter_goes_to_the_kernel(runs):
 
 
 def test_diff_of_the_two_runs_compares_compile_time_per_stage(runs):
-    """`inductor-step diff live.jsonl again.jsonl` (issue 30.5): the first run (every cache missed) against the
+    """`inductor-step diff live.jsonl again.jsonl`: the first run (every cache missed) against the
     second (the caches hit).  On the diff screen a person presses T: the compile-time level lists the whole
     compile and each stage, A -> B with the change, the stages the cache hit skipped reading "cache hit", and
     the caches' verdicts that changed; p goes to the backward's pair (B has no compile of its own: the AOTAutograd

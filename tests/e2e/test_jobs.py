@@ -1,4 +1,4 @@
-"""torchrun jobs (issue 23): torch's launcher with our agent in every rank, gloo on CPU, 2 processes.
+"""torchrun jobs: torch's launcher with our agent in every rank, gloo on CPU, 2 processes.
 
 Real jobs of tests/scripts/job_step.py (a DDP training step of a compiled MLP, then a compiled
 function with an in-graph all_reduce): headless through torchrun's own spelling, and live in the

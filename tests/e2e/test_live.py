@@ -1,4 +1,4 @@
-"""The live app, driven by keys while the agent runs a real script (issue 17.8 and 17.10).
+"""The live app, driven by keys while the agent runs a real script.
 
 Each test starts the real agent on a small script (a real ``torch.compile`` on CPU) and presses keys
 as a person does, then reads what the panes say.
@@ -58,7 +58,7 @@ def test_a_script_that_raised_before_compiling_shows_its_error_in_the_pane(tmp_p
 
 
 def test_n_typed_while_the_compile_runs_stops_at_the_next_stop(tmp_path):
-    """Issue 40.2 (it reverses 17.10): n n pressed at once at the newest stop goes on one stop: the second n
+    """n n pressed at once at the newest stop goes on one stop: the second n
     comes while the compile runs, and a stop is never passed without the person seeing it."""
     seen = {}
 

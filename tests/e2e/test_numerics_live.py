@@ -1,4 +1,4 @@
-"""Pane e in a live session before the script's first call of the graph (issue 40.4).
+"""Pane e in a live session before the script's first call of the graph.
 
 ``e`` while the compile is paused used random inputs for every tensor, and a random running variance of a
 batch norm is negative: "first NaN/Inf: buf4 ... batch_norm" where ``--headless --numerics`` said none.  Now

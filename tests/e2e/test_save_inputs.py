@@ -1,4 +1,4 @@
-"""Issue 28.5: a kernel's real inputs, saved as a person asks for them, and the repro that loads them.
+"""A kernel's real inputs, saved as a person asks for them, and the repro that loads them.
 
 Live: a person steps a real CPU compile to its end, opens pane 6, puts the cursor on the C++ kernel and presses X; the
 agent saves the kernel's arguments at its launch (repros/KERNEL.inputs.pt, the size said) and the repro that loads

@@ -1,4 +1,4 @@
-"""Issue 32 point 4: timing never hangs and nothing we start outlives us.
+"""Timing never hangs and nothing we start outlives us.
 
 One agent (tests/scripts/whatif_fusion.py, one small compiled graph) takes every kind of timing
 request in a row, as the keys send them: ``w`` (a what-if, timed), ``r`` while that timing runs

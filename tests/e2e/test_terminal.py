@@ -102,7 +102,7 @@ def test_quit_while_paused_ends_the_agent_and_keeps_a_valid_session(tmp_path, ke
 
 
 def test_sigterm_to_the_ui_says_where_the_session_is(tmp_path):
-    """Issue 40.11: SIGTERM to the live UI exited 143 saying nothing (its line went to the app's alternate
+    """SIGTERM to the live UI exited 143 saying nothing (its line went to the app's alternate
     screen); headless and ctrl+c say where the session is, and so does this now."""
     script = tmp_path / "paused_script.py"
     script.write_text("import torch\nprint(torch.compile(lambda x: (x.sin() * 2).sum())(torch.randn(64)))\n")

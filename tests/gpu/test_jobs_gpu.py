@@ -1,4 +1,4 @@
-"""torchrun jobs on CUDA GPUs (issue 23), marked ``gpu``: skipped without CUDA; the two-GPU NCCL tests
+"""torchrun jobs on CUDA GPUs, marked ``gpu``: skipped without CUDA; the two-GPU NCCL tests
 are skipped with fewer than two GPUs.  Run on the device machine::
 
     python -m pytest -m gpu tests/gpu/test_jobs_gpu.py -rA
@@ -182,7 +182,7 @@ def test_two_gpus_nccl_step_rank_1_while_rank_0_records(tmp_path, script):
 
 
 def _every_rank_timed_and_agrees(msgs: dict[int, list]) -> None:
-    """Issue 39.3: each rank timed every graph it compiled on its own GPU (rank 1's timing thread and
+    """Each rank timed every graph it compiled on its own GPU (rank 1's timing thread and
     worker used to run on cuda:0: "run failed: RuntimeError: CUDA driver error: invalid argument"),
     and the rank comparison sees cuda:1 on rank 1 as rank 0's cuda:0: no graph-level divergence."""
     from inductor_step.session import ranks

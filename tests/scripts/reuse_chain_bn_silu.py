@@ -1,4 +1,4 @@
-"""An EfficientNet-like block in training mode (issue 40.10): Inductor computes a batch norm and its SiLU in one
+"""An EfficientNet-like block in training mode: Inductor computes a batch norm and its SiLU in one
 loop, the SiLU stored in place over the batch norm's buffer (``buf7 = buf6; del buf6  # reuse``)."""
 import torch
 import torch.nn as nn

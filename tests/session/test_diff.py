@@ -1,4 +1,4 @@
-"""Diff two compiles level by level (issue 21), on sessions recorded from real compiles
+"""Diff two compiles level by level, on sessions recorded from real compiles
 (tests/make_fixtures.py):
 
 - diff_recompile.jsonl: rms_norm called with 8 then 16 rows: [0/1] recompiles with a symbolic row count

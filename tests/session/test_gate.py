@@ -1,4 +1,4 @@
-"""`inductor-step gate BASELINE NEW` (issue 31.3): the checks a CI log shows, exit codes, JUnit XML, limits files, bad input.
+"""`inductor-step gate BASELINE NEW`: the checks a CI log shows, exit codes, JUnit XML, limits files, bad input.
 
 Recorded fixtures only, no torch.  Where a test needs a recording the fixtures do not have (a baseline cut
 before the recompile, a run judged reliable), it writes one derived from a fixture and says how.
@@ -136,7 +136,7 @@ def test_a_compile_that_now_fails_is_a_new_error(capsys):
 
 
 def _timed(path: str, out: str, factor: float, reliable: bool = True) -> str:
-    """diff_config_a with its run as a session timed after issue 32 would carry it: per-figure verdicts
+    """diff_config_a with its run as a session timed with per-figure verdicts would carry it: per-figure verdicts
     (``reliable``, wait share 1% or 40%), its compiled time and kernel medians times ``factor``."""
     msgs = []
     for m in protocol.read_session(path):
@@ -246,7 +246,7 @@ def test_counts_of_a_recording():
 
 
 def test_one_recompile_of_a_training_step_counts_once(capsys, tmp_path):
-    """Issue 40.11: a training step recompiled for a new batch size gives [0/1] forward and [0/1] backward; the
+    """A training step recompiled for a new batch size gives [0/1] forward and [0/1] backward; the
     gate counted that one recompile twice."""
     msgs = list(protocol.read_session(os.path.join(FIX, "recompile_train.jsonl")))
     first = next(i for i, m in enumerate(msgs) if m.get("type") == "stop" and m.get("compile_id") == "[0/1]")

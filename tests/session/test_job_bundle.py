@@ -1,4 +1,4 @@
-"""``inductor-step report`` and ``export`` of a torchrun job (issue 23): a job file naming one
+"""``inductor-step report`` and ``export`` of a torchrun job: a job file naming one
 session per rank.
 
 One real two-rank job (gloo, CPU) of ``tests/scripts/job_allreduce.py`` is recorded per module:
@@ -110,7 +110,7 @@ TIMEOUT_NOTE = "every process group's timeout raised to 3600 s while rank 0 may 
 def twin_job(job, tmp_path_factory) -> str:
     """A job whose two ranks agree: rank 0's session twice, the second copy labelled rank 1, written
     as a job that steps rank 0 with the collective timeout raised: the header's ``distributed`` note
-    and a ``process_group`` line after it, as the agent writes them (issue 23's contract)."""
+    and a ``process_group`` line after it, as the agent writes them."""
     folder = str(tmp_path_factory.mktemp("twin"))
     src = read_job(job)[1][0]
     for rank in (0, 1):

@@ -1,4 +1,4 @@
-"""The ledger (issue 20): the roofline per kernel, wasted time by user line and missed fusions priced,
+"""The ledger: the roofline per kernel, wasted time by user line and missed fusions priced,
 on a real timed CPU compile (tests/fixtures/ledger.jsonl: tests/scripts/ledger_small.py recorded with
 ``--headless --run``), through the keys a person presses, in REPORT.md and after ``--headless --run``;
 the occupancy arithmetic; and ``gpu``-marked checks of the roofs and the ledger on real models.
@@ -137,7 +137,7 @@ def test_missed_fusions_are_the_buffers_the_wrapper_passes_from_one_kernel_to_an
     mm = next(k["name"] for k in cg["kernels"] if k["name"].startswith("extern_kernels.mm"))
     assert pairs == {("buf0", "cpp_fused_div_sum_0", "cpp_fused_mul_relu_1"),
                      ("buf1", "cpp_fused_div_sum_0", mm), ("buf2", mm, "cpp_fused_mul_relu_1")}
-    # issue 32: the fusion Inductor could have made first, then the library-call pairs (never fusable), costliest first
+    # the fusion Inductor could have made first, then the library-call pairs (never fusable), costliest first
     assert [r["library"] for r in rows] == [False, True, True]
     lib = [r["cost_ms"] for r in rows if r["library"]]
     assert lib == sorted(lib, reverse=True)
@@ -220,7 +220,7 @@ def test_pane_9_lists_the_three_ledgers_and_enter_opens_the_kernel_in_pane_6(ses
         await pilot.pause()
         t = app.query_one("#table-ledger")
         seen["first"] = [str(t.get_row_at(i)[0]) for i in range(t.row_count)]
-        await pilot.press("down", "down")  # past the NOT RELIABLE head (issue 32): the most wasted kernel
+        await pilot.press("down", "down")  # past the NOT RELIABLE head: the most wasted kernel
         await pilot.pause()
         seen["detail"] = app.query_one("#code-ledger").text
         seen["kernel"] = _row(app, "ledger")[0]
@@ -230,7 +230,7 @@ def test_pane_9_lists_the_three_ledgers_and_enter_opens_the_kernel_in_pane_6(ses
 
     _drive(app, steps)
     heads = [x for x in seen["first"] if x.startswith(("ROOFLINE", "WASTED", "MISSED", "NEVER", "! TIMES"))]
-    # issue 32: the run's verdict above every ranking; the library-call pairs apart from the fusable one
+    # the run's verdict above every ranking; the library-call pairs apart from the fusable one
     assert heads == ["! TIMES NOT RELIABLE", "ROOFLINE PER KERNEL", "WASTED BY USER LINE", "MISSED FUSIONS",
                      "NEVER FUSABLE AS COMPILED"]
     top = ledger.roofline_rows(session)[0]
@@ -333,7 +333,7 @@ def _has_cuda() -> bool:
 
 
 gpu = [pytest.mark.gpu, pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")]
-#: measured copy bandwidth the issue expects, GB/s, by device name
+#: measured copy bandwidth expected, GB/s, by device name
 EXPECT_COPY = {"H200": (3800.0, 4800.0), "H100": (2500.0, 3350.0)}
 
 
@@ -363,7 +363,7 @@ def test_gpu_three_roofs_each_with_a_source_and_measured_below_the_datasheet(tmp
 @pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("model", ["nanogpt", "resnet"])
 def test_gpu_ledger_on_real_training_never_over_the_roof_and_adds_up(model, tmp_path):
-    """Issue 20.6: on nanoGPT-style and ResNet-18 training, every kernel's % of roof is at most 100% of
+    """On nanoGPT-style and ResNet-18 training, every kernel's % of roof is at most 100% of
     the measured roof, wasted + roofline = the kernel sum, Triton kernels have their resources."""
     record = str(tmp_path / f"{model}.jsonl")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -447,7 +447,7 @@ torch.cuda.synchronize()
 @pytest.mark.gpu
 @pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU")
 def test_gpu_ncu_agrees_that_memory_bound_kernels_are_bound_by_dram(tmp_path):
-    """Issue 20.6: for the kernels the ledger calls memory-bound, ncu (where it reads counters) finds
+    """For the kernels the ledger calls memory-bound, ncu (where it reads counters) finds
     DRAM throughput the highest speed-of-light unit."""
     import shutil
 

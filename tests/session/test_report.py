@@ -68,7 +68,7 @@ def test_report_on_real_session(demo_session, tmp_path, monkeypatch):
 
     # versions, device, command line
     for key in ("torch", "triton", "python"):
-        # a CPU torch's Triton is said to be unused (issue 40.12)
+        # a CPU torch's Triton is said to be unused
         note = " (installed, unused: torch is a CPU build)" if key == "triton" and h[key] and not h.get("cuda") else ""
         assert f"| {key} | {h[key]}{note} |" in report
     assert f"| device | {h['device']} |" in report

@@ -1,4 +1,4 @@
-"""Issue 32: CPU timing detects contention instead of guessing it from the load average.
+"""CPU timing detects contention instead of guessing it from the load average.
 
 A real compiled graph (``torch.compile`` of a small layer norm + matmul, its output code written once for the
 module) is timed by :func:`tracer.timing.time_graph` -- what the run stage does -- while busy-loop children

@@ -1,4 +1,4 @@
-"""The run stage's eager is what the script runs without torch.compile (issue 39.2), on CPU, real compiles.
+"""The run stage's eager is what the script runs without torch.compile, on CPU, real compiles.
 
 * An MLP block with LayerNorms: ``eager_ms`` is within 1.5x of a plain perf_counter timing of the same module
   without compile, taken in this test before and after the recording (the strict 10% check is
@@ -8,7 +8,7 @@
   ``torch.autograd.backward`` timed here on the module itself (its forward untimed).
 * torch's own prims (prims::convert_element_type, registered by torch with torch.library.custom_op) are never
   "defined by the script"; an op the script defines is.
-* Issue 40.8: a torch.cond training step's forward, backward and branch rows, a jagged NestedTensor graph and a
+* A torch.cond training step's forward, backward and branch rows, a jagged NestedTensor graph and a
   nested_compile_region get an eager time or a one-line reason, subgraph rows carry contention verdicts.
 """
 

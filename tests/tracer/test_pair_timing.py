@@ -1,4 +1,4 @@
-"""Issue 32.2 for diffs that are not what-if variants: two graphs of one live session (a recompile [0/1] and
+"""Timing for diffs that are not what-if variants: two graphs of one live session (a recompile [0/1] and
 [0/0]) timed round by round on request -- ``r`` in the diff view -- with real compiles, the real agent and
 its timing worker.  A person steps the recompile script to its end, presses ``d`` (the recompile against the
 graph before it), reads at the top that the two were timed at different moments, presses ``r`` and, once the

@@ -1,4 +1,4 @@
-"""Issue 40.10: in an in-place chain (``bufB = bufA; del bufA  # reuse``) whose buffers one kernel call computes,
+"""In an in-place chain (``bufB = bufA; del bufA  # reuse``) whose buffers one kernel call computes,
 the store through the shared pointer is the buffer the wrapper hands on, ``bufB`` (the scheduler's node for the
 last op), and ``bufA`` is the one that stays in registers.  Checked against torch's own ``output_code.py``
 (``TORCH_COMPILE_DEBUG=1`` for the agent) on a real CPU compile of tests/scripts/reuse_chain_bn_silu.py."""

@@ -1,4 +1,4 @@
-"""Timing a compiled graph that holds collectives (issue 23: "whether their kernels and (when timed)
+"""Timing a compiled graph that holds collectives ("whether their kernels and (when timed)
 kernel times agree ... a slower kernel").
 
 A post-grad graph with ``_c10d_functional`` ops cannot be run alone: after the script the process group is

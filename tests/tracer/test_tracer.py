@@ -406,12 +406,12 @@ def test_run_times_every_compiled_graph(train: Run) -> None:
         compiled = {k["name"] for k in train.stop(key, "codegen")["kernels"]}
         assert timed == compiled, (key, timed ^ compiled)
         assert re.search(re.escape(key) + r"\s+run\s+compiled \d+\.\d+ ms", train.stdout)
-        # CPU graph times come from rounds too (issue 17.4), with what the load was, and say when they did not settle
+        # CPU graph times come from rounds too, with what the load was, and say when they did not settle
         rounds = r["graph_rounds"]
         assert len(rounds["compiled_rounds_ms"]) >= 5 and rounds["load"]["cpus"] >= 1, rounds
         assert r["gap_cause"] in ("overhead", "kernels_alone", "unsettled")
         assert r["settled"] == (r["gap_cause"] != "unsettled") and (r["settled"] or r["warnings"]), r
-        if not r["settled"]:  # issue 32: the measured verdict, beside the figure
+        if not r["settled"]:  # the measured verdict, beside the figure
             assert re.search(re.escape(key) + r"\s+run\s+compiled .*\(NOT RELIABLE: ", train.stdout)
         assert set(r["verdicts"]) >= {"compiled", "kernels"} and r["reliable"] == (not r.get("unreliable")), r
         assert len(rounds["compiled_wait_shares"]) == len(rounds["compiled_rounds_ms"])

@@ -1,4 +1,4 @@
-"""A recorded torchrun job opened in the app (``inductor-step --open job.job.json``, issue 23): every
+"""A recorded torchrun job opened in the app (``inductor-step --open job.job.json``): every
 rank's recording, switched with > and <, compared in pane 0.  Needs no torch: the job fixture was
 recorded by ``inductor-step --headless --nproc-per-node 2 --run`` on tests/scripts/job_step.py."""
 
@@ -128,7 +128,7 @@ def test_pane_0_says_where_ranks_diverge_and_enter_diffs_the_two_ranks():
 
 
 def test_a_two_gpu_job_each_rank_on_its_own_gpu_reads_as_agreeing_in_pane_0():
-    """Issue 39.3: the 2-H100 DDP recording (rank 1 on cuda:1): pane 0 lists no divergence and no graph whose
+    """The 2-H100 DDP recording (rank 1 on cuda:1): pane 0 lists no divergence and no graph whose
     ranks differ; it said "where the ranks diverge (7)" ("a parameter was cuda:0, now cuda:1")."""
     job, paths = protocol.read_job(os.path.join(HERE, "fixtures", "ranks_ddp_gpu.job.json"))
     sessions = {r: list(protocol.read_session(p)) for r, p in paths.items()}

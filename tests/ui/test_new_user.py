@@ -1,4 +1,4 @@
-"""Issue 33, tried as a new user: the selection while the compile is still before codegen, pane 8's
+"""Tried as a new user: the selection while the compile is still before codegen, pane 8's
 own pick, the graph list, ctrl+p, d without a recompile, w's diff when the timing comes, 80x24 cuts,
 paths.  Keys a person presses, in order, on the recorded demo (or the demo cut before a stop, as a
 compile paused there has recorded it); pure functions where the rule itself is the point."""

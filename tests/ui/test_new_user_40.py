@@ -1,4 +1,4 @@
-"""Issue 40 (a new user in tmux), the small points: each driven by the keys a person presses on a recorded
+"""What a new user in tmux met, the small points: each driven by the keys a person presses on a recorded
 session, checking what the screen then says."""
 
 from __future__ import annotations

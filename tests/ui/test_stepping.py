@@ -1,4 +1,4 @@
-"""Stepping with `n` against a compile that is still running (issue 40.1 and 40.2).
+"""Stepping with `n` against a compile that is still running.
 
 The agent's side is a recorded session played back: each stop is sent, paused, only after the app
 sends ``continue`` (as the real agent blocks at a stop), a short while later (as a compile takes a
@@ -78,7 +78,7 @@ def status(app: StepApp) -> str:
 
 
 def test_n_continues_after_dynamo_restarted_the_frames_analysis():
-    """Issue 40.1: Dynamo restarts the frame's analysis (a BatchNorm model), so a second dynamo stop of
+    """Dynamo restarts the frame's analysis (a BatchNorm model), so a second dynamo stop of
     the same graph comes; n there continues the compile (it did nothing, 3 of 3 tries)."""
     f = "[0/0] forward"
     stops = _stops((f, "dynamo"), (f, "dynamo"), (f, "aot"), (f, "lowering"))
@@ -103,7 +103,7 @@ def test_n_continues_after_dynamo_restarted_the_frames_analysis():
 
 
 def test_n_typed_while_the_compile_runs_never_skips_the_next_stop():
-    """Issue 40.2: n, then n again before the next stop arrives: the compile stops at that next stop and
+    """Pressing n, then n again before the next stop arrives: the compile stops at that next stop and
     the person sees it (it went on to lowering); the status line says why the second n did nothing."""
     f = "[0/0] forward"
     stops = _stops((f, "dynamo"), (f, "aot"), (f, "lowering"))

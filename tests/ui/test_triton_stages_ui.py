@@ -1,4 +1,4 @@
-"""Issue 28 in the app, from a recorded GPU session (tests/fixtures/gpu_nanogpt.jsonl, no stages recorded in it):
+"""Triton's lower stages in the app, from a recorded GPU session (tests/fixtures/gpu_nanogpt.jsonl, no stages recorded in it):
 a person opens pane 6 on a Triton kernel, presses t and waits for the kernel to be compiled here (inductor-step
 lower in a child process), presses t until the PTX shows, sees the selected buffer's store marked as st.global
 lines, moves the cursor onto one and reads which Triton line and buffer it came from; x writes the repro.
