@@ -94,13 +94,63 @@ def _skip_interpreter_teardown() -> None:
 atexit.register(_skip_interpreter_teardown)
 
 
-async def wait_for(pilot, cond, timeout: float = 240.0, seen=None) -> None:
-    """Let a live app run until ``cond()`` holds (the agent's messages arrive meanwhile), polling every 0.1 s;
-    on timeout (s) the assertion says what ``seen()`` returns then."""
+def screen_lines(app) -> list[str]:
+    """The terminal's text as the app draws it now, one string per row (``app.size``), read from Textual's
+    public ``App.export_screenshot`` (Rich's SVG: one ``<text>`` per run of styled cells, at column
+    ``x / cell width`` of row ``-line-N``); cells with no text are spaces."""
+    import html  # noqa: PLC0415
+    import re  # noqa: PLC0415
+
+    width, height = app.size
+    rows = [[" "] * width for _ in range(height)]
+    svg = app.export_screenshot(simplify=True)
+    for m in re.finditer(r'<text [^>]*\bx="([\d.]+)" [^>]*textLength="([\d.]+)" [^>]*-line-(\d+)\)">([^<]*)</text>',
+                         svg):
+        text = html.unescape(m.group(4)).replace("\xa0", " ")
+        cell = float(m.group(2)) / len(text)
+        col, y = round(float(m.group(1)) / cell), int(m.group(3))
+        for i, ch in enumerate(text):
+            if y < height and col + i < width:
+                rows[y][col + i] = ch
+    return ["".join(r) for r in rows]
+
+
+async def wait_for(pilot, cond, timeout: float = 240.0, seen=None, every: float = 0.05) -> None:
+    """Let the app run until ``cond()`` holds (a live agent's messages, timers and workers go on meanwhile),
+    checking every ``every`` s; after ``timeout`` s the assertion says what ``seen()`` returns then."""
     import time  # noqa: PLC0415
 
     t0 = time.monotonic()
+    await pilot.pause()
     while not cond():
         if time.monotonic() - t0 > timeout:
-            raise AssertionError(f"timed out waiting{f': {seen()}' if seen else ''}")
-        await pilot.pause(0.1)
+            raise AssertionError(f"timed out after {timeout} s waiting{f': {seen()}' if seen else ''}")
+        await pilot.pause(every)
+
+
+async def screen_settled(pilot, app, timeout: float = 10.0) -> None:
+    """Let the app run until what it draws stops changing (two screenshots 0.05 s apart are equal), at most
+    ``timeout`` s: after a key whose effect has no single attribute to wait on."""
+    last: list = [None]
+
+    def settled() -> bool:
+        now = app.export_screenshot(simplify=False)
+        done, last[0] = now == last[0], now
+        return done
+
+    await wait_for(pilot, settled, timeout=timeout)
+
+
+def wait_until(cond, timeout: float = 120.0, seen=None, every: float = 0.05):
+    """Outside an app: poll ``cond()`` every ``every`` s until it returns something true, and return that;
+    after ``timeout`` s the assertion says what ``seen()`` returns then."""
+    import time  # noqa: PLC0415
+
+    end = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout} s waiting{f': {seen()}' if seen else ''}")
+        time.sleep(every)
