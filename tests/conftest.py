@@ -36,6 +36,35 @@ def app_driver():
     return drive
 
 
+#: an environment variable set only for the shared demo recording below, and its value: no report may carry it
+DEMO_RUN_SECRET = ("INDUCTOR_STEP_TEST_SECRET", "s3cr3t-value-8d1f")
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> str:
+    """The path of one real session of the bundled demo (tracer/demo/train_step.py: ``[0/0] forward``,
+    ``[0/0] backward``, ``[1/0] inference``), recorded once for the whole test run by ``inductor-step
+    --headless --run --record train_step-test.jsonl`` with :data:`DEMO_RUN_SECRET` in its environment and no
+    TORCH_TRACE / TORCH_LOGS; skips where torch is not installed.  Read it, never write it: the report,
+    export and format tests share it."""
+    import importlib.util  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed: cannot record a real session")
+    d = tmp_path_factory.mktemp("demo_run")
+    path = str(d / "train_step-test.jsonl")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), root) if p))
+    env.pop("TORCH_TRACE", None)
+    env.pop("TORCH_LOGS", None)
+    env[DEMO_RUN_SECRET[0]] = DEMO_RUN_SECRET[1]
+    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", path],
+                          cwd=str(d), env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return path
+
+
 @pytest.fixture(autouse=True)
 def _details_follow_at_once(monkeypatch):
     """Tests read the detail panes right after a key: no key-repeat debounce (users get 40 ms)."""
