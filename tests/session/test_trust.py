@@ -20,6 +20,8 @@ from inductor_step.session import ledger
 from inductor_step.session import trust
 from inductor_step.session.store import Session
 
+from conftest import wait_for
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEDGER = os.path.join(HERE, "fixtures", "ledger.jsonl")
 DEMO = os.path.join(HERE, "fixtures", "demo.jsonl")
@@ -50,7 +52,7 @@ def test_pane_7_says_not_reliable_beside_each_figure_and_offers_to_time_again():
 
     async def steps(app, pilot):
         await pilot.press("7")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.view.stage == "run", timeout=10)
         seen["text"] = app.query_one("#code-run").text
 
     _drive(LEDGER, steps)
