@@ -1,4 +1,4 @@
-"""What if (issue 22): recompile one captured graph with Inductor settings changed.
+"""What if: recompile one captured graph with Inductor settings changed.
 
 Real ``torch.compile`` runs, no mocks.  The CPU tests drive ``inductor-step --headless --what-if ...
 --run`` (one run for the module) and the live app (keys a person presses, while the compile is
@@ -87,7 +87,7 @@ def test_the_variant_is_timed_beside_the_original_with_numerics(whatif: Run) -> 
     for row in num["vs_original"] + num["vs_eager"]:
         assert row["max_abs"] is not None and row["max_rel"] <= 1e-4, row
     assert "get_args()" in num["inputs"]
-    # issue 32: the variant, the original and eager timed round by round in one process, and judged
+    # the variant, the original and eager timed round by round in one process, and judged
     il = v["interleaved"]
     assert il["rounds"] == 7 and all(len(il[f"{k}_rounds_ms"]) == 7 for k in ("variant", "original", "eager")), il
     assert il["variant_ms"] > 0 and il["original_ms"] > 0 and il["eager_ms"] > 0
@@ -156,7 +156,7 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
         async with app.run_test(size=(120, 40)) as pilot:
             try:
                 await wait_for(pilot, lambda: app.view.paused is not None)
-                await pilot.press("n")  # one stop per n, each seen (issue 40.2)
+                await pilot.press("n")  # one stop per n, each seen
                 await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "aot")
                 await pilot.press("n")
                 await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "lowering")
@@ -234,7 +234,7 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
     seen: dict = {}
 
     async def main():
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
             await pilot.pause()
             seen["graphs"] = list(app.session.graphs)
             await pilot.press("g")
@@ -247,7 +247,7 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
             seen["run"] = app.query_one("#code-run").text
             await pilot.press("w")
             await pilot.pause(0.2)
-            seen["toasts"] = [n.message for n in app._notifications]
+            seen["toasts"] = [str(t.render()) for t in app.screen.query("Toast")]
             await pilot.press("d")
             await pilot.pause(0.3)
             seen["pair"] = (app.screen.pair.key_a, app.screen.pair.key_b) if isinstance(app.screen, DiffScreen) else None
