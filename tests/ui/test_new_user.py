@@ -42,7 +42,7 @@ def _until(stage: str) -> list[dict]:
 
 
 def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_they_have_not_run():
-    """33.1: buf6 selected at the lowering stop; at the loopbody stop (no codegen yet) pane 4's cursor
+    """With buf6 selected at the lowering stop; at the loopbody stop (no codegen yet) pane 4's cursor
     is on op6, pane 5's on op6, pane 2's on a post-grad node of buf6, pane 1's on the Dynamo node it came
     from (the post-grad nodes' ``from_node``: the one codegen's links name later); panes 6 and 8 say codegen
     has not run; the status line keeps the buffer's name at 80 columns."""
@@ -77,7 +77,7 @@ def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_th
 
 
 def test_pane_8_follows_its_own_kernel_line_pick(app_driver):
-    """33.2: in pane 8, a kernel line of another buffer picks it: the table's row and the buffer's
+    """In pane 8, a kernel line of another buffer picks it: the table's row and the buffer's
     detail follow at once, the kernel view stays on the line the person moved to."""
     seen: dict = {}
 
@@ -118,7 +118,7 @@ def test_pane_8_follows_its_own_kernel_line_pick(app_driver):
 
 
 def test_graph_list_one_line_each_reason_below_and_g_closes_it(app_driver):
-    """33.4: g opens the list wider than its 26 columns, one line per graph; the highlighted graph's
+    """Pressing g opens the list wider than its 26 columns, one line per graph; the highlighted graph's
     reason is in full below; g again closes it and the keys go back to the pane."""
     seen: dict = {}
 
@@ -144,7 +144,7 @@ def test_graph_list_one_line_each_reason_below_and_g_closes_it(app_driver):
 
 
 def test_ctrl_p_lists_ours_first_and_diff_with_names_the_pair(app_driver):
-    """33.5: ctrl+p with nothing typed: our commands come before Textual's; a Diff with entry says
+    """Pressing ctrl+p with nothing typed: our commands come before Textual's; a Diff with entry says
     which graph is A and which is B."""
     seen: dict = {}
 
@@ -166,7 +166,7 @@ def test_ctrl_p_lists_ours_first_and_diff_with_names_the_pair(app_driver):
 
 
 def test_d_without_a_recompile_says_so_and_offers_the_choice(app_driver):
-    """33.6: d on [0/0] forward (no recompile) opens no diff of forward against backward: it says so
+    """Pressing d on [0/0] forward (no recompile) opens no diff of forward against backward: it says so
     and opens ctrl+p on "Diff with"."""
     seen: dict = {}
 
@@ -185,7 +185,7 @@ def test_d_without_a_recompile_says_so_and_offers_the_choice(app_driver):
 
 
 def test_ws_diff_stays_open_when_the_variants_timing_comes():
-    """33.6: the diff a what-if opens is still on screen after the variant's run arrives (it used to
+    """The diff a what-if opens is still on screen after the variant's run arrives (it used to
     be popped and pushed again, which raised DuplicateIds and left the person on the panes)."""
     msgs = list(read_session(DEMO))
     cut = next(i for i, m in enumerate(msgs) if m.get("type") == "done")
@@ -215,7 +215,7 @@ def test_ws_diff_stays_open_when_the_variants_timing_comes():
 
 
 def test_80x24_cuts_keep_what_tells_rows_apart_and_paths_read_as_torch_prints_them():
-    """33.7 and 33.3, the rules: three weights stay apart when cut; a user line keeps file and line;
+    """Three weights stay apart when cut; a user line keeps file and line;
     paths relative to the script's folder, installed code from the package down, "your code" only
     for the user's files; missed-fusion reasons cut at a word."""
     from inductor_step.session.paths import code_label, cut_words, short_path, shorten_in_text
