@@ -59,7 +59,7 @@ def test_recompile_fails_the_gate_with_the_reason_then_passes_within_its_allowan
     assert "  -                      <-> [0/1] inference        only in the new recording" in out
     assert line(out, "recompiles").startswith("FAIL          recompiles: 0 -> 1 (+1; allowed: 0 more)")
     i = out.index(line(out, "recompiles"))
-    assert out[i + 1].strip() == "[0/1]: 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"  # per compile id (40.11)
+    assert out[i + 1].strip() == "[0/1]: 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"  # per compile id
     assert line(out, "graphs").startswith("FAIL          graphs: 1 -> 2 (+1")
     assert out[out.index(line(out, "graphs")) + 1].strip() == "only in the new recording: [0/1] inference"
     assert line(out, "kernels").startswith("FAIL          kernels: 1 -> 2 (+1")
