@@ -17,6 +17,8 @@ import pytest
 from inductor_step.session.format import read_session
 from inductor_step.tui.app import StepApp
 
+from conftest import wait_for
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(HERE, "fixtures", "demo.jsonl")
 #: the same demo recorded by today's tracer (format inductor-step/2: packed lines, kernel_spans, per-call links)
@@ -362,7 +364,7 @@ def test_results_show_as_a_toast_at_80_columns_and_tab_never_stops_on_the_tab_ba
     async def main():
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await press(pilot, "s")
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: app.screen.query("Toast"), timeout=10)
             seen["toasts"] = [str(t.render()) for t in app.screen.query("Toast")]
             focused = []
             for _ in range(4):

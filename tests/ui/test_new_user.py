@@ -13,7 +13,7 @@ from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.table import Table, cut_middle
 
-from conftest import DEMO
+from conftest import DEMO, screen_settled, wait_for
 
 FWD = "[0/0] forward"
 
@@ -152,11 +152,13 @@ def test_ctrl_p_lists_ours_first_and_diff_with_names_the_pair(app_driver):
         from textual.command import CommandList
 
         await pilot.press("ctrl+p")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count >= 3,
+                       timeout=10)
         cl = app.screen.query_one(CommandList)
         seen["first"] = [str(cl.get_option_at_index(i).prompt).split("\n")[0] for i in range(3)]
         await pilot.press(*"diff with")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: "Diff with" in str(app.screen.query_one(CommandList).get_option_at_index(0).prompt)
+                       if app.screen.query_one(CommandList).option_count else False, timeout=10)
         cl = app.screen.query_one(CommandList)
         seen["diff"] = str(cl.get_option_at_index(0).prompt)
 
@@ -172,7 +174,9 @@ def test_d_without_a_recompile_says_so_and_offers_the_choice(app_driver):
 
     async def steps(app, pilot):
         await pilot.press("d")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "CommandPalette", timeout=10,
+                       seen=lambda: type(app.screen).__name__)
+        await screen_settled(pilot, app)
         seen["screen"] = type(app.screen).__name__
         seen["status"] = str(app.query_one("#status").content)
         from textual.command import CommandInput
@@ -200,11 +204,12 @@ def test_ws_diff_stays_open_when_the_variants_timing_comes():
 
     async def steps(app, pilot):
         app.on_agent_message(done)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "DiffScreen", timeout=10)
         seen["opened"] = type(app.screen).__name__
         app.on_agent_message(runs[0])
         app.on_agent_message(vrun)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "timed" in str(app.screen.query_one("#diff-status").content), timeout=10,
+                       seen=lambda: (type(app.screen).__name__, str(app.screen.query_one("#diff-status").content)))
         seen["after"] = (type(app.screen).__name__, app.screen.pair.key_b)
         seen["status"] = str(app.screen.query_one("#diff-status").content)
 

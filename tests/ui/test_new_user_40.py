@@ -12,6 +12,8 @@ from inductor_step.session.store import Session
 
 from test_flows import move_to_row, press, status
 
+from conftest import screen_settled, wait_for
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(HERE, "fixtures")
 
@@ -135,7 +137,7 @@ def test_the_ledger_does_not_say_roofs_were_stored_when_a_busy_cpu_kept_none(app
 
     async def steps(app, pilot):
         await press(pilot, "9")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.view.stage == "ledger" and app.query_one("#code-ledger").text, timeout=10)
         seen["code"] = " ".join(app.query_one("#code-ledger").text.split())
 
     app_driver(steps, path=os.path.join(FIX, "ledger.jsonl"))
@@ -154,13 +156,15 @@ def test_at_200_columns_no_cell_is_cut_that_fits_and_pane_8_shows_its_kernels(ap
     async def steps(app, pilot):
         for key, stage in (("1", "dynamo"), ("3", "lowering")):
             await press(pilot, key)
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: app.view.stage == stage, timeout=10)
+            await screen_settled(pilot, app)  # the columns are sized once the pane is laid out
             t = app.query_one(f"#table-{stage}")
             widest = [max(cell_len(str(t.get_row_at(i)[c])) for i in range(t.row_count))
                       for c in range(len(t.column_widths))]
             seen[stage] = (t.column_widths, widest, t.size.width)
         await press(pilot, "8")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.view.stage == "linked", timeout=10)
+        await screen_settled(pilot, app)
         t = app.query_one("#table-linked")
         seen["linked"] = (t.column_widths, t.size.width, [str(c) for c in t.get_row_at(0)])
 
@@ -227,9 +231,9 @@ def test_at_80_columns_ts_answer_on_a_cpp_kernel_fits_the_code_view(app_driver):
         table = app.query_one("#table-codegen")
         row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[0]).startswith("cpp_fused"))
         await move_to_row(app, pilot, "codegen", str(table.get_row_at(row)[0]).split(" (call")[0])
-        await press(pilot, "t")
-        await pilot.pause(0.2)
         code = app.query_one("#code-codegen")
+        await press(pilot, "t")
+        await wait_for(pilot, lambda: "x86 asm of" in code.text, timeout=10, seen=lambda: code.text[:200])
         seen["text"], seen["width"] = code.text, code.size.width
 
     app_driver(steps, size=(80, 24))
@@ -275,7 +279,8 @@ def test_at_80_columns_the_diff_footer_and_status_line_fit(app_driver):
         note = ("[0/1] inference · aggressive_fusion=True timed: 7 shows the timings and numerics; the variant "
                 "compiled 35.99 -> 0.0022 ms")
         screen._status(note)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: str(st.content) == note, timeout=10, seen=lambda: str(st.content))
+        await screen_settled(pilot, app)  # laid out with the new text
         seen["status"] = (note, st.region)
 
     app_driver(steps, size=(80, 24), path=os.path.join(FIX, "diff_recompile.jsonl"))

@@ -14,7 +14,7 @@ import os
 from inductor_step.session.format import CMD_CONTINUE, read_session
 from inductor_step.tui.app import StepApp
 
-from conftest import wait_for
+from conftest import screen_settled, wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(HERE, "fixtures", "demo.jsonl")
@@ -114,7 +114,7 @@ def test_n_typed_while_the_compile_runs_never_skips_the_next_stop():
         assert "continuing the compile" in status(app) and "n continues it from there" in status(app)
         await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "aot",
                        timeout=10)
-        await pilot.pause(1.0)  # long enough for a wrongly queued continue to reach lowering
+        await screen_settled(pilot, app)  # the app done with the aot stop: a wrongly queued continue is sent by now
         assert agent.sent == [CMD_CONTINUE]
         assert app.view.stage == "aot" and agent.waiting_at["stage"] == "aot"
         assert "paused after aot" in status(app)

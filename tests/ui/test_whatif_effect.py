@@ -26,7 +26,8 @@ def test_a_what_ifs_effect_is_withheld_when_its_rounds_disagree(app_driver):
         await pilot.press("d")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "DiffScreen", timeout=10)
         await pilot.press("7")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "timed round by round" in app.screen.code.text, timeout=10,
+                       seen=lambda: app.screen.code.text[:300])
         seen["text"] = app.screen.code.text
 
     app_driver(steps, path=fixture)
