@@ -50,8 +50,9 @@ def test_x_saves_a_kernels_real_inputs_and_its_repro_reproduces_the_model_output
                     await wait_for(pilot, lambda: "not saved" in app._status_extra, timeout=60)
                     seen["early"] = app._status_extra
                 if app.view.paused is not None:
+                    at = app.view.paused
                     await pilot.press("n")
-                    await pilot.pause(0.05)
+                    await wait_for(pilot, lambda at=at: app.view.paused is not at or app.session.done is not None)
             await pilot.press("6")
             await pilot.pause()
             app.query_one("#table-codegen", Table).focus()
