@@ -1,4 +1,6 @@
-"""Shared test settings."""
+"""Shared test settings, the recordings a whole test run shares (``demo_run``, ``train_step_run``) and the
+helpers tests import: waits on a condition with a deadline (``wait_for``, ``wait_until``, ``screen_settled``) and
+the screen's text through Textual's public API (``screen_lines``)."""
 
 import atexit
 import os
@@ -63,6 +65,37 @@ def demo_run(tmp_path_factory) -> str:
                           cwd=str(d), env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return path
+
+
+@pytest.fixture(scope="session")
+def train_step_run(tmp_path_factory):
+    """examples/train_step.py recorded once for the whole test run by ``inductor-step --headless --run --record
+    sessions/train_step.jsonl examples/train_step.py --steps 3 --lr 0.05`` (the session folder does not exist
+    before), started in a thread of its own when first asked for, so a module's other recordings go on beside it:
+    a future of ``(returncode, stdout, stderr, record path, cwd)``.  test_tracer and test_links read it."""
+    import importlib.util  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed: cannot record a real session")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cwd = tmp_path_factory.mktemp("train_step")
+    record = str(cwd / "sessions" / "train_step.jsonl")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("TORCH_LOGS", None)
+    env.pop("TORCH_TRACE", None)
+
+    def run():
+        p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record,
+                            os.path.join(root, "examples", "train_step.py"), "--steps", "3", "--lr", "0.05"],
+                           cwd=str(cwd), env=env, capture_output=True, text=True, timeout=300)
+        return p.returncode, p.stdout, p.stderr, record, str(cwd)
+
+    pool = ThreadPoolExecutor(1)
+    yield pool.submit(run)
+    pool.shutdown(wait=True)
 
 
 @pytest.fixture(autouse=True)

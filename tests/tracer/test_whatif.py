@@ -174,9 +174,12 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
                 seen["first"] = {lv.key: (lv.missing, lv.summary()) for lv in d.diff.levels}
                 seen["paused_during"] = app.view.paused["stage"] if app.view.paused else None
                 await pilot.press("escape")
-                while app.session.done is None:
-                    await pilot.press("n")
-                    await pilot.pause(0.2)
+                while app.session.done is None:  # n at each stop, to the end of the script
+                    at = app.view.paused
+                    if at is not None:
+                        await pilot.press("n")
+                    await wait_for(pilot, lambda at=at: (app.view.paused is not None and app.view.paused is not at)
+                                   or app.session.done is not None)
                 # the variant is timed (run=True); g, pick the variant, d: the diff, with times and numerics
                 await wait_for(pilot, lambda: FUSION in app.session.runs and ORIG in app.session.runs)
                 await pilot.press("g")
@@ -243,13 +246,14 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
                     break
                 await pilot.press("down")
             await pilot.press("enter", "7")
-            await pilot.pause(0.3)
+            await wait_for(pilot, lambda: app.view.stage == "run" and app.view.graph == FUSION, timeout=10,
+                           seen=lambda: (app.view.graph, app.view.stage))
             seen["run"] = app.query_one("#code-run").text
             await pilot.press("w")
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: app.screen.query("Toast"), timeout=10)
             seen["toasts"] = [str(t.render()) for t in app.screen.query("Toast")]
             await pilot.press("d")
-            await pilot.pause(0.3)
+            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), timeout=10, seen=lambda: app.screen)
             seen["pair"] = (app.screen.pair.key_a, app.screen.pair.key_b) if isinstance(app.screen, DiffScreen) else None
 
     asyncio.run(main())
