@@ -1,4 +1,4 @@
-"""Issue 42 on recorded sessions: the memory plan's statements are the wrapper's own, each buffer's bytes are its
+"""The memory plan on recorded sessions: the plan's statements are the wrapper's own, each buffer's bytes are its
 layout's, what a forward saves pairs with its backward's inputs, and the headless line says so.  No torch."""
 
 from __future__ import annotations

@@ -264,7 +264,7 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
 
 
 def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[str]]) -> None:
-    """The checks from the new-user trial on real models (issue 33 point 12)."""
+    """The checks from the new-user trial on real models."""
     cg = stops["codegen"]
     links = cg["links"]
     bufs = links["buffers"]

@@ -29,18 +29,21 @@ def record(tmp_path_factory, script: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    """Both examples recorded once, side by side (a recording is mostly one Python thread compiling)."""
+def recorded(tmp_path_factory, train_step_run):
+    """Both examples recorded once, side by side (a recording is mostly one Python thread compiling); train_step's
+    is the test run's shared one (tests/conftest.py: ``--run --steps 3 --lr 0.05``, as test_tracer checks it)."""
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
-    with ThreadPoolExecutor(2) as pool:
-        yield {name: pool.submit(record, tmp_path_factory, f"examples/{name}.py")
-               for name in ("train_step", "attention_block")}
+    with ThreadPoolExecutor(1) as pool:
+        yield {"train_step": train_step_run,
+               "attention_block": pool.submit(record, tmp_path_factory, "examples/attention_block.py")}
 
 
 @pytest.fixture(scope="module")
 def train(recorded):
-    return recorded["train_step"].result()
+    returncode, _, stderr, path, _ = recorded["train_step"].result()
+    assert returncode == 0, stderr[-3000:]
+    return list(read_session(path))
 
 
 @pytest.fixture(scope="module")

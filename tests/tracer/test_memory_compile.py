@@ -1,4 +1,4 @@
-"""Issue 42 on a real CPU compile (tests/scripts/memory_mlp.py, a small MLP training step, recorded headless): the
+"""The memory plan on a real CPU compile (tests/scripts/memory_mlp.py, a small MLP training step, recorded headless): the
 planned forward peak is the hand-computed one, the planned saved-for-backward bytes are what autograd really held
 (the compiled function's saved tensors, measured in the script), Inductor's own estimate (torch._inductor.memory,
 recorded at the codegen stop) agrees within 1%, and the headless run prints the memory lines."""
