@@ -29,12 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-#: bytes per element, by the dtype's name as torch prints it (``torch.float32`` or ``float32``)
-DTYPE_BYTES = {**dict.fromkeys(("float64", "double", "int64", "long", "complex64", "uint64"), 8), "complex128": 16,
-               **dict.fromkeys(("float32", "float", "int32", "int", "uint32", "complex32"), 4),
-               **dict.fromkeys(("float16", "half", "bfloat16", "int16", "short", "uint16"), 2),
-               **dict.fromkeys(("int8", "uint8", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-                                "float8_e5m2fnuz", "float8_e8m0fnu"), 1)}
+from inductor_step.session.format.values import DTYPE_BYTES, dtype_bytes  # noqa: F401 - DTYPE_BYTES re-exported
+
 SOURCE = "planned from the wrapper's allocations (empty_strided, del, # reuse); not measured"
 ESTIMATE = "Inductor's estimate: not recorded (torch._inductor.memory.estimate_peak_memory is not in the session)"
 _ALLOC = re.compile(r"^(\w+) = (?:torch\.)?empty_strided\w*\(\((.*?)\), \((.*?)\), (?:torch\.)?(\w+)")
@@ -43,11 +39,6 @@ _DEF = re.compile(r"^(\s*)def (call|partition_\d+)\((?:self, )?args\):")
 _PART_CALL = re.compile(r"^\(?([\w, ]*?),?\)? = self\.partitions\[(\d+)\]\(")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 _KERNEL_CALL = re.compile(r"^(\w+)\.run\(|^(extern_kernels\.\w+)\(|^(cpp_fused_\w+)\(")
-
-
-def dtype_bytes(dtype: str | None) -> int | None:
-    """Bytes per element of ``dtype`` (``"torch.float32"`` or ``"float32"``); None when unknown."""
-    return DTYPE_BYTES.get(str(dtype or "").removeprefix("torch.")) if dtype else None
 
 
 def _eval(expr: str, hints: dict[str, int]) -> int | None:

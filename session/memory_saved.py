@@ -74,8 +74,10 @@ def _nodes(stop: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 def backward_key(key: str) -> str:
     """The backward's graph key for a forward's (``"[0/0] forward"`` -> ``"[0/0] backward"``)."""
-    cid, rest = key.split(" ", 1)
-    return f"{cid} {rest.replace('forward', 'backward', 1)}"
+    from inductor_step.session.format import GraphKey  # noqa: PLC0415
+
+    k = GraphKey.parse(key)
+    return str(k.replace(kind=k.kind.replace("forward", "backward", 1)))
 
 
 def saved_for_backward(session: Any, key: str, the_plan: Plan | None = None) -> Saved | None:

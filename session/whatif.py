@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.format import graph_key, repartitioned, split_variant
+from inductor_step.session.format import GraphKey, graph_key, repartitioned
 from inductor_step.session import trust
 from inductor_step.session.text import fmt_ms
 
@@ -57,7 +57,8 @@ def what_if_deltas(runs: dict[str, dict[str, Any]], shapes: dict[str, dict[str, 
     out: list[str] = []
     shapes = shapes or {}
     for key in dict.fromkeys([*shapes, *runs]):
-        base, variant = split_variant(key)
+        k = GraphKey.parse(key)
+        base, variant = str(k.original), k.variant
         if variant is None:
             continue
         so, sv = shapes.get(base) or {}, shapes.get(key) or {}
@@ -123,7 +124,7 @@ def static_variant_note(key_b: str, stops_a: dict[str, Any], stops_b: dict[str, 
     symbolic sizes, the sentence the diff puts at its top: the variant was compiled static at the original's
     size hints (``s27=24`` where the post-grad inputs line up), so every level shows that specialization
     besides the setting's effect.  None otherwise."""
-    if split_variant(key_b)[1] is None:
+    if GraphKey.parse(key_b).variant is None:
         return None
     sa = _tensor_shapes(stops_a.get("aot"), "aot") or _tensor_shapes(stops_a.get("dynamo"), "dynamo")
     syms = sorted({d for s in sa for d in s if not d.lstrip("-").isdigit()})

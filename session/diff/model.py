@@ -1,10 +1,12 @@
-"""The diff's data: Graph (one graph's stops, run, guards), the Levels walked top-down, Changes, GraphDiff."""
+"""The diff's data: DiffSide (one graph's stops, run, guards), the Levels walked top-down, Changes, GraphDiff."""
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
 from typing import Any
+
+from inductor_step.session.format import GraphKey
 
 
 LEVELS: tuple[tuple[str, str, str], ...] = (
@@ -26,7 +28,7 @@ SIMILAR_PAIRS = 2500
 
 
 @dataclass
-class Graph:
+class DiffSide:
     """One compiled graph as the diff reads it: ``key`` (``"[0/1] forward"``), ``stops`` (stage ->
     stop message), ``run`` (its latest ``run`` message, None when not timed), ``guards`` (its
     compile's ``dynamo_cpp_guards_str``), ``all_guards`` (compile id -> guards text, the session's,
@@ -46,14 +48,14 @@ class Graph:
     label: str = ""
 
     @classmethod
-    def from_session(cls, session: Any, key: str, label: str = "") -> "Graph":
+    def from_session(cls, session: Any, key: str, label: str = "") -> "DiffSide":
         """Graph ``key`` of a :class:`inductor_step.session.store.Session` (stops parsed on demand)."""
         stops = {}
         for stage in ("dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"):
             s = session.stop_for(key, stage)
             if s is not None:
                 stops[stage] = s
-        cid = key.split(" ", 1)[0]
+        cid = GraphKey.parse(key).compile_id
         from inductor_step.session.diff.ctime import graph_compile_time  # noqa: PLC0415
 
         return cls(key=key, stops=stops, run=session.runs.get(key), numerics=getattr(session, "numerics", {}).get(key),
@@ -65,7 +67,7 @@ class Graph:
 
     @property
     def compile_id(self) -> str:
-        return self.key.split(" ", 1)[0]
+        return GraphKey.parse(self.key).compile_id
 
     @property
     def name(self) -> str:

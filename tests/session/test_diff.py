@@ -46,8 +46,8 @@ def recompile_diff(path: str) -> tuple[diff.GraphDiff, object]:
     s = session(path)
     assert s.graphs == ["[0/0] inference", "[0/1] inference"]
     assert diff.default_partner(s.graphs, "[0/1] inference") == "[0/0] inference"
-    return diff.diff_graphs(diff.Graph.from_session(s, "[0/0] inference"),
-                            diff.Graph.from_session(s, "[0/1] inference")), s
+    return diff.diff_graphs(diff.DiffSide.from_session(s, "[0/0] inference"),
+                            diff.DiffSide.from_session(s, "[0/1] inference")), s
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +209,7 @@ def test_pairing_by_content_when_compile_ids_differ():
 
 def test_renumbered_kernels_and_nodes_are_no_change():
     s = session(RECOMPILE)
-    g = diff.Graph.from_session(s, "[0/0] inference")
+    g = diff.DiffSide.from_session(s, "[0/0] inference")
     d = diff.diff_graphs(g, g)
     assert [lv.key for lv in d.levels if lv.changed] == []
     k = s.stop_for("[0/0] inference", "codegen")["kernels"][0]

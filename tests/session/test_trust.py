@@ -109,10 +109,10 @@ def test_report_md_has_a_verdict_column_and_keeps_each_variant_apart_with_its_ow
 # ----------------------------------------------------------------------------- comparisons
 
 def test_the_diff_of_a_static_variant_says_so_at_the_top_with_each_sides_verdict():
-    from inductor_step.session.diff import Graph, diff_graphs, render
+    from inductor_step.session.diff import DiffSide, diff_graphs, render
 
     s = _session(DYN)
-    d = diff_graphs(Graph.from_session(s, "[0/1] inference"), Graph.from_session(s, VAR))
+    d = diff_graphs(DiffSide.from_session(s, "[0/1] inference"), DiffSide.from_session(s, VAR))
     text = render(d, diffs=False)
     top = text.split("\n==")[0]
     assert "B is a what-if variant compiled STATIC at A's size hints (s77=16), while A is dynamic" in top
@@ -121,13 +121,13 @@ def test_the_diff_of_a_static_variant_says_so_at_the_top_with_each_sides_verdict
     assert "compiled graph: " in timing and "[A NOT RELIABLE" in timing.split("\n")[1]
     assert "timed round by round in one process (7 rounds)" in timing
     # the original against its own recompile is no variant: nothing said about static compiles
-    d0 = diff_graphs(Graph.from_session(s, "[0/0] inference"), Graph.from_session(s, "[0/1] inference"))
+    d0 = diff_graphs(DiffSide.from_session(s, "[0/0] inference"), DiffSide.from_session(s, "[0/1] inference"))
     assert not any("STATIC" in n for n in d0.notes)
 
 
 def test_when_eager_moved_as_much_as_the_compiled_time_the_machine_moved_not_the_setting():
     """The issue's numbers: aggressive_fusion=True, then d: compiled 41.9999 -> 0.0219 ms, eager 7.9964 -> 0.0534 ms."""
-    from inductor_step.session.diff import Graph, diff_graphs
+    from inductor_step.session.diff import DiffSide, diff_graphs
     from inductor_step.session.whatif import what_if_deltas
 
     msgs = list(read_session(DYN))
@@ -137,7 +137,7 @@ def test_when_eager_moved_as_much_as_the_compiled_time_the_machine_moved_not_the
     s = Session.of(msgs)
     moved = trust.machine_moved(s.runs["[0/1] inference"], s.runs[VAR])
     assert moved and moved.startswith("the machine moved, not the setting") and "7.9964 -> 0.0534 ms" in moved
-    d = diff_graphs(Graph.from_session(s, "[0/1] inference"), Graph.from_session(s, VAR))
+    d = diff_graphs(DiffSide.from_session(s, "[0/1] inference"), DiffSide.from_session(s, VAR))
     assert any(n.startswith("the machine moved, not the setting") for n in d.notes)
     lines = what_if_deltas(s.runs)
     i = next(i for i, ln in enumerate(lines) if ln.startswith(f"what if {VAR}:"))

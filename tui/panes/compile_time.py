@@ -11,6 +11,7 @@ from typing import Any
 from textual import on
 
 from inductor_step.session import compile_time as ct
+from inductor_step.session.format import GraphKey
 from inductor_step.tui.panes.base import Detail, T
 from inductor_step.session.paths import short_path
 from inductor_step.tui.panes.sections import SectionPane
@@ -165,7 +166,8 @@ class CompileTimePane(SectionPane):
         app = self.app
         if r.graph and r.graph.endswith(ct.FRAME):  # a frame's own time: its first part
             r = ct.Rank(r.what, r.label, r.ms, r.note, graph=next(
-                (k for k in data["times"] if k.split(" ", 1)[0] == r.graph.split(" ", 1)[0] and k in app.session.by_graph),
+                (k for k in data["times"] if GraphKey.parse(k).compile_id == GraphKey.parse(r.graph).compile_id
+                 and k in app.session.by_graph),
                 r.graph))
         if not r.graph or r.graph not in app.session.by_graph:
             g = data["times"].get(r.graph or "") if data else None
