@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.session.format.values import DTYPE_BYTES, dtype_bytes, split_args  # noqa: F401 - DTYPE_BYTES re-exported
+from inductor_step.session.format.values import DTYPE_BYTES, dtype_bytes  # noqa: F401 - DTYPE_BYTES re-exported
 
 SOURCE = "planned from the wrapper's allocations (empty_strided, del, # reuse); not measured"
 ESTIMATE = "Inductor's estimate: not recorded (torch._inductor.memory.estimate_peak_memory is not in the session)"

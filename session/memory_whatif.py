@@ -72,14 +72,24 @@ class Priced:
                               ("measured peak", self.measured), ("saved for backward", self.saved)):
             if a is None or b is None or (label == "above the call's start" and self.high_water == self.peak):
                 continue
-            parts.append(f"{label} {fmt_bytes(a)} -> {fmt_bytes(b)}" + (f" ({(b - a) / a * 100:+.0f}%)" if a else ""))
+            parts.append(f"{label} {fmt_bytes(a)} -> {fmt_bytes(b)}{change(a, b)}")
         a, b = self.ms
         if a is not None and b is not None:
-            parts.append(f"time {a:.3f} -> {b:.3f} ms" + (f" ({(b - a) / a * 100:+.0f}%)" if a else "")
+            parts.append(f"time {a:.3f} -> {b:.3f} ms{change(a, b)}"
                          + (" NOT RELIABLE" if self.time_note else ""))
         elif b is None:
             parts.append("time: not timed yet")
         return f"what if {self.key}: " + "; ".join(parts)
+
+
+def change(a: float, b: float) -> str:
+    """`` (+47%)``, `` (same)`` where equal, `` (<1%)`` where the change rounds to 0%; "" where ``a`` is 0."""
+    if a == b:
+        return " (same)"
+    if not a:
+        return ""
+    pct = (b - a) / a * 100
+    return f" ({pct:+.0f}%)" if abs(pct) >= 0.5 else " (<1%)"
 
 
 def _figures(session: Any, key: str) -> tuple[int | None, int | None, int | None, int | None, float | None]:

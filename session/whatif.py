@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.format import GraphKey, graph_key, repartitioned, split_variant
+from inductor_step.session.format import GraphKey, graph_key, repartitioned
 from inductor_step.session import trust
 from inductor_step.session.text import fmt_ms
 

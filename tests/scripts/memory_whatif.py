@@ -1,11 +1,14 @@
 """The memory settings' what-if fixture: an inference chain whose planned peak is mid-graph (a residual live beside
 a matmul's output, which the GELU and the add write in place), and a small MLP training step (saved activations)."""
 
+import sys
+
 import torch
 
+device = sys.argv[1] if len(sys.argv) > 1 else "cpu"  # tests/gpu/test_memory_gpu.py passes cuda
 torch.manual_seed(0)
-ws = [torch.randn(256, 256) / 16 for _ in range(3)]
-model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 32))
+ws = [torch.randn(256, 256, device=device) / 16 for _ in range(3)]
+model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 32)).to(device)
 
 
 @torch.compile
@@ -21,5 +24,5 @@ def step(x):
 
 
 with torch.no_grad():
-    chain(torch.randn(128, 256))
-step(torch.randn(1024, 64)).backward()
+    chain(torch.randn(128, 256, device=device))
+step(torch.randn(1024, 64, device=device)).backward()
