@@ -295,15 +295,27 @@ class StepApp(JobView, App[None]):
     def _continue(self) -> None:
         self.view.paused = None
         self.view.follow = True
+        self.view.stepped_back = False
         self.agent.send(CMD_CONTINUE)
+
+    def _continues_here(self) -> bool:
+        """``n`` continues the compile without walking the recorded stops: the compile waits at the newest
+        stop, the view is on that stop's graph (any pane: a pane key shows another level of the same stop)
+        and the person did not step back with ``b``."""
+        stops, v = self.session.stops, self.view
+        return (v.paused is not None and not v.stepped_back and bool(stops) and graph_key(stops[-1]) == v.graph
+                and self.agent is not None and self.agent.alive and not self.not_stepped_here())
 
     def action_next_stop(self) -> None:
         stops = self.session.stops
         cur = self.current_index()
+        if self._continues_here():
+            cur = None
         if cur is not None and cur + 1 < len(stops):
             nxt = stops[cur + 1]
             self.go(graph_key(nxt), nxt["stage"])
             self.view.follow = cur + 1 == len(stops) - 1
+            self.view.stepped_back = not self.view.follow
             self.refresh_all()
             return
         if self.not_stepped_here():
@@ -338,6 +350,7 @@ class StepApp(JobView, App[None]):
             return
         self.go(graph_key(stops[target]), stops[target]["stage"])
         self.view.follow = False
+        self.view.stepped_back = True
         self.refresh_all()
 
     def action_stage(self, stage: str) -> None:

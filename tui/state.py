@@ -26,6 +26,9 @@ class ViewState:
     paused: dict[str, Any] | None = None
     #: the stops the user stepped through, by graph: (graph, stage) pairs
     history: list[tuple[str, str]] = field(default_factory=list)
+    #: True after ``b``: ``n`` walks forward through the recorded stops before it continues the compile;
+    #: a pane key (1-9) only shows another level of the same stop, so ``n`` then continues at once
+    stepped_back: bool = False
 
 
 @dataclass

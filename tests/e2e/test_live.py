@@ -88,3 +88,30 @@ def test_n_typed_while_the_compile_runs_stops_at_the_next_stop(tmp_path):
     assert seen["stops"] == ["dynamo", "aot"]
     assert seen["sent"] == [CMD_CONTINUE], seen["sent"]  # one continue for two n: the second waits at aot
     assert seen["paused"] == "aot"
+
+
+def test_n_after_a_look_at_another_pane_continues_the_compile(tmp_path):
+    """Paused at the newest stop, a person presses 1 to look at Dynamo's graph, then n: the compile goes on
+    to the next stop (a pane key shows another level of the same stop; it is no step back).  After b, n first
+    walks forward through the stops already recorded."""
+    seen = {}
+
+    async def steps(app, pilot):
+        await wait_for(pilot, lambda: app.view.paused is not None)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "aot")
+        await pilot.press("1")
+        await wait_for(pilot, lambda: app.view.stage == "dynamo")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "lowering")
+        seen["after_pane_key"] = [s["stage"] for s in app.session.stops]
+        await pilot.press("b")  # a step back: to the aot stop
+        await wait_for(pilot, lambda: app.view.stage == "aot")
+        await pilot.press("n")  # forward through what was recorded: the lowering stop again, no continue
+        await wait_for(pilot, lambda: app.view.stage == "lowering")
+        await screen_settled(pilot, app)
+        seen["after_b_n"] = ([s["stage"] for s in app.session.stops], app.view.paused["stage"] if app.view.paused else None)
+
+    live(os.path.join(os.path.dirname(HERE), "tracer", "demo", "train_step.py"), steps, tmp_path)
+    assert seen["after_pane_key"] == ["dynamo", "aot", "lowering"]
+    assert seen["after_b_n"] == (["dynamo", "aot", "lowering"], "lowering")
