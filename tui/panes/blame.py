@@ -27,13 +27,13 @@ def _compile_id(key: str | None) -> str:
     return (key or "?").split(" ")[0]
 
 
-def current(app: Any) -> sb.BlameRun | None:
-    """The blame shown: the newest of the viewed graph's compile id, else the newest of the session."""
+def current(app: Any, fallback: bool = True) -> sb.BlameRun | None:
+    """The blame shown: the newest of the viewed graph's compile id, else (``fallback``) the newest of the session."""
     rs = sb.runs(getattr(app.session, "blames", []) or [])
     if not rs:
         return None
     cid = _compile_id(app.view.graph)
-    return next((r for r in reversed(rs) if r.compile_id == cid), rs[-1])
+    return next((r for r in reversed(rs) if r.compile_id == cid), rs[-1] if fallback else None)
 
 
 class BlamePane(StagePane):
@@ -43,12 +43,12 @@ class BlamePane(StagePane):
     HIDE_TAB = True  # reached by its key B (and ctrl+p), as pane M
 
     def data(self) -> dict[str, Any] | None:
-        r = current(self.app)
         cid = _compile_id(self.app.view.graph)
         blames = getattr(self.app.session, "blames", []) or []
         me = sb._frame_of(cid)
         specs = [s for s in sb.specializations(blames) if s.compile_id == cid
                  or (me and (f := sb._frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1])]
+        r = current(self.app, fallback=not specs)  # a recompile's own answer first, not another graph's blame
         if r is None and not specs:
             return None
         items: list[tuple[str, Any]] = ([("verdict", r)] + [("step", s) for s in r.steps]) if r else []
