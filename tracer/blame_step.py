@@ -73,7 +73,8 @@ def main(argv: list[str]) -> int:
         pass
     except BaseException as e:  # noqa: BLE001 - a compile that crashed under this setting: the step's verdict
         result["ended"] = "script_error"
-        result["error"] = f"{type(e).__name__}: {e}".strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__
+        text = f"{type(e).__name__}: {e}".strip()
+        result["error"] = text.splitlines()[0][:500] if str(e).strip() else type(e).__name__
         result["traceback"] = traceback.format_exc()[-3000:]
     _write(out_path, result)
     return 0

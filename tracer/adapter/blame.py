@@ -252,5 +252,6 @@ def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, An
     return True
 
 
-__all__ = ["CUSTOM_PASSES", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes", "install_application_log",
+__all__ = ["CUSTOM_PASSES", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes",
+           "install_application_log",
            "install_compare_hook"]

@@ -45,9 +45,9 @@ class BlamePane(StagePane):
     def data(self) -> dict[str, Any] | None:
         cid = _compile_id(self.app.view.graph)
         blames = getattr(self.app.session, "blames", []) or []
-        me = sb._frame_of(cid)
+        me = sb.frame_of(cid)
         specs = [s for s in sb.specializations(blames) if s.compile_id == cid
-                 or (me and (f := sb._frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1])]
+                 or (me and (f := sb.frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1])]
         r = current(self.app, fallback=not specs)  # a recompile's own answer first, not another graph's blame
         if r is None and not specs:
             return None
@@ -71,7 +71,7 @@ class BlamePane(StagePane):
                         T(""), T(f"{x.seconds():.1f}"))
             if kind == "spec":
                 return (T("S", "bold yellow"), T(x.line()), T("static"), T(""), T(""))
-            tol = sb._num(x.measure.tol_ratio) if x.measure else "-"
+            tol = sb.fmt_num(x.measure.tol_ratio) if x.measure else "-"
             return (T(str(x.index)), T(x.what), T(sb.OUTCOME_MARK.get(x.outcome, x.outcome), STYLE.get(x.outcome, "")),
                     T(tol), T(f"{x.seconds:.1f}"))
         keys = [f"{k}{getattr(x, 'index', i)}" for i, (k, x) in enumerate(items)]
@@ -148,7 +148,8 @@ def request(app: Any) -> None:
     key = app.view.graph
     if app.view.stage == "run" and app.agent is not None and app.agent.alive and key:
         app.agent.send(CMD_BLAME, graph=key, blame="speed")
-        app._status_extra = f"blaming {key}'s time: one what-if variant per setting, each timed against it (c cancels)…"
+        app._status_extra = (f"blaming {key}'s time: one what-if variant per setting, each timed against it "
+                             "(c cancels)…")
         app.view.stage = "blame"
         app.refresh_all(force=True)
         return
