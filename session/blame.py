@@ -34,8 +34,10 @@ def speed_judgement(step: dict[str, Any]) -> tuple[str, float | None, str]:
         return "noise", None, f"{figs}; NOT RELIABLE: the threads waited for a core ({il.get('why') or 'contention'})"
     if effect is None:
         return "noise", None, f"{figs}; {why or 'not judged'}"
+    om, vm = il.get("original_ms"), il.get("variant_ms")
+    delta = f", {om - vm:+.3f} ms a call" if isinstance(om, (int, float)) and isinstance(vm, (int, float)) else ""
     if ratios and min(ratios) > 1:
-        return "faster", effect, f"{figs}; the variant is faster in every round ({effect:.2f}x)"
+        return "faster", effect, f"{figs}; the variant is faster in every round ({effect:.2f}x{delta})"
     if ratios and max(ratios) < 1:
         return "slower", effect, f"{figs}; the variant is slower in every round ({effect:.2f}x)"
     return "noise", None, f"{figs}; the rounds disagree on the direction ({effect:.2f}x): noise, not an effect"
@@ -338,8 +340,9 @@ def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[st
     """The answer in words: the cause, what it rewrote (FX nodes, kernel), the setting that turns it off and the
     divergence left with it off, the repro; or why nothing was found."""
     v = run.verdict
-    if v is None:
-        return [f"blame {run.kind} of {run.compile_id}: running ({len(run.steps)} step(s) so far)"]
+    if v is None:  # live: still running; recorded: the session ended first (ctrl+c, the agent gone)
+        return [f"blame {run.kind} of {run.compile_id}: no verdict yet ({len(run.steps)} step(s) so far: running, "
+                "or the session ended before the search did)"]
     if not v.found:
         return [f"blame {run.kind} of {run.compile_id}: {v.text} ({v.steps} step(s), {v.seconds:.1f} s)"]
     out = [f"blame {run.kind} of {run.compile_id}: {v.cause()}", f"  {v.text}"]
