@@ -1,7 +1,7 @@
 """Time to first frame of `inductor-step --open SESSION` in a real terminal (tmux, 160x50): from starting
 the process until the stage bar ("✓dynamo") and the footer ("n Next") are on screen.  Median of several runs.
 
-    python benchmarks/open_time.py SESSION [--repeats 5] [--cmd "COMMAND THAT OPENS A SESSION"] [--json OUT]
+    python benchmarks/open_time.py SESSION [--repeats 5] [--cmd "COMMAND THAT OPENS A SESSION"] [--json OUT] [--bare]
 
 ``--cmd`` runs another checkout, e.g. the one before issue 16's restructure (top-level ``tui`` package):
 ``--cmd "cd /tmp/before && PYTHONPATH=/tmp/before python -m tui.cli --open"``; the session's absolute path is
@@ -47,14 +47,27 @@ if __name__ == "__main__":
                    help="shell command that opens a session (SESSION appended, or put where {session} is); "
                         "default: this checkout's python -m inductor_step --open")
     p.add_argument("--json", default=None, help="also write every run's time (ms) to this file")
+    p.add_argument("--bare", action="store_true",
+                   help="also time a bare Textual app (benchmarks/bare_app.py: a Static and a Footer), run by run "
+                        "alternating with the session's, and print the ratio of the medians")
     a = p.parse_args()
     cmd = open_command(a.cmd, os.path.abspath(a.session))
-    xs = [once(cmd) for _ in range(a.repeats)]
+    bare_cmd = f"cd {ROOT} && {sys.executable} {os.path.join(ROOT, 'benchmarks', 'bare_app.py')}"
+    xs, bs = [], []
+    for _ in range(a.repeats):
+        xs.append(once(cmd))
+        if a.bare:
+            bs.append(once(bare_cmd))
     size = os.path.getsize(a.session) / 1e6
     with open(a.session, "rb") as f:
         fmt = json.loads(f.readline()).get("format")
     print(f"{a.session} ({size:.1f} MB, {fmt}): first frame median {statistics.median(xs) * 1000:.0f} ms "
           f"(min {min(xs) * 1000:.0f}, max {max(xs) * 1000:.0f}, {a.repeats} runs)")
+    if bs:
+        print(f"bare Textual app (Static + Footer): median {statistics.median(bs) * 1000:.0f} ms "
+              f"(min {min(bs) * 1000:.0f}, max {max(bs) * 1000:.0f}); session / bare: "
+              f"{statistics.median(xs) / statistics.median(bs):.2f}x")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"session": os.path.abspath(a.session), "cmd": cmd, "first_frame_ms": [x * 1000 for x in xs]}, f)
+            json.dump({"session": os.path.abspath(a.session), "cmd": cmd, "first_frame_ms": [x * 1000 for x in xs],
+                       "bare_ms": [x * 1000 for x in bs]}, f)

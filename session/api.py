@@ -79,7 +79,7 @@ class Session:
         Raises KeyError naming the session's graphs when there is none (unless ``default`` is given)."""
         g = self._graphs.get(key)
         if g is None:
-            hits = [x for k, x in self._graphs.items() if k.split(" ", 1)[0] == key and x.subgraph is None]
+            hits = [x for k, x in self._graphs.items() if x.compile_id == key and x.subgraph is None]
             if len(hits) == 1:
                 return hits[0]
             if default is not self._MISSING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.session.format import COMPILE_STAGES, SUBGRAPH_SEP, VARIANT_SEP, graph_key
+from inductor_step.session.format import COMPILE_STAGES, GraphKey, graph_key
 
 LABELS = dict(COMPILE_STAGES)
 #: the key of a frame's own time when DDPOptimizer compiled it in parts: ``"[4/0] frame"``
@@ -66,7 +66,7 @@ def graph_times(session: Any) -> dict[str, GraphTime]:
     (session.store.Session)."""
     out: dict[str, GraphTime] = {}
     by_graph = getattr(session, "by_graph", None)
-    ids = {k.split(" ", 1)[0] for k in by_graph} if by_graph is not None else None
+    ids = {GraphKey.parse(k).compile_id for k in by_graph} if by_graph is not None else None
     for m in getattr(session, "compile_times", None) or []:
         key = f"{m.get('compile_id', '[?]')}{FRAME}" if m.get("frame_own") else graph_key(m)
         if ids is not None and key not in by_graph and m.get("compile_id") not in ids and not any(
@@ -92,8 +92,8 @@ def graph_times(session: Any) -> dict[str, GraphTime]:
 def no_graph_note(session: Any, key: str) -> str | None:
     """:data:`NO_GRAPH_NOTE` where ``key`` (``"[2/0] frame"``) is a frame whose compile id has no graph in the
     session, else None."""
-    cid = key.split(" ", 1)[0]
-    if not key.endswith(FRAME) or any(k.split(" ", 1)[0] == cid for k in getattr(session, "by_graph", {}) or {}):
+    cid = GraphKey.parse(key).compile_id
+    if not key.endswith(FRAME) or any(GraphKey.parse(k).compile_id == cid for k in getattr(session, "by_graph", {}) or {}):
         return None
     return NO_GRAPH_NOTE
 
@@ -124,9 +124,10 @@ def frame_times(times: dict[str, GraphTime]) -> dict[str, FrameTime]:
     only ids with more than one graph (a forward and its backward, DDP parts, subgraphs)."""
     out: dict[str, FrameTime] = {}
     for key, g in times.items():
-        if VARIANT_SEP in key:
+        k = GraphKey.parse(key)
+        if k.variant:
             continue
-        cid = key.split(" ", 1)[0]
+        cid = k.compile_id
         f = out.setdefault(cid, FrameTime(cid))
         f.total_ms += g.total_ms
         f.graphs.append((key, g.total_ms))
@@ -135,7 +136,7 @@ def frame_times(times: dict[str, GraphTime]) -> dict[str, FrameTime]:
 
 def frame_of(times: dict[str, GraphTime], key: str) -> FrameTime | None:
     """The frame graph ``key`` is part of (:func:`frame_times`), None when it is the frame's only graph."""
-    return frame_times(times).get(key.split(" ", 1)[0])
+    return frame_times(times).get(GraphKey.parse(key).compile_id)
 
 
 def fmt_time(ms: float | None) -> str:
@@ -151,7 +152,7 @@ def stage_rows(g: GraphTime) -> list[tuple[str, str, float | None, str]]:
     """``(stage, label, ms, note)`` in pipeline order: every stage with time, and those a cache hit skipped
     (ms None, note "cache hit (...)"); a subgraph Inductor inlines has a lowering row saying so (``INLINED_NOTE``)."""
     skipped = g.skipped()
-    if SUBGRAPH_SEP in g.key and g.stages and not skipped and not any(g.stages.get(s) for s in _FX_SKIPS[1:]):
+    if GraphKey.parse(g.key).subgraph and g.stages and not skipped and not any(g.stages.get(s) for s in _FX_SKIPS[1:]):
         # flex attention's score / mask mods: post-grad passes of their own, then lowered inside the parent's node
         skipped = {"lowering": INLINED_NOTE}
     rows = []

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.session.format import SUBGRAPH_SEP, VARIANT_SEP
+from inductor_step.session.format import GraphKey
 from inductor_step.session.store import Session, load_session
 from inductor_step.session.text import break_reasons
 
@@ -91,7 +91,8 @@ NO_REASON = "(Dynamo gave no reason)"
 
 
 def _is_graph(key: str) -> bool:
-    return VARIANT_SEP not in key and SUBGRAPH_SEP not in key
+    k = GraphKey.parse(key)
+    return k.variant is None and k.subgraph is None
 
 
 class Compiled:
@@ -123,19 +124,19 @@ class Compiled:
     def all_graphs(self) -> list[str]:
         """Graph keys and their higher-order ops' subgraph keys, in the session's order (what-if variants left
         out): the graphs whose kernels and fusions :attr:`kernels`, :attr:`fused` and :attr:`fusions` count."""
-        return [g for g in self.session.graphs if VARIANT_SEP not in g]
+        return [g for g in self.session.graphs if GraphKey.parse(g).variant is None]
 
     @property
     def subgraphs(self) -> list[str]:
         """Higher-order ops' subgraph keys (``"[0/0] inference › true_graph_0"``)."""
-        return [g for g in self.session.graphs if VARIANT_SEP not in g and SUBGRAPH_SEP in g]
+        return [g for g in self.session.graphs if (k := GraphKey.parse(g)).variant is None and k.subgraph]
 
     @property
     def dynamo_graphs(self) -> list[str]:
         """The compile ids Dynamo made a graph for (``"[0/0]"``, ``"[1/0]"``: a forward and its backward are one)."""
         out: list[str] = []
         for g in self.graphs:
-            cid = g.split(" ", 1)[0]
+            cid = GraphKey.parse(g).compile_id
             if cid not in out:
                 out.append(cid)
         return out
@@ -146,7 +147,7 @@ class Compiled:
         out: list[Break] = []
         seen: set[str] = set()
         for g in self.graphs:
-            cid = g.split(" ", 1)[0]
+            cid = GraphKey.parse(g).compile_id
             stop = self.session.stop_for(g, "dynamo")
             if cid in seen or not stop:
                 continue
@@ -162,7 +163,7 @@ class Compiled:
         n > 0): one recompile, however many graphs it gave (issue 40.11: its forward and backward counted twice)."""
         out: dict[str, list[str]] = {}
         for g in self.graphs:
-            cid = g.split(" ", 1)[0]
+            cid = GraphKey.parse(g).compile_id
             stop = self.session.stop_for(g, "dynamo") or {}
             reasons = list(stop.get("recompile_reasons") or [])
             m = re.match(r"\[\d+/(\d+)", g)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from inductor_step.session.format import STAGES, split_part, split_subgraph, split_variant
+from inductor_step.session.format import STAGES, GraphKey
 from inductor_step.session.objects import Buffer, FxNode, Kernel, KernelRun, LoopBody, SchedulerNode
 
 if TYPE_CHECKING:
@@ -38,49 +38,53 @@ class Graph:
 
     # ------------------------------------------------------------------ identity
 
+    @cached_property
+    def graph_key(self) -> GraphKey:
+        """The key's parts (:class:`inductor_step.session.format.GraphKey`)."""
+        return GraphKey.parse(self.key)
+
     @property
     def compile_id(self) -> str:
         """Dynamo's compile id, ``"[0/1]"`` (frame 0, its second compile: a recompile)."""
-        return self.key.split(" ", 1)[0]
+        return self.graph_key.compile_id
 
     @property
     def kind(self) -> str:
         """``inference``, ``forward`` or ``backward`` (as AOTAutograd names the graph)."""
-        return split_part(split_subgraph(split_variant(self.key)[0].split(" ", 1)[1])[0])[0]
+        return self.graph_key.kind
 
     @property
     def part(self) -> int | None:
         """Which of several graphs Inductor compiled for one compile id and kind (DDPOptimizer's split), None
         when it is the only one."""
-        return split_part(split_subgraph(split_variant(self.key)[0].split(" ", 1)[1])[0])[1]
+        return self.graph_key.part
 
     @property
     def subgraph(self) -> str | None:
         """The higher-order op's subgraph this graph is (``"true_graph_0"``), None for a top-level graph."""
-        return split_subgraph(split_variant(self.key)[0])[1]
+        return self.graph_key.subgraph
 
     @property
     def variant(self) -> str | None:
         """The what-if settings this graph was recompiled with (``"max_autotune=True"``), None for the original."""
-        return split_variant(self.key)[1]
+        return self.graph_key.variant
 
     @property
     def parent(self) -> "Graph | None":
         """The graph a subgraph belongs to (None for a top-level graph or when not recorded)."""
-        if self.subgraph is None:
-            return None
-        return self.session.graph(split_subgraph(self.key)[0], None)
+        parent = self.graph_key.parent
+        return None if parent is None else self.session.graph(str(parent), None)
 
     @property
     def subgraphs(self) -> list["Graph"]:
         """This graph's higher-order-op subgraphs (``cond``, ``while_loop``, flex attention's ...), in order."""
-        return [g for g in self.session.graphs if g.key != self.key and split_subgraph(g.key)[0] == self.key]
+        return [g for g in self.session.graphs if g.graph_key.parent == self.graph_key]
 
     @property
     def parts(self) -> list["Graph"]:
         """Every part of this graph's compile id and kind (itself included), in order; [itself] when not split."""
-        base = split_part(self.key.split(" › ")[0])[0]
-        return [g for g in self.session.graphs if split_part(g.key.split(" › ")[0])[0] == base and g.subgraph is None]
+        whole = self.graph_key.whole
+        return [g for g in self.session.graphs if g.graph_key.whole == whole and g.subgraph is None]
 
     @property
     def stages(self) -> list[str]:
@@ -266,12 +270,12 @@ class Graph:
                                 (self.stop("dynamo") or {}).get("compiled_with"))
 
     def memory(self) -> Any:
-        """Where the bytes go (issue 42): a session.memory.GraphMemory, ``plan`` (session.memory.Plan: each
+        """Where the bytes go (issue 42): a session.memory_text.GraphMemory, ``plan`` (session.memory.Plan: each
         buffer's bytes and lifetime from the wrapper's empty_strided / del / # reuse, the live bytes per statement,
         the peak, its kernel and the buffers live there; None without a Python wrapper) and, for a forward,
         ``saved`` (session.memory_saved.Saved: what it saves for the backward, what the backward recomputes).
         Bytes, planned from the recorded wrapper and layouts; not measured.  Computed once."""
-        from inductor_step.session.memory import graph_memory  # noqa: PLC0415
+        from inductor_step.session.memory_text import graph_memory  # noqa: PLC0415
 
         store = self.session.store
         return store.cache.get(("api_memory", self.key), (store.stop_for(self.key, "codegen"),),
@@ -280,8 +284,8 @@ class Graph:
     def diff(self, other: "Graph") -> Any:
         """This graph against ``other`` level by level, top-down (session.diff.diff_graphs): a
         session.diff.GraphDiff, ``levels`` each ``changed`` with its ``changes``; ``render(d)`` prints it."""
-        from inductor_step.session.diff import Graph as DiffGraph, diff_graphs  # noqa: PLC0415
+        from inductor_step.session.diff import DiffSide, diff_graphs  # noqa: PLC0415
 
         same = other.session is self.session
-        return diff_graphs(DiffGraph.from_session(self.session.store, self.key, self.session.label),
-                           DiffGraph.from_session(other.session.store, other.key, other.session.label), same_session=same)
+        return diff_graphs(DiffSide.from_session(self.session.store, self.key, self.session.label),
+                           DiffSide.from_session(other.session.store, other.key, other.session.label), same_session=same)

@@ -241,13 +241,14 @@ def diff_lines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
 
 def what_if_lines(by_key: dict[str, dict[str, Any]]) -> list[str]:
     """``--what-if ... --numerics``: per variant, whether its setting made the original's divergence go away."""
-    from inductor_step.session.format import VARIANT_SEP  # noqa: PLC0415
+    from inductor_step.session.format import GraphKey  # noqa: PLC0415
 
     out = []
     for key, msg in by_key.items():
-        if VARIANT_SEP not in key:
+        k = GraphKey.parse(key)
+        if k.variant is None:
             continue
-        orig = by_key.get(key.split(VARIANT_SEP)[0])
+        orig = by_key.get(str(k.original))
         a, b = short_answer(orig), short_answer(msg)
         verdict = "no change" if a == b else ("the divergence goes away" if b.startswith("no divergence") else "changed")
         out.append(f"numerics what if {key}: {verdict} (original: {a}; variant: {b})")

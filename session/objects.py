@@ -383,6 +383,15 @@ class Kernel(_Item):
         rs = b.kernel_lines().get(self.name, []) if b else []
         return [i for a, e in rs for i in range(a, e + 1)]
 
+    def marks_for(self, buffer: str) -> list[tuple[int, int]]:
+        """What to mark in this kernel for ``buffer``: the [first, last] 1-based line ranges of its source
+        that load or store it (tracer.kernel_lines, through the links); [] when this kernel does not
+        compute ``buffer`` or the links mark no line.  The same ranges pane 6 marks
+        (session.code_lines.ShownWrapper.marks_for, in the wrapper's shown lines)."""
+        from inductor_step.session.links import buffer_lines  # noqa: PLC0415
+
+        return buffer_lines(self.graph.links(), buffer, self.name)
+
     def user_lines(self) -> dict[str, float]:
         """User line (``"file.py:22"``) -> the share of this kernel's time the ledger gives it (its post-grad
         nodes' user lines, each node weighing the same; shares sum to 1)."""

@@ -10,8 +10,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inductor_step.session.text import fmt_ms  # noqa: F401 - report imports it from here
-from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, graph_key, load_lazy, read_session
+from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session
+from inductor_step.session.format.messages import Header
+from inductor_step.session.format.records import Record, decode, record_class
 
 _WORD = re.compile(r"\w+")
 # a kernel's definition in Inductor's wrapper: NAME = async_compile.triton('NAME', '''...''', ...)
@@ -91,7 +92,7 @@ class Session:
     ``process_groups`` the process groups a rank of a torchrun job made.
     """
 
-    header: dict[str, Any] = field(default_factory=dict)
+    header: Record = field(default_factory=lambda: record_class(Header)())  # empty until the header came
     stops: list[dict[str, Any]] = field(default_factory=list)
     graphs: list[str] = field(default_factory=list)
     by_graph: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -100,7 +101,7 @@ class Session:
     errors: list[dict[str, Any]] = field(default_factory=list)
     guards: dict[str, str] = field(default_factory=dict)
     log: list[tuple[str, str]] = field(default_factory=list)
-    done: dict[str, Any] | None = None
+    done: Record | None = None
     run_status: str = ""
     agent_exit: int | None = None
     #: the process groups the script made (a torchrun job's rank: protocol.ProcessGroup messages)
@@ -124,49 +125,59 @@ class Session:
             s.add(m)
         return s
 
-    def add(self, msg: dict[str, Any]) -> None:
-        """Index one message (any type; unknown types are kept only in the file)."""
-        t = msg.get("type")
-        if t == "header":
-            self.header = msg
-        elif t == "stop":
-            key = graph_key(msg)
-            if msg.get("corrects"):  # the dynamo stop again, under the kind AOTAutograd chose
-                self.drop_guess(graph_key({**msg, "graph_kind": msg["corrects"]}))
-            if key not in self.by_graph:
-                self.by_graph[key] = {}
-                self.graphs.append(key)
-            old = self.by_graph[key].get(msg["stage"])
-            if old is not None:  # Dynamo restarted the frame's analysis: the stop again supersedes the old one
-                self.stops = [s for s in self.stops if s is not old]
-            self.by_graph[key][msg["stage"]] = msg
-            self.stops.append(msg)
-        elif t == "run":
-            self.runs[graph_key(msg)] = msg
-        elif t == "numerics" and msg.get("compile_id") != "?":
+    def add(self, msg: dict[str, Any]) -> Record:
+        """Decode one message into its record (:func:`inductor_step.session.format.records.decode`: once;
+        the same record is what the session holds) and index it by its ``type`` (:data:`INDEX`; a type
+        not there is kept only in the file).  Returns the record."""
+        rec = decode(msg)
+        index = INDEX.get(rec.get("type"))  # type: ignore[arg-type]
+        if index is not None:
+            index(self, rec)
+        return rec
+
+    def _add_stop(self, msg: Record) -> None:
+        key = graph_key(msg)
+        if msg.get("corrects"):  # the dynamo stop again, under the kind AOTAutograd chose
+            self.drop_guess(str(GraphKey.of(msg).replace(kind=str(msg["corrects"]))))
+        if key not in self.by_graph:
+            self.by_graph[key] = {}
+            self.graphs.append(key)
+        old = self.by_graph[key].get(msg["stage"])
+        if old is not None:  # Dynamo restarted the frame's analysis: the stop again supersedes the old one
+            self.stops = [s for s in self.stops if s is not old]
+        self.by_graph[key][msg["stage"]] = msg
+        self.stops.append(msg)
+
+    def _add_header(self, msg: Record) -> None:
+        self.header = msg
+
+    def _add_run(self, msg: Record) -> None:
+        self.runs[graph_key(msg)] = msg
+
+    def _add_numerics(self, msg: Record) -> None:
+        if msg.get("compile_id") != "?":
             self.numerics[graph_key(msg)] = msg
-        elif t == "run_status":
-            self.run_status = msg.get("message", "")
-        elif t == "error":
-            self.errors.append(msg)
-        elif t == "guards":
-            self.guards[msg.get("compile_id", "?")] = msg.get("text", "")
-        elif t == "output":
-            self.log.append((msg.get("stream", "stdout"), msg.get("text", "")))
-        elif t == "done":
-            self.done = msg
-        elif t == "agent_exit":
-            self.agent_exit = msg.get("returncode")
-        elif t == "process_group":
-            self.process_groups.append(msg)
-        elif t == "pair_timing":
-            self.pair_timings[(str(msg.get("a")), str(msg.get("b")))] = msg
-        elif t == "compile_time":
-            self.compile_times.append(msg)
-        elif t == "blame":
-            self.blames.append(msg)
-        elif t == "blocked":  # tracer.rank_watch: the rank waits inside a collective (None: no longer)
-            self.blocked = msg if msg.get("collective") else None
+
+    def _add_run_status(self, msg: Record) -> None:
+        self.run_status = msg.get("message", "")
+
+    def _add_guards(self, msg: Record) -> None:
+        self.guards[msg.get("compile_id", "?")] = msg.get("text", "")
+
+    def _add_output(self, msg: Record) -> None:
+        self.log.append((msg.get("stream", "stdout"), msg.get("text", "")))
+
+    def _add_done(self, msg: Record) -> None:
+        self.done = msg
+
+    def _add_agent_exit(self, msg: Record) -> None:
+        self.agent_exit = msg.get("returncode")
+
+    def _add_pair_timing(self, msg: Record) -> None:
+        self.pair_timings[(str(msg.get("a")), str(msg.get("b")))] = msg
+
+    def _add_blocked(self, msg: Record) -> None:  # tracer.rank_watch: the rank waits inside a collective
+        self.blocked = msg if msg.get("collective") else None  # None: no longer
 
     def drop_guess(self, key: str) -> None:
         """Forget graph ``key`` if all it has is a dynamo stop: the kind the agent guessed there,
@@ -309,14 +320,32 @@ class Session:
     def skipped_frames(self, key: str) -> list[int]:
         """The frame ids (``[N/0]``'s N) below graph ``key``'s that no graph of this session has, when
         ``key`` is the first graph of the session: frames Dynamo looked at and compiled nothing for."""
-        def frame(g: str) -> int | None:
-            head = g.split("/", 1)[0].lstrip("[")
-            return int(head) if head.isdigit() else None
         if not self.graphs or key != self.graphs[0]:
             return []
-        n = frame(key)
-        seen = {frame(g) for g in self.graphs}
+        n = GraphKey.parse(key).frame
+        seen = {GraphKey.parse(g).frame for g in self.graphs}
         return [i for i in range(n or 0) if i not in seen]
+
+
+#: how :meth:`Session.add` indexes each message type: the one place the session dispatches on ``type``
+INDEX: dict[str, Callable[[Session, Record], None]] = {
+    "header": Session._add_header, "stop": Session._add_stop, "run": Session._add_run,
+    "numerics": Session._add_numerics, "run_status": Session._add_run_status,
+    "error": lambda s, m: s.errors.append(m), "guards": Session._add_guards, "output": Session._add_output,
+    "done": Session._add_done, "agent_exit": Session._add_agent_exit,
+    "process_group": lambda s, m: s.process_groups.append(m), "pair_timing": Session._add_pair_timing,
+    "compile_time": lambda s, m: s.compile_times.append(m), "blocked": Session._add_blocked,
+    "blame": lambda s, m: s.blames.append(m),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``fmt_ms``, which the report imports from here (session.text's, imported on first use)."""
+    if name == "fmt_ms":
+        from inductor_step.session.text import fmt_ms  # noqa: PLC0415
+
+        return fmt_ms
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def summarize_stop(stop: dict[str, Any]) -> str:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from inductor_step.session.format import GraphKey
+
 AGAIN = "press r to time again"
 #: eager moved by at least this factor (either way) and the compiled time by no more than twice as much
 #: (in log terms): the machine's change, not the setting's
@@ -180,8 +182,8 @@ def report_lines(runs: dict[str, dict[str, Any]]) -> list[str]:
                 "rounds' agreement); time them again before acting on them:"]
         out += [f"- `{k}`: {why}" for k, why in bad.items()] + [""]
     for key, r in runs.items():
-        base, sep, _variant = key.partition(" · ")
-        if sep and base in runs:
+        base = str(GraphKey.parse(key).original)
+        if base != key and base in runs:
             lines = [x for x in judgement_lines(runs[base], r) if "timing NOT RELIABLE" not in x]
             if lines:
                 out += [f"`{key}` against `{base}`:"] + [f"- {x}" for x in lines] + [""]

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.format import split_variant
+from inductor_step.session.format import GraphKey, graph_key, repartitioned
 from inductor_step.session import trust
 from inductor_step.session.text import fmt_ms
+
+
+#: why a new partition's outputs are not compared with the original's (session.format.repartitioned)
+REPARTITIONED = ("outputs not compared: the partitioner chose the saved tensors anew, so the forward's outputs past "
+                 "the user's and the backward's inputs differ from the original's by design")
 
 
 def _err(v: Any) -> str:
@@ -21,6 +26,8 @@ def numerics_lines(run: dict[str, Any]) -> list[str]:
     num = run.get("numerics")
     if not isinstance(num, dict):
         return []
+    if run.get("compile_id") and repartitioned(graph_key(run)):  # type: ignore[arg-type]
+        return [f"numerics: {REPARTITIONED}"]
     if num.get("unavailable"):
         return [f"numerics: not compared ({num['unavailable']})"]
     lines = [f"numerics (inputs: {num.get('inputs', '?')}):"] + ([f"  note: {num['note']}"] if num.get("note") else [])
@@ -50,7 +57,8 @@ def what_if_deltas(runs: dict[str, dict[str, Any]], shapes: dict[str, dict[str, 
     out: list[str] = []
     shapes = shapes or {}
     for key in dict.fromkeys([*shapes, *runs]):
-        base, variant = split_variant(key)
+        k = GraphKey.parse(key)
+        base, variant = str(k.original), k.variant
         if variant is None:
             continue
         so, sv = shapes.get(base) or {}, shapes.get(key) or {}
@@ -74,7 +82,9 @@ def what_if_deltas(runs: dict[str, dict[str, Any]], shapes: dict[str, dict[str, 
         line = (f"{head}compiled {fmt_ms(oc)} -> {fmt_ms(vc)} ms{pct}, kernel calls timed "
                 f"{len(o.get('kernels') or [])} -> {len(v.get('kernels') or [])}, kernel sum "
                 f"{fmt_ms(o.get('kernel_sum_ms'))} -> {fmt_ms(v.get('kernel_sum_ms'))} ms")
-        num = v.get("numerics") or {}
+        num = {} if repartitioned(key) else v.get("numerics") or {}
+        if repartitioned(key):
+            line += f"; {REPARTITIONED}"
         for which, label in (("vs_original", "original"), ("vs_eager", "eager")):
             a, r = worst_error(num.get(which))
             if a is not None:
@@ -114,7 +124,7 @@ def static_variant_note(key_b: str, stops_a: dict[str, Any], stops_b: dict[str, 
     symbolic sizes, the sentence the diff puts at its top: the variant was compiled static at the original's
     size hints (``s27=24`` where the post-grad inputs line up), so every level shows that specialization
     besides the setting's effect.  None otherwise."""
-    if split_variant(key_b)[1] is None:
+    if GraphKey.parse(key_b).variant is None:
         return None
     sa = _tensor_shapes(stops_a.get("aot"), "aot") or _tensor_shapes(stops_a.get("dynamo"), "dynamo")
     syms = sorted({d for s in sa for d in s if not d.lstrip("-").isdigit()})

@@ -348,6 +348,9 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             adapter.install_cudagraph_log_hook(self.on_cudagraph_skip)
             self.cudagraph_recording_hook = adapter.install_recording_hook(self.on_cudagraph_record)
         hooks += adapter.install_aoti_hook(self.on_aoti_start, self.on_aoti_done)
+        from inductor_step.tracer import whatif_partition  # noqa: PLC0415
+
+        hooks += whatif_partition.install(self)  # training graphs' joint graphs (activation_memory_budget what-ifs)
 
         from inductor_step.tracer import backends  # noqa: PLC0415
 

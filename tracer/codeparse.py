@@ -24,6 +24,8 @@ import bisect
 import re
 from typing import Any
 
+from inductor_step.session.format import split_args as _split_args  # noqa: F401 - codeparse_cpp, cpp_kernels
+
 _DEF = re.compile(
     r"^(?P<name>\w+) = async_compile\.(?P<kind>triton|cpp_pybinding|cpp|cuda|halide)\((?P<head>[^\n]*?)"
     r"(?P<q>r?''')(?P<src>.*?)'''",
@@ -52,24 +54,6 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 _CALL_DEF = re.compile(r"^[ \t]*def call\((?:self, )?args\):", re.M)
 _TRITON_PARAMS = re.compile(r"^def (\w+)\(([^)]*)\)", re.M)
 _CPP_PARAMS = re.compile(r'extern "C"\s+\w*\s*void\s+\w+\((.*?)\)', re.S)  # kernel(...); a C++ wrapper: its name
-
-
-def _split_args(text: str) -> list[str]:
-    """Split a call's argument text at top-level commas."""
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
 
 
 def _param_is_output(backend: str, source: str) -> list[bool] | None:

@@ -17,27 +17,34 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
-from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, STAGES, graph_key
+from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, graph_key
 from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
-from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter
+from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter, lazy_module
 from inductor_step.tui.keys import BINDINGS, help_rows
-from inductor_step.tui.panes import PANES
+from inductor_step.tui.panes import NUMERICS, PANES, pane_class
 from inductor_step.tui.panes.base import StagePane
-from inductor_step.tui.panes import numerics
-from inductor_step.tui.panes.numerics import NumericsPane
 from inductor_step.tui.graphlist import GraphSide
 from inductor_step.tui.prepare import Preparer
-from inductor_step.tui.screens.help import HelpScreen
 from inductor_step.tui.screens.too_small import MIN_SIZE, TooSmallScreen
 from inductor_step.tui.search import SearchBox
-from inductor_step.tui import screenshots
-from inductor_step.tui.screens import diff_actions, whatif
-from inductor_step.tui.commands import Commands
+# what the first frame does not use is imported when first used
+screenshots = lazy_module("inductor_step.tui.screenshots")
+diff_actions = lazy_module("inductor_step.tui.screens.diff_actions")
+whatif = lazy_module("inductor_step.tui.screens.whatif")
 from inductor_step.session.store import freeze_gc
 from inductor_step.tui.job import JobView
-from inductor_step.tui.state import BufferSelected, OpenKernel
+from inductor_step.tui import routes
+from inductor_step.tui.routes import ROUTES
+from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
+
+def _commands() -> type:
+    """ctrl+p's provider of our commands (imported when the palette first opens)."""
+    from inductor_step.tui.commands import Commands  # noqa: PLC0415
+
+    return Commands
+
 
 #: where ``s`` and ``R`` write by default: the ignored sessions folder, not a clone's tracked tree
 DEFAULT_OUT = "inductor-step-sessions"
@@ -49,7 +56,7 @@ class StepApp(JobView, App[None]):
     TITLE = "inductor-step"
     CSS_PATH = "app.tcss"
     BINDINGS = BINDINGS
-    COMMANDS = {Commands}  # ours first, then Textual's system commands (tui/commands.py)
+    COMMANDS = {lambda: _commands()}  # ours first, then Textual's system commands (tui/commands.py)
     # app.tcss: tabs closer below 100 columns; pane 8's table wide enough for its kernel column from 180
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide"), (180, "-xwide")]
 
@@ -61,7 +68,7 @@ class StepApp(JobView, App[None]):
         super().__init__()
         self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
-        self.init_ranks(job)  # issue 23: one RankState per rank of a torchrun job (tui/job.py)
+        self.init_ranks(job)  # issue 23: one RankView per rank of a torchrun job (tui/job.py)
         self.session_path = session_path
         self.screenshots = screenshots or os.path.join(DEFAULT_OUT, "screenshots")
         self.python = python
@@ -72,9 +79,13 @@ class StepApp(JobView, App[None]):
         self._status_extra = ""
         self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
+        self._mounting: dict[str, Any] = {}  # stage -> the mount of its pane, until awaited
         for m in messages or []:
             self.session.add(m)
         self.add_recorded_ranks(job)
+        if not self.live and self.session.stops:
+            first = self.session.stops[0]
+            self.view.graph, self.view.stage = graph_key(first), first["stage"]
 
     # ------------------------------------------------------------------ layout
     def get_default_screen(self) -> Screen:
@@ -86,20 +97,45 @@ class StepApp(JobView, App[None]):
         with BlankHorizontal():
             yield GraphSide()
             with Panes(id="panes", initial="pane-dynamo"):
-                for cls in PANES:
-                    with BlankTabPane(cls.title, id=f"pane-{cls.stage}"):
-                        yield cls()
-                for cls in self.job_panes():  # pane 0 in a torchrun job
-                    with BlankTabPane(cls.title, id=f"pane-{cls.stage}"):
-                        yield cls()
-                with BlankTabPane(NumericsPane.title, id="pane-numerics"):  # issue 29: its tab shows once used
-                    yield NumericsPane()
+                # every tab, and the pane of the first frame; the others are mounted right after it
+                for spec in self.all_panes():
+                    with BlankTabPane(spec.title, id=f"pane-{spec.stage}"):
+                        if spec.stage == self.view.stage:
+                            yield pane_class(spec)()
         yield SearchBox()
         yield Static(id="status")
         yield SteadyFooter(compact=True)
 
+    def all_panes(self) -> list[Any]:
+        """Every pane's :class:`inductor_step.tui.panes.PaneSpec` (or class), in tab order: the stages',
+        pane 0 in a torchrun job, the numerics pane (its tab shows once used)."""
+        return [*PANES, *self.job_panes(), NUMERICS]
+
     def pane(self, stage: str) -> Any:
-        return self.query_one(f"#stage-{stage}")
+        """Pane ``stage``'s widget, mounted now if it was not yet (its code imported): until it is
+        (``is_mounted``), its table and code view are not there."""
+        try:
+            return self.query_one(f"#stage-{stage}")
+        except NoMatches:
+            spec = next(p for p in self.all_panes() if p.stage == stage)
+            widget = pane_class(spec)()
+            tab = self.query_one(f"#pane-{stage}", BlankTabPane)
+            if tab.is_attached:  # not while the app closes
+                self._mounting[stage] = tab.mount(widget)
+            return widget
+
+    async def _mount_panes(self) -> None:
+        """Mount the panes the first frame did not show, right after it (keys wait until they are)."""
+        for spec in self.all_panes():
+            self.pane(spec.stage)
+        for stage in list(self._mounting):
+            mounting = self._mounting.pop(stage, None)
+            if mounting is not None:
+                await mounting
+
+    async def _refresh_when_mounted(self, force: bool) -> None:
+        await self._mount_panes()
+        self.refresh_all(force=force)
 
     def on_mount(self) -> None:
         # no animations: over SSH every animated frame is output to send
@@ -113,13 +149,16 @@ class StepApp(JobView, App[None]):
                 if self.session_path else None
             self.current.agent = AgentProcess(self.script, self.script_args, self._from_agent_thread,
                                               writer=self.writer, step=True, python=self.python)
-        elif self.session.stops:
-            first = self.session.stops[0]
-            self.view.graph, self.view.stage = graph_key(first), first["stage"]
+        tabs = self.query_one("#panes", Panes)
+        for spec in self.all_panes():  # reached by their keys only (tui.panes.PaneSpec.hide_tab)
+            if getattr(spec, "hide_tab", False):
+                tabs.hide_tab(f"pane-{spec.stage}")
         if not self.session.numerics:
-            self.query_one("#panes", Panes).hide_tab("pane-numerics")
+            tabs.hide_tab("pane-numerics")
         self.refresh_all()
         self.focus_target().focus()
+        # the other panes after the first frame's second refresh: the footer's keys come in that one
+        self.call_after_refresh(self.call_after_refresh, self._mount_panes)
         if not self.live:
             # a large recorded session's stops were read lazily: parse the rest after the first frame
             self.set_timer(0.5, lambda: self.run_worker(self._preload, thread=True, group="preload"))
@@ -146,62 +185,11 @@ class StepApp(JobView, App[None]):
             pass
 
     def on_agent_message(self, msg: dict[str, Any]) -> None:
-        self.add_message(self.current, msg)
-        t = msg.get("type")
-        v = self.view
-        if t == "stop":
-            freeze_gc()
-            if self._status_extra.startswith("continuing"):
-                self._status_extra = ""
-            if msg.get("paused"):  # issue 40.2: it waits for n, whatever was typed while the compile ran
-                v.paused = msg
-            if v.follow or v.graph is None:
-                self.go(graph_key(msg), msg["stage"])
-            self.refresh_all()
-            if self.record_screens:
-                self.call_after_refresh(screenshots.for_stop, self, msg)
-        elif t == "output":
-            self.pane(v.stage).session_message(msg)
-            self.refresh_status()
-        elif t in ("run", "run_status"):
-            self.refresh_all()
-            self.pane(v.stage).session_message(msg)
-            if t == "run" and msg.get("error"):
-                self.notify(f"timing {graph_key(msg)} failed: {msg['error']}", severity="error", timeout=8,
-                            markup=False)
-            elif t == "run" and msg.get("variant"):
-                whatif.on_message(self, msg)
-        elif t == "what_if":
-            whatif.on_message(self, msg)
-        elif t == "numerics":  # issue 29
-            numerics.on_message(self, msg)
-        elif t == "blame":  # B (tui.panes.blame)
-            from inductor_step.tui.panes.blame import on_message as blame_message  # noqa: PLC0415
-
-            blame_message(self, msg)
-        elif t == "pair_timing":  # issue 32: r in the diff view (tui.screens.diff_rounds)
-            from inductor_step.tui.screens.diff_rounds import on_message  # noqa: PLC0415
-
-            on_message(self, msg)
-        elif t == "error":
-            v.paused = None
-            if msg.get("compile_id") and msg.get("stage") in STAGES:
-                self.go(graph_key(msg), msg["stage"])
-            self.refresh_all(force=True)
-        elif t in ("done", "agent_exit"):
-            v.paused = None
-            if self._status_extra.startswith("continuing"):
-                self._status_extra = ""
-            if t == "done":
-                self.current.script_rc = msg.get("returncode")
-            elif self.current.script_rc is None:
-                rc = msg.get("returncode")
-                self.current.script_rc = rc if rc and rc > 0 else 1
-            self.refresh_all(force=v.graph is None)
-        elif t == "header":
-            self.refresh_title()
-        else:  # e.g. fusion_query: for the pane on screen; inputs_saved (X, issue 28.5): pane 6, which asked
-            self.pane("codegen" if t == "inputs_saved" else v.stage).session_message(msg)
+        """One message from the shown rank's agent: the session decodes and indexes it (its record comes
+        back), then the UI reacts by its type (:data:`inductor_step.tui.routes.ROUTES`; a type not there goes
+        to the pane shown)."""
+        rec = self.add_message(self.current, msg)
+        ROUTES.get(rec.get("type"), routes.on_pane_message)(self, rec)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the view
     def go(self, graph: str | None, stage: str) -> None:
@@ -214,6 +202,9 @@ class StepApp(JobView, App[None]):
         self.refresh_title()
         self.refresh_graphs()
         self.refresh_stagebar()
+        if not self.pane(self.view.stage).is_mounted:  # a key before the panes were mounted: once they are
+            self.call_later(self._refresh_when_mounted, force)
+            return
         tabs = self.query_one("#panes", Panes)
         want = f"pane-{self.view.stage}"
         if tabs.active != want:
@@ -234,6 +225,8 @@ class StepApp(JobView, App[None]):
 
     def focus_target(self) -> Any:
         p = self.pane(self.view.stage)
+        if not p.is_mounted:
+            return p
         return p.table if isinstance(p, StagePane) else p.query_one(CodeView)
 
     def _bar(self, selector: str, text: Any) -> None:
@@ -275,12 +268,12 @@ class StepApp(JobView, App[None]):
         self.refresh_status()
         self.notify(message, severity=severity, timeout=6, markup=False)  # type: ignore[arg-type]
 
-    @on(BufferSelected)
-    def _selected(self, event: BufferSelected) -> None:
-        if event.stage != self.view.stage or event.buffer != self.view.selected:
-            return  # a late message: another pane or another selection since
-
-        self._status_extra = event.why or f"selected {event.buffer}"
+    def select(self, buffer: str, why: str = "") -> None:
+        """The one way a person's pick changes the selection: the view state holds IR buffer ``buffer``
+        (every pane puts its cursor on its row when shown, tui.panes.base.StagePane.follow_selection), the
+        status line says it (``why``, else "selected buf3") and the next stop's panes are warmed for it."""
+        self.view.selected = buffer
+        self._status_extra = why or f"selected {buffer}"
         self.refresh_status()
         self.preparer.schedule()
 
@@ -411,7 +404,8 @@ class StepApp(JobView, App[None]):
         side.set_class(event.size.width < 100, "narrow")
         if event.size.width >= 100 and not side.is_open:
             side.remove_class("closed")
-        self.query_one("#linked-row").set_class(event.size.width < 130, "narrow")
+        for row in self.query("#linked-row"):  # pane 8's, once mounted (it sets its class when mounted too)
+            row.set_class(event.size.width < 130, "narrow")
         self.refresh_stagebar()
         small = event.size.width < MIN_SIZE[0] or event.size.height < MIN_SIZE[1]
         top = self.screen_stack[-1] if self.screen_stack else None
@@ -481,6 +475,8 @@ class StepApp(JobView, App[None]):
 
     def action_numerics(self) -> None:
         """e: the numerics pane; in a live session, compare the shown graph's buffers with eager first."""
+        from inductor_step.tui.panes import numerics  # noqa: PLC0415
+
         numerics.request(self)
 
     def action_blame(self) -> None:
@@ -518,6 +514,8 @@ class StepApp(JobView, App[None]):
     def action_help(self) -> None:
         note = ("The compile pauses after each stage; b and the panes only view earlier stops. "
                 f"Screenshots go to {self.screenshots}/. q exits with the script's status, ctrl+c with 130.")
+        from inductor_step.tui.screens.help import HelpScreen  # noqa: PLC0415
+
         self.push_screen(HelpScreen(help_rows(BINDINGS), note))
 
     def action_quit_app(self, interrupted: bool = False) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from rich.text import Text
 
-from inductor_step.session.compile_time import bar_times
 from inductor_step.session.format import ALL_STAGES, graph_key
 from inductor_step.session.store import Session
 from inductor_step.tui.state import ViewState
@@ -15,23 +14,30 @@ SHORT = {"dynamo": "dyn", "aot": "aot", "lowering": "ir", "scheduling": "sched",
          "codegen": "code", "run": "run"}
 
 
+def _bar_times(session: Session, key: str | None) -> dict[str, str]:
+    """session.compile_time.bar_times (imported on first use: not before the first frame's graph has one)."""
+    from inductor_step.session.compile_time import bar_times  # noqa: PLC0415
+
+    return bar_times(session, key)
+
+
 def title_text(session: Session, script: str | None, argv: list[str], session_path: str | None,
                rank: str = "") -> Text:
     """The title bar: script, args, torch, device, session; in a torchrun job ``rank`` ("rank 0/2
     stepped") first, and the collective timeout the agent set."""
     h = session.header
-    script = h.get("script") or script or "?"
-    args = " ".join(h.get("argv") or argv)
-    dev = h.get("device_name") or h.get("device") or "?"
+    script = h.script or script or "?"
+    args = " ".join(h.argv or argv)
+    dev = h.device_name or h.device or "?"
     t = Text.assemble(("inductor-step ", "bold"))
-    timeout = (h.get("distributed") or {}).get("collective_timeout_s")
+    timeout = h.distributed.collective_timeout_s if h.distributed else None
     if rank:  # first, with the raised collective timeout: both stay on an 80-column screen
         t.append(f" {rank} ", style="bold reverse")
         if timeout:
             t.append(f" timeout {timeout / 3600:g} h ", style="yellow")
         t.append(" ")
     t.append_text(Text.assemble((f" {os.path.basename(script)} {args} ".rstrip() + " ", ""),
-                      (f" torch {h.get('torch', '?')} ", "dim"), (f" {dev} ", "dim")))
+                      (f" torch {h.torch or '?'} ", "dim"), (f" {dev} ", "dim")))
     if timeout and not rank:
         t.append(f" collective timeout {timeout / 3600:g} h ", style="yellow")
     if session_path:
@@ -47,22 +53,22 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
     done = set(session.stages_done(key)) if key else set()
     err = session.error_for(key) if key else None
     short = width < 100
-    at = view.paused["stage"] if view.paused and graph_key(view.paused) == key else None
+    at = view.paused.stage if view.paused and graph_key(view.paused) == key else None
     if view.paused is None and view.stage in done and view.stage != "run":
         at = view.stage  # nothing paused: the stop being viewed is the current one
     t = Text()
     t.append(f" {key or 'waiting for the first compile'} ", style="bold")
-    times = bar_times(session, key) if width >= 120 else {}  # each finished stage's compile time, wide screens
+    times = _bar_times(session, key) if width >= 120 else {}  # each finished stage's compile time, wide screens
     for s in ALL_STAGES:
         mark, style = ("✓", "green") if s in done else (" ", "dim")
         run = session.runs.get(key) if key and s == "run" else None
-        if run is not None and (run.get("error") or run.get("cancelled")):
+        if run is not None and (run.error or run.cancelled):
             mark, style = "✗", "bold red"  # a failed timing is never ✓run (issue 27.9)
-        elif run is not None and run.get("eager_ms") is None and s in done:
+        elif run is not None and run.eager_ms is None and s in done:
             mark, style = "✓", "yellow"  # the compiled graph timed, its eager baseline not (the run pane says why)
-        if err and err.get("stage") == s:
+        if err and err.stage == s:
             mark, style = "✗", "bold red"
-        if s == at and not (err and err.get("stage") == s):  # a failed stage keeps its ✗ while viewed
+        if s == at and not (err and err.stage == s):  # a failed stage keeps its ✗ while viewed
             mark, style = "●", "bold yellow" if view.paused else "bold cyan"
         if s == view.stage:
             style += " reverse"
@@ -102,10 +108,10 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
             if viewed is not None:
                 t.append(f" · stop {current + 1}/{len(s.stops)}", style="dim")
             t.append(" ·", style="dim")
-        rc = s.done.get("returncode")
+        rc = s.done.returncode
         t.append(f" script finished (exit {rc})", style="green" if not rc else "red")
-        if s.done.get("message"):
-            t.append(f" · {s.done['message']}", style="yellow")
+        if s.done.message:
+            t.append(f" · {s.done.message}", style="yellow")
         elif live and s.agent_exit is None:  # its process still serves (a torchrun job's ranks end with the script)
             t.append(" · r: run and time")
     elif s.agent_exit is not None:
@@ -118,8 +124,8 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
         t.append(f" recorded session · {len(s.stops)} stops (ended before the script finished)", style="dim")
     err = s.errors[-1] if s.errors else None
     if err:
-        where = f"{graph_key(err)} " if err.get("compile_id") else ""
-        t.append(f" · error in {where}{err.get('stage')}: {err.get('message')}", style="bold red")
+        where = f"{graph_key(err)} " if err.compile_id else ""
+        t.append(f" · error in {where}{err.stage}: {err.message}", style="bold red")
     # a result just said (search, x, r, what-if), not the selection (kept across steps, said on every move)
     result = bool(extra) and not extra.startswith("selected ")
     extra = extra or (f"selected {view.selected}" if view.selected else "")
@@ -145,12 +151,12 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
     no compile at all (and why: the script ended or raised before compiling)."""
     key = view.graph
     err = session.error_for(key) if key else None
-    if key and err and err.get("stage") == stage:
-        return (f"# {stage} failed: {err.get('message')}\n#\n# everything captured before it is in the earlier "
-                f"stages (b, 1-6)\n\n{err.get('traceback', '')}")
+    if key and err and err.stage == stage:
+        return (f"# {stage} failed: {err.message}\n#\n# everything captured before it is in the earlier "
+                f"stages (b, 1-6)\n\n{err.traceback or ''}")
     dyn = session.stop_for(key, "dynamo") if key else None
-    if key and (dyn or {}).get("backend"):  # issue 27.10: another backend compiled it, not Inductor
-        return (f"# {key}: Dynamo handed this graph to backend {dyn['backend']!r}, not Inductor\n"
+    if key and dyn is not None and dyn.backend:  # issue 27.10: another backend compiled it, not Inductor
+        return (f"# {key}: Dynamo handed this graph to backend {dyn.backend!r}, not Inductor\n"
                 f"# so it has no {stage} stage; its Dynamo graph (1) and, where AOTAutograd ran, its AOT graphs (2) "
                 "are recorded")
     if key:
@@ -163,14 +169,14 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
                 + (f"\n# (last stop: {reached[-1]}); press n to continue" if reached else ""))
     script_err = session.error_for(None)
     if session.done is not None or session.agent_exit is not None:
-        rc = (session.done or {}).get("returncode", session.agent_exit)
+        rc = session.done.returncode if session.done is not None else session.agent_exit
         lines = [f"# the script ended (exit {rc}) without compiling a graph"]
         if script_err:
-            lines.append(f"# it raised: {script_err.get('message')}")
+            lines.append(f"# it raised: {script_err.message}")
             lines.append("")
-            lines.append(str(script_err.get("traceback") or ""))
-        elif (session.done or {}).get("message"):
-            lines.append(f"# {session.done['message']}")
+            lines.append(str(script_err.traceback or ""))
+        elif session.done is not None and session.done.message:
+            lines.append(f"# {session.done.message}")
         lines.append("# (l shows what it printed)")
         return "\n".join(lines)
     return "# waiting for the script's first torch.compile…" if live else "# this session has no compiled graph"

@@ -97,6 +97,25 @@ class Panes(TabbedContent):
             underline.highlight_start, underline.highlight_end = region.column_span
 
 
+def lazy_module(name: str) -> Any:
+    """Module ``name``, imported when one of its attributes is first read (``importlib.util.LazyLoader``):
+    for the app's modules that the first frame does not use.  Raises ModuleNotFoundError at once when
+    there is no such module."""
+    import importlib.util  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 class SteadyFooter(Footer):
     """Textual's Footer, rebuilt only when the keys it shows change.
 

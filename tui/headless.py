@@ -239,9 +239,9 @@ def _print_ranks(job_path: str) -> None:
 
 
 def print_memory(session: Any) -> None:
-    """A ``memory: [0/0] forward planned peak ...`` line per graph (session.memory.summary_lines), planned from
+    """A ``memory: [0/0] forward planned peak ...`` line per graph (session.memory_text.summary_lines), planned from
     each graph's wrapper in ``session`` (session.store.Session, the one just written); not measured."""
-    from inductor_step.session.memory import summary_lines  # noqa: PLC0415
+    from inductor_step.session.memory_text import summary_lines  # noqa: PLC0415
 
     try:
         for line in summary_lines(session):

@@ -1,4 +1,4 @@
-"""The app's side of a torchrun job (issue 23): one :class:`RankState` per rank, the job's messages
+"""The app's side of a torchrun job (issue 23): one :class:`RankView` per rank, the job's messages
 routed to them, switching the shown rank, the title's rank part, ending the job.
 
 :class:`JobView` is mixed into :class:`inductor_step.tui.app.StepApp`; a single-process session is
@@ -12,16 +12,17 @@ from typing import Any
 
 from textual.css.query import NoMatches
 
-from inductor_step.session.format import graph_key
+from inductor_step.session.format import GraphKey, graph_key
+from inductor_step.session.format.records import Record, decode
 from inductor_step.session.store import Session
-from inductor_step.tui.state import RankState, ViewState
+from inductor_step.tui.state import RankView, ViewState
 
 
 class JobView:
     """The ranks of a job, as the app shows them (see the module's docstring)."""
 
-    ranks: dict[int | None, RankState]
-    current: RankState
+    ranks: dict[int | None, RankView]
+    current: RankView
     job_spec: dict[str, Any] | None
     job: Any
     job_file: dict[str, Any] | None
@@ -41,14 +42,14 @@ class JobView:
         self.launcher_log = []
         self.launcher_rc = None
         first = job.get("rank", job.get("stepped_rank")) if job else None
-        self.ranks = {first: RankState(first, Session())}
+        self.ranks = {first: RankView(first, Session())}
         self.current = self.ranks[first]
 
     def add_recorded_ranks(self, job: dict[str, Any] | None) -> None:
         """``--open JOB``: every other rank's recording."""
         for r, msgs in ((job or {}).get("sessions") or {}).items():
             if r not in self.ranks:
-                st = self.ranks[r] = RankState(r, Session())
+                st = self.ranks[r] = RankView(r, Session())
                 for m in msgs:
                     st.session.add(m)
 
@@ -85,9 +86,9 @@ class JobView:
         """The panes only a job has: pane 0, its ranks."""
         if not self.is_job:
             return []
-        from inductor_step.tui.panes.ranks import RanksPane  # noqa: PLC0415
+        from inductor_step.tui.panes import RANKS  # noqa: PLC0415
 
-        return [RanksPane]
+        return [RANKS]
 
     # ------------------------------------------------------------------ the shown rank's state
     @property
@@ -146,13 +147,13 @@ class JobView:
             return
         st = self.ranks.get(rank)
         if st is None:
-            st = self.ranks[rank] = RankState(rank, Session())
+            st = self.ranks[rank] = RankView(rank, Session())
         if st.agent is None and self.job is not None:
             st.agent = self.job.ranks.get(rank)
         if st is self.current:
             self.on_agent_message(msg)
         else:
-            self.add_message(st, msg)
+            msg = self.add_message(st, msg)
             if t == "stop":
                 if msg.get("paused"):
                     st.view.paused = msg
@@ -227,20 +228,23 @@ class JobView:
         self._bars.clear()
         self.refresh_all(force=True)
 
-    def add_message(self, st: RankState, msg: dict[str, Any]) -> None:
-        """Index ``msg`` in rank ``st``'s session; a corrected kind guess moves its view along."""
-        st.session.add(msg)
-        self.follow_correction(st, msg)
+    def add_message(self, st: RankView, msg: dict[str, Any]) -> Record:
+        """Index ``msg`` in rank ``st``'s session; a corrected kind guess moves its view along.  Returns
+        the message's record (decoded by the session)."""
+        rec = st.session.add(msg)
+        self.follow_correction(st, rec)
+        return rec
 
     @staticmethod
-    def follow_correction(st: RankState, msg: dict[str, Any]) -> None:
+    def follow_correction(st: RankView, msg: dict[str, Any]) -> None:
         """A dynamo stop that ``corrects`` the kind guessed for its graph: a view on the guessed
         graph moves to the real one (the session has dropped the guess)."""
-        if msg.get("corrects") and st.view.graph == graph_key({**msg, "graph_kind": msg["corrects"]}):
+        guessed = str(GraphKey.of(msg).replace(kind=str(msg["corrects"]))) if msg.get("corrects") else None
+        if guessed and st.view.graph == guessed:
             st.view.graph = graph_key(msg)
         if st.view.paused is not None and msg.get("corrects") and \
-                graph_key(st.view.paused) == graph_key({**msg, "graph_kind": msg["corrects"]}):
-            st.view.paused = {**st.view.paused, "graph_kind": msg["graph_kind"]}
+                graph_key(st.view.paused) == guessed:
+            st.view.paused = decode({**st.view.paused, "graph_kind": msg["graph_kind"]})
 
     def not_stepped_here(self) -> bool:
         """n at the newest stop of a rank that records without pausing: say so (True) instead of

@@ -29,7 +29,7 @@ class ViewState:
 
 
 @dataclass
-class RankState:
+class RankView:
     """One rank's recording and where the user stands in it (issue 23); a single-process session is
     one of these with ``rank`` None.  ``session``: a :class:`inductor_step.session.store.Session`;
     ``agent``: the live agent (``AgentProcess``/``RankAgent``) or None; ``script_rc``: the script's
@@ -41,15 +41,6 @@ class RankState:
     agent: Any = None
     writer: Any = None
     script_rc: int | None = None
-
-
-class BufferSelected(Message):
-    """A person chose a row that belongs to IR buffer ``buffer`` (in pane ``stage``); ``why`` says how
-    (shown in the status line)."""
-
-    def __init__(self, buffer: str, stage: str, why: str = "") -> None:
-        super().__init__()
-        self.buffer, self.stage, self.why = buffer, stage, why
 
 
 class OpenKernel(Message):

@@ -2,7 +2,7 @@
 the post-grad graph, IR buffers, scheduler nodes, kernels and timings.  No Textual, no torch: it reads
 the session's messages only, so it works on ``--open`` sessions on a laptop.
 
-The contract: :func:`diff_graphs` takes two :class:`Graph` (its stops by stage, its timing run, its
+The contract: :func:`diff_graphs` takes two :class:`DiffSide` (its stops by stage, its timing run, its
 guards, its session's guards and header) and returns a :class:`GraphDiff`, one :class:`Level` per
 level in the order a compile passes them; a level says ``changed`` and lists :class:`Change` items
 (added / removed / changed, each naming the item in A and in B and the stage whose pane shows it),
@@ -32,27 +32,31 @@ Where each comparison comes from:
 - timings: the ``run`` messages (ms, as the tracer measured them), per graph and per matched kernel.
 """
 
-from inductor_step.session.diff.model import (  # noqa: F401
-    Change, Graph, GraphDiff, LEVELS, Level, SIMILAR_PAIRS, TIME_CHANGE,
-)
-from inductor_step.session.diff.guards import (  # noqa: F401
-    Guard, failed_guards, guard_list, later_failures, parse_guards, split_reason,
-)
-from inductor_step.session.diff.fx import (  # noqa: F401
-    AOT_DIFF_LINES, EXACT_ALIGN, align, diff_aot_graphs, diff_nodes, specializations,
-)
-from inductor_step.session.diff.ir import (  # noqa: F401
-    diff_buffers, diff_scheduler,
-)
-from inductor_step.session.diff.kernels import (  # noqa: F401
-    diff_kernels, diff_timing, match_kernels, normalize_kernel,
-)
-from inductor_step.session.diff.graphs import (  # noqa: F401
-    default_partner, diff_graphs, diff_sessions, pair_graphs,
-)
-from inductor_step.session.diff.moments import (  # noqa: F401
-    measured_at, moved_text, rounds_text, timing_notes, top_notes, verdict_text,
-)
-from inductor_step.session.diff.text import (  # noqa: F401
-    diff_files, level_lines, render, render_recompiles, render_sessions, session_of,
-)
+#: each public name -> the module of this package that defines it; a module is imported when one of its
+#: names is first read (the UI's first frame needs only the guards)
+_WHERE = {
+    **dict.fromkeys(('Change', 'DiffSide', 'GraphDiff', 'LEVELS', 'Level', 'SIMILAR_PAIRS', 'TIME_CHANGE',), "model"),
+    **dict.fromkeys(('Guard', 'failed_guards', 'guard_list', 'later_failures', 'parse_guards', 'split_reason',), "guards"),
+    **dict.fromkeys(('AOT_DIFF_LINES', 'EXACT_ALIGN', 'align', 'diff_aot_graphs', 'diff_nodes', 'specializations',), "fx"),
+    **dict.fromkeys(('diff_buffers', 'diff_scheduler',), "ir"),
+    **dict.fromkeys(('diff_kernels', 'diff_timing', 'match_kernels', 'normalize_kernel',), "kernels"),
+    **dict.fromkeys(('default_partner', 'diff_graphs', 'diff_sessions', 'pair_graphs',), "graphs"),
+    **dict.fromkeys(('measured_at', 'moved_text', 'rounds_text', 'timing_notes', 'top_notes', 'verdict_text',), "moments"),
+    **dict.fromkeys(('diff_files', 'level_lines', 'render', 'render_recompiles', 'render_sessions', 'session_of',), "text"),
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    mod = _WHERE.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module  # noqa: PLC0415
+
+    value = getattr(import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.diff.model import TIME_CHANGE, Change, Graph, Level
+from inductor_step.session.diff.model import TIME_CHANGE, Change, DiffSide, Level
 
 
 def graph_compile_time(session: Any, key: str) -> Any:
@@ -50,7 +50,7 @@ def change_text(va: float | str | None, vb: float | str | None) -> str:
     return f"{fa} -> {fb}{pct}"
 
 
-def diff_compile_time(a: Graph, b: Graph, level: Level) -> None:
+def diff_compile_time(a: DiffSide, b: DiffSide, level: Level) -> None:
     """Fill ``level`` (key "ctime") with graph ``a``'s and ``b``'s compile times, stage by stage."""
     from inductor_step.session.compile_time import LABELS, ORDER, fmt_time  # noqa: PLC0415
 

@@ -7,14 +7,14 @@ import os
 import re
 from typing import Any, Sequence
 
-from inductor_step.session.format import VARIANT_SEP, split_part
+from inductor_step.session.format import GraphKey
 from inductor_step.session.modes import compiled_with_changes
 from inductor_step.session.diff.fx import EXACT_ALIGN, _node_key, diff_aot_graphs, diff_nodes, specializations
 from inductor_step.session.diff.guards import _short_where, failed_guards, parse_guards, split_reason
 from inductor_step.session.diff.ir import diff_buffers, diff_scheduler
 from inductor_step.session.diff.kernels import diff_kernels, diff_timing
 from inductor_step.session.diff.ctime import diff_compile_time
-from inductor_step.session.diff.model import Change, Graph, GraphDiff, LEVELS, Level
+from inductor_step.session.diff.model import Change, DiffSide, GraphDiff, LEVELS, Level
 
 
 # --------------------------------------------------------------------------- the diff
@@ -35,7 +35,7 @@ def _header_changes(ha: dict[str, Any], hb: dict[str, Any]) -> list[str]:
     return out
 
 
-def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str, Any] | None = None) -> GraphDiff:
+def diff_graphs(a: DiffSide, b: DiffSide, same_session: bool = True, rounds: dict[str, Any] | None = None) -> GraphDiff:
     """The level-by-level diff of graph ``a`` (the earlier) and ``b``; ``same_session`` False when
     they come from two recordings (the "why" level then lists what differs between the sessions'
     headers instead of a failed guard of A); ``rounds``: the pair's ``pair_timing`` message (issue 32: both
@@ -70,7 +70,8 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str,
     for s in specializations(nodes_a, nodes_b):
         why.notes.append(s)
         why.flagged = True
-    variant = b.key.split(VARIANT_SEP, 1)[1] if VARIANT_SEP in b.key and b.key.startswith(a.key) else None
+    kb = GraphKey.parse(b.key)
+    variant = kb.variant if kb.variant and b.key.startswith(a.key) else None
     if variant is not None:  # issue 40.11: a what-if variant is no recompile: its settings are why it differs
         why.title = "why they differ (what if)"
         why.notes.append(f"{b.key} is {a.key} recompiled by what-if with {variant}: not a recompile")
@@ -139,10 +140,11 @@ def diff_graphs(a: Graph, b: Graph, same_session: bool = True, rounds: dict[str,
         diff_compile_time(a, b, levels["ctime"])
     else:
         del levels["ctime"]
-    from inductor_step.session.memory import diff_note  # noqa: PLC0415 - issue 42
+    from inductor_step.session.memory_text import diff_note  # noqa: PLC0415 - issue 42
 
-    mem = diff_note(a.memory() if callable(a.memory) else None, b.memory() if callable(b.memory) else None)
-    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS if k in levels], kmap, notes=top, memory=mem)
+    ma, mb = (a.memory() if callable(a.memory) else None), (b.memory() if callable(b.memory) else None)
+    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS if k in levels], kmap, notes=top,
+                     memory=diff_note(ma, mb), memory_always=diff_note(ma, mb, always=True))
 
 
 # --------------------------------------------------------------------------- pairing
@@ -154,8 +156,9 @@ def default_partner(graphs: Sequence[str], key: str) -> str | None:
     # the kind with its part and subgraph (protocol.graph_key): a branch's partner is the same branch
     m = re.match(r"\[(\d+)/(\d+)\] (\w+(?: #\d+)?(?: › [^·]+?)?)(?: · |$)", key)
     others = [g for g in graphs if g != key]
-    if VARIANT_SEP in key and key.split(VARIANT_SEP, 1)[0] in graphs:  # a what-if variant: its original
-        return key.split(VARIANT_SEP, 1)[0]
+    original = str(GraphKey.parse(key).original)
+    if original != key and original in graphs:  # a what-if variant: its original
+        return original
     if not others:
         return None
     if m:
@@ -164,8 +167,10 @@ def default_partner(graphs: Sequence[str], key: str) -> str | None:
             if want in graphs:
                 return want
         same_kind = [g for g in others if g.endswith(" " + kind)]
-        base = split_part(kind)[0]
-        same_kind = same_kind or [g for g in others if split_part(g.split(" ", 1)[-1])[0] == base]
+        k = GraphKey.parse(key)
+        base = k.kind_label if k.subgraph else k.kind  # a subgraph's partner: the same subgraph of the same part
+        same_kind = same_kind or [g for g in others if (h := GraphKey.parse(g)).variant is None
+                                  and (h.kind_label if h.subgraph else h.kind) == base]
         if same_kind:
             i = graphs.index(key) if key in graphs else 0
             return min(same_kind, key=lambda g: abs(graphs.index(g) - i))
@@ -191,11 +196,11 @@ def pair_graphs(sa: Any, sb: Any) -> list[tuple[str | None, str | None, str]]:
         else:
             rest_a.append(g)
     for g in rest_a:
-        kind = g.split(" ", 1)[-1]
+        kind = GraphKey.parse(g).replace(compile_id="")
         sig = _dynamo_sig(sa, g)
         best, score = None, 0.5
         for h in left_b:
-            if h.split(" ", 1)[-1] != kind:
+            if GraphKey.parse(h).replace(compile_id="") != kind:
                 continue
             other = _dynamo_sig(sb, h)
             sm = difflib.SequenceMatcher(None, sig, other, autojunk=max(len(sig), len(other)) > EXACT_ALIGN)
@@ -220,6 +225,6 @@ def diff_sessions(sa: Any, sb: Any, label_a: str = "A", label_b: str = "B") -> l
     for ka, kb, how in pair_graphs(sa, sb):
         d = None
         if ka and kb:
-            d = diff_graphs(Graph.from_session(sa, ka, label_a), Graph.from_session(sb, kb, label_b), same_session=False)
+            d = diff_graphs(DiffSide.from_session(sa, ka, label_a), DiffSide.from_session(sb, kb, label_b), same_session=False)
         out.append((ka, kb, how, d))
     return out

@@ -1,10 +1,12 @@
-"""The diff's data: Graph (one graph's stops, run, guards), the Levels walked top-down, Changes, GraphDiff."""
+"""The diff's data: DiffSide (one graph's stops, run, guards), the Levels walked top-down, Changes, GraphDiff."""
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
 from typing import Any
+
+from inductor_step.session.format import GraphKey
 
 
 LEVELS: tuple[tuple[str, str, str], ...] = (
@@ -26,7 +28,7 @@ SIMILAR_PAIRS = 2500
 
 
 @dataclass
-class Graph:
+class DiffSide:
     """One compiled graph as the diff reads it: ``key`` (``"[0/1] forward"``), ``stops`` (stage ->
     stop message), ``run`` (its latest ``run`` message, None when not timed), ``guards`` (its
     compile's ``dynamo_cpp_guards_str``), ``all_guards`` (compile id -> guards text, the session's,
@@ -38,7 +40,7 @@ class Graph:
     run: dict[str, Any] | None = None
     numerics: dict[str, Any] | None = None  # issue 29: the graph's buffers against eager (session.numerics)
     compile_time: Any = None  # issue 30: its session.compile_time.GraphTime, None without compile times
-    memory: Any = None  # issue 42: a callable giving its session.memory.GraphMemory (planned when first asked)
+    memory: Any = None  # issue 42: a callable giving its session.memory_text.GraphMemory (planned when first asked)
     compile_times_measured: bool = False  # its session has compile times (of any graph)
     guards: str | None = None
     all_guards: dict[str, str] = field(default_factory=dict)
@@ -46,14 +48,14 @@ class Graph:
     label: str = ""
 
     @classmethod
-    def from_session(cls, session: Any, key: str, label: str = "") -> "Graph":
+    def from_session(cls, session: Any, key: str, label: str = "") -> "DiffSide":
         """Graph ``key`` of a :class:`inductor_step.session.store.Session` (stops parsed on demand)."""
         stops = {}
         for stage in ("dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"):
             s = session.stop_for(key, stage)
             if s is not None:
                 stops[stage] = s
-        cid = key.split(" ", 1)[0]
+        cid = GraphKey.parse(key).compile_id
         from inductor_step.session.diff.ctime import graph_compile_time  # noqa: PLC0415
 
         return cls(key=key, stops=stops, run=session.runs.get(key), numerics=getattr(session, "numerics", {}).get(key),
@@ -65,7 +67,7 @@ class Graph:
 
     @property
     def compile_id(self) -> str:
-        return self.key.split(" ", 1)[0]
+        return GraphKey.parse(self.key).compile_id
 
     @property
     def name(self) -> str:
@@ -149,8 +151,10 @@ class GraphDiff:
     #: said at the top, before any level (issue 32): a variant compiled static from a dynamic graph, timings
     #: judged not reliable or a machine that moved between the two timings
     notes: list[str] = field(default_factory=list)
-    #: issue 42: the planned peak and saved-for-backward bytes when they moved (session.memory.diff_note), else ""
+    #: issue 42: the planned peak and saved-for-backward bytes when they moved (session.memory_text.diff_note), else ""
     memory: str = ""
+    #: the same line, said also when nothing moved (``memory: planned peak 1.0 kB in both``), for the diff screen
+    memory_always: str = ""
 
     def level(self, key: str) -> Level:
         return next(lv for lv in self.levels if lv.key == key)
@@ -167,8 +171,8 @@ class GraphDiff:
 
 
 def _graph_memory(session: Any, key: str) -> Any:
-    """Issue 42: graph ``key``'s session.memory.GraphMemory (None when the session cannot plan it)."""
-    from inductor_step.session.memory import graph_memory  # noqa: PLC0415
+    """Issue 42: graph ``key``'s session.memory_text.GraphMemory (None when the session cannot plan it)."""
+    from inductor_step.session.memory_text import graph_memory  # noqa: PLC0415
 
     try:
         return graph_memory(session, key)

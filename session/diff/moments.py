@@ -141,10 +141,10 @@ def top_notes(key_b: str, ra: dict[str, Any] | None, rb: dict[str, Any] | None,
     """What the top of a diff says about its times (``ra``/``rb``: the two ``run`` messages, None when not
     timed; ``rounds``: the pair's ``pair_timing`` message).  A what-if variant's pair gets the judgement lines it
     had before (session.whatif.judgement_lines: its own interleaved rounds)."""
-    from inductor_step.session.format import split_variant  # noqa: PLC0415
+    from inductor_step.session.format import GraphKey  # noqa: PLC0415
     from inductor_step.session.whatif import judgement_lines  # noqa: PLC0415
 
-    if split_variant(key_b)[1] is not None and (rb or {}).get("variant"):
+    if GraphKey.parse(key_b).variant is not None and (rb or {}).get("variant"):
         if _ok(ra) and _ok(rb):
             return [n for n in judgement_lines(ra, rb, ("A", "B")) if "NOT RELIABLE" in n or "machine moved" in n]
         return []

@@ -7,7 +7,7 @@ import re
 from typing import Any, Sequence
 
 from inductor_step.session.diff.graphs import default_partner, diff_graphs, diff_sessions
-from inductor_step.session.diff.model import Graph, GraphDiff, Level
+from inductor_step.session.diff.model import DiffSide, GraphDiff, Level
 
 
 # --------------------------------------------------------------------------- text
@@ -95,6 +95,6 @@ def render_recompiles(s: Any, label: str = "", diffs: bool = True) -> str:
         if m and int(m.group(1)) > 0:
             p = default_partner(s.graphs, g)
             if p:
-                out.append(render(diff_graphs(Graph.from_session(s, p), Graph.from_session(s, g),
+                out.append(render(diff_graphs(DiffSide.from_session(s, p), DiffSide.from_session(s, g),
                                               rounds=getattr(s, "pair_timings", {}).get((p, g))), diffs))
     return "\n\n".join(out) if out else f"{label}: no recompiles to diff (ctrl+p in the app diffs any two graphs)"

@@ -52,8 +52,12 @@ from inductor_step.session.format.reader import (  # noqa: F401
     LAZY, load_lazy, read_session,
 )
 from inductor_step.session.format.keys import (  # noqa: F401
-    PART_SEP, RESET_SEP, SUBGRAPH_SEP, VARIANT_SEP, graph_key, kind_of, parse_settings, settings_label,
+    GraphKey, PART_SEP, PARTITION_SETTINGS, RESET_SEP, SUBGRAPH_SEP, VARIANT_SEP, graph_key, kind_of,
+    parse_settings, repartitioned, settings_label,
     split_part, split_subgraph, split_variant, with_part, with_subgraph,
+)
+from inductor_step.session.format.values import (  # noqa: F401
+    DTYPE_BYTES, dtype_bytes, split_args,
 )
 from inductor_step.session.format.validate import (  # noqa: F401
     message_type, validate, validate_command,

@@ -3,7 +3,97 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class GraphKey:
+    """One compiled graph's identity: Dynamo's ``compile_id`` (``"[0/1]"``, ``"[0/0]@reset1"``),
+    AOTAutograd's ``kind`` (``inference`` / ``forward`` / ``backward``), DDPOptimizer's ``part``
+    (1-based, None when the compile was not split), a higher-order op's ``subgraph`` path
+    (``"true_graph_0"``, nested ones joined by :data:`SUBGRAPH_SEP`), a what-if ``variant``'s
+    settings (``"max_autotune=True"``) and, in a torchrun job, the ``rank`` that compiled it.
+
+    ``str(key)`` is the label users see (:func:`graph_key`): ``"[4/0] forward #2"``,
+    ``"[0/0] inference › true_graph_0 · max_autotune=True"``; the rank is not in the label (each rank
+    has its own session).  :meth:`parse` reads a label back; :meth:`of` builds a key from a message's
+    ``compile_id``, ``graph_kind``, ``part``, ``subgraph`` and ``variant`` fields."""
+
+    compile_id: str
+    kind: str
+    part: int | None = None
+    subgraph: str | None = None
+    variant: str | None = None
+    rank: int | None = None
+
+    def __str__(self) -> str:
+        key = f"{self.compile_id} {self.kind}"
+        if self.part:
+            key += f"{PART_SEP}{self.part}"
+        if self.subgraph:
+            key += f"{SUBGRAPH_SEP}{self.subgraph}"
+        return f"{key}{VARIANT_SEP}{self.variant}" if self.variant else key
+
+    @classmethod
+    def of(cls, msg: Any, rank: int | None = None) -> "GraphKey":
+        """The key of the graph a message (a stop, run, error, numerics ... dict) belongs to; a
+        missing compile id reads ``"[?]"``, a missing kind ``"?"``."""
+        key = cls(str(msg.get("compile_id", "[?]")), str(msg.get("graph_kind", "?")), msg.get("part") or None,
+                   msg.get("subgraph") or None, msg.get("variant") or None, rank)
+        if PART_SEP in key.kind or SUBGRAPH_SEP in key.kind or VARIANT_SEP in key.kind:
+            return cls.parse(str(key), rank)  # a kind that carries its part / subgraph / variant in its text
+        return key
+
+    @classmethod
+    def parse(cls, label: str, rank: int | None = None) -> "GraphKey":
+        """``"[4/0] forward #2 › true_graph_0 · max_autotune=True"`` -> its parts; the inverse of
+        ``str``.  A label without a kind (``"[0/0]"``) gets kind ``""``."""
+        base, sep, variant = str(label).partition(VARIANT_SEP)
+        cid, _sp, kind = base.partition(" ")
+        kind, sub = split_subgraph(kind)
+        kind, part = split_part(kind)
+        return cls(cid, kind, part, sub, variant if sep else None, rank)
+
+    @property
+    def label(self) -> str:
+        """``str(self)``: the label users see."""
+        return str(self)
+
+    @property
+    def frame(self) -> int | None:
+        """The frame id, ``N`` of ``[N/M]`` (None for a compile id of another form)."""
+        head = self.compile_id.split("/", 1)[0].lstrip("[")
+        return int(head) if head.isdigit() else None
+
+    @property
+    def kind_label(self) -> str:
+        """The kind as the label writes it, without compile id and variant: ``"forward #2 › true_graph_0"``."""
+        return with_subgraph(with_part(self.kind, self.part), self.subgraph)
+
+    def replace(self, **changes: Any) -> "GraphKey":
+        """This key with some fields changed (``key.replace(variant=None)``: the original of a what-if variant)."""
+        from dataclasses import replace  # noqa: PLC0415
+
+        return replace(self, **changes)
+
+    @property
+    def original(self) -> "GraphKey":
+        """The graph a what-if variant recompiled (itself when no variant)."""
+        return self.replace(variant=None) if self.variant else self
+
+    @property
+    def parent(self) -> "GraphKey | None":
+        """The graph whose higher-order op this subgraph is (a nested one's: the path less its last
+        name); None for a top-level graph."""
+        if not self.subgraph:
+            return None
+        return self.replace(subgraph=None)
+
+    @property
+    def whole(self) -> "GraphKey":
+        """The key less its part and subgraph: every part of a split compile has the same whole."""
+        return self.replace(part=None, subgraph=None)
 
 
 def graph_key(msg: dict[str, Any]) -> str:
@@ -21,12 +111,7 @@ def graph_key(msg: dict[str, Any]) -> str:
     region, a ``while_loop`` body, flex attention's score and mask mods) is a graph of its own under its
     parent, named as the parent's post-grad module names it (``subgraph``; a subgraph of a subgraph
     joins the names with :data:`SUBGRAPH_SEP`): ``"[0/0] inference › true_graph_0"``."""
-    key = f"{msg.get('compile_id', '[?]')} {msg.get('graph_kind', '?')}"
-    if msg.get("part"):
-        key += f"{PART_SEP}{msg['part']}"
-    if msg.get("subgraph"):
-        key += f"{SUBGRAPH_SEP}{msg['subgraph']}"
-    return f"{key}{VARIANT_SEP}{msg['variant']}" if msg.get("variant") else key
+    return str(GraphKey.of(msg))
 
 
 PART_SEP = " #"  # between a graph's kind and its part: "[4/0] forward #2" (graph_key)
@@ -57,7 +142,8 @@ def split_subgraph(kind: str) -> tuple[str, str | None]:
 def kind_of(msg: dict[str, Any]) -> str:
     """A message's graph kind as its graph key ends (without the variant): ``"forward #2"``,
     ``"inference › true_graph_0"`` (:func:`graph_key` less the compile id)."""
-    return with_subgraph(with_part(str(msg.get("graph_kind")), msg.get("part")), msg.get("subgraph"))
+    return GraphKey.of(msg).kind_label if "graph_kind" in msg else \
+        with_subgraph(with_part("None", msg.get("part")), msg.get("subgraph"))
 
 
 def with_subgraph(kind: str, subgraph: str | None) -> str:
@@ -97,6 +183,19 @@ def parse_settings(text: str) -> dict[str, Any]:
 def settings_label(settings: dict[str, Any]) -> str:
     """A variant's name from its settings: ``"max_autotune=True,realize_opcount_threshold=1"``."""
     return ",".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in settings.items())
+
+
+#: torch._functorch.config settings a training graph's what-if partitions its joint graph again under (tracer.whatif_partition)
+PARTITION_SETTINGS = ("activation_memory_budget", "activation_memory_budget_solver",
+                      "activation_memory_budget_runtime_estimator", "aggressive_recomputation")
+
+
+def repartitioned(key: str) -> bool:
+    """True for a what-if variant whose settings include a :data:`PARTITION_SETTINGS` one: its forward and backward
+    come from a new partition, so their outputs past the user's (the saved tensors) and the backward's inputs are
+    not the original's, position by position."""
+    variant = split_variant(key)[1] or ""
+    return any(part.split("=", 1)[0].removeprefix("functorch.") in PARTITION_SETTINGS for part in variant.split(","))
 
 
 def split_variant(key: str) -> tuple[str, str | None]:

@@ -331,6 +331,7 @@ class Run(TypedDict, total=False):
     graph_rounds: GraphRounds
     peak: Peak
     roofs: Roofs
+    memory: dict[str, Any]  # {"peak_bytes", "how"} on CUDA (tracer.timing.memory.measured_peak), else {"not_measured"}
     eager_nodes_ms: dict[str, float]  # post-grad FX node -> its eager time alone (tracer.timing.eager_nodes)
     eager_nodes: str  # how eager_nodes_ms was measured, or why it was not
     # issue 23: a graph with collectives is timed with each collective replaced by a local stand-in

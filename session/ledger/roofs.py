@@ -6,6 +6,8 @@ import math
 import re
 from typing import Any
 
+from inductor_step.session.format.values import DTYPE_BYTES
+
 
 MEASURED = "median_ms: the kernel call alone, median of repeated calls (GPU: L2 flushed), as in pane 7"
 SPLIT_RULE = ("a kernel's times are split evenly over its post-grad FX nodes; a line gets the share of the "
@@ -15,8 +17,7 @@ EAGER_MISSING = ("eager time: not recorded in this session (recorded before the 
 #: a line is "slower than eager" when its compiled kernels' time passes its eager time by more than 10%
 #: (kernel times on a shared machine vary by a few percent run to run)
 EAGER_MARGIN = 1.10
-ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
-            "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16, "float8_e4m3fn": 1, "float8_e5m2": 1}
+ITEMSIZE = DTYPE_BYTES  # bytes per element by dtype name (session.format.values)
 _DEP = re.compile(r"(MemoryDep|StarDep)\(\s*(?:name=)?'(\w+)'")
 _UNMET = re.compile(r"^(\w+)\.unmet_dependencies = (\[.*?\])\s*\n\1\.met_dependencies", re.S | re.M)
 _USERS = re.compile(r"^\s*(\w+)\.users = \[(.*?)\]\s*$", re.S | re.M)

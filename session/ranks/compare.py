@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from inductor_step.session.format import STAGES, graph_key, split_part
-from inductor_step.session.diff import Change, Graph, GraphDiff, Level, diff_graphs, specializations, split_reason
+from inductor_step.session.format import STAGES, GraphKey, graph_key
+from inductor_step.session.diff import Change, DiffSide, GraphDiff, Level, diff_graphs, specializations, split_reason
 from inductor_step.session.ranks.devices import own_device_stops, own_index
 from inductor_step.session.ranks.model import _ranks, Divergence, GRAPH_LEVELS, GraphComparison, KernelTime, RankComparison, RankState, SUM_VS_GRAPH, TIME_RATIO, _CID, _NEXT, _TITLES
 
@@ -16,7 +16,8 @@ from inductor_step.session.ranks.model import _ranks, Divergence, GRAPH_LEVELS, 
 
 def _key_order(key: str) -> tuple:
     m = _CID.search(key)
-    kind, part = split_part(key.split(" ", 1)[-1])
+    k = GraphKey.parse(key)
+    kind, part = (k.kind, k.part) if not (k.subgraph or k.variant) else (k.kind_label, None)
     return (int(m.group(1)), int(m.group(2)), {"forward": 0, "inference": 0, "backward": 1}.get(kind, 2),
             part or 0) if m else (1 << 30,)
 
@@ -76,7 +77,7 @@ def _rank_state(rank: int, session: Any, job_state: str | None) -> RankState:
     return RankState(rank, "died", rc, where, f"rank {rank} died at {where[0]} {where[1]}")
 
 
-def _rank_why(a: Graph, b: Graph) -> Level:
+def _rank_why(a: DiffSide, b: DiffSide) -> Level:
     """The "why" level between two ranks' versions of one graph: their recompile reasons, the Dynamo
     graphs' input specializations, and what differs in their sessions' torch / device / settings."""
     lv = Level("why", "why the ranks differ", "dynamo")
@@ -109,8 +110,8 @@ def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int, key_b: str |
     """The level-by-level diff of graph ``key`` on rank ``rank_a`` (A) and on ``rank_b`` (B) (graph
     ``key_b`` there when given) (:func:`inductor_step.session.diff.diff_graphs`, its "why" level the
     ranks' one: :func:`_rank_why`)."""
-    ga = Graph.from_session(sa, key, f"rank {rank_a}")
-    gb = Graph.from_session(sb, key_b or key, f"rank {rank_b}")
+    ga = DiffSide.from_session(sa, key, f"rank {rank_a}")
+    gb = DiffSide.from_session(sb, key_b or key, f"rank {rank_b}")
     # cuda:N on local rank N is each rank's own GPU: the same input on every rank (issue 39.3)
     for g, s in ((ga, sa), (gb, sb)):
         g.stops = own_device_stops(g.stops, own_index(s))
@@ -343,8 +344,8 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                     top = changed[0]
                     where = {}
                     if top.key in ("dynamo", "post_grad"):
-                        where = {"where_a": _user_lines(Graph.from_session(live[ref], key).stops),
-                                 "where_b": _user_lines(Graph.from_session(live[r], key).stops)}
+                        where = {"where_a": _user_lines(DiffSide.from_session(live[ref], key).stops),
+                                 "where_b": _user_lines(DiffSide.from_session(live[r], key).stops)}
                     line = f"{_R}: {key} {_level_line(top, ref, _R, **where)}"
                     if len(changed) > 1:
                         line += "; also " + ", ".join(_TITLES[lv.key] for lv in changed[1:])
@@ -417,13 +418,13 @@ def stand_in(session: Any, other: Any, key: str) -> str | None:
     :func:`inductor_step.session.diff.default_partner`; None when ``session`` has neither."""
     from inductor_step.session.diff import default_partner  # noqa: PLC0415
 
-    kind = key.split(" ", 1)[-1]
+    k = GraphKey.parse(key)
     for r in (other.stop_for(key, "dynamo") or {}).get("recompile_reasons") or []:
         cid = split_reason(r)[0]
-        if cid and f"{cid} {kind}" in session.by_graph:
-            return f"{cid} {kind}"
+        if cid and str(k.replace(compile_id=cid)) in session.by_graph:
+            return str(k.replace(compile_id=cid))
     p = default_partner(session.graphs + [key], key)
-    return p if p in session.by_graph and p.split(" ", 1)[-1] == kind else None
+    return p if p in session.by_graph and GraphKey.parse(p).replace(compile_id=k.compile_id) == k else None
 
 
 #: the name the headless job's summary calls (tui/cli.py)

@@ -290,7 +290,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     ctime = report_section(Session.of([m for m in msgs if m.get("type") in ("compile_time", "stop")]))
     if ctime:
         L.append(scrub.text(ctime.replace("## Compile time", "#### Compile time", 1)))
-    from inductor_step.session.memory import report_section as memory_section  # noqa: PLC0415 - issue 42
+    from inductor_step.session.memory_text import report_section as memory_section  # noqa: PLC0415 - issue 42
 
     memory = memory_section(Session.of([m for m in msgs if m.get("type") == "stop"]))
     if memory:

@@ -6,7 +6,7 @@ import os
 import re
 from typing import Any
 
-from inductor_step.session.format import VARIANT_SEP, with_part, with_subgraph
+from inductor_step.session.format import VARIANT_SEP, GraphKey
 from inductor_step.session.store import Session
 
 
@@ -30,8 +30,8 @@ def _kind_of(m: dict[str, Any], default: str = "None") -> str:
     """A message's graph kind with its part and subgraph, as graph keys end: ``"forward #2"``,
     ``"inference › true_graph_0"`` (protocol.graph_key); a what-if variant's with its settings
     (``"forward · max_autotune=True"``, issue 32: a variant is a graph of its own in the report, never its original)."""
-    kind = with_subgraph(with_part(str(m.get("graph_kind", default)), m.get("part")), m.get("subgraph"))
-    return f"{kind}{VARIANT_SEP}{m['variant']}" if m.get("variant") and VARIANT_SEP not in kind else kind
+    k = GraphKey.of(m) if "graph_kind" in m else GraphKey.of(m).replace(kind=default)
+    return f"{k.kind_label}{VARIANT_SEP}{k.variant}" if k.variant else k.kind_label
 
 
 def _slug(kind: str) -> str:

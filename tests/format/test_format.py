@@ -5,12 +5,8 @@ lazily, like the uncompressed ``inductor-step/1`` files in tests/fixtures/."""
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
-import subprocess
-import sys
-import textwrap
 import typing
 
 import pytest
@@ -149,6 +145,32 @@ def test_a_parts_stop_opens_lazily_with_its_key(tmp_path):
     assert protocol.with_part("backward", 2) == "backward #2" and protocol.with_part("backward", None) == "backward"
 
 
+def test_graph_key_parses_back_every_recorded_label():
+    """``GraphKey.parse(label)`` is the inverse of ``str``: over every message with a graph of every
+    checked-in session (parts, subgraphs, what-if variants, resets) and made-up ones, the parts come
+    back and print the same label."""
+    import glob  # noqa: PLC0415
+
+    labels = set()
+    for path in glob.glob(os.path.join(ROOT, "tests", "fixtures", "*.jsonl")):
+        for m in read_session(path):
+            if m.get("compile_id") and m.get("graph_kind"):
+                k = protocol.GraphKey.of(m)
+                assert str(k) == protocol.graph_key(m)
+                labels.add(str(k))
+    assert any(" › " in x for x in labels) and any(" · " in x for x in labels)
+    labels |= {"[4/0] forward #2 › cond_true_0 › body_0 · max_autotune=True", "[0/0]@reset1 backward #3"}
+    for label in labels:
+        assert str(protocol.GraphKey.parse(label)) == label
+    k = protocol.GraphKey.parse("[4/0] forward #2 › a › b · max_autotune=True")
+    assert (k.compile_id, k.kind, k.part, k.subgraph, k.variant, k.frame) == \
+        ("[4/0]", "forward", 2, "a › b", "max_autotune=True", 4)
+    assert str(k.original) == "[4/0] forward #2 › a › b" and str(k.parent) == "[4/0] forward #2 · max_autotune=True"
+    assert str(k.whole) == "[4/0] forward · max_autotune=True"
+    assert protocol.GraphKey.of({"compile_id": "[0/0]", "graph_kind": "forward #2 · x=1"}) == \
+        protocol.GraphKey("[0/0]", "forward", 2, None, "x=1")
+
+
 def test_torn_packed_line_is_skipped(tmp_path):
     """The writer died in the middle of a packed stop: the session up to that line opens, lazily too."""
     messages = list(read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl")))
@@ -165,31 +187,10 @@ def test_torn_packed_line_is_skipped(tmp_path):
 
 # ----------------------------------------------------------------------------- a fresh recording
 
-SCRIPT = textwrap.dedent("""
-    import torch
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
-    step = torch.compile(model)
-    for _ in range(2):
-        loss = step(torch.randn(8, 16)).softmax(-1).sum()
-        loss.backward()
-    print("loss", float(loss))
-""")
-
-
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    if importlib.util.find_spec("torch") is None:
-        pytest.skip("needs torch")
-    d = tmp_path_factory.mktemp("fmt")
-    (d / "train.py").write_text(SCRIPT)
-    record = str(d / "s.jsonl")
-    env = dict(os.environ)
-    env.pop("TORCH_TRACE", None)
-    env.pop("TORCH_LOGS", None)
-    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record, "train.py"],
-                       cwd=d, env=env, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return record
+def recorded(demo_run):
+    """A fresh ``--headless --run`` recording: the bundled demo's, shared by the test run (tests/conftest.py)."""
+    return demo_run
 
 
 def test_a_fresh_recording_matches_the_types(recorded):
@@ -232,3 +233,27 @@ def test_packing_a_packed_line_leaves_it_as_it_is():
     once = protocol.pack(protocol.encode(stop).rstrip(b"\n"))
     assert b'"zlib":"' in once and protocol.pack(once) == once
     assert protocol.decode(once) == stop
+
+
+def test_records_read_every_recorded_message_by_attribute_and_stay_the_message():
+    """Each message of a recorded session decodes into the record of its type: a dict equal to the
+    message (JSON the same), every field of its TypedDict an attribute (None where absent), typed
+    pieces decoded in place on first read (``stop.graph.nodes[0].name``; ``stop["graph"]`` is then
+    that record)."""
+    from inductor_step.session.format.records import Record, decode  # noqa: PLC0415
+
+    msgs = [load_lazy(m) for m in read_session(os.path.join(ROOT, "tests", "fixtures", "demo.jsonl"))]
+    before = json.dumps(msgs, sort_keys=True)
+    recs = [decode(m) for m in msgs]
+    assert type(recs[0]).__name__ == "Header"
+    dyn = next(r for r in recs if r.get("stage") == "dynamo")
+    assert type(dyn).__name__ == "DynamoStop"
+    node = dyn.graph.nodes[0]
+    assert isinstance(node, Record) and node.name == dyn["graph"]["nodes"][0]["name"] and dyn["graph"] is dyn.graph
+    assert dyn.backend is None and dyn.stage == "dynamo"
+    sched = next(r for r in recs if r.get("stage") == "scheduling")
+    assert all(isinstance(n, Record) and n.name for n in sched.after)  # list[SchedulerNode] | Unavailable
+    cg = next(r for r in recs if r.get("stage") == "codegen")
+    assert all(b.kernels is not None for b in cg.links.buffers.values())  # dict[str, LinkBuffer]
+    assert json.dumps(recs, sort_keys=True) == before and decode(dyn) is dyn
+    assert type(decode({"type": "no_such_type", "x": 1})) is Record

@@ -1,4 +1,4 @@
-"""Issue 32.2 for diffs of recorded sessions: two recordings cannot be timed together, so the diff says at its
+"""Diffs of recorded sessions: two recordings cannot be timed together, so the diff says at its
 top that their times were taken at different moments, when each was measured and each side's contention
 verdict, and -- when the eager reference moved as much as the compiled time -- that the machine moved, not the
 change.  Recorded sessions only (tests/fixtures/diff_config_{a,b}.jsonl, diff_recompile.jsonl): no torch."""
@@ -10,7 +10,7 @@ import copy
 import os
 
 from inductor_step.session.format import read_session
-from inductor_step.session.diff import Graph, diff_files, diff_graphs, render
+from inductor_step.session.diff import DiffSide, diff_files, diff_graphs, render
 from inductor_step.session.store import Session
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,7 +46,7 @@ def test_two_recordings_say_at_the_top_when_each_was_timed_and_each_verdict() ->
                         "cores: threads waited for a core up to 41% of the time); press r to time again",
                         verdicts={"compiled": {"reliable": False, "wait_share": 0.41}})
     sa = Session.of(list(read_session(CONFIG_A)))
-    d = diff_graphs(Graph.from_session(sa, KEY), Graph.from_session(judged, KEY), same_session=False)
+    d = diff_graphs(DiffSide.from_session(sa, KEY), DiffSide.from_session(judged, KEY), same_session=False)
     assert "  B timed at 2026-11-24 14:39:56 UTC: NOT RELIABLE (compiled time not reliable (other processes held the " \
         "cores: threads waited for a core up to 41% of the time))" in d.notes, d.notes
 
@@ -55,7 +55,7 @@ def test_when_eager_moved_as_much_as_compiled_the_machine_moved_not_the_change()
     sa = Session.of(list(read_session(CONFIG_A)))
     ra = sa.runs[KEY]
     slow = _with_runs(CONFIG_B, compiled_ms=ra["compiled_ms"] * 3, eager_ms=ra["eager_ms"] * 3)
-    d = diff_graphs(Graph.from_session(sa, KEY), Graph.from_session(slow, KEY), same_session=False)
+    d = diff_graphs(DiffSide.from_session(sa, KEY), DiffSide.from_session(slow, KEY), same_session=False)
     moved = [n for n in d.notes if "machine moved" in n]
     assert len(moved) == 1 and moved[0].startswith("the machine moved, not the change: the eager reference")
     assert "(3.00x)" in moved[0] and "setting" not in moved[0]
@@ -66,12 +66,12 @@ def test_when_eager_moved_as_much_as_compiled_the_machine_moved_not_the_change()
     bigger = _with_runs(CONFIG_B, compiled_ms=ra["compiled_ms"] * 3, eager_ms=ra["eager_ms"] * 3,
                         input_sizes=["32x64 float32", "64 float32"])
     sa2 = _with_runs(CONFIG_A, input_sizes=["16x64 float32", "64 float32"])
-    d = diff_graphs(Graph.from_session(sa2, KEY), Graph.from_session(bigger, KEY), same_session=False)
+    d = diff_graphs(DiffSide.from_session(sa2, KEY), DiffSide.from_session(bigger, KEY), same_session=False)
     assert not any("machine moved" in n for n in d.notes)
     assert any("ran on inputs of different sizes (16x64 float32, 64 float32 -> 32x64 float32" in n for n in d.notes)
 
     # eager held still: nothing blamed on the machine
-    d = diff_graphs(Graph.from_session(sa, KEY), Graph.from_session(_with_runs(CONFIG_B), KEY), same_session=False)
+    d = diff_graphs(DiffSide.from_session(sa, KEY), DiffSide.from_session(_with_runs(CONFIG_B), KEY), same_session=False)
     assert not any("moved" in n for n in d.notes), d.notes
 
 

@@ -24,7 +24,6 @@ from textual.app import ComposeResult
 
 from inductor_step.tui.codeview import CodeView, prepare
 from inductor_step.tui.compat import BlankVertical
-from inductor_step.tui.state import BufferSelected
 from inductor_step.tui.table import Cell, Table
 
 if TYPE_CHECKING:
@@ -209,8 +208,7 @@ class StagePane(BlankVertical):
         if sel is None:
             owned = self.buffers_of(data, row)
             if owned:
-                self.app.view.selected = owned[0]  # before the detail, which marks the selection's lines
-                self.post_message(BufferSelected(owned[0], self.stage))
+                self.app.select(owned[0])  # before the detail, which marks the selection's lines
                 self._picked = (owned[0], row, table.row_keys)
         elif not (self._picked == (sel, row, table.row_keys) and sel in self.buffers_of(data, row)):
             target = self.row_for(data, sel)
@@ -272,7 +270,6 @@ class StagePane(BlankVertical):
             return
         owned = self.buffers_of(data, row)
         if owned and self.app.view.selected not in owned:
-            self.app.view.selected = owned[0]  # before the detail, which marks the selection's lines
-            self.post_message(BufferSelected(owned[0], self.stage))
+            self.app.select(owned[0])  # before the detail, which marks the selection's lines
         self._picked = (self.app.view.selected, row, self.table.row_keys)
         self.show_row(data, row)

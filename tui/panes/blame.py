@@ -16,7 +16,6 @@ from textual import on
 from inductor_step.session import blame as sb
 from inductor_step.session.format import CMD_BLAME, CMD_CANCEL_BLAME
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.state import BufferSelected
 from inductor_step.tui.table import Table
 
 COLUMNS = ("", "step", "outcome", "x tol", "s")
@@ -135,9 +134,8 @@ class BlamePane(StagePane):
             return
         self.app.show_graph(where["graph"])
         if bufs:
-            self.app.view.selected = bufs[0]
-            self.post_message(BufferSelected(bufs[0], "aot", f"{bufs[0]}: the buffer of FX node {nodes[0]}, which "
-                                                             f"blame names ({data['run'].verdict.cause()})"))
+            self.app.select(bufs[0], f"{bufs[0]}: the buffer of FX node {nodes[0]}, which blame names "
+                                     f"({data['run'].verdict.cause()})")
         self.app.action_stage("aot")
 
 

@@ -3,7 +3,6 @@ selected buffer's loads and stores marked in its kernel."""
 
 from __future__ import annotations
 
-import bisect
 from typing import Any, Callable, Sequence
 
 from textual import on
@@ -12,10 +11,10 @@ from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.keys import CODEGEN_BINDINGS
 from inductor_step.tui.panes.triton_view import TritonStagesMixin, views_for
-from inductor_step.tui.state import BufferSelected
-from inductor_step.session.modes import annotate, codegen_head, kernel_backend, kernel_notes, shown_line, wrapper_line
+from inductor_step.session.code_lines import ShownWrapper
+from inductor_step.session.modes import annotate, codegen_head, kernel_backend, kernel_notes
 from inductor_step.session.text import joined
-from inductor_step.session.links import buffer_lines, related
+from inductor_step.session.links import related
 
 
 def error_head(err: dict[str, Any] | None) -> str:
@@ -23,8 +22,8 @@ def error_head(err: dict[str, Any] | None) -> str:
     the compiler's first ``error:`` lines (they sit under pages of warnings in the log)."""
     if not err:
         return ""
-    lines = [f"# codegen failed: {err.get('message')}"]
-    tb = str(err.get("traceback") or "")
+    lines = [f"# codegen failed: {err.message}"]
+    tb = str(err.traceback or "")
     errors = [ln.strip() for ln in tb.splitlines() if " error: " in ln or ln.strip().startswith("error:")][:6]
     lines += [f"#   {ln}" for ln in errors]
     lines.append("# (the whole log is in the session's error message; the generated code follows)")
@@ -38,10 +37,10 @@ class CodegenPane(TritonStagesMixin, StagePane):
     columns = ("kernel", "backend", "buffers", "fused nodes")
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        ks = data.get("kernels") or []
-        return [k["name"] for k in ks], \
-            lambda i: (T(ks[i]["name"], "bold"), T(kernel_backend(ks[i]), "magenta"),
-                       T(joined(ks[i].get("buffers"))), T(joined(ks[i].get("fused_nodes"))))
+        ks = data.kernels or []
+        return [k.name for k in ks], \
+            lambda i: (T(ks[i].name, "bold"), T(kernel_backend(ks[i]), "magenta"),
+                       T(joined(ks[i].buffers)), T(joined(ks[i].fused_nodes)))
 
     def _text(self, data: dict[str, Any]) -> tuple[str, int]:
         """The pane's text (the wrapper, under the error when codegen failed) and how many lines
@@ -52,13 +51,13 @@ class CodegenPane(TritonStagesMixin, StagePane):
         """:meth:`_text`, and where notes went into the wrapper (issue 27: a template kernel's epilogue
         and the autotuning choices above the kernel they chose, session.modes.annotate)."""
         err = self.app.session.error_for(self.app.view.graph)
-        err = err if err and err.get("stage") == "codegen" else None
+        err = err if err and err.stage == "codegen" else None
 
         def build() -> tuple[str, int, list[tuple[int, int]]]:
             head = error_head(err) + codegen_head(data)
             notes = kernel_notes(data)
-            wrapper, inserts = annotate(data.get("wrapper") or "", self.app.session.kernel_spans(self.app.view.graph), notes) \
-                if notes else (data.get("wrapper") or "", [])
+            wrapper, inserts = annotate(data.wrapper or "", self.app.session.kernel_spans(self.app.view.graph), notes) \
+                if notes else (data.wrapper or "", [])
             return head + wrapper, head.count("\n"), inserts
         return self.app.session.cache.get(("codegen_text", id(data)), (data, err), build)
 
@@ -67,32 +66,25 @@ class CodegenPane(TritonStagesMixin, StagePane):
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         text, off, ins = self._annotated(data)
-        ks = data.get("kernels") or []
+        ks = data.kernels or []
         if not 0 <= row < len(ks):
             return Detail(text)
-        name = ks[row]["name"]
-        if self.triton_view in views_for(ks[row].get("backend"))[1:]:  # issue 28: t shows a lower stage
-            staged = self.stage_detail(name, ks[row].get("source") or "")
+        name = ks[row].name
+        if self.triton_view in views_for(ks[row].backend)[1:]:  # issue 28: t shows a lower stage
+            staged = self.stage_detail(name, ks[row].source or "")
             if staged is not None:
                 return staged
-        span = self.app.session.kernel_spans(self.app.view.graph).get(name) or {}
-        first = span.get("body") or span.get("call")
-        sel = self.app.view.selected
-        ranges = buffer_lines(self.links, sel, name)
-        if first and ranges:
-            marks = [(shown_line(first + a - 1, ins) + off, shown_line(first + e - 1, ins) + off) for a, e in ranges]
-            return Detail(text, marks=marks, goto=marks[0][0])
-        whole = span.get("def") or ([span["call"], span["call"]] if span.get("call") else None)
-        if whole:
-            # from the kernel's notes (issue 27) to its last line
-            top = shown_line(whole[0], ins) - sum(n for at, n in ins if at == whole[0]) + off
-            return Detail(text, marks=[(top, shown_line(whole[1], ins) + off)], goto=top)
-        return Detail(text)
+        marks = self._shown_wrapper(off, ins).marks_for(self.links, name, self.app.view.selected)
+        return Detail(text, marks=marks, goto=marks[0][0]) if marks else Detail(text)
+
+    def _shown_wrapper(self, off: int, ins: list[tuple[int, int]]) -> ShownWrapper:
+        """How the shown text's lines map to the wrapper's and the kernels' (session.code_lines)."""
+        return ShownWrapper(off, ins, self.app.session.kernel_spans(self.app.view.graph))
 
     def current_kernel(self) -> dict[str, Any] | None:
         """The kernel of the table's cursor row (issue 28's t and x act on it)."""
         data = self.data()
-        ks = (data or {}).get("kernels") or []
+        ks = (data.kernels if data is not None else None) or []
         row = self.table.cursor_row
         return ks[row] if 0 <= row < len(ks) else None
 
@@ -105,21 +97,6 @@ class CodegenPane(TritonStagesMixin, StagePane):
         key = self.key_of_row(data, row)
         return related(self.links, "kernels", key, "buffers")
 
-    def _starts(self) -> tuple[list[int], list[tuple[int, int, str, int]]]:
-        """Kernel spans sorted by first wrapper line, for finding the kernel under a line."""
-        spans = self.app.session.kernel_spans(self.app.view.graph)
-
-        def build() -> tuple[list[int], list[tuple[int, int, str, int]]]:
-            items = []
-            for name, s in spans.items():
-                if s.get("def"):
-                    items.append((s["def"][0], s["def"][1], name, s.get("body") or s["def"][0]))
-                elif s.get("call"):
-                    items.append((s["call"], s["call"], name, s["call"]))
-            items.sort()
-            return [i[0] for i in items], items
-        return self.app.session.cache.get(("span_starts", self.app.view.graph), (spans,), build)
-
     @on(CodeView.CursorMoved, "#code-codegen")
     def _code_line(self, event: CodeView.CursorMoved) -> None:
         """Reverse link: the kernel line under a person's cursor selects the buffer it loads or stores."""
@@ -129,24 +106,18 @@ class CodegenPane(TritonStagesMixin, StagePane):
         if data is None:
             return
         kernel = self.current_kernel()
-        if kernel is not None and self.triton_view in views_for(kernel.get("backend"))[1:]:
-            said = self.stage_cursor(kernel["name"], event.line, kernel.get("source") or "")
+        if kernel is not None and self.triton_view in views_for(kernel.backend)[1:]:
+            said = self.stage_cursor(kernel.name, event.line, kernel.source or "")
             if said:
                 self.app.say(said[0])
                 if said[1] and said[1] != self.app.view.selected:
-                    self.app.view.selected = said[1]
-                    self.post_message(BufferSelected(said[1], self.stage, said[0]))
+                    self.app.select(said[1], said[0])
             return
         _text, off, ins = self._annotated(data)
-        line = wrapper_line(event.line - off, ins)
-        if line is None:
-            return  # a note line (issue 27)
-        starts, items = self._starts()
-        i = bisect.bisect_right(starts, line) - 1
-        if i < 0 or not items[i][0] <= line <= items[i][1]:
-            return
-        _a, _e, kernel, body = items[i]
-        name = self.app.session.line_buffers(self.app.view.graph).get(kernel, {}).get(line - body + 1)
+        at = self._shown_wrapper(off, ins).kernel_line_at(event.line)
+        if at is None:
+            return  # a head or note line, or no kernel's source
+        kernel, kernel_line = at
+        name = self.app.session.line_buffers(self.app.view.graph).get(kernel, {}).get(kernel_line)
         if name and name != self.app.view.selected:
-            self.app.view.selected = name
-            self.post_message(BufferSelected(name, self.stage, f"line {event.line} of {kernel} touches {name}"))
+            self.app.select(name, f"line {event.line} of {kernel} touches {name}")

@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from inductor_step.session.diff import guard_list
+from inductor_step.session.format import GraphKey
 from inductor_step.tui.panes.fx import FxPane
 from inductor_step.session.paths import shorten_in_text
 from inductor_step.session.text import commented, dynamo_text
@@ -26,8 +27,8 @@ class DynamoPane(FxPane):
         cid = data["compile_id"]
         session = self.app.session
         guards = session.guards.get(cid)
-        frame = cid.split("/", 1)[0] + "/"
-        later = tuple(s for g in session.graphs if g.startswith(frame) and g.split(" ", 1)[0] != cid
+        frame = GraphKey(cid, "").frame
+        later = tuple(s for g in session.graphs if (k := GraphKey.parse(g)).frame == frame and k.compile_id != cid
                       for s in [session.stop_for(g, "dynamo")] if s is not None)
 
         def build() -> str:

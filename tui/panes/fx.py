@@ -26,7 +26,8 @@ class FxPane(StagePane):
     fit_min = 10
 
     def nodes(self, data: dict[str, Any]) -> list[dict[str, Any]]:
-        return (data.get(self.graph_field) or {}).get("nodes") or []
+        graph = getattr(data, self.graph_field)  # FxGraph | Unavailable
+        return (graph.nodes if graph is not None else None) or []
 
     def text(self, data: dict[str, Any]) -> str:
         raise NotImplementedError
@@ -41,11 +42,10 @@ class FxPane(StagePane):
 
         def row(i: int) -> tuple:
             n = nodes[i]
-            where = short_user_line(n.get("user_line"), script_dir)
-            if n.get("torch_line"):  # torch's own frame innermost (F.pad's constant_pad_nd): the user's, then torch's
-                where = f"{where} -> {short_user_line(n['torch_line'], script_dir)}"
-            return (T(n.get("name"), "bold"), T(n.get("op")), T(n.get("target")), T(n.get("shape")),
-                    T(n.get("dtype")), T(where, "cyan"))
+            where = short_user_line(n.user_line, script_dir)
+            if n.torch_line:  # torch's own frame innermost (F.pad's constant_pad_nd): the user's, then torch's
+                where = f"{where} -> {short_user_line(n.torch_line, script_dir)}"
+            return (T(n.name, "bold"), T(n.op), T(n.target), T(n.shape), T(n.dtype), T(where, "cyan"))
         return [str(i) for i in range(len(nodes))], row
 
     def _rows_by_name(self, data: dict[str, Any]) -> dict[str, int]:

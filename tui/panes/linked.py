@@ -11,7 +11,6 @@ from textual.app import ComposeResult
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.state import BufferSelected
 from inductor_step.tui.table import Table
 from inductor_step.session.text import joined, linked_info
 from inductor_step.session.links import related
@@ -27,6 +26,11 @@ class LinkedPane(StagePane):
             yield Table(id="table-linked", cursor_type="row", zebra_stripes=True)
             yield CodeView(id="code-linkinfo")
             yield CodeView(id="code-linkkernel")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        # below 130 columns the kernel's code goes under the table (StepApp.on_resize keeps it so)
+        self.query_one("#linked-row").set_class(self.app.size.width < 130, "narrow")
 
     @property
     def code(self) -> CodeView:
@@ -119,9 +123,8 @@ class LinkedPane(StagePane):
         kernel = (related(self.links, "buffers", self.app.view.selected, "kernels") or [None])[0]
         name = self.app.session.line_buffers(self.app.view.graph).get(kernel or "", {}).get(event.line)
         if name and name != self.app.view.selected:
-            self.app.view.selected = name
+            self.app.select(name, f"line {event.line} of {kernel} touches {name}")
             self.follow_own_pick(name)
-            self.post_message(BufferSelected(name, self.stage, f"line {event.line} of {kernel} touches {name}"))
 
     def follow_own_pick(self, name: str) -> None:
         """A kernel line picked buffer ``name``: the table and the buffer's detail follow at once; the
@@ -146,11 +149,12 @@ class LinkedPane(StagePane):
 
 
 def memory_line(session: Any, graph: str | None, buffer: str) -> str:
-    """Issue 42: buffer ``buffer``'s line from graph ``graph``'s memory plan (session.memory.buffer_line), the plan
+    """Issue 42: buffer ``buffer``'s line from graph ``graph``'s memory plan (session.memory_text.buffer_line), the plan
     computed once per codegen stop."""
     from inductor_step.session import memory as mem  # noqa: PLC0415
+    from inductor_step.session.memory_text import buffer_line  # noqa: PLC0415
 
     cg = session.stop_for(graph, "codegen") if graph else None
     if cg is None:
         return ""
-    return mem.buffer_line(session.cache.get(("memory_plan", graph), (cg,), lambda: mem.plan(session, graph)), buffer)
+    return buffer_line(session.cache.get(("memory_plan", graph), (cg,), lambda: mem.plan(session, graph)), buffer)

@@ -15,21 +15,20 @@ class LoopBodyPane(StagePane):
     columns = ("node", "fused node", "buffers", "var_ranges")
 
     def _bodies(self, data: dict[str, Any]) -> list[dict[str, Any]]:
-        bodies = data.get("bodies")
-        return bodies if isinstance(bodies, list) else []
+        return data.bodies if isinstance(data.bodies, list) else []
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         bodies = self._bodies(data)
 
         def row(i: int) -> tuple:
             b = bodies[i]
-            return (T(b["node"], "bold"), T(b.get("fused_node")), T(joined(b.get("buffers"))),
-                    T(", ".join(f"{k}={v}" for k, v in (b.get("var_ranges") or {}).items()) or b.get("none", "")))
-        return [f"{b['fused_node']}/{b['node']}" for b in bodies], row
+            return (T(b.node, "bold"), T(b.fused_node), T(joined(b.buffers)),
+                    T(", ".join(f"{k}={v}" for k, v in (b.var_ranges or {}).items()) or b.none or ""))
+        return [f"{b.fused_node}/{b.node}" for b in bodies], row
 
     def empty(self, data: dict[str, Any]) -> Detail:
-        bodies = data.get("bodies")
-        return Detail(f"# {bodies.get('unavailable')}" if isinstance(bodies, dict)
+        bodies = data.bodies
+        return Detail(f"# {bodies.unavailable}" if isinstance(bodies, dict)
                       else f"# {data.get('none') or 'no LoopBody in this graph'}")
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:

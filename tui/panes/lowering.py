@@ -15,26 +15,25 @@ class LoweringPane(StagePane):
     columns = ("buffer", "operation", "kind", "ranges", "reduction", "dtype", "size", "origins")
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        bufs = [] if data.get("unavailable") else data.get("buffers") or []
+        bufs = [] if data.unavailable else data.buffers or []
 
         def row(i: int) -> tuple:
             b = bufs[i]
-            red = f"{b.get('reduction_type') or ''} {listed(b.get('reduction_ranges')) if b.get('reduction_ranges') else ''}"
-            return (T(b["name"], "bold"), T(b.get("operation")), T(b.get("kind"), "magenta"), T(b.get("ranges")),
-                    T(red.strip()), T(b.get("dtype")), T(b.get("size")), T(joined(b.get("origins"))))
-        return [b["name"] for b in bufs], row
+            red = f"{b.reduction_type or ''} {listed(b.reduction_ranges) if b.reduction_ranges else ''}"
+            return (T(b.name, "bold"), T(b.operation), T(b.kind, "magenta"), T(b.ranges),
+                    T(red.strip()), T(b.dtype), T(b.size), T(joined(b.origins)))
+        return [b.name for b in bufs], row
 
     def empty(self, data: dict[str, Any]) -> Detail:
-        return Detail(f"# {data['unavailable']}" if data.get("unavailable") else "# no IR buffers in this graph")
+        return Detail(f"# {data.unavailable}" if data.unavailable else "# no IR buffers in this graph")
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
-        bufs = data.get("buffers") or []
+        bufs = data.buffers or []
         if not 0 <= row < len(bufs):
             return None
-        dyn = self.app.session.stop_for(self.app.view.graph, "dynamo") or {}
-        sd = self.app.session.script_dir
-        return Detail(shorten_in_text(buffer_text(bufs[row], dyn.get("symbols") if isinstance(dyn.get("symbols"), list)
-                                                  else None), sd))
+        dyn = self.app.session.stop_for(self.app.view.graph, "dynamo")
+        symbols = dyn.symbols if dyn is not None and isinstance(dyn.symbols, list) else None
+        return Detail(shorten_in_text(buffer_text(bufs[row], symbols), self.app.session.script_dir))
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         return self.row_of_key(data, buffer)

@@ -13,7 +13,7 @@ from inductor_step.session.format import CMD_NUMERICS, graph_key
 from inductor_step.session.numerics import answer_lines, first_buffer, inputs_line, num, pane_rows, table_lines
 from inductor_step.tui.compat import Panes
 from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.state import BufferSelected, OpenKernel
+from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
 
 COLUMNS = ("", "buffer", "kernel", "fx node", "dtype", "status", "max abs", "x tol", "eps", "f64 c/e x tol",
@@ -47,16 +47,16 @@ class NumericsPane(StagePane):
         return [f"{i}:{r['buffer']}" for i, r in enumerate(rows)], row
 
     def fill(self, data: dict[str, Any] | None) -> None:
-        if data is None or data.get("failed") or data.get("waiting") or not data.get("rows"):
+        if data is None or data.failed or data.waiting or not data.rows:
             self.table.clear()
             self.apply(self.empty(data))
             return
         super().fill(data)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
-        if data and data.get("failed"):
-            return Detail(f"# numerics failed: {data.get('error')}\n\n{data.get('method', '')}", "text")
-        if data and data.get("waiting"):  # issue 40.4: e before the script's first call of this graph
+        if data and data.failed:
+            return Detail(f"# numerics failed: {data.error}\n\n{data.method or ''}", "text")
+        if data and data.waiting:  # issue 40.4: e before the script's first call of this graph
             return Detail("# numerics: waiting for the script's first call of this graph;\n"
                           "# its real inputs are compared then, automatically (n / c runs the script on)", "text")
         if not self.app.live:
@@ -66,17 +66,17 @@ class NumericsPane(StagePane):
                       "# on the script's own inputs of its first call", "text")
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
-        rows = data.get("rows") or []
+        rows = data.rows or []
         if not 0 <= row < len(rows):
             return None
         head = [x for x in (inputs_line(data),) if x] + answer_lines(data)  # the inputs' origin first (40.4)
-        first = data.get("first_suspect") or data.get("first_divergence")
+        first = data.first_suspect or data.first_divergence
         if first and first.get("table"):
             head += ["", "the error along the graph:"] + table_lines(first["table"], first["buffer"])
         r = rows[row]
-        body = [f"{r['buffer']}: written by {r.get('kernel')} (call {r.get('call', 0) + 1}, wrapper line {r.get('line')}),"
-                f" FX node {r.get('fx_node') or '-'} of {', '.join(r.get('fx_nodes') or []) or '-'}",
-                f"  {r.get('verdict') or r.get('why') or ''}"]
+        body = [f"{r.buffer}: written by {r.kernel} (call {(r.call or 0) + 1}, wrapper line {r.line}),"
+                f" FX node {r.fx_node or '-'} of {', '.join(r.fx_nodes or []) or '-'}",
+                f"  {r.verdict or r.why or ''}"]
         for label, key in (("vs eager", "vs_eager"), ("compiled vs float64", "compiled_vs_f64"),
                            ("eager vs float64", "eager_vs_f64")):
             s = r.get(key)
@@ -84,20 +84,20 @@ class NumericsPane(StagePane):
                 body.append(f"  {label:<20} max abs {num(s.get('max_abs'))}, max rel {num(s.get('max_rel'))}, "
                             f"{num(s.get('eps_units'))} eps, {num(s.get('tol_ratio'))}x tolerance"
                             + (f", {s['nonfinite_mismatch']} NaN/Inf on one side only" if s.get("nonfinite_mismatch") else ""))
-        if r.get("nan") or r.get("inf"):
-            body.append(f"  compiled holds {r.get('nan', 0)} NaN, {r.get('inf', 0)} Inf")
-        tol = json.dumps(data.get("tolerances") or {})
-        foot = ["", f"inputs: {data.get('inputs')}", f"method: {data.get('method')}", f"tolerances (torch.testing): {tol}"]
+        if r.nan or r.inf:
+            body.append(f"  compiled holds {r.nan or 0} NaN, {r.inf or 0} Inf")
+        tol = json.dumps(data.tolerances or {})
+        foot = ["", f"inputs: {data.inputs}", f"method: {data.method}", f"tolerances (torch.testing): {tol}"]
         for k in ("random", "f64_fallbacks"):
             if data.get(k):
                 foot.append(f"{k}: {data[k]}")
         return Detail("\n".join(head + [""] + body + foot), "text")
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
-        return next((i for i, r in enumerate(data.get("rows") or []) if r["buffer"] == buffer), None)
+        return next((i for i, r in enumerate(data.rows or []) if r.buffer == buffer), None)
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
-        rows = data.get("rows") or []
+        rows = data.rows or []
         return [rows[row]["buffer"]] if 0 <= row < len(rows) else []
 
     def session_message(self, msg: dict[str, Any]) -> None:
@@ -111,9 +111,7 @@ class NumericsPane(StagePane):
         i = self.row_for(data, buf) if data and buf else None
         if i is None:
             return False
-        self.app.view.selected = buf
-        self.post_message(BufferSelected(buf, self.stage, f"{buf}: the first divergence from eager "
-                                                          "(selected in every pane)"))
+        self.app.select(buf, f"{buf}: the first divergence from eager (selected in every pane)")
         if self.table.cursor_row != i:
             self.table.move_cursor(row=i)
         self.show_row(data, i)
@@ -124,7 +122,7 @@ class NumericsPane(StagePane):
         """Enter: to the first divergence's buffer; Enter on it: its kernel in pane 6."""
         data = self.data()
         buf = first_buffer(data)
-        rows = (data or {}).get("rows") or []
+        rows = (data.rows if data is not None else None) or []
         on_first = 0 <= event.cursor_row < len(rows) and rows[event.cursor_row]["buffer"] == buf
         if on_first:
             self.post_message(OpenKernel(rows[event.cursor_row]["kernel"], buf))

@@ -22,7 +22,7 @@ STYLES = {"kernel": "bold", "backend": "magenta"}
 
 def _slowest_first(k: dict[str, Any]) -> tuple[bool, float]:
     """Sort key: slowest kernel first; calls with no time (a collective, issue 23) last."""
-    med = k.get("median_ms")
+    med = k.median_ms
     return (not isinstance(med, (int, float)), -(med if isinstance(med, (int, float)) else 0.0))
 
 
@@ -42,21 +42,21 @@ class RunPane(StagePane):
         return (self.app.view.graph, id(data), self.app.session.run_status)
 
     def _gpu(self, data: dict[str, Any] | None) -> bool:
-        dev = (data or {}).get("device") or (self.app.session.header or {}).get("device", "cuda")
+        dev = (data.device if data is not None else None) or self.app.session.header.device or "cuda"
         return str(dev).startswith("cuda")
 
     def labels(self, data: dict[str, Any] | None) -> list[str]:
-        ks = (data or {}).get("kernels") or []
-        has_bound = any(k.get("bound") for k in ks)
+        ks = (data.kernels if data is not None else None) or []
+        has_bound = any(k.bound for k in ks)
         return [c for c in COLUMNS if (self._gpu(data) or c not in GPU_ONLY) and (has_bound or c != "bound")]
 
     def kernels(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         return self.app.session.cache.get(("run_sorted", id(data)), (data,),
-                                          lambda: sorted(data.get("kernels") or [], key=_slowest_first))
+                                          lambda: sorted(data.kernels or [], key=_slowest_first))
 
     def _fused(self, data: dict[str, Any]) -> dict[str, list[str]]:
-        codegen = self.app.session.stop_for(self.app.view.graph, "codegen") or {}
-        return {k["name"]: k.get("fused_nodes") or [] for k in codegen.get("kernels") or []}
+        codegen = self.app.session.stop_for(self.app.view.graph, "codegen")
+        return {k.name: k.fused_nodes or [] for k in (codegen.kernels if codegen is not None else None) or []}
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         ks = self.kernels(data)
@@ -65,9 +65,9 @@ class RunPane(StagePane):
 
         def row(i: int) -> tuple:
             c = run_cells(ks[i])
-            c["fused nodes"] = ", ".join(fused.get(ks[i]["name"]) or [])
+            c["fused nodes"] = ", ".join(fused.get(ks[i].name) or [])
             return tuple(T(c[label], STYLES.get(label, "")) for label in labels)
-        return [f"{i}:{k['name']}" for i, k in enumerate(ks)], row
+        return [f"{i}:{k.name}" for i, k in enumerate(ks)], row
 
     def fill(self, data: dict[str, Any] | None) -> None:
         table = self.table
@@ -75,7 +75,7 @@ class RunPane(StagePane):
         table.add_columns(*labels)
         # the kernel names give up cells before the times, share and bandwidth (the full name is below)
         table.fit(0, labels.index("% peak BW"))
-        if data is None or data.get("error"):
+        if data is None or data.error:
             table.clear()
             self.apply(self.empty(data))
             return
@@ -88,10 +88,11 @@ class RunPane(StagePane):
         """The shown graph's dynamic symbols (its dynamo stop's ``symbols``) and its post-grad graph's
         placeholders, which name the sizes it was timed at (issue 27)."""
         key = self.app.view.graph or ""
-        dyn = self.app.session.stop_for(key, "dynamo") or {}
-        aot = self.app.session.stop_for(key, "aot") or {}
-        ph = [n for n in (aot.get("post_grad") or {}).get("nodes") or [] if n.get("op") == "placeholder"]
-        return (dyn.get("symbols") if isinstance(dyn.get("symbols"), list) else None), ph
+        dyn = self.app.session.stop_for(key, "dynamo")
+        aot = self.app.session.stop_for(key, "aot")
+        graph = aot.post_grad if aot is not None else None
+        ph = [n for n in (graph.nodes if graph is not None else None) or [] if n.op == "placeholder"]
+        return (dyn.symbols if dyn is not None and isinstance(dyn.symbols, list) else None), ph
 
     def session_message(self, msg: dict[str, Any]) -> None:
         """A timing or its progress arrived: draw the table again (its rows and status)."""
@@ -99,8 +100,8 @@ class RunPane(StagePane):
             self.show(force=True)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
-        if data and data.get("error"):
-            return Detail(f"# timing failed: {data['error']}\n\n{data.get('traceback', '')}", "pytb")
+        if data and data.error:
+            return Detail(f"# timing failed: {data.error}\n\n{data.traceback or ''}", "pytb")
         status = self.app.session.run_status
         if not self.app.live:
             return Detail("# this recorded session has no timing for this graph")

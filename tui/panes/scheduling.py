@@ -19,23 +19,22 @@ class SchedulingPane(StagePane):
     columns = ("scheduler node", "type", "members", "buffers")
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        after = data.get("after")
-        after = after if isinstance(after, list) else []
-        return [n["name"] for n in after], \
-            lambda i: (T(after[i]["name"], "bold"), T(after[i].get("type"), "magenta"),
-                       T(joined(after[i].get("members"))), T(joined(after[i].get("buffers"))))
+        after = data.after if isinstance(data.after, list) else []
+        return [n.name for n in after], \
+            lambda i: (T(after[i].name, "bold"), T(after[i].type, "magenta"),
+                       T(joined(after[i].members)), T(joined(after[i].buffers)))
 
     def empty(self, data: dict[str, Any]) -> Detail | None:
-        after = data.get("after")
-        return Detail(f"# {after.get('unavailable')}") if isinstance(after, dict) else Detail("# no scheduler nodes")
+        after = data.after
+        return Detail(f"# {after.unavailable}") if isinstance(after, dict) else Detail("# no scheduler nodes")
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
-        after = data.get("after") or []
+        after = data.after or []
         if not 0 <= row < len(after):
             return None
         n = after[row]
         idx = self.app.session.fusion_index(data)
-        lines = sorted({i for m in set(n.get("members") or []) | {n["name"]} for i in idx.get(m, ())})
+        lines = sorted({i for m in set(n.members or []) | {n.name} for i in idx.get(m, ())})
         return Detail(shorten_in_text(snode_text(data, n, lines), self.app.session.script_dir))
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
@@ -50,7 +49,7 @@ class SchedulingPane(StagePane):
     def session_message(self, msg: dict[str, Any]) -> None:
         """``can_fuse``'s live answer (a ``fusion_query`` message) for the pair asked with ``f``."""
         if msg.get("type") == "fusion_query":
-            self.show_pair(msg.get("a"), msg.get("b"), msg.get("verdict"), msg.get("reasons"))
+            self.show_pair(msg.a, msg.b, msg.verdict, msg.reasons)
 
     def fusion_pair(self) -> None:
         """``f``: the first press names a node; the second, on another node, shows whether the two

@@ -14,6 +14,9 @@ import sys
 import tempfile
 from typing import Any
 
+from inductor_step.session.code_lines import (
+    buffer_source_lines, instruction_counts, instruction_summary, stage_lines, stage_marks,
+)
 from inductor_step.session.format import CMD_SAVE_INPUTS
 from inductor_step.session.saved_inputs import cannot_save, repro_dir, saved_line, write_repro
 from inductor_step.tui.panes.base import Detail
@@ -111,50 +114,22 @@ class TritonStagesMixin:
             return self._prose(f"# {label} of {kernel}: not in this recording ({st.get('missing') or 'not produced'})")
         where = st.get("source") or f"compiled here with Triton {st.get('triton')} for {st.get('target')}"
         head = f"// {label} of {kernel} ({where}; t: next stage)\n" + self._summary(st, source)
-        lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []
         app = self.app  # type: ignore[attr-defined]
-        b = ((app.session.links(app.view.graph).get("buffers") or {}).get(app.view.selected or "") or {})
-        wanted = {n for a, e in (b.get("kernel_lines") or {}).get(kernel) or [] for n in range(a, e + 1)}
-        top = head.count("\n")
-        rows = [i + top + 1 for i, ln in enumerate(lines) if ln is not None and ln in wanted]
-        marks: list[tuple[int, int]] = []
-        for r in rows:
-            if marks and r == marks[-1][1] + 1:
-                marks[-1] = (marks[-1][0], r)
-            else:
-                marks.append((r, r))
-        lexer = "text"
-        return Detail(head + text, lexer, marks=marks, goto=marks[0][0] if marks else 1)
+        wanted = buffer_source_lines(app.session.links(app.view.graph), app.view.selected, kernel)
+        marks = stage_marks(stage_lines(st, self.triton_view), wanted, head.count("\n"))
+        return Detail(head + text, "text", marks=marks, goto=marks[0][0] if marks else 1)
 
     def _summary(self, st: dict[str, Any], source: str) -> str:
         """For PTX and SASS: one comment line per Triton line that became memory, spill or branch
         instructions, with their counts by kind (did this load vectorize: one look), and registers/spills."""
-        if self.triton_view not in ("ptx", "sass", "asm"):
-            return ""
-        counts = ((st.get("maps") or {}).get("counts") or {}).get(self.triton_view) or {}
-        src = source.split("\n")
-        out = []
-        info = st.get("sass_info") or {}
-        if self.triton_view == "sass" and info.get("n_regs") is not None:
-            out.append(f"// {info['n_regs']} registers/thread, spills {info.get('spill_store_bytes', '?')} B stored / "
-                       f"{info.get('spill_load_bytes', '?')} B loaded (ptxas -v); line markers from "
-                       f"{info.get('lines_from', '?')}")
-        for kl in sorted(counts, key=int):
-            kinds = {k: n for k, n in counts[kl].items() if k not in ("other", "math")}
-            if self.triton_view == "asm":
-                kinds = dict(counts[kl])
-            if not kinds:
-                continue
-            n = int(kl)
-            text = src[n - 1].strip() if 0 < n <= len(src) else ""
-            out.append(f"// line {n:>3} {text[:60]:<60} " + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())))
+        out = instruction_summary(st, self.triton_view, source)
         return "\n".join(out) + ("\n" if out else "")
 
     def stage_cursor(self, kernel: str, line: int, source: str) -> tuple[str, str | None] | None:
         """What the cursor's stage line (1-based, in the shown text) came from: Triton line, buffer, FX nodes
         and user line, for the status line; None on the source view or an unmapped line."""
         st = self._stages_for(kernel) or {}
-        lines = ((st.get("maps") or {}).get("lines") or {}).get(self.triton_view) or []
+        lines = stage_lines(st, self.triton_view)
         top = 1 + self._summary(st, source).count("\n")
         i = line - top - 1
         if not 0 <= i < len(lines) or lines[i] is None:
@@ -169,7 +144,7 @@ class TritonStagesMixin:
         b = (links.get("buffers") or {}).get(buf or "") or {}
         fx = b.get("fx_nodes") or []
         users = b.get("user_lines") or []
-        counts = ((st.get("maps") or {}).get("counts") or {}).get(self.triton_view, {}).get(str(kl)) or {}
+        counts = instruction_counts(st, self.triton_view, kl)
         kinds = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()) if k != "other")
         out = f"{LABELS[self.triton_view]} line {i + 1} <- Triton line {kl}: {text}"
         if kinds:

@@ -38,9 +38,9 @@ def diff_default(app: Any) -> None:
 def is_recompile_pair(key: str, other: str) -> bool:
     """Are ``key`` and ``other`` a recompile pair (``[f/n]`` and ``[f/m]`` of one kind) or a what-if
     variant and its original: the pairs ``d`` diffs without asking."""
-    from inductor_step.session.format import split_variant  # noqa: PLC0415
+    from inductor_step.session.format import GraphKey  # noqa: PLC0415
 
-    if split_variant(key)[0] == split_variant(other)[0]:
+    if GraphKey.parse(key).original == GraphKey.parse(other).original:
         return True
     ma, mb = _ID.match(key), _ID.match(other)
     return bool(ma and mb and ma.group(1) == mb.group(1) and ma.group(3) == mb.group(3))
@@ -65,7 +65,7 @@ def open_diff_palette(app: Any) -> None:
 
 def diff_with(app: Any, other: str, key: str | None = None) -> None:
     """The diff screen of ``key`` (default: the graph shown) and ``other``, the earlier one as A."""
-    from inductor_step.session.diff import Graph, diff_graphs  # noqa: PLC0415
+    from inductor_step.session.diff import DiffSide, diff_graphs  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
     key = key or app.view.graph
@@ -73,7 +73,7 @@ def diff_with(app: Any, other: str, key: str | None = None) -> None:
         return
     graphs = app.session.graphs
     a, b = sorted((other, key), key=lambda g: graphs.index(g) if g in graphs else 0)
-    d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b),
+    d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b),
                     rounds=app.session.pair_timings.get((a, b)))  # issue 32: timed round by round (r there)
     from inductor_step.tui.graphlist import GraphSide  # noqa: PLC0415
 

@@ -40,7 +40,7 @@ def request(screen: Any) -> None:
 def on_message(app: Any, msg: dict[str, Any]) -> None:
     """A ``pair_timing`` message: the diff of that pair, when on screen, computed again with the rounds; else a
     notification (failures always)."""
-    from inductor_step.session.diff import Graph, diff_graphs  # noqa: PLC0415
+    from inductor_step.session.diff import DiffSide, diff_graphs  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
     a, b, status = msg.get("a"), msg.get("b"), msg.get("status")
@@ -50,7 +50,7 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
                    + f": {msg.get('message')}", severity="information" if msg.get("cancelled") else "error",
                    timeout=8, markup=False)
     if isinstance(top, DiffScreen) and top.same_session and (top.pair.key_a, top.pair.key_b) == (a, b):
-        d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b), rounds=msg)
+        d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b), rounds=msg)
         note = {"done": f"{a} and {b} timed round by round: the figures are at the top",
                 "failed": f"timing them round by round {'cancelled' if msg.get('cancelled') else 'failed'}: "
                           f"{msg.get('message')} (r asks again)"}.get(str(status), "")

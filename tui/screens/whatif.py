@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from inductor_step.session.format import CMD_WHAT_IF, VARIANT_SEP, graph_key, parse_settings, split_part, split_variant
+from inductor_step.session.format import CMD_WHAT_IF, VARIANT_SEP, GraphKey, graph_key, parse_settings
 
 #: the form's settings, in its order (the agent's list is tracer.adapter.WHAT_IF_SETTINGS)
 SETTINGS = ("max_autotune", "coordinate_descent_tuning", "benchmark_fusion", "aggressive_fusion",
@@ -120,13 +120,14 @@ def open_form(app: Any) -> None:
     if app.agent is None or not app.agent.alive:
         app.notify("what if needs the live script's agent (a recorded session cannot recompile)", severity="warning")
         return
-    base = split_variant(key)[0]
+    k = GraphKey.parse(key).original
+    base = str(k)
 
     def done(settings: dict[str, Any] | None) -> None:
         if not settings:
             return
-        cid, kind = base.split(" ", 1)
-        kind, part = split_part(kind)
+        # a subgraph's kind goes with its path ("inference › true_graph_0"), the agent splits it
+        cid, kind, part = k.compile_id, (k.kind_label if k.subgraph else k.kind), (None if k.subgraph else k.part)
         app.agent.send(CMD_WHAT_IF, compile_id=cid, graph_kind=kind, settings=settings, run=True,
                        **({"part": part} if part else {}))
         app.session.run_status = f"what if: recompiling {base} with {', '.join(f'{k}={v}' for k, v in settings.items())}…"
@@ -147,15 +148,16 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
     from inductor_step.tui.screens.diff import DiffScreen  # noqa: PLC0415
 
     if msg.get("type") == "run":
-        base, variant = split_variant(graph_key(msg))
+        k = GraphKey.of(msg)
+        base, variant = str(k.original), k.variant
         top = app.screen
         if variant and isinstance(top, DiffScreen) and top.pair.key_b == graph_key(msg):
             # the same pair again, now with both timings and the numerics: in place, the view stays
-            from inductor_step.session.diff import Graph, diff_graphs  # noqa: PLC0415
+            from inductor_step.session.diff import DiffSide, diff_graphs  # noqa: PLC0415
             from inductor_step.tui.screens.diff import DiffPair  # noqa: PLC0415
 
             a, b = top.pair.key_a, top.pair.key_b
-            d = diff_graphs(Graph.from_session(app.session, a), Graph.from_session(app.session, b))
+            d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b))
             top.replace_pair(DiffPair(a, b, "", d), f"{graph_key(msg)} timed: 7 shows the timings and numerics")
         elif variant:
             from inductor_step.session.trust import unreliable  # noqa: PLC0415 - issue 32
@@ -166,7 +168,7 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
                        severity="warning" if bad else "information", timeout=10 if bad else 5)
         return
     status, key = msg.get("status"), graph_key(msg)
-    base = f"{msg.get('compile_id')} {msg.get('graph_kind')}"
+    base = str(GraphKey.of(msg).original)
     if status == "failed":
         app.notify(f"what if {key}: {msg.get('message')}", severity="error", timeout=10)
     elif status == "done":

@@ -1,0 +1,119 @@
+"""How the app reacts to each message type, once the session store has decoded and indexed it (its record).
+
+:data:`ROUTES` is the one table: message type -> reaction; a type not in it goes to the pane on
+screen (:func:`on_pane_message`).  Each reaction takes the app (:class:`inductor_step.tui.app.StepApp`)
+and the message's record (:mod:`inductor_step.session.format.records`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from inductor_step.session.format import STAGES, graph_key
+from inductor_step.session.format.records import Record
+from inductor_step.session.store import freeze_gc
+from inductor_step.tui.compat import lazy_module
+
+screenshots = lazy_module("inductor_step.tui.screenshots")
+whatif = lazy_module("inductor_step.tui.screens.whatif")
+
+
+def on_stop(app: Any, msg: Record) -> None:
+    """A stop: go to it when following (a paused one is where the compile waits), redraw, screenshot it when asked."""
+    v = app.view
+    freeze_gc()
+    if app._status_extra.startswith("continuing"):
+        app._status_extra = ""
+    if msg.paused:  # it waits for n, whatever was typed while the compile ran
+        v.paused = msg
+    if v.follow or v.graph is None:
+        app.go(graph_key(msg), msg.stage)
+    app.refresh_all()
+    if app.record_screens:
+        app.call_after_refresh(screenshots.for_stop, app, msg)
+
+
+def on_output(app: Any, msg: Record) -> None:
+    """The script's output: the log pane (when shown) and the status line."""
+    app.pane(app.view.stage).session_message(msg)
+    app.refresh_status()
+
+
+def on_run(app: Any, msg: Record) -> None:
+    """A timing (or its progress): redraw; say when it failed; a what-if variant's goes to the what-if flow."""
+    app.refresh_all()
+    app.pane(app.view.stage).session_message(msg)
+    if msg.get("type") != "run":  # run_status
+        return
+    if msg.error:
+        app.notify(f"timing {graph_key(msg)} failed: {msg.error}", severity="error", timeout=8, markup=False)
+    elif msg.variant:
+        whatif.on_message(app, msg)
+
+
+def on_what_if(app: Any, msg: Record) -> None:
+    """What-if progress (tui.screens.whatif)."""
+    whatif.on_message(app, msg)
+
+
+def on_numerics(app: Any, msg: Record) -> None:
+    """A graph compared with eager: pane e (tui.panes.numerics)."""
+    from inductor_step.tui.panes import numerics  # noqa: PLC0415
+
+    numerics.on_message(app, msg)
+
+
+def on_pair_timing(app: Any, msg: Record) -> None:
+    """Two graphs timed round by round: r in the diff view (tui.screens.diff_rounds)."""
+    from inductor_step.tui.screens.diff_rounds import on_message  # noqa: PLC0415
+
+    on_message(app, msg)
+
+
+def on_error(app: Any, msg: Record) -> None:
+    """An error: go to the stage that failed, redraw."""
+    app.view.paused = None
+    if msg.compile_id and msg.stage in STAGES:
+        app.go(graph_key(msg), msg.stage)
+    app.refresh_all(force=True)
+
+
+def on_end(app: Any, msg: Record) -> None:
+    """``done`` (the script returned) or ``agent_exit`` (its process ended)."""
+    v = app.view
+    v.paused = None
+    if app._status_extra.startswith("continuing"):
+        app._status_extra = ""
+    if msg.get("type") == "done":
+        app.current.script_rc = msg.returncode
+    elif app.current.script_rc is None:
+        rc = msg.returncode
+        app.current.script_rc = rc if rc and rc > 0 else 1
+    app.refresh_all(force=v.graph is None)
+
+
+def on_header(app: Any, msg: Record) -> None:
+    """The session's header: the title bar."""
+    app.refresh_title()
+
+
+def on_blame(app: Any, msg: Record) -> None:
+    """A blame's step or verdict (B): pane B (:mod:`inductor_step.tui.panes.blame`)."""
+    from inductor_step.tui.panes.blame import on_message  # noqa: PLC0415
+
+    on_message(app, msg)
+
+
+def on_pane_message(app: Any, msg: Record) -> None:
+    """A type without a route: e.g. fusion_query: for the pane on screen; inputs_saved (X): pane 6, which asked."""
+    app.pane("codegen" if msg.get("type") == "inputs_saved" else app.view.stage).session_message(msg)
+
+
+#: message type -> how the app reacts (after the session indexed the message)
+ROUTES: dict[str, Callable[[Any, Record], None]] = {
+    "stop": on_stop, "output": on_output, "run": on_run, "run_status": on_run, "what_if": on_what_if,
+    "numerics": on_numerics, "pair_timing": on_pair_timing, "error": on_error, "done": on_end,
+    "agent_exit": on_end, "header": on_header, "blame": on_blame,
+}
+
+__all__ = ["ROUTES", "on_pane_message"]
