@@ -38,8 +38,8 @@ def main() -> None:
             continue
         rec = os.path.join(tempfile.mkdtemp(), "s.jsonl")
         t = time.monotonic()
-        subprocess.run([sys.executable, "-m", "inductor_step", "--headless", f"--blame={kind}", "--record", rec, script],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir(), check=False)
+        subprocess.run([sys.executable, "-m", "inductor_step", "--headless", f"--blame={kind}", "--record", rec,
+                        script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir(), check=False)
         wall = time.monotonic() - t
         runs = sb.runs(m for m in read_session(rec) if m.get("type") == "blame")
         v = runs[-1].verdict if runs else None

@@ -28,20 +28,23 @@ def speed_judgement(step: dict[str, Any]) -> tuple[str, float | None, str]:
     effect, why = trust.setting_effect(il)
     ratios = [o / v for o, v in zip(il.get("original_rounds_ms") or [], il.get("variant_rounds_ms") or [])
               if isinstance(o, (int, float)) and isinstance(v, (int, float)) and o > 0 and v > 0]
-    figs = (f"original {_num(il.get('original_ms'))} ms, variant {_num(il.get('variant_ms'))} ms, "
+    figs = (f"original {fmt_num(il.get('original_ms'))} ms, variant {fmt_num(il.get('variant_ms'))} ms, "
             f"{il.get('rounds', len(ratios))} rounds")
     if il.get("reliable") is False:
         return "noise", None, f"{figs}; NOT RELIABLE: the threads waited for a core ({il.get('why') or 'contention'})"
     if effect is None:
         return "noise", None, f"{figs}; {why or 'not judged'}"
+    om, vm = il.get("original_ms"), il.get("variant_ms")
+    delta = f", {om - vm:+.3f} ms a call" if isinstance(om, (int, float)) and isinstance(vm, (int, float)) else ""
     if ratios and min(ratios) > 1:
-        return "faster", effect, f"{figs}; the variant is faster in every round ({effect:.2f}x)"
+        return "faster", effect, f"{figs}; the variant is faster in every round ({effect:.2f}x{delta})"
     if ratios and max(ratios) < 1:
         return "slower", effect, f"{figs}; the variant is slower in every round ({effect:.2f}x)"
     return "noise", None, f"{figs}; the rounds disagree on the direction ({effect:.2f}x): noise, not an effect"
 
 
-def _num(x: Any) -> str:
+def fmt_num(x: Any) -> str:
+    """A measure's number in 3 significant digits ("inf" as written, "-" for none)."""
     if isinstance(x, (int, float)):
         return f"{x:.3g}"
     return "-" if x is None else str(x)
@@ -67,7 +70,8 @@ class Measure:
 
     def text(self) -> str:
         """``output 0: suspect, 1.51e+06x the tolerance (max abs 65.7)``."""
-        return f"{self.which}: {self.status}, {_num(self.tol_ratio)}x the tolerance (max abs {_num(self.max_abs)})"
+        return (f"{self.which}: {self.status}, {fmt_num(self.tol_ratio)}x the tolerance "
+                f"(max abs {fmt_num(self.max_abs)})")
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,8 @@ class Verdict:
         return cls(bool(d.get("found")), str(d.get("text") or ""), d.get("level"), d.get("backend"),
                    d.get("subsystem"), d.get("application"), d.get("applications"), d.get("what"),
                    d.get("compile_id"), tuple(d.get("fx_nodes") or ()), Measure.of(d.get("baseline")),
-                   Measure.of(d.get("leaves")), (d.get("setting") or {}).get("text"), d.get("repro"), d.get("repro_off"),
+                   Measure.of(d.get("leaves")), (d.get("setting") or {}).get("text"), d.get("repro"),
+                   d.get("repro_off"),
                    bool(d.get("cancelled")), int(d.get("steps") or 0), float(d.get("seconds") or 0.0))
 
     def cause(self) -> str:
@@ -256,7 +261,7 @@ def specializations(messages: Iterable[dict[str, Any]]) -> list[Specialization]:
     return out
 
 
-def _frame_of(cid: str) -> tuple[str, int] | None:
+def frame_of(cid: str) -> tuple[str, int] | None:
     """``"[3/1]"`` -> ("3", 1); None for another spelling."""
     body, _, rest = cid.strip("[").partition("]")
     f, _, n = body.partition("/")
@@ -266,10 +271,10 @@ def _frame_of(cid: str) -> tuple[str, int] | None:
 def recompile_lines(specs: list[Specialization], compile_id: str | None) -> list[str]:
     """Why compile ``compile_id`` is not dynamic, or recompiled: the sizes its frame's earlier compiles (and it)
     specialized, each with the user's line and torch function that forced it."""
-    me = _frame_of(compile_id or "")
+    me = frame_of(compile_id or "")
     if me is None:
         return []
-    earlier = [s for s in specs if (f := _frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1]]
+    earlier = [s for s in specs if (f := frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1]]
     own = [s for s in specs if s.compile_id == compile_id]
     out: list[str] = []
     if earlier:
@@ -335,8 +340,9 @@ def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[st
     """The answer in words: the cause, what it rewrote (FX nodes, kernel), the setting that turns it off and the
     divergence left with it off, the repro; or why nothing was found."""
     v = run.verdict
-    if v is None:
-        return [f"blame {run.kind} of {run.compile_id}: running ({len(run.steps)} step(s) so far)"]
+    if v is None:  # live: still running; recorded: the session ended first (ctrl+c, the agent gone)
+        return [f"blame {run.kind} of {run.compile_id}: no verdict yet ({len(run.steps)} step(s) so far: running, "
+                "or the session ended before the search did)"]
     if not v.found:
         return [f"blame {run.kind} of {run.compile_id}: {v.text} ({v.steps} step(s), {v.seconds:.1f} s)"]
     out = [f"blame {run.kind} of {run.compile_id}: {v.cause()}", f"  {v.text}"]
@@ -396,8 +402,8 @@ def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
     out = ["## Blame", ""]
     if any(r.kind == "numerics" for r in rs):
         out += ["Numerics: each step ran the script again in a child process under torch's compiler bisector "
-                "(`TORCH_BISECT_BACKEND` / `TORCH_BISECT_SUBSYSTEM` / `TORCH_BISECT_MAX`) and compared the graph's first "
-                "call with its Dynamo graph run eagerly and in float64, on the script's own inputs.", ""]
+                "(`TORCH_BISECT_BACKEND` / `TORCH_BISECT_SUBSYSTEM` / `TORCH_BISECT_MAX`) and compared the graph's "
+                "first call with its Dynamo graph run eagerly and in float64, on the script's own inputs.", ""]
     if any(r.kind == "speed" for r in rs):
         out += ["Speed: each variant recompiled the graph with one setting switched (what-if) and was timed round by "
                 "round against the original in one process; a change is an effect only where every round agrees and "
@@ -416,6 +422,7 @@ def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
     return "\n".join(out)
 
 
-__all__ = ["BlameRun", "Measure", "OUTCOME_MARK", "Specialization", "Step", "Verdict", "recompile_lines",
+__all__ = ["BlameRun", "Measure", "fmt_num", "frame_of", "speed_judgement", "speed_verdict", "OUTCOME_MARK",
+           "Specialization", "Step", "Verdict", "recompile_lines",
            "specializations", "graph_keys", "headless_lines", "kernels_of",
            "located", "report_markdown", "runs", "verdict_lines"]

@@ -34,10 +34,9 @@ RUNS = {
     "cpu_asm.jsonl": ["--run", os.path.join(HERE, "scripts", "cpu_asm.py")],
     # every buffer against eager: a bf16 chain, a NaN from the data, a wrong tanh lowering
     "numerics.jsonl": ["--numerics", os.path.join(HERE, "scripts", "numerics_small.py")],
-    # blame: the bisect of torch's planted relu bug to its lowering, after pane e's numerics of it
+    # blame: the bisect of torch's planted relu bug to its lowering, after pane e's numerics of it; a loop over a
+    # dynamic size made static (recompile blame)
     "blame.jsonl": ["--numerics", "--blame=numerics", os.path.join(HERE, "scripts", "blame_relu.py")],
-    # recompile blame: a dynamic size made static by a loop over it, then a call with another size
-    "blame_specialize.jsonl": [os.path.join(HERE, "scripts", "blame_specialize.py")],
     # speed blame: cpp.simdlen = 1 planted; each variant timed round by round (on a busy machine: all noise)
     "blame_speed.jsonl": ["--blame=speed", os.path.join(HERE, "scripts", "blame_slow.py")],
     # a concat's NopKernelSchedulerNode (no kernel), asked about with f

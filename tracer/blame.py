@@ -301,8 +301,9 @@ class Bisect:
                 return self._verdict(cid, "config", blamed, None, None, f"{k}={v}", baseline,
                                      f"setting torch._inductor.config.{k}={v} removes the divergence",
                                      settings=change, leaves=s.get("measure"))
+        below = BACKEND_LADDER[BACKEND_LADDER.index(blamed) + 1] if blamed != "inductor" else BACKEND_LADDER[0]
         return self._verdict(cid, "backend", blamed, None, None, None, baseline,
-                             f"{blamed} diverges and {BACKEND_LADDER[BACKEND_LADDER.index(blamed) + 1] if blamed != 'inductor' else 'aot_eager_decomp_partition'} "
+                             f"{blamed} diverges and {below} "
                              "does not, but switching off none of the subsystems torch's bisector knows removes it "
                              "(codegen or fusion, which it cannot switch off)", leaves=leaves)
 
@@ -327,8 +328,8 @@ class Bisect:
         kind = {"lowerings": "the lowering of FX node", "post_grad_passes": "the post-grad pass",
                 "joint_graph_passes": "the joint-graph pass", "pre_grad_passes": "the pre-grad pass",
                 "decomposition": "the decomposition of"}.get(sub, sub)
-        text = (f"{backend} / {sub} #{hi} ({kind} {what}, in {app.get('compile_id', '?')}): with applications 0..{hi - 1} "
-                f"on the graph does not diverge; with #{hi} on too it does")
+        text = (f"{backend} / {sub} #{hi} ({kind} {what}, in {app.get('compile_id', '?')}): with applications "
+                f"0..{hi - 1} on the graph does not diverge; with #{hi} on too it does")
         return self._verdict(cid, "application", backend, sub, hi, what, baseline, text, leaves=good.get("measure"),
                              app_compile_id=app.get("compile_id"), count=count)
 

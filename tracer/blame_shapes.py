@@ -18,15 +18,6 @@ _PLUMBING = ("fx/experimental/symbolic_shapes.py", "fx/experimental/sym_node.py"
              "utils/_sympy/", "fx/experimental/recording.py", "_dynamo/utils.py")
 
 
-def _files() -> dict[int, str]:
-    try:
-        from torch._logging import structured  # noqa: PLC0415
-
-        return {v: k for k, v in structured.INTERN_TABLE.items()}
-    except Exception:  # noqa: BLE001
-        return {}
-
-
 def _frame(f: dict[str, Any], files: dict[int, str]) -> dict[str, Any]:
     fn = f.get("filename")
     name = files.get(fn, str(fn)) if isinstance(fn, int) else str(fn)
@@ -35,7 +26,9 @@ def _frame(f: dict[str, Any], files: dict[int, str]) -> dict[str, Any]:
 
 def specialization(md: dict[str, Any]) -> dict[str, Any]:
     """The message's ``specialization`` (session.format.BlameSpecialization) from the event's metadata."""
-    files = _files()
+    from inductor_step.tracer.adapter.blame import interned_files  # noqa: PLC0415
+
+    files = interned_files()
     user = [_frame(f, files) for f in md.get("user_stack") or [] if isinstance(f, dict)]
     stack = [_frame(f, files) for f in md.get("stack") or [] if isinstance(f, dict)]
     torch_frames = [f for f in stack if f"{os.sep}torch{os.sep}" in f["file"]

@@ -26,32 +26,19 @@ _NOT_CANDIDATES = ("cache", "provenance", "custom", "compile_threads", "worker",
 
 
 def config_values() -> dict[str, Any]:
-    """Every ``torch._inductor.config`` setting's value now (bool, int, float, str, None ones), by dotted name."""
-    from torch._inductor import config as ic  # noqa: PLC0415
+    """Every ``torch._inductor.config`` setting's value now (tracer.adapter.blame.config_values)."""
+    from inductor_step.tracer.adapter.blame import config_values as values  # noqa: PLC0415
 
-    out: dict[str, Any] = {}
-    for name in getattr(ic, "_config", {}) or {}:
-        obj: Any = ic
-        try:
-            for part in name.split("."):
-                obj = getattr(obj, part)
-        except Exception:  # noqa: BLE001
-            continue
-        if isinstance(obj, (bool, int, float, str)) or obj is None:
-            out[name] = obj
-    return out
+    return values()
 
 
 def changed_settings(before: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{name: the value to set back}`` for the ``torch._inductor.config`` settings the script changed: those that
-    differ from ``before`` (:func:`config_values` as the script started), else from torch's default
-    (``ConfigModule._is_default``)."""
-    from torch._inductor import config as ic  # noqa: PLC0415
+    differ from ``before`` (:func:`config_values` as the script started), else from torch's default."""
+    from inductor_step.tracer.adapter.blame import config_default  # noqa: PLC0415
 
     out: dict[str, Any] = {}
-    now = config_values()
-    entries = getattr(ic, "_config", {}) or {}
-    for name, value in now.items():
+    for name, value in config_values().items():
         if any(w in name for w in _NOT_CANDIDATES):
             continue
         if before is not None:
@@ -59,12 +46,11 @@ def changed_settings(before: dict[str, Any] | None = None) -> dict[str, Any]:
                 out[name] = before[name]
             continue
         try:
-            if not ic._is_default(name):
-                default = entries[name].default
-                if isinstance(default, (bool, int, float, str)) or default is None:
-                    out[name] = default
+            is_default, default = config_default(name)
         except Exception:  # noqa: BLE001
             continue
+        if not is_default and (isinstance(default, (bool, int, float, str)) or default is None):
+            out[name] = default
     return out
 
 

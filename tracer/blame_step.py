@@ -73,7 +73,8 @@ def main(argv: list[str]) -> int:
         pass
     except BaseException as e:  # noqa: BLE001 - a compile that crashed under this setting: the step's verdict
         result["ended"] = "script_error"
-        result["error"] = f"{type(e).__name__}: {e}".strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__
+        text = f"{type(e).__name__}: {e}".strip()
+        result["error"] = text.splitlines()[0][:500] if str(e).strip() else type(e).__name__
         result["traceback"] = traceback.format_exc()[-3000:]
     _write(out_path, result)
     return 0
@@ -83,32 +84,14 @@ def main(argv: list[str]) -> int:
 
 # ----------------------------------------------------------------------------- the warm parent of the steps
 
-def _reset_bisector() -> None:
-    """After a fork: torch's compiler bisector reads its environment once (``get_env_val`` is cached, and
-    ``bisection_enabled`` is set as the module loads); read it again for this step's environment."""
-    from torch._inductor import compiler_bisector as cb  # noqa: PLC0415
-
-    cb.get_env_val.cache_clear()
-    cb.CompilerBisector.bisection_enabled = cb.get_is_bisection_enabled()
-    cb.subsystem_call_counter.clear()
-
-
 def zygote() -> int:
     """``python -m inductor_step.tracer.blame_step --zygote``: import torch, Dynamo and Inductor once, then for each
     request line on stdin (``{"out", "script", "argv", "env", "stderr"}``) fork a step (:func:`main` under that
     environment, its stderr to the file ``stderr``), print ``{"pid": N}`` at once and ``{"pid": N, "exit": rc}`` when
     it ends.  A step's process is this one's child, so the steps pay no import; the driver ends a step by its pid."""
-    import torch  # noqa: F401, PLC0415
-    import torch._dynamo  # noqa: F401, PLC0415
-    import torch._inductor.compile_fx  # noqa: F401, PLC0415
-    import torch._inductor.compiler_bisector  # noqa: F401, PLC0415
+    from inductor_step.tracer.adapter.blame import preload, reset_bisector  # noqa: PLC0415
 
-    try:
-        from torch._inductor import cpu_vec_isa  # noqa: PLC0415
-
-        cpu_vec_isa.pick_vec_isa()  # the CPU's vector ISA, probed once (it builds and runs a small program)
-    except Exception:  # noqa: BLE001
-        pass
+    preload()
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         try:
@@ -128,7 +111,7 @@ def zygote() -> int:
                 os.environ.update(req.get("env") or {})
                 if req.get("cwd"):
                     os.chdir(req["cwd"])
-                _reset_bisector()
+                reset_bisector()
                 code = main([req["out"], req["script"], *(req.get("argv") or [])])
             except BaseException:  # noqa: BLE001
                 traceback.print_exc()

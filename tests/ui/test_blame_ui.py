@@ -1,7 +1,8 @@
-"""Pane B (blame) on a recorded session (tests/fixtures/blame.jsonl: ``--numerics --blame numerics`` on
-tests/scripts/blame_relu.py, torch's planted relu bug): a person sees the divergence in pane e, presses B, reads the
-verdict and the steps, moves down the steps, and Enter on the verdict selects the relu node's buffer in pane 2.
-No torch needed."""
+"""Pane B (blame) on recorded sessions (tests/fixtures/blame.jsonl: ``--numerics --blame numerics`` on
+tests/scripts/blame_relu.py, torch's planted relu bug and a loop over a dynamic size; blame_speed.jsonl): a person
+sees the divergence in pane e, presses B, reads the verdict and the steps, moves down the steps, and Enter on the
+verdict selects the relu node's buffer in pane 2; B on the recompile lists the size made static and its line; the
+speed blame names nothing the rounds do not agree on.  No torch needed."""
 
 from __future__ import annotations
 
@@ -52,27 +53,24 @@ def test_e_then_b_shows_the_verdict_and_steps_and_enter_selects_the_fx_node(app_
     assert "relu" in " ".join(seen["aot_row"])
 
 
-SPECIALIZE = os.path.join(os.path.dirname(FIXTURE), "blame_specialize.jsonl")
-
-
 def test_b_on_a_recompile_says_which_line_made_the_size_static(app_driver):
     seen: dict = {}
 
     async def steps(app, pilot):
-        app.show_graph("[0/1] inference")
+        app.show_graph("[1/1] inference")
         await pilot.press("B")
         await pilot.pause()
         seen["row"] = _row(app, "blame")
         seen["code"] = app.query_one("#code-blame").text
-        app.show_graph("[0/0] inference")
+        app.show_graph("[1/0] inference")
         await pilot.pause()
         seen["first"] = app.query_one("#table-blame").row_count
 
-    app_driver(steps, size=(160, 50), path=SPECIALIZE)
-    assert seen["row"][0] == "S" and "s77 (L['x'].size()[0]) specialized to 4 in [0/0]" in seen["row"][1]
-    assert "[0/1] recompiled" in seen["code"] and "blame_specialize.py:9 in f" in seen["code"]
-    assert "for i in range(n)" in seen["code"] and "_dynamo/variables/tensor.py" in seen["code"]
-    assert seen["first"] == 1  # [0/0]: only its own specialization (to 4)
+    app_driver(steps, size=(160, 50), path=FIXTURE)
+    assert seen["row"][0] == "S" and "(L['x'].size()[0]) specialized to 4 in [1/0]" in seen["row"][1]
+    assert "[1/1] recompiled" in seen["code"] and "blame_relu.py:16 in g" in seen["code"]
+    assert "for i in range(x.size(0))" in seen["code"] and "_dynamo/variables/tensor.py" in seen["code"]
+    assert seen["first"] == 1  # [1/0]: only its own specialization (to 4)
 
 
 SPEED = os.path.join(os.path.dirname(FIXTURE), "blame_speed.jsonl")

@@ -252,5 +252,67 @@ def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, An
     return True
 
 
-__all__ = ["CUSTOM_PASSES", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes", "install_application_log",
+def interned_files() -> dict[int, str]:
+    """The structured trace's interned file names (``torch._logging.structured.INTERN_TABLE``), id -> name."""
+    try:
+        from torch._logging import structured  # noqa: PLC0415
+
+        return {v: k for k, v in structured.INTERN_TABLE.items()}
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def config_values() -> dict[str, Any]:
+    """Every ``torch._inductor.config`` setting's value now (bool, int, float, str, None ones), by dotted name."""
+    from torch._inductor import config as ic  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+    for name in getattr(ic, "_config", {}) or {}:
+        obj: Any = ic
+        try:
+            for part in name.split("."):
+                obj = getattr(obj, part)
+        except Exception:  # noqa: BLE001
+            continue
+        if isinstance(obj, (bool, int, float, str)) or obj is None:
+            out[name] = obj
+    return out
+
+
+def config_default(name: str) -> tuple[bool, Any]:
+    """``(is the value torch's default, the default)`` of ``torch._inductor.config`` setting ``name``
+    (``ConfigModule._is_default``); raises KeyError for a name it does not have."""
+    from torch._inductor import config as ic  # noqa: PLC0415
+
+    entry = ic._config[name]
+    return bool(ic._is_default(name)), entry.default
+
+
+def preload() -> None:
+    """Import torch, Dynamo and Inductor (what a bisect step would import) and probe the CPU's vector ISA once (it
+    builds and runs a small program), so that steps forked from this process start warm.  CUDA stays untouched."""
+    import torch._dynamo  # noqa: F401, PLC0415
+    import torch._inductor.compile_fx  # noqa: F401, PLC0415
+    import torch._inductor.compiler_bisector  # noqa: F401, PLC0415
+
+    try:
+        from torch._inductor import cpu_vec_isa  # noqa: PLC0415
+
+        cpu_vec_isa.pick_vec_isa()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def reset_bisector() -> None:
+    """After a fork: torch's compiler bisector reads its environment once (``get_env_val`` is cached, and
+    ``bisection_enabled`` is set as the module loads); read it again for this step's environment."""
+    from torch._inductor import compiler_bisector as cb  # noqa: PLC0415
+
+    cb.get_env_val.cache_clear()
+    cb.CompilerBisector.bisection_enabled = cb.get_is_bisection_enabled()
+    cb.subsystem_call_counter.clear()
+
+
+__all__ = ["CUSTOM_PASSES", "config_default", "config_values", "interned_files", "preload", "reset_bisector", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes",
+           "install_application_log",
            "install_compare_hook"]

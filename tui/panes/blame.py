@@ -26,13 +26,13 @@ def _compile_id(key: str | None) -> str:
     return (key or "?").split(" ")[0]
 
 
-def current(app: Any) -> sb.BlameRun | None:
-    """The blame shown: the newest of the viewed graph's compile id, else the newest of the session."""
+def current(app: Any, fallback: bool = True) -> sb.BlameRun | None:
+    """The blame shown: the newest of the viewed graph's compile id, else (``fallback``) the newest of the session."""
     rs = sb.runs(getattr(app.session, "blames", []) or [])
     if not rs:
         return None
     cid = _compile_id(app.view.graph)
-    return next((r for r in reversed(rs) if r.compile_id == cid), rs[-1])
+    return next((r for r in reversed(rs) if r.compile_id == cid), rs[-1] if fallback else None)
 
 
 class BlamePane(StagePane):
@@ -42,12 +42,12 @@ class BlamePane(StagePane):
     HIDE_TAB = True  # reached by its key B (and ctrl+p), as pane M
 
     def data(self) -> dict[str, Any] | None:
-        r = current(self.app)
         cid = _compile_id(self.app.view.graph)
         blames = getattr(self.app.session, "blames", []) or []
-        me = sb._frame_of(cid)
+        me = sb.frame_of(cid)
         specs = [s for s in sb.specializations(blames) if s.compile_id == cid
-                 or (me and (f := sb._frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1])]
+                 or (me and (f := sb.frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1])]
+        r = current(self.app, fallback=not specs)  # a recompile's own answer first, not another graph's blame
         if r is None and not specs:
             return None
         items: list[tuple[str, Any]] = ([("verdict", r)] + [("step", s) for s in r.steps]) if r else []
@@ -70,7 +70,7 @@ class BlamePane(StagePane):
                         T(""), T(f"{x.seconds():.1f}"))
             if kind == "spec":
                 return (T("S", "bold yellow"), T(x.line()), T("static"), T(""), T(""))
-            tol = sb._num(x.measure.tol_ratio) if x.measure else "-"
+            tol = sb.fmt_num(x.measure.tol_ratio) if x.measure else "-"
             return (T(str(x.index)), T(x.what), T(sb.OUTCOME_MARK.get(x.outcome, x.outcome), STYLE.get(x.outcome, "")),
                     T(tol), T(f"{x.seconds:.1f}"))
         keys = [f"{k}{getattr(x, 'index', i)}" for i, (k, x) in enumerate(items)]
@@ -146,7 +146,8 @@ def request(app: Any) -> None:
     key = app.view.graph
     if app.view.stage == "run" and app.agent is not None and app.agent.alive and key:
         app.agent.send(CMD_BLAME, graph=key, blame="speed")
-        app._status_extra = f"blaming {key}'s time: one what-if variant per setting, each timed against it (c cancels)…"
+        app._status_extra = (f"blaming {key}'s time: one what-if variant per setting, each timed against it "
+                             "(c cancels)…")
         app.view.stage = "blame"
         app.refresh_all(force=True)
         return
