@@ -121,6 +121,21 @@ class Session:
 
         return diff_sessions(self.store, other.store, self.label or "A", other.label or "B")
 
+    def blames(self) -> list[Any]:
+        """Each recorded blame (``--blame numerics``, B in the UI), oldest first: session.blame.BlameRun with its
+        ``steps`` (session.blame.Step: what was switched off, good or bad, seconds) and ``verdict``
+        (session.blame.Verdict: backend, subsystem, application, what, setting, repro); ``blame_where(run)`` ties
+        it to this session's FX nodes and kernels."""
+        from inductor_step.session.blame import runs  # noqa: PLC0415
+
+        return runs(self.store.blames)
+
+    def blame_where(self, run: Any) -> dict[str, Any]:
+        """Where a blame's verdict is in this session: ``{"graph", "fx_nodes", "kernels"}`` ({} when it names none)."""
+        from inductor_step.session.blame import located  # noqa: PLC0415
+
+        return located(run, self.store)
+
     def recompiles(self) -> list[Any]:
         """Each recompile (``[f/n]``, n > 0) diffed against its default partner (the compile it replaced):
         session.diff.GraphDiff items."""

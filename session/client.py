@@ -128,7 +128,8 @@ class AgentProcess:
 
     def __init__(self, script: str, args: list[str], on_message: Callable[[dict[str, Any]], None],
                  writer: SessionWriter | None = None, step: bool = True, run_at_end: bool = False,
-                 python: str | None = None, what_if: list[str] | None = None, numerics: bool = False):
+                 python: str | None = None, what_if: list[str] | None = None, numerics: bool = False,
+                 blame: str | None = None):
         self.on_message = on_message
         self.writer = writer
         msg_r, msg_w = os.pipe()
@@ -140,6 +141,8 @@ class AgentProcess:
             cmd.append("--run")
         if numerics:  # issue 29: compare every graph's buffers with eager at the end
             cmd.append("--numerics")
+        if blame:  # bisect the first graph that diverges, after the script (tracer.blame)
+            cmd += ["--blame", blame]
         for w in what_if or []:  # issue 22: recompile every graph with these settings at the end
             cmd += ["--what-if", w]
         cmd += ["--", script] if script.startswith("-") else [script]

@@ -367,7 +367,7 @@ def gate(a: Compiled, b: Compiled, limits: dict[str, Any], sources: dict[str, st
 def _memory_check(sa: Any, ka: str, sb: Any, kb: str, limit: float, source: str) -> Check:
     """Graph ``kb``'s planned peak (session.memory.plan: the wrapper's allocations; not measured) against the
     baseline's ``ka``: FAIL when it grew past ``limit`` times; the saved-for-backward bytes said alongside."""
-    from inductor_step.session.memory import fmt_bytes, graph_memory  # noqa: PLC0415
+    from inductor_step.session.memory_text import fmt_bytes, graph_memory  # noqa: PLC0415
 
     key = ka if ka == kb else f"{ka} -> {kb}"
     ma, mb = graph_memory(sa, ka), graph_memory(sb, kb)

@@ -1,4 +1,4 @@
-"""Where the bytes go (issue 42; no torch, no Textual): a graph's memory plan read from its recorded wrapper, and what its forward saves for the backward.
+"""A graph's memory plan read from its recorded wrapper (no torch, no Textual): every storage's bytes, the live bytes after each statement, the peak.
 
 The plan (:func:`plan`) walks the output code's ``call`` (and, under CUDA graphs or graph partitions, each
 ``partition_N`` that ``Runner.call`` calls, inlined where it is called) statement by statement, as Inductor's
@@ -17,7 +17,9 @@ wrapper codegen wrote it:
 
 Every figure is planned from the wrapper's allocations, not measured.  Graph inputs (``primals_*``, ``arg*_1``,
 ``tangents_*``) are the caller's: they are counted apart (:attr:`Plan.inputs_bytes`), never in the live bytes.
-Inductor's own estimate (torch/_inductor/memory.py ``estimate_peak_memory``) is not recorded in sessions.
+Inductor's own estimate (torch/_inductor/memory.py, recorded at the codegen stop where the torch version has it)
+is read beside the plan (:attr:`Plan.inductor_estimate`).  A backward's saved activations are the caller's inputs,
+but only the graph holds them: its ``del`` frees them, and :attr:`Plan.high_water` counts that.
 """
 
 from __future__ import annotations
@@ -126,14 +128,17 @@ class MemBuffer:
 @dataclass
 class Step:
     """One wrapper statement that changed the plan, or a kernel call: ``what`` is ``alloc``, ``reuse``,
-    ``view``, ``del``, ``free`` (a function's locals at its return), ``kernel`` or ``return``; ``live`` the live
-    bytes of the graph's own storages after it (inputs not counted)."""
+    ``view``, ``del``, ``free`` (a function's locals at its return), ``release`` (``del`` of an input only the
+    graph holds: its storage freed), ``kernel`` or ``return``; ``live`` the live bytes of the graph's own storages
+    after it (inputs not counted)."""
 
     line: int
     what: str
     name: str
     live: int
     text: str = ""
+    #: bytes of the caller's storages freed so far by the graph's own ``del`` (a backward's saved activations)
+    released: int = 0
 
 
 @dataclass
@@ -163,16 +168,32 @@ class Plan:
     estimate: str = ESTIMATE
     #: Inductor's own peak estimate in bytes (the codegen stop's ``memory_estimate``), None where not recorded
     inductor_estimate: int | None = None
+    #: the most bytes allocated above what was allocated when the call began: max(live - released) over the steps,
+    #: what ``torch.cuda.max_memory_allocated()`` minus ``memory_allocated()`` before one call measures; below
+    #: ``peak`` where the graph frees inputs only it holds (a backward's saved activations: AOTAutograd hands them
+    #: over and drops its own references, unless ``retain_graph=True``)
+    high_water: int = 0
+    #: wrapper line where ``high_water`` is reached; the caller's bytes the graph frees in all (:attr:`Step.released`)
+    high_water_line: int | None = None
+    released: int = 0
+    #: ``high_water`` where the user dropped the forward's outputs that are also saved (``loss = model(x, y)[1]``
+    #: drops nanoGPT's logits): then the backward frees those too (``released_outputs`` bytes of them)
+    high_water_outputs_dropped: int = 0
+    released_outputs: int = 0
+    #: the inputs the graph frees by its own ``del`` (their storage freed when their last name goes), and why
+    freed_inputs: list[str] = field(default_factory=list)
+    freed_inputs_how: str = ""
 
     def allocations(self) -> list[MemBuffer]:
         """The buffers that hold storage of their own (allocated or extern), in wrapper order."""
         return [b for b in self.buffers.values() if b.how in ("allocated", "extern")]
 
 
-def _split(line: str) -> list[str]:
-    """A wrapper line's statements (``a = b; del b  # reuse``), split at top-level ``;``, comment dropped."""
+def _top_items(text: str, sep: str = ",") -> list[str]:
+    """The top-level ``sep``-separated items of ``text`` (outside brackets and quotes), stripped, empty ones
+    dropped; a ``#`` outside them ends the text (a wrapper line's comment: ``a = b; del b  # reuse``)."""
     out, depth, cur, q = [], 0, "", ""
-    for ch in line:
+    for ch in text:
         if q:
             cur += ch
             q = "" if ch == q else q
@@ -185,19 +206,12 @@ def _split(line: str) -> list[str]:
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif ch == ";" and depth == 0:
+        elif ch == sep and depth == 0:
             out.append(cur.strip())
             cur = ""
             continue
         cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-def _top_items(text: str) -> list[str]:
-    """The top-level comma-separated items of ``text`` (inside a return's parentheses), empty ones left out."""
-    return [x for x in split_args(text) if x]
+    return [x for x in out + [cur.strip()] if x]
 
 
 def _functions(lines: list[str], first: int = 0, last: int | None = None) -> dict[str, tuple[int, int]]:
@@ -264,6 +278,11 @@ def plan(session: Any, key: str) -> Plan | None:
         for ln in k.get("call_lines") or []:
             kernel_at[int(ln)] = str(k.get("name", "")).split("#")[0]
     p = _Planner(lines, funcs, layouts, in_dtypes, hints, kernel_at)
+    if " backward" in key:
+        from inductor_step.session.memory_saved import backward_releases  # noqa: PLC0415 - it imports this module
+
+        p.groups, p.group_bytes, p.user_groups, p.freed_how = backward_releases(session, key)
+        p.in_layouts = {str(i.get("name")): i for i in gin}
     p.run("call", top=True)
     est = cg.get("memory_estimate")
     for i in gin:  # inputs no assert_size_stride spelled out (grouped asserts, C++ side): numel x dtype size
@@ -278,7 +297,8 @@ def plan(session: Any, key: str) -> Plan | None:
     out = p.result(key)
     if isinstance(est, dict) and isinstance(est.get("bytes"), int):
         out.inductor_estimate = est["bytes"]
-        out.estimate = f"Inductor's estimate: {fmt_bytes(est['bytes'])} ({est.get('source') or 'torch._inductor.memory'})"
+        src = est.get("source") or "torch._inductor.memory"
+        out.estimate = f"Inductor's estimate: {fmt_bytes(est['bytes'])} ({src})"
     elif isinstance(est, dict) and (est.get("unavailable") or est.get("not_read")):
         out.estimate = f"Inductor's estimate: not available ({est.get('unavailable') or est['not_read']})"
     return out
@@ -302,6 +322,17 @@ class _Planner:
         self.input_bytes: int | None = 0
         self.outputs: list[str] = []
         self.notes: list[str] = []
+        # inputs the graph frees by its own del (session.memory_saved.backward_releases): name -> storage group
+        self.groups: dict[str, str] = {}
+        self.group_bytes: dict[str, int | None] = {}
+        self.user_groups: set[str] = set()  # groups that are also user outputs: freed only if the user dropped them
+        self.maybe = 0
+        self.hw2 = 0
+        self.freed_how = ""
+        self.in_layouts: dict[str, Any] = {}
+        self.released = 0
+        self.released_names: list[str] = []
+        self.hw, self.hw_line = 0, None  # type: ignore[var-annotated]
 
     # storages ---------------------------------------------------------------------------------------
     def _bind(self, name: str, storage: str) -> None:
@@ -316,6 +347,8 @@ class _Planner:
             return False
         held = self.holders.get(st, set())
         held.discard(name)
+        if not held and st in self.groups:
+            return self._release(st)
         if held or st not in self.size:
             return False
         self.live -= self.size[st]
@@ -324,8 +357,31 @@ class _Planner:
             b.freed = line
         return True
 
+    def _release(self, name: str) -> bool:
+        """Input ``name``'s last name went: when no other input of its storage group is left, its bytes are freed."""
+        g = self.groups.pop(name)
+        self.released_names.append(name)
+        if g in self.groups.values():
+            return False
+        nbytes = self.group_bytes.get(g)
+        if nbytes is None:
+            b = self.buffers.get(name)
+            nbytes = b.bytes if b is not None else None
+        if nbytes is None:
+            lay = self.in_layouts.get(name) or {}
+            size = _dims(lay.get("size"), self.hints)
+            nbytes = storage_bytes(size, None, lay.get("dtype")) if size is not None else None
+        if g in self.user_groups:
+            self.maybe += nbytes or 0
+        else:
+            self.released += nbytes or 0
+        return True
+
     def _step(self, line: int, what: str, name: str, text: str) -> None:
-        self.steps.append(Step(line, what, name, self.live, text))
+        self.steps.append(Step(line, what, name, self.live, text, self.released))
+        if self.live - self.released > self.hw:
+            self.hw, self.hw_line = self.live - self.released, line
+        self.hw2 = max(self.hw2, self.live - self.released - self.maybe)
         if self.live > self.peak:
             self.peak, self.peak_step = self.live, len(self.steps) - 1
             self.peak_set = [s for s, h in self.holders.items() if h and s in self.size]
@@ -371,7 +427,7 @@ class _Planner:
             elif _KERNEL_CALL.match(raw):
                 m = _KERNEL_CALL.match(raw)
                 self._step(ln, "kernel", next(g for g in m.groups() if g), raw)  # type: ignore[union-attr]
-            for st in _split(raw):
+            for st in _top_items(raw, ";"):
                 returned = self._statement(st, ln, reuse, top, returned)
         if not top:  # the function's locals go when it returns
             for n in [n for n in self.names if n not in local_from and n not in returned]:
@@ -391,8 +447,12 @@ class _Planner:
             return returned
         if st.startswith("del "):
             for n in _top_items(st[4:]):
+                freeable = (self.names.get(n) or n) in self.groups
                 if self._drop(n, ln):
-                    self._step(ln, "del", n, st)
+                    self._step(ln, "release" if freeable else "del", n, st)
+                    if freeable and n in self.buffers and self.buffers[n].how == "input":
+                        self.buffers[n].events.append((ln, "del: the graph held its only reference, so it is freed"))
+                        continue
                     owner = self.buffers.get(self.buffers[n].storage if n in self.buffers else n)
                     if owner is not None:
                         owner.events.append((ln, "del"))
@@ -477,112 +537,9 @@ class _Planner:
             if st not in seen and st in self.size:
                 seen.add(st)
                 outb += self.size[st]
-        return Plan(key, self.buffers, self.steps, self.peak, self.peak_step, ps.line if ps else None,
-                    ps.name if ps else None, kernel, live, self.inputs, inb, self.outputs, outb, self.notes)
-
-
-# ---------------------------------------------------------------------------------------- one graph, one line
-
-@dataclass
-class GraphMemory:
-    """A graph's memory: its :class:`Plan` (None without a Python wrapper) and, for a forward, what it saves for
-    the backward (session.memory_saved.Saved)."""
-
-    key: str
-    plan: Plan | None
-    saved: Any  # session.memory_saved.Saved | None
-
-    def summary(self) -> str:
-        """One line: ``[0/0] forward planned peak 12.3 MB at buf7 (triton_poi_...), 4 buffers live; saved for
-        backward 8.1 MB (12 tensors)`` (planned from the wrapper; not measured)."""
-        p, s = self.plan, self.saved
-        if p is None:
-            text = f"{self.key}: no plan (no Python wrapper recorded)"
-        else:
-            at = f" at {p.peak_buffer}" + (f" ({p.peak_kernel})" if p.peak_kernel else "") if p.peak_buffer else ""
-            text = f"{self.key} planned peak {fmt_bytes(p.peak)}{at}, {len(p.live_at_peak)} buffers live"
-            if p.inputs_bytes:
-                text += f", inputs {fmt_bytes(p.inputs_bytes)}"
-            if p.inductor_estimate is not None:
-                text += f" (Inductor's estimate {fmt_bytes(p.inductor_estimate)})"
-        if s is not None and s.tensors:
-            text += (f"; saved for backward {fmt_bytes(s.storage_bytes)} ({len(s.tensors)} tensors"
-                     + (f", {fmt_bytes(s.inputs_bytes)} of them inputs" if s.inputs_bytes else "") + ")")
-        return text
-
-
-def graph_memory(session: Any, key: str) -> GraphMemory:
-    """:class:`GraphMemory` of graph ``key`` (session.store.Session ``session``)."""
-    from inductor_step.session.memory_saved import saved_for_backward  # noqa: PLC0415 - it imports this module
-
-    p = plan(session, key)
-    return GraphMemory(key, p, saved_for_backward(session, key, p))
-
-
-def buffer_line(p: Plan | None, name: str) -> str:
-    """One line on buffer ``name`` for the linked view (pane 8): its bytes, how it got its storage, its lifetime in
-    wrapper lines and whether it is live at the planned peak; "" when the plan does not hold it."""
-    b = p.buffers.get(name) if p is not None else None
-    if p is None or b is None:
-        return ""
-    own = p.buffers.get(b.storage, b)
-    end = "returned" if own.returned else (f"del at {own.freed}" if own.freed else "to the end")
-    how = b.how if b.storage == b.name else f"{b.how} of {b.storage}'s storage"
-    live = "yes" if b.storage in p.live_at_peak else "no"
-    return (f"# memory: {name} {fmt_bytes(own.bytes)} ({how}), wrapper lines {b.line}-{end}; live at the planned "
-            f"peak ({fmt_bytes(p.peak)} at {p.peak_buffer}): {live} (pane M; planned from the wrapper, not measured)")
-
-
-def summary_lines(session: Any) -> list[str]:
-    """``memory: <GraphMemory.summary>`` per graph with a plan, for --headless (planned; not measured)."""
-    out = []
-    for key in getattr(session, "graphs", []):
-        gm = graph_memory(session, key)
-        if gm.plan is not None:
-            out.append("memory: " + gm.summary())
-    return out
-
-
-def diff_note(a: GraphMemory | None, b: GraphMemory | None) -> str:
-    """The diff's line on two graphs' memory: ``memory: planned peak 1.0 kB -> 2.1 kB (+100%); saved for backward
-    ...`` when the planned peak or the saved bytes differ; "" when they agree or a side has no plan."""
-    if a is None or b is None or a.plan is None or b.plan is None:
-        return ""
-    pa, pb = a.plan.peak, b.plan.peak
-    sa = a.saved.storage_bytes if a.saved is not None and a.saved.tensors else None
-    sb = b.saved.storage_bytes if b.saved is not None and b.saved.tensors else None
-    if pa == pb and sa == sb:
-        return ""
-    pct = f" ({(pb - pa) / pa * 100:+.0f}%)" if pa else ""
-    text = f"memory: planned peak {fmt_bytes(pa)} -> {fmt_bytes(pb)}{pct}"
-    if sa is not None or sb is not None:
-        text += f"; saved for backward {fmt_bytes(sa)} -> {fmt_bytes(sb)}"
-    return text + " (planned from the wrappers' allocations; not measured)"
-
-
-def report_section(session: Any) -> str:
-    """REPORT.md's "## Memory" section: per graph the planned peak, where, what is live, inputs and what a forward
-    saves for its backward (its largest saved tensors with their user lines); "" when no graph has a plan."""
-    from inductor_step.session.memory_saved import saved_for_backward  # noqa: PLC0415
-
-    rows, saved = [], []
-    for key in getattr(session, "graphs", []):
-        p = plan(session, key)
-        if p is None:
-            continue
-        live = ", ".join(f"{n} {fmt_bytes(p.buffers[n].bytes)}" for n in p.live_at_peak[:3] if n in p.buffers)
-        rows.append(f"| `{key}` | {fmt_bytes(p.peak)} | `{p.peak_buffer or '-'}` (`{p.peak_kernel or '-'}`) | "
-                    f"{len(p.live_at_peak)}: {live} | {fmt_bytes(p.inputs_bytes)} |")
-        sv = saved_for_backward(session, key, p)
-        if sv is not None and sv.tensors:
-            top = "; ".join(f"`{t.fx_node}` {fmt_bytes(t.bytes)}" + (f" ({t.user_line.rsplit('/', 1)[-1]})"
-                                                                       if t.user_line else "") for t in sv.tensors[:3])
-            saved.append(f"- `{key}` saves {fmt_bytes(sv.storage_bytes)} for its backward ({len(sv.tensors)} "
-                         f"tensors, {fmt_bytes(sv.inputs_bytes)} of them graph inputs); largest: {top}; "
-                         f"{len(sv.recomputed)} nodes recomputed in the backward")
-    if not rows:
-        return ""
-    return "\n".join(["## Memory", "", f"{SOURCE}. {ESTIMATE}.", "",
-                      "| graph | planned peak | at (kernel) | live there, largest first | inputs |",
-                      "|---|---|---|---|---|", *rows, "", *saved, ""])
-
+        out = Plan(key, self.buffers, self.steps, self.peak, self.peak_step, ps.line if ps else None,
+                   ps.name if ps else None, kernel, live, self.inputs, inb, self.outputs, outb, self.notes)
+        out.high_water, out.high_water_line, out.released = self.hw, self.hw_line, self.released
+        out.high_water_outputs_dropped, out.released_outputs = self.hw2, self.maybe
+        out.freed_inputs, out.freed_inputs_how = self.released_names, self.freed_how if self.released_names else ""
+        return out

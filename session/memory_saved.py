@@ -1,4 +1,4 @@
-"""What a training graph's forward saves for its backward, and what the backward recomputes (issue 42; no torch, no Textual).
+"""What a training graph's forward saves for its backward, and what the backward recomputes (no torch, no Textual).
 
 AOTAutograd's partitioner splits the joint graph: the forward returns the user's outputs (after any mutated
 inputs) and then the tensors the backward needs; the backward takes those as its first placeholders, then
@@ -9,9 +9,11 @@ Bytes are planned from those layouts, not measured.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from inductor_step.session.format import VARIANT_SEP
 from inductor_step.session.memory import Plan, _dims, plan, storage_bytes
 
 
@@ -159,3 +161,47 @@ def _recomputed(fwd: list[dict[str, Any]], bwd: list[dict[str, Any]]) -> list[tu
         if not any(t.split("aten.")[-1].startswith(v) for v in _VIEWS):
             out.append((str(n.get("name")), t, n.get("user_line")))
     return out
+
+
+RELEASED_HOW = ("AOTAutograd hands the backward its saved tensors and drops its own references "
+                "(ctx.maybe_clear_saved_tensors, steal_args; not under retain_graph=True), so the wrapper's del of a "
+                "saved activation frees it: the forward's saved tensors that are neither graph inputs (parameters, "
+                "the batch: the caller's) nor the user's outputs")
+
+
+def backward_releases(session: Any, key: str) -> tuple[dict[str, str], dict[str, int | None], set[str], str]:
+    """For backward graph ``key``: which of its inputs the graph frees by its own ``del``.  Returns (input name ->
+    storage group, group -> bytes, the groups that are also the forward's user outputs, how): a group is one
+    forward storage (two saved views of it are freed when both names are gone), its bytes the forward plan's
+    allocation of it.  From the forward's saved tensors (:func:`saved_for_backward`): those that are not graph
+    inputs (parameters, the batch); a user output also saved (nanoGPT's logits) is freed only where the user
+    dropped it, which the session cannot tell, so it is its own set.  Where the forward is not recorded, the
+    inputs named neither ``primals_*`` nor ``tangents_*``.  Empty for any other graph."""
+    if " backward" not in key:
+        return {}, {}, set(), ""
+    cid, rest = key.split(" ", 1)
+    fkey = f"{cid} {rest.replace('backward', 'forward', 1)}"
+    if fkey not in getattr(session, "by_graph", {fkey: 1}) and VARIANT_SEP in fkey:
+        fkey = fkey.split(VARIANT_SEP, 1)[0]  # an Inductor setting's variant of the backward: the same inputs
+    fplan = plan(session, fkey) if fkey in getattr(session, "by_graph", {fkey: 1}) else None
+    sv = saved_for_backward(session, fkey, fplan) if fplan is not None else None
+    if sv is None or not sv.tensors:
+        low = session.stop_for(key, "lowering") or {}
+        names = [str(i.get("name")) for i in low.get("graph_inputs") or [] if isinstance(i, dict)]
+        names = [n for n in names if not n.startswith(("primals_", "tangents_")) and not re.match(r"^[su]\d+$", n)]
+        return ({n: n for n in names}, {n: None for n in names}, set(),
+                RELEASED_HOW + "; the forward's pairing is not recorded: by name (neither primals_* nor tangents_*)")
+    user = {fplan.buffers[o].storage for o in fplan.outputs[:sv.user_outputs] if o in fplan.buffers}
+    groups: dict[str, str] = {}
+    sizes: dict[str, int | None] = {}
+    kept: set[str] = set()
+    for t in sv.tensors:
+        if t.is_input:
+            continue
+        g = t.storage or t.backward_name
+        groups[t.backward_name] = g
+        if t.storage and t.storage in user:
+            kept.add(g)
+        own = fplan.buffers.get(t.storage or "")
+        sizes[g] = own.bytes if own is not None and own.bytes else max(sizes.get(g) or 0, t.bytes or 0)
+    return groups, sizes, kept, RELEASED_HOW

@@ -111,6 +111,8 @@ class Session:
     pair_timings: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     #: the compile's own time, one message per finished compile (issue 30: session.compile_time adds them up)
     compile_times: list[dict[str, Any]] = field(default_factory=list)
+    #: ``blame`` messages, in order (session.blame.runs reads them into steps and verdicts)
+    blames: list[dict[str, Any]] = field(default_factory=list)
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
@@ -333,6 +335,7 @@ INDEX: dict[str, Callable[[Session, Record], None]] = {
     "done": Session._add_done, "agent_exit": Session._add_agent_exit,
     "process_group": lambda s, m: s.process_groups.append(m), "pair_timing": Session._add_pair_timing,
     "compile_time": lambda s, m: s.compile_times.append(m), "blocked": Session._add_blocked,
+    "blame": lambda s, m: s.blames.append(m),
 }
 
 

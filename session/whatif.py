@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.format import GraphKey
+from inductor_step.session.format import GraphKey, graph_key, repartitioned, split_variant
 from inductor_step.session import trust
 from inductor_step.session.text import fmt_ms
+
+
+#: why a new partition's outputs are not compared with the original's (session.format.repartitioned)
+REPARTITIONED = ("outputs not compared: the partitioner chose the saved tensors anew, so the forward's outputs past "
+                 "the user's and the backward's inputs differ from the original's by design")
 
 
 def _err(v: Any) -> str:
@@ -21,6 +26,8 @@ def numerics_lines(run: dict[str, Any]) -> list[str]:
     num = run.get("numerics")
     if not isinstance(num, dict):
         return []
+    if run.get("compile_id") and repartitioned(graph_key(run)):  # type: ignore[arg-type]
+        return [f"numerics: {REPARTITIONED}"]
     if num.get("unavailable"):
         return [f"numerics: not compared ({num['unavailable']})"]
     lines = [f"numerics (inputs: {num.get('inputs', '?')}):"] + ([f"  note: {num['note']}"] if num.get("note") else [])
@@ -75,7 +82,9 @@ def what_if_deltas(runs: dict[str, dict[str, Any]], shapes: dict[str, dict[str, 
         line = (f"{head}compiled {fmt_ms(oc)} -> {fmt_ms(vc)} ms{pct}, kernel calls timed "
                 f"{len(o.get('kernels') or [])} -> {len(v.get('kernels') or [])}, kernel sum "
                 f"{fmt_ms(o.get('kernel_sum_ms'))} -> {fmt_ms(v.get('kernel_sum_ms'))} ms")
-        num = v.get("numerics") or {}
+        num = {} if repartitioned(key) else v.get("numerics") or {}
+        if repartitioned(key):
+            line += f"; {REPARTITIONED}"
         for which, label in (("vs_original", "original"), ("vs_eager", "eager")):
             a, r = worst_error(num.get(which))
             if a is not None:

@@ -1,4 +1,6 @@
-"""Shared test settings."""
+"""Shared test settings, the recordings a whole test run shares (``demo_run``, ``train_step_run``) and the
+helpers tests import: waits on a condition with a deadline (``wait_for``, ``wait_until``, ``screen_settled``) and
+the screen's text through Textual's public API (``screen_lines``)."""
 
 import atexit
 import os
@@ -34,6 +36,66 @@ def app_driver():
         return app
 
     return drive
+
+
+#: an environment variable set only for the shared demo recording below, and its value: no report may carry it
+DEMO_RUN_SECRET = ("INDUCTOR_STEP_TEST_SECRET", "s3cr3t-value-8d1f")
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> str:
+    """The path of one real session of the bundled demo (tracer/demo/train_step.py: ``[0/0] forward``,
+    ``[0/0] backward``, ``[1/0] inference``), recorded once for the whole test run by ``inductor-step
+    --headless --run --record train_step-test.jsonl`` with :data:`DEMO_RUN_SECRET` in its environment and no
+    TORCH_TRACE / TORCH_LOGS; skips where torch is not installed.  Read it, never write it: the report,
+    export and format tests share it."""
+    import importlib.util  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed: cannot record a real session")
+    d = tmp_path_factory.mktemp("demo_run")
+    path = str(d / "train_step-test.jsonl")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), root) if p))
+    env.pop("TORCH_TRACE", None)
+    env.pop("TORCH_LOGS", None)
+    env[DEMO_RUN_SECRET[0]] = DEMO_RUN_SECRET[1]
+    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", path],
+                          cwd=str(d), env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return path
+
+
+@pytest.fixture(scope="session")
+def train_step_run(tmp_path_factory):
+    """examples/train_step.py recorded once for the whole test run by ``inductor-step --headless --run --record
+    sessions/train_step.jsonl examples/train_step.py --steps 3 --lr 0.05`` (the session folder does not exist
+    before), started in a thread of its own when first asked for, so a module's other recordings go on beside it:
+    a future of ``(returncode, stdout, stderr, record path, cwd)``.  test_tracer and test_links read it."""
+    import importlib.util  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed: cannot record a real session")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cwd = tmp_path_factory.mktemp("train_step")
+    record = str(cwd / "sessions" / "train_step.jsonl")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("TORCH_LOGS", None)
+    env.pop("TORCH_TRACE", None)
+
+    def run():
+        p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record,
+                            os.path.join(root, "examples", "train_step.py"), "--steps", "3", "--lr", "0.05"],
+                           cwd=str(cwd), env=env, capture_output=True, text=True, timeout=300)
+        return p.returncode, p.stdout, p.stderr, record, str(cwd)
+
+    pool = ThreadPoolExecutor(1)
+    yield pool.submit(run)
+    pool.shutdown(wait=True)
 
 
 @pytest.fixture(autouse=True)
@@ -94,13 +156,63 @@ def _skip_interpreter_teardown() -> None:
 atexit.register(_skip_interpreter_teardown)
 
 
-async def wait_for(pilot, cond, timeout: float = 240.0, seen=None) -> None:
-    """Let a live app run until ``cond()`` holds (the agent's messages arrive meanwhile), polling every 0.1 s;
-    on timeout (s) the assertion says what ``seen()`` returns then."""
+def screen_lines(app) -> list[str]:
+    """The terminal's text as the app draws it now, one string per row (``app.size``), read from Textual's
+    public ``App.export_screenshot`` (Rich's SVG: one ``<text>`` per run of styled cells, at column
+    ``x / cell width`` of row ``-line-N``); cells with no text are spaces."""
+    import html  # noqa: PLC0415
+    import re  # noqa: PLC0415
+
+    width, height = app.size
+    rows = [[" "] * width for _ in range(height)]
+    svg = app.export_screenshot(simplify=True)
+    for m in re.finditer(r'<text [^>]*\bx="([\d.]+)" [^>]*textLength="([\d.]+)" [^>]*-line-(\d+)\)">([^<]*)</text>',
+                         svg):
+        text = html.unescape(m.group(4)).replace("\xa0", " ")
+        cell = float(m.group(2)) / len(text)
+        col, y = round(float(m.group(1)) / cell), int(m.group(3))
+        for i, ch in enumerate(text):
+            if y < height and col + i < width:
+                rows[y][col + i] = ch
+    return ["".join(r) for r in rows]
+
+
+async def wait_for(pilot, cond, timeout: float = 240.0, seen=None, every: float = 0.05) -> None:
+    """Let the app run until ``cond()`` holds (a live agent's messages, timers and workers go on meanwhile),
+    checking every ``every`` s; after ``timeout`` s the assertion says what ``seen()`` returns then."""
     import time  # noqa: PLC0415
 
     t0 = time.monotonic()
+    await pilot.pause()
     while not cond():
         if time.monotonic() - t0 > timeout:
-            raise AssertionError(f"timed out waiting{f': {seen()}' if seen else ''}")
-        await pilot.pause(0.1)
+            raise AssertionError(f"timed out after {timeout} s waiting{f': {seen()}' if seen else ''}")
+        await pilot.pause(every)
+
+
+async def screen_settled(pilot, app, timeout: float = 10.0) -> None:
+    """Let the app run until what it draws stops changing (two screenshots 0.05 s apart are equal), at most
+    ``timeout`` s: after a key whose effect has no single attribute to wait on."""
+    last: list = [None]
+
+    def settled() -> bool:
+        now = app.export_screenshot(simplify=False)
+        done, last[0] = now == last[0], now
+        return done
+
+    await wait_for(pilot, settled, timeout=timeout)
+
+
+def wait_until(cond, timeout: float = 120.0, seen=None, every: float = 0.05):
+    """Outside an app: poll ``cond()`` every ``every`` s until it returns something true, and return that;
+    after ``timeout`` s the assertion says what ``seen()`` returns then."""
+    import time  # noqa: PLC0415
+
+    end = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout} s waiting{f': {seen()}' if seen else ''}")
+        time.sleep(every)

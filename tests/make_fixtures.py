@@ -18,32 +18,41 @@ RUNS = {
     "demo.jsonl": ["--run"],
     "codegen_error.jsonl": [os.path.join(HERE, "scripts", "cpp_compile_error.py")],
     "graph_breaks.jsonl": [os.path.join(HERE, "scripts", "graph_breaks.py")],
-    # issue 21's diff pairs: a dynamic-shape recompile, a dtype change, one script under two Inductor configs
+    # diff pairs: a dynamic-shape recompile, a dtype change, one script under two Inductor configs
     "diff_recompile.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_recompile.py")],
     "diff_dtype.jsonl": [os.path.join(HERE, "scripts", "diff_dtype.py")],
     "diff_config_a.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_config.py")],
     "diff_config_b.jsonl": ["--run", os.path.join(HERE, "scripts", "diff_config.py")],
-    # issue 20's ledger: timed, with a missed fusion Inductor logs a reason for and two extern round trips
+    # the ledger: timed, with a missed fusion Inductor logs a reason for and two extern round trips
     "ledger.jsonl": ["--run", os.path.join(HERE, "scripts", "ledger_small.py")],
-    # issue 27: how each graph was compiled, a C++ GEMM template and autotuning; dynamic symbols, timed
+    # how each graph was compiled, a C++ GEMM template and autotuning; dynamic symbols, timed
     "modes_autotune.jsonl": [os.path.join(HERE, "scripts", "modes_autotune.py")],
     "modes_dynamic.jsonl": ["--run", os.path.join(HERE, "scripts", "modes_dynamic.py")],
-    # issue 27.1: a torch.cond's branches as graphs of their own, timed
+    # a torch.cond's branches as graphs of their own, timed
     "subgraphs_cond.jsonl": ["--run", os.path.join(HERE, "scripts", "hop_cond.py")],
-    # issue 28.6: a C++ kernel's compiled function disassembled by the run stage
+    # a C++ kernel's compiled function disassembled by the run stage
     "cpu_asm.jsonl": ["--run", os.path.join(HERE, "scripts", "cpu_asm.py")],
-    # issue 29: every buffer against eager: a bf16 chain, a NaN from the data, a wrong tanh lowering
+    # every buffer against eager: a bf16 chain, a NaN from the data, a wrong tanh lowering
     "numerics.jsonl": ["--numerics", os.path.join(HERE, "scripts", "numerics_small.py")],
-    # issue 40.7: a concat's NopKernelSchedulerNode (no kernel), asked about with f
+    # blame: the bisect of torch's planted relu bug to its lowering, after pane e's numerics of it
+    "blame.jsonl": ["--numerics", "--blame=numerics", os.path.join(HERE, "scripts", "blame_relu.py")],
+    # recompile blame: a dynamic size made static by a loop over it, then a call with another size
+    "blame_specialize.jsonl": [os.path.join(HERE, "scripts", "blame_specialize.py")],
+    # speed blame: cpp.simdlen = 1 planted; each variant timed round by round (on a busy machine: all noise)
+    "blame_speed.jsonl": ["--blame=speed", os.path.join(HERE, "scripts", "blame_slow.py")],
+    # a concat's NopKernelSchedulerNode (no kernel), asked about with f
     "nop_concat.jsonl": [os.path.join(HERE, "scripts", "nop_concat.py")],
-    # issue 40.6: a frame Dynamo traced that made no Inductor graph (pane T against the graph list)
+    # a frame Dynamo traced that made no Inductor graph (pane T against the graph list)
     "no_graph_frame.jsonl": [os.path.join(HERE, "scripts", "no_graph_frame.py")],
-    # issue 40.11: one recompile of a training step, its forward and backward (the gate counted it twice)
+    # one recompile of a training step, its forward and backward (the gate counted it twice)
     "recompile_train.jsonl": [os.path.join(HERE, "scripts", "recompile_train.py")],
+    # memory: an in-place setting and the partitioner's activation budget, each a what-if variant, timed
+    "memory_whatif.jsonl": ["--run", "--what-if=inplace_buffers=False", "--what-if=activation_memory_budget=0.5",
+                            os.path.join(HERE, "scripts", "memory_whatif.py")],
 }
 #: extra environment of a run
 ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}
-#: issue 23's rank comparison: one script run as rank 0, rank 1 and a rank 1 that dies (--run, script args)
+#: the rank comparison: one script run as rank 0, rank 1 and a rank 1 that dies (--run, script args)
 RANKS = {"ranks_r0.jsonl": ["--rank", "0"], "ranks_r1.jsonl": ["--rank", "1"],
          "ranks_r1_died.jsonl": ["--rank", "1", "--die"]}
 

@@ -257,6 +257,10 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
                     from inductor_step.tracer.save_inputs import serve  # noqa: PLC0415
 
                     serve(self, msg)
+                elif cmd in (protocol.CMD_BLAME, protocol.CMD_CANCEL_BLAME):  # B (tracer.blame)
+                    from inductor_step.tracer import blame  # noqa: PLC0415
+
+                    blame.serve(self, msg) if cmd == protocol.CMD_BLAME else blame.cancel(self)
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_TIME_PAIR:  # issue 32: r in the diff view (tracer.pair_timing)
@@ -344,6 +348,9 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             adapter.install_cudagraph_log_hook(self.on_cudagraph_skip)
             self.cudagraph_recording_hook = adapter.install_recording_hook(self.on_cudagraph_record)
         hooks += adapter.install_aoti_hook(self.on_aoti_start, self.on_aoti_done)
+        from inductor_step.tracer import whatif_partition  # noqa: PLC0415
+
+        hooks += whatif_partition.install(self)  # training graphs' joint graphs (activation_memory_budget what-ifs)
 
         from inductor_step.tracer import backends  # noqa: PLC0415
 
@@ -422,6 +429,9 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             rank_watch.start(self.send)
         rc = 0
         error: dict[str, Any] | None = None
+        from inductor_step.tracer.blame_speed import config_values  # noqa: PLC0415
+
+        self.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
         try:
             runpy.run_path(self.script, run_name="__main__")
         except _Quit:
@@ -476,6 +486,10 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             self.run_all()
         if self.numerics_at_end and compiled:
             self.numerics_all()
+        if self.__dict__.get("blame_at_end") and compiled:  # --blame numerics (tracer.blame)
+            from inductor_step.tracer.blame import run_in_agent  # noqa: PLC0415
+
+            run_in_agent(self, None, self.blame_at_end)
         if not self.serve:
             _run_exit_funcs()
         if self.serve and self.ctl_fd is not None:
@@ -487,7 +501,8 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
 
 
 #: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)
-AGENT_VALUE_OPTIONS = frozenset({"--msg-fd", "--ctl-fd", "--connect", "--step-rank", "--what-if", "--timing-limit"})
+AGENT_VALUE_OPTIONS = frozenset({"--msg-fd", "--ctl-fd", "--connect", "--step-rank", "--what-if", "--timing-limit",
+                                 "--blame"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -507,6 +522,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="after the script, recompile every graph with these torch._inductor.config settings")
     p.add_argument("--numerics", action="store_true",
                    help="after the script, compare every graph's buffers with eager (issue 29)")
+    p.add_argument("--blame", choices=("numerics", "speed"), default=None,
+                   help="after the script, bisect the first graph that diverges from eager (tracer.blame)")
     p.add_argument("--timing-limit", type=float, default=None, metavar="S",
                    help="one graph's timing, at most S seconds (default 600)")
     p.add_argument("script")
@@ -539,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
                   what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
     agent.numerics_at_end = ns.numerics
+    agent.blame_at_end = ns.blame
     if ns.timing_limit is not None:
         agent.timing_limit_s = ns.timing_limit
     return agent.main()

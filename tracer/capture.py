@@ -32,7 +32,8 @@ _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
 _TRACE_EVENTS = frozenset({*_AOT_EVENTS, "optimize_ddp_split_child", "dynamo_output_graph", "dynamo_cpp_guards_str",
                            "inductor_output_code", "compilation_metrics", "artifact:dynamo_graph_break_reason",
                            "artifact:recompile_reasons", "artifact:fx_graph_runnable",
-                           "artifact:inductor_provenance_tracking_node_mappings", *AOT_CODE_EVENTS})
+                           "artifact:inductor_provenance_tracking_node_mappings", *AOT_CODE_EVENTS,
+                           "symbolic_shape_specialization"})
 
 
 def wants_trace_event(name: str) -> bool:
@@ -233,6 +234,10 @@ class Capture(SubgraphCapture):
             kind = "backward" if fr["kind"] == "forward" and len(fr["runnables"]) > 1 else (fr["kind"] or "inference")
             self.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": cid,
                        "graph_kind": with_part(kind, fr.get("part")), "payload": payload})
+        elif name == "symbolic_shape_specialization":  # a dynamic size made a constant (tracer.blame_shapes)
+            from inductor_step.tracer.blame_shapes import on_event  # noqa: PLC0415
+
+            on_event(self, cid, md)
         elif name == "dynamo_cpp_guards_str":
             self.send({"type": "guards", "compile_id": cid, "text": payload})
         elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.current:

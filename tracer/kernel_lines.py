@@ -107,6 +107,25 @@ def split_in_place(kernel: dict[str, Any], rec: dict, computed: list[str]) -> di
     return out
 
 
+def split_mutation(kernel: dict[str, Any], ptr: str, target: str, mutator: str) -> dict[str, list[list[int]]] | None:
+    """Lines of a buffer and the buffer that mutates it (``mutator.mutations = [target]`` in Inductor's
+    scheduler) when one C++ call computes both through one pointer ``ptr`` with plain stores: Swin's
+    backward zero-fills ``buf6`` (``new_zeros``) in one loop and copies into it (``buf7``, an
+    ``as_strided_scatter``) in the next, both through ``out_ptr1``.  Each storing loop is one buffer's, in
+    that order; a load reads the buffer last stored before it (:func:`_split_by_loop`).  None where the
+    loops storing through ``ptr`` are not one per buffer, or the mutation is atomic (a scatter-add: the
+    caller splits those by ``atomic_``)."""
+    if kernel.get("backend") != "cpp":
+        return None
+    src = (kernel.get("source") or "").split("\n")
+    p_lines = [n for a, e in ptr_lines(kernel, {ptr}) for n in range(a, e + 1)]
+    if any("atomic_" in src[n - 1] for n in p_lines):
+        return None
+    store = re.compile(r"(\.store\(|\bstore\()\s*" + re.escape(ptr) + r"\b|\b" + re.escape(ptr) + r"\[[^\]]*\]\s*=[^=]")
+    stores = [n for n in p_lines if store.search(src[n - 1])]
+    return _split_by_loop(src, p_lines, stores, [target, mutator], input_first=False)
+
+
 def _innermost_loops(src: list[str]) -> list[int | None]:
     """Per line of a C++ kernel (0-based), the 1-based line of the innermost ``for`` loop holding it."""
     out: list[int | None] = []

@@ -29,6 +29,7 @@ from typing import Any
 from inductor_step.tracer.kernel_lines import line_ranges as _ranges
 from inductor_step.tracer.kernel_lines import ptr_lines as _ptr_lines
 from inductor_step.tracer.kernel_lines import split_in_place as _split_in_place
+from inductor_step.tracer.kernel_lines import split_mutation as _split_mutation
 
 _PROV = re.compile(r"(?:#|//)\s*\[Provenance debug handles\]\s*([\w.]+):(\d+)")  # // in a C++ wrapper
 _TRITON_DEF = re.compile(r"^def \w+\(([^)]*)\)", re.M)
@@ -260,6 +261,11 @@ def _link_generated_calls(k: dict, out_b: dict[str, dict], entry: dict, defs: di
                 if b in removed:
                     ptr_of[b], why_of[b] = None, "Inductor removed its store (V.graph.removed_buffers)"
             split = _split_in_place(k, rec, [b for b in computed if b not in removed])
+            for b in computed:  # a buffer and its mutation stored through one pointer, loop after loop
+                t = real_name.get(b, b)
+                if t != b and t in computed and ptr_of[b] and ptr_of.get(t) == ptr_of[b] \
+                        and b not in split and t not in split:
+                    split.update(_split_mutation(k, ptr_of[b], t, b) or {})
         entry["calls"].append({"index": i, "line": call_lines[i] if i < len(call_lines) else None,
                                "buffers": computed, "pointers": "kernel args" if rec else "call arguments",
                                "post_grad_nodes": prov_call.get((kname, i), [])})
@@ -508,9 +514,14 @@ def _dynamo_index(fx: dict[str, dict[str, Any]], post_grad_nodes: list[dict],
                   dyn_names: set[str]) -> dict[str, dict[str, list[str]]]:
     """``links.dynamo_nodes``: Dynamo FX node -> the post-grad nodes made from it (every one whose
     ``from_node`` names it, as torch's provenance map's preToPost: a node compilation removed, such as
-    a dropout with p=0, maps to the node that replaced it) and the buffers made from those."""
+    a dropout with p=0, maps to the node that replaced it) and the buffers made from those.  Only
+    ``call_function`` nodes, as torch's map (``get_graph_provenance_json``): a backward's placeholders for
+    saved activations (``amax_1``, named after the forward's node) keep their ``from_node`` but are no
+    node made from the Dynamo node in this graph."""
     dyn_map: dict[str, dict[str, list[str]]] = {}
     for n in post_grad_nodes:
+        if n.get("op", "call_function") != "call_function":
+            continue
         for dn in n.get("from_node") or []:
             if dn in dyn_names:
                 e = dyn_map.setdefault(dn, {"post_grad": [], "buffers": []})

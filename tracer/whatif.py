@@ -51,6 +51,10 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
     time the original and the variant (the ``run`` command's timing, the variant's with numerics).
     Call it on any thread but the one compiling: it compiles on a thread of its own and waits.
     """
+    from inductor_step.tracer import adapter, whatif_partition  # noqa: PLC0415
+
+    if adapter.functorch_settings(settings):  # the partitioner's settings: the joint graph partitioned again
+        return whatif_partition.run_partition_what_if(agent, cid, kind, settings, run)
     variant = settings_label(settings)
     vkind = f"{kind}{VARIANT_SEP}{variant}"
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": variant, "settings": settings}

@@ -479,7 +479,18 @@ class StepApp(JobView, App[None]):
 
         numerics.request(self)
 
+    def action_blame(self) -> None:
+        """B: the blame pane; in a live session on a graph that diverged, bisect it first (tui.panes.blame)."""
+        from inductor_step.tui.panes.blame import request  # noqa: PLC0415
+
+        request(self)
+
     def action_cancel_run(self) -> None:
+        from inductor_step.tui.panes.blame import cancel  # noqa: PLC0415
+
+        if cancel(self):  # c while a blame runs: that first
+            self.refresh_status()
+            return
         if self.agent is not None and self.agent.alive:
             self.agent.send(CMD_CANCEL_RUN)
             self.session.run_status = "cancelling…"

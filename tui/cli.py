@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "ends; in a torchrun job's UI too: every rank times its graphs as its script ends")
     p.add_argument("--numerics", action="store_true", help="with --headless: after the script, compare every buffer "
                    "of every compiled graph with eager and float64; print the first divergence and NaN first (issue 29)")
+    p.add_argument("--blame", choices=("numerics", "speed"), default=None,
+                   help="with --headless: after the script, numerics: bisect the first graph that diverges from eager "
+                        "to the backend, subsystem and single pass or lowering that caused it (each step a child "
+                        "process); speed: time what-if variants of the first graph, one setting switched each, and "
+                        "name the setting whose change moves its time beyond noise")
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="with --headless: after the script, recompile every graph with these torch._inductor.config "
                         "settings (e.g. 'max_autotune=True'; repeat for more variants); with --run, print the timing deltas")
@@ -92,7 +97,7 @@ LAUNCHER_FLAGS = frozenset({"-h", "--help", "--standalone", "-m", "--module", "-
 #: our own options that take a value (to find where a launcher spelling starts)
 _VALUE_OPTIONS = frozenset({"--record", "--caches", "--what-if", "--open", "--screenshots", "--python", "--nproc-per-node",
                             "--nproc_per_node", "--rank", "--timing-limit",
-                            "--save-inputs"})
+                            "--save-inputs", "--blame"})
 def split_script(argv: list[str]) -> tuple[list[str], list[str]]:
     """``(our options and SCRIPT, the script's arguments)``: everything after SCRIPT goes to the script
     verbatim -- ``--n 32``, ``--h``, ``--help``, ``-m x`` are the script's, never abbreviations of our
@@ -274,11 +279,13 @@ def main(argv: list[str] | None = None) -> int:
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
             on_end_signals(raise_ended)
-            return run_headless(script, args, record, ns.run, ns.python, ns.what_if, ns.numerics)
+            return run_headless(script, args, record, ns.run, ns.python, ns.what_if, ns.numerics, blame=ns.blame)
         if ns.run and launcher is None:
             raise UsageError("--run goes with --headless; in the UI press r")
         if ns.what_if:
             raise UsageError("--what-if goes with --headless; in the UI press w")
+        if ns.blame:
+            raise UsageError("--blame goes with --headless; in the UI press B on pane e")
         if not sys.stdout.isatty():
             raise UsageError("the UI needs a terminal; use --headless --record FILE to run without one")
         from inductor_step.tui.app import StepApp  # noqa: PLC0415

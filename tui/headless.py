@@ -17,7 +17,7 @@ from inductor_step.tui.signals import Ended, _signal_name
 
 
 def run_headless(script: str, args: list[str], record: str, run: bool, python: str | None,
-                 what_if: list[str] | None = None, numerics: bool = False) -> int:
+                 what_if: list[str] | None = None, numerics: bool = False, blame: str | None = None) -> int:
     """Run straight through, print one line per stop and error; return the script's exit status."""
     from inductor_step.session.client import AgentProcess, SessionWriter  # noqa: PLC0415
     from inductor_step.session.store import summarize_stop  # noqa: PLC0415
@@ -25,7 +25,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     q: queue.Queue[dict[str, Any]] = queue.Queue()
     writer = SessionWriter(record, {"script": script, "argv": args})
     agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python,
-                         what_if=what_if, numerics=numerics)
+                         what_if=what_if, numerics=numerics, blame=blame)
     runs: dict[str, dict[str, Any]] = {}
     numerics_msgs: dict[str, dict[str, Any]] = {}  # graph key -> numerics message (--numerics, issue 29)
     shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
@@ -91,6 +91,11 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                 for line in headless_lines(msg):
                     print(line, flush=True)
                 numerics_msgs[protocol.graph_key(msg)] = msg
+            elif t == "blame":  # --blame: each step as it ends, then the verdict (session.blame)
+                from inductor_step.session.blame import headless_lines as blame_lines  # noqa: PLC0415
+
+                for line in blame_lines(msg):
+                    print(line, flush=True)
             elif t == "run_status" and msg.get("done"):
                 last_status = msg.get("message")
             elif t == "inputs_saved":  # issue 28.5: --save-inputs; its repro is written after the session
@@ -234,9 +239,9 @@ def _print_ranks(job_path: str) -> None:
 
 
 def print_memory(session: Any) -> None:
-    """A ``memory: [0/0] forward planned peak ...`` line per graph (session.memory.summary_lines), planned from
+    """A ``memory: [0/0] forward planned peak ...`` line per graph (session.memory_text.summary_lines), planned from
     each graph's wrapper in ``session`` (session.store.Session, the one just written); not measured."""
-    from inductor_step.session.memory import summary_lines  # noqa: PLC0415
+    from inductor_step.session.memory_text import summary_lines  # noqa: PLC0415
 
     try:
         for line in summary_lines(session):

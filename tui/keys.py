@@ -48,6 +48,12 @@ BINDINGS: list[Binding] = [
     Binding("M", "stage('memory')", "Memory", show=False, id="pane-memory",
             tooltip="pane M: where the bytes go: the graph's planned peak, the buffers live there (largest first), "
                     "what the forward saves for the backward; the cursor selects a buffer; Enter: pane 3 at it"),
+    Binding("B", "blame", "Blame", show=False, id="blame",
+            tooltip="pane B: blame: on a graph whose buffers diverge (pane e), bisect it in child processes to the "
+                    "backend, subsystem and single pass or lowering that caused it (torch's compiler bisector); from "
+                    "pane 7, which setting makes the graph slower (what-if variants timed round by round); the steps "
+                    "and the verdict; Enter on the verdict: its FX node in pane 2; c cancels; a recompile: the sizes "
+                    "made static and the lines that did it"),
     Binding("greater_than_sign", "next_rank", "Rank", key_display=">", show=False, id="next-rank",
             tooltip="a torchrun job: the next rank's recorded stops, at the same graph, stage and selection"),
     Binding("less_than_sign", "next_rank(-1)", "Rank back", key_display="<", show=False, id="prev-rank",

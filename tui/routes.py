@@ -97,6 +97,13 @@ def on_header(app: Any, msg: Record) -> None:
     app.refresh_title()
 
 
+def on_blame(app: Any, msg: Record) -> None:
+    """A blame's step or verdict (B): pane B (:mod:`inductor_step.tui.panes.blame`)."""
+    from inductor_step.tui.panes.blame import on_message  # noqa: PLC0415
+
+    on_message(app, msg)
+
+
 def on_pane_message(app: Any, msg: Record) -> None:
     """A type without a route: e.g. fusion_query: for the pane on screen; inputs_saved (X): pane 6, which asked."""
     app.pane("codegen" if msg.get("type") == "inputs_saved" else app.view.stage).session_message(msg)
@@ -106,7 +113,7 @@ def on_pane_message(app: Any, msg: Record) -> None:
 ROUTES: dict[str, Callable[[Any, Record], None]] = {
     "stop": on_stop, "output": on_output, "run": on_run, "run_status": on_run, "what_if": on_what_if,
     "numerics": on_numerics, "pair_timing": on_pair_timing, "error": on_error, "done": on_end,
-    "agent_exit": on_end, "header": on_header,
+    "agent_exit": on_end, "header": on_header, "blame": on_blame,
 }
 
 __all__ = ["ROUTES", "on_pane_message"]

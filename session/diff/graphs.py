@@ -140,10 +140,11 @@ def diff_graphs(a: DiffSide, b: DiffSide, same_session: bool = True, rounds: dic
         diff_compile_time(a, b, levels["ctime"])
     else:
         del levels["ctime"]
-    from inductor_step.session.memory import diff_note  # noqa: PLC0415 - issue 42
+    from inductor_step.session.memory_text import diff_note  # noqa: PLC0415 - issue 42
 
-    mem = diff_note(a.memory() if callable(a.memory) else None, b.memory() if callable(b.memory) else None)
-    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS if k in levels], kmap, notes=top, memory=mem)
+    ma, mb = (a.memory() if callable(a.memory) else None), (b.memory() if callable(b.memory) else None)
+    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS if k in levels], kmap, notes=top,
+                     memory=diff_note(ma, mb), memory_always=diff_note(ma, mb, always=True))
 
 
 # --------------------------------------------------------------------------- pairing

@@ -40,7 +40,7 @@ class DiffSide:
     run: dict[str, Any] | None = None
     numerics: dict[str, Any] | None = None  # issue 29: the graph's buffers against eager (session.numerics)
     compile_time: Any = None  # issue 30: its session.compile_time.GraphTime, None without compile times
-    memory: Any = None  # issue 42: a callable giving its session.memory.GraphMemory (planned when first asked)
+    memory: Any = None  # issue 42: a callable giving its session.memory_text.GraphMemory (planned when first asked)
     compile_times_measured: bool = False  # its session has compile times (of any graph)
     guards: str | None = None
     all_guards: dict[str, str] = field(default_factory=dict)
@@ -151,8 +151,10 @@ class GraphDiff:
     #: said at the top, before any level (issue 32): a variant compiled static from a dynamic graph, timings
     #: judged not reliable or a machine that moved between the two timings
     notes: list[str] = field(default_factory=list)
-    #: issue 42: the planned peak and saved-for-backward bytes when they moved (session.memory.diff_note), else ""
+    #: issue 42: the planned peak and saved-for-backward bytes when they moved (session.memory_text.diff_note), else ""
     memory: str = ""
+    #: the same line, said also when nothing moved (``memory: planned peak 1.0 kB in both``), for the diff screen
+    memory_always: str = ""
 
     def level(self, key: str) -> Level:
         return next(lv for lv in self.levels if lv.key == key)
@@ -169,8 +171,8 @@ class GraphDiff:
 
 
 def _graph_memory(session: Any, key: str) -> Any:
-    """Issue 42: graph ``key``'s session.memory.GraphMemory (None when the session cannot plan it)."""
-    from inductor_step.session.memory import graph_memory  # noqa: PLC0415
+    """Issue 42: graph ``key``'s session.memory_text.GraphMemory (None when the session cannot plan it)."""
+    from inductor_step.session.memory_text import graph_memory  # noqa: PLC0415
 
     try:
         return graph_memory(session, key)

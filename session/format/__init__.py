@@ -35,12 +35,15 @@ from inductor_step.session.format.compile_time import (  # noqa: F401
     COMPILE_STAGES, CompileTime, CompileTimeKernel,
 )
 from inductor_step.session.format.commands import (  # noqa: F401
-    CMD_CANCEL_RUN, CMD_CAN_FUSE, CMD_CONTINUE, CMD_NUMERICS, CMD_QUIT, CMD_RUN, CMD_SAVE_INPUTS, CMD_TIME_PAIR,
+    CMD_BLAME, CMD_CANCEL_BLAME, CMD_CANCEL_RUN, CMD_CAN_FUSE, CMD_CONTINUE, CMD_NUMERICS, CMD_QUIT, CMD_RUN, CMD_SAVE_INPUTS, CMD_TIME_PAIR,
     CMD_WHAT_IF, Command,
     split_at_script,
 )
 from inductor_step.session.format.numerics import (  # noqa: F401 - issue 29
     GraphNumerics, NumericsAnswer, NumericsBuffer,
+)
+from inductor_step.session.format.blame import (  # noqa: F401
+    Blame, BlameMeasure, BlameSetting, BlameSpecialization, BlameStep, BlameVerdict,
 )
 from inductor_step.session.format.codec import (  # noqa: F401
     PACKED_HEAD_KEYS, PACK_OVER, Packed, STOP_HEAD_KEYS, decode, encode, pack, stop_head,
@@ -49,7 +52,8 @@ from inductor_step.session.format.reader import (  # noqa: F401
     LAZY, load_lazy, read_session,
 )
 from inductor_step.session.format.keys import (  # noqa: F401
-    GraphKey, PART_SEP, RESET_SEP, SUBGRAPH_SEP, VARIANT_SEP, graph_key, kind_of, parse_settings, settings_label,
+    GraphKey, PART_SEP, PARTITION_SETTINGS, RESET_SEP, SUBGRAPH_SEP, VARIANT_SEP, graph_key, kind_of, parse_settings,
+    repartitioned, settings_label,
     split_part, split_subgraph, split_variant, with_part, with_subgraph,
 )
 from inductor_step.session.format.values import (  # noqa: F401

@@ -16,6 +16,8 @@ CMD_WHAT_IF = "what_if"     # recompile one graph with Inductor settings changed
 CMD_TIME_PAIR = "time_pair"  # time two graphs round by round (issue 32: r in the diff view)
 CMD_NUMERICS = "numerics"   # compare each buffer of the graphs (all, or "graph") with eager (issue 29)
 CMD_SAVE_INPUTS = "save_inputs"  # save one kernel's real arguments at its launch (issue 28.5: X in pane 6)
+CMD_BLAME = "blame"  # bisect a graph's divergence to the pass or lowering behind it (tracer.blame)
+CMD_CANCEL_BLAME = "cancel_blame"  # end the blame in progress (its step's process too)
 
 
 class Command(TypedDict, total=False):
@@ -33,6 +35,7 @@ class Command(TypedDict, total=False):
     graphs: list[str]  # time_pair: the two graph keys, A then B
     kernel: str  # save_inputs: the kernel (of "graph") whose arguments to save
     dir: str  # save_inputs: the folder for <kernel>.inputs.pt (the session's repros/)
+    blame: Literal["numerics", "speed"]  # blame: what to blame (of "graph", or the first graph that diverges)
 
 
 def split_at_script(argv: list[str], value_options: frozenset[str] | set[str]) -> tuple[list[str], list[str]]:

@@ -185,6 +185,19 @@ def settings_label(settings: dict[str, Any]) -> str:
     return ",".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in settings.items())
 
 
+#: torch._functorch.config settings a training graph's what-if partitions its joint graph again under (tracer.whatif_partition)
+PARTITION_SETTINGS = ("activation_memory_budget", "activation_memory_budget_solver",
+                      "activation_memory_budget_runtime_estimator", "aggressive_recomputation")
+
+
+def repartitioned(key: str) -> bool:
+    """True for a what-if variant whose settings include a :data:`PARTITION_SETTINGS` one: its forward and backward
+    come from a new partition, so their outputs past the user's (the saved tensors) and the backward's inputs are
+    not the original's, position by position."""
+    variant = split_variant(key)[1] or ""
+    return any(part.split("=", 1)[0].removeprefix("functorch.") in PARTITION_SETTINGS for part in variant.split(","))
+
+
 def split_variant(key: str) -> tuple[str, str | None]:
     """``"[0/0] forward · max_autotune=True"`` -> ``("[0/0] forward", "max_autotune=True")``."""
     base, sep, variant = key.partition(VARIANT_SEP)

@@ -331,6 +331,7 @@ class Run(TypedDict, total=False):
     graph_rounds: GraphRounds
     peak: Peak
     roofs: Roofs
+    memory: dict[str, Any]  # {"peak_bytes", "how"} on CUDA (tracer.timing.memory.measured_peak), else {"not_measured"}
     eager_nodes_ms: dict[str, float]  # post-grad FX node -> its eager time alone (tracer.timing.eager_nodes)
     eager_nodes: str  # how eager_nodes_ms was measured, or why it was not
     # issue 23: a graph with collectives is timed with each collective replaced by a local stand-in
@@ -522,10 +523,11 @@ class WhatIf(TypedDict, total=False):
 
 
 from inductor_step.session.format.numerics import GraphNumerics  # noqa: E402 - issue 29's message
+from inductor_step.session.format.blame import Blame  # noqa: E402 - blame's message
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
                 RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics, CompileTime,
-                InputsSaved]
+                InputsSaved, Blame]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
@@ -536,4 +538,5 @@ MESSAGES: dict[str, type] = {
     "numerics": GraphNumerics,
     "compile_time": CompileTime,
     "inputs_saved": InputsSaved,
+    "blame": Blame,
 }

@@ -290,7 +290,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     ctime = report_section(Session.of([m for m in msgs if m.get("type") in ("compile_time", "stop")]))
     if ctime:
         L.append(scrub.text(ctime.replace("## Compile time", "#### Compile time", 1)))
-    from inductor_step.session.memory import report_section as memory_section  # noqa: PLC0415 - issue 42
+    from inductor_step.session.memory_text import report_section as memory_section  # noqa: PLC0415 - issue 42
 
     memory = memory_section(Session.of([m for m in msgs if m.get("type") == "stop"]))
     if memory:
@@ -388,6 +388,11 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     num_md = numerics_md(Session.of(msgs))
     if num_md:
         text += "\n" + scrub.text(num_md)
+    from inductor_step.session.blame import report_markdown as blame_md  # noqa: PLC0415
+
+    blame_text = blame_md(msgs, Session.of(msgs))  # the verdicts, their steps and repro (session.blame)
+    if blame_text:
+        text += "\n" + scrub.text(blame_text)
     if diff_with:
         from inductor_step.session.diff import diff_files  # noqa: PLC0415
 

@@ -1,4 +1,4 @@
-"""Issue 30 on real compiles: where the compile's own time goes, with caches on.
+"""Compile time on real compiles: where the compile's own time goes, with caches on.
 
 One live session, driven by keys (it pauses at one stop for a known time), then the same script again
 headless: the second run must hit Inductor's caches.  Both record tests/scripts/ctime_small.py once for the
@@ -22,7 +22,7 @@ from inductor_step.session import compile_time as ct
 from inductor_step.tui.app import StepApp
 from inductor_step.session.store import Session
 
-from conftest import wait_for
+from conftest import screen_settled, wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "scripts", "ctime_small.py")
@@ -51,12 +51,13 @@ def runs(tmp_path_factory):
                     if p is not None:
                         if graph_key(p) == "[0/0] forward" and p["stage"] in ("aot", "lowering"):
                             await pilot.press("8")  # the linked pane before codegen says how far the compile got
-                            await pilot.pause(0.1)
+                            await wait_for(pilot, lambda: app.view.stage == "linked", timeout=10)
                             seen[f"8_at_{p['stage']}"] = app.pane("linked").code.text
                         if graph_key(p) == "[0/0] forward" and p["stage"] == "lowering" and "paused" not in seen:
                             seen["paused"] = time.monotonic()
                             await pilot.press("T")  # the person looks at the compile's time so far, then back
-                            await pilot.pause(0.2)
+                            await wait_for(pilot, lambda: app.view.stage == "ctime" and app.pane("ctime").code.text,
+                                           timeout=10)
                             seen["T_paused"] = app.pane("ctime").code.text
                             await pilot.press("3")
                             await asyncio.sleep(PAUSE_S)  # the person reads the pane; the compile waits
@@ -64,8 +65,10 @@ def runs(tmp_path_factory):
                         if graph_key(p) == "[0/0] forward" and p["stage"] == "codegen":
                             seen["bar"] = str(app.query_one("#stagebar").render())
                         await pilot.press("n")
-                    await pilot.pause(0.05)
-                await pilot.pause(0.2)
+                    # the next stop, or the end of the script
+                    await wait_for(pilot, lambda p=p: (app.view.paused is not None and app.view.paused is not p)
+                                   or app.session.done is not None, timeout=240)
+                await screen_settled(pilot, app)
             finally:
                 app.action_quit_app()
 
@@ -177,18 +180,18 @@ def test_pane_T_ranks_and_enter_goes_to_the_kernel(runs):
     async def main() -> None:
         async with app.run_test(size=(160, 50)) as pilot:
             await pilot.press("T")
-            await pilot.pause(0.1)
             pane = app.pane("ctime")
+            await wait_for(pilot, lambda: app.view.stage == "ctime" and pane.table.row_count > 0, timeout=10)
             seen["stage"] = app.view.stage
             seen["rows"] = [str(pane.table.get_row_at(i)[0]) for i in range(pane.table.row_count)]
             seen["detail"] = pane.code.text
             first = next(i for i, r in enumerate(seen["rows"]) if r.startswith("cpp_fused"))  # (autotunings too)
             for _ in range(first):
                 await pilot.press("down")
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: pane.table.cursor_row == first, timeout=10)
             seen["kernel"] = seen["rows"][pane.table.cursor_row]
             await pilot.press("enter")
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: app.view.stage != "ctime", timeout=10)
             seen["after"] = app.view.stage
             seen["code_row"] = str(app.pane("codegen").table.get_row_at(app.pane("codegen").table.cursor_row)[0])
 
@@ -202,7 +205,7 @@ def test_pane_T_ranks_and_enter_goes_to_the_kernel(runs):
 
 
 def test_diff_of_the_two_runs_compares_compile_time_per_stage(runs):
-    """`inductor-step diff live.jsonl again.jsonl` (issue 30.5): the first run (every cache missed) against the
+    """`inductor-step diff live.jsonl again.jsonl`: the first run (every cache missed) against the
     second (the caches hit).  On the diff screen a person presses T: the compile-time level lists the whole
     compile and each stage, A -> B with the change, the stages the cache hit skipped reading "cache hit", and
     the caches' verdicts that changed; p goes to the backward's pair (B has no compile of its own: the AOTAutograd
@@ -219,26 +222,28 @@ def test_diff_of_the_two_runs_compares_compile_time_per_stage(runs):
 
     async def main() -> None:
         async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), timeout=10, seen=lambda: app.screen)
             screen = app.screen
             assert isinstance(screen, DiffScreen), type(screen)
             while screen.pair.key_b != "[0/0] forward":
                 await pilot.press("p")
             seen["levels"] = [str(o.prompt) for o in screen.query_one("#diff-levels").options]
             await pilot.press("T")
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: str(screen.query_one("#diff-status").content).startswith("T compile time"),
+                           timeout=10, seen=lambda: str(screen.query_one("#diff-status").content))
             seen["status"] = str(screen.query_one("#diff-status").content)
             seen["rows"] = table(screen)
             seen["code"] = screen.code.text
             await pilot.press("p")
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: screen.pair.key_b != "[0/0] forward", timeout=10)
             seen["pair2"] = screen.pair.key_b
             await pilot.press("T")
-            await pilot.pause(0.1)
+            await screen_settled(pilot, app)
             seen["rows2"] = table(screen)
             seen["code2"] = screen.code.text
             await pilot.press("p", "p", "T")  # back to the forward's pair (p wraps around)
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: screen.pair.key_b == "[0/0] forward", timeout=10)
+            await screen_settled(pilot, app)
             await pilot.press("enter")
             pane = app.pane("ctime")
             await wait_for(pilot, lambda: pane.table.row_count > 0, timeout=10,

@@ -116,7 +116,7 @@ def test_os_exit_keeps_the_session_and_its_exit_status(runs):
     assert "exited with status 7 before it finished" in r.stderr
     msgs = r.messages()
     assert stages(msgs)[-1] == "codegen"
-    assert msgs[-1] == {"type": "agent_exit", "returncode": 7} or msgs[-1]["type"] == "agent_exit"
+    assert msgs[-1]["type"] == "agent_exit" and msgs[-1]["returncode"] == 7, msgs[-1]
 
 
 def test_segfault_is_reported_by_signal_name_and_the_session_survives(runs):

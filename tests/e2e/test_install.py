@@ -1,5 +1,5 @@
 """Installing inductor-step next to the other ``tracer`` and ``tui`` distributions on the package index
-clobbers neither (issue 16.8): our wheel puts only ``inductor_step`` into site-packages.
+clobbers neither: our wheel puts only ``inductor_step`` into site-packages.
 
 A fresh virtual environment gets PyPI's ``tracer`` and ``tui`` and then our wheel, all without
 dependencies (no torch download: what is checked needs none).  Skipped, with the reason, when the

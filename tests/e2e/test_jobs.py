@@ -1,4 +1,4 @@
-"""torchrun jobs (issue 23): torch's launcher with our agent in every rank, gloo on CPU, 2 processes.
+"""torchrun jobs: torch's launcher with our agent in every rank, gloo on CPU, 2 processes.
 
 Real jobs of tests/scripts/job_step.py (a DDP training step of a compiled MLP, then a compiled
 function with an in-graph all_reduce): headless through torchrun's own spelling, and live in the
@@ -13,10 +13,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 from inductor_step.session import format as protocol
 from inductor_step.tui.app import StepApp
+
+from conftest import wait_for, wait_until
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(HERE, "scripts", "job_step.py")
@@ -34,9 +35,10 @@ def _alive(pid: int) -> bool:
 def _no_orphans(job: dict, within_s: float = 5.0) -> None:
     pids = [r["pid"] for r in job["ranks"] if r.get("pid")]
     assert pids, "the job file names no rank process"
-    deadline = time.monotonic() + within_s
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    try:
+        wait_until(lambda: not any(_alive(p) for p in pids), timeout=within_s)
+    except AssertionError:
+        pass  # said below, with the processes
     assert not [p for p in pids if _alive(p)], "a rank's process outlived the job"
 
 
@@ -89,14 +91,6 @@ def test_headless_job_in_torchruns_spelling_records_every_rank_and_a_rank_that_d
     _no_orphans(job)
 
 
-async def _wait(pilot, cond, timeout: float = 240.0) -> None:
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError("timed out waiting")
-        await pilot.pause(0.1)
-
-
 def _rows(app: StepApp, stage: str) -> list[tuple[str, ...]]:
     t = app.query_one(f"#table-{stage}")
     return [tuple(str(c) for c in t.get_row_at(i)) for i in range(t.row_count)]
@@ -121,36 +115,39 @@ def test_live_job_steps_rank_1_while_rank_0_records_then_q_ends_every_process(tm
     seen: dict = {}
 
     async def steps(app: StepApp, pilot) -> None:
-        await _wait(pilot, lambda: 1 in app.ranks and app.ranks[1].view.paused is not None)
-        await _wait(pilot, lambda: 0 in app.ranks and any(
+        await wait_for(pilot, lambda: 1 in app.ranks and app.ranks[1].view.paused is not None)
+        await wait_for(pilot, lambda: 0 in app.ranks and any(
             s["graph_kind"] == "backward" and s["stage"] == "codegen" for s in app.ranks[0].session.stops))
         seen["title"] = _title(app)
         await pilot.press("0")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.view.stage == "ranks" and _rows(app, "ranks"), timeout=10)
         seen["ranks"] = _rows(app, "ranks")
         await pilot.press("1")
         for _ in range(3):  # rank 1: dynamo -> aot -> lowering -> scheduling
             before = len(app.ranks[1].session.stops)
             await pilot.press("n")
-            await _wait(pilot, lambda b=before: len(app.ranks[1].session.stops) > b)
-        await pilot.pause(0.3)
+            await wait_for(pilot, lambda b=before: len(app.ranks[1].session.stops) > b)
+        await wait_for(pilot, lambda: app.view.stage == "scheduling", timeout=30,
+                       seen=lambda: (app.view.graph, app.view.stage))
         seen["rank1_at"] = (app.view.graph, app.view.stage)
         await pilot.press("greater_than_sign")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.current.rank == 0, timeout=10)
         seen["rank0_title"] = _title(app)
         seen["rank0_at"] = (app.current.rank, app.view.graph, app.view.stage)
         seen["rank0_rows"] = _rows(app, "scheduling")
         for _ in range(20):  # n through rank 0's recorded stops to its last (backward codegen)
             if app.current_index() == len(app.session.stops) - 1:
                 break
+            at = app.current_index()
             await pilot.press("n")
-            await pilot.pause(0.05)
+            await wait_for(pilot, lambda at=at: app.current_index() != at, timeout=10)
         seen["rank0_last"] = (app.view.graph, app.view.stage)
         await pilot.press("n")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "rank 0 records without pausing" in _status(app), timeout=10,
+                       seen=lambda: _status(app))
         seen["rank0_n"] = _status(app)
         await pilot.press("less_than_sign")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.current.rank == 1, timeout=10)
         seen["back"] = app.current.rank
         await pilot.press("q")
 

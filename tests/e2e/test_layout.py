@@ -1,4 +1,4 @@
-"""The tree keeps its shape (issue 16): private torch access only in the torch-access module, the UI
+"""The tree keeps its shape: private torch access only in the torch-access module, the UI
 free of torch, and the app a router of modest size.  Static checks over the source, no imports."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_private_torch_is_touched_only_in_the_torch_access_module():
 
 
 def test_the_app_routes_and_holds_global_keys_only():
-    """tui/app.py stays a router (issue 16.1: under about 500 lines, no per-stage switch)."""
+    """tui/app.py stays a router (under about 500 lines, no per-stage switch)."""
     src = open(os.path.join(ROOT, "tui", "app.py"), encoding="utf-8").read()
     assert len(src.splitlines()) <= 520
     assert "if stage ==" not in src and "stage == \"" not in src

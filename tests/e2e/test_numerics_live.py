@@ -1,4 +1,4 @@
-"""Pane e in a live session before the script's first call of the graph (issue 40.4).
+"""Pane e in a live session before the script's first call of the graph.
 
 ``e`` while the compile is paused used random inputs for every tensor, and a random running variance of a
 batch norm is negative: "first NaN/Inf: buf4 ... batch_norm" where ``--headless --numerics`` said none.  Now
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from conftest import wait_for
+from conftest import screen_settled, wait_for
 from test_live import SCRIPTS, live
 
 
@@ -22,21 +22,25 @@ def test_e_before_the_first_call_waits_and_compares_the_real_inputs_then(tmp_pat
         await pilot.press("e")
         await wait_for(pilot, lambda: any(m.get("waiting") for m in app.session.numerics.values()),
                        timeout=60, seen=lambda: app.session.numerics)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "waiting for" in app.query_one("#code-numerics").text, timeout=10,
+                       seen=lambda: app.query_one("#code-numerics").text)
         seen["waiting_code"] = app.query_one("#code-numerics").text
         key = next(iter(app.session.numerics))
         seen["key"] = key
         for _ in range(20):  # n to the end of the compile: the script then calls the graph
             if app.session.numerics[key].get("rows") or app.session.done is not None:
                 break
+            at = app.view.paused
             await pilot.press("n")
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda at=at: app.view.paused is not at or app.session.done is not None
+                           or app.session.numerics[key].get("rows"), timeout=120)
         await wait_for(pilot, lambda: app.session.numerics[key].get("rows"), seen=lambda: app.session.numerics[key])
         app.show_graph(key)
         await pilot.press("e")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.query_one("#code-numerics").text.startswith("inputs:"), timeout=10,
+                       seen=lambda: app.query_one("#code-numerics").text[:200])
         await pilot.press("home")
-        await pilot.pause(0.3)
+        await screen_settled(pilot, app)
         seen["msg"] = app.session.numerics[key]
         seen["code"] = app.query_one("#code-numerics").text
 

@@ -1,4 +1,4 @@
-"""Issue 28.5: a kernel's real inputs, saved as a person asks for them, and the repro that loads them.
+"""A kernel's real inputs, saved as a person asks for them, and the repro that loads them.
 
 Live: a person steps a real CPU compile to its end, opens pane 6, puts the cursor on the C++ kernel and presses X; the
 agent saves the kernel's arguments at its launch (repros/KERNEL.inputs.pt, the size said) and the repro that loads
@@ -50,8 +50,9 @@ def test_x_saves_a_kernels_real_inputs_and_its_repro_reproduces_the_model_output
                     await wait_for(pilot, lambda: "not saved" in app._status_extra, timeout=60)
                     seen["early"] = app._status_extra
                 if app.view.paused is not None:
+                    at = app.view.paused
                     await pilot.press("n")
-                    await pilot.pause(0.05)
+                    await wait_for(pilot, lambda at=at: app.view.paused is not at or app.session.done is not None)
             await pilot.press("6")
             await pilot.pause()
             app.query_one("#table-codegen", Table).focus()

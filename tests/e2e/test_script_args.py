@@ -1,4 +1,4 @@
-"""Issue 27 point 11: everything after SCRIPT reaches the script verbatim, whatever it looks like.
+"""Everything after SCRIPT reaches the script verbatim, whatever it looks like.
 
 ``--n 32`` was "ambiguous option: --n could match --nproc-per-node, --nproc_per_node"; ``--r 1`` and
 ``--h`` likewise (argparse's prefix matching of our own options).  The parse stops at SCRIPT, in the

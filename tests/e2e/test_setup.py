@@ -1,4 +1,4 @@
-"""Set-up as README says it (issue 40.12): no Triton among our dependencies, the app working where Triton is
+"""Set-up as README says it: no Triton among our dependencies, the app working where Triton is
 missing, and README's set-up block still two commands that .ci/run runs, with the CPU-torch line inside it."""
 
 from __future__ import annotations

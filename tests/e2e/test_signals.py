@@ -1,4 +1,4 @@
-"""Issue 32 point 4: timing never hangs and nothing we start outlives us.
+"""Timing never hangs and nothing we start outlives us.
 
 One agent (tests/scripts/whatif_fusion.py, one small compiled graph) takes every kind of timing
 request in a row, as the keys send them: ``w`` (a what-if, timed), ``r`` while that timing runs
@@ -25,6 +25,8 @@ import pytest
 from inductor_step.session import format as protocol
 from inductor_step.tracer.lifetime import descendants
 from inductor_step.session.client import AgentProcess
+
+from conftest import wait_for, wait_until
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
@@ -134,19 +136,20 @@ def _session_under_setsid(tmp_path: Any) -> tuple[subprocess.Popen, str]:
     sh = subprocess.Popen(["setsid", "bash", "-c", f'"{sys.executable}" -m inductor_step --headless --run '
                            f'--record "{record}" "{SCRIPT}"; echo ended $?'],
                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    end = time.monotonic() + 120
-    while time.monotonic() < end:
-        if any("inductor_step.tracer.timing.worker" in _cmdline(p) for p in descendants(sh.pid)):
-            return sh, record
-        time.sleep(0.1)
-    sh.kill()
-    raise AssertionError("no timing worker started")
+    try:
+        wait_until(lambda: any("inductor_step.tracer.timing.worker" in _cmdline(p) for p in descendants(sh.pid)),
+                   timeout=120, seen=lambda: "no timing worker started")
+    except AssertionError:
+        sh.kill()
+        raise
+    return sh, record
 
 
 def _none_left(pids: list[int], within_s: float = 5.0) -> None:
-    end = time.monotonic() + within_s
-    while time.monotonic() < end and any(_alive(p) for p in pids):
-        time.sleep(0.05)
+    try:
+        wait_until(lambda: not any(_alive(p) for p in pids), timeout=within_s)
+    except AssertionError:
+        pass  # said below, with the processes
     left = {p: _cmdline(p) for p in pids if _alive(p)}
     assert not left, f"outlived inductor-step: {left}"
 
@@ -186,19 +189,18 @@ def test_in_the_app_r_then_c_ends_within_two_seconds_and_the_status_line_follows
     seen: dict[str, Any] = {}
 
     async def until(pilot: Any, cond: Any, timeout: float = 120.0) -> None:
-        t0 = time.monotonic()
-        while not cond():
-            assert time.monotonic() - t0 < timeout, str(app.query_one("#status").content)
-            await pilot.pause(0.05)
+        await wait_for(pilot, cond, timeout=timeout, seen=status)
 
     def status() -> str:
         return str(app.query_one("#status").content)
 
     async def steps(pilot: Any) -> None:
-        while app.session.done is None:
-            if app.view.paused:
+        while app.session.done is None:  # n at each stop, to the end of the script
+            at = app.view.paused
+            if at:
                 await pilot.press("n")
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda at=at: (app.view.paused is not None and app.view.paused is not at)
+                           or app.session.done is not None, seen=status)
         await pilot.press("r")
         await until(pilot, lambda: "starting (limit" in status() or "loading" in status())
         t0 = time.monotonic()

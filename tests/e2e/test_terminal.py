@@ -11,6 +11,8 @@ import uuid
 
 import pytest
 
+from conftest import wait_until
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
@@ -28,13 +30,8 @@ class Tmux:
         return self.run("capture-pane", "-p", "-t", "t")
 
     def wait_for(self, text: str, timeout: float = 30) -> str:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            s = self.screen()
-            if text in s:
-                return s
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} never appeared; screen:\n{self.screen()}")
+        return wait_until(lambda: (lambda s: s if text in s else "")(self.screen()), timeout=timeout, every=0.1,
+                          seen=lambda: f"{text!r} never appeared; screen:\n{self.screen()}")
 
     def keys(self, *keys: str) -> None:
         self.run("send-keys", "-t", "t", *keys)
@@ -90,8 +87,10 @@ def test_quit_while_paused_ends_the_agent_and_keeps_a_valid_session(tmp_path, ke
         start = time.monotonic()
         screen = t.wait_for("EXITED=", timeout=10)
         assert f"EXITED={130 if key == 'C-c' else 0}" in screen, screen  # ctrl+c: as after an interrupt
-        while _agents_running(str(script)) and time.monotonic() - start < 2:
-            time.sleep(0.05)
+        try:
+            wait_until(lambda: not _agents_running(str(script)), timeout=max(0.0, 2 - (time.monotonic() - start)))
+        except AssertionError:
+            pass  # said below
         assert not _agents_running(str(script)), "agent left running after quit"
         assert time.monotonic() - start < 4
         msgs = list(read_session(str(session)))
@@ -102,7 +101,7 @@ def test_quit_while_paused_ends_the_agent_and_keeps_a_valid_session(tmp_path, ke
 
 
 def test_sigterm_to_the_ui_says_where_the_session_is(tmp_path):
-    """Issue 40.11: SIGTERM to the live UI exited 143 saying nothing (its line went to the app's alternate
+    """SIGTERM to the live UI exited 143 saying nothing (its line went to the app's alternate
     screen); headless and ctrl+c say where the session is, and so does this now."""
     script = tmp_path / "paused_script.py"
     script.write_text("import torch\nprint(torch.compile(lambda x: (x.sin() * 2).sum())(torch.randn(64)))\n")

@@ -1,4 +1,4 @@
-"""Nothing of ours in a user's traceback (issue 40.9): a C++ kernel that fails to build raises through the
+"""Nothing of ours in a user's traceback: a C++ kernel that fails to build raises through the
 compile-time hook around torch's ``_worker_compile_cpp``; the traceback the script's stderr and the session show
 names torch's frames and the script's, never the agent's, and no temporary ``inductor-step-import-*`` folder."""
 

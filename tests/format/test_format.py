@@ -5,12 +5,8 @@ lazily, like the uncompressed ``inductor-step/1`` files in tests/fixtures/."""
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
-import subprocess
-import sys
-import textwrap
 import typing
 
 import pytest
@@ -191,31 +187,10 @@ def test_torn_packed_line_is_skipped(tmp_path):
 
 # ----------------------------------------------------------------------------- a fresh recording
 
-SCRIPT = textwrap.dedent("""
-    import torch
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
-    step = torch.compile(model)
-    for _ in range(2):
-        loss = step(torch.randn(8, 16)).softmax(-1).sum()
-        loss.backward()
-    print("loss", float(loss))
-""")
-
-
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    if importlib.util.find_spec("torch") is None:
-        pytest.skip("needs torch")
-    d = tmp_path_factory.mktemp("fmt")
-    (d / "train.py").write_text(SCRIPT)
-    record = str(d / "s.jsonl")
-    env = dict(os.environ)
-    env.pop("TORCH_TRACE", None)
-    env.pop("TORCH_LOGS", None)
-    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record, "train.py"],
-                       cwd=d, env=env, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return record
+def recorded(demo_run):
+    """A fresh ``--headless --run`` recording: the bundled demo's, shared by the test run (tests/conftest.py)."""
+    return demo_run
 
 
 def test_a_fresh_recording_matches_the_types(recorded):

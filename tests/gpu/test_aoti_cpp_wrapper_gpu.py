@@ -1,4 +1,4 @@
-"""AOTInductor and cpp_wrapper on a CUDA GPU (issue 27 points 2, 3 and 12; marked ``gpu``).
+"""AOTInductor and cpp_wrapper on a CUDA GPU (marked ``gpu``).
 
 Skipped where ``torch.cuda.is_available()`` is False; on the device machine::
 

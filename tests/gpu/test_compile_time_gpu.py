@@ -1,4 +1,4 @@
-"""Issue 30.2 and 30.4 on a CUDA GPU, marked ``gpu``; skipped without CUDA::
+"""Compile time and Triton's cache verdicts on a CUDA GPU, marked ``gpu``; skipped without CUDA::
 
     python -m pytest -m gpu tests/gpu/test_compile_time_gpu.py -rA -s
 
@@ -7,7 +7,7 @@ tests/scripts/gpu_ctime.py recorded twice with ``--headless --caches on`` into o
 compile workers, each with torch's own ``compile_time_us``; the second hits the FX graph / AOTAutograd caches,
 its skipped stages say "cache hit", and its Triton kernels come from the cache entry's bundle, not compiled.
 A third run with Inductor's caches off (the default) compiles every graph again, but Triton's own on-disk cache
-(under the same directory) serves each kernel's binary: each says so (issue 30.4); a fourth changes Triton's cache
+(under the same directory) serves each kernel's binary: each says so; a fourth changes Triton's cache
 key (an environment variable in it), and each kernel's miss says its earlier entry has another key.
 """
 

@@ -368,7 +368,7 @@ def test_a_hugging_face_model_matches_the_profiler_per_kernel(tmp_path: Path) ->
     assert not off, f"whole graph not within 10% of a plain loop: {off}"
 
 
-# ----------------------------------------------------------------------------- issue 19: real models
+# ----------------------------------------------------------------------------- real models
 
 REAL_MODELS = ["gpt2", "nanogpt", "llama", "resnet"]
 NEEDS = {"gpt2": "transformers", "llama": "transformers", "resnet": "torchvision", "nanogpt": "torch"}
@@ -398,7 +398,7 @@ def real_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 
 
 def test_real_models_every_graph_staged_and_timed_nothing_crashes(real_model: tuple[str, Session, dict]) -> None:
-    """Issue 19.1: every graph of the four models reaches all six stages and has a timing; the agent did not
+    """Every graph of the four models reaches all six stages and has a timing; the agent did not
     die (agent_exit 0) and no graph's timing failed."""
     name, s, _ = real_model
     exits = [m.get("returncode") for m in s.of_type("agent_exit")]
@@ -417,7 +417,7 @@ def test_real_models_every_graph_staged_and_timed_nothing_crashes(real_model: tu
 
 
 def test_real_models_no_kernel_over_peak_bandwidth_and_every_kernel_has_a_bound(real_model) -> None:
-    """Issue 19.2/19.3: no kernel is over 100% of the measured copy bandwidth, every kernel says which roof
+    """No kernel is over 100% of the measured copy bandwidth, every kernel says which roof
     binds, and attention and convolution calls have FLOPs and % of the matching compute peak."""
     name, s, _ = real_model
     over, unbound, flopless = [], [], []
@@ -436,7 +436,7 @@ def test_real_models_no_kernel_over_peak_bandwidth_and_every_kernel_has_a_bound(
 
 
 def test_real_models_times_inside_the_model_match_the_profiler(real_model) -> None:
-    """Issue 19.1: per kernel, our time inside the model agrees with torch.profiler's in a plain run of the same
+    """Per kernel, our time inside the model agrees with torch.profiler's in a plain run of the same
     script within 10% (0.5 us for kernels under 5 us); one in a hundred may land just outside."""
     name, _, graphs = real_model
     misses, n = [], 0

@@ -1,4 +1,4 @@
-"""Every stage under CUDA graphs (issue 39.1), marked ``gpu``; skipped without CUDA.  Run on the device machine::
+"""Every stage under CUDA graphs, marked ``gpu``; skipped without CUDA.  Run on the device machine::
 
     python -m pytest -m gpu tests/gpu/test_gpu_cudagraph_code.py -rA
 

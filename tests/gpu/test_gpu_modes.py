@@ -1,5 +1,4 @@
-"""CUDA graphs, user Triton kernels, Triton templates and flex attention on a CUDA GPU (issue 27
-points 6-7, issue 32 point 5), marked ``gpu``; skipped without CUDA.  Run on the device machine::
+"""CUDA graphs, user Triton kernels, Triton templates and flex attention on a CUDA GPU, marked ``gpu``; skipped without CUDA.  Run on the device machine::
 
     python -m pytest -m gpu tests/gpu/test_gpu_modes.py -rA
 
@@ -51,7 +50,7 @@ def test_cuda_graphs_captured_or_torchs_reason_and_the_launch_overhead_removed(c
     assert "gpu_cudagraphs.py" in bump["skipped"]  # torch's "Found from" names the line
     mixed = runs["[2/0] inference"]["cudagraphs"]  # a CPU scalar copied to the GPU: outside the partition
     assert mixed["partitions"] and any("copy_" in x for x in mixed["outside"]), mixed
-    # issue 39.1: the host copy stops a whole-call capture; the partitions are replayed as cudagraph trees do
+    # the host copy stops a whole-call capture; the partitions are replayed as cudagraph trees do
     replay = runs["[2/0] inference"].get("cudagraph_replay") or {}
     assert replay.get("replay_ms") and "partition(s) captured" in replay.get("how", ""), replay
     assert (mixed["verdict"] == "skipped") if mixed.get("skipped") else \

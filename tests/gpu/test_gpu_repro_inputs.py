@@ -1,4 +1,4 @@
-"""Issue 28.5 and 28.1 on a CUDA GPU (marked ``gpu``): ``--save-inputs top --run`` saves the slowest Triton kernel's
+"""A kernel's saved inputs on a CUDA GPU (marked ``gpu``): ``--save-inputs top --run`` saves the slowest Triton kernel's
 real arguments at its launch, and its repro, run on the GPU, loads them, computes the in-model output bitwise (which
 is the script's own result) and times within 10% of the in-model time the run stage measured; with Inductor's
 ``triton.store_cubin`` the launcher keeps its compiled binary, and the run stage reads the stages from that ``asm``

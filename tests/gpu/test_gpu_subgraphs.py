@@ -1,4 +1,4 @@
-"""Higher-order ops' subgraphs on a CUDA GPU (issue 27.1), marked ``gpu``; skipped without CUDA::
+"""Higher-order ops' subgraphs on a CUDA GPU, marked ``gpu``; skipped without CUDA::
 
     python -m pytest -m gpu tests/gpu/test_gpu_subgraphs.py -rA
 

@@ -1,4 +1,4 @@
-"""Triton's lower stages recorded live on a CUDA GPU (issue 28.1, 28.7; marked ``gpu``): the run stage keeps
+"""Triton's lower stages recorded live on a CUDA GPU (marked ``gpu``): the run stage keeps
 each Triton kernel's TTIR/TTGIR/LLIR/PTX/SASS from the binary that ran, they equal what ``inductor-step lower``
 compiles offline for the same target with the same Triton, and a kernel's standalone repro times within 10% of
 the time the run stage measured for it inside the model.  benchmarks/cuda_models.py ``pointwise`` (one
@@ -61,7 +61,7 @@ def test_live_stages_are_recorded_and_linked(pointwise: Session) -> None:
         store = next(i + 1 for i, x in enumerate(rows) if "tl.store(" in x)
         sass = st["stages"]["sass"].split("\n")
         assert any("STG" in sass[i] for i, ln in enumerate(st["maps"]["lines"]["sass"]) if ln == store), st.get("line_shift")
-        # issue 28.4: the script's first call autotuned among configs_tried configs; each has its time, the winner ran
+        # the script's first call autotuned among configs_tried configs; each has its time, the winner ran
         if (k.get("configs_tried") or 0) > 1:
             tuned = k.get("autotune_candidates") or {}
             print("autotune:", tuned)

@@ -1,4 +1,4 @@
-"""Numerics (issue 29) on a CUDA GPU (marked ``gpu``): the three real divergences of tests/scripts/numerics_small.py
+"""Numerics on a CUDA GPU (marked ``gpu``): the three real divergences of tests/scripts/numerics_small.py
 with Triton kernels, and the what-if variant ``emulate_precision_casts=True`` on the bf16 chain.
 
     python -m pytest -m gpu tests/gpu/test_numerics_gpu.py -rA
@@ -34,7 +34,7 @@ def test_numerics_on_cuda_finds_the_three_divergences(tmp_path):
     chain = num["[0/0] inference"]
     assert chain["first_divergence"]["fx_node"] == "mul_1" and chain["first_divergence"]["status"] == "closer"
     assert "first_suspect" not in chain
-    assert "first_nonfinite" not in num["[1/0] inference"]  # issue 39.4: eager and float64 hold the same NaNs
+    assert "first_nonfinite" not in num["[1/0] inference"]  # eager and float64 hold the same NaNs
     nan = num["[1/0] inference"]["nonfinite_as_eager"]["first"]
     assert nan["kernel"].startswith("triton_") and nan["nan"] > 0
     sus = num["[2/0] inference"]["first_suspect"]
@@ -47,7 +47,7 @@ def test_numerics_on_cuda_finds_the_three_divergences(tmp_path):
 
 
 def test_numerics_on_cuda_cries_no_wolf(tmp_path):
-    """Issues 39.4 and 40.3 on a GPU (tests/scripts/numerics_wolf.py, every compiled output equal to eager's): a
+    """Numerics that cried wolf, on a GPU (tests/scripts/numerics_wolf.py, every compiled output equal to eager's): a
     mean's buffer is no suspect, a causal mask's -inf (eager's too) is no first NaN/Inf, and a training step's
     dropout buffers are compared with Inductor's random numbers replayed (Triton's tl.rand)."""
     rec = str(tmp_path / "numerics_wolf_gpu.jsonl")

@@ -1,5 +1,5 @@
-"""AOTInductor on CPU: torch.export a tiny MLP, aoti_compile_and_package it, load the package and run it
-(issue 27 point 2).  The package goes to the current directory."""
+"""AOTInductor on CPU: torch.export a tiny MLP, aoti_compile_and_package it, load the package and run it.
+The package goes to the current directory."""
 import os
 
 import torch

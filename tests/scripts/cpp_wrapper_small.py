@@ -1,5 +1,5 @@
 """torch.compile with Inductor's C++ wrapper (config.cpp_wrapper=True) on a tiny MLP, CPU: the wrapper is C++,
-its kernels are cpp_fused_* calls and aoti_torch_* / extern calls (issue 27 point 3)."""
+its kernels are cpp_fused_* calls and aoti_torch_* / extern calls."""
 import torch
 import torch._inductor.config as inductor_config
 

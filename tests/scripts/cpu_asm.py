@@ -1,4 +1,4 @@
-"""Issue 28.6's fixture (tests/fixtures/cpu_asm.jsonl, --run): one small C++ kernel, timed, so the run stage
+"""The fixture of a C++ kernel's disassembly (tests/fixtures/cpu_asm.jsonl, --run): one small C++ kernel, timed, so the run stage
 records its compiled function's disassembly."""
 import torch
 

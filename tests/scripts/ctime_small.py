@@ -1,4 +1,4 @@
-"""Issue 30's tests: a tiny training step (forward and a lazy backward), then the same function without grad
+"""Compile time's tests: a tiny training step (forward and a lazy backward), then the same function without grad
 at another shape, so Dynamo recompiles it as [0/1].
 
 CTIME_SALT (from the test) goes into Inductor's cache key through a joint-graph pass that does nothing: the

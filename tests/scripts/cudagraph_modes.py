@@ -1,4 +1,4 @@
-"""An MLP under a compile mode that turns CUDA graphs on (issue 39.1; .trial/mlp_modes.py's models): argv MODE
+"""An MLP under a compile mode that turns CUDA graphs on (.trial/mlp_modes.py's models): argv MODE
 (reduce-overhead, max-autotune, option: ``options={"triton.cudagraphs": True}``, default) DTYPE (fp32, bf16) TRAIN
 (train, infer).  ``--steps N`` calls (default 25: cudagraph trees record on the second call, inductor-step profiles
 calls 2-11 and times 12-21 with CUDA events); ``--no-zero-grad`` accumulates gradients over the steps (torch's own

@@ -1,4 +1,4 @@
-"""Issue 30 on a CUDA GPU (tests/gpu/test_compile_time_gpu.py): a tiny training step whose forward and backward
+"""Compile time on a CUDA GPU (tests/gpu/test_compile_time_gpu.py): a tiny training step whose forward and backward
 have Triton kernels (gelu, the row sums) around a cuBLAS mm.  CTIME_SALT goes into Inductor's cache key through a
 joint-graph pass that does nothing (as tests/scripts/ctime_small.py): with a fresh TORCHINDUCTOR_CACHE_DIR the
 first run misses every cache, a second run with the same salt and directory hits."""

@@ -1,4 +1,4 @@
-"""torch.cond, a nested_compile_region called twice and while_loop, compiled on CUDA (issue 27.1): each
+"""torch.cond, a nested_compile_region called twice and while_loop, compiled on CUDA: each
 higher-order op's subgraphs are graphs of their own with Triton kernels.  Prints each result against eager."""
 import torch
 from torch._higher_order_ops.while_loop import while_loop

@@ -1,4 +1,4 @@
-"""Issue 28.5 on a GPU (tests/gpu/test_gpu_repro_inputs.py): one bandwidth-bound Triton kernel over N floats
+"""A kernel's saved inputs on a GPU (tests/gpu/test_gpu_repro_inputs.py): one bandwidth-bound Triton kernel over N floats
 (argv[2], default 32M); the model's output is saved to argv[1].  STORE_CUBIN=1 sets Inductor's
 ``triton.store_cubin`` (its launcher then keeps the compiled binary, ``asm`` included); DEVICE=cpu runs it on CPU."""
 import os

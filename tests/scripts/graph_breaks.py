@@ -1,4 +1,4 @@
-"""Two graph breaks: a .item() call and a data-dependent branch (issue 17.2)."""
+"""Two graph breaks: a .item() call and a data-dependent branch."""
 import torch
 
 def f(x):

@@ -1,4 +1,4 @@
-"""A CPU training step compiled with ``torch._inductor.config.graph_partition = True`` (issue 39.1): the output module's
+"""A CPU training step compiled with ``torch._inductor.config.graph_partition = True``: the output module's
 ``call`` is ``Runner.call`` (a method) with ``partitions=[]``, as torch writes it under CUDA graphs."""
 import torch
 import torch.nn as nn

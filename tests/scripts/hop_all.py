@@ -1,4 +1,4 @@
-"""Every higher-order op Inductor compiles on CPU, one compiled function each (issue 27.1): torch.cond
+"""Every higher-order op Inductor compiles on CPU, one compiled function each: torch.cond
 ([0/0]), a nested_compile_region called twice ([1/0]), while_loop ([2/0]) and flex_attention with a
 score_mod and a block mask ([3/0]).  Prints each compiled result against eager."""
 import torch

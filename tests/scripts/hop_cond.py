@@ -1,4 +1,4 @@
-"""torch.cond inside a compiled function (issue 27.1): two branch subgraphs, true_graph_0 and false_graph_0."""
+"""torch.cond inside a compiled function: two branch subgraphs, true_graph_0 and false_graph_0."""
 import torch
 
 

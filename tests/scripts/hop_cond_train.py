@@ -1,4 +1,4 @@
-"""A torch.cond training step (issue 40.8): forward, backward and both branch subgraphs get an eager time."""
+"""A torch.cond training step: forward, backward and both branch subgraphs get an eager time."""
 import torch
 
 

@@ -1,4 +1,4 @@
-"""flex_attention compiled on CPU, small shapes (issue 27.1): a score_mod and a mask_mod subgraph."""
+"""flex_attention compiled on CPU, small shapes: a score_mod and a mask_mod subgraph."""
 import torch
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 

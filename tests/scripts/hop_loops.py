@@ -1,4 +1,4 @@
-"""while_loop inside a compiled function (issue 27.1): its cond_fn and body_fn subgraphs.
+"""while_loop inside a compiled function: its cond_fn and body_fn subgraphs.
 
 (``torch._higher_order_ops.map`` is not here: Inductor on torch 2.14 fails to compile it, in its own
 ``decompose_map_to_while_loop`` pass: DataDependentOutputException.)"""

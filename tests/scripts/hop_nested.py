@@ -1,4 +1,4 @@
-"""torch.compiler.nested_compile_region (issue 27.1): one region called twice, an invoke_subgraph subgraph."""
+"""torch.compiler.nested_compile_region: one region called twice, an invoke_subgraph subgraph."""
 import torch
 
 

@@ -1,4 +1,4 @@
-"""A small compiled function for the ledger's tests (issue 20): a row sum read back after a matmul
+"""A small compiled function for the ledger's tests: a row sum read back after a matmul
 (two generated kernels with the matmul between them, so they cannot fuse), and a matmul whose result a
 pointwise kernel reads back (an extern call Inductor's scheduler does not fuse)."""
 

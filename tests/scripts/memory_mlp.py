@@ -1,4 +1,4 @@
-"""Issue 42's real compile: a small MLP training step; after the compiled forward it writes what autograd really
+"""The memory plan's real compile: a small MLP training step; after the compiled forward it writes what autograd really
 holds for the backward (the compiled function's saved tensors, their distinct storages' bytes, the parameters and
 the batch apart) to $MEMORY_OUT as JSON, the measured side the plan's saved-for-backward bytes are checked against."""
 

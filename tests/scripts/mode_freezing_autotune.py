@@ -1,4 +1,4 @@
-"""max-autotune with freezing on CPU (GEMM templates; issue 27: timing fails on _frozen_param6)."""
+"""max-autotune with freezing on CPU (GEMM templates; timing failed on _frozen_param6)."""
 import torch
 
 torch._inductor.config.freezing = True

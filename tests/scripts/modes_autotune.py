@@ -1,4 +1,4 @@
-"""max-autotune + freezing on CPU (issue 27): two tiny Linear+ReLU models.  The first compiles under
+"""max-autotune + freezing on CPU: two tiny Linear+ReLU models.  The first compiles under
 mode="max-autotune", so Inductor benchmarks its GEMM's candidates (ATen/MKL against the C++ GEMM template);
 the second under options that leave only the C++ GEMM template (one candidate, no benchmark), so its
 kernel is a template with the ReLU fused as its epilogue."""

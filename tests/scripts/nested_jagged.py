@@ -1,4 +1,4 @@
-"""A jagged NestedTensor through a compiled function (issue 40.8): its graph takes a SymInt input."""
+"""A jagged NestedTensor through a compiled function: its graph takes a SymInt input."""
 import torch
 
 torch.manual_seed(0)

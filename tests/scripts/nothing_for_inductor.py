@@ -1,5 +1,5 @@
 """torch.compile on functions that give Inductor no graph: every frame breaks before any tensor op
-(issue 27 point 10: the session must say nothing reached Inductor, and why)."""
+(the session must say nothing reached Inductor, and why)."""
 import torch
 
 

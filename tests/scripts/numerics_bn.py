@@ -1,4 +1,4 @@
-"""A conv + batch norm in eval mode: its running variance is an input of the compiled graph (issue 40.4).
+"""A conv + batch norm in eval mode: its running variance is an input of the compiled graph.
 
 Random inputs make that variance negative (sqrt of it: NaN in 38 of 41 buffers of the real case); the
 script's own inputs hold none.

@@ -1,4 +1,4 @@
-"""Three tiny graphs with real numerical differences from eager (issue 29's tests).
+"""Three tiny graphs with real numerical differences from eager (tests/tracer/test_numerics.py).
 
 [0/0] a bf16 chain: Inductor keeps (b + 256) - 256 in float32 and rounds once, eager rounds after each op.
 [1/0] a NaN from the script's data: log of a value the data made negative.

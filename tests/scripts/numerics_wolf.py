@@ -1,4 +1,4 @@
-"""Graphs where numerics used to cry wolf (issues 39.4 and 40.3): each compiled output equals eager's.
+"""Graphs where numerics used to cry wolf: each compiled output equals eager's.
 
 [0/0] a mean: Inductor's buffer of ``x.mean(dim=-1, keepdim=True)`` holds the reduction's sum (its LoopBody
       stores the sum; the division by n is in the consumer's kernel);

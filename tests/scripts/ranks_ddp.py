@@ -1,4 +1,4 @@
-"""A small DDP training job (gloo, CPU) for issue 23's rank comparison, run under torchrun with one
+"""A small DDP training job (gloo, CPU) for the rank comparison, run under torchrun with one
 inductor-step agent per rank.  Two steps; the data does not divide evenly, so rank 1's second
 batch is short (5 rows, not 8) and only rank 1 recompiles the model's forward and backward.
 

@@ -1,4 +1,4 @@
-"""A two-rank job (torchrun, gloo on CPU) for issue 23's rank comparison: [0/0] all-reduces inside
+"""A two-rank job (torchrun, gloo on CPU) for the rank comparison: [0/0] all-reduces inside
 the compiled graph (a functional collective, the same on every rank); [1/0] is a model head fed each
 rank's shard, and the data does not divide evenly: rank 1's last batch is short (5 rows, not 8), so
 only rank 1 recompiles it, [1/1]; [2/0] has an ``if rank == 0:`` branch (rank 0 adds a bias the

@@ -1,4 +1,4 @@
-"""One rank of a data-parallel job, run alone (issue 23's rank comparison): ``--rank N`` stands for
+"""One rank of a data-parallel job, run alone (the rank comparison): ``--rank N`` stands for
 torchrun's RANK and picks what rank-dependent code does in a real job.
 
 - [0/0] forward / backward: a small MLP's training step, the same on every rank;

@@ -1,4 +1,4 @@
-"""Issue 28.5's CPU test script: one graph, one C++ kernel reading two inputs; its output is saved to argv[1]
+"""The saved inputs' CPU test script: one graph, one C++ kernel reading two inputs; its output is saved to argv[1]
 (the model's own result, which the kernel's repro must reproduce from the saved inputs)."""
 import sys
 

@@ -1,4 +1,4 @@
-"""One small script per way of compiling that timing used to re-trace and lose (issue 27 points 9 and 10):
+"""One small script per way of compiling that timing used to re-trace and lose:
 frozen parameters, a script-defined custom op, a compiled Adam(foreach=True).step, compiled autograd, then
 aot_eager and a custom backend, and a compile after torch._dynamo.reset().  Prints whether every
 compiled result matched eager ("match True")."""
@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-print("ARGV=" + json.dumps(sys.argv[1:]), flush=True)  # tests/tracer/test_timing_modes.py: verbatim (issue 27.11)
+print("ARGV=" + json.dumps(sys.argv[1:]), flush=True)  # tests/tracer/test_timing_modes.py: verbatim
 torch.manual_seed(0)
 ok = []
 

@@ -1,4 +1,4 @@
-"""Diff two compiles level by level (issue 21), on sessions recorded from real compiles
+"""Diff two compiles level by level, on sessions recorded from real compiles
 (tests/make_fixtures.py):
 
 - diff_recompile.jsonl: rms_norm called with 8 then 16 rows: [0/1] recompiles with a symbolic row count
@@ -28,6 +28,8 @@ from inductor_step.tui.app import StepApp
 from inductor_step.tui.cli import main
 from inductor_step.tui.screens.diff import DiffScreen
 from inductor_step.session.store import load_session
+
+from conftest import wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
@@ -341,9 +343,10 @@ def test_ctrl_p_diff_with_picks_the_other_graph():
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"Diff with")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: any("Diff with" in str(o.prompt) for q in app.screen.query("CommandList")
+                                          for o in q.options), timeout=10)
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), timeout=10, seen=lambda: app.screen)
         seen["screen"] = type(app.screen).__name__
         seen["title"] = str(app.screen.query_one("#diff-title").content) if isinstance(app.screen, DiffScreen) else ""
 

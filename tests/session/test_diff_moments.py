@@ -1,4 +1,4 @@
-"""Issue 32.2 for diffs of recorded sessions: two recordings cannot be timed together, so the diff says at its
+"""Diffs of recorded sessions: two recordings cannot be timed together, so the diff says at its
 top that their times were taken at different moments, when each was measured and each side's contention
 verdict, and -- when the eager reference moved as much as the compiled time -- that the machine moved, not the
 change.  Recorded sessions only (tests/fixtures/diff_config_{a,b}.jsonl, diff_recompile.jsonl): no torch."""

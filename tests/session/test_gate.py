@@ -1,4 +1,4 @@
-"""`inductor-step gate BASELINE NEW` (issue 31.3): the checks a CI log shows, exit codes, JUnit XML, limits files, bad input.
+"""`inductor-step gate BASELINE NEW`: the checks a CI log shows, exit codes, JUnit XML, limits files, bad input.
 
 Recorded fixtures only, no torch.  Where a test needs a recording the fixtures do not have (a baseline cut
 before the recompile, a run judged reliable), it writes one derived from a fixture and says how.
@@ -59,7 +59,7 @@ def test_recompile_fails_the_gate_with_the_reason_then_passes_within_its_allowan
     assert "  -                      <-> [0/1] inference        only in the new recording" in out
     assert line(out, "recompiles").startswith("FAIL          recompiles: 0 -> 1 (+1; allowed: 0 more)")
     i = out.index(line(out, "recompiles"))
-    assert out[i + 1].strip() == "[0/1]: 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"  # per compile id (40.11)
+    assert out[i + 1].strip() == "[0/1]: 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16"  # per compile id
     assert line(out, "graphs").startswith("FAIL          graphs: 1 -> 2 (+1")
     assert out[out.index(line(out, "graphs")) + 1].strip() == "only in the new recording: [0/1] inference"
     assert line(out, "kernels").startswith("FAIL          kernels: 1 -> 2 (+1")
@@ -136,7 +136,7 @@ def test_a_compile_that_now_fails_is_a_new_error(capsys):
 
 
 def _timed(path: str, out: str, factor: float, reliable: bool = True) -> str:
-    """diff_config_a with its run as a session timed after issue 32 would carry it: per-figure verdicts
+    """diff_config_a with its run as a session timed with per-figure verdicts would carry it: per-figure verdicts
     (``reliable``, wait share 1% or 40%), its compiled time and kernel medians times ``factor``."""
     msgs = []
     for m in protocol.read_session(path):
@@ -246,7 +246,7 @@ def test_counts_of_a_recording():
 
 
 def test_one_recompile_of_a_training_step_counts_once(capsys, tmp_path):
-    """Issue 40.11: a training step recompiled for a new batch size gives [0/1] forward and [0/1] backward; the
+    """A training step recompiled for a new batch size gives [0/1] forward and [0/1] backward; the
     gate counted that one recompile twice."""
     msgs = list(protocol.read_session(os.path.join(FIX, "recompile_train.jsonl")))
     first = next(i for i, m in enumerate(msgs) if m.get("type") == "stop" and m.get("compile_id") == "[0/1]")

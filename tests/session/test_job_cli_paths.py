@@ -1,4 +1,4 @@
-"""Job command lines a person types (issue 33 point 11): a bad ``--nproc-per-node`` is one line and exit
+"""Job command lines a person types: a bad ``--nproc-per-node`` is one line and exit
 status 2, and ``report`` of a job file writes its bundle beside the job file, wherever it is run from."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""R's bundle carries the chosen kernels' standalone repros and their TTGIR, PTX and SASS (issue 28.5): from a
+"""R's bundle carries the chosen kernels' standalone repros and their TTGIR, PTX and SASS: from a
 session that recorded the stages on the GPU (tests/fixtures/gpu_stages.jsonl: benchmarks/cuda_models.py
 ``pointwise`` on an H200 by tests/gpu/test_gpu_triton_stages.py) they are the recorded ones, written without any
 compile; the kernel computing the selected buffer is the one taken, else the top of the run's time."""

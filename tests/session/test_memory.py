@@ -1,4 +1,4 @@
-"""Issue 42 on recorded sessions: the memory plan's statements are the wrapper's own, each buffer's bytes are its
+"""The memory plan on recorded sessions: the plan's statements are the wrapper's own, each buffer's bytes are its
 layout's, what a forward saves pairs with its backward's inputs, and the headless line says so.  No torch."""
 
 from __future__ import annotations
@@ -97,7 +97,9 @@ def test_headless_prints_a_memory_line_per_graph(capsys):
 def test_library_api_returns_the_graphs_memory():
     s = session.load(os.path.join(FIX, "demo.jsonl"))
     m = s.graph("[0/0] forward").memory()
-    assert isinstance(m, mem.GraphMemory) and m.plan.peak == mem.plan(s.store, "[0/0] forward").peak > 0
+    from inductor_step.session.memory_text import GraphMemory
+
+    assert isinstance(m, GraphMemory) and m.plan.peak == mem.plan(s.store, "[0/0] forward").peak > 0
     assert m.saved.tensors and m.summary().startswith("[0/0] forward planned peak ")
     assert s.graph("[1/0] inference").memory().saved is None  # an inference graph saves nothing
 
@@ -112,7 +114,8 @@ def test_report_has_a_memory_section(tmp_path, monkeypatch):
         report = f.read()
     p = mem.plan(session.load(path).store, "[0/0] forward")
     assert "#### Memory" in report and "not measured" in report and "Inductor's estimate: not recorded" in report
-    assert f"| `[0/0] forward` | {mem.fmt_bytes(p.peak)} | `{p.peak_buffer}` (`{p.peak_kernel}`) |" in report
+    assert (f"| `[0/0] forward` | {mem.fmt_bytes(p.peak)} | {mem.fmt_bytes(p.high_water)} | `{p.peak_buffer}` "
+            f"(`{p.peak_kernel}`) |") in report
     assert "- `[0/0] forward` saves " in report and "for its backward (" in report
 
 

@@ -1,4 +1,4 @@
-"""Compare the ranks of a job (issue 23, "compare ranks"), on sessions recorded from real compiles:
+"""Compare the ranks of a job ("compare ranks"), on sessions recorded from real compiles:
 tests/scripts/ranks_job.py run with ``--rank 0`` and ``--rank 1`` (``inductor-step --headless --run``),
 standing for two ranks of a torchrun job whose code does rank-dependent things: rank 1 runs [1/0]
 under ``max_fusion_size=1``, recompiles [2/1] on a bigger input, and its shard of [3/0] has twice the
@@ -283,7 +283,7 @@ def test_a_recorded_job_whose_rank_1_failed_and_rank_0_was_stopped():
 def test_a_two_gpu_ddp_job_each_rank_on_its_own_gpu_agrees():
     """``inductor-step --headless --run --nproc-per-node 2 examples/ddp_train.py`` on 2 H100s (torch
     2.11, NCCL): rank 1 runs on cuda:1, so its parameters, nodes, loop groups, kernels' triton_meta
-    and wrapper name index 1 where rank 0's name 0 (issue 39.3).  The rank's own GPU is the same
+    and wrapper name index 1 where rank 0's name 0.  The rank's own GPU is the same
     input on every rank: no divergence.  (Rank 1's timing failed in this recording, before the
     timing thread set the graph's device: its runs are said as failed, not compared.)"""
     s1 = load("ranks_ddp_gpu.rank1.jsonl")

@@ -1,4 +1,4 @@
-"""Issue 32 on recorded sessions (no torch): a figure judged not reliable says so beside it in pane 7, the
+"""Trust in figures, on recorded sessions (no torch): a figure judged not reliable says so beside it in pane 7, the
 ledger, the diff, the what-if lines, the headless line and REPORT.md; a variant is never its original; the
 missed fusions Inductor could never make are listed apart, with the same reason as pane 4's ``f``.
 
@@ -19,6 +19,8 @@ from inductor_step.session import fusion_fix
 from inductor_step.session import ledger
 from inductor_step.session import trust
 from inductor_step.session.store import Session
+
+from conftest import wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEDGER = os.path.join(HERE, "fixtures", "ledger.jsonl")
@@ -50,7 +52,7 @@ def test_pane_7_says_not_reliable_beside_each_figure_and_offers_to_time_again():
 
     async def steps(app, pilot):
         await pilot.press("7")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.view.stage == "run", timeout=10)
         seen["text"] = app.query_one("#code-run").text
 
     _drive(LEDGER, steps)
@@ -126,7 +128,7 @@ def test_the_diff_of_a_static_variant_says_so_at_the_top_with_each_sides_verdict
 
 
 def test_when_eager_moved_as_much_as_the_compiled_time_the_machine_moved_not_the_setting():
-    """The issue's numbers: aggressive_fusion=True, then d: compiled 41.9999 -> 0.0219 ms, eager 7.9964 -> 0.0534 ms."""
+    """A reported case's numbers: aggressive_fusion=True, then d: compiled 41.9999 -> 0.0219 ms, eager 7.9964 -> 0.0534 ms."""
     from inductor_step.session.diff import DiffSide, diff_graphs
     from inductor_step.session.whatif import what_if_deltas
 
@@ -152,7 +154,7 @@ def test_when_eager_moved_as_much_as_the_compiled_time_the_machine_moved_not_the
 
 def test_library_call_pairs_are_listed_apart_and_the_fusable_ones_get_a_setting_or_why_not():
     rows = ledger.fusion_rows(_session(DEMO))
-    assert len(rows) == 14 and all(r["library"] for r in rows)  # the issue's 14 of 14: none fusable
+    assert len(rows) == 14 and all(r["library"] for r in rows)  # 14 of 14 as reported: none fusable
     text = ledger.summary(_session(DEMO))
     assert "missed fusions: 0 buffers" in text and f"never fusable as compiled: 14 more such buffers" in text
     assert text.count(fusion_fix.LIBRARY_CALL) == 1

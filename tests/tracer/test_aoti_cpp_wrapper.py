@@ -1,4 +1,4 @@
-"""AOTInductor and cpp_wrapper on CPU (issue 27 points 2 and 3): each script recorded once with ``--headless --run``,
+"""AOTInductor and cpp_wrapper on CPU: each script recorded once with ``--headless --run``,
 checked the way a person checks it -- a codegen stop holding the C++ wrapper (what torch itself wrote), every
 generated kernel linked to its buffers and back, no buffer wrongly said to have no kernel, the run stage timed
 or saying why not in one line, the script's output unchanged.  Plus the C++ wrapper parser on the GPU forms

@@ -1,4 +1,4 @@
-"""Collectives in a compiled graph, at every level, linked like any extern call (issue 23).
+"""Collectives in a compiled graph, at every level, linked like any extern call.
 
 tests/scripts/collectives.py runs one training step of a function with ``_c10d_functional``
 collectives (reduce_scatter_tensor, all_gather_into_tensor, all_reduce_, each with its
@@ -329,7 +329,7 @@ def test_ddp_backward_of_a_bucket_is_its_forwards(ddp: Run) -> None:
 
 
 def test_ddp_parts_have_their_own_compile_time(ddp: Run) -> None:
-    """Issue 30.1: each bucket's graph has its own compile time, from the events of its own ``compile_fx``
+    """Each bucket's graph has its own compile time, from the events of its own ``compile_fx``
     call (AOTAutograd to the module's load), and its backward from its own lazy compile; the frame's own
     time outside them (Dynamo's tracing, DDPOptimizer's split, the guards) is a row of its own,
     ``[4/0] frame``; together they add up to the frame's compile.  Each part lowered exactly its own

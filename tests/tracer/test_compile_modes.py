@@ -1,4 +1,4 @@
-"""Issue 27 points 4, 5 and 8 on CPU: how each graph was compiled (torch.compile's mode, options, dynamic,
+"""On CPU: how each graph was compiled (torch.compile's mode, options, dynamic,
 fullgraph, backend, the non-default Inductor config), template kernels and Inductor's autotuning choices,
 and dynamic symbols with what they stand for, their ranges and the sizes the run stage timed at.
 
@@ -117,7 +117,7 @@ def test_report_and_diff_say_how_each_graph_was_compiled(autotune: Run, tmp_path
 
     out = build_report(autotune.record, str(tmp_path / "report"))
     report = open(os.path.join(out, REPORT_NAME), encoding="utf-8").read()
-    section = report.split("#### How each graph was compiled", 1)[1].split("\n#### ", 1)[0]
+    section = report.split("#### how each graph was compiled", 1)[1].split("\n#### ", 1)[0]
     assert "`[0/0] inference` | torch.compile(mode='max-autotune'" in section
     assert "max_autotune_gemm_backends='CPP'" in section and "winner" in section and "CppTemplateBuffer" in section
     diff = render_recompiles(session_of(autotune.messages))

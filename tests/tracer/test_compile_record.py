@@ -1,4 +1,4 @@
-"""The ``compile_record`` pytest fixture (issue 31.3): a test run by pytest with the plugin records its real compiles and asserts on them.
+"""The ``compile_record`` pytest fixture: a test run by pytest with the plugin records its real compiles and asserts on them.
 
 One nested pytest run (pytester, a process of its own) of a small test file: one test that passes on a
 real compile's counts (graphs, breaks, recompiles, kernels, fusions, a buffer's kernel), one with a graph

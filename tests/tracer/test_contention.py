@@ -1,4 +1,4 @@
-"""Issue 32: CPU timing detects contention instead of guessing it from the load average.
+"""CPU timing detects contention instead of guessing it from the load average.
 
 A real compiled graph (``torch.compile`` of a small layer norm + matmul, its output code written once for the
 module) is timed by :func:`tracer.timing.time_graph` -- what the run stage does -- while busy-loop children
@@ -16,6 +16,8 @@ import threading
 import time
 
 import pytest
+
+from conftest import wait_until
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
@@ -37,6 +39,13 @@ def output_code(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
+def _cpu_ticks(pid: int) -> int:
+    """Clock ticks (``os.sysconf("SC_CLK_TCK")`` a second, 100 on Linux) process ``pid`` has run in user and system mode (/proc/PID/stat utime + stime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def _busy(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
 
@@ -48,7 +57,7 @@ def test_every_figure_is_flagged_when_busy_loops_hold_every_core(output_code: st
     cpus = len(os.sched_getaffinity(0))
     kids = _busy(cpus)
     try:
-        time.sleep(0.3)
+        wait_until(lambda: all(_cpu_ticks(k.pid) >= 10 for k in kids), timeout=30)  # each loop has run 0.1 s
         t0 = time.monotonic()
         r = time_graph(output_code, None, "cpu")
         took = time.monotonic() - t0

@@ -1,4 +1,4 @@
-"""Inductor's output code under CUDA graphs (issue 39.1): torch 2.11 splits the graph into partition functions
+"""Inductor's output code under CUDA graphs: torch 2.11 splits the graph into partition functions
 (``def partition_0(args):``) that ``Runner.call`` calls, and the parser reads them as the graph's body, not as
 higher-order ops' subgraphs.  The fixtures are real output code from an H100 (torch 2.11.0+cu130, Triton 3.6.0,
 ``.trial/mlp_modes.py``'s MLP through ``run_and_get_code``), each compared with the same model compiled without CUDA

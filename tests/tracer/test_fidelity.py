@@ -161,8 +161,14 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
     call_re = re.compile(r"^\s*(" + "|".join(map(re.escape, tg.kernels)) + r")(?:\.run)?\((.*)\)\s*$", re.M) \
         if tg.kernels else None
     first_call: dict[str, str] = {}
+    # a concatenation's parts may come from several calls (GPT-NeoX's rotary backward: three kernels, each
+    # writing one view of buf33): each view's first call computes the whole buffer too
+    part_calls: dict[str, set[str]] = {}
     for m in (call_re.finditer(body) if call_re else []):
         for name in re.findall(r"\b(buf\d+)\b", m.group(2)):
+            if name in tg.view_of and name not in first_call:
+                for n in tg.chain(tg.view_of[name]):
+                    part_calls.setdefault(n, set()).add(m.group(1))
             for n in tg.chain(name) + tg.chain(tg.view_of.get(name, "")):
                 first_call.setdefault(n, m.group(1))
     # per buffer: its lines use pointers its computing call binds to it (or to a view of it, the
@@ -170,7 +176,8 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
     for bname, b in links["buffers"].items():
         gen = [k for k in b["kernels"] if k in tg.kernels]
         if bname in first_call:
-            out["extra_kernel"] += [f"{bname}->{k}" for k in gen if k != first_call[bname]]
+            out["extra_kernel"] += [f"{bname}->{k}" for k in gen
+                                    if k != first_call[bname] and k not in part_calls.get(bname, ())]
         for k in gen:
             src = tg.kernels[k]
             calls = tg.calls(k)
@@ -192,8 +199,10 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
                             x = bound[p]
                             # an in-place chain computed in this call shares its in_out_ptr (in C++ each
                             # earlier buffer also keeps an alias: auto out_ptr2 = in_out_ptr0;)
+                            # or each has a loop of its own storing through the shared pointer (a
+                            # softmax's exp, then its division; a GELU backward, then a group norm's)
                             ok |= x in own or (p.startswith("in_out") and bool(own & set(tg.chain(x)))
-                                               and (triton or p in alias.values()))
+                                               and (triton or p in alias.values() or len(_store_loops(lines, p)) > 1))
                         elif p in alias and alias[p] in bound:
                             ok |= bool(own & set(tg.chain(bound[alias[p]])[1:]))
                     if not ok:
@@ -207,7 +216,9 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
         for k, r in b["kernel_lines"].items():
             if r and k in tg.kernels:
                 key = (k, b.get("call", {}).get("index", 0), json.dumps(r))
-                if key in seen:
+                # a concatenation written one view per call: the view's lines are the whole buffer's there
+                if key in seen and bname not in (tg.view_of.get(seen[key]), *tg.chain(tg.view_of.get(seen[key], ""))) \
+                        and seen[key] not in (tg.view_of.get(bname), *tg.chain(tg.view_of.get(bname, ""))):
                     out["same_lines"].append(f"{seen[key]}={bname} in {k}")
                 seen[key] = bname
     # fallback (and extern) calls: the provenance of their own handle only
@@ -223,6 +234,8 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
                 key = handles.get(base, [])[int(i)] if int(i) < len(handles.get(base, [])) else None
                 if key and set(k["post_grad_nodes"]) != set(tg.provenance.get(key, [])):
                     out["fallback_calls"].append(kname)
+    elif "[Provenance debug handles]" not in tg.output_code:
+        pass  # no kernel and no extern call (a graph that returns a view of its input): no entry to write
     elif links.get("provenance_map") != "empty" or any("Inductor's provenance" in n for b in links["buffers"].values()
                                                         for n in b["notes"]):
         out["provenance_claim"].append("torch wrote no provenance map, the links claim one")
@@ -251,7 +264,7 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
 
 
 def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[str]]) -> None:
-    """The checks from the new-user trial on real models (issue 33 point 12)."""
+    """The checks from the new-user trial on real models."""
     cg = stops["codegen"]
     links = cg["links"]
     bufs = links["buffers"]
@@ -289,6 +302,20 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
                        and not re.match(r"^\s*(const\s+)?[\w:<>]+\s*\*?\s*\w+[,)]\s*$", t)]
                 first = next((n for n in use if re.search(rf"\.store\({ptr}\b|\b{ptr}\[[^\]]*\]\s*=[^=]",
                                                          lines[n - 1])), None)
+                # a load in the first storing loop, before a store there, reads the chain's input when an
+                # earlier call computed it or it is a graph input (buf0 = convolution; del convolution  # reuse):
+                # each loop version, vectorized and tail, loads it then stores over it
+                loops = _loops(lines)
+                earliest = tg.chain(bound.get(ptr, ""))[-1]
+                made_before = re.search(rf"^\s*(?!del )[^\n=]*\w+\([^\n]*\b{earliest}\b"
+                                        rf"|^\s*{earliest} = (?!empty_strided|reinterpret_tensor)[\w.]+\("
+                                        rf"|^\s*{earliest} = (?:reinterpret_tensor\()?\w+\b[^\n]*; del \w+\s+# reuse",
+                                        body[:body.find(f"{name}(")], re.M) if earliest else None
+                # (with one buffer of the chain computed here, every loop version storing it reads the input)
+                single = len([b for b in tg.chain(bound.get(ptr, "")) if b in mine]) <= 1
+                if first and made_before:
+                    use = [n for n in use if not ((single or loops[n - 1] == loops[first - 1]) and any(
+                        loops[s - 1] == loops[n - 1] and s > n for s in _store_loops(lines, ptr).get(loops[n - 1], [])))]
                 out["unowned_lines"] += [f"{name}:{n} ({ptr})" for n in use if first and n >= first and n not in owned]
     # post-grad -> Dynamo links are torch's provenance map (postToPre / preToPost), where torch wrote one
     if tg.post_to_pre:
@@ -314,6 +341,32 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
             and n.get("user_line") and "/torch/" not in n["user_line"]
         if inner and not shows_both or not inner and n.get("torch_line"):
             out["torch_line"].append(f"{n['name']}: torch {f}, ours {n.get('torch_line')} / {n.get('user_line')}")
+
+
+def _loops(lines: list[str]) -> list[int]:
+    """Per line of a C++ kernel (0-based), the 1-based line of the innermost ``for`` holding it (0: none)."""
+    out, stack, pending = [], [], 0
+    for i, line in enumerate(lines):
+        if re.match(r"^\s*for\s*\(", line):
+            pending = i + 1
+        for ch in line:
+            if ch == "{":
+                stack.append(pending)
+                pending = 0
+            elif ch == "}" and stack:
+                stack.pop()
+        out.append(next((x for x in reversed(stack) if x), 0))
+    return out
+
+
+def _store_loops(lines: list[str], ptr: str) -> dict[int, list[int]]:
+    """Innermost loop -> the lines in it that store through ``ptr`` (C++)."""
+    loops = _loops(lines)
+    out: dict[int, list[int]] = {}
+    for i, t in enumerate(lines):
+        if re.search(rf"\.store\({ptr}\b|\b{ptr}\[[^\]]*\]\s*=[^=]", t):
+            out.setdefault(loops[i], []).append(i + 1)
+    return out
 
 
 def compare(session: list[dict], debug_root: str) -> dict[str, dict[str, list[str]]]:

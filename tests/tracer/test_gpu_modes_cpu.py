@@ -1,4 +1,4 @@
-"""The CPU side of CUDA graphs and user Triton kernels (issue 27 points 6-7), on code recorded on an
+"""The CPU side of CUDA graphs and user Triton kernels, on code recorded on an
 H100 (tests/fixtures/gpu_modes_codegen.json: torch 2.11's output modules for tests/scripts/gpu_user_triton.py
 and gpu_cudagraphs.py): a user kernel's launch config and GPU name, the graph partitions CUDA graphs
 capture, torch's own "skipping cudagraphs" message caught, and the lines a person reads."""

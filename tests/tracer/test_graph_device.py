@@ -1,4 +1,4 @@
-"""Which CUDA device a thread or process that runs a rank's graph makes current (issue 39.3).
+"""Which CUDA device a thread or process that runs a rank's graph makes current.
 
 On 2 H100s rank 1's timing thread ran on cuda:0 (every new thread's and process's current device)
 while the graph's tensors and stream were on cuda:1: "CUDA driver error: invalid argument" for every

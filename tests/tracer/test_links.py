@@ -29,18 +29,21 @@ def record(tmp_path_factory, script: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    """Both examples recorded once, side by side (a recording is mostly one Python thread compiling)."""
+def recorded(tmp_path_factory, train_step_run):
+    """Both examples recorded once, side by side (a recording is mostly one Python thread compiling); train_step's
+    is the test run's shared one (tests/conftest.py: ``--run --steps 3 --lr 0.05``, as test_tracer checks it)."""
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
-    with ThreadPoolExecutor(2) as pool:
-        yield {name: pool.submit(record, tmp_path_factory, f"examples/{name}.py")
-               for name in ("train_step", "attention_block")}
+    with ThreadPoolExecutor(1) as pool:
+        yield {"train_step": train_step_run,
+               "attention_block": pool.submit(record, tmp_path_factory, "examples/attention_block.py")}
 
 
 @pytest.fixture(scope="module")
 def train(recorded):
-    return recorded["train_step"].result()
+    returncode, _, stderr, path, _ = recorded["train_step"].result()
+    assert returncode == 0, stderr[-3000:]
+    return list(read_session(path))
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +119,26 @@ def test_links_agree_with_inductor_provenance(which, request):
             covered = {b for k in ours for b in links["kernels"][k]["buffers"]}
             origins = {o for k in ours for b in links["kernels"][k]["buffers"] for o in links["buffers"][b]["fx_nodes"]}
             assert covered and origins & set(post_nodes), (key, post_nodes, covered)
+
+
+def test_dynamo_nodes_link_to_post_grad_call_functions_as_torchs_pre_to_post(train):
+    """A Dynamo node's post-grad nodes are ``call_function`` nodes only, as torch's preToPost
+    (``get_graph_provenance_json``): the backward's placeholders for saved activations carry the forward node's
+    ``from_node`` and were listed too (a dynamic GPT-NeoX backward, whose map torch writes: 7 Dynamo nodes differed)."""
+    checked = 0
+    for stop in codegen_stops(train):
+        aot = next(m for m in train if m.get("type") == "stop" and m["stage"] == "aot" and graph_key(m) == graph_key(stop))
+        ops = {n["name"]: n["op"] for n in aot["post_grad"]["nodes"]}
+        named = {n["name"] for n in aot["post_grad"]["nodes"] if n["op"] == "placeholder" and n.get("from_node")}
+        for dn, d in stop["links"]["dynamo_nodes"].items():
+            assert all(ops.get(p) == "call_function" for p in d["post_grad"]), (graph_key(stop), dn, d["post_grad"])
+        prov = next((m for m in train if m.get("type") == "provenance" and graph_key(m) == graph_key(stop)), None)
+        pre_to_post = json.loads(prov["mappings"]).get("preToPost") if prov else None
+        if pre_to_post:
+            assert {dn: set(d["post_grad"]) for dn, d in stop["links"]["dynamo_nodes"].items() if d["post_grad"]} == \
+                {dn: set(v) for dn, v in pre_to_post.items() if v}
+        checked += bool(named)
+    assert checked, "expected a backward whose saved-activation placeholders name forward nodes"
 
 
 def test_buffers_lead_back_to_user_source_lines(attention):

@@ -1,4 +1,4 @@
-"""Issue 42 on a real CPU compile (tests/scripts/memory_mlp.py, a small MLP training step, recorded headless): the
+"""The memory plan on a real CPU compile (tests/scripts/memory_mlp.py, a small MLP training step, recorded headless): the
 planned forward peak is the hand-computed one, the planned saved-for-backward bytes are what autograd really held
 (the compiled function's saved tensors, measured in the script), Inductor's own estimate (torch._inductor.memory,
 recorded at the codegen stop) agrees within 1%, and the headless run prints the memory lines."""
@@ -42,7 +42,48 @@ def test_mlp_training_step_plan_matches_hand_count_and_autograd(tmp_path):
     got = json.loads(measured.read_text())
     assert sv.storage_bytes == got["saved_storage_bytes"] > 0  # planned == held by autograd (params, batch apart)
     assert len(sv.tensors) == got["saved_tensors"]
+    # the backward frees the saved activations by its own del (AOTAutograd dropped its references): exactly what
+    # autograd held for it; by hand its own buffers are the grads 16x256 (reused in place), 32x256, 32, 256x64 and
+    # 256 floats, all live at the end: 115840 bytes, of which the frees (mul_2, addmm, addmm_1 reused as buf0) make
+    # room for 34816 before the last two are allocated
+    bp = mem.plan(s.store, "[0/0] backward")
+    assert bp.released == got["saved_storage_bytes"] and bp.released_outputs == 0
+    assert bp.peak == 115840 and bp.high_water == bp.high_water_outputs_dropped == 115840 - 34816
+    assert p.high_water == p.peak and p.released == 0  # the forward frees nothing of its caller's
     lines = [l for l in run.stdout.splitlines() if l.startswith("memory: ")]
     assert lines[0].startswith(f"memory: [0/0] forward planned peak {mem.fmt_bytes(p.peak)} at ")
     assert f"saved for backward {mem.fmt_bytes(sv.storage_bytes)} ({len(sv.tensors)} tensors" in lines[0]
-    assert any(l.startswith("memory: [0/0] backward planned peak ") for l in lines)
+    assert any(l.startswith("memory: [0/0] backward planned peak ") and f"{mem.fmt_bytes(bp.high_water)} above the "
+               "call's start" in l for l in lines)
+
+
+def test_the_joint_graph_partitioned_again_under_a_lower_activation_budget_saves_less():
+    """tracer.adapter.partition: the joint graph kept at the min-cut partitioner, partitioned again under
+    torch._functorch.config.activation_memory_budget=0.5, returns a forward that saves fewer bytes (the partition's
+    own size estimate: its forward's outputs past the user's loss)."""
+    from torch._inductor import compile_fx as cfx
+
+    from inductor_step.tracer.adapter.partition import install_partition_hook, partition_again
+
+    orig, kept = cfx.min_cut_rematerialization_partition, []
+    try:
+        assert install_partition_hook(kept.append)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 32))
+        torch._dynamo.reset()
+        # caches off: a cached compile never reaches the partitioner
+        with torch._inductor.config.patch(fx_graph_cache=False), \
+                torch._functorch.config.patch(enable_autograd_cache=False):
+            torch.compile(lambda x: model(x).square().mean())(torch.randn(1024, 64)).backward()
+    finally:
+        cfx.min_cut_rematerialization_partition = orig
+        torch._dynamo.reset()
+
+    def saved_bytes(budget):
+        fw, _bw = partition_again(kept[0], {"activation_memory_budget": budget})
+        outs = next(iter(fw.graph.find_nodes(op="output"))).args[0][1:]  # past the user's loss
+        return sum(o.meta["val"].untyped_storage().nbytes() for o in outs if isinstance(o, torch.fx.Node)
+                   and isinstance(o.meta.get("val"), torch.Tensor) and o.op != "placeholder")
+
+    assert len(kept) == 1 and saved_bytes(1.0) == 1024 * 256 * 4 * 2 + 1024 * 32 * 4  # addmm, GELU, addmm_1
+    assert saved_bytes(0.5) < saved_bytes(1.0)

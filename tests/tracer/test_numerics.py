@@ -1,4 +1,4 @@
-"""Numerics (issue 29) on real divergences: ``inductor-step --headless --numerics`` over three tiny graphs
+"""Numerics on real divergences: ``inductor-step --headless --numerics`` over three tiny graphs
 (tests/scripts/numerics_small.py), recorded once for the module.
 
 * [0/0] a bf16 chain: Inductor keeps ``(b + 256) - 256`` in float32 and rounds once, eager rounds each op;
@@ -60,7 +60,7 @@ def test_bf16_chain_first_divergence_is_the_fused_chain_and_reads_closer_to_floa
 
 def test_nan_from_data_names_the_kernel_the_node_and_the_user_line(rec):
     n = numerics(rec, "[1/0] inference")
-    # issue 39.4: eager and float64 make the same NaNs at the same elements: said as such, not as the first
+    # eager and float64 make the same NaNs at the same elements: said as such, not as the first
     # NaN/Inf (which is the first one the compiled graph adds), and not localized
     assert "first_nonfinite" not in n and "localized_nonfinite" not in n
     same = n["nonfinite_as_eager"]

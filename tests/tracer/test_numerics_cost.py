@@ -1,4 +1,4 @@
-"""Numerics' cheaper machinery (issue 29.7) on real torch, no compile: the side-by-side eager runs (their random
+"""Numerics' cheaper machinery on real torch, no compile: the side-by-side eager runs (their random
 draws, the values they drop), the graph cut to a node's ancestors, and the chunked comparison's numbers."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numerics that cried wolf (issues 39.4 and 40.3): ``inductor-step --headless --numerics`` over
+"""Numerics that cried wolf: ``inductor-step --headless --numerics`` over
 tests/scripts/numerics_wolf.py, whose compiled outputs all equal eager's, recorded once for the module.
 
 * [0/0] ``x.mean(dim=-1, keepdim=True) * 2.0 + x`` on CPU: buf0 holds Inductor's sum (its LoopBody stores the
@@ -101,7 +101,7 @@ def test_a_nan_the_compiled_graph_adds_is_still_the_first_nan():
 
 
 def test_random_inputs_give_a_batch_norm_a_valid_running_variance():
-    """Issue 40.4: where the script's own inputs are missing (it never called the graph), the random running
+    """Where the script's own inputs are missing (it never called the graph), the random running
     variance of a batch norm is made non-negative; a real input is left as the script gave it."""
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx

@@ -1,4 +1,4 @@
-"""Issue 32.2 for diffs that are not what-if variants: two graphs of one live session (a recompile [0/1] and
+"""Timing for diffs that are not what-if variants: two graphs of one live session (a recompile [0/1] and
 [0/0]) timed round by round on request -- ``r`` in the diff view -- with real compiles, the real agent and
 its timing worker.  A person steps the recompile script to its end, presses ``d`` (the recompile against the
 graph before it), reads at the top that the two were timed at different moments, presses ``r`` and, once the
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import wait_for
+from conftest import screen_settled, wait_for
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
@@ -39,9 +39,12 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
         async with app.run_test(size=(120, 40)) as pilot:
             try:
                 await wait_for(pilot, lambda: app.view.paused is not None)
-                while app.session.done is None:
-                    await pilot.press("n")
-                    await pilot.pause(0.2)
+                while app.session.done is None:  # n at each stop, to the end of the script
+                    at = app.view.paused
+                    if at is not None:
+                        await pilot.press("n")
+                    await wait_for(pilot, lambda at=at: (app.view.paused is not None and app.view.paused is not at)
+                                   or app.session.done is not None)
                 await pilot.press("r")  # the per-graph timing, one graph after the other
                 await wait_for(pilot, lambda: {"[0/0] inference", "[0/1] inference"} <= set(app.session.runs)
                                and "timed 2 of 2" in app.session.run_status)
@@ -65,7 +68,7 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
                 await pilot.press("r")  # and asked again, it runs to the end
                 await wait_for(pilot, lambda: (app.session.pair_timings.get(("[0/0] inference", "[0/1] inference"))
                                                or {}).get("status") in ("done", "failed"))
-                await pilot.pause(0.3)
+                await screen_settled(pilot, app)  # the diff redrawn with the pair's figures
                 d = app.screen.diff
                 seen["after"] = (list(d.notes), title(), list(d.level("timing").notes))
                 seen["status"] = app.session.run_status

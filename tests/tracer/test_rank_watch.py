@@ -1,4 +1,4 @@
-"""A rank whose script waits inside a torch.distributed call says where (issue 33 point 11): the
+"""A rank whose script waits inside a torch.distributed call says where: the
 rank row reads "waiting at <collective>", not "recording".  Real torch.distributed: rank 0 of a gloo
 world of 2 whose rank 1 never comes, so its process group's set-up waits (4 s timeout) in the
 script's thread while tracer.rank_watch samples it."""

@@ -1,4 +1,4 @@
-"""Higher-order ops' subgraphs are graphs (issue 27.1, 27.9, 27.12 on CPU): ``torch.cond``, a
+"""Higher-order ops' subgraphs are graphs (on CPU): ``torch.cond``, a
 ``nested_compile_region``, ``while_loop`` and ``flex_attention``, recorded once with ``--run``
 (tests/scripts/hop_all.py), checked as a person checks them: every graph and subgraph has its stages,
 every generated kernel is linked to a buffer, every graph is timed or says why, the script's output is
@@ -130,10 +130,10 @@ def test_every_graph_is_timed_or_says_why(hops: Run, graphs: list[str]) -> None:
         if inlined(key):
             assert "inline" in m["not_timed"]
             continue
-        if " › " in key:  # issue 39.2: a subgraph's eager is inside its parent's (Dynamo's graph runs the op whole);
+        if " › " in key:  # a subgraph's eager is inside its parent's (Dynamo's graph runs the op whole);
             # its decomposed post-grad subgraph is timed, no fx re-trace of cond & co
             assert m["compiled_ms"] > 0 and m["decomposed_ms"] > 0 and "parent's eager" in m["eager_note"], key
-            assert "verdicts" in m, key  # issue 40.8: judged for contention like its parent
+            assert "verdicts" in m, key  # judged for contention like its parent
         else:
             assert m["compiled_ms"] > 0 and m["eager_ms"] > 0, key  # eager too: no fx re-trace of cond & co
         codegen = {k["name"] for k in hops.stop(key, "codegen")["kernels"]}
@@ -147,7 +147,7 @@ def test_every_graph_is_timed_or_says_why(hops: Run, graphs: list[str]) -> None:
 
 
 def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) -> None:
-    """Issue 30.1: a subgraph Inductor lowers and generates on its own (cond's branches, the nested region,
+    """A subgraph Inductor lowers and generates on its own (cond's branches, the nested region,
     while_loop's cond and body) has its own compile time, from the events torch ran while ``V.graph`` was its
     SubgraphLowering: its lowering times exactly its own post-grad nodes (none of them counted again under the
     parent, whose higher-order op node no longer includes them), and the parent's and subgraphs' times add up
@@ -186,7 +186,7 @@ def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) ->
 
 
 def test_a_flex_attention_kernels_written_output_is_known_for_its_saved_inputs(hops: Run, graphs: list[str]) -> None:
-    """Issue 28.5's saved outputs: flex attention's C++ template kernel names its output ``float* output``, not
+    """Saved outputs: flex attention's C++ template kernel names its output ``float* output``, not
     ``out_ptr0``; ``X`` must still save it so the repro compares it (it said "output: not compared")."""
     from inductor_step.tracer.links import _params  # noqa: PLC0415
     from inductor_step.tracer.save_inputs import written_params  # noqa: PLC0415

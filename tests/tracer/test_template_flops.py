@@ -1,4 +1,4 @@
-"""Triton templates' FLOPs (issue 32 point 5) from what an H100 run recorded: each template kernel's
+"""Triton templates' FLOPs from what an H100 run recorded: each template kernel's
 name, parameters and one call's arguments from tests/fixtures/gpu_template_calls.json (codegen stops of
 tests/scripts/gpu_templates.py and gpu_flex.py under torch 2.11), the argument shapes read from the
 wrapper's ``assert_size_stride`` / ``empty_strided_cuda`` lines, as meta tensors."""

@@ -1,7 +1,7 @@
-"""The `run` stage's failure handling and figures, on CPU (issue 19.1/19.2/19.3/19.5, issue 17.4).
+"""The `run` stage's failure handling and figures, on CPU.
 
 * A graph that calls an op the script registered (the timing worker does not have it) is timed in
-  the agent's own process and says so (issue 27.9; it used to fail and make ``--headless`` exit
+  the agent's own process and says so (it used to fail and make ``--headless`` exit
   non-zero); the other graphs are timed by the worker (one real ``--headless --run`` of four graphs).
 * A max-pool's backward graph takes the forward's int8 window offsets, which Inductor's kernel
   bounds-checks (``TORCH_CHECK ... index out of bounds``): it is timed on the script's own offsets,
@@ -66,7 +66,7 @@ def _headless(tmp_path, script_text: str, *, run: bool) -> tuple[subprocess.Comp
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", *(["--run"] if run else []), "--record",
                         str(record), str(script)], cwd=str(tmp_path), env=env, capture_output=True, text=True,
                        timeout=600)
-    # read_session: a run message over 2 KB is packed (issue 20's roofs and eager node times make most so)
+    # read_session: a run message over 2 KB is packed (the roofs and eager node times make most so)
     msgs = list(read_session(str(record))) if record.exists() else []
     return p, msgs
 
@@ -91,7 +91,7 @@ def test_a_graph_with_a_script_defined_op_is_timed_here_and_the_others_in_a_work
         assert "a process of its own" in ok["isolated"] and not ok.get("in_process"), key
     assert not custom.get("error") and custom["compiled_ms"] > 0 and custom["eager_ms"] > 0, custom.get("error")
     assert "istest::twice" in custom["in_process"], custom
-    # issue 28.6: each C++ kernel's compiled function, disassembled, its vector instructions on the kernel's lines
+    # each C++ kernel's compiled function, disassembled, its vector instructions on the kernel's lines
     ok = runs["[0/0] inference"]
     cpp = [k for k in ok["kernels"] if k["backend"] == "cpp"]
     assert cpp and all(set(k["stages"]) >= {"stages", "maps"} for k in cpp), [k.get("stages") for k in cpp]

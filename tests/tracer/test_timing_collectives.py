@@ -1,4 +1,4 @@
-"""Timing a compiled graph that holds collectives (issue 23: "whether their kernels and (when timed)
+"""Timing a compiled graph that holds collectives ("whether their kernels and (when timed)
 kernel times agree ... a slower kernel").
 
 A post-grad graph with ``_c10d_functional`` ops cannot be run alone: after the script the process group is
@@ -25,6 +25,8 @@ import textwrap
 import pytest
 
 from inductor_step.session.format import read_job, read_session, validate
+
+from conftest import wait_for
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
@@ -271,13 +273,15 @@ def test_pane_7_lists_the_collectives_last_and_says_why_they_have_no_time(job):
             for _ in range(list(app.session.graphs).index("[1/0] inference")):
                 await pilot.press("down")
             await pilot.press("enter")
-            await pilot.pause(0.1)
             table = app.query_one("#table-run", Table)
+            await wait_for(pilot, lambda: app.view.graph == "[1/0] inference" and table.row_count >= 4, timeout=10,
+                           seen=lambda: (app.view.graph, table.row_count))
             median = table.labels.index("median ms [p20-p80]")
             got["graph"] = app.view.graph
             got["cells"] = [str(table.get_row_at(r)[median]) for r in range(table.row_count)]
             table.move_cursor(row=table.row_count - 1)
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: "collective, not timed" in app.query_one("#code-run", CodeView).text,
+                           timeout=10, seen=lambda: app.query_one("#code-run", CodeView).text[:300])
             got["detail"] = app.query_one("#code-run", CodeView).text
 
     asyncio.run(main())

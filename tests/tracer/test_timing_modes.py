@@ -1,4 +1,4 @@
-"""Issue 27 points 9-11 on one real recording: every way of compiling that timing used to re-trace and
+"""On one real recording: every way of compiling that timing used to re-trace and
 lose is timed, compiled and eager, or says which part could not be and why; other backends are recorded.
 
 tests/scripts/timing_modes.py, recorded once with ``--headless --run`` and script arguments that look
@@ -80,7 +80,7 @@ def test_each_mode_says_how_it_was_timed(rec: Rec) -> None:
     assert "custom_op" in custom["in_process"]
     foreach = [r for r in rec.runs.values() if r.get("eager_fixes")]
     assert len(foreach) == 1 and "in-place foreach" in foreach[0]["eager_fixes"]
-    # issue 39.2: compiled autograd's Dynamo graph (eager) calls torch._dynamo.compiled_autograd.ops, which do not
+    # compiled autograd's Dynamo graph (eager) calls torch._dynamo.compiled_autograd.ops, which do not
     # pickle: timed here, saying so
     ca = [r for k, r in rec.runs.items() if k.startswith("[!")]
     assert ca and all("Dynamo's graph (the eager baseline) cannot be sent" in r["in_process"] for r in ca)

@@ -162,7 +162,7 @@ def check_graph_links(r: Run, key: str) -> None:
 # ----------------------------------------------------------------------------- fixtures (one run each)
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def recorded(tmp_path_factory: pytest.TempPathFactory, train_step_run: Any) -> Any:
     """This module's sessions, each recorded once, two side by side (a recording is mostly one Python
     thread compiling, so a 2-core machine runs two in about the time of one), the timed one first:
     {name: future of its :class:`Run`}."""
@@ -173,8 +173,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
     with ThreadPoolExecutor(2) as pool:
         yield {
-            "train": pool.submit(headless, tmp_path_factory, "train_step", example("train_step.py"), "--steps", "3",
-                                 "--lr", "0.05", run=True),
+            "train": train_step_run,  # shared with test_links (tests/conftest.py), recorded beside these
             "inference": pool.submit(headless, tmp_path_factory, "mlp_inference", example("mlp_inference.py")),
             "graph_break": pool.submit(headless, tmp_path_factory, "graph_break", example("graph_break.py")),
             "recompile": pool.submit(headless, tmp_path_factory, "recompile", example("recompile.py")),
@@ -190,7 +189,10 @@ def inference(recorded: Any) -> Run:
 
 @pytest.fixture(scope="module")
 def train(recorded: Any) -> Run:
-    return recorded["train"].result()
+    returncode, stdout, stderr, record, cwd = recorded["train"].result()
+    r = Run(returncode, stdout, stderr, record, cwd, list(read_session(record)) if os.path.exists(record) else [])
+    assert r.messages, f"no session recorded (rc={r.returncode})\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+    return r
 
 
 @pytest.fixture(scope="module")
@@ -406,12 +408,12 @@ def test_run_times_every_compiled_graph(train: Run) -> None:
         compiled = {k["name"] for k in train.stop(key, "codegen")["kernels"]}
         assert timed == compiled, (key, timed ^ compiled)
         assert re.search(re.escape(key) + r"\s+run\s+compiled \d+\.\d+ ms", train.stdout)
-        # CPU graph times come from rounds too (issue 17.4), with what the load was, and say when they did not settle
+        # CPU graph times come from rounds too, with what the load was, and say when they did not settle
         rounds = r["graph_rounds"]
         assert len(rounds["compiled_rounds_ms"]) >= 5 and rounds["load"]["cpus"] >= 1, rounds
         assert r["gap_cause"] in ("overhead", "kernels_alone", "unsettled")
         assert r["settled"] == (r["gap_cause"] != "unsettled") and (r["settled"] or r["warnings"]), r
-        if not r["settled"]:  # issue 32: the measured verdict, beside the figure
+        if not r["settled"]:  # the measured verdict, beside the figure
             assert re.search(re.escape(key) + r"\s+run\s+compiled .*\(NOT RELIABLE: ", train.stdout)
         assert set(r["verdicts"]) >= {"compiled", "kernels"} and r["reliable"] == (not r.get("unreliable")), r
         assert len(rounds["compiled_wait_shares"]) == len(rounds["compiled_rounds_ms"])

@@ -1,5 +1,4 @@
-"""Triton's lower stages of a recorded GPU session's kernels, compiled again here without a GPU (issue 28.3,
-28.2, 28.5, 28.7): ``inductor-step lower`` on tests/fixtures/gpu_nanogpt.jsonl for sm_90, the line maps from a
+"""Triton's lower stages of a recorded GPU session's kernels, compiled again here without a GPU: ``inductor-step lower`` on tests/fixtures/gpu_nanogpt.jsonl for sm_90, the line maps from a
 ``tl.store`` line down to ``st.global``/``STG`` instructions, a source the installed Triton cannot compile said
 in one line, and the standalone repro written and saying why it cannot run here.  Needs Triton (its ptxas and
 nvdisasm); one kernel compiled once for the module."""

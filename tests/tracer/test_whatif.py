@@ -1,4 +1,4 @@
-"""What if (issue 22): recompile one captured graph with Inductor settings changed.
+"""What if: recompile one captured graph with Inductor settings changed.
 
 Real ``torch.compile`` runs, no mocks.  The CPU tests drive ``inductor-step --headless --what-if ...
 --run`` (one run for the module) and the live app (keys a person presses, while the compile is
@@ -87,7 +87,7 @@ def test_the_variant_is_timed_beside_the_original_with_numerics(whatif: Run) -> 
     for row in num["vs_original"] + num["vs_eager"]:
         assert row["max_abs"] is not None and row["max_rel"] <= 1e-4, row
     assert "get_args()" in num["inputs"]
-    # issue 32: the variant, the original and eager timed round by round in one process, and judged
+    # the variant, the original and eager timed round by round in one process, and judged
     il = v["interleaved"]
     assert il["rounds"] == 7 and all(len(il[f"{k}_rounds_ms"]) == 7 for k in ("variant", "original", "eager")), il
     assert il["variant_ms"] > 0 and il["original_ms"] > 0 and il["eager_ms"] > 0
@@ -156,7 +156,7 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
         async with app.run_test(size=(120, 40)) as pilot:
             try:
                 await wait_for(pilot, lambda: app.view.paused is not None)
-                await pilot.press("n")  # one stop per n, each seen (issue 40.2)
+                await pilot.press("n")  # one stop per n, each seen
                 await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "aot")
                 await pilot.press("n")
                 await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "lowering")
@@ -174,9 +174,12 @@ def test_w_while_paused_recompiles_opens_the_diff_and_the_paused_compile_goes_on
                 seen["first"] = {lv.key: (lv.missing, lv.summary()) for lv in d.diff.levels}
                 seen["paused_during"] = app.view.paused["stage"] if app.view.paused else None
                 await pilot.press("escape")
-                while app.session.done is None:
-                    await pilot.press("n")
-                    await pilot.pause(0.2)
+                while app.session.done is None:  # n at each stop, to the end of the script
+                    at = app.view.paused
+                    if at is not None:
+                        await pilot.press("n")
+                    await wait_for(pilot, lambda at=at: (app.view.paused is not None and app.view.paused is not at)
+                                   or app.session.done is not None)
                 # the variant is timed (run=True); g, pick the variant, d: the diff, with times and numerics
                 await wait_for(pilot, lambda: FUSION in app.session.runs and ORIG in app.session.runs)
                 await pilot.press("g")
@@ -234,7 +237,7 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
     seen: dict = {}
 
     async def main():
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
             await pilot.pause()
             seen["graphs"] = list(app.session.graphs)
             await pilot.press("g")
@@ -243,13 +246,14 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
                     break
                 await pilot.press("down")
             await pilot.press("enter", "7")
-            await pilot.pause(0.3)
+            await wait_for(pilot, lambda: app.view.stage == "run" and app.view.graph == FUSION, timeout=10,
+                           seen=lambda: (app.view.graph, app.view.stage))
             seen["run"] = app.query_one("#code-run").text
             await pilot.press("w")
-            await pilot.pause(0.2)
-            seen["toasts"] = [n.message for n in app._notifications]
+            await wait_for(pilot, lambda: app.screen.query("Toast"), timeout=10)
+            seen["toasts"] = [str(t.render()) for t in app.screen.query("Toast")]
             await pilot.press("d")
-            await pilot.pause(0.3)
+            await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen), timeout=10, seen=lambda: app.screen)
             seen["pair"] = (app.screen.pair.key_a, app.screen.pair.key_b) if isinstance(app.screen, DiffScreen) else None
 
     asyncio.run(main())

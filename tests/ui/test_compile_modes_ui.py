@@ -1,4 +1,4 @@
-"""Issue 27 in the app, from recorded sessions (tests/make_fixtures.py: modes_autotune.jsonl, modes_dynamic.jsonl):
+"""How each graph was compiled, in the app, from recorded sessions (tests/make_fixtures.py: modes_autotune.jsonl, modes_dynamic.jsonl):
 a person switches to pane 1, the code pane and the run pane and reads how the graph was compiled, the
 template kernel and the autotuning choice beside the kernel it chose, and the sizes the graph was timed at."""
 

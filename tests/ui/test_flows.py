@@ -1,4 +1,4 @@
-"""People's flows (issue 17.1): one selection drives every pane, whatever the order of the keys.
+"""People's flows: one selection drives every pane, whatever the order of the keys.
 
 Each test presses the keys a person presses, in their order, on the recorded demo session, and
 reads what the person sees: the highlighted row of the pane they switched to, the status line,
@@ -16,6 +16,8 @@ import pytest
 
 from inductor_step.session.format import read_session
 from inductor_step.tui.app import StepApp
+
+from conftest import wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(HERE, "fixtures", "demo.jsonl")
@@ -101,7 +103,7 @@ def check_every_pane(app: StepApp, seen: dict, buf: str, where: str) -> None:
 
 @pytest.mark.parametrize("path", [DEMO, DEMO_V2], ids=["format-1", "format-2"])
 def test_select_in_linked_view_after_stepping_then_panes_3_to_6_follow(app_driver, path):
-    """The issue's own flow: n x5, 8, down x6 (buf6), then 4, 6, 3, 5 (on a session recorded before
+    """A person's flow: n x5, 8, down x6 (buf6), then 4, 6, 3, 5 (on a session recorded before
     the tracer shipped kernel spans, and on one recorded now)."""
     seen: dict = {}
 
@@ -227,7 +229,7 @@ GRAPH_BREAKS = os.path.join(HERE, "fixtures", "graph_breaks.jsonl")
 
 
 def test_graph_break_reasons_are_on_screen_in_pane_1_the_graph_list_and_the_report(app_driver, tmp_path):
-    """Issue 17.2: a .item() break and a data-dependent branch.  Pane 1 shows Dynamo's reason, its
+    """A .item() break and a data-dependent branch.  Pane 1 shows Dynamo's reason, its
     hint and the user line for the graph each break ended; the graph list shows them uncut (wrapped);
     REPORT.md lists them."""
     app = StepApp(messages=list(read_session(GRAPH_BREAKS)), session_path=GRAPH_BREAKS)
@@ -258,7 +260,7 @@ def test_graph_break_reasons_are_on_screen_in_pane_1_the_graph_list_and_the_repo
 
 
 def test_f_says_not_fused_for_a_fused_node_and_an_extern_one_and_stops_asking(app_driver):
-    """Issue 17.3: f on op0_op1_op2_op3_op4, then on op5 (an extern addmm): not fused, and the status
+    """Pressing f on op0_op1_op2_op3_op4, then on op5 (an extern addmm): not fused, and the status
     line no longer asks for a second node."""
     seen: dict = {}
 
@@ -279,7 +281,7 @@ def test_f_says_not_fused_for_a_fused_node_and_an_extern_one_and_stops_asking(ap
 
 
 def test_at_80x24_the_footer_shows_quit_and_help_and_the_help_scrolls_to_its_end(app_driver):
-    """Issue 17.5: quit and help are on an 80-column footer; ? opens a help box that End scrolls."""
+    """Quit and help are on an 80-column footer; ? opens a help box that End scrolls."""
     seen: dict = {}
 
     async def steps(app, pilot):
@@ -300,7 +302,7 @@ def test_at_80x24_the_footer_shows_quit_and_help_and_the_help_scrolls_to_its_end
 
 
 def test_search_finds_what_is_on_screen_and_picking_a_graph_gives_the_keys_back_to_the_pane(app_driver):
-    """Issue 17.7: / omp in pane 6 with the table focused finds the `#pragma omp` line below it; after
+    """/ omp in pane 6 with the table focused finds the `#pragma omp` line below it; after
     g and Enter, down moves the pane's cursor instead of switching graphs."""
     seen: dict = {}
 
@@ -321,7 +323,7 @@ def test_search_finds_what_is_on_screen_and_picking_a_graph_gives_the_keys_back_
 
 
 def test_the_too_small_screen_fits_its_words_at_50x14(app_driver):
-    """Issue 17.10: every line of the too-small message is on a 50x14 screen."""
+    """Every line of the too-small message is on a 50x14 screen."""
     seen: dict = {}
 
     async def steps(app, pilot):
@@ -338,7 +340,7 @@ CODEGEN_ERROR = os.path.join(HERE, "fixtures", "codegen_error.jsonl")
 
 
 def test_a_codegen_failure_puts_the_compilers_error_at_the_top_of_pane_6(app_driver):
-    """Issue 17.8: the C++ compiler's `error:` line is above the generated code, not at line 75 of a
+    """The C++ compiler's `error:` line is above the generated code, not at line 75 of a
     1,168-line log."""
     app = StepApp(messages=list(read_session(CODEGEN_ERROR)), session_path=CODEGEN_ERROR)
     seen: dict = {}
@@ -354,7 +356,7 @@ def test_a_codegen_failure_puts_the_compilers_error_at_the_top_of_pane_6(app_dri
 
 
 def test_results_show_as_a_toast_at_80_columns_and_tab_never_stops_on_the_tab_bar(app_driver, tmp_path):
-    """Issue 17.6 and 17.7: s's path is shown whole at 80 columns; tab goes table -> code -> ... and
+    """The path s writes is shown whole at 80 columns; tab goes table -> code -> ... and
     never to the tab bar."""
     app = StepApp(messages=list(read_session(DEMO)), session_path=DEMO, screenshots=str(tmp_path))
     seen: dict = {}
@@ -362,7 +364,7 @@ def test_results_show_as_a_toast_at_80_columns_and_tab_never_stops_on_the_tab_ba
     async def main():
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await press(pilot, "s")
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: app.screen.query("Toast"), timeout=10)
             seen["toasts"] = [str(t.render()) for t in app.screen.query("Toast")]
             focused = []
             for _ in range(4):

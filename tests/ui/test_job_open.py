@@ -1,4 +1,4 @@
-"""A recorded torchrun job opened in the app (``inductor-step --open job.job.json``, issue 23): every
+"""A recorded torchrun job opened in the app (``inductor-step --open job.job.json``): every
 rank's recording, switched with > and <, compared in pane 0.  Needs no torch: the job fixture was
 recorded by ``inductor-step --headless --nproc-per-node 2 --run`` on tests/scripts/job_step.py."""
 
@@ -9,6 +9,8 @@ import os
 
 from inductor_step.session import format as protocol
 from inductor_step.tui.app import StepApp
+
+from conftest import wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JOB = os.path.join(HERE, "fixtures", "job_step", "job.job.json")
@@ -41,19 +43,20 @@ def test_open_job_switch_ranks_keeps_the_place_and_pane_0_lists_the_ranks():
     async def steps(app: StepApp, pilot) -> None:
         seen["title0"] = str(app.query_one("#title").content)
         await pilot.press("4")  # rank 0's scheduler nodes of its first graph
+        first = app.view.selected
         await pilot.press("down")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.view.selected != first, timeout=10, seen=lambda: app.view.selected)
         seen["at0"] = (app.view.graph, app.view.stage, app.view.selected)
         await pilot.press("greater_than_sign")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.current.rank == 1, timeout=10)
         seen["title1"] = str(app.query_one("#title").content)
         seen["at1"] = (app.current.rank, app.view.graph, app.view.stage, app.view.selected)
         await pilot.press("0")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.view.stage == "ranks", timeout=10)
         seen["ranks"] = rows(app, "ranks")
         seen["detail"] = app.query_one("#code-ranks").text
         await pilot.press("less_than_sign")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.current.rank != 1, timeout=10)
         seen["back"] = app.current.rank
 
     drive(open_job(), steps)
@@ -77,7 +80,7 @@ def test_one_session_has_no_ranks_pane_and_says_why():
     async def steps(app: StepApp, pilot) -> None:
         await pilot.press("0")
         await pilot.press("greater_than_sign")
-        await pilot.pause(0.1)
+        await pilot.pause()
         seen["stage"] = app.view.stage
         seen["tabs"] = [str(t.label) for t in app.query("Tab")]
 
@@ -97,23 +100,24 @@ def test_pane_0_says_where_ranks_diverge_and_enter_diffs_the_two_ranks():
 
     async def steps(app: StepApp, pilot) -> None:
         await pilot.press("0")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.view.stage == "ranks", timeout=10)
         seen["rows"] = rows(app, "ranks")
         keys = [r[0] for r in seen["rows"]]
+        table = app.query_one("#table-ranks")
         for _ in range(keys.index("[2/0] inference")):
             await pilot.press("down")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: table.cursor_row == keys.index("[2/0] inference"), timeout=10)
         seen["detail"] = app.query_one("#code-ranks").text
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.screen.query("#diff-title"), timeout=10, seen=lambda: app.screen)
         seen["screen"] = type(app.screen).__name__
         seen["diff_title"] = str(app.screen.query_one("#diff-title").content)
         await pilot.press("escape")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: not app.screen.query("#diff-title"), timeout=10)
         await pilot.press("home")
         await pilot.press("down")  # rank 1's row
         await pilot.press("enter")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.current.rank == 1, timeout=10)
         seen["rank"] = app.current.rank
 
     drive(app, steps)
@@ -128,7 +132,7 @@ def test_pane_0_says_where_ranks_diverge_and_enter_diffs_the_two_ranks():
 
 
 def test_a_two_gpu_job_each_rank_on_its_own_gpu_reads_as_agreeing_in_pane_0():
-    """Issue 39.3: the 2-H100 DDP recording (rank 1 on cuda:1): pane 0 lists no divergence and no graph whose
+    """The 2-H100 DDP recording (rank 1 on cuda:1): pane 0 lists no divergence and no graph whose
     ranks differ; it said "where the ranks diverge (7)" ("a parameter was cuda:0, now cuda:1")."""
     job, paths = protocol.read_job(os.path.join(HERE, "fixtures", "ranks_ddp_gpu.job.json"))
     sessions = {r: list(protocol.read_session(p)) for r, p in paths.items()}
@@ -138,7 +142,7 @@ def test_a_two_gpu_job_each_rank_on_its_own_gpu_reads_as_agreeing_in_pane_0():
 
     async def steps(app: StepApp, pilot) -> None:
         await pilot.press("0")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.view.stage == "ranks", timeout=10)
         seen["ranks"] = rows(app, "ranks")
         seen["detail"] = app.query_one("#code-ranks").text
 

@@ -1,4 +1,4 @@
-"""Pane M (issue 42): a person opens a recorded training step, presses M, moves to a buffer live at the planned
+"""Pane M: a person opens a recorded training step, presses M, moves to a buffer live at the planned
 peak, and pane 3 follows that buffer; Enter on another opens pane 3 at it.  No torch needed."""
 
 from __future__ import annotations

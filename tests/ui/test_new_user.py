@@ -1,4 +1,4 @@
-"""Issue 33, tried as a new user: the selection while the compile is still before codegen, pane 8's
+"""Tried as a new user: the selection while the compile is still before codegen, pane 8's
 own pick, the graph list, ctrl+p, d without a recompile, w's diff when the timing comes, 80x24 cuts,
 paths.  Keys a person presses, in order, on the recorded demo (or the demo cut before a stop, as a
 compile paused there has recorded it); pure functions where the rule itself is the point."""
@@ -13,7 +13,7 @@ from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.table import Table, cut_middle
 
-from conftest import DEMO
+from conftest import DEMO, screen_settled, wait_for
 
 FWD = "[0/0] forward"
 
@@ -42,7 +42,7 @@ def _until(stage: str) -> list[dict]:
 
 
 def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_they_have_not_run():
-    """33.1: buf6 selected at the lowering stop; at the loopbody stop (no codegen yet) pane 4's cursor
+    """With buf6 selected at the lowering stop; at the loopbody stop (no codegen yet) pane 4's cursor
     is on op6, pane 5's on op6, pane 2's on a post-grad node of buf6, pane 1's on the Dynamo node it came
     from (the post-grad nodes' ``from_node``: the one codegen's links name later); panes 6 and 8 say codegen
     has not run; the status line keeps the buffer's name at 80 columns."""
@@ -77,7 +77,7 @@ def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_th
 
 
 def test_pane_8_follows_its_own_kernel_line_pick(app_driver):
-    """33.2: in pane 8, a kernel line of another buffer picks it: the table's row and the buffer's
+    """In pane 8, a kernel line of another buffer picks it: the table's row and the buffer's
     detail follow at once, the kernel view stays on the line the person moved to."""
     seen: dict = {}
 
@@ -118,7 +118,7 @@ def test_pane_8_follows_its_own_kernel_line_pick(app_driver):
 
 
 def test_graph_list_one_line_each_reason_below_and_g_closes_it(app_driver):
-    """33.4: g opens the list wider than its 26 columns, one line per graph; the highlighted graph's
+    """Pressing g opens the list wider than its 26 columns, one line per graph; the highlighted graph's
     reason is in full below; g again closes it and the keys go back to the pane."""
     seen: dict = {}
 
@@ -144,7 +144,7 @@ def test_graph_list_one_line_each_reason_below_and_g_closes_it(app_driver):
 
 
 def test_ctrl_p_lists_ours_first_and_diff_with_names_the_pair(app_driver):
-    """33.5: ctrl+p with nothing typed: our commands come before Textual's; a Diff with entry says
+    """Pressing ctrl+p with nothing typed: our commands come before Textual's; a Diff with entry says
     which graph is A and which is B."""
     seen: dict = {}
 
@@ -152,11 +152,13 @@ def test_ctrl_p_lists_ours_first_and_diff_with_names_the_pair(app_driver):
         from textual.command import CommandList
 
         await pilot.press("ctrl+p")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: app.screen.query(CommandList) and app.screen.query_one(CommandList).option_count >= 3,
+                       timeout=10)
         cl = app.screen.query_one(CommandList)
         seen["first"] = [str(cl.get_option_at_index(i).prompt).split("\n")[0] for i in range(3)]
         await pilot.press(*"diff with")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: "Diff with" in str(app.screen.query_one(CommandList).get_option_at_index(0).prompt)
+                       if app.screen.query_one(CommandList).option_count else False, timeout=10)
         cl = app.screen.query_one(CommandList)
         seen["diff"] = str(cl.get_option_at_index(0).prompt)
 
@@ -166,13 +168,15 @@ def test_ctrl_p_lists_ours_first_and_diff_with_names_the_pair(app_driver):
 
 
 def test_d_without_a_recompile_says_so_and_offers_the_choice(app_driver):
-    """33.6: d on [0/0] forward (no recompile) opens no diff of forward against backward: it says so
+    """Pressing d on [0/0] forward (no recompile) opens no diff of forward against backward: it says so
     and opens ctrl+p on "Diff with"."""
     seen: dict = {}
 
     async def steps(app, pilot):
         await pilot.press("d")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "CommandPalette", timeout=10,
+                       seen=lambda: type(app.screen).__name__)
+        await screen_settled(pilot, app)
         seen["screen"] = type(app.screen).__name__
         seen["status"] = str(app.query_one("#status").content)
         from textual.command import CommandInput
@@ -185,7 +189,7 @@ def test_d_without_a_recompile_says_so_and_offers_the_choice(app_driver):
 
 
 def test_ws_diff_stays_open_when_the_variants_timing_comes():
-    """33.6: the diff a what-if opens is still on screen after the variant's run arrives (it used to
+    """The diff a what-if opens is still on screen after the variant's run arrives (it used to
     be popped and pushed again, which raised DuplicateIds and left the person on the panes)."""
     msgs = list(read_session(DEMO))
     cut = next(i for i, m in enumerate(msgs) if m.get("type") == "done")
@@ -200,11 +204,12 @@ def test_ws_diff_stays_open_when_the_variants_timing_comes():
 
     async def steps(app, pilot):
         app.on_agent_message(done)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "DiffScreen", timeout=10)
         seen["opened"] = type(app.screen).__name__
         app.on_agent_message(runs[0])
         app.on_agent_message(vrun)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "timed" in str(app.screen.query_one("#diff-status").content), timeout=10,
+                       seen=lambda: (type(app.screen).__name__, str(app.screen.query_one("#diff-status").content)))
         seen["after"] = (type(app.screen).__name__, app.screen.pair.key_b)
         seen["status"] = str(app.screen.query_one("#diff-status").content)
 
@@ -215,7 +220,7 @@ def test_ws_diff_stays_open_when_the_variants_timing_comes():
 
 
 def test_80x24_cuts_keep_what_tells_rows_apart_and_paths_read_as_torch_prints_them():
-    """33.7 and 33.3, the rules: three weights stay apart when cut; a user line keeps file and line;
+    """Three weights stay apart when cut; a user line keeps file and line;
     paths relative to the script's folder, installed code from the package down, "your code" only
     for the user's files; missed-fusion reasons cut at a word."""
     from inductor_step.session.paths import code_label, cut_words, short_path, shorten_in_text

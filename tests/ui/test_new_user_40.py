@@ -1,4 +1,4 @@
-"""Issue 40 (a new user in tmux), the small points: each driven by the keys a person presses on a recorded
+"""What a new user in tmux met, the small points: each driven by the keys a person presses on a recorded
 session, checking what the screen then says."""
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from inductor_step.session.store import Session
 
 from test_flows import move_to_row, press, status
 
+from conftest import screen_settled, wait_for
+
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(HERE, "fixtures")
 
 
 def test_f_on_a_concats_nop_node_says_it_has_no_kernel_not_a_library_call(app_driver):
-    """40.7: f on op0 (sin), then on op2 (the cat's NopKernelSchedulerNode): it was called a library call
+    """Pressing f on op0 (sin), then on op2 (the cat's NopKernelSchedulerNode): it was called a library call
     with max_autotune to try, while Inductor's own can_fuse says 'node2 is extern or nop'."""
     seen: dict = {}
 
@@ -37,7 +39,7 @@ def test_f_on_a_concats_nop_node_says_it_has_no_kernel_not_a_library_call(app_dr
 
 
 def test_the_ledger_does_not_suggest_max_autotune_to_a_graph_compiled_with_it():
-    """40.7: REPORT.md and pane 9 said 'try w max_autotune=True' for library calls of a graph compiled with it."""
+    """REPORT.md and pane 9 said 'try w max_autotune=True' for library calls of a graph compiled with it."""
     from inductor_step.session.ledger.text import report_markdown, summary
 
     msgs = list(read_session(os.path.join(FIX, "ledger.jsonl")))
@@ -55,7 +57,7 @@ def test_the_ledger_does_not_suggest_max_autotune_to_a_graph_compiled_with_it():
 
 
 def test_pane_t_names_a_frame_with_no_inductor_graph_as_such_and_enter_says_so(app_driver):
-    """40.6: g lists 2 graphs; T listed [2/0] (a resume frame Dynamo made no graph of) as a third graph, and
+    """Pressing g lists 2 graphs; T listed [2/0] (a resume frame Dynamo made no graph of) as a third graph, and
     Enter on it said 'a cache hit skips our stops' with caches off; the line stayed after the cursor moved."""
     seen: dict = {}
 
@@ -85,7 +87,7 @@ def test_pane_t_names_a_frame_with_no_inductor_graph_as_such_and_enter_says_so(a
 
 
 def test_esc_closes_the_graph_picker_as_g_does(app_driver):
-    """40.11: g, then Esc: the list is gone and the keys are back in the pane (at 120 columns Esc left the
+    """Pressing g, then Esc: the list is gone and the keys are back in the pane (at 120 columns Esc left the
     list beside the panes)."""
     from inductor_step.tui.graphlist import GraphSide
 
@@ -107,7 +109,7 @@ def test_esc_closes_the_graph_picker_as_g_does(app_driver):
 
 
 def test_a_what_if_diff_is_not_headed_why_it_recompiled(app_driver):
-    """40.11: d on a what-if variant: its first level says why the two differ (the settings), not 'why it
+    """Pressing d on a what-if variant: its first level says why the two differ (the settings), not 'why it
     recompiled'."""
     variant = "[0/1] inference · aggressive_fusion=True"
     seen: dict = {}
@@ -129,13 +131,13 @@ def test_a_what_if_diff_is_not_headed_why_it_recompiled(app_driver):
 
 
 def test_the_ledger_does_not_say_roofs_were_stored_when_a_busy_cpu_kept_none(app_driver):
-    """40.11: pane 9 said the measured roofs were 'stored in …/roofs.json', a file holding {}: a CPU measured
+    """Pane 9 said the measured roofs were 'stored in …/roofs.json', a file holding {}: a CPU measured
     while other processes held its cores (load 3.3 on 2 CPUs here) is not kept, and it says so."""
     seen: dict = {}
 
     async def steps(app, pilot):
         await press(pilot, "9")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.view.stage == "ledger" and app.query_one("#code-ledger").text, timeout=10)
         seen["code"] = " ".join(app.query_one("#code-ledger").text.split())
 
     app_driver(steps, path=os.path.join(FIX, "ledger.jsonl"))
@@ -145,7 +147,7 @@ def test_the_ledger_does_not_say_roofs_were_stored_when_a_busy_cpu_kept_none(app
 
 
 def test_at_200_columns_no_cell_is_cut_that_fits_and_pane_8_shows_its_kernels(app_driver):
-    """40.11: at 200 columns pane 1 showed '[1… 16]' for '[16, 16]' and 'si…oid' for 'sigmoid' beside 130
+    """At 200 columns pane 1 showed '[1… 16]' for '[16, 16]' and 'si…oid' for 'sigmoid' beside 130
     empty columns (a column was as wide as its typical cell), and pane 8's table hid its kernel column."""
     from rich.cells import cell_len
 
@@ -154,13 +156,15 @@ def test_at_200_columns_no_cell_is_cut_that_fits_and_pane_8_shows_its_kernels(ap
     async def steps(app, pilot):
         for key, stage in (("1", "dynamo"), ("3", "lowering")):
             await press(pilot, key)
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: app.view.stage == stage, timeout=10)
+            await screen_settled(pilot, app)  # the columns are sized once the pane is laid out
             t = app.query_one(f"#table-{stage}")
             widest = [max(cell_len(str(t.get_row_at(i)[c])) for i in range(t.row_count))
                       for c in range(len(t.column_widths))]
             seen[stage] = (t.column_widths, widest, t.size.width)
         await press(pilot, "8")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.view.stage == "linked", timeout=10)
+        await screen_settled(pilot, app)
         t = app.query_one("#table-linked")
         seen["linked"] = (t.column_widths, t.size.width, [str(c) for c in t.get_row_at(0)])
 
@@ -175,7 +179,7 @@ def test_at_200_columns_no_cell_is_cut_that_fits_and_pane_8_shows_its_kernels(ap
 
 
 def test_panes_1_and_2_land_on_the_same_row_for_a_buffer_whatever_was_selected_before(app_driver):
-    """40.11: select buffer b in pane 3, then 1 (or 2): the row depended on the previous selection (a row that
+    """Select buffer b in pane 3, then 1 (or 2): the row depended on the previous selection (a row that
     also stood for b stayed).  Found here: a buffer a whose pane-1/2 row also stands for b; the keys go 3 -> a,
     1 (2), 3 -> b, 1 (2), and the row must be the one 3 -> b, 1 (2) gives from a fresh start."""
     from test_flows import move_to_row
@@ -219,7 +223,7 @@ def test_panes_1_and_2_land_on_the_same_row_for_a_buffer_whatever_was_selected_b
 
 
 def test_at_80_columns_ts_answer_on_a_cpp_kernel_fits_the_code_view(app_driver):
-    """40.11: t on a C++ kernel at 80 columns: its reason was one line of ~200 cells (200 presses of Right)."""
+    """Pressing t on a C++ kernel at 80 columns: its reason was one line of ~200 cells (200 presses of Right)."""
     seen: dict = {}
 
     async def steps(app, pilot):
@@ -227,9 +231,9 @@ def test_at_80_columns_ts_answer_on_a_cpp_kernel_fits_the_code_view(app_driver):
         table = app.query_one("#table-codegen")
         row = next(i for i in range(table.row_count) if str(table.get_row_at(i)[0]).startswith("cpp_fused"))
         await move_to_row(app, pilot, "codegen", str(table.get_row_at(row)[0]).split(" (call")[0])
-        await press(pilot, "t")
-        await pilot.pause(0.2)
         code = app.query_one("#code-codegen")
+        await press(pilot, "t")
+        await wait_for(pilot, lambda: "x86 asm of" in code.text, timeout=10, seen=lambda: code.text[:200])
         seen["text"], seen["width"] = code.text, code.size.width
 
     app_driver(steps, size=(80, 24))
@@ -239,7 +243,7 @@ def test_at_80_columns_ts_answer_on_a_cpp_kernel_fits_the_code_view(app_driver):
 
 
 def test_at_80_columns_the_newest_result_ends_the_status_line_uncut(app_driver):
-    """40.11: at 80 columns the search's row number (and x's, r's, what-if's results) were cut off the end of the
+    """At 80 columns the search's row number (and x's, r's, what-if's results) were cut off the end of the
     status line; the result is what the person waits for: where the line is too long, the rest gives way."""
     from rich.cells import cell_len
 
@@ -260,7 +264,7 @@ def test_at_80_columns_the_newest_result_ends_the_status_line_uncut(app_driver):
 
 
 def test_at_80_columns_the_diff_footer_and_status_line_fit(app_driver):
-    """40.11: the diff's footer read 'r Time A+B ? H▏^p paletteR' and its status line (the what-if's result
+    """The diff's footer read 'r Time A+B ? H▏^p paletteR' and its status line (the what-if's result
     after r among them) was cut at 80 columns."""
     from rich.cells import cell_len
 
@@ -275,7 +279,8 @@ def test_at_80_columns_the_diff_footer_and_status_line_fit(app_driver):
         note = ("[0/1] inference · aggressive_fusion=True timed: 7 shows the timings and numerics; the variant "
                 "compiled 35.99 -> 0.0022 ms")
         screen._status(note)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: str(st.content) == note, timeout=10, seen=lambda: str(st.content))
+        await screen_settled(pilot, app)  # laid out with the new text
         seen["status"] = (note, st.region)
 
     app_driver(steps, size=(80, 24), path=os.path.join(FIX, "diff_recompile.jsonl"))

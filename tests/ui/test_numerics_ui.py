@@ -1,4 +1,4 @@
-"""Pane e (issue 29): a person opens a recorded session, goes to the wrong-lowering graph, presses e, then
+"""Pane e: a person opens a recorded session, goes to the wrong-lowering graph, presses e, then
 Enter, and the first divergent buffer is selected in every pane; no torch needed."""
 
 from __future__ import annotations

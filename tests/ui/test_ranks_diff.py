@@ -1,4 +1,4 @@
-"""The diff screen fed with two ranks' versions of a graph (issue 23, "compare ranks"):
+"""The diff screen fed with two ranks' versions of a graph ("compare ranks"):
 :func:`inductor_step.session.ranks.diff_pair` gives the diff screen what it shows, in an app holding
 rank 1's session (the rank the UI steps): the fusion rank 1 lacks is the level shown, and Enter
 opens rank 1's scheduler node in its pane."""

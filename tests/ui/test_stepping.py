@@ -1,4 +1,4 @@
-"""Stepping with `n` against a compile that is still running (issue 40.1 and 40.2).
+"""Stepping with `n` against a compile that is still running.
 
 The agent's side is a recorded session played back: each stop is sent, paused, only after the app
 sends ``continue`` (as the real agent blocks at a stop), a short while later (as a compile takes a
@@ -14,7 +14,7 @@ import os
 from inductor_step.session.format import CMD_CONTINUE, read_session
 from inductor_step.tui.app import StepApp
 
-from conftest import wait_for
+from conftest import screen_settled, wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(HERE, "fixtures", "demo.jsonl")
@@ -78,7 +78,7 @@ def status(app: StepApp) -> str:
 
 
 def test_n_continues_after_dynamo_restarted_the_frames_analysis():
-    """Issue 40.1: Dynamo restarts the frame's analysis (a BatchNorm model), so a second dynamo stop of
+    """Dynamo restarts the frame's analysis (a BatchNorm model), so a second dynamo stop of
     the same graph comes; n there continues the compile (it did nothing, 3 of 3 tries)."""
     f = "[0/0] forward"
     stops = _stops((f, "dynamo"), (f, "dynamo"), (f, "aot"), (f, "lowering"))
@@ -103,7 +103,7 @@ def test_n_continues_after_dynamo_restarted_the_frames_analysis():
 
 
 def test_n_typed_while_the_compile_runs_never_skips_the_next_stop():
-    """Issue 40.2: n, then n again before the next stop arrives: the compile stops at that next stop and
+    """Pressing n, then n again before the next stop arrives: the compile stops at that next stop and
     the person sees it (it went on to lowering); the status line says why the second n did nothing."""
     f = "[0/0] forward"
     stops = _stops((f, "dynamo"), (f, "aot"), (f, "lowering"))
@@ -114,7 +114,7 @@ def test_n_typed_while_the_compile_runs_never_skips_the_next_stop():
         assert "continuing the compile" in status(app) and "n continues it from there" in status(app)
         await wait_for(pilot, lambda: app.view.paused is not None and app.view.paused["stage"] == "aot",
                        timeout=10)
-        await pilot.pause(1.0)  # long enough for a wrongly queued continue to reach lowering
+        await screen_settled(pilot, app)  # the app done with the aot stop: a wrongly queued continue is sent by now
         assert agent.sent == [CMD_CONTINUE]
         assert app.view.stage == "aot" and agent.waiting_at["stage"] == "aot"
         assert "paused after aot" in status(app)

@@ -1,4 +1,4 @@
-"""A torch.cond's branch is a graph of its own in the app (issue 27.1): pick it in the graph list (g),
+"""A torch.cond's branch is a graph of its own in the app: pick it in the graph list (g),
 select one of its buffers in the IR pane, and every other pane moves to that buffer.  On the recorded
 session tests/fixtures/subgraphs_cond.jsonl (tests/scripts/hop_cond.py, --run)."""
 
@@ -51,7 +51,7 @@ def test_pick_a_branch_then_select_a_buffer_in_it_and_every_pane_follows(app_dri
 
 
 def test_a_failed_timing_is_never_shown_as_run_done():
-    """The stage bar of a graph whose timing failed says ✗run; a timed one ✓run (issue 27.9)."""
+    """The stage bar of a graph whose timing failed says ✗run; a timed one ✓run."""
     from inductor_step.session.format import graph_key, read_session
     from inductor_step.tui.bars import stage_text
     from inductor_step.session.store import Session

@@ -1,4 +1,4 @@
-"""Issue 28 in the app, from a recorded GPU session (tests/fixtures/gpu_nanogpt.jsonl, no stages recorded in it):
+"""Triton's lower stages in the app, from a recorded GPU session (tests/fixtures/gpu_nanogpt.jsonl, no stages recorded in it):
 a person opens pane 6 on a Triton kernel, presses t and waits for the kernel to be compiled here (inductor-step
 lower in a child process), presses t until the PTX shows, sees the selected buffer's store marked as st.global
 lines, moves the cursor onto one and reads which Triton line and buffer it came from; x writes the repro.
@@ -13,6 +13,8 @@ import pytest
 
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.table import Table
+
+from conftest import wait_for
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "gpu_nanogpt.jsonl")
 KERNEL = "triton_poi_fused_embedding_1"
@@ -38,10 +40,8 @@ def test_t_cycles_the_lower_stages_with_the_buffer_marked_and_the_cursor_told(ap
         await pilot.press("t")
         await pilot.pause()
         seen["waiting"] = code.text
-        for _ in range(600):  # the child process compiles it (about 5 s on an idle box)
-            await pilot.pause(0.05)
-            if code.text.startswith("// TTIR"):
-                break
+        # the child process compiles it (about 5 s on an idle box)
+        await wait_for(pilot, lambda: code.text.startswith("// TTIR"), timeout=30, seen=lambda: code.text[:200])
         seen["ttir"] = code.text
         await pilot.press("t", "t", "t")  # TTGIR, LLIR, PTX
         await pilot.pause()
@@ -58,10 +58,7 @@ def test_t_cycles_the_lower_stages_with_the_buffer_marked_and_the_cursor_told(ap
         seen["sass"] = code.text
         table.focus()
         await pilot.press("x")
-        for _ in range(400):
-            await pilot.pause(0.05)
-            if os.path.exists(tmp_path / "repros" / f"{KERNEL}.py"):
-                break
+        await wait_for(pilot, lambda: os.path.exists(tmp_path / "repros" / f"{KERNEL}.py"), timeout=20)
         await pilot.press("t")  # back to the source
         await pilot.pause()
         seen["back"] = code.text

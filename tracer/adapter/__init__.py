@@ -123,6 +123,11 @@ from inductor_step.tracer.adapter.collectives import (  # noqa: F401
     stand_ins_in_module,
     uses_collectives,
 )
+from inductor_step.tracer.adapter.partition import (  # noqa: F401
+    functorch_settings,
+    install_partition_hook,
+    partition_again,
+)
 from inductor_step.tracer.adapter.whatif import (  # noqa: F401
     WHAT_IF_SETTINGS,
     compile_variant,

@@ -1,4 +1,4 @@
-"""Inductor's own peak-memory estimate of a graph (issue 42): ``torch._inductor.memory.estimate_peak_memory`` over the live scheduler's nodes, at the codegen stop."""
+"""Inductor's own peak-memory estimate of a graph: ``torch._inductor.memory.estimate_peak_memory`` over the live scheduler's nodes, at the codegen stop."""
 
 from __future__ import annotations
 

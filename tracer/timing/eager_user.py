@@ -32,7 +32,8 @@ EAGER_HOW = {
                  "the script's first-call inputs",
     "forward": "Dynamo's graph (the script's own torch ops and modules, as without torch.compile) run eagerly with "
                "grad enabled (autograd records it, as the script's eager does) on the script's first-call inputs",
-    "backward": "autograd's backward of Dynamo's graph (torch.autograd.backward of its outputs that require grad, "
+    "backward": "autograd's backward of Dynamo's graph (torch.autograd.backward from its scalar outputs that "
+                "require grad, a loss as loss.backward() starts from, else from every output that requires grad, "
                 "ones as their grads), the graph's forward run untimed before each call, on the script's "
                 "first-call inputs",
 }
@@ -65,9 +66,13 @@ def sendable_reason(dyn: dict[str, Any] | None) -> str | None:
 
 
 def _grad_outputs(outs: Any) -> tuple[list, list]:
-    """The outputs of Dynamo's graph that autograd can go back from, and ones of their shapes."""
+    """The outputs of Dynamo's graph that autograd goes back from, and ones of their shapes: the scalar ones
+    where there are any (a loss: a script calls ``loss.backward()``, not a backward of its logits too: a
+    nanoGPT graph returns both, and ones for the 16x256x4096 logits add a gradient the script never
+    computes), else every output that requires grad."""
     flat = [o for o in (outs if isinstance(outs, (list, tuple)) else [outs])
             if isinstance(o, torch.Tensor) and o.requires_grad and o.grad_fn is not None]
+    flat = [o for o in flat if o.dim() == 0] or flat
     return flat, [torch.ones_like(o) for o in flat]
 
 

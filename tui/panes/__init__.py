@@ -43,7 +43,8 @@ PANES: list[Any] = [
     PaneSpec("loopbody", "5 Loop", "loopbody", "LoopBodyPane"), PaneSpec("codegen", "6 Code", "codegen", "CodegenPane"),
     PaneSpec("run", "7 Run", "run", "RunPane"), PaneSpec("linked", "8 Linked", "linked", "LinkedPane"),
     PaneSpec("ledger", "9 Ledger", "ledger", "LedgerPane"), PaneSpec("ctime", "T Compile time", "compile_time", "CompileTimePane", hide_tab=True),
-    PaneSpec("memory", "M Memory", "memory", "MemoryPane", hide_tab=True), PaneSpec("log", "Log", "log", "LogPane"),
+    PaneSpec("memory", "M Memory", "memory", "MemoryPane", hide_tab=True),
+    PaneSpec("blame", "B Blame", "blame", "BlamePane", hide_tab=True), PaneSpec("log", "Log", "log", "LogPane"),
 ]
 #: the numerics pane (e): its tab shows once a graph was compared with eager
 NUMERICS = PaneSpec("numerics", "e Numerics", "numerics", "NumericsPane")

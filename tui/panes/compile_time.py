@@ -6,30 +6,28 @@ pane 2 (a frame's tracing: pane 1)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from textual import on
 
 from inductor_step.session import compile_time as ct
 from inductor_step.session.format import GraphKey
-from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.panes.base import Detail, T
 from inductor_step.session.paths import short_path
+from inductor_step.tui.panes.sections import SectionPane
 from inductor_step.tui.table import Prose, Table
 
 COLUMNS = ("compile time of", "graph", "time", "where it went · cache")
-HEAD = "bold reverse"
 _SECTIONS = (("graphs", "GRAPHS", "each graph's compile, pauses at our stops and our hooks taken out"),
              ("kernels", "KERNELS", "each kernel's compile in the compile workers (C++ build, Triton incl. ptxas)"),
              ("lines", "USER LINES", "lowering time per line (its post-grad FX nodes), Dynamo's tracing per frame"))
 
 
-class CompileTimePane(StagePane):
+class CompileTimePane(SectionPane):
     stage = "ctime"
     title = "T Compile time"
     columns = COLUMNS
-    #: reached by its key T (and ctrl+p); its tab stays off the tab bar, which is full at 80 columns, and
-    #: every recorded screenshot keeps its tab bar (tui.compat.Panes)
-    HIDE_TAB = True
+    fit = ((0, 3), 3)  # names and notes give up cells, the widest first: the time stays on screen
 
     def data(self) -> dict[str, Any] | None:
         """The rankings, computed once per set of compile_time messages (and codegen stops: the links)."""
@@ -52,33 +50,26 @@ class CompileTimePane(StagePane):
                 out += [(name, r) for r in rows]
         return out
 
-    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        items = self.items(data)
-        sd = self.app.session.script_dir
+    def row_context(self, data: dict[str, Any]) -> Any:
+        return self.app.session.script_dir
 
-        def row(i: int) -> tuple:
-            kind, r = items[i]
-            if kind == "head":
-                return (T(r[0], HEAD), T(r[1], HEAD), T("", HEAD), Prose(r[2], HEAD))
-            label = r.label
-            if r.what == "line" and r.line:
-                label = "lowering " + (short_path(r.line, sd) or r.line)
-            missing = r.ms is None
-            graph = "" if r.graph == r.label else (r.graph or "")  # a graph's row names it once
-            return (T(label, "bold"), T(graph), T(f"{ct.fmt_time(r.ms):>9}", "red" if missing else "yellow"),
-                    Prose(r.note))  # (cut at its end at 80 columns: "most in kernels 5.2 s; fx_g…")
-        return [f"{i}:{k}:{getattr(r, 'label', r[0] if isinstance(r, tuple) else '')}"
-                for i, (k, r) in enumerate(items)], row
+    def item_key(self, kind: str, r: Any) -> str:
+        return r.label
+
+    def item_row(self, kind: str, r: Any, sd: Any) -> tuple:
+        label = r.label
+        if r.what == "line" and r.line:
+            label = "lowering " + (short_path(r.line, sd) or r.line)
+        missing = r.ms is None
+        graph = "" if r.graph == r.label else (r.graph or "")  # a graph's row names it once
+        return (T(label, "bold"), T(graph), T(f"{ct.fmt_time(r.ms):>9}", "red" if missing else "yellow"),
+                Prose(r.note))  # (cut at its end at 80 columns: "most in kernels 5.2 s; fx_g…")
 
     def row_named(self, data: dict[str, Any], name: str) -> int | None:
         for i, (k, r) in enumerate(self.items(data)):
             if k != "head" and name in (r.label, r.kernel, r.graph):
                 return i
         return None
-
-    def fill(self, data: dict[str, Any] | None) -> None:
-        self.table.fit((0, 3), 3)  # names and notes give up cells, the widest first: the time stays on screen
-        super().fill(data)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
         if self.app.live:

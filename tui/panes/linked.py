@@ -149,11 +149,12 @@ class LinkedPane(StagePane):
 
 
 def memory_line(session: Any, graph: str | None, buffer: str) -> str:
-    """Issue 42: buffer ``buffer``'s line from graph ``graph``'s memory plan (session.memory.buffer_line), the plan
+    """Issue 42: buffer ``buffer``'s line from graph ``graph``'s memory plan (session.memory_text.buffer_line), the plan
     computed once per codegen stop."""
     from inductor_step.session import memory as mem  # noqa: PLC0415
+    from inductor_step.session.memory_text import buffer_line  # noqa: PLC0415
 
     cg = session.stop_for(graph, "codegen") if graph else None
     if cg is None:
         return ""
-    return mem.buffer_line(session.cache.get(("memory_plan", graph), (cg,), lambda: mem.plan(session, graph)), buffer)
+    return buffer_line(session.cache.get(("memory_plan", graph), (cg,), lambda: mem.plan(session, graph)), buffer)

@@ -1,4 +1,4 @@
-"""Pane M: where the bytes go (issue 42): the viewed graph's planned peak, the buffers live there (largest first)
+"""Pane M: where the bytes go: the viewed graph's planned peak, the buffers live there (largest first)
 and, for a forward, what it saves for the backward (:mod:`inductor_step.session.memory`).
 
 A buffer row is linked like any buffer: the cursor on it selects it, so panes 3-8 follow; Enter opens pane 3 at it.
@@ -6,18 +6,47 @@ A buffer row is linked like any buffer: the cursor on it selects it, so panes 3-
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from textual import on
 
 from inductor_step.session import memory as mem
+from inductor_step.session import memory_whatif as mw
+from inductor_step.session.format import CMD_WHAT_IF, split_part, split_variant
 from inductor_step.session.memory_saved import saved_for_backward
 from inductor_step.session.paths import short_path
-from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.panes.base import Detail, T
+from inductor_step.tui.panes.sections import SectionPane
 from inductor_step.tui.table import Prose, Table
 
 COLUMNS = ("buffer", "bytes", "how", "lifetime (wrapper lines)", "FX node · user line")
-HEAD = "bold reverse"
+
+
+NOT_PLANNED = ("not planned yet: the wrapper, written at codegen, decides which buffers reuse a freed one's storage, "
+               "which are written in place and where each is deleted; until then, what the earlier stops know")
+
+
+def _pct(pair: tuple[Any, Any], prefix: str = "") -> str:
+    a, b = pair
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or not a:
+        return ""
+    return f"{prefix}{(b - a) / a * 100:+.0f}%"
+
+
+def lowered(session: Any, key: str) -> list[mem.MemBuffer]:
+    """Graph ``key``'s buffers as its lowering stop laid them out, largest first (bytes: storage extent x dtype
+    size; symbols at their hints)."""
+    low = session.stop_for(key, "lowering") or {}
+    hints = mem._hints(session, key)
+    out = []
+    for b in low.get("buffers") or []:
+        if not isinstance(b, dict) or "MultiOutput" in str(b.get("layout") or ""):
+            continue
+        size, stride = mem._dims(b.get("size"), hints), mem._dims(b.get("stride"), hints)
+        nbytes = mem.storage_bytes(size, stride, b.get("dtype")) if size is not None else None
+        out.append(mem.MemBuffer(str(b.get("name")), "lowered", nbytes, str(b.get("name")), 0, size, stride,
+                                 b.get("dtype"), source="the lowering stop's layout: storage extent x dtype size"))
+    return sorted(out, key=lambda b: -(b.bytes or 0))
 
 
 def _lifetime(b: mem.MemBuffer) -> str:
@@ -25,50 +54,75 @@ def _lifetime(b: mem.MemBuffer) -> str:
     return f"{b.line}-{end}"
 
 
-class MemoryPane(StagePane):
+class MemoryPane(SectionPane):
     stage = "memory"
     title = "M Memory"
     columns = COLUMNS
-    #: reached by its key M (and ctrl+p), its tab kept off the full tab bar, as pane T's (tui.compat.Panes)
-    HIDE_TAB = True
+    fit = ((4,), 4)  # the FX node and user line give up cells: buffer, bytes and lifetime stay on screen
+    figure_width = 9
 
     def data(self) -> dict[str, Any] | None:
-        """The viewed graph's plan and saved tensors, computed once per codegen and AOT stops."""
+        """The viewed graph's plan and saved tensors (computed once per codegen and AOT stops and the variants'
+        runs); before codegen what is known: the lowering stop's buffers, the AOT stops' saved tensors."""
         s, key = self.app.session, self.app.view.graph
-        if not key or s.stop_for(key, "codegen") is None:
+        if not key or not any(s.stop_for(key, st) for st in ("codegen", "lowering", "aot")):
             return None
         bkey = mem_backward(key)
-        parts = (s.stop_for(key, "codegen"), s.stop_for(key, "aot"), s.stop_for(bkey, "aot") if bkey else None)
+        variants = [g for g in s.graphs if split_variant(g)[1] and split_variant(g)[0] in (key, bkey)]
+        parts = (s.stop_for(key, "codegen"), s.stop_for(key, "lowering"), s.stop_for(key, "aot"),
+                 s.stop_for(bkey, "aot") if bkey else None, *[s.stop_for(v, "codegen") for v in variants],
+                 *[s.runs.get(k) for k in (key, bkey, *variants) if k])
 
         def build() -> dict[str, Any]:
             p = mem.plan(s, key)
-            return {"key": key, "plan": p, "saved": saved_for_backward(s, key, p)}
+            sv = saved_for_backward(s, key, p)
+            return {"key": key, "plan": p, "saved": sv, "lowered": lowered(s, key) if p is None else [],
+                    "change": [(st, why, next((x for x in mw.priced(s, key) if x.key == mw.setting_key(key, st)), None))
+                               for st, why in mw.candidates(s, key)]}
         return s.cache.get(("memory", key), parts, build)
 
     def stamp(self, data: dict[str, Any] | None) -> Any:
         return super().stamp(data) if data is None else (self.app.view.graph, id(data))
 
     def items(self, data: dict[str, Any]) -> list[tuple[str, Any]]:
-        """(section, row): ("head", (title, count, what)), ("peak", MemBuffer), ("saved", SavedTensor)."""
+        """(section, row): ("head", (title, figure, what)), ("peak", MemBuffer), ("lowered", MemBuffer),
+        ("saved", SavedTensor), ("change", (MemorySetting, why not, Priced or None))."""
         p, sv = data["plan"], data["saved"]
         out: list[tuple[str, Any]] = []
         if p is not None:
             at = f"at {p.peak_buffer}, line {p.peak_line}" if p.peak_buffer else "nothing allocated"
-            out.append(("head", ("PEAK", mem.fmt_bytes(p.peak), f"planned peak {at}; "
+            hw = (f"; {mem.fmt_bytes(p.high_water)} above the call's start (frees {mem.fmt_bytes(p.released)} "
+                  "of saved activations)") if p.released else ""
+            out.append(("head", ("PEAK", mem.fmt_bytes(p.peak), f"planned peak {at}{hw}; "
                                  f"{len(p.live_at_peak)} buffers, largest first (planned, not measured)")))
             out += [("peak", p.buffers[n]) for n in p.live_at_peak if n in p.buffers]
+        else:
+            out.append(("head", ("PEAK", "not yet", NOT_PLANNED)))
+            if data["lowered"]:
+                out.append(("head", ("LOWERED", mem.fmt_bytes(sum(b.bytes or 0 for b in data["lowered"])),
+                                     f"{len(data['lowered'])} buffers as lowered, largest first: each one's bytes "
+                                     "from its layout (the sum if none were reused or freed)")))
+                out += [("lowered", b) for b in data["lowered"]]
         if sv is not None and sv.tensors:
             out.append(("head", ("SAVED", mem.fmt_bytes(sv.storage_bytes),
                                  f"saved for backward: {len(sv.tensors)} tensors, largest first; {len(sv.recomputed)} "
                                  "nodes recomputed")))
             out += [("saved", t) for t in sv.tensors]
+        elif sv is not None and sv.note:
+            out.append(("head", ("SAVED", "not yet", sv.note)))
+        out.append(("head", ("CHANGE", "", "settings that trade memory for time: Enter runs one as a what-if, "
+                                           "compiled and timed beside this graph")))
+        out += [("change", c) for c in data["change"]]
         return out
 
-    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        items = self.items(data)
-        p = data["plan"]
-        links = self.app.session.links(data["key"]).get("buffers") or {}
-        sd = self.app.session.script_dir
+    def row_context(self, data: dict[str, Any]) -> Any:
+        return data.get("plan"), self.app.session.links(data["key"]).get("buffers") or {}, self.app.session.script_dir
+
+    def item_key(self, kind: str, r: Any) -> str:
+        return getattr(r, "name", None) or getattr(r, "buffer", None) or getattr(r, "fx_node", None) or ""
+
+    def item_row(self, kind: str, r: Any, ctx: Any) -> tuple:
+        p, links, sd = ctx
 
         def where(name: str | None, fx: str | None, line: str | None) -> str:
             lb = links.get(name or "") or {}
@@ -76,28 +130,26 @@ class MemoryPane(StagePane):
             line = line or next(iter(lb.get("user_lines") or []), "")
             return f"{fx} · {short_path(line, sd) or line}" if line else (fx or "")
 
-        def row(i: int) -> tuple:
-            kind, r = items[i]
-            if kind == "head":
-                return (T(r[0], HEAD), T(f"{r[1]:>9}", HEAD), T("", HEAD), T("", HEAD), Prose(r[2], HEAD))
-            if kind == "peak":
-                return (T(r.name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"), T(r.how), T(_lifetime(r)),
-                        Prose(where(r.name, None, None)))
-            return (T(r.buffer or r.backward_name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"),
-                    T("input" if r.is_input else "saved"),
-                    T(_lifetime(p.buffers[r.storage]) if p is not None and r.storage in p.buffers
-                      and p.buffers[r.storage].how != "input" else "the caller's"), Prose(where(r.storage, r.fx_node,
-                                                                                          r.user_line)))
-        return [f"{i}:{k}:{getattr(r, 'name', None) or getattr(r, 'buffer', None) or ''}"
-                for i, (k, r) in enumerate(items)], row
-
-    def fill(self, data: dict[str, Any] | None) -> None:
-        self.table.fit((4,), 4)  # the FX node and user line give up cells: buffer, bytes and lifetime stay on screen
-        super().fill(data)
+        if kind in ("peak", "lowered"):
+            return (T(r.name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"), T(r.how),
+                    T(_lifetime(r) if kind == "peak" else "at codegen"), Prose(where(r.name, None, None)))
+        if kind == "change":
+            st, why, pr = r
+            fig = _pct(pr.saved if st.applies == "training" else pr.peak) if pr else ""
+            return (T(f"{st.name}={st.value}", "bold"), T(f"{fig:>9}", "yellow"),
+                    T("priced" if pr else ("not here" if why else "Enter")),
+                    T(_pct(pr.ms, "time ") + (" !" if pr.time_note else ""), "red" if pr.time_note else "")
+                    if pr else T(""),
+                    Prose(pr.line().split(": ", 1)[1] if pr else (why or st.trades)))
+        return (T(r.buffer or r.backward_name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"),
+                T("input" if r.is_input else "saved"),
+                T(_lifetime(p.buffers[r.storage]) if p is not None and r.storage in p.buffers
+                  and p.buffers[r.storage].how != "input" else "the caller's"), Prose(where(r.storage, r.fx_node,
+                                                                                      r.user_line)))
 
     def _buffer(self, item: tuple[str, Any]) -> str | None:
         kind, r = item
-        name = r.name if kind == "peak" else (r.storage if kind == "saved" else None)
+        name = r.name if kind in ("peak", "lowered") else (r.storage if kind == "saved" else None)
         links = self.app.session.links(self.app.view.graph).get("buffers") or {}
         return name if name and (name in links or name.startswith("buf")) else None
 
@@ -112,7 +164,7 @@ class MemoryPane(StagePane):
         b = self._buffer(items[row]) if 0 <= row < len(items) else None
         return [b] if b else []
 
-    def empty(self, data: dict[str, Any] | None) -> Detail:
+    def empty(self, data: dict[str, Any] | None) -> Detail:  # never: the CHANGE section is always there
         return Detail(f"# {data['key'] if data else 'this graph'}: no memory plan (no Python wrapper recorded: a C++ "
                       "wrapper or an AOTInductor compile)")
 
@@ -123,11 +175,18 @@ class MemoryPane(StagePane):
         kind, r = items[row]
         p, sv = data["plan"], data["saved"]
         if kind == "head" and r[0] == "SAVED":
-            return Detail(saved_text(sv), "text")
+            return Detail(saved_text(sv) if sv is not None and sv.tensors else f"# {r[2]}", "text")
+        if kind == "head" and r[0] == "CHANGE" or kind == "change":
+            return Detail(change_text(data, r[0] if kind == "change" else None), "text")
+        if kind == "head" and p is None:
+            return Detail(f"# {data['key']}: {NOT_PLANNED}\n# {r[2]}", "text")
         if kind == "head":
-            return Detail(plan_text(p), "text")
+            return Detail(plan_text(p, (self.app.session.runs.get(data["key"]) or {}).get("memory")), "text")
         if kind == "peak":
             return Detail(buffer_text(p, r.name), "text")
+        if kind == "lowered":
+            return Detail(f"# {r.name}: {mem.fmt_bytes(r.bytes)} ({r.bytes} bytes) as lowered; {r.source}\n"
+                          f"# size {r.size} stride {r.stride} dtype {r.dtype}\n# {NOT_PLANNED}", "text")
         text = [f"# saved for backward: {r.fx_node} (backward placeholder {r.backward_name}) "
                 f"{mem.fmt_bytes(r.bytes)} {r.dtype} {list(r.shape)}",
                 f"# held in wrapper buffer {r.buffer or '?'} (storage {r.storage or '?'})"
@@ -143,9 +202,30 @@ class MemoryPane(StagePane):
         data = self.data()
         items = self.items(data) if data else []
         row = self.table.cursor_row
+        if 0 <= row < len(items) and items[row][0] == "change":
+            self.run_setting(*items[row][1][:2])
+            return
         b = self._buffer(items[row]) if 0 <= row < len(items) else None
         if b:
             self.app.open_in_pane(self.app.view.graph, "lowering", b, [b])
+
+    def run_setting(self, st: mw.MemorySetting, why: str) -> None:
+        """Enter on a setting: the live agent recompiles the viewed graph with it (tracer.whatif) and times both;
+        the diff of the two opens when the variant is compiled, and this pane prices it."""
+        app, key = self.app, split_variant(self.app.view.graph or "")[0]
+        if why:
+            app.say(f"{st.name}={st.value}: {why}", "warning")
+        elif app.agent is None or not app.agent.alive:
+            app.say("what if needs the live script's agent (a recorded session cannot recompile): run "
+                    f"inductor-step --headless --run --what-if {st.name}={st.value} SCRIPT", "warning")
+        else:
+            cid, kind = key.split(" ", 1)
+            kind, part = split_part(kind)
+            app.agent.send(CMD_WHAT_IF, compile_id=cid, graph_kind=kind, settings={st.name: st.value}, run=True,
+                           **({"part": part} if part else {}))
+            app.session.run_status = f"what if: recompiling {key} with {st.name}={st.value}…"
+            app.say(f"what if: recompiling {key} with {st.name}={st.value}; the diff of the two opens when it is "
+                    "compiled, and this row prices it once both are timed")
 
 
 def mem_backward(key: str) -> str | None:
@@ -155,18 +235,35 @@ def mem_backward(key: str) -> str | None:
     return backward_key(key) if " forward" in key else None
 
 
-def plan_text(p: mem.Plan) -> str:
-    """The plan's overview and its timeline: live bytes after each statement, over the kernels in order."""
+def plan_text(p: mem.Plan, measured: dict[str, Any] | None = None) -> str:
+    """The plan's overview and its timeline: live bytes after each statement, over the kernels in order;
+    ``measured`` the run's ``memory`` (tracer.timing.memory.measured_peak) where the graph was timed."""
     out = [f"# {p.key}: planned peak {mem.fmt_bytes(p.peak)} of the graph's own buffers"
            + (f" at line {p.peak_line} ({p.peak_buffer}), for kernel {p.peak_kernel}" if p.peak_buffer else ""),
            f"# inputs (held by the caller): {mem.fmt_bytes(p.inputs_bytes)} over {len(p.inputs)}; peak + inputs "
            f"{mem.fmt_bytes((p.inputs_bytes or 0) + p.peak)}; outputs {mem.fmt_bytes(p.outputs_bytes)}",
-           f"# {p.source}", f"# {p.estimate}"] + [f"# note: {n}" for n in p.notes] + ["", "# line  live after   step"]
+           f"# {p.source}", f"# {p.estimate}"]
+    if measured and isinstance(measured.get("peak_bytes"), int):
+        out.append(f"# measured: {mem.fmt_bytes(measured['peak_bytes'])} ({measured['peak_bytes']} bytes; "
+                   f"{measured.get('how', '')})")
+    elif measured and measured.get("not_measured"):
+        out.append(f"# measured: not measured ({measured['not_measured']})")
+    if p.released or p.released_outputs:
+        out.append(f"# above the call's start: {mem.fmt_bytes(p.high_water)} (line {p.high_water_line}): the graph "
+                   "frees "
+                   f"{mem.fmt_bytes(p.released)} of inputs only it holds ({', '.join(p.freed_inputs[:6])}"
+                   f"{', ...' if len(p.freed_inputs) > 6 else ''}): {p.freed_inputs_how}")
+    if p.released_outputs:
+        out.append(f"# {mem.fmt_bytes(p.high_water_outputs_dropped)} above the start where the caller dropped the "
+                   f"forward's outputs that are also saved ({mem.fmt_bytes(p.released_outputs)}, e.g. logits when "
+                   "only the loss is kept): then the backward frees those too")
+    out += [f"# note: {n}" for n in p.notes] + ["", "# line  live after   step"]
     top = max(p.peak, 1)
     for i, s in enumerate(p.steps):
         bar = "#" * int(20 * s.live / top)
         mark = "  <- peak" if i == p.peak_step else ""
-        out.append(f"{s.line:>6}  {mem.fmt_bytes(s.live):>10}  {bar:<20} {s.what:<6} {s.name}{mark}")
+        freed = f"  (inputs freed {mem.fmt_bytes(s.released)})" if s.released else ""
+        out.append(f"{s.line:>6}  {mem.fmt_bytes(s.live):>10}  {bar:<20} {s.what:<7} {s.name}{mark}{freed}")
     return "\n".join(out)
 
 
@@ -194,4 +291,20 @@ def saved_text(sv: Any) -> str:
            "wrapper's return (planned, not measured)", "",
            f"# recomputed in the backward ({len(sv.recomputed)} nodes): {sv.recompute_how}"]
     out += [f"  {n:<24} {t:<36} {u or ''}" for n, t, u in sv.recomputed]
+    return "\n".join(out)
+
+
+def change_text(data: dict[str, Any], only: Any = None) -> str:
+    """The settings that trade memory for time, each with what it trades and, where its variant was compiled, its
+    figures against this graph's."""
+    out = [f"# what to change in {data['key']}: Enter on a setting recompiles this graph with it (what-if) and times "
+           "both; the diff of the two opens when it is compiled", f"# {mw.SOURCE}", ""]
+    for st, why, pr in data["change"]:
+        if only is not None and st is not only:
+            continue
+        out += [f"{st.name}={st.value}  ({st.config})", f"  trades: {st.trades}"]
+        out += [f"  cannot run here: {why}"] if why else []
+        out += [f"  {pr.line()}"] if pr else ["  not compiled yet"]
+        out += [f"  the times are not reliable: {pr.time_note}"] if pr and pr.time_note else []
+        out.append("")
     return "\n".join(out)

@@ -76,6 +76,7 @@ class DiffScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     DiffScreen #diff-title { height: 1; background: $primary-background; }
+    DiffScreen #diff-memory { height: auto; max-height: 2; }
     DiffScreen #diff-status { height: auto; max-height: 3; background: $boost; }  /* wraps: 80 columns (40.11) */
     DiffScreen #diff-levels { width: 30; border-right: vkey $primary; }
     DiffScreen #diff-table { height: 2fr; min-height: 4; }
@@ -98,6 +99,7 @@ class DiffScreen(Screen[None]):
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield Static(id="diff-title")
+        yield Static(id="diff-memory")  # the planned peak and saved bytes of A and B, and what changed
         with Horizontal():
             yield OptionList(id="diff-levels")
             with Vertical():
@@ -154,6 +156,9 @@ class DiffScreen(Screen[None]):
                                                                    for n in d.notes))) if hit]
             title.append("  ! " + " · ".join(marks), "bold yellow")
         self.query_one("#diff-title", Static).update(title)
+        mem = d.memory_always if d is not None else ""
+        self.query_one("#diff-memory", Static).update(Text(mem, "yellow" if d is not None and d.memory else "dim"))
+        self.query_one("#diff-memory", Static).display = bool(mem)
         ol = self.query_one("#diff-levels", OptionList)
         ol.clear_options()
         if d is None:

@@ -1,0 +1,167 @@
+"""A graph's memory in words (no torch, no Textual): its plan (session.memory) and saved tensors (session.memory_saved) as the one-line summary, the linked view's line, the headless lines, the diff's line and REPORT.md's section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from inductor_step.session.memory import ESTIMATE, SOURCE, Plan, fmt_bytes, plan
+from inductor_step.session.memory_saved import saved_for_backward
+
+#: what "above the call's start" is (Plan.high_water), in words
+HIGH_WATER = ("above the call's start: the most bytes allocated beyond those resident when the call began (the "
+              "graph's own buffers, less the saved activations a backward frees by del), what "
+              "torch.cuda.max_memory_allocated() minus memory_allocated() before one call measures")
+
+
+@dataclass
+class GraphMemory:
+    """A graph's memory: its :class:`Plan` (None without a Python wrapper) and, for a forward, what it saves for
+    the backward (session.memory_saved.Saved)."""
+
+    key: str
+    plan: Plan | None
+    saved: Any  # session.memory_saved.Saved | None
+    #: the peak the timing worker measured (CUDA: tracer.timing.memory.measured_peak, bytes), None where not measured
+    measured: int | None = None
+
+    def summary(self) -> str:
+        """One line: ``[0/0] forward planned peak 12.3 MB at buf7 (triton_poi_...), 4 buffers live; saved for
+        backward 8.1 MB (12 tensors)`` (planned from the wrapper; not measured)."""
+        p, s = self.plan, self.saved
+        if p is None:
+            text = f"{self.key}: no plan (no Python wrapper recorded)"
+        else:
+            at = f" at {p.peak_buffer}" + (f" ({p.peak_kernel})" if p.peak_kernel else "") if p.peak_buffer else ""
+            text = f"{self.key} planned peak {fmt_bytes(p.peak)}{at}, {len(p.live_at_peak)} buffers live"
+            if p.inputs_bytes:
+                text += f", inputs {fmt_bytes(p.inputs_bytes)}"
+            if p.inductor_estimate is not None:
+                text += f" (Inductor's estimate {fmt_bytes(p.inductor_estimate)})"
+            if self.measured is not None:
+                text += (f"; measured {fmt_bytes(self.measured)} (one call in the timing worker, "
+                         f"{self.measured / p.peak if p.peak else 0:.3f} of the planned peak)")
+            if p.released or p.released_outputs:
+                text += (f"; {fmt_bytes(p.high_water)} above the call's start (its del frees "
+                         f"{fmt_bytes(p.released)} of saved activations"
+                         + (f"; {fmt_bytes(p.high_water_outputs_dropped)} where the caller dropped the outputs also "
+                            f"saved, {fmt_bytes(p.released_outputs)}" if p.released_outputs else "") + ")")
+        if s is not None and s.tensors:
+            text += (f"; saved for backward {fmt_bytes(s.storage_bytes)} ({len(s.tensors)} tensors"
+                     + (f", {fmt_bytes(s.inputs_bytes)} of them inputs" if s.inputs_bytes else "") + ")")
+        return text
+
+
+def graph_memory(session: Any, key: str) -> GraphMemory:
+    """:class:`GraphMemory` of graph ``key`` (session.store.Session ``session``)."""
+    p = plan(session, key)
+    run = (getattr(session, "runs", {}) or {}).get(key) or {}
+    measured = (run.get("memory") or {}).get("peak_bytes") if isinstance(run.get("memory"), dict) else None
+    return GraphMemory(key, p, saved_for_backward(session, key, p), measured if isinstance(measured, int) else None)
+
+
+def buffer_line(p: Plan | None, name: str) -> str:
+    """One line on buffer ``name`` for the linked view (pane 8): its bytes, how it got its storage, its lifetime in
+    wrapper lines and whether it is live at the planned peak; "" when the plan does not hold it."""
+    b = p.buffers.get(name) if p is not None else None
+    if p is None or b is None:
+        return ""
+    own = p.buffers.get(b.storage, b)
+    end = "returned" if own.returned else (f"del at {own.freed}" if own.freed else "to the end")
+    how = b.how if b.storage == b.name else f"{b.how} of {b.storage}'s storage"
+    live = "yes" if b.storage in p.live_at_peak else "no"
+    return (f"# memory: {name} {fmt_bytes(own.bytes)} ({how}), wrapper lines {b.line}-{end}; live at the planned "
+            f"peak ({fmt_bytes(p.peak)} at {p.peak_buffer}): {live} (pane M; planned from the wrapper, not measured)")
+
+
+def summary_lines(session: Any) -> list[str]:
+    """``memory: <GraphMemory.summary>`` per graph with a plan, for --headless (planned; not measured), then
+    ``memory: what if ...`` per memory setting's variant (session.memory_whatif)."""
+    from inductor_step.session.memory_whatif import lines  # noqa: PLC0415 - it imports this module
+
+    out = []
+    for key in getattr(session, "graphs", []):
+        gm = graph_memory(session, key)
+        if gm.plan is not None:
+            out.append("memory: " + gm.summary())
+    return out + ["memory: " + x for x in lines(session)]
+
+
+def _changes(a: GraphMemory, b: GraphMemory) -> list[str]:
+    """What moved between two plans: allocations and reuses counted, where the peak is, the saved tensors by their
+    FX node (comparable across two compiles of one model, unlike ``bufN`` names)."""
+    pa, pb = a.plan, b.plan
+    assert pa is not None and pb is not None
+    out = []
+    for label, how in (("allocations", ("allocated", "extern")), ("reuses", ("reuse",))):
+        na = sum(1 for x in pa.buffers.values() if x.how in how)
+        nb = sum(1 for x in pb.buffers.values() if x.how in how)
+        if na != nb:
+            out.append(f"{label} {na} -> {nb}")
+    if (pa.peak_buffer, pa.peak_kernel) != (pb.peak_buffer, pb.peak_kernel):
+        out.append(f"peak at {pa.peak_buffer or '-'} ({pa.peak_kernel or '-'}) -> {pb.peak_buffer or '-'} "
+                   f"({pb.peak_kernel or '-'})")
+    if pa.high_water != pb.high_water and (pa.released or pb.released):
+        out.append(f"above the call's start {fmt_bytes(pa.high_water)} -> {fmt_bytes(pb.high_water)}")
+    ta = {t.fx_node: t.bytes for t in (a.saved.tensors if a.saved is not None else [])}
+    tb = {t.fx_node: t.bytes for t in (b.saved.tensors if b.saved is not None else [])}
+    gone = [f"-{n} {fmt_bytes(ta[n])}" for n in ta if n not in tb]
+    new = [f"+{n} {fmt_bytes(tb[n])}" for n in tb if n not in ta]
+    if gone or new:
+        more = len(gone) + len(new) - 6
+        out.append(f"saved {len(ta)} -> {len(tb)} tensors: " + ", ".join((new + gone)[:6])
+                   + (f", {more} more" if more > 0 else ""))
+    return out
+
+
+def diff_note(a: GraphMemory | None, b: GraphMemory | None, always: bool = False) -> str:
+    """The diff's line on two graphs' memory: ``memory: planned peak 1.0 kB -> 2.1 kB (+100%); saved for backward
+    ...; what changed: allocations 7 -> 5, saved 5 -> 4 tensors: -mul_2 16.4 kB`` when the planned peak or the
+    saved bytes differ; "" when they agree (``always``: then ``memory: planned peak 1.0 kB in both ...``) or a
+    side has no plan."""
+    if a is None or b is None or a.plan is None or b.plan is None:
+        return ""
+    pa, pb = a.plan.peak, b.plan.peak
+    sa = a.saved.storage_bytes if a.saved is not None and a.saved.tensors else None
+    sb = b.saved.storage_bytes if b.saved is not None and b.saved.tensors else None
+    how = " (planned from the wrappers' allocations; not measured)"
+    if pa == pb and sa == sb:
+        if not always:
+            return ""
+        saved = f"; saved for backward {fmt_bytes(sa)}" if sa is not None else ""
+        return f"memory: planned peak {fmt_bytes(pa)}{saved} in both{how}"
+    pct = f" ({(pb - pa) / pa * 100:+.0f}%)" if pa else ""
+    text = f"memory: planned peak {fmt_bytes(pa)} -> {fmt_bytes(pb)}{pct}"
+    if sa is not None or sb is not None:
+        text += f"; saved for backward {fmt_bytes(sa)} -> {fmt_bytes(sb)}"
+    changes = _changes(a, b)
+    return text + how + (f"; what changed: {'; '.join(changes)}" if changes else "")
+
+
+def report_section(session: Any) -> str:
+    """REPORT.md's "## Memory" section: per graph the planned peak, where, what is live, inputs and what a forward
+    saves for its backward (its largest saved tensors with their user lines); "" when no graph has a plan."""
+    rows, saved = [], []
+    for key in getattr(session, "graphs", []):
+        p = plan(session, key)
+        if p is None:
+            continue
+        live = ", ".join(f"{n} {fmt_bytes(p.buffers[n].bytes)}" for n in p.live_at_peak[:3] if n in p.buffers)
+        rows.append(f"| `{key}` | {fmt_bytes(p.peak)} | {fmt_bytes(p.high_water)} | `{p.peak_buffer or '-'}` "
+                    f"(`{p.peak_kernel or '-'}`) | {len(p.live_at_peak)}: {live} | {fmt_bytes(p.inputs_bytes)} |")
+        sv = saved_for_backward(session, key, p)
+        if sv is not None and sv.tensors:
+            top = "; ".join(f"`{t.fx_node}` {fmt_bytes(t.bytes)}" + (f" ({t.user_line.rsplit('/', 1)[-1]})"
+                                                                       if t.user_line else "") for t in sv.tensors[:3])
+            saved.append(f"- `{key}` saves {fmt_bytes(sv.storage_bytes)} for its backward ({len(sv.tensors)} "
+                         f"tensors, {fmt_bytes(sv.inputs_bytes)} of them graph inputs); largest: {top}; "
+                         f"{len(sv.recomputed)} nodes recomputed in the backward")
+    if not rows:
+        return ""
+    from inductor_step.session.memory_whatif import report_lines  # noqa: PLC0415 - it imports this module
+
+    return "\n".join(["## Memory", "", f"{SOURCE}. {ESTIMATE}.", "",
+                      "| graph | planned peak | above the call's start | at (kernel) | live there, largest first | "
+                      "inputs |", "|---|---|---|---|---|---|", *rows, "", HIGH_WATER + ".", "", *saved,
+                      *report_lines(session), ""])
+

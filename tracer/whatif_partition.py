@@ -1,0 +1,106 @@
+"""A training graph's what-if under ``torch._functorch.config`` settings: its joint graph partitioned again, the new forward and backward compiled as variants of both."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Any
+
+from inductor_step.session.format import VARIANT_SEP, settings_label
+
+
+def install(agent: Any) -> list[str]:
+    """Keep every training compile's joint graph on ``agent`` (``agent.what_if_joints[cid]``); the hook's name."""
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer.adapter.partition import install_partition_hook  # noqa: PLC0415
+
+    agent.what_if_joints = {}
+
+    def keep(joint: dict[str, Any]) -> None:
+        if getattr(agent.tl, "variant", None) is None:
+            agent.what_if_joints[adapter.current_compile_id()] = joint
+
+    return (["min_cut_rematerialization_partition (the joint graph, for activation_memory_budget what-ifs)"]
+            if install_partition_hook(keep) else [])
+
+
+def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: bool = False) -> str | None:
+    """Partition compile ``cid``'s joint graph again under ``settings`` (torch._functorch.config) and compile the new
+    forward and backward (compile_fx_inner, on real inputs of their shapes) as the variants ``"[0/0] forward ·
+    activation_memory_budget=0.5"`` and ``"[0/0] backward · ..."``; ``what_if`` messages as
+    tracer.whatif.run_what_if sends them (for ``kind``).  ``run``: time all four once the originals have code.
+    Returns the variant key of ``kind``, or None when it failed."""
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+
+    label = settings_label(settings)
+    head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": label, "settings": settings}
+    joint = (getattr(agent, "what_if_joints", None) or {}).get(cid)
+    why = None
+    if kind not in ("forward", "backward"):
+        why = (f"{cid} {kind}: {', '.join(settings)} acts in AOTAutograd's partitioner on a training graph's joint "
+               "graph; this graph has no backward")
+    elif joint is None:
+        why = (f"{cid} {kind}: no joint graph was kept for this compile (a cached compile, --caches on, skips the "
+               "partitioner; or torch has no min_cut_rematerialization_partition to hook)")
+    if why is not None:
+        agent.send({**head, "status": "failed", "message": why})
+        return None
+    keys = {k: f"{k}{VARIANT_SEP}{label}" for k in ("forward", "backward")}
+    if all((agent.graphs.get((cid, v)) or {}).get("output_path") for v in keys.values()):  # asked for both graphs
+        agent.send({**head, "status": "done", "message": f"{cid} {keys[kind]} was compiled with its other half"})
+        return f"{cid} {keys[kind]}"
+    agent.send({**head, "status": "compiling", "message": f"partitioning {cid} again with {label}"})
+    state: dict[str, Any] = {}
+
+    def compile_them() -> None:
+        try:
+            fw, bw = adapter.partition_again(joint, adapter.functorch_settings(settings))
+            for k, gm in (("forward", fw), ("backward", bw)):
+                agent.tl.variant = (cid, keys[k])
+                state["at"] = k
+                fr = agent.frames.get(agent.frame_key(cid, k)) or {}
+                agent.stop(cid, keys[k], "dynamo", {
+                    "graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "", "nodes": []},
+                    "graph_breaks": fr.get("graph_breaks") or [], "recompile_reasons": [],
+                    "note": f"The Dynamo graph of {cid}: this variant partitioned its joint graph again with {label} "
+                            "(AOTAutograd's min-cut partitioner) and compiled the new forward and backward; Dynamo "
+                            "did not run again."})
+                adapter.compile_variant(adapter.graph_snapshot(gm), {}, is_backward=k == "backward",
+                                        is_inference=False)
+        except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
+            state["error"], state["traceback"] = e, traceback.format_exc()
+        finally:
+            agent.tl.variant = None
+
+    saved = (agent.current, agent.fusion_lines, agent.capture_fusion)
+    t = threading.Thread(target=compile_them, name="inductor-step what-if (partition)", daemon=True)
+    with agent.what_if_lock:
+        try:
+            t.start()
+            t.join()
+        finally:
+            agent.current, agent.fusion_lines, agent.capture_fusion = saved
+    if "error" in state:
+        e = state["error"]
+        text = f"{type(e).__name__}: {e}".strip()
+        agent.send({"type": "error", "stage": "aot", "message": text.splitlines()[0] if text else type(e).__name__,
+                    "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
+                    "graph_kind": keys.get(state.get("at", kind), keys["forward"])})
+        agent.send({**head, "status": "failed", "message": f"the {state.get('at', 'partition')} variant failed: "
+                                                            f"{text.splitlines()[0] if text else ''}"})
+        return None
+    for k in keys:
+        agent.variant_of[(cid, keys[k])] = (cid, k)
+    agent.send({**head, "status": "done", "message": f"{cid} forward and backward partitioned again and compiled "
+                                                     f"with {label}"})
+    if run:
+        only = [f"{cid} {k}" for k in keys] + [f"{cid} {v}" for v in keys.values()]
+
+        def when_ready() -> None:
+            while not all((agent.graphs.get((cid, k)) or {}).get("output_path") for k in keys) \
+                    and not agent.script_done:
+                time.sleep(0.2)
+            agent.run_all(only=only)
+        threading.Thread(target=when_ready, daemon=True, name="inductor-step what-if timing").start()
+    return f"{cid} {keys[kind]}"
