@@ -261,10 +261,11 @@ class Session:
         return self.cache.get(("line_buffers", key), (links,), build)
 
     def links(self, key: str | None) -> dict[str, Any]:
-        """The cross-level index of graph ``key`` (its codegen stop's ``links``); {} before codegen."""
+        """The cross-level index of graph ``key`` (its codegen stop's ``links``, a ``Links`` record); {} before
+        codegen."""
         stop = self.stop_for(key, "codegen") if key else None
-        links = (stop or {}).get("links") or {}
-        return links if "buffers" in links else {}
+        links = stop.links if isinstance(stop, Record) else (stop or {}).get("links")
+        return links if links and "buffers" in links else {}
 
     @property
     def script_dir(self) -> str | None:

@@ -22,7 +22,8 @@ from inductor_step.tui import bars
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter, lazy_module
 from inductor_step.tui.keys import BINDINGS, help_rows
-from inductor_step.tui.panes import NUMERICS, PANES, pane_class
+from inductor_step.tui.mounting import PaneMounter
+from inductor_step.tui.panes import pane_class
 from inductor_step.tui.panes.base import StagePane
 from inductor_step.tui.graphlist import GraphSide
 from inductor_step.tui.prepare import Preparer
@@ -79,7 +80,7 @@ class StepApp(JobView, App[None]):
         self._status_extra = ""
         self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
-        self._mounting: dict[str, Any] = {}  # stage -> the mount of its pane, until awaited
+        self.mounter = PaneMounter(self)
         for m in messages or []:
             self.session.add(m)
         self.add_recorded_ranks(job)
@@ -98,7 +99,7 @@ class StepApp(JobView, App[None]):
             yield GraphSide()
             with Panes(id="panes", initial="pane-dynamo"):
                 # every tab, and the pane of the first frame; the others are mounted right after it
-                for spec in self.all_panes():
+                for spec in self.mounter.specs():
                     with BlankTabPane(spec.title, id=f"pane-{spec.stage}"):
                         if spec.stage == self.view.stage:
                             yield pane_class(spec)()
@@ -106,36 +107,9 @@ class StepApp(JobView, App[None]):
         yield Static(id="status")
         yield SteadyFooter(compact=True)
 
-    def all_panes(self) -> list[Any]:
-        """Every pane's :class:`inductor_step.tui.panes.PaneSpec` (or class), in tab order: the stages',
-        pane 0 in a torchrun job, the numerics pane (its tab shows once used)."""
-        return [*PANES, *self.job_panes(), NUMERICS]
-
     def pane(self, stage: str) -> Any:
-        """Pane ``stage``'s widget, mounted now if it was not yet (its code imported): until it is
-        (``is_mounted``), its table and code view are not there."""
-        try:
-            return self.query_one(f"#stage-{stage}")
-        except NoMatches:
-            spec = next(p for p in self.all_panes() if p.stage == stage)
-            widget = pane_class(spec)()
-            tab = self.query_one(f"#pane-{stage}", BlankTabPane)
-            if tab.is_attached:  # not while the app closes
-                self._mounting[stage] = tab.mount(widget)
-            return widget
-
-    async def _mount_panes(self) -> None:
-        """Mount the panes the first frame did not show, right after it (keys wait until they are)."""
-        for spec in self.all_panes():
-            self.pane(spec.stage)
-        for stage in list(self._mounting):
-            mounting = self._mounting.pop(stage, None)
-            if mounting is not None:
-                await mounting
-
-    async def _refresh_when_mounted(self, force: bool) -> None:
-        await self._mount_panes()
-        self.refresh_all(force=force)
+        """Pane ``stage``'s widget, mounted now if it was not yet (tui.mounting.PaneMounter)."""
+        return self.mounter.pane(stage)
 
     def on_mount(self) -> None:
         # no animations: over SSH every animated frame is output to send
@@ -150,7 +124,7 @@ class StepApp(JobView, App[None]):
             self.current.agent = AgentProcess(self.script, self.script_args, self._from_agent_thread,
                                               writer=self.writer, step=True, python=self.python)
         tabs = self.query_one("#panes", Panes)
-        for spec in self.all_panes():  # reached by their keys only (tui.panes.PaneSpec.hide_tab)
+        for spec in self.mounter.specs():  # reached by their keys only (tui.panes.PaneSpec.hide_tab)
             if getattr(spec, "hide_tab", False):
                 tabs.hide_tab(f"pane-{spec.stage}")
         if not self.session.numerics:
@@ -158,7 +132,7 @@ class StepApp(JobView, App[None]):
         self.refresh_all()
         self.focus_target().focus()
         # the other panes after the first frame's second refresh: the footer's keys come in that one
-        self.call_after_refresh(self.call_after_refresh, self._mount_panes)
+        self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)
         if not self.live:
             # a large recorded session's stops were read lazily: parse the rest after the first frame
             self.set_timer(0.5, lambda: self.run_worker(self._preload, thread=True, group="preload"))
@@ -203,7 +177,7 @@ class StepApp(JobView, App[None]):
         self.refresh_graphs()
         self.refresh_stagebar()
         if not self.pane(self.view.stage).is_mounted:  # a key before the panes were mounted: once they are
-            self.call_later(self._refresh_when_mounted, force)
+            self.call_later(self.mounter.refresh_when_mounted, force)
             return
         tabs = self.query_one("#panes", Panes)
         want = f"pane-{self.view.stage}"

@@ -15,6 +15,7 @@ from textual.css.query import NoMatches
 from inductor_step.session.format import GraphKey, graph_key
 from inductor_step.session.format.records import Record, decode
 from inductor_step.session.store import Session
+from inductor_step.tui.routes import RANK_ROUTES
 from inductor_step.tui.state import RankView, ViewState
 
 
@@ -154,22 +155,9 @@ class JobView:
             self.on_agent_message(msg)
         else:
             msg = self.add_message(st, msg)
-            if t == "stop":
-                if msg.get("paused"):
-                    st.view.paused = msg
-                if st.view.follow or st.view.graph is None:
-                    if graph_key(msg) != st.view.graph:
-                        st.view.selected = None
-                    st.view.graph, st.view.stage = graph_key(msg), msg["stage"]
-            elif t in ("done", "agent_exit"):
-                st.view.paused = None
-                if t == "done":
-                    st.script_rc = msg.get("returncode")
-                elif st.script_rc is None:
-                    st.script_rc = msg.get("returncode") or 1
-            elif t == "error" and rank != self.current.rank:
-                self.notify(f"rank {rank}: error in {msg.get('compile_id') or ''} {msg.get('stage')}: "
-                            f"{msg.get('message')}", severity="error", timeout=8, markup=False)
+            route = RANK_ROUTES.get(t)  # type: ignore[arg-type]
+            if route is not None:
+                route(self, st, msg)
         if t == "agent_exit" and st.session.done is None and not self.is_closing_job():
             last = st.session.stops[-1] if st.session.stops else None
             where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"

@@ -116,4 +116,39 @@ ROUTES: dict[str, Callable[[Any, Record], None]] = {
     "agent_exit": on_end, "header": on_header, "blame": on_blame,
 }
 
-__all__ = ["ROUTES", "on_pane_message"]
+
+
+# ----------------------------------------------------------------- a torchrun job's ranks not on screen
+
+def on_rank_stop(app: Any, st: Any, msg: Record) -> None:
+    """A stop of a rank not shown (``st``: its tui.state.RankView): its view follows it, as the shown one's would."""
+    if msg.paused:
+        st.view.paused = msg
+    if st.view.follow or st.view.graph is None:
+        if graph_key(msg) != st.view.graph:
+            st.view.selected = None
+        st.view.graph, st.view.stage = graph_key(msg), msg.stage
+
+
+def on_rank_end(app: Any, st: Any, msg: Record) -> None:
+    """``done`` or ``agent_exit`` of a rank not shown: its script's exit status."""
+    st.view.paused = None
+    if msg.get("type") == "done":
+        st.script_rc = msg.returncode
+    elif st.script_rc is None:
+        st.script_rc = msg.returncode or 1
+
+
+def on_rank_error(app: Any, st: Any, msg: Record) -> None:
+    """An error of a rank not shown: a toast naming the rank."""
+    if st.rank != app.current.rank:
+        app.notify(f"rank {st.rank}: error in {msg.compile_id or ''} {msg.stage}: {msg.message}",
+                   severity="error", timeout=8, markup=False)
+
+
+#: message type -> how the app follows a rank that is not on screen (tui.job.JobView.on_rank_message)
+RANK_ROUTES: dict[str, Callable[[Any, Any, Record], None]] = {
+    "stop": on_rank_stop, "done": on_rank_end, "agent_exit": on_rank_end, "error": on_rank_error,
+}
+
+__all__ = ["ROUTES", "RANK_ROUTES", "on_pane_message"]

@@ -55,12 +55,12 @@ class LinkedPane(StagePane):
             self.kernel_code.set_code("", "text")
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        bufs = data["buffers"]
+        bufs = data.buffers
         names = tuple(bufs)
 
         def row(i: int) -> tuple:
             b = bufs[names[i]]
-            return (T(names[i], "bold"), T(b.get("scheduler_node")), T(b.get("fused_node")), T(joined(b.get("kernels"), 2)))
+            return (T(names[i], "bold"), T(b.scheduler_node), T(b.fused_node), T(joined(b.kernels, 2)))
         return names, row
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
@@ -68,11 +68,12 @@ class LinkedPane(StagePane):
         if not 0 <= row < len(names):
             return None
         sel = names[row]
-        b = data["buffers"][sel]
+        b = data.buffers[sel]
         graph = self.app.view.graph
-        lb = next((x for x in (self.app.session.stop_for(graph, "loopbody") or {}).get("bodies") or []
-                   if isinstance(x, dict) and x.get("node") == b.get("scheduler_node")), None)
-        text = linked_info(sel, b, data.get("user_source") or {}, lb, self.app.session.script_dir)
+        loopbody = self.app.session.stop_for(graph, "loopbody")
+        bodies = loopbody.bodies if loopbody is not None and isinstance(loopbody.bodies, list) else []
+        lb = next((x for x in bodies if isinstance(x, dict) and x.node == b.scheduler_node), None)
+        text = linked_info(sel, b, data.user_source or {}, lb, self.app.session.script_dir)
         mline = memory_line(self.app.session, graph, sel)  # issue 42: its bytes, lifetime, live at the peak
         if mline:  # wrapped to the LoopBody's width: a longer line widened the view and cost pane 8 a row at 80x24
             import textwrap  # noqa: PLC0415
@@ -84,14 +85,14 @@ class LinkedPane(StagePane):
         """The right-hand view: the buffer's (first) kernel's source, its lines marked."""
         names = self.cached_rows(data)[0]
         sel = names[row]
-        b = data["buffers"][sel]
-        kernels = b.get("kernels") or []
-        stop = self.app.session.stop_for(self.app.view.graph, "codegen") or {}
-        k = next((k for k in stop.get("kernels") or [] if kernels and k["name"] == kernels[0]), None)
+        b = data.buffers[sel]
+        kernels = b.kernels or []
+        stop = self.app.session.stop_for(self.app.view.graph, "codegen")
+        k = next((k for k in (stop.kernels if stop is not None else None) or [] if kernels and k.name == kernels[0]), None)
         if k is None:
             return Detail(f"# no kernel computes {sel}", "text")
-        ranges = [tuple(r) for r in (b.get("kernel_lines") or {}).get(kernels[0]) or []]
-        return Detail(k.get("source") or "", "cpp" if k.get("backend") == "cpp" else "python", marks=ranges,
+        ranges = [tuple(r) for r in (b.kernel_lines or {}).get(kernels[0]) or []]
+        return Detail(k.source or "", "cpp" if k.backend == "cpp" else "python", marks=ranges,
                       goto=ranges[0][0] if ranges else None)
 
     def show_row(self, data: dict[str, Any], row: int) -> None:

@@ -36,16 +36,16 @@ def _pct(pair: tuple[Any, Any], prefix: str = "") -> str:
 def lowered(session: Any, key: str) -> list[mem.MemBuffer]:
     """Graph ``key``'s buffers as its lowering stop laid them out, largest first (bytes: storage extent x dtype
     size; symbols at their hints)."""
-    low = session.stop_for(key, "lowering") or {}
+    low = session.stop_for(key, "lowering")
     hints = mem._hints(session, key)
     out = []
-    for b in low.get("buffers") or []:
-        if not isinstance(b, dict) or "MultiOutput" in str(b.get("layout") or ""):
+    for b in (low.buffers if low is not None else None) or []:
+        if not isinstance(b, dict) or "MultiOutput" in str(b.layout or ""):
             continue
-        size, stride = mem._dims(b.get("size"), hints), mem._dims(b.get("stride"), hints)
-        nbytes = mem.storage_bytes(size, stride, b.get("dtype")) if size is not None else None
-        out.append(mem.MemBuffer(str(b.get("name")), "lowered", nbytes, str(b.get("name")), 0, size, stride,
-                                 b.get("dtype"), source="the lowering stop's layout: storage extent x dtype size"))
+        size, stride = mem._dims(b.size, hints), mem._dims(b.stride, hints)
+        nbytes = mem.storage_bytes(size, stride, b.dtype) if size is not None else None
+        out.append(mem.MemBuffer(str(b.name), "lowered", nbytes, str(b.name), 0, size, stride,
+                                 b.dtype, source="the lowering stop's layout: storage extent x dtype size"))
     return sorted(out, key=lambda b: -(b.bytes or 0))
 
 

@@ -135,8 +135,8 @@ def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | No
     ``stops``, ``note`` (exit status or error) and ``detail`` (its header's distributed note, its
     process groups, its error's traceback)."""
     s = st.session
-    h = s.header or {}
-    d = h.get("distributed") or {}
+    h = s.header
+    d = h.distributed or {}
     last = s.stops[-1] if s.stops else None
     at = f"{graph_key(last)} {last['stage']}" if last else "-"
     err = s.errors[-1] if s.errors else None
@@ -152,41 +152,41 @@ def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | No
     elif not h:
         state = "waiting"
     elif live and getattr(s, "blocked", None):  # its script sits in a collective (tracer.rank_watch)
-        state = f"waiting at {s.blocked['collective']}"
+        state = f"waiting at {s.blocked.collective}"
     elif live:
         state = "running" if (stepped or not last) else "recording"
     else:
         state = entry.get("state") or "ended"
     if state == "died":
-        where = f"at {err.get('compile_id')} {err.get('graph_kind')} {err.get('stage')}" if err and err.get("compile_id") \
+        where = f"at {err.compile_id} {err.graph_kind} {err.stage}" if err and err.compile_id \
             else f"after {at}" if last else "before any stop"
-        note = f"died {where}: {err['message']}" if err else f"died {where}: " + (
+        note = f"died {where}: {err.message}" if err else f"died {where}: " + (
             entry.get("message") or "its stream ended before the script did")
     elif state == "stopped":
         note = f"stopped by the user (q) after {at}"
     elif state == "done":
-        rc = (s.done or {}).get("returncode")
-        note = f"exit {rc}" + (f": {err['message']}" if err and rc else "")
+        rc = s.done.returncode if s.done is not None else None
+        note = f"exit {rc}" + (f": {err.message}" if err and rc else "")
     elif err:
-        note = f"error in {err.get('stage')}: {err['message']}"
+        note = f"error in {err.stage}: {err.message}"
     elif state.startswith("waiting at "):
-        note = (f"{(s.blocked or {}).get('where')}: for another rank to reach it"
+        note = (f"{s.blocked.where if s.blocked else None}: for another rank to reach it"
                 + (" (the stepped rank waits for n)" if not stepped else ""))
     else:
         note = "stepped: n continues it" if stepped and live else ""
     lines = [f"rank {st.rank}: {state}" + (f" ({note})" if note else ""), ""]
-    if d.get("note"):
-        lines.append(d["note"])
+    if d and d.note:
+        lines.append(d.note)
     if d:
-        lines.append(f"world size {d.get('world_size')}, local rank {d.get('local_rank')}, pid {h.get('pid')}, "
-                     f"restart {d.get('restart_count', 0)}")
+        lines.append(f"world size {d.world_size}, local rank {d.local_rank}, pid {h.pid}, "
+                     f"restart {d.restart_count or 0}")
     lines.append(f"{len(s.stops)} stops, {len(s.graphs)} graphs, {len(s.runs)} timed")
     for g in s.process_groups:
-        t = g.get("timeout_s")
-        lines.append(f"{g.get('call')}: backend {g.get('backend')}, {g.get('world_size')} ranks, this one "
-                     f"{g.get('rank')}; timeout {t:g} s" if t is not None else "; timeout ?")
-        if t is not None and g.get("default_s") is not None and t > g["default_s"]:
-            lines[-1] += f" (raised from {g.get('timeout_asked_s') or g['default_s']:g} s by inductor-step)"
-    if err and err.get("traceback"):
-        lines += ["", f"error in {err.get('stage')}: {err['message']}", "", err["traceback"]]
+        t = g.timeout_s
+        lines.append(f"{g.call}: backend {g.backend}, {g.world_size} ranks, this one "
+                     f"{g.rank}; timeout {t:g} s" if t is not None else "; timeout ?")
+        if t is not None and g.default_s is not None and t > g.default_s:
+            lines[-1] += f" (raised from {g.timeout_asked_s or g.default_s:g} s by inductor-step)"
+    if err and err.traceback:
+        lines += ["", f"error in {err.stage}: {err.message}", "", err.traceback]
     return {"state": state, "at": at, "stops": str(len(s.stops)), "note": note, "detail": "\n".join(lines)}

@@ -79,10 +79,10 @@ class TritonStagesMixin:
         got = getattr(self, "_lowered", {}).get((graph, kernel))
         if got is not None and not got.get("pending"):
             return got
-        run = app.session.runs.get(graph) or {}
-        for k in run.get("kernels") or []:
-            st = k.get("stages")
-            if k.get("name") == kernel and isinstance(st, dict) and st.get("stages"):
+        run = app.session.runs.get(graph)
+        for k in (run.kernels if run is not None else None) or []:
+            st = k.stages
+            if k.name == kernel and isinstance(st, dict) and st.get("stages"):
                 return st
         return None
 
@@ -141,9 +141,9 @@ class TritonStagesMixin:
         text = src[kl - 1].strip() if 0 < kl <= len(src) else ""
         buf = app.session.line_buffers(graph).get(kernel, {}).get(kl)
         links = app.session.links(graph)
-        b = (links.get("buffers") or {}).get(buf or "") or {}
-        fx = b.get("fx_nodes") or []
-        users = b.get("user_lines") or []
+        b = (links.buffers or {}).get(buf or "") if links else None
+        fx = (b.fx_nodes if b else None) or []
+        users = (b.user_lines if b else None) or []
         counts = instruction_counts(st, self.triton_view, kl)
         kinds = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()) if k != "other")
         out = f"{LABELS[self.triton_view]} line {i + 1} <- Triton line {kl}: {text}"
@@ -161,7 +161,7 @@ class TritonStagesMixin:
         """t: the next stage of the kernel under the cursor (lowering it in a child process if not recorded)."""
         app = self.app  # type: ignore[attr-defined]
         kernel = self.current_kernel()  # type: ignore[attr-defined]
-        views = views_for((kernel or {}).get("backend"))
+        views = views_for(kernel.backend if kernel is not None else None)
         if kernel is None or len(views) == 1:
             app.say("t: put the cursor on a Triton or C++ kernel first (a library call has no code of ours below it)")
             return
@@ -199,7 +199,7 @@ class TritonStagesMixin:
         """x: write the kernel's standalone repro next to the session (child process; needs no GPU)."""
         app = self.app  # type: ignore[attr-defined]
         kernel = self.current_kernel()  # type: ignore[attr-defined]
-        if kernel is None or kernel.get("backend") not in ("triton", "cpp"):
+        if kernel is None or kernel.backend not in ("triton", "cpp"):
             app.say("x: put the cursor on a Triton or C++ kernel first")
             return
         if not app.session_path:
@@ -219,7 +219,7 @@ class TritonStagesMixin:
         session); its ``inputs_saved`` answer then writes the repro that loads them (:meth:`session_message`)."""
         app = self.app  # type: ignore[attr-defined]
         kernel = self.current_kernel()  # type: ignore[attr-defined]
-        if kernel is None or kernel.get("backend") not in ("triton", "cpp"):
+        if kernel is None or kernel.backend not in ("triton", "cpp"):
             app.say("X: put the cursor on a Triton or C++ kernel first")
             return
         agent = getattr(app, "agent", None)
@@ -238,12 +238,12 @@ class TritonStagesMixin:
         if msg.get("type") != "inputs_saved":
             return
         app = self.app  # type: ignore[attr-defined]
-        app.say(f"X: {saved_line(msg)}", "warning" if msg.get("error") else "information")
-        if msg.get("error") or not app.session_path:
+        app.say(f"X: {saved_line(msg)}", "warning" if msg.error else "information")
+        if msg.error or not app.session_path:
             return
         from inductor_step.session.format import graph_key  # noqa: PLC0415
 
-        path, graph, name = app.session_path, graph_key(msg), str(msg.get("kernel"))
+        path, graph, name = app.session_path, graph_key(msg), str(msg.kernel)
 
         def work() -> None:
             said = write_repro(path, graph, name)

@@ -43,11 +43,11 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
     from inductor_step.session.diff import DiffSide, diff_graphs  # noqa: PLC0415
     from inductor_step.tui.screens.diff import DiffPair, DiffScreen  # noqa: PLC0415
 
-    a, b, status = msg.get("a"), msg.get("b"), msg.get("status")
+    a, b, status = msg.a, msg.b, msg.status
     top = app.screen
     if status == "failed":
-        app.notify(f"timing {a} and {b} round by round " + ("cancelled" if msg.get("cancelled") else "failed")
-                   + f": {msg.get('message')}", severity="information" if msg.get("cancelled") else "error",
+        app.notify(f"timing {a} and {b} round by round " + ("cancelled" if msg.cancelled else "failed")
+                   + f": {msg.message}", severity="information" if msg.cancelled else "error",
                    timeout=8, markup=False)
     if isinstance(top, DiffScreen) and top.same_session and (top.pair.key_a, top.pair.key_b) == (a, b):
         d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b), rounds=msg)
