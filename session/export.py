@@ -202,157 +202,202 @@ def export_trace(session_path: str, out_dir: str, *, rank: int | None = None, lo
         end = time.time()
     pid = header.get("pid") if isinstance(header.get("pid"), int) else 0
     source = "inductor_step/" + re.sub(r"[:\s\]]", "_", os.path.basename(session_path))
-
-    started: set[str] = set()
-    dynamo_stop: dict[str, dict[str, Any]] = {}
-    emitted: set[tuple[str, str]] = set()       # (cid, event) emitted once per frame compile
-    metrics_done: set[str] = set()
-    # cids whose session holds torch's own collective schedule (an agent that records it)
-    own_schedule = {str(m.get("compile_id")) for m in msgs
-                    if m.get("type") == "artifact" and m.get("name") == "inductor_collective_schedule"}
-    backward_graphs: list[tuple[str, int | None]] = []  # (compile id, part): protocol.graph_key
-    bwd_fail: dict[tuple[str, int | None], dict[str, Any]] = {}
-
     with open(path, "w", encoding="utf-8", newline="\n") as f:
-        w = _TraceWriter(f, pid=pid, source=source, base_time=end - last_t, rank=rank)
-
-        def start(cid: str, stop: dict[str, Any] | None) -> None:
-            if cid in started:
-                return
-            started.add(cid)
-            name = f"<frame {compile_id_fields(cid).get('frame_id', '?')}>"
-            frame = {"line": 0, "name": name, "filename": w.intern(str(header.get("script") or "<script>"))}
-            nodes = ((stop or {}).get("graph") or {}).get("nodes")
-            for n in nodes if isinstance(nodes, list) else []:
-                ul = n.get("user_line") if isinstance(n, dict) else None
-                if isinstance(ul, str) and ":" in ul and n.get("op") != "placeholder":
-                    file, _, line = ul.rpartition(":")
-                    if line.isdigit():
-                        frame = {"line": int(line), "name": name, "filename": w.intern(file)}
-                        break
-            w.event("dynamo_start", {"stack": [frame]}, cid)
-
-        def metrics(cid: str, err: dict[str, Any] | None = None) -> None:
-            if cid in metrics_done:
-                return
-            metrics_done.add(cid)
-            script = header.get("script")
-            md: dict[str, Any] = {"compile_id": cid.strip("[]"), "co_name": None,
-                                  "co_filename": script if isinstance(script, str) else None,
-                                  "co_firstlineno": None}
-            md.update(_graph_counts(dynamo_stop.get(cid)))
-            md.update({"fail_type": None, "fail_reason": None, "non_compliant_ops": [],
-                       "compliant_custom_ops": [], "restart_reasons": [],
-                       "inductor_step": "minimal metrics: the session records no compile times"})
-            if err is not None:
-                md["fail_type"], md["fail_reason"] = _fail(err)
-            w.event("compilation_metrics", md, cid)
-
+        ex = _TraceExport(_TraceWriter(f, pid=pid, source=source, base_time=end - last_t, rank=rank), msgs)
         for lineno, m in enumerate(msgs, start=1):
-            w.lineno = lineno
-            if isinstance(m.get("t"), (int, float)):
-                w.t = float(m["t"])
-            typ = m.get("type")
-            if m.get("variant"):
-                continue  # a what-if recompile (issue 22) is no compile of the script's: not in its trace
-            cid = str(m.get("compile_id")) if m.get("compile_id") else None
-            kind = m.get("graph_kind")
-            if typ == "stop" and cid:
-                stage = m.get("stage")
-                if stage == "dynamo":
-                    if kind == "backward" and cid in started:
-                        continue  # the frame's Dynamo graph again (the backward has none of its own)
-                    dynamo_stop.setdefault(cid, m)
-                    start(cid, m)
-                    g = m.get("graph") or {}
-                    if (cid, "dynamo_output_graph") not in emitted and isinstance(g.get("code"), str):
-                        emitted.add((cid, "dynamo_output_graph"))
-                        w.event("dynamo_output_graph", {"sizes": _sizes(g.get("nodes"))}, cid, g["code"])
-                    if (cid, "breaks") not in emitted:
-                        emitted.add((cid, "breaks"))
-                        for gb in m.get("graph_breaks") or []:
-                            w.artifact("dynamo_graph_break_reason", cid, gb if isinstance(gb, str) else json.dumps(gb, indent=0))
-                        for rr in m.get("recompile_reasons") or []:
-                            w.artifact("recompile_reasons", cid, rr if isinstance(rr, str) else json.dumps(rr, indent=0),
-                                       encoding="json" if not isinstance(rr, str) else "string")
-                    continue
-                start(cid, None)
-                sub = m.get("subgraph")  # a higher-order op's subgraph (issue 27): its own artifacts, named for it
-                art = (lambda name, sub=sub: f"{name}_{sub}") if sub else (lambda name: name)
-                if stage == "aot":
-                    aot = m.get("aot_graphs") if isinstance(m.get("aot_graphs"), dict) else {}
-                    for key, event in _AOT_EVENTS:  # once per graph of the frame compile (a DDP bucket's
-                        # submodule has its own: protocol.graph_key's part), as torch logs them
-                        if isinstance(aot.get(key), str) and (cid, f"{event} {m.get('part')}") not in emitted:
-                            emitted.add((cid, f"{event} {m.get('part')}"))
-                            w.event(event, {}, cid, aot[key])
-                    post = m.get("post_grad") if isinstance(m.get("post_grad"), dict) else {}
-                    if isinstance(post.get("code"), str):
-                        w.artifact(art("inductor_post_grad_graph"), cid, post["code"])
-                elif stage == "lowering":
-                    w.artifact(art(ARTIFACTS["lowering"]), cid, ir_buffers_text(m))
-                elif stage == "scheduling":
-                    w.artifact(art(ARTIFACTS["pre_fusion"]), cid, scheduler_text(m, "before"))
-                    w.artifact(art(ARTIFACTS["post_fusion"]), cid, scheduler_text(m, "after"))
-                    w.artifact(art(ARTIFACTS["fusion"]), cid, fusion_text(m))
-                elif stage == "loopbody":
-                    w.artifact(art(ARTIFACTS["loopbody"]), cid, loopbody_text(m))
-                elif stage == "codegen" and sub:
-                    if isinstance(m.get("function_lines"), list) and isinstance(m.get("wrapper"), str):
-                        first, last = m["function_lines"]  # its function: the output code is its parent's
-                        w.artifact(art("inductor_subgraph_code"), cid,
-                                   "\n".join(m["wrapper"].split("\n")[first - 1:last]))
-                elif stage == "codegen":
-                    if isinstance(m.get("wrapper"), str):
-                        sched = collective_schedule(m["wrapper"]) if cid not in own_schedule else []
-                        if sched:  # torch logs it after scheduling, before the output code
-                            w.artifact("inductor_collective_schedule", cid,
-                                       "[\n" + ",\n".join(json.dumps(s) for s in sched) + "\n]", encoding="json")
-                        op = m.get("output_path")
-                        w.event("inductor_output_code", {"filename": op, "file_path": op}, cid, m["wrapper"])
-                    if kind == "backward" and (cid, m.get("part")) not in backward_graphs:
-                        backward_graphs.append((cid, m.get("part")))
-            elif typ == "artifact" and isinstance(m.get("payload"), str) and m.get("name"):
-                if cid:
-                    start(cid, None)
-                w.artifact(str(m["name"]), cid, m["payload"])
-            elif typ == "provenance" and isinstance(m.get("mappings"), str):
-                try:
-                    json.loads(m["mappings"])
-                except ValueError:
-                    continue
-                w.artifact("inductor_provenance_tracking_node_mappings", cid, m["mappings"], encoding="json")
-            elif typ == "guards" and cid and isinstance(m.get("text"), str):
-                w.event("dynamo_cpp_guards_str", {}, cid, m["text"])
-                metrics(cid)
-            elif typ == "error":
-                tb = m.get("traceback") if isinstance(m.get("traceback"), str) else ""
-                w.artifact(ARTIFACTS["error"], cid,
-                           f"# error in {m.get('stage')} of {cid or '-'} {kind or ''}\n{m.get('message')}\n\n{tb}")
-                if cid and kind == "backward":
-                    bwd_fail[(cid, m.get("part"))] = m
-                    if (cid, m.get("part")) not in backward_graphs:
-                        backward_graphs.append((cid, m.get("part")))
-                elif cid:
-                    metrics(cid, m)
-            elif typ == "run" and cid:
-                w.artifact(ARTIFACTS["run"] + (f"_{m['subgraph']}" if m.get("subgraph") else ""), cid, run_text(m))
+            ex.message(lineno, m)
+        ex.finish(last_t, rank_note)
+    return path
 
+
+class _TraceExport:
+    """One session's messages written as torch's trace events, in order, through a :class:`_TraceWriter`:
+    a frame's ``dynamo_start`` before its first event, each event once per frame compile, and the
+    ``compilation_metrics`` (and ``bwd_compilation_metrics``) torch ends a compile with."""
+
+    def __init__(self, w: _TraceWriter, msgs: list[dict[str, Any]]) -> None:
+        self.w = w
+        self.msgs = msgs
+        self.header = msgs[0]
+        self.started: set[str] = set()
+        self.dynamo_stop: dict[str, dict[str, Any]] = {}
+        self.emitted: set[tuple[str, str]] = set()       # (cid, event) emitted once per frame compile
+        self.metrics_done: set[str] = set()
+        # cids whose session holds torch's own collective schedule (an agent that records it)
+        self.own_schedule = {str(m.get("compile_id")) for m in msgs
+                             if m.get("type") == "artifact" and m.get("name") == "inductor_collective_schedule"}
+        self.backward_graphs: list[tuple[str, int | None]] = []  # (compile id, part): protocol.graph_key
+        self.bwd_fail: dict[tuple[str, int | None], dict[str, Any]] = {}
+
+    def start(self, cid: str, stop: dict[str, Any] | None) -> None:
+        """Write the frame's ``dynamo_start`` once: its stack frame is the script, at the first user
+        line a node of the dynamo ``stop`` names (line 0 without one)."""
+        if cid in self.started:
+            return
+        self.started.add(cid)
+        w = self.w
+        name = f"<frame {compile_id_fields(cid).get('frame_id', '?')}>"
+        frame = {"line": 0, "name": name, "filename": w.intern(str(self.header.get("script") or "<script>"))}
+        nodes = ((stop or {}).get("graph") or {}).get("nodes")
+        for n in nodes if isinstance(nodes, list) else []:
+            ul = n.get("user_line") if isinstance(n, dict) else None
+            if isinstance(ul, str) and ":" in ul and n.get("op") != "placeholder":
+                file, _, line = ul.rpartition(":")
+                if line.isdigit():
+                    frame = {"line": int(line), "name": name, "filename": w.intern(file)}
+                    break
+        w.event("dynamo_start", {"stack": [frame]}, cid)
+
+    def metrics(self, cid: str, err: dict[str, Any] | None = None) -> None:
+        """Write the frame's ``compilation_metrics`` once: its graph counts, and the failure of ``err``."""
+        if cid in self.metrics_done:
+            return
+        self.metrics_done.add(cid)
+        script = self.header.get("script")
+        md: dict[str, Any] = {"compile_id": cid.strip("[]"), "co_name": None,
+                              "co_filename": script if isinstance(script, str) else None,
+                              "co_firstlineno": None}
+        md.update(_graph_counts(self.dynamo_stop.get(cid)))
+        md.update({"fail_type": None, "fail_reason": None, "non_compliant_ops": [],
+                   "compliant_custom_ops": [], "restart_reasons": [],
+                   "inductor_step": "minimal metrics: the session records no compile times"})
+        if err is not None:
+            md["fail_type"], md["fail_reason"] = _fail(err)
+        self.w.event("compilation_metrics", md, cid)
+
+    def message(self, lineno: int, m: dict[str, Any]) -> None:
+        """Write the events of session line ``lineno`` (message ``m``); a what-if recompile's messages
+        are no compile of the script's and write none."""
+        w = self.w
+        w.lineno = lineno
+        if isinstance(m.get("t"), (int, float)):
+            w.t = float(m["t"])
+        typ = m.get("type")
+        if m.get("variant"):
+            return
+        cid = str(m.get("compile_id")) if m.get("compile_id") else None
+        if typ == "stop" and cid:
+            self.stop(cid, m)
+        elif typ == "artifact" and isinstance(m.get("payload"), str) and m.get("name"):
+            if cid:
+                self.start(cid, None)
+            w.artifact(str(m["name"]), cid, m["payload"])
+        elif typ == "provenance" and isinstance(m.get("mappings"), str):
+            try:
+                json.loads(m["mappings"])
+            except ValueError:
+                return
+            w.artifact("inductor_provenance_tracking_node_mappings", cid, m["mappings"], encoding="json")
+        elif typ == "guards" and cid and isinstance(m.get("text"), str):
+            w.event("dynamo_cpp_guards_str", {}, cid, m["text"])
+            self.metrics(cid)
+        elif typ == "error":
+            self.error(cid, m)
+        elif typ == "run" and cid:
+            w.artifact(ARTIFACTS["run"] + (f"_{m['subgraph']}" if m.get("subgraph") else ""), cid, run_text(m))
+
+    def error(self, cid: str | None, m: dict[str, Any]) -> None:
+        """An ``error`` message: its artifact, and the failure its graph's compile metrics report."""
+        kind = m.get("graph_kind")
+        tb = m.get("traceback") if isinstance(m.get("traceback"), str) else ""
+        self.w.artifact(ARTIFACTS["error"], cid,
+                        f"# error in {m.get('stage')} of {cid or '-'} {kind or ''}\n{m.get('message')}\n\n{tb}")
+        if cid and kind == "backward":
+            self.bwd_fail[(cid, m.get("part"))] = m
+            if (cid, m.get("part")) not in self.backward_graphs:
+                self.backward_graphs.append((cid, m.get("part")))
+        elif cid:
+            self.metrics(cid, m)
+
+    def dynamo(self, cid: str, m: dict[str, Any]) -> None:
+        """A dynamo ``stop``: the frame's start, its ``dynamo_output_graph``, graph break and recompile
+        reasons, each once per frame compile (a backward's stop repeats its frame's graph: skipped)."""
+        w = self.w
+        if m.get("graph_kind") == "backward" and cid in self.started:
+            return  # the frame's Dynamo graph again (the backward has none of its own)
+        self.dynamo_stop.setdefault(cid, m)
+        self.start(cid, m)
+        g = m.get("graph") or {}
+        if (cid, "dynamo_output_graph") not in self.emitted and isinstance(g.get("code"), str):
+            self.emitted.add((cid, "dynamo_output_graph"))
+            w.event("dynamo_output_graph", {"sizes": _sizes(g.get("nodes"))}, cid, g["code"])
+        if (cid, "breaks") not in self.emitted:
+            self.emitted.add((cid, "breaks"))
+            for gb in m.get("graph_breaks") or []:
+                w.artifact("dynamo_graph_break_reason", cid, gb if isinstance(gb, str) else json.dumps(gb, indent=0))
+            for rr in m.get("recompile_reasons") or []:
+                w.artifact("recompile_reasons", cid, rr if isinstance(rr, str) else json.dumps(rr, indent=0),
+                           encoding="json" if not isinstance(rr, str) else "string")
+
+    def stop(self, cid: str, m: dict[str, Any]) -> None:
+        """A ``stop`` message: torch's event or inductor-step's artifact for its stage; a higher-order
+        op's subgraph gets its own artifacts, named for it."""
+        stage = m.get("stage")
+        if stage == "dynamo":
+            self.dynamo(cid, m)
+            return
+        w = self.w
+        self.start(cid, None)
+        sub = m.get("subgraph")
+        art = (lambda name, sub=sub: f"{name}_{sub}") if sub else (lambda name: name)
+        if stage == "aot":
+            aot = m.get("aot_graphs") if isinstance(m.get("aot_graphs"), dict) else {}
+            for key, event in _AOT_EVENTS:  # once per graph of the frame compile (a DDP bucket's
+                # submodule has its own: protocol.graph_key's part), as torch logs them
+                if isinstance(aot.get(key), str) and (cid, f"{event} {m.get('part')}") not in self.emitted:
+                    self.emitted.add((cid, f"{event} {m.get('part')}"))
+                    w.event(event, {}, cid, aot[key])
+            post = m.get("post_grad") if isinstance(m.get("post_grad"), dict) else {}
+            if isinstance(post.get("code"), str):
+                w.artifact(art("inductor_post_grad_graph"), cid, post["code"])
+        elif stage == "lowering":
+            w.artifact(art(ARTIFACTS["lowering"]), cid, ir_buffers_text(m))
+        elif stage == "scheduling":
+            w.artifact(art(ARTIFACTS["pre_fusion"]), cid, scheduler_text(m, "before"))
+            w.artifact(art(ARTIFACTS["post_fusion"]), cid, scheduler_text(m, "after"))
+            w.artifact(art(ARTIFACTS["fusion"]), cid, fusion_text(m))
+        elif stage == "loopbody":
+            w.artifact(art(ARTIFACTS["loopbody"]), cid, loopbody_text(m))
+        elif stage == "codegen" and sub:
+            if isinstance(m.get("function_lines"), list) and isinstance(m.get("wrapper"), str):
+                first, last = m["function_lines"]  # its function: the output code is its parent's
+                w.artifact(art("inductor_subgraph_code"), cid, "\n".join(m["wrapper"].split("\n")[first - 1:last]))
+        elif stage == "codegen":
+            self.codegen(cid, m)
+
+    def codegen(self, cid: str, m: dict[str, Any]) -> None:
+        """A graph's codegen ``stop``: its collective schedule (unless the session holds torch's own)
+        and ``inductor_output_code``; a backward graph is noted for its ``bwd_compilation_metrics``."""
+        w = self.w
+        if isinstance(m.get("wrapper"), str):
+            sched = collective_schedule(m["wrapper"]) if cid not in self.own_schedule else []
+            if sched:  # torch logs it after scheduling, before the output code
+                w.artifact("inductor_collective_schedule", cid,
+                           "[\n" + ",\n".join(json.dumps(s) for s in sched) + "\n]", encoding="json")
+            op = m.get("output_path")
+            w.event("inductor_output_code", {"filename": op, "file_path": op}, cid, m["wrapper"])
+        if m.get("graph_kind") == "backward" and (cid, m.get("part")) not in self.backward_graphs:
+            self.backward_graphs.append((cid, m.get("part")))
+
+    def finish(self, last_t: float, rank_note: str | None) -> None:
+        """End the log at the session's last time: the metrics of every frame not yet ended, one
+        ``bwd_compilation_metrics`` per backward compile, and ``rank_note`` as an
+        ``inductor_step_rank_state`` artifact of the last graph the session names."""
+        w, msgs = self.w, self.msgs
         w.lineno = len(msgs)
         w.t = last_t
-        for cid in sorted(started - metrics_done):
-            metrics(cid)
-        for cid, part in backward_graphs:  # one per backward compile (a DDP frame compiles one per bucket)
+        for cid in sorted(self.started - self.metrics_done):
+            self.metrics(cid)
+        for cid, part in self.backward_graphs:  # one per backward compile (a DDP frame compiles one per bucket)
             md: dict[str, Any] = {"compile_id": cid.strip("[]"), "inductor_compile_time_s": None,
                                   "code_gen_time_s": None, "fail_type": None, "fail_reason": None}
-            if (cid, part) in bwd_fail:
-                md["fail_type"], md["fail_reason"] = _fail(bwd_fail[(cid, part)])
+            if (cid, part) in self.bwd_fail:
+                md["fail_type"], md["fail_reason"] = _fail(self.bwd_fail[(cid, part)])
             w.event("bwd_compilation_metrics", md, cid)
         if rank_note:  # under the graph the rank was last seen in (a graph-less event would be a
             # compile id of its own, '[-/-]', that tlparse counts as a compile-id divergence)
             last = next((str(m["compile_id"]) for m in reversed(msgs) if m.get("compile_id") and not m.get("variant")), None)
             w.artifact("inductor_step_rank_state", last, rank_note)
-    return path
 
 
 # --------------------------------------------------------------------------- jobs (issue 23)
