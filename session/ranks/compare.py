@@ -271,116 +271,160 @@ def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None
                    for r, s in sorted(st.items(), key=lambda x: (x[1].state != "failed", x[0]))
                    if s.state in ("died", "failed")]
     divergences += [Divergence(r, None, "missing", s.line) for r, s in st.items() if s.state == "missing"]
-    died_at = {r: s.where for r, s in st.items() if s.state in ("died", "failed", "running")}
     for key in keys:
-        has = [r for r in sorted(live) if key in live[r].by_graph]
-        g = GraphComparison(key, has, rank_states={r: st[r].state for r in ranks}, time_ratio=time_ratio)
-        for r in ranks:
-            if r in has:
-                g.stages[r] = live[r].stages_done(key)
-            elif st[r].state == "missing":
-                g.absent[r] = "no session"
-            elif st[r].state in ("died", "failed", "running") and (
-                    died_at.get(r) is None or _key_order(key) > _key_order(died_at[r][0])):  # type: ignore[index]
-                # a graph after the one it stopped in (by compile id): it never got there
-                g.absent[r] = "not reached yet" if st[r].state == "running" else "died before"
-            else:
-                g.absent[r] = "not compiled"
-        for r in has:
-            w, state = st[r].where, st[r].state
-            if state == "failed" and w and w[0] == key:  # its error names this graph (codegen too: a C++ compile)
-                g.incomplete[r] = f"failed in {w[1]}"
-                continue
-            if "codegen" in g.stages[r]:
-                continue
-            if w and w[0] == key and w[1] and state == "died":
-                g.incomplete[r] = f"{state} in {w[1]}"
-            elif w and w[0] == key and w[1] and state == "running":
-                # its last stop, as pane 0's rank row says it (a stepped rank is paused there, not yet in w[1])
-                done = [x for x in g.stages[r] if x != "run"]
-                g.incomplete[r] = f"compiling: last stop {done[-1]}" if done else f"compiling: at {w[1]}"
-            else:
-                done = [x for x in g.stages[r] if x != "run"]
-                g.incomplete[r] = f"stopped after {done[-1]}" if done else "no stop"
-        complete = [r for r in has if "codegen" in g.stages[r] and r not in g.incomplete]
-        g.reference = (complete or has)[0] if has else None
-        for r in has:
-            reasons = (live[r].stop_for(key, "dynamo") or {}).get("recompile_reasons") or []
-            if reasons:
-                g.recompile[r] = [str(x) for x in reasons]
-        ref = g.reference
-        # compiled on some ranks only
-        not_compiled = [r for r, why in g.absent.items() if why == "not compiled"]
-        if not_compiled:
-            by_reason: dict[str, list[int]] = {}
-            for r in has:
-                if r in g.recompile:
-                    cid, text = split_reason(g.recompile[r][0])
-                    by_reason.setdefault(f"(guard of {cid or '?'} failed: {text})", []).append(r)
-            for why, rs in by_reason.items():
-                g.divergences.append(Divergence(rs[0], key, "recompile", f"{_ranks(rs)} recompiled {key} {why}",
-                                                (not_compiled[0], rs[0]), ranks=rs))
-            plain = [r for r in has if r not in g.recompile]
-            if plain:
-                g.divergences.append(Divergence(plain[0], key, "only", f"{key} compiled on {_ranks(has)} only, not on "
-                                                + _ranks(not_compiled), ranks=plain))
-        # level by level against the reference
-        if ref is not None:
-            same: dict[tuple[str, str], list[int]] = {}  # (level, line with _R for the rank) -> ranks
-            for r in has:
-                if r == ref:
-                    continue
-                if cache is None:
-                    d = rank_diff(live[ref], live[r], key, ref, r)
-                else:
-                    parts = tuple(live[x].by_graph.get(key, {}).get(stage) for x in (ref, r) for stage in STAGES) + (
-                        live[ref], live[r], live[ref].runs.get(key), live[r].runs.get(key))
-                    d = cache.get(("rank_diff", key, ref, r), parts,
-                                  lambda: rank_diff(live[ref], live[r], key, ref, r))  # noqa: B023 - called at once
-                g.diffs[r] = d
-                changed = [lv for lv in d.levels if lv.key in GRAPH_LEVELS and lv.changed and not lv.missing]
-                g.differs[r] = [lv.key for lv in changed]
-                if changed:
-                    top = changed[0]
-                    where = {}
-                    if top.key in ("dynamo", "post_grad"):
-                        where = {"where_a": _user_lines(DiffSide.from_session(live[ref], key).stops),
-                                 "where_b": _user_lines(DiffSide.from_session(live[r], key).stops)}
-                    line = f"{_R}: {key} {_level_line(top, ref, _R, **where)}"
-                    if len(changed) > 1:
-                        line += "; also " + ", ".join(_TITLES[lv.key] for lv in changed[1:])
-                    same.setdefault((top.key, line), []).append(r)
-            for (level, line), rs in same.items():
-                g.divergences.append(Divergence(rs[0], key, level, line.replace(_R, _ranks(rs)), (ref, rs[0]), rs))
-        # kernel times
-        runs = {}
-        for r in has:
-            run = live[r].runs.get(key)
-            if run is None:
-                g.untimed[r] = "not timed"
-            elif run.get("error"):
-                g.untimed[r] = f"timing failed: {run['error']}"
-            else:
-                runs[r] = run
-                if run_noise(run):
-                    g.noisy[r] = run_noise(run)
-                if isinstance(run.get("compiled_ms"), (int, float)):
-                    g.graph_ms[r] = run["compiled_ms"]
-        if ref is not None and ref in runs and len(runs) > 1:
-            _kernel_times(g, runs, time_ratio)
-            for t in g.times:
-                if t.counts:
-                    other = t.fastest if t.slowest == ref else t.slowest
-                    g.divergences.append(Divergence(t.slowest, key, "timing", f"{key} {t.line}", (ref, other),
-                                                    list(t.slower)))
+        g = _compare_graph(key, ranks, st, live, time_ratio, cache)
         out.append(g)
         divergences += g.divergences
+    return RankComparison(ranks, st, out, divergences, time_ratio, _nothing_compiled(live))
+
+
+def _compare_graph(key: str, ranks: list[int], st: dict[int, RankState], live: dict[int, Any],
+                   time_ratio: float, cache: Any) -> GraphComparison:
+    """Graph ``key`` across ``ranks`` (``st``: each rank's state; ``live``: the ranks with a session):
+    which ranks have it and how far each got, its reference rank, and where the others diverge from
+    it (compiled on some only, level by level, kernel times)."""
+    has = [r for r in sorted(live) if key in live[r].by_graph]
+    g = GraphComparison(key, has, rank_states={r: st[r].state for r in ranks}, time_ratio=time_ratio)
+    _mark_absent(g, key, ranks, st, live)
+    _mark_incomplete(g, key, st)
+    complete = [r for r in has if "codegen" in g.stages[r] and r not in g.incomplete]
+    g.reference = (complete or has)[0] if has else None
+    for r in has:
+        reasons = (live[r].stop_for(key, "dynamo") or {}).get("recompile_reasons") or []
+        if reasons:
+            g.recompile[r] = [str(x) for x in reasons]
+    _only_some_divergences(g, key)
+    if g.reference is not None:
+        _level_divergences(g, key, live, cache)
+    _timing_divergences(g, key, live, time_ratio)
+    return g
+
+
+def _mark_absent(g: GraphComparison, key: str, ranks: list[int], st: dict[int, RankState], live: dict[int, Any]) -> None:
+    """Fill ``g.stages`` (the stages each rank that has ``key`` reached) and ``g.absent`` (why each
+    other rank lacks it: no session, not reached yet, died before, not compiled)."""
+    died_at = {r: s.where for r, s in st.items() if s.state in ("died", "failed", "running")}
+    for r in ranks:
+        if r in g.ranks:
+            g.stages[r] = live[r].stages_done(key)
+        elif st[r].state == "missing":
+            g.absent[r] = "no session"
+        elif st[r].state in ("died", "failed", "running") and (
+                died_at.get(r) is None or _key_order(key) > _key_order(died_at[r][0])):  # type: ignore[index]
+            # a graph after the one it stopped in (by compile id): it never got there
+            g.absent[r] = "not reached yet" if st[r].state == "running" else "died before"
+        else:
+            g.absent[r] = "not compiled"
+
+
+def _mark_incomplete(g: GraphComparison, key: str, st: dict[int, RankState]) -> None:
+    """Fill ``g.incomplete``: for each rank that has ``key`` but not its codegen (or whose error names
+    it), how far it got (failed in, died in, compiling: last stop, stopped after)."""
+    for r in g.ranks:
+        w, state = st[r].where, st[r].state
+        if state == "failed" and w and w[0] == key:  # its error names this graph (codegen too: a C++ compile)
+            g.incomplete[r] = f"failed in {w[1]}"
+            continue
+        if "codegen" in g.stages[r]:
+            continue
+        if w and w[0] == key and w[1] and state == "died":
+            g.incomplete[r] = f"{state} in {w[1]}"
+        elif w and w[0] == key and w[1] and state == "running":
+            # its last stop, as pane 0's rank row says it (a stepped rank is paused there, not yet in w[1])
+            done = [x for x in g.stages[r] if x != "run"]
+            g.incomplete[r] = f"compiling: last stop {done[-1]}" if done else f"compiling: at {w[1]}"
+        else:
+            done = [x for x in g.stages[r] if x != "run"]
+            g.incomplete[r] = f"stopped after {done[-1]}" if done else "no stop"
+
+
+def _only_some_divergences(g: GraphComparison, key: str) -> None:
+    """Where ``key`` compiled on some ranks only: a ``recompile`` divergence per failed guard the
+    ranks that have it name, an ``only`` divergence for the ranks that compiled it without one."""
+    not_compiled = [r for r, why in g.absent.items() if why == "not compiled"]
+    if not not_compiled:
+        return
+    by_reason: dict[str, list[int]] = {}
+    for r in g.ranks:
+        if r in g.recompile:
+            cid, text = split_reason(g.recompile[r][0])
+            by_reason.setdefault(f"(guard of {cid or '?'} failed: {text})", []).append(r)
+    for why, rs in by_reason.items():
+        g.divergences.append(Divergence(rs[0], key, "recompile", f"{_ranks(rs)} recompiled {key} {why}",
+                                        (not_compiled[0], rs[0]), ranks=rs))
+    plain = [r for r in g.ranks if r not in g.recompile]
+    if plain:
+        g.divergences.append(Divergence(plain[0], key, "only", f"{key} compiled on {_ranks(g.ranks)} only, not on "
+                                        + _ranks(not_compiled), ranks=plain))
+
+
+def _level_divergences(g: GraphComparison, key: str, live: dict[int, Any], cache: Any) -> None:
+    """Diff each rank's ``key`` against the reference rank's, level by level (``g.diffs``,
+    ``g.differs``): one divergence per first changed level and line, naming every rank it holds for."""
+    ref = g.reference
+    same: dict[tuple[str, str], list[int]] = {}  # (level, line with _R for the rank) -> ranks
+    for r in g.ranks:
+        if r == ref:
+            continue
+        if cache is None:
+            d = rank_diff(live[ref], live[r], key, ref, r)
+        else:
+            parts = tuple(live[x].by_graph.get(key, {}).get(stage) for x in (ref, r) for stage in STAGES) + (
+                live[ref], live[r], live[ref].runs.get(key), live[r].runs.get(key))
+            d = cache.get(("rank_diff", key, ref, r), parts,
+                          lambda: rank_diff(live[ref], live[r], key, ref, r))  # noqa: B023 - called at once
+        g.diffs[r] = d
+        changed = [lv for lv in d.levels if lv.key in GRAPH_LEVELS and lv.changed and not lv.missing]
+        g.differs[r] = [lv.key for lv in changed]
+        if changed:
+            top = changed[0]
+            where = {}
+            if top.key in ("dynamo", "post_grad"):
+                where = {"where_a": _user_lines(DiffSide.from_session(live[ref], key).stops),
+                         "where_b": _user_lines(DiffSide.from_session(live[r], key).stops)}
+            line = f"{_R}: {key} {_level_line(top, ref, _R, **where)}"
+            if len(changed) > 1:
+                line += "; also " + ", ".join(_TITLES[lv.key] for lv in changed[1:])
+            same.setdefault((top.key, line), []).append(r)
+    for (level, line), rs in same.items():
+        g.divergences.append(Divergence(rs[0], key, level, line.replace(_R, _ranks(rs)), (ref, rs[0]), rs))
+
+
+def _timing_divergences(g: GraphComparison, key: str, live: dict[int, Any], time_ratio: float) -> None:
+    """Each rank's ``run`` of ``key``: why it is untimed, noisy, its graph ms; with the reference and
+    another rank timed, the kernel times compared and a ``timing`` divergence per kernel that differs."""
+    ref = g.reference
+    runs = {}
+    for r in g.ranks:
+        run = live[r].runs.get(key)
+        if run is None:
+            g.untimed[r] = "not timed"
+        elif run.get("error"):
+            g.untimed[r] = f"timing failed: {run['error']}"
+        else:
+            runs[r] = run
+            if run_noise(run):
+                g.noisy[r] = run_noise(run)
+            if isinstance(run.get("compiled_ms"), (int, float)):
+                g.graph_ms[r] = run["compiled_ms"]
+    if ref is not None and ref in runs and len(runs) > 1:
+        _kernel_times(g, runs, time_ratio)
+        for t in g.times:
+            if t.counts:
+                other = t.fastest if t.slowest == ref else t.slowest
+                g.divergences.append(Divergence(t.slowest, key, "timing", f"{key} {t.line}", (ref, other),
+                                                list(t.slower)))
+
+
+def _nothing_compiled(live: dict[int, Any]) -> dict[int, list[str]]:
+    """Rank -> why no graph reached Inductor there (the ``done`` message's words and break reasons),
+    for the ranks whose ``done`` says none did."""
     nothing: dict[int, list[str]] = {}
     for r, sess in sorted(live.items()):
         d = getattr(sess, "done", None) or {}
         if d and (d.get("inductor_graphs") == 0 or not d.get("graphs")):
             nothing[r] = [d.get("message") or "no graph reached Inductor"] + list(d.get("break_reasons") or [])
-    return RankComparison(ranks, st, out, divergences, time_ratio, nothing)
+    return nothing
 
 
 def compare_job(path: str, time_ratio: float = TIME_RATIO) -> RankComparison:
