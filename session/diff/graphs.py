@@ -38,30 +38,55 @@ def _header_changes(ha: dict[str, Any], hb: dict[str, Any]) -> list[str]:
 def diff_graphs(a: DiffSide, b: DiffSide, same_session: bool = True, rounds: dict[str, Any] | None = None) -> GraphDiff:
     """The level-by-level diff of graph ``a`` (the earlier) and ``b``; ``same_session`` False when
     they come from two recordings (the "why" level then lists what differs between the sessions'
-    headers instead of a failed guard of A); ``rounds``: the pair's ``pair_timing`` message (issue 32: both
+    headers instead of a failed guard of A); ``rounds``: the pair's ``pair_timing`` message (both
     timed round by round, ``r`` in the diff view), said at the top."""
     levels = {k: Level(k, title, stage) for k, title, stage in LEVELS}
+    _why_level(levels["why"], a, b, same_session)
+    _graph_levels(levels, a, b)
+    buf_map = _buffers_level(levels["buffers"], a, b)
+    _scheduling_level(levels["scheduling"], a, b, buf_map)
+    kmap = _kernels_level(levels["kernels"], a, b)
+    diff_timing(a.run, b.run, kmap, levels["timing"])
+    top = _top_notes(a, b, same_session, rounds)
+    # compile time per stage, where either session measured it (older sessions keep their levels)
+    if a.compile_time is not None or b.compile_time is not None:
+        diff_compile_time(a, b, levels["ctime"])
+    else:
+        del levels["ctime"]
+    from inductor_step.session.memory_text import diff_note  # noqa: PLC0415
+
+    ma, mb = (a.memory() if callable(a.memory) else None), (b.memory() if callable(b.memory) else None)
+    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS if k in levels], kmap, notes=top,
+                     memory=diff_note(ma, mb), memory_always=diff_note(ma, mb, always=True))
+
+
+def _recompile_change(r: Any, a: DiffSide, b: DiffSide, same_session: bool, script_dir: str | None) -> Change:
+    """One recompile reason of ``b``'s dynamo stop as a change of the "why" level: the guard of A (or,
+    from two recordings, of B's session) that failed, its first three failing guards and who installed them."""
+    cid, text = split_reason(r)
+    guards_text = a.all_guards.get(cid or "", None) if same_session else b.all_guards.get(cid or "")
+    g = failed_guards(text, parse_guards(guards_text)) if guards_text else []
+    what = f"guard of {cid or '?'} failed: {text}"
+    detail = []
+    for x in g[:3]:
+        detail.append(f"{x.kind} {x.expr}")
+        detail.append("installed by: " + (_short_where(x.where, script_dir) + (f": {x.code}" if x.code else "")
+                                          if x.where else "Dynamo itself (no user line recorded)"))
+    if not guards_text:
+        detail.append(f"the guards of {cid} are not in the session (Dynamo logs them once the backend compile ends)")
+    src = g[0].source if g and g[0].source else (g[0].kind if g else "")
+    return Change("changed", None, f"{cid or '?'} {src}".strip(), what, text="\n".join(detail))
+
+
+def _why_level(why: Level, a: DiffSide, b: DiffSide, same_session: bool) -> None:
+    """Fill the "why" level: ``b``'s recompile reasons, the sessions' header differences (two
+    recordings), shape specializations, a what-if variant's settings, how each was compiled."""
     da, db = a.stops.get("dynamo") or {}, b.stops.get("dynamo") or {}
     nodes_a = (da.get("graph") or {}).get("nodes") or []
     nodes_b = (db.get("graph") or {}).get("nodes") or []
-
-    # why
-    why = levels["why"]
     script_dir = os.path.dirname(str(b.header.get("script") or "")) or None
     for r in db.get("recompile_reasons") or []:
-        cid, text = split_reason(r)
-        guards_text = a.all_guards.get(cid or "", None) if same_session else b.all_guards.get(cid or "")
-        g = failed_guards(text, parse_guards(guards_text)) if guards_text else []
-        what = f"guard of {cid or '?'} failed: {text}"
-        detail = []
-        for x in g[:3]:
-            detail.append(f"{x.kind} {x.expr}")
-            detail.append("installed by: " + (_short_where(x.where, script_dir) + (f": {x.code}" if x.code else "")
-                                              if x.where else "Dynamo itself (no user line recorded)"))
-        if not guards_text:
-            detail.append(f"the guards of {cid} are not in the session (Dynamo logs them once the backend compile ends)")
-        src = g[0].source if g and g[0].source else (g[0].kind if g else "")
-        why.changes.append(Change("changed", None, f"{cid or '?'} {src}".strip(), what, text="\n".join(detail)))
+        why.changes.append(_recompile_change(r, a, b, same_session, script_dir))
     if not same_session:
         why.title = "why they differ"
         why.notes += _header_changes(a.header, b.header)
@@ -72,17 +97,20 @@ def diff_graphs(a: DiffSide, b: DiffSide, same_session: bool = True, rounds: dic
         why.flagged = True
     kb = GraphKey.parse(b.key)
     variant = kb.variant if kb.variant and b.key.startswith(a.key) else None
-    if variant is not None:  # issue 40.11: a what-if variant is no recompile: its settings are why it differs
+    if variant is not None:  # a what-if variant is no recompile: its settings are why it differs
         why.title = "why they differ (what if)"
         why.notes.append(f"{b.key} is {a.key} recompiled by what-if with {variant}: not a recompile")
         why.flagged = True
     if not why.changes and not why.notes and same_session:
         why.notes.append(f"{b.key} has no recompile reason: not a recompile of {a.key}")
-    for s in compiled_with_changes(da.get("compiled_with"), db.get("compiled_with")):  # issue 27
+    for s in compiled_with_changes(da.get("compiled_with"), db.get("compiled_with")):
         why.notes.append(f"compiled differently: {s}")
         why.flagged = True
 
-    # Dynamo and post-grad graphs
+
+def _graph_levels(levels: dict[str, Level], a: DiffSide, b: DiffSide) -> None:
+    """Fill the Dynamo graph and post-grad graph levels: their FX nodes' changes (and, post-grad,
+    which AOT graphs each has and their changes), or why a side is missing."""
     for key, stage, get in (("dynamo", "dynamo", lambda s: (s.get("graph") or {}).get("nodes")),
                             ("post_grad", "aot", lambda s: (s.get("post_grad") or {}).get("nodes"))):
         lv = levels[key]
@@ -102,49 +130,50 @@ def diff_graphs(a: DiffSide, b: DiffSide, same_session: bool = True, rounds: dic
                 lv.flagged = True
             lv.changes += diff_aot_graphs(ga, gb)
 
-    # IR buffers and scheduler nodes
-    buf_map: dict[str, str] = {}
-    lb, sa_, sb_ = levels["buffers"], a.stops.get("lowering"), b.stops.get("lowering")
+
+def _buffers_level(lb: Level, a: DiffSide, b: DiffSide) -> dict[str, str]:
+    """Fill the IR buffers level from the lowering stops; return the buffer map A -> B it matched ({} when a side lacks one)."""
+    sa_, sb_ = a.stops.get("lowering"), b.stops.get("lowering")
     if sa_ is None or sb_ is None:
         lb.missing = f"{'A' if sa_ is None else 'B'} has no lowering stop"
-    else:
-        lb.changes, buf_map = diff_buffers(sa_.get("buffers") or [], sb_.get("buffers") or [])
-    ls, sa_, sb_ = levels["scheduling"], a.stops.get("scheduling"), b.stops.get("scheduling")
+        return {}
+    lb.changes, buf_map = diff_buffers(sa_.get("buffers") or [], sb_.get("buffers") or [])
+    return buf_map
+
+
+def _scheduling_level(ls: Level, a: DiffSide, b: DiffSide, buf_map: dict[str, str]) -> None:
+    """Fill the scheduler nodes level from the scheduling stops' nodes after fusion (buffers matched by ``buf_map``)."""
+    sa_, sb_ = a.stops.get("scheduling"), b.stops.get("scheduling")
     if sa_ is None or sb_ is None:
         ls.missing = f"{'A' if sa_ is None else 'B'} has no scheduling stop"
-    else:
-        ls.changes = diff_scheduler(sa_.get("after") or [], sb_.get("after") or [], buf_map)
-        ls.notes.append(f"scheduler nodes after fusion: {len(sa_.get('after') or [])} -> {len(sb_.get('after') or [])}")
+        return
+    ls.changes = diff_scheduler(sa_.get("after") or [], sb_.get("after") or [], buf_map)
+    ls.notes.append(f"scheduler nodes after fusion: {len(sa_.get('after') or [])} -> {len(sb_.get('after') or [])}")
 
-    # kernels
-    kmap: dict[str, str] = {}
-    lk, sa_, sb_ = levels["kernels"], a.stops.get("codegen"), b.stops.get("codegen")
+
+def _kernels_level(lk: Level, a: DiffSide, b: DiffSide) -> dict[str, str]:
+    """Fill the kernels level from the codegen stops; return the kernel map A -> B it matched ({} when a side lacks one)."""
+    sa_, sb_ = a.stops.get("codegen"), b.stops.get("codegen")
     if sa_ is None or sb_ is None:
         lk.missing = f"{'A' if sa_ is None else 'B'} has no codegen stop"
-    else:
-        ka, kb = sa_.get("kernels") or [], sb_.get("kernels") or []
-        lk.changes, kmap, same = diff_kernels(ka, kb, sb_.get("links") or {})
-        lk.notes.append(f"{len(ka)} -> {len(kb)} kernels; {same} compute the same (normalized source)")
+        return {}
+    ka, kb = sa_.get("kernels") or [], sb_.get("kernels") or []
+    lk.changes, kmap, same = diff_kernels(ka, kb, sb_.get("links") or {})
+    lk.notes.append(f"{len(ka)} -> {len(kb)} kernels; {same} compute the same (normalized source)")
+    return kmap
 
-    diff_timing(a.run, b.run, kmap, levels["timing"])
-    from inductor_step.session.diff.moments import top_notes  # noqa: PLC0415 - issue 32
+
+def _top_notes(a: DiffSide, b: DiffSide, same_session: bool, rounds: dict[str, Any] | None) -> list[str]:
+    """The lines said above the levels: a static what-if variant's note, the numerics' differences,
+    and the timing notes (with the pair's ``rounds``, if any)."""
+    from inductor_step.session.diff.moments import top_notes  # noqa: PLC0415
+    from inductor_step.session.numerics import diff_lines as numerics_diff  # noqa: PLC0415
     from inductor_step.session.whatif import static_variant_note  # noqa: PLC0415
 
     top = [n for n in [static_variant_note(b.key, a.stops, b.stops)] if n]
-    from inductor_step.session.numerics import diff_lines as numerics_diff  # noqa: PLC0415 - issue 29
-
     top += numerics_diff(a.numerics, b.numerics)
     top += top_notes(b.key, a.run, b.run, a.header, b.header, same_session, rounds)  # with the rounds, if any
-    # issue 30.5: compile time per stage, where either session measured it (older sessions keep their levels)
-    if a.compile_time is not None or b.compile_time is not None:
-        diff_compile_time(a, b, levels["ctime"])
-    else:
-        del levels["ctime"]
-    from inductor_step.session.memory_text import diff_note  # noqa: PLC0415 - issue 42
-
-    ma, mb = (a.memory() if callable(a.memory) else None), (b.memory() if callable(b.memory) else None)
-    return GraphDiff(a.name, b.name, [levels[k] for k, _t, _s in LEVELS if k in levels], kmap, notes=top,
-                     memory=diff_note(ma, mb), memory_always=diff_note(ma, mb, always=True))
+    return top
 
 
 # --------------------------------------------------------------------------- pairing
