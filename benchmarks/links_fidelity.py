@@ -1,4 +1,4 @@
-"""Links on Hugging Face models against torch's own artifacts: record with inductor-step's in-process recorder and torch's debug trace.
+"""Links on Hugging Face models against torch's own artifacts: our in-process recorder beside TORCH_COMPILE_DEBUG.
 
 Each model (a tiny config, random weights, no download) runs a compiled training step (forward and backward) in a
 process of its own with ``TORCH_COMPILE_DEBUG=1`` inside :func:`inductor_step.tracer.record.recording`, so torch
@@ -192,7 +192,8 @@ def _provenance(cg: dict, tg) -> tuple[list[str], list[str]]:
     links = cg["links"]
     kp = [f"{k}: ours {sorted(set(e['post_grad_nodes']) - theirs[k])} not torch's, torch's "
           f"{sorted(theirs[k] - set(e['post_grad_nodes']))} not ours"
-          for k, e in links["kernels"].items() if k in tg.kernels and k in theirs and set(e["post_grad_nodes"]) != theirs[k]]
+          for k, e in links["kernels"].items()
+          if k in tg.kernels and k in theirs and set(e["post_grad_nodes"]) != theirs[k]]
     bp = [f"{b} -> {k}: none of {d['fx_nodes']} in torch's {sorted(theirs[k])[:6]}"
           for b, d in links["buffers"].items() for k in d["kernels"]
           if k in tg.kernels and k in theirs and not set(d["fx_nodes"]) & theirs[k]]

@@ -124,7 +124,8 @@ def test_dynamo_nodes_link_to_post_grad_call_functions_as_torchs_pre_to_post(tra
     ``from_node`` and were listed too (a dynamic GPT-NeoX backward, whose map torch writes: 7 Dynamo nodes differed)."""
     checked = 0
     for stop in codegen_stops(train):
-        aot = next(m for m in train if m.get("type") == "stop" and m["stage"] == "aot" and graph_key(m) == graph_key(stop))
+        aot = next(m for m in train
+                   if m.get("type") == "stop" and m["stage"] == "aot" and graph_key(m) == graph_key(stop))
         ops = {n["name"]: n["op"] for n in aot["post_grad"]["nodes"]}
         named = {n["name"] for n in aot["post_grad"]["nodes"] if n["op"] == "placeholder" and n.get("from_node")}
         for dn, d in stop["links"]["dynamo_nodes"].items():
