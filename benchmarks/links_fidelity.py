@@ -89,7 +89,14 @@ def _models() -> dict:
         return tf.Wav2Vec2ForCTC(cfg), {"input_values": torch.randn(2, 400),
                                         "labels": torch.randint(1, 16, (2, 5))}
 
+    def efficientnet():
+        cfg = tf.EfficientNetConfig(image_size=32, width_coefficient=0.25, depth_coefficient=0.2, hidden_dim=320,
+                                    num_labels=3, dropout_rate=0.1, drop_connect_rate=0.0)
+        return tf.EfficientNetForImageClassification(cfg), {"pixel_values": torch.randn(2, 3, 32, 32),
+                                                            "labels": torch.tensor([0, 2])}
+
     return {
+        "efficientnet": efficientnet,
         "qwen3": lm(tf.Qwen3Config, tf.Qwen3ForCausalLM, num_key_value_heads=1, head_dim=16),
         "phi3": lm(tf.Phi3Config, tf.Phi3ForCausalLM, num_key_value_heads=1, pad_token_id=0),
         "gpt_neox": lm(tf.GPTNeoXConfig, tf.GPTNeoXForCausalLM),
@@ -107,7 +114,7 @@ def _models() -> dict:
 
 # a name ending in _dyn: that model compiled with dynamic=True (symbolic sizes in the kernels and the wrapper)
 MODELS = ["qwen3", "phi3", "gpt_neox", "vit", "deberta_v2", "swin", "wav2vec2", "qwen3_odd", "phi3_odd", "vit_odd",
-          "gpt_neox_dyn", "qwen3_dyn"]
+          "gpt_neox_dyn", "qwen3_dyn", "efficientnet"]
 
 
 # ----------------------------------------------------------------------------- the extra checks
