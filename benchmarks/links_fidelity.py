@@ -119,7 +119,6 @@ MODELS = ["qwen3", "phi3", "gpt_neox", "vit", "deberta_v2", "swin", "wav2vec2", 
 
 # ----------------------------------------------------------------------------- the extra checks
 
-_REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
 _STORE = r"(?:\.store\(|\bstore\(|atomic_\w*(?:<[^>]*>)?\(&?)\s*{p}\b|\b{p}\[[^\]]*\]\s*=[^=]"
 
 
@@ -146,9 +145,8 @@ def _store_credit(cg: dict, tg) -> tuple[list[str], list[str]]:
     from test_fidelity import _params  # noqa: PLC0415
 
     links = cg["links"]["buffers"]
-    body = tg.output_code[tg.output_code.find("def call("):]
     chain_store, registers = [], []
-    pred = dict(_REUSE.findall(body))
+    pred = tg.pred  # bufB = bufA (or reinterpret_tensor(bufA, ...)); del bufA  # reuse
     for name, src in tg.kernels.items():
         params = _params(src)
         lines = src.split("\n")
