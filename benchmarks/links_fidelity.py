@@ -112,7 +112,7 @@ def _models() -> dict:
     }
 
 
-# a name ending in _dyn: that model compiled with dynamic=True (symbolic sizes in the kernels and the wrapper)
+# NAME_dyn (any model): compiled with dynamic=True (symbolic sizes in the kernels and the wrapper)
 MODELS = ["qwen3", "phi3", "gpt_neox", "vit", "deberta_v2", "swin", "wav2vec2", "qwen3_odd", "phi3_odd", "vit_odd",
           "gpt_neox_dyn", "qwen3_dyn", "efficientnet"]
 
@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--again", action="store_true", help="compare the recordings already in --keep, recording nothing")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
-    bad = [m for m in a.models if m not in MODELS]
+    bad = [m for m in a.models if m not in MODELS and m.removesuffix("_dyn") not in MODELS]
     if bad:
         print(f"links_fidelity: unknown model(s) {', '.join(bad)}; choose from {', '.join(MODELS)}", file=sys.stderr)
         return 2
