@@ -10,7 +10,8 @@ more: every extern / fallback call of torch's ``call()`` is one of our kernels (
 in-place chain computed in one call (``bufB = bufA; del bufA  # reuse``) is credited to the buffer the wrapper hands
 on (``chain_store``); no buffer that a kernel stores through a pointer bound to it is said to stay in registers
 (``registers``); a generated kernel's post-grad nodes are those of torch's provenance map and a buffer linked to it
-has an origin node there (``kernel_provenance``, ``buffer_provenance``).
+has an origin node there (``kernel_provenance``, ``buffer_provenance``); a buffer's fused node is the one
+``ir_post_fusion.txt`` lists it under (``fused_group``).
 
     python benchmarks/links_fidelity.py                       # every model, a table at the end
     python benchmarks/links_fidelity.py qwen3 phi3 --keep DIR # some models, artifacts kept in DIR
@@ -248,6 +249,10 @@ def run_one(model: str, out: str, again: bool = False) -> dict:
         result[key]["extern_calls"] = _extern_calls(msg, tg)
         result[key]["chain_store"], result[key]["registers"] = _store_credit(msg, tg)
         result[key]["kernel_provenance"], result[key]["buffer_provenance"] = _provenance(msg, tg)
+        # each buffer's fused node is the top-level scheduler node ir_post_fusion.txt lists it under
+        bufs = msg["links"]["buffers"]
+        result[key]["fused_group"] = [f"{b}: ours {bufs[b]['fused_node']}, torch's {g}" for b, g in tg.group_of.items()
+                                      if b in bufs and bufs[b]["fused_node"] != g]
     res = {"graphs": result, "kernels": kernels, "seconds": seconds, "torch": torch.__version__}
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(res, f, indent=1)
