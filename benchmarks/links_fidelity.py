@@ -1,4 +1,4 @@
-"""Links on Hugging Face models against torch's own artifacts: record with inductor-step's in-process recorder and torch's debug trace.
+"""Links on Hugging Face models against torch's own artifacts: our in-process recorder beside TORCH_COMPILE_DEBUG.
 
 Each model (a tiny config, random weights, no download) runs a compiled training step (forward and backward) in a
 process of its own with ``TORCH_COMPILE_DEBUG=1`` inside :func:`inductor_step.tracer.record.recording`, so torch
@@ -10,7 +10,8 @@ more: every extern / fallback call of torch's ``call()`` is one of our kernels (
 in-place chain computed in one call (``bufB = bufA; del bufA  # reuse``) is credited to the buffer the wrapper hands
 on (``chain_store``); no buffer that a kernel stores through a pointer bound to it is said to stay in registers
 (``registers``); a generated kernel's post-grad nodes are those of torch's provenance map and a buffer linked to it
-has an origin node there (``kernel_provenance``, ``buffer_provenance``).
+has an origin node there (``kernel_provenance``, ``buffer_provenance``); a buffer's fused node is the one
+``ir_post_fusion.txt`` lists it under (``fused_group``).
 
     python benchmarks/links_fidelity.py                       # every model, a table at the end
     python benchmarks/links_fidelity.py qwen3 phi3 --keep DIR # some models, artifacts kept in DIR
@@ -89,7 +90,14 @@ def _models() -> dict:
         return tf.Wav2Vec2ForCTC(cfg), {"input_values": torch.randn(2, 400),
                                         "labels": torch.randint(1, 16, (2, 5))}
 
+    def efficientnet():
+        cfg = tf.EfficientNetConfig(image_size=32, width_coefficient=0.25, depth_coefficient=0.2, hidden_dim=320,
+                                    num_labels=3, dropout_rate=0.1, drop_connect_rate=0.0)
+        return tf.EfficientNetForImageClassification(cfg), {"pixel_values": torch.randn(2, 3, 32, 32),
+                                                            "labels": torch.tensor([0, 2])}
+
     return {
+        "efficientnet": efficientnet,
         "qwen3": lm(tf.Qwen3Config, tf.Qwen3ForCausalLM, num_key_value_heads=1, head_dim=16),
         "phi3": lm(tf.Phi3Config, tf.Phi3ForCausalLM, num_key_value_heads=1, pad_token_id=0),
         "gpt_neox": lm(tf.GPTNeoXConfig, tf.GPTNeoXForCausalLM),
@@ -105,14 +113,13 @@ def _models() -> dict:
     }
 
 
-# a name ending in _dyn: that model compiled with dynamic=True (symbolic sizes in the kernels and the wrapper)
+# NAME_dyn (any model): compiled with dynamic=True (symbolic sizes in the kernels and the wrapper)
 MODELS = ["qwen3", "phi3", "gpt_neox", "vit", "deberta_v2", "swin", "wav2vec2", "qwen3_odd", "phi3_odd", "vit_odd",
-          "gpt_neox_dyn", "qwen3_dyn"]
+          "gpt_neox_dyn", "qwen3_dyn", "efficientnet"]
 
 
 # ----------------------------------------------------------------------------- the extra checks
 
-_REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
 _STORE = r"(?:\.store\(|\bstore\(|atomic_\w*(?:<[^>]*>)?\(&?)\s*{p}\b|\b{p}\[[^\]]*\]\s*=[^=]"
 
 
@@ -139,9 +146,8 @@ def _store_credit(cg: dict, tg) -> tuple[list[str], list[str]]:
     from test_fidelity import _params  # noqa: PLC0415
 
     links = cg["links"]["buffers"]
-    body = tg.output_code[tg.output_code.find("def call("):]
     chain_store, registers = [], []
-    pred = dict(_REUSE.findall(body))
+    pred = tg.pred  # bufB = bufA (or reinterpret_tensor(bufA, ...)); del bufA  # reuse
     for name, src in tg.kernels.items():
         params = _params(src)
         lines = src.split("\n")
@@ -192,7 +198,8 @@ def _provenance(cg: dict, tg) -> tuple[list[str], list[str]]:
     links = cg["links"]
     kp = [f"{k}: ours {sorted(set(e['post_grad_nodes']) - theirs[k])} not torch's, torch's "
           f"{sorted(theirs[k] - set(e['post_grad_nodes']))} not ours"
-          for k, e in links["kernels"].items() if k in tg.kernels and k in theirs and set(e["post_grad_nodes"]) != theirs[k]]
+          for k, e in links["kernels"].items()
+          if k in tg.kernels and k in theirs and set(e["post_grad_nodes"]) != theirs[k]]
     bp = [f"{b} -> {k}: none of {d['fx_nodes']} in torch's {sorted(theirs[k])[:6]}"
           for b, d in links["buffers"].items() for k in d["kernels"]
           if k in tg.kernels and k in theirs and not set(d["fx_nodes"]) & theirs[k]]
@@ -242,6 +249,10 @@ def run_one(model: str, out: str, again: bool = False) -> dict:
         result[key]["extern_calls"] = _extern_calls(msg, tg)
         result[key]["chain_store"], result[key]["registers"] = _store_credit(msg, tg)
         result[key]["kernel_provenance"], result[key]["buffer_provenance"] = _provenance(msg, tg)
+        # each buffer's fused node is the top-level scheduler node ir_post_fusion.txt lists it under
+        bufs = msg["links"]["buffers"]
+        result[key]["fused_group"] = [f"{b}: ours {bufs[b]['fused_node']}, torch's {g}" for b, g in tg.group_of.items()
+                                      if b in bufs and bufs[b]["fused_node"] != g]
     res = {"graphs": result, "kernels": kernels, "seconds": seconds, "torch": torch.__version__}
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -255,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--again", action="store_true", help="compare the recordings already in --keep, recording nothing")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
-    bad = [m for m in a.models if m not in MODELS]
+    bad = [m for m in a.models if m not in MODELS and m.removesuffix("_dyn") not in MODELS]
     if bad:
         print(f"links_fidelity: unknown model(s) {', '.join(bad)}; choose from {', '.join(MODELS)}", file=sys.stderr)
         return 2

@@ -74,7 +74,9 @@ def _dynamo_nodes(aot: dict[str, Any] | None, dynamo: dict[str, Any] | None, buf
     known = {n.get("name") for n in graph.get("nodes") or [] if isinstance(n, dict)}
     out: dict[str, dict[str, Any]] = {}
     for n in nodes if isinstance(nodes, list) else []:
-        if not isinstance(n, dict) or not n.get("name"):
+        # call_function nodes only, as torch's preToPost and codegen's links: a backward's placeholders for
+        # saved activations keep the forward node's from_node
+        if not isinstance(n, dict) or not n.get("name") or n.get("op", "call_function") != "call_function":
             continue
         for d in [d for d in n.get("from_node") or [] if d in known]:
             entry = out.setdefault(d, {"post_grad": [], "buffers": []})

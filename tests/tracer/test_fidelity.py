@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+from kernel_loops import innermost_loops, store_loops
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "tests", "scripts", "fidelity_nanogpt.py")
 QWEN2 = os.path.join(ROOT, "tests", "scripts", "fidelity_qwen2.py")
@@ -202,7 +204,7 @@ def problems(stops: dict[str, dict], tg: TorchGraph) -> dict[str, list[str]]:
                             # or each has a loop of its own storing through the shared pointer (a
                             # softmax's exp, then its division; a GELU backward, then a group norm's)
                             ok |= x in own or (p.startswith("in_out") and bool(own & set(tg.chain(x)))
-                                               and (triton or p in alias.values() or len(_store_loops(lines, p)) > 1))
+                                               and (triton or p in alias.values() or len(store_loops(lines, p)) > 1))
                         elif p in alias and alias[p] in bound:
                             ok |= bool(own & set(tg.chain(bound[alias[p]])[1:]))
                     if not ok:
@@ -305,7 +307,7 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
                 # a load in the first storing loop, before a store there, reads the chain's input when an
                 # earlier call computed it or it is a graph input (buf0 = convolution; del convolution  # reuse):
                 # each loop version, vectorized and tail, loads it then stores over it
-                loops = _loops(lines)
+                loops = innermost_loops(lines)
                 earliest = tg.chain(bound.get(ptr, ""))[-1]
                 made_before = re.search(rf"^\s*(?!del )[^\n=]*\w+\([^\n]*\b{earliest}\b"
                                         rf"|^\s*{earliest} = (?!empty_strided|reinterpret_tensor)[\w.]+\("
@@ -313,9 +315,10 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
                                         body[:body.find(f"{name}(")], re.M) if earliest else None
                 # (with one buffer of the chain computed here, every loop version storing it reads the input)
                 single = len([b for b in tg.chain(bound.get(ptr, "")) if b in mine]) <= 1
+                by_loop = store_loops(lines, ptr)
                 if first and made_before:
                     use = [n for n in use if not ((single or loops[n - 1] == loops[first - 1]) and any(
-                        loops[s - 1] == loops[n - 1] and s > n for s in _store_loops(lines, ptr).get(loops[n - 1], [])))]
+                        s > n for s in by_loop.get(loops[n - 1], [])))]
                 out["unowned_lines"] += [f"{name}:{n} ({ptr})" for n in use if first and n >= first and n not in owned]
     # post-grad -> Dynamo links are torch's provenance map (postToPre / preToPost), where torch wrote one
     if tg.post_to_pre:
@@ -341,32 +344,6 @@ def _more_problems(stops: dict[str, dict], tg: TorchGraph, out: dict[str, list[s
             and n.get("user_line") and "/torch/" not in n["user_line"]
         if inner and not shows_both or not inner and n.get("torch_line"):
             out["torch_line"].append(f"{n['name']}: torch {f}, ours {n.get('torch_line')} / {n.get('user_line')}")
-
-
-def _loops(lines: list[str]) -> list[int]:
-    """Per line of a C++ kernel (0-based), the 1-based line of the innermost ``for`` holding it (0: none)."""
-    out, stack, pending = [], [], 0
-    for i, line in enumerate(lines):
-        if re.match(r"^\s*for\s*\(", line):
-            pending = i + 1
-        for ch in line:
-            if ch == "{":
-                stack.append(pending)
-                pending = 0
-            elif ch == "}" and stack:
-                stack.pop()
-        out.append(next((x for x in reversed(stack) if x), 0))
-    return out
-
-
-def _store_loops(lines: list[str], ptr: str) -> dict[int, list[int]]:
-    """Innermost loop -> the lines in it that store through ``ptr`` (C++)."""
-    loops = _loops(lines)
-    out: dict[int, list[int]] = {}
-    for i, t in enumerate(lines):
-        if re.search(rf"\.store\({ptr}\b|\b{ptr}\[[^\]]*\]\s*=[^=]", t):
-            out.setdefault(loops[i], []).append(i + 1)
-    return out
 
 
 def compare(session: list[dict], debug_root: str) -> dict[str, dict[str, list[str]]]:

@@ -14,6 +14,7 @@ import pytest
 from inductor_step.tui.table import Table
 
 from inductor_step.session.format import graph_key, read_session
+from inductor_step.session.prelinks import stop_links
 from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 
@@ -127,7 +128,8 @@ def test_dynamo_nodes_link_to_post_grad_call_functions_as_torchs_pre_to_post(tra
     ``from_node`` and were listed too (a dynamic GPT-NeoX backward, whose map torch writes: 7 Dynamo nodes differed)."""
     checked = 0
     for stop in codegen_stops(train):
-        aot = next(m for m in train if m.get("type") == "stop" and m["stage"] == "aot" and graph_key(m) == graph_key(stop))
+        aot = next(m for m in train
+                   if m.get("type") == "stop" and m["stage"] == "aot" and graph_key(m) == graph_key(stop))
         ops = {n["name"]: n["op"] for n in aot["post_grad"]["nodes"]}
         named = {n["name"] for n in aot["post_grad"]["nodes"] if n["op"] == "placeholder" and n.get("from_node")}
         for dn, d in stop["links"]["dynamo_nodes"].items():
@@ -137,6 +139,12 @@ def test_dynamo_nodes_link_to_post_grad_call_functions_as_torchs_pre_to_post(tra
         if pre_to_post:
             assert {dn: set(d["post_grad"]) for dn, d in stop["links"]["dynamo_nodes"].items() if d["post_grad"]} == \
                 {dn: set(v) for dn, v in pre_to_post.items() if v}
+        # the links before codegen (session.prelinks, what the panes follow at earlier stops) say the same
+        stage = {m["stage"]: m for m in train if m.get("type") == "stop" and graph_key(m) == graph_key(stop)}
+        early = stop_links(stage["lowering"], stage["scheduling"], stage["loopbody"], stage["aot"], stage["dynamo"])
+        assert {dn: d["post_grad"] for dn, d in early["dynamo_nodes"].items()} == \
+            {dn: d["post_grad"] for dn, d in stop["links"]["dynamo_nodes"].items() if dn in early["dynamo_nodes"]}
+        assert set(early["dynamo_nodes"]) <= set(stop["links"]["dynamo_nodes"])
         checked += bool(named)
     assert checked, "expected a backward whose saved-activation placeholders name forward nodes"
 

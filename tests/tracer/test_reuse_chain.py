@@ -103,7 +103,8 @@ def test_buffer_and_its_mutation_in_one_call_each_own_their_loops_store(recorded
                 continue
             ptr = dict(zip([x.strip() for x in call.group(1).split(",")], _params(src))).get(a, "")
             lines = src.split("\n")
-            stores = [i + 1 for i, t in enumerate(lines) if re.search(rf"\.store\({ptr}\b|\b{ptr}\[[^\]]*\]\s*=[^=]", t)]
+            store = rf"\.store\({ptr}\b|\b{ptr}\[[^\]]*\]\s*=[^=]"
+            stores = [i + 1 for i, t in enumerate(lines) if re.search(store, t)]
             loads = [i + 1 for i, t in enumerate(lines) if re.search(rf"\b{ptr}\b", t) and i + 1 > stores[-1]]
             mine = {n for s, e in d["kernel_lines"][kernel] for n in range(s, e + 1)}
             theirs = {n for s, e in links[a]["kernel_lines"][kernel] for n in range(s, e + 1)}
