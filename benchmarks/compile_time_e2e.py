@@ -1,4 +1,4 @@
-"""Issue 30.6 end to end: what measuring the compile's own time adds to a compile's wall time under inductor-step.
+"""End to end: what measuring the compile's own time adds to a compile's wall time under inductor-step.
 
 The same script (``--child``: one model's training step compiled with ``torch.compile``, its first step timed,
 i.e. the forward compile, the lazy backward compile and one run) in three ways, each a fresh process:

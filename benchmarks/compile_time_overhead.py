@@ -1,4 +1,4 @@
-"""Issue 30.6: what measuring the compile's own time costs the compile.
+"""What measuring the compile's own time costs the compile.
 
 Each round starts two fresh processes, in alternating order: **plain** (torch.compile of a training step, one step:
 forward compile and the lazy backward compile; ``--model nanogpt``: examples/real/nanogpt_train.py's model,

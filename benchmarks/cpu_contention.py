@@ -1,4 +1,4 @@
-"""Issue 32: do CPU timings know when they were contended?  Times small compiled graphs with
+"""Do CPU timings know when they were contended?  Times small compiled graphs with
 :func:`tracer.timing.time_graph` (what the run stage does) and with a plain ``perf_counter`` loop over the
 compiled module's ``call``, on a quiet box, with one core of the box kept busy and with every core kept busy
 (``sh -c 'while :; do :; done'`` children started here), and prints per run: the compiled time, the plain

@@ -1,4 +1,4 @@
-"""Key press to repainted frame in the diff view (issue 21), in a real terminal (tmux), on a recorded
+"""Key press to repainted frame in the diff view, in a real terminal (tmux), on a recorded
 session: the same method as ``key_latency.py`` (real key events through tmux, the screen read until it
 changes; see there), on the diff screen.
 

@@ -1,4 +1,4 @@
-"""Our run stage's eager against plain eager of the same module without torch.compile (issue 39.2): within 10%.
+"""Our run stage's eager against plain eager of the same module without torch.compile: within 10%.
 
 For each model, ``inductor-step --headless --run`` records a small script that compiles it and calls it; the
 run messages' ``eager_ms`` (and ``decomposed_ms``, the post-grad graph op by op, the old "eager") are read

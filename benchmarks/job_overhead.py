@@ -1,4 +1,4 @@
-"""A torchrun job's wall time under `inductor-step --headless` against plain torchrun (issue 23).
+"""A torchrun job's wall time under `inductor-step --headless` against plain torchrun.
 
 Modes, run interleaved in every round (caches off in all: the agent turns them off; the others get
 TORCHINDUCTOR_FX_GRAPH_CACHE=0 TORCHINDUCTOR_AUTOGRAD_CACHE=0):

@@ -1,7 +1,7 @@
-"""Key press to repainted frame in a real terminal (tmux), on a recorded session: issue 5's (b).
+"""Key press to repainted frame in a real terminal (tmux), on a recorded session.
 
 Starts ``inductor-step --open SESSION`` (or ``--cmd``'s command) in a detached tmux server, waits for the
-first frame (the stage bar's "✓dynamo" and the footer's "n Next", which the UI before and after issue 16's
+first frame (the stage bar's "✓dynamo" and the footer's "n Next", which the UI before and after the restructure of November 2026's
 restructure both show), then
 sends real key events with ``tmux send-keys`` and polls ``tmux capture-pane -e`` (colours included,
 so a moved cursor counts) until the screen changes: that is the latency of one key, end to end
@@ -33,7 +33,7 @@ import time
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# On the first frame of both UIs (before and after issue 16's restructure): the stage bar, then the footer.
+# On the first frame of both UIs (before and after the package restructure): the stage bar, then the footer.
 FIRST_FRAME = ("✓dynamo", "n Next")
 
 
@@ -191,7 +191,7 @@ def main() -> None:
         print(f"{a.session} ({os.path.getsize(session) / 1e6:.1f} MB, {fmt}) at {w}x{h}, poll={a.poll}: "
               f"first frame {first_ms:.0f} ms")
         time.sleep(max(a.wait, 0.3))  # let the first detail update (and, with --wait, the preload) finish
-        # Each series of cursor moves starts at the table's first row (Home, not measured): since issue 17.1 a
+        # Each series of cursor moves starts at the table's first row (Home, not measured): a
         # pane shown again puts its cursor on the selected buffer's row, which can be the last row of a small
         # table, where Down changes nothing; from row 0 both UIs move over the same rows.
         plan = [("next stop (n)", ["n"] * 5),

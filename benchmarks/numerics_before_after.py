@@ -1,4 +1,4 @@
-"""Issue 29.7 side by side: a script under ``inductor-step --headless`` (plain), ``--headless --numerics`` with
+"""Numerics' cost side by side: a script under ``inductor-step --headless`` (plain), ``--headless --numerics`` with
 this checkout's code (after) and, with ``--before DIR``, ``--headless --numerics`` with another copy of the package
 (``DIR/inductor_step``, e.g. ``git archive`` of an older commit), in rotating order for ``--rounds`` rounds.
 

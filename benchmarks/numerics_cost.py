@@ -1,4 +1,4 @@
-"""What issue 29's comparison costs on a real model: ``inductor-step --headless --numerics`` on a script,
+"""What the numerics comparison costs on a real model: ``inductor-step --headless --numerics`` on a script,
 then per graph the comparison's wall time, the eager values it held at most (``kept_bytes``), the compiled
 buffers it saw (``buffer_bytes``, each once per write) and how much it raised the agent's peak resident
 memory (CPU, ``maxrss_growth_bytes``), read back from the recorded session; also the whole run's wall time

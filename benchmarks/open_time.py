@@ -3,7 +3,7 @@ the process until the stage bar ("✓dynamo") and the footer ("n Next") are on s
 
     python benchmarks/open_time.py SESSION [--repeats 5] [--cmd "COMMAND THAT OPENS A SESSION"] [--json OUT] [--bare]
 
-``--cmd`` runs another checkout, e.g. the one before issue 16's restructure (top-level ``tui`` package):
+``--cmd`` runs another checkout, e.g. the one before the package restructure (top-level ``tui`` package):
 ``--cmd "cd /tmp/before && PYTHONPATH=/tmp/before python -m tui.cli --open"``; the session's absolute path is
 appended (or replaces ``{session}``).  ``--json`` writes every run's time in ms.
 """

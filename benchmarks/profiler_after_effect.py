@@ -1,4 +1,4 @@
-"""Does profiling a script's calls slow the same process's later timing runs? (CUDA; issue 4)
+"""Does profiling a script's calls slow the same process's later timing runs? (CUDA)
 
 The agent profiles each graph's calls 2-11 under torch.profiler (tracer.agent.Agent.on_graph_call,
 CUDA and CPU activity) and times the graphs afterwards in the same process (``compiled_ms``).

@@ -1,4 +1,4 @@
-"""Issue 19's real models on CUDA, at the issue's sizes: ``python benchmarks/real_gpu_models.py MODEL [--steps N]``.
+"""Real models on CUDA, at the sizes of the November 2026 GPU check: ``python benchmarks/real_gpu_models.py MODEL [--steps N]``.
 
 * ``gpt2``: Hugging Face ``GPT2LMHeadModel(GPT2Config(n_layer=4, n_head=8, n_embd=512, vocab_size=8192,
   n_positions=256))`` with GPT-2's default dropouts (so attention runs with dropout), AdamW, batch 8 x 256
@@ -8,7 +8,7 @@
   gradient clipping.
 * ``llama``: Hugging Face ``LlamaForCausalLM`` inference, 1024 wide, 4 layers, 16 heads / 4 KV heads, 4 x 256 tokens.
 * ``resnet``: torchvision ResNet-18 (10 classes), batch 32 x 3 x 224 x 224, channels-last: inference under
-  ``torch.no_grad()`` (the max-pool kernel issue 19 saw at 149% of peak bandwidth), then SGD training.
+  ``torch.no_grad()`` (the max-pool kernel once read at 149% of peak bandwidth), then SGD training.
 
 Each model runs ``--steps`` iterations (default 12: the agent profiles the script's calls 2-11 of each
 graph).  Random weights and data, no hub download.

@@ -84,7 +84,7 @@ def import_root(python: str | None = None) -> str | None:
     """A folder to put on the agent's ``PYTHONPATH`` so that ``import inductor_step`` finds this very package,
     or None where the agent's Python imports it already.  Installed from a wheel, that is the folder holding
     ``inductor_step/``; from a clone (the repository root is the package) run by this very Python, none: the
-    editable install's finder serves the agent too (issue 40.9: no temporary folder, whose paths showed in
+    editable install's finder serves the agent too (no temporary folder, whose paths showed in
     tracebacks); a clone run by another interpreter (``--python``) gets a temporary folder with a link named
     ``inductor_step`` to it."""
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -139,11 +139,11 @@ class AgentProcess:
             cmd += ["--step", "--serve"]
         if run_at_end:
             cmd.append("--run")
-        if numerics:  # issue 29: compare every graph's buffers with eager at the end
+        if numerics:  # compare every graph's buffers with eager at the end
             cmd.append("--numerics")
         if blame:  # bisect the first graph that diverges, after the script (tracer.blame)
             cmd += ["--blame", blame]
-        for w in what_if or []:  # issue 22: recompile every graph with these settings at the end
+        for w in what_if or []:  # recompile every graph with these settings at the end
             cmd += ["--what-if", w]
         cmd += ["--", script] if script.startswith("-") else [script]
         cmd += list(args)
@@ -337,7 +337,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 class JobProcess:
-    """A torchrun job (issue 23): torch's launcher, our agent in every rank, one session per rank.
+    """A torchrun job: torch's launcher, our agent in every rank, one session per rank.
 
     Starts ``python -m inductor_step.tracer.launch LAUNCHER_ARGS SCRIPT ARGS`` (torch's
     ``torch.distributed.run`` with our agent as each rank's entry point) in its own process group,

@@ -1,4 +1,4 @@
-"""The compile's own time as data (issue 30; no Textual, no torch): per graph and stage, the three rankings
+"""The compile's own time as data (no Textual, no torch): per graph and stage, the three rankings
 (graphs, kernels, user lines), the headless summary line, the report's section and the diff's rows, from a
 session's ``compile_time`` messages (tracer.compile_time sends one per finished compile).
 """
@@ -14,7 +14,7 @@ LABELS = dict(COMPILE_STAGES)
 #: the key of a frame's own time when DDPOptimizer compiled it in parts: ``"[4/0] frame"``
 FRAME = " frame"
 FRAME_NOTE = "the frame's own time outside its parts: Dynamo's tracing, DDPOptimizer's split, the guards"
-#: a frame Dynamo traced that gave Inductor no graph (issue 40.6: pane T listed it as a graph g did not have)
+#: a frame Dynamo traced that gave Inductor no graph (pane T listed it as a graph g did not have)
 NO_GRAPH_NOTE = "Dynamo traced this frame and made no Inductor graph of it (nothing to compile: it runs as Python)"
 ORDER = [s for s, _ in COMPILE_STAGES]
 INLINED_NOTE = ("inlined: Inductor lowers this subgraph inside its parent's node (flex attention's score / mask "

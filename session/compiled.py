@@ -160,7 +160,7 @@ class Compiled:
     @property
     def recompiles(self) -> dict[str, list[str]]:
         """{compile id (``"[0/1]"``): Dynamo's recompile reasons} for every frame compiled again (``[f/n]``,
-        n > 0): one recompile, however many graphs it gave (issue 40.11: its forward and backward counted twice)."""
+        n > 0): one recompile, however many graphs it gave (its forward and backward counted twice)."""
         out: dict[str, list[str]] = {}
         for g in self.graphs:
             cid = GraphKey.parse(g).compile_id

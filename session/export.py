@@ -19,7 +19,7 @@ Torch's own event names are used where one exists (``dynamo_start``, ``dynamo_ou
 ``inductor_step_scheduler_post_fusion``, ``inductor_step_fusion_decisions``, ``inductor_step_loopbody``,
 ``inductor_step_run`` and ``inductor_step_error``.
 
-A job (issue 23: ``X.job.json`` naming one session per rank) exports as one log per rank,
+A job (``X.job.json`` naming one session per rank) exports as one log per rank,
 ``dedicated_log_torch_trace_rank_{N}_X.log``, each event carrying ``"rank": N`` as torch writes it
 under torchrun: what ``tlparse DIR --all-ranks-html`` reads (:func:`export_job`).  Each graph that
 calls collectives gets torch's ``inductor_collective_schedule`` artifact, rebuilt from the wrapper's
@@ -400,7 +400,7 @@ class _TraceExport:
             w.artifact("inductor_step_rank_state", last, rank_note)
 
 
-# --------------------------------------------------------------------------- jobs (issue 23)
+# --------------------------------------------------------------------------- jobs
 
 def export_job(job_path: str, out_dir: str) -> tuple[list[str], list[str]]:
     """Write each rank's session of the job file ``job_path`` as a TORCH_TRACE log into ``out_dir``

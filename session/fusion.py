@@ -49,7 +49,7 @@ def fusion_pair_text(stop: dict[str, Any], a: str, b: str, verdict: str | None, 
 
 def wrapped(text: str, width: int) -> str:
     """``text`` with its lines wrapped at ``width`` (a comment's continuation keeps its ``#``): the
-    ``f`` answer is prose, read in a code view that does not wrap (issue 33.7)."""
+    ``f`` answer is prose, read in a code view that does not wrap."""
     import textwrap  # noqa: PLC0415
 
     out: list[str] = []
@@ -60,9 +60,9 @@ def wrapped(text: str, width: int) -> str:
 
 
 def _no_log_reason(stop: dict[str, Any], a: str, b: str, compiled_with: dict[str, Any] | None = None) -> str:
-    """Why the fusion log has no line on ``a`` and ``b`` (issue 32): a library call on a side (an
+    """Why the fusion log has no line on ``a`` and ``b``: a library call on a side (an
     ``ExternKernelSchedulerNode``: never fused, the ledger's reason, session.fusion_fix.library_call), a
-    ``NopKernelSchedulerNode`` (no kernel at all: issue 40.7), else no shared data, else why Inductor dropped the
+    ``NopKernelSchedulerNode`` (no kernel at all), else no shared data, else why Inductor dropped the
     pair before ``can_fuse``."""
     nodes = {n.get("name"): n for n in stop.get("after") or [] if isinstance(n, dict)}
     kind = {x: str((nodes.get(x) or {}).get("type") or "") for x in (a, b)}

@@ -1,4 +1,4 @@
-"""Missed fusions sorted by what can be done (issue 32): the ones Inductor could never make, and a setting to try for the rest.
+"""Missed fusions sorted by what can be done: the ones Inductor could never make, and a setting to try for the rest.
 
 A buffer written by one kernel and read back by another is a missed fusion only where Inductor's scheduler
 could have fused the two.  A library call (an extern kernel: ``extern_kernels.mm``, ``addmm``,
@@ -23,7 +23,7 @@ LIBRARY_CALL = ("Inductor's scheduler never fuses a library call (an extern kern
 LIBRARY_CALL_TUNED = ("Inductor's scheduler never fuses a library call (an extern kernel, run by ATen/oneDNN/cuBLAS) "
                       "with a generated kernel; only a GEMM generated from a template takes a pointwise epilogue, and "
                       "this graph was compiled with max_autotune=True already: autotuning chose the library call")
-#: a NopKernelSchedulerNode on a side (pane 4's ``f``): no kernel at all, not a library call (issue 40.7)
+#: a NopKernelSchedulerNode on a side (pane 4's ``f``): no kernel at all, not a library call
 NOP_NODE = ("a NopKernelSchedulerNode: no kernel of its own (a concat whose inputs were written straight into its "
             "output, a view or an empty buffer), so there is nothing to fuse; Inductor's own word for it is 'extern "
             "or nop'")
@@ -38,7 +38,7 @@ def max_autotuned(compiled_with: dict[str, Any] | None) -> bool:
 
 
 def library_call(compiled_with: dict[str, Any] | None = None) -> str:
-    """:data:`LIBRARY_CALL`, or :data:`LIBRARY_CALL_TUNED` for a graph compiled with max_autotune (issue 40.7:
+    """:data:`LIBRARY_CALL`, or :data:`LIBRARY_CALL_TUNED` for a graph compiled with max_autotune (
     REPORT.md suggested max_autotune=True for a graph compiled with it)."""
     return LIBRARY_CALL_TUNED if max_autotuned(compiled_with) else LIBRARY_CALL
 

@@ -356,7 +356,7 @@ def gate(a: Compiled, b: Compiled, limits: dict[str, Any], sources: dict[str, st
                 checks.append(_kernel_time_check(key, runs_a.get(ka), runs_b.get(kb), d.kernel_pairs if d else {},
                                                  limits["max-kernel-slowdown"], limits["min-ms"],
                                                  sources.get("max-kernel-slowdown", "")))
-    if limits.get("max-memory-growth") is not None:  # issue 42: the planned peak per paired graph
+    if limits.get("max-memory-growth") is not None:  # the planned peak per paired graph
         checks += [_memory_check(a.session, ka, b.session, kb, limits["max-memory-growth"],
                                  sources.get("max-memory-growth", "")) for ka, kb, _how, _d in pairs if ka and kb]
     for c in checks:

@@ -66,7 +66,7 @@ def user_kernel_lines(run: dict[str, Any]) -> list[str]:
 
 def eager_note_lines(run: dict[str, Any]) -> list[str]:
     """What the eager figure is (``eager_how``: Dynamo's graph run eagerly, autograd's backward of it), or why a
-    graph has none (``eager_note``, sessions before issue 39.2), and the third figure, the decomposed post-grad
+    graph has none (``eager_note``, sessions), and the third figure, the decomposed post-grad
     graph run op by op (``decomposed_ms``, ``decomposed_how``; ``decomposed_error`` where it was not timed)."""
     out = []
     if run.get("eager_ms") is None and run.get("eager_note"):

@@ -270,7 +270,7 @@ class Graph:
                                 (self.stop("dynamo") or {}).get("compiled_with"))
 
     def memory(self) -> Any:
-        """Where the bytes go (issue 42): a session.memory_text.GraphMemory, ``plan`` (session.memory.Plan: each
+        """Where the bytes go: a session.memory_text.GraphMemory, ``plan`` (session.memory.Plan: each
         buffer's bytes and lifetime from the wrapper's empty_strided / del / # reuse, the live bytes per statement,
         the peak, its kernel and the buffers live there; None without a Python wrapper) and, for a forward,
         ``saved`` (session.memory_saved.Saved: what it saves for the backward, what the backward recomputes).

@@ -1,4 +1,4 @@
-"""The bug-report bundle's kernels (issue 28.5): for the Triton kernels the user selected, else the top of the
+"""The bug-report bundle's kernels: for the Triton kernels the user selected, else the top of the
 run's time, a standalone repro each and its TTGIR, PTX and SASS beside it (``inductor-step lower`` in a child
 process, so also on a machine without a GPU; where it cannot compile, the stages the session recorded live),
 and the REPORT.md section listing them.  Standard library only."""
@@ -70,7 +70,7 @@ def add_kernels(session_path: str, msgs: list[dict[str, Any]], out_dir: str, sto
     """Write ``kernels/<name>.py`` (repro) and ``kernels/<name>.{ttgir,ptx,sass}`` into the bundle
     ``out_dir``; returns REPORT.md's section for them ("" when the session has no Triton kernel)."""
     picked = chosen_kernels(msgs, stood)
-    saved = saved_inputs(msgs, session_path)  # issue 28.5: kernels whose real inputs were saved come along
+    saved = saved_inputs(msgs, session_path)  # kernels whose real inputs were saved come along
     picked += [(g, k, "its real inputs were saved (X in pane 6 / --save-inputs)") for g, k in saved
                if (g, k) not in [(a, b) for a, b, _w in picked]]
     if not picked:

@@ -1,4 +1,4 @@
-"""Issue 28's lines in the run pane's kernel detail: Triton's autotuning as a decision (each candidate config,
+"""The lines in the run pane's kernel detail: Triton's autotuning as a decision (each candidate config,
 its benchmark time, the winner) and what the kernel became below Triton (registers, spills, global load/store
 widths per the recorded SASS).  Textual-free."""
 
@@ -15,7 +15,7 @@ def autotune_lines(k: dict[str, Any]) -> list[str]:
     if not cands:
         if (k.get("configs_tried") or 0) > 1:
             return [f"autotuned among {k['configs_tried']} configs; their times were not recorded (a session "
-                    "recorded before issue 28, or the config came from Inductor's autotune cache)"]
+                    "recorded before inductor-step kept autotuning candidates, or the config came from Inductor's autotune cache)"]
         return []
     best = cands[0].get("ms") or 0.0
     out = [f"autotuning ({tuned.get('source') or 'Triton autotuner'}): {len(cands)} configs benchmarked"]

@@ -1,4 +1,4 @@
-"""How a graph was compiled, as text (issue 27): torch.compile's arguments, non-default Inductor config, dynamic symbols, templates and autotuning choices; no Textual, no torch."""
+"""How a graph was compiled, as text: torch.compile's arguments, non-default Inductor config, dynamic symbols, templates and autotuning choices; no Textual, no torch."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def compile_call(cw: dict[str, Any] | None) -> str:
     """One line saying how the graph was asked for: ``torch.compile(mode='max-autotune', dynamic=None,
     fullgraph=False), backend inductor`` (from the dynamo stop's ``compiled_with``)."""
     if not isinstance(cw, dict):
-        return "not recorded (a session from before issue 27)"
+        return "not recorded (a session from)"
     if cw.get("unavailable"):
         return str(cw["unavailable"])
     if cw.get("note"):  # not through torch.compile: its arguments are not known
@@ -143,7 +143,7 @@ def codegen_head(stop: dict[str, Any]) -> str:
     selection whose kernel was not found) or CUDA graphs (its partitions and what runs outside them); "" otherwise."""
     from inductor_step.session.gpu_modes import partition_note  # noqa: PLC0415
 
-    cg = partition_note(stop.get("cudagraphs"))  # issue 39.1: the partitions CUDA graphs capture
+    cg = partition_note(stop.get("cudagraphs"))  # the partitions CUDA graphs capture
     notes = kernel_notes(stop)
     if not notes:
         return f"# {cg}\n\n" if cg else ""
@@ -260,9 +260,9 @@ def _one_line(s: Any, limit: int = 300) -> str:
 
 
 def how_compiled_section(graphs: dict) -> list[str]:
-    """The report's "How each graph was compiled" lines (issue 27): per graph, torch.compile's arguments,
+    """The report's "How each graph was compiled" lines: per graph, torch.compile's arguments,
     the Inductor config that differed from default, its dynamic symbols and autotuning; [] when no graph
-    recorded them (a session from before issue 27)."""
+    recorded them (a session from)."""
     rows: list[str] = []
     extra: list[str] = []
     for (cid, kind), stages in graphs.items():

@@ -1,4 +1,4 @@
-"""Numerics (issue 29) as text: the answer first, the short error table, the pane's rows, REPORT.md's section.
+"""Numerics as text: the answer first, the short error table, the pane's rows, REPORT.md's section.
 
 Reads ``numerics`` messages (:class:`session.format.GraphNumerics`); imports neither torch nor Textual, so
 ``--open``, the report and the headless command show a recorded comparison anywhere.
@@ -77,7 +77,7 @@ def answer_lines(msg: dict[str, Any]) -> list[str]:
 
 
 def inputs_line(msg: dict[str, Any], width: int = 78) -> str:
-    """Where the compared inputs came from, in one line of at most ``width`` characters (issue 40.4: the
+    """Where the compared inputs came from, in one line of at most ``width`` characters (the
     numerics pane's first line): ``inputs: real, the script's first call of this graph`` or ``inputs: RANDOM
     for 3 of 65 tensors (the script had not called this graph) ...``; a session from before ``inputs_origin``
     is read from its ``inputs`` text."""
@@ -179,7 +179,7 @@ def report_section(numerics: dict[str, dict[str, Any]], kernel_source: Any = Non
     around the first divergence's lines (``kernel_source(key, kernel) -> str | None``)."""
     if not numerics:
         return []
-    out = ["## Numerics (compiled vs eager, issue 29)", ""]
+    out = ["## Numerics (compiled vs eager)", ""]
     for key, msg in numerics.items():
         out.append(f"### {key}")
         out.append("")

@@ -1,4 +1,4 @@
-"""Source paths as a person reads them (issue 33.3), the one place every pane, the headless output and
+"""Source paths as a person reads them, the one place every pane, the headless output and
 the report shorten them: relative to the script's folder for the user's own files, from the package
 name down for installed code (``transformers/models/qwen2/modeling_qwen2.py:47``), as torch's stack
 traces and tlparse show them."""

@@ -1,5 +1,5 @@
 """The links a graph has before its codegen stop: buffer -> post-grad nodes, scheduler node and fused
-node, read from the lowering, scheduling and loopbody stops already recorded (issue 33.1), so the
+node, read from the lowering, scheduling and loopbody stops already recorded, so the
 panes follow the selection at every stop, not only after codegen."""
 
 from __future__ import annotations

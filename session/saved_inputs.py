@@ -1,4 +1,4 @@
-"""A kernel's real inputs saved at its launch (issue 28.5), the Textual-free side: where they go (``repros/`` beside
+"""A kernel's real inputs saved at its launch, the Textual-free side: where they go (``repros/`` beside
 the session), the one line that says what was saved or why not, why a recorded session cannot save any, and the
 repro written to load them (``inductor-step lower --repro`` in a child process).  Standard library only."""
 

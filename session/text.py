@@ -119,7 +119,7 @@ def dynamo_text(stop: dict[str, Any], guards: str | None, guards_commented: str 
     reasons, each graph break in full) above and the guards (``dynamo_cpp_guards_str``) below."""
     g = stop.get("graph") or {}
     head = [f"# Dynamo FX graph {stop['compile_id']} ({_kind(stop)})"]
-    head += how_compiled_lines(stop)  # issue 27: mode, options, config, dynamic symbols
+    head += how_compiled_lines(stop)  # mode, options, config, dynamic symbols
     if stop.get("note"):
         head.append(f"# {stop['note']}")
     if stop.get("resume"):
@@ -147,7 +147,7 @@ def aot_text(stop: dict[str, Any], symbols: list[dict[str, Any]] | None = None) 
     them, with ``symbols`` (the graph's dynamo stop's), what each dynamic symbol stands for."""
     pg = stop.get("post_grad") or {}
     parts = []
-    if symbols:  # issue 27
+    if symbols:
         parts.append("\n".join(["# dynamic symbols (ShapeEnv: what each stands for, its range):",
                                 *(f"#   {symbol_line(s)}" for s in symbols if isinstance(s, dict))]))
     for name in ("joint", "inference", "forward", "backward"):
@@ -172,7 +172,7 @@ def buffer_text(b: dict[str, Any], symbols: list[dict[str, Any]] | None = None) 
             f"stride={listed(b.get('stride'))}\n"
             f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n")
     for s in symbols_in([*(b.get("size") or []), *(b.get("stride") or []), *(b.get("ranges") or []),
-                         *(b.get("reduction_ranges") or [])], symbols):  # issue 27: what each symbol is
+                         *(b.get("reduction_ranges") or [])], symbols):  # what each symbol is
         head += f"# {symbol_line(s)}\n"
     return head + "\n" + (b.get("text") or "")
 
@@ -217,7 +217,7 @@ def stop_summary(stop: dict[str, Any]) -> str:
                 + str(stop["restart_reasons"][0]).strip().split("\n")[0]
         if stop.get("corrects"):
             what += f" (AOTAutograd compiles it as {stop.get('graph_kind')}, not {stop['corrects']})"
-        if isinstance(stop.get("symbols"), list) and stop["symbols"]:  # issue 27
+        if isinstance(stop.get("symbols"), list) and stop["symbols"]:
             what += ", dynamic: " + ", ".join(f"{s.get('name')}={s.get('source')}" for s in stop["symbols"][:4]) \
                 + (", ..." if len(stop["symbols"]) > 4 else "")
     elif stage == "aot":
@@ -235,18 +235,18 @@ def stop_summary(stop: dict[str, Any]) -> str:
         for k in ks:
             by[kernel_backend(k)] = by.get(kernel_backend(k), 0) + 1
         what = f"{len(ks)} kernels (" + ", ".join(f"{n} {b}" for b, n in sorted(by.items())) + ")"
-        if stop.get("autotune"):  # issue 27
+        if stop.get("autotune"):
             what += f", {len(stop['autotune'])} autotuning selection(s)"
         from inductor_step.session.gpu_modes import partition_note  # noqa: PLC0415
 
-        if partition_note(stop.get("cudagraphs")):  # issue 39.1
+        if partition_note(stop.get("cudagraphs")):
             what += f"; {partition_note(stop.get('cudagraphs'))}"
     else:
         what = ""
     if stage != "dynamo" and isinstance(stop.get("unavailable"), str) and not stop.get("buffers") \
             and not stop.get("kernels") and not stop.get("after"):  # a whole stage that is not there, and why
         what = f"not available: {stop['unavailable']}"
-    if stop.get("backend"):  # issue 27.10: Dynamo handed this graph to another backend
+    if stop.get("backend"):  # Dynamo handed this graph to another backend
         what += f"  (backend {stop['backend']!r}, not Inductor)"
     return f"{graph_key(stop):<20} {stage:<11} {what}"
 
@@ -283,7 +283,7 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
     lines = [f"# {c['kernel']}  ({c['backend']})"]
     if isinstance(k.get("median_ms"), (int, float)):
         lines.append(f"median {c['median ms [p20-p80]']} ms · {c['share']} of the kernel time")
-    else:  # a collective (issue 23): why it has no time, and what ran in its place
+    else:  # a collective: why it has no time, and what ran in its place
         lines.append(f"{'collective' if k.get('collective') else 'kernel'}, not timed: {k.get('not_timed') or 'no time'}")
         if k.get("stand_in"):
             lines.append(f"timed the graph with a local stand-in in its place: {k['stand_in']}"
@@ -304,7 +304,7 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
         lines.append(" · ".join(inside))
     if k.get("config"):
         lines.append(f"launch config: {k['config']}")
-    lines += autotune_lines(k) + stages_lines(k)  # issue 28: the autotuning decision, what the kernel became
+    lines += autotune_lines(k) + stages_lines(k)  # the autotuning decision, what the kernel became
     if fused:
         lines.append(f"fused nodes: {joined(fused)}")
     return "\n".join(lines) + "\n\n" + summary
@@ -449,7 +449,7 @@ def run_text(msg: dict[str, Any]) -> str:
            f"({msg.get('method')}" + (f", {msg['threads']} threads" if msg.get("threads") else "") + ")"]
     out.append(f"compiled_ms {fmt_ms(msg.get('compiled_ms'))}")
     out.append(f"eager_ms {fmt_ms(msg.get('eager_ms'))}" + (f"  ({msg['eager_how']})" if msg.get("eager_how") else ""))
-    if "decomposed_ms" in msg:  # issue 39.2: the post-grad graph op by op, a third figure, never eager
+    if "decomposed_ms" in msg:  # the post-grad graph op by op, a third figure, never eager
         out.append(f"decomposed_ms {fmt_ms(msg.get('decomposed_ms'))}  (decomposed post-grad graph, op by op)")
     c, e = msg.get("compiled_ms"), msg.get("eager_ms")
     if isinstance(c, (int, float)) and isinstance(e, (int, float)) and c > 0:

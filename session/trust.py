@@ -1,8 +1,8 @@
-"""Whether a timed figure can be trusted, said beside it (issue 32): a run's verdict and a comparison's machine check.
+"""Whether a timed figure can be trusted, said beside it: a run's verdict and a comparison's machine check.
 
 The tracer judges every CPU figure it times (tracer.timing.contention: the run-queue wait of its threads per
 round; the rounds' agreement): a ``run`` message carries ``reliable``/``unreliable``/``verdicts`` (sessions
-recorded before issue 32: ``settled``, ``contended``, ``graph_rounds.rounds_stable`` and ``warnings``).
+recorded before ``settled``, ``contended``, ``graph_rounds.rounds_stable`` and ``warnings``).
 :func:`unreliable` turns either into one line; every view that shows a time from the run (pane 7, the ledger,
 the diff, the what-if result, the headless line, REPORT.md) puts it beside the figure.
 
@@ -92,8 +92,7 @@ EFFECT_DISAGREE = 1.05
 
 def setting_effect(il: dict[str, Any]) -> tuple[float | None, str]:
     """A what-if's interleaved rounds (``il``: :class:`session.format.Interleaved`) -> ``(effect, why_not)``: the
-    setting's effect (original / variant, the median of each round's ratio), or None and why it cannot be judged
-    (issue 40.5): the rounds' ratios spread wider than :data:`EFFECT_SPREAD`, or the effect points the other way
+    setting's effect (original / variant, the median of each round's ratio), or None and why it cannot be judged: the rounds' ratios spread wider than :data:`EFFECT_SPREAD`, or the effect points the other way
     from the medians' own ratio (original median / variant median).  ``(None, "")`` where nothing was timed."""
     import math  # noqa: PLC0415
 

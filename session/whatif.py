@@ -1,4 +1,4 @@
-"""What if (issue 22), the UI side without Textual: the timing deltas of variants against their
+"""What if, the UI side without Textual: the timing deltas of variants against their
 originals (``--headless --what-if ... --run`` prints them) and the numerics lines shown with a
 variant's timing."""
 
@@ -96,7 +96,7 @@ def what_if_deltas(runs: dict[str, dict[str, Any]], shapes: dict[str, dict[str, 
 
 def judgement_lines(o: dict[str, Any] | None, v: dict[str, Any] | None,
                     labels: tuple[str, str] = ("original", "variant")) -> list[str]:
-    """Issue 32: what a comparison of an original's run ``o`` and its variant's ``v`` can be trusted to say:
+    """What a comparison of an original's run ``o`` and its variant's ``v`` can be trusted to say:
     each side's verdict where it is not reliable, the eager reference's move (the machine's, not the
     setting's: session.trust.machine_moved), the interleaved rounds' effect of the setting (the variant's
     ``interleaved``) and whether the variant was compiled static at the original's size hints."""
@@ -120,7 +120,7 @@ def _tensor_shapes(stop: dict[str, Any] | None, where: str) -> list[list[str]]:
 
 
 def static_variant_note(key_b: str, stops_a: dict[str, Any], stops_b: dict[str, Any]) -> str | None:
-    """Issue 32: when graph ``key_b`` is a what-if variant and its original (``stops_a``: stage -> stop) has
+    """When graph ``key_b`` is a what-if variant and its original (``stops_a``: stage -> stop) has
     symbolic sizes, the sentence the diff puts at its top: the variant was compiled static at the original's
     size hints (``s27=24`` where the post-grad inputs line up), so every level shows that specialization
     besides the setting's effect.  None otherwise."""

@@ -7,7 +7,7 @@ pipes.  In step mode every stop blocks the compile thread until the UI sends ``c
 After the script ends the agent stays up to serve ``run`` (timing) requests until ``quit`` or
 until the control pipe closes.
 
-In a torchrun job (issue 23) torch's launcher starts one agent per rank as ``python -m
+In a torchrun job torch's launcher starts one agent per rank as ``python -m
 inductor_step.tracer.agent --connect SOCKET --step-rank R SCRIPT ...``: each makes its own pipes,
 hands their far ends to the UI over the Unix socket SOCKET (:func:`connect`), and from then on
 runs like an agent started with ``--msg-fd``/``--ctl-fd``.  Only rank R pauses at stops; the others
@@ -112,24 +112,24 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         self.script_calls: dict[str, dict[str, Any]] = {}
         self.profile_script_calls = False
         self.final_hooks: dict[str, bool] = {}  # tracer.adapter.install_final_hooks's hooks that exist here
-        # what if (issue 22, tracer.whatif): settings to try on every graph at the end (--what-if); the
+        # what if (tracer.whatif): settings to try on every graph at the end (--what-if); the
         # thread compiling a variant has tl.variant = (compile id, "forward · max_autotune=True")
         self.what_if = what_if or []
         self.what_if_inputs: dict[tuple[str, str], dict[str, Any]] = {}  # graph -> tracer.adapter.graph_snapshot
         self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
         self.tl = threading.local()
         self.what_if_lock = threading.Lock()
-        # issue 27.10: graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
+        # graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
         self.other_backends: dict[str, str] = {}
-        self.clock: Any = None  # tracer.compile_time.CompileClock (issue 30), from main()
-        # issue 39.2: frame key ("[0/0]", "[4/0] #2") -> (Dynamo's GraphModule, its first call's inputs): the eager
+        self.clock: Any = None  # tracer.compile_time.CompileClock, from main()
+        # frame key ("[0/0]", "[4/0] #2") -> (Dynamo's GraphModule, its first call's inputs): the eager
         # the run stage times (tracer.adapter.dynamo_graph, tracer.timing.eager_user)
         self.dynamo_graphs: dict[str, tuple[Any, Any]] = {}
 
     # ------------------------------------------------------------------ stream
     def send(self, msg: dict[str, Any]) -> None:
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
-        if getattr(self.tl, "silent", False):  # issue 29: a numerics recompile's own stops stay unsent
+        if getattr(self.tl, "silent", False):  # a numerics recompile's own stops stay unsent
             return
         msg.setdefault("t", round(time.monotonic() - self.t0, 4))
         if isinstance(msg.get("graph_kind"), str):
@@ -176,11 +176,11 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             raw, sep, reset = cid.partition(protocol.RESET_SEP)
             msg["trace_id"] = f"{raw[:-1]}_{attempt}]{sep}{reset}"
         msg.update(payload)
-        if self.clock is not None:  # issue 30: the compile's own time so far, per stage (the stage bar)
+        if self.clock is not None:  # the compile's own time so far, per stage (the stage bar)
             msg["compile_ms"] = self.clock.so_far()
         self.send(msg)
         if paused:
-            with self.clock.hold("paused") if self.clock else _nothing():  # issue 30: not compile time
+            with self.clock.hold("paused") if self.clock else _nothing():  # not compile time
                 self._wait_at_stop()
 
     def _wait_at_stop(self) -> None:
@@ -251,9 +251,9 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
                         threading.Thread(target=self.what_if_command, args=(msg,), daemon=True).start()
                     else:
                         self.resume.put(msg)
-                elif cmd == protocol.CMD_NUMERICS:  # issue 29 (tracer.numerics_run)
+                elif cmd == protocol.CMD_NUMERICS:  # tracer.numerics_run
                     threading.Thread(target=self.numerics_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
-                elif cmd == protocol.CMD_SAVE_INPUTS:  # issue 28.5: X in pane 6 (tracer.save_inputs)
+                elif cmd == protocol.CMD_SAVE_INPUTS:  # X in pane 6 (tracer.save_inputs)
                     from inductor_step.tracer.save_inputs import serve  # noqa: PLC0415
 
                     serve(self, msg)
@@ -263,7 +263,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
                     blame.serve(self, msg) if cmd == protocol.CMD_BLAME else blame.cancel(self)
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
-                elif cmd == protocol.CMD_TIME_PAIR:  # issue 32: r in the diff view (tracer.pair_timing)
+                elif cmd == protocol.CMD_TIME_PAIR:  # r in the diff view (tracer.pair_timing)
                     from inductor_step.tracer.pair_timing import time_pair  # noqa: PLC0415
 
                     threading.Thread(target=time_pair, args=(self, msg.get("graphs")), daemon=True).start()
@@ -320,11 +320,11 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
 
         info = adapter.versions()
         self.device = info["device"]
-        caches = os.environ.get("INDUCTOR_STEP_CACHES", "off") == "on"  # --caches on (issue 30.4)
+        caches = os.environ.get("INDUCTOR_STEP_CACHES", "off") == "on"  # --caches on
         settings = adapter.configure_inductor(caches=caches)
         from inductor_step.tracer.compile_time import install_clock  # noqa: PLC0415
 
-        if os.environ.get("INDUCTOR_STEP_COMPILE_TIME", "on") == "off":  # issue 30.6: measure its cost
+        if os.environ.get("INDUCTOR_STEP_COMPILE_TIME", "on") == "off":  # measure its cost
             clock_hooks, ours = ["compile time: not measured (INDUCTOR_STEP_COMPILE_TIME=off)"], lambda fn: fn
         else:
             clock_hooks, ours = install_clock(self)
@@ -335,7 +335,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         hooks += clock_hooks
         self.final_hooks = {h: True for h in final}
         hooks += final + adapter.install_kernel_args_hook() + adapter.install_subgraph_tracking()
-        # issue 27: torch.compile's arguments per compile, and Inductor's autotuning choices
+        # torch.compile's arguments per compile, and Inductor's autotuning choices
         hooks += [h for h, ok in (("torch.compile arguments (_TorchCompileInductorWrapper.__init__)",
                                    adapter.install_compile_args_hook()),
                                   ("AlgorithmSelectorCache.__call__ (autotuning choices)",
@@ -459,7 +459,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         sys.stdout.flush()
         sys.stderr.flush()
         compiled = sum(1 for g in self.graphs.values() if g.get("last_stage"))
-        extra = backends.done_fields(self)  # issue 27.10: other backends; nothing reached Inductor, and why
+        extra = backends.done_fields(self)  # other backends; nothing reached Inductor, and why
         if compiled and extra.get("inductor_graphs"):
             done_msg = None
         elif error and error.get("stage") == "script" and not compiled:
@@ -472,13 +472,13 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
         self.script_done = True
         self._pending_what_ifs()
-        if self.__dict__.get("numerics_waiting"):  # e asked for graphs the script never called (issue 40.4)
+        if self.__dict__.get("numerics_waiting"):  # e asked for graphs the script never called
             from inductor_step.tracer.numerics_run import flush_waiting  # noqa: PLC0415
 
             threading.Thread(target=flush_waiting, args=(self,), daemon=True).start()
         if self.what_if and compiled:
             self.what_if_all()
-        if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # issue 28.5: --save-inputs (times first)
+        if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # --save-inputs (times first)
             from inductor_step.tracer.save_inputs import run_then_save  # noqa: PLC0415
 
             run_then_save(self)
@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="after the script, recompile every graph with these torch._inductor.config settings")
     p.add_argument("--numerics", action="store_true",
-                   help="after the script, compare every graph's buffers with eager (issue 29)")
+                   help="after the script, compare every graph's buffers with eager")
     p.add_argument("--blame", choices=("numerics", "speed"), default=None,
                    help="after the script, bisect the first graph that diverges from eager (tracer.blame)")
     p.add_argument("--timing-limit", type=float, default=None, metavar="S",

@@ -25,8 +25,7 @@ def _ours(filename: str) -> bool:
 
 def user_traceback_text(exc: BaseException) -> str:
     """The script's exception as ``python script.py`` prints it: every frame of ours (the agent, the hooks it
-    wraps around torch's functions, e.g. the C++ build timer) left out, in the exception and in those it chains
-    (issue 40.9); an exception whose frames are all ours keeps them (an error of ours)."""
+    wraps around torch's functions, e.g. the C++ build timer) left out, in the exception and in those it chains; an exception whose frames are all ours keeps them (an error of ours)."""
     te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
     seen: set[int] = set()
     todo = [te]

@@ -103,7 +103,7 @@ class TimingRequests:
             except Exception:  # noqa: BLE001
                 counts = {}
             out = run()
-            if self.__dict__.get("numerics_waiting"):  # issue 40.4: e pressed before this call: compare now
+            if self.__dict__.get("numerics_waiting"):  # e pressed before this call: compare now
                 from inductor_step.tracer.numerics_run import on_first_call  # noqa: PLC0415
 
                 on_first_call(self, key)
@@ -275,17 +275,17 @@ class TimingRequests:
                     dyn = self.dynamo_eager(cid, kind)
                     kw["dynamo"] = dyn
                     # a graph a fresh process cannot rebuild (script-defined ops, opaque frozen weights) is
-                    # timed here instead (tracer.timing.inprocess): issue 27.9
+                    # timed here instead (tracer.timing.inprocess)
                     here = in_process_reason(g["output_path"], g.get("gm"))
                     stays = (kw["script"] or {}).get("scalars_stay") or {}
-                    if here is None and stays:  # issue 40.8: a jagged graph's nested int has no int to send
+                    if here is None and stays:  # a jagged graph's nested int has no int to send
                         here = f"timed in the agent's own process: {next(iter(stays.values()))}"
                     sent = dyn
                     why_not = None if here is not None else sendable_reason(dyn)
                     if why_not and dyn.get("gm") is not None:  # higher-order ops: pickled node by node, no re-trace
                         sent = {**dyn, "gm": adapter.portable_graph_module(dyn["gm"])}
                         why_not = sendable_reason(sent) if sent["gm"] is not dyn["gm"] else why_not
-                    if why_not:  # issue 39.2: eager is Dynamo's graph; where it cannot be sent, time here
+                    if why_not:  # eager is Dynamo's graph; where it cannot be sent, time here
                         here = (f"timed in the agent's own process: Dynamo's graph (the eager baseline) cannot be sent "
                                 f"to a timing process ({why_not})")
                     if here is None:
@@ -353,7 +353,7 @@ class TimingRequests:
         return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
                 "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
 
-    # ------------------------------------------------------------------ numerics (issue 29)
+    # ------------------------------------------------------------------ numerics
     numerics_at_end = False  # --numerics: compare every graph's buffers with eager after the script
 
     def numerics_all(self, only: str | list[str] | None = None) -> None:
@@ -362,7 +362,7 @@ class TimingRequests:
 
         numerics_all(self, only)
 
-    # ------------------------------------------------------------------ what if (issue 22)
+    # ------------------------------------------------------------------ what if
     def what_if_command(self, cmd: dict[str, Any]) -> None:
         """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
         from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415

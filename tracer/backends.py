@@ -1,6 +1,6 @@
 """Graphs Dynamo handed to a backend other than Inductor, and scripts whose compiles gave Inductor nothing.
 
-Issue 27 point 10.  With ``backend="aot_eager"``, ``"eager"`` or a custom backend, none of Inductor's
+With ``backend="aot_eager"``, ``"eager"`` or a custom backend, none of Inductor's
 passes run, so the agent's stage hooks never fired and the session said "never compiled a graph".
 Now every graph Dynamo hands to a backend is seen (:func:`tracer.adapter.install_backend_hook`):
 a non-Inductor graph gets its dynamo stop (the live FX graph, nodes and all) and, where AOTAutograd

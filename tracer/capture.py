@@ -104,7 +104,7 @@ class GraphState:
     function: str | None = None
     owners: dict[str, dict[str, str]] | None = None
     mutations: dict[str, Any] | None = None
-    links: dict[str, Any] | None = None  # the codegen stop's links (issue 29: tracer.numerics reads them)
+    links: dict[str, Any] | None = None  # the codegen stop's links (tracer.numerics reads them)
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None)
@@ -277,14 +277,14 @@ class Capture(SubgraphCapture):
         if self.frame(cid)["attempt"]:  # Dynamo restarted the frame's analysis ([0/0_1]): why
             self.frame(cid)["restart_reasons"] = adapter.restart_reasons()
         fr = self.new_part(cid)
-        if getattr(self, "clock", None) is not None:  # issue 30: this part's compile time is its own
+        if getattr(self, "clock", None) is not None:  # this part's compile time is its own
             self.clock.set_part(fr.get("part"))
         self.adopt_dynamo_subgraphs(cid, fr, graph)
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
         fr["dynamo"] = snap
-        # issue 27: how this graph was compiled and its dynamic symbols (backward graphs reuse them)
+        # how this graph was compiled and its dynamic symbols (backward graphs reuse them)
         fr["compiled_with"] = adapter.compiled_with()
         fr["symbols"] = adapter.dynamic_symbols()
         # the id torch's provenance gives this graph: post-grad nodes name the Dynamo nodes they came from by it
@@ -335,7 +335,7 @@ class Capture(SubgraphCapture):
         fr = self.part_frame(cid)
         if adapter.is_backward_graph(graph):
             kind = "backward"
-            if getattr(self, "clock", None) is not None and fr.get("part"):  # issue 30: the part's backward
+            if getattr(self, "clock", None) is not None and fr.get("part"):  # the part's backward
                 self.clock.set_part(fr["part"], backward=True)
         else:
             kind = fr["kind"] or "inference"
@@ -518,13 +518,13 @@ class Capture(SubgraphCapture):
         explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs_of(cid, kind))
         g.links = links
         extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
-        if g.cudagraphs and g.cudagraphs.get("enabled"):  # issue 39.1: what the partitions leave outside
+        if g.cudagraphs and g.cudagraphs.get("enabled"):  # what the partitions leave outside
             from inductor_step.tracer.cudagraph_record import partitions_of  # noqa: PLC0415
 
             extra["cudagraphs"] = {"enabled": True, **partitions_of(wrapper)}
         if cpp:
             extra["wrapper_language"] = "cpp"
-        else:  # issue 42: Inductor's own estimate, beside the plan session.memory reads from the wrapper
+        else:  # Inductor's own estimate, beside the plan session.memory reads from the wrapper
             from inductor_step.tracer.adapter.memory import inductor_peak_estimate  # noqa: PLC0415
 
             extra["memory_estimate"] = inductor_peak_estimate(adapter.current_graph())

@@ -1,4 +1,4 @@
-"""Templates and autotuning on a graph's kernels (issue 27): plain-data marking, no torch."""
+"""Templates and autotuning on a graph's kernels: plain-data marking, no torch."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Where the compile's own time goes (issue 30): torch's ``dynamo_timed`` events per graph, cut into stages, with
+"""Where the compile's own time goes: torch's ``dynamo_timed`` events per graph, cut into stages, with
 the time we held the compile (paused at a stop, or in our own capture hooks) taken out; per kernel, per FX node's
 lowering, the frame's Dynamo tracing and the caches' verdicts.  One ``compile_time`` message per finished
 compile (a frame's Dynamo + forward/inference compile, a lazy backward, or a late event such as runtime
@@ -116,7 +116,7 @@ class CompileClock:
     does (``@resetN``).  ``hold(kind)`` brackets time we keep the compile (``"paused"``: a stop waiting for the
     UI; ``"ours"``: our capture hooks), taken out of every stage.
 
-    Parts and subgraphs (issue 30.1): every event is tagged, as it starts, with the graph it belongs to within
+    Parts and subgraphs: every event is tagged, as it starts, with the graph it belongs to within
     its root: the DDP part the agent announced (:meth:`set_part`: DDPOptimizer compiles each bucket's submodule
     in its own ``compile_fx`` call, under the frame's compile id) and the higher-order op's subgraph Inductor is
     lowering or generating (``scope()``: ``V.graph`` is a ``SubgraphLowering``, its path ``"true_graph_0"``).
@@ -387,7 +387,7 @@ class CompileClock:
 
 
 def _triton_verdict(cache: Any, asked_ns: int | None) -> dict[str, Any]:
-    """A Triton kernel's cache verdict when Inductor did not hold it (issue 30.4): ``cache`` is
+    """A Triton kernel's cache verdict when Inductor did not hold it: ``cache`` is
     ``tracer.adapter.compile_timers.triton_cache_entries``'s record, ``asked_ns`` when the output module asked
     for the kernel.  Every entry written before that -> ``hit`` (Triton's own on-disk cache served the
     binary: its ``compile()`` found the metadata group and compiled nothing); any written after -> ``miss``."""

@@ -1,4 +1,4 @@
-"""A standalone, runnable Python repro of one recorded Inductor C++ kernel (issue 28.5 on CPU): its source built the
+"""A standalone, runnable Python repro of one recorded Inductor C++ kernel (on CPU): its source built the
 way Inductor's own output code builds it (``AsyncCompile().cpp_pybinding(argtypes, source)``), the kernel's real
 arguments loaded when they were saved (else inputs of the recorded sizes, strides and dtypes), its outputs compared
 with the in-model ones, and a timing against the in-model time.  Writing one needs neither torch nor a compiler."""

@@ -1,4 +1,4 @@
-"""A C++ kernel's compiled function disassembled (issue 28.6): ``objdump -d -l`` of the module's ``.so`` that
+"""A C++ kernel's compiled function disassembled: ``objdump -d -l`` of the module's ``.so`` that
 Inductor built for it, each instruction linked to the kernel's source line where the compile kept line info,
 and per source line a count of its vector instructions by register width.  Standard library (and objdump)."""
 

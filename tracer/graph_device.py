@@ -1,4 +1,4 @@
-"""The CUDA device a graph runs on, made current on every thread and process that runs it (issue 39.3).
+"""The CUDA device a graph runs on, made current on every thread and process that runs it.
 
 CUDA's current device is per thread (and starts as ``cuda:0`` in every new thread and process).  Rank
 1 of a two-GPU job calls ``torch.cuda.set_device(1)`` on its main thread, so its graphs' tensors and

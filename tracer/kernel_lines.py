@@ -77,7 +77,7 @@ def split_in_place(kernel: dict[str, Any], rec: dict, computed: list[str]) -> di
                 out[members[0]] = line_ranges([n for n in p_lines if n >= first])
             continue
         # an earlier buffer's own pointer counts only where the source uses it (C++: ``auto out_ptr2 =
-        # in_out_ptr0;``): KernelArgs may keep an output name the kernel never declares (issue 40.10: buf6's
+        # in_out_ptr0;``): KernelArgs may keep an output name the kernel never declares (buf6's
         # out_ptr5 in ``buf7 = buf6; del buf6  # reuse``, a batch norm then its SiLU in one loop); taking it for
         # a boundary credited the one store, the SiLU's, to buf6 and said buf7 stayed in registers
         alias = [(rec["ptrs"][b].get("out") if rec["ptrs"][b].get("out") not in (None, "REMOVED") else None)

@@ -1,6 +1,6 @@
 """Processes we start never outlive us: parent-death signals, descendants from /proc, and SIGTERM/SIGHUP handling.
 
-Issue 32 point 4: an ``inductor-step`` ended with SIGTERM left its timing worker
+An ``inductor-step`` ended with SIGTERM left its timing worker
 (``inductor_step.tracer.timing.worker``) running for minutes.  The agent and the timing worker each
 watch the process that started them (:func:`die_with_parent`: Linux's ``PR_SET_PDEATHSIG`` where
 there is one, and a thread that polls ``os.getppid()`` everywhere), and the agent ends every

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         seen += 1
         if ns.repro:
-            cpp = item["kernel"].get("backend") == "cpp"  # a C++ kernel: its repro only (issue 28.5)
+            cpp = item["kernel"].get("backend") == "cpp"  # a C++ kernel: its repro only
             try:
                 path, problems = (cpp_repro if cpp else kernel_repro).write_repro(item["kernel"], item["wrapper"],
                                                                                   ns.repro, item["run"], item["graph"])

@@ -1,4 +1,4 @@
-"""Numerics (issue 29): every buffer of a compiled graph against eager, and the first that diverges or holds a NaN.
+"""Numerics: every buffer of a compiled graph against eager, and the first that diverges or holds a NaN.
 
 :func:`compare_graph` runs Inductor's output module once with a capture after every kernel call
 (:func:`tracer.adapter.numerics.instrument`: each buffer is seen right after the kernel that writes it, before
@@ -331,7 +331,7 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
                 if other:
                     plan[(k["name"], w)] = other
     rand_all = tn.random_dependents(gm)
-    # issue 39.4: Inductor's random prims replayed in the eager runs (tracer.adapter.inductor_rng), so the
+    # Inductor's random prims replayed in the eager runs (tracer.adapter.inductor_rng), so the
     # buffers computed from a dropout are compared too; inductor_randint is not replayed
     rand = {n: op for n, op in rand_all.items() if "inductor_randint" in op}
     replay = Replay() if rand_all else None
@@ -480,7 +480,7 @@ def _rows(r1: list[dict], eager64: dict[str, dict], rand: dict[str, str], fell: 
                 row["eager_vs_f64"] = e64
             terms = reduction_terms(gm, (lk.get(a["kernel"]) or {}).get("post_grad_nodes") or row["fx_nodes"] or [node])
             row["status"], row["verdict"] = verdict(a["stats"], c64, e64, terms, a.get("dtype") or "float32")
-            if a.get("holds"):  # issue 40.3: compared with what its LoopBody stores, not its node's value
+            if a.get("holds"):  # compared with what its LoopBody stores, not its node's value
                 row["verdict"] = f"holds {a['holds']}: compared with that; {row['verdict']}"
             row["eager_nan"], row["eager_inf"] = _eager_nonfinite(a)
         rows.append(row)
@@ -513,7 +513,7 @@ def _answers(out: dict[str, Any], rows: list[dict], lb: dict[str, Any], links: d
     div = next((r for r in rows if r.get("status") in DIVERGING), None)
     sus = next((r for r in rows if r.get("status") == "suspect"), None)
     as_eager = [r for r in rows if (r.get("nan") or r.get("inf")) and eager_holds_nonfinite(r)]
-    # issue 39.4: the first NaN/Inf is the first one the compiled graph adds; a mask's -inf is eager's too
+    # the first NaN/Inf is the first one the compiled graph adds; a mask's -inf is eager's too
     nf = next((r for r in rows if (r.get("nan") or r.get("inf")) and not eager_holds_nonfinite(r)), None)
     if as_eager:
         f64 = all(not (r.get("compiled_vs_f64") or {}).get("nonfinite_mismatch") for r in as_eager)

@@ -1,4 +1,4 @@
-"""What a buffer holds where it is not its FX node's value: an intermediate Inductor's lowering stores (issue 40.3).
+"""What a buffer holds where it is not its FX node's value: an intermediate Inductor's lowering stores.
 
 Inductor lowers ``aten.mean`` as a sum reduction (a ComputedBuffer whose LoopBody stores the sum) and a
 pointwise division that it inlines into the kernel that reads it: ``x.mean(dim=-1, keepdim=True) * 2.0 + x``

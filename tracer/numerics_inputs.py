@@ -1,4 +1,4 @@
-"""Numerics' inputs where the script's own are missing: random ones made valid for the ops that read them (issue 40.4)."""
+"""Numerics' inputs where the script's own are missing: random ones made valid for the ops that read them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ _NON_NEGATIVE = {"batch_norm": 4, "instance_norm": 4}
 
 
 def valid_random_inputs(gm: Any, args: list, real: set[int]) -> list[str]:
-    """Random graph inputs (positions not in ``real``) made valid where an op needs it (issue 40.4): a batch
+    """Random graph inputs (positions not in ``real``) made valid where an op needs it: a batch
     norm's running variance (``abs``: a negative one made 38 of 41 buffers NaN).  Changes ``args`` in place;
     returns the placeholders changed, in words."""
     places = [n for n in gm.graph.nodes if n.op == "placeholder"]

@@ -1,4 +1,4 @@
-"""Numerics (issue 29): inside a fused kernel, the first FX node whose value diverges from eager.
+"""Numerics: inside a fused kernel, the first FX node whose value diverges from eager.
 
 A fused kernel keeps its intermediates in registers, so the buffer it writes shows a divergence only after every
 node in it.  :func:`localize_kernels` compiles the graph again with each of the kernel's FX nodes as an output

@@ -1,4 +1,4 @@
-"""Numerics (issue 29): the compiled graph's one run, each buffer kept as written until its FX node runs eagerly.
+"""Numerics: the compiled graph's one run, each buffer kept as written until its FX node runs eagerly.
 
 :class:`Pass` is the capture :func:`tracer.numerics.compare_graph` installs in the instrumented output module
 (``_istep_capture``) and the ``on_values`` of :func:`tracer.adapter.numerics.run_dual`: it makes each buffer's

@@ -1,4 +1,4 @@
-"""Numerics in the agent (issue 29): one ``numerics`` message per compiled graph, after the script or on request.
+"""Numerics in the agent: one ``numerics`` message per compiled graph, after the script or on request.
 
 Runs :func:`tracer.numerics.compare_graph` in the agent's own process (the post-grad graph, the links and the
 script's first-call inputs live here; a crash in a kernel would take the agent with it, as in-process timing
@@ -27,7 +27,7 @@ def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
     (``"[0/0] forward"``), with eager; sends one ``numerics`` message (:class:`session.format.GraphNumerics`)
     per graph, ``failed`` with ``error`` where it could not run."""
     names = [only] if isinstance(only, str) else list(only or [])
-    if names and not agent.script_done:  # issue 40.4: e before the script's first call of a graph waits for it
+    if names and not agent.script_done:  # e before the script's first call of a graph waits for it
         names = [n for n in names if not _wait_for_first_call(agent, n)]
         if not names:
             return
@@ -50,7 +50,7 @@ def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
                 if "def call(" not in f.read():
                     raise RuntimeError("a C++ wrapper (cpp_wrapper or AOTInductor): its kernel calls cannot be "
                                        "instrumented from Python")
-            with on_graph_device(g.get("device")):  # this thread starts on cuda:0 (issue 39.3)
+            with on_graph_device(g.get("device")):  # this thread starts on cuda:0
                 msg.update(_compare(agent, cid, kind, g, rec, snapshot, backward, inference))
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             msg.update(failed=True, error=f"{type(e).__name__}: {e}".splitlines()[0][:500])
@@ -77,7 +77,7 @@ def _compare(agent: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, b
             agent.current, agent.fusion_lines, agent.capture_fusion = saved
 
 
-#: the numerics message of a graph the script has not called yet (issue 40.4)
+#: the numerics message of a graph the script has not called yet
 WAITING = ("waiting for the script's first call of this graph; its real inputs are compared then "
            "(automatically, when it calls it)")
 
@@ -93,7 +93,7 @@ def _called(agent: Any, g: dict[str, Any] | None) -> bool:
 
 def _wait_for_first_call(agent: Any, name: str) -> bool:
     """Whether graph ``name`` (``"[0/0] forward"``) waits for the script's first call of it before it is compared
-    (issue 40.4: random inputs made a batch norm's running variance negative and every buffer NaN): a graph of the
+    (random inputs made a batch norm's running variance negative and every buffer NaN): a graph of the
     script (not a what-if variant or a subgraph) that it has not called yet, while it runs.  Then sends the
     ``waiting`` message and :func:`on_first_call` compares it when the call comes."""
     cid, _, kind = name.partition(" ")

@@ -1,4 +1,4 @@
-"""Two graphs a diff compares, timed round by round on request (issue 32: ``r`` in the diff view).
+"""Two graphs a diff compares, timed round by round on request (``r`` in the diff view).
 
 Timing two graphs one after the other (``r``, the run stage) measures each at its own moment of the machine:
 on a shared CPU box a recompile ``[0/1]`` can read 40x slower than ``[0/0]`` only because other processes held

@@ -1,4 +1,4 @@
-"""One kernel's real arguments saved at its launch (issue 28.5): the graph's output module run once on the script's own
+"""One kernel's real arguments saved at its launch: the graph's output module run once on the script's own
 first-call inputs with the kernel hooked; its arguments are saved (``torch.save``) as they were when it launched, and
 its outputs as it left them, for the standalone repro (``tracer.kernel_repro``, ``tracer.cpp_repro``) to load and
 check against.  Runs in the agent (live); asked for by ``X`` in pane 6 or ``--save-inputs KERNEL|top``."""
@@ -170,7 +170,7 @@ def save_for(agent: Any, key: str | None, kernel: str, out_dir: str) -> dict[str
         return msg
     with agent.run_lock:  # not while a timing run uses the device
         try:
-            with on_graph_device(g.get("device")):  # this thread starts on cuda:0 (issue 39.3)
+            with on_graph_device(g.get("device")):  # this thread starts on cuda:0
                 msg.update(save_kernel_inputs(g["output_path"], kernel, inputs_file(out_dir, kernel), script))
         except Exception as e:  # noqa: BLE001 - said in the message, never the agent's end
             msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())

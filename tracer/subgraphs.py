@@ -1,4 +1,4 @@
-"""Higher-order ops' subgraphs as graphs of their own (issue 27.1): their keys and their stops.
+"""Higher-order ops' subgraphs as graphs of their own: their keys and their stops.
 
 A ``torch.cond`` branch, an ``invoke_subgraph`` (``nested_compile_region``), a ``while_loop`` body or
 flex attention's score / mask mod is keyed under its parent graph as its parent's post-grad module
@@ -305,7 +305,7 @@ def _lines(text: str, span: tuple[int, int]) -> list[int]:
 
 
 def _judged(t: dict[str, Any], cuda: bool) -> dict[str, Any]:
-    """A subgraph row's contention verdicts (issue 40.8: judged like its parent): ``verdicts``, ``reliable``,
+    """A subgraph row's contention verdicts (judged like its parent): ``verdicts``, ``reliable``,
     ``contended``, ``settled``, ``warnings`` and ``unreliable`` from the run-queue wait while its compiled and
     decomposed times were taken (tracer.timing.subgraphs.split_by_subgraph; tracer.timing.contention.judge).
     Nothing on CUDA, where the GPU's time is not the cores'."""

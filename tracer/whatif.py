@@ -1,4 +1,4 @@
-"""What if (issue 22): recompile one captured graph with Inductor settings changed.
+"""What if: recompile one captured graph with Inductor settings changed.
 
 The agent keeps, for every graph, a copy of the post-grad graph as ``compile_fx_inner`` got it
 (taken at ``post_grad_custom_pre_pass``, before Inductor's post-grad passes; see
@@ -84,7 +84,7 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
                                                "graph_breaks": fr.get("graph_breaks") or [],
                                                "recompile_reasons": [], "note": note})
             base = split_part(kind)[0]
-            with on_graph_device((g or {}).get("device")):  # this thread starts on cuda:0 (issue 39.3)
+            with on_graph_device((g or {}).get("device")):  # this thread starts on cuda:0
                 state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=base == "backward",
                                                             is_inference=base == "inference")
         except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
@@ -193,7 +193,7 @@ def compare_outputs(variant_path: str, original_path: str, eager_gm: Any, script
     torch.manual_seed(seed)
     vmod = adapter.load_output_module(variant_path)
     omod = adapter.load_output_module(original_path)
-    # collectives (issue 23) run as the same local stand-ins in the variant, the original and eager, never for real
+    # collectives run as the same local stand-ins in the variant, the original and eager, never for real
     stubbed = adapter.stand_ins_in_graph(eager_gm) if eager_gm is not None else {}
     with open(variant_path, encoding="utf-8") as f:
         vsource = f.read()
@@ -241,7 +241,7 @@ INTERLEAVED_ROUNDS = 7  # rounds of (variant, original, eager) in :func:`interle
 
 def interleaved_rounds(variant_path: str, original_path: str, eager_gm: Any, script: dict[str, Any] | None = None,
                        rounds: int = INTERLEAVED_ROUNDS) -> dict[str, Any]:
-    """Issue 32: a variant and its original (and the original's post-grad graph run eagerly) timed in one
+    """A variant and its original (and the original's post-grad graph run eagerly) timed in one
     process, round by round, so a change of the machine between the two separate timings cannot pass for the
     setting's effect (:class:`session.format.Interleaved`).
 

@@ -69,7 +69,7 @@ class StepApp(JobView, App[None]):
         super().__init__()
         self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
-        self.init_ranks(job)  # issue 23: one RankView per rank of a torchrun job (tui/job.py)
+        self.init_ranks(job)  # one RankView per rank of a torchrun job (tui/job.py)
         self.session_path = session_path
         self.screenshots = screenshots or os.path.join(DEFAULT_OUT, "screenshots")
         self.python = python
@@ -297,7 +297,7 @@ class StepApp(JobView, App[None]):
         if self.agent is not None and self.agent.alive:
             if self.view.paused is not None:
                 self._continue()
-            elif self.session.done is None:  # issue 40.2: never passes the next stop unseen
+            elif self.session.done is None:  # never passes the next stop unseen
                 self.set_status("continuing the compile… (it runs to its next stop; n continues it from there)")
                 return
             else:
@@ -406,7 +406,7 @@ class StepApp(JobView, App[None]):
         elif isinstance(top, TooSmallScreen):
             self.pop_screen()
 
-    # ------------------------------------------------------------------ diff (issue 21)
+    # ------------------------------------------------------------------ diff
     def action_diff(self) -> None:
         """d: the graph highlighted in the graph list (else the one shown) against its default partner
         (a recompile [0/1] against [0/0] of the same kind)."""
@@ -429,7 +429,7 @@ class StepApp(JobView, App[None]):
         self.focus_target().focus()
 
     def action_what_if(self) -> None:
-        """w: recompile the shown graph with Inductor settings changed (issue 22; tui/screens/whatif.py)."""
+        """w: recompile the shown graph with Inductor settings changed (tui/screens/whatif.py)."""
         whatif.open_form(self)
 
     # ------------------------------------------------------------------ scheduling: f

@@ -63,7 +63,7 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
         mark, style = ("✓", "green") if s in done else (" ", "dim")
         run = session.runs.get(key) if key and s == "run" else None
         if run is not None and (run.error or run.cancelled):
-            mark, style = "✗", "bold red"  # a failed timing is never ✓run (issue 27.9)
+            mark, style = "✗", "bold red"  # a failed timing is never ✓run
         elif run is not None and run.eager_ms is None and s in done:
             mark, style = "✓", "yellow"  # the compiled graph timed, its eager baseline not (the run pane says why)
         if err and err.stage == s:
@@ -131,7 +131,7 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
     extra = extra or (f"selected {view.selected}" if view.selected else "")
     run = f" · {s.run_status}" if s.run_status and view.stage == "run" else ""
     tail = f" · {extra}" if extra else ""
-    # issue 40.11: the newest result is what the person waits for: where the line is wider than the terminal,
+    # the newest result is what the person waits for: where the line is wider than the terminal,
     # the run's progress goes first, then where the compile stands is cut ("…"), never the result
     if run and (not result or t.cell_len + len(run) + len(tail) <= width):
         t.append(run, style="cyan")
@@ -155,7 +155,7 @@ def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> s
         return (f"# {stage} failed: {err.message}\n#\n# everything captured before it is in the earlier "
                 f"stages (b, 1-6)\n\n{err.traceback or ''}")
     dyn = session.stop_for(key, "dynamo") if key else None
-    if key and dyn is not None and dyn.backend:  # issue 27.10: another backend compiled it, not Inductor
+    if key and dyn is not None and dyn.backend:  # another backend compiled it, not Inductor
         return (f"# {key}: Dynamo handed this graph to backend {dyn.backend!r}, not Inductor\n"
                 f"# so it has no {stage} stage; its Dynamo graph (1) and, where AOTAutograd ran, its AOT graphs (2) "
                 "are recorded")

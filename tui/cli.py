@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="store_true", help="with --headless: time every compiled graph after the script "
                    "ends; in a torchrun job's UI too: every rank times its graphs as its script ends")
     p.add_argument("--numerics", action="store_true", help="with --headless: after the script, compare every buffer "
-                   "of every compiled graph with eager and float64; print the first divergence and NaN first (issue 29)")
+                   "of every compiled graph with eager and float64; print the first divergence and NaN first")
     p.add_argument("--blame", choices=("numerics", "speed"), default=None,
                    help="with --headless: after the script, numerics: bisect the first graph that diverges from eager "
                         "to the backend, subsystem and single pass or lowering that caused it (each step a child "
@@ -182,13 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # a subcommand wins over a file or folder of the same name (reach that one as ./export)
     if argv and argv[0] in ("report", "export", "diff", "gate", "lower"):
-        if argv[0] == "lower":  # issue 28: Triton's lower stages, in a process that may import Triton
+        if argv[0] == "lower":  # Triton's lower stages, in a process that may import Triton
             import subprocess  # noqa: PLC0415
 
             return subprocess.call([sys.executable, "-m", "inductor_step.tracer.lower", *argv[1:]])
         if argv[0] == "diff":
             return main_diff(argv[1:])
-        if argv[0] == "gate":  # issue 31.3: the CI gate (session.gate)
+        if argv[0] == "gate":  # the CI gate (session.gate)
             from inductor_step.session.gate import main_gate  # noqa: PLC0415
 
             return main_gate(argv[1:])
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             # a rank that ended closes its control pipe: writing there must raise, not kill us
             signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         if ns.open:
-            if ns.save_inputs:  # issue 28.5: only the live agent has the script's inputs
+            if ns.save_inputs:  # only the live agent has the script's inputs
                 from inductor_step.session.saved_inputs import cannot_save  # noqa: PLC0415
 
                 raise UsageError(f"--save-inputs: {cannot_save(False, False)}")
@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         check_script(script)
         check_torch(ns.python)
         record = ns.record or default_record_path(script)
-        if ns.save_inputs:  # issue 28.5: the agent reads them (tracer.save_inputs)
+        if ns.save_inputs:  # the agent reads them (tracer.save_inputs)
             from inductor_step.session.saved_inputs import repro_dir  # noqa: PLC0415
 
             os.environ.update(INDUCTOR_STEP_SAVE_INPUTS=ns.save_inputs, INDUCTOR_STEP_SAVE_INPUTS_DIR=repro_dir(record))

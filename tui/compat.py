@@ -131,7 +131,7 @@ class SteadyFooter(Footer):
     def compose(self) -> Any:
         """Footer's keys, those that fit: the keys that would run under the docked ``^p palette``
         are left out (an overflowing row put the docked key one cell off: ``^p palettep`` at 80
-        columns, ``^p palett`` at 200; issue 33.7)."""
+        columns, ``^p palett`` at 200)."""
         from textual.widgets._footer import FooterKey  # noqa: PLC0415 - Footer's own key widget
 
         items = list(super().compose())

@@ -1,6 +1,6 @@
 """The graph list (``g``): one line per compiled graph, the highlighted graph's reason (recompile,
 graph break, hint, user line) in a detail area below; beside the panes at 100 columns and more, and
-opened by ``g`` at any width, wider, as the terminal allows (issue 33.4); Esc or ``g`` closes it."""
+opened by ``g`` at any width, wider, as the terminal allows; Esc or ``g`` closes it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def graph_line(key: str, note: str) -> Text:
 
 
 class GraphOptions(OptionList):
-    """The list itself (``#graphs``): Esc and ``g`` close the open list (at any width, issue 40.11: Esc left
+    """The list itself (``#graphs``): Esc and ``g`` close the open list (at any width, Esc left
     the narrow list beside the panes at 100 columns and more, which read as not closed)."""
 
     BINDINGS = [Binding("escape", "close", "Close", show=False, id="graphs-close")]

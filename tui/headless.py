@@ -27,15 +27,15 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python,
                          what_if=what_if, numerics=numerics, blame=blame)
     runs: dict[str, dict[str, Any]] = {}
-    numerics_msgs: dict[str, dict[str, Any]] = {}  # graph key -> numerics message (--numerics, issue 29)
+    numerics_msgs: dict[str, dict[str, Any]] = {}  # graph key -> numerics message (--numerics)
     shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
     rc: int | None = None
     script_rc = None
     failed = False
-    failed_runs: list[str] = []  # timing raised, crashed or ran out of time: the command fails (README, issue 40.8)
+    failed_runs: list[str] = []  # timing raised, crashed or ran out of time: the command fails (README)
     last_status = None
-    ctimes: list[dict[str, Any]] = []  # issue 30: the compile's own time, summed up at the end
-    saved: list[dict[str, Any]] = []  # issue 28.5: inputs_saved messages (--save-inputs)
+    ctimes: list[dict[str, Any]] = []  # the compile's own time, summed up at the end
+    saved: list[dict[str, Any]] = []  # inputs_saved messages (--save-inputs)
     from inductor_step.session.saved_inputs import saved_line, write_repro  # noqa: PLC0415
     try:
         while True:
@@ -65,7 +65,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
             elif t == "run":
                 runs[protocol.graph_key(msg)] = msg
                 if msg.get("error"):
-                    # a timing that raised, crashed or ran out of time is a failure of the run (issue 40.8: a jagged
+                    # a timing that raised, crashed or ran out of time is a failure of the run (a jagged
                     # graph's NameError exited 0); a graph timing cannot rebuild is timed in the agent instead
                     failed_runs.append(protocol.graph_key(msg))
                     print(f"{protocol.graph_key(msg):<20} run         failed: {msg['error']}", flush=True)
@@ -85,7 +85,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 
                     for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
                         print(f"{'':<20}             {line}", flush=True)
-            elif t == "numerics":  # issue 29: the answer first, then the short table (session.numerics)
+            elif t == "numerics":  # the answer first, then the short table (session.numerics)
                 from inductor_step.session.numerics import headless_lines  # noqa: PLC0415
 
                 for line in headless_lines(msg):
@@ -98,7 +98,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                     print(line, flush=True)
             elif t == "run_status" and msg.get("done"):
                 last_status = msg.get("message")
-            elif t == "inputs_saved":  # issue 28.5: --save-inputs; its repro is written after the session
+            elif t == "inputs_saved":  # --save-inputs; its repro is written after the session
                 saved.append(msg)
                 print(saved_line(msg), file=sys.stderr if msg.get("error") else sys.stdout, flush=True)
             elif t == "done":
@@ -140,8 +140,7 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 
         for line in what_if_deltas(runs, shapes):
             print(line, flush=True)
-        from inductor_step.session.numerics import what_if_lines  # noqa: PLC0415 - issue 29.4
-
+        from inductor_step.session.numerics import what_if_lines  # noqa: PLC0415
         for line in what_if_lines(numerics_msgs):
             print(line, flush=True)
     from inductor_step.session.compile_time import summary_line  # noqa: PLC0415
@@ -251,7 +250,7 @@ def print_memory(session: Any) -> None:
 
 
 def _print_ledger(record: str) -> None:
-    """``--headless --run``: the ledger's short summary (issue 20) from the session just written."""
+    """``--headless --run``: the ledger's short summary from the session just written."""
     from inductor_step.session.ledger import summary  # noqa: PLC0415
     from inductor_step.session.store import Session  # noqa: PLC0415
 

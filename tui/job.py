@@ -1,4 +1,4 @@
-"""The app's side of a torchrun job (issue 23): one :class:`RankView` per rank, the job's messages
+"""The app's side of a torchrun job: one :class:`RankView` per rank, the job's messages
 routed to them, switching the shown rank, the title's rank part, ending the job.
 
 :class:`JobView` is mixed into :class:`inductor_step.tui.app.StepApp`; a single-process session is

@@ -93,7 +93,7 @@ LEDGER_BINDINGS: list[Binding] = [
                     "under Nsight Compute; where ncu is missing or cannot read counters, says why)"),
 ]
 
-#: keys of pane 6 (the code) only, bound on the pane (issue 28)
+#: keys of pane 6 (the code) only, bound on the pane
 CODEGEN_BINDINGS: list[Binding] = [
     Binding("t", "triton_stage", "IR/asm", id="codegen-triton-stage",
             tooltip="pane 6: the kernel's next lower stage: Triton source -> TTIR -> TTGIR -> LLIR -> PTX -> SASS (recorded "

@@ -110,7 +110,7 @@ def report(app: Any) -> None:
         if st.writer is not None:
             st.writer.f.flush()
     try:
-        if app.is_job:  # every rank's session, the job file, the launcher's log (issue 23)
+        if app.is_job:  # every rank's session, the job file, the launcher's log
             out = app.job_report()
         else:
             out = build_report(app.session_path, screenshots=app.saved_screenshots,

@@ -1,6 +1,6 @@
 """SIGTERM, SIGHUP (an SSH link dropping) and SIGINT reaching ``inductor-step``: end every process it started, keep the session.
 
-Issue 32 point 4: an ``inductor-step`` ended with SIGTERM left its timing worker running for
+An ``inductor-step`` ended with SIGTERM left its timing worker running for
 minutes, and a job launcher outlived its run.  The headless loops turn SIGTERM and SIGHUP into
 :class:`Ended` (handled like Ctrl+C: the agent or the whole job is ended, the session file kept);
 the UI ends its agents (or job) from the handler at once and then leaves the app
@@ -51,7 +51,7 @@ def on_end_signals(handler: Any, names: tuple[str, ...] = ("SIGTERM", "SIGHUP"))
 
 def ended_line(signum: int, record: str) -> str:
     """What the command says as it exits on signal ``signum``: ``inductor-step: ended by SIGTERM; session kept in
-    PATH``.  Said once the app has left the terminal (issue 40.11: said while the app still drew, on its
+    PATH``.  Said once the app has left the terminal (said while the app still drew, on its
     alternate screen, it vanished with it and the command exited 143 saying nothing)."""
     return f"inductor-step: ended by {_signal_name(-signum)}; session kept in {record}"
 

@@ -33,7 +33,7 @@ class ViewState:
 
 @dataclass
 class RankView:
-    """One rank's recording and where the user stands in it (issue 23); a single-process session is
+    """One rank's recording and where the user stands in it; a single-process session is
     one of these with ``rank`` None.  ``session``: a :class:`inductor_step.session.store.Session`;
     ``agent``: the live agent (``AgentProcess``/``RankAgent``) or None; ``script_rc``: the script's
     exit status once known."""

@@ -90,7 +90,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]*")
 
 def abbreviate_ident(t: str, w: int) -> str | None:
     """An FX-style name (``l_model_modules_norm_parameters_weight_``) in ``w`` cells keeping the
-    parts that tell it from its siblings (issue 33.7): without the filler parts (``modules``,
+    parts that tell it from its siblings: without the filler parts (``modules``,
     ``parameters``), the middle parts as initials (``l_m_norm_weight_``), then without its leading
     parts and cut at the end (``norm_weig…``); None when ``t`` has no filler part."""
     if not _IDENT.fullmatch(t):
@@ -345,7 +345,7 @@ class Table(LineCache, ScrollView, can_focus=True):
 
     def _grown(self, widths: list[int]) -> list[int]:
         """``widths`` with the table's spare cells given to the columns whose longer cells are cut, narrowest
-        need first (issue 40.11: at 200 columns ``[16, 16]`` read ``[1… 16]`` beside 130 empty columns)."""
+        need first (at 200 columns ``[16, 16]`` read ``[1… 16]`` beside 130 empty columns)."""
         widest = getattr(self, "_widest", None) or widths
         if not self.size.width or len(widest) != len(widths):
             return widths

@@ -1,4 +1,4 @@
-"""Diff two compiled graphs level by level, top-down (issue 21): why it recompiled, the Dynamo graph,
+"""Diff two compiled graphs level by level, top-down: why it recompiled, the Dynamo graph,
 the post-grad graph, IR buffers, scheduler nodes, kernels and timings.  No Textual, no torch: it reads
 the session's messages only, so it works on ``--open`` sessions on a laptop.
 

@@ -1,4 +1,4 @@
-"""The diff's compile-time level (issue 30.5): two graphs' compile times per stage, with the change.
+"""The diff's compile-time level: two graphs' compile times per stage, with the change.
 
 Each graph's time comes from its session's ``compile_time`` messages (session.compile_time.graph_times: torch's
 ``dynamo_timed`` events, the pauses at our stops and our hooks taken out).  One change per stage either graph
@@ -15,7 +15,7 @@ from inductor_step.session.diff.model import TIME_CHANGE, Change, DiffSide, Leve
 
 def graph_compile_time(session: Any, key: str) -> Any:
     """Graph ``key``'s :class:`inductor_step.session.compile_time.GraphTime` in ``session``, None when it has none
-    (recorded before issue 30, ``INDUCTOR_STEP_COMPILE_TIME=off``, or compiled by another backend)."""
+    (recorded before ``INDUCTOR_STEP_COMPILE_TIME=off``, or compiled by another backend)."""
     from inductor_step.session.compile_time import graph_times  # noqa: PLC0415
 
     msgs = getattr(session, "compile_times", None)

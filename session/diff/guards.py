@@ -161,6 +161,6 @@ def guard_list(compile_id: str, guards_text: str | None, dynamo_stops: Sequence[
 
 
 def _short_where(where: str, script_dir: str | None) -> str:
-    from inductor_step.session.paths import short_path  # noqa: PLC0415 - the one path rule (issue 33.3)
+    from inductor_step.session.paths import short_path  # noqa: PLC0415 - the one path rule
 
     return short_path(where, script_dir) or where

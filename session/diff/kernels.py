@@ -142,21 +142,21 @@ def diff_timing(ra: dict[str, Any] | None, rb: dict[str, Any] | None, kmap: dict
             level.missing = f"timing {side} failed: {r['error']}"
             return
     assert ra is not None and rb is not None
-    from inductor_step.session.trust import figure_tag  # noqa: PLC0415 - issue 32: each side's verdict beside it
+    from inductor_step.session.trust import figure_tag  # noqa: PLC0415 - each side's verdict beside it
 
     for label, k, w in (("compiled graph", "compiled_ms", "compiled"), ("eager", "eager_ms", "eager"),
                         ("sum of kernel times", "kernel_sum_ms", "kernels")):
         tags = [f"{side} {t.strip()}" for side, r in (("A", ra), ("B", rb)) if (t := figure_tag(r, w))
                 and "NOT RELIABLE" in t]
         level.notes.append(f"{label}: {_delta(ra.get(k), rb.get(k))}" + (f"  [{'; '.join(tags)}]" if tags else ""))
-    from inductor_step.session.diff.moments import timing_notes  # noqa: PLC0415 - issue 32: the machine, not the change
+    from inductor_step.session.diff.moments import timing_notes  # noqa: PLC0415 - the machine, not the change
 
     level.notes += timing_notes(ra, rb)
-    for side, r in (("A", ra), ("B", rb)):  # issue 23: the times above leave the graph's collectives out
+    for side, r in (("A", ra), ("B", rb)):  # the times above leave the graph's collectives out
         if r.get("collectives_stubbed"):
             level.notes.append(f"{side}: {len(r['collectives_stubbed'])} collective call(s), not timed: left out of "
                                "these times (each ran as a local stand-in; timing one needs every rank running it)")
-    from inductor_step.session.whatif import numerics_lines  # noqa: PLC0415 - B a what-if variant of A (issue 22)
+    from inductor_step.session.whatif import numerics_lines  # noqa: PLC0415 - B a what-if variant of A
 
     level.notes += numerics_lines(rb)
     level.informational = True

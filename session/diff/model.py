@@ -38,9 +38,9 @@ class DiffSide:
     key: str
     stops: dict[str, dict[str, Any]]
     run: dict[str, Any] | None = None
-    numerics: dict[str, Any] | None = None  # issue 29: the graph's buffers against eager (session.numerics)
-    compile_time: Any = None  # issue 30: its session.compile_time.GraphTime, None without compile times
-    memory: Any = None  # issue 42: a callable giving its session.memory_text.GraphMemory (planned when first asked)
+    numerics: dict[str, Any] | None = None  # the graph's buffers against eager (session.numerics)
+    compile_time: Any = None  # its session.compile_time.GraphTime, None without compile times
+    memory: Any = None  # a callable giving its session.memory_text.GraphMemory (planned when first asked)
     compile_times_measured: bool = False  # its session has compile times (of any graph)
     guards: str | None = None
     all_guards: dict[str, str] = field(default_factory=dict)
@@ -148,10 +148,10 @@ class GraphDiff:
     b: str
     levels: list[Level]
     kernel_pairs: dict[str, str] = field(default_factory=dict)
-    #: said at the top, before any level (issue 32): a variant compiled static from a dynamic graph, timings
+    #: said at the top, before any level: a variant compiled static from a dynamic graph, timings
     #: judged not reliable or a machine that moved between the two timings
     notes: list[str] = field(default_factory=list)
-    #: issue 42: the planned peak and saved-for-backward bytes when they moved (session.memory_text.diff_note), else ""
+    #: the planned peak and saved-for-backward bytes when they moved (session.memory_text.diff_note), else ""
     memory: str = ""
     #: the same line, said also when nothing moved (``memory: planned peak 1.0 kB in both``), for the diff screen
     memory_always: str = ""
@@ -171,7 +171,7 @@ class GraphDiff:
 
 
 def _graph_memory(session: Any, key: str) -> Any:
-    """Issue 42: graph ``key``'s session.memory_text.GraphMemory (None when the session cannot plan it)."""
+    """Graph ``key``'s session.memory_text.GraphMemory (None when the session cannot plan it)."""
     from inductor_step.session.memory_text import graph_memory  # noqa: PLC0415
 
     try:

@@ -1,4 +1,4 @@
-"""When and how the two sides of a diff were timed (issue 32): a diff's times are a comparison only when the
+"""When and how the two sides of a diff were timed: a diff's times are a comparison only when the
 machine was the same for both.  No Textual, no torch.
 
 Three cases, said at the top of the diff (:func:`top_notes`) and in its timings level (:func:`timing_notes`):

@@ -26,7 +26,7 @@ def level_lines(lv: Level, diffs: bool = True) -> list[str]:
 def render(d: GraphDiff, diffs: bool = True) -> str:
     """The plain-text summary of one graph diff, top-down; unchanged levels are named on one line."""
     lines = [f"diff  A: {d.a}  ->  B: {d.b}"] + [f"! {n}" for n in d.notes]
-    lines += [f"~ {d.memory}"] if getattr(d, "memory", "") else []  # issue 42
+    lines += [f"~ {d.memory}"] if getattr(d, "memory", "") else []
     same = []
     for lv in d.levels:
         if not lv.changed and not lv.missing:
@@ -80,7 +80,7 @@ def diff_files(path_a: str, path_b: str, diffs: bool = True) -> str:
         return render_recompiles(sb, os.path.basename(path_b), diffs)
     sa = session_of(load_session(path_a))
     pairs = diff_sessions(sa, sb, os.path.basename(path_a), os.path.basename(path_b))
-    from inductor_step.session.compile_time import diff_text  # noqa: PLC0415 - issue 30: compile time per stage
+    from inductor_step.session.compile_time import diff_text  # noqa: PLC0415 - compile time per stage
 
     ctime = diff_text(sa, sb)
     return render_sessions(pairs, path_a, path_b, diffs) + (f"\n\n{ctime}" if ctime else "")

@@ -39,7 +39,7 @@ from inductor_step.session.format.commands import (  # noqa: F401
     CMD_WHAT_IF, Command,
     split_at_script,
 )
-from inductor_step.session.format.numerics import (  # noqa: F401 - issue 29
+from inductor_step.session.format.numerics import (  # noqa: F401
     GraphNumerics, NumericsAnswer, NumericsBuffer,
 )
 from inductor_step.session.format.blame import (  # noqa: F401

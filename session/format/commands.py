@@ -12,10 +12,10 @@ CMD_CAN_FUSE = "can_fuse"   # ask can_fuse(a, b) while paused; answered by a fus
 CMD_RUN = "run"             # time the compiled graphs (all, or the one named in "graph")
 CMD_CANCEL_RUN = "cancel_run"
 CMD_QUIT = "quit"           # end the agent
-CMD_WHAT_IF = "what_if"     # recompile one graph with Inductor settings changed (issue 22)
-CMD_TIME_PAIR = "time_pair"  # time two graphs round by round (issue 32: r in the diff view)
-CMD_NUMERICS = "numerics"   # compare each buffer of the graphs (all, or "graph") with eager (issue 29)
-CMD_SAVE_INPUTS = "save_inputs"  # save one kernel's real arguments at its launch (issue 28.5: X in pane 6)
+CMD_WHAT_IF = "what_if"     # recompile one graph with Inductor settings changed
+CMD_TIME_PAIR = "time_pair"  # time two graphs round by round (r in the diff view)
+CMD_NUMERICS = "numerics"   # compare each buffer of the graphs (all, or "graph") with eager
+CMD_SAVE_INPUTS = "save_inputs"  # save one kernel's real arguments at its launch (X in pane 6)
 CMD_BLAME = "blame"  # bisect a graph's divergence to the pass or lowering behind it (tracer.blame)
 CMD_CANCEL_BLAME = "cancel_blame"  # end the blame in progress (its step's process too)
 

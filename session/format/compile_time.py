@@ -1,4 +1,4 @@
-"""The session format's compile-time messages (issue 30): the compile's own time per stage, kernel and FX node."""
+"""The session format's compile-time messages: the compile's own time per stage, kernel and FX node."""
 
 from __future__ import annotations
 

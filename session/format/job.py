@@ -1,4 +1,4 @@
-"""The job file of a distributed run (issue 23): its TypedDicts, write and read, a rank agent's hello."""
+"""The job file of a distributed run: its TypedDicts, write and read, a rank agent's hello."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from typing import Any, Literal, TypedDict
 
 
-# ----------------------------------------------------------------------------- distributed jobs (issue 23)
+# ----------------------------------------------------------------------------- distributed jobs
 #
 # ``inductor-step --nproc-per-node N script.py`` starts ``python -m torch.distributed.run ... -m
 # inductor_step.tracer.agent --connect SOCKET --step-rank R -- script.py ...``: torch's launcher

@@ -115,7 +115,7 @@ def graph_key(msg: dict[str, Any]) -> str:
 
 
 PART_SEP = " #"  # between a graph's kind and its part: "[4/0] forward #2" (graph_key)
-RESET_SEP = "@reset"  # in a compile id after the script's Nth torch._dynamo.reset(): "[0/0]@reset1" (issue 27.10)
+RESET_SEP = "@reset"  # in a compile id after the script's Nth torch._dynamo.reset(): "[0/0]@reset1"
 
 
 def split_part(kind: str) -> tuple[str, int | None]:
@@ -151,7 +151,7 @@ def with_subgraph(kind: str, subgraph: str | None) -> str:
     return f"{kind}{SUBGRAPH_SEP}{subgraph}" if subgraph else kind
 
 
-# ----------------------------------------------------------------------------- what if (issue 22)
+# ----------------------------------------------------------------------------- what if
 
 VARIANT_SEP = " · "  # between a graph's key and its what-if variant's settings
 

@@ -30,12 +30,12 @@ class Header(_Header, total=False):
     settings: dict[str, Any]  # torch config values the agent set
     # the what-if form's settings (tracer.adapter.WHAT_IF_SETTINGS) read when the agent started, before the
     # script ran: not what a graph compiled with (torch.compile's mode/options patch them per compile); each
-    # graph's own are its dynamo stop's compiled_with.config (issue 27)
+    # graph's own are its dynamo stop's compiled_with.config
     inductor_settings: dict[str, Any]
     hooks: list[str]
     note: str
     t: float
-    distributed: "Distributed"  # the agent runs in one rank of a torchrun job (issue 23)
+    distributed: "Distributed"  # the agent runs in one rank of a torchrun job
 
 
 class Distributed(TypedDict, total=False):
@@ -104,7 +104,7 @@ class _Done(TypedDict):
 class Done(_Done, total=False):
     message: str | None
     t: float
-    # issue 27.10: graphs no Inductor compile got -- {"[0/0] inference": "aot_eager"} -- and, when no
+    # graphs no Inductor compile got -- {"[0/0] inference": "aot_eager"} -- and, when no
     # graph reached Inductor, Dynamo's reasons (graph breaks, skipped or failed frames), one line each
     other_backends: dict[str, str]
     inductor_graphs: int
@@ -161,7 +161,7 @@ class RunStatus(TypedDict, total=False):
     failed: list[str]  # graphs whose timing failed ("[1/0] backward")
     of: int  # graphs asked for
     cancelled: bool
-    limit_s: float  # issue 32.4: the per-graph time limit the timing runs under (--timing-limit)
+    limit_s: float  # the per-graph time limit the timing runs under (--timing-limit)
     t: float
 
 
@@ -194,11 +194,11 @@ class GraphRounds(TypedDict, total=False):
     eager_rounds_ms: list[float]
     rounds_stable: bool
     load: dict[str, float | int | None]  # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU)
-    compiled_wait_shares: list[float]  # issue 32, CPU: each round's share of time its threads waited for a core
+    compiled_wait_shares: list[float]  # CPU: each round's share of time its threads waited for a core
     eager_wait_shares: list[float]
     compiled_wait: dict[str, Any]  # the last rounds together (tracer.timing.contention.combine)
     eager_wait: dict[str, Any]
-    # issue 39.2: the decomposed post-grad graph run op by op, timed in the same rounds (a third figure)
+    # the decomposed post-grad graph run op by op, timed in the same rounds (a third figure)
     decomposed_rounds_ms: list[float]
     decomposed_wait_shares: list[float]
     decomposed_wait: dict[str, Any]
@@ -253,7 +253,7 @@ class KernelResources(TypedDict, total=False):
 
 class RunKernel(TypedDict, total=False):
     """One kernel call timed (tracer.timing.time_graph); times in ms, sizes in GB (1e9 bytes).  A collective
-    (issue 23: ``torch.ops._c10d_functional.all_reduce_.default#0``) is listed but not timed: ``median_ms``,
+    (``torch.ops._c10d_functional.all_reduce_.default#0``) is listed but not timed: ``median_ms``,
     ``p20_ms``, ``p80_ms`` and ``share`` are None, ``not_timed`` says why, ``stand_in`` what ran in its place."""
     name: str
     call: int  # 1 for the kernel's first call in call(), 2 for its second, ...
@@ -292,7 +292,7 @@ class RunKernel(TypedDict, total=False):
     launch: dict[str, Any]  # its launch config: grid, constants, num_warps, num_stages, def_name
     share: float | None  # of the kernel sum; None for a call with no time (a collective)
     resources: KernelResources
-    # issue 28: Triton's lower stages of the binary (tracer.triton_stages.live_stages; the kernel's first call):
+    # Triton's lower stages of the binary (tracer.triton_stages.live_stages; the kernel's first call):
     # {"stages": {ttir, ttgir, llir, ptx, sass}, "maps": {"lines", "counts"}, "sass_info", "source", "target"}
     # or {"missing": why}; a C++ kernel's: {"stages": {"asm"}, "maps", ...} (tracer.cpu_disasm); and the
     # candidates Triton's autotuner benchmarked in the script's first call: {"candidates": [{"config", "ms"}],
@@ -309,7 +309,7 @@ class Run(TypedDict, total=False):
     device: str
     cupti: str
     compiled_ms: float | None
-    # issue 39.2: what the script runs without torch.compile -- Dynamo's graph run eagerly (a training forward with
+    # what the script runs without torch.compile -- Dynamo's graph run eagerly (a training forward with
     # grad; a backward: autograd's backward of it); before, the decomposed post-grad graph (now decomposed_ms)
     eager_ms: float | None
     eager_how: str  # how eager_ms was measured (tracer.timing.eager_user.EAGER_HOW)
@@ -318,7 +318,7 @@ class Run(TypedDict, total=False):
     decomposed_error: str  # decomposed_ms is None: why
     decomposed_note: str  # the post-grad graph could not be sent to the timing process, or ran too slowly
     kernel_sum_ms: float | None  # None with kernels_note: the kernels are not timed one by one
-    # issue 27: a C++ wrapper (cpp_wrapper=True) or an AOTInductor package runs its kernels inside compiled code
+    # a C++ wrapper (cpp_wrapper=True) or an AOTInductor package runs its kernels inside compiled code
     kernels_note: str  # why ``kernels`` is empty and there is no kernel sum
     aoti: AotiRun  # an AOTInductor graph: the package timed and how it was loaded
     in_graph_sum_ms: float
@@ -326,7 +326,7 @@ class Run(TypedDict, total=False):
     in_graph_cupti: str
     in_script: str
     inputs: str
-    input_sizes: list[str]  # issue 27: the sizes timed at, one per graph input ("2x5x8 float32", "5")
+    input_sizes: list[str]  # the sizes timed at, one per graph input ("2x5x8 float32", "5")
     configs: str
     graph_rounds: GraphRounds
     peak: Peak
@@ -334,7 +334,7 @@ class Run(TypedDict, total=False):
     memory: dict[str, Any]  # {"peak_bytes", "how"} on CUDA (tracer.timing.memory.measured_peak), else {"not_measured"}
     eager_nodes_ms: dict[str, float]  # post-grad FX node -> its eager time alone (tracer.timing.eager_nodes)
     eager_nodes: str  # how eager_nodes_ms was measured, or why it was not
-    # issue 23: a graph with collectives is timed with each collective replaced by a local stand-in
+    # a graph with collectives is timed with each collective replaced by a local stand-in
     # (tracer.adapter.collectives); compiled_ms, eager_ms, kernel_sum_ms and the shares exclude them
     collectives_stubbed: list[str]  # the collective calls' kernel names, in call order
     collectives_stand_in_ms: float | None  # the stand-ins' own times summed (inside compiled_ms)
@@ -356,7 +356,7 @@ class Run(TypedDict, total=False):
     crashed: bool
     signal: str | int
     isolated: str  # "timed in a process of its own (pid N) ..."
-    # issue 27.9: timing never needs a re-trace that fails; where a part cannot be timed, which and why
+    # timing never needs a re-trace that fails; where a part cannot be timed, which and why
     eager_error: str  # eager_ms is None: why (Dynamo's graph not captured, no inputs, it raised)
     eager_note: str  # the eager baseline came from elsewhere or was left out (e.g. not sendable to a worker)
     eager_fixes: str  # what was rewritten so the post-grad graph runs eagerly (in-place foreach getitems)
@@ -364,17 +364,17 @@ class Run(TypedDict, total=False):
     timed_out: bool  # the per-graph limit ran out (error says at which step)
     limit_s: float  # the per-graph limit it ran under (s)
     settled: bool  # the graph time settled (rounds agreed, no contention)
-    contended: bool  # the timing threads waited for a core (measured per round; before issue 32: the load average)
+    contended: bool  # the timing threads waited for a core (measured per round; before the load average)
     sum_vs_graph: float | None  # kernel sum / compiled graph time
     gap_cause: Literal["overhead", "kernels_alone", "unsettled"]
     warnings: list[str]
     eager_note: str  # why eager_ms is None, where the timing says
-    # issue 27 points 6-7 (CUDA): tracer.cudagraph_record.CudagraphRecord.cudagraphs_run_info, the whole graph
+    # CUDA: tracer.cudagraph_record.CudagraphRecord.cudagraphs_run_info, the whole graph
     # replayed as one CUDA graph (tracer.timing.ingraph.replay_time), user kernels not restored for eager
     cudagraphs: dict[str, Any]
     cudagraph_replay: dict[str, Any]
     eager_user_kernels: str
-    # issue 32: every CPU figure judged on its measured contention (tracer.timing.contention)
+    # every CPU figure judged on its measured contention (tracer.timing.contention)
     reliable: bool  # False when any figure (compiled, eager, kernels) is not reliable
     unreliable: str  # which figures are not, and why, in one line ending "press r to time again"
     verdicts: dict[str, Verdict]  # "compiled" | "eager" | "kernels" | "decomposed" (a subgraph's) -> its verdict (CPU)
@@ -449,7 +449,7 @@ class PairRounds(TypedDict, total=False):
 
 
 class PairTiming(TypedDict, total=False):
-    """Issue 32: the answer to ``time_pair`` (``r`` in the diff view): graphs ``a`` and ``b`` (graph keys,
+    """The answer to ``time_pair`` (``r`` in the diff view): graphs ``a`` and ``b`` (graph keys,
     ``"[0/0] inference"``) timed round by round; ``status`` "timing", then "done" (``rounds``) or "failed"
     (``message``, e.g. which step ran past the per-graph limit)."""
     type: Literal["pair_timing"]
@@ -464,7 +464,7 @@ class PairTiming(TypedDict, total=False):
 
 
 class InputsSaved(TypedDict, total=False):
-    """Issue 28.5: the answer to ``save_inputs`` (``X`` in pane 6, ``--save-inputs``): kernel ``kernel`` of graph
+    """The answer to ``save_inputs`` (``X`` in pane 6, ``--save-inputs``): kernel ``kernel`` of graph
     (``compile_id``, ``graph_kind``) had its arguments saved at its launch to ``path`` (``bytes`` on disk,
     ``tensors`` of them; ``how``: whose inputs the graph ran on, ``real``: all the script's own), or ``error``."""
     type: Literal["inputs_saved"]
@@ -507,7 +507,7 @@ class Numerics(TypedDict, total=False):
 
 
 class WhatIf(TypedDict, total=False):
-    """A what-if recompile of a graph (issue 22): ``status`` "compiling", then "done" (the variant's
+    """A what-if recompile of a graph: ``status`` "compiling", then "done" (the variant's
     stops were sent; its graph key is ``"[0/0] forward · max_autotune=True"``) or "failed" (``message``;
     an ``error`` message names the stage)."""
     type: Literal["what_if"]
@@ -522,7 +522,7 @@ class WhatIf(TypedDict, total=False):
     t: float
 
 
-from inductor_step.session.format.numerics import GraphNumerics  # noqa: E402 - issue 29's message
+from inductor_step.session.format.numerics import GraphNumerics  # noqa: E402 - the numerics message
 from inductor_step.session.format.blame import Blame  # noqa: E402 - blame's message
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,

@@ -1,4 +1,4 @@
-"""The ``numerics`` message (issue 29): each buffer of a compiled graph against eager and float64, and the first
+"""The ``numerics`` message: each buffer of a compiled graph against eager and float64, and the first
 that diverges or holds a NaN (written by tracer.numerics, read by session.numerics and the numerics pane)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class NumericsBuffer(TypedDict, total=False):
     eager_vs_f64: dict[str, Any]
     nan: int
     inf: int
-    holds: str  # issue 40.3: what the buffer holds where it is not its FX node's value (a mean's sum), compared with that
+    holds: str  # what the buffer holds where it is not its FX node's value (a mean's sum), compared with that
     eager_nan: int  # eager's NaN count on the same node
     eager_inf: int
 
@@ -62,7 +62,7 @@ class NumericsAnswer(TypedDict, total=False):
 
 
 class GraphNumerics(TypedDict, total=False):
-    """``numerics`` message: one graph's buffers against eager (issue 29), or ``error`` (``failed``)."""
+    """``numerics`` message: one graph's buffers against eager, or ``error`` (``failed``)."""
     type: Literal["numerics"]
     compile_id: str
     graph_kind: GraphKind
@@ -87,9 +87,9 @@ class GraphNumerics(TypedDict, total=False):
     first_divergence: NumericsAnswer
     first_suspect: NumericsAnswer
     first_nonfinite: NumericsAnswer  # the first NaN/Inf the compiled graph adds (eager lacks it there)
-    nonfinite_as_eager: dict[str, Any]  # issue 39.4: buffers, float64_too, first: NaN/Inf eager holds at the same elements
-    inputs_origin: str  # issue 40.4: "real" (the script's call), "random", or "waiting"
-    waiting: bool  # issue 40.4: not compared yet: the script has not called the graph (``message`` says so)
+    nonfinite_as_eager: dict[str, Any]  # buffers, float64_too, first: NaN/Inf eager holds at the same elements
+    inputs_origin: str  # "real" (the script's call), "random", or "waiting"
+    waiting: bool  # not compared yet: the script has not called the graph (``message`` says so)
     message: str
     localized: dict[str, Any]  # tracer.numerics_localize.localize_kernels: the first divergence's kernel unfused
     localized_nonfinite: dict[str, Any]  # the same for the first NaN/Inf's kernel, where it is another kernel

@@ -113,14 +113,14 @@ class Kernel(TypedDict, total=False):
     num_gb: float  # Inductor's estimate_kernel_num_bytes / 1e9 (Triton)
     call_lines: list[int]  # each call's 1-based line in the wrapper
     collective: str  # a collective's op (torch.ops._c10d_functional.X.default): all_reduce_, wait_tensor, ...
-    # issue 27: a kernel generated from a template (tracer.adapter.template_nodes)
+    # a kernel generated from a template (tracer.adapter.template_nodes)
     template: str  # the template buffer's IR type: CppTemplateBuffer, TritonTemplateBuffer, ...
     template_node: str  # its scheduler node (opN)
     epilogue: list[str]  # the scheduler nodes fused after the template (its epilogue), opN
     prologue: list[str]  # those fused before it
 
 
-# ----------------------------------------------------------------------------- how a graph was compiled (issue 27)
+# ----------------------------------------------------------------------------- how a graph was compiled
 
 class CompiledWith(TypedDict, total=False):
     """How a graph was compiled (tracer.adapter.compiled_with): torch.compile's arguments as given
@@ -257,11 +257,11 @@ class StopBase(StopHead, total=False):
     attempt: int  # Dynamo restarted this frame's analysis: torch names the compile [0/0_1]
     trace_id: str  # "[0/0_1]"
     part: int  # one of several graphs Inductor compiled for this compile id and kind (see graph_key)
-    subgraph: str  # a higher-order op's subgraph of the graph (issue 27, see graph_key): "true_graph_0"
-    variant: str  # a what-if recompile of the graph (issue 22): its settings, "max_autotune=True"
+    subgraph: str  # a higher-order op's subgraph of the graph (see graph_key): "true_graph_0"
+    variant: str  # a what-if recompile of the graph: its settings, "max_autotune=True"
     unavailable: str  # the whole snapshot failed (tracer.adapter.safe)
     traceback: str
-    compile_ms: dict[str, float]  # issue 30: the compile's own time so far per stage (COMPILE_STAGES), pauses out
+    compile_ms: dict[str, float]  # the compile's own time so far per stage (COMPILE_STAGES), pauses out
 
 
 class DynamoStop(StopBase, total=False):
@@ -276,9 +276,9 @@ class DynamoStop(StopBase, total=False):
     #: guessed at the dynamo stop ("forward": an input requires grad), whose graph had no other stop;
     #: readers drop that graph (session.store.Session.add)
     corrects: str
-    compiled_with: CompiledWith | Unavailable  # issue 27: how this graph was compiled
-    symbols: list[Symbol] | Unavailable  # issue 27: the dynamic symbols, what each stands for, its range
-    #: issue 27.10: the backend Dynamo handed this graph to when it is not Inductor ("aot_eager",
+    compiled_with: CompiledWith | Unavailable  # how this graph was compiled
+    symbols: list[Symbol] | Unavailable  # the dynamic symbols, what each stands for, its range
+    #: the backend Dynamo handed this graph to when it is not Inductor ("aot_eager",
     #: "eager", a custom backend's name): the graph's stops end at dynamo (or aot, where AOTAutograd ran)
     backend: str
 
@@ -286,7 +286,7 @@ class DynamoStop(StopBase, total=False):
 class AotStop(StopBase, total=False):
     aot_graphs: dict[str, str]  # joint / forward / backward / inference -> readable code
     post_grad: FxGraph | Unavailable
-    backend: str  # issue 27.10: not Inductor (DynamoStop.backend)
+    backend: str  # not Inductor (DynamoStop.backend)
 
 
 class LoweringStop(StopBase, total=False):
@@ -315,7 +315,7 @@ KernelSpan = TypedDict("KernelSpan", {"def": list[int], "body": int, "calls": li
 
 
 class AotiCode(TypedDict, total=False):
-    """Where an AOTInductor graph's code came from (issue 27; tracer.capture_aoti)."""
+    """Where an AOTInductor graph's code came from (tracer.capture_aoti)."""
     api: str | None  # "aoti_compile_and_package" or "aot_compile"
     wrapper_path: str | None  # torch's wrapper .cpp (the inductor_aot_wrapper_code event)
     kernel_path: str | None  # torch's kernel .cpp (inductor_aot_kernel_code)
@@ -337,13 +337,13 @@ class CodegenStop(StopBase, total=False):
     kernels: list[Kernel]
     links: Links | Unavailable
     kernel_spans: dict[str, KernelSpan]  # kernel (as in links.kernels) -> where it is in the wrapper
-    function: str  # a subgraph's (issue 27): its function in the parent's output module, "true_graph_0"
+    function: str  # a subgraph's: its function in the parent's output module, "true_graph_0"
     function_lines: list[int]  # that function's [first, last] 1-based lines in ``wrapper``
-    autotune: list[Autotune]  # issue 27: Inductor's autotuning selections while lowering this graph
-    # issue 39.1: compiled with CUDA graphs: {"enabled": True, "partitions": [...], "outside": [statements of call
+    autotune: list[Autotune]  # Inductor's autotuning selections while lowering this graph
+    # compiled with CUDA graphs: {"enabled": True, "partitions": [...], "outside": [statements of call
     # run outside them]} (tracer.cudagraph_record.partitions_of; no "partitions": no Runner, the whole call)
     cudagraphs: dict[str, Any]
-    memory_estimate: dict[str, Any]  # issue 42: {"bytes", "source"}: torch._inductor.memory's peak estimate, or {"unavailable"} / {"not_read"}
+    memory_estimate: dict[str, Any]  # {"bytes", "source"}: torch._inductor.memory's peak estimate, or {"unavailable"} / {"not_read"}
 
 
 Stop = Union[DynamoStop, AotStop, LoweringStop, SchedulingStop, LoopBodyStop, CodegenStop]

@@ -1,4 +1,4 @@
-"""Where the time goes and what to change (issue 20): three ledgers over a recorded session, no torch.
+"""Where the time goes and what to change: three ledgers over a recorded session, no torch.
 
 - :func:`roofline_rows`: per timed kernel call, its bytes and FLOPs (library calls: the run's
   ``torch.utils.flop_counter`` count; generated kernels: :func:`loopbody_flops`), arithmetic intensity, the roof that

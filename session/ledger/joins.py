@@ -127,7 +127,7 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
     ``wasted_ms`` (each the sum of the kernels' times x the line's share, :data:`SPLIT_RULE`),
     ``unpriced_ms`` (measured time of kernels with no roofline), ``untimed`` (the line's kernel calls with
     no time at all, each ``"[1/0] inference torch.ops._c10d_functional.all_reduce_.default#0: collective, not
-    timed: ..."``: a collective, issue 23; left out of every sum, never counted as 0), ``eager_ms``: the eager time of the
+    timed: ..."``: a collective; left out of every sum, never counted as 0), ``eager_ms``: the eager time of the
     post-grad FX nodes whose user line it is (the run's ``eager_nodes_ms``, each node once), None with
     ``eager_missing`` saying why where a timed graph has none; ``slower_than_eager`` when measured > eager;
     ``unreliable``: the verdict of the runs it was timed in when any was judged not reliable (session.trust), else None."""
@@ -198,7 +198,7 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
             a.update(measured_ms=None, roofline_ms=None, wasted_ms=None, unpriced_ms=None)
         a["slower_than_eager"] = a["eager_ms"] is not None and a["measured_ms"] is not None and \
             a["measured_ms"] > EAGER_MARGIN * a["eager_ms"]
-        # issue 32: a line timed in a run judged not reliable carries that judgement wherever it is ranked
+        # a line timed in a run judged not reliable carries that judgement wherever it is ranked
         a["unreliable"] = "; ".join(f"{g}: {bad[g]}" for g in dict.fromkeys(g for g, _k in a["targets"]) if g in bad) \
             or None
     return sorted(acc.values(), key=lambda a: (a["measured_ms"] is None, -(a["wasted_ms"] or 0.0),
@@ -260,11 +260,11 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
         if both:
             return ("Inductor: " + both[-1]), both
     colls = [k for k in (a, b) if _COLLECTIVE_KERNEL.match(k)]
-    if colls:  # issue 23
+    if colls:
         return (f"not considered: {colls[0].split('#')[0]} is a collective (communication between ranks, an extern "
                 "call), which Inductor's scheduler never fuses"), []
     extern = [k for k in (a, b) if is_library(k, links)]
-    if extern:  # issue 32: the same sentence as pane 4's f (session.fusion_fix.LIBRARY_CALL)
+    if extern:  # the same sentence as pane 4's f (session.fusion_fix.LIBRARY_CALL)
         cw = (session.stop_for(key, "dynamo") or {}).get("compiled_with")
         return f"never fusable as compiled: {extern[0].split('#')[0]} is a library call: {library_call(cw)}", []
     if not stop or not stop.get("fusion_log"):
@@ -333,5 +333,5 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
                             "nodes": ((lbufs.get(buf) or {}).get("scheduler_node"), node),
                         })
     rows.sort(key=lambda r: (r["cost_ms"] is None, -(r["cost_ms"] or 0.0), -(r["bytes"] or 0)))
-    act, lib = classify(rows)  # issue 32: the ones Inductor could have made first, a setting to try on each
+    act, lib = classify(rows)  # the ones Inductor could have made first, a setting to try on each
     return [{**r, "library": False} for r in act] + [{**r, "library": True, "fix": None, "fix_why": ""} for r in lib]

@@ -108,7 +108,7 @@ def kernel_roofline(run: dict[str, Any], k: dict[str, Any],
     ``roofline_ms`` (the larger), ``bound`` ("memory" | "compute" | None), ``pct_of_roof`` (roofline /
     measured x 100), ``wasted_ms`` (measured - roofline), ``over_roof`` (why a kernel shows faster than
     its roof: the count is wrong), ``missing`` (why there is no roofline).  A call with no time (a
-    collective, issue 23: ``median_ms`` None with ``not_timed``) has ``measured_ms`` None, no roofline and
+    collective, ``median_ms`` None with ``not_timed``) has ``measured_ms`` None, no roofline and
     ``missing`` "collective, not timed: ..."."""
     if not isinstance(k.get("median_ms"), (int, float)):
         why = ("collective, not timed: " if k.get("collective") else "not timed: ") + str(k.get("not_timed") or

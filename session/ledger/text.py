@@ -15,7 +15,7 @@ from inductor_step.session.ledger.roofs import MEASURED, SPLIT_RULE, memory_roof
 
 def _library_text(session: Any, rows: list[dict[str, Any]]) -> str:
     """The library-call sentence for ``rows`` (fusion rows with a library call on a side): without the
-    max_autotune advice when every graph among them was compiled with it (issue 40.7)."""
+    max_autotune advice when every graph among them was compiled with it."""
     graphs = {r["graph"] for r in rows}
     tuned = bool(graphs) and all(max_autotuned((session.stop_for(g, "dynamo") or {}).get("compiled_with"))
                                  for g in graphs)
@@ -28,7 +28,7 @@ def fmt(v: Any, spec: str = ".4f", none: str = "-") -> str:
 
 def _roofs_kept(roofs: dict[str, Any]) -> str:
     """Where the measured roofs were kept: read from the cache file, stored there, or (a CPU measured while other
-    processes held its cores: tracer.timing.machine keeps no such figure) not stored (issue 40.11: the ledger said
+    processes held its cores: tracer.timing.machine keeps no such figure) not stored (the ledger said
     'stored in' a file that held ``{}``)."""
     if roofs.get("cached"):
         return f"measured roofs read from {roofs['cache']}"
@@ -99,7 +99,7 @@ def summary(session: Any, top: int = 5) -> str:
         out.append(f"    {r['wasted_ms']:9.4f} ms wasted  {r['pct_of_roof']:5.1f}% of roof  {r['bound']:7} "
                    f"{r['graph']} {r['name']}")
     out.append("  most wasted user lines (" + SPLIT_RULE.split(";")[0] + "):")
-    sp = lambda line: short_path(line, getattr(session, "script_dir", None)) or line  # noqa: E731 (issue 33.3)
+    sp = lambda line: short_path(line, getattr(session, "script_dir", None)) or line  # noqa: E731
     for r in line_rows(session)[:top]:
         eager = f"{r['eager_ms']:9.4f} ms eager" if r["eager_ms"] is not None else "   eager -"
         if r["measured_ms"] is None:

@@ -112,7 +112,7 @@ def rank_diff(sa: Any, sb: Any, key: str, rank_a: int, rank_b: int, key_b: str |
     ranks' one: :func:`_rank_why`)."""
     ga = DiffSide.from_session(sa, key, f"rank {rank_a}")
     gb = DiffSide.from_session(sb, key_b or key, f"rank {rank_b}")
-    # cuda:N on local rank N is each rank's own GPU: the same input on every rank (issue 39.3)
+    # cuda:N on local rank N is each rank's own GPU: the same input on every rank
     for g, s in ((ga, sa), (gb, sb)):
         g.stops = own_device_stops(g.stops, own_index(s))
         g.header = own_device_stops(g.header, own_index(s))

@@ -1,4 +1,4 @@
-"""A rank's own GPU (``cuda:N`` on local rank N) read as the same device on every rank (issue 39.3).
+"""A rank's own GPU (``cuda:N`` on local rank N) read as the same device on every rank.
 
 Rank 1 of a two-GPU job runs on ``cuda:1`` where rank 0 runs on ``cuda:0``: its parameters, its
 Dynamo and post-grad nodes' values, its scheduler's loop groups (``device(type='cuda', index=1)``),

@@ -236,7 +236,7 @@ class RankComparison:
     graphs: list[GraphComparison]
     divergences: list[Divergence]
     time_ratio: float = TIME_RATIO
-    #: issue 27.10: rank -> why no graph of its reached Inductor (its done message and Dynamo's reasons)
+    #: rank -> why no graph of its reached Inductor (its done message and Dynamo's reasons)
     nothing_compiled: dict[int, list[str]] = field(default_factory=dict)
 
     def graph(self, key: str) -> GraphComparison | None:

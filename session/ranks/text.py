@@ -64,7 +64,7 @@ def text(c: RankComparison, details: bool = False) -> str:
     for r in c.ranks:
         if c.states[r].state != "done" or c.states[r].returncode != 0:
             lines.append(f"  {c.states[r].line}")
-    if not c.compared:  # issue 27.10: nothing reached Inductor; never "agree" on an empty comparison
+    if not c.compared:  # nothing reached Inductor; never "agree" on an empty comparison
         lines.append("nothing to compare: no graph reached Inductor on "
                      + (_ranks(sorted(c.nothing_compiled)) if c.nothing_compiled else "any rank"))
         for r, why in sorted(c.nothing_compiled.items()):

@@ -146,12 +146,11 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
     from inductor_step.session.ledger import report_markdown  # noqa: PLC0415
     from inductor_step.session.store import Session  # noqa: PLC0415
 
-    text += scrub.text(add_kernels(session_path, msgs, out_dir, stood))  # issue 28.5: repros, TTGIR/PTX/SASS
-    ledger_md = report_markdown(Session.of(msgs))  # issue 20: top ten of each ledger, when timed
+    text += scrub.text(add_kernels(session_path, msgs, out_dir, stood))  # repros, TTGIR/PTX/SASS
+    ledger_md = report_markdown(Session.of(msgs))  # top ten of each ledger, when timed
     if ledger_md:
         text += "\n" + scrub.text(ledger_md)
-    from inductor_step.session.numerics import report_markdown as numerics_md  # noqa: PLC0415 - issue 29
-
+    from inductor_step.session.numerics import report_markdown as numerics_md  # noqa: PLC0415
     num_md = numerics_md(Session.of(msgs))
     if num_md:
         text += "\n" + scrub.text(num_md)

@@ -29,7 +29,7 @@ def cid_slug(compile_id: str | None) -> str:
 def _kind_of(m: dict[str, Any], default: str = "None") -> str:
     """A message's graph kind with its part and subgraph, as graph keys end: ``"forward #2"``,
     ``"inference › true_graph_0"`` (protocol.graph_key); a what-if variant's with its settings
-    (``"forward · max_autotune=True"``, issue 32: a variant is a graph of its own in the report, never its original)."""
+    (``"forward · max_autotune=True"``, a variant is a graph of its own in the report, never its original)."""
     k = GraphKey.of(m) if "graph_kind" in m else GraphKey.of(m).replace(kind=default)
     return f"{k.kind_label}{VARIANT_SEP}{k.variant}" if k.variant else k.kind_label
 
@@ -83,7 +83,7 @@ class PathScrubber:
         for pkg in _PKG_DIRS:
             if pkg in parts:
                 rest = parts[len(parts) - parts[::-1].index(pkg):]
-                # installed code from the package down, as torch's traces and tlparse show it (issue 33.3)
+                # installed code from the package down, as torch's traces and tlparse show it
                 return "/".join(rest) + trail if rest else "<site-packages>" + trail
         in_cache = any(seg.startswith("torchinductor_") for seg in parts)
         if self.cwd and not in_cache and (core == self.cwd or core.startswith(self.cwd + "/")):

@@ -1,4 +1,4 @@
-"""The report bundle of a distributed job (issue 23): every rank's state, the rank comparison, launcher tail."""
+"""The report bundle of a distributed job: every rank's state, the rank comparison, launcher tail."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from inductor_step.session.report.job_sections import (JobFacts, collectives_lin
                                                        launcher_lines, ranks_lines, timings_by_rank_lines)
 
 
-# --------------------------------------------------------------------------- jobs (issue 23)
+# --------------------------------------------------------------------------- jobs
 
 class _RankView:
     """What the job report says about one rank: its JobRank entry and, when readable, its session."""
@@ -106,7 +106,7 @@ def _render_job(job: dict[str, Any], views: list[_RankView], *, job_name: str, f
 def build_job_report(job_path: str, out_dir: str | None = None, *, screenshots: list[str] | None = None,
                      include_paths: bool = False, archive: bool = False,
                      stood: dict | None = None) -> tuple[str, list[str]]:
-    """Write a bug-report bundle for the torchrun job ``job_path`` (``X.job.json``, issue 23).
+    """Write a bug-report bundle for the torchrun job ``job_path`` (``X.job.json``).
 
     The bundle holds ``REPORT.md`` (the job: command, collective timeout, each rank's state and where
     a rank died, which ranks compiled which graphs and where their versions differ, the collectives,

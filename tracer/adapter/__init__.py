@@ -12,7 +12,7 @@ A new torch that moves something breaks this module only, and each capture degra
   ``config._pre_fusion_custom_pass``/``_post_fusion_custom_pass`` (``V.graph`` IR and scheduler nodes);
 - fusion reasons: logger ``torch._inductor.scheduler.__fusion`` at DEBUG (Inductor's WhyNoFuse text).
 
-Split by concern (issue 16): :mod:`.base` (the ``unavailable`` shape, ``safe``, versions, the live
+Split by concern: :mod:`.base` (the ``unavailable`` shape, ``safe``, versions, the live
 graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torch's structured trace),
 :mod:`.snapshots` (FX / IR / scheduler / LoopBody / codegen data), :mod:`.memo` (text memo),
 :mod:`.profiler` (profiler records), :mod:`.output_module` (output module, autotuners, benchmarker),
@@ -167,7 +167,7 @@ from inductor_step.tracer.adapter.subgraphs import (  # noqa: F401
     subgraph_attrs,
     submodule,
 )
-from inductor_step.tracer.adapter.triton_autotune import (  # noqa: F401, E402  - issue 28.4
+from inductor_step.tracer.adapter.triton_autotune import (  # noqa: F401, E402
     install_triton_autotune_hook,
     reset_triton_autotuned,
     triton_autotuned,

@@ -1,6 +1,6 @@
 """Which backend Dynamo hands each graph to, the graph it hands over, and ``torch._dynamo.reset()`` calls.
 
-Issue 27 point 10: with ``backend="aot_eager"``, ``"eager"`` or a custom backend none of Inductor's
+With ``backend="aot_eager"``, ``"eager"`` or a custom backend none of Inductor's
 passes run, so nothing was recorded.  :func:`install_backend_hook` wraps
 ``torch._dynamo.output_graph.OutputGraph.call_user_compiler`` (torch/_dynamo/output_graph.py: Dynamo
 calls the backend there with its FX graph and example inputs) and reports every graph with the

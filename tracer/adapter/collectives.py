@@ -1,4 +1,4 @@
-"""Collectives in a compiled graph, and the local stand-ins the timing harness runs in their place (issue 23).
+"""Collectives in a compiled graph, and the local stand-ins the timing harness runs in their place.
 
 Inductor lowers a collective of ``torch.distributed`` (``dist.all_reduce`` under compile, DDP / FSDP2's
 functional collectives, DTensor redistribution) to an op of the ``_c10d_functional`` library

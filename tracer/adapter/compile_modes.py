@@ -1,4 +1,4 @@
-"""How a graph was compiled (issue 27): torch.compile's arguments, Inductor's non-default config, dynamic symbols, templates and autotuning choices."""
+"""How a graph was compiled: torch.compile's arguments, Inductor's non-default config, dynamic symbols, templates and autotuning choices."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Torch's own compile timers, read from inside (issue 30): every ``dynamo_timed`` event as it starts and ends
+"""Torch's own compile timers, read from inside: every ``dynamo_timed`` event as it starts and ends
 (``torch._dynamo.utils.ChromiumEventLogger``), the lowering of each FX node (``GraphLowering.run_node``), each C++
 kernel's build in the compile workers (``torch._inductor.codecache._worker_compile_cpp``), each Triton kernel's
 compile time as the worker measured it (``torch._inductor.async_compile._add_triton_kernel_info``) and each

@@ -1,4 +1,4 @@
-"""torch.distributed, as the agent in one rank of a torchrun job touches it (issue 23).
+"""torch.distributed, as the agent in one rank of a torchrun job touches it.
 
 While the UI holds one rank paused at a stop, the other ranks wait at their next collective; a
 process group's timeout (torch's default: 10 min for NCCL, 30 min for the others:

@@ -1,6 +1,6 @@
 """Dynamo's graph as Inductor gets it, and its real inputs at the first call: what the run stage times as eager.
 
-Issue 39.2: eager was Inductor's post-grad (decomposed) ATen graph run op by op, 2-25x slower than the
+Eager was Inductor's post-grad (decomposed) ATen graph run op by op, 2-25x slower than the
 script without ``torch.compile``.  What the script runs without compile is the GraphModule Dynamo hands
 its backend (the user's torch functions and modules, before AOTAutograd and decompositions).
 :func:`install_dynamo_graph_hook` wraps ``torch._inductor.compile_fx.compile_fx`` (torch/__init__.py's

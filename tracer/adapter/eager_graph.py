@@ -1,6 +1,6 @@
 """The post-grad graph made runnable eagerly for the run stage's eager baseline, and what keeps a graph in this process.
 
-Issue 27 point 9: timing re-ran the post-grad graph with ``torch.fx`` as the eager baseline and
+Timing re-ran the post-grad graph with ``torch.fx`` as the eager baseline and
 lost it, silently or with the graph's timing, where that graph is not plain ATen on plain tensors:
 
 * in-place foreach ops (a compiled ``Adam(foreach=True).step``): after Inductor's re-inplacing pass

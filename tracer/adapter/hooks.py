@@ -23,7 +23,7 @@ def configure_inductor(caches: bool = False) -> dict[str, Any]:
     """Settings the agent needs on every compile; returns what was set, for the session header.
 
     Caches are turned off because an FX-graph or AOT-autograd cache hit skips every Inductor
-    hook, unless ``caches`` (``--caches on``, issue 30.4: the caches' verdicts are then recorded);
+    hook, unless ``caches`` (``--caches on``, the caches' verdicts are then recorded);
     provenance tracking level 1 gives ``inductor_provenance_tracking_node_mappings``.
     """
     from torch._inductor import config as ic  # noqa: PLC0415
@@ -84,7 +84,7 @@ class _ChainedGraphPass:
     def uuid(self) -> Any:  # CustomGraphPass protocol: ours only observe, so the cache key is the user's pass's
         return ("inductor-step", _previous_uuid(self.previous))
 
-    def __reduce__(self) -> Any:  # Inductor pickles its config into the FX graph cache key (issue 30.4)
+    def __reduce__(self) -> Any:  # Inductor pickles its config into the FX graph cache key
         return (_pass_token, (repr(self.uuid()),))
 
 

@@ -1,4 +1,4 @@
-"""Inductor's own random numbers, replayed for numerics' eager reference (issue 39.4, dropout).
+"""Inductor's own random numbers, replayed for numerics' eager reference (dropout).
 
 With ``fallback_random=False`` (the default) Inductor rewrites dropout and ``torch.rand*`` into its own prims:
 ``inductor_seeds(count, device)`` (the wrapper's ``aten.randint.low_out(-2**63, 2**63 - 1, [count])``, one

@@ -1,4 +1,4 @@
-"""Numerics (issue 29), the torch side: an output module that reports each buffer as its kernel writes it,
+"""Numerics, the torch side: an output module that reports each buffer as its kernel writes it,
 the post-grad graph run node by node in its own dtype or in float64, and a graph recompiled with chosen nodes
 materialized.
 

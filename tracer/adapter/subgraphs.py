@@ -94,7 +94,7 @@ def _stack_path(stack: list[Any]) -> list[str] | None:
 def post_grad_subgraph_path() -> list[str] | None:
     """While ``_recursive_post_grad_passes`` runs on a subgraph on this thread: its attribute names from the
     root module (``["true_graph_0"]``, the names ``lowering_subgraph`` gives its ``SubgraphLowering`` later),
-    so the subgraph's post-grad time goes to its own row (issue 30.1); None on the root or outside."""
+    so the subgraph's post-grad time goes to its own row; None on the root or outside."""
     stack = getattr(_TL, "stack", None) or []
     kinds = getattr(_TL, "kinds", None) or []
     if len(stack) < 2 or not kinds or kinds[-1] != "_recursive_post_grad_passes":

@@ -1,4 +1,4 @@
-"""Triton's own autotuning as a decision (issue 28.4): every config ``CachingAutotuner.benchmark_all_configs``
+"""Triton's own autotuning as a decision: every config ``CachingAutotuner.benchmark_all_configs``
 benchmarked for a kernel, its time, and the winner, recorded per kernel name when the script's first call
 autotunes it (torch/_inductor/runtime/triton_heuristics.py)."""
 

@@ -1,4 +1,4 @@
-"""Triton's own on-disk cache, read (issue 30.4): where a compiled Inductor kernel's binaries sit, when each
+"""Triton's own on-disk cache, read: where a compiled Inductor kernel's binaries sit, when each
 entry was written, and whether entries of the same kernel sit under other cache keys (written by an earlier run).
 
 Triton's ``compile()`` (triton/compiler/compiler.py) keys each binary by a hash of the kernel's source,

@@ -1,4 +1,4 @@
-"""What if (issue 22): Inductor's settings read and a captured graph compiled again under changed ones
+"""What if: Inductor's settings read and a captured graph compiled again under changed ones
 (``torch._inductor.config``, ``compile_fx_inner``), without the original compile's fake values."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""How a timed graph reports its collectives (issue 23): listed as kernels with no time and the reason,
+"""How a timed graph reports its collectives: listed as kernels with no time and the reason,
 and the graph's times marked as excluding them.
 
 The timing harness (:func:`tracer.timing.harness.time_graph`) runs the output module with every

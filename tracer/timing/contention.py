@@ -1,4 +1,4 @@
-"""Contention measured, not guessed (issue 32): how long this process's threads waited for a core while timing.
+"""Contention measured, not guessed: how long this process's threads waited for a core while timing.
 
 A CPU time is only as good as the cores it got.  On a shared 2-core box a graph read 41.9999 ms while a plain
 loop over the same call read 0.061 ms a moment later: its OpenMP threads were waiting for a core, not
@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 #: a figure is judged not reliable when its rounds' threads waited for a core more than this share of the
-#: time they wanted one (see BENCHMARKS.md, "issue 32": quiet rounds read 0-3%, a busy loop per core 35-50%)
+#: time they wanted one (see BENCHMARKS.md, "Issue 32: CPU timings that judge themselves": quiet rounds read 0-3%, a busy loop per core 35-50%)
 WAIT_SHARE_LIMIT = 0.10
 
 

@@ -1,8 +1,8 @@
 """The decomposed post-grad graph run op by op: its per-node times for the ledger, and whether it can be run at all.
 
-Issue 20 ("the eager time of the same FX nodes, so lines that got slower than eager stand out"): the graph
+The ledger ("the eager time of the same FX nodes, so lines that got slower than eager stand out"): the graph
 Inductor compiled, run op by op by ``torch.fx.Interpreter`` on the inputs the timing harness uses, each node's
-call timed alone.  Issue 39.2: the whole graph run op by op is the run stage's third figure (``decomposed_ms``),
+call timed alone.  the whole graph run op by op is the run stage's third figure (``decomposed_ms``),
 never its eager; :func:`_no_eager` and :func:`_probe_eager` say where it cannot be run in rounds."""
 
 from __future__ import annotations

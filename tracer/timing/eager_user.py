@@ -1,6 +1,6 @@
 """The run stage's eager: Dynamo's graph (what the script runs without torch.compile), timed like the script runs it.
 
-Issue 39.2: "eager" was Inductor's post-grad graph, decomposed to ATen and prims and run op by op by
+"eager" was Inductor's post-grad graph, decomposed to ATen and prims and run op by op by
 ``torch.fx``: 2x the script's own time on CPU (an MLP block with LayerNorm: 1.15 ms against 0.59 ms for
 the module without compile) and 2-25x on an H100.  Eager is now the GraphModule Dynamo handed
 ``compile_fx`` (:mod:`tracer.adapter.dynamo_graph`: the user's torch functions and modules, before

@@ -7,7 +7,7 @@ quantiles 0.5/0.2/0.8, so the spread is reported too.  (Inductor's ``benchmark_g
 minimum, which is why it is not used here.)  The compiled graph is Inductor's output-code module
 ``call(args)``; "eager" is Dynamo's graph, what the script runs without torch.compile
 (:mod:`tracer.timing.eager_user`), and the post-grad ATen graph run op by op by torch.fx on the same
-inputs is a third figure, ``decomposed_ms`` (issue 39.2); kernels are timed one at a time on the arguments they received in one recorded ``call``.
+inputs is a third figure, ``decomposed_ms``; kernels are timed one at a time on the arguments they received in one recorded ``call``.
 Inputs come from the output module's own ``get_args()`` (random tensors of the compiled shapes),
 except integer tensors (indices, masks), which are the script's own from its first call of the graph
 when it made one (random indices can send a gather or scatter out of bounds).  On CUDA the script's
@@ -123,7 +123,7 @@ def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cu
     """Whether a graph's times can be trusted and what the gap between the kernel sum and the graph
     time means: ``contended`` (CPU and GPU -- a launch-bound GPU graph is as slow as its CPU -- this process's threads waited for a core more than
     :data:`tracer.timing.contention.WAIT_SHARE_LIMIT` of the time in the rounds the compiled or eager time
-    came from, measured per round from schedstat -- issue 32: the load average is too slow and coarse to
+    came from, measured per round from schedstat -- the load average is too slow and coarse to
     tell), ``verdicts`` (one per CPU figure: ``compiled``, ``eager``, ``decomposed``, ``kernels`` -> ``{"reliable", "wait_share",
     "text"}``, :func:`tracer.timing.contention.judge`), ``settled`` (the rounds agreed and nothing competed),
     ``sum_vs_graph`` (kernel sum / graph time), ``gap_cause`` -- ``"overhead"`` (sum at most the graph: the
@@ -143,7 +143,7 @@ def settled(rounds: dict[str, Any], compiled_ms: float, kernel_sum_ms: float, cu
     verdicts["compiled"] = judge(rounds.get("compiled_wait"), "the compiled graph's rounds")
     if rounds.get("eager_ms") is not None:
         verdicts["eager"] = judge(rounds.get("eager_wait"), "the eager rounds")
-    if rounds.get("decomposed_ms") is not None:  # issue 39.2: the third figure is judged too
+    if rounds.get("decomposed_ms") is not None:  # the third figure is judged too
         verdicts["decomposed"] = judge(rounds.get("decomposed_wait"), "the decomposed post-grad graph's rounds")
     if kernels_wait:
         verdicts["kernels"] = judge(kernels_wait, "the kernels' timing")
@@ -300,7 +300,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
     params = {k["name"]: _params(k["backend"], k["source"]) for k in parsed if k["backend"] in ("cpp", "triton")}
     gpu_names = gpu_kernel_names(sources, backends)  # a user @triton.jit kernel: the GPU knows it by its def name
     peak = device_peaks(device)
-    try:  # the ledger's three roofs (issue 20), measured once per device and cached
+    try:  # the ledger's three roofs, measured once per device and cached
         from inductor_step.tracer.timing import machine  # noqa: PLC0415
 
         roofs: dict[str, Any] = machine.device_roofs(device)
@@ -356,7 +356,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         inputs_fallback = ""
         try:
             args = _graph_args(mod)
-        except Exception as e:  # noqa: BLE001 - issue 40.8: a jagged graph's get_args() omits its SymInt input
+        except Exception as e:  # noqa: BLE001 - a jagged graph's get_args() omits its SymInt input
             args = script_args(script)
             if args is None:
                 sc = script or {}
@@ -391,7 +391,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         if eager_gm is not None and not skip:
             try:
                 eager_stubbed = adapter.stand_ins_in_graph(eager_gm)
-                eager_fixes = adapter.runnable_eager(eager_gm)  # in-place foreach getitems (issue 27.9)
+                eager_fixes = adapter.runnable_eager(eager_gm)  # in-place foreach getitems
                 eager_gm.recompile()
                 if progress is not None:
                     progress("running the decomposed post-grad graph op by op once")
@@ -426,7 +426,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         if eager_probe.get("slow"):  # too slow (or flex attention's backward): node by node would be as slow
             eager_nodes_how = f"not measured: {eager_probe['note']}"
         if eager_fn is not None or eager_probe.get("raised"):  # a graph that fails whole may still run node by node
-            try:  # issue 20: each FX node's eager time, for the ledger's lines
+            try:  # each FX node's eager time, for the ledger's lines
                 from inductor_step.tracer.timing.eager_nodes import eager_node_times  # noqa: PLC0415
 
                 eager_nodes, eager_nodes_how = eager_node_times(eager_gm, list(args), cuda)
@@ -450,7 +450,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
             replay = replay_time(mod, backends, args, bench, capture=capture_args(args, random_args))
             if replay.get("missing") and getattr(getattr(mod, "runner", None), "partitions", None):
                 # a statement outside the partitions (a host copy, a CPU op) stops a whole-call capture: replay the
-                # partitions as cudagraph trees do, the rest run as written (issue 39.1)
+                # partitions as cudagraph trees do, the rest run as written
                 whole = replay["missing"]
                 replay = partitioned_replay_time(mod, args, bench)
                 replay["whole"] = whole
@@ -468,8 +468,8 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         cancelled = False
         from inductor_step.tracer.timing.contention import Span  # noqa: PLC0415
 
-        again: list[tuple[dict[str, Any], Any, str, str]] = []  # issue 28: kernels to compile again, after timing
-        kspan = Span().__enter__()  # issue 32: did the kernels' timing get the cores?
+        again: list[tuple[dict[str, Any], Any, str, str]] = []  # kernels to compile again, after timing
+        kspan = Span().__enter__()  # did the kernels' timing get the cores?
         for i, (name, fn, a, k) in enumerate(calls):
             if cancel is not None and cancel.is_set():
                 cancelled = True
@@ -500,14 +500,14 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                     entry["config"] = cfg["config"]
                     if cfg.get("of"):
                         entry["configs_tried"] = cfg["of"]
-                    if cfg.get("tuned"):  # issue 28.4: each candidate's benchmark time and the winner
+                    if cfg.get("tuned"):  # each candidate's benchmark time and the winner
                         entry["autotune_candidates"] = cfg["tuned"]
                     entry["config_pinned"] = name in pinned
             if in_graph is not None:
                 entry.update(in_graph[i])
             elif cuda:
                 entry["warm_ms"] = bench_warm(fn, a, k)
-            # an extern call's output comes as out=buf: its bytes are written too (issue 20's roofline)
+            # an extern call's output comes as out=buf: its bytes are written too (the roofline's bytes)
             counted = a + tuple(v for v in k.values() if isinstance(v, torch.Tensor)) if backend == "extern" else a
             gb, gb_source = kernel_gb(name, backend, sources.get(name, ""), counted, params.get(name, []),
                                       (num_gb or {}).get(name))
@@ -525,12 +525,12 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
                                                                   params.get(name, []), a, limits)
                 except Exception as e:  # noqa: BLE001
                     entry["resources"] = {"missing": f"not read ({type(e).__name__}: {e})"}
-                if entry["call"] == 1:  # issue 28: TTIR ... SASS of the binary that ran, once per kernel
+                if entry["call"] == 1:  # TTIR ... SASS of the binary that ran, once per kernel
                     src = sources.get(name) or sources.get(base, "")
                     entry["stages"] = live_stages(fn, base, src, compile_again=False)
                     if entry["stages"].get("compile_again"):
                         again.append((entry, fn, base, src))
-            if backend == "cpp" and entry["call"] == 1:  # issue 28.6: the compiled function, disassembled
+            if backend == "cpp" and entry["call"] == 1:  # the compiled function, disassembled
                 entry["stages"] = live_cpu_asm(fn, sources.get(name) or sources.get(base, ""))
             kernels.append(entry)
         kspan.__exit__()

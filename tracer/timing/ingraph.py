@@ -150,7 +150,7 @@ def replay_time(mod: Any, backends: dict[str, str], args: list, bench: Callable[
 
 
 def partitioned_replay_time(mod: Any, args: list, bench: Callable[[Callable], float]) -> dict[str, Any]:
-    """The graph as cudagraph trees run a partitioned output module (issue 39.1: statements of ``Runner.call``
+    """The graph as cudagraph trees run a partitioned output module (statements of ``Runner.call``
     outside the partitions, a CPU op or a copy from the host): each partition function captured once into its own
     ``torch.cuda.CUDAGraph`` on static copies of its inputs, then whole ``call``s timed with ``bench``, each
     partition's inputs copied into its static buffers and its graph replayed, the statements between run as

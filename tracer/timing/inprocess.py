@@ -1,6 +1,6 @@
 """Timing a graph in the agent's own process, for graphs a fresh timing process cannot rebuild.
 
-Issue 27 point 9: each graph is timed in a worker process (:mod:`.isolate`), which imports torch
+Each graph is timed in a worker process (:mod:`.isolate`), which imports torch
 and loads the output module, but never ran the user's script.  Two kinds of graph cannot be rebuilt
 there: one that calls a custom op the script defined (``torch.library.custom_op``: the worker has
 no such operator, and timing failed with "'_OpNamespace' 'istep' object has no attribute
@@ -76,7 +76,7 @@ def time_in_process(output_path: str, eager_gm: Any, device: str, why: str, *,
             progress(text)
 
     def go() -> None:
-        try:  # a new thread's current CUDA device is cuda:0; this graph's may be cuda:1 (issue 39.3)
+        try:  # a new thread's current CUDA device is cuda:0; this graph's may be cuda:1
             with on_graph_device(device):
                 _go()
         except BaseException as e:  # noqa: BLE001

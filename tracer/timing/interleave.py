@@ -1,4 +1,4 @@
-"""Interleaved rounds (issue 32): several callables timed in one process, round by round, so a change of the
+"""Interleaved rounds: several callables timed in one process, round by round, so a change of the
 machine during the timing moves every one of them alike instead of passing for a difference between them.
 
 Used by a what-if variant against its original (:func:`tracer.whatif.interleaved_rounds`) and by two graphs of

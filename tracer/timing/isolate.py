@@ -1,6 +1,6 @@
 """Timing each graph in a process of its own, so a crash in a kernel cannot take the agent with it.
 
-Issue 19: timing Hugging Face GPT-2's ``[1/0] backward`` on an H100 killed the agent with SIGSEGV
+Timing Hugging Face GPT-2's ``[1/0] backward`` on an H100 killed the agent with SIGSEGV
 inside ``aten._scaled_dot_product_efficient_attention_backward`` (fed a CUDA philox seed where the
 op reads a CPU one from the host); the session lost the graph's timing, the graphs after it and the
 agent.  Now the agent hands each graph to a worker process (``python -m
@@ -141,7 +141,7 @@ class TimingWorker:
         """Time one graph in the worker; see :func:`tracer.timing.harness.time_graph` for the
         arguments and the result, which gets ``isolated`` (how it was timed) and, where the post-grad
         graph could not be sent to the worker, ``decomposed_note``.  ``compare`` (a what-if variant:
-        ``{"original_path", "eager_gm"}``) adds ``numerics`` (tracer.whatif.compare_outputs).  ``pair`` (issue 32:
+        ``{"original_path", "eager_gm"}``) adds ``numerics`` (tracer.whatif.compare_outputs).  ``pair`` (
         ``{"output_path", "eager_gm", "script"}`` of a second graph): the two are timed round by round instead
         (:func:`tracer.timing.interleave.pair_rounds`'s result).  ``dynamo``: Dynamo's graph and its first-call
         inputs, the eager baseline (:func:`tracer.timing.eager_user.user_eager`), sent as it is (the caller checked

@@ -1,5 +1,5 @@
 """The machine's roofs (memory bandwidth and compute peak, each with its source) and a Triton kernel's
-resources (registers, spills, shared memory, occupancy, waves), for the ledger of issue 20.
+resources (registers, spills, shared memory, occupancy, waves), for the ledger (pane 9).
 
 Three roofs on a GPU, each a ``{"value": float | None, "source": str}`` (``value`` None with the reason
 in ``source`` where it cannot be had):

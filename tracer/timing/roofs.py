@@ -115,7 +115,7 @@ def kernel_gb(name: str, backend: str, source: str, args: tuple, params: list[st
     that reads a slice of a tensor is charged for all of it, so % of peak can pass 100% there.
     Inductor's estimate gives way to the tensors in full where those are fewer bytes: the estimate
     counts a buffer larger than the kernel's output once per distinct index it is read at (a 3x3
-    max-pool's overlapping windows: 149% of peak bandwidth on an H100, issue 19), which DRAM serves once.
+    max-pool's overlapping windows: 149% of peak bandwidth on an H100), which DRAM serves once.
     """
     full, full_source = _args_in_full(args, params)
     if backend == "triton":

@@ -69,7 +69,7 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
     (``compiled_wait_shares``, ``eager_wait_shares``) and the last :data:`GRAPH_ROUNDS` rounds' together
     (``compiled_wait``, ``eager_wait``: :func:`tracer.timing.contention.combine`), which judge the figure.  ``load`` is the 1-minute load average
     before and after the rounds and the CPUs this process may use: on a busy 2-core box one graph read
-    15.97, 0.0027 and 15.90 ms in three single measurements (issue 17), the OpenMP threads of a
+    15.97, 0.0027 and 15.90 ms in three single measurements, the OpenMP threads of a
     small kernel waiting for a core; rounds that never agree say so instead of picking one.
 
     Why rounds: a launch-bound graph's time is set by the CPU, and the GPU box has slow spells.
@@ -101,7 +101,7 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
     load_before = _loadavg()
     c_rounds: list[float] = []
     e_rounds: list[float] = []
-    c_spans: list[dict[str, Any]] = []  # issue 32: each round's run-queue wait (tracer.timing.contention)
+    c_spans: list[dict[str, Any]] = []  # each round's run-queue wait (tracer.timing.contention)
     e_spans: list[dict[str, Any]] = []
     d_rounds: list[float] = []
     d_spans: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""Timing a graph with higher-order ops' subgraphs (issue 27.9): which kernel call ran inside which
+"""Timing a graph with higher-order ops' subgraphs: which kernel call ran inside which
 subgraph's function, and each subgraph's function timed against its post-grad subgraph run eagerly.
 
 Inductor generates a ``def true_graph_0(args):`` function per subgraph in the parent's output module
@@ -129,10 +129,10 @@ def split_by_subgraph(kernels: list[dict[str, Any]], rec: dict[str, Any], functi
     run's calls, ``share`` of their sum), ``kernel_sum_ms``, ``runs`` (times it ran in the recorded call),
     ``compiled_ms`` (the function alone on its first run's arguments) and ``decomposed_ms`` (its post-grad
     subgraph, ``eager_gm``'s submodule, run op by op on the same arguments), or ``not_timed`` / ``decomposed_note``
-    saying why not; ``eager_note`` says why there is no eager time of its own (issue 39.2: eager is Dynamo's graph,
+    saying why not; ``eager_note`` says why there is no eager time of its own (eager is Dynamo's graph,
     which runs the subgraph inside its higher-order op, so the parent's eager holds it); ``compiled_wait`` /
     ``decomposed_wait`` (CPU): the run-queue wait while each was timed (tracer.timing.contention), which judges the
-    row as the parent's rounds judge the parent (issue 40.8)."""
+    row as the parent's rounds judge the parent."""
     from inductor_step.tracer.timing.contention import Span  # noqa: PLC0415
 
     scopes = rec["scopes"]

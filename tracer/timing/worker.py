@@ -71,7 +71,7 @@ def main(argv: list[str]) -> int:
                 from inductor_step.tracer import adapter  # noqa: PLC0415
 
                 side_note = adapter.restore_triton_side_table(spec["triton_side_table"])
-            if spec.get("pair"):  # issue 32: two graphs a diff compares, timed round by round (r in the diff)
+            if spec.get("pair"):  # two graphs a diff compares, timed round by round (r in the diff)
                 from inductor_step.tracer.timing.interleave import pair_rounds  # noqa: PLC0415
 
                 p = spec["pair"]
@@ -94,7 +94,7 @@ def main(argv: list[str]) -> int:
                     cancel=cancel, progress=lambda text: send({"progress": text}), script=spec.get("script"))
             if side_note:
                 result["eager_user_kernels"] = side_note
-            if spec.get("compare"):  # a what-if variant (issue 22): its outputs against the original's
+            if spec.get("compare"):  # a what-if variant: its outputs against the original's
                 send({"progress": "comparing outputs with the original and eager"})
                 try:
                     from inductor_step.tracer.whatif import compare_outputs  # noqa: PLC0415
@@ -105,7 +105,7 @@ def main(argv: list[str]) -> int:
                 except Exception as e:  # noqa: BLE001
                     result["numerics"] = {"unavailable": f"{type(e).__name__}: {e}"}
                 send({"progress": "timing the variant, the original and eager round by round"})
-                try:  # issue 32: the setting's effect, measured at one moment of the machine
+                try:  # the setting's effect, measured at one moment of the machine
                     from inductor_step.tracer.whatif import interleaved_rounds  # noqa: PLC0415
 
                     result["interleaved"] = interleaved_rounds(spec["output_path"], spec["compare"]["original_path"],

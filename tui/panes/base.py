@@ -198,7 +198,7 @@ class StagePane(BlankVertical):
 
     def follow_selection(self, data: dict[str, Any] | None) -> None:
         """The cursor to the selected buffer's row (:meth:`row_for`: the same row whatever was selected before,
-        issue 40.11; the row a person chose in this pane stays), then that row's detail; with nothing selected
+        the row a person chose in this pane stays), then that row's detail; with nothing selected
         yet, the cursor row's buffer becomes the selection."""
         table = self.table
         if data is None or not table.row_count:

@@ -31,7 +31,7 @@ def error_head(err: dict[str, Any] | None) -> str:
 
 
 class CodegenPane(TritonStagesMixin, StagePane):
-    BINDINGS = CODEGEN_BINDINGS  # t, x (issue 28): Textual reads BINDINGS only from widget classes
+    BINDINGS = CODEGEN_BINDINGS  # t, x: Textual reads BINDINGS only from widget classes
     stage = "codegen"
     title = "6 Code"
     columns = ("kernel", "backend", "buffers", "fused nodes")
@@ -48,7 +48,7 @@ class CodegenPane(TritonStagesMixin, StagePane):
         return self._annotated(data)[:2]
 
     def _annotated(self, data: dict[str, Any]) -> tuple[str, int, list[tuple[int, int]]]:
-        """:meth:`_text`, and where notes went into the wrapper (issue 27: a template kernel's epilogue
+        """:meth:`_text`, and where notes went into the wrapper (a template kernel's epilogue
         and the autotuning choices above the kernel they chose, session.modes.annotate)."""
         err = self.app.session.error_for(self.app.view.graph)
         err = err if err and err.stage == "codegen" else None
@@ -70,7 +70,7 @@ class CodegenPane(TritonStagesMixin, StagePane):
         if not 0 <= row < len(ks):
             return Detail(text)
         name = ks[row].name
-        if self.triton_view in views_for(ks[row].backend)[1:]:  # issue 28: t shows a lower stage
+        if self.triton_view in views_for(ks[row].backend)[1:]:  # t shows a lower stage
             staged = self.stage_detail(name, ks[row].source or "")
             if staged is not None:
                 return staged
@@ -82,7 +82,7 @@ class CodegenPane(TritonStagesMixin, StagePane):
         return ShownWrapper(off, ins, self.app.session.kernel_spans(self.app.view.graph))
 
     def current_kernel(self) -> dict[str, Any] | None:
-        """The kernel of the table's cursor row (issue 28's t and x act on it)."""
+        """The kernel of the table's cursor row (t and x act on it)."""
         data = self.data()
         ks = (data.kernels if data is not None else None) or []
         row = self.table.cursor_row

@@ -1,4 +1,4 @@
-"""Pane T: where the compile's own time went (issue 30): graphs, kernels and user lines ranked by compile time
+"""Pane T: where the compile's own time went: graphs, kernels and user lines ranked by compile time
 (:mod:`inductor_step.session.compile_time`), each with its stages, cache verdicts and where the number came from.
 
 Enter on a graph: that graph in pane 1; on a kernel: its code in pane 6; on a user line: its first FX node in
@@ -84,8 +84,8 @@ class CompileTimePane(SectionPane):
         why = [h for h in self.app.session.header.get("hooks") or [] if str(h).startswith("compile time:")]
         if why:  # tracer.compile_time could not hook torch here: its own words
             return Detail("# no compile times: " + "; ".join(str(h).removeprefix("compile time: ") for h in why))
-        return Detail("# this session has no compile times: it was recorded before inductor-step measured them "
-                      "(issue 30), or nothing compiled")
+        return Detail("# this session has no compile times: it was recorded before inductor-step measured them, "
+                      "or nothing compiled")
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         items = self.items(data)
@@ -173,7 +173,7 @@ class CompileTimePane(SectionPane):
             g = data["times"].get(r.graph or "") if data else None
             frame = (g.frame or {}) if g else {}
             where = f" ({frame.get('function')}, {ct._short(frame.get('file'))}:{frame.get('line')})" if frame else ""
-            if ct.no_graph_note(app.session, r.graph or ""):  # issue 40.6: not a cache hit, with caches off
+            if ct.no_graph_note(app.session, r.graph or ""):  # not a cache hit, with caches off
                 self._said = (f"{r.graph.split(' ', 1)[0]}{where}: Dynamo traced this frame and made no Inductor "
                               "graph of it (nothing to compile: it runs as Python), so no pane shows it")
             elif g is not None and g.skipped():

@@ -46,7 +46,7 @@ class DynamoPane(FxPane):
                                               dynamo_text(data, guards, commented_guards), self.app.session.script_dir))
 
     def skipped_head(self, data: dict[str, Any]) -> str:
-        """A first line when this is the session's first graph and earlier frame ids have none (issue 33.8)."""
+        """A first line when this is the session's first graph and earlier frame ids have none."""
         from inductor_step.session.format import graph_key  # noqa: PLC0415
 
         skipped = self.app.session.skipped_frames(graph_key(data))

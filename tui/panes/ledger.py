@@ -1,4 +1,4 @@
-"""Pane 9: where the time goes and what to change (issue 20): the roofline per kernel, wasted time by
+"""Pane 9: where the time goes and what to change: the roofline per kernel, wasted time by
 user line and missed fusions priced (:mod:`inductor_step.session.ledger`), over every timed graph.
 
 Enter on a kernel or a line: that kernel's code in pane 6; on a missed fusion: pane 4 with the ``f``
@@ -83,7 +83,7 @@ class LedgerPane(StagePane):
             out: list[tuple[str, Any]] = []
             if not data["roof"]:
                 return out
-            bad = not_reliable_lines(self.app.session)  # issue 32: the run's verdict, above every ranking
+            bad = not_reliable_lines(self.app.session)  # the run's verdict, above every ranking
             if bad:
                 out.append(("head", ("! TIMES NOT RELIABLE", bad[1].split(":")[0] if len(bad) > 1 else "", bad[0])))
             out.append(("head", ("ROOFLINE PER KERNEL", f"{len(data['roof'])} calls",
@@ -98,7 +98,7 @@ class LedgerPane(StagePane):
                                  "buffers written by one kernel and read back by another that Inductor could have "
                                  "fused; a setting to try first, then costliest")))
             out += [("fusion", r) for r in act]
-            if lib:  # issue 32: fusions Inductor could never make, apart, the reason said once
+            if lib:  # fusions Inductor could never make, apart, the reason said once
                 out.append(("head", ("NEVER FUSABLE AS COMPILED", f"{len(lib)} buffers", LIBRARY_CALL)))
                 out += [("fusion", r) for r in lib]
             return out
@@ -108,7 +108,7 @@ class LedgerPane(StagePane):
         items = self.items(data)
         f = ledger.fmt
         sd = self.app.session.script_dir
-        bad = unreliable_runs(self.app.session.runs)  # issue 32: the run's verdict beside each ranked kernel
+        bad = unreliable_runs(self.app.session.runs)  # the run's verdict beside each ranked kernel
 
         def row(i: int) -> tuple:
             kind, r = items[i]
@@ -268,7 +268,7 @@ class LedgerPane(StagePane):
         self.offer_ncu()
 
     def offer_ncu(self) -> None:
-        """The footer offers u only where ncu can profile: a CUDA session (issue 33.8); u still answers
+        """The footer offers u only where ncu can profile: a CUDA session; u still answers
         elsewhere, saying why not."""
         header = self.app.session.header or {}
         cuda = str(header.get("device") or "").startswith("cuda")

@@ -74,7 +74,7 @@ class LinkedPane(StagePane):
         bodies = loopbody.bodies if loopbody is not None and isinstance(loopbody.bodies, list) else []
         lb = next((x for x in bodies if isinstance(x, dict) and x.node == b.scheduler_node), None)
         text = linked_info(sel, b, data.user_source or {}, lb, self.app.session.script_dir)
-        mline = memory_line(self.app.session, graph, sel)  # issue 42: its bytes, lifetime, live at the peak
+        mline = memory_line(self.app.session, graph, sel)  # its bytes, lifetime, live at the peak
         if mline:  # wrapped to the LoopBody's width: a longer line widened the view and cost pane 8 a row at 80x24
             import textwrap  # noqa: PLC0415
 
@@ -150,7 +150,7 @@ class LinkedPane(StagePane):
 
 
 def memory_line(session: Any, graph: str | None, buffer: str) -> str:
-    """Issue 42: buffer ``buffer``'s line from graph ``graph``'s memory plan (session.memory_text.buffer_line), the plan
+    """Buffer ``buffer``'s line from graph ``graph``'s memory plan (session.memory_text.buffer_line), the plan
     computed once per codegen stop."""
     from inductor_step.session import memory as mem  # noqa: PLC0415
     from inductor_step.session.memory_text import buffer_line  # noqa: PLC0415

@@ -1,5 +1,5 @@
-"""Pane e: every buffer of the graph against eager and float64 in execution order (the ``numerics`` message,
-issue 29), the first divergence marked ``>`` and the first NaN/Inf ``!``; Enter goes to the first divergence's
+"""Pane e: every buffer of the graph against eager and float64 in execution order (the ``numerics`` message),
+the first divergence marked ``>`` and the first NaN/Inf ``!``; Enter goes to the first divergence's
 buffer (selected in every pane), Enter on it opens its kernel in pane 6."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class NumericsPane(StagePane):
     def empty(self, data: dict[str, Any] | None) -> Detail:
         if data and data.failed:
             return Detail(f"# numerics failed: {data.error}\n\n{data.method or ''}", "text")
-        if data and data.waiting:  # issue 40.4: e before the script's first call of this graph
+        if data and data.waiting:  # e before the script's first call of this graph
             return Detail("# numerics: waiting for the script's first call of this graph;\n"
                           "# its real inputs are compared then, automatically (n / c runs the script on)", "text")
         if not self.app.live:

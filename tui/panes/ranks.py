@@ -1,4 +1,4 @@
-"""Pane 0 (a torchrun job only, issue 23): every rank, where its compile stands, and how the ranks'
+"""Pane 0 (a torchrun job only): every rank, where its compile stands, and how the ranks'
 graphs compare.
 
 The top rows are the ranks: state (running, paused at a stop, done, died), the last stop, the

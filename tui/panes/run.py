@@ -21,7 +21,7 @@ STYLES = {"kernel": "bold", "backend": "magenta"}
 
 
 def _slowest_first(k: dict[str, Any]) -> tuple[bool, float]:
-    """Sort key: slowest kernel first; calls with no time (a collective, issue 23) last."""
+    """Sort key: slowest kernel first; calls with no time (a collective) last."""
     med = k.median_ms
     return (not isinstance(med, (int, float)), -(med if isinstance(med, (int, float)) else 0.0))
 
@@ -86,7 +86,7 @@ class RunPane(StagePane):
 
     def _shapes(self) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]:
         """The shown graph's dynamic symbols (its dynamo stop's ``symbols``) and its post-grad graph's
-        placeholders, which name the sizes it was timed at (issue 27)."""
+        placeholders, which name the sizes it was timed at."""
         key = self.app.view.graph or ""
         dyn = self.app.session.stop_for(key, "dynamo")
         aot = self.app.session.stop_for(key, "aot")

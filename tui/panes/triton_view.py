@@ -1,4 +1,4 @@
-"""Pane 6's sub-views below the Triton line (issue 28): ``t`` cycles the kernel's source -> TTIR -> TTGIR ->
+"""Pane 6's sub-views below the Triton line: ``t`` cycles the kernel's source -> TTIR -> TTGIR ->
 LLIR -> PTX -> SASS (recorded live by the run stage, else compiled again here by ``inductor-step lower``
 in a child process that may import Triton), the selected buffer's kernel lines marked in the stage shown,
 the cursor's stage line told as kernel line, buffer, FX nodes and user line; ``x`` writes the kernel's
@@ -87,7 +87,7 @@ class TritonStagesMixin:
         return None
 
     def _prose(self, text: str) -> Detail:
-        """A one-paragraph answer wrapped at the code view's width (issue 40.11: at 80 columns a C++ kernel's
+        """A one-paragraph answer wrapped at the code view's width (at 80 columns a C++ kernel's
         reason took 200 presses of Right to read)."""
         from inductor_step.session.fusion import wrapped  # noqa: PLC0415
 

@@ -1,4 +1,4 @@
-"""The diff view (issue 21): two compiled graphs, level by level, top-down, unchanged levels hidden.
+"""The diff view: two compiled graphs, level by level, top-down, unchanged levels hidden.
 
 A list of the levels that changed (why it recompiled, Dynamo graph, post-grad graph, IR buffers,
 scheduler nodes, kernels, timings, compile time per stage; :mod:`inductor_step.session.diff` computes them) beside a table of the
@@ -66,7 +66,7 @@ class DiffScreen(Screen[None]):
         Binding("5,8,l", "no_level", show=False),
         Binding("n", "step(1)", "Next level", id="diff-next", tooltip="next changed level"),
         Binding("space", "step(1)", show=False),
-        # not in the footer (the status line says n/b): at 80 columns the footer was cut (issue 40.11)
+        # not in the footer (the status line says n/b): at 80 columns the footer was cut
         Binding("b", "step(-1)", "Prev level", show=False, id="diff-prev", tooltip="previous changed level"),
         Binding("p", "pair(1)", "Next pair", id="diff-pair", tooltip="two sessions: the next pair of graphs"),
         Binding("r", "time_rounds", "Time A+B", id="diff-rounds",
@@ -146,7 +146,7 @@ class DiffScreen(Screen[None]):
         title = Text.assemble(("diff ", "bold"), n, ("A ", "bold red"), a, "  ->  ", ("B ", "bold green"), b)
         if len(self.pairs) > 1:
             title.append(f"  ({p.how}; p: next pair)", "dim")
-        if d is not None and d.notes:  # issue 32: said at the top, and in every level's text below
+        if d is not None and d.notes:  # said at the top, and in every level's text below
             marks = [m for m, hit in (("B compiled static from dynamic A", any("STATIC" in n for n in d.notes)),
                                       ("times NOT RELIABLE", any("NOT RELIABLE" in n for n in d.notes)),
                                       ("the machine moved", any("machine moved" in n for n in d.notes)),
@@ -273,7 +273,7 @@ class DiffScreen(Screen[None]):
         self.query_one("#diff-status", Static).update(Text(text))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``p`` leaves the footer with one pair of graphs, where it does nothing (issue 40.11: at 80 columns the
+        """``p`` leaves the footer with one pair of graphs, where it does nothing (at 80 columns the
         footer read ``r Time A+B ? H▏^p paletteR``)."""
         if action == "pair" and len(self.pairs) <= 1:
             return False
@@ -317,7 +317,7 @@ class DiffScreen(Screen[None]):
         self.show_pair()
 
     def action_time_rounds(self) -> None:
-        """r: A and B timed round by round in one process (issue 32, tui.screens.diff_rounds)."""
+        """r: A and B timed round by round in one process (tui.screens.diff_rounds)."""
         from inductor_step.tui.screens.diff_rounds import request  # noqa: PLC0415
 
         request(self)

@@ -1,4 +1,4 @@
-"""The app's diff actions (issue 21): ``d`` and ctrl+p "Diff with …" within one session, and
+"""The app's diff actions: ``d`` and ctrl+p "Diff with …" within one session, and
 ``inductor-step diff A B`` across two; each pushes :class:`inductor_step.tui.screens.diff.DiffScreen`."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def diff_with(app: Any, other: str, key: str | None = None) -> None:
     graphs = app.session.graphs
     a, b = sorted((other, key), key=lambda g: graphs.index(g) if g in graphs else 0)
     d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b),
-                    rounds=app.session.pair_timings.get((a, b)))  # issue 32: timed round by round (r there)
+                    rounds=app.session.pair_timings.get((a, b)))  # timed round by round (r there)
     from inductor_step.tui.graphlist import GraphSide  # noqa: PLC0415
 
     app.query_one(GraphSide).close()

@@ -1,4 +1,4 @@
-"""``r`` in the diff view (issue 32): time the two graphs of the diff round by round in one process.
+"""``r`` in the diff view: time the two graphs of the diff round by round in one process.
 
 Two graphs of one live session (a recompile ``[0/1]`` and ``[0/0]``, or any two ctrl+p paired) were each timed
 at their own moment; ``r`` here asks the agent (``time_pair``, tracer.pair_timing) to time both, and both run

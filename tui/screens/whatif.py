@@ -1,4 +1,4 @@
-"""``w`` / ctrl+p "What if …" (issue 22): recompile the shown graph with Inductor settings changed.
+"""``w`` / ctrl+p "What if …": recompile the shown graph with Inductor settings changed.
 
 :class:`WhatIfScreen` is a small form: the common ``torch._inductor.config`` settings with the values
 the script runs with (the session header's ``inductor_settings``), and a free field for any other
@@ -133,7 +133,7 @@ def open_form(app: Any) -> None:
         app.session.run_status = f"what if: recompiling {base} with {', '.join(f'{k}={v}' for k, v in settings.items())}…"
         app.refresh_status()
 
-    # the settings as this graph compiled with them (issue 27: its dynamo stop's compiled_with.config, which
+    # the settings as this graph compiled with them (its dynamo stop's compiled_with.config, which
     # holds torch.compile's mode and options), over the header's, read before the script ran
     current = dict(app.session.header.get("inductor_settings") or {})
     cw = (app.session.stop_for(base, "dynamo") or {}).get("compiled_with")
@@ -160,8 +160,7 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
             d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b))
             top.replace_pair(DiffPair(a, b, "", d), f"{graph_key(msg)} timed: 7 shows the timings and numerics")
         elif variant:
-            from inductor_step.session.trust import unreliable  # noqa: PLC0415 - issue 32
-
+            from inductor_step.session.trust import unreliable  # noqa: PLC0415
             bad = unreliable(msg) or unreliable(app.session.runs.get(base))
             app.notify(f"{graph_key(msg)} timed: d on it diffs it with {base}, times and numerics included"
                        + (f"; the times are NOT RELIABLE ({bad})" if bad else ""),
