@@ -22,8 +22,10 @@ class GraphMemory:
     key: str
     plan: Plan | None
     saved: Any  # session.memory_saved.Saved | None
-    #: the peak the timing worker measured (CUDA: tracer.timing.memory.measured_peak, bytes), None where not measured
+    #: the peak the timing worker measured (tracer.timing.memory.measured_peak, bytes), None where not measured
     measured: int | None = None
+    #: the run's whole ``memory`` dict (tracer.timing.memory.measured_peak: ``source``, ``eager``, ``eager_saved``)
+    run_memory: dict[str, Any] | None = None
 
     def summary(self) -> str:
         """One line: ``[0/0] forward planned peak 12.3 MB at buf7 (triton_poi_...), 4 buffers live; saved for
@@ -39,8 +41,9 @@ class GraphMemory:
             if p.inductor_estimate is not None:
                 text += f" (Inductor's estimate {fmt_bytes(p.inductor_estimate)})"
             if self.measured is not None:
-                text += (f"; measured {fmt_bytes(self.measured)} (one call in the timing worker, "
-                         f"{self.measured / p.peak if p.peak else 0:.3f} of the planned peak)")
+                text += (f"; measured {fmt_bytes(self.measured)} ({short_source(self.run_memory)}, one call in the "
+                         f"timing worker, {self.measured / p.peak if p.peak else 0:.3f} of the planned peak)")
+            text += eager_peak_note(self.run_memory)
             if p.released or p.released_outputs:
                 text += (f"; {fmt_bytes(p.high_water)} above the call's start (its del frees "
                          f"{fmt_bytes(p.released)} of saved activations"
@@ -49,15 +52,72 @@ class GraphMemory:
         if s is not None and s.tensors:
             text += (f"; saved for backward {fmt_bytes(s.storage_bytes)} ({len(s.tensors)} tensors"
                      + (f", {fmt_bytes(s.inputs_bytes)} of them inputs" if s.inputs_bytes else "") + ")")
+            text += "; " + eager_saved_note(self.run_memory)
         return text
+
+
+def short_source(memory: dict[str, Any] | None) -> str:
+    """Where a measured peak came from, in a few words: ``CUDA allocator`` or ``CPU profiler memory events``."""
+    src = str((memory or {}).get("source") or (memory or {}).get("how") or "")
+    return "CPU profiler memory events" if src.startswith("torch.profiler") else "CUDA allocator" if src else "?"
+
+
+def eager_peak_note(memory: dict[str, Any] | None) -> str:
+    """``; eager 32.8 kB for the same graph (CPU profiler memory events)`` from a run's ``memory["eager"]``
+    (tracer.timing.memory.eager_peak), ``; eager peak not measured (why)``, or "" where the run has none."""
+    e = (memory or {}).get("eager")
+    if not isinstance(e, dict):
+        return ""
+    if isinstance(e.get("peak_bytes"), int):
+        return f"; eager {fmt_bytes(e['peak_bytes'])} for the same graph ({short_source(e)})"
+    return f"; eager peak not measured ({e.get('not_measured') or 'no reason recorded'})"
+
+
+def eager_saved_note(memory: dict[str, Any] | None) -> str:
+    """``eager autograd saves 18.4 kB in 2 storages (parameters 32.8 kB, graph inputs 4.1 kB apart;
+    saved_tensors_hooks on Dynamo's graph)`` (bytes of distinct storages) from a run's ``memory["eager_saved"]`` (tracer.timing.memory.eager_saved), or why not."""
+    e = (memory or {}).get("eager_saved")
+    if not isinstance(e, dict):
+        if memory is None:
+            return "eager autograd's saved bytes not measured (the run stage measures them: --run, or r)"
+        if "eager" not in memory:
+            return "eager autograd's saved bytes not measured (this recording's timing predates them)"
+        return "eager autograd's saved bytes not measured (the timing ran no training forward of Dynamo's graph)"
+    if not isinstance(e.get("storage_bytes"), int):
+        return f"eager autograd's saved bytes not measured ({e.get('not_measured') or 'no reason recorded'})"
+    return (f"eager autograd saves {fmt_bytes(e['storage_bytes'])} in {e.get('storages')} storages (parameters "
+            f"{fmt_bytes(e.get('params_bytes'))}, graph inputs {fmt_bytes(e.get('inputs_bytes'))} apart; "
+            "saved_tensors_hooks on Dynamo's graph)")
+
+
+def measured_lines(memory: dict[str, Any] | None) -> list[str]:
+    """The compiled and the eager peak in full (pane M's overview): each figure with its source and how it was
+    taken, or ``not measured (why)``; [] where the graph was not timed."""
+    if not memory:
+        return []
+    out = []
+    if isinstance(memory.get("peak_bytes"), int):
+        out.append(f"measured (compiled): {fmt_bytes(memory['peak_bytes'])} ({memory['peak_bytes']} bytes; "
+                   f"{memory.get('how') or memory.get('source', '')})")
+    elif memory.get("not_measured"):
+        out.append(f"measured (compiled): not measured ({memory['not_measured']})")
+    e = memory.get("eager")
+    if isinstance(e, dict) and isinstance(e.get("peak_bytes"), int):
+        out.append(f"measured (eager, same graph): {fmt_bytes(e['peak_bytes'])} ({e['peak_bytes']} bytes; "
+                   f"{e.get('how', '')}; {e.get('source', '')})")
+    elif isinstance(e, dict):
+        out.append(f"measured (eager, same graph): not measured ({e.get('not_measured')})")
+    return out
 
 
 def graph_memory(session: Any, key: str) -> GraphMemory:
     """:class:`GraphMemory` of graph ``key`` (session.store.Session ``session``)."""
     p = plan(session, key)
     run = (getattr(session, "runs", {}) or {}).get(key) or {}
-    measured = (run.get("memory") or {}).get("peak_bytes") if isinstance(run.get("memory"), dict) else None
-    return GraphMemory(key, p, saved_for_backward(session, key, p), measured if isinstance(measured, int) else None)
+    rm = run.get("memory") if isinstance(run.get("memory"), dict) else None
+    measured = (rm or {}).get("peak_bytes")
+    return GraphMemory(key, p, saved_for_backward(session, key, p), measured if isinstance(measured, int) else None,
+                       rm)
 
 
 def buffer_line(p: Plan | None, name: str) -> str:
@@ -141,11 +201,15 @@ def diff_note(a: GraphMemory | None, b: GraphMemory | None, always: bool = False
 def report_section(session: Any) -> str:
     """REPORT.md's "## Memory" section: per graph the planned peak, where, what is live, inputs and what a forward
     saves for its backward (its largest saved tensors with their user lines); "" when no graph has a plan."""
-    rows, saved = [], []
+    rows, saved, measured = [], [], []
     for key in getattr(session, "graphs", []):
         p = plan(session, key)
         if p is None:
             continue
+        rm = ((getattr(session, "runs", {}) or {}).get(key) or {}).get("memory")
+        rm = rm if isinstance(rm, dict) else None
+        if rm:
+            measured.append(f"- `{key}`: " + "; ".join(measured_lines(rm)))
         live = ", ".join(f"{n} {fmt_bytes(p.buffers[n].bytes)}" for n in p.live_at_peak[:3] if n in p.buffers)
         rows.append(f"| `{key}` | {fmt_bytes(p.peak)} | {fmt_bytes(p.high_water)} | `{p.peak_buffer or '-'}` "
                     f"(`{p.peak_kernel or '-'}`) | {len(p.live_at_peak)}: {live} | {fmt_bytes(p.inputs_bytes)} |")
@@ -155,13 +219,15 @@ def report_section(session: Any) -> str:
                                                                        if t.user_line else "") for t in sv.tensors[:3])
             saved.append(f"- `{key}` saves {fmt_bytes(sv.storage_bytes)} for its backward ({len(sv.tensors)} "
                          f"tensors, {fmt_bytes(sv.inputs_bytes)} of them graph inputs); largest: {top}; "
-                         f"{len(sv.recomputed)} nodes recomputed in the backward")
+                         f"{len(sv.recomputed)} nodes recomputed in the backward; {eager_saved_note(rm)}")
     if not rows:
         return ""
     from inductor_step.session.memory_whatif import report_lines  # noqa: PLC0415 - it imports this module
 
     return "\n".join(["## Memory", "", f"{SOURCE}. {ESTIMATE}.", "",
                       "| graph | planned peak | above the call's start | at (kernel) | live there, largest first | "
-                      "inputs |", "|---|---|---|---|---|---|", *rows, "", HIGH_WATER + ".", "", *saved,
+                      "inputs |", "|---|---|---|---|---|---|", *rows, "", HIGH_WATER + ".", "",
+                      *(["Measured by the timing worker, one call each (compiled, and eager for the same graph):", "",
+                         *measured, ""] if measured else []), *saved,
                       *report_lines(session), ""])
 

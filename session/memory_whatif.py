@@ -42,8 +42,9 @@ SETTINGS = (
                   "the backward: saved bytes fall, the backward's time rises", "training"),
 )
 
-SOURCE = ("planned from each variant's wrapper; measured (GPU) by the timing worker's max_memory_allocated() "
-          "around one call; times from the timing (--run or the pane's own what-if, which times both)")
+SOURCE = ("planned from each variant's wrapper; measured by the timing worker around one call (GPU: "
+          "max_memory_allocated(); CPU: the profiler's memory events); times from the timing (--run or the pane's "
+          "own what-if, which times both)")
 
 
 @dataclass

@@ -331,7 +331,9 @@ class Run(TypedDict, total=False):
     graph_rounds: GraphRounds
     peak: Peak
     roofs: Roofs
-    memory: dict[str, Any]  # {"peak_bytes", "how"} on CUDA (tracer.timing.memory.measured_peak), else {"not_measured"}
+    # tracer.timing.memory.measured_peak: {"peak_bytes", "source", "how"} (CUDA allocator; CPU profiler memory events)
+    # or {"not_measured"}, with "eager" (eager_peak) and, for a training forward, "eager_saved" (eager_saved)
+    memory: dict[str, Any]
     eager_nodes_ms: dict[str, float]  # post-grad FX node -> its eager time alone (tracer.timing.eager_nodes)
     eager_nodes: str  # how eager_nodes_ms was measured, or why it was not
     # a graph with collectives is timed with each collective replaced by a local stand-in

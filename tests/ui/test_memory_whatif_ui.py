@@ -31,7 +31,7 @@ def test_m_lists_the_settings_priced_and_enter_on_one_says_a_recording_cannot_re
         seen["peak"] = app.query_one("#code-memory").text
 
     app = app_driver(steps, size=(160, 50), path=FIX)
-    assert "# measured: not measured (on CPU torch keeps no allocator statistics" in seen["peak"]
+    assert "# measured (compiled): not measured (on CPU torch keeps no allocator statistics" in seen["peak"]
     name, fig, how = seen["row"][:3]
     assert (name, fig.strip(), how) == ("activation_memory_budget=0.5", "-53%", "priced")
     assert "saved for backward 2.2 MB -> 1.0 MB (-53%)" in seen["code"] and "trades: AOTAutograd's partitioner" in \

@@ -420,7 +420,7 @@ def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
         decomposed_ms = graph_rounds.get("decomposed_ms")
         from inductor_step.tracer.timing.memory import measured_peak  # noqa: PLC0415
 
-        measured_mem = measured_peak(lambda: mod.call(list(args)), cuda)
+        measured_mem = measured_peak(lambda: mod.call(list(args)), cuda, dynamo or {})  # and eager's, same graph
         eager_nodes: dict[str, float] = {}
         eager_nodes_how = f"not measured: {eager_error or 'no post-grad graph to run eagerly'}"
         if eager_probe.get("slow"):  # too slow (or flex attention's backward): node by node would be as slow

@@ -175,7 +175,8 @@ class MemoryPane(SectionPane):
         kind, r = items[row]
         p, sv = data["plan"], data["saved"]
         if kind == "head" and r[0] == "SAVED":
-            return Detail(saved_text(sv) if sv is not None and sv.tensors else f"# {r[2]}", "text")
+            return Detail(saved_text(sv, (self.app.session.runs.get(data["key"]) or {}).get("memory"))
+                          if sv is not None and sv.tensors else f"# {r[2]}", "text")
         if kind == "head" and r[0] == "CHANGE" or kind == "change":
             return Detail(change_text(data, r[0] if kind == "change" else None), "text")
         if kind == "head" and p is None:
@@ -243,11 +244,9 @@ def plan_text(p: mem.Plan, measured: dict[str, Any] | None = None) -> str:
            f"# inputs (held by the caller): {mem.fmt_bytes(p.inputs_bytes)} over {len(p.inputs)}; peak + inputs "
            f"{mem.fmt_bytes((p.inputs_bytes or 0) + p.peak)}; outputs {mem.fmt_bytes(p.outputs_bytes)}",
            f"# {p.source}", f"# {p.estimate}"]
-    if measured and isinstance(measured.get("peak_bytes"), int):
-        out.append(f"# measured: {mem.fmt_bytes(measured['peak_bytes'])} ({measured['peak_bytes']} bytes; "
-                   f"{measured.get('how', '')})")
-    elif measured and measured.get("not_measured"):
-        out.append(f"# measured: not measured ({measured['not_measured']})")
+    from inductor_step.session.memory_text import measured_lines  # noqa: PLC0415
+
+    out += [f"# {x}" for x in measured_lines(measured)]
     if p.released or p.released_outputs:
         out.append(f"# above the call's start: {mem.fmt_bytes(p.high_water)} (line {p.high_water_line}): the graph "
                    "frees "
@@ -282,13 +281,17 @@ def buffer_text(p: mem.Plan, name: str) -> str:
     return "\n".join(out)
 
 
-def saved_text(sv: Any) -> str:
-    """What the forward saves (total, inputs apart) and what the backward recomputes."""
+def saved_text(sv: Any, measured: dict[str, Any] | None = None) -> str:
+    """What the forward saves (total, inputs apart), against what eager autograd saves for the same graph (the run's
+    ``memory["eager_saved"]``, tracer.timing.memory.eager_saved), and what the backward recomputes."""
+    from inductor_step.session.memory_text import eager_saved_note  # noqa: PLC0415
+
     out = [f"# {sv.forward} saves {len(sv.tensors)} tensors for {sv.backward}: {mem.fmt_bytes(sv.storage_bytes)} "
            f"in distinct storages ({mem.fmt_bytes(sv.total_bytes)} summed over the tensors, views included; "
            f"{mem.fmt_bytes(sv.inputs_bytes)} of them graph inputs)",
            f"# {sv.user_outputs} user output(s) returned before them; from the AOT stops' post-grad graphs and the "
-           "wrapper's return (planned, not measured)", "",
+           "wrapper's return (planned, not measured)",
+           f"# against eager: {eager_saved_note(measured if isinstance(measured, dict) else None)} (measured)", "",
            f"# recomputed in the backward ({len(sv.recomputed)} nodes): {sv.recompute_how}"]
     out += [f"  {n:<24} {t:<36} {u or ''}" for n, t, u in sv.recomputed]
     return "\n".join(out)
