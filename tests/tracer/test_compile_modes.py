@@ -117,7 +117,7 @@ def test_report_and_diff_say_how_each_graph_was_compiled(autotune: Run, tmp_path
 
     out = build_report(autotune.record, str(tmp_path / "report"))
     report = open(os.path.join(out, REPORT_NAME), encoding="utf-8").read()
-    section = report.split("#### how each graph was compiled", 1)[1].split("\n#### ", 1)[0]
+    section = report.split("#### How each graph was compiled", 1)[1].split("\n#### ", 1)[0]
     assert "`[0/0] inference` | torch.compile(mode='max-autotune'" in section
     assert "max_autotune_gemm_backends='CPP'" in section and "winner" in section and "CppTemplateBuffer" in section
     diff = render_recompiles(session_of(autotune.messages))
