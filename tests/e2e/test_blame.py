@@ -63,19 +63,19 @@ def test_the_record_holds_valid_blame_messages_and_report_has_the_section(record
 def test_live_e_then_b_starts_the_blame_and_c_cancels_it(tmp_path):
     """The keys a person presses in a live session: n to the script's end, e (the divergence), B (the blame starts in
     the agent), c after its first step (the step in progress is ended, the verdict says cancelled)."""
-    from conftest import wait_for
+    from conftest import screen_settled, wait_for
     from test_live import live
 
     seen: dict = {}
 
     async def steps(app, pilot):
         await wait_for(pilot, lambda: app.view.paused is not None, timeout=120)
-        for _ in range(80):  # three compiles of six stops each
-            if app.session.done is not None:
-                break
-            await pilot.press("n")
-            await pilot.pause(0.2)
-        await wait_for(pilot, lambda: app.session.done is not None)
+        while app.session.done is None:  # n at each stop (three compiles of six stops each), to the script's end
+            at = app.view.paused
+            if at is not None:
+                await pilot.press("n")
+            await wait_for(pilot, lambda at=at: (app.view.paused is not None and app.view.paused is not at)
+                           or app.session.done is not None, timeout=120)
         app.show_graph("[0/0] inference")
         await pilot.press("e")
         await wait_for(pilot, lambda: (app.session.numerics.get("[0/0] inference") or {}).get("rows"))
@@ -85,7 +85,9 @@ def test_live_e_then_b_starts_the_blame_and_c_cancels_it(tmp_path):
         await pilot.press("c")
         await wait_for(pilot, lambda: any(m.get("event") == "verdict" for m in app.session.blames), timeout=60,
                        seen=lambda: app.session.blames)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.view.stage == "blame" and app.query_one("#table-blame").row_count, timeout=10,
+                       seen=lambda: app.view.stage)
+        await screen_settled(pilot, app)  # the blame pane drawn with the verdict
         seen["stage"] = app.view.stage
         seen["row"] = tuple(str(c) for c in app.query_one("#table-blame").get_row_at(0))
         seen["blames"] = [m for m in app.session.blames if m.get("kind") == "numerics"]
