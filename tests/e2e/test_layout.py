@@ -56,13 +56,13 @@ def test_the_app_routes_and_holds_global_keys_only():
 
 
 def test_every_package_folder_is_installed():
-    """Each folder of tui/ and tracer/ with an __init__.py is listed in pyproject.toml's packages (a
+    """Each folder of tracer/, session/, live/, tui/ and cli/ with an __init__.py is listed in pyproject.toml's packages (a
     wheel built without one lacks its modules; the editable install would hide that)."""
     import tomllib
 
     listed = set(tomllib.load(open(os.path.join(ROOT, "pyproject.toml"), "rb"))["tool"]["setuptools"]["packages"])
     missing = []
-    for top in ("tui", "tracer"):
+    for top in ("tracer", "session", "live", "tui", "cli"):
         for d, _, files in os.walk(os.path.join(ROOT, top)):
             if "__init__.py" in files and "__pycache__" not in d:
                 name = "inductor_step." + os.path.relpath(d, ROOT).replace(os.sep, ".")
