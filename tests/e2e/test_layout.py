@@ -69,3 +69,19 @@ def test_every_package_folder_is_installed():
                 if name not in listed:
                     missing.append(name)
     assert not missing, f"not in pyproject.toml's packages: {missing}"
+
+
+def test_the_command_line_imports_textual_only_inside_the_functions_that_start_the_ui():
+    """No module of cli/ imports Textual or tui/ at module level: ``inductor-step --headless``, ``report``,
+    ``export`` and ``gate`` load no Textual.  (import-linter sees imports inside functions too, so the
+    contract in pyproject.toml names the one edge ``cli.main -> tui.app``; this test says where it may stand.)"""
+    found = []
+    for path in _py_files(os.path.join(ROOT, "cli")):
+        tree = ast.parse(open(path, encoding="utf-8").read(), path)
+        for node in tree.body:  # module level only
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{os.path.relpath(path, ROOT)}:{node.lineno}: {n}" for n in names
+                      if n.split(".")[0] == "textual" or n.startswith("inductor_step.tui")]
+    assert not found, "module-level Textual / tui imports in cli/:\n" + "\n".join(found)
+    assert os.path.isfile(os.path.join(ROOT, "cli", "main.py"))
