@@ -1,5 +1,5 @@
-"""``python -m inductor_step``: the ``inductor-step`` command (:func:`inductor_step.tui.cli.entry`)."""
+"""``python -m inductor_step``: the ``inductor-step`` command (:func:`inductor_step.cli.main.entry`)."""
 
-from inductor_step.tui.cli import entry
+from inductor_step.cli.main import entry
 
 entry()

@@ -1,12 +1,10 @@
 """A kernel's real inputs saved at its launch, the Textual-free side: where they go (``repros/`` beside
-the session), the one line that says what was saved or why not, why a recorded session cannot save any, and the
-repro written to load them (``inductor-step lower --repro`` in a child process).  Standard library only."""
+the session), the one line that says what was saved or why not, and why a recorded session cannot save any (the
+repro that loads them is written by :func:`inductor_step.live.children.write_repro`).  Standard library only."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from typing import Any
 
 from inductor_step.session.format import graph_key
@@ -38,18 +36,6 @@ def cannot_save(live: bool, agent_alive: bool) -> str | None:
     if not agent_alive:
         return "inputs cannot be saved now: the script's process has ended (start it again to save its inputs)"
     return None
-
-
-def write_repro(session_path: str, graph: str, kernel: str) -> str:
-    """Write ``kernel``'s repro into :func:`repro_dir` (child process: ``inductor-step lower --repro
-    --no-compile``, which needs no GPU and no Triton); returns its last line of output."""
-    cmd = [sys.executable, "-m", "inductor_step.tracer.lower", session_path, "--pick", f"{graph}|{kernel}",
-           "--repro", repro_dir(session_path), "--no-compile"]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"inductor-step lower did not run ({type(e).__name__})"
-    return (p.stdout.strip().splitlines() or p.stderr.strip().splitlines() or ["no output"])[-1]
 
 
 def saved_inputs(msgs: list[dict[str, Any]], session_path: str) -> dict[tuple[str, str], str]:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -370,28 +368,6 @@ def load_session(session_path: str) -> list[dict[str, Any]]:
     if os.path.isdir(session_path):
         raise IsADirectoryError(f"{session_path} is a directory, not a session file")
     return list(read_session(session_path))
-
-
-def session_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """The argument parser of ``inductor-step report`` / ``export``, with its SESSION argument."""
-    p = argparse.ArgumentParser(prog=prog, description=description)
-    p.add_argument("session", metavar="SESSION", help="a recorded session (.jsonl)")
-    return p
-
-
-def session_command(session_path: str, work: Callable[[], str]) -> int:
-    """How ``inductor-step report`` and ``export`` end: ``work()`` on an existing session file and
-    its result (a path) printed, exit status 0; or, when the session is missing or ``work`` raises
-    OSError or ValueError, one line ``inductor-step: <why>`` on stderr, exit status 2."""
-    try:
-        if not os.path.exists(session_path):
-            raise FileNotFoundError(f"no such session file: {session_path}")
-        path = work()
-    except (OSError, ValueError) as e:
-        print(f"inductor-step: {e}", file=sys.stderr)
-        return 2
-    print(path)
-    return 0
 
 
 def freeze_gc() -> None:

@@ -1,6 +1,6 @@
 """The Textual app: routes the agent's messages and the global keys to the panes (one per stage).
 
-Live mode drives an agent (:class:`inductor_step.session.client.AgentProcess`), or a torchrun job's ranks
+Live mode drives an agent (:class:`inductor_step.live.client.AgentProcess`), or a torchrun job's ranks
 (:mod:`inductor_step.tui.job`), and records the session; ``--open`` shows recorded messages.  Both go through the same :class:`inductor_step.session.store.Session`.
 The view's state (graph, stage, the one selection) is :class:`inductor_step.tui.state.ViewState`; each
 pane (:mod:`inductor_step.tui.panes`) shows itself from it.
@@ -117,7 +117,7 @@ class StepApp(JobView, App[None]):
         if self.live and self.is_job:
             self.start_job()
         elif self.live:
-            from inductor_step.session.client import AgentProcess, SessionWriter  # noqa: PLC0415
+            from inductor_step.live.client import AgentProcess, SessionWriter  # noqa: PLC0415
 
             self.current.writer = SessionWriter(self.session_path, {"script": self.script, "argv": self.script_args}) \
                 if self.session_path else None

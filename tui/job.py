@@ -3,7 +3,7 @@ routed to them, switching the shown rank, the title's rank part, ending the job.
 
 :class:`JobView` is mixed into :class:`inductor_step.tui.app.StepApp`; a single-process session is
 one rank (``None``), so the app reads ``self.session``, ``self.view``, ``self.agent`` the same way
-in both.  The job process itself is :class:`inductor_step.session.client.JobProcess`.
+in both.  The job process itself is :class:`inductor_step.live.client.JobProcess`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class JobView:
 
     def start_job(self) -> None:
         """Live: start the job (torch's launcher, our agent in every rank), recording to the job file."""
-        from inductor_step.session.client import JobProcess  # noqa: PLC0415
+        from inductor_step.live.client import JobProcess  # noqa: PLC0415
 
         spec = self.job_spec or {}
         # no rank stays up after its script to serve timing (r): its process groups would keep the other

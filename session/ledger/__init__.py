@@ -29,5 +29,5 @@ from inductor_step.session.ledger.text import (  # noqa: F401
     fmt, report_markdown, roofs_text, summary,
 )
 from inductor_step.session.ledger.ncu import (  # noqa: F401
-    NCU_SOL, ncu_command, ncu_sol, run_ncu,
+    NCU_SOL, ncu_command, ncu_sol, ncu_text,
 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 
@@ -46,23 +45,17 @@ def ncu_sol(csv_text: str) -> dict[str, tuple[str, str]]:
     return {r[i_name]: (r[i_val], r[i_unit]) for r in rows[rows.index(head) + 1:] if len(r) > i_val}
 
 
-def run_ncu(cmd: list[str], kernel: str, timeout_s: int = 900, cwd: str | None = None) -> str:
-    """Run ``cmd`` (:func:`ncu_command`) and say what ncu found: the speed-of-light table, the highest
-    unit, or ncu's own reason it read no counters (``ERR_NVGPUCTRPERM``: no permission)."""
-    import subprocess  # noqa: PLC0415
-
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False,
-                           cwd=cwd if cwd and os.path.isdir(cwd) else None)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"# ncu did not finish: {e}"
-    out = p.stdout + p.stderr
+def ncu_text(stdout: str, stderr: str, returncode: int, kernel: str) -> str:
+    """What an ncu run (:func:`ncu_command`, run by :func:`inductor_step.live.children.run_ncu`) found, from its
+    output and exit status: the speed-of-light table, the highest unit, or ncu's own reason it read no counters
+    (``ERR_NVGPUCTRPERM``: no permission)."""
+    out = stdout + stderr
     if "ERR_NVGPUCTRPERM" in out:
         return ("# ncu cannot read the GPU's performance counters here (ERR_NVGPUCTRPERM: profiling needs admin "
                 "rights or NVreg_RestrictProfilingToAdminUsers=0)")
-    sol = ncu_sol(p.stdout)
+    sol = ncu_sol(stdout)
     if not sol:
-        return f"# ncu found no {kernel} launch (exit {p.returncode}):\n" + "\n".join(out.splitlines()[-15:])
+        return f"# ncu found no {kernel} launch (exit {returncode}):\n" + "\n".join(out.splitlines()[-15:])
     lines = [f"# ncu: {kernel}, speed of light (SpeedOfLight section, first launch)"]
     for m in NCU_SOL:
         if m in sol:

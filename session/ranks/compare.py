@@ -471,7 +471,7 @@ def stand_in(session: Any, other: Any, key: str) -> str | None:
     return p if p in session.by_graph and GraphKey.parse(p).replace(compile_id=k.compile_id) == k else None
 
 
-#: the name the headless job's summary calls (tui/cli.py)
+#: the name the headless job's summary calls (cli/headless.py)
 compare_job_file = compare_job
 
 

@@ -25,6 +25,3 @@ from inductor_step.session.report.bundle import (  # noqa: F401
 from inductor_step.session.report.job import (  # noqa: F401
     build_job_report,
 )
-from inductor_step.session.report.cli import (  # noqa: F401
-    build_report_parser, collect_screenshots, main_report,
-)

@@ -41,7 +41,7 @@ CHECK = textwrap.dedent('''
                               if not str(f).startswith(("inductor_step-", "../"))}))
 
     import inductor_step.session.format as protocol
-    import inductor_step.session.store, inductor_step.session.export, inductor_step.session.report, inductor_step.session.client
+    import inductor_step.session.store, inductor_step.session.export, inductor_step.session.report, inductor_step.live.client
     print("OURS", protocol.FORMAT, inductor_step.session.store.__file__)
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--help"], capture_output=True, text=True)
     print("HELP", p.returncode, "usage: inductor-step" in p.stdout)

@@ -47,7 +47,7 @@ def test_launcher_flags_match_torchrun():
     torchrun's value-less options must be torch's own."""
     from torch.distributed.run import get_args_parser
 
-    from inductor_step.tui.cli import LAUNCHER_FLAGS, split_launcher
+    from inductor_step.cli.main import LAUNCHER_FLAGS, split_launcher
 
     flags = {o for a in get_args_parser()._actions if a.nargs == 0 for o in a.option_strings}
     assert flags == set(LAUNCHER_FLAGS)

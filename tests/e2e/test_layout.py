@@ -56,16 +56,32 @@ def test_the_app_routes_and_holds_global_keys_only():
 
 
 def test_every_package_folder_is_installed():
-    """Each folder of tui/ and tracer/ with an __init__.py is listed in pyproject.toml's packages (a
+    """Each folder of tracer/, session/, live/, tui/ and cli/ with an __init__.py is listed in pyproject.toml's packages (a
     wheel built without one lacks its modules; the editable install would hide that)."""
     import tomllib
 
     listed = set(tomllib.load(open(os.path.join(ROOT, "pyproject.toml"), "rb"))["tool"]["setuptools"]["packages"])
     missing = []
-    for top in ("tui", "tracer"):
+    for top in ("tracer", "session", "live", "tui", "cli"):
         for d, _, files in os.walk(os.path.join(ROOT, top)):
             if "__init__.py" in files and "__pycache__" not in d:
                 name = "inductor_step." + os.path.relpath(d, ROOT).replace(os.sep, ".")
                 if name not in listed:
                     missing.append(name)
     assert not missing, f"not in pyproject.toml's packages: {missing}"
+
+
+def test_the_command_line_imports_textual_only_inside_the_functions_that_start_the_ui():
+    """No module of cli/ imports Textual or tui/ at module level: ``inductor-step --headless``, ``report``,
+    ``export`` and ``gate`` load no Textual.  (import-linter sees imports inside functions too, so the
+    contract in pyproject.toml names the one edge ``cli.main -> tui.app``; this test says where it may stand.)"""
+    found = []
+    for path in _py_files(os.path.join(ROOT, "cli")):
+        tree = ast.parse(open(path, encoding="utf-8").read(), path)
+        for node in tree.body:  # module level only
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{os.path.relpath(path, ROOT)}:{node.lineno}: {n}" for n in names
+                      if n.split(".")[0] == "textual" or n.startswith("inductor_step.tui")]
+    assert not found, "module-level Textual / tui imports in cli/:\n" + "\n".join(found)
+    assert os.path.isfile(os.path.join(ROOT, "cli", "main.py"))

@@ -96,7 +96,7 @@ def _cli(*args: str, cwd: str) -> subprocess.CompletedProcess:
 def _packed_copy(tmp_path) -> str:
     """tests/fixtures/gpu_attention.jsonl as the recorder writes sessions now (packed, inductor-step/2)."""
     from inductor_step.session import format as protocol
-    from inductor_step.session.client import SessionWriter
+    from inductor_step.live.client import SessionWriter
 
     out = str(tmp_path / "gpu_attention_packed.jsonl")
     w = SessionWriter(out)

@@ -12,7 +12,7 @@ import pytest
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.agent import AGENT_VALUE_OPTIONS
-from inductor_step.tui.cli import build_parser, split_launcher, split_script
+from inductor_step.cli.main import build_parser, split_launcher, split_script
 
 
 @pytest.mark.parametrize("kind", [["--n", "32"], ["--r", "1"], ["--h"], ["--help"], ["-h"], ["-m", "x"],

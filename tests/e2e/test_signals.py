@@ -24,7 +24,7 @@ import pytest
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.lifetime import descendants
-from inductor_step.session.client import AgentProcess
+from inductor_step.live.client import AgentProcess
 
 from conftest import wait_for, wait_until
 

@@ -52,7 +52,7 @@ class Finder(importlib.abc.MetaPathFinder):  # what setuptools' editable install
             return importlib.util.spec_from_file_location(name, ROOT + "/__init__.py",
                                                           submodule_search_locations=[ROOT])
 sys.meta_path.insert(0, Finder())
-from inductor_step.session import client
+from inductor_step.live import client
 assert client.__file__.startswith(ROOT), client.__file__
 print(client.import_root(), client.import_root(sys.executable), "PYTHONPATH" in client.agent_env()
       and "inductor-step-import-" in client.agent_env()["PYTHONPATH"])

@@ -14,7 +14,7 @@ import pytest
 from inductor_step.session import format as protocol
 from inductor_step.session.format import (FORMAT, LAZY, STOP_HEAD_KEYS, load_lazy, read_session, stop_head,
                                            validate)
-from inductor_step.session.client import SessionWriter
+from inductor_step.live.client import SessionWriter
 from inductor_step.session.format.reader import _STOP_HEAD
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,7 +72,7 @@ def test_validator_names_what_is_wrong_and_where():
 
 
 def test_control_commands_are_typed():
-    """The commands the UI sends (tui/app.py, session/client.py) are the typed ones."""
+    """The commands the UI sends (tui/app.py, live/client.py) are the typed ones."""
     allowed = typing.get_args(typing.get_type_hints(protocol.Command)["cmd"])
     for name in ("CMD_CONTINUE", "CMD_CAN_FUSE", "CMD_RUN", "CMD_CANCEL_RUN", "CMD_QUIT"):
         assert getattr(protocol, name) in allowed

@@ -11,7 +11,7 @@ are skipped with fewer than two GPUs.  Run on the device machine::
   examples/ddp_train.py / examples/fsdp2_train.py where present, each rank timing every graph as its
   script ends (``--run``): every rank timed (no "run failed"), no divergence but kernel times.
 
-Each job runs through ``inductor_step.session.client.JobProcess`` (what the UI uses): the launcher is
+Each job runs through ``inductor_step.live.client.JobProcess`` (what the UI uses): the launcher is
 torch's ``torch.distributed.run``.
 """
 
@@ -52,7 +52,7 @@ def run_job(tmp_path, args: list[str], nproc: int, stepped_rank: int | None, tim
     a job of 40 stops stays fast).  ``run_at_end``: every rank times its graphs as its script ends
     (``--run``).  Returns (job file, {rank: messages}, what was seen while rank ``stepped_rank`` sat at
     its first stop)."""
-    from inductor_step.session.client import JobProcess
+    from inductor_step.live.client import JobProcess
 
     q: queue.Queue = queue.Queue()
     job = JobProcess(args[0], args[1:], ["--standalone", "--nproc-per-node", str(nproc)],

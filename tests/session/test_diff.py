@@ -25,7 +25,7 @@ import pytest
 from inductor_step.session.format import read_session
 from inductor_step.session import diff
 from inductor_step.tui.app import StepApp
-from inductor_step.tui.cli import main
+from inductor_step.cli.main import main
 from inductor_step.tui.screens.diff import DiffScreen
 from inductor_step.session.store import load_session
 
@@ -188,7 +188,7 @@ def test_diff_bad_input_is_one_line_and_status_2(capsys, tmp_path):
 
 
 def test_report_includes_the_diff(tmp_path):
-    from inductor_step.session.report import main_report
+    from inductor_step.cli.report import main_report
 
     out = tmp_path / "bundle"
     assert main_report([CONFIG_B, "--out", str(out), "--diff", CONFIG_A]) == 0
@@ -401,7 +401,7 @@ def test_diff_headless_works_without_torch():
             "        if name == 'torch' or name.startswith('torch.') or name == 'triton':\n"
             "            raise ImportError(name + ' blocked by the test')\n"
             "sys.meta_path.insert(0, NoTorch())\n"
-            "from inductor_step.tui.cli import main\n"
+            "from inductor_step.cli.main import main\n"
             f"rc = main(['diff', '--headless', {CONFIG_A!r}, {CONFIG_B!r}])\n"
             "print('TORCH_IMPORTED', 'torch' in sys.modules, rc)\n")
     p = subprocess.run([sys.executable, "-c", prog], cwd=ROOT, capture_output=True, text=True, timeout=120)

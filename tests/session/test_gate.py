@@ -14,7 +14,7 @@ import pytest
 
 from inductor_step.session.compiled import Compiled
 from inductor_step.session import format as protocol
-from inductor_step.tui.cli import main
+from inductor_step.cli.main import main
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 RECOMPILE = os.path.join(FIX, "diff_recompile.jsonl")  # [0/0] at x 8x.., then [0/1]: size 8 -> 16

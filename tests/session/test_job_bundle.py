@@ -16,8 +16,10 @@ import sys
 import pytest
 
 from inductor_step.session.format import JOB_FORMAT, write_job
-from inductor_step.session.export import collective_schedule, export_job, main_export
-from inductor_step.session.report import build_job_report, main_report
+from inductor_step.cli.export import main_export
+from inductor_step.cli.report import main_report
+from inductor_step.session.export import collective_schedule, export_job
+from inductor_step.session.report import build_job_report
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ALL_REDUCE = ["torch.ops._c10d_functional.all_reduce_.default", "torch.ops._c10d_functional.wait_tensor.default"]

@@ -280,7 +280,7 @@ def test_report_md_has_the_top_of_each_ledger(tmp_path):
 
 
 def test_headless_summary_is_printed_from_the_recorded_session(session, capsys):
-    from inductor_step.tui.headless import _print_ledger
+    from inductor_step.cli.headless import _print_ledger
 
     _print_ledger(FIXTURE)
     out = capsys.readouterr().out

@@ -85,7 +85,7 @@ def test_saved_for_backward_pairs_with_the_backwards_inputs():
 def test_headless_prints_a_memory_line_per_graph(capsys):
     from inductor_step.session.format import read_session
     from inductor_step.session.store import Session
-    from inductor_step.tui.headless import print_memory
+    from inductor_step.cli.headless import print_memory
 
     print_memory(Session.of(list(read_session(os.path.join(FIX, "gpu_nanogpt.jsonl")))))
     out = capsys.readouterr().out.splitlines()
@@ -129,7 +129,7 @@ def test_dynamic_sizes_take_the_wrappers_own_hints():
 def test_gate_fails_when_the_planned_peak_grew(capsys, tmp_path):
     from inductor_step.session import format as protocol
     from inductor_step.session.format import read_session
-    from inductor_step.tui.cli import main
+    from inductor_step.cli.main import main
 
     new = os.path.join(FIX, "diff_recompile.jsonl")
     base = str(tmp_path / "base.jsonl")  # the same session with [0/0]'s x at 4 rows instead of 8: a smaller plan

@@ -260,7 +260,7 @@ def test_what_the_ranks_pane_reads_per_graph(cmp):
     assert d[0] == "[1/0] inference: ranks 0,1: fusion, kernels differ on rank 1"
     assert d[2].startswith("rank 1: [1/0] inference different fusion (op0 op1 op2 op3 fused on rank 0 only)")
     assert "diff  A: rank 0 [1/0] inference  ->  B: rank 1 [1/0] inference" in d
-    assert ranks.compare_job_file is ranks.compare_job  # the name tui/cli.py calls
+    assert ranks.compare_job_file is ranks.compare_job  # the name cli/headless.py calls
 
 
 def test_a_recorded_job_whose_rank_1_failed_and_rank_0_was_stopped():

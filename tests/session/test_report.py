@@ -16,8 +16,10 @@ import tarfile
 
 import pytest
 
-from inductor_step.session.export import compile_id_fields, export_trace, main_export
-from inductor_step.session.report import PathScrubber, build_report, main_report
+from inductor_step.cli.export import main_export
+from inductor_step.cli.report import main_report
+from inductor_step.session.export import compile_id_fields, export_trace
+from inductor_step.session.report import PathScrubber, build_report
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ERROR_FIXTURE = os.path.join(REPO, "tests", "fixtures", "codegen_error.jsonl")

@@ -23,8 +23,10 @@ import tarfile
 import pytest
 
 from inductor_step.session.format import JOB_FORMAT, read_job, write_job
-from inductor_step.session.export import export_job, main_export
-from inductor_step.session.report import build_job_report, build_report, main_report
+from inductor_step.cli.export import main_export
+from inductor_step.cli.report import main_report
+from inductor_step.session.export import export_job
+from inductor_step.session.report import build_job_report, build_report
 from inductor_step.session.store import load_session
 
 from tests.session.test_job_bundle import ALL_REDUCE, REPO, _all_ranks, _log_events, _read, _tlparse

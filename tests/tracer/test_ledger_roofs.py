@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from inductor_step.live.children import run_ncu
 from inductor_step.session import ledger
 from inductor_step.session.format import read_session
 from inductor_step.session.store import Session
@@ -155,7 +156,7 @@ def test_gpu_ncu_agrees_that_memory_bound_kernels_are_bound_by_dram(tmp_path):
     for r in memory:
         cmd, why = ledger.ncu_command(r["name"], "cuda", str(script), [], sys.executable)
         assert cmd, why
-        text = ledger.run_ncu(cmd, r["name"], cwd=str(tmp_path))
+        text = run_ncu(cmd, r["name"], cwd=str(tmp_path))
         if "ERR_NVGPUCTRPERM" in text or "cannot read" in text:
             pytest.skip(text)
         assert "highest unit: DRAM Throughput" in text, text

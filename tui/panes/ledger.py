@@ -11,6 +11,7 @@ from typing import Any, Callable, ClassVar, Sequence
 
 from textual import on
 
+from inductor_step.live.children import run_ncu
 from inductor_step.session import ledger
 from inductor_step.session.fusion_fix import LIBRARY_CALL, fix_text, is_library
 from inductor_step.session.trust import not_reliable_lines, unreliable_runs
@@ -302,6 +303,6 @@ class LedgerPane(StagePane):
         app.say(f"ncu: profiling {name} (re-runs the script under ncu; this takes a while)…")
 
         def work() -> None:
-            text = ledger.run_ncu(cmd, name, cwd=None if app.live else header.get("cwd"))
+            text = run_ncu(cmd, name, cwd=None if app.live else header.get("cwd"))
             app.call_from_thread(lambda: self.apply(Detail(text, "text")))
         app.run_worker(work, thread=True, group="ncu", exclusive=True)

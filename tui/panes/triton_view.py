@@ -18,7 +18,8 @@ from inductor_step.session.code_lines import (
     buffer_source_lines, instruction_counts, instruction_summary, stage_lines, stage_marks,
 )
 from inductor_step.session.format import CMD_SAVE_INPUTS
-from inductor_step.session.saved_inputs import cannot_save, repro_dir, saved_line, write_repro
+from inductor_step.live.children import write_repro
+from inductor_step.session.saved_inputs import cannot_save, repro_dir, saved_line
 from inductor_step.tui.panes.base import Detail
 
 #: the order ``t`` cycles through

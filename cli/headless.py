@@ -13,13 +13,13 @@ from typing import Any
 
 from inductor_step.session import format as protocol
 from inductor_step.session import trust
-from inductor_step.tui.signals import Ended, _signal_name
+from inductor_step.cli.signals import Ended, _signal_name
 
 
 def run_headless(script: str, args: list[str], record: str, run: bool, python: str | None,
                  what_if: list[str] | None = None, numerics: bool = False, blame: str | None = None) -> int:
     """Run straight through, print one line per stop and error; return the script's exit status."""
-    from inductor_step.session.client import AgentProcess, SessionWriter  # noqa: PLC0415
+    from inductor_step.live.client import AgentProcess, SessionWriter  # noqa: PLC0415
     from inductor_step.session.store import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -36,7 +36,8 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     last_status = None
     ctimes: list[dict[str, Any]] = []  # the compile's own time, summed up at the end
     saved: list[dict[str, Any]] = []  # inputs_saved messages (--save-inputs)
-    from inductor_step.session.saved_inputs import saved_line, write_repro  # noqa: PLC0415
+    from inductor_step.live.children import write_repro  # noqa: PLC0415
+    from inductor_step.session.saved_inputs import saved_line  # noqa: PLC0415
     try:
         while True:
             msg = q.get()
@@ -172,7 +173,7 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
                      python: str | None, what_if: list[str] | None = None, nproc: int | None = None) -> int:
     """A torchrun job straight through (no rank pauses): one line per stop, ``[rankN]``-prefixed,
     every rank recorded; returns the launcher's exit status, else the first failing rank's."""
-    from inductor_step.session.client import JobProcess  # noqa: PLC0415
+    from inductor_step.live.client import JobProcess  # noqa: PLC0415
     from inductor_step.session.store import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[tuple[int | None, dict[str, Any]]] = queue.Queue()

@@ -1,4 +1,4 @@
-"""`inductor-step report`'s command line: its parser, screenshots collected, and main_report."""
+"""``inductor-step report SESSION``'s command line: its parser, the screenshots it collects, and its exit status (the bundle is :mod:`inductor_step.session.report`'s)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,10 @@ import argparse
 import os
 import sys
 
-from inductor_step.session.store import session_command, session_parser
+from inductor_step.cli.common import session_command, session_parser
 from inductor_step.session.report.bundle import DEFAULT_SHOTS, build_report
 from inductor_step.session.report.job import build_job_report
 
-
-# --------------------------------------------------------------------------- CLI
 
 def collect_screenshots(items: list[str], session_path: str) -> list[str]:
     """Screenshot files from ``items``: files as given; in a directory, the files whose names start

@@ -15,8 +15,8 @@ import time
 from typing import Any, NoReturn
 
 from inductor_step.session import format as protocol
-from inductor_step.tui.headless import run_headless, run_headless_job
-from inductor_step.tui.signals import end_app_on_signal, ended_line, raise_ended, on_end_signals
+from inductor_step.cli.headless import run_headless, run_headless_job
+from inductor_step.cli.signals import end_app_on_signal, ended_line, raise_ended, on_end_signals
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
 
@@ -188,15 +188,15 @@ def main(argv: list[str] | None = None) -> int:
             return subprocess.call([sys.executable, "-m", "inductor_step.tracer.lower", *argv[1:]])
         if argv[0] == "diff":
             return main_diff(argv[1:])
-        if argv[0] == "gate":  # the CI gate (session.gate)
-            from inductor_step.session.gate import main_gate  # noqa: PLC0415
+        if argv[0] == "gate":  # the CI gate (cli.gate over session.gate)
+            from inductor_step.cli.gate import main_gate  # noqa: PLC0415
 
             return main_gate(argv[1:])
         if argv[0] == "report":
-            from inductor_step.session.report import main_report  # noqa: PLC0415
+            from inductor_step.cli.report import main_report  # noqa: PLC0415
 
             return main_report(argv[1:])
-        from inductor_step.session.export import main_export  # noqa: PLC0415
+        from inductor_step.cli.export import main_export  # noqa: PLC0415
 
         return main_export(argv[1:])
     argv, launcher = split_launcher(argv)
