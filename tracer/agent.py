@@ -96,7 +96,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         # compile id (or "[4/0] #2", a part: Capture.frame_key) -> per-frame data
         self.frames: dict[str, dict[str, Any]] = {}
         self.graphs: dict[tuple[str, str], GraphState] = {}  # (cid, kind) -> what the hooks keep
-        self.current: tuple[str, str] | None = None
+        self._current: tuple[str, str] | None = None  # the script's compile's graph: see Agent.current
         self.fusion_lines: list[str] = []
         self.capture_fusion = False
         self.quitting = False
@@ -127,6 +127,24 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         self.dynamo_graphs: dict[str, tuple[Any, Any]] = {}
 
     # ------------------------------------------------------------------ stream
+    @property
+    def current(self) -> tuple[str, str] | None:
+        """The graph ``(compile id, kind)`` whose stop was sent last, e.g. ``("[0/0]", "backward")``: the
+        script's compile, or, on a thread compiling a what-if or numerics variant (``tl.variant`` set), that
+        thread's own.  A variant compiles on another thread while the script's compile may be paused
+        mid-graph; sharing one value let it move the script's graph (its next stop went out under the
+        variant's or a restored older graph)."""
+        if getattr(self.tl, "variant", None) is not None:
+            return getattr(self.tl, "current", None)
+        return self._current
+
+    @current.setter
+    def current(self, value: tuple[str, str] | None) -> None:
+        if getattr(self.tl, "variant", None) is not None:
+            self.tl.current = value
+        else:
+            self._current = value
+
     def send(self, msg: dict[str, Any]) -> None:
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
         if getattr(self.tl, "silent", False):  # a numerics recompile's own stops stay unsent

@@ -63,7 +63,7 @@ def _compare(agent: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, b
     from inductor_step.tracer.numerics import compare_graph  # noqa: PLC0415
 
     key = (cid, f"{kind}{protocol.VARIANT_SEP}numerics")
-    saved = (agent.current, agent.fusion_lines, agent.capture_fusion)
+    saved = (agent.fusion_lines, agent.capture_fusion)  # (a variant keeps its own Agent.current)
     with agent.what_if_lock:
         agent.tl.silent = True
         agent.tl.variant = key
@@ -74,7 +74,7 @@ def _compare(agent: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, b
             agent.tl.silent = False
             agent.tl.variant = None
             agent.graphs.pop(key, None)
-            agent.current, agent.fusion_lines, agent.capture_fusion = saved
+            agent.fusion_lines, agent.capture_fusion = saved
 
 
 #: the numerics message of a graph the script has not called yet

@@ -93,14 +93,14 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
         finally:
             agent.tl.variant = None
 
-    saved = (agent.current, agent.fusion_lines, agent.capture_fusion)
+    saved = (agent.fusion_lines, agent.capture_fusion)  # (a variant keeps its own Agent.current)
     t = threading.Thread(target=compile_it, name="inductor-step what-if", daemon=True)
     with agent.what_if_lock:
         try:
             t.start()
             t.join()
         finally:
-            agent.current, agent.fusion_lines, agent.capture_fusion = saved
+            agent.fusion_lines, agent.capture_fusion = saved
     vg = agent.graphs.get((cid, vkind)) or {}
     if "error" in state:
         e = state["error"]

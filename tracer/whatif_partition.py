@@ -73,14 +73,14 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
         finally:
             agent.tl.variant = None
 
-    saved = (agent.current, agent.fusion_lines, agent.capture_fusion)
+    saved = (agent.fusion_lines, agent.capture_fusion)  # (a variant keeps its own Agent.current)
     t = threading.Thread(target=compile_them, name="inductor-step what-if (partition)", daemon=True)
     with agent.what_if_lock:
         try:
             t.start()
             t.join()
         finally:
-            agent.current, agent.fusion_lines, agent.capture_fusion = saved
+            agent.fusion_lines, agent.capture_fusion = saved
     if "error" in state:
         e = state["error"]
         text = f"{type(e).__name__}: {e}".strip()
