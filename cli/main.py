@@ -234,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError(f"--save-inputs: {cannot_save(False, False)}")
             if ns.script:
                 raise UsageError("--open takes a session file, not a script")
+            for flag, on in (("--headless", ns.headless), ("--run", ns.run), ("--what-if", ns.what_if),
+                             ("--numerics", ns.numerics), ("--blame", ns.blame)):
+                if on:  # they run a script; a recording is only viewed
+                    raise UsageError(f"{flag} runs a script; --open only views a recording (for its text summary: "
+                                     f"inductor-step report {ns.open})")
             if not os.path.isfile(ns.open):
                 raise UsageError(f"no such session file: {ns.open}")
             from inductor_step.session.format import read_session  # noqa: PLC0415
@@ -244,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
                 msgs = list(read_session(ns.open, lazy_over=1 << 18))
             except (ValueError, OSError) as e:
                 raise UsageError(str(e)) from None
+            if not sys.stdout.isatty():
+                raise UsageError("the UI needs a terminal; for a recording's text summary: "
+                                 f"inductor-step report {ns.open}")
             from inductor_step.tui.app import StepApp  # noqa: PLC0415
             from inductor_step.session.store import freeze_gc  # noqa: PLC0415
 

@@ -22,6 +22,10 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     from inductor_step.session.trust import unreliable  # noqa: PLC0415
     from inductor_step.session.whatif import numerics_lines  # noqa: PLC0415 - a what-if variant's
 
+    if run.get("not_timed") and not isinstance(run.get("compiled_ms"), (int, float)):
+        # a subgraph lowered inline into its parent's kernels (tracer: its run says why): no times of its own
+        return (f"# {key} on {run.get('device')}: {run['not_timed']}\n"
+                "# its kernels' times, the compiled graph's and eager's: pick the parent graph (g), pane 7")
     bad = unreliable(run)
     rounds = run.get("graph_rounds") or {}
     unstable = rounds.get("rounds_stable") is False or run.get("settled") is False

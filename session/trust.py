@@ -156,6 +156,23 @@ def figure_tag(run: dict[str, Any] | None, which: str) -> str:
     return ""
 
 
+def kernels_unreliable(run: dict[str, Any] | None) -> str | None:
+    """Why ``run``'s per-kernel times (each kernel timed alone, the ``kernels`` rows) are not reliable, or None:
+    their own verdict (``verdicts["kernels"]``, tracer.timing.contention.judge) said so, the run's times did not
+    settle (``gap_cause == "unsettled"``), or a run recorded before per-figure verdicts was judged not reliable as
+    a whole (:func:`unreliable`).  The share, GB/s and TFLOP/s of each row are derived from these times."""
+    if not run or run.get("error"):
+        return None
+    v = (run.get("verdicts") or {}).get("kernels")
+    if v and v.get("reliable") is False:
+        return str(v.get("text") or "kernel times not reliable: other processes held the cores")
+    if run.get("gap_cause") == "unsettled":
+        return "the times did not settle (rounds disagreed or other processes competed for the cores)"
+    if not v:
+        return unreliable(run)
+    return None
+
+
 def not_reliable_lines(session: Any) -> list[str]:
     """The ledger's first lines (pane 9, the headless summary, REPORT.md): one saying how many timed graphs were
     judged not reliable and what that means for its rankings, then one per such graph; empty when none was."""

@@ -78,6 +78,7 @@ class StepApp(JobView, App[None]):
         self.interrupted = False  # quit with ctrl+c: the command exits with status 130
         self.saved_screenshots: list[str] = []
         self._status_extra = ""
+        self._status_for: str | None = None  # the pane _status_extra speaks of, when only of one
         self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
         self.mounter = PaneMounter(self)
@@ -333,6 +334,8 @@ class StepApp(JobView, App[None]):
             self.notify(missing)
             return
         self.view.stage = stage
+        if self._status_for and self._status_for != stage:  # a message about another pane: not this one's
+            self._status_extra, self._status_for = "", None
         if stage != "log" and self.session.stops:
             self.view.follow = False
         self.refresh_all()

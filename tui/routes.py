@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from inductor_step.session.format import STAGES, graph_key
+from inductor_step.session.format import STAGES, GraphKey, graph_key
 from inductor_step.session.format.records import Record
 from inductor_step.session.store import freeze_gc
 from inductor_step.tui.compat import lazy_module
@@ -27,7 +27,15 @@ def on_stop(app: Any, msg: Record) -> None:
     if msg.paused:  # it waits for n, whatever was typed while the compile ran
         v.paused = msg
     if v.follow or v.graph is None:
-        app.go(graph_key(msg), msg.stage)
+        key = GraphKey.of(msg)
+        if key.subgraph and not msg.paused:
+            # a higher-order op's subgraph (flex attention's mask, a cond branch) the compile did not stop at:
+            # its graph is the parent's part; the view stays on (or goes to) the parent graph
+            parent = str(key.parent)
+            if v.graph != parent:
+                app.go(parent, msg.stage)
+        else:
+            app.go(graph_key(msg), msg.stage)
     app.refresh_all()
     if app.record_screens:
         app.call_after_refresh(screenshots.for_stop, app, msg)

@@ -62,7 +62,9 @@ def save(app: Any, png: bool = True) -> str:
     app.saved_screenshots += [p for p in (path, png_path) if p]
     why = "" if png_path or not png else ("; " + (NO_PNG if shutil.which("rsvg-convert") is None
                                                   else "PNG skipped: rsvg-convert failed"))
-    return f"screenshot saved: {path}" + (f" (+ {os.path.basename(png_path)})" if png_path else "") + why
+    # the file's name first, its folder after: a narrow status line cuts the end, never the name
+    return (f"screenshot saved: {os.path.basename(path)}" + (" (+ .png)" if png_path else "")
+            + f" in {os.path.dirname(path) or '.'}" + why)
 
 
 def for_stop(app: Any, stop: dict[str, Any]) -> None:

@@ -248,6 +248,7 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._cursor = 0
         self._cache: dict[int, list[Segment]] = {}
         self._pending_scroll = False  # see _scroll_to_cursor
+        self.marked: frozenset[int] = frozenset()  # rows drawn marked besides the cursor's (see mark_rows)
 
     # ------------------------------------------------------------------ content
     def add_columns(self, *labels: str) -> None:
@@ -275,11 +276,26 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._row = row
         self._cache.clear()
         self._cursor = 0
+        self.marked = frozenset()
         self._measure(widths)
         self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
         if self._keys:
             self.post_message(self.RowHighlighted(self, 0, RowKey(self._keys[0])))
+
+    #: how :meth:`mark_rows`'s rows are drawn
+    MARK_STYLE = Style.parse("bold on #3a3a00")
+
+    def mark_rows(self, rows: Sequence[int]) -> None:
+        """Draw rows ``rows`` (0-based) marked, replacing earlier marks (e.g. every FX node a selected
+        buffer comes from, while the cursor is on one of them)."""
+        new = frozenset(rows)
+        if new == self.marked:
+            return
+        for i in new ^ self.marked:
+            self._cache.pop(i, None)
+        self.marked = new
+        self.refresh()
 
     def add_rows_keyed(self, rows: Sequence[Sequence[Any]], keys: Sequence[str]) -> None:
         """Show ``rows`` (lists of cells) keyed by ``keys``: :meth:`set_rows` with a list."""
@@ -539,6 +555,8 @@ class Table(LineCache, ScrollView, can_focus=True):
         row_style = base
         if self.zebra_stripes and i % 2 == 1:
             row_style = base + even
+        if i in self.marked:
+            row_style = row_style + self.MARK_STYLE
         cursor = cursor_style if i == self._cursor else None
         if segs is None:
             segs = self._cells(self._row(i), row_style, cursor)

@@ -65,6 +65,7 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
             raise ValueError(f"{path}: empty session file")
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             first = True
+            content = False  # a non-blank line was seen (so "empty" would be wrong)
             pos = 0
             while pos < size:
                 end = mm.find(b"\n", pos)
@@ -87,6 +88,7 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                         continue
                 msg = decode(mm[start:end])
                 if msg is None:
+                    content = content or bool(mm[start:end].strip())
                     continue
                 if first:
                     fmt = str(msg.get("format", ""))
@@ -98,4 +100,6 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                     first = False
                 yield msg
     if first:
+        if content:
+            raise ValueError(f"{path}: not an inductor-step session (no header line)")
         raise ValueError(f"{path}: empty session file")

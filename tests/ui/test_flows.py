@@ -374,5 +374,6 @@ def test_results_show_as_a_toast_at_80_columns_and_tab_never_stops_on_the_tab_ba
 
     asyncio.run(main())
     svg = next(tmp_path.glob("*.svg"))
-    assert any(str(svg) in t.replace("\n", "") for t in seen["toasts"]), seen["toasts"]
+    assert any(f"{svg.name} (+ .png) in {svg.parent}" in t.replace("\n", "") or f"{svg.name} in {svg.parent}"
+               in t.replace("\n", "") for t in seen["toasts"]), seen["toasts"]
     assert "Tabs" not in seen["focused"] and "ContentTabs" not in seen["focused"], seen["focused"]

@@ -356,7 +356,7 @@ def test_fx_node_row_marks_its_definition_line_in_dynamo_and_post_grad_code():
             table.focus()
             table.move_cursor(row=table.row_count - 2)
             code = app.query_one(f"#code-{stage}", CodeView)
-            await wait_for(pilot, lambda: code.marks == {code.cursor} and code.cursor > 0, timeout=10,
+            await wait_for(pilot, lambda: code.cursor in code.marks and code.cursor > 0, timeout=10,
                            seen=lambda: (code.cursor, code.marks))
             stop = app.session.stop_for(app.view.graph, stage)
             nodes = (stop["graph"] if stage == "dynamo" else stop["post_grad"])["nodes"]
@@ -366,7 +366,7 @@ def test_fx_node_row_marks_its_definition_line_in_dynamo_and_post_grad_code():
     drive(app, steps)
     for stage in ("dynamo", "aot"):
         name, line, marks, cursor, lines = result[stage]
-        assert marks == [cursor]
+        assert cursor in marks  # with the selected buffer's other origin nodes (test_origin_marks_ui)
         assert line.strip().startswith(name) and "=" in line, (stage, name, line)
     post_grad = next(i for i, ln in enumerate(result["aot"][4]) if ln.startswith("# ===== post-grad"))
     assert result["aot"][3] > post_grad

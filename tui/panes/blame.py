@@ -35,6 +35,10 @@ def current(app: Any, fallback: bool = True) -> sb.BlameRun | None:
     return next((r for r in reversed(rs) if r.compile_id == cid), rs[-1] if fallback else None)
 
 
+#: what B says (status line and pane B) on a graph with no divergence to bisect
+NOTHING_YET = "nothing to blame yet: press e first (blame bisects a graph whose buffers diverge from eager)"
+
+
 class BlamePane(StagePane):
     stage = "blame"
     title = "B Blame"
@@ -76,9 +80,18 @@ class BlamePane(StagePane):
         keys = [f"{k}{getattr(x, 'index', i)}" for i, (k, x) in enumerate(items)]
         return keys, row
 
+    def fill(self, data: dict[str, Any] | None) -> None:
+        """No blame for this graph: say so (not that the compile has not reached a stage: B is no stage)."""
+        if data is None:
+            self.table.clear()
+            self.apply(self.empty(None))
+            return
+        super().fill(data)
+
     def empty(self, data: dict[str, Any] | None) -> Detail | None:
         if self.app.live:
-            return Detail("# no blame yet: on a graph whose buffers diverged (pane e), press B to bisect it\n"
+            return Detail(f"# {self.app.view.graph or 'this graph'}: {NOTHING_YET}\n"
+                          "# no blame yet: on a graph whose buffers diverged (pane e), press B to bisect it\n"
                           "# to the backend, subsystem and single pass or lowering that caused it\n"
                           "# (each step runs the script again in a child process; c cancels)", "text")
         return Detail("# this recorded session has no blame\n"
@@ -159,8 +172,8 @@ def request(app: Any) -> None:
             app.agent.send(CMD_BLAME, graph=key, blame="numerics")
             app._status_extra = f"blaming {key}'s divergence: each step runs the script again (c cancels)…"
         else:
-            app._status_extra = (f"{key}: nothing to blame yet: press e first (blame bisects a graph whose buffers "
-                                 "diverge from eager)")
+            app._status_extra = f"{key}: {NOTHING_YET}"
+            app._status_for = "blame"  # said of pane B: another pane shown clears it (StepApp.action_stage)
     app.view.stage = "blame"
     app.refresh_all(force=True)
 

@@ -86,7 +86,27 @@ class FxPane(StagePane):
             line = search_word(lines_of(text), name, self.text_start(text))
         if line is None:
             return Detail(text)
-        return Detail(text, marks=[(line + 1, line + 1)], goto=line + 1)
+        marks = {(line + 1, line + 1)}
+        lines = self._lines_by_name(data, text)
+        # the selected buffer's other origin nodes at this level: marked too (the cursor stays on this one)
+        marks |= {(lines[n] + 1, lines[n] + 1) for n in self._origins(name) if n in lines}
+        return Detail(text, marks=sorted(marks), goto=line + 1)
+
+    def _origins(self, name: str) -> list[str]:
+        """The FX nodes at this level that the selected buffer comes from, when node ``name`` is one of them
+        (else none: a row of another buffer's node marks only itself)."""
+        sel = self.app.view.selected
+        b = entry(self.links, "buffers", sel) if sel else None
+        names = self.node_names(b) if b else []
+        return names if name in names else []
+
+    def show_row(self, data: dict[str, Any], row: int) -> None:
+        """The row's detail, and in the table every FX node the selected buffer comes from marked."""
+        super().show_row(data, row)
+        nodes = self.nodes(data)
+        index = self._rows_by_name(data)
+        names = self._origins(nodes[row]["name"]) if 0 <= row < len(nodes) else []
+        self.table.mark_rows([index[n] for n in names if n in index and index[n] != row])
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
         nodes = self.nodes(data)

@@ -12,12 +12,15 @@ from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
 from inductor_step.session.text import run_cells, run_kernel_text, run_summary
 from inductor_step.session.links import related
+from inductor_step.session.trust import kernels_unreliable
 
 COLUMNS = ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "bound", "in graph ms", "in script ms",
            "TFLOP/s", "backend", "fused nodes")
 #: columns only a CUDA run fills (on CPU they would be columns of "-")
 GPU_ONLY = ("in graph ms", "in script ms")
 STYLES = {"kernel": "bold", "backend": "magenta"}
+#: the cells marked ``!`` (in red) when the run's kernel times are not reliable (session.trust.kernels_unreliable)
+UNRELIABLE_MARKED = ("median ms [p20-p80]", "share", "GB/s", "% peak BW", "TFLOP/s")
 
 
 def _slowest_first(k: dict[str, Any]) -> tuple[bool, float]:
@@ -63,10 +66,17 @@ class RunPane(StagePane):
         labels = self.labels(data)
         fused = self._fused(data)
 
+        bad = kernels_unreliable(data)
+
         def row(i: int) -> tuple:
             c = run_cells(ks[i])
             c["fused nodes"] = ", ".join(fused.get(ks[i].name) or [])
-            return tuple(T(c[label], STYLES.get(label, "")) for label in labels)
+            if bad:  # the time and what is derived from it: marked, not shown as if fine
+                for label in UNRELIABLE_MARKED:
+                    if c.get(label, "-") != "-" and isinstance(ks[i].median_ms, (int, float)):
+                        c[label] = "!" + c[label]
+            return tuple(T(c[label], "red" if bad and label in UNRELIABLE_MARKED and c[label].startswith("!")
+                           else STYLES.get(label, "")) for label in labels)
         return [f"{i}:{k.name}" for i, k in enumerate(ks)], row
 
     def fill(self, data: dict[str, Any] | None) -> None:
@@ -115,7 +125,12 @@ class RunPane(StagePane):
         summary = self.app.session.cache.get(("run_summary", id(data)), (data,),
                                              lambda: run_summary(self.app.view.graph, data, *self._shapes()))
         k = ks[row]
-        return Detail(run_kernel_text(k, self._fused(data).get(k["name"]), self._gpu(data), summary), "text")
+        text = run_kernel_text(k, self._fused(data).get(k["name"]), self._gpu(data), summary)
+        bad = kernels_unreliable(data)
+        if bad and isinstance(k.median_ms, (int, float)):  # under the name: before the figures it judges
+            head, _, rest = text.partition("\n")
+            text = f"{head}\n! NOT RELIABLE (this time, its share, GB/s and TFLOP/s): {bad}\n{rest}"
+        return Detail(text, "text")
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         kernels = set(related(self.links, "buffers", buffer, "kernels"))

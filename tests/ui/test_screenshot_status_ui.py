@@ -1,0 +1,26 @@
+"""``s`` at 80 columns: the status line shows the saved file's name within the 80 cells."""
+
+from __future__ import annotations
+
+import os
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+
+
+def test_s_at_80_columns_shows_the_saved_files_name(app_driver, tmp_path) -> None:
+    shots = tmp_path / "a" / "rather" / "deep" / "folder" / "of" / "screenshots"
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("6")  # codegen pane of the first graph
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        seen["status"] = app.query_one("#status").render()
+        seen["saved"] = list(app.saved_screenshots)
+
+    app_driver(steps, size=(80, 24), path=os.path.join(FIX, "demo.jsonl"), screenshots=str(shots))
+    svg = next(p for p in seen["saved"] if p.endswith(".svg"))
+    shown = str(seen["status"])[:80]  # what 80 columns show of the line
+    assert os.path.basename(svg) in shown, shown
+    assert os.path.isfile(svg)
