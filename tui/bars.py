@@ -139,6 +139,10 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
         t.append(tail, style="cyan")
     elif tail:
         room = width - len(tail)
+        if room < 12:  # the result alone fills the line (a screenshot's file name): it alone, its end cut
+            t = Text(" " + tail.removeprefix(" · "), style="cyan")
+            t.truncate(width, overflow="ellipsis")
+            return t
         if t.cell_len > room:
             t.truncate(max(room - 1, min(12, t.cell_len)))
             t.append("…")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from conftest import screen_lines
+
 FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 
 
@@ -16,11 +18,17 @@ def test_s_at_80_columns_shows_the_saved_files_name(app_driver, tmp_path) -> Non
         await pilot.pause()
         await pilot.press("s")
         await pilot.pause()
-        seen["status"] = app.query_one("#status").render()
+        seen["status"] = app.query_one("#status").region.y
+        seen["screen"] = screen_lines(app)
         seen["saved"] = list(app.saved_screenshots)
 
-    app_driver(steps, size=(80, 24), path=os.path.join(FIX, "demo.jsonl"), screenshots=str(shots))
+    # a session named as the app names live ones (script-date-time): the file name alone takes 54 cells
+    import shutil
+
+    session = tmp_path / "train_step-20261128-015644.jsonl"
+    shutil.copy(os.path.join(FIX, "demo.jsonl"), session)
+    app_driver(steps, size=(80, 24), path=str(session), screenshots=str(shots))
     svg = next(p for p in seen["saved"] if p.endswith(".svg"))
-    shown = str(seen["status"])[:80]  # what 80 columns show of the line
+    shown = seen["screen"][seen["status"]]  # the status row as the terminal shows it
     assert os.path.basename(svg) in shown, shown
     assert os.path.isfile(svg)
