@@ -36,6 +36,8 @@ def test_every_fixture_loads_with_its_graphs_and_stages(sessions):
             assert g.compile_id.startswith("[") and g.key.startswith(g.compile_id)
             # each stage's data, typed, where the stage was reached
             assert bool(g.dynamo_nodes) == isinstance((g.stop("dynamo") or {}).get("graph"), dict)
+            if "lowering" in g.stages and "buffers" not in g.stop("lowering"):
+                continue  # a subgraph Inductor lowered inline into its parent (flex attention's mods): no IR of its own
             if "lowering" in g.stages:
                 assert [b.name for b in g.buffers] == [b["name"] for b in g.stop("lowering")["buffers"]]
             if "codegen" in g.stages:

@@ -90,6 +90,10 @@ def test_a_user_kernel_goes_back_into_a_fresh_side_table_from_its_source(tmp_pat
     import subprocess
     import sys
 
+    import pytest
+
+    pytest.importorskip("triton", reason="a user Triton kernel needs Triton (a CPU torch brings none)")
+
     direct = _fixture()["user_kernels"][0]
     src = direct["source"][direct["source"].index("@triton.jit"):]
     (tmp_path / "script.py").write_text(

@@ -33,7 +33,8 @@ def test_report_on_real_session(demo_run, tmp_path, monkeypatch):
     for key in ("torch", "triton", "python"):
         # a CPU torch's Triton is said to be unused
         note = " (installed, unused: torch is a CPU build)" if key == "triton" and h[key] and not h.get("cuda") else ""
-        assert f"| {key} | {h[key]}{note} |" in report
+        value = h[key] if h[key] is not None else "not installed"  # a CPU torch without Triton
+        assert f"| {key} | {value}{note} |" in report
     assert f"| device | {h['device']} |" in report
     assert "device_name" in report
     assert "python '<path>/train_step.py'" in report or "python <path>/train_step.py" in report

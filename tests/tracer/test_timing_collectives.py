@@ -286,6 +286,7 @@ def test_pane_7_lists_the_collectives_last_and_says_why_they_have_no_time(job):
 
     asyncio.run(main())
     assert got["graph"] == "[1/0] inference"
-    assert got["cells"][2:] == ["collective, not timed"] * 2 and all(c[0].isdigit() for c in got["cells"][:2]), got
+    # a kernel's time, marked "!" where the kernels' times were not reliable (a busy machine)
+    assert got["cells"][2:] == ["collective, not timed"] * 2 and all(c.lstrip("!")[0].isdigit() for c in got["cells"][:2]), got
     assert f"collective, not timed: a collective: {REASON}" in got["detail"]
     assert "local stand-in in its place" in got["detail"] and "exclude" in got["detail"]
