@@ -271,15 +271,6 @@ def main(argv: list[str] | None = None) -> int:
             from inductor_step.session.saved_inputs import repro_dir  # noqa: PLC0415
 
             os.environ.update(INDUCTOR_STEP_SAVE_INPUTS=ns.save_inputs, INDUCTOR_STEP_SAVE_INPUTS_DIR=repro_dir(record))
-        if launcher is not None and ns.headless:
-            for w in ns.what_if:
-                try:
-                    protocol.parse_settings(w)
-                except ValueError as e:
-                    raise UsageError(f"--what-if: {e}") from None
-            on_end_signals(raise_ended)
-            return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
-                                    ns.nproc_per_node)
         if ns.headless:
             for w in ns.what_if:
                 try:
@@ -287,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
                 except ValueError as e:
                     raise UsageError(f"--what-if: {e}") from None
             on_end_signals(raise_ended)
+        if launcher is not None and ns.headless:
+            return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
+                                    ns.nproc_per_node)
+        if ns.headless:
             return run_headless(script, args, record, ns.run, ns.python, ns.what_if, ns.numerics, blame=ns.blame)
         if ns.run and launcher is None:
             raise UsageError("--run goes with --headless; in the UI press r")

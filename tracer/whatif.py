@@ -24,11 +24,24 @@ from __future__ import annotations
 
 import threading
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 from inductor_step.session.format import STAGES, VARIANT_SEP, settings_label, split_part
 from inductor_step.tracer.graph_device import on_graph_device
 
+
+def run_variant(agent: Any, compile_fn: Callable[[], None], name: str) -> None:
+    """Run ``compile_fn`` (a variant's compile, its hooks reading ``agent.tl.variant``) on a thread of its own under
+    ``agent.what_if_lock`` and wait for it; the fusion log the agent collects is put back after (a variant keeps its
+    own ``Agent.current``)."""
+    saved = (agent.fusion_lines, agent.capture_fusion)
+    t = threading.Thread(target=compile_fn, name=name, daemon=True)
+    with agent.what_if_lock:
+        try:
+            t.start()
+            t.join()
+        finally:
+            agent.fusion_lines, agent.capture_fusion = saved
 
 def check_settings(settings: dict[str, Any]) -> str | None:
     """None if every name is a ``torch._inductor.config`` value setting here, else a one-line reason."""
@@ -93,14 +106,7 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
         finally:
             agent.tl.variant = None
 
-    saved = (agent.fusion_lines, agent.capture_fusion)  # (a variant keeps its own Agent.current)
-    t = threading.Thread(target=compile_it, name="inductor-step what-if", daemon=True)
-    with agent.what_if_lock:
-        try:
-            t.start()
-            t.join()
-        finally:
-            agent.fusion_lines, agent.capture_fusion = saved
+    run_variant(agent, compile_it, "inductor-step what-if")
     vg = agent.graphs.get((cid, vkind)) or {}
     if "error" in state:
         e = state["error"]

@@ -8,6 +8,7 @@ import traceback
 from typing import Any
 
 from inductor_step.session.format import VARIANT_SEP, settings_label
+from inductor_step.tracer.whatif import run_variant
 
 
 def install(agent: Any) -> list[str]:
@@ -73,14 +74,7 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
         finally:
             agent.tl.variant = None
 
-    saved = (agent.fusion_lines, agent.capture_fusion)  # (a variant keeps its own Agent.current)
-    t = threading.Thread(target=compile_them, name="inductor-step what-if (partition)", daemon=True)
-    with agent.what_if_lock:
-        try:
-            t.start()
-            t.join()
-        finally:
-            agent.fusion_lines, agent.capture_fusion = saved
+    run_variant(agent, compile_them, "inductor-step what-if (partition)")
     if "error" in state:
         e = state["error"]
         text = f"{type(e).__name__}: {e}".strip()
