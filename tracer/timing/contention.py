@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 #: a figure is judged not reliable when its rounds' threads waited for a core more than this share of the
-#: time they wanted one (see BENCHMARKS.md, "Issue 32: CPU timings that judge themselves": quiet rounds read 0-3%, a busy loop per core 35-50%)
+#: time they wanted one (see BENCHMARKS.md, "CPU timings that judge themselves": quiet rounds read 0-3%, a busy loop per core 35-50%)
 WAIT_SHARE_LIMIT = 0.10
 
 

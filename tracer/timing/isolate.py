@@ -149,95 +149,13 @@ class TimingWorker:
         import torch  # noqa: PLC0415
 
         job = os.path.join(self.dir, f"job-{time.monotonic_ns()}.pt")
-        spec: dict[str, Any] = {"output_path": output_path, "device": device, "num_gb": num_gb, "script": script,
-                                "eager_gm": None, "dynamo": dynamo,
-                                # the script's TF32 settings: its matmuls and convolutions ran with them
-                                "float32_matmul_precision": torch.get_float32_matmul_precision(),
-                                "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32)}
-        note = None
-        import io  # noqa: PLC0415
-
-        if eager_gm is not None:
-            try:
-                buf = io.BytesIO()
-                torch.save(eager_gm, buf)
-                buf.seek(0)
-                try:  # and back: a frozen graph's get_attr of a weight Inductor folded away fails only here
-                    torch.load(buf, weights_only=False)
-                except Exception as e:  # noqa: BLE001
-                    first = str(e).splitlines()[0] if str(e) else ""
-                    raise RuntimeError(f"{type(e).__name__}: {first} (rebuilding the post-grad graph from its code: a frozen graph's "
-                                  "constant that Inductor folded into the compiled code is no longer on the graph)") from e
-                spec["eager_gm"] = eager_gm
-                from inductor_step.tracer import adapter  # noqa: PLC0415
-
-                spec["triton_side_table"] = adapter.triton_side_table_entries(eager_gm)  # user Triton kernels
-            except Exception as e:  # noqa: BLE001
-                note = f"the post-grad graph could not be sent to the timing process ({type(e).__name__}: {e})"
-        if compare is not None:
-            spec["compare"] = dict(compare)
-            try:
-                torch.save(compare.get("eager_gm"), io.BytesIO())
-            except Exception:  # noqa: BLE001 - numerics against the original only
-                spec["compare"]["eager_gm"] = None
-        if pair is not None:
-            spec["pair"] = dict(pair)
-            try:
-                torch.save(pair.get("eager_gm"), io.BytesIO())
-            except Exception:  # noqa: BLE001 - the compiled pair only
-                spec["pair"]["eager_gm"] = None
+        spec, note = _job_spec(output_path, eager_gm, device, num_gb, script, compare, pair, dynamo)
         torch.save(spec, job)
-        if self.proc is None or self.proc.poll() is not None:
-            self._stop()
-            self._start()
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(job + "\n")
-        self.proc.stdin.flush()
+        proc = self._send(job)
         state: dict[str, Any] = {"step": "starting the timing process", "done": False, "timed_out": False}
-        proc = self.proc
-
-        def watch() -> None:  # cancel and the time limit, while the reader below blocks
-            t0 = time.monotonic()
-            sent_at = None
-            while not state["done"] and proc.poll() is None:
-                if cancel is not None and cancel.is_set() and sent_at is None:
-                    try:
-                        proc.stdin.write("cancel\n")  # type: ignore[union-attr]
-                        proc.stdin.flush()  # type: ignore[union-attr]
-                    except Exception:  # noqa: BLE001
-                        pass
-                    sent_at = time.monotonic()
-                if sent_at is not None and time.monotonic() - sent_at > CANCEL_GRACE_S:
-                    # the worker checks between kernels only: a whole-graph round or a comparison
-                    # would keep it past the two seconds `c` promises, so it goes
-                    state["cancelled"] = True
-                    proc.kill()
-                    return
-                if time.monotonic() - t0 > timeout_s:
-                    state["timed_out"] = True
-                    proc.kill()
-                    return
-                time.sleep(0.05)
-
-        threading.Thread(target=watch, daemon=True).start()
-        result: dict[str, Any] | None = None
-        error: tuple[str, str] | None = None
+        threading.Thread(target=_watch, args=(proc, state, cancel, timeout_s), daemon=True).start()
         try:
-            for line in self.reader:
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                if "progress" in msg:
-                    state["step"] = msg["progress"]
-                    if progress is not None:
-                        progress(msg["progress"])
-                elif "result" in msg:
-                    result = msg["result"]
-                    break
-                elif "error" in msg:
-                    error = (msg["error"], msg.get("traceback", ""))
-                    break
+            result, error = self._read(state, progress)
         finally:
             state["done"] = True
             try:
@@ -253,7 +171,42 @@ class TimingWorker:
             return result
         if error is not None:
             raise TimingFailed(error[0], error[1])
-        # the worker died: a signal, os._exit, or the time limit
+        raise self._died(proc, state, output_path, timeout_s)
+
+    def _send(self, job: str) -> subprocess.Popen:
+        """Hand the job file ``job`` to the worker (a new one where none runs); return its process."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._stop()
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(job + "\n")
+        self.proc.stdin.flush()
+        return self.proc
+
+    def _read(self, state: dict[str, Any], progress: Callable[[str], None] | None
+              ) -> tuple[dict[str, Any] | None, tuple[str, str] | None]:
+        """Read the worker's lines until its result or error, relaying each progress line (and keeping
+        it in ``state["step"]``); ``(result, None)``, ``(None, (message, traceback))``, or ``(None, None)``
+        when the pipe ended first (the worker died)."""
+        for line in self.reader:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if "progress" in msg:
+                state["step"] = msg["progress"]
+                if progress is not None:
+                    progress(msg["progress"])
+            elif "result" in msg:
+                return msg["result"], None
+            elif "error" in msg:
+                return None, (msg["error"], msg.get("traceback", ""))
+        return None, None
+
+    def _died(self, proc: subprocess.Popen, state: dict[str, Any], output_path: str, timeout_s: float) -> "TimingFailed":
+        """The failure of a worker that died (a signal, ``os._exit``, the time limit, a cancel that
+        did not stop in time): the kernel or op it was running and the step, with its fault dump and
+        log; the worker is stopped."""
         try:
             rc = proc.wait(10)
         except subprocess.TimeoutExpired:
@@ -266,7 +219,7 @@ class TimingWorker:
         where = (f" in {what}" if what else "") + (f" (output code line {line}" if line else " (") \
             + f"{', ' if line else ''}while {state['step']})"
         if state.get("cancelled"):
-            raise TimingFailed(f"cancelled{where}", "", cancelled=True)
+            return TimingFailed(f"cancelled{where}", "", cancelled=True)
         if state["timed_out"]:
             reason = (f"timed out: the per-graph limit of {timeout_s:g} s ran out{where} "
                       "(--timing-limit S sets it)")
@@ -274,8 +227,83 @@ class TimingWorker:
             reason = f"crashed: {_signal_name(rc)}{where}"
         else:
             reason = f"the timing process exited with status {rc}{where}"
-        raise TimingFailed(reason, (fault or "") + ("\n" + log if log else ""), crashed=not state["timed_out"],
-                           signal=_signal_name(rc) if rc < 0 and not state["timed_out"] else None)
+        return TimingFailed(reason, (fault or "") + ("\n" + log if log else ""), crashed=not state["timed_out"],
+                            signal=_signal_name(rc) if rc < 0 and not state["timed_out"] else None)
+
+
+def _job_spec(output_path: str, eager_gm: Any, device: str, num_gb: dict[str, float] | None,
+              script: dict[str, Any] | None, compare: dict[str, Any] | None, pair: dict[str, Any] | None,
+              dynamo: dict[str, Any] | None) -> tuple[dict[str, Any], str | None]:
+    """The job the worker reads (``torch.save``'d): :meth:`TimingWorker.time`'s arguments with the
+    script's TF32 settings; the post-grad graph only where it survives a save and load (else the
+    returned note says why), ``compare``'s and ``pair``'s graphs only where they save.
+    Returns ``(spec, note)``."""
+    import io  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
+
+    spec: dict[str, Any] = {"output_path": output_path, "device": device, "num_gb": num_gb, "script": script,
+                            "eager_gm": None, "dynamo": dynamo,
+                            # the script's TF32 settings: its matmuls and convolutions ran with them
+                            "float32_matmul_precision": torch.get_float32_matmul_precision(),
+                            "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32)}
+    note = None
+    if eager_gm is not None:
+        try:
+            buf = io.BytesIO()
+            torch.save(eager_gm, buf)
+            buf.seek(0)
+            try:  # and back: a frozen graph's get_attr of a weight Inductor folded away fails only here
+                torch.load(buf, weights_only=False)
+            except Exception as e:  # noqa: BLE001
+                first = str(e).splitlines()[0] if str(e) else ""
+                raise RuntimeError(f"{type(e).__name__}: {first} (rebuilding the post-grad graph from its code: a frozen graph's "
+                                   "constant that Inductor folded into the compiled code is no longer on the graph)") from e
+            spec["eager_gm"] = eager_gm
+            from inductor_step.tracer import adapter  # noqa: PLC0415
+
+            spec["triton_side_table"] = adapter.triton_side_table_entries(eager_gm)  # user Triton kernels
+        except Exception as e:  # noqa: BLE001
+            note = f"the post-grad graph could not be sent to the timing process ({type(e).__name__}: {e})"
+    if compare is not None:
+        spec["compare"] = dict(compare)
+        try:
+            torch.save(compare.get("eager_gm"), io.BytesIO())
+        except Exception:  # noqa: BLE001 - numerics against the original only
+            spec["compare"]["eager_gm"] = None
+    if pair is not None:
+        spec["pair"] = dict(pair)
+        try:
+            torch.save(pair.get("eager_gm"), io.BytesIO())
+        except Exception:  # noqa: BLE001 - the compiled pair only
+            spec["pair"]["eager_gm"] = None
+    return spec, note
+
+
+def _watch(proc: subprocess.Popen, state: dict[str, Any], cancel: threading.Event | None, timeout_s: float) -> None:
+    """Run beside the reader (which blocks): on ``cancel``, ask the worker to stop and kill it after
+    :data:`CANCEL_GRACE_S`; past ``timeout_s``, kill it; ``state`` records which, and ends the watch when done."""
+    t0 = time.monotonic()
+    sent_at = None
+    while not state["done"] and proc.poll() is None:
+        if cancel is not None and cancel.is_set() and sent_at is None:
+            try:
+                proc.stdin.write("cancel\n")  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+            except Exception:  # noqa: BLE001
+                pass
+            sent_at = time.monotonic()
+        if sent_at is not None and time.monotonic() - sent_at > CANCEL_GRACE_S:
+            # the worker checks between kernels only: a whole-graph round or a comparison
+            # would keep it past the two seconds `c` promises, so it goes
+            state["cancelled"] = True
+            proc.kill()
+            return
+        if time.monotonic() - t0 > timeout_s:
+            state["timed_out"] = True
+            proc.kill()
+            return
+        time.sleep(0.05)
 
 
 class TimingFailed(Exception):

@@ -78,80 +78,89 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
     the GPU-bound backward graph read 10-20% slow in the same spell.  A median over five
     consecutive rounds was not enough; waiting for rounds that agree is."""
 
-    def try_eager(fn: Callable[[], float]) -> float | None:
-        try:
-            return fn()
-        except Exception:  # noqa: BLE001 - eager of a post-grad graph can fail on exotic ops
-            return None
-
     import time  # noqa: PLC0415
-
-    if cuda:
-        from triton.testing import do_bench  # noqa: PLC0415
-
-        def one(fn: Callable) -> float:
-            return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
-    else:
-        def one(fn: Callable) -> float:
-            return float(bench(fn))
 
     from inductor_step.tracer.timing import contention  # noqa: PLC0415
 
+    one = _one_round(cuda, bench)
     t0 = time.monotonic()
     load_before = _loadavg()
-    c_rounds: list[float] = []
-    e_rounds: list[float] = []
-    c_spans: list[dict[str, Any]] = []  # each round's run-queue wait (tracer.timing.contention)
-    e_spans: list[dict[str, Any]] = []
-    d_rounds: list[float] = []
-    d_spans: list[dict[str, Any]] = []
     if eager_round is None and eager is not None:
         eager_round = lambda: one(eager)  # noqa: E731
-    while len(c_rounds) < MAX_GRAPH_ROUNDS:
-        with contention.Span() as s:
-            c_rounds.append(one(compiled))
-        c_spans.append(s.result)
-        if eager_round is not None:
-            with contention.Span() as s:
-                e = try_eager(eager_round)
-            if e is None:
-                eager_round, e_rounds, e_spans = None, [], []
-            else:
-                e_rounds.append(e)
-                e_spans.append(s.result)
-        if decomposed is not None:
-            with contention.Span() as s:
-                d = try_eager(lambda: one(decomposed))
-            if d is None:
-                decomposed, d_rounds, d_spans = None, [], []
-            else:
-                d_rounds.append(d)
-                d_spans.append(s.result)
-        if stable_window(c_rounds) is not None and (not e_rounds or stable_window(e_rounds) is not None
-                                                    or len(c_rounds) >= 2 * GRAPH_ROUNDS):
+    c = _Series(lambda: one(compiled))
+    e = _Series(eager_round, guarded=True)
+    d = _Series((lambda: one(decomposed)) if decomposed is not None else None, guarded=True)
+    while len(c.rounds) < MAX_GRAPH_ROUNDS:
+        for series in (c, e, d):
+            series.round(contention)
+        if stable_window(c.rounds) is not None and (not e.rounds or stable_window(e.rounds) is not None
+                                                    or len(c.rounds) >= 2 * GRAPH_ROUNDS):
             break
-        if not cuda and len(c_rounds) >= GRAPH_ROUNDS and time.monotonic() - t0 > CPU_ROUNDS_S:
+        if not cuda and len(c.rounds) >= GRAPH_ROUNDS and time.monotonic() - t0 > CPU_ROUNDS_S:
             break
-    med = lambda xs: sorted(xs[-GRAPH_ROUNDS:])[len(xs[-GRAPH_ROUNDS:]) // 2]  # noqa: E731 - the middle one
-    out = {"compiled_ms": med(c_rounds), "compiled_rounds_ms": c_rounds,
-           "rounds_stable": stable_window(c_rounds) is not None,
+    out = {"compiled_ms": _median_of_last(c.rounds), "compiled_rounds_ms": c.rounds,
+           "rounds_stable": stable_window(c.rounds) is not None,
            "load": {"loadavg_1m_before": load_before, "loadavg_1m_after": _loadavg(), "cpus": _cpus()}}
-    if e_rounds:
-        out.update(eager_ms=med(e_rounds), eager_rounds_ms=e_rounds)
-    if d_rounds:
-        out.update(decomposed_ms=med(d_rounds), decomposed_rounds_ms=d_rounds)
+    if e.rounds:
+        out.update(eager_ms=_median_of_last(e.rounds), eager_rounds_ms=e.rounds)
+    if d.rounds:
+        out.update(decomposed_ms=_median_of_last(d.rounds), decomposed_rounds_ms=d.rounds)
     # how long the threads waited for a core in each round, and over the rounds used: on the GPU too, where a
     # launch-bound graph (an eager backward: autograd's engine launching kernel after kernel) is as slow as the
     # CPU that launches it
-    out["compiled_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in c_spans]
-    out["compiled_wait"] = contention.combine(c_spans[-GRAPH_ROUNDS:])
-    if e_rounds:
-        out["eager_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in e_spans]
-        out["eager_wait"] = contention.combine(e_spans[-GRAPH_ROUNDS:])
-    if d_rounds:
-        out["decomposed_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in d_spans]
-        out["decomposed_wait"] = contention.combine(d_spans[-GRAPH_ROUNDS:])
+    for name, series in (("compiled", c), ("eager", e), ("decomposed", d)):
+        if name == "compiled" or series.rounds:
+            out[f"{name}_wait_shares"] = [round(x.get("wait_share", 0.0), 4) for x in series.spans]
+            out[f"{name}_wait"] = contention.combine(series.spans[-GRAPH_ROUNDS:])
     return out
+
+
+def _one_round(cuda: bool, bench: Callable[[Callable], float]) -> Callable[[Callable], float]:
+    """How one round times a callable, in ms: on CUDA ``triton.testing.do_bench`` (L2 flushed, 40 ms,
+    median), on CPU one ``bench`` call."""
+    if cuda:
+        from triton.testing import do_bench  # noqa: PLC0415
+
+        return lambda fn: float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
+    return lambda fn: float(bench(fn))
+
+
+def _median_of_last(xs: list[float]) -> float:
+    """The middle one of the last :data:`GRAPH_ROUNDS` of ``xs`` (sorted; the upper middle of an even count)."""
+    last = sorted(xs[-GRAPH_ROUNDS:])
+    return last[len(last) // 2]
+
+
+class _Series:
+    """One figure's rounds (``rounds``, ms) and each round's run-queue wait (``spans``,
+    :class:`tracer.timing.contention.Span` results).  ``fn`` times one round; ``guarded``: a round
+    that raises (eager of a post-grad graph can fail on exotic ops) drops the figure, its rounds and
+    spans cleared and no more rounds taken; unguarded, the exception propagates.  No ``fn``: no rounds."""
+
+    def __init__(self, fn: Callable[[], float] | None, guarded: bool = False) -> None:
+        self.fn, self.guarded = fn, guarded
+        self.rounds: list[float] = []
+        self.spans: list[dict[str, Any]] = []
+
+    def round(self, contention: Any) -> None:
+        """Take one round under a contention span (``contention``: the :mod:`tracer.timing.contention` module)."""
+        if self.fn is None:
+            return
+        with contention.Span() as s:
+            x = _try(self.fn) if self.guarded else self.fn()
+        if x is None:
+            self.fn, self.rounds, self.spans = None, [], []
+        else:
+            self.rounds.append(x)
+            self.spans.append(s.result)
+
+
+def _try(fn: Callable[[], float]) -> float | None:
+    """``fn()``, or None where it raises."""
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - eager of a post-grad graph can fail on exotic ops
+        return None
 
 
 def cpu_quantiles(benchmarker: Any, fn: Callable[[], Any], warmup_ms: float = 5,
