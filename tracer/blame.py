@@ -47,6 +47,16 @@ CONFIG_CHANGES = {"inductor": ({"fallback_random": True}, {"emulate_precision_ca
 BACKEND_LADDER = ("aot_eager_decomp_partition", "aot_eager", "eager")  # tried in this order below inductor
 
 
+#: what a step forked from the warm parent says when the GPU cannot be used after a fork
+FORK_ERRORS = ("Cannot re-initialize CUDA in forked subprocess", "CUDA driver error: initialization error",
+               "CUDA error: initialization error", "forked subprocess")
+
+
+def _fork_broke_it(text: str) -> bool:
+    """Whether a step's error (or stderr) ``text`` says it failed because it was forked (CUDA after a fork)."""
+    return any(e in text for e in FORK_ERRORS)
+
+
 class Cancelled(Exception):
     """The blame was cancelled (ctrl+c, the cancel command): the step in progress was ended."""
 
@@ -162,6 +172,13 @@ class Bisect:
             pass
         if outcome is None:
             outcome = self._outcome(result, target, handle.poll(), err, rec)
+            if outcome == "crash" and isinstance(handle, _Forked) and _fork_broke_it(rec.get("error", "") + err):
+                # CUDA cannot run in a process forked after the driver was initialised: this step, and every later
+                # one, starts its own interpreter
+                self.cold = f"a forked step could not use the GPU ({rec.get('error', '')[:200]})"
+                self.warm.close()
+                self.warm = None
+                return self.step(what, level, bisect_env, settings, target)
         elif outcome == "timeout":
             rec["error"] = f"the step ran past its {self.limit:g} s limit and was ended"
         rec["outcome"] = outcome
@@ -184,6 +201,9 @@ class Bisect:
         if not result:
             tail = [x for x in stderr.strip().splitlines() if x.strip()][-1:] or [f"exit status {rc}"]
             rec["error"] = f"the step's process ended without an answer ({tail[0][:300]})"
+            return "crash"
+        if result.get("ended") == "script_error" and not graphs:  # the script raised before any graph was compared
+            rec["error"] = result.get("error") or "the script raised"
             return "crash"
         if target is None:
             return "bad" if any((_measure(g) or {}).get("status") in BAD for g in graphs.values()) else "good"
@@ -395,6 +415,7 @@ class _Warm:
     def __init__(self, python: str, env: dict[str, str], cwd: str, cancel: threading.Event):
         import queue  # noqa: PLC0415
 
+        env = {**env, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}  # torch.cuda.is_available() without initialising CUDA
         self.proc = subprocess.Popen([python, "-m", "inductor_step.tracer.blame_step", "--zygote"], env=env, cwd=cwd,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, bufsize=1)
