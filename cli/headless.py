@@ -145,13 +145,13 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
         for line in what_if_lines(numerics_msgs):
             print(line, flush=True)
     from inductor_step.session.compile_time import summary_line  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
     try:  # the session just written, decoded once: the summary counts its graphs as --open does
-        recorded = Session.of(list(protocol.read_session(record)))
+        recorded = Store.of(list(protocol.read_session(record)))
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         recorded = None
-    line = summary_line(recorded or Session.of(ctimes))
+    line = summary_line(recorded or Store.of(ctimes))
     if line:
         print(line, flush=True)
     if recorded is not None:
@@ -240,7 +240,7 @@ def _print_ranks(job_path: str) -> None:
 
 def print_memory(session: Any) -> None:
     """A ``memory: [0/0] forward planned peak ...`` line per graph (session.memory_text.summary_lines), planned from
-    each graph's wrapper in ``session`` (session.store.Session, the one just written); not measured."""
+    each graph's wrapper in ``session`` (session.store.Store, the one just written); not measured."""
     from inductor_step.session.memory_text import summary_lines  # noqa: PLC0415
 
     try:
@@ -253,10 +253,10 @@ def print_memory(session: Any) -> None:
 def _print_ledger(record: str) -> None:
     """``--headless --run``: the ledger's short summary from the session just written."""
     from inductor_step.session.ledger import summary  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
     try:
-        print(summary(Session.of(list(protocol.read_session(record)))), flush=True)
+        print(summary(Store.of(list(protocol.read_session(record)))), flush=True)
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"inductor-step: no ledger summary ({type(e).__name__}: {e})", file=sys.stderr)
 

@@ -14,7 +14,7 @@ from textual.css.query import NoMatches
 
 from inductor_step.session.format import GraphKey, graph_key
 from inductor_step.session.format.records import Record, decode
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 from inductor_step.tui.routes import RANK_ROUTES
 from inductor_step.tui.state import RankView, ViewState
 
@@ -43,14 +43,14 @@ class JobView:
         self.launcher_log = []
         self.launcher_rc = None
         first = job.get("rank", job.get("stepped_rank")) if job else None
-        self.ranks = {first: RankView(first, Session())}
+        self.ranks = {first: RankView(first, Store())}
         self.current = self.ranks[first]
 
     def add_recorded_ranks(self, job: dict[str, Any] | None) -> None:
         """``--open JOB``: every other rank's recording."""
         for r, msgs in ((job or {}).get("sessions") or {}).items():
             if r not in self.ranks:
-                st = self.ranks[r] = RankView(r, Session())
+                st = self.ranks[r] = RankView(r, Store())
                 for m in msgs:
                     st.session.add(m)
 
@@ -93,7 +93,7 @@ class JobView:
 
     # ------------------------------------------------------------------ the shown rank's state
     @property
-    def session(self) -> Session:
+    def session(self) -> Store:
         return self.current.session
 
     @property
@@ -148,7 +148,7 @@ class JobView:
             return
         st = self.ranks.get(rank)
         if st is None:
-            st = self.ranks[rank] = RankView(rank, Session())
+            st = self.ranks[rank] = RankView(rank, Store())
         if st.agent is None and self.job is not None:
             st.agent = self.job.ranks.get(rank)
         if st is self.current:

@@ -144,19 +144,19 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
                    fallbacks=fallbacks, shots=shots, include_paths=include_paths)
     from inductor_step.session.kernel_bundle import add_kernels  # noqa: PLC0415
     from inductor_step.session.ledger import report_markdown  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
     text += scrub.text(add_kernels(session_path, msgs, out_dir, stood))  # repros, TTGIR/PTX/SASS
-    ledger_md = report_markdown(Session.of(msgs))  # top ten of each ledger, when timed
+    ledger_md = report_markdown(Store.of(msgs))  # top ten of each ledger, when timed
     if ledger_md:
         text += "\n" + scrub.text(ledger_md)
     from inductor_step.session.numerics import report_markdown as numerics_md  # noqa: PLC0415
-    num_md = numerics_md(Session.of(msgs))
+    num_md = numerics_md(Store.of(msgs))
     if num_md:
         text += "\n" + scrub.text(num_md)
     from inductor_step.session.blame import report_markdown as blame_md  # noqa: PLC0415
 
-    blame_text = blame_md(msgs, Session.of(msgs))  # the verdicts, their steps and repro (session.blame)
+    blame_text = blame_md(msgs, Store.of(msgs))  # the verdicts, their steps and repro (session.blame)
     if blame_text:
         text += "\n" + scrub.text(blame_text)
     if diff_with:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from inductor_step.session.format import VARIANT_SEP, GraphKey
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 
 REPORT_NAME = "REPORT.md"
@@ -44,9 +44,9 @@ def _slug(kind: str) -> str:
 
 def _graphs(msgs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     """(compile_id, graph_kind) -> stage -> stop, graphs in the order their first stop came (the
-    session index the app uses, :class:`inductor_step.session.store.Session`); a kind carries its
+    session index the app uses, :class:`inductor_step.session.store.Store`); a kind carries its
     part (``"forward #2"``)."""
-    session = Session.of(msgs)
+    session = Store.of(msgs)
     return {(str(st["compile_id"]), _kind_of(st)): stages
             for stages in session.by_graph.values() for st in list(stages.values())[:1]}
 

@@ -35,9 +35,9 @@ def _comparison(views: list[Any]) -> Any:
     """The ranks' comparison (:func:`inductor_step.session.ranks.compare_ranks`, what pane 0 shows) of
     the ranks whose sessions could be read, with the job file's states and messages."""
     from inductor_step.session.ranks import compare_ranks  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
-    sessions = {v.rank: Session.of(v.msgs) if v.msgs is not None else None for v in views}
+    sessions = {v.rank: Store.of(v.msgs) if v.msgs is not None else None for v in views}
     return compare_ranks(sessions, states={v.rank: v.entry.get("state") for v in views if v.entry.get("state")},
                          messages={v.rank: v.entry.get("message") for v in views if v.entry.get("message")})
 

@@ -242,13 +242,13 @@ def compile_time_memory_lines(msgs: list[dict[str, Any]], scrub: PathScrubber) -
     (:func:`inductor_step.session.memory_text.report_section`), each one entry, when the session has them."""
     from inductor_step.session.compile_time import report_section  # noqa: PLC0415
     from inductor_step.session.memory_text import report_section as memory_section  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
     L: list[str] = []
-    ctime = report_section(Session.of([m for m in msgs if m.get("type") in ("compile_time", "stop")]))
+    ctime = report_section(Store.of([m for m in msgs if m.get("type") in ("compile_time", "stop")]))
     if ctime:
         L.append(scrub.text(ctime.replace("## Compile time", "#### Compile time", 1)))
-    memory = memory_section(Session.of([m for m in msgs if m.get("type") == "stop"]))
+    memory = memory_section(Store.of([m for m in msgs if m.get("type") == "stop"]))
     if memory:
         L.append(scrub.text(memory.replace("## Memory", "#### Memory", 1)))
     return L
