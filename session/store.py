@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session
 from inductor_step.session.format.messages import Header
+from inductor_step.session.format.types import Links
 from inductor_step.session.format.records import Record, decode, record_class
 
 _WORD = re.compile(r"\w+")
@@ -262,11 +263,11 @@ class Store:
         return self.cache.get(("line_buffers", key), (links,), build)
 
     def links(self, key: str | None) -> dict[str, Any]:
-        """The cross-level index of graph ``key`` (its codegen stop's ``links``, a ``Links`` record); {} before
-        codegen."""
+        """The cross-level index of graph ``key`` (its codegen stop's ``links``, a ``Links`` record); an empty
+        ``Links`` record before codegen (falsy, its fields None)."""
         stop = self.stop_for(key, "codegen") if key else None
         links = stop.links if isinstance(stop, Record) else (stop or {}).get("links")
-        return links if links and "buffers" in links else {}
+        return links if links and "buffers" in links else record_class(Links)()
 
     @property
     def script_dir(self) -> str | None:

@@ -162,7 +162,8 @@ class JobView:
             last = st.session.stops[-1] if st.session.stops else None
             where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"
             self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
-        n = (msg.get("distributed") or {}).get("world_size") if t == "header" else None
+        dist = decode(msg).distributed if t == "header" else None  # (a header record: its Distributed record)
+        n = dist.world_size if dist else None
         if n and self.stepped_rank is not None and self.stepped_rank >= n and rank == 0:
             phantom = self.ranks.get(self.stepped_rank)
             if phantom is not None and not phantom.session.header:  # the rank the title named: not in this job
@@ -256,7 +257,8 @@ class JobView:
         if not self.is_job:
             return ""
         r = self.current.rank
-        n = (self.session.header.get("distributed") or {}).get("world_size") or \
+        dist = self.session.header.distributed
+        n = (dist.world_size if dist else None) or \
             (self.job_file or {}).get("world_size") or len([x for x in self.ranks if x is not None])
         role = "stepped" if r == self.stepped_rank and self.live else "recorded"
         return f"rank {r}/{n} {role}"
