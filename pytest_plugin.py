@@ -44,13 +44,13 @@ class CompileRecord(Compiled):
 
     @property  # type: ignore[override]
     def session(self) -> Any:
-        """The recording as a Session (:class:`inductor_step.session.store.Session`), as far as it has come."""
+        """The recording's index (:class:`inductor_step.session.store.Store`), as far as it has come."""
         size = os.path.getsize(self.path) if os.path.exists(self.path) else 0
         if size != self._size or self._session is None:
             from inductor_step.session.format import read_session  # noqa: PLC0415
-            from inductor_step.session.store import Session  # noqa: PLC0415
+            from inductor_step.session.store import Store  # noqa: PLC0415
 
-            self._session = Session.of(list(read_session(self.path)))
+            self._session = Store.of(list(read_session(self.path)))
             self._size = size
         return self._session
 

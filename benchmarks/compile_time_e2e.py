@@ -123,10 +123,10 @@ def show(paths: list[str]) -> None:
     sys.path.insert(0, os.path.dirname(ROOT))
     from inductor_step.session import compile_time as ct  # noqa: PLC0415
     from inductor_step.session.format import read_session  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
     for path in paths:
-        s = Session.of([dict(m) for m in read_session(path)])
+        s = Store.of([dict(m) for m in read_session(path)])
         times = ct.graph_times(s)
         print(f"== {os.path.basename(path)}: {ct.summary_line(s)}")
         for key, g in times.items():

@@ -26,7 +26,7 @@ def run(args: list[str], record: str) -> float:
 
 
 def main() -> None:
-    from inductor_step.session.store import Session, load_session
+    from inductor_step.session.store import Store, load_session
 
     script = sys.argv[1:] or [os.path.join(ROOT, "examples", "real", "nanogpt_train.py")]
     script = [os.path.abspath(script[0])] + script[1:]
@@ -37,7 +37,7 @@ def main() -> None:
                         os.path.join(d, "num.jsonl"), *script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        check=False, cwd=d)
         with_num = time.monotonic() - t0
-        s = Session.of(load_session(os.path.join(d, "num.jsonl")))
+        s = Store.of(load_session(os.path.join(d, "num.jsonl")))
     print(f"{' '.join(os.path.basename(a) for a in script)}: whole run {plain:.1f} s, with --numerics {with_num:.1f} s")
     print(f"{'graph':<22} {'s':>7} {'buffers':>8} {'compared':>8} {'kept MiB':>9} {'buffers MiB':>11} "
           f"{'maxrss+ MiB':>11}  answer")

@@ -1,4 +1,4 @@
-"""What ``inductor-step report`` and ``export`` share: the SESSION argument and how the command ends (one line, exit status)."""
+"""What the subcommands share: the SESSION argument, how `report` and `export` end (one line, exit status), and UsageError."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ import argparse
 import os
 import sys
 from typing import Callable
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line (``inductor-step: <why>``), exit status 2."""
 
 
 def session_parser(prog: str, description: str) -> argparse.ArgumentParser:

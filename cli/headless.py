@@ -13,6 +13,7 @@ from typing import Any
 
 from inductor_step.session import format as protocol
 from inductor_step.session import trust
+from inductor_step.session.format.records import Record, decode
 from inductor_step.cli.signals import Ended, _signal_name
 
 
@@ -26,66 +27,52 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
     writer = SessionWriter(record, {"script": script, "argv": args})
     agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python,
                          what_if=what_if, numerics=numerics, blame=blame)
-    runs: dict[str, dict[str, Any]] = {}
-    numerics_msgs: dict[str, dict[str, Any]] = {}  # graph key -> numerics message (--numerics)
+    runs: dict[str, Record] = {}
+    numerics_msgs: dict[str, Record] = {}  # graph key -> numerics message (--numerics)
     shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
     rc: int | None = None
     script_rc = None
     failed = False
     failed_runs: list[str] = []  # timing raised, crashed or ran out of time: the command fails (README)
     last_status = None
-    ctimes: list[dict[str, Any]] = []  # the compile's own time, summed up at the end
-    saved: list[dict[str, Any]] = []  # inputs_saved messages (--save-inputs)
+    ctimes: list[Record] = []  # the compile's own time, summed up at the end
+    saved: list[Record] = []  # inputs_saved messages (--save-inputs)
     from inductor_step.live.children import write_repro  # noqa: PLC0415
     from inductor_step.session.saved_inputs import saved_line  # noqa: PLC0415
     try:
         while True:
-            msg = q.get()
-            t = msg.get("type")
-            if t == "compile_time" or (t == "stop" and msg.get("stage") == "codegen"):
+            msg = decode(q.get())  # the record of its type: its fields read as attributes
+            t = msg.get("type")  # (a type this version does not know is a plain Record)
+            if t == "compile_time" or (t == "stop" and msg.stage == "codegen"):
                 ctimes.append(msg)  # (a codegen stop's links roll the lowering time up to the user's lines)
             if t == "stop":
                 print(summarize_stop(msg), flush=True)
-                if what_if and msg.get("stage") in ("scheduling", "codegen"):
-                    items = msg.get("after") if msg["stage"] == "scheduling" else msg.get("kernels")
+                if what_if and msg.stage in ("scheduling", "codegen"):
+                    items = msg.after if msg.stage == "scheduling" else msg.kernels
                     if isinstance(items, list):
                         shapes.setdefault(protocol.graph_key(msg), {})[
-                            "fused" if msg["stage"] == "scheduling" else "kernels"] = len(items)
+                            "fused" if msg.stage == "scheduling" else "kernels"] = len(items)
             elif t == "output":
-                stream = sys.stderr if msg["stream"] == "stderr" else sys.stdout
-                print(msg["text"], file=stream, flush=True)
+                print(msg.text, file=sys.stderr if msg.stream == "stderr" else sys.stdout, flush=True)
             elif t == "error":
                 failed = True
-                where = (f"{protocol.graph_key(msg) if msg.get('graph_kind') else msg['compile_id']} "
-                         if msg.get("compile_id") else "")
-                print(f"error in {where}{msg.get('stage')}: {msg.get('message')}", file=sys.stderr, flush=True)
+                print(f"error in {_error_where(msg)}{msg.stage}: {msg.message}", file=sys.stderr, flush=True)
             elif t == "what_if":
-                if msg.get("status") != "compiling":
-                    print(f"{protocol.graph_key(msg):<20} what if     {msg.get('status')}: {msg.get('message')}",
-                          file=sys.stderr if msg.get("status") == "failed" else sys.stdout, flush=True)
+                if msg.status != "compiling":
+                    print(f"{protocol.graph_key(msg):<20} what if     {msg.status}: {msg.message}",
+                          file=sys.stderr if msg.status == "failed" else sys.stdout, flush=True)
             elif t == "run":
-                runs[protocol.graph_key(msg)] = msg
-                if msg.get("error"):
+                key = protocol.graph_key(msg)
+                runs[key] = msg
+                if msg.error:
                     # a timing that raised, crashed or ran out of time is a failure of the run (a jagged
                     # graph's NameError exited 0); a graph timing cannot rebuild is timed in the agent instead
-                    failed_runs.append(protocol.graph_key(msg))
-                    print(f"{protocol.graph_key(msg):<20} run         failed: {msg['error']}", flush=True)
-                elif msg.get("not_timed"):  # by design, not a failure (a subgraph lowered inline)
-                    print(f"{protocol.graph_key(msg):<20} run         not timed: {msg['not_timed']}", flush=True)
+                    failed_runs.append(key)
+                    print(f"{key:<20} run         failed: {msg.error}", flush=True)
+                elif msg.not_timed:  # by design, not a failure (a subgraph lowered inline)
+                    print(f"{key:<20} run         not timed: {msg.not_timed}", flush=True)
                 else:
-                    eager = (f", eager {msg['eager_ms']:.4f} ms" if msg.get("eager_ms") is not None else
-                             f", eager not timed ({msg.get('eager_error') or msg.get('eager_note') or 'no reason given'})")
-                    if msg.get("in_process"):
-                        eager += f" [{msg['in_process']}]"
-                    print(f"{protocol.graph_key(msg):<20} run         compiled {msg['compiled_ms']:.4f} ms{eager}, "
-                          f"{len(msg.get('kernels') or [])} kernels, " + _kernel_sum(msg)
-                          + (f"  (NOT RELIABLE: {trust.unreliable(msg)})" if trust.unreliable(msg) else
-                             "  (reliable)" if msg.get("reliable") else "")
-                          + (f"; {trust.interleaved_text(msg)}" if msg.get("interleaved") else ""), flush=True)
-                    from inductor_step.session.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
-
-                    for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
-                        print(f"{'':<20}             {line}", flush=True)
+                    _print_timed(key, msg)
             elif t == "numerics":  # the answer first, then the short table (session.numerics)
                 from inductor_step.session.numerics import headless_lines  # noqa: PLC0415
 
@@ -97,17 +84,17 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
 
                 for line in blame_lines(msg):
                     print(line, flush=True)
-            elif t == "run_status" and msg.get("done"):
-                last_status = msg.get("message")
+            elif t == "run_status" and msg.done:
+                last_status = msg.message
             elif t == "inputs_saved":  # --save-inputs; its repro is written after the session
                 saved.append(msg)
-                print(saved_line(msg), file=sys.stderr if msg.get("error") else sys.stdout, flush=True)
+                print(saved_line(msg), file=sys.stderr if msg.error else sys.stdout, flush=True)
             elif t == "done":
-                script_rc = msg.get("returncode")
-                if msg.get("message") and not failed:
-                    print(f"inductor-step: {msg['message']}", file=sys.stderr, flush=True)
+                script_rc = msg.returncode
+                if msg.message and not failed:
+                    print(f"inductor-step: {msg.message}", file=sys.stderr, flush=True)
             elif t == "agent_exit":
-                rc = msg["returncode"]
+                rc = msg.returncode
                 break
     except (KeyboardInterrupt, Ended) as e:
         agent.terminate()
@@ -118,8 +105,54 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
         return 128 + e.signum if isinstance(e, Ended) else 130
     writer.close()
     agent.terminate()
+    died = _agent_died(rc, script_rc, last_status, record)
+    if died is not None:
+        return died
+    if what_if:
+        from inductor_step.session.whatif import what_if_deltas  # noqa: PLC0415
+
+        for line in what_if_deltas(runs, shapes):
+            print(line, flush=True)
+        from inductor_step.session.numerics import what_if_lines  # noqa: PLC0415
+        for line in what_if_lines(numerics_msgs):
+            print(line, flush=True)
+    _print_summaries(record, ctimes)
+    print(f"inductor-step: session written to {record}", file=sys.stderr)
+    for m in (m for m in saved if not m.error):  # the repro that loads them (needs the session written)
+        print(write_repro(record, protocol.graph_key(m), m.kernel), flush=True)
+    if run:
+        _print_ledger(record)
+    if failed_runs:
+        print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed (the timing raised, crashed or ran out "
+              f"of time; each run line says why): {', '.join(failed_runs)}", file=sys.stderr)
+    if script_rc == 0 and (failed or failed_runs):
+        return 1
+    return int(script_rc)
+
+
+def _print_timed(key: str, msg: Record) -> None:
+    """A timed graph's ``run`` line (compiled and eager ms, kernels, their sum, the verdict) and its notes
+    (eager, CUDA graphs, user kernels: session.gpu_modes) under it; ``msg`` a run record without error."""
+    from inductor_step.session.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+
+    eager = (f", eager {msg.eager_ms:.4f} ms" if msg.eager_ms is not None else
+             f", eager not timed ({msg.eager_error or msg.eager_note or 'no reason given'})")
+    if msg.in_process:
+        eager += f" [{msg.in_process}]"
+    print(f"{key:<20} run         compiled {msg.compiled_ms:.4f} ms{eager}, "
+          f"{len(msg.kernels or [])} kernels, " + _kernel_sum(msg)
+          + (f"  (NOT RELIABLE: {trust.unreliable(msg)})" if trust.unreliable(msg) else
+             "  (reliable)" if msg.reliable else "")
+          + (f"; {trust.interleaved_text(msg)}" if msg.interleaved else ""), flush=True)
+    for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
+        print(f"{'':<20}             {line}", flush=True)
+
+
+def _agent_died(rc: int | None, script_rc: int | None, last_status: str | None, record: str) -> int | None:
+    """The exit status when the agent died (``rc``: its exit status, negative for a signal) before the script
+    finished (``script_rc`` None: os._exit, a signal, a crash in torch) or after it, while timing; says so on
+    stderr.  None when it did not."""
     if script_rc is None:
-        # the agent died without finishing: os._exit, a signal, a crash in torch
         if rc is not None and rc < 0:
             try:
                 name = signal.Signals(-rc).name
@@ -136,37 +169,25 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
         print(f"inductor-step: the agent {how} after the script ended ({last_status or 'while timing'}); "
               f"session kept in {record}", file=sys.stderr)
         return 128 - rc if rc < 0 else rc
-    if what_if:
-        from inductor_step.session.whatif import what_if_deltas  # noqa: PLC0415
+    return None
 
-        for line in what_if_deltas(runs, shapes):
-            print(line, flush=True)
-        from inductor_step.session.numerics import what_if_lines  # noqa: PLC0415
-        for line in what_if_lines(numerics_msgs):
-            print(line, flush=True)
+
+def _print_summaries(record: str, ctimes: list[Record]) -> None:
+    """After the script: the compile-time summary line (session.compile_time) and each graph's memory line, from
+    the session just written (decoded once, so its graphs count as --open counts them); from ``ctimes`` (the
+    compile_time messages and codegen stops seen) when it cannot be read back."""
     from inductor_step.session.compile_time import summary_line  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
-    try:  # the session just written, decoded once: the summary counts its graphs as --open does
-        recorded = Session.of(list(protocol.read_session(record)))
+    try:
+        recorded = Store.of(list(protocol.read_session(record)))
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         recorded = None
-    line = summary_line(recorded or Session.of(ctimes))
+    line = summary_line(recorded or Store.of(ctimes))
     if line:
         print(line, flush=True)
     if recorded is not None:
         print_memory(recorded)  # each graph's planned peak and saved-for-backward bytes
-    print(f"inductor-step: session written to {record}", file=sys.stderr)
-    for m in (m for m in saved if not m.get("error")):  # the repro that loads them (needs the session written)
-        print(write_repro(record, protocol.graph_key(m), m["kernel"]), flush=True)
-    if run:
-        _print_ledger(record)
-    if failed_runs:
-        print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed (the timing raised, crashed or ran out "
-              f"of time; each run line says why): {', '.join(failed_runs)}", file=sys.stderr)
-    if script_rc == 0 and (failed or failed_runs):
-        return 1
-    return int(script_rc)
 
 
 def run_headless_job(script: str, args: list[str], launcher: list[str], record: str, run: bool,
@@ -185,30 +206,29 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
     try:
         while launcher_rc is None or (len(rcs) < len(job.ranks) and time.monotonic() < deadline):
             try:
-                rank, msg = q.get(timeout=0.2)
+                rank, raw = q.get(timeout=0.2)
             except queue.Empty:
                 continue
+            msg = decode(raw)  # the record of its type (launcher_exit, the job's own, is a plain Record)
             t = msg.get("type")
             tag = f"[rank{rank}]" if rank is not None else ""
             if t == "stop":
                 print(f"{tag} {summarize_stop(msg)}", flush=True)
             elif t == "output":
-                stream = sys.stderr if msg["stream"] == "stderr" else sys.stdout
-                print(f"{tag}: {msg['text']}" if tag else msg["text"], file=stream, flush=True)
+                stream = sys.stderr if msg.stream == "stderr" else sys.stdout
+                print(f"{tag}: {msg.text}" if tag else msg.text, file=stream, flush=True)
             elif t == "error":
-                where = (f"{protocol.graph_key(msg) if msg.get('graph_kind') else msg['compile_id']} "
-                         if msg.get("compile_id") else "")
-                print(f"{tag} error in {where}{msg.get('stage')}: {msg.get('message')}", file=sys.stderr, flush=True)
+                print(f"{tag} error in {_error_where(msg)}{msg.stage}: {msg.message}", file=sys.stderr, flush=True)
             elif t == "run" and rank is not None:
-                if msg.get("error"):
-                    print(f"{tag} {protocol.graph_key(msg):<20} run failed: {msg['error']}", flush=True)
+                if msg.error:
+                    print(f"{tag} {protocol.graph_key(msg):<20} run failed: {msg.error}", flush=True)
                 else:
-                    coll = msg.get("collectives_stubbed") or []
-                    print(f"{tag} {protocol.graph_key(msg):<20} run compiled {msg['compiled_ms']:.4f} ms, "
-                          f"{len(msg.get('kernels') or [])} kernels, " + _kernel_sum(msg)
+                    coll = msg.collectives_stubbed or []
+                    print(f"{tag} {protocol.graph_key(msg):<20} run compiled {msg.compiled_ms:.4f} ms, "
+                          f"{len(msg.kernels or [])} kernels, " + _kernel_sum(msg)
                           + (f" ({len(coll)} collective call(s) not timed, left out)" if coll else ""), flush=True)
             elif t == "agent_exit" and rank is not None:
-                rcs[rank] = msg["returncode"]
+                rcs[rank] = msg.returncode
             elif t == "launcher_exit":
                 launcher_rc = msg["returncode"]
                 deadline = time.monotonic() + 5
@@ -240,7 +260,7 @@ def _print_ranks(job_path: str) -> None:
 
 def print_memory(session: Any) -> None:
     """A ``memory: [0/0] forward planned peak ...`` line per graph (session.memory_text.summary_lines), planned from
-    each graph's wrapper in ``session`` (session.store.Session, the one just written); not measured."""
+    each graph's wrapper in ``session`` (session.store.Store, the one just written); not measured."""
     from inductor_step.session.memory_text import summary_lines  # noqa: PLC0415
 
     try:
@@ -253,15 +273,23 @@ def print_memory(session: Any) -> None:
 def _print_ledger(record: str) -> None:
     """``--headless --run``: the ledger's short summary from the session just written."""
     from inductor_step.session.ledger import summary  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
     try:
-        print(summary(Session.of(list(protocol.read_session(record)))), flush=True)
+        print(summary(Store.of(list(protocol.read_session(record)))), flush=True)
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"inductor-step: no ledger summary ({type(e).__name__}: {e})", file=sys.stderr)
 
 
-def _kernel_sum(msg: dict[str, Any]) -> str:
-    """``sum 0.0123 ms``, or why the kernels have no sum (an AOTInductor package is timed whole)."""
-    ksum = msg.get("kernel_sum_ms")
-    return f"sum {ksum:.4f} ms" if isinstance(ksum, (int, float)) else f"no kernel sum ({msg.get('kernels_note') or 'not timed'})"
+def _kernel_sum(msg: Record) -> str:
+    """``sum 0.0123 ms``, or why the kernels have no sum (an AOTInductor package is timed whole); ``msg`` a run record."""
+    ksum = msg.kernel_sum_ms
+    return f"sum {ksum:.4f} ms" if isinstance(ksum, (int, float)) else f"no kernel sum ({msg.kernels_note or 'not timed'})"
+
+
+def _error_where(msg: Record) -> str:
+    """Where an error record happened, as the error line starts it: ``"[0/0] forward "``, ``"[0/0] "`` (a compile
+    id without a graph kind), ``""`` (the script's own)."""
+    if not msg.compile_id:
+        return ""
+    return f"{protocol.graph_key(msg) if msg.graph_kind else msg.compile_id} "

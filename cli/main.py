@@ -15,14 +15,11 @@ import time
 from typing import Any, NoReturn
 
 from inductor_step.session import format as protocol
+from inductor_step.cli.common import UsageError
 from inductor_step.cli.headless import run_headless, run_headless_job
 from inductor_step.cli.signals import end_app_on_signal, ended_line, raise_ended, on_end_signals
 
 DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tracer", "demo", "train_step.py")
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -186,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
             import subprocess  # noqa: PLC0415
 
             return subprocess.call([sys.executable, "-m", "inductor_step.tracer.lower", *argv[1:]])
-        if argv[0] == "diff":
+        if argv[0] == "diff":  # two sessions level by level (cli.diff over session.diff)
+            from inductor_step.cli.diff import main_diff  # noqa: PLC0415
+
             return main_diff(argv[1:])
         if argv[0] == "gate":  # the CI gate (cli.gate over session.gate)
             from inductor_step.cli.gate import main_gate  # noqa: PLC0415
@@ -349,48 +348,6 @@ def open_job(path: str, rank: int | None, screenshots: str | None, record_screen
                   record_screens=record_screens, job={"file": job, "sessions": sessions, "rank": first})
     app.run()
     return 130 if app.interrupted else 0
-
-
-def main_diff(argv: list[str]) -> int:
-    """``inductor-step diff A.jsonl B.jsonl``: the diff view of two recorded sessions (graphs paired by
-    compile id and kind, then by content); ``--headless`` prints the same diff as text.  One file
-    given twice diffs its recompiles.  Needs no torch."""
-    p = argparse.ArgumentParser(prog="inductor-step diff",
-                                description="Diff two recorded sessions level by level: why it recompiled, "
-                                            "Dynamo and post-grad graphs, IR buffers, scheduler nodes, kernels, "
-                                            "timings.")
-    p.add_argument("a", metavar="A", help="the earlier session (.jsonl)")
-    p.add_argument("b", metavar="B", help="the later session (.jsonl)")
-    p.add_argument("--headless", action="store_true", help="print a plain-text summary instead of the view")
-    p.add_argument("--no-source", action="store_true", help="with --headless: leave out the kernels' source diffs")
-    ns = p.parse_args(argv)
-    try:
-        for f in (ns.a, ns.b):
-            if not os.path.isfile(f):
-                raise UsageError(f"no such session file: {f}")
-        if ns.headless:
-            from inductor_step.session.diff import diff_files  # noqa: PLC0415
-
-            try:
-                print(diff_files(ns.a, ns.b, diffs=not ns.no_source))
-            except (ValueError, OSError) as e:
-                raise UsageError(str(e)) from None
-            return 0
-        if not sys.stdout.isatty():
-            raise UsageError("the diff view needs a terminal; use --headless to print the diff")
-        try:
-            msgs_a = list(protocol.read_session(ns.a))
-            msgs_b = list(protocol.read_session(ns.b, lazy_over=1 << 18))
-        except (ValueError, OSError) as e:
-            raise UsageError(str(e)) from None
-        from inductor_step.tui.app import StepApp  # noqa: PLC0415
-
-        app = StepApp(messages=msgs_b, session_path=ns.b, diff_against=(ns.a, msgs_a))
-        app.run()
-        return 130 if app.interrupted else 0
-    except UsageError as e:
-        print(f"inductor-step: {e}", file=sys.stderr)
-        return 2
 
 
 def entry() -> None:

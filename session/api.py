@@ -15,14 +15,15 @@ from functools import cached_property
 from typing import Any, Iterator
 
 from inductor_step.session.graph import Graph
-from inductor_step.session.store import Session as Store, load_session
+from inductor_step.session.store import Store, load_session
 
 
 class Session:
-    """A recorded session (``inductor-step --record``): ``header`` (the header message: torch version, device,
-    script...), ``graphs`` (:class:`Graph`, in the order their first stop arrived), ``errors`` (error
-    messages), ``log`` (the script's output as (stream, text)), ``store`` (the index the UI uses,
-    session.store.Session).  Built by :func:`load` or :meth:`of`."""
+    """A recorded session (``inductor-step --record``) as objects: ``header`` (the header message: torch version,
+    device, script...), ``graphs`` (:class:`Graph`, in the order their first stop arrived), ``errors`` (error
+    messages), ``log`` (the script's output as (stream, text)), ``store`` (the index under it, the one the UI,
+    headless and the report read: :class:`inductor_step.session.store.Store`, keyed by graph label), ``label``
+    and ``path`` (the file it came from).  Built by :func:`load` or :meth:`of`."""
 
     def __init__(self, store: Store, label: str = "", path: str | None = None) -> None:
         self.store = store

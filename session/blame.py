@@ -314,7 +314,7 @@ def kernel_names(session: Any, key: str) -> list[str]:
 
 
 def located(run: BlameRun, session: Any) -> dict[str, Any]:
-    """Where the verdict's FX nodes are in ``session`` (a session.store.Session or anything with ``graphs`` and
+    """Where the verdict's FX nodes are in ``session`` (a session.store.Store or anything with ``graphs`` and
     ``stop_for``): ``{"graph": key, "fx_nodes": [...present in its post-grad graph], "kernels": [...]}``; {} when it
     names none or the session lacks the graph."""
     v = run.verdict

@@ -6,7 +6,7 @@ Four numberings meet in the codegen pane, all 1-based:
   ``buffers[b].kernel_lines`` count in it, tracer.kernel_lines);
 - the **wrapper line** (Inductor's output code; a kernel's ``KernelSpan``: ``body`` is the wrapper
   line of its source's first line, ``def`` its ``async_compile`` definition, ``call`` an extern
-  call's line; store.Session.kernel_spans);
+  call's line; store.Store.kernel_spans);
 - the **shown line**: the wrapper as the pane shows it, under ``offset`` head lines (the codegen
   error, how the graph was compiled) and with notes inserted above some kernels (``inserts``,
   session.modes.annotate);

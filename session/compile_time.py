@@ -63,7 +63,7 @@ class GraphTime:
 
 def graph_times(session: Any) -> dict[str, GraphTime]:
     """Every graph's compile time, in the order its first message came.  ``session`` has ``compile_times``
-    (session.store.Session)."""
+    (session.store.Store)."""
     out: dict[str, GraphTime] = {}
     by_graph = getattr(session, "by_graph", None)
     ids = {GraphKey.parse(k).compile_id for k in by_graph} if by_graph is not None else None

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inductor_step.session.format import GraphKey
-from inductor_step.session.store import Session, load_session
+from inductor_step.session.store import Store, load_session
 from inductor_step.session.text import break_reasons
 
 
@@ -96,8 +96,8 @@ def _is_graph(key: str) -> bool:
 
 
 class Compiled:
-    """The counts of one recorded session (a :class:`inductor_step.session.store.Session`); build with
-    :meth:`load` (a session file) or :meth:`of` (a Session).  Every list is in the session's order."""
+    """The counts of one recorded session (a :class:`inductor_step.session.store.Store`); build with
+    :meth:`load` (a session file) or :meth:`of` (a Store).  Every list is in the session's order."""
 
     def __init__(self, session: Any, path: str = ""):
         self.session = session
@@ -107,11 +107,11 @@ class Compiled:
     def load(cls, path: str) -> "Compiled":
         """The counts of session file ``path``.  Raises OSError if it cannot be read and ValueError if it is
         not an inductor-step session (:func:`inductor_step.session.store.load_session`)."""
-        return cls(Session.of(load_session(path)), path)
+        return cls(Store.of(load_session(path)), path)
 
     @classmethod
     def of(cls, session: Any) -> "Compiled":
-        """The counts of a session already loaded: a :class:`inductor_step.session.store.Session`, or the public
+        """The counts of a session already loaded: a :class:`inductor_step.session.store.Store`, or the public
         API's (``inductor_step.session.load(path)``, whose ``store`` it reads)."""
         return cls(getattr(session, "store", session))
 

@@ -253,7 +253,7 @@ def _get_args_hints(lines: list[str], hints: dict[str, int]) -> None:
 
 
 def plan(session: Any, key: str) -> Plan | None:
-    """The memory plan of graph ``key`` from its codegen stop's wrapper (session.store.Session ``session``);
+    """The memory plan of graph ``key`` from its codegen stop's wrapper (session.store.Store ``session``);
     None when the graph has no Python wrapper (no codegen stop yet, a C++ wrapper, an AOTInductor compile)."""
     cg = session.stop_for(key, "codegen") or {}
     wrapper = cg.get("wrapper")

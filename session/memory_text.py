@@ -111,7 +111,7 @@ def measured_lines(memory: dict[str, Any] | None) -> list[str]:
 
 
 def graph_memory(session: Any, key: str) -> GraphMemory:
-    """:class:`GraphMemory` of graph ``key`` (session.store.Session ``session``)."""
+    """:class:`GraphMemory` of graph ``key`` (session.store.Store ``session``)."""
     p = plan(session, key)
     run = (getattr(session, "runs", {}) or {}).get(key) or {}
     rm = run.get("memory") if isinstance(run.get("memory"), dict) else None

@@ -260,27 +260,27 @@ def _one_line(s: Any, limit: int = 300) -> str:
 
 
 def how_compiled_section(graphs: dict) -> list[str]:
-    """The report's "How each graph was compiled" lines: per graph, torch.compile's arguments,
+    """The report's "How each graph was compiled" lines (``graphs``: graph key -> stage -> stop): per graph, torch.compile's arguments,
     the Inductor config that differed from default, its dynamic symbols and autotuning; [] when no graph
     recorded them (a session from)."""
     rows: list[str] = []
     extra: list[str] = []
-    for (cid, kind), stages in graphs.items():
+    for key, stages in graphs.items():
         dyn = stages.get("dynamo") or {}
         if dyn.get("compiled_with") is None and not dyn.get("symbols"):
             continue
         cw = dyn.get("compiled_with")
         syms = dyn.get("symbols") if isinstance(dyn.get("symbols"), list) else []
-        rows.append(f"| `{cid} {kind}` | {_cell(compile_call(cw))} | {_cell(config_text(cw))} | "
+        rows.append(f"| `{key}` | {_cell(compile_call(cw))} | {_cell(config_text(cw))} | "
                     f"{_cell('; '.join(symbol_line(s) for s in syms) or '-')} |")
         cg = stages.get("codegen") or {}
         for a in cg.get("autotune") or []:
             lines = autotune_lines(a, kernel_of_buffer(cg.get("kernels") or [], a.get("buffer")))
-            extra.append(f"- `{cid} {kind}` {_one_line(lines[0], 400)}")
+            extra.append(f"- `{key}` {_one_line(lines[0], 400)}")
             extra += [f"  - {_one_line(x.strip(), 300)}" for x in lines[1:]]
         for k in cg.get("kernels") or []:
             if k.get("template"):
-                extra.append(f"- `{cid} {kind}` `{k['name']}`: template kernel ({k['template']}), epilogue "
+                extra.append(f"- `{key}` `{k['name']}`: template kernel ({k['template']}), epilogue "
                              f"{', '.join(k.get('epilogue') or []) or 'none'}")
     if not rows:
         return []

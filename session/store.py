@@ -1,4 +1,4 @@
-"""The session as the UI holds it: every message, indexed by graph and stage (no Textual, no torch)."""
+"""The session's index (``Store``): every message, decoded once and indexed by graph and stage (no Textual, no torch)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session
 from inductor_step.session.format.messages import Header
+from inductor_step.session.format.types import Links
 from inductor_step.session.format.records import Record, decode, record_class
 
 _WORD = re.compile(r"\w+")
@@ -80,8 +81,11 @@ def legacy_kernel_spans(stop: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @dataclass
-class Session:
-    """Messages of one session, in arrival order, with lookups the views need.
+class Store:
+    """The index of one session's messages (each decoded once into its record), in arrival order, with the
+    lookups the views need: what the UI, headless, the report, the diff and the ledger read.  The public
+    object over it is :class:`inductor_step.session.api.Store` (graphs as :class:`Graph` objects, the
+    ledgers, diffs); this is the index, keyed by graph label.
 
     ``graphs`` lists graph keys (``"[0/0] forward"``) in the order their first stop arrived;
     ``stops`` every stop; ``by_graph[key][stage]`` the stop of that graph at that stage;
@@ -116,7 +120,7 @@ class Session:
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def of(cls, messages: list[dict[str, Any]]) -> "Session":
+    def of(cls, messages: list[dict[str, Any]]) -> "Store":
         """A session holding ``messages`` (as :func:`read_session` yields them)."""
         s = cls()
         for m in messages:
@@ -259,11 +263,11 @@ class Session:
         return self.cache.get(("line_buffers", key), (links,), build)
 
     def links(self, key: str | None) -> dict[str, Any]:
-        """The cross-level index of graph ``key`` (its codegen stop's ``links``, a ``Links`` record); {} before
-        codegen."""
+        """The cross-level index of graph ``key`` (its codegen stop's ``links``, a ``Links`` record); an empty
+        ``Links`` record before codegen (falsy, its fields None)."""
         stop = self.stop_for(key, "codegen") if key else None
         links = stop.links if isinstance(stop, Record) else (stop or {}).get("links")
-        return links if links and "buffers" in links else {}
+        return links if links and "buffers" in links else record_class(Links)()
 
     @property
     def script_dir(self) -> str | None:
@@ -326,14 +330,14 @@ class Session:
         return [i for i in range(n or 0) if i not in seen]
 
 
-#: how :meth:`Session.add` indexes each message type: the one place the session dispatches on ``type``
-INDEX: dict[str, Callable[[Session, Record], None]] = {
-    "header": Session._add_header, "stop": Session._add_stop, "run": Session._add_run,
-    "numerics": Session._add_numerics, "run_status": Session._add_run_status,
-    "error": lambda s, m: s.errors.append(m), "guards": Session._add_guards, "output": Session._add_output,
-    "done": Session._add_done, "agent_exit": Session._add_agent_exit,
-    "process_group": lambda s, m: s.process_groups.append(m), "pair_timing": Session._add_pair_timing,
-    "compile_time": lambda s, m: s.compile_times.append(m), "blocked": Session._add_blocked,
+#: how :meth:`Store.add` indexes each message type: the one place the session dispatches on ``type``
+INDEX: dict[str, Callable[[Store, Record], None]] = {
+    "header": Store._add_header, "stop": Store._add_stop, "run": Store._add_run,
+    "numerics": Store._add_numerics, "run_status": Store._add_run_status,
+    "error": lambda s, m: s.errors.append(m), "guards": Store._add_guards, "output": Store._add_output,
+    "done": Store._add_done, "agent_exit": Store._add_agent_exit,
+    "process_group": lambda s, m: s.process_groups.append(m), "pair_timing": Store._add_pair_timing,
+    "compile_time": lambda s, m: s.compile_times.append(m), "blocked": Store._add_blocked,
     "blame": lambda s, m: s.blames.append(m),
 }
 
@@ -354,7 +358,7 @@ def summarize_stop(stop: dict[str, Any]) -> str:
     return stop_summary(stop)
 
 
-__all__ = ["Session", "summarize_stop", "ALL_STAGES", "STAGES"]
+__all__ = ["Store", "summarize_stop", "ALL_STAGES", "STAGES"]
 
 
 # --------------------------------------------------------------------------- for report and export

@@ -155,13 +155,11 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             # ("forward #2": protocol.graph_key) and a subgraph ("inference › true_graph_0"): sent as
             # kind + part + subgraph + variant, right after a stop's
             # head (where the lazy reader finds them: protocol.read_session)
-            kind, sep, variant = msg["graph_kind"].partition(protocol.VARIANT_SEP)
-            kind, sub = protocol.split_subgraph(kind)  # a higher-order op's subgraph ("inference › true_graph_0")
-            kind, part = protocol.split_part(kind)
-            extra = ([("part", part)] if part else []) + ([("subgraph", sub)] if sub else []) \
-                + ([("variant", variant)] if sep else [])
+            k = protocol.GraphKey.parse_kind(msg["graph_kind"])
+            extra = ([("part", k.part)] if k.part else []) + ([("subgraph", k.subgraph)] if k.subgraph else []) \
+                + ([("variant", k.variant)] if k.variant is not None else [])
             if extra:
-                msg["graph_kind"] = kind
+                msg["graph_kind"] = k.kind
                 at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
                 items = list(msg.items())
                 msg = dict(items[:at] + extra + items[at:])

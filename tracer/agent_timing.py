@@ -157,9 +157,7 @@ class TimingRequests:
         the Dynamo graph of its compile id (and DDPOptimizer part), its first-call inputs, grad mode then, and
         ``mode`` (``inference``, ``forward`` with grad, ``backward``: autograd's backward of it); else
         ``{"missing": why}``.  A what-if variant's is its original's (the same script code)."""
-        from inductor_step.session.format import split_part, split_subgraph, split_variant  # noqa: PLC0415
-
-        base = split_part(split_subgraph(split_variant(kind)[0])[0])[0]
+        base = protocol.GraphKey.parse_kind(kind).kind
         entry = self.dynamo_graphs.get(self.frame_key(cid, kind))
         if entry is None:
             return {"missing": f"Dynamo's graph of {cid} was not captured (it reaches the run stage when torch.compile "
@@ -329,9 +327,10 @@ class TimingRequests:
                     msg["cudagraphs"] = cg
                 self.send(msg)
                 for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key
+                    label = str(protocol.GraphKey.of(sub))  # before send moves the subgraph out of its kind
                     self.send(sub)
                     if sub.get("failed"):
-                        failed.append(f"{cid} {sub['graph_kind']}")
+                        failed.append(label)
         finally:
             worker.close()
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
@@ -381,7 +380,7 @@ class TimingRequests:
         """``--what-if``: every settings set on every compiled graph of the script (not on variants)."""
         from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
 
-        originals = [k for k, g in self.graphs.items() if g.get("output_path") and protocol.VARIANT_SEP not in k[1]]
+        originals = [k for k, g in self.graphs.items() if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
         for settings in self.what_if:
             for cid, kind in originals:
                 run_what_if(self, cid, kind, settings)

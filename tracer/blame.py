@@ -36,6 +36,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from inductor_step.session.format import GraphKey
+
 STEP_LIMIT_S = float(os.environ.get("INDUCTOR_STEP_BLAME_STEP_LIMIT", "300"))  # one step's deadline (s)
 BAD = ("suspect", "diverges")
 #: the subsystems tried whole, in torch's order (compiler_bisector.BACKENDS), lowerings last
@@ -222,10 +224,10 @@ class Bisect:
     def run(self, graph: str | None = None) -> dict[str, Any]:
         """Bisect the divergence of ``graph`` (a compile id ``"[0/0]"``, or a key ``"[0/0] forward"``; None: the
         first graph that diverges); sends ``start``, each ``step`` and the ``verdict``, and returns the verdict."""
-        cid = graph.split(" ")[0] if graph else None
-        self.head.update(compile_id=cid or "?")
-        if graph and " " in graph:
-            self.head["graph_kind"] = graph.split(" ", 1)[1]
+        key = GraphKey.parse(graph) if graph else None
+        self.head.update(compile_id=key.compile_id if key else "?")
+        if key and " " in graph:
+            self.head["graph_kind"] = key.kind_text
         self.send({**self.head, "event": "start", "script": self.script, "argv": self.argv,
                    "step_limit_s": self.limit,
                    "message": f"bisecting {graph or 'the first divergent graph'}: each step runs the script again "
@@ -529,7 +531,7 @@ def serve(agent: Any, msg: dict[str, Any]) -> None:
     second while one runs is answered with a verdict saying so)."""
     if getattr(agent, "blame_thread", None) is not None and agent.blame_thread.is_alive():
         agent.send({"type": "blame", "kind": msg.get("blame") or "numerics", "event": "verdict",
-                    "compile_id": str(msg.get("graph") or "?").split(" ")[0],
+                    "compile_id": GraphKey.parse(str(msg.get("graph") or "?")).compile_id,
                     "verdict": {"found": False, "text": "a blame is already running (ctrl+c / cancel ends it)"}})
         return
     agent.blame_cancel = threading.Event()

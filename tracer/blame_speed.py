@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any
 
-from inductor_step.session.format import settings_label
+from inductor_step.session.format import GraphKey, settings_label
 
 #: settings tried the other way from their current value (bools), where the script did not change them
 TOGGLES = ("split_reductions", "loop_ordering_after_fusion", "aggressive_fusion", "epilogue_fusion",
@@ -81,7 +81,7 @@ def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
     from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
 
     cancel = cancel or threading.Event()
-    cid, _, kind = graph.partition(" ")
+    cid, kind = GraphKey.parse(graph).pair
     head = {"type": "blame", "kind": "speed", "compile_id": cid, "graph_kind": kind}
     cands = candidates(getattr(agent, "config_at_start", None))[: limit or None]
     t0 = time.monotonic()
@@ -93,7 +93,7 @@ def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
 
     def send(msg: dict[str, Any]) -> None:
         if msg.get("type") == "run":
-            runs[f"{msg.get('compile_id')} {msg.get('graph_kind')}"] = msg
+            runs[str(GraphKey.of(msg))] = msg
         real_send(msg)
 
     agent.send = send

@@ -22,7 +22,7 @@ from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
 from inductor_step.tracer.codeparse import bind_no_return_calls, in_place_writes, kernel_spans, parse_wrapper
 from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
 from inductor_step.tracer.compile_modes import mark_templates
-from inductor_step.session.format import PART_SEP, split_part, split_subgraph, split_variant, with_part
+from inductor_step.session.format import PART_SEP, GraphKey, split_part, with_part
 from inductor_step.tracer.subgraphs import SubgraphCapture, drop_subgraph_kernels, explain_hop_buffers, root_kind
 
 _AOT_EVENTS = {"aot_joint_graph": "joint", "aot_forward_graph": "forward",
@@ -130,7 +130,7 @@ class Capture(SubgraphCapture):
 
     def frame_key(self, cid: str, kind: str) -> str:
         """The frame entry of graph ``(cid, kind)``: ``cid``, or ``"[4/0] #2"`` for a part."""
-        part = split_part(split_subgraph(split_variant(kind)[0])[0])[1]
+        part = GraphKey.parse_kind(kind).part
         return f"{cid}{PART_SEP}{part}" if part else cid
 
     def new_part(self, cid: str) -> dict[str, Any]:
@@ -376,7 +376,7 @@ class Capture(SubgraphCapture):
         g.gm = getattr(graph, "owning_module", None)
         self.note_cudagraphs(cid, kind)  # type: ignore[attr-defined] - tracer.cudagraph_record
         aot = dict(fr["aot"])
-        base = split_part(split_subgraph(split_variant(kind)[0])[0])[0]
+        base = GraphKey.parse_kind(kind).kind
         if base == "backward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
         elif base == "forward":

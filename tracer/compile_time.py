@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable
 
 from inductor_step.session.format import COMPILE_STAGES as STAGE_ORDER  # noqa: F401 - the stages' labels
-from inductor_step.session.format import PART_SEP, SUBGRAPH_SEP, VARIANT_SEP
+from inductor_step.session.format import PART_SEP, GraphKey
 
 #: torch's event name -> our stage (names as torch 2.11-2.14 spell them); an event not here takes its
 #: parent's stage, and time under no named event is "other"
@@ -275,12 +275,10 @@ class CompileClock:
             c = cid
             if isinstance(k, tuple):  # a what-if variant compiled on this thread: its own key (tracer.whatif)
                 c, k = k
-            if part and PART_SEP not in k:
-                k = f"{k}{PART_SEP}{part}"
-            if sub:
-                base, sep, variant = k.partition(VARIANT_SEP)
-                k = f"{base}{SUBGRAPH_SEP}{sub}" + (f"{sep}{variant}" if sep else "")
-            return c, k
+            key = GraphKey.parse_kind(k, c)
+            if part and key.part is None:
+                key = key.replace(part=part)
+            return key.child(sub).pair if sub else key.pair
 
         kernels_by: dict[Tag, list[dict[str, Any]]] = {}
         for rec, k in zip(st.kernels, self._kernels(st.kernels)):

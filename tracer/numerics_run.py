@@ -18,7 +18,7 @@ from inductor_step.tracer.graph_device import on_graph_device
 
 
 def _graph_flags(kind: str) -> tuple[bool, bool]:
-    base = protocol.split_part(protocol.split_subgraph(protocol.split_variant(kind)[0])[0])[0]
+    base = protocol.GraphKey.parse_kind(kind).kind
     return base == "backward", base == "inference"
 
 
@@ -96,16 +96,16 @@ def _wait_for_first_call(agent: Any, name: str) -> bool:
     (random inputs made a batch norm's running variance negative and every buffer NaN): a graph of the
     script (not a what-if variant or a subgraph) that it has not called yet, while it runs.  Then sends the
     ``waiting`` message and :func:`on_first_call` compares it when the call comes."""
-    cid, _, kind = name.partition(" ")
-    if not kind or protocol.VARIANT_SEP in name or protocol.SUBGRAPH_SEP in name or agent.script_done:
+    key = protocol.GraphKey.parse(name)
+    cid, kind = key.pair
+    if not key.kind or key.variant is not None or key.subgraph or agent.script_done:
         return False
     g = agent.graphs.get((cid, kind))
     if g is not None and (g.get("function") or agent.variant_of.get((cid, kind))) or _called(agent, g):
         return False
     waiting = agent.__dict__.setdefault("numerics_waiting", set())
     waiting.add(name)
-    base, part = protocol.split_part(kind)
-    agent.send({"type": "numerics", "compile_id": cid, "graph_kind": base, **({"part": part} if part else {}),
+    agent.send({"type": "numerics", "compile_id": cid, "graph_kind": key.kind, **({"part": key.part} if key.part else {}),
                 "waiting": True, "message": WAITING, "inputs_origin": "waiting"})
     return True
 
@@ -117,8 +117,7 @@ def on_first_call(agent: Any, module_key: str) -> None:
 
     waiting = agent.__dict__.get("numerics_waiting") or set()
     for name in list(waiting):
-        cid, _, kind = name.partition(" ")
-        g = agent.graphs.get((cid, kind))
+        g = agent.graphs.get(protocol.GraphKey.parse(name).pair)
         if g and g.get("output_path") and adapter.output_module_key(g["output_path"]) == module_key:
             waiting.discard(name)
             threading.Thread(target=numerics_all, args=(agent, name), daemon=True,

@@ -14,11 +14,13 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
+from inductor_step.session.format import GraphKey
+
 
 def _graph(agent: Any, key: str) -> tuple[tuple[str, str], dict[str, Any]] | None:
-    cid, _, kind = str(key).partition(" ")
-    g = agent.graphs.get((cid, kind))
-    return ((cid, kind), g) if g is not None else None
+    pair = GraphKey.parse(str(key)).pair
+    g = agent.graphs.get(pair)
+    return (pair, g) if g is not None else None
 
 
 def _inputs(agent: Any, g: dict[str, Any]) -> dict[str, Any] | None:

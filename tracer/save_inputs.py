@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from inductor_step.session.format import GraphKey
 from inductor_step.tracer.graph_device import on_graph_device
 
 SAVE_ENV = "INDUCTOR_STEP_SAVE_INPUTS"  # --save-inputs: a kernel name (or part of one), or "top"
@@ -132,9 +133,10 @@ def save_kernel_inputs(output_path: str, kernel: str, out_path: str, script: dic
 def _graph_of(agent: Any, key: str | None, kernel: str) -> tuple[tuple[str, str], dict[str, Any]] | None:
     """The agent's graph (``(cid, kind)``, state) whose output code defines ``kernel`` (the one named
     ``key``, ``"[0/0] forward"``, when given)."""
+    want = GraphKey.parse(key).pair if key else None
     for (cid, kind), g in list(agent.graphs.items()):
         path = g.get("output_path")
-        if not path or (key and f"{cid} {kind}" != key):
+        if not path or (want and (cid, kind) != want):
             continue
         try:
             with open(path, encoding="utf-8") as f:
@@ -154,7 +156,8 @@ def save_for(agent: Any, key: str | None, kernel: str, out_dir: str) -> dict[str
     found = _graph_of(agent, key, kernel)
     msg: dict[str, Any] = {"type": "inputs_saved", "kernel": kernel}
     if found is None:
-        msg.update(compile_id=(key or "?").split(" ")[0], graph_kind=(key or "? ?").partition(" ")[2] or "?",
+        named = GraphKey.parse(key or "?")
+        msg.update(compile_id=named.compile_id, graph_kind=named.kind_text or "?",
                    error=f"no compiled graph{' ' + key if key else ''} of this process defines {kernel}")
         agent.send(msg)
         return msg
@@ -189,7 +192,7 @@ def _top_kernel(runs: list[dict[str, Any]]) -> tuple[str, str] | None:
     for m in runs:
         for k in m.get("kernels") or []:
             if k.get("backend") in ("triton", "cpp") and k.get("median_ms") is not None:
-                cand = (float(k["median_ms"]), f"{m['compile_id']} {m['graph_kind']}", k["name"])
+                cand = (float(k["median_ms"]), str(GraphKey.of(m)), k["name"])
                 best = cand if best is None or cand[0] > best[0] else best
     return (best[1], best[2]) if best else None
 

@@ -23,21 +23,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.format import SUBGRAPH_SEP, VARIANT_SEP, split_subgraph
+from inductor_step.session.format import SUBGRAPH_SEP, VARIANT_SEP, GraphKey
 
 
 def sub_kind(kind: str, path: list[str]) -> str:
     """The kind of subgraph ``path`` of the graph of kind ``kind``: ``("inference", ["true_graph_0"])`` ->
     ``"inference › true_graph_0"``; a what-if variant's settings stay last."""
-    base, sep, variant = kind.partition(VARIANT_SEP)
-    base = split_subgraph(base)[0]
-    return f"{base}{SUBGRAPH_SEP}{SUBGRAPH_SEP.join(path)}" + (f"{sep}{variant}" if sep else "")
+    return GraphKey.parse_kind(kind).under(path).kind_text
 
 
 def root_kind(kind: str) -> str:
     """``"inference › true_graph_0 · x=1"`` -> ``"inference · x=1"``: the kind of the graph a subgraph is in."""
-    base, sep, variant = kind.partition(VARIANT_SEP)
-    return split_subgraph(base)[0] + (f"{sep}{variant}" if sep else "")
+    return GraphKey.parse_kind(kind).under([]).kind_text
 
 
 def _match(dynamo_attrs: list[str], aot_attrs: list[str]) -> dict[str, str]:

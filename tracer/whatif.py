@@ -26,7 +26,7 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from inductor_step.session.format import STAGES, VARIANT_SEP, settings_label, split_part
+from inductor_step.session.format import STAGES, GraphKey, settings_label
 from inductor_step.tracer.graph_device import on_graph_device
 
 
@@ -69,7 +69,7 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
     if adapter.functorch_settings(settings):  # the partitioner's settings: the joint graph partitioned again
         return whatif_partition.run_partition_what_if(agent, cid, kind, settings, run)
     variant = settings_label(settings)
-    vkind = f"{kind}{VARIANT_SEP}{variant}"
+    vkind = GraphKey.parse_kind(kind, cid).replace(variant=variant).kind_text
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": variant, "settings": settings}
     why = check_settings(settings)
     g = agent.graphs.get((cid, kind))
@@ -96,7 +96,7 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
                                                                               "nodes": []},
                                                "graph_breaks": fr.get("graph_breaks") or [],
                                                "recompile_reasons": [], "note": note})
-            base = split_part(kind)[0]
+            base = GraphKey.parse_kind(kind).kind
             with on_graph_device((g or {}).get("device")):  # this thread starts on cuda:0
                 state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=base == "backward",
                                                             is_inference=base == "inference")

@@ -7,7 +7,7 @@ import time
 import traceback
 from typing import Any
 
-from inductor_step.session.format import VARIANT_SEP, settings_label
+from inductor_step.session.format import GraphKey, settings_label
 from inductor_step.tracer.whatif import run_variant
 
 
@@ -47,7 +47,7 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
     if why is not None:
         agent.send({**head, "status": "failed", "message": why})
         return None
-    keys = {k: f"{k}{VARIANT_SEP}{label}" for k in ("forward", "backward")}
+    keys = {k: GraphKey(cid, k, variant=label).kind_text for k in ("forward", "backward")}
     if all((agent.graphs.get((cid, v)) or {}).get("output_path") for v in keys.values()):  # asked for both graphs
         agent.send({**head, "status": "done", "message": f"{cid} {keys[kind]} was compiled with its other half"})
         return f"{cid} {keys[kind]}"

@@ -1,7 +1,7 @@
 """The Textual app: routes the agent's messages and the global keys to the panes (one per stage).
 
 Live mode drives an agent (:class:`inductor_step.live.client.AgentProcess`), or a torchrun job's ranks
-(:mod:`inductor_step.tui.job`), and records the session; ``--open`` shows recorded messages.  Both go through the same :class:`inductor_step.session.store.Session`.
+(:mod:`inductor_step.tui.job`), and records the session; ``--open`` shows recorded messages.  Both go through the same :class:`inductor_step.session.store.Store`.
 The view's state (graph, stage, the one selection) is :class:`inductor_step.tui.state.ViewState`; each
 pane (:mod:`inductor_step.tui.panes`) shows itself from it.
 """

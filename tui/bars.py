@@ -7,21 +7,21 @@ import os
 from rich.text import Text
 
 from inductor_step.session.format import ALL_STAGES, graph_key
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 from inductor_step.tui.state import ViewState
 
 SHORT = {"dynamo": "dyn", "aot": "aot", "lowering": "ir", "scheduling": "sched", "loopbody": "loop",
          "codegen": "code", "run": "run"}
 
 
-def _bar_times(session: Session, key: str | None) -> dict[str, str]:
+def _bar_times(session: Store, key: str | None) -> dict[str, str]:
     """session.compile_time.bar_times (imported on first use: not before the first frame's graph has one)."""
     from inductor_step.session.compile_time import bar_times  # noqa: PLC0415
 
     return bar_times(session, key)
 
 
-def title_text(session: Session, script: str | None, argv: list[str], session_path: str | None,
+def title_text(session: Store, script: str | None, argv: list[str], session_path: str | None,
                rank: str = "") -> Text:
     """The title bar: script, args, torch, device, session; in a torchrun job ``rank`` ("rank 0/2
     stepped") first, and the collective timeout the agent set."""
@@ -45,7 +45,7 @@ def title_text(session: Session, script: str | None, argv: list[str], session_pa
     return t
 
 
-def stage_text(session: Session, view: ViewState, width: int) -> Text:
+def stage_text(session: Store, view: ViewState, width: int) -> Text:
     """The graph shown and its stages: ✓ reached, ● the stop the compile is paused at (a recorded
     session, or a live one no longer paused: the stop viewed), ✗ failed; the shown one reversed.
     Below 100 columns the stage names are short, so ``run`` stays on an 80-column screen."""
@@ -78,7 +78,7 @@ def stage_text(session: Session, view: ViewState, width: int) -> Text:
     return t
 
 
-def status_text(session: Session, view: ViewState, live: bool, extra: str, current: int | None,
+def status_text(session: Store, view: ViewState, live: bool, extra: str, current: int | None,
                 width: int = 120) -> Text:
     """Where the compile or session stands, what the pane shows when that is another stop ("viewing
     X · compile at Y"), the last error, and ``extra`` (the latest selection).  Below 100 columns
@@ -150,7 +150,7 @@ def status_text(session: Session, view: ViewState, live: bool, extra: str, curre
     return t
 
 
-def missing_text(session: Session, view: ViewState, stage: str, live: bool) -> str:
+def missing_text(session: Store, view: ViewState, stage: str, live: bool) -> str:
     """What a pane says when its graph has no stop at ``stage``: not reached yet, failed there, or
     no compile at all (and why: the script ended or raised before compiling)."""
     key = view.graph

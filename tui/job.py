@@ -14,7 +14,7 @@ from textual.css.query import NoMatches
 
 from inductor_step.session.format import GraphKey, graph_key
 from inductor_step.session.format.records import Record, decode
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 from inductor_step.tui.routes import RANK_ROUTES
 from inductor_step.tui.state import RankView, ViewState
 
@@ -43,14 +43,14 @@ class JobView:
         self.launcher_log = []
         self.launcher_rc = None
         first = job.get("rank", job.get("stepped_rank")) if job else None
-        self.ranks = {first: RankView(first, Session())}
+        self.ranks = {first: RankView(first, Store())}
         self.current = self.ranks[first]
 
     def add_recorded_ranks(self, job: dict[str, Any] | None) -> None:
         """``--open JOB``: every other rank's recording."""
         for r, msgs in ((job or {}).get("sessions") or {}).items():
             if r not in self.ranks:
-                st = self.ranks[r] = RankView(r, Session())
+                st = self.ranks[r] = RankView(r, Store())
                 for m in msgs:
                     st.session.add(m)
 
@@ -93,7 +93,7 @@ class JobView:
 
     # ------------------------------------------------------------------ the shown rank's state
     @property
-    def session(self) -> Session:
+    def session(self) -> Store:
         return self.current.session
 
     @property
@@ -148,7 +148,7 @@ class JobView:
             return
         st = self.ranks.get(rank)
         if st is None:
-            st = self.ranks[rank] = RankView(rank, Session())
+            st = self.ranks[rank] = RankView(rank, Store())
         if st.agent is None and self.job is not None:
             st.agent = self.job.ranks.get(rank)
         if st is self.current:
@@ -162,7 +162,8 @@ class JobView:
             last = st.session.stops[-1] if st.session.stops else None
             where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"
             self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
-        n = (msg.get("distributed") or {}).get("world_size") if t == "header" else None
+        dist = decode(msg).distributed if t == "header" else None  # (a header record: its Distributed record)
+        n = dist.world_size if dist else None
         if n and self.stepped_rank is not None and self.stepped_rank >= n and rank == 0:
             phantom = self.ranks.get(self.stepped_rank)
             if phantom is not None and not phantom.session.header:  # the rank the title named: not in this job
@@ -256,7 +257,8 @@ class JobView:
         if not self.is_job:
             return ""
         r = self.current.rank
-        n = (self.session.header.get("distributed") or {}).get("world_size") or \
+        dist = self.session.header.distributed
+        n = (dist.world_size if dist else None) or \
             (self.job_file or {}).get("world_size") or len([x for x in self.ranks if x is not None])
         role = "stepped" if r == self.stepped_rank and self.live else "recorded"
         return f"rank {r}/{n} {role}"

@@ -34,7 +34,7 @@ class ViewState:
 @dataclass
 class RankView:
     """One rank's recording and where the user stands in it; a single-process session is
-    one of these with ``rank`` None.  ``session``: a :class:`inductor_step.session.store.Session`;
+    one of these with ``rank`` None.  ``session``: a :class:`inductor_step.session.store.Store`;
     ``agent``: the live agent (``AgentProcess``/``RankAgent``) or None; ``script_rc``: the script's
     exit status once known."""
 

@@ -49,7 +49,7 @@ class DiffSide:
 
     @classmethod
     def from_session(cls, session: Any, key: str, label: str = "") -> "DiffSide":
-        """Graph ``key`` of a :class:`inductor_step.session.store.Session` (stops parsed on demand)."""
+        """Graph ``key`` of a :class:`inductor_step.session.store.Store` (stops parsed on demand)."""
         stops = {}
         for stage in ("dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"):
             s = session.stop_for(key, stage)

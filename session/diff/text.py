@@ -60,10 +60,10 @@ def render_sessions(pairs: list[tuple[str | None, str | None, str, GraphDiff | N
 # --------------------------------------------------------------------------- files
 
 def session_of(messages: Sequence[dict[str, Any]]) -> Any:
-    """A :class:`inductor_step.session.store.Session` holding ``messages``."""
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    """A :class:`inductor_step.session.store.Store` holding ``messages``."""
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
-    s = Session()
+    s = Store()
     for m in messages:
         s.add(m)
     return s

@@ -55,6 +55,36 @@ class GraphKey:
         kind, part = split_part(kind)
         return cls(cid, kind, part, sub, variant if sep else None, rank)
 
+    @classmethod
+    def parse_kind(cls, kind: str, compile_id: str = "?", rank: int | None = None) -> "GraphKey":
+        """A kind as the tracer carries it, with its part, subgraph and variant in its text (``"forward #2 ›
+        true_graph_0 · max_autotune=True"``; the tracer keys a graph by ``(compile id, that text)``) -> the key of
+        that graph under ``compile_id``; the inverse of :attr:`kind_text`."""
+        kind, sep, variant = str(kind).partition(VARIANT_SEP)
+        kind, sub = split_subgraph(kind)
+        kind, part = split_part(kind)
+        return cls(compile_id, kind, part, sub, variant if sep else None, rank)
+
+    @property
+    def kind_text(self) -> str:
+        """The label less its compile id: ``"forward #2 › true_graph_0 · max_autotune=True"`` (the kind text the
+        tracer keys its graphs by, with the compile id: :attr:`pair`)."""
+        return f"{self.kind_label}{VARIANT_SEP}{self.variant}" if self.variant else self.kind_label
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        """``(compile id, kind text)``: how the tracer keys its graphs (``tracer.agent.Agent.graphs``)."""
+        return self.compile_id, self.kind_text
+
+    def under(self, path: "list[str] | tuple[str, ...]") -> "GraphKey":
+        """The key of subgraph ``path`` (names, outermost first) of this key's top-level graph, variant kept:
+        ``[0/0] inference`` under ``["true_graph_0"]`` -> ``[0/0] inference › true_graph_0``."""
+        return self.replace(subgraph=SUBGRAPH_SEP.join(path) or None)
+
+    def child(self, name: str) -> "GraphKey":
+        """The key of this graph's subgraph ``name`` (a subgraph's: the path one name longer)."""
+        return self.under(self.subgraphs + (name,))
+
     @property
     def label(self) -> str:
         """``str(self)``: the label users see."""
@@ -65,6 +95,11 @@ class GraphKey:
         """The frame id, ``N`` of ``[N/M]`` (None for a compile id of another form)."""
         head = self.compile_id.split("/", 1)[0].lstrip("[")
         return int(head) if head.isdigit() else None
+
+    @property
+    def subgraphs(self) -> tuple[str, ...]:
+        """The subgraph path as names, outermost first: ``("true_graph_0",)``; ``()`` for a top-level graph."""
+        return tuple(self.subgraph.split(SUBGRAPH_SEP)) if self.subgraph else ()
 
     @property
     def kind_label(self) -> str:

@@ -105,6 +105,12 @@ def record_class(schema: Any) -> type[Record]:
     return cls
 
 
+def as_record(value: dict[str, Any], schema: Any) -> Record:
+    """``value`` read by attribute as a ``schema`` record (a TypedDict): itself when it is a record already, else
+    a record holding its items (for callers that pass a plain dict of that shape)."""
+    return value if isinstance(value, Record) else record_class(schema)(value)
+
+
 def schema_of(msg: dict[str, Any]) -> Any:
     """The TypedDict of a message by its ``type`` (a stop's by its ``stage``), None for an unknown type."""
     t = msg.get("type")

@@ -274,7 +274,7 @@ class DynamoStop(StopBase, total=False):
     note: str | None
     #: this graph's dynamo stop sent again under the kind AOTAutograd chose: the kind the agent had
     #: guessed at the dynamo stop ("forward": an input requires grad), whose graph had no other stop;
-    #: readers drop that graph (session.store.Session.add)
+    #: readers drop that graph (session.store.Store.add)
     corrects: str
     compiled_with: CompiledWith | Unavailable  # how this graph was compiled
     symbols: list[Symbol] | Unavailable  # the dynamic symbols, what each stands for, its range

@@ -6,6 +6,9 @@ import math
 import re
 from typing import Any
 
+from inductor_step.session.format.messages import Run
+from inductor_step.session.format.records import as_record, record_class
+from inductor_step.session.format.types import STOPS, LinkKernel
 from inductor_step.session.fusion_fix import classify, is_library, library_call
 from inductor_step.session.trust import unreliable_runs
 from inductor_step.session.ledger.roofs import EAGER_MARGIN, EAGER_MISSING, ITEMSIZE, _COLLECTIVE_KERNEL, _COLLECTIVE_TARGET, _DEP, _UNMET, _USERS, kernel_roofline, loopbody_flops, memory_roof
@@ -13,8 +16,22 @@ from inductor_step.session.ledger.roofs import EAGER_MARGIN, EAGER_MISSING, ITEM
 
 # ----------------------------------------------------------------------------- the session's joins
 
-def _timed(session: Any) -> list[tuple[str, dict[str, Any]]]:
-    return [(key, run) for key, run in session.runs.items() if not run.get("error") and run.get("kernels")]
+def _timed(session: Any) -> list[tuple[str, Any]]:
+    """(graph key, run record) of every graph of ``session`` (session.store.Store) timed without error."""
+    return [(key, run) for key, run in session.runs.items() if not run.error and run.kernels]
+
+
+def _post_grad_nodes(session: Any, key: str) -> list[Any]:
+    """Graph ``key``'s post-grad FX nodes (its aot stop's ``post_grad.nodes``, FxNode records); [] before aot or
+    when torch gave none."""
+    stop = session.stop_for(key, "aot")
+    post = as_record(stop, STOPS["aot"]).post_grad if stop else None
+    return (post.nodes if isinstance(post, dict) else None) or []
+
+
+def _link_kernel(links: Any, kernel: str) -> Any:
+    """Kernel ``kernel``'s entry of a graph's links (a LinkKernel record), an empty one when the links lack it."""
+    return (links.kernels or {}).get(kernel) or record_class(LinkKernel)()
 
 
 _CALL_OPS = ("call_function", "call_method", "call_module")
@@ -36,19 +53,19 @@ def eager_by_node(session: Any, key: str, run: dict[str, Any]) -> tuple[dict[str
     directly where the names agree; else by position, the timing process having received the graph
     re-traced (``torch.save`` of a GraphModule renames nodes after their targets: ``mm`` ->
     ``mm_default``), checked node by node against the targets.  None with why where they cannot be matched."""
-    eager = run.get("eager_nodes_ms")
+    run = as_record(run, Run)  # (a run record; a plain dict of that shape is read the same)
+    eager = run.eager_nodes_ms
     if not eager:
-        return None, run.get("eager_nodes") or EAGER_MISSING
-    post = ((session.stop_for(key, "aot") or {}).get("post_grad") or {}).get("nodes") or []
-    calls = [n for n in post if isinstance(n, dict) and n.get("op") in _CALL_OPS]
-    names = {n["name"] for n in calls}
+        return None, run.eager_nodes or EAGER_MISSING
+    calls = [n for n in _post_grad_nodes(session, key) if isinstance(n, dict) and n.op in _CALL_OPS]
+    names = {n.name for n in calls}
     if set(eager) <= names:
-        return dict(eager), run.get("eager_nodes", "")
+        return dict(eager), run.eager_nodes or ""
     items = list(eager.items())
-    if len(items) == len(calls) and all(_norm(e).startswith(_op_name(str(n.get("target", ""))))
+    if len(items) == len(calls) and all(_norm(e).startswith(_op_name(str(n.target or "")))
                                         for (e, _ms), n in zip(items, calls)):
-        return {n["name"]: ms for (_e, ms), n in zip(items, calls)}, \
-            run.get("eager_nodes", "") + " (matched to the post-grad nodes by order and target)"
+        return {n.name: ms for (_e, ms), n in zip(items, calls)}, \
+            (run.eager_nodes or "") + " (matched to the post-grad nodes by order and target)"
     # the graph timed eagerly is the one before Inductor's last post-grad passes, re-traced in the timing
     # process (names after targets: add_tensor_1); the one shown is the one lowered (tracer.capture). Align
     # the two sequences of ops (difflib, by op name): the nodes those passes changed have no eager time.
@@ -58,16 +75,16 @@ def eager_by_node(session: Any, key: str, run: dict[str, Any]) -> tuple[dict[str
         parts = target.split(".")
         return _norm(parts[1] + "_" + parts[2]) if len(parts) >= 3 and parts[0] in ("aten", "prims") else _op_name(target)
 
-    ops = [full(str(n.get("target", ""))) for n in calls]
+    ops = [full(str(n.target or "")) for n in calls]
     sm = difflib.SequenceMatcher(None, ops, [_norm(e) for e, _ms in items], autojunk=False)
     matched = {}
     for i, j, size in sm.get_matching_blocks():
         for k in range(size):
-            matched[calls[i + k]["name"]] = items[j + k][1]
+            matched[calls[i + k].name] = items[j + k][1]
     if calls and len(matched) < len(calls) // 2:
         matched = {name: ms for name, ms in eager.items() if name in names}
     if calls and len(matched) >= len(calls) // 2:
-        return matched, (run.get("eager_nodes", "") + f" ({len(matched)} of {len(calls)} post-grad call nodes matched "
+        return matched, ((run.eager_nodes or "") + f" ({len(matched)} of {len(calls)} post-grad call nodes matched "
                          "by their op sequence; the rest were changed by Inductor's last post-grad passes and have "
                          "no eager time)")
     return None, (f"eager node times not matched to the post-grad graph ({len(items)} timed nodes, "
@@ -82,15 +99,16 @@ def roofline_rows(session: Any) -> list[dict[str, Any]]:
         eager, eager_how = eager_by_node(session, key, run)
         bodies = loopbody_flops(session, key)
         links = session.links(key)
-        for k in run["kernels"]:
-            snodes = ((links.get("kernels") or {}).get(k["name"]) or {}).get("scheduler_nodes") or []
+        for k in run.kernels:
+            lk = _link_kernel(links, k.name)
+            snodes = lk.scheduler_nodes or []
             counted = [bodies.get(n) for n in snodes]
             body = None
-            if snodes and all(c is not None and c[0] is not None for c in counted) and k.get("backend") != "extern":
+            if snodes and all(c is not None and c[0] is not None for c in counted) and k.backend != "extern":
                 body = (sum(c[0] for c in counted), "; ".join(f"{n}: {c[1]}" for n, c in zip(snodes, counted)))
             r = kernel_roofline(run, k, body)
             r["graph"] = key
-            nodes = ((session.links(key).get("kernels") or {}).get(k["name"]) or {}).get("post_grad_nodes") or []
+            nodes = lk.post_grad_nodes or []
             r["eager_ms"] = sum(eager.get(n, 0.0) for n in nodes) if eager and nodes else None
             r["eager_source"] = (f"its post-grad FX nodes' eager times summed: {eager_how}" if r["eager_ms"] is not None
                                  else eager_how if not eager else "the kernel has no post-grad nodes in the links")
@@ -136,19 +154,19 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
     rooflines = {(r["graph"], r["name"], r["call"]): r for r in roofline_rows(session)}
     for key, run in _timed(session):
         links = session.links(key)
-        for k in run["kernels"]:
-            r = rooflines[(key, k["name"], k.get("call", 1))]
-            weights, _src = kernel_lines(links, k["name"])
+        for k in run.kernels:
+            r = rooflines[(key, k.name, k.call if "call" in k else 1)]
+            weights, _src = kernel_lines(links, k.name)
             for line, w in weights.items():
                 a = acc.setdefault(line, {"line": line, "kernels": [], "measured_ms": 0.0, "roofline_ms": 0.0,
                                           "wasted_ms": 0.0, "unpriced_ms": 0.0, "untimed": [], "eager_ms": None,
                                           "eager_missing": EAGER_MISSING, "targets": []})
-                a["targets"].append((key, k["name"]))
+                a["targets"].append((key, k.name))
                 if r["measured_ms"] is None:  # a collective: no time, left out of the sums (not a 0)
-                    a["kernels"].append(f"{key} {k['name']} ({r['missing'].split(':')[0]})")
-                    a["untimed"].append(f"{key} {k['name']}: {r['missing']}")
+                    a["kernels"].append(f"{key} {k.name} ({r['missing'].split(':')[0]})")
+                    a["untimed"].append(f"{key} {k.name}: {r['missing']}")
                     continue
-                a["kernels"].append(f"{key} {k['name']}" + (f" (x{w:.2f})" if w < 0.999 else ""))
+                a["kernels"].append(f"{key} {k.name}" + (f" (x{w:.2f})" if w < 0.999 else ""))
                 a["measured_ms"] += w * r["measured_ms"]
                 if r["roofline_ms"] is None:
                     a["unpriced_ms"] += w * r["measured_ms"]
@@ -156,7 +174,7 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
                     a["roofline_ms"] += w * r["roofline_ms"]
                     a["wasted_ms"] += w * r["wasted_ms"]
         eager, eager_how = eager_by_node(session, key, run)
-        fx = links.get("fx_nodes") or {}
+        fx = links.fx_nodes or {}
         for node, ms in (eager or {}).items():
             line = (fx.get(node) or {}).get("user_line") or "(no user line)"
             a = acc.get(line)
@@ -164,14 +182,13 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
                 a["eager_ms"] = (a["eager_ms"] or 0.0) + ms
                 a["eager_graphs"] = a.get("eager_graphs", set()) | {key}
         if eager:  # a line some of whose nodes have no eager time gets no partial sum
-            post = ((session.stop_for(key, "aot") or {}).get("post_grad") or {}).get("nodes") or []
-            for n in post:
-                if isinstance(n, dict) and n.get("op") in _CALL_OPS and n.get("name") not in eager:
-                    a = acc.get((fx.get(n.get("name")) or {}).get("user_line") or "(no user line)")
+            for n in _post_grad_nodes(session, key):
+                if isinstance(n, dict) and n.op in _CALL_OPS and n.name not in eager:
+                    a = acc.get((fx.get(n.name) or {}).get("user_line") or "(no user line)")
                     if a is not None:
                         a.setdefault("eager_gaps", set()).add(key)
-                        if _COLLECTIVE_TARGET.match(str(n.get("target", ""))):
-                            a.setdefault("eager_collectives", set()).add(f"{key} {n.get('name')}")
+                        if _COLLECTIVE_TARGET.match(str(n.target or "")):
+                            a.setdefault("eager_collectives", set()).add(f"{key} {n.name}")
         if not eager:
             why = eager_how
             for a in acc.values():
@@ -245,7 +262,7 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
     """(verdict, Inductor's fusion-log lines naming a node of kernel ``a`` and one of kernel ``b``).
     Without such lines: "not considered" and why.  ``memo`` keeps each kernel's log lines between calls."""
     stop = session.stop_for(key, "scheduling")
-    if stop and stop.get("fusion_log"):
+    if stop and stop.fusion_log:
         idx = session.fusion_index(stop)
         memo = {} if memo is None else memo
 
@@ -254,7 +271,7 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
                 memo[k] = {i for n in _names(links, k) for i in idx.get(n, ())}
             return memo[k]
         la, lb = lines_of(a), lines_of(b)
-        log = stop["fusion_log"]
+        log = stop.fusion_log
         both = [log[i].strip() for i in sorted(la & lb)]
         both = list(dict.fromkeys(both))
         if both:
@@ -265,9 +282,10 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
                 "call), which Inductor's scheduler never fuses"), []
     extern = [k for k in (a, b) if is_library(k, links)]
     if extern:  # the same sentence as pane 4's f (session.fusion_fix.LIBRARY_CALL)
-        cw = (session.stop_for(key, "dynamo") or {}).get("compiled_with")
+        dyn = session.stop_for(key, "dynamo")
+        cw = dyn.compiled_with if dyn else None
         return f"never fusable as compiled: {extern[0].split('#')[0]} is a library call: {library_call(cw)}", []
-    if not stop or not stop.get("fusion_log"):
+    if not stop or not stop.fusion_log:
         return "not known: this session has no fusion log for the graph", []
     return ("not considered: no fusion-log line names both (Inductor tried no such pair: a fusion that would "
             "make a cycle, or nodes too far apart, are dropped before can_fuse)"), []
@@ -291,11 +309,11 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
             continue
         run = session.runs.get(key) or {}
         have_run = bool(run)
-        lowering = session.stop_for(key, "lowering") or {}
-        bufs = {b.get("name"): b for b in lowering.get("buffers") or [] if isinstance(b, dict)}
+        lowering = session.stop_for(key, "lowering")
+        bufs = {b.name: b for b in (lowering.buffers if lowering else None) or [] if isinstance(b, dict)}
         reads, users = node_reads(sched)
-        lbufs = links.get("buffers") or {}
-        snodes = links.get("scheduler_nodes") or {}
+        lbufs = links.buffers or {}
+        snodes = links.scheduler_nodes or {}
         seen = set()
         memo: dict[str, set[int]] = {}
         for node, names in reads.items():

@@ -1,7 +1,7 @@
 """Compare the ranks of a torchrun job ("compare ranks"): per graph, which ranks compiled it,
 whether their graphs agree level by level, whether their kernel times agree, and where they diverge,
 each divergence in one line a person reads.  No Textual, no torch: it reads the ranks' sessions
-(:class:`inductor_step.session.store.Session`, one per rank), so it works on a recorded job on a laptop.
+(:class:`inductor_step.session.store.Store`, one per rank), so it works on a recorded job on a laptop.
 
 Where each answer comes from:
 

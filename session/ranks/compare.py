@@ -245,7 +245,7 @@ def _level_line(lv: Level, ref: int, r: str, where_a: dict[str, str] | None = No
 def compare_ranks(sessions: dict[int, Any], states: dict[int, str] | None = None,
                   time_ratio: float = TIME_RATIO, cache: Any = None,
                   messages: dict[int, str] | None = None) -> RankComparison:
-    """Compare the ranks of one job: ``sessions`` rank -> its :class:`inductor_step.session.store.Session`
+    """Compare the ranks of one job: ``sessions`` rank -> its :class:`inductor_step.session.store.Store`
     (None where a rank has none); ``states`` rank -> the job file's state for it (``JobRank.state``:
     ``"running"``, ``"done"``, ``"died"``), when known: without it a session that has no ``done``
     message and whose process ended (``agent_exit``) died, one without either is still running;
@@ -433,13 +433,13 @@ def compare_job(path: str, time_ratio: float = TIME_RATIO) -> RankComparison:
     Each rank's state is the job file's (``ranks[].state``).  Raises OSError / ValueError as
     ``read_job`` does."""
     from inductor_step.session.format import read_job  # noqa: PLC0415
-    from inductor_step.session.store import Session, load_session  # noqa: PLC0415
+    from inductor_step.session.store import Store, load_session  # noqa: PLC0415
 
     job, paths = read_job(path)
     sessions: dict[int, Any] = {}
     for r, p in paths.items():
         try:
-            sessions[r] = Session.of(load_session(p))
+            sessions[r] = Store.of(load_session(p))
         except (OSError, ValueError):
             sessions[r] = None
     for jr in job.get("ranks") or []:

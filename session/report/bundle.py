@@ -7,9 +7,10 @@ import shutil
 import tarfile
 from typing import Any
 
+from inductor_step.session.format import GraphKey
 from inductor_step.session.modes import how_compiled_section
 from inductor_step.session.store import load_session
-from inductor_step.session.report.common import PathScrubber, REPORT_NAME, _graphs, _kind_of, _slug, cid_slug
+from inductor_step.session.report.common import PathScrubber, REPORT_NAME, _graphs, _slug, cid_slug, report_key
 from inductor_step.session.report.sections import (ReportFacts, command_lines, compile_time_memory_lines,
                                                    environment_lines, error_lines, files_lines, graphs_lines,
                                                    repro_lines, run_timings_lines, stood_lines, title_lines, why_lines)
@@ -48,41 +49,41 @@ def _write_repros(msgs: list[dict[str, Any]], graphs: dict, out_dir: str) -> tup
     """Write repro_*.py (fx_graph_runnable) and graph_*.txt (fallback); return (repros, fallbacks)
     as lists of (graph label, file name)."""
     repros: list[tuple[str, str]] = []
-    have: set[tuple[str, str]] = set()
+    have: set[GraphKey] = set()
     used: set[str] = set()
     for m in msgs:
         if m.get("type") != "artifact" or m.get("name") != "fx_graph_runnable" or not isinstance(m.get("payload"), str):
             continue
-        cid, kind = str(m.get("compile_id", "[?]")), _kind_of(m, "graph")
-        slug = _slug(kind)  # "forward #2" -> repro_4-0_forward_2.py
-        name = f"repro_{cid_slug(cid)}_{slug}.py"
+        key = report_key(m, "graph")
+        slug = f"{cid_slug(key.compile_id)}_{_slug(key)}"  # "[4/0] forward #2" -> repro_4-0_forward_2.py
+        name = f"repro_{slug}.py"
         n = 2
         while name in used:
-            name = f"repro_{cid_slug(cid)}_{slug}_{n}.py"
+            name = f"repro_{slug}_{n}.py"
             n += 1
         used.add(name)
         _write(os.path.join(out_dir, name), m["payload"])
-        repros.append((f"{cid} {kind}", name))
-        have.add((cid, kind))
+        repros.append((str(key), name))
+        have.add(key)
     fallbacks: list[tuple[str, str]] = []
-    for (cid, kind), stages in graphs.items():
-        if (cid, kind) in have:
+    for key, stages in graphs.items():
+        if key in have:
             continue
         aot = stages.get("aot") or {}
         post = aot.get("post_grad") if isinstance(aot.get("post_grad"), dict) else {}
         code = post.get("code") if isinstance(post, dict) else None
         if not code:
             continue
-        name = f"graph_{cid_slug(cid)}_{_slug(kind)}.txt"
+        name = f"graph_{cid_slug(key.compile_id)}_{_slug(key)}.txt"
         banner = (
-            f"# NOT RUNNABLE: the post-grad FX graph of {cid} {kind}, as inductor-step recorded it.\n"
+            f"# NOT RUNNABLE: the post-grad FX graph of {key}, as inductor-step recorded it.\n"
             "# The session holds no fx_graph_runnable for this graph (Inductor's standalone repro),\n"
             "# so this is the graph Inductor lowered, for reading only: it has no inputs and no imports.\n"
             "# To get a runnable repro, record the session again with a newer inductor-step, or run the\n"
             "# script with TORCH_TRACE=<dir> and look for fx_graph_runnable in `tlparse <dir>/*.log`.\n\n"
         )
         _write(os.path.join(out_dir, name), banner + code.rstrip() + "\n")
-        fallbacks.append((f"{cid} {kind}", name))
+        fallbacks.append((str(key), name))
     return repros, fallbacks
 
 
@@ -90,7 +91,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
             stood: dict | None, repros: list[tuple[str, str]], fallbacks: list[tuple[str, str]],
             shots: list[str], include_paths: bool) -> str:
     """REPORT.md's text up to the kernels' section: its sections (:mod:`inductor_step.session.report.sections`)
-    in order, each from ``msgs`` (the session, header first) and ``graphs`` (``(compile id, kind)`` -> stage -> stop)."""
+    in order, each from ``msgs`` (the session, header first) and ``graphs`` (graph key -> stage -> stop)."""
     facts = ReportFacts.of(msgs, graphs)
     h = facts.header
     L = title_lines(facts, graphs, session_name, scrub)
@@ -144,19 +145,19 @@ def build_report(session_path: str, out_dir: str | None = None, *, screenshots: 
                    fallbacks=fallbacks, shots=shots, include_paths=include_paths)
     from inductor_step.session.kernel_bundle import add_kernels  # noqa: PLC0415
     from inductor_step.session.ledger import report_markdown  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
     text += scrub.text(add_kernels(session_path, msgs, out_dir, stood))  # repros, TTGIR/PTX/SASS
-    ledger_md = report_markdown(Session.of(msgs))  # top ten of each ledger, when timed
+    ledger_md = report_markdown(Store.of(msgs))  # top ten of each ledger, when timed
     if ledger_md:
         text += "\n" + scrub.text(ledger_md)
     from inductor_step.session.numerics import report_markdown as numerics_md  # noqa: PLC0415
-    num_md = numerics_md(Session.of(msgs))
+    num_md = numerics_md(Store.of(msgs))
     if num_md:
         text += "\n" + scrub.text(num_md)
     from inductor_step.session.blame import report_markdown as blame_md  # noqa: PLC0415
 
-    blame_text = blame_md(msgs, Session.of(msgs))  # the verdicts, their steps and repro (session.blame)
+    blame_text = blame_md(msgs, Store.of(msgs))  # the verdicts, their steps and repro (session.blame)
     if blame_text:
         text += "\n" + scrub.text(blame_text)
     if diff_with:

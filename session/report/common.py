@@ -6,8 +6,8 @@ import os
 import re
 from typing import Any
 
-from inductor_step.session.format import VARIANT_SEP, GraphKey
-from inductor_step.session.store import Session
+from inductor_step.session.format import GraphKey
+from inductor_step.session.store import Store
 
 
 REPORT_NAME = "REPORT.md"
@@ -26,29 +26,33 @@ def cid_slug(compile_id: str | None) -> str:
     return re.sub(r"[^0-9A-Za-z_]+", "-", s).strip("-") or "unknown"
 
 
-def _kind_of(m: dict[str, Any], default: str = "None") -> str:
-    """A message's graph kind with its part and subgraph, as graph keys end: ``"forward #2"``,
-    ``"inference › true_graph_0"`` (protocol.graph_key); a what-if variant's with its settings
-    (``"forward · max_autotune=True"``, a variant is a graph of its own in the report, never its original)."""
-    k = GraphKey.of(m) if "graph_kind" in m else GraphKey.of(m).replace(kind=default)
-    return f"{k.kind_label}{VARIANT_SEP}{k.variant}" if k.variant else k.kind_label
+def report_key(m: dict[str, Any], default: str = "None") -> GraphKey:
+    """The graph a message belongs to (:meth:`GraphKey.of`: compile id, kind, part, subgraph, what-if variant;
+    a variant is a graph of its own in the report, never its original); a message without a ``graph_kind``
+    gets kind ``default``."""
+    return GraphKey.of(m) if "graph_kind" in m else GraphKey.of(m).replace(kind=default)
 
 
-def _slug(kind: str) -> str:
-    """A graph kind for a file name: ``"forward #2"`` -> ``forward_2``, a subgraph ``"inference › true_graph_0"``
-    -> ``inference__true_graph_0``, ``"inference · max_autotune=True"`` -> ``inference_whatif_max_autotune-True``."""
-    base, _sep, variant = kind.partition(VARIANT_SEP)
-    out = base.replace(" #", "_").replace(" › ", "__")
-    return out + ("_whatif_" + re.sub(r"[^0-9A-Za-z_.]+", "-", variant).strip("-") if variant else "")
+def error_graph(e: dict[str, Any]) -> str | None:
+    """The graph an error message names, as its label (``"[0/0] forward #2"``), its compile id alone when it names
+    no kind; None when it names no compile."""
+    if not e.get("compile_id"):
+        return None
+    return str(report_key(e)) if e.get("graph_kind") else str(e["compile_id"]).strip()
 
 
-def _graphs(msgs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """(compile_id, graph_kind) -> stage -> stop, graphs in the order their first stop came (the
-    session index the app uses, :class:`inductor_step.session.store.Session`); a kind carries its
-    part (``"forward #2"``)."""
-    session = Session.of(msgs)
-    return {(str(st["compile_id"]), _kind_of(st)): stages
-            for stages in session.by_graph.values() for st in list(stages.values())[:1]}
+def _slug(key: GraphKey) -> str:
+    """A graph's kind for a file name: ``forward #2`` -> ``forward_2``, a subgraph ``inference › true_graph_0``
+    -> ``inference__true_graph_0``, a variant ``inference · max_autotune=True`` -> ``inference_whatif_max_autotune-True``."""
+    out = key.kind + (f"_{key.part}" if key.part else "") + "".join(f"__{s}" for s in key.subgraphs)
+    return out + ("_whatif_" + re.sub(r"[^0-9A-Za-z_.]+", "-", key.variant).strip("-") if key.variant else "")
+
+
+def _graphs(msgs: list[dict[str, Any]]) -> dict[GraphKey, dict[str, dict[str, Any]]]:
+    """Graph key -> stage -> stop, graphs in the order their first stop came (the session index the app uses,
+    :class:`inductor_step.session.store.Store`)."""
+    session = Store.of(msgs)
+    return {report_key(st): stages for stages in session.by_graph.values() for st in list(stages.values())[:1]}
 
 
 # --------------------------------------------------------------------------- privacy

@@ -8,10 +8,10 @@ import shutil
 import tarfile
 from typing import Any
 
-from inductor_step.session.format import ALL_STAGES
+from inductor_step.session.format import ALL_STAGES, GraphKey
 from inductor_step.session.store import load_session
 from inductor_step.session.report.bundle import _prepare_dir, _write, build_report
-from inductor_step.session.report.common import PathScrubber, REPORT_NAME, _TB_LINE_CHARS, _graphs, _kind_of
+from inductor_step.session.report.common import PathScrubber, REPORT_NAME, _TB_LINE_CHARS, _graphs, report_key
 from inductor_step.session.report.job_sections import (JobFacts, collectives_lines, diffs_lines, graphs_by_rank_lines,
                                                        job_errors_lines, job_files_lines, job_lines, job_title_lines,
                                                        launcher_lines, ranks_lines, timings_by_rank_lines)
@@ -28,7 +28,7 @@ class _RankView:
         self.session = session
         self.msgs: list[dict[str, Any]] | None = None
         self.problem: str | None = None
-        self.graphs: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        self.graphs: dict[GraphKey, dict[str, dict[str, Any]]] = {}
 
     def load(self) -> None:
         if self.session is None:
@@ -51,19 +51,18 @@ class _RankView:
 
     def last_stop(self) -> str:
         stop = next((m for m in reversed(self.msgs or []) if m.get("type") == "stop" and not m.get("variant")), None)
-        return f"{stop.get('compile_id')} {_kind_of(stop)} {stop.get('stage')}" if stop else "-"
+        return f"{report_key(stop)} {stop.get('stage')}" if stop else "-"
 
-    def graph_facts(self, key: tuple[str, str]) -> dict[str, Any] | None:
+    def graph_facts(self, key: GraphKey) -> dict[str, Any] | None:
         """Stages reached, kernel names, post-grad code and collective schedule of one graph."""
         from inductor_step.session.export import collective_schedule  # noqa: PLC0415
 
         stages = self.graphs.get(key)
         if stages is None:
             return None
-        cid, kind = key
         reached = [st for st in ALL_STAGES if st in stages]
-        failed = next((e for e in self.of_type("error") if e.get("compile_id") == cid
-                       and (e.get("graph_kind") is None or _kind_of(e) == kind)), None)
+        failed = next((e for e in self.of_type("error") if e.get("compile_id") == key.compile_id
+                       and (e.get("graph_kind") is None or report_key(e) == key)), None)
         cg = stages.get("codegen") or {}
         kernels = [str(k.get("name")) for k in cg.get("kernels") or [] if isinstance(k, dict)] \
             if isinstance(cg.get("kernels"), list) else None

@@ -7,8 +7,9 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from inductor_step.session.format import GraphKey
 from inductor_step.session.store import fmt_ms as _ms
-from inductor_step.session.report.common import PathScrubber, REPORT_NAME, _cell, _fence, _kind_of, _one_line
+from inductor_step.session.report.common import PathScrubber, REPORT_NAME, _cell, _fence, _one_line, error_graph, report_key
 
 
 def _short_op(op: str) -> str:
@@ -35,9 +36,9 @@ def _comparison(views: list[Any]) -> Any:
     """The ranks' comparison (:func:`inductor_step.session.ranks.compare_ranks`, what pane 0 shows) of
     the ranks whose sessions could be read, with the job file's states and messages."""
     from inductor_step.session.ranks import compare_ranks  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
-    sessions = {v.rank: Session.of(v.msgs) if v.msgs is not None else None for v in views}
+    sessions = {v.rank: Store.of(v.msgs) if v.msgs is not None else None for v in views}
     return compare_ranks(sessions, states={v.rank: v.entry.get("state") for v in views if v.entry.get("state")},
                          messages={v.rank: v.entry.get("message") for v in views if v.entry.get("message")})
 
@@ -55,21 +56,21 @@ def _times_cell(g: Any) -> str:
 class JobFacts:
     """What several sections of a job's report read: the job file (``job``), one view per rank
     (``views``: the report's ``_RankView``, rank order), the ranks' comparison, the graphs any rank
-    compiled (``keys``: ``(compile id, kind)`` in first-seen order), every rank's errors
+    compiled (``keys``: graph keys in first-seen order), every rank's errors
     (``errs``: ``(rank, error message)``) and the views of the ranks the job file says died."""
 
     job: dict[str, Any]
     views: list[Any]
     scrub: PathScrubber
     comparison: Any
-    keys: list[tuple[str, str]]
+    keys: list[GraphKey]
     errs: list[tuple[int, dict[str, Any]]]
     died: list[Any]
 
     @classmethod
     def of(cls, job: dict[str, Any], views: list[Any], scrub: PathScrubber) -> "JobFacts":
         """Gather the facts from the job file and the ranks' loaded views (compares the ranks)."""
-        keys: list[tuple[str, str]] = []
+        keys: list[GraphKey] = []
         for v in views:
             for k in v.graphs:
                 if k not in keys:
@@ -192,8 +193,8 @@ def graphs_by_rank_lines(jf: JobFacts) -> list[str]:
     for k in jf.keys:
         facts = {v.rank: v.graph_facts(k) for v in views if v.msgs is not None}
         cells = [(_graph_cell(facts[v.rank]) if v.msgs is not None else "(no session)") for v in views]
-        g = comparison.graph(f"{k[0]} {k[1]}")
-        L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells) + f" | {_cell(g.summary) if g else '—'} |")
+        g = comparison.graph(str(k))
+        L.append(f"| `{k}` | " + " | ".join(cells) + f" | {_cell(g.summary) if g else '—'} |")
     L += ["", "Compared level by level as pane 0 compares them (`session/ranks/`): Dynamo graph, post-grad graph, "
           "IR buffers, scheduler nodes and fusions, kernels; where the ranks diverge:", ""]
     L += [f"- {_cell(d.line)}" for d in comparison.divergences] or ["- nowhere"]
@@ -209,7 +210,7 @@ def collectives_lines(jf: JobFacts) -> list[str]:
         for v in jf.views:
             f = v.graph_facts(k) if v.msgs is not None else None
             if f and f["collectives"]:
-                coll.append(f"- `{k[0]} {k[1]}` rank {v.rank}: " + " → ".join(f"`{_short_op(o)}`" for o in f["collectives"]))
+                coll.append(f"- `{k}` rank {v.rank}: " + " → ".join(f"`{_short_op(o)}`" for o in f["collectives"]))
     if not coll:
         return []
     return ["#### Collectives in the compiled graphs", "", "In the order each rank's wrapper calls them:", ""] + coll + [""]
@@ -229,7 +230,7 @@ def timings_by_rank_lines(jf: JobFacts) -> list[str]:
     """"Run timings by rank": each timed graph's compiled and kernel-sum ms on every rank and whether the
     kernels' times agree; no lines when no rank was timed."""
     ranks, comparison = jf.ranks, jf.comparison
-    timed = {v.rank: {(str(m.get("compile_id")), _kind_of(m)): m for m in v.of_type("run")} for v in jf.views}
+    timed = {v.rank: {report_key(m): m for m in v.of_type("run")} for v in jf.views}
     tkeys = [k for k in jf.keys if any(k in t for t in timed.values())]
     if not tkeys:
         return []
@@ -242,8 +243,7 @@ def timings_by_rank_lines(jf: JobFacts) -> list[str]:
          "|---|" + "---|" * len(ranks) + "---|"]
     for k in tkeys:
         cells = [_timing_cell(timed.get(r, {}).get(k), jf.scrub) for r in ranks]
-        L.append(f"| `{k[0]} {k[1]}` | " + " | ".join(cells)
-                 + f" | {_cell(_times_cell(comparison.graph(f'{k[0]} {k[1]}')))} |")
+        L.append(f"| `{k}` | " + " | ".join(cells) + f" | {_cell(_times_cell(comparison.graph(str(k))))} |")
     L.append("")
     return L
 
@@ -258,7 +258,7 @@ def job_errors_lines(jf: JobFacts) -> list[str]:
         L.append(f"- rank {v.rank} **died**: {_one_line(scrub.text(str(v.entry.get('message') or 'no message')), 400)}"
                  + (f" (last stop recorded: {v.last_stop()})" if v.msgs else ""))
     for r, e in jf.errs:
-        graph = f"{e.get('compile_id')} {_kind_of(e) if e.get('graph_kind') else ''}".strip() if e.get("compile_id") else "-"
+        graph = error_graph(e) or "-"
         L.append(f"- rank {r}: stage **{e.get('stage', '?')}**, graph `{graph}`: "
                  f"`{_one_line(scrub.text(str(e.get('message', ''))), 300).replace('`', chr(39))}` "
                  f"(traceback in `rank{r}/REPORT.md`)")

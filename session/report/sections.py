@@ -6,11 +6,11 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.session.format import ALL_STAGES, VARIANT_SEP
+from inductor_step.session.format import ALL_STAGES, GraphKey
 from inductor_step.session import trust
 from inductor_step.session.store import fmt_ms as _ms
 from inductor_step.session.text import break_reasons
-from inductor_step.session.report.common import PathScrubber, REPORT_NAME, _cell, _fence, _kind_of, _one_line, shorten_traceback
+from inductor_step.session.report.common import PathScrubber, REPORT_NAME, _cell, _fence, _one_line, error_graph, report_key, shorten_traceback
 
 
 @dataclass
@@ -22,24 +22,25 @@ class ReportFacts:
 
     header: dict[str, Any]
     errors: list[dict[str, Any]]
-    runs: dict[tuple[str, str], dict[str, Any]]
+    runs: dict[GraphKey, dict[str, Any]]
     done: dict[str, Any] | None
     breaks: dict[str, int] = field(default_factory=dict)
     recompiles: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, msgs: list[dict[str, Any]], graphs: dict) -> "ReportFacts":
-        """Read ``msgs`` (a session, header first) and ``graphs`` (``(compile id, kind)`` -> stage -> stop)."""
-        runs: dict[tuple[str, str], dict[str, Any]] = {}
+        """Read ``msgs`` (a session, header first) and ``graphs`` (graph key -> stage -> stop)."""
+        runs: dict[GraphKey, dict[str, Any]] = {}
         for m in msgs:
             if m.get("type") == "run":
-                runs[(str(m.get("compile_id")), _kind_of(m))] = m
+                runs[report_key(m)] = m
         facts = cls(header=msgs[0], errors=[m for m in msgs if m.get("type") == "error"], runs=runs,
                     done=next((m for m in msgs if m.get("type") == "done"), None))
-        for (cid, kind), stages in graphs.items():
+        for key, stages in graphs.items():
             dyn = stages.get("dynamo") or {}
-            if VARIANT_SEP in kind:  # a what-if variant's dynamo stop is its original's, without the reasons
+            if key.variant:  # a what-if variant's dynamo stop is its original's, without the reasons
                 continue
+            cid = key.compile_id
             if isinstance(dyn.get("graph_breaks"), list):
                 facts.breaks[cid] = max(facts.breaks.get(cid, 0), len(dyn["graph_breaks"]))
             if isinstance(dyn.get("recompile_reasons"), list):
@@ -51,7 +52,7 @@ def title_lines(facts: ReportFacts, graphs: dict, session_name: str, scrub: Path
     """The report's heading (the first error, or how many graphs compiled) and the line naming the session."""
     err = facts.errors[0] if facts.errors else None
     if err:
-        where = f" in {err.get('stage')}" + (f" of {err.get('compile_id')} {_kind_of(err) if err.get('graph_kind') else ''}".rstrip() if err.get("compile_id") else "")
+        where = f" in {err.get('stage')}" + (f" of {error_graph(err)}" if err.get("compile_id") else "")
         title = f"torch.compile: {_one_line(scrub.text(str(err.get('message', 'error'))), 160)}{where}"
     else:
         title = f"torch.compile: {len(graphs)} graph(s) compiled" + (", timed" if facts.runs else "")
@@ -123,7 +124,7 @@ def error_lines(facts: ReportFacts, scrub: PathScrubber) -> list[str]:
         L.append("None recorded" + (f" (the script exited with status {rc})." if rc is not None else "."))
         L.append("")
     for e in facts.errors:
-        graph = f"{e.get('compile_id')} {_kind_of(e) if e.get('graph_kind') else ''}".strip() if e.get("compile_id") else "-"
+        graph = error_graph(e) or "-"
         L.append(f"- stage: **{e.get('stage', '?')}**")
         L.append(f"- compile id: **{e.get('compile_id') or '-'}** (graph: {graph})")
         L.append(f"- message: `{_one_line(scrub.text(str(e.get('message', ''))), 300).replace('`', chr(39))}`")
@@ -137,12 +138,13 @@ def error_lines(facts: ReportFacts, scrub: PathScrubber) -> list[str]:
     return L
 
 
-def _stages_reached(facts: ReportFacts, cid: str, kind: str, stages: dict) -> str:
-    """The stages graph ``(cid, kind)`` reached, joined by arrows: ``run`` when timed, the failed stage in bold."""
+def _stages_reached(facts: ReportFacts, key: GraphKey, stages: dict) -> str:
+    """The stages graph ``key`` reached, joined by arrows: ``run`` when timed, the failed stage in bold."""
     reached = [s for s in ALL_STAGES if s in stages]
-    if (cid, kind) in facts.runs:
+    if key in facts.runs:
         reached.append("run")
-    failed = next((e for e in facts.errors if e.get("compile_id") == cid and (e.get("graph_kind") is None or _kind_of(e) == kind)), None)
+    failed = next((e for e in facts.errors if e.get("compile_id") == key.compile_id
+                   and (e.get("graph_kind") is None or report_key(e) == key)), None)
     if failed and reached and reached[-1] == failed.get("stage"):
         reached[-1] = f"**{reached[-1]} (failed)**"
     elif failed:
@@ -157,16 +159,16 @@ def graphs_lines(facts: ReportFacts, graphs: dict, scrub: PathScrubber) -> list[
     if graphs:
         L.append("| graph | stages reached | kernels | graph breaks | recompile reasons |")
         L.append("|---|---|---|---|---|")
-        for (cid, kind), stages in graphs.items():
-            stages_txt = _stages_reached(facts, cid, kind, stages)
+        for key, stages in graphs.items():
+            stages_txt = _stages_reached(facts, key, stages)
             kernels = (stages.get("codegen") or {}).get("kernels")
             n_k = str(len(kernels)) if isinstance(kernels, list) else "-"
-            base, _sep, variant = kind.partition(VARIANT_SEP)
-            if variant:  # a what-if variant is its own row, named as one
-                L.append(f"| `{cid} {kind}` (what-if variant of `{cid} {base}`: its post-grad graph recompiled with "
-                         f"`{variant}`) | {stages_txt} | {n_k} | - | - |")
+            if key.variant:  # a what-if variant is its own row, named as one
+                L.append(f"| `{key}` (what-if variant of `{key.original}`: its post-grad graph recompiled with "
+                         f"`{key.variant}`) | {stages_txt} | {n_k} | - | - |")
                 continue
-            L.append(f"| `{cid} {kind}` | {stages_txt} | {n_k} | {facts.breaks.get(cid, 0)} | {facts.recompiles.get(cid, 0)} |")
+            cid = key.compile_id
+            L.append(f"| `{key}` | {stages_txt} | {n_k} | {facts.breaks.get(cid, 0)} | {facts.recompiles.get(cid, 0)} |")
     else:
         msg = (facts.done or {}).get("message")
         L.append(_one_line(scrub.text(msg)) if msg else "No graph was compiled.")
@@ -179,9 +181,10 @@ def why_lines(graphs: dict, scrub: PathScrubber) -> list[str]:
     (once per compile id); no lines when there were none."""
     why: list[str] = []
     seen_cids: set[str] = set()
-    for (cid, kind), stages in graphs.items():
+    for key, stages in graphs.items():
         dyn = stages.get("dynamo") or {}
-        if cid in seen_cids or VARIANT_SEP in kind:
+        cid = key.compile_id
+        if cid in seen_cids or key.variant:
             continue
         seen_cids.add(cid)
         for b in break_reasons(dyn):
@@ -192,23 +195,23 @@ def why_lines(graphs: dict, scrub: PathScrubber) -> list[str]:
             if b["hint"]:
                 why.append(f"  - hint: {_one_line(scrub.text(b['hint']), 600)}")
         # every graph of the frame's compile (forward, backward, parts) carries the reasons: the first that has them
-        reasons = next((st.get("dynamo", {}).get("recompile_reasons") for (c, k), st in graphs.items()
-                        if c == cid and VARIANT_SEP not in k and (st.get("dynamo") or {}).get("recompile_reasons")), [])
+        reasons = next((st.get("dynamo", {}).get("recompile_reasons") for k, st in graphs.items()
+                        if k.compile_id == cid and not k.variant and (st.get("dynamo") or {}).get("recompile_reasons")), [])
         for r in reasons or []:
             why.append(f"- recompile `{cid}`: {_one_line(scrub.text(str(r)), 600)}")
     return ["#### Graph breaks and recompiles", ""] + why + [""] if why else []
 
 
-def _run_row(cid: str, kind: str, r: dict[str, Any]) -> str:
+def _run_row(key: GraphKey, r: dict[str, Any]) -> str:
     """One row of the run timings table: compiled and eager ms, speedup, kernel sum, slowest kernel, verdict."""
     c, e_ = r.get("compiled_ms"), r.get("eager_ms")
     sp = f"{e_ / c:.2f}x" if isinstance(c, (int, float)) and isinstance(e_, (int, float)) and c > 0 else "-"
     ks = [k for k in (r.get("kernels") or []) if isinstance(k, dict) and isinstance(k.get("median_ms"), (int, float))]
     slow = max(ks, key=lambda k: k["median_ms"], default=None)
     slow_txt = f"`{slow.get('name')}` {slow['median_ms']:.4f} ms" if slow else "-"
-    variant = " (what-if variant)" if VARIANT_SEP in kind else ""
+    variant = " (what-if variant)" if key.variant else ""
     verdict = "failed: " + _one_line(str(r["error"]), 120) if r.get("error") else trust.verdict_word(r)
-    return (f"| `{cid} {kind}`{variant} | {_ms(c)} | {_ms(e_)} | {sp} | {_ms(r.get('kernel_sum_ms'))} | "
+    return (f"| `{key}`{variant} | {_ms(c)} | {_ms(e_)} | {sp} | {_ms(r.get('kernel_sum_ms'))} | "
             f"{slow_txt} | {'**' + verdict + '**' if verdict == 'NOT RELIABLE' else verdict} |")
 
 
@@ -222,11 +225,11 @@ def run_timings_lines(facts: ReportFacts) -> list[str]:
     methods = sorted({str(r.get("method")) for r in runs.values() if r.get("method")})
     L.append("| graph | compiled ms | eager ms | speedup | kernel sum ms | slowest kernel | verdict |")
     L.append("|---|---|---|---|---|---|---|")
-    L += [_run_row(cid, kind, r) for (cid, kind), r in runs.items()]
+    L += [_run_row(key, r) for key, r in runs.items()]
     L.append("")
     L.extend(_one_line(x, 600) if x else x
-             for x in trust.report_lines({f"{cid} {kind}": r for (cid, kind), r in runs.items()}))
-    colls = [f"`{cid} {kind}`" for (cid, kind), r in runs.items() if r.get("collectives_stubbed")]
+             for x in trust.report_lines({str(key): r for key, r in runs.items()}))
+    colls = [f"`{key}`" for key, r in runs.items() if r.get("collectives_stubbed")]
     if colls:
         L.append(f"Collectives, not timed: the times of {', '.join(colls)} exclude their collective calls (each ran "
                  "as a local stand-in; timing a collective needs every rank running it together).")
@@ -242,13 +245,13 @@ def compile_time_memory_lines(msgs: list[dict[str, Any]], scrub: PathScrubber) -
     (:func:`inductor_step.session.memory_text.report_section`), each one entry, when the session has them."""
     from inductor_step.session.compile_time import report_section  # noqa: PLC0415
     from inductor_step.session.memory_text import report_section as memory_section  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
     L: list[str] = []
-    ctime = report_section(Session.of([m for m in msgs if m.get("type") in ("compile_time", "stop")]))
+    ctime = report_section(Store.of([m for m in msgs if m.get("type") in ("compile_time", "stop")]))
     if ctime:
         L.append(scrub.text(ctime.replace("## Compile time", "#### Compile time", 1)))
-    memory = memory_section(Session.of([m for m in msgs if m.get("type") == "stop"]))
+    memory = memory_section(Store.of([m for m in msgs if m.get("type") == "stop"]))
     if memory:
         L.append(scrub.text(memory.replace("## Memory", "#### Memory", 1)))
     return L

@@ -20,7 +20,7 @@ import pytest
 from inductor_step.session.format import graph_key, read_session, validate
 from inductor_step.session import compile_time as ct
 from inductor_step.tui.app import StepApp
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 from conftest import screen_settled, wait_for
 
@@ -94,7 +94,7 @@ def _times(msgs):
 def test_every_graph_has_its_stages_and_they_add_up(runs):
     msgs = runs["live"]
     assert all(validate(m) == [] for m in _times(msgs)), [validate(m) for m in _times(msgs)]
-    times = ct.graph_times(Session.of(msgs))
+    times = ct.graph_times(Store.of(msgs))
     assert set(times) >= {"[0/0] forward", "[0/0] backward", "[0/1] inference"}, list(times)
     for key, g in times.items():
         assert g.total_ms > 0, key
@@ -119,7 +119,7 @@ def test_every_graph_has_its_stages_and_they_add_up(runs):
     # per FX node: lowering time, rolled up to the script's line through the links
     linked = set(fwd.nodes) & set(codegen["links"]["fx_nodes"])
     assert {"mm", "erf"} <= linked and len(linked) >= len(fwd.nodes) / 2, (fwd.nodes, codegen["links"]["fx_nodes"])
-    lines = ct.rankings(Session.of(msgs))["lines"]
+    lines = ct.rankings(Store.of(msgs))["lines"]
     body = next(i for i, ln in enumerate(open(SCRIPT).read().splitlines(), 1) if "gelu(x @ w)" in ln)
     assert any(r.what == "line" and (r.line or "").endswith(f"ctime_small.py:{body}") for r in lines), lines
     assert any(r.what == "frame" and "tracing f" in r.label for r in lines)
@@ -134,7 +134,7 @@ def test_a_paused_stop_is_not_compile_time(runs):
     so_far = runs["seen"]["T_paused"]
     assert "[0/0] forward so far" in so_far and re.search(r"^  dynamo +[\d.]+m?s$", so_far, re.M), so_far
     assert re.search(r"^  aot +[\d.]+m?s$", so_far, re.M) and re.search(r"^  lowering +[\d.]+m?s$", so_far, re.M)
-    fwd = ct.graph_times(Session.of(runs["live"]))["[0/0] forward"]
+    fwd = ct.graph_times(Store.of(runs["live"]))["[0/0] forward"]
     assert fwd.paused_ms >= PAUSE_S * 1000 * 0.95, fwd.paused_ms
     assert fwd.wall_ms - fwd.total_ms >= PAUSE_S * 1000 * 0.95
     # the stop pauses inside one of our capture hooks: the pause counts once, as paused, not again as the
@@ -147,16 +147,16 @@ def test_a_paused_stop_is_not_compile_time(runs):
 
 
 def test_a_recompile_costs_its_own_time(runs):
-    times = ct.graph_times(Session.of(runs["live"]))
+    times = ct.graph_times(Store.of(runs["live"]))
     re = times["[0/1] inference"]
     assert re.total_ms > 0 and re.stages.get("dynamo", 0) > 0 and re.stages.get("lowering", 0) > 0
-    ranked = [r.label for r in ct.rankings(Session.of(runs["live"]))["graphs"]]
+    ranked = [r.label for r in ct.rankings(Store.of(runs["live"]))["graphs"]]
     assert "[0/1] inference" in ranked
 
 
 def test_a_second_run_with_caches_on_hits(runs):
-    first = ct.graph_times(Session.of(runs["live"]))
-    again = ct.graph_times(Session.of(runs["again"]))
+    first = ct.graph_times(Store.of(runs["live"]))
+    again = ct.graph_times(Store.of(runs["again"]))
     assert first["[0/0] forward"].cache, "the caches' verdicts are recorded"
     verdicts = {k: v["status"] for g in again.values() for k, v in g.cache.items()}
     assert "hit" in verdicts.values(), verdicts

@@ -23,7 +23,7 @@ from gpu_helpers import GPU_MARKS, SCRIPTS, headless_env, keep_session  # (tests
 
 from inductor_step.session import compile_time as ct
 from inductor_step.session.format import read_session
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 pytestmark = GPU_MARKS
 
@@ -44,7 +44,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
                            text=True, timeout=420)
         keep_session(rec, f"gpu_ctime_{name}")
         assert p.returncode == 0, p.stderr[-3000:]
-        s = Session.of([dict(m) for m in read_session(rec)])
+        s = Store.of([dict(m) for m in read_session(rec)])
         out.append({"stdout": p.stdout, "times": ct.graph_times(s), "session": s})
     return out
 

@@ -58,7 +58,7 @@ pytestmark = GPU_MARKS
 
 
 @dataclass
-class Session:
+class HeadlessRun:
     """One headless ``--run`` session: the process result and the recorded messages."""
 
     name: str
@@ -92,7 +92,7 @@ class Session:
 
 
 def _headless(tmp_path_factory: pytest.TempPathFactory, name: str, script_args: list[str],
-              script: str | None = MODELS_SCRIPT) -> Session:
+              script: str | None = MODELS_SCRIPT) -> HeadlessRun:
     """``inductor-step --headless --run --record`` on ``script`` (None: no script, the bundled demo)."""
     cwd = tmp_path_factory.mktemp(name)
     record = str(cwd / f"{name}.jsonl")
@@ -100,7 +100,7 @@ def _headless(tmp_path_factory: pytest.TempPathFactory, name: str, script_args: 
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record,
                         *([script] if script else []), *script_args], cwd=str(cwd), env=env, capture_output=True, text=True,
                        timeout=TIMEOUT_S)
-    s = Session(name, p.returncode, p.stdout, p.stderr)
+    s = HeadlessRun(name, p.returncode, p.stdout, p.stderr)
     if os.path.exists(record):
         s.messages = list(read_session(record))
         keep_session(record, name)  # e.g. for benchmarks/gpu_vs_profiler.py --reuse-sessions DIR
@@ -109,22 +109,22 @@ def _headless(tmp_path_factory: pytest.TempPathFactory, name: str, script_args: 
 
 
 @pytest.fixture(scope="module")
-def attention(tmp_path_factory: pytest.TempPathFactory) -> Session:
+def attention(tmp_path_factory: pytest.TempPathFactory) -> HeadlessRun:
     return _headless(tmp_path_factory, "attention", MODEL_ARGS["attention"])
 
 
 @pytest.fixture(scope="module")
-def pointwise(tmp_path_factory: pytest.TempPathFactory) -> Session:
+def pointwise(tmp_path_factory: pytest.TempPathFactory) -> HeadlessRun:
     return _headless(tmp_path_factory, "pointwise", MODEL_ARGS["pointwise"])
 
 
 @pytest.fixture(params=["attention", "pointwise"])
-def session(request: pytest.FixtureRequest) -> Session:
+def session(request: pytest.FixtureRequest) -> HeadlessRun:
     return request.getfixturevalue(request.param)
 
 
 @pytest.fixture(scope="module")
-def attention_profile(attention: Session, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[tuple[str, float]]]]:
+def attention_profile(attention: HeadlessRun, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[list[tuple[str, float]]]]:
     """The same attention model compiled in this process and run under torch.profiler:
     {graph key: [[(kernel name, CUDA duration ms) in launch order] per iteration]}.
 
@@ -181,7 +181,7 @@ def test_the_bundled_demo_steps_triton_kernels_on_a_gpu(tmp_path_factory: pytest
     assert all(str(r.get("device", "")).startswith("cuda") and r.get("kernels") for r in demo.runs().values()), demo.runs()
 
 
-def test_every_graph_reaches_all_six_stages_and_is_timed_on_cuda(session: Session) -> None:
+def test_every_graph_reaches_all_six_stages_and_is_timed_on_cuda(session: HeadlessRun) -> None:
     assert session.returncode == 0, session.tail()
     errors = [(m.get("stage"), m.get("compile_id"), m.get("graph_kind"), m.get("message")) for m in session.of_type("error")]
     assert not errors, errors
@@ -200,7 +200,7 @@ def test_every_graph_reaches_all_six_stages_and_is_timed_on_cuda(session: Sessio
         assert r.get("in_graph") == "ok", f"{key}: in-graph times not taken: {r.get('in_graph')}"
 
 
-def test_every_triton_kernel_has_in_graph_time_and_inductor_bytes(session: Session) -> None:
+def test_every_triton_kernel_has_in_graph_time_and_inductor_bytes(session: HeadlessRun) -> None:
     triton = session.kernels("triton")
     assert triton, "no Triton kernels timed"
     no_time = [(key, k["name"]) for key, k in session.kernels() if not (k.get("in_graph_ms") or 0) > 0]
@@ -226,7 +226,7 @@ def test_every_triton_kernel_has_in_graph_time_and_inductor_bytes(session: Sessi
             assert k["gb"] == pytest.approx(cg[k["name"]]["num_gb"]), (key, k["name"])
 
 
-def test_no_triton_kernel_passes_peak_bandwidth(session: Session) -> None:
+def test_no_triton_kernel_passes_peak_bandwidth(session: HeadlessRun) -> None:
     peaks = {key: (r.get("peak") or {}).get("bw_gbps") for key, r in session.runs().items()}
     assert all(peaks.values()), f"no peak bandwidth in the run messages: {peaks}"
     over = [(key, k["name"], round(k["pct_peak_bw"], 1), k["gb"], k["median_ms"])
@@ -235,7 +235,7 @@ def test_no_triton_kernel_passes_peak_bandwidth(session: Session) -> None:
     assert not over, f"Triton kernels over {MAX_BW_PCT}% of peak bandwidth (key, name, %, GB, ms): {over}"
 
 
-def test_matmuls_stay_below_peak_tflops(attention: Session) -> None:
+def test_matmuls_stay_below_peak_tflops(attention: HeadlessRun) -> None:
     mms = [(key, k) for key, k in attention.kernels() if k.get("tflops") is not None]
     assert mms, "no matmul got a TFLOP/s figure"
     peak = next(iter(attention.runs().values()))["peak"]
@@ -247,7 +247,7 @@ def test_matmuls_stay_below_peak_tflops(attention: Session) -> None:
     assert not over, f"matmuls at or over 100% of peak TFLOP/s: {over}; peak {peak}"
 
 
-def test_pointwise_kernel_is_as_close_to_peak_as_a_copy(pointwise: Session) -> None:
+def test_pointwise_kernel_is_as_close_to_peak_as_a_copy(pointwise: HeadlessRun) -> None:
     import torch  # noqa: PLC0415
     from triton.testing import do_bench  # noqa: PLC0415
 
@@ -267,7 +267,7 @@ def test_pointwise_kernel_is_as_close_to_peak_as_a_copy(pointwise: Session) -> N
 
 # ----------------------------------------------------------------------------- against torch.profiler
 
-def test_every_triton_kernel_has_its_time_in_the_scripts_own_calls(session: Session) -> None:
+def test_every_triton_kernel_has_its_time_in_the_scripts_own_calls(session: HeadlessRun) -> None:
     """The model loop runs 12 iterations; the agent profiles calls 2-11 of each graph."""
     for key, r in session.runs().items():
         assert str(r.get("in_script", "")).startswith("ok: 10 of the script's calls"), f"{key}: {r.get('in_script')}"
@@ -276,7 +276,7 @@ def test_every_triton_kernel_has_its_time_in_the_scripts_own_calls(session: Sess
     assert all(k.get("in_script_calls") == 10 for _, k in session.kernels("triton"))
 
 
-def test_times_inside_the_model_match_the_profiler_per_kernel(attention: Session, attention_profile: dict) -> None:
+def test_times_inside_the_model_match_the_profiler_per_kernel(attention: HeadlessRun, attention_profile: dict) -> None:
     """What the pane gives for a kernel inside the model (in_script_ms for Triton kernels, in_graph_ms for
     library calls) against torch.profiler's duration of the same kernel in the same model loop."""
     report, misses, unmatched, n = [], [], [], 0
@@ -304,7 +304,7 @@ def test_times_inside_the_model_match_the_profiler_per_kernel(attention: Session
                         + "\n  ".join(misses) + "\nall:\n  " + "\n  ".join(report))
 
 
-def test_timed_kernels_run_with_the_launch_config_the_script_autotuned_to(session: Session) -> None:
+def test_timed_kernels_run_with_the_launch_config_the_script_autotuned_to(session: HeadlessRun) -> None:
     """Each Triton kernel is timed with the config its autotuner picked in the script's own first
     call: timing loads the output module again, and autotuning there could settle on another."""
     trit = session.kernels("triton")
@@ -376,7 +376,7 @@ ATTENTION_OR_CONV = ("scaled_dot_product", "convolution")
 
 
 @pytest.fixture(scope="module", params=REAL_MODELS)
-def real_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Session, dict]:
+def real_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, HeadlessRun, dict]:
     """benchmarks/gpu_vs_profiler.py --script on benchmarks/real_gpu_models.py MODEL: our headless ``--run``
     session (script.jsonl) and the per-kernel comparison with torch.profiler in a plain run of the same script."""
     name = request.param
@@ -387,7 +387,7 @@ def real_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     p = subprocess.run([sys.executable, os.path.join(BENCH, "gpu_vs_profiler.py"), "--no-same-replay", "--out-dir",
                         str(out), "--script", os.path.join(BENCH, "real_gpu_models.py"), name],
                        env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    s = Session(name, p.returncode, p.stdout, p.stderr)
+    s = HeadlessRun(name, p.returncode, p.stdout, p.stderr)
     record = out / "script.jsonl"
     assert record.exists(), s.tail()
     s.messages = list(read_session(str(record)))
@@ -397,7 +397,7 @@ def real_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     return name, s, compared
 
 
-def test_real_models_every_graph_staged_and_timed_nothing_crashes(real_model: tuple[str, Session, dict]) -> None:
+def test_real_models_every_graph_staged_and_timed_nothing_crashes(real_model: tuple[str, HeadlessRun, dict]) -> None:
     """Every graph of the four models reaches all six stages and has a timing; the agent did not
     die (agent_exit 0) and no graph's timing failed."""
     name, s, _ = real_model

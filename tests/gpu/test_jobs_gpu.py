@@ -137,9 +137,9 @@ def test_nccl_one_rank_examples_compile_every_graph(tmp_path, script):
         pytest.skip(f"{script} is not in this checkout")
     jf, msgs, _ = run_job(tmp_path, [path, "--device", "cuda"], 1, None)
     assert jf["ranks"][0]["state"] == "done" and jf["ranks"][0]["returncode"] == 0, jf
-    from inductor_step.session.store import Session  # as the UI reads it: a wrongly guessed kind corrected
+    from inductor_step.session.store import Store  # as the UI reads it: a wrongly guessed kind corrected
 
-    session = Session.of(msgs[0])
+    session = Store.of(msgs[0])
     stops = session.stops
     assert session.graphs and all(set(session.by_graph[k]) >= {"dynamo", "codegen"} for k in session.graphs), \
         {k: sorted(session.by_graph[k]) for k in session.graphs}
@@ -191,9 +191,9 @@ def _every_rank_timed_and_agrees(msgs: dict[int, list]) -> None:
     worker used to run on cuda:0: "run failed: RuntimeError: CUDA driver error: invalid argument"),
     and the rank comparison sees cuda:1 on rank 1 as rank 0's cuda:0: no graph-level divergence."""
     from inductor_step.session import ranks
-    from inductor_step.session.store import Session
+    from inductor_step.session.store import Store
 
-    sessions = {r: Session.of(ms) for r, ms in msgs.items()}
+    sessions = {r: Store.of(ms) for r, ms in msgs.items()}
     for r, s in sessions.items():
         assert s.graphs, f"rank {r} compiled nothing"
         for key in [k for k in s.graphs if "codegen" in s.by_graph[k]]:

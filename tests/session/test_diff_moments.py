@@ -11,7 +11,7 @@ import os
 
 from inductor_step.session.format import read_session
 from inductor_step.session.diff import DiffSide, diff_files, diff_graphs, render
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(HERE, "fixtures")
@@ -21,13 +21,13 @@ RECOMPILE = os.path.join(FIX, "diff_recompile.jsonl")
 KEY = "[0/0] inference"
 
 
-def _with_runs(path: str, **changes) -> Session:
+def _with_runs(path: str, **changes) -> Store:
     """The recording at ``path`` with its run message's fields changed (a later recording, a judged one)."""
     msgs = [copy.deepcopy(m) for m in read_session(path)]
     for m in msgs:
         if m.get("type") == "run":
             m.update(changes)
-    return Session.of(msgs)
+    return Store.of(msgs)
 
 
 def test_two_recordings_say_at_the_top_when_each_was_timed_and_each_verdict() -> None:
@@ -45,14 +45,14 @@ def test_two_recordings_say_at_the_top_when_each_was_timed_and_each_verdict() ->
     judged = _with_runs(CONFIG_B, reliable=False, unreliable="compiled time not reliable (other processes held the "
                         "cores: threads waited for a core up to 41% of the time); press r to time again",
                         verdicts={"compiled": {"reliable": False, "wait_share": 0.41}})
-    sa = Session.of(list(read_session(CONFIG_A)))
+    sa = Store.of(list(read_session(CONFIG_A)))
     d = diff_graphs(DiffSide.from_session(sa, KEY), DiffSide.from_session(judged, KEY), same_session=False)
     assert "  B timed at 2026-11-24 14:39:56 UTC: NOT RELIABLE (compiled time not reliable (other processes held the " \
         "cores: threads waited for a core up to 41% of the time))" in d.notes, d.notes
 
 
 def test_when_eager_moved_as_much_as_compiled_the_machine_moved_not_the_change() -> None:
-    sa = Session.of(list(read_session(CONFIG_A)))
+    sa = Store.of(list(read_session(CONFIG_A)))
     ra = sa.runs[KEY]
     slow = _with_runs(CONFIG_B, compiled_ms=ra["compiled_ms"] * 3, eager_ms=ra["eager_ms"] * 3)
     d = diff_graphs(DiffSide.from_session(sa, KEY), DiffSide.from_session(slow, KEY), same_session=False)

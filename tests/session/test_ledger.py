@@ -19,7 +19,7 @@ import pytest
 
 from inductor_step.session.format import read_session
 from inductor_step.session import ledger
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 from conftest import wait_for
 
@@ -31,8 +31,8 @@ REL = 1e-9
 
 
 @pytest.fixture(scope="module")
-def session() -> Session:
-    return Session.of(list(read_session(FIXTURE)))
+def session() -> Store:
+    return Store.of(list(read_session(FIXTURE)))
 
 
 # ----------------------------------------------------------------------------- roofline per kernel
@@ -81,7 +81,7 @@ def test_the_matmul_has_its_flops_from_its_shapes_and_is_bound_by_the_measured_m
 
 def test_a_session_without_roofs_says_why_each_kernel_has_no_roofline():
     """The demo fixture was recorded before roofs: no number is guessed."""
-    rows = ledger.roofline_rows(Session.of(list(read_session(DEMO))))
+    rows = ledger.roofline_rows(Store.of(list(read_session(DEMO))))
     assert rows and all(r["roofline_ms"] is None and r["wasted_ms"] is None for r in rows)
     assert all("no bandwidth roof" in r["missing"] for r in rows)
 
@@ -362,10 +362,10 @@ def test_eager_times_by_line_on_a_session_recorded_on_the_gpu_box():
     fewer), so names and counts differ; every user line of the ledger still gets its eager time."""
     from inductor_step.session.format import read_session
     from inductor_step.session import ledger
-    from inductor_step.session.store import Session
+    from inductor_step.session.store import Store
 
     path = os.path.join(HERE, "fixtures", "gpu_nanogpt.jsonl")
-    s = Session.of(list(read_session(path)))
+    s = Store.of(list(read_session(path)))
     for key, run in s.runs.items():
         eager, how = ledger.eager_by_node(s, key, run)
         assert eager is not None and len(eager) >= 0.95 * len(run["eager_nodes_ms"]), (key, how)

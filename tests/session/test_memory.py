@@ -84,10 +84,10 @@ def test_saved_for_backward_pairs_with_the_backwards_inputs():
 
 def test_headless_prints_a_memory_line_per_graph(capsys):
     from inductor_step.session.format import read_session
-    from inductor_step.session.store import Session
+    from inductor_step.session.store import Store
     from inductor_step.cli.headless import print_memory
 
-    print_memory(Session.of(list(read_session(os.path.join(FIX, "gpu_nanogpt.jsonl")))))
+    print_memory(Store.of(list(read_session(os.path.join(FIX, "gpu_nanogpt.jsonl")))))
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("memory: [0/0] forward planned peak 344.8 MB at buf97 (triton_red_fused_")
     assert "buffers live" in out[0] and re.search(r"saved for backward [\d.]+ MB \(98 tensors", out[0])

@@ -19,17 +19,17 @@ import pytest
 
 from inductor_step.session import ranks
 from inductor_step.session.diff import session_of
-from inductor_step.session.store import Session, load_session
+from inductor_step.session.store import Store, load_session
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
 
-def load(name: str) -> Session:
+def load(name: str) -> Store:
     return session_of(load_session(os.path.join(FIX, name)))
 
 
 @pytest.fixture(scope="module")
-def job() -> dict[int, Session]:
+def job() -> dict[int, Store]:
     return {0: load("ranks_r0.jsonl"), 1: load("ranks_r1.jsonl")}
 
 
@@ -325,7 +325,7 @@ def test_a_cpu_job_rewritten_onto_each_ranks_gpu_agrees_and_another_ranks_gpu_di
     still agrees; with rank 1's graph on cuda:0 (rank 0's GPU, not its own) it is a real difference."""
     from inductor_step.session.store import load_session as _load  # noqa: PLC0415
 
-    def job(dev1: int) -> dict[int, Session]:
+    def job(dev1: int) -> dict[int, Store]:
         return {r: session_of(_load(_on_gpus("ranks_torchrun", r, d, tmp_path / f"{r}{d}")))
                 for r, d in ((0, 0), (1, dev1))}
 

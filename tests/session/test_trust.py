@@ -18,7 +18,7 @@ from inductor_step.session.format import read_session
 from inductor_step.session import fusion_fix
 from inductor_step.session import ledger
 from inductor_step.session import trust
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 from conftest import wait_for
 
@@ -29,8 +29,8 @@ DYN = os.path.join(HERE, "fixtures", "whatif_dynamic.jsonl")
 VAR = "[0/1] inference · aggressive_fusion=True"
 
 
-def _session(path: str) -> Session:
-    return Session.of(list(read_session(path)))
+def _session(path: str) -> Store:
+    return Store.of(list(read_session(path)))
 
 
 def _drive(path: str, steps, size=(120, 40)) -> None:
@@ -136,7 +136,7 @@ def test_when_eager_moved_as_much_as_the_compiled_time_the_machine_moved_not_the
     for m in msgs:
         if m.get("type") == "run" and m.get("compile_id") == "[0/1]":
             m["compiled_ms"], m["eager_ms"] = (0.0219, 0.0534) if m.get("variant") else (41.9999, 7.9964)
-    s = Session.of(msgs)
+    s = Store.of(msgs)
     moved = trust.machine_moved(s.runs["[0/1] inference"], s.runs[VAR])
     assert moved and moved.startswith("the machine moved, not the setting") and "7.9964 -> 0.0534 ms" in moved
     d = diff_graphs(DiffSide.from_session(s, "[0/1] inference"), DiffSide.from_session(s, VAR))

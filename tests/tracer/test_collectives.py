@@ -28,7 +28,7 @@ import pytest
 from test_tracer import ROOT, Run, line_of, run_cli, split_user_line
 
 from inductor_step.session.format import graph_key, read_session
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 SCRIPT = os.path.join(ROOT, "tests", "scripts", "collectives.py")
 _CALL = re.compile(r"^\s*(?:(buf\d+) = )?(torch\.ops\._c10d_functional\.\w+\.\w+)\(", re.M)
@@ -299,7 +299,7 @@ def test_ddp_bucket_graphs_have_their_own_keys(ddp: Run) -> None:
     keys = [graph_key(s) for s in ddp.stops if s["stage"] == "codegen"]
     assert len(keys) == len(set(keys)), keys
     cid = _model_cid(ddp)
-    model = [k for k in Session.of(ddp.messages).graphs if k.startswith(cid)]
+    model = [k for k in Store.of(ddp.messages).graphs if k.startswith(cid)]
     assert model == [f"{cid} forward #1", f"{cid} forward #2", f"{cid} backward #2", f"{cid} backward #1"], model
     assert f"{cid} backward #2    codegen" in ddp.stdout
     # the other compiles keep their keys (no part)
@@ -337,7 +337,7 @@ def test_ddp_parts_have_their_own_compile_time(ddp: Run) -> None:
     from inductor_step.session import compile_time as ct  # noqa: PLC0415
 
     cid = _model_cid(ddp)
-    s = Session.of(ddp.messages)
+    s = Store.of(ddp.messages)
     times = ct.graph_times(s)
     parts = [f"{cid} forward #1", f"{cid} forward #2", f"{cid} backward #2", f"{cid} backward #1"]
     assert [k for k in times if k.startswith(cid + " ")] == [f"{cid} frame"] + parts
@@ -410,7 +410,7 @@ def test_ddp_bucket_graphs_pair_in_diff_ranks_and_export(ddp: Run, tmp_path) -> 
     from inductor_step.session.report import build_report  # noqa: PLC0415
 
     cid = _model_cid(ddp)
-    sa, sb = Session.of(ddp.messages), Session.of(ddp.messages)
+    sa, sb = Store.of(ddp.messages), Store.of(ddp.messages)
     parts = [f"{cid} forward #1", f"{cid} forward #2", f"{cid} backward #1", f"{cid} backward #2"]
     assert [(a, b) for a, b, _ in pair_graphs(sa, sb) if a in parts] == [(k, k) for k in parts[:2] + parts[:1:-1]]
     c = compare_ranks({0: sa, 1: sb})

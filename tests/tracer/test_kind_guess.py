@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from inductor_step.session.format import read_session, validate
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "kind_guess.py")
 
@@ -24,7 +24,7 @@ def test_a_wrong_kind_guess_leaves_one_graph_with_every_stage(tmp_path):
     assert "[0/0] inference      dynamo      6 FX nodes (AOTAutograd compiles it as inference, not forward)" in p.stdout
     msgs = list(read_session(rec))
     assert not [e for m in msgs for e in validate(m)]
-    s = Session.of(msgs)
+    s = Store.of(msgs)
     assert s.graphs == ["[0/0] inference", "[1/0] inference"]
     stages = ["dynamo", "aot", "lowering", "scheduling", "loopbody", "codegen"]
     assert [st["stage"] for st in s.stops if st["compile_id"] == "[0/0]"] == stages

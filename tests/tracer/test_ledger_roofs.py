@@ -16,7 +16,7 @@ import pytest
 from inductor_step.live.children import run_ncu
 from inductor_step.session import ledger
 from inductor_step.session.format import read_session
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -104,7 +104,7 @@ def test_gpu_ledger_on_real_training_never_over_the_roof_and_adds_up(model, tmp_
                        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "ledger:" in p.stdout
-    s = Session.of(list(read_session(record)))
+    s = Store.of(list(read_session(record)))
     rows = ledger.roofline_rows(s)
     over = [(r["graph"], r["name"], round(r["pct_of_roof"], 1), r["gb_source"]) for r in rows
             if r["pct_of_roof"] is not None and r["pct_of_roof"] > 100.0]
@@ -150,7 +150,7 @@ def test_gpu_ncu_agrees_that_memory_bound_kernels_are_bound_by_dram(tmp_path):
     p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record, str(script)],
                        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
-    s = Session.of(list(read_session(record)))
+    s = Store.of(list(read_session(record)))
     memory = [r for r in ledger.roofline_rows(s) if r["backend"] == "triton" and r["bound"] == "memory"][:3]
     assert memory, [(r["name"], r["bound"]) for r in ledger.roofline_rows(s)]
     for r in memory:

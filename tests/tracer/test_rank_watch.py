@@ -14,7 +14,7 @@ dist = pytest.importorskip("torch.distributed")
 
 from inductor_step.tracer import rank_watch  # noqa: E402
 from inductor_step.tui.panes.ranks import rank_state  # noqa: E402
-from inductor_step.session.store import Session  # noqa: E402
+from inductor_step.session.store import Store  # noqa: E402
 
 
 def test_a_rank_waiting_in_a_collective_says_which():
@@ -39,7 +39,7 @@ def test_a_rank_waiting_in_a_collective_says_which():
     class St:  # what the job screen keeps per rank
         rank, view = 0, type("V", (), {"paused": None})()
     st = St()
-    st.session = Session.of([{"type": "header", "distributed": {"rank": 0, "world_size": 2, "local_rank": 0}},
+    st.session = Store.of([{"type": "header", "distributed": {"rank": 0, "world_size": 2, "local_rank": 0}},
                              {"type": "blocked", "collective": "all_reduce", "where": "train.py:47", "since_s": 2.0}])
     row = rank_state(st, stepped=False, live=True, job_file=None)
     assert row["state"] == "waiting at all_reduce" and row["note"].startswith("train.py:47: for another rank"), row

@@ -76,7 +76,7 @@ def test_every_graph_and_subgraph_has_its_own_key_and_every_stage(hops: Run, gra
         if inlined(key):
             for stage in ("lowering", "scheduling", "loopbody", "codegen"):
                 assert "inline" in hops.stop(key, stage)["unavailable"]
-    # the graph list shows them: the keys headless prints are the app's (session.store.Session.graphs)
+    # the graph list shows them: the keys headless prints are the app's (session.store.Store.graphs)
     for key in graphs:
         assert key in hops.stdout
 
@@ -153,9 +153,9 @@ def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) ->
     parent, whose higher-order op node no longer includes them), and the parent's and subgraphs' times add up
     to the compile's (session.compile_time.frame_times)."""
     from inductor_step.session import compile_time as ct  # noqa: PLC0415
-    from inductor_step.session.store import Session  # noqa: PLC0415
+    from inductor_step.session.store import Store  # noqa: PLC0415
 
-    times = ct.graph_times(Session.of(hops.messages))
+    times = ct.graph_times(Store.of(hops.messages))
     for key in graphs:
         sub = key.partition(" › ")[2]
         if not sub or inlined(key) or sub.startswith("repeated_subgraph1"):
@@ -177,7 +177,7 @@ def test_each_subgraph_has_its_own_compile_time(hops: Run, graphs: list[str]) ->
         assert ("lowering", None, ct.INLINED_NOTE) in [(s, ms, n) for s, _label, ms, n in ct.stage_rows(g)]
     # the headless line ranks user lines as the recorded session does (it saw no links once: "no user line")
     line = next(ln for ln in hops.stdout.splitlines() if ln.startswith("compile time:"))
-    assert line == ct.summary_line(Session.of(hops.messages)), line
+    assert line == ct.summary_line(Store.of(hops.messages)), line
     cond = key_of(graphs, "true_graph_0").partition(" › ")[0]
     # the parent's cond node is lowered in a moment: its branches' nodes are theirs
     cond_node = next(n for n in hops.stop(cond, "aot")["post_grad"]["nodes"] if "cond" in str(n.get("target")))

@@ -225,7 +225,7 @@ def test_each_rank_times_its_graph_with_the_all_reduce_and_both_ranks_list_the_s
 
 def test_the_run_pane_says_collective_not_timed_and_the_ledger_does_not_count_it_as_zero(job):
     from inductor_step.session import ledger
-    from inductor_step.session.store import Session
+    from inductor_step.session.store import Store
     from inductor_step.session.text import run_cells, run_kernel_text, run_summary, run_text
 
     msgs = job[0]
@@ -238,7 +238,7 @@ def test_the_run_pane_says_collective_not_timed_and_the_ledger_does_not_count_it
     assert "collective" in summary and "exclude" in summary
     assert "not timed" in run_text(run)
 
-    s = Session.of(msgs)
+    s = Store.of(msgs)
     rows = [r for r in ledger.roofline_rows(s) if r["graph"] == "[1/0] inference"]
     untimed = [r for r in rows if r["name"].startswith("torch.ops._c10d_functional.")]
     assert len(untimed) == 2

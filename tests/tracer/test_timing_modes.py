@@ -19,7 +19,7 @@ import pytest
 
 from inductor_step.session import format as protocol
 from inductor_step.tui.bars import stage_text
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 from inductor_step.tui.state import ViewState
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -119,10 +119,10 @@ def test_a_compile_after_reset_says_so(rec: Rec) -> None:
 def test_a_failed_timing_is_never_a_done_run_stage(rec: Rec) -> None:
     key = "[0/0]@reset1 inference"
     run = dict(rec.runs[key])
-    ok = Session.of([m for m in rec.msgs if m["type"] != "run" or protocol.graph_key(m) == key])
+    ok = Store.of([m for m in rec.msgs if m["type"] != "run" or protocol.graph_key(m) == key])
     view = ViewState(graph=key, stage="codegen")
     assert "✓run" in stage_text(ok, view, 120).plain
-    failed = Session.of([m for m in rec.msgs if m["type"] != "run"] + [{**run, "error": "boom", "failed": True}])
+    failed = Store.of([m for m in rec.msgs if m["type"] != "run"] + [{**run, "error": "boom", "failed": True}])
     text = stage_text(failed, view, 120).plain
     assert "✗run" in text and "✓run" not in text
     assert "run" not in failed.stages_done(key)
@@ -151,10 +151,10 @@ def test_nothing_for_inductor_says_so_with_dynamos_reasons(nothing: Rec) -> None
     assert done["break_reasons"] and all("graph break" in r for r in done["break_reasons"])
     assert "nothing_for_inductor.py:" in done["break_reasons"][0]  # where, and what broke
     assert "inductor-step: no graph reached Inductor" in nothing.stderr
-    s = Session.of(nothing.msgs)
+    s = Store.of(nothing.msgs)
     assert "no graph reached Inductor" in status_text(s, ViewState(), False, "", None).plain
     # a job whose ranks compiled nothing for Inductor: never "the ranks agree"
-    c = compare_ranks({0: Session.of(nothing.msgs), 1: Session.of(nothing.msgs)})
+    c = compare_ranks({0: Store.of(nothing.msgs), 1: Store.of(nothing.msgs)})
     summary = text(c)
     assert not c.agree and "agree" not in summary, summary
     assert "nothing to compare: no graph reached Inductor on ranks 0,1" in summary

@@ -461,9 +461,9 @@ def test_graph_break_reason_recorded(graph_break: Run) -> None:
 
 
 def test_graph_break_note_names_the_right_graph(graph_break: Run) -> None:
-    from inductor_step.session.store import Session
+    from inductor_step.session.store import Store
 
-    s = Session()
+    s = Store()
     for m in graph_break.messages:
         s.add(m)
     assert "graph break: Unsupported Tensor.item()" in s.graph_note("[0/0] inference")

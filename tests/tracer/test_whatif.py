@@ -264,9 +264,9 @@ def test_a_recorded_variant_is_a_graph_of_the_session_with_its_numerics_in_pane_
 
 
 def test_a_large_session_read_lazily_keeps_each_variant_stop_under_its_variant(whatif: Run) -> None:
-    from inductor_step.session.store import Session
+    from inductor_step.session.store import Store
 
-    lazy = Session.of(list(read_session(whatif.record, lazy_over=1)))
+    lazy = Store.of(list(read_session(whatif.record, lazy_over=1)))
     assert any("_raw" in s for s in lazy.stops if s.get("variant"))  # some variant stops were left unparsed
     assert lazy.stages_done(FUSION)[:6] == list(STAGES) and lazy.stages_done(ORIG)[:6] == list(STAGES)
     assert lazy.stop_for(FUSION, "scheduling")["after"] == stop(whatif, FUSION, "scheduling")["after"]

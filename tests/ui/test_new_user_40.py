@@ -8,7 +8,7 @@ import re
 import os
 
 from inductor_step.session.format import read_session
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 from test_flows import move_to_row, press, status
 
@@ -43,14 +43,14 @@ def test_the_ledger_does_not_suggest_max_autotune_to_a_graph_compiled_with_it():
     from inductor_step.session.ledger.text import report_markdown, summary
 
     msgs = list(read_session(os.path.join(FIX, "ledger.jsonl")))
-    plain = Session.of(msgs)
+    plain = Store.of(msgs)
     assert "try w max_autotune=True" in summary(plain)  # the advice stands where it was not on
     tuned = [copy.deepcopy(m) for m in msgs]
     for m in tuned:
         if m.get("type") == "stop" and m.get("stage") == "dynamo":
             m["compiled_with"] = {"backend": "inductor", "mode": "max-autotune", "options": {},
                                   "config": {"max_autotune": True}}
-    s = Session.of(tuned)
+    s = Store.of(tuned)
     for text in (summary(s), report_markdown(s)):
         assert "library call" in text and "try w max_autotune=True" not in text
         assert "compiled with max_autotune=True already" in text

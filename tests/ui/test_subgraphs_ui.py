@@ -54,12 +54,12 @@ def test_a_failed_timing_is_never_shown_as_run_done():
     """The stage bar of a graph whose timing failed says ✗run; a timed one ✓run."""
     from inductor_step.session.format import graph_key, read_session
     from inductor_step.tui.bars import stage_text
-    from inductor_step.session.store import Session
+    from inductor_step.session.store import Store
     from inductor_step.tui.state import ViewState
 
     msgs = list(read_session(FIXTURE))
     failed = [{**m, "error": "timing failed: for this test", "failed": True}
               if m.get("type") == "run" and graph_key(m) == BRANCH else m for m in msgs]
     for messages, want, not_want in ((msgs, "✓run", "✗run"), (failed, "✗run", "✓run")):
-        bar = str(stage_text(Session.of(messages), ViewState(graph=BRANCH, stage="run"), 120))
+        bar = str(stage_text(Store.of(messages), ViewState(graph=BRANCH, stage="run"), 120))
         assert want in bar and not_want not in bar, bar

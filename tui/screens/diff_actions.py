@@ -10,7 +10,7 @@ import re
 
 from textual.widgets import OptionList
 
-from inductor_step.session.store import Session
+from inductor_step.session.store import Store
 
 _ID = re.compile(r"\[(\d+)/(\d+)\] (.+)$")
 
@@ -88,7 +88,7 @@ def diff_sessions(app: Any) -> None:
 
     assert app.diff_against is not None
     path_a, msgs = app.diff_against
-    other = Session()
+    other = Store()
     for m in msgs:
         other.add(m)
     la, lb = os.path.basename(path_a), os.path.basename(app.session_path or "B")
