@@ -14,7 +14,6 @@ with DataTable's component classes for styling.
 
 from __future__ import annotations
 
-import re
 
 from typing import Any, Callable, Sequence
 
@@ -28,6 +27,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from inductor_step.tui.cells import (  # noqa: F401 (Prose, cut_middle, abbreviate_ident: imported from here too)
+    Cell, Exact, Prose, Whole, _text, _width, abbreviate_ident, cut_middle, cut_name, fitting, shortest,
+)
+
 #: Column widths are taken from the header and at most this many rows: the first, the last and an even
 #: spread between (longer cells are cut with "…").
 WIDTH_SAMPLE = 900
@@ -37,34 +40,14 @@ MAX_COLUMN = 80
 
 class Widths(list):
     """Column widths as :meth:`Table.measure` gives them, with ``widest``: each column's widest sampled cell (at
-    most :data:`MAX_COLUMN`), what a column may grow to where the table has cells to spare."""
+    most :data:`MAX_COLUMN`), what a column may grow to where the table has cells to spare; ``least``: the
+    narrowest each column can be with every sampled cell still whole in one of its forms (``Cell.short``), what
+    a fitted table gives up first (:meth:`Table.fit`)."""
 
     def __init__(self, *a: Any) -> None:
         super().__init__(*a)
         self.widest: list[int] = []
-
-
-class Cell:
-    """One table cell: plain text (never markup: compiler strings are full of brackets) and a Rich
-    style.  ``str(cell)`` is its text."""
-
-    __slots__ = ("text", "style")
-
-    def __init__(self, text: str, style: str = ""):
-        self.text, self.style = text, style
-
-    def __str__(self) -> str:
-        return self.text
-
-    def __repr__(self) -> str:
-        return f"Cell({self.text!r})"
-
-
-class Prose(Cell):
-    """A cell of prose (a note, a reason): cut at its end, where it matters least; names and paths are cut in
-    the middle (:func:`cut_middle`)."""
-
-    __slots__ = ()
+        self.least: list[int] = []
 
 
 class RowKey:
@@ -80,76 +63,6 @@ class RowKey:
 
     def __hash__(self) -> int:
         return hash(self.value)
-
-
-#: FX name parts that say nothing about which module (``l_self_modules_norm_parameters_weight_``)
-_FX_FILLER = frozenset({"modules", "parameters", "buffers", "self"})
-_FILE_LINE = re.compile(r"\.\w+:\d+$")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]*")
-
-
-def abbreviate_ident(t: str, w: int) -> str | None:
-    """An FX-style name (``l_model_modules_norm_parameters_weight_``) in ``w`` cells keeping the
-    parts that tell it from its siblings: without the filler parts (``modules``,
-    ``parameters``), the middle parts as initials (``l_m_norm_weight_``), then without its leading
-    parts and cut at the end (``norm_weig…``); None when ``t`` has no filler part."""
-    if not _IDENT.fullmatch(t):
-        return None
-    parts = t.split("_")
-    filler = [i for i, p in enumerate(parts) if p in _FX_FILLER]
-    if not filler:
-        return None  # no filler: a kernel or node name, cut in the middle as any other
-    for n in range(1, len(filler) + 1):  # the filler parts dropped one by one, from the left
-        s = "_".join(p for i, p in enumerate(parts) if i not in filler[:n])
-        if len(s) <= w:
-            return s
-    parts = [p for i, p in enumerate(parts) if i not in filler]
-    named = [i for i, p in enumerate(parts) if p]
-    whole = set(named[:1] + named[-2:])
-    parts = [p if i in whole or p.isdigit() else p[:1] for i, p in enumerate(parts)]
-    s = "_".join(parts)
-    if len(s) <= w:
-        return s
-    for start in range(1, len(parts)):  # fewer leading parts, as few dropped as will fit
-        if start not in whole and not parts[start].isdigit():
-            continue  # never start at an initial ("m_up_bias_")
-        tail = "_".join(parts[start:])
-        if len(tail) <= w or start >= (named[-2] if len(named) >= 2 else len(parts) - 1):
-            return tail if len(tail) <= w else tail[:w - 1] + "…"
-    return s[:w - 1] + "…"
-
-
-def cut_middle(t: str, w: int) -> str:
-    """``t`` cut to ``w`` cells in the middle, keeping more of its end than of its start: FX names
-    differ at their tails (``l_fn_modules_0_…_weight_``), paths at their file and line.  FX-style
-    names are abbreviated instead (:func:`abbreviate_ident`), so three weights do not all read
-    ``l_m…eight_``."""
-    if w <= 1:
-        return set_cell_size(t, w)
-    if t.isascii() and len(t) <= w:
-        return t
-    if t.isascii() and " -> " in t and w >= 12:  # "user.py:3 -> torch/nn/functional.py:2910": both ends kept
-        a, b = t.split(" -> ", 1)
-        room = w - 4
-        wb = min(len(b), max(room // 2, room - len(a)))
-        return (cut_middle(a, room - wb) + " -> " + cut_middle(b, wb)).ljust(w)
-    short = abbreviate_ident(t, w) if w >= 6 else None
-    if short is not None:
-        return short
-    if t.isascii() and _FILE_LINE.search(t):  # a path with its line: the file and line kept whole
-        base = t.rsplit("/", 1)[-1]
-        if len(base) + 1 < w:
-            return t[:w - 1 - len(base)] + "…" + base
-        return "…" + base[len(base) - (w - 1):]
-    head = (w - 1) * 2 // 5
-    tail = w - 1 - head
-    if t.isascii():
-        return t[:head] + "…" + (t[-tail:] if tail else "")
-    return set_cell_size(t, head) + "…" + set_cell_size(t[::-1], tail)[::-1]
-
-
-def _text(cell: Any) -> str:
-    return cell.text if isinstance(cell, Cell) else "" if cell is None else str(cell)
 
 
 class LineCache:
@@ -238,6 +151,7 @@ class Table(LineCache, ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.zebra_stripes = zebra_stripes
         self.labels: list[str] = []
+        self._label_cells: list[Cell] = []
         self._keys: tuple[str, ...] = ()
         self._index: dict[str, int] | None = {}
         self._frame: tuple | None = None
@@ -251,9 +165,11 @@ class Table(LineCache, ScrollView, can_focus=True):
         self.marked: frozenset[int] = frozenset()  # rows drawn marked besides the cursor's (see mark_rows)
 
     # ------------------------------------------------------------------ content
-    def add_columns(self, *labels: str) -> None:
-        """Set the column headers (once, before rows)."""
+    def add_columns(self, *labels: Any) -> None:
+        """Set the column headers (once, before rows): strings, or Cells with shorter forms
+        (``Cell("operation", short=("op",))``)."""
         self.labels = [str(x) for x in labels]
+        self._label_cells = [x if isinstance(x, Cell) else Cell(str(x)) for x in labels]
         self._measure()
 
     def clear(self) -> None:
@@ -303,35 +219,46 @@ class Table(LineCache, ScrollView, can_focus=True):
         self.set_rows(keys, rows.__getitem__)
 
     @staticmethod
-    def measure(labels: Sequence[str], n: int, row: Callable[[int], Sequence[Any]]) -> list[int]:
+    def measure(labels: Sequence[Any], n: int, row: Callable[[int], Sequence[Any]]) -> list[int]:
         """Column widths for ``n`` rows formatted by ``row`` under headers ``labels``: a column's
         typical width, not its widest cell: the widest of the header and the 90th percentile of
         :data:`WIDTH_SAMPLE` sampled rows (a shape column whose one row is 44 cells and the rest blank
         took 44 columns from the names), at most :data:`MAX_COLUMN`.  Longer cells are cut in the
-        middle.  What :meth:`set_rows` computes; callers that show the same rows again can keep it."""
+        middle.  A column of :class:`Whole` cells is as wide as the widest of them in its shortest form.
+        ``labels``: strings, or Cells with shorter forms of the header.  What :meth:`set_rows` computes; callers
+        that show the same rows again can keep it."""
         if n <= WIDTH_SAMPLE:
             sample: Sequence[int] = range(n)
         else:  # the first and last rows (names grow: buf5547) and an even spread between
             third = WIDTH_SAMPLE // 3
             sample = sorted({*range(third), *range(n - third, n), *range(0, n, max(1, n // third))})
         seen: list[list[int]] = [[] for _ in labels]
+        least = [_width(shortest(label)) for label in labels]
+        whole = [0 for _ in labels]
         for i in sample:
             for c, cell in enumerate(row(i)):
                 if c < len(seen):
                     t = _text(cell)
                     seen[c].append(len(t) if t.isascii() else cell_len(t))
+                    short = _width(shortest(cell)) if isinstance(cell, Cell) and cell.short else seen[c][-1]
+                    least[c] = max(least[c], short)
+                    if isinstance(cell, Whole):
+                        whole[c] = max(whole[c], short)
         widths = Widths()
-        for label, ws in zip(labels, seen):
+        for c, (label, ws) in enumerate(zip(labels, seen)):
             ws.sort()
             typical = ws[min(len(ws) - 1, (len(ws) * 9) // 10)] if ws else 0
-            widths.append(min(max(cell_len(label), typical), MAX_COLUMN))
-            widths.widest.append(min(max([cell_len(label), *ws[-1:]]), MAX_COLUMN))
+            widths.append(min(max(cell_len(_text(label)), typical, whole[c]), MAX_COLUMN))
+            widths.widest.append(min(max([cell_len(_text(label)), *ws[-1:]]), MAX_COLUMN))
+            widths.least.append(min(least[c], widths[c]))
         return widths
 
     def _measure(self, widths: list[int] | None = None) -> None:
-        measured = widths if widths is not None else self.measure(self.labels, len(self._keys), self._row)
+        measured = widths if widths is not None else self.measure(self._label_cells or self.labels, len(self._keys),
+                                                                  self._row)
         self._natural = list(measured)
         self._widest = list(getattr(measured, "widest", None) or measured)
+        self._least = list(getattr(measured, "least", None) or measured)
         self._widths = self._fitted()
         self.virtual_size = Size(sum(w + 2 for w in self._widths), len(self._keys) + 1)
 
@@ -344,7 +271,9 @@ class Table(LineCache, ScrollView, can_focus=True):
         name and target are 80 each in a Hugging Face model and pushed shape, dtype and the user's
         line off a 200-column screen.  ``last``: columns that give up cells only once ``column`` are
         all at their minimum (a user line, cut keeping its file and line, rather than cropped by
-        the screen's edge)."""
+        the screen's edge).  Before any of that, every column up to ``through`` gives up the cells its
+        cells' shorter forms do not need (``Widths.least``: ``aten.addmm`` or ``addmm`` for
+        ``aten.addmm.default``, ``[32,256]`` for ``[32, 256]``), the widest first: nothing is cut by that."""
         columns = (column,) if isinstance(column, int) else tuple(column)
         self._fit = (columns, through, min_width)
         self._fit_last = tuple(last)
@@ -382,6 +311,14 @@ class Table(LineCache, ScrollView, can_focus=True):
         columns, through, min_width = self._fit
         columns = [c for c in columns if c < len(widths)]
         over = sum(w + 2 for w in widths[:through + 1]) - width
+        least = getattr(self, "_least", None) or widths
+        while over > 0:  # first what the shorter forms leave spare, from the widest column: nothing is cut
+            can = [c for c in range(min(through + 1, len(widths))) if widths[c] > least[c]]
+            if not can:
+                break
+            c = max(can, key=lambda k: widths[k] - least[k])
+            widths[c] -= 1
+            over -= 1
         while over > 0:  # one cell at a time from the widest column: tied columns end up equal
             can = [c for c in columns if widths[c] > min(min_width, self._natural[c])]
             if not can:
@@ -508,11 +445,16 @@ class Table(LineCache, ScrollView, can_focus=True):
             v = values[c] if c < len(values) else None
             t = _text(v).replace("\n", " ")
             n = len(t) if t.isascii() else cell_len(t)
-            if n > w and isinstance(v, Prose):
+            if n > w and (form := fitting(v, w)) is not None:
+                t, n = form, _width(form)
+            elif n > w and isinstance(v, Exact):
+                t = cut_name(shortest(v), w)
+                n = _width(t)
+            elif n > w and isinstance(v, Prose):
                 t = set_cell_size(t, max(0, w - 1)) + "…" if w > 1 else set_cell_size(t, w)
                 n = w
-            elif n > w:
-                t = cut_middle(t, w)  # (an abbreviated FX name can come back shorter than w)
+            elif n > w:  # the shortest form cut: "_sca…r_cpu", not "aten…default"
+                t = cut_middle(shortest(v).replace("\n", " "), w)  # (an abbreviated FX name can come back shorter)
                 n = len(t) if t.isascii() else cell_len(t)
             if n < w:
                 t += " " * (w - n)
@@ -546,7 +488,7 @@ class Table(LineCache, ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         (scroll_x, scroll_y), width, base, header, even, cursor_style = self._frame or self._styles()
         if y == 0:
-            segs = self._cells(self.labels, base + header, None)
+            segs = self._cells(self._label_cells or self.labels, base + header, None)
             return Strip(segs).crop_extend(scroll_x, scroll_x + width, base + header)
         i = scroll_y + y - 1
         if i >= len(self._keys):
@@ -567,4 +509,4 @@ class Table(LineCache, ScrollView, can_focus=True):
         return Strip(segs).crop_extend(scroll_x, scroll_x + width, fill)
 
 
-__all__ = ["Cell", "LineCache", "RowKey", "Table"]
+__all__ = ["Cell", "Exact", "LineCache", "Prose", "RowKey", "Table", "Whole", "abbreviate_ident", "cut_middle"]

@@ -6,6 +6,7 @@ from typing import Any
 
 from inductor_step.tui.panes.fx import FxPane
 from inductor_step.session.paths import shorten_in_text
+from inductor_step.session.subgraph_lines import inner_user_lines
 from inductor_step.session.text import POST_GRAD_HEAD, aot_text
 
 
@@ -22,6 +23,17 @@ class AotPane(FxPane):
         sd = self.app.session.script_dir
         return self.app.session.cache.get(("aot_text", id(data)), (data, syms),
                                           lambda: shorten_in_text(aot_text(data, syms), sd))
+
+    def user_lines(self, data: dict[str, Any]) -> dict[str, str]:
+        """In a higher-order op's subgraph (flex attention's ``sdpa_score0``), the line in the user's function
+        (``score_mod``) for the post-grad nodes whose recorded stack ends at the op's call
+        (:func:`inductor_step.session.subgraph_lines.inner_user_lines`, from the Dynamo subgraph's nodes)."""
+        if not data.get("subgraph"):
+            return {}
+        dyn = self.app.session.stop_for(self.app.view.graph or "", "dynamo")
+        dgraph = dyn.get("graph") if dyn is not None else None
+        return self.cached_index(data, "inner_lines", lambda: inner_user_lines(
+            self.nodes(data), (dgraph.get("nodes") if isinstance(dgraph, dict) else None) or []))
 
     def text_start(self, text: str) -> int:
         m = POST_GRAD_HEAD.search(text)

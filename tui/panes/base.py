@@ -30,11 +30,29 @@ if TYPE_CHECKING:
     from inductor_step.tui.app import StepApp
 
 
-def T(s: Any, style: str = "") -> Cell:
-    """A plain-text cell (never markup: compiler strings contain brackets); lists print as [a, b]."""
+#: dtypes as FX prints them in a graph's code (``"f32[8, 64]"``; torch.fx.graph.dtype_abbrs), for a narrow dtype column
+DTYPE_SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64",
+               "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+               "uint64": "u64", "bool": "b8", "complex64": "c64", "complex128": "c128", "complex32": "c32",
+               "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2"}
+
+
+def dtype_cell(dtype: Any) -> Cell:
+    """A dtype cell (``float32``) with FX's short name (``f32``) as its shorter form."""
+    short = DTYPE_SHORT.get(str(dtype)) if dtype is not None else None
+    return T(dtype, short=[short] if short else ())
+
+
+def T(s: Any, style: str = "", short: Sequence[str] = (), kind: type[Cell] = Cell) -> Cell:
+    """A plain-text cell (never markup: compiler strings contain brackets) of class ``kind``; lists print as
+    [a, b], with [a,b] as their shorter form (``short``: other shorter forms, longest first)."""
     if isinstance(s, (list, tuple)):
-        s = "[" + ", ".join(str(x) if not isinstance(x, list) else "[" + ", ".join(map(str, x)) + "]" for x in s) + "]"
-    return Cell("" if s is None else str(s), style)
+        def listed(sep: str) -> str:
+            return "[" + sep.join(str(x) if not isinstance(x, list) else "[" + sep.join(map(str, x)) + "]"
+                                  for x in s) + "]"
+        text, compact = listed(", "), listed(",")
+        return kind(text, style, (*short, compact) if compact != text else short)
+    return kind("" if s is None else str(s), style, short)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from typing import Any
 from inductor_step.session.diff import guard_list
 from inductor_step.session.format import GraphKey
 from inductor_step.tui.panes.fx import FxPane
+from inductor_step.session.fx_names import short_names, with_short_names
 from inductor_step.session.paths import shorten_in_text
 from inductor_step.session.text import commented, dynamo_text
 
@@ -39,11 +40,31 @@ class DynamoPane(FxPane):
         text = session.cache.get(("guards", cid), (guards, *later), build)
         return guards, text
 
+    def shown_names(self, data: dict[str, Any]) -> dict[str, str]:
+        """Dynamo's names without their module-path markers (:func:`inductor_step.session.fx_names.short_names`),
+        in the table and the code alike (Llama's ``g_model_modules_model_modules_layers_modules_0_modules_self_attn_
+        modules_k_proj_parameters_weight_`` reads ``g_model_model_layers_0_self_attn_k_proj_weight_`` in both)."""
+        def build() -> dict[str, str]:
+            graph = data.graph
+            nodes = (graph.nodes if graph is not None else None) or []
+            code = (graph.get("code") if graph is not None else None) or ""
+            return short_names(code, [n.name for n in nodes] + [str(n.target) for n in nodes if n.op == "placeholder"])
+        return self.app.session.cache.get(("dynamo_names", id(data)), (data,), build)
+
     def text(self, data: dict[str, Any]) -> str:
         guards, commented_guards = self.guards(data)
-        return self.app.session.cache.get(("dynamo_text", id(data)), (data, guards),
-                                          lambda: self.skipped_head(data) + shorten_in_text(
-                                              dynamo_text(data, guards, commented_guards), self.app.session.script_dir))
+
+        def build() -> str:
+            names = self.shown_names(data)
+            text = with_short_names(shorten_in_text(dynamo_text(data, guards, commented_guards),
+                                                    self.app.session.script_dir), names)
+            if names:  # said under the first line, itself left as it is
+                full, short = min(names.items(), key=lambda kv: (len(kv[0]), kv[0]))
+                first, _, rest = text.partition("\n")
+                text = (f"{first}\n# names: Dynamo's module-path parts _modules_, _parameters_, _buffers_ left out "
+                        f"here and in the table ({full} reads {short})\n{rest}")
+            return self.skipped_head(data) + text
+        return self.app.session.cache.get(("dynamo_text", id(data)), (data, guards), build)
 
     def skipped_head(self, data: dict[str, Any]) -> str:
         """A first line when this is the session's first graph and earlier frame ids have none."""

@@ -6,12 +6,36 @@ import re
 from typing import Any, Callable, ClassVar, Sequence
 
 from inductor_step.tui.codeview import lines_of, search_word
-from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.panes.base import Detail, StagePane, T, dtype_cell
+from inductor_step.tui.table import Cell, Exact
 from inductor_step.session.text import short_user_line
 from inductor_step.session.links import entry, related
 
 # an FX node's defining line in a graph's code: `    add: "f32[8]" = ...` or `    add = ...`
 _DEFINES = re.compile(r"^[^\S\n]*(\w+)[^\S\n]*(?::|=)", re.M)
+#: FX's node ops in fewer cells, for a narrow op column (every FX graph's placeholders are its inputs)
+OP_SHORT = {"call_function": "function", "call_method": "method", "call_module": "module", "placeholder": "input"}
+#: namespaces of torch's operator overloads as the tracer records them (``str(OpOverload)``: ns.op.overload)
+_OP_NAMESPACES = ("aten.", "prims.", "quantized.", "_c10d_functional.", "c10d_functional.", "inductor.",
+                  "_quantized.", "_inductor_test.", "mkldnn.", "onednn.", "fbgemm.", "higher_order.")
+_BUILTIN = re.compile(r"^<built-in (?:function|method) (\w+)")
+
+
+def target_forms(target: str | None) -> tuple[str, ...]:
+    """Shorter forms of an FX node's target, longest first, for a narrow target column: an operator
+    overload (``aten.sum.dim_IntList``) without its overload (``aten.sum``), then the op's short
+    name (``sum``); a Python function's qualified name (``torch._C._nn.linear``,
+    ``_operator.getitem``, ``torch.ops.higher_order.flex_attention``) its last name."""
+    t = target or ""
+    m = _BUILTIN.match(t)
+    if m:
+        return (m.group(1),)
+    parts = t.split(".")
+    if len(parts) < 2 or not all(parts):
+        return ()
+    if len(parts) == 3 and t.startswith(_OP_NAMESPACES):
+        return (f"{parts[0]}.{parts[1]}", parts[1])
+    return (parts[-1],)
 
 
 class FxPane(StagePane):
@@ -32,6 +56,15 @@ class FxPane(StagePane):
     def text(self, data: dict[str, Any]) -> str:
         raise NotImplementedError
 
+    def user_lines(self, data: dict[str, Any]) -> dict[str, str]:
+        """Node name -> the user's line to show where it is not the node's recorded ``user_line`` (none here)."""
+        return {}
+
+    def shown_names(self, data: dict[str, Any]) -> dict[str, str]:
+        """Node name (or target) -> the name the table and :meth:`text` show for it, where they show another
+        (none: both show FX's names)."""
+        return {}
+
     #: where in :meth:`text` the node definitions start (0: the top)
     def text_start(self, text: str) -> int:
         return 0
@@ -39,13 +72,23 @@ class FxPane(StagePane):
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         nodes = self.nodes(data)
         script_dir = self.app.session.script_dir
+        shown = self.shown_names(data)
+        inner = self.user_lines(data)
 
         def row(i: int) -> tuple:
             n = nodes[i]
-            where = short_user_line(n.user_line, script_dir)
-            if n.torch_line:  # torch's own frame innermost (F.pad's constant_pad_nd): the user's, then torch's
+            where = short_user_line(inner.get(n.name) or n.user_line, script_dir)
+            mine = (where,) if where else ()
+            if where and "/" in where:  # then the file and line alone (transformers/.../loss_utils.py:66)
+                mine = (*mine, where.rsplit("/", 1)[1])
+            via_torch = bool(n.torch_line) and n.name not in inner
+            if via_torch:  # torch's own frame innermost (F.pad's constant_pad_nd): the user's, then torch's
                 where = f"{where} -> {short_user_line(n.torch_line, script_dir)}"
-            return (T(n.name, "bold"), T(n.op), T(n.target), T(n.shape), T(n.dtype), T(where, "cyan"))
+            target = shown.get(n.target, n.target)
+            return (T(shown.get(n.name, n.name), "bold", kind=Exact),
+                    T(n.op, short=[OP_SHORT[n.op]] if n.op in OP_SHORT else ()),
+                    T(target, short=target_forms(target), kind=Exact if n.op == "placeholder" else Cell),
+                    T(n.shape), dtype_cell(n.dtype), T(where, "cyan", short=mine if via_torch else mine[1:]))
         return [str(i) for i in range(len(nodes))], row
 
     def _rows_by_name(self, data: dict[str, Any]) -> dict[str, int]:
@@ -80,7 +123,8 @@ class FxPane(StagePane):
         nodes = self.nodes(data)
         if not 0 <= row < len(nodes):
             return Detail(text)
-        name = nodes[row]["name"]
+        shown = self.shown_names(data)
+        name = shown.get(nodes[row]["name"], nodes[row]["name"])
         line = self._lines_by_name(data, text).get(name)
         if line is None:  # a placeholder named on the def line: the first line naming it
             line = search_word(lines_of(text), name, self.text_start(text))
@@ -89,7 +133,8 @@ class FxPane(StagePane):
         marks = {(line + 1, line + 1)}
         lines = self._lines_by_name(data, text)
         # the selected buffer's other origin nodes at this level: marked too (the cursor stays on this one)
-        marks |= {(lines[n] + 1, lines[n] + 1) for n in self._origins(name) if n in lines}
+        others = [shown.get(n, n) for n in self._origins(nodes[row]["name"])]
+        marks |= {(lines[n] + 1, lines[n] + 1) for n in others if n in lines}
         return Detail(text, marks=sorted(marks), goto=line + 1)
 
     def _origins(self, name: str) -> list[str]:

@@ -1,0 +1,47 @@
+"""Dynamo's FX names without the module-path markers it spells out (``l_self_modules_norm_parameters_weight_``
+reads ``l_self_norm_weight_``): one short name per name, the same in pane 1's table and in the graph's code."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+#: the parts Dynamo writes between a module path's parts: ``L['self']._modules['norm']._parameters['weight']``
+#: becomes ``l_self_modules_norm_parameters_weight_``
+MARKERS = ("modules", "parameters", "buffers")
+_IDENT = re.compile(r"\b[A-Za-z]\w*\b")
+_MARKED = re.compile(r"[A-Za-z0-9]_(?:modules|parameters|buffers)_\w")
+
+
+def short_name(name: str) -> str:
+    """``name`` without the marker parts (:data:`MARKERS`) inside it: ``g_model_modules_model_modules_layers_modules_0_
+    modules_self_attn_modules_k_proj_parameters_weight_`` -> ``g_model_model_layers_0_self_attn_k_proj_weight_``;
+    a name with none is returned as it is.  (An attribute whose own name has such a part, ``my_buffers_x``, loses
+    it too: :func:`short_names` keeps the full name wherever two names would read the same.)"""
+    if not _MARKED.search(name):
+        return name
+    parts = name.split("_")
+    return "_".join(p for i, p in enumerate(parts) if i == 0 or p not in MARKERS)
+
+
+def short_names(code: str, names: Iterable[str] = ()) -> dict[str, str]:
+    """Full name -> short name (:func:`short_name`) for every identifier of a Dynamo graph's ``code`` (its
+    ``print_readable``) and ``names`` (its nodes' names and targets) that has markers, leaving out any whose short
+    name is already an identifier there or is shared with another name: the map is one to one, so every short
+    name names one node in both the table and the code."""
+    idents = set(_IDENT.findall(code)) | set(names)
+    short: dict[str, str] = {}
+    taken: dict[str, int] = {}
+    for n in idents:
+        s = short_name(n)
+        if s != n:
+            short[n] = s
+            taken[s] = taken.get(s, 0) + 1
+    return {n: s for n, s in short.items() if taken[s] == 1 and s not in idents}
+
+
+def with_short_names(text: str, names: dict[str, str]) -> str:
+    """``text`` with every whole identifier in ``names`` replaced by its short name."""
+    if not names:
+        return text
+    return _IDENT.sub(lambda m: names.get(m.group(0), m.group(0)), text)

@@ -1,0 +1,158 @@
+"""Table cells: text with a style and shorter forms (:class:`Cell`), and how a cell too long for its column is cut."""
+
+from __future__ import annotations
+
+import re
+
+from typing import Any, Sequence
+
+from rich.cells import cell_len, set_cell_size
+
+
+class Cell:
+    """One table cell: plain text (never markup: compiler strings are full of brackets) and a Rich
+    style.  ``str(cell)`` is its text.  ``short``: shorter forms of the same text, longest first, that a
+    narrow column shows whole before it cuts anything (``aten.addmm.default``: ``aten.addmm``, ``addmm``;
+    ``[32, 256]``: ``[32,256]``)."""
+
+    __slots__ = ("text", "style", "short")
+
+    def __init__(self, text: str, style: str = "", short: Sequence[str] = ()):
+        self.text, self.style, self.short = text, style, tuple(short)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Cell({self.text!r})"
+
+
+class Prose(Cell):
+    """A cell of prose (a note, a reason): cut at its end, where it matters least; names and paths are cut in
+    the middle (:func:`cut_middle`)."""
+
+    __slots__ = ()
+
+
+class Whole(Cell):
+    """A cell a cut would misread (sizes: ``[3… 256]``): its column is measured to its widest sampled cell in its
+    shortest form, not to the typical cell's width."""
+
+    __slots__ = ()
+
+
+class Exact(Cell):
+    """A name that must read as it is written elsewhere on screen (an FX node's name over the graph's code): cut
+    in the middle with "…" where it does not fit, never abbreviated (:func:`abbreviate_ident`'s initials name
+    nothing the code shows)."""
+
+    __slots__ = ()
+
+
+def _width(t: str) -> int:
+    return len(t) if t.isascii() else cell_len(t)
+
+
+def shortest(cell: Any) -> str:
+    """The shortest form of ``cell`` (its text where it has no ``short`` forms)."""
+    forms = getattr(cell, "short", ())
+    return forms[-1] if forms else _text(cell)
+
+
+def fitting(cell: Any, w: int) -> str | None:
+    """The longest of ``cell``'s shorter forms that fits in ``w`` cells, None where none does."""
+    for form in getattr(cell, "short", ()):
+        if _width(form) <= w:
+            return form
+    return None
+
+
+
+#: FX name parts that say nothing about which module (``l_self_modules_norm_parameters_weight_``)
+_FX_FILLER = frozenset({"modules", "parameters", "buffers", "self"})
+_FILE_LINE = re.compile(r"\.\w+:\d+$")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]*")
+
+
+def abbreviate_ident(t: str, w: int) -> str | None:
+    """An FX-style name (``l_model_modules_norm_parameters_weight_``) in ``w`` cells keeping the
+    parts that tell it from its siblings: without the filler parts (``modules``,
+    ``parameters``), the middle parts as initials (``l_m_norm_weight_``), then without its leading
+    parts and cut at the end (``norm_weig…``); None when ``t`` has no filler part."""
+    if not _IDENT.fullmatch(t):
+        return None
+    parts = t.split("_")
+    filler = [i for i, p in enumerate(parts) if p in _FX_FILLER]
+    if not filler:
+        return None  # no filler: a kernel or node name, cut in the middle as any other
+    for n in range(1, len(filler) + 1):  # the filler parts dropped one by one, from the left
+        s = "_".join(p for i, p in enumerate(parts) if i not in filler[:n])
+        if len(s) <= w:
+            return s
+    parts = [p for i, p in enumerate(parts) if i not in filler]
+    named = [i for i, p in enumerate(parts) if p]
+    whole = set(named[:1] + named[-2:])
+    parts = [p if i in whole or p.isdigit() else p[:1] for i, p in enumerate(parts)]
+    s = "_".join(parts)
+    if len(s) <= w:
+        return s
+    for start in range(1, len(parts)):  # fewer leading parts, as few dropped as will fit
+        if start not in whole and not parts[start].isdigit():
+            continue  # never start at an initial ("m_up_bias_")
+        tail = "_".join(parts[start:])
+        if len(tail) <= w or start >= (named[-2] if len(named) >= 2 else len(parts) - 1):
+            return tail if len(tail) <= w else tail[:w - 1] + "…"
+    return s[:w - 1] + "…"
+
+
+def cut_plain(t: str, w: int) -> str:
+    """``t`` cut to ``w`` cells in the middle with "…", keeping more of its end than of its start."""
+    if w <= 1:
+        return set_cell_size(t, w)
+    head = (w - 1) * 2 // 5
+    tail = w - 1 - head
+    if t.isascii():
+        return t[:head] + "…" + (t[-tail:] if tail else "")
+    return set_cell_size(t, head) + "…" + set_cell_size(t[::-1], tail)[::-1]
+
+
+def cut_name(t: str, w: int) -> str:
+    """An FX name cut to ``w`` cells keeping its end from a part on: ``…norm_weight_`` for
+    ``l_model_norm_weight_`` (siblings differ at their tails: ``l_mo…_weight_`` read the same for three
+    weights), every shown character in the name's order; :func:`cut_plain` for any other text."""
+    if w < 6 or not t.isascii() or not _IDENT.fullmatch(t):
+        return cut_plain(t, w)
+    tail = t[len(t) - (w - 1):]
+    cut = tail.find("_", 0, len(tail) - 1)
+    if 0 <= cut and len(tail) - cut - 1 >= (w - 1) * 2 // 3:  # from the next part on, if that keeps most of the room
+        tail = tail[cut + 1:]
+    return "…" + tail
+
+
+def cut_middle(t: str, w: int) -> str:
+    """``t`` cut to ``w`` cells in the middle, keeping more of its end than of its start: FX names
+    differ at their tails (``l_fn_modules_0_…_weight_``), paths at their file and line.  FX-style
+    names are abbreviated instead (:func:`abbreviate_ident`), so three weights do not all read
+    ``l_m…eight_``."""
+    if w <= 1:
+        return set_cell_size(t, w)
+    if t.isascii() and len(t) <= w:
+        return t
+    if t.isascii() and " -> " in t and w >= 12:  # "user.py:3 -> torch/nn/functional.py:2910": both ends kept
+        a, b = t.split(" -> ", 1)
+        room = w - 4
+        wb = min(len(b), max(room // 2, room - len(a)))
+        return (cut_middle(a, room - wb) + " -> " + cut_middle(b, wb)).ljust(w)
+    short = abbreviate_ident(t, w) if w >= 6 else None
+    if short is not None:
+        return short
+    if t.isascii() and _FILE_LINE.search(t):  # a path with its line: the file and line kept whole
+        base = t.rsplit("/", 1)[-1]
+        if len(base) + 1 < w:
+            return t[:w - 1 - len(base)] + "…" + base
+        return "…" + base[len(base) - (w - 1):]
+    return cut_plain(t, w)
+
+
+def _text(cell: Any) -> str:
+    return cell.text if isinstance(cell, Cell) else "" if cell is None else str(cell)
