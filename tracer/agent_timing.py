@@ -192,8 +192,9 @@ class TimingRequests:
                 self._run_done({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)",
                                 "done": True, "timed": 0, "failed": [], "of": 0})
                 return
-            # each graph is timed in a fresh worker process, where no earlier profiler session (the
-            # script's profiled calls) has left CUPTI attached (see timing.cupti_detached for why it matters)
+            # each run's graphs are timed in a fresh worker process, where the script's profiled calls left nothing;
+            # the worker detaches CUPTI before each graph after the first (timing.cupti_detached) and says so in
+            # the run's ``cupti``, which replaces this one
             cupti = ("CPU: not applicable" if not str(self.device).startswith("cuda") else
                      "not attached: timed in a fresh process, where no earlier profiler session left CUPTI attached")
             self._time_graphs(todo, cupti)

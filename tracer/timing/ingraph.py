@@ -359,8 +359,11 @@ def cupti_detached(device: str):
     if "TEARDOWN_CUPTI" in os.environ:
         yield f"TEARDOWN_CUPTI={os.environ['TEARDOWN_CUPTI']} set by the user; left as is"
         return
-    if adapter.profiler_active() or not (torch.cuda.is_available() and torch.cuda.is_initialized()):
-        yield "not detached (a profiler is running, or CUDA is not initialised)"
+    if adapter.profiler_active():
+        yield "not detached (a profiler is running)"
+        return
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        yield "not attached: nothing has run on the GPU in this process yet, so no profiler session has either"
         return
     os.environ["TEARDOWN_CUPTI"] = "1"
     try:

@@ -84,8 +84,12 @@ def time_in_process(output_path: str, eager_gm: Any, device: str, why: str, *,
 
     def _go() -> None:
         try:
-            res = time_graph(output_path, gm, device, cancel=cancel, progress=step, num_gb=num_gb, script=script,
-                             dynamo=dynamo)
+            from inductor_step.tracer.timing.ingraph import cupti_detached  # noqa: PLC0415
+
+            with cupti_detached(str(device)) as cupti:  # the script's profiled calls left CUPTI attached here
+                res = time_graph(output_path, gm, device, cancel=cancel, progress=step, num_gb=num_gb, script=script,
+                                 dynamo=dynamo)
+            res["cupti"] = cupti
             if compare:
                 step("comparing outputs with the original and eager")
                 try:

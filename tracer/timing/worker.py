@@ -50,6 +50,7 @@ def main(argv: list[str]) -> int:
     from inductor_step.tracer import adapter  # noqa: PLC0415
     from inductor_step.tracer.graph_device import make_current  # noqa: PLC0415
     from inductor_step.tracer.timing.harness import time_graph  # noqa: PLC0415
+    from inductor_step.tracer.timing.ingraph import cupti_detached  # noqa: PLC0415
 
     adapter.register_inductor_ops()
 
@@ -75,23 +76,28 @@ def main(argv: list[str]) -> int:
                 from inductor_step.tracer.timing.interleave import pair_rounds  # noqa: PLC0415
 
                 p = spec["pair"]
-                send({"result": pair_rounds(spec["output_path"], p["output_path"], spec.get("eager_gm"),
-                                            p.get("eager_gm"), spec.get("script"), p.get("script"), cancel=cancel,
-                                            progress=lambda text: send({"progress": text}))})
+                with cupti_detached(str(spec["device"])):  # (see below)
+                    send({"result": pair_rounds(spec["output_path"], p["output_path"], spec.get("eager_gm"),
+                                                p.get("eager_gm"), spec.get("script"), p.get("script"), cancel=cancel,
+                                                progress=lambda text: send({"progress": text}))})
                 continue
-            if spec["output_path"].endswith((".pt2", ".so")):  # an AOTInductor package or .so: timed whole
-                from inductor_step.tracer.timing.aoti import time_aoti  # noqa: PLC0415
+            # the graphs timed before this one ran profiler sessions in this process (in-graph kernel times under
+            # CUPTI), which leave CUPTI attached: every kernel launch of this graph would pay for its callbacks
+            with cupti_detached(str(spec["device"])) as cupti:
+                if spec["output_path"].endswith((".pt2", ".so")):  # an AOTInductor package or .so: timed whole
+                    from inductor_step.tracer.timing.aoti import time_aoti  # noqa: PLC0415
 
-                result = time_aoti(spec["output_path"], spec.get("eager_gm"), spec["device"], script=spec.get("script"),
-                                   cancel=cancel, progress=lambda text: send({"progress": text}))
-            else:
-                from inductor_step.tracer.timing.aoti import mark_cpp_wrapper  # noqa: PLC0415
+                    result = time_aoti(spec["output_path"], spec.get("eager_gm"), spec["device"], script=spec.get("script"),
+                                       cancel=cancel, progress=lambda text: send({"progress": text}))
+                else:
+                    from inductor_step.tracer.timing.aoti import mark_cpp_wrapper  # noqa: PLC0415
 
-                result = mark_cpp_wrapper(spec["output_path"], time_graph(
-                    spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel, num_gb=spec.get("num_gb"),
-                    script=spec.get("script"), progress=lambda text: send({"progress": text}),
-                    dynamo=spec.get("dynamo")), spec["device"],
-                    cancel=cancel, progress=lambda text: send({"progress": text}), script=spec.get("script"))
+                    result = mark_cpp_wrapper(spec["output_path"], time_graph(
+                        spec["output_path"], spec.get("eager_gm"), spec["device"], cancel=cancel, num_gb=spec.get("num_gb"),
+                        script=spec.get("script"), progress=lambda text: send({"progress": text}),
+                        dynamo=spec.get("dynamo")), spec["device"],
+                        cancel=cancel, progress=lambda text: send({"progress": text}), script=spec.get("script"))
+            result["cupti"] = cupti
             if side_note:
                 result["eager_user_kernels"] = side_note
             if spec.get("compare"):  # a what-if variant: its outputs against the original's
