@@ -40,8 +40,9 @@ DEFAULTS: dict[str, tuple[Any, type, str]] = {
     "allow-more-graphs": (0, int, "graphs more than the baseline's"),
     "allow-more-kernels": (0, int, "generated kernels more than the baseline's"),
     "allow-fewer-fusions": (0, int, "fusions fewer than the baseline's"),
-    "max-memory-growth": (None, float, "a graph's planned peak memory (from its wrapper, session.memory) may be at "
-                                       "most this many times the baseline's (default: not checked)"),
+    "max-memory-growth": (None, float, "a graph's peak memory may be at most this many times the baseline's: the "
+                                       "peak the timing worker measured where both recordings measured it, else the "
+                                       "one planned from its wrapper (session.memory) (default: not checked)"),
 }
 OK, FAIL, CANNOT = "ok", "FAIL", "cannot judge"
 
@@ -354,7 +355,7 @@ def gate(a: Compiled, b: Compiled, limits: dict[str, Any], sources: dict[str, st
                 checks.append(_kernel_time_check(key, runs_a.get(ka), runs_b.get(kb), d.kernel_pairs if d else {},
                                                  limits["max-kernel-slowdown"], limits["min-ms"],
                                                  sources.get("max-kernel-slowdown", "")))
-    if limits.get("max-memory-growth") is not None:  # the planned peak per paired graph
+    if limits.get("max-memory-growth") is not None:  # the peak per paired graph, measured or planned
         checks += [_memory_check(a.session, ka, b.session, kb, limits["max-memory-growth"],
                                  sources.get("max-memory-growth", "")) for ka, kb, _how, _d in pairs if ka and kb]
     for c in checks:
@@ -363,24 +364,45 @@ def gate(a: Compiled, b: Compiled, limits: dict[str, Any], sources: dict[str, st
 
 
 def _memory_check(sa: Any, ka: str, sb: Any, kb: str, limit: float, source: str) -> Check:
-    """Graph ``kb``'s planned peak (session.memory.plan: the wrapper's allocations; not measured) against the
-    baseline's ``ka``: FAIL when it grew past ``limit`` times; the saved-for-backward bytes said alongside."""
-    from inductor_step.session.memory_text import fmt_bytes, graph_memory  # noqa: PLC0415
+    """Graph ``kb``'s peak against the baseline's ``ka``: FAIL when it grew past ``limit`` times.  The peak the
+    timing worker measured (tracer.timing.memory, one call) where both recordings measured it the same way, else
+    the planned one (session.memory.plan: the wrapper's allocations), the check saying which and why; eager's peak
+    and the saved-for-backward bytes (planned, and eager autograd's) said alongside."""
+    from inductor_step.session.memory_text import fmt_bytes, figures, graph_memory, pair_text, short_source  # noqa: PLC0415
 
     key = ka if ka == kb else f"{ka} -> {kb}"
     ma, mb = graph_memory(sa, ka), graph_memory(sb, kb)
-    src = "planned from the wrappers' allocations (session.memory); not measured"
-    if ma.plan is None or mb.plan is None:
-        return Check(f"memory {key}", CANNOT, "no memory plan on "
-                     + ("either side" if ma.plan is None and mb.plan is None else "one side")
-                     + " (no Python wrapper recorded)", src)
-    pa, pb = ma.plan.peak, mb.plan.peak
+    fa, fb = figures(ma), figures(mb)
+    srca, srcb = short_source(ma.run_memory), short_source(mb.run_memory)
+    if fa["measured"] is not None and fb["measured"] is not None and srca == srcb:
+        used, pa, pb = "measured", fa["measured"], fb["measured"]
+        src = f"measured by the timing worker ({srca}), one call each"
+        why = ""
+    else:
+        used, pa, pb = "planned", fa["planned"], fb["planned"]
+        src = "planned from the wrappers' allocations (session.memory)"
+        why = ("; not measured on either side" if fa["measured"] is None and fb["measured"] is None else
+               "; the baseline was not measured" if fa["measured"] is None else
+               "; the new recording was not measured" if fb["measured"] is None else
+               f"; measured by {srca} against {srcb}: not comparable")
+        if ma.plan is None or mb.plan is None:
+            return Check(f"memory {key}", CANNOT, "no memory plan on "
+                         + ("either side" if ma.plan is None and mb.plan is None else "one side")
+                         + " (no Python wrapper recorded) and no measured peak on both" + why, src)
+    assert pa is not None and pb is not None
     ratio = pb / pa if pa else (1.0 if not pb else math.inf)
-    text = f"planned peak {fmt_bytes(pa)} -> {fmt_bytes(pb)} (x{ratio:.2f}; allowed: x{limit:g}"
-    text += f" {source})" if source else ")"
-    if ma.saved is not None and mb.saved is not None and (ma.saved.tensors or mb.saved.tensors):
-        text += f"; saved for backward {fmt_bytes(ma.saved.storage_bytes)} -> {fmt_bytes(mb.saved.storage_bytes)}"
-    details = [f"peak at {mb.plan.peak_buffer} ({mb.plan.peak_kernel}), {len(mb.plan.live_at_peak)} buffers live"]
+    text = f"{used} peak {fmt_bytes(pa)} -> {fmt_bytes(pb)} (x{ratio:.2f}; allowed: x{limit:g}"
+    text += (f" {source})" if source else ")") + why
+    if fa["eager"] is not None or fb["eager"] is not None:
+        text += f"; eager's peak {pair_text(fa['eager'], fb['eager'])}"
+    if fa["saved"] is not None or fb["saved"] is not None:
+        text += f"; saved for backward {fmt_bytes(fa['saved'])} -> {fmt_bytes(fb['saved'])}"
+    if fa["eager_saved"] is not None or fb["eager_saved"] is not None:
+        text += f" (eager autograd's {pair_text(fa['eager_saved'], fb['eager_saved'])})"
+    details = ([f"peak at {mb.plan.peak_buffer} ({mb.plan.peak_kernel}), {len(mb.plan.live_at_peak)} buffers live "
+                "in the plan"] if mb.plan is not None else [])
+    if used == "measured" and fa["planned"] is not None and fb["planned"] is not None:
+        details.append(f"planned peak {pair_text(fa['planned'], fb['planned'])}")
     return Check(f"memory {key}", FAIL if ratio > limit else OK, text, src, details if ratio > limit else [])
 
 

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.session.format.values import DTYPE_BYTES, dtype_bytes  # noqa: F401 - DTYPE_BYTES re-exported
+from inductor_step.session.format.values import DTYPE_BYTES, dtype_bytes, split_args  # noqa: F401 - DTYPE_BYTES re-exported
 
 SOURCE = "planned from the wrapper's allocations (empty_strided, del, # reuse); not measured"
 ESTIMATE = "Inductor's estimate: not recorded (torch._inductor.memory.estimate_peak_memory is not in the session)"
@@ -187,31 +187,6 @@ class Plan:
     def allocations(self) -> list[MemBuffer]:
         """The buffers that hold storage of their own (allocated or extern), in wrapper order."""
         return [b for b in self.buffers.values() if b.how in ("allocated", "extern")]
-
-
-def _top_items(text: str, sep: str = ",") -> list[str]:
-    """The top-level ``sep``-separated items of ``text`` (outside brackets and quotes), stripped, empty ones
-    dropped; a ``#`` outside them ends the text (a wrapper line's comment: ``a = b; del b  # reuse``)."""
-    out, depth, cur, q = [], 0, "", ""
-    for ch in text:
-        if q:
-            cur += ch
-            q = "" if ch == q else q
-            continue
-        if ch in "'\"":
-            q = ch
-        elif ch == "#" and depth == 0:
-            break
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-            continue
-        cur += ch
-    return [x for x in out + [cur.strip()] if x]
 
 
 def _functions(lines: list[str], first: int = 0, last: int | None = None) -> dict[str, tuple[int, int]]:
@@ -417,7 +392,7 @@ class _Planner:
             if not unpacked and raw.endswith("= args"):
                 unpacked = True
                 if top:
-                    for n in _top_items(raw[: -len("= args")]):
+                    for n in split_args(raw[: -len("= args")]):
                         self.inputs.append(n)
                         self.buffers[n] = MemBuffer(n, "input", None, n, ln, source="graph input")
                         self._bind(n, n)
@@ -427,7 +402,7 @@ class _Planner:
             elif _KERNEL_CALL.match(raw):
                 m = _KERNEL_CALL.match(raw)
                 self._step(ln, "kernel", next(g for g in m.groups() if g), raw)  # type: ignore[union-attr]
-            for st in _top_items(raw, ";"):
+            for st in split_args(raw, ";"):
                 returned = self._statement(st, ln, reuse, top, returned)
         if not top:  # the function's locals go when it returns
             for n in [n for n in self.names if n not in local_from and n not in returned]:
@@ -446,7 +421,7 @@ class _Planner:
                 b.bytes = storage_bytes(size, stride, dt) if size is not None else None
             return returned
         if st.startswith("del "):
-            for n in _top_items(st[4:]):
+            for n in split_args(st[4:]):
                 freeable = (self.names.get(n) or n) in self.groups
                 if self._drop(n, ln):
                     self._step(ln, "release" if freeable else "del", n, st)
@@ -464,7 +439,7 @@ class _Planner:
         if st.startswith("return"):
             body = st[len("return"):].strip()
             body = body[1:-1] if body.startswith("(") and body.endswith(")") else body
-            names = [re.split(r"[(,\[ ]", x.removeprefix("reinterpret_tensor("))[0] for x in _top_items(body)]
+            names = [re.split(r"[(,\[ ]", x.removeprefix("reinterpret_tensor("))[0] for x in split_args(body)]
             if top:  # positional: an output that is not a tensor name (None, a constant) keeps its place
                 self.outputs = names
                 for n in [n for n in names if n in self.names]:
@@ -488,7 +463,7 @@ class _Planner:
             part = f"partition_{m.group(2)}"
             if part in self.funcs:
                 got = self.run(part)
-                for a, b in zip(_top_items(m.group(1)), got):
+                for a, b in zip(split_args(m.group(1)), got):
                     if a != b and b in self.names:
                         self._bind(a, self.names[b])
                         self._drop(b, None)

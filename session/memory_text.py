@@ -174,28 +174,81 @@ def _changes(a: GraphMemory, b: GraphMemory) -> list[str]:
     return out
 
 
+def figures(gm: GraphMemory | None) -> dict[str, int | None]:
+    """A graph's memory figures in bytes, None where not known: ``planned`` (the plan's peak), ``saved`` (the
+    distinct storages a forward saves for its backward, planned), ``measured`` (the compiled call's peak, timing
+    worker), ``eager`` (eager's peak for the same graph) and ``eager_saved`` (eager autograd's saved storages)."""
+    rm = (gm.run_memory if gm is not None else None) or {}
+    e, es = rm.get("eager"), rm.get("eager_saved")
+    sv = gm.saved if gm is not None else None
+    return {"planned": gm.plan.peak if gm is not None and gm.plan is not None else None,
+            "saved": sv.storage_bytes if sv is not None and sv.tensors else None,
+            "measured": gm.measured if gm is not None else None,
+            "eager": e.get("peak_bytes") if isinstance(e, dict) and isinstance(e.get("peak_bytes"), int) else None,
+            "eager_saved": es.get("storage_bytes") if isinstance(es, dict)
+            and isinstance(es.get("storage_bytes"), int) else None}
+
+
+def pair_text(a: int | None, b: int | None) -> str:
+    """``2.2 MB in both``, ``262.1 kB -> 393.2 kB (+50%)``, ``? -> 393.2 kB`` (``?``: not known on that side)."""
+    if a == b:
+        return f"{fmt_bytes(a)} in both"
+    if a is not None and b is not None and fmt_bytes(a) == fmt_bytes(b):  # too close for the short form
+        return f"{fmt_bytes(a)} -> {fmt_bytes(b)} ({b - a:+d} B)"
+    pct = f" ({(b - a) / a * 100:+.0f}%)" if a and b is not None else ""
+    return f"{fmt_bytes(a)} -> {fmt_bytes(b)}{pct}"
+
+
+def _ratio(x: int | None, of: int | None) -> str:
+    return f"x{x / of:.2f}" if x is not None and of else "?"
+
+
+def _measured_text(a: GraphMemory, b: GraphMemory, fa: dict[str, int | None], fb: dict[str, int | None]) -> str:
+    """The measured half of the diff's line: the compiled peak, eager's peak and eager autograd's saved bytes of A
+    and B with where they came from; "" where neither side was measured."""
+    if all(fa[k] is None and fb[k] is None for k in ("measured", "eager", "eager_saved")):
+        return ""
+    text = f"measured peak {pair_text(fa['measured'], fb['measured'])}, eager's {pair_text(fa['eager'], fb['eager'])}"
+    if fa["eager_saved"] is not None or fb["eager_saved"] is not None:
+        text += f"; eager autograd saves {pair_text(fa['eager_saved'], fb['eager_saved'])}"
+    srcs = sorted({short_source(m) for m in (a.run_memory, b.run_memory) if m and short_source(m) != "?"})
+    return text + f" ({' / '.join(srcs) or 'timing worker'}, one call each in the timing worker)"
+
+
+def _against_eager(fa: dict[str, int | None], fb: dict[str, int | None]) -> list[str]:
+    """What moved against eager: the compiled peak over eager's, the saved bytes over eager autograd's (A -> B)."""
+    out = []
+    for label, x, of in (("compiled peak against eager's", "measured", "eager"),
+                         ("saved for backward against eager autograd's", "saved", "eager_saved")):
+        ra, rb = _ratio(fa[x], fa[of]), _ratio(fb[x], fb[of])
+        if ra != rb and "?" not in (ra, rb):
+            out.append(f"{label} {ra} -> {rb}")
+    return out
+
+
 def diff_note(a: GraphMemory | None, b: GraphMemory | None, always: bool = False) -> str:
     """The diff's line on two graphs' memory: ``memory: planned peak 1.0 kB -> 2.1 kB (+100%); saved for backward
-    ...; what changed: allocations 7 -> 5, saved 5 -> 4 tensors: -mul_2 16.4 kB`` when the planned peak or the
-    saved bytes differ; "" when they agree (``always``: then ``memory: planned peak 1.0 kB in both ...``) or a
-    side has no plan."""
+    ...`` and, where the timing worker measured either side, ``measured peak ..., eager's ...; eager autograd saves
+    ...`` (:func:`figures`), then ``what changed: allocations 7 -> 5, saved 5 -> 4 tensors: -mul_2 16.4 kB,
+    compiled peak against eager's x0.67 -> x1.00`` when a figure differs; "" when all agree (``always``: then
+    ``memory: planned peak 1.0 kB in both ...``) or a side has no plan."""
     if a is None or b is None or a.plan is None or b.plan is None:
         return ""
-    pa, pb = a.plan.peak, b.plan.peak
-    sa = a.saved.storage_bytes if a.saved is not None and a.saved.tensors else None
-    sb = b.saved.storage_bytes if b.saved is not None and b.saved.tensors else None
-    how = " (planned from the wrappers' allocations; not measured)"
-    if pa == pb and sa == sb:
+    fa, fb = figures(a), figures(b)
+    pa, pb, sa, sb = fa["planned"], fb["planned"], fa["saved"], fb["saved"]
+    measured = _measured_text(a, b, fa, fb)
+    how = " (planned from the wrappers' allocations" + ("" if measured else "; not measured") + ")"
+    tail = f"; {measured}" if measured else ""
+    if fa == fb:
         if not always:
             return ""
         saved = f"; saved for backward {fmt_bytes(sa)}" if sa is not None else ""
-        return f"memory: planned peak {fmt_bytes(pa)}{saved} in both{how}"
-    pct = f" ({(pb - pa) / pa * 100:+.0f}%)" if pa else ""
-    text = f"memory: planned peak {fmt_bytes(pa)} -> {fmt_bytes(pb)}{pct}"
+        return f"memory: planned peak {fmt_bytes(pa)}{saved} in both{how}{tail}"
+    text = f"memory: planned peak {pair_text(pa, pb)}"
     if sa is not None or sb is not None:
         text += f"; saved for backward {fmt_bytes(sa)} -> {fmt_bytes(sb)}"
-    changes = _changes(a, b)
-    return text + how + (f"; what changed: {'; '.join(changes)}" if changes else "")
+    changes = _changes(a, b) + _against_eager(fa, fb)
+    return text + how + tail + (f"; what changed: {'; '.join(changes)}" if changes else "")
 
 
 def report_section(session: Any) -> str:

@@ -48,9 +48,12 @@ RUNS = {
     # memory: an in-place setting and the partitioner's activation budget, each a what-if variant, timed
     "memory_whatif.jsonl": ["--run", "--what-if=inplace_buffers=False", "--what-if=activation_memory_budget=0.5",
                             os.path.join(HERE, "scripts", "memory_whatif.py")],
+    # memory measured by the timing worker, two configs of one script (the diff's and the gate's eager figures)
+    "memory_measured_a.jsonl": ["--run", os.path.join(HERE, "scripts", "memory_measured.py")],
+    "memory_measured_b.jsonl": ["--run", os.path.join(HERE, "scripts", "memory_measured.py")],
 }
 #: extra environment of a run
-ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}}
+ENV = {"diff_config_b.jsonl": {"DIFF_NO_FUSION": "1"}, "memory_measured_b.jsonl": {"MEMORY_MORE": "1"}}
 #: the rank comparison: one script run as rank 0, rank 1 and a rank 1 that dies (--run, script args)
 RANKS = {"ranks_r0.jsonl": ["--rank", "0"], "ranks_r1.jsonl": ["--rank", "1"],
          "ranks_r1_died.jsonl": ["--rank", "1", "--die"]}

@@ -7,12 +7,14 @@ import time
 import traceback
 from typing import Any
 
-from inductor_step.session.format import GraphKey, settings_label
+from inductor_step.session.format import GraphKey, settings_label, split_part, with_part
 from inductor_step.tracer.whatif import run_variant
 
 
 def install(agent: Any) -> list[str]:
-    """Keep every training compile's joint graph on ``agent`` (``agent.what_if_joints[cid]``); the hook's name."""
+    """Keep every training compile's joint graph on ``agent``, one per graph: ``agent.what_if_joints[frame key]``
+    (tracer.capture's frame key: ``"[0/0]"``, or ``"[4/0] #2"`` for DDPOptimizer's part 2, whose submodule
+    compile_fx partitions a joint graph of its own under the same compile id); the hook's name."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
     from inductor_step.tracer.adapter.partition import install_partition_hook  # noqa: PLC0415
 
@@ -20,25 +22,29 @@ def install(agent: Any) -> list[str]:
 
     def keep(joint: dict[str, Any]) -> None:
         if getattr(agent.tl, "variant", None) is None:
-            agent.what_if_joints[adapter.current_compile_id()] = joint
+            cid = adapter.current_compile_id()
+            # the part whose compile_fx runs now (tracer.capture.new_part set it at its pre-grad pass)
+            agent.what_if_joints[agent.frames.get(cid, {}).get("cur") or cid] = joint
 
     return (["min_cut_rematerialization_partition (the joint graph, for activation_memory_budget what-ifs)"]
             if install_partition_hook(keep) else [])
 
 
 def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: bool = False) -> str | None:
-    """Partition compile ``cid``'s joint graph again under ``settings`` (torch._functorch.config) and compile the new
-    forward and backward (compile_fx_inner, on real inputs of their shapes) as the variants ``"[0/0] forward ·
-    activation_memory_budget=0.5"`` and ``"[0/0] backward · ..."``; ``what_if`` messages as
+    """Partition the joint graph of graph ``(cid, kind)`` again under ``settings`` (torch._functorch.config) and
+    compile the new forward and backward (compile_fx_inner, on real inputs of their shapes) as the variants
+    ``"[0/0] forward · activation_memory_budget=0.5"`` and ``"[0/0] backward · ..."``; a DDPOptimizer part's own
+    joint graph for ``kind`` ``"forward #2"``, its variants ``"[4/0] forward #2 · ..."``; ``what_if`` messages as
     tracer.whatif.run_what_if sends them (for ``kind``).  ``run``: time all four once the originals have code.
     Returns the variant key of ``kind``, or None when it failed."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
     label = settings_label(settings)
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": label, "settings": settings}
-    joint = (getattr(agent, "what_if_joints", None) or {}).get(cid)
+    base, part = split_part(kind)  # a DDPOptimizer part's forward and backward keep their part: "forward #2"
+    joint = (getattr(agent, "what_if_joints", None) or {}).get(agent.frame_key(cid, kind))
     why = None
-    if kind not in ("forward", "backward"):
+    if base not in ("forward", "backward"):
         why = (f"{cid} {kind}: {', '.join(settings)} acts in AOTAutograd's partitioner on a training graph's joint "
                "graph; this graph has no backward")
     elif joint is None:
@@ -47,11 +53,12 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
     if why is not None:
         agent.send({**head, "status": "failed", "message": why})
         return None
-    keys = {k: GraphKey(cid, k, variant=label).kind_text for k in ("forward", "backward")}
+    origs = {k: with_part(k, part) for k in ("forward", "backward")}
+    keys = {k: GraphKey(cid, k, part=part, variant=label).kind_text for k in origs}
     if all((agent.graphs.get((cid, v)) or {}).get("output_path") for v in keys.values()):  # asked for both graphs
-        agent.send({**head, "status": "done", "message": f"{cid} {keys[kind]} was compiled with its other half"})
-        return f"{cid} {keys[kind]}"
-    agent.send({**head, "status": "compiling", "message": f"partitioning {cid} again with {label}"})
+        agent.send({**head, "status": "done", "message": f"{cid} {keys[base]} was compiled with its other half"})
+        return f"{cid} {keys[base]}"
+    agent.send({**head, "status": "compiling", "message": f"partitioning {cid} {origs['forward']}'s joint graph again with {label}"})
     state: dict[str, Any] = {}
 
     def compile_them() -> None:
@@ -60,7 +67,7 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
             for k, gm in (("forward", fw), ("backward", bw)):
                 agent.tl.variant = (cid, keys[k])
                 state["at"] = k
-                fr = agent.frames.get(agent.frame_key(cid, k)) or {}
+                fr = agent.frames.get(agent.frame_key(cid, origs[k])) or {}
                 agent.stop(cid, keys[k], "dynamo", {
                     "graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "", "nodes": []},
                     "graph_breaks": fr.get("graph_breaks") or [], "recompile_reasons": [],
@@ -80,21 +87,21 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
         text = f"{type(e).__name__}: {e}".strip()
         agent.send({"type": "error", "stage": "aot", "message": text.splitlines()[0] if text else type(e).__name__,
                     "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
-                    "graph_kind": keys.get(state.get("at", kind), keys["forward"])})
+                    "graph_kind": keys.get(state.get("at", base), keys["forward"])})
         agent.send({**head, "status": "failed", "message": f"the {state.get('at', 'partition')} variant failed: "
                                                             f"{text.splitlines()[0] if text else ''}"})
         return None
     for k in keys:
-        agent.variant_of[(cid, keys[k])] = (cid, k)
+        agent.variant_of[(cid, keys[k])] = (cid, origs[k])
     agent.send({**head, "status": "done", "message": f"{cid} forward and backward partitioned again and compiled "
                                                      f"with {label}"})
     if run:
-        only = [f"{cid} {k}" for k in keys] + [f"{cid} {v}" for v in keys.values()]
+        only = [f"{cid} {k}" for k in origs.values()] + [f"{cid} {v}" for v in keys.values()]
 
         def when_ready() -> None:
-            while not all((agent.graphs.get((cid, k)) or {}).get("output_path") for k in keys) \
+            while not all((agent.graphs.get((cid, k)) or {}).get("output_path") for k in origs.values()) \
                     and not agent.script_done:
                 time.sleep(0.2)
             agent.run_all(only=only)
         threading.Thread(target=when_ready, daemon=True, name="inductor-step what-if timing").start()
-    return f"{cid} {keys[kind]}"
+    return f"{cid} {keys[base]}"

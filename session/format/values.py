@@ -1,4 +1,4 @@
-"""How the recorded texts write values: bytes per dtype, and a call's arguments split at top-level commas."""
+"""How the recorded texts write values: bytes per dtype, and a call's arguments (or a line's statements) split at top-level separators."""
 
 from __future__ import annotations
 
@@ -18,21 +18,38 @@ def dtype_bytes(dtype: object) -> int | None:
     return DTYPE_BYTES.get(str(dtype or "").removeprefix("torch.")) if dtype else None
 
 
-def split_args(text: str) -> list[str]:
-    """A call's argument text split at its top-level commas (not inside ``()``, ``[]``, ``{}``),
-    each stripped: ``"buf0, (4, 8), s0"`` -> ``["buf0", "(4, 8)", "s0"]``.  An empty item between two
-    commas stays (``""``); a trailing empty one does not.  Quotes are not tracked."""
-    out, depth, cur = [], 0, []
+def split_args(text: str, sep: str = ",") -> list[str]:
+    """The top-level ``sep``-separated items of ``text`` (not inside ``()``, ``[]``, ``{}`` or a quoted string),
+    each stripped: a call's argument text, ``"buf0, (4, 8), 'a,b'"`` -> ``["buf0", "(4, 8)", "'a,b'"]``, or a
+    wrapper line's statements (``sep=";"``).  An empty item between two separators stays (``""``); a trailing
+    empty one does not.  A quote escapes with a backslash (C++ ``'\\''``); a ``#`` outside brackets and quotes ends
+    the text (a Python wrapper line's comment: ``"buf1 = buf0; del buf0  # reuse"`` -> ``["buf1 = buf0", "del
+    buf0"]``).  The wrapper parsers (tracer.codeparse, tracer.codeparse_cpp) and the memory plan (session.memory)
+    share it."""
+    out, depth, cur, quote, escaped = [], 0, [], "", False
     for ch in text:
-        if ch in "([{":
+        if quote:
+            cur.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "#" and depth == 0:
+            break
+        elif ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        if ch == "," and depth == 0:
+        elif ch == sep and depth == 0:
             out.append("".join(cur).strip())
             cur = []
-        else:
-            cur.append(ch)
+            continue
+        cur.append(ch)
     if "".join(cur).strip():
         out.append("".join(cur).strip())
     return out

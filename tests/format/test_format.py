@@ -257,3 +257,16 @@ def test_records_read_every_recorded_message_by_attribute_and_stay_the_message()
     assert all(b.kernels is not None for b in cg.links.buffers.values())  # dict[str, LinkBuffer]
     assert json.dumps(recs, sort_keys=True) == before and decode(dyn) is dyn
     assert type(decode({"type": "no_such_type", "x": 1})) is Record
+
+
+def test_one_splitter_for_call_arguments_and_wrapper_statements():
+    """session.format.split_args serves the wrapper parsers (a call's arguments) and the memory plan (a wrapper line's
+    statements, its comment left out): quotes and brackets hold their separators, an empty middle item stays."""
+    from inductor_step.session.format import split_args
+
+    assert split_args("buf0, 'sum', (4, 8), s0") == ["buf0", "'sum'", "(4, 8)", "s0"]
+    assert split_args("buf0, 'a,b', [1, 2]") == ["buf0", "'a,b'", "[1, 2]"]  # a quoted comma is not a separator
+    assert split_args("x, '\\'', y") == ["x", "'\\''", "y"]  # C++'s quote character
+    assert split_args("a,,b,") == ["a", "", "b"] and split_args("") == []
+    assert split_args("buf1 = buf0; del buf0  # reuse", ";") == ["buf1 = buf0", "del buf0"]
+    assert split_args("print('a; b  # c'); x = 1", ";") == ["print('a; b  # c')", "x = 1"]

@@ -87,3 +87,33 @@ def test_the_joint_graph_partitioned_again_under_a_lower_activation_budget_saves
 
     assert len(kept) == 1 and saved_bytes(1.0) == 1024 * 256 * 4 * 2 + 1024 * 32 * 4  # addmm, GELU, addmm_1
     assert saved_bytes(0.5) < saved_bytes(1.0)
+
+
+def test_each_ddp_part_is_partitioned_again_from_its_own_joint_graph(tmp_path):
+    """tests/scripts/memory_ddp_parts.py: DDP in one process (gloo) with two buckets, so DDPOptimizer compiles the
+    model's frame as two parts, each partitioning a joint graph of its own under one compile id.  The headless
+    ``--what-if=activation_memory_budget=0.5`` partitions each part's own joint graph again: each variant takes its
+    part's inputs (not the last part's) and saves for its own part's backward."""
+    out = tmp_path / "s.jsonl"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), ROOT) if p))
+    run = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--what-if=activation_memory_budget=0.5",
+                          "--record", str(out), os.path.join(ROOT, "tests", "scripts", "memory_ddp_parts.py")],
+                         cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    s = session.load(str(out)).store
+    cid = next(k.split(" ")[0] for k in s.graphs if k.endswith(" forward #2"))
+    budget = " · activation_memory_budget=0.5"
+    inputs = {}
+    for part in (1, 2):
+        assert f"{cid} backward #{part}{budget}" in s.graphs, list(s.graphs)
+        key = f"{cid} forward #{part}"
+        # the variant's forward takes its own part's inputs (the parts' differ: their own Linear layers)
+        inputs[key] = mem.plan(s, key).inputs_bytes
+        assert mem.plan(s, key + budget).inputs_bytes == inputs[key], key
+        sv = saved_for_backward(s, f"{cid} forward #{part}{budget}")
+        assert sv.backward == f"{cid} backward #{part}{budget}" and sv.tensors and not sv.note, sv
+    assert inputs[f"{cid} forward #1"] != inputs[f"{cid} forward #2"]
+    # part 2 (fc1, fc2 and their GELUs) saves less under the budget; the planned figures say so in the headless lines
+    assert saved_for_backward(s, f"{cid} forward #2{budget}").storage_bytes < \
+        saved_for_backward(s, f"{cid} forward #2").storage_bytes
+    assert f"memory: what if {cid} forward #2{budget}: " in run.stdout

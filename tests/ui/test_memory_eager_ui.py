@@ -47,3 +47,24 @@ def test_m_shows_eager_beside_the_compiled_peak_and_saved_bytes(app_driver, tmp_
     assert "saves 5 tensors for [1/0] backward: 2.2 MB in distinct storages" in seen["saved"]
     assert "# against eager: eager autograd saves 2.2 MB in 3 storages (parameters 32.8 kB, graph inputs 262.1 kB " \
         "apart; saved_tensors_hooks on Dynamo's graph) (measured)" in seen["saved"]
+
+
+def test_the_diff_screen_shows_eager_beside_the_compiled_peaks_and_what_changed(app_driver):
+    """``inductor-step diff A B`` on two measured runs of one script (tests/fixtures/memory_measured_{a,b}.jsonl, b with
+    ``inplace_buffers=False`` and ``activation_memory_budget=0.5``): above the levels, the memory line of each pair
+    (p: the next) carries the measured and eager peaks and eager autograd's saved bytes, shown whole."""
+    a, b = os.path.join(FIX, "memory_measured_a.jsonl"), os.path.join(FIX, "memory_measured_b.jsonl")
+    seen: list = []
+
+    async def steps(app, pilot):
+        for _ in range(2):  # [0/0] inference, then [1/0] forward
+            w = app.screen.query_one("#diff-memory")
+            seen.append((str(w.content), w.display, w.size.height, w.size.width))
+            await press(pilot, "p")
+
+    app_driver(steps, size=(160, 50), path=b, diff_against=(a, list(read_session(a))))
+    (inf, shown, rows, cols), (fwd, *_rest) = seen
+    assert shown and inf.startswith("memory: planned peak 262.1 kB -> 393.2 kB (+50%)")
+    assert "measured peak 262.1 kB -> 393.2 kB (+50%), eager's 393.2 kB in both" in inf
+    assert inf.endswith("compiled peak against eager's x0.67 -> x1.00") and rows * cols >= len(inf)  # not cut
+    assert "eager autograd saves 2.2 MB in both" in fwd and fwd.endswith("against eager autograd's x1.00 -> x0.47")

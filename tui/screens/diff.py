@@ -76,7 +76,7 @@ class DiffScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     DiffScreen #diff-title { height: 1; background: $primary-background; }
-    DiffScreen #diff-memory { height: auto; max-height: 2; }
+    DiffScreen #diff-memory { height: auto; max-height: 4; }  /* planned, measured, eager; what changed */
     DiffScreen #diff-status { height: auto; max-height: 3; background: $boost; }  /* wraps: 80 columns (40.11) */
     DiffScreen #diff-levels { width: 30; border-right: vkey $primary; }
     DiffScreen #diff-table { height: 2fr; min-height: 4; }
