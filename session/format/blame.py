@@ -80,11 +80,23 @@ class BlameSpecialization(TypedDict, total=False):
     torch_line: str  # the innermost torch function on the way (not the shape environment's own)
 
 
+class BlameConstraint(TypedDict, total=False):
+    """A guard the user's line put on a dynamic size (torch's ``guard_added_fast`` event, ``ShapeEnv._log_guard``):
+    the size stays dynamic but only within it; a later compile whose guard on it failed is the recompile it explains."""
+    expr: str  # torch's guard: s77 > 16, Eq(Mod(s17, 4), 0)
+    symbols: list[str]  # its symbols: s77
+    sources: dict[str, list[str]]  # what each stands for: {"s77": ["L['x'].size()[0]"]}
+    kind: Literal["guard", "runtime_assert"]
+    user_line: str  # the user's line that added it: "guards.py:6 in f"
+    user_code: str
+    torch_line: str  # the innermost torch function on the way (not the shape environment's own)
+
+
 class Blame(TypedDict, total=False):
     """``blame`` message: ``event`` start (the search begins), step (one step done) or verdict (the answer)."""
     type: Literal["blame"]
     kind: Literal["numerics", "speed", "recompile"]
-    event: Literal["start", "step", "verdict", "specialization"]
+    event: Literal["start", "step", "verdict", "specialization", "constraint"]
     compile_id: str  # the graph blamed ("?" until the baseline finds the first that diverges)
     graph_kind: str
     script: str
@@ -94,4 +106,5 @@ class Blame(TypedDict, total=False):
     step: BlameStep
     verdict: BlameVerdict
     specialization: BlameSpecialization  # kind recompile
+    constraint: BlameConstraint  # kind recompile
     t: float

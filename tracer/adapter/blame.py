@@ -262,6 +262,35 @@ def interned_files() -> dict[int, str]:
         return {}
 
 
+def guard_origin(max_depth: int = 40) -> tuple[str | None, dict[str, list[str]]]:
+    """Asked from a structured-trace handler during torch's ``guard_added_fast`` event: ``(prefix, sources)`` of the
+    guard being logged, read from the ``ShapeEnv._log_guard(prefix, g, forcing_spec)`` frame on the stack
+    (torch/fx/experimental/symbolic_shapes.py, torch 2.11 and 2.13 alike): ``prefix`` is ``"eval"``,
+    ``"runtime_assert"`` or ``"eval [guard suppressed]"`` (not installed), ``sources`` the guard's symbols and what
+    each stands for (``{"s77": ["L['x'].size()[0]"]}``, ``ShapeEnv.var_to_sources``).  ``(None, {})`` when no such
+    frame is found within ``max_depth`` frames."""
+    import sys  # noqa: PLC0415
+
+    f = sys._getframe(1)
+    for _ in range(max_depth):
+        if f is None:
+            break
+        if f.f_code.co_name == "_log_guard" and f.f_code.co_filename.endswith("symbolic_shapes.py"):
+            loc = f.f_locals
+            env, g = loc.get("self"), loc.get("g")
+            out: dict[str, list[str]] = {}
+            try:
+                free = {str(s) for s in getattr(g, "free_symbols", ())}
+                for sym, srcs in (getattr(env, "var_to_sources", None) or {}).items():
+                    if str(sym) in free:
+                        out[str(sym)] = [str(x.name() if callable(x.name) else x.name) for x in srcs]
+            except Exception:  # noqa: BLE001
+                pass
+            return str(loc.get("prefix")), out
+        f = f.f_back
+    return None, {}
+
+
 def config_values() -> dict[str, Any]:
     """Every ``torch._inductor.config`` setting's value now (bool, int, float, str, None ones), by dotted name."""
     from torch._inductor import config as ic  # noqa: PLC0415
@@ -313,6 +342,6 @@ def reset_bisector() -> None:
     cb.subsystem_call_counter.clear()
 
 
-__all__ = ["CUSTOM_PASSES", "config_default", "config_values", "interned_files", "preload", "reset_bisector", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes",
+__all__ = ["CUSTOM_PASSES", "config_default", "config_values", "guard_origin", "interned_files", "preload", "reset_bisector", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes",
            "install_application_log",
            "install_compare_hook"]
