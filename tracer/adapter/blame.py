@@ -1,9 +1,10 @@
 """Blame's torch access in a bisect step's process: each graph's first call compared with its Dynamo graph run
 eagerly, the compiler bisector's subsystem applications counted, Inductor settings patched per compile.
 
-:func:`install_compare_hook` wraps ``torch._dynamo.output_graph.OutputGraph.call_user_compiler`` (where Dynamo hands
-its FX graph to the backend: ``inductor``, or the ``aot_eager``/``eager`` backend the bisector chose through
-``TORCH_BISECT_BACKEND``, which ``torch.compile`` reads in torch/__init__.py): the callable the backend returns is
+:func:`install_compare_hook` hooks ``torch._dynamo.output_graph.OutputGraph.call_user_compiler``
+(tracer.adapter.backends.install_backend_hook, the one wrapper of it; there Dynamo hands its FX graph to the
+backend: ``inductor``, or the ``aot_eager``/``eager`` backend the bisector chose through ``TORCH_BISECT_BACKEND``,
+which ``torch.compile`` reads in torch/__init__.py): the callable the backend returns is
 wrapped so that its first call also runs a copy of Dynamo's graph eagerly and in float64 on copies of the same
 inputs, and, where outputs need a gradient, the backward of both with the same ``grad_outputs``.
 :func:`install_application_log` wraps ``torch._inductor.compiler_bisector.CompilerBisector.disable_subsystem``, the
@@ -209,33 +210,32 @@ def compare_first_call(gm: Any, compiled: Callable, args: list, seed: int = 0) -
 
 def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, Any]]], None],
                          settings: dict[str, Any] | None = None, rewrites: dict[str, Any] | None = None) -> bool:
-    """Wrap Dynamo's ``OutputGraph.call_user_compiler``: before each backend compile apply ``settings``
-    (:func:`apply_settings`: after the script set its own), and call ``on_first_call(compile_id, compare)`` at the
-    first call of each compiled graph (``rewrites``: the FX nodes the user's own passes rewrite, recorded there by
-    :func:`watch_custom_passes`), where ``compare()`` returns :func:`compare_first_call`'s answer.  The call
-    itself then runs on as the script's.  False where this torch has no ``call_user_compiler``."""
+    """Through Dynamo's ``OutputGraph.call_user_compiler`` (tracer.adapter.backends.install_backend_hook): before
+    each backend compile apply ``settings`` (:func:`apply_settings`: after the script set its own), and call
+    ``on_first_call(compile_id, compare)`` at the first call of each compiled graph (``rewrites``: the FX nodes the
+    user's own passes rewrite, recorded there by :func:`watch_custom_passes`), where ``compare()`` returns
+    :func:`compare_first_call`'s answer.  The call itself then runs on as the script's.  False where this torch has
+    no ``call_user_compiler``."""
     try:
-        from torch._dynamo.output_graph import OutputGraph  # noqa: PLC0415
-
+        from inductor_step.tracer.adapter.backends import install_backend_hook  # noqa: PLC0415
         from inductor_step.tracer.adapter.dynamo_graph import copy_graph_module  # noqa: PLC0415
     except Exception:  # noqa: BLE001
         return False
-    real = getattr(OutputGraph, "call_user_compiler", None)
-    if real is None:
-        return False
 
-    def call_user_compiler(self: Any, gm: Any, example_inputs: Any) -> Any:
+    def before(gm: Any, backend: str) -> tuple[str, Any]:
         if settings:
             apply_settings(settings)
         if rewrites is not None:
             watch_custom_passes(rewrites)
-        cid = current_compile_id()
         try:
             copy = copy_graph_module(gm)
         except Exception:  # noqa: BLE001
             copy = None
             log.debug("blame: the Dynamo graph did not copy", exc_info=True)
-        compiled = real(self, gm, example_inputs)
+        return current_compile_id(), copy
+
+    def wrap(gm: Any, backend: str, compiled: Callable, state: tuple[str, Any] | None) -> Callable:
+        cid, copy = state or ("[?]", None)
         if copy is None:
             return compiled
         seen = [False]
@@ -248,8 +248,7 @@ def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, An
 
         return first_call
 
-    OutputGraph.call_user_compiler = call_user_compiler
-    return True
+    return install_backend_hook(before, None, wrap)
 
 
 def interned_files() -> dict[int, str]:
