@@ -138,6 +138,7 @@ class Verdict:
     cancelled: bool = False
     steps: int = 0
     seconds: float = 0.0
+    graph_kind: str | None = None  # the graph the application ran in: forward, backward, inference
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> "Verdict":
@@ -146,7 +147,8 @@ class Verdict:
                    d.get("compile_id"), tuple(d.get("fx_nodes") or ()), Measure.of(d.get("baseline")),
                    Measure.of(d.get("leaves")), (d.get("setting") or {}).get("text"), d.get("repro"),
                    d.get("repro_off"),
-                   bool(d.get("cancelled")), int(d.get("steps") or 0), float(d.get("seconds") or 0.0))
+                   bool(d.get("cancelled")), int(d.get("steps") or 0), float(d.get("seconds") or 0.0),
+                   d.get("graph_kind"))
 
     def cause(self) -> str:
         """``inductor / lowerings #1: relu`` (or the backend alone, or the setting)."""
@@ -390,7 +392,10 @@ def located(run: BlameRun, session: Any) -> dict[str, Any]:
                 "kernels_after": [k for k in b if k not in a]}
     if not v or not v.fx_nodes:
         return {}
-    for key in graph_keys(list(getattr(session, "graphs", []) or []), v.compile_id or run.compile_id):
+    keys = graph_keys(list(getattr(session, "graphs", []) or []), v.compile_id or run.compile_id)
+    if v.graph_kind:  # the graph the application ran in first (a backward's node names are its own)
+        keys.sort(key=lambda k: 0 if k.split(" ", 1)[-1] == v.graph_kind else 1)
+    for key in keys:
         stop = session.stop_for(key, "codegen") or {}
         links = stop.get("links") or {}
         aot = session.stop_for(key, "aot") or {}
@@ -424,7 +429,8 @@ def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[st
         out.append(f"  FX nodes: {', '.join(where['fx_nodes'])} (post-grad graph of {where['graph']})"
                    + (f"; kernel: {', '.join(where['kernels'])}" if where.get("kernels") else ""))
     elif v.fx_nodes:
-        out.append(f"  FX nodes: {', '.join(v.fx_nodes)} (post-grad graph of {v.compile_id})"
+        graph = " ".join(x for x in (v.compile_id, v.graph_kind) if x)
+        out.append(f"  FX nodes: {', '.join(v.fx_nodes)} (post-grad graph of {graph})"
                    + (" (not in this session's graphs)" if looked else ""))
     if v.baseline:
         out.append(f"  divergence as compiled: {v.baseline.text()}")

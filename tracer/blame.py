@@ -19,7 +19,7 @@ here so that each step is a process with a time limit, a crash is a verdict and 
    ``emulate_precision_casts``); the first that makes it good is blamed;
 4. a subsystem is then bisected over its applications (``TORCH_BISECT_MAX=n`` keeps applications 0..n): the first
    whose enabling makes it bad is named with what torch's bisector records for it (a pass's name, a lowered FX
-   node, a decomposed op) and the compile id it ran in.
+   node, a decomposed op) and the compile id and graph (forward, backward) it ran in.
 
 Sends ``blame`` messages (:class:`session.format.Blame`): ``start``, one ``step`` each, then ``verdict``.
 """
@@ -328,10 +328,14 @@ class Bisect:
         kind = {"lowerings": "the lowering of FX node", "post_grad_passes": "the post-grad pass",
                 "joint_graph_passes": "the joint-graph pass", "pre_grad_passes": "the pre-grad pass",
                 "decomposition": "the decomposition of"}.get(sub, sub)
-        text = (f"{backend} / {sub} #{hi} ({kind} {what}, in {app.get('compile_id', '?')}): with applications "
+        where = " ".join(x for x in (app.get("compile_id") or "?", app.get("graph_kind")) if x)
+        text = (f"{backend} / {sub} #{hi} ({kind} {what}, in {where}): with applications "
                 f"0..{hi - 1} on the graph does not diverge; with #{hi} on too it does")
-        return self._verdict(cid, "application", backend, sub, hi, what, baseline, text, leaves=good.get("measure"),
-                             app_compile_id=app.get("compile_id"), count=count)
+        v = self._verdict(cid, "application", backend, sub, hi, what, baseline, text, leaves=good.get("measure"),
+                          app_compile_id=app.get("compile_id"), count=count)
+        if app.get("graph_kind"):
+            v["graph_kind"] = app["graph_kind"]
+        return v
 
     def _baseline_apps(self) -> dict[str, list]:
         return getattr(self, "base_apps", {})

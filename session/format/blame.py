@@ -54,6 +54,7 @@ class BlameVerdict(TypedDict, total=False):
     application: int  # the application's number in torch's counter (TORCH_BISECT_MAX keeps 0..n)
     applications: int  # how many the subsystem had
     application_compile_id: str  # the compile it ran in
+    graph_kind: str  # the graph of that compile it ran in: forward, backward, inference (Inductor's passes, lowerings)
     what: str  # the pass's name, the lowered FX node, the decomposed op, the setting
     compile_id: str
     fx_nodes: list[str]  # post-grad FX nodes it names (a lowering's node)

@@ -103,10 +103,31 @@ def watch_custom_passes(log_to: dict[str, Any]) -> None:
             setattr(ic, name, w)
 
 
+def graph_kind(max_depth: int = 60) -> str | None:
+    """The kind of graph Inductor is compiling now, asked from within its compile: ``"forward"``, ``"backward"``
+    or ``"inference"``, read from the ``graph_kwargs`` (``is_backward``, ``is_inference``) of the
+    ``codegen_and_compile`` frame on the stack (torch/_inductor/compile_fx.py, torch 2.11 and 2.13 alike: the
+    post-grad passes and the lowerings run under it); None outside it (Dynamo's graph, the joint graph, AOT's
+    decompositions)."""
+    import sys  # noqa: PLC0415
+
+    f = sys._getframe(1)
+    for _ in range(max_depth):
+        if f is None:
+            return None
+        if f.f_code.co_name == "codegen_and_compile":
+            kw = f.f_locals.get("graph_kwargs")
+            if isinstance(kw, dict):
+                return "backward" if kw.get("is_backward") else "inference" if kw.get("is_inference") else "forward"
+        f = f.f_back
+    return None
+
+
 def install_application_log(log_to: dict[str, list[dict[str, Any]]]) -> bool:
     """Record every ``CompilerBisector.disable_subsystem(backend, subsystem, debug_info)`` call of this process in
-    ``log_to[subsystem]`` (``{"backend", "compile_id", "what"}``, in call order: the i-th entry is the application
-    torch's counter numbers i) before torch answers it.  False where this torch has no compiler bisector."""
+    ``log_to[subsystem]`` (``{"backend", "compile_id", "graph_kind", "what"}``, in call order: the i-th entry is the
+    application torch's counter numbers i; ``graph_kind``: :func:`graph_kind`, None outside Inductor's compile of one
+    graph) before torch answers it.  False where this torch has no compiler bisector."""
     try:
         from torch._inductor.compiler_bisector import CompilerBisector  # noqa: PLC0415
     except Exception:  # noqa: BLE001
@@ -121,8 +142,12 @@ def install_application_log(log_to: dict[str, list[dict[str, Any]]]) -> bool:
             what = debug_info() if debug_info is not None else ""
         except Exception:  # noqa: BLE001
             what = "?"
+        try:
+            kind = graph_kind()
+        except Exception:  # noqa: BLE001
+            kind = None
         log_to.setdefault(subsystem, []).append({"backend": backend, "compile_id": current_compile_id(),
-                                                 "what": str(what)[:300]})
+                                                 "graph_kind": kind, "what": str(what)[:300]})
         return fn(cls, backend, subsystem, debug_info)
 
     CompilerBisector.disable_subsystem = classmethod(disable_subsystem)  # type: ignore[method-assign]
@@ -341,6 +366,6 @@ def reset_bisector() -> None:
     cb.subsystem_call_counter.clear()
 
 
-__all__ = ["CUSTOM_PASSES", "config_default", "config_values", "guard_origin", "interned_files", "preload", "reset_bisector", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes",
-           "install_application_log",
-           "install_compare_hook"]
+__all__ = ["CUSTOM_PASSES", "apply_settings", "compare_first_call", "config_default", "config_values", "custom_passes",
+           "graph_kind", "guard_origin", "install_application_log", "install_compare_hook", "interned_files",
+           "preload", "reset_bisector", "watch_custom_passes"]
