@@ -19,7 +19,8 @@ here so that each step is a process with a time limit, a crash is a verdict and 
    ``emulate_precision_casts``); the first that makes it good is blamed;
 4. a subsystem is then bisected over its applications (``TORCH_BISECT_MAX=n`` keeps applications 0..n): the first
    whose enabling makes it bad is named with what torch's bisector records for it (a pass's name, a lowered FX
-   node, a decomposed op) and the compile id and graph (forward, backward) it ran in.
+   node, a decomposed op), the compile id and graph (forward, backward) it ran in, and for a pass the FX nodes it
+   rewrote (the graph before that application against after it, tracer.adapter.blame).
 
 Sends ``blame`` messages (:class:`session.format.Blame`): ``start``, one ``step`` each, then ``verdict``.
 """
@@ -331,10 +332,19 @@ class Bisect:
         where = " ".join(x for x in (app.get("compile_id") or "?", app.get("graph_kind")) if x)
         text = (f"{backend} / {sub} #{hi} ({kind} {what}, in {where}): with applications "
                 f"0..{hi - 1} on the graph does not diverge; with #{hi} on too it does")
+        rw = app.get("rewrote") or {}
+        words = rewrote_words(rw)
+        if words:
+            text += f"; the FX nodes it rewrote: {words}"
         v = self._verdict(cid, "application", backend, sub, hi, what, baseline, text, leaves=good.get("measure"),
                           app_compile_id=app.get("compile_id"), count=count)
         if app.get("graph_kind"):
             v["graph_kind"] = app["graph_kind"]
+        nodes = [c.split(":")[0] for c in rw.get("changed") or []] + list(rw.get("added") or [])
+        if nodes:  # a pass application: the FX nodes it changed or added (graph before it against after it)
+            v["fx_nodes"] = nodes[:20]
+        if rw:
+            v["rewrote"] = rw
         return v
 
     def _baseline_apps(self) -> dict[str, list]:
@@ -367,6 +377,16 @@ class Bisect:
         elif settings:
             v["repro_off"] = f"{cmd}  # with {v['setting']['text']} set before the compile"
         return v
+
+
+def rewrote_words(rw: dict[str, Any]) -> str:
+    """``changed add: aten.add.Tensor -> aten.sub.Tensor; added sin; removed cos`` (at most six of each), or ""."""
+    parts = []
+    for key in ("changed", "added", "removed"):
+        xs = list(rw.get(key) or [])
+        if xs:
+            parts.append(f"{key} {', '.join(xs[:6])}" + (f" (+{len(xs) - 6})" if len(xs) > 6 else ""))
+    return "; ".join(parts)
 
 
 class _Handle:

@@ -57,7 +57,8 @@ class BlameVerdict(TypedDict, total=False):
     graph_kind: str  # the graph of that compile it ran in: forward, backward, inference (Inductor's passes, lowerings)
     what: str  # the pass's name, the lowered FX node, the decomposed op, the setting
     compile_id: str
-    fx_nodes: list[str]  # post-grad FX nodes it names (a lowering's node)
+    fx_nodes: list[str]  # post-grad FX nodes it names (a lowering's node, the nodes a pass changed or added)
+    rewrote: dict[str, list[str]]  # a pass application's FX nodes: changed ("add: old -> new"), added, removed
     baseline: BlameMeasure
     leaves: BlameMeasure  # the divergence left with it off
     setting: BlameSetting

@@ -127,7 +127,8 @@ def install_application_log(log_to: dict[str, list[dict[str, Any]]]) -> bool:
     """Record every ``CompilerBisector.disable_subsystem(backend, subsystem, debug_info)`` call of this process in
     ``log_to[subsystem]`` (``{"backend", "compile_id", "graph_kind", "what"}``, in call order: the i-th entry is the
     application torch's counter numbers i; ``graph_kind``: :func:`graph_kind`, None outside Inductor's compile of one
-    graph) before torch answers it.  False where this torch has no compiler bisector."""
+    graph; a pass application's ``rewrote``: the FX nodes it changed, added and removed, see
+    :func:`_watch_pass_applications`) before torch answers it.  False where this torch has no compiler bisector."""
     try:
         from torch._inductor.compiler_bisector import CompilerBisector  # noqa: PLC0415
     except Exception:  # noqa: BLE001
@@ -151,7 +152,56 @@ def install_application_log(log_to: dict[str, list[dict[str, Any]]]) -> bool:
         return fn(cls, backend, subsystem, debug_info)
 
     CompilerBisector.disable_subsystem = classmethod(disable_subsystem)  # type: ignore[method-assign]
+    _watch_pass_applications(log_to)
     return True
+
+
+def _graph_nodes(graph: Any) -> dict[str, str]:
+    return {n.name: f"{n.op}:{n.target}" for n in getattr(graph, "nodes", ())}
+
+
+def _watch_pass_applications(log_to: dict[str, list[dict[str, Any]]]) -> None:
+    """Wrap ``torch.fx.passes.graph_transform_observer.GraphTransformObserver.apply_graph_pass`` and
+    ``apply_gm_pass`` (every post-grad and joint-graph pass application the compiler bisector counts goes through
+    one: torch 2.11 and 2.13): the graph before the pass (the application off) against after it (on), as the FX
+    nodes it rewrote, added to the application's entry in ``log_to`` as ``rewrote``: ``{"changed": ["name: old ->
+    new"], "added": [...], "removed": [...]}``.  An application the bisector switched off rewrote nothing."""
+    try:
+        from torch.fx.passes.graph_transform_observer import GraphTransformObserver as GTO  # noqa: PLC0415
+    except Exception:  # noqa: BLE001
+        return
+
+    def watched(real: Callable, graph_of: Callable[[Any], Any]) -> Callable:
+        def apply(self: Any, pass_fn: Callable) -> Any:
+            sub = getattr(self, "subsystem", None)
+            entries = log_to.get(sub or "", [])
+            n0 = len(entries)
+            try:
+                before = _graph_nodes(graph_of(self))
+            except Exception:  # noqa: BLE001
+                return real(self, pass_fn)
+            out = real(self, pass_fn)
+            entries = log_to.get(sub or "", [])
+            if len(entries) == n0 + 1:  # this application's entry (logged by disable_subsystem within it)
+                try:
+                    after = _graph_nodes(graph_of(self))
+                    entries[-1]["rewrote"] = {
+                        "changed": [f"{k}: {before[k].split(':', 1)[1]} -> {v.split(':', 1)[1]}"
+                                    for k, v in after.items() if k in before and before[k] != v],
+                        "added": [k for k in after if k not in before],
+                        "removed": [k for k in before if k not in after]}
+                except Exception:  # noqa: BLE001
+                    pass
+            return out
+
+        return apply
+
+    for name in ("apply_graph_pass", "apply_gm_pass"):
+        real = getattr(GTO, name, None)
+        if real is not None and not getattr(real, "_inductor_step", False):
+            fn = watched(real, lambda o: o.gm.graph)
+            fn._inductor_step = True  # type: ignore[attr-defined]
+            setattr(GTO, name, fn)
 
 
 def _clone(args: list, dtype: Any = None) -> list:
