@@ -46,6 +46,9 @@ SUBSYSTEMS = {"inductor": ("pre_grad_passes", "joint_graph_passes", "post_grad_p
 CONFIG_CHANGES = {"inductor": ({"fallback_random": True}, {"emulate_precision_casts": True}),
                   "aot_eager_decomp_partition": ()}
 BACKEND_LADDER = ("aot_eager_decomp_partition", "aot_eager", "eager")  # tried in this order below inductor
+#: the variables torchrun sets for a rank: a step's own job (its own launcher) must not inherit the outer job's
+_RANK_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+                        "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT"})
 
 
 class Cancelled(Exception):
@@ -66,8 +69,9 @@ class Bisect:
 
     def __init__(self, script: str, argv: list[str], send: Callable[[dict[str, Any]], None], *,
                  python: str | None = None, cancel: threading.Event | None = None, step_limit_s: float | None = None,
-                 cwd: str | None = None):
+                 cwd: str | None = None, nproc: int | None = None):
         self.script, self.argv, self.send = os.path.abspath(script), list(argv), send
+        self.nproc = nproc  # a torchrun job's processes on this node: each step is such a job (rank 0 compares)
         self.python = python or sys.executable
         self.cancel = cancel or threading.Event()
         self.limit = step_limit_s or STEP_LIMIT_S
@@ -83,13 +87,16 @@ class Bisect:
         """The environment of every step: the FX-graph and AOTAutograd caches off (a hit skips the passes), the
         kernels' own code cache on (a kernel whose source did not change between steps is not built again), no
         profile of sizes kept between runs, no compile worker processes."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_BISECT_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_BISECT_")
+               and not (self.nproc and (k in _RANK_VARS or k.startswith("TORCHELASTIC_")))}
         env.update(TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0",
                    TORCH_DYNAMO_AUTOMATIC_DYNAMIC_LOCAL_PGO="0", TORCHINDUCTOR_COMPILE_THREADS="1")
         return env
 
     def _warm_up(self) -> None:
         """Start the steps' warm parent once (its start is not counted in the first step's time)."""
+        if self.nproc and not self.cold:
+            self.cold = f"a torchrun job: each step is a job of {self.nproc} processes"
         if self.warm is None and not self.cold:
             try:
                 self.warm = _Warm(self.python, self.base_env(), self.cwd, self.cancel)
@@ -109,9 +116,11 @@ class Bisect:
                 self.cold = f"{type(e).__name__}: {e}"
                 self.warm.close()
                 self.warm = None
+        launch = ([self.python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(self.nproc),
+                   "-m"] if self.nproc else [self.python, "-m"])
         with open(errf, "wb") as err:
-            proc = subprocess.Popen([self.python, "-m", "inductor_step.tracer.blame_step", out, self.script,
-                                     *self.argv], env={**self.base_env(), **step_env}, cwd=self.cwd,
+            proc = subprocess.Popen([*launch, "inductor_step.tracer.blame_step", out, self.script, *self.argv],
+                                    env={**self.base_env(), **step_env}, cwd=self.cwd,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         return _Cold(proc)
 
@@ -142,6 +151,9 @@ class Bisect:
         handle = self._start(out, step_env, errf)
         outcome = None
         while handle.poll() is None:
+            if self.nproc and os.path.exists(out):  # rank 0 answered: the other ranks may wait on it forever
+                handle.end()
+                break
             if self.cancel.is_set() or time.monotonic() - t > self.limit:
                 outcome = "cancelled" if self.cancel.is_set() else "timeout"
                 handle.end()
@@ -210,7 +222,8 @@ class Bisect:
         self.send({**self.head, "event": "start", "script": self.script, "argv": self.argv,
                    "step_limit_s": self.limit,
                    "message": f"bisecting {graph or 'the first divergent graph'}: each step runs the script again "
-                              f"in a child process (at most {self.limit:g} s)"})
+                              + (f"as a torchrun job of {self.nproc} processes (rank 0's graph compared)"
+                                 if self.nproc else "in a child process") + f" (at most {self.limit:g} s)"})
         try:
             verdict = self._search(cid)
         except Cancelled:
@@ -356,7 +369,9 @@ class Bisect:
                  count: int | None = None) -> dict[str, Any]:
         env = self.env(backend, sub, (n - 1) if n is not None else None) if sub else {}
         repro_env = " ".join(f"{k}={v}" for k, v in env.items())
-        cmd = " ".join(shlex.quote(x) for x in [os.path.basename(self.python), self.script, *self.argv])
+        launch = (["torchrun", "--standalone", "--nproc-per-node", str(self.nproc)] if self.nproc
+                  else [os.path.basename(self.python)])
+        cmd = " ".join(shlex.quote(x) for x in [*launch, self.script, *self.argv])
         v: dict[str, Any] = {"found": True, "level": level, "backend": backend, "compile_id": cid, "text": text}
         for k, x in (("subsystem", sub), ("application", n), ("what", what), ("baseline", baseline),
                      ("leaves", leaves), ("applications", count), ("application_compile_id", app_compile_id)):
@@ -569,4 +584,15 @@ def run_in_agent(agent: Any, graph: str | None, kind: str | None) -> dict[str, A
             agent.send({"type": "blame", "kind": "speed", "event": "verdict", "compile_id": "?", "verdict": verdict})
             return verdict
         return blame_speed(agent, graph, ev)
-    return blame_numerics(agent.script, list(agent.argv), agent.send, graph=graph, cancel=ev)
+    dist = getattr(agent, "distributed", None) or {}
+    nproc = None
+    if dist:  # a rank of a torchrun job: each step is a job of this node's ranks, rank 0's graph compared
+        local = int(os.environ.get("LOCAL_WORLD_SIZE") or dist.get("world_size") or 1)
+        if local != int(dist.get("world_size") or local):
+            verdict = {"found": False, "text": f"a job over several nodes (world size {dist.get('world_size')}, "
+                                               f"{local} on this node): blame runs a job of one node only"}
+            agent.send({"type": "blame", "kind": "numerics", "event": "verdict", "compile_id": "?",
+                        "verdict": verdict})
+            return verdict
+        nproc = local
+    return blame_numerics(agent.script, list(agent.argv), agent.send, graph=graph, cancel=ev, nproc=nproc)
