@@ -3,8 +3,10 @@ steps and seconds.  Run by hand (each case costs a dozen compiles; CI runs only 
 
 Cases: torch's own fault injection (``cpp.inject_relu_bug_TESTING_ONLY = "accuracy"``: the lowering of relu), a custom
 post-grad pass that rewrites add into sub (the pass, and the FX node it rewrote), aten.cos lowered as aten.sin (the
-lowering of cos), and ``cpp.simdlen = 1`` for speed (the setting, where the machine is quiet enough to tell; on a busy
-one every variant is noise and nothing is named).
+lowering of cos), a pattern in torch's own post-grad pass that rewrites cos into sin (the pass application and the FX
+nodes it rewrote), cos lowered wrong under sin's backward only (the backward's lowering), and ``cpp.simdlen = 1`` for
+speed (the setting, where the machine is quiet enough to tell; on a busy one every variant is noise and nothing is
+named).
 
 Usage: python benchmarks/blame_planted.py [numerics|speed|all]"""
 
@@ -23,6 +25,10 @@ CASES = [  # (name, script, --blame, what the verdict must name)
     ("custom post-grad pass", os.path.join(HERE, "blame_cases", "custom_pass.py"), "numerics",
      "post_grad_custom_post_pass (AddToSub); rewrote add"),
     ("wrong lowering of cos", os.path.join(HERE, "blame_cases", "wrong_lowering.py"), "numerics", ": cos"),
+    ("a torch pass rewrites cos", os.path.join(ROOT, "tests", "scripts", "blame_torch_pass.py"), "numerics",
+     "post_grad_passes #"),
+    ("cos lowered wrong, backward", os.path.join(ROOT, "tests", "scripts", "blame_backward.py"), "numerics",
+     ": cos"),
     ("cpp.simdlen = 1", os.path.join(ROOT, "tests", "scripts", "blame_slow.py"), "speed", "cpp.simdlen=None"),
 ]
 

@@ -191,15 +191,18 @@ def _print_summaries(record: str, ctimes: list[Record]) -> None:
 
 
 def run_headless_job(script: str, args: list[str], launcher: list[str], record: str, run: bool,
-                     python: str | None, what_if: list[str] | None = None, nproc: int | None = None) -> int:
+                     python: str | None, what_if: list[str] | None = None, nproc: int | None = None,
+                     blame: str | None = None) -> int:
     """A torchrun job straight through (no rank pauses): one line per stop, ``[rankN]``-prefixed,
-    every rank recorded; returns the launcher's exit status, else the first failing rank's."""
+    every rank recorded (``blame``: rank 0 bisects its first divergent graph after the script, each step a job of
+    the same ranks); returns the launcher's exit status, else the first failing rank's."""
     from inductor_step.live.client import JobProcess  # noqa: PLC0415
     from inductor_step.session.store import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[tuple[int | None, dict[str, Any]]] = queue.Queue()
     job = JobProcess(script, args, launcher, lambda r, m: q.put((r, m)), record, stepped_rank=None,
-                     run_at_end=run, serve=False, python=python, what_if=what_if, nproc_per_node=nproc)
+                     run_at_end=run, serve=False, python=python, what_if=what_if, nproc_per_node=nproc,
+                     blame=blame)
     rcs: dict[int, int] = {}
     launcher_rc: int | None = None
     deadline = float("inf")  # after the launcher ended: a few seconds for the ranks' streams to close
@@ -227,6 +230,11 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
                     print(f"{tag} {protocol.graph_key(msg):<20} run compiled {msg.compiled_ms:.4f} ms, "
                           f"{len(msg.kernels or [])} kernels, " + _kernel_sum(msg)
                           + (f" ({len(coll)} collective call(s) not timed, left out)" if coll else ""), flush=True)
+            elif t == "blame":  # --blame numerics: rank 0's steps and verdict (session.blame)
+                from inductor_step.session.blame import headless_lines as blame_lines  # noqa: PLC0415
+
+                for line in blame_lines(msg):
+                    print(f"{tag} {line}", flush=True)
             elif t == "agent_exit" and rank is not None:
                 rcs[rank] = msg.returncode
             elif t == "launcher_exit":

@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--blame", choices=("numerics", "speed"), default=None,
                    help="with --headless: after the script, numerics: bisect the first graph that diverges from eager "
                         "to the backend, subsystem and single pass or lowering that caused it (each step a child "
-                        "process); speed: time what-if variants of the first graph, one setting switched each, and "
+                        "process; in a torchrun job rank 0's graph, each step a job of the same ranks); speed: time what-if variants of the first graph, one setting switched each, and "
                         "name the setting whose change moves its time beyond noise")
     p.add_argument("--what-if", action="append", default=[], metavar="NAME=VALUE,...",
                    help="with --headless: after the script, recompile every graph with these torch._inductor.config "
@@ -223,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("--open views a recording; it starts no job")
         if launcher is not None and not ns.script:
             raise UsageError("a torchrun job needs a script: inductor-step --nproc-per-node 2 train.py")
+        if launcher is not None and ns.blame == "speed":
+            raise UsageError("--blame speed times one process's what-if variants while a torchrun job's other ranks "
+                             "wait on its collectives: it is not for a job (--blame numerics is: rank 0's graphs)")
         if launcher is not None and hasattr(signal, "SIGPIPE"):
             # a rank that ended closes its control pipe: writing there must raise, not kill us
             signal.signal(signal.SIGPIPE, signal.SIG_IGN)
@@ -279,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             on_end_signals(raise_ended)
         if launcher is not None and ns.headless:
             return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
-                                    ns.nproc_per_node)
+                                    ns.nproc_per_node, blame=ns.blame)
         if ns.headless:
             return run_headless(script, args, record, ns.run, ns.python, ns.what_if, ns.numerics, blame=ns.blame)
         if ns.run and launcher is None:

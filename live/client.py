@@ -353,7 +353,8 @@ class JobProcess:
     def __init__(self, script: str, args: list[str], launcher_args: list[str],
                  on_message: Callable[[int | None, dict[str, Any]], None], record: str,
                  stepped_rank: int | None = 0, run_at_end: bool = False, serve: bool = True,
-                 python: str | None = None, what_if: list[str] | None = None, nproc_per_node: int | None = None):
+                 python: str | None = None, what_if: list[str] | None = None, nproc_per_node: int | None = None,
+                 blame: str | None = None):
         import socket  # noqa: PLC0415
         import tempfile  # noqa: PLC0415
 
@@ -389,6 +390,8 @@ class JobProcess:
             agent_args.append("--run")
         for w in what_if or []:
             agent_args += ["--what-if", w]
+        if blame:  # rank 0 bisects its first divergent graph after the script (tracer.blame)
+            agent_args += ["--blame", blame]
         env = agent_env(python)
         env["INDUCTOR_STEP_AGENT_ARGS"] = json.dumps(agent_args)
         self.cmd = [python or sys.executable, "-m", "inductor_step.tracer.launch", *launcher_args,

@@ -138,6 +138,7 @@ class Verdict:
     cancelled: bool = False
     steps: int = 0
     seconds: float = 0.0
+    graph_kind: str | None = None  # the graph the application ran in: forward, backward, inference
 
     @classmethod
     def of(cls, d: dict[str, Any]) -> "Verdict":
@@ -146,7 +147,8 @@ class Verdict:
                    d.get("compile_id"), tuple(d.get("fx_nodes") or ()), Measure.of(d.get("baseline")),
                    Measure.of(d.get("leaves")), (d.get("setting") or {}).get("text"), d.get("repro"),
                    d.get("repro_off"),
-                   bool(d.get("cancelled")), int(d.get("steps") or 0), float(d.get("seconds") or 0.0))
+                   bool(d.get("cancelled")), int(d.get("steps") or 0), float(d.get("seconds") or 0.0),
+                   d.get("graph_kind"))
 
     def cause(self) -> str:
         """``inductor / lowerings #1: relu`` (or the backend alone, or the setting)."""
@@ -183,7 +185,7 @@ def runs(messages: Iterable[dict[str, Any]]) -> list[BlameRun]:
     """The blames in ``messages`` (any session messages; only ``blame`` ones are read), oldest first."""
     out: list[BlameRun] = []
     for m in messages:
-        if m.get("type") != "blame" or m.get("event") == "specialization":
+        if m.get("type") != "blame" or m.get("event") in ("specialization", "constraint"):
             continue
         ev = m.get("event")
         if ev == "start" or not out or out[-1].verdict is not None:
@@ -261,6 +263,54 @@ def specializations(messages: Iterable[dict[str, Any]]) -> list[Specialization]:
     return out
 
 
+@dataclass(frozen=True)
+class Constraint:
+    """A guard the user's line put on a dynamic size during compile ``compile_id`` (torch's ``guard_added_fast``):
+    ``expr`` (``s77 > 16``) on ``symbols``, each standing for ``sources``; ``user_line`` and ``user_code`` added it,
+    through ``torch_line``; ``kind`` guard (checked on every call: another size that fails it recompiles) or
+    runtime_assert (checked in the compiled code)."""
+    compile_id: str
+    expr: str
+    symbols: tuple[str, ...]
+    sources: dict[str, tuple[str, ...]]
+    kind: str
+    user_line: str | None
+    user_code: str | None
+    torch_line: str | None
+
+    def line(self) -> str:
+        """``s77 (L['x'].size()[0]) constrained: s77 > 16 in [0/0] by guards.py:6 in f (torch: ...)``."""
+        names = ", ".join(f"{s} ({', '.join(self.sources.get(s) or ())})" if self.sources.get(s) else s
+                          for s in self.symbols)
+        what = "runtime assert" if self.kind == "runtime_assert" else "constrained"
+        out = f"{names or '?'} {what}: {self.expr} in {self.compile_id}"
+        if self.user_line:
+            out += f" by {self.user_line}"
+        if self.torch_line:
+            out += f" (torch: {self.torch_line})"
+        return out
+
+
+def constraints(messages: Iterable[dict[str, Any]]) -> list[Constraint]:
+    """Every constraint guard in ``messages`` (``blame`` messages of kind recompile, event constraint), in order."""
+    out = []
+    for m in messages:
+        c = m.get("constraint") if m.get("type") == "blame" and m.get("event") == "constraint" else None
+        if isinstance(c, dict) and c.get("expr"):
+            out.append(Constraint(str(m.get("compile_id") or "?"), str(c["expr"]), tuple(c.get("symbols") or ()),
+                                  {str(k): tuple(v or ()) for k, v in (c.get("sources") or {}).items()},
+                                  str(c.get("kind") or "guard"), c.get("user_line"), c.get("user_code"),
+                                  c.get("torch_line")))
+    return out
+
+
+def of_frame(items: Iterable[Any], compile_id: str | None) -> list[Any]:
+    """The specializations or constraints of compile ``compile_id`` and of its frame's earlier compiles."""
+    me = frame_of(compile_id or "")
+    return [x for x in items if x.compile_id == compile_id
+            or (me and (f := frame_of(x.compile_id)) and f[0] == me[0] and f[1] < me[1])]
+
+
 def frame_of(cid: str) -> tuple[str, int] | None:
     """``"[3/1]"`` -> ("3", 1); None for another spelling."""
     body, _, rest = cid.strip("[").partition("]")
@@ -268,22 +318,39 @@ def frame_of(cid: str) -> tuple[str, int] | None:
     return (f + rest, int(n)) if n.isdigit() else None
 
 
-def recompile_lines(specs: list[Specialization], compile_id: str | None) -> list[str]:
+def recompile_lines(specs: list[Specialization], compile_id: str | None,
+                    cons: list[Constraint] | None = None) -> list[str]:
     """Why compile ``compile_id`` is not dynamic, or recompiled: the sizes its frame's earlier compiles (and it)
-    specialized, each with the user's line and torch function that forced it."""
+    specialized, and the guards they put on the sizes left dynamic (``cons``), each with the user's line and torch
+    function that forced it."""
     me = frame_of(compile_id or "")
     if me is None:
         return []
-    earlier = [s for s in specs if (f := frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1]]
-    own = [s for s in specs if s.compile_id == compile_id]
+
+    def earlier_of(xs: list[Any]) -> list[Any]:
+        return [x for x in xs if (f := frame_of(x.compile_id)) and f[0] == me[0] and f[1] < me[1]]
+
+    def lines(xs: list[Any]) -> list[str]:
+        return [f"  {x.line()}" + (f"\n      {x.user_code}" if x.user_code else "") for x in xs]
+
+    cons = cons or []
+    earlier, own = earlier_of(specs), [s for s in specs if s.compile_id == compile_id]
+    c_earlier, c_own = earlier_of(cons), [c for c in cons if c.compile_id == compile_id]
     out: list[str] = []
     if earlier:
         out.append(f"{compile_id} recompiled: an earlier compile of its frame made a dynamic size a constant, so a "
                    "call with another size failed its guard:")
-        out += [f"  {s.line()}" + (f"\n      {s.user_code}" if s.user_code else "") for s in earlier]
+        out += lines(earlier)
+    if c_earlier:
+        out.append(f"{compile_id}'s frame: earlier compiles guarded dynamic sizes (a call whose sizes fail one "
+                   "recompiles):")
+        out += lines(c_earlier)
     if own:
         out.append(f"{compile_id} is not dynamic in these sizes:")
-        out += [f"  {s.line()}" + (f"\n      {s.user_code}" if s.user_code else "") for s in own]
+        out += lines(own)
+    if c_own:
+        out.append(f"{compile_id} is dynamic in these sizes only within these guards:")
+        out += lines(c_own)
     return out
 
 
@@ -325,7 +392,10 @@ def located(run: BlameRun, session: Any) -> dict[str, Any]:
                 "kernels_after": [k for k in b if k not in a]}
     if not v or not v.fx_nodes:
         return {}
-    for key in graph_keys(list(getattr(session, "graphs", []) or []), v.compile_id or run.compile_id):
+    keys = graph_keys(list(getattr(session, "graphs", []) or []), v.compile_id or run.compile_id)
+    if v.graph_kind:  # the graph the application ran in first (a backward's node names are its own)
+        keys.sort(key=lambda k: 0 if k.split(" ", 1)[-1] == v.graph_kind else 1)
+    for key in keys:
         stop = session.stop_for(key, "codegen") or {}
         links = stop.get("links") or {}
         aot = session.stop_for(key, "aot") or {}
@@ -359,7 +429,8 @@ def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[st
         out.append(f"  FX nodes: {', '.join(where['fx_nodes'])} (post-grad graph of {where['graph']})"
                    + (f"; kernel: {', '.join(where['kernels'])}" if where.get("kernels") else ""))
     elif v.fx_nodes:
-        out.append(f"  FX nodes: {', '.join(v.fx_nodes)} (post-grad graph of {v.compile_id})"
+        graph = " ".join(x for x in (v.compile_id, v.graph_kind) if x)
+        out.append(f"  FX nodes: {', '.join(v.fx_nodes)} (post-grad graph of {graph})"
                    + (" (not in this session's graphs)" if looked else ""))
     if v.baseline:
         out.append(f"  divergence as compiled: {v.baseline.text()}")
@@ -382,6 +453,9 @@ def headless_lines(msg: dict[str, Any]) -> list[str]:
     if ev == "specialization":
         sp = specializations([msg])
         return [f"{msg.get('compile_id', '?'):<20} specialize  {sp[0].line()}"] if sp else []
+    if ev == "constraint":
+        cs = constraints([msg])
+        return [f"{msg.get('compile_id', '?'):<20} constrain   {cs[0].line()}"] if cs else []
     if ev == "start":
         return [f"blame       {msg.get('message', '')}"]
     if ev == "step" and isinstance(msg.get("step"), dict):
@@ -397,7 +471,8 @@ def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
     where ``session`` has them, the steps of the search, and the runnable repro."""
     rs = [r for r in runs(messages) if r.verdict is not None]
     specs = specializations(messages)
-    if not rs and not specs:
+    cons = constraints(messages)
+    if not rs and not specs and not cons:
         return ""
     out = ["## Blame", ""]
     if any(r.kind == "numerics" for r in rs):
@@ -419,10 +494,16 @@ def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
                 "Dynamic sizes Dynamo's shape environment specialized to a constant (torch's "
                 "`symbolic_shape_specialization`), with the line that forced each: a recompile of the frame with "
                 "another size follows from these.", "", "```text", *[s.line() for s in specs], "```", ""]
+    if cons:
+        out += ["### Sizes constrained", "",
+                "Guards the script's lines put on dynamic sizes (torch's `guard_added_fast`: a branch on a size, "
+                "`torch._check`, a view that needs divisibility): the size stays dynamic, but a call whose sizes fail "
+                "one recompiles.", "", "```text",
+                *[c.line() + (f"\n    {c.user_code}" if c.user_code else "") for c in cons], "```", ""]
     return "\n".join(out)
 
 
 __all__ = ["BlameRun", "Measure", "fmt_num", "frame_of", "speed_judgement", "speed_verdict", "OUTCOME_MARK",
-           "Specialization", "Step", "Verdict", "recompile_lines",
+           "Constraint", "Specialization", "Step", "constraints", "of_frame", "Verdict", "recompile_lines",
            "specializations", "graph_keys", "headless_lines", "kernels_of",
            "located", "report_markdown", "runs", "verdict_lines"]

@@ -502,7 +502,8 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             self.run_all()
         if self.numerics_at_end and compiled:
             self.numerics_all()
-        if self.__dict__.get("blame_at_end") and compiled:  # --blame numerics (tracer.blame)
+        if self.__dict__.get("blame_at_end") and compiled and (self.distributed or {}).get("rank", 0) == 0:
+            # --blame numerics (tracer.blame); in a torchrun job rank 0 blames, each step a job of the same ranks
             from inductor_step.tracer.blame import run_in_agent  # noqa: PLC0415
 
             run_in_agent(self, None, self.blame_at_end)

@@ -19,7 +19,8 @@ here so that each step is a process with a time limit, a crash is a verdict and 
    ``emulate_precision_casts``); the first that makes it good is blamed;
 4. a subsystem is then bisected over its applications (``TORCH_BISECT_MAX=n`` keeps applications 0..n): the first
    whose enabling makes it bad is named with what torch's bisector records for it (a pass's name, a lowered FX
-   node, a decomposed op) and the compile id it ran in.
+   node, a decomposed op), the compile id and graph (forward, backward) it ran in, and for a pass the FX nodes it
+   rewrote (the graph before that application against after it, tracer.adapter.blame).
 
 Sends ``blame`` messages (:class:`session.format.Blame`): ``start``, one ``step`` each, then ``verdict``.
 """
@@ -47,6 +48,9 @@ SUBSYSTEMS = {"inductor": ("pre_grad_passes", "joint_graph_passes", "post_grad_p
 CONFIG_CHANGES = {"inductor": ({"fallback_random": True}, {"emulate_precision_casts": True}),
                   "aot_eager_decomp_partition": ()}
 BACKEND_LADDER = ("aot_eager_decomp_partition", "aot_eager", "eager")  # tried in this order below inductor
+#: the variables torchrun sets for a rank: a step's own job (its own launcher) must not inherit the outer job's
+_RANK_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+                        "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT"})
 
 
 #: what a step forked from the warm parent says when the GPU cannot be used after a fork
@@ -77,8 +81,9 @@ class Bisect:
 
     def __init__(self, script: str, argv: list[str], send: Callable[[dict[str, Any]], None], *,
                  python: str | None = None, cancel: threading.Event | None = None, step_limit_s: float | None = None,
-                 cwd: str | None = None):
+                 cwd: str | None = None, nproc: int | None = None):
         self.script, self.argv, self.send = os.path.abspath(script), list(argv), send
+        self.nproc = nproc  # a torchrun job's processes on this node: each step is such a job (rank 0 compares)
         self.python = python or sys.executable
         self.cancel = cancel or threading.Event()
         self.limit = step_limit_s or STEP_LIMIT_S
@@ -94,13 +99,16 @@ class Bisect:
         """The environment of every step: the FX-graph and AOTAutograd caches off (a hit skips the passes), the
         kernels' own code cache on (a kernel whose source did not change between steps is not built again), no
         profile of sizes kept between runs, no compile worker processes."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_BISECT_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_BISECT_")
+               and not (self.nproc and (k in _RANK_VARS or k.startswith("TORCHELASTIC_")))}
         env.update(TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0",
                    TORCH_DYNAMO_AUTOMATIC_DYNAMIC_LOCAL_PGO="0", TORCHINDUCTOR_COMPILE_THREADS="1")
         return env
 
     def _warm_up(self) -> None:
         """Start the steps' warm parent once (its start is not counted in the first step's time)."""
+        if self.nproc and not self.cold:
+            self.cold = f"a torchrun job: each step is a job of {self.nproc} processes"
         if self.warm is None and not self.cold:
             try:
                 self.warm = _Warm(self.python, self.base_env(), self.cwd, self.cancel)
@@ -120,9 +128,11 @@ class Bisect:
                 self.cold = f"{type(e).__name__}: {e}"
                 self.warm.close()
                 self.warm = None
+        launch = ([self.python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(self.nproc),
+                   "-m"] if self.nproc else [self.python, "-m"])
         with open(errf, "wb") as err:
-            proc = subprocess.Popen([self.python, "-m", "inductor_step.tracer.blame_step", out, self.script,
-                                     *self.argv], env={**self.base_env(), **step_env}, cwd=self.cwd,
+            proc = subprocess.Popen([*launch, "inductor_step.tracer.blame_step", out, self.script, *self.argv],
+                                    env={**self.base_env(), **step_env}, cwd=self.cwd,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         return _Cold(proc)
 
@@ -153,6 +163,9 @@ class Bisect:
         handle = self._start(out, step_env, errf)
         outcome = None
         while handle.poll() is None:
+            if self.nproc and os.path.exists(out):  # rank 0 answered: the other ranks may wait on it forever
+                handle.end()
+                break
             if self.cancel.is_set() or time.monotonic() - t > self.limit:
                 outcome = "cancelled" if self.cancel.is_set() else "timeout"
                 handle.end()
@@ -231,7 +244,8 @@ class Bisect:
         self.send({**self.head, "event": "start", "script": self.script, "argv": self.argv,
                    "step_limit_s": self.limit,
                    "message": f"bisecting {graph or 'the first divergent graph'}: each step runs the script again "
-                              f"in a child process (at most {self.limit:g} s)"})
+                              + (f"as a torchrun job of {self.nproc} processes (rank 0's graph compared)"
+                                 if self.nproc else "in a child process") + f" (at most {self.limit:g} s)"})
         try:
             verdict = self._search(cid)
         except Cancelled:
@@ -350,10 +364,23 @@ class Bisect:
         kind = {"lowerings": "the lowering of FX node", "post_grad_passes": "the post-grad pass",
                 "joint_graph_passes": "the joint-graph pass", "pre_grad_passes": "the pre-grad pass",
                 "decomposition": "the decomposition of"}.get(sub, sub)
-        text = (f"{backend} / {sub} #{hi} ({kind} {what}, in {app.get('compile_id', '?')}): with applications "
+        where = " ".join(x for x in (app.get("compile_id") or "?", app.get("graph_kind")) if x)
+        text = (f"{backend} / {sub} #{hi} ({kind} {what}, in {where}): with applications "
                 f"0..{hi - 1} on the graph does not diverge; with #{hi} on too it does")
-        return self._verdict(cid, "application", backend, sub, hi, what, baseline, text, leaves=good.get("measure"),
-                             app_compile_id=app.get("compile_id"), count=count)
+        rw = app.get("rewrote") or {}
+        words = rewrote_words(rw)
+        if words:
+            text += f"; the FX nodes it rewrote: {words}"
+        v = self._verdict(cid, "application", backend, sub, hi, what, baseline, text, leaves=good.get("measure"),
+                          app_compile_id=app.get("compile_id"), count=count)
+        if app.get("graph_kind"):
+            v["graph_kind"] = app["graph_kind"]
+        nodes = [c.split(":")[0] for c in rw.get("changed") or []] + list(rw.get("added") or [])
+        if nodes:  # a pass application: the FX nodes it changed or added (graph before it against after it)
+            v["fx_nodes"] = nodes[:20]
+        if rw:
+            v["rewrote"] = rw
+        return v
 
     def _baseline_apps(self) -> dict[str, list]:
         return getattr(self, "base_apps", {})
@@ -364,7 +391,9 @@ class Bisect:
                  count: int | None = None) -> dict[str, Any]:
         env = self.env(backend, sub, (n - 1) if n is not None else None) if sub else {}
         repro_env = " ".join(f"{k}={v}" for k, v in env.items())
-        cmd = " ".join(shlex.quote(x) for x in [os.path.basename(self.python), self.script, *self.argv])
+        launch = (["torchrun", "--standalone", "--nproc-per-node", str(self.nproc)] if self.nproc
+                  else [os.path.basename(self.python)])
+        cmd = " ".join(shlex.quote(x) for x in [*launch, self.script, *self.argv])
         v: dict[str, Any] = {"found": True, "level": level, "backend": backend, "compile_id": cid, "text": text}
         for k, x in (("subsystem", sub), ("application", n), ("what", what), ("baseline", baseline),
                      ("leaves", leaves), ("applications", count), ("application_compile_id", app_compile_id)):
@@ -385,6 +414,16 @@ class Bisect:
         elif settings:
             v["repro_off"] = f"{cmd}  # with {v['setting']['text']} set before the compile"
         return v
+
+
+def rewrote_words(rw: dict[str, Any]) -> str:
+    """``changed add: aten.add.Tensor -> aten.sub.Tensor; added sin; removed cos`` (at most six of each), or ""."""
+    parts = []
+    for key in ("changed", "added", "removed"):
+        xs = list(rw.get(key) or [])
+        if xs:
+            parts.append(f"{key} {', '.join(xs[:6])}" + (f" (+{len(xs) - 6})" if len(xs) > 6 else ""))
+    return "; ".join(parts)
 
 
 class _Handle:
@@ -568,4 +607,15 @@ def run_in_agent(agent: Any, graph: str | None, kind: str | None) -> dict[str, A
             agent.send({"type": "blame", "kind": "speed", "event": "verdict", "compile_id": "?", "verdict": verdict})
             return verdict
         return blame_speed(agent, graph, ev)
-    return blame_numerics(agent.script, list(agent.argv), agent.send, graph=graph, cancel=ev)
+    dist = getattr(agent, "distributed", None) or {}
+    nproc = None
+    if dist:  # a rank of a torchrun job: each step is a job of this node's ranks, rank 0's graph compared
+        local = int(os.environ.get("LOCAL_WORLD_SIZE") or dist.get("world_size") or 1)
+        if local != int(dist.get("world_size") or local):
+            verdict = {"found": False, "text": f"a job over several nodes (world size {dist.get('world_size')}, "
+                                               f"{local} on this node): blame runs a job of one node only"}
+            agent.send({"type": "blame", "kind": "numerics", "event": "verdict", "compile_id": "?",
+                        "verdict": verdict})
+            return verdict
+        nproc = local
+    return blame_numerics(agent.script, list(agent.argv), agent.send, graph=graph, cancel=ev, nproc=nproc)

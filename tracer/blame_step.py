@@ -4,7 +4,8 @@ optional Inductor settings, each graph's first call compared with eager; the ans
 
 Started by :mod:`tracer.blame` as ``python -m inductor_step.tracer.blame_step RESULT.json SCRIPT ARGS...`` with
 ``INDUCTOR_STEP_BLAME_STEP`` holding ``{"target": "[0/0]" | null, "settings": {name: value}}``.  With a target the
-process ends as soon as that graph's first call was compared (the rest of the script does not run).
+process ends as soon as that graph's first call was compared (the rest of the script does not run).  In a torchrun
+job of its own (``RANK`` set: a blame of a job) every rank runs and compares alike; rank 0 alone writes RESULT.json.
 
 RESULT.json: ``{"graphs": {compile id: compare answer | {"error": ...}}, "applications": {subsystem: [{backend,
 compile_id, what}...]}, "custom_passes": {setting: name}, "rewrites": {setting: {changed, added, removed}} (the FX nodes
@@ -48,6 +49,10 @@ def main(argv: list[str]) -> int:
     result: dict[str, Any] = {"graphs": {}, "applications": {}, "custom_passes": {}, "rewrites": {}, "ended": "script"}
     blame.install_application_log(result["applications"])
 
+    # a rank of a torchrun job (the step is a job of its own): every rank compares alike (a graph's collectives need
+    # every rank), rank 0 alone answers
+    answers = os.environ.get("RANK", "0") == "0"
+
     def on_first_call(cid: str, compare: Any) -> None:
         result["custom_passes"].update(blame.custom_passes())
         if target and cid != target:
@@ -59,7 +64,8 @@ def main(argv: list[str]) -> int:
                                      "traceback": traceback.format_exc()[-3000:]}
         if target:
             result["ended"] = "target"
-            _write(out_path, result)
+            if answers:
+                _write(out_path, result)
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
@@ -76,7 +82,8 @@ def main(argv: list[str]) -> int:
         text = f"{type(e).__name__}: {e}".strip()
         result["error"] = text.splitlines()[0][:500] if str(e).strip() else type(e).__name__
         result["traceback"] = traceback.format_exc()[-3000:]
-    _write(out_path, result)
+    if answers:
+        _write(out_path, result)
     return 0
 
 

@@ -33,7 +33,7 @@ _TRACE_EVENTS = frozenset({*_AOT_EVENTS, "optimize_ddp_split_child", "dynamo_out
                            "inductor_output_code", "compilation_metrics", "artifact:dynamo_graph_break_reason",
                            "artifact:recompile_reasons", "artifact:fx_graph_runnable",
                            "artifact:inductor_provenance_tracking_node_mappings", *AOT_CODE_EVENTS,
-                           "symbolic_shape_specialization"})
+                           "symbolic_shape_specialization", "guard_added_fast"})
 
 
 def wants_trace_event(name: str) -> bool:
@@ -238,6 +238,10 @@ class Capture(SubgraphCapture):
             from inductor_step.tracer.blame_shapes import on_event  # noqa: PLC0415
 
             on_event(self, cid, md)
+        elif name == "guard_added_fast":  # a guard on a dynamic size (tracer.blame_shapes)
+            from inductor_step.tracer.blame_shapes import on_guard  # noqa: PLC0415
+
+            on_guard(self, cid, md)
         elif name == "dynamo_cpp_guards_str":
             self.send({"type": "guards", "compile_id": cid, "text": payload})
         elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.current:

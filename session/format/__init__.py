@@ -43,7 +43,7 @@ from inductor_step.session.format.numerics import (  # noqa: F401
     GraphNumerics, NumericsAnswer, NumericsBuffer,
 )
 from inductor_step.session.format.blame import (  # noqa: F401
-    Blame, BlameMeasure, BlameSetting, BlameSpecialization, BlameStep, BlameVerdict,
+    Blame, BlameConstraint, BlameMeasure, BlameSetting, BlameSpecialization, BlameStep, BlameVerdict,
 )
 from inductor_step.session.format.codec import (  # noqa: F401
     PACKED_HEAD_KEYS, PACK_OVER, Packed, STOP_HEAD_KEYS, decode, encode, pack, stop_head,

@@ -54,9 +54,11 @@ class BlameVerdict(TypedDict, total=False):
     application: int  # the application's number in torch's counter (TORCH_BISECT_MAX keeps 0..n)
     applications: int  # how many the subsystem had
     application_compile_id: str  # the compile it ran in
+    graph_kind: str  # the graph of that compile it ran in: forward, backward, inference (Inductor's passes, lowerings)
     what: str  # the pass's name, the lowered FX node, the decomposed op, the setting
     compile_id: str
-    fx_nodes: list[str]  # post-grad FX nodes it names (a lowering's node)
+    fx_nodes: list[str]  # post-grad FX nodes it names (a lowering's node, the nodes a pass changed or added)
+    rewrote: dict[str, list[str]]  # a pass application's FX nodes: changed ("add: old -> new"), added, removed
     baseline: BlameMeasure
     leaves: BlameMeasure  # the divergence left with it off
     setting: BlameSetting
@@ -80,11 +82,23 @@ class BlameSpecialization(TypedDict, total=False):
     torch_line: str  # the innermost torch function on the way (not the shape environment's own)
 
 
+class BlameConstraint(TypedDict, total=False):
+    """A guard the user's line put on a dynamic size (torch's ``guard_added_fast`` event, ``ShapeEnv._log_guard``):
+    the size stays dynamic but only within it; a later compile whose guard on it failed is the recompile it explains."""
+    expr: str  # torch's guard: s77 > 16, Eq(Mod(s17, 4), 0)
+    symbols: list[str]  # its symbols: s77
+    sources: dict[str, list[str]]  # what each stands for: {"s77": ["L['x'].size()[0]"]}
+    kind: Literal["guard", "runtime_assert"]
+    user_line: str  # the user's line that added it: "guards.py:6 in f"
+    user_code: str
+    torch_line: str  # the innermost torch function on the way (not the shape environment's own)
+
+
 class Blame(TypedDict, total=False):
     """``blame`` message: ``event`` start (the search begins), step (one step done) or verdict (the answer)."""
     type: Literal["blame"]
     kind: Literal["numerics", "speed", "recompile"]
-    event: Literal["start", "step", "verdict", "specialization"]
+    event: Literal["start", "step", "verdict", "specialization", "constraint"]
     compile_id: str  # the graph blamed ("?" until the baseline finds the first that diverges)
     graph_kind: str
     script: str
@@ -94,4 +108,5 @@ class Blame(TypedDict, total=False):
     step: BlameStep
     verdict: BlameVerdict
     specialization: BlameSpecialization  # kind recompile
+    constraint: BlameConstraint  # kind recompile
     t: float

@@ -4,7 +4,8 @@ With ``backend="aot_eager"``, ``"eager"`` or a custom backend none of Inductor's
 passes run, so nothing was recorded.  :func:`install_backend_hook` wraps
 ``torch._dynamo.output_graph.OutputGraph.call_user_compiler`` (torch/_dynamo/output_graph.py: Dynamo
 calls the backend there with its FX graph and example inputs) and reports every graph with the
-backend's name before and after the backend compiles it.  :func:`install_reset_hook` wraps
+backend's name before and after the backend compiles it, and may wrap the callable the backend returns (blame's
+first-call comparison, tracer.adapter.blame).  :func:`install_reset_hook` wraps
 ``torch._dynamo.reset`` (``torch.compiler.reset`` calls it too): after a reset torch numbers frames
 from ``[0/0]`` again, so the compile ids this module gives out (:func:`label_compile_id`) carry
 ``@resetN`` from then on.
@@ -55,11 +56,21 @@ def is_inductor(name: str) -> bool:
     return name in INDUCTOR_NAMES
 
 
-def install_backend_hook(before: Callable[[Any, str], None], after: Callable[[Any, str, BaseException | None], None]) -> bool:
-    """Call ``before(gm, backend)`` as Dynamo hands FX graph ``gm`` to its backend and ``after(gm,
-    backend, error)`` once the backend returned (``error``: what it raised, re-raised afterwards).
-    Neither may raise into the compile (exceptions are logged).  Returns False where this torch has
-    no ``OutputGraph.call_user_compiler``."""
+#: the hook sets :func:`install_backend_hook` installed, called in this order (one wrapper calls them all)
+_HOOKS: list[tuple[Callable | None, Callable | None, Callable | None]] = []
+
+
+def install_backend_hook(before: Callable[[Any, str], Any] | None = None,
+                         after: Callable[[Any, str, BaseException | None], None] | None = None,
+                         wrap: Callable[[Any, str, Callable, Any], Callable] | None = None) -> bool:
+    """Call ``before(gm, backend)`` as Dynamo hands FX graph ``gm`` to its backend, ``wrap(gm, backend, compiled,
+    state)`` once the backend returned the ``compiled`` callable (``state``: what this hook set's ``before``
+    returned, None without one; what ``wrap`` returns is the callable Dynamo gets instead), and ``after(gm, backend,
+    error)`` at the end (``error``: what the backend raised, re-raised afterwards).  Each call adds one hook set;
+    one wrapper of ``OutputGraph.call_user_compiler`` calls them all, in the order they were installed (each
+    ``wrap`` wraps the callable the one before returned).  None of them may raise into the compile (exceptions are
+    logged; a ``wrap`` that raised leaves the callable as it was).  Returns False where this torch has no
+    ``OutputGraph.call_user_compiler``."""
     try:
         from torch._dynamo.output_graph import OutputGraph  # noqa: PLC0415
     except Exception:  # noqa: BLE001
@@ -67,29 +78,46 @@ def install_backend_hook(before: Callable[[Any, str], None], after: Callable[[An
     real = getattr(OutputGraph, "call_user_compiler", None)
     if real is None:
         return False
+    _HOOKS.append((before, after, wrap))
     if getattr(real, "_inductor_step", False):
         return True
 
     def call_user_compiler(self: Any, gm: Any, example_inputs: Any) -> Any:
+        hooks = list(_HOOKS)
         try:
             name = backend_name(getattr(self, "compiler_fn", None))
         except Exception:  # noqa: BLE001
             name = "?"
-        try:
-            before(gm, name)
-        except Exception:  # noqa: BLE001
-            log.debug("backend hook (before)", exc_info=True)
+        states: list[Any] = []
+        for b, _, _ in hooks:
+            state = None
+            if b is not None:
+                try:
+                    state = b(gm, name)
+                except Exception:  # noqa: BLE001
+                    log.debug("backend hook (before)", exc_info=True)
+            states.append(state)
         err: BaseException | None = None
         try:
-            return real(self, gm, example_inputs)
+            compiled = real(self, gm, example_inputs)
+            for (_, _, w), state in zip(hooks, states):
+                if w is not None:
+                    try:
+                        compiled = w(gm, name, compiled, state)
+                    except Exception:  # noqa: BLE001
+                        log.debug("backend hook (wrap)", exc_info=True)
+            return compiled
         except BaseException as e:
             err = e
             raise
         finally:
-            try:
-                after(gm, name, err)
-            except Exception:  # noqa: BLE001
-                log.debug("backend hook (after)", exc_info=True)
+            for _, a, _ in hooks:
+                if a is None:
+                    continue
+                try:
+                    a(gm, name, err)
+                except Exception:  # noqa: BLE001
+                    log.debug("backend hook (after)", exc_info=True)
 
     call_user_compiler._inductor_step = True  # type: ignore[attr-defined]
     OutputGraph.call_user_compiler = call_user_compiler

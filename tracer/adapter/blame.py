@@ -1,9 +1,10 @@
 """Blame's torch access in a bisect step's process: each graph's first call compared with its Dynamo graph run
 eagerly, the compiler bisector's subsystem applications counted, Inductor settings patched per compile.
 
-:func:`install_compare_hook` wraps ``torch._dynamo.output_graph.OutputGraph.call_user_compiler`` (where Dynamo hands
-its FX graph to the backend: ``inductor``, or the ``aot_eager``/``eager`` backend the bisector chose through
-``TORCH_BISECT_BACKEND``, which ``torch.compile`` reads in torch/__init__.py): the callable the backend returns is
+:func:`install_compare_hook` hooks ``torch._dynamo.output_graph.OutputGraph.call_user_compiler``
+(tracer.adapter.backends.install_backend_hook, the one wrapper of it; there Dynamo hands its FX graph to the
+backend: ``inductor``, or the ``aot_eager``/``eager`` backend the bisector chose through ``TORCH_BISECT_BACKEND``,
+which ``torch.compile`` reads in torch/__init__.py): the callable the backend returns is
 wrapped so that its first call also runs a copy of Dynamo's graph eagerly and in float64 on copies of the same
 inputs, and, where outputs need a gradient, the backward of both with the same ``grad_outputs``.
 :func:`install_application_log` wraps ``torch._inductor.compiler_bisector.CompilerBisector.disable_subsystem``, the
@@ -102,10 +103,32 @@ def watch_custom_passes(log_to: dict[str, Any]) -> None:
             setattr(ic, name, w)
 
 
+def graph_kind(max_depth: int = 60) -> str | None:
+    """The kind of graph Inductor is compiling now, asked from within its compile: ``"forward"``, ``"backward"``
+    or ``"inference"``, read from the ``graph_kwargs`` (``is_backward``, ``is_inference``) of the
+    ``codegen_and_compile`` frame on the stack (torch/_inductor/compile_fx.py, torch 2.11 and 2.13 alike: the
+    post-grad passes and the lowerings run under it); None outside it (Dynamo's graph, the joint graph, AOT's
+    decompositions)."""
+    import sys  # noqa: PLC0415
+
+    f = sys._getframe(1)
+    for _ in range(max_depth):
+        if f is None:
+            return None
+        if f.f_code.co_name == "codegen_and_compile":
+            kw = f.f_locals.get("graph_kwargs")
+            if isinstance(kw, dict):
+                return "backward" if kw.get("is_backward") else "inference" if kw.get("is_inference") else "forward"
+        f = f.f_back
+    return None
+
+
 def install_application_log(log_to: dict[str, list[dict[str, Any]]]) -> bool:
     """Record every ``CompilerBisector.disable_subsystem(backend, subsystem, debug_info)`` call of this process in
-    ``log_to[subsystem]`` (``{"backend", "compile_id", "what"}``, in call order: the i-th entry is the application
-    torch's counter numbers i) before torch answers it.  False where this torch has no compiler bisector."""
+    ``log_to[subsystem]`` (``{"backend", "compile_id", "graph_kind", "what"}``, in call order: the i-th entry is the
+    application torch's counter numbers i; ``graph_kind``: :func:`graph_kind`, None outside Inductor's compile of one
+    graph; a pass application's ``rewrote``: the FX nodes it changed, added and removed, see
+    :func:`_watch_pass_applications`) before torch answers it.  False where this torch has no compiler bisector."""
     try:
         from torch._inductor.compiler_bisector import CompilerBisector  # noqa: PLC0415
     except Exception:  # noqa: BLE001
@@ -120,12 +143,65 @@ def install_application_log(log_to: dict[str, list[dict[str, Any]]]) -> bool:
             what = debug_info() if debug_info is not None else ""
         except Exception:  # noqa: BLE001
             what = "?"
+        try:
+            kind = graph_kind()
+        except Exception:  # noqa: BLE001
+            kind = None
         log_to.setdefault(subsystem, []).append({"backend": backend, "compile_id": current_compile_id(),
-                                                 "what": str(what)[:300]})
+                                                 "graph_kind": kind, "what": str(what)[:300]})
         return fn(cls, backend, subsystem, debug_info)
 
     CompilerBisector.disable_subsystem = classmethod(disable_subsystem)  # type: ignore[method-assign]
+    _watch_pass_applications(log_to)
     return True
+
+
+def _graph_nodes(graph: Any) -> dict[str, str]:
+    return {n.name: f"{n.op}:{n.target}" for n in getattr(graph, "nodes", ())}
+
+
+def _watch_pass_applications(log_to: dict[str, list[dict[str, Any]]]) -> None:
+    """Wrap ``torch.fx.passes.graph_transform_observer.GraphTransformObserver.apply_graph_pass`` and
+    ``apply_gm_pass`` (every post-grad and joint-graph pass application the compiler bisector counts goes through
+    one: torch 2.11 and 2.13): the graph before the pass (the application off) against after it (on), as the FX
+    nodes it rewrote, added to the application's entry in ``log_to`` as ``rewrote``: ``{"changed": ["name: old ->
+    new"], "added": [...], "removed": [...]}``.  An application the bisector switched off rewrote nothing."""
+    try:
+        from torch.fx.passes.graph_transform_observer import GraphTransformObserver as GTO  # noqa: PLC0415
+    except Exception:  # noqa: BLE001
+        return
+
+    def watched(real: Callable, graph_of: Callable[[Any], Any]) -> Callable:
+        def apply(self: Any, pass_fn: Callable) -> Any:
+            sub = getattr(self, "subsystem", None)
+            entries = log_to.get(sub or "", [])
+            n0 = len(entries)
+            try:
+                before = _graph_nodes(graph_of(self))
+            except Exception:  # noqa: BLE001
+                return real(self, pass_fn)
+            out = real(self, pass_fn)
+            entries = log_to.get(sub or "", [])
+            if len(entries) == n0 + 1:  # this application's entry (logged by disable_subsystem within it)
+                try:
+                    after = _graph_nodes(graph_of(self))
+                    entries[-1]["rewrote"] = {
+                        "changed": [f"{k}: {before[k].split(':', 1)[1]} -> {v.split(':', 1)[1]}"
+                                    for k, v in after.items() if k in before and before[k] != v],
+                        "added": [k for k in after if k not in before],
+                        "removed": [k for k in before if k not in after]}
+                except Exception:  # noqa: BLE001
+                    pass
+            return out
+
+        return apply
+
+    for name in ("apply_graph_pass", "apply_gm_pass"):
+        real = getattr(GTO, name, None)
+        if real is not None and not getattr(real, "_inductor_step", False):
+            fn = watched(real, lambda o: o.gm.graph)
+            fn._inductor_step = True  # type: ignore[attr-defined]
+            setattr(GTO, name, fn)
 
 
 def _clone(args: list, dtype: Any = None) -> list:
@@ -209,33 +285,32 @@ def compare_first_call(gm: Any, compiled: Callable, args: list, seed: int = 0) -
 
 def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, Any]]], None],
                          settings: dict[str, Any] | None = None, rewrites: dict[str, Any] | None = None) -> bool:
-    """Wrap Dynamo's ``OutputGraph.call_user_compiler``: before each backend compile apply ``settings``
-    (:func:`apply_settings`: after the script set its own), and call ``on_first_call(compile_id, compare)`` at the
-    first call of each compiled graph (``rewrites``: the FX nodes the user's own passes rewrite, recorded there by
-    :func:`watch_custom_passes`), where ``compare()`` returns :func:`compare_first_call`'s answer.  The call
-    itself then runs on as the script's.  False where this torch has no ``call_user_compiler``."""
+    """Through Dynamo's ``OutputGraph.call_user_compiler`` (tracer.adapter.backends.install_backend_hook): before
+    each backend compile apply ``settings`` (:func:`apply_settings`: after the script set its own), and call
+    ``on_first_call(compile_id, compare)`` at the first call of each compiled graph (``rewrites``: the FX nodes the
+    user's own passes rewrite, recorded there by :func:`watch_custom_passes`), where ``compare()`` returns
+    :func:`compare_first_call`'s answer.  The call itself then runs on as the script's.  False where this torch has
+    no ``call_user_compiler``."""
     try:
-        from torch._dynamo.output_graph import OutputGraph  # noqa: PLC0415
-
+        from inductor_step.tracer.adapter.backends import install_backend_hook  # noqa: PLC0415
         from inductor_step.tracer.adapter.dynamo_graph import copy_graph_module  # noqa: PLC0415
     except Exception:  # noqa: BLE001
         return False
-    real = getattr(OutputGraph, "call_user_compiler", None)
-    if real is None:
-        return False
 
-    def call_user_compiler(self: Any, gm: Any, example_inputs: Any) -> Any:
+    def before(gm: Any, backend: str) -> tuple[str, Any]:
         if settings:
             apply_settings(settings)
         if rewrites is not None:
             watch_custom_passes(rewrites)
-        cid = current_compile_id()
         try:
             copy = copy_graph_module(gm)
         except Exception:  # noqa: BLE001
             copy = None
             log.debug("blame: the Dynamo graph did not copy", exc_info=True)
-        compiled = real(self, gm, example_inputs)
+        return current_compile_id(), copy
+
+    def wrap(gm: Any, backend: str, compiled: Callable, state: tuple[str, Any] | None) -> Callable:
+        cid, copy = state or ("[?]", None)
         if copy is None:
             return compiled
         seen = [False]
@@ -248,8 +323,7 @@ def install_compare_hook(on_first_call: Callable[[str, Callable[[], dict[str, An
 
         return first_call
 
-    OutputGraph.call_user_compiler = call_user_compiler
-    return True
+    return install_backend_hook(before, None, wrap)
 
 
 def interned_files() -> dict[int, str]:
@@ -260,6 +334,35 @@ def interned_files() -> dict[int, str]:
         return {v: k for k, v in structured.INTERN_TABLE.items()}
     except Exception:  # noqa: BLE001
         return {}
+
+
+def guard_origin(max_depth: int = 40) -> tuple[str | None, dict[str, list[str]]]:
+    """Asked from a structured-trace handler during torch's ``guard_added_fast`` event: ``(prefix, sources)`` of the
+    guard being logged, read from the ``ShapeEnv._log_guard(prefix, g, forcing_spec)`` frame on the stack
+    (torch/fx/experimental/symbolic_shapes.py, torch 2.11 and 2.13 alike): ``prefix`` is ``"eval"``,
+    ``"runtime_assert"`` or ``"eval [guard suppressed]"`` (not installed), ``sources`` the guard's symbols and what
+    each stands for (``{"s77": ["L['x'].size()[0]"]}``, ``ShapeEnv.var_to_sources``).  ``(None, {})`` when no such
+    frame is found within ``max_depth`` frames."""
+    import sys  # noqa: PLC0415
+
+    f = sys._getframe(1)
+    for _ in range(max_depth):
+        if f is None:
+            break
+        if f.f_code.co_name == "_log_guard" and f.f_code.co_filename.endswith("symbolic_shapes.py"):
+            loc = f.f_locals
+            env, g = loc.get("self"), loc.get("g")
+            out: dict[str, list[str]] = {}
+            try:
+                free = {str(s) for s in getattr(g, "free_symbols", ())}
+                for sym, srcs in (getattr(env, "var_to_sources", None) or {}).items():
+                    if str(sym) in free:
+                        out[str(sym)] = [str(x.name() if callable(x.name) else x.name) for x in srcs]
+            except Exception:  # noqa: BLE001
+                pass
+            return str(loc.get("prefix")), out
+        f = f.f_back
+    return None, {}
 
 
 def config_values() -> dict[str, Any]:
@@ -313,6 +416,6 @@ def reset_bisector() -> None:
     cb.subsystem_call_counter.clear()
 
 
-__all__ = ["CUSTOM_PASSES", "config_default", "config_values", "interned_files", "preload", "reset_bisector", "apply_settings", "watch_custom_passes", "compare_first_call", "custom_passes",
-           "install_application_log",
-           "install_compare_hook"]
+__all__ = ["CUSTOM_PASSES", "apply_settings", "compare_first_call", "config_default", "config_values", "custom_passes",
+           "graph_kind", "guard_origin", "install_application_log", "install_compare_hook", "interned_files",
+           "preload", "reset_bisector", "watch_custom_passes"]

@@ -1,6 +1,7 @@
 """Pane B: blame, the bisect from a divergence to the pass or lowering behind it (session.blame): the verdict first,
 then every step of the search (what was switched off, good or bad, the divergence left, its time), then the sizes
-Dynamo made static in the viewed compile and the earlier ones of its frame (why it is not dynamic, why it recompiled).
+Dynamo made static, and the guards the script's lines put on the sizes left dynamic, in the viewed compile and the
+earlier ones of its frame (why it is not dynamic, why it recompiled).
 
 ``B`` shows it; in a live session on a graph that diverged (pane e) it starts the search first (each step a child
 process of the agent, tracer.blame); ``c`` cancels it.  Enter on the verdict selects the FX node it names (its
@@ -48,14 +49,13 @@ class BlamePane(StagePane):
     def data(self) -> dict[str, Any] | None:
         cid = _compile_id(self.app.view.graph)
         blames = getattr(self.app.session, "blames", []) or []
-        me = sb.frame_of(cid)
-        specs = [s for s in sb.specializations(blames) if s.compile_id == cid
-                 or (me and (f := sb.frame_of(s.compile_id)) and f[0] == me[0] and f[1] < me[1])]
-        r = current(self.app, fallback=not specs)  # a recompile's own answer first, not another graph's blame
-        if r is None and not specs:
+        specs = sb.of_frame(sb.specializations(blames), cid)
+        cons = sb.of_frame(sb.constraints(blames), cid)
+        r = current(self.app, fallback=not (specs or cons))  # a recompile's own answer first, not another graph's
+        if r is None and not specs and not cons:
             return None
         items: list[tuple[str, Any]] = ([("verdict", r)] + [("step", s) for s in r.steps]) if r else []
-        items += [("spec", s) for s in specs]
+        items += [("spec", s) for s in specs] + [("guard", c) for c in cons]
         return {"run": r, "items": items, "n": len(blames), "cid": cid}
 
     def stamp(self, data: dict[str, Any] | None) -> Any:
@@ -74,6 +74,8 @@ class BlamePane(StagePane):
                         T(""), T(f"{x.seconds():.1f}"))
             if kind == "spec":
                 return (T("S", "bold yellow"), T(x.line()), T("static"), T(""), T(""))
+            if kind == "guard":
+                return (T("G", "yellow"), T(x.line()), T("guarded"), T(""), T(""))
             tol = sb.fmt_num(x.measure.tol_ratio) if x.measure else "-"
             return (T(str(x.index)), T(x.what), T(sb.OUTCOME_MARK.get(x.outcome, x.outcome), STYLE.get(x.outcome, "")),
                     T(tol), T(f"{x.seconds:.1f}"))
@@ -102,9 +104,10 @@ class BlamePane(StagePane):
         if not 0 <= row < len(items):
             return None
         kind, x = items[row]
-        if kind == "spec":
+        if kind in ("spec", "guard"):
             specs = [s for k, s in items if k == "spec"]
-            return Detail("\n".join(sb.recompile_lines(specs, data["cid"]) or [x.line()]), "text")
+            cons = [c for k, c in items if k == "guard"]
+            return Detail("\n".join(sb.recompile_lines(specs, data["cid"], cons) or [x.line()]), "text")
         r: sb.BlameRun = data["run"]
         where = sb.located(r, self.app.session)
         head = sb.verdict_lines(r, where)
