@@ -38,6 +38,7 @@ import time
 from typing import Any, Callable
 
 from inductor_step.session.format import GraphKey
+from inductor_step.tracer.blame_procs import Cancelled, StepCold, fork_broke_it, StepForked, StepHandle, StepWarm
 
 STEP_LIMIT_S = float(os.environ.get("INDUCTOR_STEP_BLAME_STEP_LIMIT", "300"))  # one step's deadline (s)
 BAD = ("suspect", "diverges")
@@ -51,20 +52,6 @@ BACKEND_LADDER = ("aot_eager_decomp_partition", "aot_eager", "eager")  # tried i
 #: the variables torchrun sets for a rank: a step's own job (its own launcher) must not inherit the outer job's
 _RANK_VARS = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
                         "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT"})
-
-
-#: what a step forked from the warm parent says when the GPU cannot be used after a fork
-FORK_ERRORS = ("Cannot re-initialize CUDA in forked subprocess", "CUDA driver error: initialization error",
-               "CUDA error: initialization error", "forked subprocess")
-
-
-def _fork_broke_it(text: str) -> bool:
-    """Whether a step's error (or stderr) ``text`` says it failed because it was forked (CUDA after a fork)."""
-    return any(e in text for e in FORK_ERRORS)
-
-
-class Cancelled(Exception):
-    """The blame was cancelled (ctrl+c, the cancel command): the step in progress was ended."""
 
 
 def _measure(graph: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -89,7 +76,7 @@ class Bisect:
         self.limit = step_limit_s or STEP_LIMIT_S
         self.cwd = cwd or os.getcwd()
         self.steps: list[dict[str, Any]] = []
-        self.warm: _Warm | None = None
+        self.warm: StepWarm | None = None
         self.cold: str | None = None  # why the steps start cold (no warm parent)
         self.head: dict[str, Any] = {"type": "blame", "kind": "numerics"}
         self.t0 = time.monotonic()
@@ -111,13 +98,13 @@ class Bisect:
             self.cold = f"a torchrun job: each step is a job of {self.nproc} processes"
         if self.warm is None and not self.cold:
             try:
-                self.warm = _Warm(self.python, self.base_env(), self.cwd, self.cancel)
+                self.warm = StepWarm(self.python, self.base_env(), self.cwd, self.cancel)
             except Cancelled:
                 raise
             except Exception as e:  # noqa: BLE001 - then each step starts its own interpreter
                 self.cold = f"{type(e).__name__}: {e}"
 
-    def _start(self, out: str, step_env: dict[str, str], errf: str) -> "_Handle":
+    def _start(self, out: str, step_env: dict[str, str], errf: str) -> "StepHandle":
         """A step's process: forked from the warm parent (torch imported once, :func:`tracer.blame_step.zygote`),
         or, where that did not start, a fresh interpreter."""
         if self.warm is not None:
@@ -134,7 +121,7 @@ class Bisect:
             proc = subprocess.Popen([*launch, "inductor_step.tracer.blame_step", out, self.script, *self.argv],
                                     env={**self.base_env(), **step_env}, cwd=self.cwd,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-        return _Cold(proc)
+        return StepCold(proc)
 
     def env(self, backend: str, subsystem: str | None = None, max_n: int | None = None) -> dict[str, str]:
         """The bisector's environment of a step (what a person sets to repeat it)."""
@@ -187,7 +174,7 @@ class Bisect:
             pass
         if outcome is None:
             outcome = self._outcome(result, target, handle.poll(), err, rec)
-            if outcome == "crash" and isinstance(handle, _Forked) and _fork_broke_it(rec.get("error", "") + err):
+            if outcome == "crash" and isinstance(handle, StepForked) and fork_broke_it(rec.get("error", "") + err):
                 # CUDA cannot run in a process forked after the driver was initialised: this step, and every later
                 # one, starts its own interpreter
                 self.cold = f"a forked step could not use the GPU ({rec.get('error', '')[:200]})"
@@ -238,7 +225,8 @@ class Bisect:
         """Bisect the divergence of ``graph`` (a compile id ``"[0/0]"``, or a key ``"[0/0] forward"``; None: the
         first graph that diverges); sends ``start``, each ``step`` and the ``verdict``, and returns the verdict."""
         key = GraphKey.parse(graph) if graph else None
-        self.head.update(compile_id=key.compile_id if key else "?")
+        cid = key.compile_id if key else None
+        self.head.update(compile_id=cid or "?")
         if key and " " in graph:
             self.head["graph_kind"] = key.kind_text
         self.send({**self.head, "event": "start", "script": self.script, "argv": self.argv,
@@ -424,133 +412,6 @@ def rewrote_words(rw: dict[str, Any]) -> str:
         if xs:
             parts.append(f"{key} {', '.join(xs[:6])}" + (f" (+{len(xs) - 6})" if len(xs) > 6 else ""))
     return "; ".join(parts)
-
-
-class _Handle:
-    def poll(self) -> int | None:
-        raise NotImplementedError
-
-    def end(self) -> None:
-        raise NotImplementedError
-
-
-class _Cold(_Handle):
-    """A step in an interpreter of its own."""
-
-    def __init__(self, proc: subprocess.Popen):
-        self.proc = proc
-
-    def poll(self) -> int | None:
-        return self.proc.poll()
-
-    def end(self) -> None:
-        _end(self.proc)
-
-
-class _Warm:
-    """The warm parent of the steps (``python -m inductor_step.tracer.blame_step --zygote``): torch imported once,
-    each step forked from it.  Raises RuntimeError when it does not start (or the blame is cancelled meanwhile)."""
-
-    START_S = 300.0
-
-    def __init__(self, python: str, env: dict[str, str], cwd: str, cancel: threading.Event):
-        import queue  # noqa: PLC0415
-
-        env = {**env, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}  # torch.cuda.is_available() without initialising CUDA
-        self.proc = subprocess.Popen([python, "-m", "inductor_step.tracer.blame_step", "--zygote"], env=env, cwd=cwd,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, bufsize=1)
-        self.lines: Any = queue.Queue()
-        self.exits: dict[int, int] = {}
-        threading.Thread(target=self._read, daemon=True, name="inductor-step blame parent").start()
-        t = time.monotonic()
-        while True:
-            try:
-                msg = self.lines.get(timeout=0.1)
-            except queue.Empty:
-                msg = None
-            if msg is not None and msg.get("ready"):
-                return
-            if msg is not None and msg.get("eof") or self.proc.poll() is not None:
-                raise RuntimeError(f"the steps' warm parent exited ({self.proc.poll()})")
-            if cancel.is_set() or time.monotonic() - t > self.START_S:
-                self.close()
-                raise Cancelled() if cancel.is_set() else RuntimeError("the steps' warm parent did not start in time")
-
-    def _read(self) -> None:
-        for line in self.proc.stdout or []:
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if "exit" in msg:
-                self.exits[int(msg["pid"])] = int(msg["exit"])
-            else:
-                self.lines.put(msg)
-        self.lines.put({"eof": True})
-
-    def start(self, req: dict[str, Any]) -> "_Forked":
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        msg = self.lines.get(timeout=60)
-        if "pid" not in msg:
-            raise RuntimeError("the steps' warm parent ended")
-        return _Forked(self, int(msg["pid"]))
-
-    def close(self) -> None:
-        try:
-            if self.proc.stdin:
-                self.proc.stdin.close()
-        except OSError:
-            pass
-        _end(self.proc)
-
-
-class _Forked(_Handle):
-    """A step forked from the warm parent: ended by its pid (and every process it started)."""
-
-    def __init__(self, warm: _Warm, pid: int):
-        self.warm, self.pid = warm, pid
-
-    def poll(self) -> int | None:
-        if self.pid in self.warm.exits:
-            return self.warm.exits[self.pid]
-        if self.warm.proc.poll() is not None:
-            return -9
-        return None
-
-    def end(self) -> None:
-        import signal  # noqa: PLC0415
-
-        try:
-            from inductor_step.tracer.lifetime import end_descendants  # noqa: PLC0415
-
-            end_descendants(grace_s=0.3, pid=self.pid)
-        except Exception:  # noqa: BLE001
-            pass
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        t = time.monotonic()
-        while self.poll() is None and time.monotonic() - t < 5:
-            time.sleep(0.02)
-
-
-def _end(proc: subprocess.Popen) -> None:
-    """End a step's process and every process it started."""
-    try:
-        from inductor_step.tracer.lifetime import end_descendants  # noqa: PLC0415
-
-        end_descendants(grace_s=0.3, pid=proc.pid)
-    except Exception:  # noqa: BLE001
-        pass
-    try:
-        proc.kill()
-        proc.wait(timeout=5)
-    except Exception:  # noqa: BLE001
-        pass
 
 
 def blame_numerics(script: str, argv: list[str], send: Callable[[dict[str, Any]], None], graph: str | None = None,
