@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gpu_helpers import GPU_MARKS
-from test_gpu import MODEL_ARGS, Session, _headless
+from test_gpu import MODEL_ARGS, HeadlessRun, _headless
 
 from inductor_step.session.format import read_session
 
@@ -25,14 +25,14 @@ pytestmark = GPU_MARKS
 
 
 @pytest.fixture(scope="module")
-def pointwise(tmp_path_factory: pytest.TempPathFactory) -> Session:
+def pointwise(tmp_path_factory: pytest.TempPathFactory) -> HeadlessRun:
     reuse = os.environ.get("INDUCTOR_STEP_STAGES_SESSION")  # a session this test recorded before, on this GPU
     if reuse:
-        return Session("pointwise_stages", 0, "", "", list(read_session(reuse)))
+        return HeadlessRun("pointwise_stages", 0, "", "", list(read_session(reuse)))
     return _headless(tmp_path_factory, "pointwise_stages", MODEL_ARGS["pointwise"])
 
 
-def _triton_entries(s: Session) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _triton_entries(s: HeadlessRun) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     codegen = {k["name"]: (m, k) for m in s.messages if m.get("stage") == "codegen" for k in m.get("kernels") or []}
     out = []
     for run in s.of_type("run"):
@@ -51,7 +51,7 @@ def _norm(text: str) -> str:
     return "\n".join(x for x in text.split("\n") if not x.lstrip().startswith((";", "source_filename", "!")))
 
 
-def test_live_stages_are_recorded_and_linked(pointwise: Session) -> None:
+def test_live_stages_are_recorded_and_linked(pointwise: HeadlessRun) -> None:
     entries = _triton_entries(pointwise)
     assert entries, pointwise.tail()
     for k, (_stop, kern) in entries:
@@ -69,7 +69,7 @@ def test_live_stages_are_recorded_and_linked(pointwise: Session) -> None:
             assert all(c["ms"] > 0 for c in tuned["candidates"]) and tuned["winner"] == k["config"]
 
 
-def test_the_repro_times_within_10_percent_of_the_in_model_time(pointwise: Session, tmp_path) -> None:
+def test_the_repro_times_within_10_percent_of_the_in_model_time(pointwise: HeadlessRun, tmp_path) -> None:
     from inductor_step.tracer import kernel_repro  # noqa: PLC0415
 
     for k, (stop, kern) in _triton_entries(pointwise):
@@ -82,7 +82,7 @@ def test_the_repro_times_within_10_percent_of_the_in_model_time(pointwise: Sessi
         assert abs(got["repro_ms"] / got["recorded_ms"] - 1) <= 0.10, got
 
 
-def test_live_stages_equal_offline_ones_for_the_same_target(pointwise: Session) -> None:
+def test_live_stages_equal_offline_ones_for_the_same_target(pointwise: HeadlessRun) -> None:
     from inductor_step.tracer import triton_stages  # noqa: PLC0415
 
     for k, (_stop, kern) in _triton_entries(pointwise):
