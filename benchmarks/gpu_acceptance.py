@@ -196,6 +196,8 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
     res["profiler"] = check_profiler(ok_runs, refd)
     res["roofs"] = check_roofs(ok_runs)
     res["cudagraphs"] = check_cudagraphs(ok_runs, mode)
+    # each graph after the first is timed with CUPTI detached (the worker's in-graph profiling of the graph before)
+    res["cupti"] = {f"{r['compile_id']} {r['graph_kind']}": r.get("cupti") for r in ok_runs}
     res["ok"] = (rec.returncode == 0 and not res["run_errors"]
                  and all(res[c]["ok"] for c in ("kernels", "eager", "profiler", "roofs", "cudagraphs")))
     return res
