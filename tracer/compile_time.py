@@ -264,7 +264,6 @@ class CompileClock:
             or root.data.get("is_backward") in (True, "True")  # runtime autotuning names its graph's direction
         bw_part, st.bw_part = st.bw_part, None
         cid = self.label(root.cid or "[?]")
-        kinds: dict[Tag, str] = {}
 
         def kind_of(tag: Tag) -> tuple[str, str]:
             """(compile id, kind) of the graph ``tag`` stands for: ``"forward #2 › true_graph_0"``."""

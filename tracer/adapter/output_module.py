@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-import logging
 import os
-import re
-import threading
-import traceback
-import weakref
-from typing import Any, Callable
-
-import torch
-
+from typing import Any
 
 from inductor_step.tracer.adapter.base import MAX_TEXT, _unavailable, current_graph, log, safe  # noqa: F401
 

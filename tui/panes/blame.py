@@ -62,7 +62,6 @@ class BlamePane(StagePane):
         return None if data is None else (data["n"], data["cid"], data["run"] is not None and data["run"].verdict)
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        r: sb.BlameRun | None = data["run"]
         items = data["items"]
 
         def row(i: int) -> tuple:
