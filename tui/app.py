@@ -130,6 +130,7 @@ class StepApp(JobView, App[None]):
                 tabs.hide_tab(f"pane-{spec.stage}")
         if not self.session.numerics:
             tabs.hide_tab("pane-numerics")
+        tabs.place_underline(f"pane-{self.view.stage}")  # in the first frame, not the one after it
         self.refresh_all()
         self.focus_target().focus()
         # the other panes after the first frame's second refresh: the footer's keys come in that one

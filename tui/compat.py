@@ -95,6 +95,17 @@ class Panes(TabbedContent):
         if region.width:
             underline.show_highlight = True
             underline.highlight_start, underline.highlight_end = region.column_span
+        elif not tab.virtual_region:  # before the first layout: where that layout will put it
+            start = 0
+            for t in self.query(ContentTab):  # in a row from column 0, each as wide as its label
+                width = t.get_content_width(self.app.size, self.app.size)
+                if t is tab:
+                    underline.show_highlight = True
+                    start += t.styles.gutter.left
+                    underline.highlight_start, underline.highlight_end = start, start + width
+                    return
+                if t.display:
+                    start += width + t.styles.gutter.width + t.styles.margin.width
 
 
 def lazy_module(name: str) -> Any:
@@ -162,8 +173,16 @@ class SteadyFooter(Footer):
                           for (_, b, enabled, _tip) in screen.active_bindings.values() if b.show)
         except Exception:  # noqa: BLE001 - a Textual without this shape: behave as Footer does
             shown = None
-        if shown is not None and shown == self._shown and getattr(self, "_bindings_ready", False):
+        ready = getattr(self, "_bindings_ready", False)
+        if shown is not None and shown == self._shown and ready:
             return
         if screen.app.app_focus and self.is_attached and screen is self.screen:
             self._shown = shown  # Footer recomposes now; else it waits, and so do we
+            if not ready:
+                # the first keys: Footer recomposes after the next refresh, a frame without keys
+                # first; recomposed now (Widget.recompose holds the app's batch: no frame meanwhile)
+                # they are in the app's first frame
+                self._bindings_ready = True
+                self.call_next(self.recompose)
+                return
         super().bindings_changed(screen)

@@ -469,6 +469,9 @@ class Table(LineCache, ScrollView, can_focus=True):
         return segs
 
     def render_lines(self, crop: Region) -> list[Strip]:
+        # the widths for this size: the first frame is drawn before the Resize event reaches
+        # on_resize, and drew the columns two cells narrower than the frame after it
+        self._refit()
         if self._pending_scroll and self.scrollable_content_region.height:
             self._pending_scroll = False
             self._scroll_to_cursor()

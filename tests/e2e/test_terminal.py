@@ -119,3 +119,35 @@ def test_sigterm_to_the_ui_says_where_the_session_is(tmp_path):
         assert f"inductor-step: ended by SIGTERM; session kept in {session}" in screen.replace("\n", ""), screen
     finally:
         t.close()
+
+
+def test_the_first_frame_of_open_has_the_footer_the_tab_underline_and_the_table_as_they_stay(tmp_path):
+    """``--open``'s first frame in a real terminal holds what the settled screen holds above the code: the
+    footer's keys (Footer added them a frame later), the shown tab's underline (Tabs moved it there a frame
+    later) and the table's column widths (they grew by two cells a frame later).  Every screen tmux shows
+    twice in a row (a frame, not one caught while tmux draws it) is compared with the last one."""
+    # COLUMNS and LINES (the pytest run sets them) would size the app at 80x24 in the 160x50 window
+    cmd = f"cd {ROOT} && env -u COLUMNS -u LINES {sys.executable} -m inductor_step --open tests/fixtures/demo.jsonl"
+    t = Tmux(f"sh -c '{cmd}; sleep 30'", 160, 50)
+    try:
+        screens: list[str] = []
+        last, keys_at, end = "", None, time.monotonic() + 60
+        while time.monotonic() < end and (keys_at is None or time.monotonic() < keys_at + 2):
+            s = t.screen()
+            if s == last and "●dynamo" in s and (not screens or screens[-1] != s):
+                screens.append(s)
+                if keys_at is None and "Next" in s:
+                    keys_at = time.monotonic()
+            last = s
+        assert screens, f"no stage bar in 60 s:\n{last}"
+        final = screens[-1].splitlines()
+        header = next(line for line in final if "node" in line and "target" in line)
+        underline = final[final.index(next(line for line in final if "1 Dynamo" in line)) + 1]
+        assert "╺" in underline, underline
+        for s in screens:
+            rows = s.splitlines()
+            assert "n Next" in s, f"a frame with the stage bar and no footer keys:\n{s}"
+            assert underline in rows, f"a frame without the tab's underline:\n{s}"
+            assert header in rows, f"a frame whose table columns differ from the settled ones:\n{s}"
+    finally:
+        t.close()
