@@ -21,81 +21,15 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
                  what_if: list[str] | None = None, numerics: bool = False, blame: str | None = None) -> int:
     """Run straight through, print one line per stop and error; return the script's exit status."""
     from inductor_step.live.client import AgentProcess, SessionWriter  # noqa: PLC0415
-    from inductor_step.session.store import summarize_stop  # noqa: PLC0415
 
     q: queue.Queue[dict[str, Any]] = queue.Queue()
     writer = SessionWriter(record, {"script": script, "argv": args})
     agent = AgentProcess(script, args, q.put, writer=writer, step=False, run_at_end=run, python=python,
                          what_if=what_if, numerics=numerics, blame=blame)
-    runs: dict[str, Record] = {}
-    numerics_msgs: dict[str, Record] = {}  # graph key -> numerics message (--numerics)
-    shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
-    rc: int | None = None
-    script_rc = None
-    failed = False
-    failed_runs: list[str] = []  # timing raised, crashed or ran out of time: the command fails (README)
-    last_status = None
-    ctimes: list[Record] = []  # the compile's own time, summed up at the end
-    saved: list[Record] = []  # inputs_saved messages (--save-inputs)
-    from inductor_step.live.children import write_repro  # noqa: PLC0415
-    from inductor_step.session.saved_inputs import saved_line  # noqa: PLC0415
+    seen = _Seen(bool(what_if))
     try:
-        while True:
-            msg = decode(q.get())  # the record of its type: its fields read as attributes
-            t = msg.get("type")  # (a type this version does not know is a plain Record)
-            if t == "compile_time" or (t == "stop" and msg.stage == "codegen"):
-                ctimes.append(msg)  # (a codegen stop's links roll the lowering time up to the user's lines)
-            if t == "stop":
-                print(summarize_stop(msg), flush=True)
-                if what_if and msg.stage in ("scheduling", "codegen"):
-                    items = msg.after if msg.stage == "scheduling" else msg.kernels
-                    if isinstance(items, list):
-                        shapes.setdefault(protocol.graph_key(msg), {})[
-                            "fused" if msg.stage == "scheduling" else "kernels"] = len(items)
-            elif t == "output":
-                print(msg.text, file=sys.stderr if msg.stream == "stderr" else sys.stdout, flush=True)
-            elif t == "error":
-                failed = True
-                print(f"error in {_error_where(msg)}{msg.stage}: {msg.message}", file=sys.stderr, flush=True)
-            elif t == "what_if":
-                if msg.status != "compiling":
-                    print(f"{protocol.graph_key(msg):<20} what if     {msg.status}: {msg.message}",
-                          file=sys.stderr if msg.status == "failed" else sys.stdout, flush=True)
-            elif t == "run":
-                key = protocol.graph_key(msg)
-                runs[key] = msg
-                if msg.error:
-                    # a timing that raised, crashed or ran out of time is a failure of the run (a jagged
-                    # graph's NameError exited 0); a graph timing cannot rebuild is timed in the agent instead
-                    failed_runs.append(key)
-                    print(f"{key:<20} run         failed: {msg.error}", flush=True)
-                elif msg.not_timed:  # by design, not a failure (a subgraph lowered inline)
-                    print(f"{key:<20} run         not timed: {msg.not_timed}", flush=True)
-                else:
-                    _print_timed(key, msg)
-            elif t == "numerics":  # the answer first, then the short table (session.numerics)
-                from inductor_step.session.numerics import headless_lines  # noqa: PLC0415
-
-                for line in headless_lines(msg):
-                    print(line, flush=True)
-                numerics_msgs[protocol.graph_key(msg)] = msg
-            elif t == "blame":  # --blame: each step as it ends, then the verdict (session.blame)
-                from inductor_step.session.blame import headless_lines as blame_lines  # noqa: PLC0415
-
-                for line in blame_lines(msg):
-                    print(line, flush=True)
-            elif t == "run_status" and msg.done:
-                last_status = msg.message
-            elif t == "inputs_saved":  # --save-inputs; its repro is written after the session
-                saved.append(msg)
-                print(saved_line(msg), file=sys.stderr if msg.error else sys.stdout, flush=True)
-            elif t == "done":
-                script_rc = msg.returncode
-                if msg.message and not failed:
-                    print(f"inductor-step: {msg.message}", file=sys.stderr, flush=True)
-            elif t == "agent_exit":
-                rc = msg.returncode
-                break
+        while not seen.take(decode(q.get())):  # the record of its type: its fields read as attributes
+            pass
     except (KeyboardInterrupt, Ended) as e:
         agent.terminate()
         how = f"ended by {e.name}" if isinstance(e, Ended) else "interrupted (Ctrl+C)"
@@ -105,29 +39,122 @@ def run_headless(script: str, args: list[str], record: str, run: bool, python: s
         return 128 + e.signum if isinstance(e, Ended) else 130
     writer.close()
     agent.terminate()
-    died = _agent_died(rc, script_rc, last_status, record)
+    died = _agent_died(seen.rc, seen.script_rc, seen.last_status, record)
     if died is not None:
         return died
-    if what_if:
-        from inductor_step.session.whatif import what_if_deltas  # noqa: PLC0415
+    return seen.finish(record, run)
 
-        for line in what_if_deltas(runs, shapes):
-            print(line, flush=True)
-        from inductor_step.session.numerics import what_if_lines  # noqa: PLC0415
-        for line in what_if_lines(numerics_msgs):
-            print(line, flush=True)
-    _print_summaries(record, ctimes)
-    print(f"inductor-step: session written to {record}", file=sys.stderr)
-    for m in (m for m in saved if not m.error):  # the repro that loads them (needs the session written)
-        print(write_repro(record, protocol.graph_key(m), m.kernel), flush=True)
-    if run:
-        _print_ledger(record)
-    if failed_runs:
-        print(f"inductor-step: {len(failed_runs)} graph(s) could not be timed (the timing raised, crashed or ran out "
-              f"of time; each run line says why): {', '.join(failed_runs)}", file=sys.stderr)
-    if script_rc == 0 and (failed or failed_runs):
-        return 1
-    return int(script_rc)
+
+class _Seen:
+    """What :func:`run_headless` prints as the agent's messages come (:meth:`take`) and keeps for the lines
+    after the script (:meth:`finish`).  ``what_if``: the run has what-if variants (their fused nodes and
+    kernels are counted per graph)."""
+
+    def __init__(self, what_if: bool):
+        from inductor_step.session.store import summarize_stop  # noqa: PLC0415
+        from inductor_step.session.saved_inputs import saved_line  # noqa: PLC0415
+
+        self._summarize_stop, self._saved_line = summarize_stop, saved_line
+        self.what_if = what_if
+        self.runs: dict[str, Record] = {}
+        self.numerics_msgs: dict[str, Record] = {}  # graph key -> numerics message (--numerics)
+        self.shapes: dict[str, dict[str, int]] = {}  # graph key -> scheduler nodes after fusion, kernels (--what-if)
+        self.rc: int | None = None
+        self.script_rc: int | None = None
+        self.failed = False
+        self.failed_runs: list[str] = []  # timing raised, crashed or ran out of time: the command fails (README)
+        self.last_status: str | None = None
+        self.ctimes: list[Record] = []  # the compile's own time, summed up at the end
+        self.saved: list[Record] = []  # inputs_saved messages (--save-inputs)
+
+    def take(self, msg: Record) -> bool:
+        """Print ``msg``'s lines and keep what the end needs; True once the agent exited."""
+        t = msg.get("type")  # (a type this version does not know is a plain Record)
+        if t == "compile_time" or (t == "stop" and msg.stage == "codegen"):
+            self.ctimes.append(msg)  # (a codegen stop's links roll the lowering time up to the user's lines)
+        if t == "stop":
+            print(self._summarize_stop(msg), flush=True)
+            if self.what_if and msg.stage in ("scheduling", "codegen"):
+                items = msg.after if msg.stage == "scheduling" else msg.kernels
+                if isinstance(items, list):
+                    self.shapes.setdefault(protocol.graph_key(msg), {})[
+                        "fused" if msg.stage == "scheduling" else "kernels"] = len(items)
+        elif t == "output":
+            print(msg.text, file=sys.stderr if msg.stream == "stderr" else sys.stdout, flush=True)
+        elif t == "error":
+            self.failed = True
+            print(f"error in {_error_where(msg)}{msg.stage}: {msg.message}", file=sys.stderr, flush=True)
+        elif t == "what_if":
+            if msg.status != "compiling":
+                print(f"{protocol.graph_key(msg):<20} what if     {msg.status}: {msg.message}",
+                      file=sys.stderr if msg.status == "failed" else sys.stdout, flush=True)
+        elif t == "run":
+            self._run(msg)
+        elif t == "numerics":  # the answer first, then the short table (session.numerics)
+            from inductor_step.session.numerics import headless_lines  # noqa: PLC0415
+
+            for line in headless_lines(msg):
+                print(line, flush=True)
+            self.numerics_msgs[protocol.graph_key(msg)] = msg
+        elif t == "blame":  # --blame: each step as it ends, then the verdict (session.blame)
+            from inductor_step.session.blame import headless_lines as blame_lines  # noqa: PLC0415
+
+            for line in blame_lines(msg):
+                print(line, flush=True)
+        elif t == "run_status" and msg.done:
+            self.last_status = msg.message
+        elif t == "inputs_saved":  # --save-inputs; its repro is written after the session
+            self.saved.append(msg)
+            print(self._saved_line(msg), file=sys.stderr if msg.error else sys.stdout, flush=True)
+        elif t == "done":
+            self.script_rc = msg.returncode
+            if msg.message and not self.failed:
+                print(f"inductor-step: {msg.message}", file=sys.stderr, flush=True)
+        elif t == "agent_exit":
+            self.rc = msg.returncode
+            return True
+        return False
+
+    def _run(self, msg: Record) -> None:
+        """A graph's timing: its line, or why it was not timed."""
+        key = protocol.graph_key(msg)
+        self.runs[key] = msg
+        if msg.error:
+            # a timing that raised, crashed or ran out of time is a failure of the run (a jagged
+            # graph's NameError exited 0); a graph timing cannot rebuild is timed in the agent instead
+            self.failed_runs.append(key)
+            print(f"{key:<20} run         failed: {msg.error}", flush=True)
+        elif msg.not_timed:  # by design, not a failure (a subgraph lowered inline)
+            print(f"{key:<20} run         not timed: {msg.not_timed}", flush=True)
+        else:
+            _print_timed(key, msg)
+
+    def finish(self, record: str, run: bool) -> int:
+        """The lines after the script (what-if deltas, summaries, the session written, saved inputs' repros,
+        the ledger with ``run``, the graphs not timed); the command's exit status: 1 when the script
+        succeeded but a stage or a timing failed."""
+        from inductor_step.live.children import write_repro  # noqa: PLC0415
+
+        if self.what_if:
+            from inductor_step.session.whatif import what_if_deltas  # noqa: PLC0415
+
+            for line in what_if_deltas(self.runs, self.shapes):
+                print(line, flush=True)
+            from inductor_step.session.numerics import what_if_lines  # noqa: PLC0415
+            for line in what_if_lines(self.numerics_msgs):
+                print(line, flush=True)
+        _print_summaries(record, self.ctimes)
+        print(f"inductor-step: session written to {record}", file=sys.stderr)
+        for m in (m for m in self.saved if not m.error):  # the repro that loads them (needs the session written)
+            print(write_repro(record, protocol.graph_key(m), m.kernel), flush=True)
+        if run:
+            _print_ledger(record)
+        if self.failed_runs:
+            print(f"inductor-step: {len(self.failed_runs)} graph(s) could not be timed (the timing raised, crashed or "
+                  f"ran out of time; each run line says why): {', '.join(self.failed_runs)}", file=sys.stderr)
+        if self.script_rc == 0 and (self.failed or self.failed_runs):
+            return 1
+        return int(self.script_rc)  # type: ignore[arg-type]
 
 
 def _print_timed(key: str, msg: Record) -> None:

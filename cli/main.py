@@ -174,148 +174,183 @@ def default_record_path(script: str) -> str:
     return os.path.join("inductor-step-sessions", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
 
 
+#: ``inductor-step SUBCOMMAND ...``: each its own entry point (a subcommand wins over a file or folder of
+#: the same name; reach that one as ./export)
+SUBCOMMANDS = ("report", "export", "diff", "gate", "lower")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    # a subcommand wins over a file or folder of the same name (reach that one as ./export)
-    if argv and argv[0] in ("report", "export", "diff", "gate", "lower"):
-        if argv[0] == "lower":  # Triton's lower stages, in a process that may import Triton
-            import subprocess  # noqa: PLC0415
-
-            return subprocess.call([sys.executable, "-m", "inductor_step.tracer.lower", *argv[1:]])
-        if argv[0] == "diff":  # two sessions level by level (cli.diff over session.diff)
-            from inductor_step.cli.diff import main_diff  # noqa: PLC0415
-
-            return main_diff(argv[1:])
-        if argv[0] == "gate":  # the CI gate (cli.gate over session.gate)
-            from inductor_step.cli.gate import main_gate  # noqa: PLC0415
-
-            return main_gate(argv[1:])
-        if argv[0] == "report":
-            from inductor_step.cli.report import main_report  # noqa: PLC0415
-
-            return main_report(argv[1:])
-        from inductor_step.cli.export import main_export  # noqa: PLC0415
-
-        return main_export(argv[1:])
+    if argv and argv[0] in SUBCOMMANDS:
+        return run_subcommand(argv[0], argv[1:])
     argv, launcher = split_launcher(argv)
     head, script_args = split_script(argv)
     ns = build_parser().parse_args(head)
     ns.args = script_args  # verbatim: argparse never sees the script's arguments
     try:
-        if ns.timing_limit is not None:
-            if ns.timing_limit <= 0:
-                raise UsageError(f"--timing-limit {ns.timing_limit:g}: needs a number of seconds above 0")
-            # every agent this command starts (the script's, a job's ranks) reads it (tracer.agent.TIMING_LIMIT_S)
-            os.environ["INDUCTOR_STEP_TIMING_TIMEOUT"] = f"{ns.timing_limit:g}"
-        if ns.nproc_per_node is not None:
-            if launcher is not None:
-                raise UsageError("--nproc-per-node goes either to inductor-step or to torchrun, not both")
-            if ns.nproc_per_node < 1:
-                raise UsageError(f"--nproc-per-node {ns.nproc_per_node}: needs at least 1 process")
-            launcher = ["--standalone", "--nproc-per-node", str(ns.nproc_per_node)]
-            if ns.rank is not None and not 0 <= ns.rank < ns.nproc_per_node:
-                raise UsageError(f"--rank {ns.rank}: a job of {ns.nproc_per_node} process(es) has ranks "
-                                 f"0 to {ns.nproc_per_node - 1}")
-        if ns.rank is not None and launcher is None and not (ns.open and protocol.is_job_file(ns.open)):
-            raise UsageError("--rank goes with a torchrun job (--nproc-per-node N, or -m torch.distributed.run ...)")
-        if launcher is not None and ns.open:
-            raise UsageError("--open views a recording; it starts no job")
-        if launcher is not None and not ns.script:
-            raise UsageError("a torchrun job needs a script: inductor-step --nproc-per-node 2 train.py")
-        if launcher is not None and ns.blame == "speed":
-            raise UsageError("--blame speed times one process's what-if variants while a torchrun job's other ranks "
-                             "wait on its collectives: it is not for a job (--blame numerics is: rank 0's graphs)")
-        if launcher is not None and hasattr(signal, "SIGPIPE"):
-            # a rank that ended closes its control pipe: writing there must raise, not kill us
-            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        launcher = check_options(ns, launcher)
         if ns.open:
-            if ns.save_inputs:  # only the live agent has the script's inputs
-                from inductor_step.session.saved_inputs import cannot_save  # noqa: PLC0415
-
-                raise UsageError(f"--save-inputs: {cannot_save(False, False)}")
-            if ns.script:
-                raise UsageError("--open takes a session file, not a script")
-            for flag, on in (("--headless", ns.headless), ("--run", ns.run), ("--what-if", ns.what_if),
-                             ("--numerics", ns.numerics), ("--blame", ns.blame)):
-                if on:  # they run a script; a recording is only viewed
-                    raise UsageError(f"{flag} runs a script; --open only views a recording (for its text summary: "
-                                     f"inductor-step report {ns.open})")
-            if not os.path.isfile(ns.open):
-                raise UsageError(f"no such session file: {ns.open}")
-            from inductor_step.session.format import read_session  # noqa: PLC0415
-
-            if protocol.is_job_file(ns.open):
-                return open_job(ns.open, ns.rank, ns.screenshots, ns.record_screens)
-            try:
-                msgs = list(read_session(ns.open, lazy_over=1 << 18))
-            except (ValueError, OSError) as e:
-                raise UsageError(str(e)) from None
-            if not sys.stdout.isatty():
-                raise UsageError("the UI needs a terminal; for a recording's text summary: "
-                                 f"inductor-step report {ns.open}")
-            from inductor_step.tui.app import StepApp  # noqa: PLC0415
-            from inductor_step.session.store import freeze_gc  # noqa: PLC0415
-
-            freeze_gc()
-            app = StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
-                          record_screens=ns.record_screens)
-            app.run()
-            return 130 if app.interrupted else 0
-        script = ns.script or DEMO
-        args = ns.args if ns.script else []
-        if ns.caches:  # the agent reads it (tracer.agent: configure_inductor), ranks of a job too
-            os.environ["INDUCTOR_STEP_CACHES"] = ns.caches
-        check_script(script)
-        check_torch(ns.python)
-        record = ns.record or default_record_path(script)
-        if ns.save_inputs:  # the agent reads them (tracer.save_inputs)
-            from inductor_step.session.saved_inputs import repro_dir  # noqa: PLC0415
-
-            os.environ.update(INDUCTOR_STEP_SAVE_INPUTS=ns.save_inputs, INDUCTOR_STEP_SAVE_INPUTS_DIR=repro_dir(record))
-        if ns.headless:
-            for w in ns.what_if:
-                try:
-                    protocol.parse_settings(w)
-                except ValueError as e:
-                    raise UsageError(f"--what-if: {e}") from None
-            on_end_signals(raise_ended)
-        if launcher is not None and ns.headless:
-            return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
-                                    ns.nproc_per_node, blame=ns.blame)
-        if ns.headless:
-            return run_headless(script, args, record, ns.run, ns.python, ns.what_if, ns.numerics, blame=ns.blame)
-        if ns.run and launcher is None:
-            raise UsageError("--run goes with --headless; in the UI press r")
-        if ns.what_if:
-            raise UsageError("--what-if goes with --headless; in the UI press w")
-        if ns.blame:
-            raise UsageError("--blame goes with --headless; in the UI press B on pane e")
-        if not sys.stdout.isatty():
-            raise UsageError("the UI needs a terminal; use --headless --record FILE to run without one")
-        from inductor_step.tui.app import StepApp  # noqa: PLC0415
-
-        job = None
-        if launcher is not None:
-            job = {"launcher": launcher, "stepped_rank": ns.rank or 0, "nproc_per_node": ns.nproc_per_node,
-                   "run": ns.run}  # --run: every rank times its graphs as its script ends
-            record = protocol.job_paths(record)[0]
-        app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
-                      python=ns.python, record_screens=ns.record_screens, job=job)
-        end_app_on_signal(app, record)
-        app.run()
-        app.end_agents()
-        if getattr(app, "ended_by", None):
-            print(ended_line(app.ended_by, record), file=sys.stderr)
-            return 128 + app.ended_by
-        if app.interrupted:  # ctrl+c: the status a shell expects after an interrupt
-            print(f"inductor-step: interrupted (ctrl+c); session kept in {record}", file=sys.stderr)
-            return 130
-        print(f"inductor-step: {'job' if job else 'session'} written to {record}", file=sys.stderr)
-        return app.script_rc or 0
+            return open_session(ns)
+        return run_script(ns, launcher)
     except UsageError as e:
         print(f"inductor-step: {e}", file=sys.stderr)
         return 2
+
+
+def run_subcommand(name: str, argv: list[str]) -> int:
+    """``inductor-step NAME ARGV``, one of :data:`SUBCOMMANDS`; its exit status."""
+    if name == "lower":  # Triton's lower stages, in a process that may import Triton
+        import subprocess  # noqa: PLC0415
+
+        return subprocess.call([sys.executable, "-m", "inductor_step.tracer.lower", *argv])
+    if name == "diff":  # two sessions level by level (cli.diff over session.diff)
+        from inductor_step.cli.diff import main_diff  # noqa: PLC0415
+
+        return main_diff(argv)
+    if name == "gate":  # the CI gate (cli.gate over session.gate)
+        from inductor_step.cli.gate import main_gate  # noqa: PLC0415
+
+        return main_gate(argv)
+    if name == "report":
+        from inductor_step.cli.report import main_report  # noqa: PLC0415
+
+        return main_report(argv)
+    from inductor_step.cli.export import main_export  # noqa: PLC0415
+
+    return main_export(argv)
+
+
+def check_options(ns: argparse.Namespace, launcher: list[str] | None) -> list[str] | None:
+    """The checks of options that go together, for a script, a torchrun job and ``--open`` alike; returns
+    the launcher options (``--nproc-per-node N`` spelled as torchrun's).  Sets the timing limit every agent
+    reads, and ignores SIGPIPE in a job.  Raises UsageError with a one-line reason."""
+    if ns.timing_limit is not None:
+        if ns.timing_limit <= 0:
+            raise UsageError(f"--timing-limit {ns.timing_limit:g}: needs a number of seconds above 0")
+        # every agent this command starts (the script's, a job's ranks) reads it (tracer.agent.TIMING_LIMIT_S)
+        os.environ["INDUCTOR_STEP_TIMING_TIMEOUT"] = f"{ns.timing_limit:g}"
+    if ns.nproc_per_node is not None:
+        if launcher is not None:
+            raise UsageError("--nproc-per-node goes either to inductor-step or to torchrun, not both")
+        if ns.nproc_per_node < 1:
+            raise UsageError(f"--nproc-per-node {ns.nproc_per_node}: needs at least 1 process")
+        launcher = ["--standalone", "--nproc-per-node", str(ns.nproc_per_node)]
+        if ns.rank is not None and not 0 <= ns.rank < ns.nproc_per_node:
+            raise UsageError(f"--rank {ns.rank}: a job of {ns.nproc_per_node} process(es) has ranks "
+                             f"0 to {ns.nproc_per_node - 1}")
+    if ns.rank is not None and launcher is None and not (ns.open and protocol.is_job_file(ns.open)):
+        raise UsageError("--rank goes with a torchrun job (--nproc-per-node N, or -m torch.distributed.run ...)")
+    if launcher is not None and ns.open:
+        raise UsageError("--open views a recording; it starts no job")
+    if launcher is not None and not ns.script:
+        raise UsageError("a torchrun job needs a script: inductor-step --nproc-per-node 2 train.py")
+    if launcher is not None and ns.blame == "speed":
+        raise UsageError("--blame speed times one process's what-if variants while a torchrun job's other ranks "
+                         "wait on its collectives: it is not for a job (--blame numerics is: rank 0's graphs)")
+    if launcher is not None and hasattr(signal, "SIGPIPE"):
+        # a rank that ended closes its control pipe: writing there must raise, not kill us
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    return launcher
+
+
+def open_session(ns: argparse.Namespace) -> int:
+    """``--open FILE``: a recorded session (or a torchrun job's ``.job.json``) in the UI; the exit status.
+    Raises UsageError for options that run a script, a file that is not there or not a session, no terminal."""
+    if ns.save_inputs:  # only the live agent has the script's inputs
+        from inductor_step.session.saved_inputs import cannot_save  # noqa: PLC0415
+
+        raise UsageError(f"--save-inputs: {cannot_save(False, False)}")
+    if ns.script:
+        raise UsageError("--open takes a session file, not a script")
+    for flag, on in (("--headless", ns.headless), ("--run", ns.run), ("--what-if", ns.what_if),
+                     ("--numerics", ns.numerics), ("--blame", ns.blame)):
+        if on:  # they run a script; a recording is only viewed
+            raise UsageError(f"{flag} runs a script; --open only views a recording (for its text summary: "
+                             f"inductor-step report {ns.open})")
+    if not os.path.isfile(ns.open):
+        raise UsageError(f"no such session file: {ns.open}")
+    from inductor_step.session.format import read_session  # noqa: PLC0415
+
+    if protocol.is_job_file(ns.open):
+        return open_job(ns.open, ns.rank, ns.screenshots, ns.record_screens)
+    try:
+        msgs = list(read_session(ns.open, lazy_over=1 << 18))
+    except (ValueError, OSError) as e:
+        raise UsageError(str(e)) from None
+    if not sys.stdout.isatty():
+        raise UsageError("the UI needs a terminal; for a recording's text summary: "
+                         f"inductor-step report {ns.open}")
+    from inductor_step.tui.app import StepApp  # noqa: PLC0415
+    from inductor_step.session.store import freeze_gc  # noqa: PLC0415
+
+    freeze_gc()
+    app = StepApp(messages=msgs, session_path=ns.open, screenshots=ns.screenshots,
+                  record_screens=ns.record_screens)
+    app.run()
+    return 130 if app.interrupted else 0
+
+
+def run_script(ns: argparse.Namespace, launcher: list[str] | None) -> int:
+    """The script (or the bundled demo) run headless or in the UI, alone or as a torchrun job
+    (``launcher``); the exit status.  Raises UsageError with a one-line reason."""
+    script = ns.script or DEMO
+    args = ns.args if ns.script else []
+    if ns.caches:  # the agent reads it (tracer.agent: configure_inductor), ranks of a job too
+        os.environ["INDUCTOR_STEP_CACHES"] = ns.caches
+    check_script(script)
+    check_torch(ns.python)
+    record = ns.record or default_record_path(script)
+    if ns.save_inputs:  # the agent reads them (tracer.save_inputs)
+        from inductor_step.session.saved_inputs import repro_dir  # noqa: PLC0415
+
+        os.environ.update(INDUCTOR_STEP_SAVE_INPUTS=ns.save_inputs, INDUCTOR_STEP_SAVE_INPUTS_DIR=repro_dir(record))
+    if ns.headless:
+        for w in ns.what_if:
+            try:
+                protocol.parse_settings(w)
+            except ValueError as e:
+                raise UsageError(f"--what-if: {e}") from None
+        on_end_signals(raise_ended)
+    if launcher is not None and ns.headless:
+        return run_headless_job(script, args, launcher, record, ns.run, ns.python, ns.what_if,
+                                ns.nproc_per_node, blame=ns.blame)
+    if ns.headless:
+        return run_headless(script, args, record, ns.run, ns.python, ns.what_if, ns.numerics, blame=ns.blame)
+    if ns.run and launcher is None:
+        raise UsageError("--run goes with --headless; in the UI press r")
+    if ns.what_if:
+        raise UsageError("--what-if goes with --headless; in the UI press w")
+    if ns.blame:
+        raise UsageError("--blame goes with --headless; in the UI press B on pane e")
+    if not sys.stdout.isatty():
+        raise UsageError("the UI needs a terminal; use --headless --record FILE to run without one")
+    return run_ui(ns, script, args, record, launcher)
+
+
+def run_ui(ns: argparse.Namespace, script: str, args: list[str], record: str, launcher: list[str] | None) -> int:
+    """The UI stepping ``script`` (a torchrun job's with ``launcher``), recording to ``record``; the exit
+    status: the script's, 130 after ctrl+c, 128 + N when ended by signal N."""
+    from inductor_step.tui.app import StepApp  # noqa: PLC0415
+
+    job = None
+    if launcher is not None:
+        job = {"launcher": launcher, "stepped_rank": ns.rank or 0, "nproc_per_node": ns.nproc_per_node,
+               "run": ns.run}  # --run: every rank times its graphs as its script ends
+        record = protocol.job_paths(record)[0]
+    app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
+                  python=ns.python, record_screens=ns.record_screens, job=job)
+    end_app_on_signal(app, record)
+    app.run()
+    app.end_agents()
+    if getattr(app, "ended_by", None):
+        print(ended_line(app.ended_by, record), file=sys.stderr)
+        return 128 + app.ended_by
+    if app.interrupted:  # ctrl+c: the status a shell expects after an interrupt
+        print(f"inductor-step: interrupted (ctrl+c); session kept in {record}", file=sys.stderr)
+        return 130
+    print(f"inductor-step: {'job' if job else 'session'} written to {record}", file=sys.stderr)
+    return app.script_rc or 0
 
 
 def open_job(path: str, rank: int | None, screenshots: str | None, record_screens: bool) -> int:
