@@ -411,68 +411,89 @@ class _Planner:
         return returned
 
     def _statement(self, st: str, ln: int, reuse: bool, top: bool, returned: list[str]) -> list[str]:
-        m = _ASSERT.match(st)
-        if m:
-            b = self.buffers.get(m.group(1))
-            if b is not None and b.how == "input" and b.bytes is None:
-                size, stride = _dims(m.group(2), self.hints), _dims(m.group(3), self.hints)
-                dt = self.in_dtypes.get(b.name)
-                b.size, b.stride, b.dtype = size, stride, dt
-                b.bytes = storage_bytes(size, stride, dt) if size is not None else None
-            return returned
-        if st.startswith("del "):
-            for n in split_args(st[4:]):
-                freeable = (self.names.get(n) or n) in self.groups
-                if self._drop(n, ln):
-                    self._step(ln, "release" if freeable else "del", n, st)
-                    if freeable and n in self.buffers and self.buffers[n].how == "input":
-                        self.buffers[n].events.append((ln, "del: the graph held its only reference, so it is freed"))
-                        continue
-                    owner = self.buffers.get(self.buffers[n].storage if n in self.buffers else n)
-                    if owner is not None:
-                        owner.events.append((ln, "del"))
-                elif n in self.buffers:
-                    self.buffers[n].events.append((ln, "del (the graph's reference; the caller holds the input)"
-                                                   if self.buffers[n].how == "input" else
-                                                   "del (name only: its storage lives on)"))
-            return returned
-        if st.startswith("return"):
-            body = st[len("return"):].strip()
-            body = body[1:-1] if body.startswith("(") and body.endswith(")") else body
-            names = [re.split(r"[(,\[ ]", x.removeprefix("reinterpret_tensor("))[0] for x in split_args(body)]
-            if top:  # positional: an output that is not a tensor name (None, a constant) keeps its place
-                self.outputs = names
-                for n in [n for n in names if n in self.names]:
-                    for b in (self.buffers.get(n), self.buffers.get(self.names[n])):
-                        if b is not None:
-                            b.returned = True
-                self._step(ln, "return", ", ".join(names[:4]), st)
-            return [n for n in names if n in self.names]
-        m = _ALLOC.match(st)
-        if m:
-            name, dt = m.group(1), m.group(4)
+        """Statement ``st`` (line ``ln``) of a wrapper function: an input's asserted layout, a ``del``, the
+        ``return`` (its names are returned; ``top``: the graph's own outputs), an allocation, a partition
+        call, or an assignment (a reuse or view of another name's storage, ``reuse``: a reuse; an extern
+        kernel's output).  Returns the names returned so far (``returned``, unchanged but by ``return``)."""
+        if m := _ASSERT.match(st):
+            self._asserted(m)
+        elif st.startswith("del "):
+            self._del(st, ln)
+        elif st.startswith("return"):
+            return self._return(st, ln, top)
+        elif m := _ALLOC.match(st):
+            self._alloc(m, st, ln)
+        elif m := _PART_CALL.match(st):
+            self._partition_call(m)
+        elif " = " in st:
+            self._assign(st, ln, reuse)
+        return returned
+
+    def _asserted(self, m: re.Match[str]) -> None:
+        """``assert_size_stride(name, size, stride)``: an input's size, stride, dtype and bytes, once."""
+        b = self.buffers.get(m.group(1))
+        if b is not None and b.how == "input" and b.bytes is None:
             size, stride = _dims(m.group(2), self.hints), _dims(m.group(3), self.hints)
-            nbytes = storage_bytes(size, stride, dt) if size is not None else None
-            if nbytes is None:
-                self.notes.append(f"{name}: size {m.group(2)!r} not known (a symbol without a hint)")
-            self._new(name, "allocated", nbytes, ln, size, stride, dt, "empty_strided: storage extent x dtype size")
-            self._step(ln, "alloc", name, st)
-            return returned
-        m = _PART_CALL.match(st)
-        if m:
-            part = f"partition_{m.group(2)}"
-            if part in self.funcs:
-                got = self.run(part)
-                for a, b in zip(split_args(m.group(1)), got):
-                    if a != b and b in self.names:
-                        self._bind(a, self.names[b])
-                        self._drop(b, None)
-            return returned
-        if " = " not in st:
-            return returned
+            dt = self.in_dtypes.get(b.name)
+            b.size, b.stride, b.dtype = size, stride, dt
+            b.bytes = storage_bytes(size, stride, dt) if size is not None else None
+
+    def _del(self, st: str, ln: int) -> None:
+        """``del a, b``: a storage whose last name goes is released; an input the graph held alone is freed."""
+        for n in split_args(st[4:]):
+            freeable = (self.names.get(n) or n) in self.groups
+            if self._drop(n, ln):
+                self._step(ln, "release" if freeable else "del", n, st)
+                if freeable and n in self.buffers and self.buffers[n].how == "input":
+                    self.buffers[n].events.append((ln, "del: the graph held its only reference, so it is freed"))
+                    continue
+                owner = self.buffers.get(self.buffers[n].storage if n in self.buffers else n)
+                if owner is not None:
+                    owner.events.append((ln, "del"))
+            elif n in self.buffers:
+                self.buffers[n].events.append((ln, "del (the graph's reference; the caller holds the input)"
+                                               if self.buffers[n].how == "input" else
+                                               "del (name only: its storage lives on)"))
+
+    def _return(self, st: str, ln: int, top: bool) -> list[str]:
+        """``return (a, b, None)``: the names returned that hold storage; ``top``: the graph's outputs, in place."""
+        body = st[len("return"):].strip()
+        body = body[1:-1] if body.startswith("(") and body.endswith(")") else body
+        names = [re.split(r"[(,\[ ]", x.removeprefix("reinterpret_tensor("))[0] for x in split_args(body)]
+        if top:  # positional: an output that is not a tensor name (None, a constant) keeps its place
+            self.outputs = names
+            for n in [n for n in names if n in self.names]:
+                for b in (self.buffers.get(n), self.buffers.get(self.names[n])):
+                    if b is not None:
+                        b.returned = True
+            self._step(ln, "return", ", ".join(names[:4]), st)
+        return [n for n in names if n in self.names]
+
+    def _alloc(self, m: re.Match[str], st: str, ln: int) -> None:
+        """``buf3 = empty_strided(size, stride, dtype=...)``: a new storage of its extent x dtype size."""
+        name, dt = m.group(1), m.group(4)
+        size, stride = _dims(m.group(2), self.hints), _dims(m.group(3), self.hints)
+        nbytes = storage_bytes(size, stride, dt) if size is not None else None
+        if nbytes is None:
+            self.notes.append(f"{name}: size {m.group(2)!r} not known (a symbol without a hint)")
+        self._new(name, "allocated", nbytes, ln, size, stride, dt, "empty_strided: storage extent x dtype size")
+        self._step(ln, "alloc", name, st)
+
+    def _partition_call(self, m: re.Match[str]) -> None:
+        """``(a, b) = partition_0(args)``: the partition's function run, its returned storages bound to ``a, b``."""
+        part = f"partition_{m.group(2)}"
+        if part in self.funcs:
+            got = self.run(part)
+            for a, b in zip(split_args(m.group(1)), got):
+                if a != b and b in self.names:
+                    self._bind(a, self.names[b])
+                    self._drop(b, None)
+
+    def _assign(self, st: str, ln: int, reuse: bool) -> None:
+        """``name = rhs``: a reuse (``reuse``) or view of another name's storage, or an extern kernel's output."""
         name, rhs = (x.strip() for x in st.split(" = ", 1))
         if not _NAME.match(name):
-            return returned
+            return
         src = rhs.removeprefix("reinterpret_tensor(").split(",")[0].strip() if rhs.startswith(
             "reinterpret_tensor(") else rhs
         if _NAME.match(src) and src in self.names:  # a reuse or a view of src's storage
@@ -484,14 +505,13 @@ class _Planner:
             if owner is not None:
                 owner.events.append((ln, f"{'reused' if reuse else 'viewed'} as {name}"))
             self._step(ln, how, name, st)
-            return returned
+            return
         if name in self.layouts:  # an extern kernel / fallback / a multi-output's item allocates its own
             nbytes, size, stride, dt = self._from_layout(name)
             self._new(name, "extern", nbytes or 0, ln, size, stride, dt,
                       "allocated by the extern kernel: its lowering layout (storage extent x dtype size)"
                       if nbytes is not None else "a multi-output's tuple (its items hold the bytes)")
             self._step(ln, "alloc", name, st)
-        return returned
 
     def result(self, key: str) -> Plan:
         inb: int | None = 0
