@@ -8,6 +8,7 @@ pane (:mod:`inductor_step.tui.panes`) shows itself from it.
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Any
 
@@ -67,6 +68,7 @@ class StepApp(JobView, App[None]):
                  diff_against: tuple[str, list[dict[str, Any]]] | None = None,
                  job: dict[str, Any] | None = None):
         super().__init__()
+        self.gc_paused = not gc.isenabled()  # --open turned the collector off until the first frame
         self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
         self.init_ranks(job)  # one RankView per rank of a torchrun job (tui/job.py)
@@ -135,6 +137,8 @@ class StepApp(JobView, App[None]):
         self.focus_target().focus()
         # the other panes after the first frame's second refresh: the footer's keys come in that one
         self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)
+        if self.gc_paused:
+            self.call_after_refresh(gc.enable)
         if not self.live:
             # a large recorded session's stops were read lazily: parse the rest after the first frame
             self.set_timer(0.5, lambda: self.run_worker(self._preload, thread=True, group="preload"))
