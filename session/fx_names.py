@@ -10,6 +10,7 @@ from typing import Iterable
 #: becomes ``l_self_modules_norm_parameters_weight_``
 MARKERS = ("modules", "parameters", "buffers")
 _IDENT = re.compile(r"\b[A-Za-z]\w*\b")
+_IDENT_SPLIT = re.compile(r"\b([A-Za-z]\w*)\b")  # _IDENT as re.split's one group
 _MARKED = re.compile(r"[A-Za-z0-9]_(?:modules|parameters|buffers)_\w")
 
 
@@ -44,4 +45,9 @@ def with_short_names(text: str, names: dict[str, str]) -> str:
     """``text`` with every whole identifier in ``names`` replaced by its short name."""
     if not names:
         return text
-    return _IDENT.sub(lambda m: names.get(m.group(0), m.group(0)), text)
+    # split around the identifiers (odd items) and map those: a third faster than a sub with a callback,
+    # on the first frame's path
+    parts = _IDENT_SPLIT.split(text)
+    get = names.get
+    parts[1::2] = [get(p, p) for p in parts[1::2]]
+    return "".join(parts)
