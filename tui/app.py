@@ -135,7 +135,7 @@ class StepApp(JobView, App[None]):
         tabs.place_underline(f"pane-{self.view.stage}")  # in the first frame, not the one after it
         self.refresh_all()
         self.focus_target().focus()
-        # the other panes after the first frame's second refresh: the footer's keys come in that one
+        # the other panes after the first frame's second refresh
         self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)
         if self.gc_paused:
             self.call_after_refresh(gc.enable)

@@ -83,7 +83,9 @@ class Panes(TabbedContent):
     def place_underline(self, pane_id: str) -> None:
         """Put the tab bar's underline under ``pane_id``'s tab now.  Textual's ``Tabs`` moves it after
         the next refresh, which painted it in a second frame 40-60 ms after the pane; the tabs never
-        move, so where it goes is known already (Textual's own computation)."""
+        move, so where it goes is known already (Textual's own computation; before the first layout,
+        the tabs' label widths and gutters in a row from column 0, as that layout places them).  Reads
+        the private ``ContentTab`` and ``Underline``."""
         if ContentTab is None:
             return
         try:

@@ -162,6 +162,7 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._cursor = 0
         self._cache: dict[int, list[Segment]] = {}
         self._pending_scroll = False  # see _scroll_to_cursor
+        self._fit_size: Size | None = None  # the size the widths were last fitted to (_refit)
         self.marked: frozenset[int] = frozenset()  # rows drawn marked besides the cursor's (see mark_rows)
 
     # ------------------------------------------------------------------ content
@@ -332,6 +333,7 @@ class Table(LineCache, ScrollView, can_focus=True):
         return self._grown(widths)
 
     def _refit(self) -> None:
+        self._fit_size = self.size
         widths = self._fitted()
         if widths != self._widths:
             self._widths = widths
@@ -471,7 +473,8 @@ class Table(LineCache, ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         # the widths for this size: the first frame is drawn before the Resize event reaches
         # on_resize, and drew the columns two cells narrower than the frame after it
-        self._refit()
+        if self._fit_size != self.size:
+            self._refit()
         if self._pending_scroll and self.scrollable_content_region.height:
             self._pending_scroll = False
             self._scroll_to_cursor()
