@@ -81,8 +81,9 @@ def _times_lines(key: str | None, run: dict[str, Any], bad: str | None) -> list[
         lines.append(f"where   {run['in_process']}")
     if run.get("timed_out") and run.get("limit_s"):
         lines.append(f"limit   {run['limit_s']:g} s per graph ran out (--timing-limit S sets it)")
-    if eager and compiled:
-        lines.append(f"speedup   {eager / compiled:.2f}x" + ("  (from times not reliable)" if bad else ""))
+    if eager and compiled:  # a ratio of these two figures: not reliable only where one of them is not
+        shaky = any(figure_tag(run, w).startswith("  NOT RELIABLE") for w in ("compiled", "eager"))
+        lines.append(f"speedup   {eager / compiled:.2f}x" + ("  (from times not reliable)" if shaky else ""))
     return lines
 
 

@@ -62,6 +62,35 @@ def test_pane_7_says_not_reliable_beside_each_figure_and_offers_to_time_again():
     assert "speedup   1.58x  (from times not reliable)" in head
 
 
+def test_pane_7_calls_the_speedup_reliable_when_only_the_kernel_times_were_not(tmp_path):
+    """Llama's backward on a box where only the per-kernel timing met other processes: compiled and eager were
+    judged reliable, so their ratio is too (it said "from times not reliable" of two reliable figures)."""
+    import json
+
+    msgs = list(read_session(DYN))
+    for m in msgs:
+        if m.get("type") == "run" and m.get("compile_id") == "[0/0]":
+            for w in ("compiled", "eager"):
+                m["verdicts"][w].update(reliable=True, wait_share=0.018)
+            m["unreliable"] = "kernel times not reliable (other processes held the cores); press r to time again"
+    path = tmp_path / "kernels_only.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in msgs))
+    seen = {}
+
+    async def steps(app, pilot):
+        await pilot.press("7")
+        await wait_for(pilot, lambda: app.view.stage == "run" and "speedup" in app.query_one("#code-run").text,
+                       timeout=10)
+        seen["text"] = app.query_one("#code-run").text
+
+    _drive(str(path), steps)
+    head = seen["text"].split("Enter on a kernel")[0]
+    assert "! NOT RELIABLE: kernel times not reliable" in head
+    assert "compiled graph   " in head and "(reliable: its threads waited for a core 1.8% of the time)" in head
+    speedup = next(x for x in head.splitlines() if x.startswith("speedup"))
+    assert "not reliable" not in speedup, speedup
+
+
 def test_a_measured_verdict_names_the_wait_for_a_core_per_figure_and_per_round():
     s = _session(DYN)
     run = s.runs["[0/1] inference"]

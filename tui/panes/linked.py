@@ -20,6 +20,9 @@ class LinkedPane(StagePane):
     stage = "linked"
     title = "8 Linked"
     columns = ("buffer", "node", "fused node", "kernel")
+    #: a FusedSchedulerNode's name (timm: ``op33_op34_op132_..._op136``) and the kernel's give up cells, cut in
+    #: the middle: the table's edge cropped the kernel to ``cpp_fused__native_ba``, the same for every kernel
+    fit = ((2, 3), 3)
 
     def compose(self) -> ComposeResult:
         with BlankHorizontal(id="linked-row"):
