@@ -1,13 +1,12 @@
 """The Textual app: routes the agent's messages and the global keys to the panes (one per stage).
 
-Live mode drives an agent (:class:`inductor_step.live.client.AgentProcess`), or a torchrun job's ranks
-(:mod:`inductor_step.tui.job`), and records the session; ``--open`` shows recorded messages.  Both go through the same :class:`inductor_step.session.store.Store`.
-The view's state (graph, stage, the one selection) is :class:`inductor_step.tui.state.ViewState`; each
-pane (:mod:`inductor_step.tui.panes`) shows itself from it.
-"""
+Live mode drives an agent (:class:`inductor_step.live.client.AgentProcess`) or a torchrun job's ranks (:mod:`.job`)
+and records the session; ``--open`` shows recorded messages; both through one :class:`inductor_step.session.store.Store`.
+The view's state (graph, stage, the one selection) is :class:`.state.ViewState`; each pane shows itself from it."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 from typing import Any
@@ -68,7 +67,7 @@ class StepApp(JobView, App[None]):
                  diff_against: tuple[str, list[dict[str, Any]]] | None = None,
                  job: dict[str, Any] | None = None):
         super().__init__()
-        self.gc_paused = not gc.isenabled()  # --open turned the collector off until the first frame
+        self.gc_paused = not gc.isenabled()
         self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
         self.init_ranks(job)  # one RankView per rank of a torchrun job (tui/job.py)
@@ -92,7 +91,7 @@ class StepApp(JobView, App[None]):
             self.view.graph, self.view.stage = graph_key(first), first["stage"]
 
     # ------------------------------------------------------------------ layout
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen:  # noqa: D102
         return MainScreen(id="_default")
 
     def compose(self) -> ComposeResult:
@@ -137,7 +136,7 @@ class StepApp(JobView, App[None]):
         self.focus_target().focus()
         # the other panes after the first frame's second refresh
         self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)
-        if self.gc_paused:
+        if self.gc_paused:  # --open turned the collector off until the first frame
             self.call_after_refresh(gc.enable)
         if not self.live:
             # a large recorded session's stops were read lazily: parse the rest after the first frame
@@ -159,15 +158,12 @@ class StepApp(JobView, App[None]):
         """Reader threads hand messages to the UI thread; after quit they are only recorded."""
         if not self.is_running:
             return
-        try:
+        with contextlib.suppress(RuntimeError):  # the app closed between the check and the call
             self.call_from_thread(self.on_agent_message, msg)
-        except RuntimeError:  # the app closed between the check and the call
-            pass
 
     def on_agent_message(self, msg: dict[str, Any]) -> None:
-        """One message from the shown rank's agent: the session decodes and indexes it (its record comes
-        back), then the UI reacts by its type (:data:`inductor_step.tui.routes.ROUTES`; a type not there goes
-        to the pane shown)."""
+        """One message from the shown rank's agent: the session decodes and indexes it (its record comes back),
+        then the UI reacts by its type (:data:`.routes.ROUTES`; a type not there goes to the pane shown)."""
         rec = self.add_message(self.current, msg)
         ROUTES.get(rec.get("type"), routes.on_pane_message)(self, rec)  # type: ignore[arg-type]
 
