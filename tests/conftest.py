@@ -98,6 +98,14 @@ def train_step_run(tmp_path_factory):
     pool.shutdown(wait=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _basetemp_made_once(tmp_path_factory):
+    """The run's temporary folder made before any test: fixtures record on threads (test_fidelity,
+    test_compile_modes, test_links), and two threads making it at once remove each other's (pytest's
+    ``getbasetemp`` is not thread-safe: FileExistsError / FileNotFoundError in a fresh clone's run)."""
+    tmp_path_factory.getbasetemp()
+
+
 @pytest.fixture(autouse=True)
 def _details_follow_at_once(monkeypatch):
     """Tests read the detail panes right after a key: no key-repeat debounce (users get 40 ms)."""
