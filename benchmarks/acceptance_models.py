@@ -92,6 +92,8 @@ def reference(args: argparse.Namespace) -> dict[str, Any]:
     out["eager_step_runs_ms"] = [do_bench(eager_step, return_mode="median") for _ in range(3)]
     out["eager_fwd_ms"] = sorted(out["eager_fwd_runs_ms"])[1]
     out["eager_step_ms"] = sorted(out["eager_step_runs_ms"])[1]
+    if args.plain_only:
+        return out
     compiled = torch.compile(model, **compile_kwargs(args.mode))
     cstep = step_fn(model, lambda m: loss_of(compiled))
 
@@ -120,6 +122,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=6, help="compiled training steps (the agent profiles calls 2+)")
     p.add_argument("--nanogpt-dir", default=os.environ.get("NANOGPT_DIR"))
     p.add_argument("--reference", metavar="OUT.json", help="write the reference figures instead (no inductor-step)")
+    p.add_argument("--plain-only", action="store_true", help="with --reference: plain eager only (no compile, no profiler)")
     args = p.parse_args()
     if args.reference:
         with open(args.reference, "w", encoding="utf-8") as f:

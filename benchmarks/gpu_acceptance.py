@@ -11,7 +11,8 @@ where inductor-step is never imported.  Then, per model and mode:
   set for it: the same process, so max-autotune's choices are the same) is one of our codegen stops with the
   same Triton launches (names, counts) and extern calls, and no codegen stop is left over;
 * **eager**: our eager figures summed over the step's graphs against plain eager under ``do_bench``
-  (forward + ``loss.backward()``, no compile): within 10%;
+  (forward + ``loss.backward()``, no compile; the mean of two processes, one before the recording and one
+  after: one process's figure moved by 5% from the next's): within 10%;
 * **profiler**: our in-graph Triton kernel times against ``torch.profiler``'s device times of the same
   kernels in the compiled step, summed: within 10% (each kernel's ratio is listed too);
 * **roofs**: no kernel over 100% of peak bandwidth or peak TFLOP/s;
@@ -93,17 +94,32 @@ def check_kernels(msgs: list[dict[str, Any]], codes: list[str]) -> dict[str, Any
     return {"ok": not problems and matched == len(codes), "codes": len(codes), "matched": matched, "problems": problems}
 
 
-def check_eager(runs: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str, Any]:
-    """Our eager figures summed over the step's graphs against plain eager's forward + backward."""
+def check_eager(runs: list[dict[str, Any]], ref: dict[str, Any], before: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Our eager figures summed over the step's graphs against plain eager's forward + backward (``ref``, and
+    ``before``: a plain-only reference taken before the recording, in a process of its own)."""
     ours = [r.get("eager_ms") for r in runs]
     if not runs or any(v is None for v in ours):
         why = "; ".join(f"{r['compile_id']} {r['graph_kind']}: {r.get('eager_error') or r.get('eager_note')}"
                         for r in runs if r.get("eager_ms") is None)
         return {"ok": False, "why": f"no eager figure: {why or 'no run message'}"}
     total = sum(ours)
-    ratio = total / ref["eager_step_ms"]
-    return {"ok": abs(ratio - 1) <= TOL, "ours_ms": total, "plain_ms": ref["eager_step_ms"], "ratio": ratio,
-            "plain_fwd_ms": ref["eager_fwd_ms"], "compiled_ms": sum(r.get("compiled_ms") or 0 for r in runs),
+    # plain eager measured twice, in two processes (before our recording and after it): their mean is the reference
+    plain = [ref["eager_step_ms"]] + ([before["eager_step_ms"]] if before else [])
+    ratio = total / statistics.mean(plain)
+    fwd = sum(r["eager_ms"] for r in runs if not str(r["graph_kind"]).startswith("backward"))
+    # every do_bench run of the plain step (three per process): where they spread over more than the tolerance, the
+    # reference cannot judge a figure at 10% (HF GPT-2's Python-heavy eager step read 4.77-7.04 ms on one H200)
+    every = [x for d in (ref, before or {}) for x in d.get("eager_step_runs_ms") or []]
+    spread = (max(every) - min(every)) / min(every) if every else 0.0
+    unstable = spread > TOL
+    return {"ok": abs(ratio - 1) <= TOL and not unstable, "ours_ms": total,
+            "plain_spread": round(spread, 3), "plain_range_ms": [round(min(every), 3), round(max(every), 3)] if every else None,
+            **({"why": f"plain reference unstable: its do_bench runs spread {spread:.0%} ({min(every):.3f}-{max(every):.3f} "
+                       f"ms), ours {total:.3f} ms, ratio to their mean {ratio:.3f}"} if unstable else {}), "plain_ms": statistics.mean(plain), "plain_runs_ms": [round(x, 3) for x in plain],
+            "ratio": ratio, "plain_fwd_ms": ref["eager_fwd_ms"], "ours_fwd_ms": fwd,
+            "per_graph_ms": {f"{r['compile_id']} {r['graph_kind']}": r["eager_ms"] for r in runs},
+            "eager_how": sorted({str(r.get("eager_how"))[:160] for r in runs}),
+            "compiled_ms": sum(r.get("compiled_ms") or 0 for r in runs),
             "plain_compiled_step_ms": ref.get("compiled_step_ms")}
 
 
@@ -167,14 +183,15 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
     pin = {"preexec_fn": lambda: os.sched_setaffinity(0, mine)}
     base = os.path.join(out, f"{model}_{mode}")
     extra = ["--nanogpt-dir", nanogpt_dir] if nanogpt_dir else []
+    subprocess.run([sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".plain.json", "--plain-only",
+                    *extra], env=env, capture_output=True, text=True, timeout=300, **pin)
     t0 = time.time()
     debug = base + ".torch_compile_debug"
-    rec = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", base + ".jsonl",
-                          MODELS, model, "--mode", mode, *extra],
-                         env=dict(env, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=debug),
-                         capture_output=True, text=True, timeout=900, **pin)
-    with open(base + ".log", "w", encoding="utf-8") as f:
-        f.write(rec.stdout + rec.stderr)
+    with open(base + ".log", "w", encoding="utf-8") as log:  # written as it goes: a case cut short shows how far it got
+        rec = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", base + ".jsonl",
+                              MODELS, model, "--mode", mode, *extra],
+                             env=dict(env, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=debug),
+                             stdout=log, stderr=subprocess.STDOUT, text=True, timeout=900, **pin)
     t1 = time.time()
     ref = subprocess.run([sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".ref.json", *extra],
                          env=env, capture_output=True, text=True, timeout=900, **pin)
@@ -192,7 +209,11 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
              for p in sorted(glob.glob(os.path.join(debug, "**", "output_code.py"), recursive=True))]
     res["kernels"] = check_kernels(msgs, codes)
     ok_runs = [r for r in runs if not r.get("error")]
-    res["eager"] = check_eager(ok_runs, refd)
+    before = None
+    if os.path.exists(base + ".plain.json"):
+        with open(base + ".plain.json", encoding="utf-8") as f:
+            before = json.load(f)
+    res["eager"] = check_eager(ok_runs, refd, before)
     res["profiler"] = check_profiler(ok_runs, refd)
     res["roofs"] = check_roofs(ok_runs)
     res["cudagraphs"] = check_cudagraphs(ok_runs, mode)
@@ -225,6 +246,8 @@ def run_job(out: str) -> dict[str, Any]:
 def _cell(c: dict[str, Any], fmt: str) -> str:
     if c.get("n/a"):
         return "n/a"
+    if c.get("why") and "unstable" in c["why"]:
+        return f"UNJUDGED {c['why']}"
     mark = "ok" if c.get("ok") else "FAIL"
     try:
         return f"{mark} " + fmt.format(**c)
@@ -244,7 +267,7 @@ def table(results: list[dict[str, Any]]) -> str:
         rows.append("| " + " | ".join([
             r["model"], r["mode"],
             _cell(r["kernels"], "{matched}/{codes}"),
-            _cell(r["eager"], "{ours_ms:.4f} / {plain_ms:.4f} ms = {ratio:.3f}"),
+            _cell(r["eager"], "{ours_ms:.4f} / {plain_ms:.4f} ms = {ratio:.3f} (plain {plain_runs_ms})"),
             _cell(r["profiler"], "{ratio:.3f} over {kernels} kernels ({within_10pct} within 10%)"),
             _cell(r["roofs"], "none over 100%"),
             _cell(r["cudagraphs"], "{graphs}")[:120]]) + " |")

@@ -169,7 +169,10 @@ class TimingRequests:
                                "run on"}
         if seen.get("inputs") is None:
             return {"missing": f"Dynamo's graph's inputs were not kept ({seen.get('how')})"}
+        outputs = next((len(n.args[0]) if isinstance(n.args[0], (list, tuple)) else 1
+                        for n in gm.graph.nodes if n.op == "output"), None)
         return {"gm": gm, "inputs": seen["inputs"], "grad_enabled": seen.get("grad_enabled"), "how": seen.get("how"),
+                "grad_used": set(seen.get("grad_used") or ()), "outputs": outputs,
                 "mode": base if base in ("forward", "backward") else "inference"}
 
     # ------------------------------------------------------------------ run

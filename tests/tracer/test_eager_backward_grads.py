@@ -1,6 +1,7 @@
-"""The eager backward starts where the script's ``loss.backward()`` does: from the graph's scalar output (the
-loss), not from every output that requires grad (a model returning ``(logits, loss)`` would otherwise get a
-gradient of its logits that the script never computes)."""
+"""The eager backward starts where the script's ``loss.backward()`` does: from the outputs the script's backward
+reached (a graph cut by a graph break returns its logits and key/value caches, and the loss reaches the logits
+only), else from the graph's scalar output (the loss), not from every output that requires grad (a model
+returning ``(logits, loss)`` would otherwise get a gradient of its logits that the script never computes)."""
 
 from __future__ import annotations
 
@@ -38,14 +39,57 @@ def test_backward_round_goes_back_from_the_loss_only():
     gm, first_call = graphs[-1]
     seen = first_call()
     assert seen.get("inputs") is not None, seen
-    eager = user_eager({"gm": gm, "inputs": seen["inputs"], "mode": "backward"}, cuda=False)
+    assert seen.get("grad_used") == {1}, seen.get("grad_used")  # the loss, second of (logits, loss)
+    eager = user_eager({"gm": gm, "inputs": seen["inputs"], "mode": "backward", "grad_used": seen["grad_used"],
+                        "outputs": 2}, cuda=False)
     assert "round" in eager, eager
-    assert "scalar outputs" in eager["how"]
+    assert "1 output(s) of 2 the script's own backward reached" in eager["how"], eager["how"]
     m.zero_grad(set_to_none=True)
     assert backward_round(gm, seen["inputs"], cuda=False) > 0
     # the loss's weight got its gradient; the logits' weight, which the loss does not read, none
     assert m.score.weight.grad is not None
     assert m.proj.weight.grad is None
+
+
+class Body(torch.nn.Module):
+    """A model body that returns its logits and a cache beside them, as Hugging Face's GPT-2 does (the key/value
+    caches): no scalar output, and the script's loss, computed outside, reads the logits alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = torch.nn.Linear(16, 32)
+        self.cache = torch.nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.head(x), self.cache(x)
+
+
+def test_backward_round_goes_back_from_what_the_scripts_loss_reached():
+    import torch._inductor.compile_fx as cfx
+
+    graphs: list = []
+    orig = cfx.compile_fx
+    try:
+        assert install_dynamo_graph_hook(lambda gm, first_call: graphs.append((gm, first_call)))
+        torch._dynamo.reset()
+        m = Body()
+        for _ in range(2):
+            logits, _cache = torch.compile(m)(torch.randn(4, 16))
+            logits.square().mean().backward()
+    finally:
+        cfx.compile_fx = orig
+    gm, first_call = graphs[-1]
+    seen = first_call()
+    assert seen.get("grad_used") == {0}, seen.get("grad_used")
+    dyn = {"gm": gm, "inputs": seen["inputs"], "mode": "backward", "grad_used": seen["grad_used"], "outputs": 2}
+    eager = user_eager(dyn, cuda=False)
+    m.zero_grad(set_to_none=True)
+    eager["round"]()
+    assert m.head.weight.grad is not None
+    assert m.cache.weight.grad is None  # the cache's weight: no gradient, as in the script's step
+    m.zero_grad(set_to_none=True)  # without what the script reached: a backward from both outputs
+    backward_round(gm, seen["inputs"], cuda=False)
+    assert m.cache.weight.grad is not None
 
 
 def test_gpu_rounds_whose_threads_waited_for_a_core_are_flagged():

@@ -71,10 +71,34 @@ def keep_inputs(args: list | tuple) -> tuple[list | None, str]:
     return out, "the script's own inputs from its first call of the graph"
 
 
+#: calls of a compiled graph whose outputs get gradient hooks until the script's backward reaches one
+WATCHED_CALLS = 8
+
+
+def watch_grads(out: Any, seen: dict[str, Any]) -> None:
+    """Note in ``seen["grad_used"]`` (a set of indices into the graph's flat outputs) which outputs of a compiled
+    call the script's own backward reaches: a hook on each output that requires grad, on the first
+    :data:`WATCHED_CALLS` calls until one fires.  A graph cut by a graph break returns what the rest of the
+    script needs (Hugging Face's GPT-2 body: the logits, four key/value caches and the last hidden state), and
+    the script's ``loss.backward()`` reaches the logits only; autograd's backward from every output would
+    compute gradients the script never does.  Never raises."""
+    try:
+        if seen.get("grad_used") or seen.get("watched", 0) >= WATCHED_CALLS or not torch.is_grad_enabled():
+            return
+        seen["watched"] = seen.get("watched", 0) + 1
+        used = seen.setdefault("grad_used", set())
+        for i, o in enumerate(out if isinstance(out, (list, tuple)) else [out]):
+            if isinstance(o, torch.Tensor) and o.requires_grad:
+                o.register_hook(lambda g, i=i: used.add(i) if g is not None else None)  # None: not reached
+    except Exception:  # noqa: BLE001 - never in the script's way
+        log.debug("output grad hooks", exc_info=True)
+
+
 def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, Any]]], None]) -> bool:
     """Call ``on_graph(gm_copy, first_call)`` as ``compile_fx`` starts on a Dynamo graph (or a DDPOptimizer
     submodule): ``gm_copy`` is :func:`copy_graph_module` of it, ``first_call()`` returns
-    ``{"inputs": [...] or None, "how": text, "grad_enabled": bool}`` once the compiled callable has been
+    ``{"inputs": [...] or None, "how": text, "grad_enabled": bool, "grad_used": indices of the outputs the
+    script's backward reached (:func:`watch_grads`)}`` once the compiled callable has been
     called (``{}`` before).  ``on_graph`` is called after compile_fx returned, inside the compile (the
     compile id and part are still current).  Returns False where this torch has no ``compile_fx``."""
     try:
@@ -125,7 +149,9 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
             # autograd's graph takes one list, ``inputs``)
             boxed = len(args) == 1 and isinstance(args[0], list) and n != 1 and len(args[0]) == n
             keep(args[0] if boxed else args)
-            return compiled(*args, **kwargs)
+            out = compiled(*args, **kwargs)
+            watch_grads(out, seen)
+            return out
         try:
             functools.update_wrapper(run, compiled)
         except Exception:  # noqa: BLE001

@@ -32,10 +32,8 @@ EAGER_HOW = {
                  "the script's first-call inputs",
     "forward": "Dynamo's graph (the script's own torch ops and modules, as without torch.compile) run eagerly with "
                "grad enabled (autograd records it, as the script's eager does) on the script's first-call inputs",
-    "backward": "autograd's backward of Dynamo's graph (torch.autograd.backward from its scalar outputs that "
-                "require grad, a loss as loss.backward() starts from, else from every output that requires grad, "
-                "ones as their grads), the graph's forward run untimed before each call, on the script's "
-                "first-call inputs",
+    "backward": "autograd's backward of Dynamo's graph (torch.autograd.backward {from}), the graph's forward "
+                "run untimed before each call, on the script's first-call inputs",
 }
 DECOMPOSED_HOW = ("Inductor's post-grad graph (decomposed to ATen/prims) run op by op by torch.fx on the compiled "
                   "graph's inputs: not what the script runs without torch.compile (shown for reference; the ledger's "
@@ -65,21 +63,34 @@ def sendable_reason(dyn: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _grad_outputs(outs: Any) -> tuple[list, list]:
-    """The outputs of Dynamo's graph that autograd goes back from, and ones of their shapes: the scalar ones
-    where there are any (a loss: a script calls ``loss.backward()``, not a backward of its logits too: a
-    nanoGPT graph returns both, and ones for the 16x256x4096 logits add a gradient the script never
-    computes), else every output that requires grad."""
-    flat = [o for o in (outs if isinstance(outs, (list, tuple)) else [outs])
-            if isinstance(o, torch.Tensor) and o.requires_grad and o.grad_fn is not None]
-    flat = [o for o in flat if o.dim() == 0] or flat
+def _grad_outputs(outs: Any, used: set[int] | None = None) -> tuple[list, list]:
+    """The outputs of Dynamo's graph that autograd goes back from, and ones of their shapes: those the
+    script's own backward reached (``used``: indices into the flat outputs,
+    :func:`tracer.adapter.dynamo_graph.watch_grads`) where known; else the scalar ones where there are any
+    (a loss: a script calls ``loss.backward()``, not a backward of its logits too: a nanoGPT graph returns
+    both, and ones for the 16x256x4096 logits add a gradient the script never computes); else every output
+    that requires grad."""
+    seq = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    flat = [o for o in seq if isinstance(o, torch.Tensor) and o.requires_grad and o.grad_fn is not None]
+    reached = [o for i, o in enumerate(seq) if used and i in used and any(o is f for f in flat)]
+    flat = reached or [o for o in flat if o.dim() == 0] or flat
     return flat, [torch.ones_like(o) for o in flat]
 
 
-def backward_round(gm: Any, inputs: list, cuda: bool) -> float:
+def backward_from(used: set[int] | None, outs: int | None = None) -> str:
+    """Where the eager backward starts, in words, for ``eager_how``."""
+    if used:
+        return (f"from the {len(used)} output(s) of {outs or '?'} the script's own backward reached at its first "
+                "step (gradient hooks on the compiled graph's outputs), ones as their grads")
+    return ("from its scalar outputs that require grad (a loss, as loss.backward() starts from), else from every "
+            "output that requires grad, ones as their grads")
+
+
+def backward_round(gm: Any, inputs: list, cuda: bool, used: set[int] | None = None) -> float:
     """One round of eager backward (ms): calls of (forward of ``gm`` untimed, then
     ``torch.autograd.backward``) until :data:`ROUND_MS_CPU` (:data:`ROUND_MS_CUDA`) of backward time,
-    at least :data:`MIN_CALLS`; the median of the calls after the first.  Raises ValueError where no
+    at least :data:`MIN_CALLS`; the median of the calls after the first.  ``used``: the outputs the script's
+    backward reached (:func:`_grad_outputs`).  Raises ValueError where no
     output requires grad, else what autograd raises."""
     leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.is_leaf and t.requires_grad]
     budget = ROUND_MS_CUDA if cuda else ROUND_MS_CPU
@@ -88,7 +99,7 @@ def backward_round(gm: Any, inputs: list, cuda: bool) -> float:
         for t in leaves:
             t.grad = None
         with torch.enable_grad():
-            outs, grads = _grad_outputs(gm(*inputs))
+            outs, grads = _grad_outputs(gm(*inputs), used)
         if not outs:
             raise ValueError("no output of Dynamo's graph requires grad: there is no backward to time")
         if cuda:
@@ -109,7 +120,8 @@ def backward_round(gm: Any, inputs: list, cuda: bool) -> float:
 
 def user_eager(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
     """What the rounds time as eager for one graph, from ``dyn`` = ``{"gm": Dynamo's GraphModule, "inputs":
-    its first-call inputs, "grad_enabled": grad mode at that call, "mode": "inference" | "forward" |
+    its first-call inputs, "grad_enabled": grad mode at that call, "grad_used": the outputs the script's
+    backward reached (optional), "outputs": how many the graph has (optional), "mode": "inference" | "forward" |
     "backward"}`` (or ``{"missing": why}``): ``{"fn": a no-argument callable timed by the rounds' benchmark
     (inference, forward)}`` or ``{"round": a callable returning one round's ms (backward)}``, with ``how``
     (:data:`EAGER_HOW`); or ``{"error": one line}`` when there is none, or one call of it raised.  One call
@@ -122,7 +134,8 @@ def user_eager(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
     gm, inputs, mode = dyn.get("gm"), dyn.get("inputs"), dyn.get("mode") or "inference"
     if gm is None or inputs is None:
         return {"error": f"Dynamo's graph has no inputs to run on ({dyn.get('how') or 'the script never called it'})"}
-    how = EAGER_HOW.get(mode, EAGER_HOW["inference"])
+    used = dyn.get("grad_used") or None
+    how = EAGER_HOW.get(mode, EAGER_HOW["inference"]).replace("{from}", backward_from(used, dyn.get("outputs")))
     try:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
@@ -137,10 +150,10 @@ def user_eager(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
         pass
     try:
         if mode == "backward":
-            backward_round(gm, inputs, cuda)  # once: warms up and says why where it cannot run
+            backward_round(gm, inputs, cuda, used)  # once: warms up and says why where it cannot run
 
             def one_round() -> float:
-                return backward_round(gm, inputs, cuda)
+                return backward_round(gm, inputs, cuda, used)
             return {"round": one_round, "how": how}
         grad = True if mode == "forward" else bool(dyn.get("grad_enabled"))
 

@@ -15,7 +15,7 @@ EAGER_HOW = {
     "inference": "Dynamo's graph run eagerly on the script's first-call inputs (grad mode as the script had it)",
     "forward": "Dynamo's graph run eagerly with grad enabled on the script's first-call inputs (autograd keeps what "
                "the backward needs, as the script's eager does)",
-    "backward": "autograd's backward of Dynamo's graph (torch.autograd.backward, ones as the grads; its forward run "
+    "backward": "autograd's backward of Dynamo's graph (torch.autograd.backward {from}; its forward run "
                 "before, outside the measure): the bytes above the start of the backward call",
 }
 SAVED_HOW = ("Dynamo's graph run eagerly once with grad enabled under torch.autograd.graph.saved_tensors_hooks: the "
@@ -79,7 +79,7 @@ def eager_peak(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
         return {"not_measured": why}
     import torch  # noqa: PLC0415
 
-    from inductor_step.tracer.timing.eager_user import _grad_outputs  # noqa: PLC0415
+    from inductor_step.tracer.timing.eager_user import _grad_outputs, backward_from  # noqa: PLC0415
 
     gm, inputs, mode = dyn["gm"], dyn["inputs"], dyn.get("mode") or "inference"
     leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.is_leaf and t.requires_grad]
@@ -89,7 +89,7 @@ def eager_peak(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
             for t in leaves:
                 t.grad = None
             with torch.enable_grad():
-                outs, ones = _grad_outputs(gm(*inputs))
+                outs, ones = _grad_outputs(gm(*inputs), dyn.get("grad_used") or None)
             if not outs:
                 return {"not_measured": "no output of Dynamo's graph requires grad: there is no backward"}
             res = _peak(lambda: torch.autograd.backward(outs, ones), cuda)
@@ -106,7 +106,8 @@ def eager_peak(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
     finally:
         for t, g in zip(leaves, grads):
             t.grad = g
-    return {**res, "how": EAGER_HOW.get(mode, EAGER_HOW["inference"])} if "peak_bytes" in res else res
+    how = EAGER_HOW.get(mode, EAGER_HOW["inference"]).replace("{from}", backward_from(dyn.get("grad_used"), dyn.get("outputs")))
+    return {**res, "how": how} if "peak_bytes" in res else res
 
 
 def eager_saved(dyn: dict[str, Any] | None) -> dict[str, Any]:
