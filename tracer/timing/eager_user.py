@@ -15,6 +15,9 @@ AOTAutograd and decompositions), on its real inputs from the script's first call
   GPU; the round's figure is the median of its calls (the first dropped as warm-up).
 
 The decomposed post-grad graph run op by op stays as a third figure (``decomposed_ms``), never as eager.
+The Python the script runs around its torch ops (module ``__call__``, hooks, a model's argument checks and output
+classes) is not in Dynamo's graph, so it is in neither figure: Hugging Face's GPT-2 forward reads 1.6-1.9 ms this way
+on an H200 where the module's own call reads 1.8-3.0 ms (BENCHMARKS.md, "Session 33 on the GPU").
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ import torch
 
 #: what the run stage says eager is, per graph kind (the result's ``eager_how``)
 EAGER_HOW = {
-    "inference": "Dynamo's graph (the script's own torch ops and modules, as without torch.compile) run eagerly on "
-                 "the script's first-call inputs",
-    "forward": "Dynamo's graph (the script's own torch ops and modules, as without torch.compile) run eagerly with "
-               "grad enabled (autograd records it, as the script's eager does) on the script's first-call inputs",
+    "inference": "Dynamo's graph (the script's own torch ops as traced, as without torch.compile, but without the "
+                 "Python around them: module calls, hooks, argument checks) run eagerly on the script's first-call "
+                 "inputs",
+    "forward": "Dynamo's graph (the script's own torch ops as traced, as without torch.compile, but without the "
+               "Python around them: module calls, hooks, argument checks) run eagerly with grad enabled (autograd "
+               "records it, as the script's eager does) on the script's first-call inputs",
     "backward": "autograd's backward of Dynamo's graph (torch.autograd.backward {from}), the graph's forward "
                 "run untimed before each call, on the script's first-call inputs",
 }

@@ -86,7 +86,9 @@ class LedgerPane(StagePane):
                 return out
             bad = not_reliable_lines(self.app.session)  # the run's verdict, above every ranking
             if bad:
-                out.append(("head", ("! TIMES NOT RELIABLE", bad[1].split(":")[0] if len(bad) > 1 else "", bad[0])))
+                # its graph, short as the rows' ("[0/0] fwd": "[0/0] forward" read "[0/…rward" at 80 columns), or how many
+                which = _short(bad[1].split(":")[0]) if len(bad) == 2 else f"{len(bad) - 1} graphs"
+                out.append(("head", ("! TIMES NOT RELIABLE", which, bad[0])))
             out.append(("head", ("ROOFLINE PER KERNEL", f"{len(data['roof'])} calls",
                                  "kernel calls, most wasted first")))
             out += [("roof", r) for r in data["roof"]]
