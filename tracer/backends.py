@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.format import PART_SEP
+from inductor_step.session.format import PART_SEP, GraphKey
 
 
 def on_backend_before(agent: Any, gm: Any, name: str) -> None:
@@ -42,9 +42,10 @@ def on_backend_after(agent: Any, gm: Any, name: str, error: BaseException | None
     if adapter.is_inductor(name) or inductor_ran:
         return  # Inductor compiled it (under whatever wrapper: DDPOptimizer, a debug backend): its own stops
     kind = fr.get("kind") or ("forward" if adapter.needs_autograd(gm.graph) else "inference")
-    n = sum(1 for k in agent.other_backends if k.split(PART_SEP)[0] == f"{cid} {kind}")
-    key_kind = f"{kind}{PART_SEP}{n + 1}" if n else kind
-    agent.other_backends[f"{cid} {key_kind}"] = name
+    n = sum(1 for k in agent.other_backends if GraphKey.parse(k).replace(part=None) == GraphKey(cid, kind))
+    key = GraphKey(cid, kind, n + 1 if n else None)
+    key_kind = key.kind_text
+    agent.other_backends[str(key)] = name
     what = ("AOTAutograd's graphs are at the aot stop; no Inductor lowering, scheduling or code"
             if fr["aot"] else "no AOTAutograd, lowering, scheduling or code")
     note = (f"Dynamo handed this graph to backend {name!r}, not Inductor: {what}"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inductor_step.session.format import SUBGRAPH_SEP, VARIANT_SEP, GraphKey
+from inductor_step.session.format import SUBGRAPH_SEP, GraphKey
 
 
 def sub_kind(kind: str, path: list[str]) -> str:
@@ -146,12 +146,23 @@ class SubgraphCapture:
         path, function = sub
         return cid, sub_kind(kind, path), function
 
+    def _subgraph_keys(self, cid: str, kind: str) -> list[tuple[tuple[str, str], GraphKey]]:
+        """``((cid, kind text), key)`` of every graph seen so far that is a subgraph (at any depth) of graph
+        ``(cid, kind)``, the same what-if variant."""
+        top = GraphKey.parse_kind(kind, cid)
+        out = []
+        for pair in list(self.graphs):
+            k = GraphKey.parse_kind(pair[1], pair[0])
+            if (k.subgraph and len(k.subgraphs) > len(top.subgraphs) and k.subgraphs[:len(top.subgraphs)] == top.subgraphs
+                    and k.replace(subgraph=top.subgraph) == top):
+                out.append((pair, k))
+        return out
+
     def subgraphs_of(self, cid: str, kind: str) -> list[str]:
-        """The subgraphs (their names under the parent, as in the key) of graph ``(cid, kind)`` seen so far."""
-        prefix = kind.partition(VARIANT_SEP)[0] + SUBGRAPH_SEP
-        variant = kind.partition(VARIANT_SEP)[2]
-        return [k.partition(VARIANT_SEP)[0][len(prefix):] for (c, k) in self.graphs
-                if c == cid and k.startswith(prefix) and k.partition(VARIANT_SEP)[2] == variant]
+        """The subgraphs (their paths under the parent, names joined as in the key) of graph ``(cid, kind)`` seen
+        so far."""
+        depth = len(GraphKey.parse_kind(kind).subgraphs)
+        return [SUBGRAPH_SEP.join(k.subgraphs[depth:]) for _pair, k in self._subgraph_keys(cid, kind)]
 
     def subgraph_runs(self, cid: str, kind: str, msg: dict[str, Any], subs: dict[str, Any] | None) -> list[dict]:
         """The ``run`` messages of graph ``(cid, kind)``'s subgraphs, from its own ``run`` message ``msg``
@@ -198,12 +209,9 @@ class SubgraphCapture:
         missing stages, saying why."""
         from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper, subgraph_functions  # noqa: PLC0415,E501
 
-        prefix = kind.partition(VARIANT_SEP)[0] + SUBGRAPH_SEP
-        variant = kind.partition(VARIANT_SEP)[2]
         functions = subgraph_functions(wrapper)
-        for (c, k), g in list(self.graphs.items()):
-            if c != cid or not k.startswith(prefix) or k.partition(VARIANT_SEP)[2] != variant:
-                continue
+        for (c, k), _key in self._subgraph_keys(cid, kind):
+            g = self.graphs[(c, k)]
             if g.last_stage == "codegen":
                 continue
             fn = getattr(g, "function", None)
