@@ -19,7 +19,7 @@ from textual.widgets import OptionList, Static
 
 from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, graph_key
 from inductor_step.tui import bars
-from inductor_step.tui.codeview import CodeView
+from inductor_step.tui.codeview import CodeView, highlight_code
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter, lazy_module
 from inductor_step.tui.keys import BINDINGS, help_rows
 from inductor_step.tui.mounting import PaneMounter
@@ -68,6 +68,7 @@ class StepApp(JobView, App[None]):
                  job: dict[str, Any] | None = None):
         super().__init__()
         self.gc_paused = not gc.isenabled()
+        self.code_highlight = False  # code views draw plain text in the first frame (tui.codeview), colours after
         self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
         self.init_ranks(job)  # one RankView per rank of a torchrun job (tui/job.py)
@@ -134,8 +135,8 @@ class StepApp(JobView, App[None]):
         tabs.place_underline(f"pane-{self.view.stage}")  # in the first frame, not the one after it
         self.refresh_all()
         self.focus_target().focus()
-        # the other panes after the first frame's second refresh
-        self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)
+        self.call_after_refresh(highlight_code, self)
+        self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)  # after the 2nd refresh
         if self.gc_paused:  # --open turned the collector off until the first frame
             self.call_after_refresh(gc.enable)
         if not self.live:
@@ -240,8 +241,7 @@ class StepApp(JobView, App[None]):
     def say(self, message: str, severity: str = "information") -> None:
         """A result a person must see: in the status line and as a toast (the status line is cut at
         80 columns; the toast wraps)."""
-        self._status_extra = message
-        self.refresh_status()
+        self.set_status(message)
         self.notify(message, severity=severity, timeout=6, markup=False)  # type: ignore[arg-type]
 
     def select(self, buffer: str, why: str = "") -> None:

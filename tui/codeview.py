@@ -15,6 +15,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from itertools import islice
+from typing import Any
 
 from rich.console import Console
 from rich.control import strip_control_codes
@@ -199,6 +200,11 @@ class CodeView(LineCache, ScrollView, can_focus=True):
         self._frame: tuple | None = None
         self._pending_scroll: bool | None = None  # see _scroll_to_cursor
 
+    def rehighlight(self) -> None:
+        """Draw the lines again, highlighted now that the app's ``code_highlight`` is on."""
+        self._cache.clear()
+        self.refresh()
+
     # ------------------------------------------------------------------ content
     def set_code(self, text: str, lexer: str = "python", cursor_line: int = 1) -> None:
         """Show ``text``; keeps nothing from the previous content (the same text again keeps its
@@ -354,7 +360,10 @@ class CodeView(LineCache, ScrollView, can_focus=True):
                 return Strip(segs, len(piece)).crop_extend(0, width, fill)
         if strip is None:
             # the line number is unstyled: Text(style=...) without spans renders without its style
-            segs = [Segment(f"{i + 1:>{self._gutter - 1}} "), *_body_segments(self.lexer, line)]
+            # plain until the app's first frame is drawn (App.code_highlight): Pygments' lexer compiles ~110
+            # regexes on its first line, 26 ms of a 281 ms first frame (benchmarks/open_time.py)
+            lexer = self.lexer if getattr(self.app, "code_highlight", True) else "text"
+            segs = [Segment(f"{i + 1:>{self._gutter - 1}} "), *_body_segments(lexer, line)]
             # the pane's own style underneath (so unstyled text is not drawn on black), the
             # cursor/mark background on top
             strip = Strip(list(Segment.apply_style(segs, style=rich_style, post_style=bg))).simplify()
@@ -412,6 +421,14 @@ def _lines(text: str) -> Lines:
     while len(_recent) > 8:
         del _recent[next(iter(_recent))]
     return lines
+
+
+def highlight_code(app: Any) -> None:
+    """After the app's first frame: its code views highlight their lines (Pygments) from now on
+    (``app.code_highlight``; until then they draw plain text)."""
+    app.code_highlight = True
+    for view in app.query(CodeView):
+        view.rehighlight()
 
 
 def prepare(text: str, lexer: str, first: int, count: int) -> Iterator[None]:
