@@ -338,11 +338,11 @@ def run_ui(ns: argparse.Namespace, script: str, args: list[str], record: str, la
     """The UI stepping ``script`` (a torchrun job's with ``launcher``), recording to ``record``; the exit
     status: the script's, 130 after ctrl+c, 128 + N when ended by signal N."""
     from inductor_step.tui.app import StepApp  # noqa: PLC0415
+    from inductor_step.tui.app import LiveJob  # noqa: PLC0415
 
     job = None
-    if launcher is not None:
-        job = {"launcher": launcher, "stepped_rank": ns.rank or 0, "nproc_per_node": ns.nproc_per_node,
-               "run": ns.run}  # --run: every rank times its graphs as its script ends
+    if launcher is not None:  # --run: every rank times its graphs as its script ends
+        job = LiveJob(launcher, ns.rank or 0, ns.nproc_per_node, bool(ns.run))
         record = protocol.job_paths(record)[0]
     app = StepApp(script=script, script_args=args, session_path=record, screenshots=ns.screenshots,
                   python=ns.python, record_screens=ns.record_screens, job=job)
@@ -395,11 +395,12 @@ def open_job(path: str, rank: int | None, screenshots: str | None, record_screen
         first = min(sessions)
     pause_gc()
     from inductor_step.tui.app import StepApp  # noqa: PLC0415
+    from inductor_step.tui.app import RecordedJob  # noqa: PLC0415
     from inductor_step.session.store import freeze_gc  # noqa: PLC0415
 
     freeze_gc()
     app = StepApp(messages=sessions[first], session_path=path, screenshots=screenshots,
-                  record_screens=record_screens, job={"file": job, "sessions": sessions, "rank": first})
+                  record_screens=record_screens, job=RecordedJob(job, sessions, first))
     app.run()
     return 130 if app.interrupted else 0
 

@@ -34,7 +34,7 @@ screenshots = lazy_module("inductor_step.tui.screenshots")
 diff_actions = lazy_module("inductor_step.tui.screens.diff_actions")
 whatif = lazy_module("inductor_step.tui.screens.whatif")
 from inductor_step.session.store import freeze_gc
-from inductor_step.tui.job import JobView
+from inductor_step.tui.job import JobView, LiveJob, RecordedJob  # noqa: F401 - the jobs cli/ hands the app
 from inductor_step.tui import routes
 from inductor_step.tui.routes import ROUTES
 from inductor_step.tui.state import OpenKernel

@@ -8,6 +8,7 @@ in both.  The job process itself is :class:`inductor_step.live.client.JobProcess
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from textual.css.query import NoMatches
@@ -19,36 +20,57 @@ from inductor_step.tui.routes import RANK_ROUTES
 from inductor_step.tui.state import RankView, ViewState
 
 
+@dataclass(frozen=True)
+class LiveJob:
+    """A torchrun job the app starts and steps: ``launcher`` (torchrun's arguments before the script),
+    ``stepped_rank`` (the rank whose compiles pause), ``nproc_per_node`` and ``run`` (every rank times its
+    graphs as its script ends, ``--run``)."""
+
+    launcher: list[str]
+    stepped_rank: int = 0
+    nproc_per_node: int | None = None
+    run: bool = False
+
+
+@dataclass(frozen=True)
+class RecordedJob:
+    """A recorded job opened with ``--open``: ``file`` (the job file, as :func:`inductor_step.session.format.
+    job_paths` names it, read as JSON), ``sessions`` (rank -> that rank's messages) and ``rank`` (shown first)."""
+
+    file: dict[str, Any]
+    sessions: dict[int, list[dict[str, Any]]]
+    rank: int | None
+
+
 class JobView:
     """The ranks of a job, as the app shows them (see the module's docstring)."""
 
     ranks: dict[int | None, RankView]
     current: RankView
-    job_spec: dict[str, Any] | None
+    job_spec: LiveJob | RecordedJob | None
     job: Any
     job_file: dict[str, Any] | None
     stepped_rank: int | None
     launcher_log: list[tuple[str, str]]
     launcher_rc: int | None
 
-    def init_ranks(self, job: dict[str, Any] | None) -> None:
-        """``job``: live, ``{"launcher", "stepped_rank", "nproc_per_node"}``; ``--open JOB``, ``{"file":
-        the job file, "sessions": {rank: messages}, "rank": shown first}``; None: one session (rank None).
-        ``self.session``, ``.view``, ``.agent``, ``.writer``, ``.script_rc`` are then the shown rank's."""
+    def init_ranks(self, job: LiveJob | RecordedJob | None) -> None:
+        """``job``: live, a :class:`LiveJob`; ``--open JOB``, a :class:`RecordedJob`; None: one session (rank
+        None).  ``self.session``, ``.view``, ``.agent``, ``.writer``, ``.script_rc`` are then the shown rank's."""
         self.job_spec = job
         self.job = None  # live: the JobProcess
-        self.job_file = job.get("file") if job else None
-        self.stepped_rank = (job.get("stepped_rank") if job and "launcher" in job else
+        self.job_file = job.file if isinstance(job, RecordedJob) else None
+        self.stepped_rank = (job.stepped_rank if isinstance(job, LiveJob) else
                              (self.job_file or {}).get("stepped_rank"))
         self.launcher_log = []
         self.launcher_rc = None
-        first = job.get("rank", job.get("stepped_rank")) if job else None
+        first = job.rank if isinstance(job, RecordedJob) else job.stepped_rank if job else None
         self.ranks = {first: RankView(first, Store())}
         self.current = self.ranks[first]
 
-    def add_recorded_ranks(self, job: dict[str, Any] | None) -> None:
+    def add_recorded_ranks(self, job: LiveJob | RecordedJob | None) -> None:
         """``--open JOB``: every other rank's recording."""
-        for r, msgs in ((job or {}).get("sessions") or {}).items():
+        for r, msgs in (job.sessions if isinstance(job, RecordedJob) else {}).items():
             if r not in self.ranks:
                 st = self.ranks[r] = RankView(r, Store())
                 for m in msgs:
@@ -58,14 +80,14 @@ class JobView:
         """Live: start the job (torch's launcher, our agent in every rank), recording to the job file."""
         from inductor_step.live.client import JobProcess  # noqa: PLC0415
 
-        spec = self.job_spec or {}
+        spec = self.job_spec
+        assert isinstance(spec, LiveJob), "start_job needs a LiveJob"
         # no rank stays up after its script to serve timing (r): its process groups would keep the other
         # ranks' teardown waiting (seen with gloo), and a rank that failed must end so torch's launcher
         # stops the job; --run times every rank's graphs as its script ends instead
-        self.job = JobProcess(self.script, self.script_args, spec["launcher"], self._from_job_thread,
-                              self.session_path, stepped_rank=spec["stepped_rank"], serve=False,
-                              run_at_end=bool(spec.get("run")), python=self.python,
-                              nproc_per_node=spec.get("nproc_per_node"))
+        self.job = JobProcess(self.script, self.script_args, spec.launcher, self._from_job_thread,
+                              self.session_path, stepped_rank=spec.stepped_rank, serve=False,
+                              run_at_end=spec.run, python=self.python, nproc_per_node=spec.nproc_per_node)
 
     def job_report(self) -> str:
         """R in a job: the bundle of every rank's session, the job file and the launcher's log, with

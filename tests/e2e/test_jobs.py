@@ -16,6 +16,7 @@ import sys
 
 from inductor_step.session import format as protocol
 from inductor_step.tui.app import StepApp
+from inductor_step.tui.job import LiveJob
 
 from conftest import wait_for, wait_until
 
@@ -111,7 +112,7 @@ def test_live_job_steps_rank_1_while_rank_0_records_then_q_ends_every_process(tm
     does not pause; q ends the launcher and both ranks."""
     path = str(tmp_path / "job.job.json")
     app = StepApp(script=SCRIPT, session_path=path, screenshots=str(tmp_path),
-                  job={"launcher": ["--standalone", "--nproc-per-node", "2"], "stepped_rank": 1, "nproc_per_node": 2})
+                  job=LiveJob(["--standalone", "--nproc-per-node", "2"], 1, 2))
     seen: dict = {}
 
     async def steps(app: StepApp, pilot) -> None:

@@ -9,6 +9,7 @@ import os
 
 from inductor_step.session import format as protocol
 from inductor_step.tui.app import StepApp
+from inductor_step.tui.job import RecordedJob
 
 from conftest import wait_for
 
@@ -20,7 +21,7 @@ def open_job(rank: int | None = None) -> StepApp:
     job, paths = protocol.read_job(JOB)
     sessions = {r: list(protocol.read_session(p)) for r, p in paths.items()}
     first = rank if rank is not None else 0
-    return StepApp(messages=sessions[first], session_path=JOB, job={"file": job, "sessions": sessions, "rank": first})
+    return StepApp(messages=sessions[first], session_path=JOB, job=RecordedJob(job, sessions, first))
 
 
 def drive(app: StepApp, steps, size=(120, 40)) -> None:
@@ -95,7 +96,7 @@ def test_pane_0_says_where_ranks_diverge_and_enter_diffs_the_two_ranks():
     shows rank 1."""
     job, paths = protocol.read_job(os.path.join(HERE, "fixtures", "ranks_torchrun.job.json"))
     sessions = {r: list(protocol.read_session(p)) for r, p in paths.items()}
-    app = StepApp(messages=sessions[0], session_path="job", job={"file": job, "sessions": sessions, "rank": 0})
+    app = StepApp(messages=sessions[0], session_path="job", job=RecordedJob(job, sessions, 0))
     seen: dict = {}
 
     async def steps(app: StepApp, pilot) -> None:
@@ -137,7 +138,7 @@ def test_a_two_gpu_job_each_rank_on_its_own_gpu_reads_as_agreeing_in_pane_0():
     job, paths = protocol.read_job(os.path.join(HERE, "fixtures", "ranks_ddp_gpu.job.json"))
     sessions = {r: list(protocol.read_session(p)) for r, p in paths.items()}
     app = StepApp(messages=sessions[0], session_path=os.path.join(HERE, "fixtures", "ranks_ddp_gpu.job.json"),
-                  job={"file": job, "sessions": sessions, "rank": 0})
+                  job=RecordedJob(job, sessions, 0))
     seen: dict = {}
 
     async def steps(app: StepApp, pilot) -> None:
