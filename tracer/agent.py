@@ -125,6 +125,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         # frame key ("[0/0]", "[4/0] #2") -> (Dynamo's GraphModule, its first call's inputs): the eager
         # the run stage times (tracer.adapter.dynamo_graph, tracer.timing.eager_user)
         self.dynamo_graphs: dict[str, tuple[Any, Any]] = {}
+        self.compiling_dynamo: dict[str, tuple[Any, Any]] = {}  # compile id -> the Dynamo graph compile_fx is on
 
     # ------------------------------------------------------------------ stream
     @property
@@ -373,7 +374,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         if adapter.install_backend_hook(lambda gm, name: backends.on_backend_before(self, gm, name),
                                         lambda gm, name, err: backends.on_backend_after(self, gm, name, err)):
             hooks.append("OutputGraph.call_user_compiler (each graph's backend; other backends' graphs)")
-        if adapter.install_dynamo_graph_hook(self.on_dynamo_graph):
+        if adapter.install_dynamo_graph_hook(self.on_dynamo_graph, self.on_dynamo_graph_start):
             hooks.append("torch._inductor.compile_fx.compile_fx (Dynamo's graph and its first inputs: the run stage's eager)")
         if adapter.install_reset_hook():
             hooks.append("torch._dynamo.reset (compile ids after a reset carry @resetN)")

@@ -152,6 +152,14 @@ class TimingRequests:
         key = self.frame(cid).get("cur") or cid
         self.dynamo_graphs[key] = (gm, first_call)
 
+    def on_dynamo_graph_start(self, gm: Any, first_call: Any) -> None:
+        """compile_fx started on Dynamo's graph ``gm``: kept as the graph being compiled under its compile id, for a
+        graph of this compile timed while its compile is paused (``r`` at the codegen stop), before
+        :meth:`on_dynamo_graph` keys it by its part."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        self.compiling_dynamo[adapter.current_compile_id()] = (gm, first_call)
+
     def dynamo_eager(self, cid: str, kind: str) -> dict[str, Any]:
         """What graph ``(cid, kind)`` is timed against as eager (tracer.timing.eager_user.user_eager's ``dyn``):
         the Dynamo graph of its compile id (and DDPOptimizer part), its first-call inputs, grad mode then, and
@@ -159,6 +167,8 @@ class TimingRequests:
         ``{"missing": why}``.  A what-if variant's is its original's (the same script code)."""
         base = protocol.GraphKey.parse_kind(kind).kind
         entry = self.dynamo_graphs.get(self.frame_key(cid, kind))
+        if entry is None and base != "backward" and (self.current or ("",))[0] == cid:
+            entry = self.compiling_dynamo.get(cid)  # paused inside its own compile: Dynamo's example inputs
         if entry is None:
             return {"missing": f"Dynamo's graph of {cid} was not captured (it reaches the run stage when torch.compile "
                                "hands it to Inductor's compile_fx)"}

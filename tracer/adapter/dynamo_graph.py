@@ -94,13 +94,35 @@ def watch_grads(out: Any, seen: dict[str, Any]) -> None:
         log.debug("output grad hooks", exc_info=True)
 
 
-def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, Any]]], None]) -> bool:
+def example_inputs(args: Any, seen: dict[str, Any]) -> None:
+    """Fill ``seen`` (as the first call would) from the example inputs Dynamo hands its backend: the script's
+    own tensors of the call being compiled (``OutputGraph.example_inputs()``: each graph argument's real
+    value), so a graph timed while its compile is paused (``r`` at the codegen stop, before the script ever
+    called it) has an eager baseline.  Nothing is kept when any of them is fake (no real value to run on)."""
+    args = list(args or [])
+    try:
+        from torch._subclasses.fake_tensor import FakeTensor  # noqa: PLC0415
+    except Exception:  # noqa: BLE001
+        return
+    if any(isinstance(a, FakeTensor) for a in args):
+        return
+    inputs, how = keep_inputs(args)
+    if inputs is not None:
+        seen.update(inputs=inputs, grad_enabled=torch.is_grad_enabled(),
+                    how="the example inputs Dynamo handed torch.compile's backend (the script's own tensors of the "
+                        "call being compiled, before the compiled graph ran)")
+
+
+def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, Any]]], None],
+                              on_start: Callable[[Any, Callable[[], dict[str, Any]]], None] | None = None) -> bool:
     """Call ``on_graph(gm_copy, first_call)`` as ``compile_fx`` starts on a Dynamo graph (or a DDPOptimizer
     submodule): ``gm_copy`` is :func:`copy_graph_module` of it, ``first_call()`` returns
     ``{"inputs": [...] or None, "how": text, "grad_enabled": bool, "grad_used": indices of the outputs the
     script's backward reached (:func:`watch_grads`)}`` once the compiled callable has been
-    called (``{}`` before).  ``on_graph`` is called after compile_fx returned, inside the compile (the
-    compile id and part are still current).  Returns False where this torch has no ``compile_fx``."""
+    called (Dynamo's example inputs before, :func:`example_inputs`, else ``{}``).  ``on_graph`` is called after
+    compile_fx returned, inside the compile (the compile id and part are still current).  ``on_start(gm_copy,
+    first_call)``, where given, is called as compile_fx starts, so the stops of this compile can time the graph
+    before it returns (``r`` at the codegen stop).  Returns False where this torch has no ``compile_fx``."""
     try:
         import torch._inductor.compile_fx as cfx  # noqa: PLC0415
     except Exception:  # noqa: BLE001
@@ -120,6 +142,17 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
         except Exception:  # noqa: BLE001 - never in the script's way
             log.debug("dynamo graph copy", exc_info=True)
             gm = None
+        seen: dict[str, Any] = {}
+
+        def first_call() -> dict[str, Any]:
+            return seen
+
+        if gm is not None and on_start is not None:  # the stops inside this compile (r at codegen) see it
+            try:
+                example_inputs(example_inputs_, seen)
+                on_start(gm, first_call)
+            except Exception:  # noqa: BLE001
+                log.debug("dynamo graph start hook", exc_info=True)
         _DEPTH.n = 1
         try:
             compiled = real(model_, example_inputs_, *a, **k)
@@ -127,20 +160,16 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
             _DEPTH.n = 0
         if gm is None or not isinstance(compiled, (types.FunctionType, types.MethodType)):
             return compiled  # AOTInductor's CompiledAOTI (torch._inductor.aot_compile asserts its type), a path
-        seen: dict[str, Any] = {}
-
-        def first_call() -> dict[str, Any]:
-            return seen
 
         def keep(args: Any) -> None:  # a boxed call (a list) or positional ones: the graph's flat inputs
-            if seen:
+            if seen.get("called"):
                 return
             try:
                 inputs, how = keep_inputs(list(args))
-                seen.update(inputs=inputs, how=how, grad_enabled=torch.is_grad_enabled())
+                seen.update(inputs=inputs, how=how, grad_enabled=torch.is_grad_enabled(), called=True)
             except Exception as e:  # noqa: BLE001
                 seen.update(inputs=None, how=f"inputs not kept ({type(e).__name__}: {e})",
-                            grad_enabled=torch.is_grad_enabled())
+                            grad_enabled=torch.is_grad_enabled(), called=True)
 
         n = sum(1 for node in gm.graph.nodes if node.op == "placeholder")
 

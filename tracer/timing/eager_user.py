@@ -141,6 +141,8 @@ def user_eager(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
         return {"error": f"Dynamo's graph has no inputs to run on ({dyn.get('how') or 'the script never called it'})"}
     used = dyn.get("grad_used") or None
     how = EAGER_HOW.get(mode, EAGER_HOW["inference"]).replace("{from}", backward_from(used, dyn.get("outputs")))
+    if dyn.get("how") and "example inputs" in str(dyn["how"]):  # timed inside its compile, before any call
+        how = how.replace("the script's first-call inputs", str(dyn["how"]))
     try:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
