@@ -56,8 +56,7 @@ if __name__ == "__main__":
     # as a user runs it: Python's bytecode cache on (a shell with PYTHONDONTWRITEBYTECODE=1 compiled our ~20
     # modules from source on every run, 55 ms, while the bare app's Textual came precompiled by pip), and one run
     # first, untimed, that writes the cache
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    cmd, bare_cmd = f"unset PYTHONDONTWRITEBYTECODE; {cmd}", f"unset PYTHONDONTWRITEBYTECODE; {bare_cmd}"
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # each run's tmux server starts from this environment
     once(cmd)
     xs, bs = [], []
     for _ in range(a.repeats):

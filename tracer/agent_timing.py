@@ -174,6 +174,11 @@ class TimingRequests:
                                "hands it to Inductor's compile_fx)"}
         gm, first_call = entry
         seen = first_call() or {}
+        example = not seen.get("called") and "example" in seen
+        if example:  # timed inside its compile, before any call: Dynamo's example inputs, copied now
+            from inductor_step.tracer import adapter  # noqa: PLC0415
+
+            seen = adapter.example_call(seen)
         if not seen:
             return {"missing": "the script never called this compiled graph, so Dynamo's graph has no real inputs to "
                                "run on"}
@@ -182,7 +187,7 @@ class TimingRequests:
         outputs = next((len(n.args[0]) if isinstance(n.args[0], (list, tuple)) else 1
                         for n in gm.graph.nodes if n.op == "output"), None)
         return {"gm": gm, "inputs": seen["inputs"], "grad_enabled": seen.get("grad_enabled"), "how": seen.get("how"),
-                "grad_used": set(seen.get("grad_used") or ()), "outputs": outputs,
+                "grad_used": set(seen.get("grad_used") or ()), "outputs": outputs, "example": example,
                 "mode": base if base in ("forward", "backward") else "inference"}
 
     # ------------------------------------------------------------------ run

@@ -150,13 +150,10 @@ class SubgraphCapture:
         """``((cid, kind text), key)`` of every graph seen so far that is a subgraph (at any depth) of graph
         ``(cid, kind)``, the same what-if variant."""
         top = GraphKey.parse_kind(kind, cid)
-        out = []
-        for pair in list(self.graphs):
-            k = GraphKey.parse_kind(pair[1], pair[0])
-            if (k.subgraph and len(k.subgraphs) > len(top.subgraphs) and k.subgraphs[:len(top.subgraphs)] == top.subgraphs
-                    and k.replace(subgraph=top.subgraph) == top):
-                out.append((pair, k))
-        return out
+        depth = len(top.subgraphs)
+        keys = ((pair, GraphKey.parse_kind(pair[1], pair[0])) for pair in list(self.graphs))
+        return [(pair, k) for pair, k in keys
+                if len(k.subgraphs) > depth and k.subgraphs[:depth] == top.subgraphs and k.replace(subgraph=top.subgraph) == top]
 
     def subgraphs_of(self, cid: str, kind: str) -> list[str]:
         """The subgraphs (their paths under the parent, names joined as in the key) of graph ``(cid, kind)`` seen

@@ -81,6 +81,7 @@ from inductor_step.tracer.adapter.backends import (  # noqa: F401
     label_compile_id,
 )
 from inductor_step.tracer.adapter.dynamo_graph import (  # noqa: F401
+    example_call,
     install_dynamo_graph_hook,
 )
 from inductor_step.tracer.adapter.eager_graph import (  # noqa: F401

@@ -95,22 +95,33 @@ def watch_grads(out: Any, seen: dict[str, Any]) -> None:
 
 
 def example_inputs(args: Any, seen: dict[str, Any]) -> None:
-    """Fill ``seen`` (as the first call would) from the example inputs Dynamo hands its backend: the script's
-    own tensors of the call being compiled (``OutputGraph.example_inputs()``: each graph argument's real
-    value), so a graph timed while its compile is paused (``r`` at the codegen stop, before the script ever
-    called it) has an eager baseline.  Nothing is kept when any of them is fake (no real value to run on)."""
+    """Note in ``seen["example"]`` the example inputs Dynamo hands its backend, by reference: the script's own
+    tensors of the call being compiled (``OutputGraph.example_inputs()``: each graph argument's real value), so
+    a graph timed while its compile is paused (``r`` at the codegen stop, before the script ever called it) has
+    an eager baseline (:func:`example_call`).  Nothing is noted when any of them is fake (no real value to run
+    on).  No tensor is copied here: this runs at every compile."""
     args = list(args or [])
     try:
         from torch._subclasses.fake_tensor import FakeTensor  # noqa: PLC0415
     except Exception:  # noqa: BLE001
         return
-    if any(isinstance(a, FakeTensor) for a in args):
-        return
+    if not any(isinstance(a, FakeTensor) for a in args):
+        seen["example"] = (args, torch.is_grad_enabled())
+
+
+def example_call(seen: dict[str, Any]) -> dict[str, Any]:
+    """``seen`` as the first call would fill it, from the example inputs :func:`example_inputs` noted, copied now
+    as :func:`keep_inputs` copies a call's (the timing runs Dynamo's graph on them; the script's own tensors stay
+    untouched); ``{}`` when none were noted or the graph has been called since."""
+    if seen.get("called") or "example" not in seen:
+        return {}
+    args, grad = seen["example"]
     inputs, how = keep_inputs(args)
-    if inputs is not None:
-        seen.update(inputs=inputs, grad_enabled=torch.is_grad_enabled(),
-                    how="the example inputs Dynamo handed torch.compile's backend (the script's own tensors of the "
-                        "call being compiled, before the compiled graph ran)")
+    if inputs is None:
+        return {"inputs": None, "how": how}
+    return {"inputs": inputs, "grad_enabled": grad,
+            "how": "the example inputs Dynamo handed torch.compile's backend (the script's own tensors of the call "
+                   "being compiled, before the compiled graph ran)"}
 
 
 def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, Any]]], None],
@@ -119,7 +130,7 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
     submodule): ``gm_copy`` is :func:`copy_graph_module` of it, ``first_call()`` returns
     ``{"inputs": [...] or None, "how": text, "grad_enabled": bool, "grad_used": indices of the outputs the
     script's backward reached (:func:`watch_grads`)}`` once the compiled callable has been
-    called (Dynamo's example inputs before, :func:`example_inputs`, else ``{}``).  ``on_graph`` is called after
+    called (before, only ``{"example": ...}``: :func:`example_inputs`, :func:`example_call`).  ``on_graph`` is called after
     compile_fx returned, inside the compile (the compile id and part are still current).  ``on_start(gm_copy,
     first_call)``, where given, is called as compile_fx starts, so the stops of this compile can time the graph
     before it returns (``r`` at the codegen stop).  Returns False where this torch has no ``compile_fx``."""
@@ -164,6 +175,7 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
         def keep(args: Any) -> None:  # a boxed call (a list) or positional ones: the graph's flat inputs
             if seen.get("called"):
                 return
+            seen.pop("example", None)  # the script's own tensors: no longer held once a call's are kept
             try:
                 inputs, how = keep_inputs(list(args))
                 seen.update(inputs=inputs, how=how, grad_enabled=torch.is_grad_enabled(), called=True)

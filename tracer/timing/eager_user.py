@@ -91,6 +91,15 @@ def backward_from(used: set[int] | None, outs: int | None = None) -> str:
             "output that requires grad, ones as their grads")
 
 
+def describe(table: dict[str, str], dyn: dict[str, Any]) -> str:
+    """The eager note for ``dyn``'s mode from ``table`` (:data:`EAGER_HOW`, or the memory figures' own): where the
+    backward starts (:func:`backward_from`) and, for a graph timed inside its compile before any call, the
+    example inputs it ran on (``dyn["example"]``, :meth:`tracer.agent_timing.TimingRequests.dynamo_eager`)."""
+    mode = dyn.get("mode") or "inference"
+    how = table.get(mode, table["inference"]).replace("{from}", backward_from(dyn.get("grad_used"), dyn.get("outputs")))
+    return how.replace("the script's first-call inputs", str(dyn["how"])) if dyn.get("example") else how
+
+
 def backward_round(gm: Any, inputs: list, cuda: bool, used: set[int] | None = None) -> float:
     """One round of eager backward (ms): calls of (forward of ``gm`` untimed, then
     ``torch.autograd.backward``) until :data:`ROUND_MS_CPU` (:data:`ROUND_MS_CUDA`) of backward time,
@@ -140,9 +149,7 @@ def user_eager(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
     if gm is None or inputs is None:
         return {"error": f"Dynamo's graph has no inputs to run on ({dyn.get('how') or 'the script never called it'})"}
     used = dyn.get("grad_used") or None
-    how = EAGER_HOW.get(mode, EAGER_HOW["inference"]).replace("{from}", backward_from(used, dyn.get("outputs")))
-    if dyn.get("how") and "example inputs" in str(dyn["how"]):  # timed inside its compile, before any call
-        how = how.replace("the script's first-call inputs", str(dyn["how"]))
+    how = describe(EAGER_HOW, dyn)
     try:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 

@@ -79,7 +79,7 @@ def eager_peak(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
         return {"not_measured": why}
     import torch  # noqa: PLC0415
 
-    from inductor_step.tracer.timing.eager_user import _grad_outputs, backward_from  # noqa: PLC0415
+    from inductor_step.tracer.timing.eager_user import _grad_outputs, describe  # noqa: PLC0415
 
     gm, inputs, mode = dyn["gm"], dyn["inputs"], dyn.get("mode") or "inference"
     leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.is_leaf and t.requires_grad]
@@ -106,8 +106,7 @@ def eager_peak(dyn: dict[str, Any] | None, cuda: bool) -> dict[str, Any]:
     finally:
         for t, g in zip(leaves, grads):
             t.grad = g
-    how = EAGER_HOW.get(mode, EAGER_HOW["inference"]).replace("{from}", backward_from(dyn.get("grad_used"), dyn.get("outputs")))
-    return {**res, "how": how} if "peak_bytes" in res else res
+    return {**res, "how": describe(EAGER_HOW, dyn)} if "peak_bytes" in res else res
 
 
 def eager_saved(dyn: dict[str, Any] | None) -> dict[str, Any]:
