@@ -28,3 +28,22 @@ def test_pane_6_at_80_columns_shows_each_kernels_buffers(app_driver):
     assert len(rows) >= 5, shown
     for row, k in zip(rows, kernels):
         assert re.search(rf"\s{re.escape(', '.join(k.buffers))}\s*(▄▄|▇▇|\s)*$", row), (row, k.name, k.buffers)
+
+
+def test_t_back_on_a_cpp_kernel_says_cpp_source(app_driver):
+    """6, then t twice on the demo's first kernel (C++): x86 asm, then back to its source, which the status line
+    calls C++ source (it said "Triton source" for a C++ kernel)."""
+    said: list[str] = []
+
+    async def steps(app, pilot):
+        await pilot.press("6")
+        await screen_settled(pilot, app)
+        assert "cpp_fused_native_layer_norm_0" in screen_lines(app)[5]
+        for _ in range(2):
+            await pilot.press("t")
+            await screen_settled(pilot, app)
+            said.append(screen_lines(app)[-2])
+
+    app_driver(steps, size=(120, 40), path=DEMO)
+    assert "x86 asm" in said[0], said
+    assert "cpp_fused_native_layer_norm_0: C++ source" in said[1] and "Triton" not in said[1], said
