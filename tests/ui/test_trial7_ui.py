@@ -1,11 +1,15 @@
 """What a new user met at 80x24 driving nanoGPT, BERT and a flex-attention block, through the keys they pressed:
-pane 6's kernel names pushed the buffers each kernel computes off screen."""
+pane 6's kernel names pushed the buffers each kernel computes off screen, ``t`` called a C++ kernel's source "Triton
+source", and pane 1 cut every weight's name to ``…weight_``."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from conftest import DEMO, screen_lines, screen_settled
+
+GPU_NANOGPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "gpu_nanogpt.jsonl")
 
 
 def test_pane_6_at_80_columns_shows_each_kernels_buffers(app_driver):
@@ -47,3 +51,27 @@ def test_t_back_on_a_cpp_kernel_says_cpp_source(app_driver):
     app_driver(steps, size=(120, 40), path=DEMO)
     assert "x86 asm" in said[0], said
     assert "cpp_fused_native_layer_norm_0: C++ source" in said[1] and "Triton" not in said[1], said
+
+
+def test_pane_1_at_80_columns_no_weight_reads_as_its_last_part_alone(app_driver):
+    """1 on nanoGPT's forward, paging down the inputs: no node or target reads ``…weight_`` or ``…bias_`` alone, the
+    same on every parameter's row (four rows of ``…weight_``); a cut name keeps a piece of the part before it."""
+    from inductor_step.tui.table import Table  # noqa: PLC0415
+
+    cells: list[str] = []
+
+    async def steps(app, pilot):
+        await pilot.press("1")
+        await screen_settled(pilot, app)
+        for _ in range(3):
+            for row in screen_lines(app)[5:11]:
+                cells.extend(re.split(r"\s{2,}", row.strip("▌ ▆▇▄▅▃▂▁"))[:3:2])
+            await pilot.press("pagedown")
+            await screen_settled(pilot, app)
+        assert app.query_one("#table-dynamo", Table).cursor_row > 10
+
+    app_driver(steps, size=(80, 24), path=GPU_NANOGPT)
+    weights = [c for c in cells if c.endswith(("weight_", "bias_"))]
+    assert len(weights) >= 20, cells
+    assert not [c for c in weights if c in ("…weight_", "…bias_")], weights
+    assert len(set(weights)) >= 6, weights
