@@ -75,3 +75,21 @@ def test_pane_1_at_80_columns_no_weight_reads_as_its_last_part_alone(app_driver)
     assert len(weights) >= 20, cells
     assert not [c for c in weights if c in ("…weight_", "…bias_")], weights
     assert len(set(weights)) >= 6, weights
+
+
+def test_title_at_80_columns_names_the_session_or_leaves_it_out(app_driver):
+    """At 80x24 the title bar ends with the session file's name cut in the middle (``….jsonl``), never with the
+    word "session" alone, which the screen's edge left naming nothing; at 200 columns the whole path."""
+    titles: list[str] = []
+
+    async def steps(app, pilot):
+        await screen_settled(pilot, app)
+        titles.append(screen_lines(app)[0].rstrip())
+        await pilot.resize_terminal(200, 50)
+        await screen_settled(pilot, app)
+        titles.append(screen_lines(app)[0].rstrip())
+
+    app_driver(steps, size=(80, 24), path=DEMO)
+    assert not titles[0].endswith("session"), titles
+    assert titles[0].endswith(".jsonl") and "…" in titles[0], titles
+    assert titles[1].endswith(f"session {DEMO}"), titles
