@@ -10,6 +10,8 @@ import re
 from conftest import DEMO, screen_lines, screen_settled
 
 GPU_NANOGPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "gpu_nanogpt.jsonl")
+#: a flex-attention block recompiled at another length ([0/1]), the pair timed round by round: r in the diff, live
+FLEX_PAIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "flex_recompile_pair.jsonl")
 
 
 def test_pane_6_at_80_columns_shows_each_kernels_buffers(app_driver):
@@ -93,3 +95,28 @@ def test_title_at_80_columns_names_the_session_or_leaves_it_out(app_driver):
     assert not titles[0].endswith("session"), titles
     assert titles[0].endswith(".jsonl") and "…" in titles[0], titles
     assert titles[1].endswith(f"session {DEMO}"), titles
+
+
+def test_diff_timings_level_after_r_does_not_ask_for_r_again(app_driver):
+    """A recompile of a flex-attention block timed round by round (r in the diff, recorded live): g, the
+    ``[0/1]``, Enter, d, n down to level 7.  The top line gives both graphs' times; level 7, which compares each
+    kernel's own time, says the kernels were not timed and where the graph times are, not "A was not timed (r in
+    the app ...)", which sent the person back to the r they had just pressed."""
+    seen: list[str] = []
+
+    async def steps(app, pilot):
+        for key in ("g", "down", "down", "down", "enter", "d"):
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+        seen.append("\n".join(screen_lines(app)))
+        for _ in range(6):
+            await pilot.press("n")
+            await screen_settled(pilot, app)
+        seen.append("\n".join(screen_lines(app)))
+
+    app_driver(steps, size=(200, 50), path=FLEX_PAIR)
+    assert "diff A [0/0] inference  ->  B [0/1] inference" in seen[0], seen[0]
+    assert re.search(r"timed round by round in one process .*: A [\d.]+ ms, B [\d.]+ ms", seen[0]), seen[0]
+    assert "7 timings:" in seen[1], seen[1]
+    assert "r in the app" not in seen[1], seen[1]
+    assert "A's kernels were not timed (pane 7, r); the two graphs' times, round by round, are at the top" in seen[1]
