@@ -4,6 +4,7 @@ source", and pane 1 cut every weight's name to ``…weight_``."""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 
@@ -120,3 +121,20 @@ def test_diff_timings_level_after_r_does_not_ask_for_r_again(app_driver):
     assert "7 timings:" in seen[1], seen[1]
     assert "r in the app" not in seen[1], seen[1]
     assert "A's kernels were not timed (pane 7, r); the two graphs' times, round by round, are at the top" in seen[1]
+
+
+def test_s_on_the_diff_names_the_file_for_the_two_graphs_it_compares(app_driver, tmp_path):
+    """g, the ``[0/1]``, Enter, d, s: the screenshot's file is named ``diff_0-0_inference_vs_0-1_inference``, what
+    the screen shows, not ``0-0_inference_dynamo`` (a graph and pane the diff covers up); the SVG holds the diff."""
+
+    async def steps(app, pilot):
+        for key in ("g", "down", "down", "down", "enter", "d", "s"):
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+
+    app_driver(steps, size=(120, 40), path=FLEX_PAIR, screenshots=str(tmp_path))
+    svgs = [p.name for p in tmp_path.glob("*.svg")]
+    assert len(svgs) == 1 and re.fullmatch(r"flex_recompile_pair_diff_0-0_inference_vs_0-1_inference_\d{6}\.svg",
+                                           svgs[0]), svgs
+    text = html.unescape((tmp_path / svgs[0]).read_text()).replace("\xa0", " ")
+    assert "diff" in text and "why it recompiled" in text, text[:300]
