@@ -13,6 +13,8 @@ from conftest import DEMO, screen_lines, screen_settled
 GPU_NANOGPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "gpu_nanogpt.jsonl")
 #: a flex-attention block recompiled at another length ([0/1]), the pair timed round by round: r in the diff, live
 FLEX_PAIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "flex_recompile_pair.jsonl")
+#: tests/scripts/expand_index_train.py recorded with --headless --run: its backward's timing failed
+TIMING_FAILED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "timing_failed_expand.jsonl")
 
 
 def test_pane_6_at_80_columns_shows_each_kernels_buffers(app_driver):
@@ -138,3 +140,22 @@ def test_s_on_the_diff_names_the_file_for_the_two_graphs_it_compares(app_driver,
                                            svgs[0]), svgs
     text = html.unescape((tmp_path / svgs[0]).read_text()).replace("\xa0", " ")
     assert "diff" in text and "why it recompiled" in text, text[:300]
+
+
+def test_pane_7_at_80_columns_shows_a_failed_timings_whole_error(app_driver):
+    """A graph whose timing failed (an embedding backward's expanded index, tests/scripts/expand_index_train.py,
+    recorded with --headless --run): g, the backward, Enter, 7 at 80x24.  The error reads whole on screen, wrapped,
+    down to "Please clone() the tensor before performing the operation." (it was cut at the 80th column)."""
+    lines: list[str] = []
+
+    async def steps(app, pilot):
+        for key in ("g", "down", "enter", "7"):
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+        lines.extend(screen_lines(app))
+
+    app_driver(steps, size=(80, 24), path=TIMING_FAILED)
+    assert "backward" in lines[1] and "✗run" in lines[1], lines[1]
+    said = " ".join(re.sub(r"^\s*\d+ #\s*", "", ln).strip(" ▁▂▃▄▅▆▇") for ln in lines[12:18] if re.match(r"^\s*\d+ #", ln))
+    assert said.startswith("timing failed: RuntimeError: unsupported operation"), lines[12:18]
+    assert "Please clone() the tensor before performing the operation." in said, lines[12:18]
