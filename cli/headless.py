@@ -124,8 +124,9 @@ class _Seen:
             # graph's NameError exited 0); a graph timing cannot rebuild is timed in the agent instead
             self.failed_runs.append(key)
             print(f"{key:<20} run         failed: {msg.error}", flush=True)
-        elif msg.not_timed:  # by design, not a failure (a subgraph lowered inline)
-            print(f"{key:<20} run         not timed: {msg.not_timed}", flush=True)
+        elif msg.not_timed:  # by design, not a failure (a subgraph lowered inline); once "not timed", not twice
+            why = msg.not_timed if msg.not_timed.startswith("not timed") else f"not timed: {msg.not_timed}"
+            print(f"{key:<20} run         {why}", flush=True)
         else:
             _print_timed(key, msg)
 

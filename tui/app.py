@@ -213,9 +213,10 @@ class StepApp(JobView, App[None]):
         self._bars[selector] = text
         self.query_one(selector, Static).update(text, layout=False)
 
-    def refresh_title(self) -> None:
+    def refresh_title(self, width: int | None = None) -> None:
+        """The title bar at ``width`` cells (the app's width where None; a resize passes the new one)."""
         self._bar("#title", bars.title_text(self.session, self.script, self.script_args, self.session_path,
-                                            self.rank_title()))
+                                            self.rank_title(), width or self.size.width))
 
     def refresh_stagebar(self) -> None:
         self._bar("#stagebar", bars.stage_text(self.session, self.view, self.size.width or 120))
@@ -397,6 +398,7 @@ class StepApp(JobView, App[None]):
             side.remove_class("closed")
         for row in self.query("#linked-row"):  # pane 8's, once mounted (it sets its class when mounted too)
             row.set_class(event.size.width < 130, "narrow")
+        self.refresh_title(event.size.width)
         self.refresh_stagebar()
         small = event.size.width < MIN_SIZE[0] or event.size.height < MIN_SIZE[1]
         top = self.screen_stack[-1] if self.screen_stack else None

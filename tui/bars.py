@@ -8,6 +8,7 @@ from rich.text import Text
 
 from inductor_step.session.format import ALL_STAGES, graph_key
 from inductor_step.session.store import Store
+from inductor_step.tui.cells import cut_middle
 from inductor_step.tui.state import ViewState
 
 SHORT = {"dynamo": "dyn", "aot": "aot", "lowering": "ir", "scheduling": "sched", "loopbody": "loop",
@@ -22,9 +23,11 @@ def _bar_times(session: Store, key: str | None) -> dict[str, str]:
 
 
 def title_text(session: Store, script: str | None, argv: list[str], session_path: str | None,
-               rank: str = "") -> Text:
+               rank: str = "", width: int = 0) -> Text:
     """The title bar: script, args, torch, device, session; in a torchrun job ``rank`` ("rank 0/2
-    stepped") first, and the collective timeout the agent set."""
+    stepped") first, and the collective timeout the agent set.  ``width`` (cells, 0: any): the session's path is
+    cut in the middle to fit, and left out where fewer than 16 cells of it would (at 80 columns the screen's edge
+    left the word "session" alone, naming nothing)."""
     h = session.header
     script = h.script or script or "?"
     args = " ".join(h.argv or argv)
@@ -41,7 +44,9 @@ def title_text(session: Store, script: str | None, argv: list[str], session_path
     if timeout and not rank:
         t.append(f" collective timeout {timeout / 3600:g} h ", style="yellow")
     if session_path:
-        t.append(f" session {session_path}", style="dim")
+        room = width - t.cell_len - len(" session ") if width else len(session_path)
+        if room >= min(len(session_path), 16):
+            t.append(f" session {cut_middle(session_path, room)}", style="dim")
     return t
 
 

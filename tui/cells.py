@@ -119,12 +119,17 @@ def cut_plain(t: str, w: int) -> str:
 def cut_name(t: str, w: int) -> str:
     """An FX name cut to ``w`` cells keeping its end from a part on: ``…norm_weight_`` for
     ``l_model_norm_weight_`` (siblings differ at their tails: ``l_mo…_weight_`` read the same for three
-    weights), every shown character in the name's order; :func:`cut_plain` for any other text."""
+    weights), never its last part alone (``…e_weight_`` rather than ``…weight_`` where ``wte_weight_`` does not
+    fit), every shown character in the name's order; :func:`cut_plain` for any other text."""
     if w < 6 or not t.isascii() or not _IDENT.fullmatch(t):
         return cut_plain(t, w)
     tail = t[len(t) - (w - 1):]
+    if t[len(t) - w] == "_":  # the tail starts a part: whole parts already ("…wte_weight_", not "…weight_")
+        return "…" + tail
     cut = tail.find("_", 0, len(tail) - 1)
-    if 0 <= cut and len(tail) - cut - 1 >= (w - 1) * 2 // 3:  # from the next part on, if that keeps most of the room
+    # from the next part on, if that keeps most of the room and more than the last part: a parameter's last part
+    # alone ("…weight_") read the same on every row of nanoGPT's weights
+    if 0 <= cut and len(tail) - cut - 1 >= (w - 1) * 2 // 3 and "_" in tail[cut + 1:-1]:
         tail = tail[cut + 1:]
     return "…" + tail
 

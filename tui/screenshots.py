@@ -44,13 +44,27 @@ def svg_to_png(svg_path: str) -> str | None:
 NO_PNG = "PNG skipped: rsvg-convert is not installed (apt install librsvg2-bin, or open the SVG in a browser)"
 
 
+def _graph_part(key: str | None) -> str:
+    """A graph key as a file-name part: ``[0/1] inference`` -> ``0-1_inference``."""
+    g = (key or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
+    return g.replace("#", "")
+
+
 def screenshot_name(app: Any) -> str:
-    """``<session>_[rank<N>_]<compile id>_<kind>[_<part>]_<stage>_<HHMMSS>.svg`` (the rank in a torchrun job)."""
+    """``<session>_[rank<N>_]<compile id>_<kind>[_<part>]_<stage>_<HHMMSS>.svg`` (the rank in a torchrun job);
+    on the diff screen ``<session>_[rank<N>_]diff_<A>_vs_<B>_<HHMMSS>.svg``, the two graphs it compares (it was
+    named for the graph and pane under the diff, ``0-0_inference_dynamo``)."""
+    from inductor_step.tui.screens.diff import DiffScreen  # noqa: PLC0415 - Textual's screens: on first use
+
     base = os.path.splitext(os.path.basename(app.session_path or app.script or "session"))[0]
-    g = (app.view.graph or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
-    g = g.replace("#", "")
     rank = f"rank{app.current.rank}_" if getattr(app, "is_job", False) and app.current.rank is not None else ""
-    return f"{base}_{rank}{g}_{app.view.stage}_{time.strftime('%H%M%S')}.svg"
+    screen = app.screen
+    if isinstance(screen, DiffScreen):
+        pair = screen.pair
+        what = f"diff_{_graph_part(pair.key_a)}_vs_{_graph_part(pair.key_b)}"
+    else:
+        what = f"{_graph_part(app.view.graph)}_{app.view.stage}"
+    return f"{base}_{rank}{what}_{time.strftime('%H%M%S')}.svg"
 
 
 def save(app: Any, png: bool = True) -> str:

@@ -46,7 +46,7 @@ def diff_graphs(a: DiffSide, b: DiffSide, same_session: bool = True, rounds: dic
     buf_map = _buffers_level(levels["buffers"], a, b)
     _scheduling_level(levels["scheduling"], a, b, buf_map)
     kmap = _kernels_level(levels["kernels"], a, b)
-    diff_timing(a.run, b.run, kmap, levels["timing"])
+    diff_timing(a.run, b.run, kmap, levels["timing"], paired=(rounds or {}).get("status") == "done")
     top = _top_notes(a, b, same_session, rounds)
     # compile time per stage, where either session measured it (older sessions keep their levels)
     if a.compile_time is not None or b.compile_time is not None:

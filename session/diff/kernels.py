@@ -131,12 +131,15 @@ def _kernel_times(run: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def diff_timing(ra: dict[str, Any] | None, rb: dict[str, Any] | None, kmap: dict[str, str], level: Level) -> None:
+def diff_timing(ra: dict[str, Any] | None, rb: dict[str, Any] | None, kmap: dict[str, str], level: Level,
+                paired: bool = False) -> None:
     """Fill ``level`` with the graph times (compiled, eager, kernel sum; ms from the ``run``
-    messages) and each kernel's median (summed over its calls) in A and B, with the deltas."""
+    messages) and each kernel's median (summed over its calls) in A and B, with the deltas.  ``paired``: the two
+    graphs were timed round by round (``r`` in the diff view), whose figures the top lines carry, not this level."""
     for side, r in (("A", ra), ("B", rb)):
         if r is None:
-            level.missing = f"{side} was not timed (r in the app, or --headless --run)"
+            level.missing = (f"{side}'s kernels were not timed (pane 7, r); the two graphs' times, round by round, "
+                             "are at the top" if paired else f"{side} was not timed (r in the app, or --headless --run)")
             return
         if r.get("error"):
             level.missing = f"timing {side} failed: {r['error']}"

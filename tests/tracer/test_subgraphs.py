@@ -198,3 +198,11 @@ def test_a_flex_attention_kernels_written_output_is_known_for_its_saved_inputs(h
         params = _params("cpp", k["source"])
         written = written_params("cpp", k["source"], params)
         assert written and all(params[i] not in ("query", "key", "value") for i in written), (params, written)
+
+
+def test_the_headless_line_of_an_inlined_subgraph_says_not_timed_once(hops: Run, graphs: list[str]) -> None:
+    """``--headless --run``'s line for flex attention's score_mod read ``run  not timed: not timed on its own: ...``."""
+    key = key_of(graphs, "sdpa_score0")
+    line = next(ln for ln in hops.stdout.splitlines() if ln.startswith(key) and " run " in ln)
+    assert "not timed on its own: Inductor lowered it inline" in line, line
+    assert line.count("not timed") == 1, line

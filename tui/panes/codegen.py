@@ -35,6 +35,9 @@ class CodegenPane(TritonStagesMixin, StagePane):
     stage = "codegen"
     title = "6 Code"
     columns = ("kernel", "backend", "buffers", "fused nodes")
+    #: the kernel's name gives up cells, cut in the middle: at 80 columns nanoGPT's
+    #: ``torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default#0`` pushed backend and buffers off screen
+    fit = ((0,), 2)
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         ks = data.kernels or []

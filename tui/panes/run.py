@@ -10,6 +10,7 @@ from textual import on
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
+from inductor_step.session.fusion import wrapped
 from inductor_step.session.text import run_cells, run_kernel_text, run_summary
 from inductor_step.session.links import related
 from inductor_step.session.trust import kernels_unreliable
@@ -110,8 +111,10 @@ class RunPane(StagePane):
             self.show(force=True)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
-        if data and data.error:
-            return Detail(f"# timing failed: {data.error}\n\n{data.traceback or ''}", "pytb")
+        if data and data.error:  # the error wrapped at the view's width: at 80 columns it was cut mid-sentence
+            width = self.code.size.width or 80
+            head = wrapped(f"# timing failed: {data.error}", max(30, width - 8))
+            return Detail(f"{head}\n\n{data.traceback or ''}", "pytb")
         status = self.app.session.run_status
         if not self.app.live:
             return Detail("# this recorded session has no timing for this graph")

@@ -29,6 +29,11 @@ LABELS = {"source": "Triton source", "ttir": "TTIR", "ttgir": "TTGIR", "llir": "
           "asm": "x86 asm"}
 
 
+def view_label(view: str, backend: str | None) -> str:
+    """What ``t``'s view ``view`` is called for a kernel of ``backend``: a C++ kernel's source is C++, not Triton."""
+    return "C++ source" if view == "source" and backend == "cpp" else LABELS[view]
+
+
 def views_for(backend: str | None) -> tuple[str, ...]:
     """The views ``t`` cycles for a kernel of ``backend``: Triton's stages, or a C++ kernel's disassembly."""
     return VIEWS if backend == "triton" else CPP_VIEWS if backend == "cpp" else ("source",)
@@ -169,7 +174,7 @@ class TritonStagesMixin:
         at = views.index(self.triton_view) if self.triton_view in views else 0
         self.triton_view = views[(at + 1) % len(views)]
         name = kernel["name"]
-        app.say(f"t: {name}: {LABELS[self.triton_view]}")
+        app.say(f"t: {name}: {view_label(self.triton_view, kernel.backend)}")
         self.show(force=True)  # type: ignore[attr-defined]
 
     def _lower(self, name: str) -> None:
