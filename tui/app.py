@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
 from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, graph_key
-from inductor_step.tui import bars
+from inductor_step.tui import bars, routes
 from inductor_step.tui.codeview import CodeView, highlight_code
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter, lazy_module
 from inductor_step.tui.keys import BINDINGS, help_rows
@@ -35,7 +35,6 @@ diff_actions = lazy_module("inductor_step.tui.screens.diff_actions")
 whatif = lazy_module("inductor_step.tui.screens.whatif")
 from inductor_step.session.store import freeze_gc
 from inductor_step.tui.job import JobView, LiveJob, RecordedJob  # noqa: F401 - the jobs cli/ hands the app
-from inductor_step.tui import routes
 from inductor_step.tui.routes import ROUTES
 from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
@@ -74,8 +73,7 @@ class StepApp(JobView, App[None]):
         self.init_ranks(job)  # one RankView per rank of a torchrun job (tui/job.py)
         self.session_path = session_path
         self.screenshots = screenshots or os.path.join(DEFAULT_OUT, "screenshots")
-        self.python = python
-        self.record_screens = record_screens
+        self.python, self.record_screens = python, record_screens
         self.live = script is not None
         self.interrupted = False  # quit with ctrl+c: the command exits with status 130
         self.saved_screenshots: list[str] = []
