@@ -81,14 +81,26 @@ def _use_script_inputs(args: list, kept: dict[int, Any]) -> tuple[int, int]:
         a = args[i] if i < len(args) else None
         if not isinstance(a, torch.Tensor) or a.shape != t.shape or a.dtype != t.dtype:
             continue
-        a.copy_(t)  # the get_args tensor keeps the script's values: a CUDA-graph capture needs it (below)
+        _copy_into(a, t)  # the get_args tensor keeps the script's values: a CUDA-graph capture needs it (below)
         if a.device != t.device:
-            args[i] = t.clone(memory_format=torch.preserve_format)
+            args[i] = torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=t.device)
+            _copy_into(args[i], t)
         if t.is_floating_point() or t.is_complex():
             floats += 1
         else:
             ints += 1
     return ints, floats
+
+
+def _copy_into(dst: Any, src: Any) -> None:
+    """``dst.copy_(src)`` keeping ``dst``'s strides, also where ``dst`` is expanded (a 0 stride over a dim of
+    more than one element, as ``get_args()`` makes for Hugging Face BERT's ``token_type_ids``: ``copy_`` into it
+    raises "more than one element of the written-to tensor refers to a single memory location"). There the
+    first element along each such dim is written, which every element of it reads."""
+    idx = tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(dst.stride(), dst.shape))
+    if any(s != slice(None) for s in idx):
+        dst, src = dst[idx], src[idx]
+    dst.copy_(src)
 
 
 def capture_args(args: list, random_args: list) -> list:
