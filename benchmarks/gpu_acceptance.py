@@ -13,6 +13,9 @@ where inductor-step is never imported.  Then, per model and mode:
 * **eager**: our eager figures summed over the step's graphs against plain eager under ``do_bench``
   (forward + ``loss.backward()``, no compile; the mean of two processes, one before the recording and one
   after: one process's figure moved by 5% from the next's): within 10%;
+* **call**: the script's compiled call timed whole (``script_call``: the compiled forward, and the module under
+  ``force_eager``) against plain ``do_bench`` of the module's forward without compile and of the compiled
+  forward: each within 10%;
 * **profiler**: our in-graph Triton kernel times against ``torch.profiler``'s device times of the same
   kernels in the compiled step, summed: within 10% (each kernel's ratio is listed too);
 * **roofs**: no kernel over 100% of peak bandwidth or peak TFLOP/s;
@@ -123,6 +126,36 @@ def check_eager(runs: list[dict[str, Any]], ref: dict[str, Any], before: dict[st
             "plain_compiled_step_ms": ref.get("compiled_step_ms")}
 
 
+def check_call(runs: list[dict[str, Any]], ref: dict[str, Any], before: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The script's call timed whole (a run's ``script_call``: the compiled module's forward, and the module
+    itself under ``force_eager``) against plain ``do_bench`` of the same forward: eager against the module
+    without compile (``eager_fwd_ms``, the mean of the two processes), compiled against the compiled forward
+    (``compiled_fwd_ms``), each within 10% (the loss outside timm's module is in plain's forward only)."""
+    figs = {}
+    for r in runs:
+        f = r.get("script_call") or {}
+        if f:
+            figs.setdefault(tuple(f.get("graphs") or ()), f)
+    timed = [f for f in figs.values() if isinstance(f.get("compiled_ms"), (int, float))]
+    if not timed:
+        return {"ok": False, "why": "no script_call figure: " + "; ".join(str(f.get("missing")) for f in figs.values())}
+    eager = sum(f.get("eager_ms") or 0 for f in timed)
+    compiled = sum(f["compiled_ms"] for f in timed)
+    plain = statistics.mean([ref["eager_fwd_ms"]] + ([before["eager_fwd_ms"]] if before else []))
+    every = [x for d in (ref, before or {}) for x in d.get("eager_fwd_runs_ms") or []]
+    spread = (max(every) - min(every)) / min(every) if every else 0.0
+    out = {"ours_eager_ms": eager, "plain_eager_ms": plain, "eager_ratio": eager / plain, "plain_spread": round(spread, 3),
+           "ours_compiled_ms": compiled, "plain_compiled_ms": ref.get("compiled_fwd_ms"),
+           "compiled_ratio": compiled / ref["compiled_fwd_ms"] if ref.get("compiled_fwd_ms") else None,
+           "names": sorted({f.get("name") for f in timed}),
+           "verdicts": [{k: v.get("reliable") for k, v in (f.get("verdicts") or {}).items()} for f in timed]}
+    out["ok"] = (abs(out["eager_ratio"] - 1) <= TOL and out["compiled_ratio"] is not None
+                 and abs(out["compiled_ratio"] - 1) <= TOL and spread <= TOL)
+    if spread > TOL:
+        out["why"] = f"plain forward reference unstable: its do_bench runs spread {spread:.0%}"
+    return out
+
+
 def check_profiler(runs: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str, Any]:
     """Our in-graph Triton times against the profiler's medians of the same kernel names."""
     prof = {n: statistics.median(v) / 1000 for n, v in ref["profiler_us"].items() if v}
@@ -214,13 +247,14 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
         with open(base + ".plain.json", encoding="utf-8") as f:
             before = json.load(f)
     res["eager"] = check_eager(ok_runs, refd, before)
+    res["call"] = check_call(ok_runs, refd, before)
     res["profiler"] = check_profiler(ok_runs, refd)
     res["roofs"] = check_roofs(ok_runs)
     res["cudagraphs"] = check_cudagraphs(ok_runs, mode)
     # each graph after the first is timed with CUPTI detached (the worker's in-graph profiling of the graph before)
     res["cupti"] = {f"{r['compile_id']} {r['graph_kind']}": r.get("cupti") for r in ok_runs}
     res["ok"] = (rec.returncode == 0 and not res["run_errors"]
-                 and all(res[c]["ok"] for c in ("kernels", "eager", "profiler", "roofs", "cudagraphs")))
+                 and all(res[c]["ok"] for c in ("kernels", "eager", "call", "profiler", "roofs", "cudagraphs")))
     return res
 
 
@@ -257,17 +291,20 @@ def _cell(c: dict[str, Any], fmt: str) -> str:
 
 def table(results: list[dict[str, Any]]) -> str:
     """The Markdown table BENCHMARKS.md gets."""
-    head = ("| model | mode | kernels (torch's codes matched) | eager: ours / plain do_bench | in-graph / profiler "
-            "(Triton, summed) | roofs | CUDA graphs |\n|---|---|---|---|---|---|---|")
+    head = ("| model | mode | kernels (torch's codes matched) | eager: ours / plain do_bench | script's call: eager, "
+            "compiled: ours / plain do_bench | in-graph / profiler (Triton, summed) | roofs | CUDA graphs |\n"
+            "|---|---|---|---|---|---|---|---|")
     rows = []
     for r in results:
         if r.get("error"):
-            rows.append(f"| {r['model']} | {r['mode']} | {r['error']} | | | | |")
+            rows.append(f"| {r['model']} | {r['mode']} | {r['error']} | | | | | |")
             continue
         rows.append("| " + " | ".join([
             r["model"], r["mode"],
             _cell(r["kernels"], "{matched}/{codes}"),
             _cell(r["eager"], "{ours_ms:.4f} / {plain_ms:.4f} ms = {ratio:.3f} (plain {plain_runs_ms})"),
+            _cell(r.get("call") or {"n/a": True}, "{ours_eager_ms:.4f} / {plain_eager_ms:.4f} = {eager_ratio:.3f}; "
+                                                  "{ours_compiled_ms:.4f} / {plain_compiled_ms:.4f} = {compiled_ratio:.3f}"),
             _cell(r["profiler"], "{ratio:.3f} over {kernels} kernels ({within_10pct} within 10%)"),
             _cell(r["roofs"], "none over 100%"),
             _cell(r["cudagraphs"], "{graphs}")[:120]]) + " |")

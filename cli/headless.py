@@ -162,6 +162,7 @@ def _print_timed(key: str, msg: Record) -> None:
     """A timed graph's ``run`` line (compiled and eager ms, kernels, their sum, the verdict) and its notes
     (eager, CUDA graphs, user kernels: session.gpu_modes) under it; ``msg`` a run record without error."""
     from inductor_step.session.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+    from inductor_step.session.script_call import script_call_lines  # noqa: PLC0415
 
     eager = (f", eager {msg.eager_ms:.4f} ms" if msg.eager_ms is not None else
              f", eager not timed ({msg.eager_error or msg.eager_note or 'no reason given'})")
@@ -172,7 +173,7 @@ def _print_timed(key: str, msg: Record) -> None:
           + (f"  (NOT RELIABLE: {trust.unreliable(msg)})" if trust.unreliable(msg) else
              "  (reliable)" if msg.reliable else "")
           + (f"; {trust.interleaved_text(msg)}" if msg.interleaved else ""), flush=True)
-    for line in eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
+    for line in script_call_lines(msg) + eager_note_lines(msg) + cudagraph_lines(msg) + user_kernel_lines(msg):
         print(f"{'':<20}             {line}", flush=True)
 
 

@@ -19,6 +19,7 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     ``symbols``, the graph's dynamic symbols from its dynamo stop, and ``placeholders``, its post-grad
     graph's placeholder nodes, each input named), the roofs and their sources."""
     from inductor_step.session.gpu_modes import cudagraph_lines, eager_note_lines, user_kernel_lines  # noqa: PLC0415
+    from inductor_step.session.script_call import script_call_lines  # noqa: PLC0415
     from inductor_step.session.trust import unreliable  # noqa: PLC0415
     from inductor_step.session.whatif import numerics_lines  # noqa: PLC0415 - a what-if variant's
 
@@ -36,6 +37,7 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     if run.get("inputs"):
         lines.append(f"inputs: {run['inputs']}")
     lines.append(timed_sizes_line(run, symbols, placeholders))
+    lines += script_call_lines(run)
     lines += eager_note_lines(run) + cudagraph_lines(run) + user_kernel_lines(run)
     lines += numerics_lines(run)
     lines += _peak_lines(run)

@@ -449,6 +449,9 @@ def run_text(msg: dict[str, Any]) -> str:
            f"({msg.get('method')}" + (f", {msg['threads']} threads" if msg.get("threads") else "") + ")"]
     out.append(f"compiled_ms {fmt_ms(msg.get('compiled_ms'))}")
     out.append(f"eager_ms {fmt_ms(msg.get('eager_ms'))}" + (f"  ({msg['eager_how']})" if msg.get("eager_how") else ""))
+    from inductor_step.session.script_call import script_call_lines  # noqa: PLC0415
+
+    out += script_call_lines(msg)
     if "decomposed_ms" in msg:  # the post-grad graph op by op, a third figure, never eager
         out.append(f"decomposed_ms {fmt_ms(msg.get('decomposed_ms'))}  (decomposed post-grad graph, op by op)")
     c, e = msg.get("compiled_ms"), msg.get("eager_ms")

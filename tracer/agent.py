@@ -378,6 +378,8 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             hooks.append("torch._inductor.compile_fx.compile_fx (Dynamo's graph and its first inputs: the run stage's eager)")
         if adapter.install_reset_hook():
             hooks.append("torch._dynamo.reset (compile ids after a reset carry @resetN)")
+        if adapter.install_call_hook(lambda: bool(getattr(self.tl, "ours_calls", False))):
+            hooks.append("OptimizeContext.__call__ (the script's compiled calls: the run stage's whole-call figure)")
         if adapter.install_graph_call_hook(self.on_graph_call):
             hooks.append("CompiledFxGraph.__call__ (the script's inputs"
                          + (", its calls profiled" if self._profiles_calls() else "") + ")")

@@ -77,6 +77,9 @@ class TimingRequests:
         """
         from inductor_step.tracer import adapter, timing  # noqa: PLC0415
 
+        if getattr(self.tl, "ours_calls", False):  # the run stage's whole-call figure (tracer.timing.script_call)
+            return run()
+        adapter.note_graph(key)
         rec = self.script_calls.setdefault(key, {"calls": 0, "inputs": {}, "profiles": [], "status": None,
                                                  "configs": {}})
         rec["calls"] += 1
@@ -265,6 +268,7 @@ class TimingRequests:
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
+        calls = self._script_call_figures(todo)
         worker = TimingWorker()
         failed: list[str] = []
         timed = 0
@@ -334,6 +338,8 @@ class TimingRequests:
                 except Exception as e:  # noqa: BLE001 - the worker could not be started or spoken to
                     msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc(), failed=True)
                     failed.append(f"{cid} {kind}")
+                if calls.get(f"{cid} {kind}"):
+                    msg["script_call"] = calls[f"{cid} {kind}"]
                 subs = msg.pop("subgraphs", None)
                 if str(msg.get("device", "")).startswith("cuda"):
                     okey = adapter.output_module_key(g["output_path"])
@@ -355,6 +361,33 @@ class TimingRequests:
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
         self._run_done({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
                    "of": len(todo)})
+
+    def _script_call_figures(self, todo: list) -> dict[str, dict[str, Any]]:
+        """``{"[0/0] forward": figure}``: the script's compiled calls that ran the graphs of ``todo``, each timed
+        whole against ``force_eager`` (tracer.timing.script_call), in this process and on this thread, whose
+        calls the graph-call hook leaves alone.  Before the script has returned, or on a rank of a torchrun
+        job, each says why it is missing instead."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer.timing import script_call  # noqa: PLC0415
+
+        labels_of = {adapter.output_module_key(g["output_path"]): f"{k[0]} {k[1]}" for k, g in todo}
+        missing = ("not taken in a torchrun job: a rank's extra calls would run collectives the other ranks do not"
+                   if self.distributed is not None else None if self.script_done else
+                   "taken once the script has returned (its call cannot be repeated while the script runs or from "
+                   "inside a paused compile): press r again then")
+        cuda = str(self.device).startswith("cuda")
+        if missing is None:
+            self.send({"type": "run_status", "message": "timing the script's compiled calls, whole, against "
+                                                        "torch.compiler.set_stance(\"force_eager\")"})
+        self.tl.ours_calls = True
+        try:
+            return script_call.figures(list(adapter.CALLABLES), labels_of, cuda, adapter.benchmarker().benchmark_cpu,
+                                       missing=missing)
+        except Exception as e:  # noqa: BLE001 - never in the way of the per-graph figures
+            return {label: {"name": "the script's call", "missing": f"not timed ({type(e).__name__}: {e})"}
+                    for label in labels_of.values()}
+        finally:
+            self.tl.ours_calls = False
 
     def _script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
         """What timing gets of the script's own calls of graph ``g``; for a what-if variant (``orig``: its

@@ -301,6 +301,24 @@ class RunKernel(TypedDict, total=False):
     autotune_candidates: dict[str, Any]
 
 
+class ScriptCall(TypedDict, total=False):
+    """The script's compiled call timed whole (tracer.timing.script_call): the callable torch.compile returned,
+    called again with the script's latest arguments, against the same call under
+    ``torch.compiler.set_stance("force_eager")``; ``missing`` instead where it was not timed."""
+    name: str  # what the script compiled: a module's class name, a function's qualified name
+    graphs: list[str]  # the graphs that ran inside the call ("[0/0] forward")
+    calls: int  # the script's own calls of it
+    grad_enabled: bool
+    compiled_ms: float
+    eager_ms: float | None
+    rounds_stable: bool | None
+    compiled_rounds_ms: list[float]
+    eager_rounds_ms: list[float] | None
+    verdicts: dict[str, Any]  # "compiled", "eager": tracer.timing.contention.judge
+    how: str
+    missing: str
+
+
 class Run(TypedDict, total=False):
     """A compiled graph timed (tracer.timing.time_graph); ``error`` instead when timing failed."""
     type: Literal["run"]
@@ -313,6 +331,7 @@ class Run(TypedDict, total=False):
     # grad; a backward: autograd's backward of it); before, the decomposed post-grad graph (now decomposed_ms)
     eager_ms: float | None
     eager_how: str  # how eager_ms was measured (tracer.timing.eager_user.EAGER_HOW)
+    script_call: ScriptCall  # the script's whole compiled call that ran this graph, against force_eager
     decomposed_ms: float | None  # Inductor's post-grad graph run op by op by torch.fx: for reference, never "eager"
     decomposed_how: str
     decomposed_error: str  # decomposed_ms is None: why

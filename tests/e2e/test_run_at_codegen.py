@@ -31,3 +31,6 @@ def test_r_at_the_codegen_stop_times_eager_too(tmp_path):
     eager = next(ln for ln in seen["text"].splitlines() if ln.startswith("eager"))
     assert re.match(r"eager( \(.*\))?\s+[\d.]+ ms", eager), eager
     assert "example inputs Dynamo handed" in seen["text"], seen["text"]
+    # the whole call cannot be repeated from inside its own paused compile: pane 7 says when it can
+    call = next(ln for ln in seen["text"].splitlines() if ln.startswith("script's call"))
+    assert "not timed: taken once the script has returned" in call, call

@@ -20,7 +20,8 @@ graph), :mod:`.hooks` (configuration, passes, wrappers), :mod:`.trace_log` (torc
 wrapper's kernel built on its own), :mod:`.compile_modes` (how a graph was
 compiled: torch.compile's arguments, non-default config, dynamic symbols, templates, autotuning), :mod:`.collectives` (a graph's collectives and the
 local stand-ins timing runs in their place), :mod:`.subgraphs` (which higher-order-op subgraph a pass or a lowering is on), :mod:`.backends` (the backend Dynamo hands each graph to; ``torch._dynamo.reset``), :mod:`.eager_graph`
-(the post-grad graph made runnable for the eager baseline; what keeps a graph's timing in this process).
+(the post-grad graph made runnable for the eager baseline; what keeps a graph's timing in this process),
+:mod:`.compiled_calls` (the script's calls of what torch.compile returned: the run stage's whole-call figure).
 Every public name is importable from here too (``from inductor_step.tracer import adapter``).
 """
 
@@ -151,6 +152,7 @@ from inductor_step.tracer.adapter.user_triton import (  # noqa: F401
     restore_triton_side_table,
     triton_side_table_entries,
 )
+from inductor_step.tracer.adapter.compiled_calls import CALLABLES, install_call_hook, note_graph  # noqa: F401
 from inductor_step.tracer.adapter.cudagraphs import (  # noqa: F401
     cudagraphs_enabled,
     install_cudagraph_log_hook,

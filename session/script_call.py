@@ -1,0 +1,42 @@
+"""The script's compiled call timed whole (a ``run`` message's ``script_call``), as lines for pane 7, headless and exports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _tag(fig: dict[str, Any], which: str) -> str:
+    v = (fig.get("verdicts") or {}).get(which) or {}
+    if v.get("reliable") is False:
+        return f" NOT RELIABLE (its threads waited for a core {100 * (v.get('wait_share') or 0):.0f}% of the time)"
+    if which == "compiled" and fig.get("rounds_stable") is False:
+        return " NOT RELIABLE (the rounds did not agree)"
+    return ""
+
+
+def script_call_lines(run: dict[str, Any]) -> list[str]:
+    """``run["script_call"]`` (tracer.timing.script_call.time_call) as lines: the callable torch.compile returned,
+    compiled against ``torch.compiler.set_stance("force_eager")`` in ms with their speedup and verdicts, and
+    what was timed; or why it is missing.  ``[]`` where the run has none (a backward graph runs outside every
+    call; sessions recorded before this figure)."""
+    fig = run.get("script_call")
+    if not isinstance(fig, dict):
+        return []
+    name = fig.get("name") or "?"
+    graphs = fig.get("graphs") or []
+    others = f"; its call also runs {', '.join(g for g in graphs if g != _label(run))}" if len(graphs) > 1 else ""
+    if fig.get("missing") or not isinstance(fig.get("compiled_ms"), (int, float)):
+        return [f"script's call   {name}: not timed: {fig.get('missing') or 'no figure'}"]
+    c, e = fig["compiled_ms"], fig.get("eager_ms")
+    out = [f"script's call   {name}, whole: compiled {c:.4f} ms{_tag(fig, 'compiled')}, "
+           + (f"eager {e:.4f} ms{_tag(fig, 'eager')}, speedup {e / c:.2f}x"
+              + (" (from times not reliable)" if _tag(fig, "compiled") or _tag(fig, "eager") else "")
+              if isinstance(e, (int, float)) and c > 0 else "eager not timed")
+           + f" ({fig.get('calls', '?')} call(s) by the script{others})"]
+    if fig.get("how"):
+        out.append(f"  script's call: {fig['how']}")
+    return out
+
+
+def _label(run: dict[str, Any]) -> str:
+    return f"{run.get('compile_id')} {run.get('graph_kind')}"

@@ -1,0 +1,42 @@
+"""Three compiled callables: a module under no_grad, a function with a graph break, and one whose guard the
+script breaks after its last call (a global it reads changes)."""
+import torch
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(64, 256), torch.nn.Linear(256, 64)
+
+    def forward(self, x):
+        return self.fc2(torch.nn.functional.gelu(self.fc1(x)))
+
+
+mlp = MLP()
+compiled = torch.compile(mlp)
+x = torch.randn(32, 64)
+
+
+@torch.compile
+def two_graphs(a):
+    b = torch.sin(a) * 2
+    print("graph break")  # Dynamo splits the call here
+    return torch.cos(b) + 1
+
+
+SCALE = 2.0
+
+
+@torch.compile
+def scaled(a):
+    return a * SCALE + 1
+
+
+with torch.no_grad():
+    for _ in range(3):
+        compiled(x)
+for _ in range(2):
+    two_graphs(x)
+    scaled(x)
+SCALE = 3.0  # scaled's guard on SCALE fails from here: repeating its call would recompile
+print("done")

@@ -1,0 +1,54 @@
+"""The run stage's whole-call figure: the callable torch.compile returned, called again with the script's own
+arguments once the script has returned, against the module (or function) itself under
+``torch.compiler.set_stance("force_eager")`` (tracer.timing.script_call), on CPU, real compiles.
+
+``tests/scripts/three_calls.py``: a module called three times under no_grad, a function Dynamo splits in two
+graphs at a print, and a function whose guard the script breaks after its last call.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.tracer.test_eager_baseline import SCRIPTS, _headless
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    return _headless(tmp_path_factory.mktemp("calls"), os.path.join(SCRIPTS, "three_calls.py"))
+
+
+def test_each_compiled_callable_is_timed_whole_against_itself_without_compile(recorded):
+    proc, runs = recorded
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    mlp = runs["[0/0] inference"]["script_call"]
+    assert mlp["name"] == "MLP" and mlp["calls"] == 3 and mlp["grad_enabled"] is False
+    assert mlp["graphs"] == ["[0/0] inference"]
+    assert mlp["compiled_ms"] > 0 and mlp["eager_ms"] > 0
+    assert "script's call   MLP, whole: compiled" in proc.stdout
+
+
+def test_a_call_of_two_graphs_is_one_figure_named_on_both(recorded):
+    _, runs = recorded
+    first, second = runs["[1/0] inference"]["script_call"], runs["[2/0] inference"]["script_call"]
+    assert first == second
+    assert first["name"] == "two_graphs" and first["graphs"] == ["[1/0] inference", "[2/0] inference"]
+    assert first["compiled_ms"] > 0
+
+
+def test_the_scripts_prints_are_not_repeated_by_the_timed_calls(recorded):
+    proc, runs = recorded
+    assert proc.stdout.count("graph break") <= 3, proc.stdout.count("graph break")  # the script's two calls (+ tracing)
+    assert "line(s) the repeated calls printed were discarded" in runs["[1/0] inference"]["script_call"]["how"]
+
+
+def test_a_call_that_would_recompile_is_not_timed_and_says_why(recorded):
+    proc, runs = recorded
+    fig = runs["[3/0] inference"]["script_call"]
+    assert "would recompile" in fig["missing"]
+    assert "script's call   scaled: not timed: the compiled call: repeating it would recompile" in proc.stdout
+    assert runs["[3/0] inference"]["compiled_ms"] > 0  # the graph's own figures are there all the same

@@ -1,0 +1,110 @@
+"""The script's calls of what ``torch.compile`` returned: each compiled callable, its last arguments and its graphs.
+
+``torch.compile(fn)`` and ``torch.compile(module)`` both end in ``OptimizeContext.__call__``
+(torch/_dynamo/eval_frame.py): for a module, ``OptimizedModule._initialize`` calls it on the module's
+``__call__``.  :func:`install_call_hook` wraps the function it returns, so each call the script makes is
+seen: the arguments of the latest call are kept (by reference: one call's inputs), with the grad mode it
+ran in, and every compiled graph that ran inside it (``CompiledFxGraph.__call__`` says so through
+:func:`note_graph`).  The run stage times that call again, whole (Dynamo's guards, AOTAutograd's wrappers,
+every graph and what runs between them), against the same call under
+``torch.compiler.set_stance("force_eager")``: :mod:`inductor_step.tracer.timing.script_call`.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+#: every callable torch.compile returned in this process, in the order they were made
+CALLABLES: list["CompiledCallable"] = []
+_tl = threading.local()
+
+
+@dataclass(eq=False)
+class CompiledCallable:
+    """One callable ``torch.compile`` returned: ``fn`` is torch's own (Dynamo's ``compile_wrapper``), ``name``
+    what the script compiled (``GPT`` for a module, a function's qualified name), ``calls`` how many times the
+    script called it, ``args`` / ``kwargs`` / ``grad_enabled`` its latest call's (``None`` before the first),
+    ``graphs`` the compiled graphs' output-module keys (``CompiledFxGraph.cache_key``) that ran inside a call;
+    ``entry`` what the script calls (the ``OptimizedModule`` for a module, else ``fn``) and ``eager`` what it
+    would call without torch.compile (the module itself, or Dynamo's ``_torchdynamo_orig_callable``)."""
+
+    fn: Callable[..., Any]
+    name: str
+    entry: Callable[..., Any] | None = None
+    eager: Callable[..., Any] | None = None
+    calls: int = 0
+    args: tuple | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    grad_enabled: bool = True
+    graphs: set[str] = field(default_factory=set)
+
+
+def _name(fn: Any) -> str:
+    """What the script compiled: ``GPT`` for a module (its ``__call__``, or ``wrap_inline``'s wrapper of it),
+    else the function's ``__qualname__``."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, torch.nn.Module):
+        return type(owner).__name__
+    inner = getattr(fn, "__wrapped__", None)
+    if isinstance(inner, torch.nn.Module):
+        return type(inner).__name__
+    return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
+
+
+def install_call_hook(ours: Callable[[], bool] = lambda: False) -> bool:
+    """Wrap the functions ``OptimizeContext.__call__`` returns (one :class:`CompiledCallable` each, in
+    :data:`CALLABLES`).  ``ours()`` true: the call is our own timing's, not counted.  The wrapper copies the
+    attributes torch sets on its function (``_torchdynamo_orig_callable``, ``_is_torch_compile``) and adds one
+    Python call per script call.  False where this torch has no ``OptimizeContext``."""
+    try:
+        from torch._dynamo.eval_frame import OptimizeContext  # noqa: PLC0415
+    except Exception:  # noqa: BLE001
+        return False
+    real = OptimizeContext.__call__
+    if getattr(real, "_inductor_step", False):
+        return True
+
+    def __call__(self: Any, fn: Any) -> Any:
+        made = len(CALLABLES)
+        result = real(self, fn)
+        if isinstance(result, torch.nn.Module):  # an OptimizedModule: its forward came through here while made
+            for rec in CALLABLES[made:]:
+                rec.entry, rec.eager = result, getattr(result, "_orig_mod", rec.eager)
+            return result
+        if isinstance(result, type) or not callable(result):
+            return result  # a class: its methods come through here
+        rec = CompiledCallable(result, _name(fn), entry=result,
+                               eager=getattr(result, "_torchdynamo_orig_callable", None) or fn)
+        CALLABLES.append(rec)
+
+        @functools.wraps(result)
+        def compiled_call(*args: Any, **kwargs: Any) -> Any:
+            if ours():
+                return result(*args, **kwargs)
+            rec.calls += 1
+            rec.args, rec.kwargs, rec.grad_enabled = args, kwargs, torch.is_grad_enabled()
+            outer = getattr(_tl, "call", None)
+            _tl.call = rec
+            try:
+                return result(*args, **kwargs)
+            finally:
+                _tl.call = outer
+
+        return compiled_call
+
+    __call__._inductor_step = True  # type: ignore[attr-defined]
+    OptimizeContext.__call__ = __call__
+    return True
+
+
+def note_graph(key: str) -> None:
+    """A compiled graph (output-module key ``key``) runs: it belongs to the compiled call in progress on this
+    thread, if any (a backward graph runs in ``loss.backward()``, outside every call)."""
+    rec = getattr(_tl, "call", None)
+    if rec is not None:
+        rec.graphs.add(key)
