@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from inductor_step.session.graph import Graph
 from inductor_step.session.store import Store, load_session
+
+if TYPE_CHECKING:  # (the ledger is imported when first asked for)
+    from inductor_step.session.ledger.rows import FusionRow, LineRow, RooflineRow
 
 
 class Session:
@@ -93,21 +96,22 @@ class Session:
 
     # ------------------------------------------------------------------ ledgers
 
-    def roofline_rows(self) -> list[dict[str, Any]]:
-        """Every timed kernel call's roofline, most wasted first (session.ledger.roofline_rows; times in ms,
-        bytes in GB, each figure with its source).  Computed once."""
+    def roofline_rows(self) -> list[RooflineRow]:
+        """Every timed kernel call's roofline, most wasted first (session.ledger.roofline_rows, each a
+        session.ledger.rows.RooflineRow: times in ms, bytes in GB, each figure with its source).  Computed once."""
         from inductor_step.session.ledger import roofline_rows  # noqa: PLC0415
 
         return self.store.cache.get(("api_roofline",), (), lambda: roofline_rows(self.store))
 
-    def line_rows(self) -> list[dict[str, Any]]:
-        """Time by user line over every timed graph, most wasted first (session.ledger.line_rows)."""
+    def line_rows(self) -> list[LineRow]:
+        """Time by user line over every timed graph, most wasted first (session.ledger.line_rows, each a
+        session.ledger.rows.LineRow)."""
         from inductor_step.session.ledger import line_rows  # noqa: PLC0415
 
         return self.store.cache.get(("api_lines",), (), lambda: line_rows(self.store))
 
-    def fusion_rows(self) -> list[dict[str, Any]]:
-        """Missed fusions, costliest first (session.ledger.fusion_rows)."""
+    def fusion_rows(self) -> list[FusionRow]:
+        """Missed fusions, costliest first (session.ledger.fusion_rows, each a session.ledger.rows.FusionRow)."""
         from inductor_step.session.ledger import fusion_rows  # noqa: PLC0415
 
         return self.store.cache.get(("api_fusions",), (), lambda: fusion_rows(self.store))

@@ -11,7 +11,11 @@ listed apart, with that reason said once.  For the rest, the fusion log's reason
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # (session.ledger imports this module)
+    from inductor_step.session.ledger.rows import FusionRow
 
 #: the one sentence for every pair with a library call on a side (ledger, REPORT.md and pane 4's ``f``)
 LIBRARY_CALL = ("Inductor's scheduler never fuses a library call (an extern kernel, run by ATen/oneDNN/cuBLAS) with a "
@@ -89,26 +93,26 @@ def setting_for(verdict: str) -> tuple[str | None, str]:
     return None, ""
 
 
-def classify(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def classify(rows: list[FusionRow]) -> tuple[list[FusionRow], list[FusionRow]]:
     """Split :func:`session.ledger.fusion_rows` into (actionable, library): a library call on either side goes to
     ``library``; each actionable row gets ``fix`` (a setting to try with ``w``, or None) and ``fix_why``.
     Actionable rows with a setting come first, each group keeping its cost order."""
     act, lib = [], []
     for r in rows:
-        if is_library(r["producer"]) or is_library(r["consumer"]):
+        if is_library(r.producer) or is_library(r.consumer):
             lib.append(r)
             continue
-        fix, why = setting_for(r.get("verdict") or "")
-        act.append({**r, "fix": fix, "fix_why": why})
-    act.sort(key=lambda r: r["fix"] is None)  # stable: costliest first within each group
+        fix, why = setting_for(r.verdict or "")
+        act.append(replace(r, fix=fix, fix_why=why))
+    act.sort(key=lambda r: r.fix is None)  # stable: costliest first within each group
     return act, lib
 
 
-def fix_text(r: dict[str, Any]) -> str:
-    """What would make an actionable row fuse, in words."""
-    if r.get("fix"):
-        return f"try w {r['fix']} ({r['fix_why']})"
-    return f"no setting lifts this ({r['fix_why']})" if r.get("fix_why") else "no known setting lifts this"
+def fix_text(r: FusionRow) -> str:
+    """What would make an actionable row (a :class:`~inductor_step.session.ledger.rows.FusionRow`) fuse, in words."""
+    if r.fix:
+        return f"try w {r.fix} ({r.fix_why})"
+    return f"no setting lifts this ({r.fix_why})" if r.fix_why else "no known setting lifts this"
 
 
 __all__ = ["LIBRARY_CALL", "LIBRARY_CALL_TUNED", "NOP_NODE", "SETTINGS", "classify", "fix_text", "is_library",

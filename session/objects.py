@@ -17,6 +17,7 @@ from inductor_step.session.links import entry
 
 if TYPE_CHECKING:
     from inductor_step.session.graph import Graph
+    from inductor_step.session.ledger.rows import LineRow, RooflineRow
 
 
 def _names(xs: Any) -> list[str]:
@@ -403,13 +404,14 @@ class Kernel(_Item):
         """Its timed calls (the graph's ``run`` message), [] when the graph was not timed."""
         return [r for r in self.graph.kernel_runs() if r.name == self.name]
 
-    def roofline(self) -> list[dict[str, Any]]:
-        """Each timed call's roofline row (:func:`inductor_step.session.ledger.kernel_roofline`, with ``graph``,
+    def roofline(self) -> list[RooflineRow]:
+        """Each timed call's roofline row (:class:`inductor_step.session.ledger.rows.RooflineRow`, with ``graph``,
         ``eager_ms``): ``measured_ms``, ``roofline_ms``, ``bound``, ``pct_of_roof``, ``wasted_ms`` in ms,
         ``gb`` in GB, ``flops``, each figure with its ``*_source``; ``missing`` says why a row has no roofline."""
-        return [r for r in self.graph.session.roofline_rows() if r["graph"] == self.graph.key and r["name"] == self.name]
+        return [r for r in self.graph.session.roofline_rows() if r.graph == self.graph.key and r.name == self.name]
 
-    def ledger_rows(self) -> list[dict[str, Any]]:
-        """The user-line ledger's rows this kernel's time went to (:func:`inductor_step.session.ledger.line_rows`)."""
+    def ledger_rows(self) -> list[LineRow]:
+        """The user-line ledger's rows this kernel's time went to (:func:`inductor_step.session.ledger.line_rows`,
+        each a :class:`inductor_step.session.ledger.rows.LineRow`)."""
         me = (self.graph.key, self.name)
-        return [r for r in self.graph.session.line_rows() if me in [tuple(t) for t in r.get("targets") or []]]
+        return [r for r in self.graph.session.line_rows() if me in r.targets]

@@ -12,12 +12,15 @@
   buffer's numel x itemsize), their cost at the measured bandwidth, the user lines on both sides and
   Inductor's own reason (the fusion log's lines naming both nodes, or "not considered" and why).
 
+Each row is a frozen dataclass (:mod:`inductor_step.session.ledger.rows`: :class:`RooflineRow`, :class:`LineRow`,
+:class:`FusionRow`, their fields with units and sources), read by attribute.
 Every number carries where it came from; what cannot be had is None with the reason.
 Inputs: the ``run`` messages (``kernels[].median_ms``, ``gb``/``gb_source``, ``flops``, ``peak``, and
 ``roofs`` from tracer.timing.machine), the codegen stop's ``links``, the lowering stop's IR buffers and
 the scheduling stop's nodes and ``fusion_log``.
 """
 
+from inductor_step.session.ledger.rows import FusionRow, LineRow, RooflineRow  # noqa: F401
 from inductor_step.session.ledger.roofs import (  # noqa: F401
     EAGER_MARGIN, EAGER_MISSING, FLOP_OPS, ITEMSIZE, MEASURED, SPLIT_RULE, compute_roof, kernel_roofline,
     loopbody_flops, memory_roof,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inductor_step.session.format.messages import Run
@@ -11,6 +12,7 @@ from inductor_step.session.format.records import as_record, record_class
 from inductor_step.session.format.types import STOPS, LinkKernel
 from inductor_step.session.fusion_fix import classify, is_library, library_call
 from inductor_step.session.trust import unreliable_runs
+from inductor_step.session.ledger.rows import FusionRow, LineRow, RooflineRow
 from inductor_step.session.ledger.roofs import EAGER_MARGIN, EAGER_MISSING, ITEMSIZE, _COLLECTIVE_KERNEL, _COLLECTIVE_TARGET, _DEP, _UNMET, _USERS, kernel_roofline, loopbody_flops, memory_roof
 
 
@@ -91,7 +93,7 @@ def eager_by_node(session: Any, key: str, run: dict[str, Any]) -> tuple[dict[str
                   f"{len(calls)} post-grad call nodes)")
 
 
-def roofline_rows(session: Any) -> list[dict[str, Any]]:
+def roofline_rows(session: Any) -> list[RooflineRow]:
     """:func:`kernel_roofline` of every timed kernel call of every graph (with ``graph``), most wasted first
     (rows with no roofline last)."""
     rows = []
@@ -107,15 +109,14 @@ def roofline_rows(session: Any) -> list[dict[str, Any]]:
             if snodes and all(c is not None and c[0] is not None for c in counted) and k.backend != "extern":
                 body = (sum(c[0] for c in counted), "; ".join(f"{n}: {c[1]}" for n, c in zip(snodes, counted)))
             r = kernel_roofline(run, k, body)
-            r["graph"] = key
             nodes = lk.post_grad_nodes or []
-            r["eager_ms"] = sum(eager.get(n, 0.0) for n in nodes) if eager and nodes else None
-            r["eager_source"] = (f"its post-grad FX nodes' eager times summed: {eager_how}" if r["eager_ms"] is not None
-                                 else eager_how if not eager else "the kernel has no post-grad nodes in the links")
-            if r["measured_ms"] is None:  # a collective: its nodes ran as stand-ins, no eager time either
-                r["eager_ms"], r["eager_source"] = None, r["missing"]
-            rows.append(r)
-    rows.sort(key=lambda r: (r["wasted_ms"] is None, -(r["wasted_ms"] or 0.0)))
+            eager_ms = sum(eager.get(n, 0.0) for n in nodes) if eager and nodes else None
+            eager_source = (f"its post-grad FX nodes' eager times summed: {eager_how}" if eager_ms is not None
+                            else eager_how if not eager else "the kernel has no post-grad nodes in the links")
+            if r.measured_ms is None:  # a collective: its nodes ran as stand-ins, no eager time either
+                eager_ms, eager_source = None, r.missing
+            rows.append(replace(r, graph=key, eager_ms=eager_ms, eager_source=eager_source))
+    rows.sort(key=lambda r: (r.wasted_ms is None, -(r.wasted_ms or 0.0)))
     return rows
 
 
@@ -139,8 +140,8 @@ def kernel_lines(links: dict[str, Any], kernel: str) -> tuple[dict[str, float], 
     return out, src
 
 
-def line_rows(session: Any) -> list[dict[str, Any]]:
-    """Wasted time by user line over every timed graph, most wasted first: ``line``, ``kernels``
+def line_rows(session: Any) -> list[LineRow]:
+    """Wasted time by user line over every timed graph, most wasted first (:class:`LineRow`): ``line``, ``kernels``
     (``"[0/0] backward cpp_fused_..."``, with the share each gave), ``measured_ms``, ``roofline_ms``,
     ``wasted_ms`` (each the sum of the kernels' times x the line's share, :data:`SPLIT_RULE`),
     ``unpriced_ms`` (measured time of kernels with no roofline), ``untimed`` (the line's kernel calls with
@@ -149,98 +150,114 @@ def line_rows(session: Any) -> list[dict[str, Any]]:
     post-grad FX nodes whose user line it is (the run's ``eager_nodes_ms``, each node once), None with
     ``eager_missing`` saying why where a timed graph has none; ``slower_than_eager`` when measured > eager;
     ``unreliable``: the verdict of the runs it was timed in when any was judged not reliable (session.trust), else None."""
-    acc: dict[str, dict[str, Any]] = {}
+    acc: dict[str, _LineSums] = {}
     bad = unreliable_runs(session.runs)
-    rooflines = {(r["graph"], r["name"], r["call"]): r for r in roofline_rows(session)}
+    rooflines = {(r.graph, r.name, r.call): r for r in roofline_rows(session)}
     for key, run in _timed(session):
         links = session.links(key)
         _add_kernel_times(acc, key, run, links, rooflines)
         _add_eager_times(acc, session, key, run, links)
-    for a in acc.values():
-        _settle_line(a, bad)
-    return sorted(acc.values(), key=lambda a: (a["measured_ms"] is None, -(a["wasted_ms"] or 0.0),
-                                               -(a["measured_ms"] or 0.0)))
+    rows = [_settle_line(a, bad) for a in acc.values()]
+    return sorted(rows, key=lambda a: (a.measured_ms is None, -(a.wasted_ms or 0.0), -(a.measured_ms or 0.0)))
 
 
-def _add_kernel_times(acc: dict[str, dict[str, Any]], key: str, run: Any, links: Any,
-                      rooflines: dict[tuple[str, str, int], dict[str, Any]]) -> None:
+@dataclass
+class _LineSums:
+    """A user line's sums while :func:`line_rows` adds up the timed graphs (:func:`_settle_line` makes the
+    :class:`LineRow`): times in ms; the graphs with eager node times on the line (``eager_graphs``), those with
+    nodes changed by Inductor's last passes (``eager_gaps``) and its collectives' nodes (``eager_collectives``)."""
+
+    line: str
+    kernels: list[str] = field(default_factory=list)
+    measured_ms: float = 0.0
+    roofline_ms: float = 0.0
+    wasted_ms: float = 0.0
+    unpriced_ms: float = 0.0
+    untimed: list[str] = field(default_factory=list)
+    eager_ms: float | None = None
+    eager_missing: str = EAGER_MISSING
+    targets: list[tuple[str, str]] = field(default_factory=list)
+    eager_graphs: set[str] = field(default_factory=set)
+    eager_gaps: set[str] = field(default_factory=set)
+    eager_collectives: set[str] = field(default_factory=set)
+
+
+def _add_kernel_times(acc: dict[str, _LineSums], key: str, run: Any, links: Any,
+                      rooflines: dict[tuple[str, str, int], RooflineRow]) -> None:
     """Graph ``key``'s timed kernels into ``acc``'s lines (created here), each by its share of the line
     (:func:`kernel_lines`): measured, roofline and wasted ms; a collective's untimed call is listed, not summed."""
     for k in run.kernels:
         r = rooflines[(key, k.name, k.call if "call" in k else 1)]
         weights, _src = kernel_lines(links, k.name)
         for line, w in weights.items():
-            a = acc.setdefault(line, {"line": line, "kernels": [], "measured_ms": 0.0, "roofline_ms": 0.0,
-                                      "wasted_ms": 0.0, "unpriced_ms": 0.0, "untimed": [], "eager_ms": None,
-                                      "eager_missing": EAGER_MISSING, "targets": []})
-            a["targets"].append((key, k.name))
-            if r["measured_ms"] is None:  # a collective: no time, left out of the sums (not a 0)
-                a["kernels"].append(f"{key} {k.name} ({r['missing'].split(':')[0]})")
-                a["untimed"].append(f"{key} {k.name}: {r['missing']}")
+            a = acc.setdefault(line, _LineSums(line))
+            a.targets.append((key, k.name))
+            if r.measured_ms is None:  # a collective: no time, left out of the sums (not a 0)
+                a.kernels.append(f"{key} {k.name} ({(r.missing or '').split(':')[0]})")
+                a.untimed.append(f"{key} {k.name}: {r.missing}")
                 continue
-            a["kernels"].append(f"{key} {k.name}" + (f" (x{w:.2f})" if w < 0.999 else ""))
-            a["measured_ms"] += w * r["measured_ms"]
-            if r["roofline_ms"] is None:
-                a["unpriced_ms"] += w * r["measured_ms"]
+            a.kernels.append(f"{key} {k.name}" + (f" (x{w:.2f})" if w < 0.999 else ""))
+            a.measured_ms += w * r.measured_ms
+            if r.roofline_ms is None:
+                a.unpriced_ms += w * r.measured_ms
             else:
-                a["roofline_ms"] += w * r["roofline_ms"]
-                a["wasted_ms"] += w * r["wasted_ms"]
+                a.roofline_ms += w * r.roofline_ms
+                a.wasted_ms += w * r.wasted_ms
 
 
-def _add_eager_times(acc: dict[str, dict[str, Any]], session: Any, key: str, run: Any, links: Any) -> None:
+def _add_eager_times(acc: dict[str, _LineSums], session: Any, key: str, run: Any, links: Any) -> None:
     """Graph ``key``'s eager time per post-grad FX node (the run's ``eager_nodes_ms``) into the lines already in
     ``acc``, with the graphs that have them; the nodes without one (``eager_gaps``, ``eager_collectives``), or
     why the graph has none at all (``eager_missing``)."""
     eager, eager_how = eager_by_node(session, key, run)
     fx = links.fx_nodes or {}
     for node, ms in (eager or {}).items():
-        line = (fx.get(node) or {}).get("user_line") or "(no user line)"
-        a = acc.get(line)
+        a = acc.get((fx.get(node) or {}).get("user_line") or "(no user line)")
         if a is not None:
-            a["eager_ms"] = (a["eager_ms"] or 0.0) + ms
-            a["eager_graphs"] = a.get("eager_graphs", set()) | {key}
+            a.eager_ms = (a.eager_ms or 0.0) + ms
+            a.eager_graphs.add(key)
     if eager:  # a line some of whose nodes have no eager time gets no partial sum
         for n in _post_grad_nodes(session, key):
             if isinstance(n, dict) and n.op in _CALL_OPS and n.name not in eager:
                 a = acc.get((fx.get(n.name) or {}).get("user_line") or "(no user line)")
                 if a is not None:
-                    a.setdefault("eager_gaps", set()).add(key)
+                    a.eager_gaps.add(key)
                     if _COLLECTIVE_TARGET.match(str(n.target or "")):
-                        a.setdefault("eager_collectives", set()).add(f"{key} {n.name}")
+                        a.eager_collectives.add(f"{key} {n.name}")
     if not eager:
-        why = eager_how
         for a in acc.values():
-            if any(g == key for g, _k in a["targets"]):
-                a["eager_missing"] = f"{key}: {why}"
+            if any(g == key for g, _k in a.targets):
+                a.eager_missing = f"{key}: {eager_how}"
 
 
-def _settle_line(a: dict[str, Any], bad: dict[str, str]) -> None:
-    """Line ``a``'s eager sum kept only where every graph of the line has every node's eager time (else
+def _settle_line(a: _LineSums, bad: dict[str, str]) -> LineRow:
+    """Line ``a``'s row: its eager sum kept only where every graph of the line has every node's eager time (else
     ``eager_missing`` says why), no sums for a line of collectives only, ``slower_than_eager`` and
     ``unreliable`` (``bad``: the verdicts of the runs judged not reliable)."""
-    graphs = {g for g, _k in a["targets"]}
-    gaps = a.pop("eager_gaps", set())
-    colls = a.pop("eager_collectives", set())
-    if colls:
-        a["eager_missing"] = (f"{sorted(colls)[0]}: a collective in this line's post-grad nodes ran as a local "
-                              "stand-in and has no eager time (no partial sum)")
-    elif gaps:
-        a["eager_missing"] = (f"{sorted(gaps)[0]}: some of this line's post-grad nodes were changed by Inductor's "
-                              "last passes and have no eager time of their own (no partial sum)")
-    if a["eager_ms"] is not None and not gaps and graphs <= a.pop("eager_graphs", set()):
-        a["eager_missing"] = None
-        a["eager_source"] = "sum of the line's post-grad FX nodes' eager times (run.eager_nodes_ms: " \
-                            "torch.fx.Interpreter, each node alone)"
-    else:
-        a.pop("eager_graphs", None)
-        a["eager_ms"] = None  # not every graph of the line has eager node times: no partial sum
-    if a["untimed"] and len(a["untimed"]) == len(a["targets"]):  # only collectives: nothing measured, not 0
-        a.update(measured_ms=None, roofline_ms=None, wasted_ms=None, unpriced_ms=None)
-    a["slower_than_eager"] = a["eager_ms"] is not None and a["measured_ms"] is not None and \
-        a["measured_ms"] > EAGER_MARGIN * a["eager_ms"]
+    graphs = {g for g, _k in a.targets}
+    eager_missing: str | None = a.eager_missing
+    if a.eager_collectives:
+        eager_missing = (f"{sorted(a.eager_collectives)[0]}: a collective in this line's post-grad nodes ran as a "
+                         "local stand-in and has no eager time (no partial sum)")
+    elif a.eager_gaps:
+        eager_missing = (f"{sorted(a.eager_gaps)[0]}: some of this line's post-grad nodes were changed by Inductor's "
+                         "last passes and have no eager time of their own (no partial sum)")
+    eager_ms, eager_source = None, ""  # not every graph of the line has eager node times: no partial sum
+    if a.eager_ms is not None and not a.eager_gaps and graphs <= a.eager_graphs:
+        eager_ms, eager_missing = a.eager_ms, None
+        eager_source = "sum of the line's post-grad FX nodes' eager times (run.eager_nodes_ms: " \
+                       "torch.fx.Interpreter, each node alone)"
+    sums: tuple[float | None, ...] = (a.measured_ms, a.roofline_ms, a.wasted_ms, a.unpriced_ms)
+    if a.untimed and len(a.untimed) == len(a.targets):  # only collectives: nothing measured, not 0
+        sums = (None, None, None, None)
+    measured = sums[0]
     # a line timed in a run judged not reliable carries that judgement wherever it is ranked
-    a["unreliable"] = "; ".join(f"{g}: {bad[g]}" for g in dict.fromkeys(g for g, _k in a["targets"]) if g in bad) \
-        or None
+    unreliable = "; ".join(f"{g}: {bad[g]}" for g in dict.fromkeys(g for g, _k in a.targets) if g in bad) or None
+    return LineRow(line=a.line, kernels=tuple(a.kernels), measured_ms=measured, roofline_ms=sums[1],
+                   wasted_ms=sums[2], unpriced_ms=sums[3], untimed=tuple(a.untimed), eager_ms=eager_ms,
+                   eager_missing=eager_missing, eager_source=eager_source, targets=tuple(a.targets),
+                   slower_than_eager=eager_ms is not None and measured is not None and measured > EAGER_MARGIN * eager_ms,
+                   unreliable=unreliable)
 
 
 def _size_bytes(buf: dict[str, Any] | None) -> tuple[int | None, str]:
@@ -312,8 +329,8 @@ def fusion_reason(session: Any, key: str, links: dict[str, Any], a: str, b: str,
             "make a cycle, or nodes too far apart, are dropped before can_fuse)"), []
 
 
-def fusion_rows(session: Any) -> list[dict[str, Any]]:
-    """Missed fusions over every graph with a scheduling stop, costliest first.  Each: ``graph``,
+def fusion_rows(session: Any) -> list[FusionRow]:
+    """Missed fusions over every graph with a scheduling stop, costliest first (:class:`FusionRow`): ``graph``,
     ``buffer``, ``producer``/``consumer`` kernels, ``bytes`` round-tripped (2 x the buffer, written then
     read back) with ``bytes_source``, ``cost_ms`` at the measured bandwidth (``bw_source``; None with
     why when the bandwidth or size is unknown), ``producer_lines``/``consumer_lines``, ``stays``
@@ -360,17 +377,17 @@ def fusion_rows(session: Any) -> list[dict[str, Any]]:
                         n_users = u.count("NodeUser(")
                         if n_users > 1:
                             stays.append(f"{n_users} nodes read it")
-                        rows.append({
-                            "graph": key, "buffer": buf, "producer": p, "consumer": c,
-                            "bytes": total, "bytes_source": ("2 x " + bsrc + " (written, then read back)") if total
+                        rows.append(FusionRow(
+                            graph=key, buffer=buf, producer=p, consumer=c,
+                            bytes=total, bytes_source=("2 x " + bsrc + " (written, then read back)") if total
                             else bsrc,
-                            "cost_ms": total / (bw * 1e9) * 1e3 if total and bw else None,
-                            "bw_gbps": bw, "bw_source": bw_src,
-                            "producer_lines": list((lbufs.get(buf) or {}).get("user_lines") or []),
-                            "consumer_lines": c_lines, "stays": "; ".join(stays),
-                            "verdict": verdict, "log": log,
-                            "nodes": ((lbufs.get(buf) or {}).get("scheduler_node"), node),
-                        })
-    rows.sort(key=lambda r: (r["cost_ms"] is None, -(r["cost_ms"] or 0.0), -(r["bytes"] or 0)))
+                            cost_ms=total / (bw * 1e9) * 1e3 if total and bw else None,
+                            bw_gbps=bw, bw_source=bw_src,
+                            producer_lines=tuple((lbufs.get(buf) or {}).get("user_lines") or ()),
+                            consumer_lines=tuple(c_lines), stays="; ".join(stays),
+                            verdict=verdict, log=tuple(log),
+                            nodes=((lbufs.get(buf) or {}).get("scheduler_node"), node),
+                        ))
+    rows.sort(key=lambda r: (r.cost_ms is None, -(r.cost_ms or 0.0), -(r.bytes or 0)))
     act, lib = classify(rows)  # the ones Inductor could have made first, a setting to try on each
-    return [{**r, "library": False} for r in act] + [{**r, "library": True, "fix": None, "fix_why": ""} for r in lib]
+    return [replace(r, library=False) for r in act] + [replace(r, library=True, fix=None, fix_why="") for r in lib]

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from inductor_step.session.format.values import DTYPE_BYTES
+from inductor_step.session.ledger.rows import RooflineRow
 
 
 MEASURED = "median_ms: the kernel call alone, median of repeated calls (GPU: L2 flushed), as in pane 7"
@@ -101,8 +102,9 @@ def loopbody_flops(session: Any, key: str) -> dict[str, tuple[float | None, str]
 
 
 def kernel_roofline(run: dict[str, Any], k: dict[str, Any],
-                    body_flops: tuple[float | None, str] | None = None) -> dict[str, Any]:
-    """One kernel call's roofline.  Keys: ``name``, ``call``, ``backend``, ``measured_ms``; ``gb`` and
+                    body_flops: tuple[float | None, str] | None = None) -> RooflineRow:
+    """One kernel call's roofline (:class:`~inductor_step.session.ledger.rows.RooflineRow`, its ``graph`` and
+    ``eager_*`` left for :func:`~inductor_step.session.ledger.roofline_rows`).  Fields: ``name``, ``call``, ``backend``, ``measured_ms``; ``gb`` and
     ``gb_source``; ``flops`` and ``flops_source``; ``intensity`` (FLOP/byte); ``bw_gbps``/``bw_source``,
     ``tflops_peak``/``tflops_source``; ``memory_ms`` (bytes / bandwidth), ``compute_ms`` (FLOPs / peak),
     ``roofline_ms`` (the larger), ``bound`` ("memory" | "compute" | None), ``pct_of_roof`` (roofline /
@@ -113,11 +115,9 @@ def kernel_roofline(run: dict[str, Any], k: dict[str, Any],
     if not isinstance(k.get("median_ms"), (int, float)):
         why = ("collective, not timed: " if k.get("collective") else "not timed: ") + str(k.get("not_timed") or
                                                                                         "no median_ms in the run")
-        return {"name": k["name"], "call": k.get("call", 1), "backend": k.get("backend"), "measured_ms": None,
-                "gb": None, "gb_source": "not timed", "flops": None, "flops_source": "not timed", "intensity": None,
-                "bw_gbps": None, "bw_source": "not timed", "tflops_peak": None, "tflops_source": "not timed",
-                "memory_ms": None, "compute_ms": None, "roofline_ms": None, "bound": None, "pct_of_roof": None,
-                "wasted_ms": None, "over_roof": None, "missing": why, "not_timed": why}
+        return RooflineRow(name=k["name"], call=k.get("call", 1), backend=k.get("backend"), gb_source="not timed",
+                           flops_source="not timed", bw_source="not timed", tflops_source="not timed", missing=why,
+                           not_timed=why)
     med = float(k["median_ms"])
     out: dict[str, Any] = {"name": k["name"], "call": k.get("call", 1), "backend": k.get("backend"),
                            "measured_ms": med, "gb": k.get("gb"), "gb_source": k.get("gb_source") or "no byte count",
@@ -141,7 +141,7 @@ def kernel_roofline(run: dict[str, Any], k: dict[str, Any],
     if not times or med <= 0:
         out.update(roofline_ms=None, bound=None, pct_of_roof=None, wasted_ms=None, over_roof=None,
                    missing=("no bandwidth roof: " + bw_src) if not bw else "neither bytes nor FLOPs counted")
-        return out
+        return RooflineRow(**out)
     roof = max(times)
     out["roofline_ms"] = roof
     out["bound"] = "compute" if out["compute_ms"] is not None and out["compute_ms"] >= (out["memory_ms"] or 0) \
@@ -153,4 +153,4 @@ def kernel_roofline(run: dict[str, Any], k: dict[str, Any],
     if roof > med:
         out["over_roof"] = ("faster than its roof: the count is too high (" + (out["gb_source"] if out["bound"] ==
                             "memory" else out["flops_source"]) + ") or the data stayed in cache")
-    return out
+    return RooflineRow(**out)

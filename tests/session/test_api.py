@@ -115,9 +115,9 @@ def test_one_buffer_in_full_on_the_ledger_fixture(sessions):
     assert not run.reliable and "not reliable" in run.unreliable
     assert b.call().run() == run
     (roof,) = k.roofline()
-    assert roof["measured_ms"] == run.median_ms and roof["bw_source"] and roof["graph"] == g.key
+    assert roof.measured_ms == run.median_ms and roof.bw_source and roof.graph == g.key
     rows = k.ledger_rows()
-    assert rows and all((g.key, k.name) in [tuple(t) for t in r["targets"]] for r in rows)
+    assert rows and all((g.key, k.name) in [tuple(t) for t in r.targets] for r in rows)
     # pane 4's f, from the library: op0 and op1 were fused, the mm is a library call never fused
     assert g.scheduler_node("op0").fused_with("op1") and not g.scheduler_node("op0").fused_with("op2")
     answer = g.fusion_pair("op0_op1", "op2")
@@ -128,7 +128,7 @@ def test_one_buffer_in_full_on_the_ledger_fixture(sessions):
     assert "def forward" in g.code("dynamo") and "def forward" in g.code("post_grad") and g.code("codegen") == g.wrapper
     assert g.aot_graphs
     mm = g.kernel("extern_kernels.mm#0")
-    assert mm.backend == "extern" and mm.roofline()[0]["bound"] == "compute"
+    assert mm.backend == "extern" and mm.roofline()[0].bound == "compute"
 
 
 def test_a_lazily_read_session_is_the_same(sessions):

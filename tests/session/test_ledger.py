@@ -42,82 +42,82 @@ def test_every_kernel_is_priced_with_measured_roofs_and_wasted_plus_roofline_is_
     rows = ledger.roofline_rows(session)
     assert len(rows) == len(run["kernels"]) == 3
     for r in rows:
-        assert r["roofline_ms"] is not None, r["missing"]
-        assert r["bw_source"].startswith("measured on this machine"), r["bw_source"]
-        assert r["wasted_ms"] + r["roofline_ms"] == pytest.approx(r["measured_ms"], rel=REL)
-        assert r["roofline_ms"] == pytest.approx(max(t for t in (r["memory_ms"], r["compute_ms"]) if t is not None))
-        assert r["pct_of_roof"] == pytest.approx(100 * r["roofline_ms"] / r["measured_ms"])
-    total = sum(r["wasted_ms"] + r["roofline_ms"] for r in rows)
+        assert r.roofline_ms is not None, r.missing
+        assert r.bw_source.startswith("measured on this machine"), r.bw_source
+        assert r.wasted_ms + r.roofline_ms == pytest.approx(r.measured_ms, rel=REL)
+        assert r.roofline_ms == pytest.approx(max(t for t in (r.memory_ms, r.compute_ms) if t is not None))
+        assert r.pct_of_roof == pytest.approx(100 * r.roofline_ms / r.measured_ms)
+    total = sum(r.wasted_ms + r.roofline_ms for r in rows)
     assert total == pytest.approx(run["kernel_sum_ms"], rel=1e-9)
     # most wasted first
-    assert [r["wasted_ms"] for r in rows] == sorted((r["wasted_ms"] for r in rows), reverse=True)
+    assert [r.wasted_ms for r in rows] == sorted((r.wasted_ms for r in rows), reverse=True)
 
 
 def test_the_matmul_has_its_flops_from_its_shapes_and_is_bound_by_the_measured_matmul_roof(session):
-    mm = next(r for r in ledger.roofline_rows(session) if r["name"].startswith("extern_kernels.mm"))
-    assert mm["flops"] == 2 * 512 * 256 * 256  # (512 x 256) @ (256 x 256), the script's shapes
+    mm = next(r for r in ledger.roofline_rows(session) if r.name.startswith("extern_kernels.mm"))
+    assert mm.flops == 2 * 512 * 256 * 256  # (512 x 256) @ (256 x 256), the script's shapes
     roofs = session.runs[GRAPH]["roofs"]
     peak = roofs["compute_tflops"]["float32"]["measured"]["value"]
     # its 786 KB of operands fit the cache-resident copies: held to the fastest of them, not DRAM's
     ladder = roofs["memory_ladder"]
-    assert mm["gb"] * 1e9 == pytest.approx((512 * 256 + 256 * 256 + 512 * 256) * 4)
-    assert mm["gb"] * 1e9 <= ladder[-2]["bytes"]
+    assert mm.gb * 1e9 == pytest.approx((512 * 256 + 256 * 256 + 512 * 256) * 4)
+    assert mm.gb * 1e9 <= ladder[-2]["bytes"]
     bw = max(e["value"] for e in ladder[:-1])
-    assert mm["bw_gbps"] == bw and "cache-resident" in mm["bw_source"]
-    assert mm["compute_ms"] == pytest.approx(mm["flops"] / (peak * 1e12) * 1e3)
-    assert mm["memory_ms"] == pytest.approx(mm["gb"] / bw * 1e3)
-    assert mm["intensity"] == pytest.approx(mm["flops"] / (mm["gb"] * 1e9))
-    assert mm["bound"] == ("compute" if mm["compute_ms"] >= mm["memory_ms"] else "memory")
+    assert mm.bw_gbps == bw and "cache-resident" in mm.bw_source
+    assert mm.compute_ms == pytest.approx(mm.flops / (peak * 1e12) * 1e3)
+    assert mm.memory_ms == pytest.approx(mm.gb / bw * 1e3)
+    assert mm.intensity == pytest.approx(mm.flops / (mm.gb * 1e9))
+    assert mm.bound == ("compute" if mm.compute_ms >= mm.memory_ms else "memory")
     # generated kernels: FLOPs counted from their LoopBodies, against the float32 roof. x.sum(1) and x / a:
     # one op per element of the 512x256 x each; relu(y) * a: two per element of y
-    by = {r["name"]: r for r in ledger.roofline_rows(session)}
-    assert by["cpp_fused_div_sum_0"]["flops"] == 2 * 512 * 256
-    assert by["cpp_fused_mul_relu_1"]["flops"] == 2 * 512 * 256
+    by = {r.name: r for r in ledger.roofline_rows(session)}
+    assert by["cpp_fused_div_sum_0"].flops == 2 * 512 * 256
+    assert by["cpp_fused_mul_relu_1"].flops == 2 * 512 * 256
     for name in ("cpp_fused_div_sum_0", "cpp_fused_mul_relu_1"):
         r = by[name]
-        assert "LoopBodies" in r["flops_source"] and r["tflops_peak"] == peak and r["tflops_source"].startswith("float32")
-        assert r["bound"] == ("compute" if r["compute_ms"] >= r["memory_ms"] else "memory")
+        assert "LoopBodies" in r.flops_source and r.tflops_peak == peak and r.tflops_source.startswith("float32")
+        assert r.bound == ("compute" if r.compute_ms >= r.memory_ms else "memory")
 
 
 def test_a_session_without_roofs_says_why_each_kernel_has_no_roofline():
     """The demo fixture was recorded before roofs: no number is guessed."""
     rows = ledger.roofline_rows(Store.of(list(read_session(DEMO))))
-    assert rows and all(r["roofline_ms"] is None and r["wasted_ms"] is None for r in rows)
-    assert all("no bandwidth roof" in r["missing"] for r in rows)
+    assert rows and all(r.roofline_ms is None and r.wasted_ms is None for r in rows)
+    assert all("no bandwidth roof" in r.missing for r in rows)
 
 
 def test_a_kernel_faster_than_its_roof_is_flagged_not_clamped():
     run = {"roofs": {"memory_gbps": {"measured": {"value": 10.0, "source": "measured"}}}}
     r = ledger.kernel_roofline(run, {"name": "k", "median_ms": 0.001, "gb": 1e-4, "gb_source": "tensors in full"})
-    assert r["roofline_ms"] == pytest.approx(0.01) and r["wasted_ms"] == pytest.approx(-0.009)
-    assert r["pct_of_roof"] == pytest.approx(1000.0) and "tensors in full" in r["over_roof"]
+    assert r.roofline_ms == pytest.approx(0.01) and r.wasted_ms == pytest.approx(-0.009)
+    assert r.pct_of_roof == pytest.approx(1000.0) and "tensors in full" in r.over_roof
 
 
 # ----------------------------------------------------------------------------- by user line
 
 def test_wasted_time_by_line_adds_up_and_splits_a_kernel_over_its_nodes_lines(session):
     lines = ledger.line_rows(session)
-    by = {r["line"].rsplit("/", 1)[-1]: r for r in lines}
+    by = {r.line.rsplit("/", 1)[-1]: r for r in lines}
     # line 9 (x.sum), 10 ((x / a) @ w), 11 (relu(y) * a): the script's three lines
     assert set(by) == {"ledger_small.py:9", "ledger_small.py:10", "ledger_small.py:11"}
     rows = ledger.roofline_rows(session)
-    assert sum(r["measured_ms"] for r in lines) == pytest.approx(sum(r["measured_ms"] for r in rows))
-    assert sum(r["wasted_ms"] for r in lines) == pytest.approx(sum(r["wasted_ms"] for r in rows))
+    assert sum(r.measured_ms for r in lines) == pytest.approx(sum(r.measured_ms for r in rows))
+    assert sum(r.wasted_ms for r in lines) == pytest.approx(sum(r.wasted_ms for r in rows))
     # cpp_fused_div_sum_0 holds sum_1 (line 9) and div (line 10): half of it goes to each
-    div_sum = next(r for r in rows if r["name"] == "cpp_fused_div_sum_0")
+    div_sum = next(r for r in rows if r.name == "cpp_fused_div_sum_0")
     links = session.links(GRAPH)
     nodes = links["kernels"]["cpp_fused_div_sum_0"]["post_grad_nodes"]
     assert sorted(links["fx_nodes"][n]["user_line"].rsplit(":", 1)[1] for n in nodes) == ["10", "9"]
-    assert by["ledger_small.py:9"]["measured_ms"] == pytest.approx(div_sum["measured_ms"] / 2)
+    assert by["ledger_small.py:9"].measured_ms == pytest.approx(div_sum.measured_ms / 2)
     # eager: the post-grad nodes of each line, run alone (the run's eager_nodes_ms, by node order and target)
     run = session.runs[GRAPH]
     post = [n for n in session.stop_for(GRAPH, "aot")["post_grad"]["nodes"] if n["op"] == "call_function"]
     assert len(post) == len(run["eager_nodes_ms"]) == 5  # sum, div, mm, relu, mul
     eager = dict(zip((n["name"] for n in post), run["eager_nodes_ms"].values()))
     for r in lines:
-        want = sum(ms for n, ms in eager.items() if links["fx_nodes"][n]["user_line"] == r["line"])
-        assert r["eager_ms"] == pytest.approx(want) and r["eager_missing"] is None
-        assert r["slower_than_eager"] == (r["measured_ms"] > ledger.EAGER_MARGIN * r["eager_ms"])
+        want = sum(ms for n, ms in eager.items() if links["fx_nodes"][n]["user_line"] == r.line)
+        assert r.eager_ms == pytest.approx(want) and r.eager_missing is None
+        assert r.slower_than_eager == (r.measured_ms > ledger.EAGER_MARGIN * r.eager_ms)
 
 
 # ----------------------------------------------------------------------------- missed fusions
@@ -130,30 +130,30 @@ def test_missed_fusions_are_the_buffers_the_wrapper_passes_from_one_kernel_to_an
             | {old for new, old in (k.get("reuses") or {}).items() if any(new in a for call in k["calls"] for a in call)}
             for k in cg["kernels"]}
     for r in rows:  # the wrapper passes the buffer (or its storage) to the consumer, and the producer writes it
-        assert r["buffer"] in args[r["consumer"]], (r["buffer"], args[r["consumer"]])
-        assert r["buffer"] in cg["links"]["kernels"][r["producer"]]["buffers"]
-    pairs = {(r["buffer"], r["producer"], r["consumer"]) for r in rows}
+        assert r.buffer in args[r.consumer], (r.buffer, args[r.consumer])
+        assert r.buffer in cg["links"]["kernels"][r.producer]["buffers"]
+    pairs = {(r.buffer, r.producer, r.consumer) for r in rows}
     mm = next(k["name"] for k in cg["kernels"] if k["name"].startswith("extern_kernels.mm"))
     assert pairs == {("buf0", "cpp_fused_div_sum_0", "cpp_fused_mul_relu_1"),
                      ("buf1", "cpp_fused_div_sum_0", mm), ("buf2", mm, "cpp_fused_mul_relu_1")}
     # the fusion Inductor could have made first, then the library-call pairs (never fusable), costliest first
-    assert [r["library"] for r in rows] == [False, True, True]
-    lib = [r["cost_ms"] for r in rows if r["library"]]
+    assert [r.library for r in rows] == [False, True, True]
+    lib = [r.cost_ms for r in rows if r.library]
     assert lib == sorted(lib, reverse=True)
 
 
 def test_a_missed_fusion_is_priced_from_the_ir_buffer_and_carries_inductors_reason(session):
-    r = next(r for r in ledger.fusion_rows(session) if r["buffer"] == "buf0")
+    r = next(r for r in ledger.fusion_rows(session) if r.buffer == "buf0")
     buf = next(b for b in session.stop_for(GRAPH, "lowering")["buffers"] if b["name"] == "buf0")
     assert buf["size"] == ["512", "1"] and buf["dtype"] == "float32"  # a = x.sum(1, keepdim=True)
-    assert r["bytes"] == 2 * 512 * 4
-    assert r["cost_ms"] == pytest.approx(r["bytes"] / (r["bw_gbps"] * 1e9) * 1e3) and r["bw_source"].startswith("measured")
+    assert r.bytes == 2 * 512 * 4
+    assert r.cost_ms == pytest.approx(r.bytes / (r.bw_gbps * 1e9) * 1e3) and r.bw_source.startswith("measured")
     log = session.stop_for(GRAPH, "scheduling")["fusion_log"]
-    assert r["log"] and all(line in [x.strip() for x in log] for line in r["log"])
-    assert "intermediate nodes" in r["verdict"]
-    assert r["producer_lines"][0].endswith("ledger_small.py:9") and r["consumer_lines"][0].endswith("ledger_small.py:11")
-    ext = next(r for r in ledger.fusion_rows(session) if r["buffer"] == "buf2")
-    assert ext["verdict"].startswith("never fusable") and "library call" in ext["verdict"] and not ext["log"]
+    assert r.log and all(line in [x.strip() for x in log] for line in r.log)
+    assert "intermediate nodes" in r.verdict
+    assert r.producer_lines[0].endswith("ledger_small.py:9") and r.consumer_lines[0].endswith("ledger_small.py:11")
+    ext = next(r for r in ledger.fusion_rows(session) if r.buffer == "buf2")
+    assert ext.verdict.startswith("never fusable") and "library call" in ext.verdict and not ext.log
 
 
 # ----------------------------------------------------------------------------- ncu (no GPU needed)
@@ -217,9 +217,9 @@ def test_pane_9_lists_the_three_ledgers_and_enter_opens_the_kernel_in_pane_6(ses
     assert heads == ["! TIMES NOT RELIABLE", "ROOFLINE PER KERNEL", "WASTED BY USER LINE", "MISSED FUSIONS",
                      "NEVER FUSABLE AS COMPILED"]
     top = ledger.roofline_rows(session)[0]
-    assert seen["kernel"] == top["name"]
-    assert f"wasted            {top['wasted_ms']:.4f} ms" in seen["detail"] and "measured on this machine" in seen["detail"]
-    assert seen["stage"] == "codegen" and seen["codegen"] == top["name"]
+    assert seen["kernel"] == top.name
+    assert f"wasted            {top.wasted_ms:.4f} ms" in seen["detail"] and "measured on this machine" in seen["detail"]
+    assert seen["stage"] == "codegen" and seen["codegen"] == top.name
 
 
 def test_enter_on_a_missed_fusion_opens_the_pairs_why_not_fused_view_in_pane_4():

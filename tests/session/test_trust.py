@@ -105,14 +105,14 @@ def test_a_measured_verdict_names_the_wait_for_a_core_per_figure_and_per_round()
 def test_the_ledger_marks_every_ranking_from_an_unreliable_run_and_the_headless_summary_says_so():
     s = _session(LEDGER)
     lines = ledger.line_rows(s)
-    assert lines and all(r["unreliable"] and "[0/0] inference" in r["unreliable"] for r in lines)
+    assert lines and all(r.unreliable and "[0/0] inference" in r.unreliable for r in lines)
     text = ledger.summary(s)
     assert "times NOT RELIABLE for 1 of 1 timed graph(s)" in text.split("\n")[1]
     user = text.split("most wasted user lines")[1].split("missed fusions")[0]
     assert all("[timing NOT RELIABLE]" in ln for ln in user.strip().splitlines()[1:])
     # a settled session carries no such mark
     demo = _session(DEMO)
-    assert not any(r["unreliable"] for r in ledger.line_rows(demo)) and "NOT RELIABLE" not in ledger.summary(demo)
+    assert not any(r.unreliable for r in ledger.line_rows(demo)) and "NOT RELIABLE" not in ledger.summary(demo)
 
 
 def test_report_md_has_a_verdict_column_and_keeps_each_variant_apart_with_its_own_repro(tmp_path):
@@ -183,13 +183,13 @@ def test_when_eager_moved_as_much_as_the_compiled_time_the_machine_moved_not_the
 
 def test_library_call_pairs_are_listed_apart_and_the_fusable_ones_get_a_setting_or_why_not():
     rows = ledger.fusion_rows(_session(DEMO))
-    assert len(rows) == 14 and all(r["library"] for r in rows)  # 14 of 14 as reported: none fusable
+    assert len(rows) == 14 and all(r.library for r in rows)  # 14 of 14 as reported: none fusable
     text = ledger.summary(_session(DEMO))
     assert "missed fusions: 0 buffers" in text and f"never fusable as compiled: 14 more such buffers" in text
     assert text.count(fusion_fix.LIBRARY_CALL) == 1
     rows = ledger.fusion_rows(_session(LEDGER))
-    assert [(r["buffer"], r["library"]) for r in rows] == [("buf0", False), ("buf1", True), ("buf2", True)]
-    assert rows[0]["fix"] is None and "cycle" in fusion_fix.fix_text(rows[0])
+    assert [(r.buffer, r.library) for r in rows] == [("buf0", False), ("buf1", True), ("buf2", True)]
+    assert rows[0].fix is None and "cycle" in fusion_fix.fix_text(rows[0])
     assert fusion_fix.setting_for("Inductor: cannot fuse op1 with op2: exceeds max fusion")[0] == "max_fusion_size=128"
     assert fusion_fix.setting_for("cannot fuse op1 with op4: no shared data")[0] == "aggressive_fusion=True"
     assert fusion_fix.setting_for("cannot fuse: no shared data due to indexing mismatch")[0] is None

@@ -106,13 +106,13 @@ def test_gpu_ledger_on_real_training_never_over_the_roof_and_adds_up(model, tmp_
     assert "ledger:" in p.stdout
     s = Store.of(list(read_session(record)))
     rows = ledger.roofline_rows(s)
-    over = [(r["graph"], r["name"], round(r["pct_of_roof"], 1), r["gb_source"]) for r in rows
-            if r["pct_of_roof"] is not None and r["pct_of_roof"] > 100.0]
+    over = [(r.graph, r.name, round(r.pct_of_roof, 1), r.gb_source) for r in rows
+            if r.pct_of_roof is not None and r.pct_of_roof > 100.0]
     assert not over, over
     for key, run in s.runs.items():
-        mine = [r for r in rows if r["graph"] == key and r["roofline_ms"] is not None]
-        assert sum(r["wasted_ms"] + r["roofline_ms"] for r in mine) == \
-            pytest.approx(sum(k["median_ms"] for k in run["kernels"] if k["name"] in {r["name"] for r in mine}))
+        mine = [r for r in rows if r.graph == key and r.roofline_ms is not None]
+        assert sum(r.wasted_ms + r.roofline_ms for r in mine) == \
+            pytest.approx(sum(k["median_ms"] for k in run["kernels"] if k["name"] in {r.name for r in mine}))
         for k in run["kernels"]:
             if k["backend"] == "triton":
                 res = k.get("resources") or {}
@@ -151,12 +151,12 @@ def test_gpu_ncu_agrees_that_memory_bound_kernels_are_bound_by_dram(tmp_path):
                        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     s = Store.of(list(read_session(record)))
-    memory = [r for r in ledger.roofline_rows(s) if r["backend"] == "triton" and r["bound"] == "memory"][:3]
-    assert memory, [(r["name"], r["bound"]) for r in ledger.roofline_rows(s)]
+    memory = [r for r in ledger.roofline_rows(s) if r.backend == "triton" and r.bound == "memory"][:3]
+    assert memory, [(r.name, r.bound) for r in ledger.roofline_rows(s)]
     for r in memory:
-        cmd, why = ledger.ncu_command(r["name"], "cuda", str(script), [], sys.executable)
+        cmd, why = ledger.ncu_command(r.name, "cuda", str(script), [], sys.executable)
         assert cmd, why
-        text = run_ncu(cmd, r["name"], cwd=str(tmp_path))
+        text = run_ncu(cmd, r.name, cwd=str(tmp_path))
         if "ERR_NVGPUCTRPERM" in text or "cannot read" in text:
             pytest.skip(text)
         assert "highest unit: DRAM Throughput" in text, text

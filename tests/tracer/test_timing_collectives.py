@@ -239,16 +239,16 @@ def test_the_run_pane_says_collective_not_timed_and_the_ledger_does_not_count_it
     assert "not timed" in run_text(run)
 
     s = Store.of(msgs)
-    rows = [r for r in ledger.roofline_rows(s) if r["graph"] == "[1/0] inference"]
-    untimed = [r for r in rows if r["name"].startswith("torch.ops._c10d_functional.")]
+    rows = [r for r in ledger.roofline_rows(s) if r.graph == "[1/0] inference"]
+    untimed = [r for r in rows if r.name.startswith("torch.ops._c10d_functional.")]
     assert len(untimed) == 2
     for r in untimed:
-        assert r["measured_ms"] is None and r["wasted_ms"] is None and "collective, not timed" in r["missing"]
+        assert r.measured_ms is None and r.wasted_ms is None and "collective, not timed" in r.missing
     text = ledger.summary(s)
     assert "2 collective call(s) not timed" in text, text
-    lines = [a for a in ledger.line_rows(s) if any(k.startswith("[1/0] inference torch.ops") for k in a["kernels"])]
-    assert lines and all(a["untimed"] for a in lines), lines
-    assert all("collective, not timed" in u for a in lines for u in a["untimed"])
+    lines = [a for a in ledger.line_rows(s) if any(k.startswith("[1/0] inference torch.ops") for k in a.kernels)]
+    assert lines and all(a.untimed for a in lines), lines
+    assert all("collective, not timed" in u for a in lines for u in a.untimed)
     md = ledger.report_markdown(s)
     assert "collective, not timed" in md
 
