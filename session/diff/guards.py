@@ -147,8 +147,11 @@ def guard_list(compile_id: str, guards_text: str | None, dynamo_stops: Sequence[
             + (f"; {len(failed)} failed in a later recompile" if failed else "; none failed in a later recompile")
             + " ----"]
     lines: list[str] = []
+    shorts: dict[str, str] = {}  # each user line shortened once: a large graph's guards share a few hundred
     for g in sorted(guards, key=lambda g: (g.line not in failed, g.line)):
-        where = _short_where(g.where, script_dir) if g.where else "(no user line: installed by Dynamo itself)"
+        if g.where and g.where not in shorts:
+            shorts[g.where] = _short_where(g.where, script_dir)
+        where = shorts[g.where] if g.where else "(no user line: installed by Dynamo itself)"
         expr = g.expr if len(g.expr) <= 160 else g.expr[:157] + "..."
         if g.line in failed:
             for cid, text in failed[g.line]:
