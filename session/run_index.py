@@ -6,7 +6,7 @@ import threading
 from collections.abc import MutableMapping
 from typing import Any, Iterator
 
-from inductor_step.session.format import GraphKey, graph_key, lazy_variant, load_lazy
+from inductor_step.session.format import LAZY, GraphKey, graph_key, lazy_variant, load_lazy
 
 
 def _base(key: GraphKey) -> str:
@@ -64,13 +64,10 @@ class RunIndex(MutableMapping):
             base = _base(GraphKey.parse(want))
             for item in reversed(list(self._pending)):
                 seq, head = item
+                if "variant" not in head and LAZY in head and _base(GraphKey.of(head)) == base:
+                    lazy_variant(head)  # read off the end of its JSON (a what-if's ends so), or the run decoded
                 hk = GraphKey.of(head)
-                if "variant" not in head and _base(hk) == base:
-                    variant = lazy_variant(head)  # off the end of its JSON, without parsing it (a what-if's ends so)
-                    if variant is not None:
-                        head["variant"] = variant
-                        hk = GraphKey.of(head)
-                if (str(hk) != want) if "variant" in head else (_base(hk) != base):
+                if LAZY in head and ((str(hk) != want) if "variant" in head else (_base(hk) != base)):
                     continue
                 self._pending.remove(item)
                 load_lazy(head)

@@ -48,13 +48,14 @@ def load_lazy(msg: dict[str, Any]) -> dict[str, Any]:
 _TAIL_VARIANT = re.compile(rb',"variant":("(?:[^"\\]|\\.)*")\}$')
 
 
-def lazy_variant(msg: dict[str, Any]) -> str | None:
-    """The what-if variant of a message ``read_session(..., lazy_over=N)`` left unparsed, read off the end of its
-    JSON (uncompressed, not parsed), or None when it does not end with one (it has none, or has it elsewhere:
-    :func:`load_lazy` tells)."""
+def lazy_variant(msg: dict[str, Any]) -> None:
+    """Give a message ``read_session(..., lazy_over=N)`` left unparsed its what-if ``variant`` (the key its graph
+    is filed under) at the least cost: read off the end of its JSON, uncompressed but not parsed, when it ends with
+    one (where the agent adds it to a message that is not a stop); else the message is parsed in place
+    (:func:`load_lazy`: it holds the variant then, if it has one)."""
     where = msg.get(LAZY)
     if where is None:
-        return None
+        return
     path, offset, length = where
     try:
         with open(path, "rb") as f:
@@ -62,9 +63,22 @@ def lazy_variant(msg: dict[str, Any]) -> str | None:
             packed = json.loads(f.read(length))
         data = zlib.decompress(base64.b64decode(packed["zlib"]))
     except (OSError, ValueError, KeyError, TypeError, zlib.error):
-        return None
+        load_lazy(msg)  # says why it cannot be read
+        return
     m = _TAIL_VARIANT.search(data.rstrip()[-1024:])
-    return json.loads(m.group(1)) if m else None
+    if m:
+        msg["variant"] = json.loads(m.group(1))
+        return
+    try:
+        full = json.loads(data)
+    except ValueError:
+        full = None
+    if not isinstance(full, dict):
+        load_lazy(msg)
+        return
+    del msg[LAZY]
+    msg.clear()
+    msg.update(full)
 
 
 #: Lines shorter than this are always parsed at once by read_session (a head costs as much).
