@@ -81,6 +81,10 @@ def lazy_variant(msg: dict[str, Any]) -> None:
     msg.update(full)
 
 
+#: Besides stops, the packed messages read_session yields as their heads: a run (decoded when first looked up, see
+#: session.run_index), artifacts and provenance (the session's index keeps neither: the report and export read
+#: the file whole).
+_LAZY_TYPES = ("run", "artifact", "provenance")
 #: Lines shorter than this are always parsed at once by read_session (a head costs as much).
 _LAZY_MIN = 1024
 
@@ -105,8 +109,9 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
     With ``lazy_over`` (bytes), a stop whose JSON is longer than that (packed or not) is yielded
     as its head only (``type, seq, compile_id, graph_kind, stage, paused``) plus where its line
     lies in the file (``"_raw": (path, offset, length)``); :func:`load_lazy` reads and parses it
-    when it is first looked at.  So is a packed ``run`` over that size, as its packed head (its
-    variant may be missing there: the session store's ``RunIndex`` decodes it when a lookup needs it).  Opening a 180 MB session then costs one scan for newlines instead
+    when it is first looked at.  So is a packed message of :data:`_LAZY_TYPES` over that size, as its
+    packed head (a run's variant may be missing there: the session store's ``RunIndex`` decodes it when a
+    lookup needs it).  Opening a 180 MB session then costs one scan for newlines instead
     of parsing (or even copying) every IR dump.
     Raises OSError if the file cannot be read and ValueError if its first message is not an
     ``inductor-step/*`` header of a format in :data:`FORMATS_READ`.  A torn last line (the writer died
@@ -141,9 +146,9 @@ def read_session(path: str, lazy_over: int | None = None) -> Iterator[dict[str, 
                             head["variant"] = json.loads(m.group(8))
                         yield head
                         continue
-                    if mm[start:start + 14] == b'{"type":"run",':
+                    if mm[start:start + 9] == b'{"type":"':
                         head = _packed_head(mm, start, end, lazy_over)
-                        if head is not None:
+                        if head is not None and head.get("type") in _LAZY_TYPES:
                             head[LAZY] = (path, start, end - start)
                             yield head
                             continue
