@@ -1,4 +1,4 @@
-"""The session's timings by graph (``Store.runs``): a mapping whose runs read lazily from a file are decoded when first looked up."""
+"""The session's timings by graph (``Store.runs``): a mapping whose lazily read runs are decoded when looked up."""
 
 from __future__ import annotations
 

@@ -36,7 +36,8 @@ def load_lazy(msg: dict[str, Any]) -> dict[str, Any]:
             full = None
             msg["unreadable"] = f"cannot read this {msg.get('type', 'message')} back from {path}: {e}"
         if full is None:
-            msg.setdefault("unreadable", f"this {msg.get('type', 'message')}'s line in the session file is not valid JSON")
+            msg.setdefault("unreadable",
+                           f"this {msg.get('type', 'message')}'s line in the session file is not valid JSON")
         else:
             msg.clear()
             msg.update(full)
