@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import MutableMapping
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from inductor_step.session.format import LAZY, GraphKey, graph_key, lazy_variant, load_lazy
 
@@ -50,16 +50,20 @@ class RunIndex(MutableMapping):
             self._seq += 1
             self._pending.append((self._seq, head))
 
-    def _decode(self, want: str | None = None) -> None:
-        """Decode the pending runs that can be ``want``'s, newest first, until one is; all of them for None."""
-        with self._lock:
-            if not self._pending:
-                return
-            if want is None:
-                todo, self._pending = self._pending, []
-                for seq, head in todo:
+    def _decode(self, want: str | None = None, cancelled: Callable[[], bool] = lambda: False) -> None:
+        """Decode the pending runs that can be ``want``'s, newest first, until one is; all of them for None (until
+        ``cancelled()``)."""
+        if want is None:
+            while self._pending and not cancelled():  # one at a time: a lookup on the UI thread waits for one at most
+                with self._lock:
+                    if not self._pending:
+                        return
+                    seq, head = self._pending.pop(0)
                     load_lazy(head)
                     self._put(graph_key(head), seq, head)
+            return
+        with self._lock:
+            if not self._pending:
                 return
             base = _base(GraphKey.parse(want))
             for item in reversed(list(self._pending)):
@@ -76,9 +80,9 @@ class RunIndex(MutableMapping):
                 if got == want:
                     return
 
-    def load_all(self) -> None:
-        """Decode every run still pending (the app's preload, after the first frame)."""
-        self._decode()
+    def load_all(self, cancelled: Callable[[], bool] = lambda: False) -> None:
+        """Decode every run still pending (the app's preload, after the first frame), until ``cancelled()``."""
+        self._decode(cancelled=cancelled)
 
     def __getitem__(self, key: str) -> Any:
         self._decode(key)

@@ -237,8 +237,7 @@ class Store:
                         n += 1
                 if stop.get("stage") == "scheduling":
                     self.fusion_index(stop)
-        if not cancelled():
-            self.runs.load_all()
+        self.runs.load_all(cancelled)
         return n
 
     def kernel_spans(self, key: str | None) -> dict[str, dict[str, Any]]:
