@@ -6,6 +6,7 @@ session's ``compile_time`` messages (tracer.compile_time sends one per finished 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from inductor_step.session.format import COMPILE_STAGES, GraphKey, graph_key
@@ -171,7 +172,11 @@ def bar_times(session: Any, key: str | None) -> dict[str, str]:
     ``compile_ms`` (the time so far, while the compile is paused); {} when neither is there."""
     if not key:
         return {}
-    g = graph_times(session).get(key) if getattr(session, "compile_times", None) else None
+    # only the messages of graph ``key`` can add up to its time (graph_times files each under its graph_key or its
+    # frame): the bar is drawn again and again, and a session's messages carry every compile's events and kernels
+    mine = [m for m in getattr(session, "compile_times", None) or [] if graph_key(m) == key]
+    g = graph_times(SimpleNamespace(by_graph=getattr(session, "by_graph", None), compile_times=mine)).get(key) \
+        if mine else None
     if g is not None:
         stages, skipped = g.stages, g.skipped()
     else:

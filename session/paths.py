@@ -87,4 +87,10 @@ def shorten_in_text(text: str, script_dir: str | None) -> str:
             return m.group(1) + (short_path(m.group(2), script_dir) or "") + m.group(3)
         return m.group(4) + (short_path(m.group(5), script_dir) or "") + m.group(6)
 
-    return _IN_TEXT.sub(sub, text)
+    # only the lines that can hold a match (every alternative of _IN_TEXT has "File", " at " or "user code: ",
+    # and none spans lines) go through the pattern: a large graph's guards are hundreds of KB of other lines
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if "File" in line or " at " in line or "user code: " in line:
+            lines[i] = _IN_TEXT.sub(sub, line)
+    return "\n".join(lines)

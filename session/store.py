@@ -12,6 +12,7 @@ from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, gra
 from inductor_step.session.format.messages import Header
 from inductor_step.session.format.types import Links
 from inductor_step.session.format.records import Record, decode, record_class
+from inductor_step.session.run_index import RunIndex
 
 _WORD = re.compile(r"\w+")
 # a kernel's definition in Inductor's wrapper: NAME = async_compile.triton('NAME', '''...''', ...)
@@ -98,7 +99,7 @@ class Store:
     stops: list[dict[str, Any]] = field(default_factory=list)
     graphs: list[str] = field(default_factory=list)
     by_graph: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    runs: RunIndex = field(default_factory=RunIndex)  # a dict to read; large recorded runs decoded when looked up
     numerics: dict[str, dict[str, Any]] = field(default_factory=dict)  # graph key -> numerics message
     errors: list[dict[str, Any]] = field(default_factory=list)
     guards: dict[str, str] = field(default_factory=dict)
@@ -154,7 +155,10 @@ class Store:
         self.header = msg
 
     def _add_run(self, msg: Record) -> None:
-        self.runs[graph_key(msg)] = msg
+        if LAZY in msg:  # read as its head (read_session's lazy_over): decoded when first looked up
+            self.runs.add_lazy(msg)
+        else:
+            self.runs[graph_key(msg)] = msg
 
     def _add_numerics(self, msg: Record) -> None:
         if msg.get("compile_id") != "?":
@@ -220,7 +224,8 @@ class Store:
     def preload(self, cancelled: Callable[[], bool] = lambda: False) -> int:
         """Parse every stop still unparsed (see ``read_session(..., lazy_over=N)``), in stop order;
         meant for a background thread after the first frame, so stepping later finds each stop
-        ready.  Stops when ``cancelled()`` is true; returns how many it parsed."""
+        ready; then every run still undecoded.  Stops when ``cancelled()`` is true; returns how many stops it
+        parsed."""
         n = 0
         for stop in list(self.stops):
             if cancelled():
@@ -232,6 +237,7 @@ class Store:
                         n += 1
                 if stop.get("stage") == "scheduling":
                     self.fusion_index(stop)
+        self.runs.load_all(cancelled)
         return n
 
     def kernel_spans(self, key: str | None) -> dict[str, dict[str, Any]]:

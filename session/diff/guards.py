@@ -42,6 +42,7 @@ def parse_guards(text: str | None) -> list[Guard]:
     give the source of the guards under them)."""
     out: list[Guard] = []
     sources: list[tuple[int, str]] = []
+    comments: dict[str, tuple[str, str]] = {}
     for i, line in enumerate((text or "").split("\n")):
         m = _MANAGER.match(line)
         if m:
@@ -63,17 +64,24 @@ def parse_guards(text: str | None) -> list[Guard]:
             if not _ and "#" in rest:  # a single space before the comment
                 expr, _, comment = rest.partition(" #")
             comment = "#" + comment
-            w = _WHERE.search(comment)
-            if w:
-                where = w.group("where").strip()
-                code = comment[:w.start()].strip().lstrip("#").strip()
-                if "#" in where:  # '# code  # where': the first part is the code
-                    code, where = where.rsplit("#", 1)
-                    code, where = code.strip(), where.strip()
-            else:
-                code = comment.lstrip("#").strip()
+            if comment not in comments:  # guards installed by one user line share its comment: read it once
+                comments[comment] = _code_where(comment)
+            code, where = comments[comment]
         out.append(Guard(m.group("kind"), expr.strip(), sources[-1][1] if sources else "", code, where, i + 1))
     return out
+
+
+def _code_where(comment: str) -> tuple[str, str]:
+    """A guard's comment (``# code  # path.py:8 in f``) -> (the user's code, where)."""
+    w = _WHERE.search(comment)
+    if not w:
+        return comment.lstrip("#").strip(), ""
+    where = w.group("where").strip()
+    code = comment[:w.start()].strip().lstrip("#").strip()
+    if "#" in where:  # '# code  # where': the first part is the code
+        code, where = where.rsplit("#", 1)
+        code, where = code.strip(), where.strip()
+    return code, where
 
 
 def split_reason(reason: str) -> tuple[str | None, str]:
@@ -147,8 +155,11 @@ def guard_list(compile_id: str, guards_text: str | None, dynamo_stops: Sequence[
             + (f"; {len(failed)} failed in a later recompile" if failed else "; none failed in a later recompile")
             + " ----"]
     lines: list[str] = []
+    shorts: dict[str, str] = {}  # each user line shortened once: a large graph's guards share a few hundred
     for g in sorted(guards, key=lambda g: (g.line not in failed, g.line)):
-        where = _short_where(g.where, script_dir) if g.where else "(no user line: installed by Dynamo itself)"
+        if g.where and g.where not in shorts:
+            shorts[g.where] = _short_where(g.where, script_dir)
+        where = shorts[g.where] if g.where else "(no user line: installed by Dynamo itself)"
         expr = g.expr if len(g.expr) <= 160 else g.expr[:157] + "..."
         if g.line in failed:
             for cid, text in failed[g.line]:

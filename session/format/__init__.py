@@ -49,7 +49,7 @@ from inductor_step.session.format.codec import (  # noqa: F401
     PACKED_HEAD_KEYS, PACK_OVER, Packed, STOP_HEAD_KEYS, decode, encode, pack, stop_head,
 )
 from inductor_step.session.format.reader import (  # noqa: F401
-    LAZY, load_lazy, read_session,
+    LAZY, lazy_variant, load_lazy, read_session,
 )
 from inductor_step.session.format.keys import (  # noqa: F401
     GraphKey, PART_SEP, PARTITION_SETTINGS, RESET_SEP, SUBGRAPH_SEP, VARIANT_SEP, graph_key, kind_of,

@@ -16,7 +16,8 @@ from inductor_step.session.format.types import StopHead
 STOP_HEAD_KEYS: tuple[str, ...] = tuple(StopHead.__annotations__)
 #: Head keys kept in the clear on a packed line, by message type (besides ``type``).
 PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": (*STOP_HEAD_KEYS[1:], "part", "subgraph", "variant")}
-_OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "part", "subgraph", "name")
+# a run's variant too: --open's lazy reader then knows its graph without decoding it (session.run_index)
+_OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "part", "subgraph", "variant", "name")
 #: Lines at least this long (bytes) are packed by the session writer.
 PACK_OVER = 2048
 

@@ -114,8 +114,9 @@ def test_writer_packs_long_lines_and_they_read_back(tmp_path):
     assert raw[0]["type"] == "header" and "zlib" not in raw[0]
     assert list(read_session(str(out))) == messages
     lazy = list(read_session(str(out), lazy_over=4096))
-    heads = [m for m in lazy if LAZY in m]
+    heads = [m for m in lazy if LAZY in m and m["type"] == "stop"]
     assert heads and all(set(m) == set(STOP_HEAD_KEYS) | {LAZY} for m in heads)
+    assert {m["type"] for m in lazy if LAZY in m} <= {"stop", "run", "artifact", "provenance"}
     assert [load_lazy(m) for m in lazy] == messages
 
 
@@ -143,6 +144,33 @@ def test_a_parts_stop_opens_lazily_with_its_key(tmp_path):
     assert protocol.split_part("backward #2") == ("backward", 2)
     assert protocol.split_part("backward") == ("backward", None)
     assert protocol.with_part("backward", 2) == "backward #2" and protocol.with_part("backward", None) == "backward"
+
+
+def test_a_long_timing_opens_lazily_under_its_variant(tmp_path):
+    """A long (packed) timing of a graph and of its what-if variant, written now (the variant kept in the packed
+    head) and as earlier versions wrote it (not there): read lazily, the session's timing of each graph is that
+    graph's, as when the file is read whole, and the runs keep their order."""
+    from inductor_step.session.store import Store  # noqa: PLC0415
+
+    def run(variant, ms):
+        msg = {"type": "run", "compile_id": "[1/0]", "graph_kind": "forward", "compiled_ms": ms,
+               "kernels": [{"name": f"k{i}", "median_ms": ms / (i + 1), "note": "x " * 40} for i in range(60)]}
+        return {**msg, "variant": variant} if variant else msg
+
+    messages = [{"type": "header", "format": FORMAT}, run(None, 1.0), run("max_autotune=True", 0.5),
+                run(None, 2.0)]
+    new = tmp_path / "new.jsonl"
+    _write(new, messages)
+    old = tmp_path / "old.jsonl"  # the same lines with the variant left out of the clear head
+    with open(new, "rb") as f, open(old, "wb") as g:
+        g.write(f.read().replace(b'"variant":"max_autotune=True","size"', b'"size"'))
+    assert b'"variant"' not in old.read_bytes()  # packed: the variant only inside the compressed JSON
+    whole = Store.of(list(read_session(str(new))))
+    for path in (new, old):
+        lazy = Store.of(list(read_session(str(path), lazy_over=1000)))
+        assert lazy.runs.get("[1/0] forward · max_autotune=True") == run("max_autotune=True", 0.5)
+        assert lazy.runs.get("[1/0] forward") == run(None, 2.0)  # the latest timing of the original
+        assert dict(lazy.runs.items()) == dict(whole.runs.items()) and list(lazy.runs) == list(whole.runs)
 
 
 def test_graph_key_parses_back_every_recorded_label():
@@ -212,9 +240,11 @@ def test_a_fresh_recording_is_packed_and_opens_lazily(recorded):
         lines = f.read().splitlines()
     stops = [line for line in lines if line.startswith(b'{"type":"stop"')]
     assert len(stops) == sum(1 for m in messages if m["type"] == "stop")
-    # every stop line starts with the head the lazy reader matches: with lazy_over=0 all are lazy
+    # every stop line starts with the head the lazy reader matches: with lazy_over=0 all are lazy (packed runs too)
     lazy = list(read_session(recorded, lazy_over=0))
-    assert sum(1 for m in lazy if LAZY in m) == len(stops)
+    assert sum(1 for m in lazy if LAZY in m and m["type"] == "stop") == len(stops)
+    assert sum(1 for m in lazy if LAZY in m and m["type"] == "run") == \
+        sum(1 for line in lines if line.startswith(b'{"type":"run"') and b'"zlib":"' in line)
     assert [load_lazy(m) for m in lazy] == messages
 
 
