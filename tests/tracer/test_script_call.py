@@ -3,7 +3,8 @@ arguments once the script has returned, against the module (or function) itself 
 ``torch.compiler.set_stance("force_eager")`` (tracer.timing.script_call), on CPU, real compiles.
 
 ``tests/scripts/three_calls.py``: a module called three times under no_grad, a function Dynamo splits in two
-graphs at a print, and a function whose guard the script breaks after its last call.
+graphs at a print, a function whose guard the script breaks after its last call, and a sweep of five models
+compiled, called once and let go.
 """
 
 from __future__ import annotations
@@ -52,3 +53,11 @@ def test_a_call_that_would_recompile_is_not_timed_and_says_why(recorded):
     assert "would recompile" in fig["missing"]
     assert "script's call   scaled: not timed: the compiled call: repeating it would recompile" in proc.stdout
     assert runs["[3/0] inference"]["compiled_ms"] > 0  # the graph's own figures are there all the same
+
+
+def test_a_sweep_of_models_is_let_go_and_says_so(recorded):
+    proc, runs = recorded
+    assert "released True" in proc.stdout  # our record of the calls kept no swept model alive
+    swept = [r["script_call"] for r in runs.values() if (r.get("script_call") or {}).get("name") == "Linear"]
+    assert len(swept) == 5, [r.get("script_call") for r in runs.values()]
+    assert all("the script let go of it" in f["missing"] for f in swept), swept

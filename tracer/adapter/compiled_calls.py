@@ -13,7 +13,9 @@ every graph and what runs between them), against the same call under
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -24,24 +26,52 @@ CALLABLES: list["CompiledCallable"] = []
 _tl = threading.local()
 
 
+def _weak(obj: Any) -> Callable[[], Any]:
+    """A getter of ``obj`` that does not keep it alive (``None`` once the script let go of it); a bound method's
+    through ``WeakMethod``; a strong one where ``obj`` takes no weak reference."""
+    if obj is None:
+        return lambda: None
+    try:
+        return weakref.WeakMethod(obj) if inspect.ismethod(obj) else weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
+
+
 @dataclass(eq=False)
 class CompiledCallable:
-    """One callable ``torch.compile`` returned: ``fn`` is torch's own (Dynamo's ``compile_wrapper``), ``name``
-    what the script compiled (``GPT`` for a module, a function's qualified name), ``calls`` how many times the
-    script called it, ``args`` / ``kwargs`` / ``grad_enabled`` its latest call's (``None`` before the first),
-    ``graphs`` the compiled graphs' output-module keys (``CompiledFxGraph.cache_key``) that ran inside a call;
-    ``entry`` what the script calls (the ``OptimizedModule`` for a module, else ``fn``) and ``eager`` what it
-    would call without torch.compile (the module itself, or Dynamo's ``_torchdynamo_orig_callable``)."""
+    """One callable ``torch.compile`` returned, held weakly: ``fn()`` is torch's own (Dynamo's ``compile_wrapper``),
+    ``entry()`` what the script calls (the ``OptimizedModule`` for a module, else ``fn()``), ``eager()`` what it
+    would call without torch.compile (the module itself, or Dynamo's ``_torchdynamo_orig_callable``), each ``None``
+    once the script let go of it; ``name`` what the script compiled (``GPT`` for a module, a function's qualified
+    name), ``calls`` how many times the script called it, ``args`` / ``kwargs`` / ``grad_enabled`` its latest
+    call's (``None`` before the first, and once the script let go of the callable), ``graphs``
+    the compiled graphs' output-module keys (``CompiledFxGraph.cache_key``) that ran inside a call."""
 
-    fn: Callable[..., Any]
+    fn: Callable[[], Any]
     name: str
-    entry: Callable[..., Any] | None = None
-    eager: Callable[..., Any] | None = None
+    entry: Callable[[], Any] = lambda: None
+    eager: Callable[[], Any] = lambda: None
     calls: int = 0
     args: tuple | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     grad_enabled: bool = True
     graphs: set[str] = field(default_factory=set)
+
+    def called(self, args: tuple, kwargs: dict[str, Any]) -> None:
+        """The script called it: the call's arguments kept (by reference) in place of the last call's."""
+        self.calls += 1
+        self.args, self.kwargs, self.grad_enabled = args, kwargs, torch.is_grad_enabled()
+
+    def let_go(self) -> None:
+        """The script let go of the callable: its arguments go too (a sweep over models keeps none of them alive)."""
+        self.args, self.kwargs = None, {}
+
+
+def _let_go_with(obj: Any, rec: CompiledCallable) -> None:
+    try:
+        weakref.finalize(obj, rec.let_go)
+    except TypeError:  # takes no weak reference: held as long as we run
+        pass
 
 
 def _name(fn: Any) -> str:
@@ -74,20 +104,23 @@ def install_call_hook(ours: Callable[[], bool] = lambda: False) -> bool:
         result = real(self, fn)
         if isinstance(result, torch.nn.Module):  # an OptimizedModule: its forward came through here while made
             for rec in CALLABLES[made:]:
-                rec.entry, rec.eager = result, getattr(result, "_orig_mod", rec.eager)
+                rec.entry = _weak(result)
+                _let_go_with(result, rec)
+                if getattr(result, "_orig_mod", None) is not None:
+                    rec.eager = _weak(result._orig_mod)
             return result
         if isinstance(result, type) or not callable(result):
             return result  # a class: its methods come through here
-        rec = CompiledCallable(result, _name(fn), entry=result,
-                               eager=getattr(result, "_torchdynamo_orig_callable", None) or fn)
+        orig = getattr(result, "_torchdynamo_orig_callable", None)
+        rec = CompiledCallable(_weak(result), _name(fn), entry=_weak(result), eager=_weak(fn if orig is None else orig))
         CALLABLES.append(rec)
+        _let_go_with(result, rec)
 
         @functools.wraps(result)
         def compiled_call(*args: Any, **kwargs: Any) -> Any:
             if ours():
                 return result(*args, **kwargs)
-            rec.calls += 1
-            rec.args, rec.kwargs, rec.grad_enabled = args, kwargs, torch.is_grad_enabled()
+            rec.called(args, kwargs)
             outer = getattr(_tl, "call", None)
             _tl.call = rec
             try:

@@ -65,9 +65,14 @@ def time_call(rec: Any, labels: list[str], cuda: bool, bench: Callable[[Callable
     from inductor_step.tracer.timing.rounds import _one_round, whole_graph_rounds  # noqa: PLC0415
 
     out: dict[str, Any] = {"name": rec.name, "graphs": labels, "calls": rec.calls, "grad_enabled": rec.grad_enabled}
-    # (``is not None``: an OptimizedModule's truth value is its len(), which raises for most modules)
-    compiled = _caller(rec.entry if rec.entry is not None else rec.fn, rec, cuda)
-    eager = _caller(rec.eager if rec.eager is not None else rec.fn, rec, False)
+    # (``is None``: an OptimizedModule's truth value is its len(), which raises for most modules)
+    fn, entry, plain = rec.fn(), rec.entry(), rec.eager()
+    entry = fn if entry is None else entry
+    if entry is None or plain is None or rec.args is None:
+        return {**out, "missing": "the script let go of it (our record holds it weakly, and its last arguments only "
+                                  "while it lives)"}
+    compiled = _caller(entry, rec, cuda)
+    eager = _caller(plain, rec, False)
     try:
         with torch.compiler.set_stance("fail_on_recompile"), torch.set_grad_enabled(rec.grad_enabled):
             for what, fn, stance in (("compiled", compiled, "fail_on_recompile"), ("eager", eager, "force_eager")):
@@ -121,7 +126,7 @@ def figures(callables: list[Any], labels_of: dict[str, str], cuda: bool, bench: 
                 for label in labels_of.values() if " backward" not in label}
     for rec in callables:
         labels = sorted({labels_of[k] for k in rec.graphs if k in labels_of})
-        if not rec.calls or rec.args is None or not labels:
+        if not rec.calls or not labels:
             continue
         sink = _Discard()
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
