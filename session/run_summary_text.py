@@ -30,14 +30,13 @@ def run_summary(key: str | None, run: dict[str, Any], symbols: list[dict[str, An
     bad = unreliable(run)
     rounds = run.get("graph_rounds") or {}
     unstable = rounds.get("rounds_stable") is False or run.get("settled") is False
-    lines = _times_lines(key, run, bad)
+    lines = _times_lines(key, run, bad) + script_call_lines(run)
     lines += _kernel_sum_lines(run, unstable)
     lines += _rounds_lines(run, rounds, unstable)
     lines += _cuda_lines(run)
     if run.get("inputs"):
         lines.append(f"inputs: {run['inputs']}")
     lines.append(timed_sizes_line(run, symbols, placeholders))
-    lines += script_call_lines(run)
     lines += eager_note_lines(run) + cudagraph_lines(run) + user_kernel_lines(run)
     lines += numerics_lines(run)
     lines += _peak_lines(run)

@@ -215,6 +215,23 @@ def _run_row(key: GraphKey, r: dict[str, Any]) -> str:
             f"{slow_txt} | {'**' + verdict + '**' if verdict == 'NOT RELIABLE' else verdict} |")
 
 
+def _script_call_lines(runs: dict[GraphKey, Any]) -> list[str]:
+    """The script's compiled calls timed whole (``script_call``, session.script_call), one line each: none in a
+    session recorded before that figure."""
+    from inductor_step.session.script_call import script_call_lines  # noqa: PLC0415
+
+    seen: dict[str, str] = {}
+    for r in runs.values():
+        lines = script_call_lines(r)
+        fig = r.get("script_call") or {}
+        if lines:
+            seen.setdefault(f"{fig.get('name')} {fig.get('graphs')}", lines[0].replace("script's call   ", "", 1))
+    if not seen:
+        return []
+    return (["The script's calls, timed whole (what torch.compile returned, with its own last arguments, against the "
+             "module or function itself):", ""] + [f"- {_one_line(x, 600)}" for x in seen.values()] + [""])
+
+
 def run_timings_lines(facts: ReportFacts) -> list[str]:
     """"Run timings": a row per timed graph, the trust notes (:func:`trust.report_lines`), collectives
     left untimed, the device and timing methods; no lines when nothing was timed."""
@@ -227,6 +244,7 @@ def run_timings_lines(facts: ReportFacts) -> list[str]:
     L.append("|---|---|---|---|---|---|---|")
     L += [_run_row(key, r) for key, r in runs.items()]
     L.append("")
+    L += _script_call_lines(runs)
     L.extend(_one_line(x, 600) if x else x
              for x in trust.report_lines({str(key): r for key, r in runs.items()}))
     colls = [f"`{key}`" for key, r in runs.items() if r.get("collectives_stubbed")]

@@ -61,3 +61,18 @@ def test_a_sweep_of_models_is_let_go_and_says_so(recorded):
     swept = [r["script_call"] for r in runs.values() if (r.get("script_call") or {}).get("name") == "Linear"]
     assert len(swept) == 5, [r.get("script_call") for r in runs.values()]
     assert all("the script let go of it" in f["missing"] for f in swept), swept
+
+
+def test_the_report_lists_each_call_once(recorded, tmp_path):
+    import subprocess
+    import sys
+
+    proc, _ = recorded
+    session = next(a for a in proc.args if a.endswith("s.jsonl"))
+    out = subprocess.run([sys.executable, "-m", "inductor_step", "report", session, "--out", str(tmp_path / "r")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = open(os.path.join(tmp_path / "r", "REPORT.md"), encoding="utf-8").read()
+    assert "The script's calls, timed whole" in report
+    assert report.count("- two_graphs, whole: compiled") == 1  # one call, two graphs: one line
+    assert "- MLP, whole: compiled" in report and "- scaled: not timed:" in report
