@@ -64,7 +64,16 @@ class DynamoPane(FxPane):
                 text = (f"{first}\n# names: Dynamo's module-path parts _modules_, _parameters_, _buffers_ left out "
                         f"here and in the table ({full} reads {short})\n{rest}")
             return self.skipped_head(data) + text
-        return self.app.session.cache.get(("dynamo_text", id(data)), (data, guards), build)
+        return self.backward_head() + self.app.session.cache.get(("dynamo_text", id(data)), (data, guards), build)
+
+    def backward_head(self) -> str:
+        """A first line when the graph shown is a backward: it has no Dynamo graph of its own, so this is the
+        forward's, from which AOTAutograd derived it."""
+        key = GraphKey.parse(self.app.view.graph) if self.app.view.graph else None
+        if key is None or not key.kind.startswith("backward"):
+            return ""
+        return (f"# {key.compile_id} backward has no Dynamo graph of its own: AOTAutograd derived it from this one, "
+                f"the forward's (pane 2 shows the joint and backward graphs)\n")
 
     def skipped_head(self, data: dict[str, Any]) -> str:
         """A first line when this is the session's first graph and earlier frame ids have none."""
