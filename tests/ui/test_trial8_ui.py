@@ -3,6 +3,8 @@ in the next graph's pane 6, and ``r Run`` stood in the footer of a recorded sess
 
 from __future__ import annotations
 
+import re
+
 from conftest import DEMO, screen_lines, screen_settled
 
 
@@ -51,3 +53,29 @@ def test_recorded_session_footer_has_no_run_key_and_r_says_why(app_driver):
     from inductor_step.tui.keys import BINDINGS, help_rows  # noqa: PLC0415
 
     assert [k for k, _ in help_rows(BINDINGS)].count("r") == 1  # ? lists r once, not once per binding
+
+
+def test_pane_2_names_what_each_primals_input_holds(app_driver):
+    """2 on the demo's forward, at 120x40 and at 80x24: ``primals_1`` reads ``model.norm.weight`` (the parameter it
+    holds, from AOTAutograd's ``PlainAOTInput(idx=0)`` note and Dynamo's first input) where the target column said
+    ``primals_1`` again; the script's own input ``primals_3`` reads Dynamo's ``L_x_``; at 80 columns the name keeps
+    its last parts (``norm.weight``), never ``weight`` alone."""
+    rows: dict[int, list[str]] = {}
+
+    async def steps(app, pilot):
+        await pilot.press("2")
+        await screen_settled(pilot, app)
+        rows[app.size[0]] = screen_lines(app)[3:12]
+
+    for size in ((120, 40), (80, 24)):
+        app_driver(steps, size=size, path=DEMO)
+    def by_input(lines: list[str]) -> dict[str, str]:  # primals_N -> its row, right of the graph list
+        return {m.group(1): r[m.start():] for r in lines for m in [re.search(r"▌ (primals_\d+) ", r)] if m}
+
+    wide = by_input(rows[120])
+    assert "model.norm.weight" in wide["primals_1"], rows[120]
+    assert "model.up.bias" in wide["primals_5"], rows[120]
+    assert "L_x_" in wide["primals_3"], rows[120]
+    narrow = by_input(rows[80])
+    assert "norm.weight" in narrow["primals_1"], rows[80]
+    assert " weight " not in narrow["primals_1"] and "primals_1" not in narrow["primals_1"].split("input")[1], rows[80]
