@@ -79,3 +79,29 @@ def test_pane_2_names_what_each_primals_input_holds(app_driver):
     narrow = by_input(rows[80])
     assert "norm.weight" in narrow["primals_1"], rows[80]
     assert " weight " not in narrow["primals_1"] and "primals_1" not in narrow["primals_1"].split("input")[1], rows[80]
+
+
+def test_pane_8_at_200_columns_gives_the_detail_the_width_the_table_leaves(app_driver):
+    """3, Down x6 (buf6), 8 at 200x50: the detail (FX nodes, your code, LoopBody) stands over the kernel's code, each
+    as wide as the 84-cell table and the graph list leave (90 cells; it had 36 beside the kernel's code, 46 in a live
+    session: nanoGPT's "kernel cpp_fused_add_embedding_native_lay" was cut);
+    every line of the detail is on screen whole; at 160 columns the three stay side by side."""
+    seen: dict[int, dict] = {}
+
+    async def steps(app, pilot):
+        for key in ["3"] + ["down"] * 6 + ["8"]:
+            await pilot.press(key)
+        await screen_settled(pilot, app)
+        info, kernel = app.query_one("#code-linkinfo"), app.query_one("#code-linkkernel")
+        seen[app.size[0]] = {"info": info.region, "kernel": kernel.region, "text": info.text,
+                             "screen": "\n".join(screen_lines(app))}
+
+    for size in ((200, 50), (160, 50)):
+        app_driver(steps, size=size, path=DEMO)
+    wide = seen[200]
+    assert wide["info"].width >= 85 and wide["kernel"].width >= 85, wide  # 200 - graph list 26 - table 84
+    assert wide["kernel"].y > wide["info"].y, wide  # one over the other
+    for line in [ln for ln in wide["text"].splitlines() if ln.strip()][:12]:
+        assert line.strip() in wide["screen"], (line, wide["screen"])
+    mid = seen[160]
+    assert mid["kernel"].x > mid["info"].x and mid["kernel"].y == mid["info"].y, mid
