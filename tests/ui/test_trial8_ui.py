@@ -105,3 +105,22 @@ def test_pane_8_at_200_columns_gives_the_detail_the_width_the_table_leaves(app_d
         assert line.strip() in wide["screen"], (line, wide["screen"])
     mid = seen[160]
     assert mid["kernel"].x > mid["info"].x and mid["kernel"].y == mid["info"].y, mid
+
+
+def test_fusion_pair_status_stays_with_pane_4(app_driver):
+    """4, f, Down, f: the status line says "fusion pair op… and op…: answer below" (the answer is in pane 4's code);
+    then 8: the status line no longer says it (pane 8 read "answer below" over its own detail, timm at 80x24)."""
+    status: dict[str, str] = {}
+
+    async def steps(app, pilot):
+        for key in ("4", "f", "down", "f"):
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+        status["4"] = screen_lines(app)[-2]
+        await pilot.press("8")
+        await screen_settled(pilot, app)
+        status["8"] = screen_lines(app)[-2]
+
+    app_driver(steps, size=(120, 40), path=DEMO)
+    assert "fusion pair" in status["4"] and "answer below" in status["4"], status
+    assert "fusion pair" not in status["8"], status
