@@ -56,3 +56,37 @@ def with_short_names(text: str, names: dict[str, str]) -> str:
             parts[1::2] = [get(p, p) for p in parts[1::2]]
             lines[i] = "".join(parts)
     return "\n".join(lines)
+
+
+#: a graph input's line in an AOT graph's code (torch 2.9+ notes what each input is):
+#: ``primals_4: "f32[1000, 64][64, 1]cpu",  # PlainAOTInput(idx=3)``, ``arg0_1: "..."  # ParamAOTInput(target='fc1.weight')``
+_AOT_INPUT = re.compile(r"^\s*(\w+): \"[^\"]*\",?\s*# (?:PlainAOTInput\(idx=(\d+)\)|(?:Param|Buffer)AOTInput\(target='([^']+)'\))",
+                        re.M)
+_MARKER_SPLIT = re.compile(r"_(?:modules|parameters|buffers)_")
+
+
+def dynamo_input_path(target: str) -> str:
+    """What a Dynamo graph input holds, as the script names it: a module's parameter or buffer by its dotted path
+    (``L_self_modules_fc1_parameters_weight_`` -> ``fc1.weight``, ``L_model_modules_blocks_modules_0_buffers_bias_``
+    -> ``model.blocks.0.bias``: a module the script passed in keeps its name), any other input by Dynamo's name for it (``L_x_``)."""
+    parts = _MARKER_SPLIT.split(target.rstrip("_"))
+    if len(parts) < 2:
+        return target
+    root = re.sub(r"^[LG]_", "", parts[0])  # L['self'] / L['model'] / G['model']: the module's own name, not self
+    return ".".join(([root] if root != "self" else []) + parts[1:])
+
+
+def aot_input_names(aot_graphs: dict[str, str] | None, dynamo_nodes: Iterable[dict] | None) -> dict[str, str]:
+    """AOT graph input name (``primals_1``, ``arg0_1``) -> what it holds (``fc1.weight``, ``L_x_``): the notes AOTAutograd
+    writes beside each input of its graphs' code, the n-th (``PlainAOTInput(idx=n)``) of Dynamo's graph inputs (its
+    placeholders in order) read by :func:`dynamo_input_path`.  Empty where the code has no such notes (older torch)."""
+    inputs = [n.get("target") or n.get("name") for n in dynamo_nodes or [] if n.get("op") == "placeholder"]
+    out: dict[str, str] = {}
+    for code in (aot_graphs or {}).values():
+        for name, idx, target in _AOT_INPUT.findall(code if isinstance(code, str) else ""):
+            if target:
+                out.setdefault(name, target)
+            elif int(idx) < len(inputs) and inputs[int(idx)]:
+                out.setdefault(name, dynamo_input_path(str(inputs[int(idx)])))
+    return out
+

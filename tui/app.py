@@ -454,7 +454,7 @@ class StepApp(JobView, App[None]):
         self.refresh_status()
 
     # ------------------------------------------------------------------ run, screenshots, report, help, quit
-    def action_run(self) -> None:
+    def action_run(self, _why: str = "") -> None:
         if self.agent is None or not self.agent.alive:
             self.notify("no live script to time (a recorded session, or the script's process has ended; a torchrun "
                         "job's ranks end with their script: --run times them as it ends)", severity="warning")

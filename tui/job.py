@@ -140,6 +140,11 @@ class JobView:
     def is_job(self) -> bool:
         return self.job_spec is not None
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer's ``r Run`` only where r can time something: a live script of one process (an ``--open``
+        session showed it, and r there only said it could not); r elsewhere goes to ``run('why')``, which says why."""
+        return action != "run" or bool(parameters) or (self.live and not self.is_job)  # type: ignore[attr-defined]
+
     def pane_missing(self, stage: str) -> str:
         """Why pane ``stage`` is not in this app ("" when it is): pane 0 exists in a job only."""
         if stage == "ranks" and not self.is_job:

@@ -71,6 +71,8 @@ BINDINGS: list[Binding] = [
             tooltip="what if: recompile the shown graph with Inductor settings changed (max_autotune, ...), "
                     "time it and diff it against the original"),
     Binding("r", "run", "Run", id="run", tooltip="run and time every compiled graph and kernel; c cancels"),
+    # where nothing can be timed (--open, a torchrun job) the footer leaves r out (JobView.check_action) and r says why
+    Binding("r", "run('why')", "Run", show=False, id="run-why"),
     Binding("e", "numerics", "Numerics", show=False, id="numerics",
             tooltip="numerics (pane e): compare every buffer of the shown graph with eager and float64 on the "
                     "script's own inputs; the first divergence and the first NaN first; Enter goes to that buffer"),
@@ -121,6 +123,8 @@ def help_rows(bindings: list[Binding]) -> list[tuple[str, str]]:
     """(keys, what they do) for the help screen, in the bindings' order."""
     rows: list[tuple[str, str]] = []
     for b in bindings:
+        if b.id == "run-why":
+            continue  # r's second binding: one row for r
         keys = " / ".join({"question_mark": "?", "slash": "/", "greater_than_sign": ">", "less_than_sign": "<"}.get(k, k)
                           for k in b.key.split(","))
         rows.append((keys, b.tooltip or b.description))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inductor_step.tui.panes.fx import FxPane
+from inductor_step.session.fx_names import aot_input_names
 from inductor_step.session.paths import shorten_in_text
 from inductor_step.session.subgraph_lines import inner_user_lines
 from inductor_step.session.text import POST_GRAD_HEAD, aot_text
@@ -34,6 +35,14 @@ class AotPane(FxPane):
         dgraph = dyn.get("graph") if dyn is not None else None
         return self.cached_index(data, "inner_lines", lambda: inner_user_lines(
             self.nodes(data), (dgraph.get("nodes") if isinstance(dgraph, dict) else None) or []))
+
+    def input_names(self, data: dict[str, Any]) -> dict[str, str]:
+        """``primals_1`` -> ``fc1.weight``: the parameter, buffer or script input each graph input holds, from the
+        notes AOTAutograd writes beside its graphs' inputs and Dynamo's inputs (session.fx_names.aot_input_names)."""
+        dyn = self.app.session.stop_for(self.app.view.graph or "", "dynamo")
+        dgraph = dyn.get("graph") if dyn is not None else None
+        nodes = (dgraph.get("nodes") if isinstance(dgraph, dict) else None) or []
+        return self.cached_index(data, "input_names", lambda: aot_input_names(data.get("aot_graphs"), nodes))
 
     def text_start(self, text: str) -> int:
         m = POST_GRAD_HEAD.search(text)

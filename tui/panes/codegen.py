@@ -39,6 +39,16 @@ class CodegenPane(TritonStagesMixin, StagePane):
     #: ``torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default#0`` pushed backend and buffers off screen
     fit = ((0,), 2)
 
+    #: the graph whose kernels ``t`` last showed: another graph's kernels open at their source (t's asm or PTX
+    #: stayed on, so the next stop's kernels read "x86 asm ... not recorded", or lowered a Triton kernel unasked)
+    _t_graph: Any = None
+
+    def show(self, force: bool = False) -> None:
+        graph = self.app.view.graph
+        if graph != self._t_graph:
+            self._t_graph, self.triton_view = graph, "source"
+        super().show(force)
+
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         ks = data.kernels or []
         return [k.name for k in ks], \

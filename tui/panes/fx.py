@@ -65,6 +65,11 @@ class FxPane(StagePane):
         (none: both show FX's names)."""
         return {}
 
+    def input_names(self, data: dict[str, Any]) -> dict[str, str]:
+        """Input (placeholder) name -> what it holds, shown in the target column in place of the name again
+        (none here)."""
+        return {}
+
     #: where in :meth:`text` the node definitions start (0: the top)
     def text_start(self, text: str) -> int:
         return 0
@@ -74,6 +79,7 @@ class FxPane(StagePane):
         script_dir = self.app.session.script_dir
         shown = self.shown_names(data)
         inner = self.user_lines(data)
+        holds = self.input_names(data)
 
         def row(i: int) -> tuple:
             n = nodes[i]
@@ -85,9 +91,13 @@ class FxPane(StagePane):
             if via_torch:  # torch's own frame innermost (F.pad's constant_pad_nd): the user's, then torch's
                 where = f"{where} -> {short_user_line(n.torch_line, script_dir)}"
             target = shown.get(n.target, n.target)
+            held = holds.get(n.name) if n.op == "placeholder" else None
+            parts = held.split(".") if held else []  # at 80 columns: its last parts (query.weight), never weight alone
+            target_cell = T(held, "green", short=[".".join(parts[-k:]) for k in range(len(parts) - 1, 1, -1)]) \
+                if held else T(target, short=target_forms(target), kind=Exact if n.op == "placeholder" else Cell)
             return (T(shown.get(n.name, n.name), "bold", kind=Exact),
                     T(n.op, short=[OP_SHORT[n.op]] if n.op in OP_SHORT else ()),
-                    T(target, short=target_forms(target), kind=Exact if n.op == "placeholder" else Cell),
+                    target_cell,
                     T(n.shape), dtype_cell(n.dtype), T(where, "cyan", short=mine if via_torch else mine[1:]))
         return [str(i) for i in range(len(nodes))], row
 

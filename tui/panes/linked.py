@@ -27,8 +27,10 @@ class LinkedPane(StagePane):
     def compose(self) -> ComposeResult:
         with BlankHorizontal(id="linked-row"):
             yield Table(id="table-linked", cursor_type="row", zebra_stripes=True)
-            yield CodeView(id="code-linkinfo")
-            yield CodeView(id="code-linkkernel")
+            # side by side right of the table; from 180 columns one over the other, each as wide as the table leaves
+            with BlankHorizontal(id="linked-detail"):
+                yield CodeView(id="code-linkinfo")
+                yield CodeView(id="code-linkkernel")
 
     def on_mount(self) -> None:
         super().on_mount()

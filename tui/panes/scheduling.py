@@ -62,6 +62,7 @@ class SchedulingPane(StagePane):
         if self._pair_first is None or self._pair_first == name:
             self._pair_first = name
             app.set_status(f"fusion pair: {name} and … (move to another node, press f)")
+            app._status_for = "scheduling"  # said of pane 4: another pane shown clears it (StepApp.action_stage)
             return
         a, b = self._pair_first, name
         self._pair_first = None
@@ -72,6 +73,7 @@ class SchedulingPane(StagePane):
                        "can_fuse for any pair is asked live while the compile is paused at this graph's "
                        "scheduling, loopbody or codegen stop")
         app.set_status(f"fusion pair {a} and {b}: answer below")
+        app._status_for = "scheduling"  # "below" is pane 4's code: pane 8 read it too, with no answer below
         if live:
             app.agent.send(CMD_CAN_FUSE, a=a, b=b)
 
