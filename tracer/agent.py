@@ -17,7 +17,6 @@ record every stop without pausing.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import queue
 import runpy
@@ -30,11 +29,12 @@ from typing import Any
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.capture_aoti import AotiCapture
-from inductor_step.tracer.capture import Capture, GraphState, wants_trace_event  # noqa: F401 - GraphState: agent.graphs' values
+from inductor_step.tracer.capture import Capture, GraphState  # noqa: F401 - GraphState: agent.graphs' values
 from inductor_step.tracer.cudagraph_record import CudagraphRecord
 from inductor_step.session.format import STAGES
-from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _run_exit_funcs,
-                                                connect, user_traceback_text)
+from inductor_step.tracer import agent_start
+from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _nothing, _Quit,
+                                                _run_exit_funcs, connect, user_traceback_text)
 from inductor_step.tracer.agent_timing import TIMING_LIMIT_S, TimingRequests
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
@@ -54,20 +54,6 @@ def adapter_compile_id() -> str | None:
         return None if cid == "[?]" else cid
     except Exception:  # noqa: BLE001
         return None
-
-
-class _nothing:
-    """A context manager that does nothing (no compile clock)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-class _Quit(BaseException):
-    """Raised on the compile thread when the UI asks the agent to end at a stop."""
 
 
 class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
@@ -319,19 +305,15 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         return cid, kind, nxt
 
     def main(self) -> int:
+        """Run the script as ``__main__`` under our hooks and return its exit status: the hooks installed and the
+        header sent (:mod:`inductor_step.tracer.agent_start`), the script run and its exit classified, the
+        end-of-script work, then either the script's ``atexit`` functions or (``--serve``) the UI's requests."""
         from inductor_step.tracer import lifetime  # noqa: PLC0415
 
         # ended (SIGTERM, SIGHUP) or orphaned (the UI killed): every process we started goes with us
         lifetime.on_signals(_end_now)
         lifetime.die_with_parent(on_orphan=lambda: _end_now(signal.SIGHUP), use_prctl=False)
-        try:
-            import torch  # noqa: PLC0415
-        except ImportError as e:
-            msg = f"torch is not installed for {sys.executable} ({e}): pip install torch"
-            self.send({"type": "header", "format": protocol.FORMAT, "torch": None, "triton": None,
-                       "python": sys.version.split()[0], "device": None, "script": self.script, "argv": self.argv})
-            self.send({"type": "error", "stage": "script", "message": msg, "traceback": ""})
-            self.send({"type": "done", "returncode": 2, "graphs": 0, "message": msg})
+        if agent_start.torch_missing(self):
             return 2
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
@@ -339,105 +321,9 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         self.device = info["device"]
         caches = os.environ.get("INDUCTOR_STEP_CACHES", "off") == "on"  # --caches on
         settings = adapter.configure_inductor(caches=caches)
-        from inductor_step.tracer.compile_time import install_clock  # noqa: PLC0415
-
-        if os.environ.get("INDUCTOR_STEP_COMPILE_TIME", "on") == "off":  # measure its cost
-            clock_hooks, ours = ["compile time: not measured (INDUCTOR_STEP_COMPILE_TIME=off)"], lambda fn: fn
-        else:
-            clock_hooks, ours = install_clock(self)
-        hooks = adapter.install_passes(ours(self.on_pre_grad), ours(self.on_post_grad_pre),
-                                       ours(self.on_post_grad_post), ours(self.on_pre_fusion),
-                                       ours(self.on_post_fusion))
-        final = adapter.install_final_hooks(ours(self.on_lowered_graph), ours(self.on_final_order))
-        hooks += clock_hooks
-        self.final_hooks = {h: True for h in final}
-        hooks += final + adapter.install_kernel_args_hook() + adapter.install_subgraph_tracking()
-        # torch.compile's arguments per compile, and Inductor's autotuning choices
-        hooks += [h for h, ok in (("torch.compile arguments (_TorchCompileInductorWrapper.__init__)",
-                                   adapter.install_compile_args_hook()),
-                                  ("AlgorithmSelectorCache.__call__ (autotuning choices)",
-                                   adapter.install_autotune_hook()),
-                                  ("CachingAutotuner.benchmark_all_configs (Triton config candidates)",
-                                   adapter.install_triton_autotune_hook())) if ok]
-        if str(self.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
-            hooks.append("TritonScheduling.define_kernel (bytes estimate)")
-        if str(self.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
-            adapter.install_cudagraph_log_hook(self.on_cudagraph_skip)
-            self.cudagraph_recording_hook = adapter.install_recording_hook(self.on_cudagraph_record)
-        hooks += adapter.install_aoti_hook(self.on_aoti_start, self.on_aoti_done)
-        from inductor_step.tracer import whatif_partition  # noqa: PLC0415
-
-        hooks += whatif_partition.install(self)  # training graphs' joint graphs (activation_memory_budget what-ifs)
-
-        from inductor_step.tracer import backends  # noqa: PLC0415
-
-        if adapter.install_backend_hook(lambda gm, name: backends.on_backend_before(self, gm, name),
-                                        lambda gm, name, err: backends.on_backend_after(self, gm, name, err)):
-            hooks.append("OutputGraph.call_user_compiler (each graph's backend; other backends' graphs)")
-        if adapter.install_dynamo_graph_hook(self.on_dynamo_graph, self.on_dynamo_graph_start):
-            hooks.append("torch._inductor.compile_fx.compile_fx (Dynamo's graph and its first inputs: the run stage's eager)")
-        if adapter.install_reset_hook():
-            hooks.append("torch._dynamo.reset (compile ids after a reset carry @resetN)")
-        if adapter.install_call_hook(lambda: bool(getattr(self.tl, "ours_calls", False))):
-            hooks.append("OptimizeContext.__call__ (the script's compiled calls: the run stage's whole-call figure)")
-        if adapter.install_graph_call_hook(self.on_graph_call):
-            hooks.append("CompiledFxGraph.__call__ (the script's inputs"
-                         + (", its calls profiled" if self._profiles_calls() else "") + ")")
-            self.profile_script_calls = self._profiles_calls()
-        agent = self
-
-        class TraceHandler(logging.Handler):
-            def handle(self, record: logging.LogRecord) -> bool:
-                # logging.Handler.handle holds the handler's lock around emit(); a stop blocks
-                # inside emit, and the timing thread's own trace events would wait on that lock
-                self.emit(record)
-                return True
-
-            def emit(self, record: logging.LogRecord) -> None:
-                try:
-                    with agent.clock.hold("ours") if agent.clock else _nothing():
-                        agent.on_trace(record)
-                except _Quit:
-                    raise
-                except Exception:  # noqa: BLE001
-                    logging.getLogger("inductor_step").debug("trace handler", exc_info=True)
-
-        class FusionHandler(logging.Handler):
-            def emit(self, record: logging.LogRecord) -> None:
-                if agent.capture_fusion:
-                    try:
-                        agent.fusion_lines.append(record.getMessage())
-                    except Exception:  # noqa: BLE001
-                        pass
-
-        adapter.add_trace_handler(TraceHandler(), wants_trace_event)
-        fl = adapter.fusion_logger()
-        fl.addHandler(FusionHandler())
-        if not fl.isEnabledFor(logging.DEBUG):
-            fl.setLevel(logging.DEBUG)
-            fl.propagate = False
-        header = {"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
-                  "python": sys.version.split()[0], "device": info["device"],
-                  "device_name": info.get("device_name"), "cuda": info.get("cuda"),
-                  "script": self.script, "argv": self.argv, "cwd": os.getcwd(), "pid": os.getpid(),
-                  "time": time.time(),
-                  "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
-                  "note": ("Inductor's caches were left on (--caches on): a cache hit skips the stages after it; "
-                           if caches else "FX-graph and AOTAutograd caches are off inside the agent so every stage "
-                                          "is captured; ")
-                          + "inductor_settings were read before the script ran (torch.compile's mode and options "
-                          "patch them per compile): each graph's own are its dynamo stop's compiled_with"}
-        if self.distributed is not None:
-            from inductor_step.tracer.adapter import distributed  # noqa: PLC0415
-
-            d = self.distributed
-            note = distributed.watch_process_groups(d.get("collective_timeout_s"), self.send)
-            role = ("steps at every stop" if d.get("stepped_rank") == d["rank"] else
-                    f"records every stop without pausing (the UI steps rank {d['stepped_rank']})"
-                    if d.get("stepped_rank") is not None else "records every stop without pausing")
-            d["note"] = f"rank {d['rank']} of {d['world_size']}: {role}" + (f"; {note}" if note else "")
-            header["distributed"] = d
-        self.send(header)
+        hooks = agent_start.install_hooks(self)
+        agent_start.add_log_handlers(self)
+        self.send(agent_start.header(self, info, settings, hooks, caches))
         if self.ctl_fd is not None:
             threading.Thread(target=self._control_loop, daemon=True).start()
         sys.argv = [self.script] + list(self.argv)
@@ -446,6 +332,24 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             from inductor_step.tracer import rank_watch  # noqa: PLC0415
 
             rank_watch.start(self.send)
+        try:
+            rc, error = self._run_script()
+        except _Quit:
+            self.send({"type": "quit"})
+            return 130
+        compiled = self._send_done(rc, error)
+        self._after_script(compiled)
+        if not self.serve:
+            _run_exit_funcs()
+        if self.serve and self.ctl_fd is not None:
+            # stay up to serve timing requests until the UI says quit or goes away
+            while True:
+                time.sleep(3600)
+        return rc
+
+    def _run_script(self) -> tuple[int, dict[str, Any] | None]:
+        """Run the script and classify how it ended: ``(exit status, error message or None)``; the script's own
+        exception is printed as ``python script.py`` would.  ``_Quit`` (the UI ended the agent at a stop) passes."""
         rc = 0
         error: dict[str, Any] | None = None
         from inductor_step.tracer.blame_speed import config_values  # noqa: PLC0415
@@ -454,8 +358,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         try:
             runpy.run_path(self.script, run_name="__main__")
         except _Quit:
-            self.send({"type": "quit"})
-            return 130
+            raise
         except SystemExit as e:
             rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         except KeyboardInterrupt:
@@ -472,6 +375,13 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
                      "full_message": text[:20000], "traceback": tb,
                      "compile_id": cid if stage != "script" else None,
                      "graph_kind": kind if stage != "script" else None}
+        return rc, error
+
+    def _send_done(self, rc: int, error: dict[str, Any] | None) -> int:
+        """Send the script's error (if any) and ``done`` (with why nothing reached Inductor, when nothing did);
+        returns how many graphs were compiled."""
+        from inductor_step.tracer import backends  # noqa: PLC0415
+
         if error:
             error["type"] = "error"
             self.send(error)
@@ -489,6 +399,11 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             done_msg = "the script never compiled a graph with torch.compile"
         extra.pop("message", None)
         self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
+        return compiled
+
+    def _after_script(self, compiled: int) -> None:
+        """The end-of-script work the options asked for, once ``compiled`` graphs exist: pending and ``--what-if``
+        variants, numerics waiting for calls, ``--save-inputs`` or ``--run``, ``--numerics`` and ``--blame``."""
         self.script_done = True
         self._pending_what_ifs()
         if self.__dict__.get("numerics_waiting"):  # e asked for graphs the script never called
@@ -510,14 +425,6 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             from inductor_step.tracer.blame import run_in_agent  # noqa: PLC0415
 
             run_in_agent(self, None, self.blame_at_end)
-        if not self.serve:
-            _run_exit_funcs()
-        if self.serve and self.ctl_fd is not None:
-            # stay up to serve timing requests until the UI says quit or goes away
-            while True:
-                time.sleep(3600)
-        del torch
-        return rc
 
 
 #: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)

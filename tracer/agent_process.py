@@ -1,5 +1,5 @@
-"""The agent process's own life: the script's traceback without our frames, ending every child on SIGTERM/SIGHUP,
-the script's ``atexit`` functions, and a torchrun rank's pipes handed to the UI over a Unix socket."""
+"""The agent process's own life: the quit at a stop, the script's traceback without our frames, ending every child
+on SIGTERM/SIGHUP, the script's ``atexit`` functions, and a torchrun rank's pipes handed to the UI over a Unix socket."""
 
 from __future__ import annotations
 
@@ -12,6 +12,20 @@ import traceback
 from typing import Any
 
 from inductor_step.session import format as protocol
+
+
+class _nothing:
+    """A context manager that does nothing (no compile clock)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+class _Quit(BaseException):
+    """Raised on the compile thread when the UI asks the agent to end at a stop."""
 
 
 def _ours(filename: str) -> bool:

@@ -261,12 +261,7 @@ class TimingRequests:
         ``signal``; the next graph gets a fresh worker.  The last ``run_status`` (``done: True``)
         counts them: ``timed``, ``failed`` (a list of ``"[1/0] backward"`` keys) and ``of``.
         """
-        from inductor_step.tracer import adapter  # noqa: PLC0415
-        from inductor_step.tracer.timing.inprocess import (  # noqa: PLC0415
-            in_process_reason, needs_this_process, time_in_process)
-        from inductor_step.tracer.timing.eager_user import sendable_reason  # noqa: PLC0415
         from inductor_step.tracer.timing.isolate import TimingFailed, TimingWorker  # noqa: PLC0415
-        from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
         calls = self._script_call_figures(todo)
         worker = TimingWorker()
@@ -283,43 +278,10 @@ class TimingRequests:
                                                             "per graph)", "limit_s": self.timing_limit_s})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
-                orig = self.graphs.get(self.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
-                compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
-                            "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
-                           if orig and orig.get("output_path") else None)
-                kw = dict(cancel=self.cancel_run, timeout_s=self.timing_limit_s, num_gb=g.get("num_gb"),
-                          compare=compare, script=self._script_record(g, orig if compare else None),
-                          progress=lambda text, where=where: self.send({"type": "run_status",
-                                                                        "message": f"{where}: {text}"}))
+                kw = self._timing_kwargs(cid, kind, g, where)
                 msg["limit_s"] = self.timing_limit_s
                 try:
-                    dyn = self.dynamo_eager(cid, kind)
-                    kw["dynamo"] = dyn
-                    # a graph a fresh process cannot rebuild (script-defined ops, opaque frozen weights) is
-                    # timed here instead (tracer.timing.inprocess)
-                    here = in_process_reason(g["output_path"], g.get("gm"))
-                    stays = (kw["script"] or {}).get("scalars_stay") or {}
-                    if here is None and stays:  # a jagged graph's nested int has no int to send
-                        here = f"timed in the agent's own process: {next(iter(stays.values()))}"
-                    sent = dyn
-                    why_not = None if here is not None else sendable_reason(dyn)
-                    if why_not and dyn.get("gm") is not None:  # higher-order ops: pickled node by node, no re-trace
-                        sent = {**dyn, "gm": adapter.portable_graph_module(dyn["gm"])}
-                        why_not = sendable_reason(sent) if sent["gm"] is not dyn["gm"] else why_not
-                    if why_not:  # eager is Dynamo's graph; where it cannot be sent, time here
-                        here = (f"timed in the agent's own process: Dynamo's graph (the eager baseline) cannot be sent "
-                                f"to a timing process ({why_not})")
-                    if here is None:
-                        try:
-                            msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)
-                                g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"),
-                                **{**kw, "dynamo": sent}))
-                        except TimingFailed as e:
-                            if e.crashed or e.cancelled or not needs_this_process(e.reason):
-                                raise
-                            here = f"timed in the agent's own process: a timing process could not rebuild it ({e.reason})"
-                    if here is not None:
-                        msg.update(time_in_process(g["output_path"], g.get("gm"), g.get("device", "cpu"), here, **kw))
+                    self._time_graph(worker, cid, kind, g, msg, kw)
                     timed += 1
                 except TimingFailed as e:
                     if e.cancelled:
@@ -340,27 +302,86 @@ class TimingRequests:
                     failed.append(f"{cid} {kind}")
                 if calls.get(f"{cid} {kind}"):
                     msg["script_call"] = calls[f"{cid} {kind}"]
-                subs = msg.pop("subgraphs", None)
-                if str(msg.get("device", "")).startswith("cuda"):
-                    okey = adapter.output_module_key(g["output_path"])
-                    cg = self.cudagraphs_run_info(g, self.script_calls.get(okey), _read(g["output_path"]), okey)
-                    replay = msg.get("cudagraph_replay") or {}
-                    if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
-                        cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove
-                        cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
-                        cg["replay_how"] = replay.get("how")  # the whole call, or partition by partition
-                    msg["cudagraphs"] = cg
-                self.send(msg)
-                for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key
-                    label = str(protocol.GraphKey.of(sub))  # before send moves the subgraph out of its kind
-                    self.send(sub)
-                    if sub.get("failed"):
-                        failed.append(label)
+                self._send_run(cid, kind, g, msg, failed)
         finally:
             worker.close()
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
         self._run_done({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
                    "of": len(todo)})
+
+    def _timing_kwargs(self, cid: str, kind: str, g: dict[str, Any], where: str) -> dict[str, Any]:
+        """The keyword arguments graph ``(cid, kind)`` is timed with (worker and in-process alike): the cancel event,
+        the limit, bytes, a what-if variant's original to compare with, the script's calls and a progress line."""
+        from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
+
+        orig = self.graphs.get(self.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
+        compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
+                    "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
+                   if orig and orig.get("output_path") else None)
+        return dict(cancel=self.cancel_run, timeout_s=self.timing_limit_s, num_gb=g.get("num_gb"),
+                    compare=compare, script=self._script_record(g, orig if compare else None),
+                    progress=lambda text, where=where: self.send({"type": "run_status",
+                                                                  "message": f"{where}: {text}"}))
+
+    def _time_graph(self, worker: Any, cid: str, kind: str, g: dict[str, Any], msg: dict[str, Any],
+                    kw: dict[str, Any]) -> None:
+        """Time graph ``(cid, kind)`` against its eager (Dynamo's graph) into ``msg``: in ``worker``'s process, or in
+        this one where a fresh process cannot rebuild the graph or be sent Dynamo's.  Raises TimingFailed."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+        from inductor_step.tracer.timing.inprocess import (  # noqa: PLC0415
+            in_process_reason, needs_this_process, time_in_process)
+        from inductor_step.tracer.timing.eager_user import sendable_reason  # noqa: PLC0415
+        from inductor_step.tracer.timing.isolate import TimingFailed  # noqa: PLC0415
+
+        dyn = self.dynamo_eager(cid, kind)
+        kw["dynamo"] = dyn
+        # a graph a fresh process cannot rebuild (script-defined ops, opaque frozen weights) is
+        # timed here instead (tracer.timing.inprocess)
+        here = in_process_reason(g["output_path"], g.get("gm"))
+        stays = (kw["script"] or {}).get("scalars_stay") or {}
+        if here is None and stays:  # a jagged graph's nested int has no int to send
+            here = f"timed in the agent's own process: {next(iter(stays.values()))}"
+        sent = dyn
+        why_not = None if here is not None else sendable_reason(dyn)
+        if why_not and dyn.get("gm") is not None:  # higher-order ops: pickled node by node, no re-trace
+            sent = {**dyn, "gm": adapter.portable_graph_module(dyn["gm"])}
+            why_not = sendable_reason(sent) if sent["gm"] is not dyn["gm"] else why_not
+        if why_not:  # eager is Dynamo's graph; where it cannot be sent, time here
+            here = (f"timed in the agent's own process: Dynamo's graph (the eager baseline) cannot be sent "
+                    f"to a timing process ({why_not})")
+        if here is None:
+            try:
+                msg.update(worker.time(  # (a graph with higher-order ops: sent without a re-trace)
+                    g["output_path"], adapter.portable_graph_module(g.get("gm")), g.get("device", "cpu"),
+                    **{**kw, "dynamo": sent}))
+            except TimingFailed as e:
+                if e.crashed or e.cancelled or not needs_this_process(e.reason):
+                    raise
+                here = f"timed in the agent's own process: a timing process could not rebuild it ({e.reason})"
+        if here is not None:
+            msg.update(time_in_process(g["output_path"], g.get("gm"), g.get("device", "cpu"), here, **kw))
+
+    def _send_run(self, cid: str, kind: str, g: dict[str, Any], msg: dict[str, Any], failed: list[str]) -> None:
+        """Send graph ``(cid, kind)``'s ``run`` message (on CUDA with its CUDA graphs' part), then its subgraphs'
+        own, each under its own key; a failed subgraph's key is added to ``failed``."""
+        from inductor_step.tracer import adapter  # noqa: PLC0415
+
+        subs = msg.pop("subgraphs", None)
+        if str(msg.get("device", "")).startswith("cuda"):
+            okey = adapter.output_module_key(g["output_path"])
+            cg = self.cudagraphs_run_info(g, self.script_calls.get(okey), _read(g["output_path"]), okey)
+            replay = msg.get("cudagraph_replay") or {}
+            if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
+                cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove
+                cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
+                cg["replay_how"] = replay.get("how")  # the whole call, or partition by partition
+            msg["cudagraphs"] = cg
+        self.send(msg)
+        for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key
+            label = str(protocol.GraphKey.of(sub))  # before send moves the subgraph out of its kind
+            self.send(sub)
+            if sub.get("failed"):
+                failed.append(label)
 
     def _script_call_figures(self, todo: list) -> dict[str, dict[str, Any]]:
         """``{"[0/0] forward": figure}``: the script's compiled calls that ran the graphs of ``todo``, each timed

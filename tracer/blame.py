@@ -250,38 +250,20 @@ class Bisect:
         return verdict
 
     def _search(self, cid: str | None) -> dict[str, Any]:
-        base = self.step("the script as it compiles (Inductor)", "baseline", self.env("inductor"), target=cid)
-        if cid is None:
-            bad = [k for k, g in (base["result"].get("graphs") or {}).items()
-                   if (_measure(g) or {}).get("status") in BAD]
-            if not bad:
-                return {"found": False, "text": "no graph of the script diverged from eager in the baseline step: "
-                                                "nothing to blame"}
-            cid = bad[0]
-            self.head["compile_id"] = cid
-            base["measure"] = _measure(base["result"]["graphs"][cid])
-            self.steps[-1]["measure"] = base["measure"]
-        elif base["outcome"] != "bad":
-            why = {"good": "did not diverge from eager", "crash": f"crashed ({base.get('error')})",
-                   "timeout": "ran out of time"}.get(base["outcome"], base["outcome"])
-            return {"found": False, "text": f"{cid} {why} in the baseline step: the divergence did not reproduce in "
-                                            "a fresh process (a random input, a setting made at run time?)"}
+        """Bisect graph ``cid``'s divergence (None: the first graph that diverges in the baseline step): the
+        baseline, the backend level, then within the blamed backend the user's passes, each subsystem and each
+        config change; returns the verdict."""
+        base, cid, verdict = self._baseline(cid)
+        if verdict is not None:
+            return verdict
         baseline = base.get("measure")
         apps: dict[str, list] = base["result"].get("applications") or {}
         self.base_apps = apps
         custom = base["result"].get("custom_passes") or {}
         # 2. the backend level
-        blamed, good_below = "inductor", None
-        for b in BACKEND_LADDER:
-            s = self.step(f"backend {b}", "backend", self.env(b), target=cid)
-            if s["outcome"] == "good":
-                good_below = s
-                break
-            blamed = b
-        else:
-            return self._verdict(cid, "backend", "eager", None, None, None, baseline,
-                                 "Dynamo itself (the eager backend) diverges: the graph Dynamo captured computes "
-                                 "another result than the script")
+        blamed, good_below, verdict = self._backend_level(cid, baseline)
+        if verdict is not None:
+            return verdict
         leaves = good_below.get("measure") if good_below else None
         if blamed in ("aot_eager",):
             return self._verdict(cid, "backend", blamed, None, None, None, baseline,
@@ -289,27 +271,9 @@ class Bisect:
                                  leaves=leaves)
         # 3. within the blamed backend: the user's passes, each subsystem, each config change
         if blamed == "inductor" and custom:
-            off = {k: None for k in custom}
-            s = self.step(f"the user's own passes off ({', '.join(f'{k}={v}' for k, v in custom.items())})",
-                          "config", self.env("inductor"), settings=off, target=cid)
-            if s["outcome"] == "good":
-                if len(custom) > 1:
-                    for k in custom:
-                        one = self.step(f"{k} off", "config", self.env("inductor"), settings={k: None}, target=cid)
-                        if one["outcome"] == "good":
-                            s, off = one, {k: None}
-                            break
-                names = ", ".join(f"{k} ({custom[k]})" for k in off)
-                rw = [base["result"].get("rewrites", {}).get(k) or {} for k in off]
-                changed = [c for r in rw for c in r.get("changed") or []]
-                nodes = [c.split(":")[0] for c in changed] + [n for r in rw for n in r.get("added") or []]
-                what = f"{names}; rewrote {', '.join(changed[:6])}" if changed else names
-                v = self._verdict(cid, "config", blamed, None, None, what, baseline,
-                                  f"the user's own graph pass {names}: with it off the graph no longer diverges",
-                                  settings=off, leaves=s.get("measure"))
-                if nodes:
-                    v["fx_nodes"] = nodes
-                return v
+            verdict = self._user_passes(cid, blamed, custom, base, baseline)
+            if verdict is not None:
+                return verdict
         for sub in SUBSYSTEMS.get(blamed, ()):
             mine = [a for a in apps.get(sub) or [] if a.get("backend") == blamed]
             if not mine:
@@ -330,6 +294,73 @@ class Bisect:
                              f"{blamed} diverges and {below} "
                              "does not, but switching off none of the subsystems torch's bisector knows removes it "
                              "(codegen or fusion, which it cannot switch off)", leaves=leaves)
+
+    def _baseline(self, cid: str | None) -> tuple[dict[str, Any], str, dict[str, Any] | None]:
+        """The baseline step (the script as it compiles): ``(its step, the graph blamed, None)``, or a verdict
+        instead of None where there is nothing to blame (no graph diverged, or ``cid`` did not)."""
+        base = self.step("the script as it compiles (Inductor)", "baseline", self.env("inductor"), target=cid)
+        if cid is None:
+            bad = [k for k, g in (base["result"].get("graphs") or {}).items()
+                   if (_measure(g) or {}).get("status") in BAD]
+            if not bad:
+                return base, cid, {"found": False, "text": "no graph of the script diverged from eager in the "
+                                                           "baseline step: nothing to blame"}
+            cid = bad[0]
+            self.head["compile_id"] = cid
+            base["measure"] = _measure(base["result"]["graphs"][cid])
+            self.steps[-1]["measure"] = base["measure"]
+        elif base["outcome"] != "bad":
+            why = {"good": "did not diverge from eager", "crash": f"crashed ({base.get('error')})",
+                   "timeout": "ran out of time"}.get(base["outcome"], base["outcome"])
+            return base, cid, {"found": False, "text": f"{cid} {why} in the baseline step: the divergence did not "
+                                                       "reproduce in a fresh process (a random input, a setting made "
+                                                       "at run time?)"}
+        return base, cid, None
+
+    def _backend_level(self, cid: str, baseline: dict[str, Any] | None
+                       ) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
+        """Down the backend ladder until a backend does not diverge: ``(the lowest that diverges, the step of the
+        one below it, None)``, or a verdict instead of None where even Dynamo's eager backend diverges."""
+        blamed, good_below = "inductor", None
+        for b in BACKEND_LADDER:
+            s = self.step(f"backend {b}", "backend", self.env(b), target=cid)
+            if s["outcome"] == "good":
+                good_below = s
+                break
+            blamed = b
+        else:
+            return blamed, good_below, self._verdict(
+                cid, "backend", "eager", None, None, None, baseline,
+                "Dynamo itself (the eager backend) diverges: the graph Dynamo captured computes "
+                "another result than the script")
+        return blamed, good_below, None
+
+    def _user_passes(self, cid: str, blamed: str, custom: dict[str, Any], base: dict[str, Any],
+                     baseline: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The user's own graph passes (``custom``: config name -> pass) switched off, all then each: the verdict
+        naming the one whose absence removes the divergence, or None."""
+        off = {k: None for k in custom}
+        s = self.step(f"the user's own passes off ({', '.join(f'{k}={v}' for k, v in custom.items())})",
+                      "config", self.env("inductor"), settings=off, target=cid)
+        if s["outcome"] != "good":
+            return None
+        if len(custom) > 1:
+            for k in custom:
+                one = self.step(f"{k} off", "config", self.env("inductor"), settings={k: None}, target=cid)
+                if one["outcome"] == "good":
+                    s, off = one, {k: None}
+                    break
+        names = ", ".join(f"{k} ({custom[k]})" for k in off)
+        rw = [base["result"].get("rewrites", {}).get(k) or {} for k in off]
+        changed = [c for r in rw for c in r.get("changed") or []]
+        nodes = [c.split(":")[0] for c in changed] + [n for r in rw for n in r.get("added") or []]
+        what = f"{names}; rewrote {', '.join(changed[:6])}" if changed else names
+        v = self._verdict(cid, "config", blamed, None, None, what, baseline,
+                          f"the user's own graph pass {names}: with it off the graph no longer diverges",
+                          settings=off, leaves=s.get("measure"))
+        if nodes:
+            v["fx_nodes"] = nodes
+        return v
 
     def _bisect(self, cid: str, backend: str, sub: str, count: int, off: dict[str, Any],
                 baseline: dict[str, Any] | None) -> dict[str, Any]:

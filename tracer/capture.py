@@ -197,6 +197,12 @@ class Capture(SubgraphCapture):
         cid = adapter.current_compile_id()
         if cid == "[?]" and "frame_id" in md:
             cid = adapter.label_compile_id(f"[{md['frame_id']}/{md['frame_compile_id']}]")
+        if not self._on_frame_event(name, cid, md, payload):
+            self._on_compile_event(name, cid, md, payload)
+
+    def _on_frame_event(self, name: str, cid: str, md: dict[str, Any], payload: Any) -> bool:
+        """A trace event about Dynamo's frame ``cid`` (its graph, breaks, recompiles, resume, AOT's graphs, DDP's
+        split) kept in its frame; False for another event."""
         if name == "optimize_ddp_split_child":  # DDPOptimizer split this frame: one submodule per bucket
             fr = self.frame(cid)
             fr["ddp_children"] = fr.get("ddp_children", 0) + 1
@@ -224,7 +230,14 @@ class Capture(SubgraphCapture):
         elif name.startswith("artifact:torch_dynamo_resume_in_") and name.endswith("_ORIGINAL_BYTECODE"):
             # this frame is the continuation Dynamo made after a graph break
             self.frame(cid)["resume"] = name[len("artifact:"):-len("_ORIGINAL_BYTECODE")]
-        elif name == "artifact:fx_graph_runnable":
+        else:
+            return False
+        return True
+
+    def _on_compile_event(self, name: str, cid: str, md: dict[str, Any], payload: Any) -> None:
+        """A trace event of compile ``cid``'s compile (the runnable repro, shape specializations and guards, the
+        output code, provenance, compilation metrics): sent or kept."""
+        if name == "artifact:fx_graph_runnable":
             # Inductor's standalone repro of the graph it is about to compile (forward, then the
             # backward when it compiles): kept for bug reports
             fr = self.part_frame(cid)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Any
+from typing import Any, Callable
 
 from inductor_step.session.format import split_args as _split_args  # noqa: F401 - codeparse_cpp, cpp_kernels
 
@@ -150,12 +150,7 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
     ``"wait_tensor"``, ...  Never raises on unusual code: unknown parts are left out.
     """
     starts = _line_starts(wrapper)
-    kernels: dict[str, dict[str, Any]] = {}
-    for m in _DEF.finditer(wrapper):
-        backend = "triton" if m.group("kind") == "triton" else ("cpp" if m.group("kind").startswith("cpp") else m.group("kind"))
-        src = m.group("src").strip("\n")
-        kernels[m.group("name")] = {"name": m.group("name"), "backend": backend, "source": src,
-                                    "calls": [], "call_lines": [], "writes": []}
+    kernels = _defined_kernels(wrapper)
     # alias groups from buffer reuse: every name in a chain refers to the same storage
     reuses = dict(_REUSE.findall(wrapper))
 
@@ -173,6 +168,39 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
         anchor = next((r[2] for r in regions if r[2] is not None and r[0] <= at < r[1]), at)
         return anchor, at
     body = text
+    order += _kernel_calls(kernels, body, starts, body_start, place)
+    order += _extern_calls(kernels, body, starts, body_start, place)
+    order.sort()
+    seen: list[str] = []
+    for _, n in order:
+        if n not in seen:
+            seen.append(n)
+    # kernels defined but never called (e.g. only in the benchmark harness) come last; in a subgraph's
+    # function, only those it calls
+    seen += [n for n in kernels if n not in seen and region is None]
+    out = [kernels[n] for n in seen]
+    for k in out:
+        k["reuses"] = {w: reuses[w] for w in k["writes"] if w in reuses}
+    return out
+
+
+def _defined_kernels(wrapper: str) -> dict[str, dict[str, Any]]:
+    """The kernels ``wrapper`` defines (``NAME = async_compile.triton(...)``, ``.cpp_pybinding(...)``), by name,
+    each with no calls yet (parse_wrapper's dicts)."""
+    kernels: dict[str, dict[str, Any]] = {}
+    for m in _DEF.finditer(wrapper):
+        backend = "triton" if m.group("kind") == "triton" else ("cpp" if m.group("kind").startswith("cpp") else m.group("kind"))
+        src = m.group("src").strip("\n")
+        kernels[m.group("name")] = {"name": m.group("name"), "backend": backend, "source": src,
+                                    "calls": [], "call_lines": [], "writes": []}
+    return kernels
+
+
+def _kernel_calls(kernels: dict[str, dict[str, Any]], body: str, starts: list[int], body_start: int,
+                  place: Callable[[int], tuple[int, int]]) -> list[tuple[tuple[int, int], str]]:
+    """Record each call in ``body`` (at ``body_start`` of the wrapper) of the defined ``kernels``: its arguments,
+    line and the buffers it writes; returns each call's ``(place in the run order, kernel name)``."""
+    order: list[tuple[tuple[int, int], str]] = []
     for name, k in kernels.items():
         pat = re.compile(r"^\s*" + re.escape(name) + r"(?:\.run)?\((.*)\)\s*$", re.M)
         for cm in pat.finditer(body):
@@ -187,6 +215,14 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
                         written += _NAME_ARG.findall(a)[:1]
             k["writes"] = sorted(set(k["writes"]) | set(written), key=lambda s: (len(s), s))
             order.append((place(cm.start()), name))
+    return order
+
+
+def _extern_calls(kernels: dict[str, dict[str, Any]], body: str, starts: list[int], body_start: int,
+                  place: Callable[[int], tuple[int, int]]) -> list[tuple[tuple[int, int], str]]:
+    """Add to ``kernels`` the extern kernel calls (``extern_kernels.X``, ``OP#i``) and fallback calls
+    (``torch.ops.X``, a collective's with ``collective``) in ``body``; returns each one's ``(place, name)``."""
+    order: list[tuple[tuple[int, int], str]] = []
     extern_i = 0
     for cm in _EXTERN_CALL.finditer(body):
         call_args = _split_args(cm.group(3))
@@ -212,18 +248,7 @@ def parse_wrapper(wrapper: str, body: tuple[int, int] | None = None) -> list[dic
         if coll:
             kernels[name]["collective"] = coll.group(1)
         order.append((place(cm.start()), name))
-    order.sort()
-    seen: list[str] = []
-    for _, n in order:
-        if n not in seen:
-            seen.append(n)
-    # kernels defined but never called (e.g. only in the benchmark harness) come last; in a subgraph's
-    # function, only those it calls
-    seen += [n for n in kernels if n not in seen and region is None]
-    out = [kernels[n] for n in seen]
-    for k in out:
-        k["reuses"] = {w: reuses[w] for w in k["writes"] if w in reuses}
-    return out
+    return order
 
 
 def bind_no_return_calls(kernels: list[dict[str, Any]], sched_nodes: list[dict[str, Any]],

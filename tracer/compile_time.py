@@ -248,6 +248,8 @@ class CompileClock:
 
     # ------------------------------------------------------------------ a finished root
     def _finish(self, root: _Event, st: Any) -> None:
+        """A root event ended: one ``compile_time`` message per graph it compiled (the frame's own first, then
+        each part and subgraph), its stages' times less the time held in our hooks and paused at our stops."""
         if root.cid is None and not st.kernels and not st.nodes:
             return  # a compile worker's own event, or torch's between compiles: nothing of a graph
         if root.cid is None and root.name in _LOADS_OUTSIDE_A_COMPILE and not st.nodes:
@@ -264,28 +266,7 @@ class CompileClock:
             or root.data.get("is_backward") in (True, "True")  # runtime autotuning names its graph's direction
         bw_part, st.bw_part = st.bw_part, None
         cid = self.label(root.cid or "[?]")
-
-        def kind_of(tag: Tag) -> tuple[str, str]:
-            """(compile id, kind) of the graph ``tag`` stands for: ``"forward #2 › true_graph_0"``."""
-            part, sub = tag
-            if backward and part is None:
-                part = bw_part
-            k = self.graph_of(cid, backward, part) if part else self.graph_of(cid, backward)
-            c = cid
-            if isinstance(k, tuple):  # a what-if variant compiled on this thread: its own key (tracer.whatif)
-                c, k = k
-            key = GraphKey.parse_kind(k, c)
-            if part and key.part is None:
-                key = key.replace(part=part)
-            return key.child(sub).pair if sub else key.pair
-
-        kernels_by: dict[Tag, list[dict[str, Any]]] = {}
-        for rec, k in zip(st.kernels, self._kernels(st.kernels)):
-            if k is not None:
-                kernels_by.setdefault(rec.get("tag") or _NO_TAG, []).append(k)
-        for tag, k in _autotunings(root, ours_all):
-            kernels_by.setdefault(tag, []).append(k)
-        st.kernels = []
+        kernels_by = self._kernels_by_tag(root, st, ours_all)
         nodes_by = {tag: {n: round(ns / 1e6, 3) for n, ns in v.items()} for tag, v in st.nodes.items()}
         st.nodes = {}
         held_by = _held_by_tag(root, held)
@@ -302,18 +283,8 @@ class CompileClock:
             held_ns = _length(_merge([(s, e) for s, e, _ in spans]))
             if tag != _NO_TAG and not stages and not held_ns:
                 continue
-            c, kind = kind_of(tag)
-            total = sum(stages.values())
-            msg: dict[str, Any] = {
-                "type": "compile_time", "compile_id": c, "graph_kind": kind, "root": root.name,
-                "total_ms": round(total, 3), "wall_ms": round(total + held_ns / 1e6, 3),
-                "paused_ms": round(paused / 1e6, 3), "ours_ms": round((held_ns - paused) / 1e6, 3),
-                "stages": {k: round(v, 3) for k, v in stages.items() if v >= 0.0005},
-                "events": {k: sorted(([n, round(ms, 3)] for n, ms in v.items()), key=lambda x: -x[1])[:6]
-                           for k, v in (top.get(tag) or {}).items()},
-                "source": "torch's dynamo_timed events (ChromiumEventLogger), minus the time paused at our stops and "
-                          "in our capture hooks (our clock, time.time_ns)",
-            }
+            c, kind = self._kind_of(tag, cid, backward, bw_part)
+            msg = _message(root, c, kind, stages, held_ns, paused, top.get(tag) or {})
             if tag == _NO_TAG and parts:
                 msg["frame_own"] = True
             if kernels_by.get(tag):
@@ -322,19 +293,34 @@ class CompileClock:
                 msg["lowering_nodes"] = nodes_by[tag]
             if cache_by.get(tag):
                 msg["cache"] = cache_by[tag]
-            metrics = _find(root, "dynamo")
-            if tag == _NO_TAG and metrics is not None and root.name == "dynamo":
-                m = metrics.data
-                frame = {"function": m.get("co_name"), "file": m.get("co_filename"), "line": m.get("co_firstlineno")}
-                tracing = _find(root, "bytecode_tracing")
-                if tracing is not None:
-                    end = tracing.end or root.end
-                    own = end - tracing.start - overlap(ours_all, tracing.start, end)
-                    frame["tracing_ms"] = round(own / 1e6, 3)
-                msg["frame"] = {k: v for k, v in frame.items() if v is not None}
-                msg["metrics"] = {k: v for k, v in m.items() if k.endswith(("_count", "_s", "_us"))
-                                  or k in ("graph_op_count", "fail_type", "fail_reason")}
+            if tag == _NO_TAG:
+                _add_frame(msg, root, ours_all)
             self.send(msg)
+
+    def _kind_of(self, tag: Tag, cid: str, backward: bool, bw_part: int | None) -> tuple[str, str]:
+        """(compile id, kind) of the graph ``tag`` stands for in compile ``cid``: ``"forward #2 › true_graph_0"``."""
+        part, sub = tag
+        if backward and part is None:
+            part = bw_part
+        k = self.graph_of(cid, backward, part) if part else self.graph_of(cid, backward)
+        c = cid
+        if isinstance(k, tuple):  # a what-if variant compiled on this thread: its own key (tracer.whatif)
+            c, k = k
+        key = GraphKey.parse_kind(k, c)
+        if part and key.part is None:
+            key = key.replace(part=part)
+        return key.child(sub).pair if sub else key.pair
+
+    def _kernels_by_tag(self, root: _Event, st: Any, ours_all: list[tuple[int, int]]) -> dict[Tag, list[dict[str, Any]]]:
+        """The kernels built and autotuned during ``root``, by the graph (tag) they belong to; ``st``'s are taken."""
+        kernels_by: dict[Tag, list[dict[str, Any]]] = {}
+        for rec, k in zip(st.kernels, self._kernels(st.kernels)):
+            if k is not None:
+                kernels_by.setdefault(rec.get("tag") or _NO_TAG, []).append(k)
+        for tag, k in _autotunings(root, ours_all):
+            kernels_by.setdefault(tag, []).append(k)
+        st.kernels = []
+        return kernels_by
 
     def _kernels(self, recs: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
         """Each kernel submitted during the root: its build time in the compile worker and cache verdict (one
@@ -381,6 +367,41 @@ class CompileClock:
                 k["source"] = "torch's compile_time_us, measured in the compile worker (Triton compile incl. ptxas)"
             out.append(k)
         return out
+
+
+def _message(root: _Event, cid: str, kind: str, stages: dict[str, float], held_ns: int, paused: int,
+             top: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """One graph's ``compile_time`` message: its stages' times (ms), the time held in our hooks and paused,
+    and each stage's longest events (``top``)."""
+    total = sum(stages.values())
+    return {
+        "type": "compile_time", "compile_id": cid, "graph_kind": kind, "root": root.name,
+        "total_ms": round(total, 3), "wall_ms": round(total + held_ns / 1e6, 3),
+        "paused_ms": round(paused / 1e6, 3), "ours_ms": round((held_ns - paused) / 1e6, 3),
+        "stages": {k: round(v, 3) for k, v in stages.items() if v >= 0.0005},
+        "events": {k: sorted(([n, round(ms, 3)] for n, ms in v.items()), key=lambda x: -x[1])[:6]
+                   for k, v in top.items()},
+        "source": "torch's dynamo_timed events (ChromiumEventLogger), minus the time paused at our stops and "
+                  "in our capture hooks (our clock, time.time_ns)",
+    }
+
+
+def _add_frame(msg: dict[str, Any], root: _Event, ours_all: list[tuple[int, int]]) -> None:
+    """A Dynamo root's frame message gets the frame (function, file, line, its bytecode tracing's own time) and
+    Dynamo's metrics."""
+    metrics = _find(root, "dynamo")
+    if metrics is None or root.name != "dynamo":
+        return
+    m = metrics.data
+    frame = {"function": m.get("co_name"), "file": m.get("co_filename"), "line": m.get("co_firstlineno")}
+    tracing = _find(root, "bytecode_tracing")
+    if tracing is not None:
+        end = tracing.end or root.end
+        own = end - tracing.start - overlap(ours_all, tracing.start, end)
+        frame["tracing_ms"] = round(own / 1e6, 3)
+    msg["frame"] = {k: v for k, v in frame.items() if v is not None}
+    msg["metrics"] = {k: v for k, v in m.items() if k.endswith(("_count", "_s", "_us"))
+                      or k in ("graph_op_count", "fail_type", "fail_reason")}
 
 
 def _triton_verdict(cache: Any, asked_ns: int | None) -> dict[str, Any]:

@@ -57,6 +57,19 @@ def repro_text(kernel: dict[str, Any], wrapper: str, run_kernel: dict[str, Any] 
     params = _params(source) or [f"arg{i}" for i in range(len(types))]
     call = (kernel.get("calls") or [[]])[0]
     line = (kernel.get("call_lines") or [None])[0]
+    setup, problems = _arg_setup(params, types, call, wrapper, line)
+    rk = run_kernel or {}
+    recorded = {k: rk.get(k) for k in ("median_ms", "p20_ms", "p80_ms") if rk.get(k) is not None}
+    info = {"kernel": name, "where": where, "argtypes": types, "recorded": recorded,
+            "fused_nodes": kernel.get("fused_nodes"), "buffers": kernel.get("buffers")}
+    src = f"r'''\n{source}\n'''" if "'''" not in source else repr(source)
+    return _text(str(name), where, info, types, problems, src, setup, params), problems
+
+
+def _arg_setup(params: list[str], types: list[str], call: list[str], wrapper: str,
+               line: Any) -> tuple[list[str], list[str]]:
+    """The repro's lines that make each argument of the recorded ``call`` (an int, or an input of the sizes and
+    strides the ``wrapper`` gives at ``line``), and the problems found: ``(setup, problems)``."""
     problems: list[str] = []
     setup: list[str] = []
     for i, (p, ty) in enumerate(zip(params, types)):
@@ -76,11 +89,13 @@ def repro_text(kernel: dict[str, Any], wrapper: str, run_kernel: dict[str, Any] 
             setup.append(f"{p} = None  # {arg}: allocate it")
             continue
         setup.append(f"{p} = make_input({lay['sizes']}, {lay['strides']}, {lay['offset']}, torch.{dtype})  # {arg}")
-    rk = run_kernel or {}
-    recorded = {k: rk.get(k) for k in ("median_ms", "p20_ms", "p80_ms") if rk.get(k) is not None}
-    info = {"kernel": name, "where": where, "argtypes": types, "recorded": recorded,
-            "fused_nodes": kernel.get("fused_nodes"), "buffers": kernel.get("buffers")}
-    src = f"r'''\n{source}\n'''" if "'''" not in source else repr(source)
+    return setup, problems
+
+
+def _text(name: str, where: str, info: dict[str, Any], types: list[str], problems: list[str], src: str,
+          setup: list[str], params: list[str]) -> str:
+    """The repro file's text (see repro_text): a docstring, the kernel's source, its arguments made, its build, one
+    checked run and its timing."""
     names = ", ".join(params)
     text = f'''"""Standalone repro of Inductor's C++ kernel {name} (written by inductor-step from a recorded session{', ' + where if where else ''}).
 
@@ -127,7 +142,7 @@ def main():
         times.append((time.perf_counter() - t0) * 1e3)
     ms = sorted(times)[len(times) // 2]
 ''' + report_code("{len(times)} calls, time.perf_counter")
-    return text, problems
+    return text
 
 
 def write_repro(kernel: dict[str, Any], wrapper: str, out_dir: str, run_kernel: dict[str, Any] | None = None,

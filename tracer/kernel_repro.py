@@ -114,6 +114,22 @@ def repro_text(kernel: dict[str, Any], wrapper: str, run_kernel: dict[str, Any] 
     params = [p for p, t in sig.items() if t != "constexpr"]
     call = (kernel.get("calls") or [[]])[0]
     line = (kernel.get("call_lines") or [None])[0]
+    setup, problems, ints, names = _arg_setup(params, sig, call, wrapper, line)
+    grid, grid_source = _grid(meta, cfg, ints, rk)
+    consts = ", ".join(f"{k}={v}" for k, v in cfg.items() if k not in ("num_warps", "num_stages"))
+    launch = f"{name}[GRID]({', '.join(names)}{', ' + consts if consts else ''}, " \
+             f"num_warps={cfg.get('num_warps', 4)}, num_stages={cfg.get('num_stages', 1)})"
+    recorded = {k: rk.get(k) for k in ("median_ms", "in_graph_ms", "in_graph_source", "config") if rk.get(k) is not None}
+    info = {"kernel": name, "where": where, "config": cfg, "config_source": cfg_source, "grid": grid,
+            "grid_source": grid_source, "recorded": recorded, "fused_nodes": kernel.get("fused_nodes"),
+            "buffers": kernel.get("buffers")}
+    return _text(name, where, info, meta, grid, problems, setup, names, launch), problems
+
+
+def _arg_setup(params: list[str], sig: dict[str, Any], call: list[str], wrapper: str,
+               line: Any) -> tuple[list[str], list[str], dict[str, int], list[str]]:
+    """The repro's lines that make each argument of the recorded ``call`` (an int, or an input of the sizes and
+    strides the ``wrapper`` gives at ``line``): ``(setup, problems, the int arguments' values, the names)``."""
     problems: list[str] = []
     setup: list[str] = []
     ints: dict[str, int] = {}
@@ -138,14 +154,13 @@ def repro_text(kernel: dict[str, Any], wrapper: str, run_kernel: dict[str, Any] 
             continue
         setup.append(f"{p} = make_input({lay['sizes']}, {lay['strides']}, {lay['offset']}, torch.{dtype})"
                      f"  # {arg}")
-    grid, grid_source = _grid(meta, cfg, ints, rk)
-    consts = ", ".join(f"{k}={v}" for k, v in cfg.items() if k not in ("num_warps", "num_stages"))
-    launch = f"{name}[GRID]({', '.join(names)}{', ' + consts if consts else ''}, " \
-             f"num_warps={cfg.get('num_warps', 4)}, num_stages={cfg.get('num_stages', 1)})"
-    recorded = {k: rk.get(k) for k in ("median_ms", "in_graph_ms", "in_graph_source", "config") if rk.get(k) is not None}
-    info = {"kernel": name, "where": where, "config": cfg, "config_source": cfg_source, "grid": grid,
-            "grid_source": grid_source, "recorded": recorded, "fused_nodes": kernel.get("fused_nodes"),
-            "buffers": kernel.get("buffers")}
+    return setup, problems, ints, names
+
+
+def _text(name: str, where: str, info: dict[str, Any], meta: dict[str, Any], grid: Any, problems: list[str],
+          setup: list[str], names: list[str], launch: str) -> str:
+    """The repro file's text (see repro_text): a docstring, the kernel as a plain ``@triton.jit`` function, its
+    arguments made, one checked launch and its timing."""
     head = (f'"""Standalone repro of Inductor\'s Triton kernel {name} (written by inductor-step from a recorded '
             f"session{', ' + where if where else ''}).\n\n"
             "Run it on a CUDA GPU: python THIS_FILE.py  (needs torch and triton; prints the median time and the\n"
@@ -192,7 +207,7 @@ def main():
     from triton.testing import do_bench
     ms = do_bench(launch, warmup=25, rep=200, return_mode="median")
 ''' + report_code("triton.testing.do_bench, L2 flushed")
-    return head + body + main, problems
+    return head + body + main
 
 
 def write_repro(kernel: dict[str, Any], wrapper: str, out_dir: str, run_kernel: dict[str, Any] | None = None,

@@ -29,7 +29,7 @@ import torch
 
 from inductor_step.tracer.adapter import numerics as tn
 from inductor_step.tracer.adapter.inductor_rng import Replay
-from inductor_step.tracer.numerics_inputs import valid_random_inputs
+from inductor_step.tracer.numerics_inputs import graph_inputs
 
 #: torch.testing.assert_close's default (rtol, atol) by dtype
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
@@ -300,7 +300,6 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     Raises what loading or running the module raises."""
     from inductor_step.tracer.adapter.output_module import load_output_module  # noqa: PLC0415
     from inductor_step.tracer.codeparse import parse_wrapper  # noqa: PLC0415
-    from inductor_step.tracer.timing.harness import _graph_args, _use_script_inputs  # noqa: PLC0415
 
     t0 = time.monotonic()
     rss0 = _maxrss()
@@ -308,6 +307,49 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     with open(output_path, encoding="utf-8") as f:
         source = f.read()
     kernels = [k for k in parse_wrapper(source) if k.get("call_lines")]
+    lb = (links or {}).get("buffers") or {}
+    plan, items = _buffer_plan(source, kernels, gm, links)
+    rand_all = tn.random_dependents(gm)
+    # Inductor's random prims replayed in the eager runs (tracer.adapter.inductor_rng), so the
+    # buffers computed from a dropout are compared too; inductor_randint is not replayed
+    rand = {n: op for n, op in rand_all.items() if "inductor_randint" in op}
+    replay = Replay() if rand_all else None
+    want = {n for n in plan.values() if n and n not in rand}
+    args, real, inputs = graph_inputs(load_output_module(output_path), gm, script)
+    phases: dict[str, float] = {"prepare": time.monotonic() - t0}
+    p1, points, fell_back, t = _run_both(output_path, kernels, gm, args, plan, want, items, replay, phases)
+    rows = _rows(p1.rows, p1.eager64, rand, set(fell_back), lb, (links or {}).get("kernels") or {}, gm)
+    replayed = None
+    if replay is not None:
+        rows, rand, replayed = _replayed(rows, rand, rand_all, replay, p1, fell_back, lb, links, gm)
+    out: dict[str, Any] = {"inputs": inputs, "inputs_origin": "real" if real else "random", "rows": rows,
+                           "points": len(points),
+                           "tolerances": {d: {"rtol": r, "atol": a} for d, (r, a) in TOLERANCES.items()
+                                          if any(x.get("dtype") == d for x in rows)},
+                           "kept_bytes": p1.kept["peak"], "buffer_bytes": p1.bytes,
+                           "method": "each buffer captured right after its kernel (the wrapper instrumented) and "
+                                     "kept until its FX node ran by torch.fx in the graph's dtypes and in float64 "
+                                     "side by side: compared, then dropped"}
+    if fell_back:
+        out["f64_fallbacks"] = (f"{len(fell_back)} node(s) have no float64 kernel and ran in float32 for the "
+                                f"reference: {', '.join(fell_back[:6])}")
+    _random_note(out, gm, plan, rand, replayed)
+    _answers(out, rows, lb, links)
+    if localize and _localize(out, gm, snapshot, args, is_backward, is_inference):
+        phases["localize"] = time.monotonic() - t
+    out["phases_s"] = phases
+    out["seconds"] = time.monotonic() - t0
+    out["maxrss_growth_bytes"] = max(0, _maxrss() - rss0)
+    if gpu0 is not None:
+        out["gpu_peak_growth_bytes"] = max(0, int(torch.cuda.max_memory_allocated()) - gpu0)
+    return _clean(out)
+
+
+def _buffer_plan(source: str, kernels: list[dict[str, Any]], gm: Any,
+                 links: dict[str, Any]) -> tuple[dict[Any, str | None], dict[str, Any]]:
+    """Which FX node of ``gm`` each buffer the wrapper ``source``'s ``kernels`` write is compared with:
+    ``(plan, items)``, ``plan`` mapping a buffer to its node and ``(kernel, buffer)`` to the node of a kernel that
+    updates that buffer in place, ``items`` a multi-output fallback's item buffers to their index."""
     lb = (links or {}).get("buffers") or {}
     sizes = {n.name: _numel(n) for n in gm.graph.nodes}
     plan: dict[Any, str | None] = {}  # buffer -> its node; (kernel, buffer) where a kernel updates it in place
@@ -330,27 +372,16 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
                 other = updater_node(gm, plan.get(w), ((links or {}).get("kernels") or {}).get(k["name"]) or {})
                 if other:
                     plan[(k["name"], w)] = other
-    rand_all = tn.random_dependents(gm)
-    # Inductor's random prims replayed in the eager runs (tracer.adapter.inductor_rng), so the
-    # buffers computed from a dropout are compared too; inductor_randint is not replayed
-    rand = {n: op for n, op in rand_all.items() if "inductor_randint" in op}
-    replay = Replay() if rand_all else None
-    want = {n for n in plan.values() if n and n not in rand}
-    base = load_output_module(output_path)
-    with torch.no_grad():
-        args = _graph_args(base)
-        ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or {})
-    n_tensors = sum(1 for a in args if isinstance(a, torch.Tensor))
-    real = ints + floats >= n_tensors
-    made_valid = [] if real else valid_random_inputs(gm, args, set(((script or {}).get("inputs") or {})))
-    inputs = (f"the script's own inputs of its first call of the graph (all {n_tensors} tensors)"
-              if real else
-              f"the script's own inputs for {ints + floats} of {n_tensors} tensors; the rest random (get_args, "
-              "seeded): the script did not call this graph, or its floats were over the copy budget"
-              + (f"; made valid: {', '.join(made_valid)}" if made_valid else ""))
-    seed = 0
-    phases: dict[str, float] = {"prepare": time.monotonic() - t0}
+    return plan, items
+
+
+def _run_both(output_path: str, kernels: list[dict[str, Any]], gm: Any, args: list, plan: dict[Any, str | None],
+              want: set[str], items: dict[str, Any], replay: Any, phases: dict[str, float]) -> tuple[Any, Any, list, float]:
+    """Run the instrumented compiled module, then ``gm`` in the graph's dtypes and in float64 side by side, each
+    buffer compared as its node runs; ``phases`` gets each run's seconds.  Returns ``(the pass
+    (numerics_pass.Pass), the capture points, the nodes that fell back to float32, when the runs ended)``."""
     t = time.monotonic()
+    seed = 0
     from inductor_step.tracer.numerics_pass import Pass  # noqa: PLC0415
 
     p1 = Pass(plan, want, items)
@@ -365,31 +396,31 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
     phases["eager_and_float64"], t = time.monotonic() - t, time.monotonic()
     phases["of_which_comparing"] = p1.compare_s
     p1.waiting.clear()
-    rows = _rows(p1.rows, p1.eager64, rand, set(fell_back), lb, (links or {}).get("kernels") or {}, gm)
-    replayed = None
-    if replay is not None:
-        bad = [r["buffer"] for r in rows if r.get("fx_node") in rand_all and r.get("status") in DIVERGING]
-        if bad or replay.error:  # the replay did not give the compiled numbers: those buffers are not compared
-            why = replay.error or f"{', '.join(bad[:3])} differ(s) from the replayed eager values"
-            rand = {n: op for n, op in rand_all.items()}
-            rows = _rows(p1.rows, p1.eager64, rand, set(fell_back), lb, (links or {}).get("kernels") or {}, gm)
-            replayed = f"replaying Inductor's random numbers failed ({why})"
-        else:
-            n_dep = sum(1 for r in rows if r.get("fx_node") in rand_all and r.get("status") not in (None, "not_compared"))
-            replayed = (f"{n_dep} buffer(s) computed from Inductor's random ops "
-                        f"({', '.join(sorted({op for op in rand_all.values()})[:3])}) compared: the eager runs drew "
-                        "the compiled graph's seeds and Inductor's own random numbers for them (replayed)")
-    out: dict[str, Any] = {"inputs": inputs, "inputs_origin": "real" if real else "random", "rows": rows,
-                           "points": len(points),
-                           "tolerances": {d: {"rtol": r, "atol": a} for d, (r, a) in TOLERANCES.items()
-                                          if any(x.get("dtype") == d for x in rows)},
-                           "kept_bytes": p1.kept["peak"], "buffer_bytes": p1.bytes,
-                           "method": "each buffer captured right after its kernel (the wrapper instrumented) and "
-                                     "kept until its FX node ran by torch.fx in the graph's dtypes and in float64 "
-                                     "side by side: compared, then dropped"}
-    if fell_back:
-        out["f64_fallbacks"] = (f"{len(fell_back)} node(s) have no float64 kernel and ran in float32 for the "
-                                f"reference: {', '.join(fell_back[:6])}")
+    return p1, points, fell_back, t
+
+
+def _replayed(rows: list[dict], rand: dict[str, str], rand_all: dict[str, str], replay: Any, p1: Any,
+              fell_back: list, lb: dict[str, Any], links: dict[str, Any],
+              gm: Any) -> tuple[list[dict], dict[str, str], str]:
+    """Whether replaying Inductor's random numbers gave the compiled values: ``(rows, rand, what was said)``;
+    where it did not, the rows again with every buffer computed from a random op left uncompared."""
+    bad = [r["buffer"] for r in rows if r.get("fx_node") in rand_all and r.get("status") in DIVERGING]
+    if bad or replay.error:  # the replay did not give the compiled numbers: those buffers are not compared
+        why = replay.error or f"{', '.join(bad[:3])} differ(s) from the replayed eager values"
+        rand = {n: op for n, op in rand_all.items()}
+        rows = _rows(p1.rows, p1.eager64, rand, set(fell_back), lb, (links or {}).get("kernels") or {}, gm)
+        replayed = f"replaying Inductor's random numbers failed ({why})"
+    else:
+        n_dep = sum(1 for r in rows if r.get("fx_node") in rand_all and r.get("status") not in (None, "not_compared"))
+        replayed = (f"{n_dep} buffer(s) computed from Inductor's random ops "
+                    f"({', '.join(sorted({op for op in rand_all.values()})[:3])}) compared: the eager runs drew "
+                    "the compiled graph's seeds and Inductor's own random numbers for them (replayed)")
+    return rows, rand, replayed
+
+
+def _random_note(out: dict[str, Any], gm: Any, plan: dict[Any, str | None], rand: dict[str, str],
+                 replayed: str | None) -> None:
+    """``out["random"]``: what the graph's random ops meant for the comparison, where it has any."""
     if rand:
         out["random"] = (f"{len(set(rand) & set(plan.values()))} buffer(s) depend on Inductor's random ops "
                          f"({', '.join(sorted(set(rand.values()))[:3])}): not compared (Inductor's code draws its "
@@ -401,31 +432,31 @@ def compare_graph(output_path: str, gm: Any, links: dict[str, Any], script: dict
         out["random"] = ("the graph's random ops are ATen calls on both sides (fallback_random=True): each run starts "
                          "from the same seed (torch.manual_seed(0)), so they draw the same numbers where they draw "
                          "in the same order")
-    _answers(out, rows, lb, links)
+
+
+def _localize(out: dict[str, Any], gm: Any, snapshot: dict[str, Any] | None, args: list, is_backward: bool,
+              is_inference: bool) -> bool:
+    """Localize the first divergence and the first NaN/Inf (where another kernel) to the kernel's own nodes
+    (tracer.numerics_localize) into ``out``; False when there is nothing to localize."""
     first = out.get("first_suspect") or out.get("first_divergence")
     nf = out.get("first_nonfinite")  # (not a NaN/Inf eager holds too: nonfinite_as_eager)
     targets = [("localized", first)] if first and first.get("status") != "order" else []
     if nf and (not first or nf["kernel"] != first["kernel"]):  # the NaN's kernel too, when it is another one
         targets.append(("localized_nonfinite", nf))
-    if targets and localize:
-        if snapshot is None:
-            for field, _ in targets:
-                out[field] = {"unavailable": "not localized: no snapshot of the graph as compile_fx_inner got it"}
-        else:
-            try:
-                from inductor_step.tracer.numerics_localize import localize_kernels  # noqa: PLC0415
+    if not targets:
+        return False
+    if snapshot is None:
+        for field, _ in targets:
+            out[field] = {"unavailable": "not localized: no snapshot of the graph as compile_fx_inner got it"}
+    else:
+        try:
+            from inductor_step.tracer.numerics_localize import localize_kernels  # noqa: PLC0415
 
-                out.update(localize_kernels(targets, gm, snapshot, args, is_backward, is_inference))
-            except Exception as e:  # noqa: BLE001
-                for field, _ in targets:
-                    out[field] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
-        phases["localize"] = time.monotonic() - t
-    out["phases_s"] = phases
-    out["seconds"] = time.monotonic() - t0
-    out["maxrss_growth_bytes"] = max(0, _maxrss() - rss0)
-    if gpu0 is not None:
-        out["gpu_peak_growth_bytes"] = max(0, int(torch.cuda.max_memory_allocated()) - gpu0)
-    return _clean(out)
+            out.update(localize_kernels(targets, gm, snapshot, args, is_backward, is_inference))
+        except Exception as e:  # noqa: BLE001
+            for field, _ in targets:
+                out[field] = {"unavailable": f"not localized ({type(e).__name__}: {e})"}
+    return True
 
 
 def _gpu_peak_reset() -> int | None:

@@ -1,4 +1,4 @@
-"""Numerics' inputs where the script's own are missing: random ones made valid for the ops that read them."""
+"""Numerics' inputs: the script's own where kept, else random ones made valid for the ops that read them."""
 
 from __future__ import annotations
 
@@ -30,3 +30,23 @@ def valid_random_inputs(gm: Any, args: list, real: set[int]) -> list[str]:
                 args[i].abs_()
                 done.append(f"{a.name} (the running variance of {n.name}) >= 0")
     return done
+
+
+def graph_inputs(base: Any, gm: Any, script: dict[str, Any] | None) -> tuple[list, bool, str]:
+    """The inputs compare_graph (tracer.numerics) runs the compiled graph and eager on: ``(args, real, what they
+    are)``, the script's own inputs of its first call of the output module ``base``'s graph where kept, random ones
+    (made valid for ``gm`` where needed) for the rest."""
+    from inductor_step.tracer.timing.harness import _graph_args, _use_script_inputs  # noqa: PLC0415
+
+    with torch.no_grad():
+        args = _graph_args(base)
+        ints, floats = _use_script_inputs(args, (script or {}).get("inputs") or {})
+    n_tensors = sum(1 for a in args if isinstance(a, torch.Tensor))
+    real = ints + floats >= n_tensors
+    made_valid = [] if real else valid_random_inputs(gm, args, set(((script or {}).get("inputs") or {})))
+    inputs = (f"the script's own inputs of its first call of the graph (all {n_tensors} tensors)"
+              if real else
+              f"the script's own inputs for {ints + floats} of {n_tensors} tensors; the rest random (get_args, "
+              "seeded): the script did not call this graph, or its floats were over the copy budget"
+              + (f"; made valid: {', '.join(made_valid)}" if made_valid else ""))
+    return args, real, inputs

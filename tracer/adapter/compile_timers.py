@@ -168,6 +168,13 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
         from torch._inductor import codecache as cc  # noqa: PLC0415
     except Exception as e:  # noqa: BLE001
         return _unavailable("async_compile (per-kernel compile times)", e)
+    return (_wrap_cpp_submit(ac, cc, on_submit) + _wrap_cpp_build(cc, on_built) + _wrap_triton_submit(ac, on_submit)
+            + _wrap_triton_info(ac, on_triton))
+
+
+def _wrap_cpp_submit(ac: Any, cc: Any, on_submit: Callable[[dict[str, Any]], None]) -> list[str]:
+    """``AsyncCompile.cpp_pybinding`` and ``.cpp`` wrapped to call ``on_submit`` (install_kernel_timers): the names
+    of those wrapped now."""
     done: list[str] = []
     caches = [getattr(cc, n).cache for n in ("CppPythonBindingsCodeCache", "CppCodeCache")
               if isinstance(getattr(getattr(cc, n, None), "cache", None), dict)]
@@ -195,59 +202,79 @@ def install_kernel_timers(on_submit: Callable[[dict[str, Any]], None],
         wrapper._inductor_step = True  # type: ignore[attr-defined]
         setattr(ac.AsyncCompile, meth, wrapper)
         done.append(f"AsyncCompile.{meth} (kernel names)")
-    real_worker = getattr(cc, "_worker_compile_cpp", None)
-    if real_worker is not None and not getattr(real_worker, "_inductor_step", False):
-        def _worker_compile_cpp(lock_path: str, cpp_builders: Any, *a: Any, **k: Any) -> Any:
-            t0 = time.time_ns()
-            try:
-                built = any(not os.path.exists(b.get_target_file_path()) for b in cpp_builders)
-            except Exception:  # noqa: BLE001
-                built = True
-            try:
-                return real_worker(lock_path, cpp_builders, *a, **k)
-            finally:
-                try:
-                    on_built(os.path.basename(str(lock_path)).removesuffix(".lock"), t0, time.time_ns(), built)
-                except Exception:  # noqa: BLE001
-                    pass
+    return done
 
-        _worker_compile_cpp._inductor_step = True  # type: ignore[attr-defined]
-        cc._worker_compile_cpp = _worker_compile_cpp
-        done.append("codecache._worker_compile_cpp (C++ build per kernel)")
+
+def _wrap_cpp_build(cc: Any, on_built: Callable[[str, int, int, bool], None]) -> list[str]:
+    """``codecache._worker_compile_cpp`` wrapped to call ``on_built`` (install_kernel_timers): its name, if wrapped
+    now."""
+    real_worker = getattr(cc, "_worker_compile_cpp", None)
+    if real_worker is None or getattr(real_worker, "_inductor_step", False):
+        return []
+
+    def _worker_compile_cpp(lock_path: str, cpp_builders: Any, *a: Any, **k: Any) -> Any:
+        t0 = time.time_ns()
+        try:
+            built = any(not os.path.exists(b.get_target_file_path()) for b in cpp_builders)
+        except Exception:  # noqa: BLE001
+            built = True
+        try:
+            return real_worker(lock_path, cpp_builders, *a, **k)
+        finally:
+            try:
+                on_built(os.path.basename(str(lock_path)).removesuffix(".lock"), t0, time.time_ns(), built)
+            except Exception:  # noqa: BLE001
+                pass
+
+    _worker_compile_cpp._inductor_step = True  # type: ignore[attr-defined]
+    cc._worker_compile_cpp = _worker_compile_cpp
+    return ["codecache._worker_compile_cpp (C++ build per kernel)"]
+
+
+def _wrap_triton_submit(ac: Any, on_submit: Callable[[dict[str, Any]], None]) -> list[str]:
+    """``AsyncCompile.triton`` wrapped to call ``on_submit`` (install_kernel_timers): its name, if wrapped now."""
     real_triton = getattr(ac.AsyncCompile, "triton", None)
     kernels = getattr(ac, "CompiledTritonKernels", None)
-    if real_triton is not None and kernels is not None and not getattr(real_triton, "_inductor_step", False):
-        def triton(self: Any, kernel_name: str, source_code: str, *a: Any, **k: Any) -> Any:
-            t0 = time.time_ns()  # before the compile: Triton's cache entries written earlier are older
-            try:  # Inductor's kernels already compiled or loaded (an FX graph cache hit's TritonBundler)
-                cached = kernels.get(source_code) is not None
-            except Exception:  # noqa: BLE001
-                cached = None
-            out = real_triton(self, kernel_name, source_code, *a, **k)
-            try:
-                on_submit({"name": str(kernel_name), "kind": "triton", "cached": cached, "t0": t0})
-            except Exception:  # noqa: BLE001
-                pass
-            return out
+    if real_triton is None or kernels is None or getattr(real_triton, "_inductor_step", False):
+        return []
 
-        triton._inductor_step = True  # type: ignore[attr-defined]
-        ac.AsyncCompile.triton = triton
-        done.append("AsyncCompile.triton (Triton kernels served from Inductor's compiled kernels)")
+    def triton(self: Any, kernel_name: str, source_code: str, *a: Any, **k: Any) -> Any:
+        t0 = time.time_ns()  # before the compile: Triton's cache entries written earlier are older
+        try:  # Inductor's kernels already compiled or loaded (an FX graph cache hit's TritonBundler)
+            cached = kernels.get(source_code) is not None
+        except Exception:  # noqa: BLE001
+            cached = None
+        out = real_triton(self, kernel_name, source_code, *a, **k)
+        try:
+            on_submit({"name": str(kernel_name), "kind": "triton", "cached": cached, "t0": t0})
+        except Exception:  # noqa: BLE001
+            pass
+        return out
+
+    triton._inductor_step = True  # type: ignore[attr-defined]
+    ac.AsyncCompile.triton = triton
+    return ["AsyncCompile.triton (Triton kernels served from Inductor's compiled kernels)"]
+
+
+def _wrap_triton_info(ac: Any, on_triton: Callable[[str, dict[str, Any]], None]) -> list[str]:
+    """``async_compile._add_triton_kernel_info`` wrapped to call ``on_triton`` (install_kernel_timers): its name, if
+    wrapped now."""
     real_info = getattr(ac, "_add_triton_kernel_info", None)
-    if real_info is not None and not getattr(real_info, "_inductor_step", False):
-        def _add_triton_kernel_info(kernel_name: str, info: Any, *a: Any, **k: Any) -> Any:
-            try:
-                rec = _scalars(info)
-                rec["triton_cache"] = triton_cache_entries(caller_kernel(sys._getframe(1)))
-                on_triton(str(kernel_name), rec)
-            except Exception:  # noqa: BLE001
-                pass
-            return real_info(kernel_name, info, *a, **k)
+    if real_info is None or getattr(real_info, "_inductor_step", False):
+        return []
 
-        _add_triton_kernel_info._inductor_step = True  # type: ignore[attr-defined]
-        ac._add_triton_kernel_info = _add_triton_kernel_info
-        done.append("async_compile._add_triton_kernel_info (Triton compile time per kernel)")
-    return done
+    def _add_triton_kernel_info(kernel_name: str, info: Any, *a: Any, **k: Any) -> Any:
+        try:
+            rec = _scalars(info)
+            rec["triton_cache"] = triton_cache_entries(caller_kernel(sys._getframe(1)))
+            on_triton(str(kernel_name), rec)
+        except Exception:  # noqa: BLE001
+            pass
+        return real_info(kernel_name, info, *a, **k)
+
+    _add_triton_kernel_info._inductor_step = True  # type: ignore[attr-defined]
+    ac._add_triton_kernel_info = _add_triton_kernel_info
+    return ["async_compile._add_triton_kernel_info (Triton compile time per kernel)"]
 
 
 def install_autotune_timer(on_event: Callable[[str, str, int, dict[str, Any]], None]) -> str | dict[str, Any]:

@@ -171,32 +171,7 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
             _DEPTH.n = 0
         if gm is None or not isinstance(compiled, (types.FunctionType, types.MethodType)):
             return compiled  # AOTInductor's CompiledAOTI (torch._inductor.aot_compile asserts its type), a path
-
-        def keep(args: Any) -> None:  # a boxed call (a list) or positional ones: the graph's flat inputs
-            if seen.get("called"):
-                return
-            seen.pop("example", None)  # the script's own tensors: no longer held once a call's are kept
-            try:
-                inputs, how = keep_inputs(list(args))
-                seen.update(inputs=inputs, how=how, grad_enabled=torch.is_grad_enabled(), called=True)
-            except Exception as e:  # noqa: BLE001
-                seen.update(inputs=None, how=f"inputs not kept ({type(e).__name__}: {e})",
-                            grad_enabled=torch.is_grad_enabled(), called=True)
-
-        n = sum(1 for node in gm.graph.nodes if node.op == "placeholder")
-
-        def run(*args: Any, **kwargs: Any) -> Any:  # the arguments go on as they came (boxed or not)
-            # boxed (one list holding every input) unless the graph takes exactly these arguments (compiled
-            # autograd's graph takes one list, ``inputs``)
-            boxed = len(args) == 1 and isinstance(args[0], list) and n != 1 and len(args[0]) == n
-            keep(args[0] if boxed else args)
-            out = compiled(*args, **kwargs)
-            watch_grads(out, seen)
-            return out
-        try:
-            functools.update_wrapper(run, compiled)
-        except Exception:  # noqa: BLE001
-            pass
+        run = _keeping_first_call(compiled, gm, seen)
         try:
             on_graph(gm, first_call)
         except Exception:  # noqa: BLE001
@@ -206,3 +181,35 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
     compile_fx._inductor_step = True  # type: ignore[attr-defined]
     cfx.compile_fx = compile_fx
     return True
+
+
+def _keeping_first_call(compiled: Callable[..., Any], gm: Any, seen: dict[str, Any]) -> Callable[..., Any]:
+    """``compiled`` (what compile_fx returned for Dynamo's graph ``gm``) wrapped so that its first call's inputs,
+    grad mode and, after the script's backward, the outputs it reached are kept in ``seen`` (the hook's
+    ``first_call()``)."""
+    def keep(args: Any) -> None:  # a boxed call (a list) or positional ones: the graph's flat inputs
+        if seen.get("called"):
+            return
+        seen.pop("example", None)  # the script's own tensors: no longer held once a call's are kept
+        try:
+            inputs, how = keep_inputs(list(args))
+            seen.update(inputs=inputs, how=how, grad_enabled=torch.is_grad_enabled(), called=True)
+        except Exception as e:  # noqa: BLE001
+            seen.update(inputs=None, how=f"inputs not kept ({type(e).__name__}: {e})",
+                        grad_enabled=torch.is_grad_enabled(), called=True)
+
+    n = sum(1 for node in gm.graph.nodes if node.op == "placeholder")
+
+    def run(*args: Any, **kwargs: Any) -> Any:  # the arguments go on as they came (boxed or not)
+        # boxed (one list holding every input) unless the graph takes exactly these arguments (compiled
+        # autograd's graph takes one list, ``inputs``)
+        boxed = len(args) == 1 and isinstance(args[0], list) and n != 1 and len(args[0]) == n
+        keep(args[0] if boxed else args)
+        out = compiled(*args, **kwargs)
+        watch_grads(out, seen)
+        return out
+    try:
+        functools.update_wrapper(run, compiled)
+    except Exception:  # noqa: BLE001
+        pass
+    return run

@@ -269,9 +269,33 @@ def script_times(names: list[str], backends: dict[str, str], profiles: list[list
     kernels as extern calls pairs them in order, and other gaps are left out.  Copies and memsets
     are not counted.
     """
-    from inductor_step.tracer.adapter import op_base_name  # noqa: PLC0415
-
     ours = _ours(gpu_names)
+    counts, trit, externs, ours_gaps = _our_calls(names, backends)
+    samples: dict[tuple[str, int], list[float]] = {}
+    for records in profiles:
+        by_name, anchors, gaps, ops = _profiled_calls(records, ours, counts)
+        for name, c in counts.items():
+            v = by_name.get(name, [])
+            if len(v) == c:
+                for j, ms in enumerate(v):
+                    samples.setdefault((name, j + 1), []).append(ms)
+        by_op = _externs_by_op(externs, ops, samples)
+        if anchors != trit or len(by_op) == len(externs):
+            continue
+        for mine, theirs in zip(ours_gaps, gaps):
+            if len(mine) == 1 and theirs and mine[0] not in by_op:
+                samples.setdefault((mine[0], 1), []).append(sum(theirs))
+            elif len(mine) > 1 and len(theirs) == len(mine):
+                for n, ms in zip(mine, theirs):
+                    if n not in by_op:
+                        samples.setdefault((n, 1), []).append(ms)
+    return {key: (sorted(v)[len(v) // 2], len(v)) for key, v in samples.items()}
+
+
+def _our_calls(names: list[str], backends: dict[str, str]) -> tuple[dict[str, int], list[str], list[str],
+                                                                    list[list[str]]]:
+    """The graph's kernel calls (script_times' ``names``) as script_times reads them: ``(each Triton kernel's
+    number of calls, the Triton calls in order, the extern calls in order, the extern calls between Triton calls)``."""
     counts: dict[str, int] = {}
     trit: list[str] = []
     externs: list[str] = []
@@ -284,54 +308,54 @@ def script_times(names: list[str], backends: dict[str, str], profiles: list[list
         else:
             externs.append(n)
             ours_gaps[-1].append(n)
-    samples: dict[tuple[str, int], list[float]] = {}
-    for records in profiles:
-        by_name: dict[str, list[float]] = {}
-        anchors: list[str] = []
-        gaps: list[list[float]] = [[]]
-        ops: list[list] = []  # [op name, ms, op id] per operator call that launched non-Triton kernels
-        for rec in records:
-            name, ms = ours.get(rec[0], rec[0]), rec[2]
-            if name.startswith(_NOT_A_KERNEL):
-                continue
-            if name in counts:
-                by_name.setdefault(name, []).append(ms)
-                anchors.append(name)
-                gaps.append([])
-                continue
-            gaps[-1].append(ms)
-            if len(rec) > 4 and rec[3] is not None:
-                if ops and ops[-1][2] == rec[4]:
-                    ops[-1][1] += ms
-                else:
-                    ops.append([rec[3], ms, rec[4]])
-        for name, c in counts.items():
-            v = by_name.get(name, [])
-            if len(v) == c:
-                for j, ms in enumerate(v):
-                    samples.setdefault((name, j + 1), []).append(ms)
-        by_op: set[str] = set()
-        j = 0
-        for n in externs:
-            want = op_base_name(n)
-            k = j
-            while k < len(ops) and op_base_name(ops[k][0]) != want:
-                k += 1
-            if k == len(ops):
-                continue  # not found: the next extern call may still be
-            samples.setdefault((n, 1), []).append(ops[k][1])
-            by_op.add(n)
-            j = k + 1
-        if anchors != trit or len(by_op) == len(externs):
+    return counts, trit, externs, ours_gaps
+
+
+def _profiled_calls(records: list[tuple], ours: dict[str, str],
+                    counts: dict[str, int]) -> tuple[dict[str, list[float]], list[str], list[list[float]], list[list]]:
+    """One profiled call's kernel ``records`` as script_times reads them: ``(ms per launch of each of the graph's
+    Triton kernels, those launches' names in order, the other kernels' ms between them, [op name, ms, op id] per
+    operator call that launched non-Triton kernels)``; copies and memsets left out."""
+    by_name: dict[str, list[float]] = {}
+    anchors: list[str] = []
+    gaps: list[list[float]] = [[]]
+    ops: list[list] = []  # [op name, ms, op id] per operator call that launched non-Triton kernels
+    for rec in records:
+        name, ms = ours.get(rec[0], rec[0]), rec[2]
+        if name.startswith(_NOT_A_KERNEL):
             continue
-        for mine, theirs in zip(ours_gaps, gaps):
-            if len(mine) == 1 and theirs and mine[0] not in by_op:
-                samples.setdefault((mine[0], 1), []).append(sum(theirs))
-            elif len(mine) > 1 and len(theirs) == len(mine):
-                for n, ms in zip(mine, theirs):
-                    if n not in by_op:
-                        samples.setdefault((n, 1), []).append(ms)
-    return {key: (sorted(v)[len(v) // 2], len(v)) for key, v in samples.items()}
+        if name in counts:
+            by_name.setdefault(name, []).append(ms)
+            anchors.append(name)
+            gaps.append([])
+            continue
+        gaps[-1].append(ms)
+        if len(rec) > 4 and rec[3] is not None:
+            if ops and ops[-1][2] == rec[4]:
+                ops[-1][1] += ms
+            else:
+                ops.append([rec[3], ms, rec[4]])
+    return by_name, anchors, gaps, ops
+
+
+def _externs_by_op(externs: list[str], ops: list[list], samples: dict[tuple[str, int], list[float]]) -> set[str]:
+    """Pair the graph's extern calls with the profiled operator calls ``ops`` in step (skipping operators of other
+    names) and add each paired call's ms to ``samples``; returns the extern calls paired."""
+    from inductor_step.tracer.adapter import op_base_name  # noqa: PLC0415
+
+    by_op: set[str] = set()
+    j = 0
+    for n in externs:
+        want = op_base_name(n)
+        k = j
+        while k < len(ops) and op_base_name(ops[k][0]) != want:
+            k += 1
+        if k == len(ops):
+            continue  # not found: the next extern call may still be
+        samples.setdefault((n, 1), []).append(ops[k][1])
+        by_op.add(n)
+        j = k + 1
+    return by_op
 
 
 @contextlib.contextmanager
