@@ -1,4 +1,4 @@
-"""One graph's memory as pane M shows it: the wrapper's plan, the saved tensors, the lowered buffers, the settings to try.
+"""One graph's memory as pane M shows it: the wrapper's plan, saved tensors, lowered buffers, settings to try.
 
 Built from the session alone (no Textual, no torch): :func:`memory_view` puts together
 :func:`inductor_step.session.memory.plan` (the codegen stop's wrapper), :func:`~inductor_step.session.memory_saved.

@@ -224,7 +224,8 @@ class ErrorStats:
 
 
 #: a buffer's comparisons, in the order the pane lists them: (label, the NumericsBuffer's field)
-COMPARISONS = (("vs eager", "vs_eager"), ("compiled vs float64", "compiled_vs_f64"), ("eager vs float64", "eager_vs_f64"))
+COMPARISONS = (("vs eager", "vs_eager"), ("compiled vs float64", "compiled_vs_f64"),
+               ("eager vs float64", "eager_vs_f64"))
 
 
 def comparisons(row: dict[str, Any]) -> list[tuple[str, ErrorStats]]:

@@ -1,4 +1,4 @@
-"""One rank of a torchrun job as pane 0 lists it: its state, last stop, note and detail, from its session and the job file.
+"""One rank of a torchrun job as pane 0 lists it: state, last stop, note and detail, from its session and job file.
 
 No Textual, no torch: :func:`rank_row` reads the rank's session (session.store.Store: header, stops, errors,
 ``done``, ``agent_exit``, ``blocked``, process groups) and its entry in the job file (session.format.job.JobRank,
