@@ -139,7 +139,7 @@ class Session:
         """Where a blame's verdict is in this session: ``{"graph", "fx_nodes", "kernels"}`` ({} when it names none)."""
         from inductor_step.session.blame import located  # noqa: PLC0415
 
-        return located(run, self.store)
+        return located(run, self.store).to_dict()
 
     def recompiles(self) -> list[Any]:
         """Each recompile (``[f/n]``, n > 0) diffed against its default partner (the compile it replaced):

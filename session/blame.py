@@ -380,18 +380,51 @@ def kernel_names(session: Any, key: str) -> list[str]:
     return [str(k.get("name")) for k in stop.get("kernels") or [] if k.get("name")]
 
 
-def located(run: BlameRun, session: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Located:
+    """Where a blame's verdict is in a session (:func:`located`); falsy (no ``graph``) when it names nothing there.
+
+    - a numerics blame: ``graph`` the key whose post-grad graph holds the verdict's FX nodes (the verdict's compile id,
+      its ``graph_kind`` first), ``fx_nodes`` those of the verdict's ``fx_nodes`` that graph has (its aot stop's
+      post-grad nodes or its codegen links), ``kernels`` the kernels that compute their buffers (the links'
+      ``fx_nodes[n].buffers`` -> ``buffers[b].kernels``).
+    - a speed blame: ``graph`` the original, ``variant`` the what-if variant's key (the verdict's ``repro``),
+      ``kernels_before`` / ``kernels_after`` the kernels only the original / only the variant has (their codegen
+      stops' ``kernels``, by name).
+    """
+
+    graph: str = ""
+    fx_nodes: tuple[str, ...] = ()
+    kernels: tuple[str, ...] = ()
+    variant: str = ""
+    kernels_before: tuple[str, ...] = ()
+    kernels_after: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.graph)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain dict ``located`` used to return: ``{"graph", "fx_nodes", "kernels"}``, a speed blame's
+        ``{"graph", "variant", "kernels_before", "kernels_after"}``, {} when it names nothing here."""
+        if not self:
+            return {}
+        if self.variant:
+            return {"graph": self.graph, "variant": self.variant, "kernels_before": list(self.kernels_before),
+                    "kernels_after": list(self.kernels_after)}
+        return {"graph": self.graph, "fx_nodes": list(self.fx_nodes), "kernels": list(self.kernels)}
+
+
+def located(run: BlameRun, session: Any) -> Located:
     """Where the verdict's FX nodes are in ``session`` (a session.store.Store or anything with ``graphs`` and
-    ``stop_for``): ``{"graph": key, "fx_nodes": [...present in its post-grad graph], "kernels": [...]}``; {} when it
-    names none or the session lacks the graph."""
+    ``stop_for``): a :class:`Located`, empty (falsy) when it names none or the session lacks the graph."""
     v = run.verdict
     if run.kind == "speed" and v and v.found and v.repro:  # the variant's kernels against the original's
         base = v.repro.split(VARIANT_SEP)[0]
         a, b = kernel_names(session, base), kernel_names(session, v.repro)
-        return {"graph": base, "variant": v.repro, "kernels_before": [k for k in a if k not in b],
-                "kernels_after": [k for k in b if k not in a]}
+        return Located(base, variant=v.repro, kernels_before=tuple(k for k in a if k not in b),
+                       kernels_after=tuple(k for k in b if k not in a))
     if not v or not v.fx_nodes:
-        return {}
+        return Located()
     keys = graph_keys(list(getattr(session, "graphs", []) or []), v.compile_id or run.compile_id)
     if v.graph_kind:  # the graph the application ran in first (a backward's node names are its own)
         keys.sort(key=lambda k: 0 if k.split(" ", 1)[-1] == v.graph_kind else 1)
@@ -402,11 +435,11 @@ def located(run: BlameRun, session: Any) -> dict[str, Any]:
         names = {n.get("name") for n in ((aot.get("post_grad") or {}).get("nodes") or []) if isinstance(n, dict)}
         nodes = [n for n in v.fx_nodes if n in names or n in (links.get("fx_nodes") or {})]
         if nodes:
-            return {"graph": key, "fx_nodes": nodes, "kernels": kernels_of(links, nodes)}
-    return {}
+            return Located(key, tuple(nodes), tuple(kernels_of(links, nodes)))
+    return Located()
 
 
-def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[str]:
+def verdict_lines(run: BlameRun, where: Located | None = None) -> list[str]:
     """The answer in words: the cause, what it rewrote (FX nodes, kernel), the setting that turns it off and the
     divergence left with it off, the repro; or why nothing was found."""
     v = run.verdict
@@ -417,17 +450,17 @@ def verdict_lines(run: BlameRun, where: dict[str, Any] | None = None) -> list[st
         return [f"blame {run.kind} of {run.compile_id}: {v.text} ({v.steps} step(s), {v.seconds:.1f} s)"]
     out = [f"blame {run.kind} of {run.compile_id}: {v.cause()}", f"  {v.text}"]
     looked = where is not None
-    where = where or {}
+    where = where or Located()
     if run.kind == "speed":
         out = [f"blame speed of {run.compile_id}: {v.what}", f"  {v.text}"]
-        if where.get("variant"):
-            out.append(f"  kernels: only as compiled {', '.join(where['kernels_before']) or '-'}; only in the variant "
-                       f"{', '.join(where['kernels_after']) or '-'} (the diff: d on {where['variant']})")
+        if where.variant:
+            out.append(f"  kernels: only as compiled {', '.join(where.kernels_before) or '-'}; only in the variant "
+                       f"{', '.join(where.kernels_after) or '-'} (the diff: d on {where.variant})")
         out.append(f"  ({v.steps} variant(s), {v.seconds:.1f} s)")
         return out
-    if where.get("fx_nodes"):
-        out.append(f"  FX nodes: {', '.join(where['fx_nodes'])} (post-grad graph of {where['graph']})"
-                   + (f"; kernel: {', '.join(where['kernels'])}" if where.get("kernels") else ""))
+    if where.fx_nodes:
+        out.append(f"  FX nodes: {', '.join(where.fx_nodes)} (post-grad graph of {where.graph})"
+                   + (f"; kernel: {', '.join(where.kernels)}" if where.kernels else ""))
     elif v.fx_nodes:
         graph = " ".join(x for x in (v.compile_id, v.graph_kind) if x)
         out.append(f"  FX nodes: {', '.join(v.fx_nodes)} (post-grad graph of {graph})"
@@ -484,7 +517,7 @@ def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
                 "round against the original in one process; a change is an effect only where every round agrees and "
                 "no thread waited for a core, else it is noise and never named.", ""]
     for r in rs:
-        where = located(r, session) if session is not None else {}
+        where = located(r, session) if session is not None else Located()
         out += ["```text", *verdict_lines(r, where), "", "steps:", *[f"  {s.line()}" for s in r.steps], "```", ""]
         if r.verdict and r.verdict.repro:
             out += ["Repro: the script on its own inputs shows the divergence; the second line keeps the cause off:",
@@ -506,4 +539,4 @@ def report_markdown(messages: list[dict[str, Any]], session: Any = None) -> str:
 __all__ = ["BlameRun", "Measure", "fmt_num", "frame_of", "speed_judgement", "speed_verdict", "OUTCOME_MARK",
            "Constraint", "Specialization", "Step", "constraints", "of_frame", "Verdict", "recompile_lines",
            "specializations", "graph_keys", "headless_lines", "kernels_of",
-           "located", "report_markdown", "runs", "verdict_lines"]
+           "Located", "located", "report_markdown", "runs", "verdict_lines"]

@@ -10,6 +10,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from inductor_step.session.format import COMPILE_STAGES, GraphKey, graph_key
+from inductor_step.session.format.compile_time import CompileTimeKernel
+from inductor_step.session.format.records import Record, as_record
+from inductor_step.session.format.types import LinkFxNode, Links
 
 LABELS = dict(COMPILE_STAGES)
 #: the key of a frame's own time when DDPOptimizer compiled it in parts: ``"[4/0] frame"``
@@ -28,6 +31,29 @@ _AOT_SKIPS = ("aot", "partition") + _FX_SKIPS
 AT_STOP = {"dynamo": ("dynamo", "pre_grad", "guards"), "aot": ("aot", "partition", "post_grad"),
            "lowering": ("lowering", "autotune"), "scheduling": ("scheduling",), "loopbody": (),
            "codegen": ("codegen", "kernels", "load")}
+
+
+@dataclass(frozen=True)
+class CacheVerdict:
+    """One of torch's cache verdicts on a graph's compile (a compile_time message's ``cache``, tracer.compile_time):
+    ``cache`` which (``"fx_graph"``, ``"aot_autograd"``, ``" (backward)"`` appended for a backward's), ``status``
+    (``"hit"``, ``"miss"``, ``"bypass"``, ...), ``reason`` torch's why ("" when it gave none)."""
+
+    cache: str
+    status: str | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FrameTraced:
+    """The frame Dynamo traced for a graph (a compile_time message's ``frame``): ``function``, ``file``, ``line``
+    (the frame's first line), ``tracing_ms`` (ms) Dynamo's bytecode tracing of it (torch's dynamo_timed events);
+    None where not recorded."""
+
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    tracing_ms: float | None = None
 
 
 @dataclass
@@ -56,6 +82,21 @@ class GraphTime:
         elif any(v.get("status") == "hit" for k, v in self.cache.items() if k.startswith("fx_graph")):
             out.update({s: "cache hit (FX graph cache)" for s in _FX_SKIPS})
         return {s: why for s, why in out.items() if not self.stages.get(s)}
+
+    def cache_verdicts(self) -> list[CacheVerdict]:
+        """torch's cache verdicts on this graph's compiles, in the order they came."""
+        return [CacheVerdict(k, v.get("status"), v.get("reason") or "") for k, v in self.cache.items()]
+
+    def traced(self) -> FrameTraced | None:
+        """The frame Dynamo traced (:class:`FrameTraced`), None when no message named it."""
+        f = self.frame
+        return FrameTraced(f.get("function"), f.get("file"), f.get("line"), f.get("tracing_ms")) if f else None
+
+    def kernel(self, name: str | None) -> Record | None:
+        """The first kernel compile named ``name`` (a CompileTimeKernel record: kind, compile_ms (ms), cache,
+        source ...), None when there is none."""
+        return next((as_record(k, CompileTimeKernel) for k in self.kernels
+                     if as_record(k, CompileTimeKernel).name == name), None)
 
     def named_share(self) -> float:
         """The share of ``total_ms`` under a named stage (not "other"), 0..1."""
@@ -253,6 +294,13 @@ def rankings(session: Any) -> dict[str, list[Rank]]:
     key_ms = lambda r: -(r.ms or 0.0)  # noqa: E731
     return {"graphs": sorted(graphs, key=key_ms), "kernels": sorted(kernels, key=key_ms),
             "lines": sorted(lines, key=key_ms)}
+
+
+def line_nodes(links: dict[str, Any], line: str) -> list[str]:
+    """The post-grad FX nodes of a graph's ``links`` (its codegen stop's, session.store.Store.links) whose stack trace
+    ends at user line ``line`` (``"train.py:12"``: their ``fx_nodes[n].user_line``), in the links' order."""
+    fx = as_record(links, Links).fx_nodes or {}
+    return [n for n, v in fx.items() if as_record(v, LinkFxNode).user_line == line]
 
 
 def _short(path: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 STATUS_MARK = {"ok": "ok", "closer": "closer to f64", "same": "diverges", "order": "sum order", "suspect": "SUSPECT",
@@ -144,10 +145,46 @@ def headless_lines(msg: dict[str, Any]) -> list[str]:
     return lines
 
 
-def pane_rows(msg: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per buffer in execution order for the numerics pane: ``mark`` (``>`` the first suspect or
-    divergence, ``!`` the first NaN/Inf), buffer, kernel, FX node, dtype, status, max abs, x tol, eps units,
-    vs f64 (compiled / eager, in tolerances), NaN/Inf."""
+@dataclass(frozen=True)
+class NumericsRow:
+    """One buffer's row in the numerics pane (:func:`pane_rows`), every cell a display string.
+
+    From the ``numerics`` message (tracer.numerics.compare_graph), ``rows[i]`` (a NumericsBuffer):
+
+    - ``mark``: ``>`` the first suspect or divergence (``first_suspect`` / ``first_divergence``), ``!`` the first
+      NaN/Inf the compiled graph adds (``first_nonfinite``), else a space.
+    - ``buffer`` (``bufN``), ``kernel`` that writes it, ``fx_node`` (its post-grad FX node, ``-`` if none), ``dtype``.
+    - ``status``: the status as the table words it (:data:`STATUS_MARK`).
+    - ``max_abs``: largest |compiled - eager| (the buffer's units); ``tol``: that over torch.testing's tolerance
+      (x tol); ``eps``: in units of the dtype's eps (``vs_eager``, tracer.numerics.stats).
+    - ``f64``: compiled vs float64 / eager vs float64, each in tolerances (``compiled_vs_f64``, ``eager_vs_f64``);
+      ``-`` when neither was compared.
+    - ``nonfinite``: ``NaN/Inf`` counts in the compiled buffer, "" when it holds none; ``why``: the verdict or
+      why not compared.
+    """
+
+    mark: str
+    buffer: str
+    kernel: str
+    fx_node: str
+    dtype: str
+    status: str
+    max_abs: str
+    tol: str
+    eps: str
+    f64: str
+    nonfinite: str
+    why: str
+
+    def cells(self) -> tuple[str, ...]:
+        """The pane's columns in order: mark, buffer, kernel, FX node, dtype, status, max abs, x tol, eps,
+        f64 c/e x tol, NaN/Inf."""
+        return (self.mark, self.buffer, self.kernel, self.fx_node, self.dtype, self.status, self.max_abs, self.tol,
+                self.eps, self.f64, self.nonfinite)
+
+
+def pane_rows(msg: dict[str, Any]) -> list[NumericsRow]:
+    """One row per buffer in execution order for the numerics pane (:class:`NumericsRow`)."""
     first = msg.get("first_suspect") or msg.get("first_divergence") or {}
     nf = msg.get("first_nonfinite") or {}
     out = []
@@ -156,13 +193,44 @@ def pane_rows(msg: dict[str, Any]) -> list[dict[str, Any]]:
         c64, e64 = r.get("compiled_vs_f64") or {}, r.get("eager_vs_f64") or {}
         mark = ">" if r.get("index") == first.get("index") and first else (
             "!" if r.get("index") == nf.get("index") and nf else " ")
-        out.append({"mark": mark, "buffer": r["buffer"], "kernel": r.get("kernel") or "", "fx_node": r.get("fx_node") or "-",
-                    "dtype": r.get("dtype") or "", "status": STATUS_MARK.get(r.get("status") or "", r.get("status") or ""),
-                    "max_abs": num(ve.get("max_abs")), "tol": num(ve.get("tol_ratio")), "eps": num(ve.get("eps_units")),
-                    "f64": f"{num(c64.get('tol_ratio'))} / {num(e64.get('tol_ratio'))}" if c64 or e64 else "-",
-                    "nonfinite": (f"{r.get('nan', 0)}/{r.get('inf', 0)}" if r.get("nan") or r.get("inf") else ""),
-                    "why": r.get("verdict") or r.get("why") or ""})
+        out.append(NumericsRow(
+            mark=mark, buffer=r["buffer"], kernel=r.get("kernel") or "", fx_node=r.get("fx_node") or "-",
+            dtype=r.get("dtype") or "", status=STATUS_MARK.get(r.get("status") or "", r.get("status") or ""),
+            max_abs=num(ve.get("max_abs")), tol=num(ve.get("tol_ratio")), eps=num(ve.get("eps_units")),
+            f64=f"{num(c64.get('tol_ratio'))} / {num(e64.get('tol_ratio'))}" if c64 or e64 else "-",
+            nonfinite=(f"{r.get('nan', 0)}/{r.get('inf', 0)}" if r.get("nan") or r.get("inf") else ""),
+            why=r.get("verdict") or r.get("why") or ""))
     return out
+
+
+@dataclass(frozen=True)
+class ErrorStats:
+    """One comparison of a buffer (tracer.numerics.stats, a NumericsBuffer's ``vs_eager``, ``compiled_vs_f64`` or
+    ``eager_vs_f64``): ``max_abs`` largest absolute error (the buffer's units), ``max_rel`` largest relative error,
+    ``eps_units`` the error in units of the dtype's eps, ``tol_ratio`` the error over torch.testing's tolerance
+    (each a float, or ``"inf"`` as JSON carries it; None when not measured), ``nonfinite_mismatch`` how many
+    elements are NaN/Inf on one side only."""
+
+    max_abs: Any = None
+    max_rel: Any = None
+    eps_units: Any = None
+    tol_ratio: Any = None
+    nonfinite_mismatch: int = 0
+
+    @classmethod
+    def of(cls, s: dict[str, Any]) -> "ErrorStats":
+        return cls(s.get("max_abs"), s.get("max_rel"), s.get("eps_units"), s.get("tol_ratio"),
+                   s.get("nonfinite_mismatch") or 0)
+
+
+#: a buffer's comparisons, in the order the pane lists them: (label, the NumericsBuffer's field)
+COMPARISONS = (("vs eager", "vs_eager"), ("compiled vs float64", "compiled_vs_f64"),
+               ("eager vs float64", "eager_vs_f64"))
+
+
+def comparisons(row: dict[str, Any]) -> list[tuple[str, ErrorStats]]:
+    """A NumericsBuffer's comparisons that were made, as (label, :class:`ErrorStats`) in :data:`COMPARISONS` order."""
+    return [(label, ErrorStats.of(row[key])) for label, key in COMPARISONS if row.get(key)]
 
 
 def first_buffer(msg: dict[str, Any] | None) -> str | None:

@@ -14,7 +14,9 @@ from typing import Any
 from textual.css.query import NoMatches
 
 from inductor_step.session.format import GraphKey, graph_key
-from inductor_step.session.format.records import Record, decode
+from inductor_step.session.format.job import Job
+from inductor_step.session.format.records import Record, as_record, decode
+from inductor_step.session.format.types import DynamoStop
 from inductor_step.session.store import Store
 from inductor_step.tui.routes import RANK_ROUTES
 from inductor_step.tui.state import RankView, ViewState
@@ -61,7 +63,7 @@ class JobView:
         self.job = None  # live: the JobProcess
         self.job_file = job.file if isinstance(job, RecordedJob) else None
         self.stepped_rank = (job.stepped_rank if isinstance(job, LiveJob) else
-                             (self.job_file or {}).get("stepped_rank"))
+                             as_record(self.job_file or {}, Job).stepped_rank)
         self.launcher_log = []
         self.launcher_rc = None
         first = job.rank if isinstance(job, RecordedJob) else job.stepped_rank if job else None
@@ -252,15 +254,15 @@ class JobView:
         return rec
 
     @staticmethod
-    def follow_correction(st: RankView, msg: dict[str, Any]) -> None:
+    def follow_correction(st: RankView, msg: Record) -> None:
         """A dynamo stop that ``corrects`` the kind guessed for its graph: a view on the guessed
-        graph moves to the real one (the session has dropped the guess)."""
-        guessed = str(GraphKey.of(msg).replace(kind=str(msg["corrects"]))) if msg.get("corrects") else None
+        graph moves to the real one (the session has dropped the guess).  ``msg``: any message's record."""
+        corrects = msg.corrects if msg.SCHEMA is DynamoStop else None
+        guessed = str(GraphKey.of(msg).replace(kind=str(corrects))) if corrects else None
         if guessed and st.view.graph == guessed:
             st.view.graph = graph_key(msg)
-        if st.view.paused is not None and msg.get("corrects") and \
-                graph_key(st.view.paused) == guessed:
-            st.view.paused = decode({**st.view.paused, "graph_kind": msg["graph_kind"]})
+        if st.view.paused is not None and corrects and graph_key(st.view.paused) == guessed:
+            st.view.paused = decode({**st.view.paused, "graph_kind": msg.graph_kind})
 
     def not_stepped_here(self) -> bool:
         """n at the newest stop of a rank that records without pausing: say so (True) instead of
@@ -286,7 +288,7 @@ class JobView:
         r = self.current.rank
         dist = self.session.header.distributed
         n = (dist.world_size if dist else None) or \
-            (self.job_file or {}).get("world_size") or len([x for x in self.ranks if x is not None])
+            as_record(self.job_file or {}, Job).world_size or len([x for x in self.ranks if x is not None])
         role = "stepped" if r == self.stepped_rank and self.live else "recorded"
         return f"rank {r}/{n} {role}"
 

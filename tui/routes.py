@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from inductor_step.session.format import STAGES, GraphKey, graph_key
+from inductor_step.session.format.messages import InputsSaved
 from inductor_step.session.format.records import Record
 from inductor_step.session.store import freeze_gc
 from inductor_step.tui.compat import lazy_module
@@ -51,7 +52,7 @@ def on_run(app: Any, msg: Record) -> None:
     """A timing (or its progress): redraw; say when it failed; a what-if variant's goes to the what-if flow."""
     app.refresh_all()
     app.pane(app.view.stage).session_message(msg)
-    if msg.get("type") != "run":  # run_status
+    if msg.type != "run":  # run_status
         return
     if msg.error:
         app.notify(f"timing {graph_key(msg)} failed: {msg.error}", severity="error", timeout=8, markup=False)
@@ -92,7 +93,7 @@ def on_end(app: Any, msg: Record) -> None:
     v.paused = None
     if app._status_extra.startswith("continuing"):
         app._status_extra = ""
-    if msg.get("type") == "done":
+    if msg.type == "done":
         app.current.script_rc = msg.returncode
     elif app.current.script_rc is None:
         rc = msg.returncode
@@ -114,7 +115,7 @@ def on_blame(app: Any, msg: Record) -> None:
 
 def on_pane_message(app: Any, msg: Record) -> None:
     """A type without a route: e.g. fusion_query: for the pane on screen; inputs_saved (X): pane 6, which asked."""
-    app.pane("codegen" if msg.get("type") == "inputs_saved" else app.view.stage).session_message(msg)
+    app.pane("codegen" if msg.SCHEMA is InputsSaved else app.view.stage).session_message(msg)
 
 
 #: message type -> how the app reacts (after the session indexed the message)
@@ -141,7 +142,7 @@ def on_rank_stop(app: Any, st: Any, msg: Record) -> None:
 def on_rank_end(app: Any, st: Any, msg: Record) -> None:
     """``done`` or ``agent_exit`` of a rank not shown: its script's exit status."""
     st.view.paused = None
-    if msg.get("type") == "done":
+    if msg.type == "done":
         st.script_rc = msg.returncode
     elif st.script_rc is None:
         st.script_rc = msg.returncode or 1

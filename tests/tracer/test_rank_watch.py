@@ -42,9 +42,9 @@ def test_a_rank_waiting_in_a_collective_says_which():
     st.session = Store.of([{"type": "header", "distributed": {"rank": 0, "world_size": 2, "local_rank": 0}},
                              {"type": "blocked", "collective": "all_reduce", "where": "train.py:47", "since_s": 2.0}])
     row = rank_state(st, stepped=False, live=True, job_file=None)
-    assert row["state"] == "waiting at all_reduce" and row["note"].startswith("train.py:47: for another rank"), row
+    assert row.state == "waiting at all_reduce" and row.note.startswith("train.py:47: for another rank"), row
     st.session.add({"type": "blocked", "collective": None})
-    assert rank_state(st, stepped=False, live=True, job_file=None)["state"] == "running"
+    assert rank_state(st, stepped=False, live=True, job_file=None).state == "running"
 
 
 def test_the_watch_never_keeps_the_scripts_locals_alive():

@@ -10,12 +10,16 @@ buffer, in every pane) and opens pane 2 at it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from textual import on
 
 from inductor_step.session import blame as sb
 from inductor_step.session.format import CMD_BLAME, CMD_CANCEL_BLAME
+from inductor_step.session.format.records import Record
+from inductor_step.session.format.blame import Blame
+from inductor_step.session.links import related
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.table import Table
 
@@ -40,13 +44,26 @@ def current(app: Any, fallback: bool = True) -> sb.BlameRun | None:
 NOTHING_YET = "nothing to blame yet: press e first (blame bisects a graph whose buffers diverge from eager)"
 
 
+@dataclass(frozen=True, eq=False)
+class BlameView:
+    """The pane's data for the viewed compile id ``cid`` (``"[0/1]"``): ``run`` the blame shown (:func:`current`;
+    None when only recompile answers are there), ``items`` its rows in order (``("verdict", BlameRun)``,
+    ``("step", Step)``, ``("spec", Specialization)``, ``("guard", Constraint)``: session.blame), ``n`` how many
+    blame messages the session held when it was built."""
+
+    run: sb.BlameRun | None
+    items: list[tuple[str, Any]]
+    n: int
+    cid: str
+
+
 class BlamePane(StagePane):
     stage = "blame"
     title = "B Blame"
     columns = COLUMNS
     HIDE_TAB = True  # reached by its key B (and ctrl+p), as pane M
 
-    def data(self) -> dict[str, Any] | None:
+    def data(self) -> BlameView | None:
         cid = _compile_id(self.app.view.graph)
         blames = getattr(self.app.session, "blames", []) or []
         specs = sb.of_frame(sb.specializations(blames), cid)
@@ -56,13 +73,13 @@ class BlamePane(StagePane):
             return None
         items: list[tuple[str, Any]] = ([("verdict", r)] + [("step", s) for s in r.steps]) if r else []
         items += [("spec", s) for s in specs] + [("guard", c) for c in cons]
-        return {"run": r, "items": items, "n": len(blames), "cid": cid}
+        return BlameView(r, items, len(blames), cid)
 
-    def stamp(self, data: dict[str, Any] | None) -> Any:
-        return None if data is None else (data["n"], data["cid"], data["run"] is not None and data["run"].verdict)
+    def stamp(self, data: BlameView | None) -> Any:
+        return None if data is None else (data.n, data.cid, data.run is not None and data.run.verdict)
 
-    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        items = data["items"]
+    def rows(self, data: BlameView) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        items = data.items
 
         def row(i: int) -> tuple:
             kind, x = items[i]
@@ -81,7 +98,7 @@ class BlamePane(StagePane):
         keys = [f"{k}{getattr(x, 'index', i)}" for i, (k, x) in enumerate(items)]
         return keys, row
 
-    def fill(self, data: dict[str, Any] | None) -> None:
+    def fill(self, data: BlameView | None) -> None:
         """No blame for this graph: say so (not that the compile has not reached a stage: B is no stage)."""
         if data is None:
             self.table.clear()
@@ -89,7 +106,7 @@ class BlamePane(StagePane):
             return
         super().fill(data)
 
-    def empty(self, data: dict[str, Any] | None) -> Detail | None:
+    def empty(self, data: BlameView | None) -> Detail | None:
         if self.app.live:
             return Detail(f"# {self.app.view.graph or 'this graph'}: {NOTHING_YET}\n"
                           "# no blame yet: on a graph whose buffers diverged (pane e), press B to bisect it\n"
@@ -98,19 +115,20 @@ class BlamePane(StagePane):
         return Detail("# this recorded session has no blame\n"
                       "# (inductor-step --headless --blame numerics SCRIPT records one; B in a live session)", "text")
 
-    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
-        items = data["items"]
+    def detail(self, data: BlameView, row: int) -> Detail | None:
+        items = data.items
         if not 0 <= row < len(items):
             return None
         kind, x = items[row]
         if kind in ("spec", "guard"):
             specs = [s for k, s in items if k == "spec"]
             cons = [c for k, c in items if k == "guard"]
-            return Detail("\n".join(sb.recompile_lines(specs, data["cid"], cons) or [x.line()]), "text")
-        r: sb.BlameRun = data["run"]
+            return Detail("\n".join(sb.recompile_lines(specs, data.cid, cons) or [x.line()]), "text")
+        r = data.run
+        assert r is not None  # a verdict or step row is there only with its run
         where = sb.located(r, self.app.session)
         head = sb.verdict_lines(r, where)
-        if r.verdict and r.verdict.found and where.get("fx_nodes"):
+        if r.verdict and r.verdict.found and where.fx_nodes:
             head.append("  Enter: select that FX node's buffer in every pane and open pane 2 at it")
         if kind == "verdict":
             body = ["", "steps:", *[f"  {s.line()}" for s in r.steps]]
@@ -124,33 +142,33 @@ class BlamePane(StagePane):
             lines.append(f"  {s.measure.which}: {s.measure.verdict}")
         return Detail("\n".join(lines + ["", *head]), "text")
 
-    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+    def row_for(self, data: BlameView, buffer: str) -> int | None:
         return None
 
-    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+    def buffers_of(self, data: BlameView, row: int) -> list[str]:
         return []
 
-    def session_message(self, msg: dict[str, Any]) -> None:
-        if msg.get("type") == "blame":
+    def session_message(self, msg: Record) -> None:
+        if msg.SCHEMA is Blame:
             self.show(force=True)
 
     @on(Table.RowSelected, "#table-blame")
     def _enter(self, event: Table.RowSelected) -> None:
         """Enter on the verdict: the FX node it names, selected (its buffer) in every pane, in pane 2."""
         data = self.data()
-        if not data or data["run"] is None or event.cursor_row != 0:
+        if not data or data.run is None or event.cursor_row != 0:
             return
-        where = sb.located(data["run"], self.app.session)
-        nodes = where.get("fx_nodes") or []
-        links = self.app.session.links(where["graph"]) if where else {}
-        bufs = [b for n in nodes for b in ((links.get("fx_nodes") or {}).get(n) or {}).get("buffers") or []]
+        where = sb.located(data.run, self.app.session)
         if not where:
             self.app.bell()
             return
-        self.app.show_graph(where["graph"])
+        nodes = where.fx_nodes
+        links = self.app.session.links(where.graph)
+        bufs = [b for n in nodes for b in related(links, "fx_nodes", n, "buffers")]
+        self.app.show_graph(where.graph)
         if bufs:
             self.app.select(bufs[0], f"{bufs[0]}: the buffer of FX node {nodes[0]}, which blame names "
-                                     f"({data['run'].verdict.cause()})")
+                                     f"({data.run.verdict.cause()})")
         self.app.action_stage("aot")
 
 
@@ -167,7 +185,7 @@ def request(app: Any) -> None:
         app.refresh_all(force=True)
         return
     num = app.session.numerics.get(key) if key else None
-    diverged = bool(num and (num.get("first_suspect") or num.get("first_divergence") or num.get("first_nonfinite")))
+    diverged = bool(num and (num.first_suspect or num.first_divergence or num.first_nonfinite))
     have = any(r.compile_id == _compile_id(key) for r in sb.runs(getattr(app.session, "blames", []) or []))
     if app.agent is not None and app.agent.alive and key and not have:
         if diverged:
@@ -190,9 +208,9 @@ def cancel(app: Any) -> bool:
     return True
 
 
-def on_message(app: Any, msg: dict[str, Any]) -> None:
-    """A ``blame`` message: refresh the pane; the verdict in the status line."""
-    if msg.get("event") == "verdict":
+def on_message(app: Any, msg: Record) -> None:
+    """A ``blame`` message (its Blame record): refresh the pane; the verdict in the status line."""
+    if msg.event == "verdict":
         r = sb.runs([msg])[0]
         app._status_extra = f"blame {r.compile_id}: " + (r.verdict.cause() if r.verdict and r.verdict.found else
                                                          (r.verdict.text if r.verdict else ""))

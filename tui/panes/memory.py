@@ -13,7 +13,9 @@ from textual import on
 from inductor_step.session import memory as mem
 from inductor_step.session import memory_whatif as mw
 from inductor_step.session.format import CMD_WHAT_IF, split_part, split_variant
-from inductor_step.session.memory_saved import saved_for_backward
+from inductor_step.session.format.messages import Run
+from inductor_step.session.format.records import as_record
+from inductor_step.session.memory_view import MemoryView, forward_backward, memory_view
 from inductor_step.session.paths import short_path
 from inductor_step.tui.panes.base import Detail, T
 from inductor_step.tui.panes.sections import SectionPane
@@ -33,22 +35,6 @@ def _pct(pair: tuple[Any, Any], prefix: str = "") -> str:
     return f"{prefix}{(b - a) / a * 100:+.0f}%"
 
 
-def lowered(session: Any, key: str) -> list[mem.MemBuffer]:
-    """Graph ``key``'s buffers as its lowering stop laid them out, largest first (bytes: storage extent x dtype
-    size; symbols at their hints)."""
-    low = session.stop_for(key, "lowering")
-    hints = mem._hints(session, key)
-    out = []
-    for b in (low.buffers if low is not None else None) or []:
-        if not isinstance(b, dict) or "MultiOutput" in str(b.layout or ""):
-            continue
-        size, stride = mem._dims(b.size, hints), mem._dims(b.stride, hints)
-        nbytes = mem.storage_bytes(size, stride, b.dtype) if size is not None else None
-        out.append(mem.MemBuffer(str(b.name), "lowered", nbytes, str(b.name), 0, size, stride,
-                                 b.dtype, source="the lowering stop's layout: storage extent x dtype size"))
-    return sorted(out, key=lambda b: -(b.bytes or 0))
-
-
 def _lifetime(b: mem.MemBuffer) -> str:
     end = "returned" if b.returned else (f"del {b.freed}" if b.freed else "to the end")
     return f"{b.line}-{end}"
@@ -61,33 +47,26 @@ class MemoryPane(SectionPane):
     fit = ((4,), 4)  # the FX node and user line give up cells: buffer, bytes and lifetime stay on screen
     figure_width = 9
 
-    def data(self) -> dict[str, Any] | None:
+    def data(self) -> MemoryView | None:
         """The viewed graph's plan and saved tensors (computed once per codegen and AOT stops and the variants'
         runs); before codegen what is known: the lowering stop's buffers, the AOT stops' saved tensors."""
         s, key = self.app.session, self.app.view.graph
         if not key or not any(s.stop_for(key, st) for st in ("codegen", "lowering", "aot")):
             return None
-        bkey = mem_backward(key)
+        bkey = forward_backward(key)
         variants = [g for g in s.graphs if split_variant(g)[1] and split_variant(g)[0] in (key, bkey)]
         parts = (s.stop_for(key, "codegen"), s.stop_for(key, "lowering"), s.stop_for(key, "aot"),
                  s.stop_for(bkey, "aot") if bkey else None, *[s.stop_for(v, "codegen") for v in variants],
                  *[s.runs.get(k) for k in (key, bkey, *variants) if k])
+        return s.cache.get(("memory", key), parts, lambda: memory_view(s, key))
 
-        def build() -> dict[str, Any]:
-            p = mem.plan(s, key)
-            sv = saved_for_backward(s, key, p)
-            return {"key": key, "plan": p, "saved": sv, "lowered": lowered(s, key) if p is None else [],
-                    "change": [(st, why, next((x for x in mw.priced(s, key) if x.key == mw.setting_key(key, st)), None))
-                               for st, why in mw.candidates(s, key)]}
-        return s.cache.get(("memory", key), parts, build)
-
-    def stamp(self, data: dict[str, Any] | None) -> Any:
+    def stamp(self, data: MemoryView | None) -> Any:
         return super().stamp(data) if data is None else (self.app.view.graph, id(data))
 
-    def items(self, data: dict[str, Any]) -> list[tuple[str, Any]]:
+    def items(self, data: MemoryView) -> list[tuple[str, Any]]:
         """(section, row): ("head", (title, figure, what)), ("peak", MemBuffer), ("lowered", MemBuffer),
-        ("saved", SavedTensor), ("change", (MemorySetting, why not, Priced or None))."""
-        p, sv = data["plan"], data["saved"]
+        ("saved", SavedTensor), ("change", SettingRow)."""
+        p, sv = data.plan, data.saved
         out: list[tuple[str, Any]] = []
         if p is not None:
             at = f"at {p.peak_buffer}, line {p.peak_line}" if p.peak_buffer else "nothing allocated"
@@ -98,11 +77,11 @@ class MemoryPane(SectionPane):
             out += [("peak", p.buffers[n]) for n in p.live_at_peak if n in p.buffers]
         else:
             out.append(("head", ("PEAK", "not yet", NOT_PLANNED)))
-            if data["lowered"]:
-                out.append(("head", ("LOWERED", mem.fmt_bytes(sum(b.bytes or 0 for b in data["lowered"])),
-                                     f"{len(data['lowered'])} buffers as lowered, largest first: each one's bytes "
+            if data.lowered:
+                out.append(("head", ("LOWERED", mem.fmt_bytes(sum(b.bytes or 0 for b in data.lowered)),
+                                     f"{len(data.lowered)} buffers as lowered, largest first: each one's bytes "
                                      "from its layout (the sum if none were reused or freed)")))
-                out += [("lowered", b) for b in data["lowered"]]
+                out += [("lowered", b) for b in data.lowered]
         if sv is not None and sv.tensors:
             out.append(("head", ("SAVED", mem.fmt_bytes(sv.storage_bytes),
                                  f"saved for backward: {len(sv.tensors)} tensors, largest first; {len(sv.recomputed)} "
@@ -112,11 +91,11 @@ class MemoryPane(SectionPane):
             out.append(("head", ("SAVED", "not yet", sv.note)))
         out.append(("head", ("CHANGE", "", "settings that trade memory for time: Enter runs one as a what-if, "
                                            "compiled and timed beside this graph")))
-        out += [("change", c) for c in data["change"]]
+        out += [("change", c) for c in data.change]
         return out
 
-    def row_context(self, data: dict[str, Any]) -> Any:
-        return data.get("plan"), self.app.session.links(data["key"]).get("buffers") or {}, self.app.session.script_dir
+    def row_context(self, data: MemoryView) -> Any:
+        return data.plan, self.app.session.links(data.key).buffers or {}, self.app.session.script_dir
 
     def item_key(self, kind: str, r: Any) -> str:
         return getattr(r, "name", None) or getattr(r, "buffer", None) or getattr(r, "fx_node", None) or ""
@@ -125,16 +104,16 @@ class MemoryPane(SectionPane):
         p, links, sd = ctx
 
         def where(name: str | None, fx: str | None, line: str | None) -> str:
-            lb = links.get(name or "") or {}
-            fx = fx or next(iter(lb.get("fx_nodes") or []), "")
-            line = line or next(iter(lb.get("user_lines") or []), "")
+            lb = links.get(name or "")
+            fx = fx or next(iter((lb.fx_nodes if lb else None) or []), "")
+            line = line or next(iter((lb.user_lines if lb else None) or []), "")
             return f"{fx} · {short_path(line, sd) or line}" if line else (fx or "")
 
         if kind in ("peak", "lowered"):
             return (T(r.name, "bold"), T(f"{mem.fmt_bytes(r.bytes):>9}", "yellow"), T(r.how),
                     T(_lifetime(r) if kind == "peak" else "at codegen"), Prose(where(r.name, None, None)))
         if kind == "change":
-            st, why, pr = r
+            st, why, pr = r.setting, r.why_not, r.priced
             fig = _pct(pr.saved if st.applies == "training" else pr.peak) if pr else ""
             return (T(f"{st.name}={st.value}", "bold"), T(f"{fig:>9}", "yellow"),
                     T("priced" if pr else ("not here" if why else "Enter")),
@@ -150,39 +129,42 @@ class MemoryPane(SectionPane):
     def _buffer(self, item: tuple[str, Any]) -> str | None:
         kind, r = item
         name = r.name if kind in ("peak", "lowered") else (r.storage if kind == "saved" else None)
-        links = self.app.session.links(self.app.view.graph).get("buffers") or {}
+        links = self.app.session.links(self.app.view.graph).buffers or {}
         return name if name and (name in links or name.startswith("buf")) else None
 
-    def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
+    def row_for(self, data: MemoryView, buffer: str) -> int | None:
         for i, it in enumerate(self.items(data)):
             if it[0] != "head" and self._buffer(it) == buffer:
                 return i
         return None
 
-    def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
+    def buffers_of(self, data: MemoryView, row: int) -> list[str]:
         items = self.items(data)
         b = self._buffer(items[row]) if 0 <= row < len(items) else None
         return [b] if b else []
 
-    def empty(self, data: dict[str, Any] | None) -> Detail:  # never: the CHANGE section is always there
-        return Detail(f"# {data['key'] if data else 'this graph'}: no memory plan (no Python wrapper recorded: a C++ "
+    def empty(self, data: MemoryView | None) -> Detail:  # never: the CHANGE section is always there
+        return Detail(f"# {data.key if data else 'this graph'}: no memory plan (no Python wrapper recorded: a C++ "
                       "wrapper or an AOTInductor compile)")
 
-    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
+    def detail(self, data: MemoryView, row: int) -> Detail | None:
         items = self.items(data)
         if not 0 <= row < len(items):
             return None
         kind, r = items[row]
-        p, sv = data["plan"], data["saved"]
+        p, sv = data.plan, data.saved
+        def measured() -> dict[str, Any] | None:  # the run's measured peak (tracer.timing.memory), where it was timed
+            return as_record(self.app.session.runs.get(data.key) or {}, Run).memory
+
         if kind == "head" and r[0] == "SAVED":
-            return Detail(saved_text(sv, (self.app.session.runs.get(data["key"]) or {}).get("memory"))
+            return Detail(saved_text(sv, measured())
                           if sv is not None and sv.tensors else f"# {r[2]}", "text")
         if kind == "head" and r[0] == "CHANGE" or kind == "change":
-            return Detail(change_text(data, r[0] if kind == "change" else None), "text")
+            return Detail(change_text(data, r.setting if kind == "change" else None), "text")
         if kind == "head" and p is None:
-            return Detail(f"# {data['key']}: {NOT_PLANNED}\n# {r[2]}", "text")
+            return Detail(f"# {data.key}: {NOT_PLANNED}\n# {r[2]}", "text")
         if kind == "head":
-            return Detail(plan_text(p, (self.app.session.runs.get(data["key"]) or {}).get("memory")), "text")
+            return Detail(plan_text(p, measured()), "text")
         if kind == "peak":
             return Detail(buffer_text(p, r.name), "text")
         if kind == "lowered":
@@ -204,7 +186,7 @@ class MemoryPane(SectionPane):
         items = self.items(data) if data else []
         row = self.table.cursor_row
         if 0 <= row < len(items) and items[row][0] == "change":
-            self.run_setting(*items[row][1][:2])
+            self.run_setting(items[row][1].setting, items[row][1].why_not)
             return
         b = self._buffer(items[row]) if 0 <= row < len(items) else None
         if b:
@@ -227,13 +209,6 @@ class MemoryPane(SectionPane):
             app.session.run_status = f"what if: recompiling {key} with {st.name}={st.value}…"
             app.say(f"what if: recompiling {key} with {st.name}={st.value}; the diff of the two opens when it is "
                     "compiled, and this row prices it once both are timed")
-
-
-def mem_backward(key: str) -> str | None:
-    """The backward's key of a forward graph ``key``; None for any other graph."""
-    from inductor_step.session.memory_saved import backward_key  # noqa: PLC0415
-
-    return backward_key(key) if " forward" in key else None
 
 
 def plan_text(p: mem.Plan, measured: dict[str, Any] | None = None) -> str:
@@ -297,12 +272,12 @@ def saved_text(sv: Any, measured: dict[str, Any] | None = None) -> str:
     return "\n".join(out)
 
 
-def change_text(data: dict[str, Any], only: Any = None) -> str:
+def change_text(data: MemoryView, only: Any = None) -> str:
     """The settings that trade memory for time, each with what it trades and, where its variant was compiled, its
-    figures against this graph's."""
-    out = [f"# what to change in {data['key']}: Enter on a setting recompiles this graph with it (what-if) and times "
+    figures against this graph's (``only``: that setting alone)."""
+    out = [f"# what to change in {data.key}: Enter on a setting recompiles this graph with it (what-if) and times "
            "both; the diff of the two opens when it is compiled", f"# {mw.SOURCE}", ""]
-    for st, why, pr in data["change"]:
+    for st, why, pr in ((c.setting, c.why_not, c.priced) for c in data.change):
         if only is not None and st is not only:
             continue
         out += [f"{st.name}={st.value}  ({st.config})", f"  trades: {st.trades}"]

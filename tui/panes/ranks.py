@@ -9,13 +9,29 @@ shows that rank's recording; on a graph whose ranks differ, the diff of two rank
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from textual import on
 
-from inductor_step.session.format import graph_key
+from inductor_step.session.ranks.model import GraphComparison, RankComparison
+from inductor_step.session.ranks.rows import RankRow, job_ranks, rank_row
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.table import Table
+
+
+@dataclass(frozen=True, eq=False)
+class RanksView:
+    """The pane's data: ``ranks`` one :class:`~inductor_step.session.ranks.rows.RankRow` per rank that reported, in
+    rank order; ``comparison`` the ranks' graphs compared (:func:`inductor_step.session.ranks.compare_ranks`), None
+    before any rank has a session.  Compared by identity (the pane's stamp)."""
+
+    ranks: list[RankRow]
+    comparison: RankComparison | None
+
+    def graphs(self) -> list[GraphComparison]:
+        """The comparison's graph rows (below the ranks), [] without a comparison."""
+        return list(getattr(self.comparison, "graphs", None) or [])
 
 
 class RanksPane(StagePane):
@@ -27,7 +43,7 @@ class RanksPane(StagePane):
 
     def __init__(self) -> None:
         super().__init__()
-        self._data: dict[str, Any] | None = None
+        self._data: RanksView | None = None
         self._data_stamp: Any = None
         self._cache: Any = None  # the rank pairs' graph diffs, kept while their stops are the same
 
@@ -39,53 +55,47 @@ class RanksPane(StagePane):
                        st.session.agent_exit, st.view.paused is not None, len(st.session.errors))
                       for r, st in sorted(app.ranks.items(), key=lambda x: (x[0] is None, x[0] or 0))))
 
-    def data(self) -> dict[str, Any] | None:
+    def data(self) -> RanksView | None:
         stamp = self._stamp_now()
         if self._data is None or stamp != self._data_stamp:
             self._data_stamp = stamp
             self._data = self._build()
         return self._data
 
-    def _build(self) -> dict[str, Any]:
+    def _build(self) -> RanksView:
         app = self.app
-        ranks = []
-        for r, st in sorted((r, st) for r, st in app.ranks.items() if r is not None):
-            job_file = app.job.job if app.job is not None else app.job_file
-            ranks.append({"rank": r, **rank_state(st, r == app.stepped_rank, app.live, job_file)})
+        job_file = app.job.job if app.job is not None else app.job_file
+        ranks = [rank_state(st, r == app.stepped_rank, app.live, job_file)
+                 for r, st in sorted((r, st) for r, st in app.ranks.items() if r is not None)]
         from inductor_step.session.ranks import compare_ranks  # noqa: PLC0415
         from inductor_step.session.store import IdentityCache  # noqa: PLC0415
 
-        job_file = (app.job.job if app.job is not None else app.job_file) or {}
-        entries = {r["rank"]: r for r in job_file.get("ranks") or []}
+        entries = job_ranks(job_file)
         sessions = {r: st.session for r, st in app.ranks.items() if r is not None}
         if self._cache is None:
             self._cache = IdentityCache(64)
-        comparison = compare_ranks(sessions, states={r: e.get("state") for r, e in entries.items() if e.get("state")},
-                                   messages={r: e.get("message") for r, e in entries.items() if e.get("message")},
+        comparison = compare_ranks(sessions, states={r: e.state for r, e in entries.items() if e.state},
+                                   messages={r: e.message for r, e in entries.items() if e.message},
                                    cache=self._cache) if sessions else None
-        return {"ranks": ranks, "comparison": comparison}
+        return RanksView(ranks, comparison)
 
-    def stamp(self, data: dict[str, Any] | None) -> Any:
+    def stamp(self, data: RanksView | None) -> Any:
         return id(data)
 
     # ------------------------------------------------------------------ rows
-    def _graph_rows(self, data: dict[str, Any]) -> list[Any]:
-        c = data.get("comparison")
-        return list(getattr(c, "graphs", None) or [])
-
-    def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
-        ranks = data["ranks"]
-        graphs = self._graph_rows(data)
-        keys = [f"rank {r['rank']}" for r in ranks] + [f"graph {g.key}" for g in graphs]
+    def rows(self, data: RanksView) -> tuple[Sequence[str], Callable[[int], tuple]]:
+        ranks = data.ranks
+        graphs = data.graphs()
+        keys = [f"rank {r.rank}" for r in ranks] + [f"graph {g.key}" for g in graphs]
         shown = self.app.current.rank
 
         def row(i: int) -> tuple:
             if i < len(ranks):
                 r = ranks[i]
-                style = "bold red" if r["state"] == "died" else "yellow" if r["state"] == "paused" else ""
-                name = f"rank {r['rank']}" + (" ◀" if r["rank"] == shown else "")
-                state = r["state"] + (f": {r['note']}" if r["note"] else "")
-                return (T(name, "bold"), T(state, style), T(r["at"]), T(r["stops"]))
+                style = "bold red" if r.state == "died" else "yellow" if r.state == "paused" else ""
+                name = f"rank {r.rank}" + (" ◀" if r.rank == shown else "")
+                state = r.state + (f": {r.note}" if r.note else "")
+                return (T(name, "bold"), T(state, style), T(r.at), T(r.stops))
             g = graphs[i - len(ranks)]
             on = ",".join(map(str, g.ranks))
             summary = g.summary
@@ -95,17 +105,17 @@ class RanksPane(StagePane):
 
         return keys, row
 
-    def detail(self, data: dict[str, Any], row: int) -> Detail | None:
-        ranks = data["ranks"]
+    def detail(self, data: RanksView, row: int) -> Detail | None:
+        ranks = data.ranks
         if row < len(ranks):
-            return Detail(ranks[row]["detail"], "text")
-        graphs = self._graph_rows(data)
+            return Detail(ranks[row].detail, "text")
+        graphs = data.graphs()
         if row - len(ranks) < len(graphs):
             g = graphs[row - len(ranks)]
             return Detail(getattr(g, "detail", None) or g.summary, "text")
         return None
 
-    def empty(self, data: dict[str, Any] | None) -> Detail | None:
+    def empty(self, data: RanksView | None) -> Detail | None:
         return Detail("no rank has reported yet: torch's launcher is starting the job", "text")
 
     def show(self, force: bool = False) -> None:
@@ -120,73 +130,17 @@ class RanksPane(StagePane):
         data = self.data()
         if data is None:
             return
-        ranks = data["ranks"]
+        ranks = data.ranks
         row = event.cursor_row
         if row < len(ranks):
-            self.app.show_rank(ranks[row]["rank"])
+            self.app.show_rank(ranks[row].rank)
             return
-        graphs = self._graph_rows(data)
+        graphs = data.graphs()
         if row - len(ranks) < len(graphs):
             self.app.diff_ranks(graphs[row - len(ranks)])
 
 
-def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | None) -> dict[str, Any]:
-    """One rank's row: ``state`` (waiting, running, paused, done, died), ``at`` (its last stop),
-    ``stops``, ``note`` (exit status or error) and ``detail`` (its header's distributed note, its
-    process groups, its error's traceback)."""
-    s = st.session
-    h = s.header
-    d = h.distributed or {}
-    last = s.stops[-1] if s.stops else None
-    at = f"{graph_key(last)} {last['stage']}" if last else "-"
-    err = s.errors[-1] if s.errors else None
-    entry = next((r for r in (job_file or {}).get("ranks") or [] if r.get("rank") == st.rank), {})
-    if st.view.paused is not None:
-        state = "paused"
-    elif s.done is not None:
-        state = "done"
-    elif entry.get("state") == "stopped":
-        state = "stopped"
-    elif s.agent_exit is not None or entry.get("state") == "died":
-        state = "died"
-    elif not h:
-        state = "waiting"
-    elif live and getattr(s, "blocked", None):  # its script sits in a collective (tracer.rank_watch)
-        state = f"waiting at {s.blocked.collective}"
-    elif live:
-        state = "running" if (stepped or not last) else "recording"
-    else:
-        state = entry.get("state") or "ended"
-    if state == "died":
-        where = f"at {err.compile_id} {err.graph_kind} {err.stage}" if err and err.compile_id \
-            else f"after {at}" if last else "before any stop"
-        note = f"died {where}: {err.message}" if err else f"died {where}: " + (
-            entry.get("message") or "its stream ended before the script did")
-    elif state == "stopped":
-        note = f"stopped by the user (q) after {at}"
-    elif state == "done":
-        rc = s.done.returncode if s.done is not None else None
-        note = f"exit {rc}" + (f": {err.message}" if err and rc else "")
-    elif err:
-        note = f"error in {err.stage}: {err.message}"
-    elif state.startswith("waiting at "):
-        note = (f"{s.blocked.where if s.blocked else None}: for another rank to reach it"
-                + (" (the stepped rank waits for n)" if not stepped else ""))
-    else:
-        note = "stepped: n continues it" if stepped and live else ""
-    lines = [f"rank {st.rank}: {state}" + (f" ({note})" if note else ""), ""]
-    if d and d.note:
-        lines.append(d.note)
-    if d:
-        lines.append(f"world size {d.world_size}, local rank {d.local_rank}, pid {h.pid}, "
-                     f"restart {d.restart_count or 0}")
-    lines.append(f"{len(s.stops)} stops, {len(s.graphs)} graphs, {len(s.runs)} timed")
-    for g in s.process_groups:
-        t = g.timeout_s
-        lines.append(f"{g.call}: backend {g.backend}, {g.world_size} ranks, this one "
-                     f"{g.rank}; timeout {t:g} s" if t is not None else "; timeout ?")
-        if t is not None and g.default_s is not None and t > g.default_s:
-            lines[-1] += f" (raised from {g.timeout_asked_s or g.default_s:g} s by inductor-step)"
-    if err and err.traceback:
-        lines += ["", f"error in {err.stage}: {err.message}", "", err.traceback]
-    return {"state": state, "at": at, "stops": str(len(s.stops)), "note": note, "detail": "\n".join(lines)}
+def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | None) -> RankRow:
+    """Rank ``st``'s row (``st``: the app's tui.state.RankView: its session, view and number), as
+    :func:`inductor_step.session.ranks.rows.rank_row` reads it."""
+    return rank_row(st.session, st.rank, paused=st.view.paused is not None, stepped=stepped, live=live, job=job_file)

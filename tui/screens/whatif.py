@@ -22,6 +22,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from inductor_step.session.format import CMD_WHAT_IF, VARIANT_SEP, GraphKey, graph_key, parse_settings
+from inductor_step.session.format.records import Record, as_record
+from inductor_step.session.format.types import DynamoStop
 
 #: the form's settings, in its order (the agent's list is tracer.adapter.WHAT_IF_SETTINGS)
 SETTINGS = ("max_autotune", "coordinate_descent_tuning", "benchmark_fusion", "aggressive_fusion",
@@ -135,19 +137,21 @@ def open_form(app: Any) -> None:
 
     # the settings as this graph compiled with them (its dynamo stop's compiled_with.config, which
     # holds torch.compile's mode and options), over the header's, read before the script ran
-    current = dict(app.session.header.get("inductor_settings") or {})
-    cw = (app.session.stop_for(base, "dynamo") or {}).get("compiled_with")
-    if isinstance(cw, dict) and isinstance(cw.get("config"), dict):
-        current.update({k: v for k, v in cw["config"].items() if k in current})
+    current = dict(app.session.header.inductor_settings or {})
+    stop = app.session.stop_for(base, "dynamo")
+    cw = as_record(stop, DynamoStop).compiled_with if stop is not None else None
+    if isinstance(cw, dict) and isinstance(cw.config, dict):
+        current.update({k: v for k, v in cw.config.items() if k in current})
     app.push_screen(WhatIfScreen(base, current), done)
 
 
-def on_message(app: Any, msg: dict[str, Any]) -> None:
-    """The agent's ``what_if`` messages, and ``run`` of a variant: say what happened; open the diff
-    view of the original and the variant when it compiled, and again when both are timed."""
+def on_message(app: Any, msg: Record) -> None:
+    """The agent's ``what_if`` messages, and ``run`` of a variant (``msg``: a WhatIf or Run record,
+    session.format.messages): say what happened; open the diff view of the original and the variant when it
+    compiled, and again when both are timed."""
     from inductor_step.tui.screens.diff import DiffScreen  # noqa: PLC0415
 
-    if msg.get("type") == "run":
+    if msg.type == "run":
         k = GraphKey.of(msg)
         base, variant = str(k.original), k.variant
         top = app.screen
@@ -166,18 +170,18 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
                        + (f"; the times are NOT RELIABLE ({bad})" if bad else ""),
                        severity="warning" if bad else "information", timeout=10 if bad else 5)
         return
-    status, key = msg.get("status"), graph_key(msg)
+    status, key = msg.status, graph_key(msg)
     base = str(GraphKey.of(msg).original)
     if status == "failed":
-        app.notify(f"what if {key}: {msg.get('message')}", severity="error", timeout=10)
+        app.notify(f"what if {key}: {msg.message}", severity="error", timeout=10)
     elif status == "done":
         app.notify(f"{key}: compiled; timing it and {base}…")
         if key in app.session.graphs and base in app.session.graphs:
             while isinstance(app.screen, (DiffScreen, WhatIfScreen)):
                 app.pop_screen()
             app.diff_with(base, key)
-    if msg.get("message"):
-        app.session.run_status = f"what if: {msg['message']}"
+    if msg.message:
+        app.session.run_status = f"what if: {msg.message}"
         app.refresh_status()
 
 
