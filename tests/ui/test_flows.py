@@ -90,8 +90,11 @@ async def move_to_row(app: StepApp, pilot, stage: str, first_cell: str) -> None:
     (the rows a person would pass over on the way)."""
     table = app.query_one(f"#table-{stage}")
     target = next(i for i in range(table.row_count) if str(table.get_row_at(i)[0]).split(" (call")[0] == first_cell)
-    while table.cursor_row != target:
+    for _ in range(table.row_count):  # bounded: a cursor that cannot reach the row fails, never hangs
+        if table.cursor_row == target:
+            break
         await press(pilot, "down" if table.cursor_row < target else "up")
+    assert table.cursor_row == target, (stage, first_cell, table.cursor_row, target)
 
 
 def check_every_pane(app: StepApp, seen: dict, buf: str, where: str) -> None:
