@@ -97,6 +97,12 @@ def check_kernels(msgs: list[dict[str, Any]], codes: list[str]) -> dict[str, Any
     return {"ok": not problems and matched == len(codes), "codes": len(codes), "matched": matched, "problems": problems}
 
 
+def _runs_spread(ref: dict[str, Any], before: dict[str, Any] | None, key: str) -> tuple[list[float], float]:
+    """Every plain ``do_bench`` run under ``key`` of both reference processes, and their spread ((max - min) / min)."""
+    every = [x for d in (ref, before or {}) for x in d.get(key) or []]
+    return every, (max(every) - min(every)) / min(every) if every else 0.0
+
+
 def check_eager(runs: list[dict[str, Any]], ref: dict[str, Any], before: dict[str, Any] | None = None) -> dict[str, Any]:
     """Our eager figures summed over the step's graphs against plain eager's forward + backward (``ref``, and
     ``before``: a plain-only reference taken before the recording, in a process of its own)."""
@@ -112,8 +118,7 @@ def check_eager(runs: list[dict[str, Any]], ref: dict[str, Any], before: dict[st
     fwd = sum(r["eager_ms"] for r in runs if not str(r["graph_kind"]).startswith("backward"))
     # every do_bench run of the plain step (three per process): where they spread over more than the tolerance, the
     # reference cannot judge a figure at 10% (HF GPT-2's Python-heavy eager step read 4.77-7.04 ms on one H200)
-    every = [x for d in (ref, before or {}) for x in d.get("eager_step_runs_ms") or []]
-    spread = (max(every) - min(every)) / min(every) if every else 0.0
+    every, spread = _runs_spread(ref, before, "eager_step_runs_ms")
     unstable = spread > TOL
     return {"ok": abs(ratio - 1) <= TOL and not unstable, "ours_ms": total,
             "plain_spread": round(spread, 3), "plain_range_ms": [round(min(every), 3), round(max(every), 3)] if every else None,
@@ -142,8 +147,7 @@ def check_call(runs: list[dict[str, Any]], ref: dict[str, Any], before: dict[str
     eager = sum(f.get("eager_ms") or 0 for f in timed)
     compiled = sum(f["compiled_ms"] for f in timed)
     plain = statistics.mean([ref["eager_fwd_ms"]] + ([before["eager_fwd_ms"]] if before else []))
-    every = [x for d in (ref, before or {}) for x in d.get("eager_fwd_runs_ms") or []]
-    spread = (max(every) - min(every)) / min(every) if every else 0.0
+    _every, spread = _runs_spread(ref, before, "eager_fwd_runs_ms")
     out = {"ours_eager_ms": eager, "plain_eager_ms": plain, "eager_ratio": eager / plain, "plain_spread": round(spread, 3),
            "ours_compiled_ms": compiled, "plain_compiled_ms": ref.get("compiled_fwd_ms"),
            "compiled_ratio": compiled / ref["compiled_fwd_ms"] if ref.get("compiled_fwd_ms") else None,

@@ -128,17 +128,20 @@ def install_call_hook(ours: Callable[[], bool] = lambda: False) -> bool:
             finally:
                 _tl.call = outer
 
-        _skipped_by_dynamo(compiled_call)
         return compiled_call
 
     __call__._inductor_step = True  # type: ignore[attr-defined]
-    _skipped_by_dynamo(__call__)
+    _skip_code(__call__.__code__)
+    # every wrapper shares one code object, a constant of __call__'s: skipped once, not per compiled callable
+    for const in __call__.__code__.co_consts:
+        if getattr(const, "co_name", None) == "compiled_call":
+            _skip_code(const)
     OptimizeContext.__call__ = __call__
     return True
 
 
-def _skipped_by_dynamo(fn: Callable[..., Any]) -> None:
-    """Dynamo's frame evaluation runs ``fn``'s frames as they are, never compiling them (``skip_code``, as for
+def _skip_code(code: Any) -> None:
+    """Dynamo's frame evaluation runs ``code``'s frames as they are, never compiling them (``skip_code``, as for
     torch's own files): compiled autograd calls torch.compile while a compiled region runs, and a compiled function
     may be called from the eager code between another's graphs; our wrapper must not become a graph of the user's
     (tracing it failed: "'method' object has no attribute '__dict__'").  Where Dynamo inlines a compiled function
@@ -146,7 +149,7 @@ def _skipped_by_dynamo(fn: Callable[..., Any]) -> None:
     try:
         from torch._dynamo.eval_frame import skip_code  # noqa: PLC0415
 
-        skip_code(fn.__code__)
+        skip_code(code)
     except Exception:  # noqa: BLE001 - an older or newer torch without it: the wrapper stays traceable
         pass
 
