@@ -34,13 +34,13 @@ _DEF = re.compile(
 # a buffer's name; inside a subgraph's function it carries the subgraph's name: true_graph_0_buf3
 BUF = r"(?:\w+_)?buf\d+"
 _BUF = re.compile(BUF)
-_REUSE = re.compile(rf"^\s*({BUF}) = ({BUF}); del \2\s+# reuse", re.M)
-_EXTERN_CALL = re.compile(rf"^\s*(?:({BUF}) = )?(extern_kernels\.\w+)\((.*)\)\s*$", re.M)
-_ITEM = re.compile(rf"^\s*({BUF}) = ({BUF})\[(\d+)\]\s*$", re.M)
+_REUSE = re.compile(rf"^[ \t]*({BUF}) = ({BUF}); del \2[ \t]+# reuse", re.M)
+_EXTERN_CALL = re.compile(rf"^[ \t]*(?:({BUF}) = )?(extern_kernels\.\w+)\((.*)\)[ \t]*$", re.M)
+_ITEM = re.compile(rf"^[ \t]*({BUF}) = ({BUF})\[(\d+)\][ \t]*$", re.M)
 # ATen fallbacks Inductor calls directly: buf8 = torch.ops.aten._scaled_dot_product_...default(...); an op
 # that returns nothing (its IR node has a NoneLayout: an in-place fallback, a collective's
 # wait_tensor, the in-place all_reduce_) is called as a bare statement: torch.ops.X.default(buf2)
-_FALLBACK_CALL = re.compile(rf"^\s*(?:({BUF}) = )?((?:torch\.ops|aten)\.[\w.]+)\((.*)\)\s*$", re.M)
+_FALLBACK_CALL = re.compile(rf"^[ \t]*(?:({BUF}) = )?((?:torch\.ops|aten)\.[\w.]+)\((.*)\)[ \t]*$", re.M)
 # collectives Inductor calls as extern kernels (torch/_inductor/comm_lowering.py: _CollectiveKernel,
 # _WaitKernel, _AllReduce_Kernel): torch.ops._c10d_functional.all_reduce_.default -> "all_reduce_"
 _COLLECTIVE = re.compile(r"^torch\.ops\.(?:_c10d_functional|c10d_functional|_dtensor)\.(\w+)\.\w+$")
@@ -125,7 +125,7 @@ def subgraph_argument_lists(wrapper: str) -> dict[str, list[str]]:
     """Subgraph function -> the argument texts its callers pass (``true_graph_0_args = [arg1_1, arg0_1]``),
     each distinct list once: a cond's two branches get the same list, a while_loop's cond and body too."""
     out: dict[str, list[str]] = {}
-    for m in re.finditer(r"^\s*(\w+)_args = \[(.*)\]\s*$", wrapper, re.M):
+    for m in re.finditer(r"^[ \t]*(\w+)_args = \[(.*)\][ \t]*$", wrapper, re.M):
         if m.group(2) not in out.setdefault(m.group(1), []):
             out[m.group(1)].append(m.group(2))
     return out
@@ -202,7 +202,7 @@ def _kernel_calls(kernels: dict[str, dict[str, Any]], body: str, starts: list[in
     line and the buffers it writes; returns each call's ``(place in the run order, kernel name)``."""
     order: list[tuple[tuple[int, int], str]] = []
     for name, k in kernels.items():
-        pat = re.compile(r"^\s*" + re.escape(name) + r"(?:\.run)?\((.*)\)\s*$", re.M)
+        pat = re.compile(r"^[ \t]*" + re.escape(name) + r"(?:\.run)?\((.*)\)[ \t]*$", re.M)
         for cm in pat.finditer(body):
             args = [a for a in _split_args(cm.group(1)) if "=" not in a.split("(")[0]]
             k["calls"].append(args)
@@ -298,7 +298,7 @@ def multi_outputs(wrapper: str) -> dict[str, tuple[str, int]]:
     return {c: (p, int(i)) for c, p, i in _ITEM.findall(wrapper)}
 
 
-_SOLE = re.compile(r"^\s*(buf\d+) = (buf\d+)\s*$", re.M)
+_SOLE = re.compile(r"^[ \t]*(buf\d+) = (buf\d+)[ \t]*$", re.M)
 
 
 def sole_outputs(wrapper: str) -> dict[str, str]:
@@ -351,9 +351,9 @@ def kernel_spans(wrapper: str, kernels: list[dict[str, Any]]) -> dict[str, dict[
     return out
 
 
-_CPP_PTR_ALIAS = re.compile(r"^\s*auto (out_ptr\d+) = (in_out_ptr\d+);\s*$", re.M)
+_CPP_PTR_ALIAS = re.compile(r"^[ \t]*auto (out_ptr\d+) = (in_out_ptr\d+);[ \t]*$", re.M)
 # bufB = bufA; del bufA  # reuse, or bufB = reinterpret_tensor(bufA, ...); del bufA  # reuse
-_ANY_REUSE = re.compile(r"^\s*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b[^\n]*; del \2\s+# reuse", re.M)
+_ANY_REUSE = re.compile(r"^[ \t]*(buf\d+) = (?:reinterpret_tensor\()?(buf\d+)\b[^\n]*; del \2[ \t]+# reuse", re.M)
 
 
 def in_place_writes(kernel: dict[str, Any], wrapper: str) -> list[str]:

@@ -29,7 +29,7 @@ from typing import Any
 
 from inductor_step.tracer.codeparse import _DEF, _line_of, _line_starts, _split_args
 
-_ENTRY = re.compile(r"^\s*void\s+(inductor_entry_impl|AOTInductorModel::run_impl)\s*\(", re.M)
+_ENTRY = re.compile(r"^[ \t]*void\s+(inductor_entry_impl|AOTInductorModel::run_impl)\s*\(", re.M)
 # a C++ kernel's definition (a declaration ends in ';' and is skipped: the body's '{' must follow)
 _CPP_KERNEL = re.compile(r'^extern "C"[ \t\w]*?\bvoid\s+(\w+)\s*\(([^)]*)\)\s*\{', re.M)
 _CPP_CALL = re.compile(r"^\s*(?:kernels\.)?(\w+)\((.*)\);\s*$")
@@ -40,8 +40,8 @@ _SHIM_CALL = re.compile(r"\b(aoti_torch_\w+)\(")
 _SHIM_KERNEL = re.compile(r"^aoti_torch_(?:(?:cpu|cuda|xpu|mps)_\w+|proxy_executor_call_function|"
                           r"(?:mm|addmm|bmm|baddbmm)_out|convolution|_scaled_\w+|_fft_c2c|index_put\w*|"
                           r"scatter\w*|repeat_interleave\w*)$")
-_REUSE = re.compile(r"^\s*auto\s+(buf\d+)\s*=\s*std::move\((buf\d+)\);\s*//\s*reuse", re.M)
-_MULTI = re.compile(r"^\s*RAIIAtenTensorHandle\s+(buf\d+)\((buf\d+)_(\d+)\);", re.M)
+_REUSE = re.compile(r"^[ \t]*auto\s+(buf\d+)\s*=\s*std::move\((buf\d+)\);\s*//\s*reuse", re.M)
+_MULTI = re.compile(r"^[ \t]*RAIIAtenTensorHandle\s+(buf\d+)\((buf\d+)_(\d+)\);", re.M)
 _NAME_ARG = re.compile(r"\b((?:buf|arg|primals_|tangents_)\w*)\b")
 _HANDLE_OUT = re.compile(r"&\s*(buf\d+)(?:_handle)?(?:_\d+)?\b")
 

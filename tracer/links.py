@@ -34,10 +34,10 @@ from inductor_step.tracer.kernel_lines import split_mutation as _split_mutation
 _PROV = re.compile(r"(?:#|//)\s*\[Provenance debug handles\]\s*([\w.]+):(\d+)")  # // in a C++ wrapper
 _TRITON_DEF = re.compile(r"^def \w+\(([^)]*)\)", re.M)
 _CPP_DEF = re.compile(r'extern "C"\s+\w*\s*void\s+\w+\((.*?)\)', re.S)  # kernel(...), or its name in a C++ wrapper
-_CPP_ALIAS = re.compile(r"^\s*auto (\w+) = (\w+);\s*$", re.M)
+_CPP_ALIAS = re.compile(r"^[ \t]*auto (\w+) = (\w+);\s*$", re.M)
 # buffer / argument names; a subgraph's function prefixes its own with its name (true_graph_0_buf3)
 _NAME = re.compile(r"\b((?:\w+_)?(?:buf|arg)\d\w*|(?:buf|arg|primals_|tangents_)\w*)\b")
-_VIEW = re.compile(r"^\s*((?:\w+_)?buf\d+) = reinterpret_tensor\(((?:\w+_)?buf\d+)\b[^\n]*#\s*alias\s*$", re.M)
+_VIEW = re.compile(r"^[ \t]*((?:\w+_)?buf\d+) = reinterpret_tensor\(((?:\w+_)?buf\d+)\b[^\n]*#\s*alias\s*$", re.M)
 
 
 def _params(backend: str, source: str) -> list[str]:
