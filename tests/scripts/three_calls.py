@@ -52,4 +52,26 @@ for width in (8, 16, 24, 32, 40):
     gone.append(weakref.ref(swept))
     del swept
 gc.collect()
+print("released but the last", all(r() is None for r in gone[:-1]))
+
+
+# the common shape of a training script: main() compiles its model, calls it and returns, dropping the last reference
+# to it before the run stage begins
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+def main():
+    block = torch.compile(Block())
+    for _ in range(2):
+        block(torch.randn(4, 16))
+
+
+main()
+gc.collect()
 print("released", all(r() is None for r in gone))

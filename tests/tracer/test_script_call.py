@@ -3,8 +3,8 @@ arguments once the script has returned, against the module (or function) itself 
 ``torch.compiler.set_stance("force_eager")`` (tracer.timing.script_call), on CPU, real compiles.
 
 ``tests/scripts/three_calls.py``: a module called three times under no_grad, a function Dynamo splits in two
-graphs at a print, a function whose guard the script breaks after its last call, and a sweep of five models
-compiled, called once and let go.
+graphs at a print, a function whose guard the script breaks after its last call, a sweep of five models
+compiled, called once and let go, and a model compiled inside ``main()``, which returns before the run stage.
 """
 
 from __future__ import annotations
@@ -57,10 +57,19 @@ def test_a_call_that_would_recompile_is_not_timed_and_says_why(recorded):
 
 def test_a_sweep_of_models_is_let_go_and_says_so(recorded):
     proc, runs = recorded
-    assert "released True" in proc.stdout  # our record of the calls kept no swept model alive
+    # our record keeps the callable called last alive, no other: every swept model but the last is gone at once,
+    # and the last once the script calls another compiled callable
+    assert "released but the last True" in proc.stdout and "released True" in proc.stdout
     swept = [r["script_call"] for r in runs.values() if (r.get("script_call") or {}).get("name") == "Linear"]
     assert len(swept) == 5, [r.get("script_call") for r in runs.values()]
     assert all("the script let go of it" in f["missing"] for f in swept), swept
+
+
+def test_a_model_compiled_inside_main_is_timed_after_main_returned(recorded):
+    proc, runs = recorded
+    block = [r["script_call"] for r in runs.values() if (r.get("script_call") or {}).get("name") == "Block"]
+    assert block and all(f.get("compiled_ms", 0) > 0 and f.get("eager_ms", 0) > 0 for f in block), block
+    assert "script's call   Block, whole: compiled" in proc.stdout
 
 
 def test_the_report_lists_each_call_once(recorded, tmp_path):

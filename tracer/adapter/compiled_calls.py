@@ -24,6 +24,10 @@ import torch
 #: every callable torch.compile returned in this process, in the order they were made
 CALLABLES: list["CompiledCallable"] = []
 _tl = threading.local()
+#: the compiled callable the script called last, held strongly with what it calls (its module, torch's function)
+#: until another is called: a script whose ``main()`` compiled its model returns, and its last reference with it,
+#: before the run stage begins; every other callable is held weakly (a sweep over models keeps one alive, not all)
+_LAST: list[Any] = []
 
 
 def _weak(obj: Any) -> Callable[[], Any]:
@@ -58,9 +62,12 @@ class CompiledCallable:
     graphs: set[str] = field(default_factory=set)
 
     def called(self, args: tuple, kwargs: dict[str, Any]) -> None:
-        """The script called it: the call's arguments kept (by reference) in place of the last call's."""
+        """The script called it: the call's arguments kept (by reference) in place of the last call's, and the
+        callable held strongly as the last one called, in place of the one before (:data:`_LAST`)."""
         self.calls += 1
         self.args, self.kwargs, self.grad_enabled = args, kwargs, torch.is_grad_enabled()
+        if not _LAST or _LAST[0] is not self:
+            _LAST[:] = [self, self.fn(), self.entry(), self.eager()]
 
     def let_go(self) -> None:
         """The script let go of the callable: its arguments go too (a sweep over models keeps none of them alive)."""

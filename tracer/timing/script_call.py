@@ -69,8 +69,8 @@ def time_call(rec: Any, labels: list[str], cuda: bool, bench: Callable[[Callable
     fn, entry, plain = rec.fn(), rec.entry(), rec.eager()
     entry = fn if entry is None else entry
     if entry is None or plain is None or rec.args is None:
-        return {**out, "missing": "the script let go of it (our record holds it weakly, and its last arguments only "
-                                  "while it lives)"}
+        return {**out, "missing": "the script let go of it (our record holds the compiled callable the script called "
+                                  "last, and any other only while the script does)"}
     compiled = _caller(entry, rec, cuda)
     eager = _caller(plain, rec, False)
     try:
