@@ -316,6 +316,7 @@ class ScriptCall(TypedDict, total=False):
     eager_rounds_ms: list[float] | None
     verdicts: dict[str, Any]  # "compiled", "eager": tracer.timing.contention.judge
     how: str
+    cupti: str  # whether CUPTI, left attached by the script's profiled calls, was detached first (CUDA)
     missing: str
 
 

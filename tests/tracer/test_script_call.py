@@ -30,6 +30,7 @@ def test_each_compiled_callable_is_timed_whole_against_itself_without_compile(re
     assert mlp["name"] == "MLP" and mlp["calls"] == 3 and mlp["grad_enabled"] is False
     assert mlp["graphs"] == ["[0/0] inference"]
     assert mlp["compiled_ms"] > 0 and mlp["eager_ms"] > 0
+    assert mlp["cupti"] == "CPU: not applicable"  # on CUDA: detached before the repeats (the profiled calls left it)
     assert "script's call   MLP, whole: compiled" in proc.stdout
 
 
