@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
 from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, graph_key
+from inductor_step.session.format.records import Record
 from inductor_step.tui import bars, routes
 from inductor_step.tui.codeview import CodeView, highlight_code
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter, lazy_module
@@ -35,7 +36,6 @@ diff_actions = lazy_module("inductor_step.tui.screens.diff_actions")
 whatif = lazy_module("inductor_step.tui.screens.whatif")
 from inductor_step.session.store import freeze_gc
 from inductor_step.tui.job import JobView, LiveJob, RecordedJob  # noqa: F401 - the jobs cli/ hands the app
-from inductor_step.tui.routes import ROUTES
 from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.table import Table
 
@@ -160,11 +160,12 @@ class StepApp(JobView, App[None]):
         with contextlib.suppress(RuntimeError):  # the app closed between the check and the call
             self.call_from_thread(self.on_agent_message, msg)
 
-    def on_agent_message(self, msg: dict[str, Any]) -> None:
+    def on_agent_message(self, msg: dict[str, Any]) -> Record:
         """One message from the shown rank's agent: the session decodes and indexes it (its record comes back),
-        then the UI reacts by its type (:data:`.routes.ROUTES`; a type not there goes to the pane shown)."""
+        then the UI reacts by its type (:func:`.routes.react`).  Returns the record."""
         rec = self.add_message(self.current, msg)
-        ROUTES.get(rec.get("type"), routes.on_pane_message)(self, rec)  # type: ignore[arg-type]
+        routes.react(self, rec)
+        return rec
 
     # ------------------------------------------------------------------ the view
     def go(self, graph: str | None, stage: str) -> None:

@@ -18,7 +18,7 @@ from inductor_step.session.format.job import Job
 from inductor_step.session.format.records import Record, as_record, decode
 from inductor_step.session.format.types import DynamoStop
 from inductor_step.session.store import Store
-from inductor_step.tui.routes import RANK_ROUTES
+from inductor_step.tui.routes import JOB_ROUTES, LAUNCHER_ROUTES, RANK_ROUTES
 from inductor_step.tui.state import RankView, ViewState
 
 
@@ -162,17 +162,14 @@ class JobView:
             pass
 
     def on_rank_message(self, rank: int | None, msg: dict[str, Any]) -> None:
-        """A message of the job: the launcher's (``rank`` None) or one rank's.  The shown rank's
-        go through :meth:`on_agent_message`; the others are recorded in their own state."""
-        t = msg.get("type")
+        """A message of the job: the launcher's (``rank`` None: :data:`.routes.LAUNCHER_ROUTES`) or one rank's.  The
+        shown rank's go through :meth:`on_agent_message`; the others are recorded in their own state and followed
+        (:data:`.routes.RANK_ROUTES`); then what the job does with either (:data:`.routes.JOB_ROUTES`)."""
         if rank is None:
-            if t == "output":
-                self.launcher_log.append((msg["stream"], msg["text"]))
-            elif t == "launcher_exit":
-                self.launcher_rc = msg["returncode"]
-                if msg["returncode"]:
-                    self.say(f"torch's launcher exited with status {msg['returncode']} (0: Ranks shows each rank)",
-                             "warning")
+            rec = decode(msg)
+            route = LAUNCHER_ROUTES.get(rec.type)
+            if route is not None:
+                route(self, rec)
             self.refresh_ranks()
             return
         st = self.ranks.get(rank)
@@ -181,27 +178,15 @@ class JobView:
         if st.agent is None and self.job is not None:
             st.agent = self.job.ranks.get(rank)
         if st is self.current:
-            self.on_agent_message(msg)
+            rec = self.on_agent_message(msg)
         else:
-            msg = self.add_message(st, msg)
-            route = RANK_ROUTES.get(t)  # type: ignore[arg-type]
-            if route is not None:
-                route(self, st, msg)
-        if t == "agent_exit" and st.session.done is None and not self.is_closing_job():
-            last = st.session.stops[-1] if st.session.stops else None
-            where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"
-            self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
-        dist = decode(msg).distributed if t == "header" else None  # (a header record: its Distributed record)
-        n = dist.world_size if dist else None
-        if n and self.stepped_rank is not None and self.stepped_rank >= n and rank == 0:
-            phantom = self.ranks.get(self.stepped_rank)
-            if phantom is not None and not phantom.session.header:  # the rank the title named: not in this job
-                del self.ranks[self.stepped_rank]
-                if self.current is phantom:
-                    self.current = self.ranks[0]
-            self.say(f"--rank {self.stepped_rank}: ranks are 0-{n - 1}; none is stepped", "warning")
-        if t in ("header", "stop", "done", "agent_exit", "error"):
-            self.refresh_ranks()
+            rec = self.add_message(st, msg)
+            rank_route = RANK_ROUTES.get(rec.type)
+            if rank_route is not None:
+                rank_route(self, st, rec)
+        job_route = JOB_ROUTES.get(rec.type)
+        if job_route is not None:
+            job_route(self, st, rec)
 
     def is_closing_job(self) -> bool:
         return self.job is not None and self.job.closing
