@@ -171,33 +171,34 @@ RANK_ROUTES: dict[str, Callable[[Any, Any, Record], None]] = {
 
 def on_job_news(app: Any, st: Any, msg: Record) -> None:
     """A rank's header, stop, done or error: the title's rank part and pane 0 (tui.job.JobView.refresh_ranks)."""
-    app.refresh_ranks()
+    app.jobs.refresh_ranks()
 
 
 def on_job_rank_exit(app: Any, st: Any, msg: Record) -> None:
     """A rank's ``agent_exit``: before its script's ``done`` (and not while the user ends the job), a toast saying
     where it died."""
     s = st.session
-    if s.done is None and not app.is_closing_job():
+    if s.done is None and not app.jobs.is_closing_job():
         last = s.stops[-1] if s.stops else None
         where = f"after {graph_key(last)} {last.stage}" if last else "before its first stop"
         app.notify(f"rank {st.rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
-    app.refresh_ranks()
+    app.jobs.refresh_ranks()
 
 
 def on_job_header(app: Any, st: Any, msg: Record) -> None:
     """A rank's header: rank 0's names the job's world size; a stepped rank (``--rank``) outside it is dropped."""
     dist = msg.distributed
     n = dist.world_size if dist else None
-    stepped = app.stepped_rank
+    jobs = app.jobs
+    stepped = jobs.stepped_rank
     if n and stepped is not None and stepped >= n and st.rank == 0:
-        phantom = app.ranks.get(stepped)
+        phantom = jobs.ranks.get(stepped)
         if phantom is not None and not phantom.session.header:  # the rank the title named: not in this job
-            del app.ranks[stepped]
-            if app.current is phantom:
-                app.current = app.ranks[0]
+            del jobs.ranks[stepped]
+            if jobs.current is phantom:
+                jobs.current = jobs.ranks[0]
         app.say(f"--rank {stepped}: ranks are 0-{n - 1}; none is stepped", "warning")
-    app.refresh_ranks()
+    jobs.refresh_ranks()
 
 
 #: message type -> what a job does with any rank's message (after the shown rank's went through :func:`react`,
@@ -210,13 +211,13 @@ JOB_ROUTES: dict[str, Callable[[Any, Any, Record], None]] = {
 
 def on_launcher_output(app: Any, msg: Record) -> None:
     """torch's launcher printed: its log (``0`` shows it)."""
-    app.launcher_log.append((msg.stream, msg.text))
+    app.jobs.launcher_log.append((msg.stream, msg.text))
 
 
 def on_launcher_exit(app: Any, msg: Record) -> None:
     """torch's launcher ended: its exit status, said when it failed."""
     rc = msg["returncode"]
-    app.launcher_rc = rc
+    app.jobs.launcher_rc = rc
     if rc:
         app.say(f"torch's launcher exited with status {rc} (0: Ranks shows each rank)", "warning")
 
