@@ -148,7 +148,8 @@ def _names_a_module(t: str, tail: str) -> bool:
 def _layer_first(t: str, at: int, w: int, tail: str) -> str:
     """FX name ``t`` in ``w`` cells from the layer it names on: from the start of the part that holds character
     ``at`` or, where that part is a number (``stem_0``), the part before it, cut at the end: ``…stem_0_w…``,
-    ``…qkv_weig…`` (a Sequential's index or the last letters of a layer's name alone named no layer); from the
+    ``…qkv_weig…`` (a Sequential's index or the last letters of a layer's name alone named no layer); with the
+    parameter's first letter kept (``…odel_0_w…`` and ``…odel_0_b…``, not ``…model_0_…`` for both); from the
     number on where the layer's name and the number do not fit (``…10_weigh…``, not ``…blocks_1…``); ``tail``
     (the end cut as usual) where even that splits a number."""
     start = t.rfind("_", 0, at) + 1
@@ -161,6 +162,9 @@ def _layer_first(t: str, at: int, w: int, tail: str) -> str:
     if len(body) <= w - len(lead):
         return lead + body
     room = w - len(lead) - 1
+    leaf = body.rstrip("_").rfind("_") + 1  # where the parameter's own name starts
+    if 0 < leaf and room < leaf + 1:  # its first letter tells weight from bias: the layer's first letters give way
+        body, lead, room = body[leaf + 1 - (w - 2):], "…", w - 2
     if body[room - 1].isdigit() and body[room].isdigit():  # the layer's number would be cut: from it on
         body = body[body.index("_") + 1:] if "_" in body else body
         lead = "…"
