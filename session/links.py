@@ -11,12 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from inductor_step.session.format.records import Record
+
 KINDS = ("buffers", "kernels", "fx_nodes", "dynamo_nodes", "scheduler_nodes", "fused_nodes")
 
 
 def entry(links: dict[str, Any] | None, kind: str, name: str | None) -> dict[str, Any]:
-    """``links[kind][name]`` (a LinkBuffer, LinkKernel, ...), {} when the links, the map or the name are missing."""
-    return ((links or {}).get(kind) or {}).get(name or "") or {}
+    """``links[kind][name]`` (a LinkBuffer, LinkKernel, ... record where ``links`` is a ``Links`` record: read by
+    attribute), {} when the links, the map or the name are missing."""
+    typed = isinstance(links, Record) and isinstance(getattr(type(links), kind, None), property)
+    table = getattr(links, kind) if typed else (links or {}).get(kind)
+    return (table or {}).get(name or "") or {}
 
 
 def related(links: dict[str, Any] | None, kind: str, name: str | None, field: str) -> list[str]:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from inductor_step.session.trust import not_reliable
+
 
 def _tag(fig: dict[str, Any], which: str) -> str:
-    v = (fig.get("verdicts") or {}).get(which) or {}
-    if v.get("reliable") is False:
-        return f" NOT RELIABLE (its threads waited for a core {100 * (v.get('wait_share') or 0):.0f}% of the time)"
-    if which == "compiled" and fig.get("rounds_stable") is False:
-        return " NOT RELIABLE (the rounds did not agree)"
-    return ""
+    """The tag beside the script call's ``which`` figure (``"compiled"``, ``"eager"``): why it is not reliable
+    (:func:`inductor_step.session.trust.not_reliable`, from the figure's own verdicts and rounds), "" when it is."""
+    bad = not_reliable((fig.get("verdicts") or {}).get(which),
+                       fig.get("rounds_stable") if which == "compiled" else None)
+    return f" {bad}" if bad else ""
 
 
 def script_call_lines(run: dict[str, Any]) -> list[str]:

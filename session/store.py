@@ -133,7 +133,7 @@ class Store:
         the same record is what the session holds) and index it by its ``type`` (:data:`INDEX`; a type
         not there is kept only in the file).  Returns the record."""
         rec = decode(msg)
-        index = INDEX.get(rec.get("type"))  # type: ignore[arg-type]
+        index = INDEX.get(rec.type)
         if index is not None:
             index(self, rec)
         return rec
@@ -286,7 +286,7 @@ class Store:
     def stage_links(self, key: str | None) -> dict[str, Any]:
         """The links the panes follow the selection by: the codegen stop's once it came, before that
         what the lowering, scheduling, loopbody, aot and dynamo stops tell (:func:`inductor_step.session.prelinks.stop_links`,
-        with ``partial`` set); {} before lowering."""
+        with ``partial`` set), a ``Links`` record either way (read by attribute); empty before lowering."""
         links = self.links(key)
         if links or not key:
             return links
@@ -295,7 +295,7 @@ class Store:
         parts = tuple(self.stop_for(key, s) for s in ("lowering", "scheduling", "loopbody", "aot", "dynamo"))
         if parts[0] is None:
             return {}
-        return self.cache.get(("stage_links", key), parts, lambda: stop_links(*parts))
+        return self.cache.get(("stage_links", key), parts, lambda: record_class(Links)(stop_links(*parts)))
 
     def stages_done(self, key: str) -> list[str]:
         """Stages of graph ``key`` that have a stop (plus ``run`` once it was timed: a timing that failed

@@ -140,15 +140,27 @@ __all__ = ["AGAIN", "not_reliable_lines", "report_lines", "EAGER_MOVED", "interl
            "verdict_word", "setting_effect"]
 
 
+def not_reliable(verdict: dict[str, Any] | None, rounds_stable: bool | None = None) -> str:
+    """Why one timed figure is not reliable, as the figure's tag says it: ``"NOT RELIABLE (its threads waited for a
+    core 41% of the time)"`` when its ``verdict`` (a run's ``verdicts[which]``, tracer.timing.contention.judge)
+    says so, ``"NOT RELIABLE (the rounds did not agree)"`` when ``rounds_stable`` is False (the compiled graph's
+    rounds, tracer.timing), else ``""``."""
+    if verdict and verdict.get("reliable") is False:
+        return f"NOT RELIABLE (its threads waited for a core {100 * (verdict.get('wait_share') or 0):.0f}% of the time)"
+    if rounds_stable is False:
+        return "NOT RELIABLE (the rounds did not agree)"
+    return ""
+
+
 def figure_tag(run: dict[str, Any] | None, which: str) -> str:
     """The verdict beside one figure of ``run`` (``which``: ``"compiled"``, ``"eager"``, ``"kernels"``), for
-    pane 7: ``"  NOT RELIABLE (its threads waited for a core 41% of the time)"``, ``"  (reliable: waited 0.3%)"``,
-    or, for a run recorded before per-figure verdicts, the run's own judgement; ``""`` where none was made."""
+    pane 7: ``"  NOT RELIABLE (its threads waited for a core 41% of the time)"`` (:func:`not_reliable`),
+    ``"  (reliable: waited 0.3%)"``, or, for a run recorded before per-figure verdicts, the run's own judgement;
+    ``""`` where none was made."""
     v = ((run or {}).get("verdicts") or {}).get(which)
-    if v and v.get("reliable") is False:
-        return f"  NOT RELIABLE (its threads waited for a core {100 * (v.get('wait_share') or 0):.0f}% of the time)"
-    if which == "compiled" and (run or {}).get("graph_rounds", {}).get("rounds_stable") is False:
-        return "  NOT RELIABLE (the rounds did not agree)"
+    bad = not_reliable(v, (run or {}).get("graph_rounds", {}).get("rounds_stable") if which == "compiled" else None)
+    if bad:
+        return f"  {bad}"
     if v and v.get("reliable"):
         return f"  (reliable: its threads waited for a core {100 * (v.get('wait_share') or 0):.1f}% of the time)"
     if not v and unreliable(run):

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 
 from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, graph_key
+from inductor_step.session.format.records import Record
 from inductor_step.tui import bars, routes
 from inductor_step.tui.codeview import CodeView, highlight_code
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter, lazy_module
@@ -33,10 +34,9 @@ from inductor_step.tui.search import SearchBox
 screenshots = lazy_module("inductor_step.tui.screenshots")
 diff_actions = lazy_module("inductor_step.tui.screens.diff_actions")
 whatif = lazy_module("inductor_step.tui.screens.whatif")
-from inductor_step.session.store import freeze_gc
-from inductor_step.tui.job import JobView, LiveJob, RecordedJob  # noqa: F401 - the jobs cli/ hands the app
-from inductor_step.tui.routes import ROUTES
-from inductor_step.tui.state import OpenKernel
+from inductor_step.session.store import Store, freeze_gc
+from inductor_step.tui.job import JobView, LiveJob, RecordedJob  # noqa: F401 - LiveJob, RecordedJob: the jobs cli/ hands the app
+from inductor_step.tui.state import OpenKernel, RankView, ViewState
 from inductor_step.tui.table import Table
 
 def _commands() -> type:
@@ -50,7 +50,7 @@ def _commands() -> type:
 DEFAULT_OUT = "inductor-step-sessions"
 
 
-class StepApp(JobView, App[None]):
+class StepApp(App[None]):
     """inductor-step's terminal UI: give ``script`` (live: starts the agent) or ``messages`` (recorded)."""
 
     TITLE = "inductor-step"
@@ -70,7 +70,7 @@ class StepApp(JobView, App[None]):
         self.code_highlight = False  # code views draw plain text in the first frame (tui.codeview), colours after
         self.diff_against = diff_against  # `inductor-step diff A B`: (A's path, A's messages); this app is B
         self.script, self.script_args = script, script_args or []
-        self.init_ranks(job)  # one RankView per rank of a torchrun job (tui/job.py)
+        self.jobs = JobView(self, job)  # one RankView per rank of a torchrun job (tui/job.py)
         self.session_path = session_path
         self.screenshots = screenshots or os.path.join(DEFAULT_OUT, "screenshots")
         self.python, self.record_screens = python, record_screens
@@ -84,10 +84,62 @@ class StepApp(JobView, App[None]):
         self.mounter = PaneMounter(self)
         for m in messages or []:
             self.session.add(m)
-        self.add_recorded_ranks(job)
+        self.jobs.add_recorded_ranks(job)
         if not self.live and self.session.stops:
             first = self.session.stops[0]
             self.view.graph, self.view.stage = graph_key(first), first["stage"]
+
+    # ------------------------------------------------------------------ the shown rank (tui.job.JobView)
+    @property
+    def session(self) -> Store:
+        return self.jobs.session
+
+    @property
+    def view(self) -> ViewState:
+        return self.jobs.view
+
+    @property
+    def agent(self) -> Any:
+        return self.jobs.agent
+
+    @property
+    def writer(self) -> Any:
+        return self.jobs.writer
+
+    @property
+    def script_rc(self) -> int | None:
+        return self.jobs.script_rc
+
+    @property
+    def is_job(self) -> bool:
+        return self.jobs.is_job
+
+    @property
+    def current(self) -> RankView:
+        """The shown rank's :class:`RankView` (its session, view, agent)."""
+        return self.jobs.current
+
+    @property
+    def ranks(self) -> dict[int | None, RankView]:
+        return self.jobs.ranks
+
+    @property
+    def job(self) -> Any:
+        """Live, the torchrun job's process (live.client.JobProcess); None otherwise."""
+        return self.jobs.job
+
+    def end_agents(self) -> None:
+        """End the agent or the whole job (:meth:`JobView.end_agents`); safe to call twice."""
+        self.jobs.end_agents()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer's ``r Run`` only where r can time something: a live script of one process (an ``--open``
+        session showed it, and r there only said it could not); r elsewhere goes to ``run('why')``, which says why."""
+        return action != "run" or bool(parameters) or (self.live and not self.is_job)
+
+    def action_next_rank(self, step: int = 1) -> None:
+        """>/<: the next (previous) rank's recording (:meth:`JobView.next_rank`)."""
+        self.jobs.next_rank(step)
 
     # ------------------------------------------------------------------ layout
     def get_default_screen(self) -> Screen:  # noqa: D102
@@ -116,7 +168,7 @@ class StepApp(JobView, App[None]):
         # no animations: over SSH every animated frame is output to send
         self.animation_level = "none"
         if self.live and self.is_job:
-            self.start_job()
+            self.jobs.start_job()
         elif self.live:
             from inductor_step.live.client import AgentProcess, SessionWriter  # noqa: PLC0415
 
@@ -160,11 +212,12 @@ class StepApp(JobView, App[None]):
         with contextlib.suppress(RuntimeError):  # the app closed between the check and the call
             self.call_from_thread(self.on_agent_message, msg)
 
-    def on_agent_message(self, msg: dict[str, Any]) -> None:
+    def on_agent_message(self, msg: dict[str, Any]) -> Record:
         """One message from the shown rank's agent: the session decodes and indexes it (its record comes back),
-        then the UI reacts by its type (:data:`.routes.ROUTES`; a type not there goes to the pane shown)."""
-        rec = self.add_message(self.current, msg)
-        ROUTES.get(rec.get("type"), routes.on_pane_message)(self, rec)  # type: ignore[arg-type]
+        then the UI reacts by its type (:func:`.routes.react`).  Returns the record."""
+        rec = self.jobs.add_message(self.current, msg)
+        routes.react(self, rec)
+        return rec
 
     # ------------------------------------------------------------------ the view
     def go(self, graph: str | None, stage: str) -> None:
@@ -214,7 +267,7 @@ class StepApp(JobView, App[None]):
     def refresh_title(self, width: int | None = None) -> None:
         """The title bar at ``width`` cells (the app's width where None; a resize passes the new one)."""
         self._bar("#title", bars.title_text(self.session, self.script, self.script_args, self.session_path,
-                                            self.rank_title(), width or self.size.width))
+                                            self.jobs.rank_title(), width or self.size.width))
 
     def refresh_stagebar(self) -> None:
         self._bar("#stagebar", bars.stage_text(self.session, self.view, self.size.width or 120))
@@ -279,7 +332,7 @@ class StepApp(JobView, App[None]):
         and the person did not step back with ``b``."""
         stops, v = self.session.stops, self.view
         return (v.paused is not None and not v.stepped_back and bool(stops) and graph_key(stops[-1]) == v.graph
-                and self.agent is not None and self.agent.alive and not self.not_stepped_here())
+                and self.agent is not None and self.agent.alive and not self.jobs.not_stepped_here())
 
     def action_next_stop(self) -> None:
         stops = self.session.stops
@@ -293,7 +346,7 @@ class StepApp(JobView, App[None]):
             self.view.stepped_back = not self.view.follow
             self.refresh_all()
             return
-        if self.not_stepped_here():
+        if self.jobs.not_stepped_here():
             return
         if self.agent is not None and self.agent.alive:
             if self.view.paused is not None:
@@ -329,7 +382,7 @@ class StepApp(JobView, App[None]):
         self.refresh_all()
 
     def action_stage(self, stage: str) -> None:
-        missing = self.pane_missing(stage)
+        missing = self.jobs.pane_missing(stage)
         if missing:
             self.notify(missing)
             return
@@ -513,7 +566,7 @@ class StepApp(JobView, App[None]):
         """q or ctrl+c (``interrupted``): end the agent and its children (a job: every rank and the
         launcher), close the session files, exit."""
         self.interrupted = interrupted
-        self.end_agents()
+        self.jobs.end_agents()
         self.exit()
 
 

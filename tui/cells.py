@@ -125,13 +125,53 @@ def cut_name(t: str, w: int) -> str:
         return cut_plain(t, w)
     tail = t[len(t) - (w - 1):]
     if t[len(t) - w] == "_":  # the tail starts a part: whole parts already ("…wte_weight_", not "…weight_")
-        return "…" + tail
+        return "…" + tail if _names_a_module(t, tail) else _layer_first(t, len(t) - len(tail), w, "…" + tail)
     cut = tail.find("_", 0, len(tail) - 1)
     # from the next part on, if that keeps most of the room and more than the last part: a parameter's last part
     # alone ("…weight_") read the same on every row of nanoGPT's weights
     if 0 <= cut and len(tail) - cut - 1 >= (w - 1) * 2 // 3 and "_" in tail[cut + 1:-1]:
         tail = tail[cut + 1:]
-    return "…" + tail
+    return "…" + tail if _names_a_module(t, tail) else _layer_first(t, len(t) - len(tail), w, "…" + tail)
+
+
+def _names_a_module(t: str, tail: str) -> bool:
+    """Whether ``tail`` (the end of FX name ``t`` that :func:`cut_name` keeps) names more than the last part: a
+    whole part before it that is not a number (``norm_weight_``), not only the parameter and a piece or an index
+    before it (``m_weight_``, ``0_weight_``: every layer's weight reads so)."""
+    if not t.endswith("_"):  # not a module's parameter or input as Dynamo names it (primals_1, add_3): as cut
+        return True
+    parts = tail.strip("_").split("_")
+    whole = t[len(t) - len(tail) - 1] == "_"
+    return any(p and not p.isdigit() for p in parts[0 if whole else 1:-1])
+
+
+def _layer_first(t: str, at: int, w: int, tail: str) -> str:
+    """FX name ``t`` in ``w`` cells from the layer it names on: from the start of the part that holds character
+    ``at`` or, where that part is a number (``stem_0``), the part before it, cut at the end: ``…stem_0_w…``,
+    ``…qkv_weig…`` (a Sequential's index or the last letters of a layer's name alone named no layer); with the
+    parameter's first letter kept (``…odel_0_w…`` and ``…odel_0_b…``, not ``…model_0_…`` for both); from the
+    number on where the layer's name and the number do not fit (``…10_weigh…``, not ``…blocks_1…``); ``tail``
+    (the end cut as usual) where even that splits a number."""
+    start = t.rfind("_", 0, at) + 1
+    if start > 1 and "_" not in t[start:].strip("_"):  # inside the parameter's own name: the part before it
+        start = t.rfind("_", 0, start - 1) + 1
+    while start > 1 and t[start:].split("_", 1)[0].isdigit():
+        start = t.rfind("_", 0, start - 1) + 1
+    body = t[start:]
+    lead = "…" if start > 0 else ""
+    if len(body) <= w - len(lead):
+        return lead + body
+    room = w - len(lead) - 1
+    leaf = body.rstrip("_").rfind("_") + 1  # where the parameter's own name starts
+    if 0 < leaf and room < leaf + 1:  # its first letter tells weight from bias: the layer's first letters give way
+        body, lead, room = body[leaf + 1 - (w - 2):], "…", w - 2
+    if body[room - 1].isdigit() and body[room].isdigit():  # the layer's number would be cut: from it on
+        body = body[body.index("_") + 1:] if "_" in body else body
+        lead = "…"
+        room = w - 2
+    if room < 3 or (body[room - 1].isdigit() and body[room].isdigit()):
+        return tail
+    return lead + body[:room] + "…"
 
 
 def cut_middle(t: str, w: int) -> str:

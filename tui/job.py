@@ -1,9 +1,9 @@
 """The app's side of a torchrun job: one :class:`RankView` per rank, the job's messages
 routed to them, switching the shown rank, the title's rank part, ending the job.
 
-:class:`JobView` is mixed into :class:`inductor_step.tui.app.StepApp`; a single-process session is
-one rank (``None``), so the app reads ``self.session``, ``self.view``, ``self.agent`` the same way
-in both.  The job process itself is :class:`inductor_step.live.client.JobProcess`.
+:class:`JobView` is a part the app holds (``StepApp.jobs``); a single-process session is one rank (``None``), so
+the app reads ``app.session``, ``app.view``, ``app.agent`` (the shown rank's, through the part) the same way in
+both.  The job process itself is :class:`inductor_step.live.client.JobProcess`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from inductor_step.session.format.job import Job
 from inductor_step.session.format.records import Record, as_record, decode
 from inductor_step.session.format.types import DynamoStop
 from inductor_step.session.store import Store
-from inductor_step.tui.routes import RANK_ROUTES
+from inductor_step.tui.routes import JOB_ROUTES, LAUNCHER_ROUTES, RANK_ROUTES
 from inductor_step.tui.state import RankView, ViewState
 
 
@@ -45,30 +45,24 @@ class RecordedJob:
 
 
 class JobView:
-    """The ranks of a job, as the app shows them (see the module's docstring)."""
+    """The ranks of a job, as the app shows them (see the module's docstring); ``app`` is the
+    :class:`inductor_step.tui.app.StepApp` that holds it."""
 
-    ranks: dict[int | None, RankView]
-    current: RankView
-    job_spec: LiveJob | RecordedJob | None
-    job: Any
-    job_file: dict[str, Any] | None
-    stepped_rank: int | None
-    launcher_log: list[tuple[str, str]]
-    launcher_rc: int | None
-
-    def init_ranks(self, job: LiveJob | RecordedJob | None) -> None:
+    def __init__(self, app: Any, job: LiveJob | RecordedJob | None) -> None:
         """``job``: live, a :class:`LiveJob`; ``--open JOB``, a :class:`RecordedJob`; None: one session (rank
-        None).  ``self.session``, ``.view``, ``.agent``, ``.writer``, ``.script_rc`` are then the shown rank's."""
+        None).  :attr:`session`, :attr:`view`, :attr:`agent`, :attr:`writer`, :attr:`script_rc` are then the
+        shown rank's."""
+        self.app = app
         self.job_spec = job
-        self.job = None  # live: the JobProcess
-        self.job_file = job.file if isinstance(job, RecordedJob) else None
-        self.stepped_rank = (job.stepped_rank if isinstance(job, LiveJob) else
-                             as_record(self.job_file or {}, Job).stepped_rank)
-        self.launcher_log = []
-        self.launcher_rc = None
+        self.job: Any = None  # live: the JobProcess
+        self.job_file: dict[str, Any] | None = job.file if isinstance(job, RecordedJob) else None
+        self.stepped_rank: int | None = (job.stepped_rank if isinstance(job, LiveJob) else
+                                         as_record(self.job_file or {}, Job).stepped_rank)
+        self.launcher_log: list[tuple[str, str]] = []
+        self.launcher_rc: int | None = None
         first = job.rank if isinstance(job, RecordedJob) else job.stepped_rank if job else None
-        self.ranks = {first: RankView(first, Store())}
-        self.current = self.ranks[first]
+        self.ranks: dict[int | None, RankView] = {first: RankView(first, Store())}
+        self.current: RankView = self.ranks[first]
 
     def add_recorded_ranks(self, job: LiveJob | RecordedJob | None) -> None:
         """``--open JOB``: every other rank's recording."""
@@ -87,25 +81,25 @@ class JobView:
         # no rank stays up after its script to serve timing (r): its process groups would keep the other
         # ranks' teardown waiting (seen with gloo), and a rank that failed must end so torch's launcher
         # stops the job; --run times every rank's graphs as its script ends instead
-        self.job = JobProcess(self.script, self.script_args, spec.launcher, self._from_job_thread,
-                              self.session_path, stepped_rank=spec.stepped_rank, serve=False,
-                              run_at_end=spec.run, python=self.python, nproc_per_node=spec.nproc_per_node)
+        self.job = JobProcess(self.app.script, self.app.script_args, spec.launcher, self.from_job_thread,
+                              self.app.session_path, stepped_rank=spec.stepped_rank, serve=False,
+                              run_at_end=spec.run, python=self.app.python, nproc_per_node=spec.nproc_per_node)
 
     def job_report(self) -> str:
         """R in a job: the bundle of every rank's session, the job file and the launcher's log, with
         where the user stands (rank, graph, stage, selection).  Raises OSError, ValueError."""
         from inductor_step.session.report import build_job_report  # noqa: PLC0415
 
-        out, _problems = build_job_report(self.session_path, screenshots=self.saved_screenshots, stood={
+        out, _problems = build_job_report(self.app.session_path, screenshots=self.app.saved_screenshots, stood={
             "rank": self.current.rank, "graph": self.view.graph, "stage": self.view.stage,
-            "selection": self.selection()})
+            "selection": self.app.selection()})
         return out
 
     def diff_ranks(self, graph: Any) -> None:
         """Enter on a graph row of pane 0: the diff of two ranks' versions of that graph."""
         from inductor_step.tui.screens import diff_actions  # noqa: PLC0415
 
-        diff_actions.diff_ranks(self, graph)
+        diff_actions.diff_ranks(self.app, graph)
 
     def job_panes(self) -> list[Any]:
         """The panes only a job has: pane 0, its ranks."""
@@ -142,37 +136,29 @@ class JobView:
     def is_job(self) -> bool:
         return self.job_spec is not None
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The footer's ``r Run`` only where r can time something: a live script of one process (an ``--open``
-        session showed it, and r there only said it could not); r elsewhere goes to ``run('why')``, which says why."""
-        return action != "run" or bool(parameters) or (self.live and not self.is_job)  # type: ignore[attr-defined]
-
     def pane_missing(self, stage: str) -> str:
         """Why pane ``stage`` is not in this app ("" when it is): pane 0 exists in a job only."""
         if stage == "ranks" and not self.is_job:
             return "pane 0 shows the ranks of a torchrun job (inductor-step --nproc-per-node 2 script.py)"
         return ""
 
-    def _from_job_thread(self, rank: int | None, msg: dict[str, Any]) -> None:
-        if not self.is_running:
+    def from_job_thread(self, rank: int | None, msg: dict[str, Any]) -> None:
+        if not self.app.is_running:
             return
         try:
-            self.call_from_thread(self.on_rank_message, rank, msg)
+            self.app.call_from_thread(self.on_rank_message, rank, msg)
         except RuntimeError:
             pass
 
     def on_rank_message(self, rank: int | None, msg: dict[str, Any]) -> None:
-        """A message of the job: the launcher's (``rank`` None) or one rank's.  The shown rank's
-        go through :meth:`on_agent_message`; the others are recorded in their own state."""
-        t = msg.get("type")
+        """A message of the job: the launcher's (``rank`` None: :data:`.routes.LAUNCHER_ROUTES`) or one rank's.  The
+        shown rank's go through :meth:`on_agent_message`; the others are recorded in their own state and followed
+        (:data:`.routes.RANK_ROUTES`); then what the job does with either (:data:`.routes.JOB_ROUTES`)."""
         if rank is None:
-            if t == "output":
-                self.launcher_log.append((msg["stream"], msg["text"]))
-            elif t == "launcher_exit":
-                self.launcher_rc = msg["returncode"]
-                if msg["returncode"]:
-                    self.say(f"torch's launcher exited with status {msg['returncode']} (0: Ranks shows each rank)",
-                             "warning")
+            rec = decode(msg)
+            route = LAUNCHER_ROUTES.get(rec.type)
+            if route is not None:
+                route(self.app, rec)
             self.refresh_ranks()
             return
         st = self.ranks.get(rank)
@@ -181,27 +167,15 @@ class JobView:
         if st.agent is None and self.job is not None:
             st.agent = self.job.ranks.get(rank)
         if st is self.current:
-            self.on_agent_message(msg)
+            rec = self.app.on_agent_message(msg)
         else:
-            msg = self.add_message(st, msg)
-            route = RANK_ROUTES.get(t)  # type: ignore[arg-type]
-            if route is not None:
-                route(self, st, msg)
-        if t == "agent_exit" and st.session.done is None and not self.is_closing_job():
-            last = st.session.stops[-1] if st.session.stops else None
-            where = f"after {graph_key(last)} {last['stage']}" if last else "before its first stop"
-            self.notify(f"rank {rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
-        dist = decode(msg).distributed if t == "header" else None  # (a header record: its Distributed record)
-        n = dist.world_size if dist else None
-        if n and self.stepped_rank is not None and self.stepped_rank >= n and rank == 0:
-            phantom = self.ranks.get(self.stepped_rank)
-            if phantom is not None and not phantom.session.header:  # the rank the title named: not in this job
-                del self.ranks[self.stepped_rank]
-                if self.current is phantom:
-                    self.current = self.ranks[0]
-            self.say(f"--rank {self.stepped_rank}: ranks are 0-{n - 1}; none is stepped", "warning")
-        if t in ("header", "stop", "done", "agent_exit", "error"):
-            self.refresh_ranks()
+            rec = self.add_message(st, msg)
+            rank_route = RANK_ROUTES.get(rec.type)
+            if rank_route is not None:
+                rank_route(self.app, st, rec)
+        job_route = JOB_ROUTES.get(rec.type)
+        if job_route is not None:
+            job_route(self.app, st, rec)
 
     def is_closing_job(self) -> bool:
         return self.job is not None and self.job.closing
@@ -210,21 +184,21 @@ class JobView:
         """The title's rank part and the ranks pane, after a rank's news."""
         if not self.is_job:
             return
-        self._bars.pop("#title", None)
-        self.refresh_title()
+        self.app._bars.pop("#title", None)
+        self.app.refresh_title()
         try:
-            pane = self.pane("ranks")
+            pane = self.app.pane("ranks")
         except NoMatches:
             return
         if self.view.stage == "ranks":
             pane.show(force=True)
 
-    def action_next_rank(self, step: int = 1) -> None:
+    def next_rank(self, step: int = 1) -> None:
         """>/<: the next (previous) rank's recording, at the same graph, stage and selection where
         that rank has them."""
         ranks = sorted(r for r in self.ranks if r is not None)
         if len(ranks) < 2:
-            self.notify("one rank only: > and < switch between the ranks of a torchrun job "
+            self.app.notify("one rank only: > and < switch between the ranks of a torchrun job "
                         "(inductor-step --nproc-per-node 2 script.py)" if not self.is_job else
                         "no other rank has reported yet")
             return
@@ -242,9 +216,9 @@ class JobView:
             new.view.follow = old.view.follow and new.view.follow
         new.view.stage = old.view.stage
         self.current = new
-        self._status_extra = self.rank_note(rank)
-        self._bars.clear()
-        self.refresh_all(force=True)
+        self.app._status_extra = self.rank_note(rank)
+        self.app._bars.clear()
+        self.app.refresh_all(force=True)
 
     def add_message(self, st: RankView, msg: dict[str, Any]) -> Record:
         """Index ``msg`` in rank ``st``'s session; a corrected kind guess moves its view along.  Returns
@@ -267,10 +241,10 @@ class JobView:
     def not_stepped_here(self) -> bool:
         """n at the newest stop of a rank that records without pausing: say so (True) instead of
         waiting for a stop that comes only when that rank's compile gets there."""
-        if not (self.is_job and self.live and self.current.rank != self.stepped_rank and self.agent is not None):
+        if not (self.is_job and self.app.live and self.current.rank != self.stepped_rank and self.agent is not None):
             return False
-        self.bell()
-        self.set_status(f"rank {self.current.rank} records without pausing: its next stop comes when its "
+        self.app.bell()
+        self.app.set_status(f"rank {self.current.rank} records without pausing: its next stop comes when its "
                         f"compile gets there (n steps rank {self.stepped_rank}; > switches rank)")
         return True
 
@@ -278,7 +252,7 @@ class JobView:
         if rank is None:
             return ""
         role = ("stepped: n continues its compile" if rank == self.stepped_rank else
-                "recorded without pausing" if self.live else "recorded")
+                "recorded without pausing" if self.app.live else "recorded")
         return f"rank {rank} ({role})"
 
     def rank_title(self) -> str:
@@ -289,7 +263,7 @@ class JobView:
         dist = self.session.header.distributed
         n = (dist.world_size if dist else None) or \
             as_record(self.job_file or {}, Job).world_size or len([x for x in self.ranks if x is not None])
-        role = "stepped" if r == self.stepped_rank and self.live else "recorded"
+        role = "stepped" if r == self.stepped_rank and self.app.live else "recorded"
         return f"rank {r}/{n} {role}"
 
     def end_agents(self) -> None:

@@ -71,7 +71,7 @@ BINDINGS: list[Binding] = [
             tooltip="what if: recompile the shown graph with Inductor settings changed (max_autotune, ...), "
                     "time it and diff it against the original"),
     Binding("r", "run", "Run", id="run", tooltip="run and time every compiled graph and kernel; c cancels"),
-    # where nothing can be timed (--open, a torchrun job) the footer leaves r out (JobView.check_action) and r says why
+    # where nothing can be timed (--open, a torchrun job) the footer leaves r out (StepApp.check_action) and r says why
     Binding("r", "run('why')", "Run", show=False, id="run-why"),
     Binding("e", "numerics", "Numerics", show=False, id="numerics",
             tooltip="numerics (pane e): compare every buffer of the shown graph with eager and float64 on the "

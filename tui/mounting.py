@@ -22,7 +22,7 @@ class PaneMounter:
 
     def specs(self) -> list[Any]:
         """Every pane's :class:`inductor_step.tui.panes.PaneSpec` (or class), in tab order."""
-        return [*PANES, *self.app.job_panes(), NUMERICS]
+        return [*PANES, *self.app.jobs.job_panes(), NUMERICS]
 
     def pane(self, stage: str) -> Any:
         """Pane ``stage``'s widget, mounted now if it was not yet.  Raises StopIteration for an unknown stage."""

@@ -126,6 +126,12 @@ ROUTES: dict[str, Callable[[Any, Record], None]] = {
 }
 
 
+def react(app: Any, msg: Record) -> None:
+    """The app's reaction to one message of the shown rank (its record, indexed by the session): by its type
+    (:data:`ROUTES`), else for the pane on screen (:func:`on_pane_message`)."""
+    ROUTES.get(msg.type, on_pane_message)(app, msg)
+
+
 
 # ----------------------------------------------------------------- a torchrun job's ranks not on screen
 
@@ -160,4 +166,66 @@ RANK_ROUTES: dict[str, Callable[[Any, Any, Record], None]] = {
     "stop": on_rank_stop, "done": on_rank_end, "agent_exit": on_rank_end, "error": on_rank_error,
 }
 
-__all__ = ["ROUTES", "RANK_ROUTES", "on_pane_message"]
+
+# ----------------------------------------------------------------- every rank of a job, and the launcher
+
+def on_job_news(app: Any, st: Any, msg: Record) -> None:
+    """A rank's header, stop, done or error: the title's rank part and pane 0 (tui.job.JobView.refresh_ranks)."""
+    app.jobs.refresh_ranks()
+
+
+def on_job_rank_exit(app: Any, st: Any, msg: Record) -> None:
+    """A rank's ``agent_exit``: before its script's ``done`` (and not while the user ends the job), a toast saying
+    where it died."""
+    s = st.session
+    if s.done is None and not app.jobs.is_closing_job():
+        last = s.stops[-1] if s.stops else None
+        where = f"after {graph_key(last)} {last.stage}" if last else "before its first stop"
+        app.notify(f"rank {st.rank} died {where} (0: Ranks)", severity="error", timeout=8, markup=False)
+    app.jobs.refresh_ranks()
+
+
+def on_job_header(app: Any, st: Any, msg: Record) -> None:
+    """A rank's header: rank 0's names the job's world size; a stepped rank (``--rank``) outside it is dropped."""
+    dist = msg.distributed
+    n = dist.world_size if dist else None
+    jobs = app.jobs
+    stepped = jobs.stepped_rank
+    if n and stepped is not None and stepped >= n and st.rank == 0:
+        phantom = jobs.ranks.get(stepped)
+        if phantom is not None and not phantom.session.header:  # the rank the title named: not in this job
+            del jobs.ranks[stepped]
+            if jobs.current is phantom:
+                jobs.current = jobs.ranks[0]
+        app.say(f"--rank {stepped}: ranks are 0-{n - 1}; none is stepped", "warning")
+    jobs.refresh_ranks()
+
+
+#: message type -> what a job does with any rank's message (after the shown rank's went through :func:`react`,
+#: another's through :data:`RANK_ROUTES`)
+JOB_ROUTES: dict[str, Callable[[Any, Any, Record], None]] = {
+    "header": on_job_header, "stop": on_job_news, "done": on_job_news, "agent_exit": on_job_rank_exit,
+    "error": on_job_news,
+}
+
+
+def on_launcher_output(app: Any, msg: Record) -> None:
+    """torch's launcher printed: its log (``0`` shows it)."""
+    app.jobs.launcher_log.append((msg.stream, msg.text))
+
+
+def on_launcher_exit(app: Any, msg: Record) -> None:
+    """torch's launcher ended: its exit status, said when it failed."""
+    rc = msg["returncode"]
+    app.jobs.launcher_rc = rc
+    if rc:
+        app.say(f"torch's launcher exited with status {rc} (0: Ranks shows each rank)", "warning")
+
+
+#: message type -> what the app does with a message of torch's launcher (live.client.JobProcess: its output and
+#: its ``launcher_exit``), before the ranks are shown again
+LAUNCHER_ROUTES: dict[str, Callable[[Any, Record], None]] = {
+    "output": on_launcher_output, "launcher_exit": on_launcher_exit,
+}
+
+__all__ = ["ROUTES", "RANK_ROUTES", "JOB_ROUTES", "LAUNCHER_ROUTES", "on_pane_message", "react"]

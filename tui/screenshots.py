@@ -127,7 +127,7 @@ def report(app: Any) -> None:
             st.writer.f.flush()
     try:
         if app.is_job:  # every rank's session, the job file, the launcher's log
-            out = app.job_report()
+            out = app.jobs.job_report()
         else:
             out = build_report(app.session_path, screenshots=app.saved_screenshots,
                                stood={"graph": app.view.graph, "stage": app.view.stage, "selection": app.selection()})

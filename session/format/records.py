@@ -29,6 +29,13 @@ class Record(dict):
     __slots__ = ()
     SCHEMA: Any = None
 
+    @property
+    def type(self) -> Any:
+        """The message's ``type`` (``"stop"``, ``"run"``, ...: what the session indexes it by and the UI routes it
+        by), for a message of any type, known or not; a typed piece's own ``type`` field (a scheduler node's
+        ``"FusedSchedulerNode"``); None where there is none."""
+        return dict.get(self, "type")
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({dict.__repr__(self)})"
 

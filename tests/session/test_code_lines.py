@@ -61,3 +61,27 @@ def test_instruction_counts_per_source_line_of_a_recorded_cpp_kernel():
     assert counts and all(f"{kind} x{n}" in lines[0] for kind, n in counts.items())
     assert any(x == first for x in stage_lines(st, "asm"))
     assert instruction_summary(st, "source", src) == []
+
+
+def test_a_ptx_line_tells_its_triton_line_and_that_lines_instructions():
+    """The recorded PTX of a Triton kernel (tests/fixtures/gpu_stages.jsonl, timed on an H200): each PTX line the
+    maps tie to a Triton line reads back (session.kernel_stages.stage_line) as that line's text and its
+    instructions by kind, ``other`` left out; the head lines above the PTX tell nothing."""
+    from inductor_step.session.kernel_stages import recorded_stages, stage_line  # noqa: PLC0415
+
+    s = session.load(os.path.join(FIX, "gpu_stages.jsonl"))
+    g = next(g for g in s.graphs if g.run)
+    k = next(k for k in g.kernels if recorded_stages(g.run, k.name) is not None)
+    st = recorded_stages(g.run, k.name)
+    head = st.head("PTX", k.name, "ptx", k.source)
+    top = head.count("\n")
+    assert head.startswith(f"// PTX of {k.name} (") and stage_line(st, "ptx", "PTX", 1, k.source, {}, None) is None
+    said = []
+    for i, kl in enumerate(st.lines("ptx")):
+        at = stage_line(st, "ptx", "PTX", top + 1 + i, k.source, {}, None)
+        assert (at is None) == (kl is None), (i, kl)
+        if at is not None:
+            assert at.line == i + 1 and at.source_line == kl and at.text == k.source.split("\n")[kl - 1].strip()
+            assert "other" not in at.counts and all(st.counts("ptx", kl)[c] == n for c, n in at.counts.items())
+            said.append(at.said)
+    assert any(" [" in x and " x" in x for x in said), said[:5]

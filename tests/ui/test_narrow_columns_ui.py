@@ -115,3 +115,32 @@ def test_flex_score_mod_nodes_show_the_line_in_score_mod(size):
     _drive(FLEX, steps, size)
     assert got["graph"].endswith("sdpa_score0"), got
     assert got["row"][0] == "where" and got["row"][-1] == "flex.py:7", got
+
+
+@pytest.mark.parametrize("path", ["flex_recompile_pair.jsonl", "gpu_attention.jsonl"])
+def test_pane_1_cut_parameter_names_keep_their_layer_at_80x24(path):
+    """At 80x24 pane 1 gives a parameter's name 10 cells: where ``l_self_qkv_weight_`` does not fit, the cut keeps
+    the layer it belongs to (``…qkv_weig…``), never only a letter or index before the parameter (``…v_weight_``,
+    ``…m_weight_`` read the same for every layer's weight), and what it shows reads in the name, in order."""
+    seen: list[tuple[str, str]] = []
+
+    async def steps(app, pilot):
+        await pilot.press("1")
+        await screen_settled(pilot, app)
+        table = app.query_one("#table-dynamo", Table)
+        nodes = app.pane("dynamo").nodes(app.pane("dynamo").data())
+        shown = app.pane("dynamo").shown_names(app.pane("dynamo").data())
+        for y, row in enumerate(_drawn_rows(table)[:6]):
+            cell = re.split(r"\s{2,}", row.replace("▌", " ").strip())[0]
+            n = nodes[table.scroll_offset.y + y]
+            if n.op == "placeholder":
+                seen.append((cell, shown.get(n.name, n.name)))
+
+    _drive(os.path.join(os.path.dirname(FLEX), path), steps, (80, 24))
+    cut = [(cell, name) for cell, name in seen if "…" in cell]
+    assert cut, seen
+    for cell, name in cut:
+        pieces = [p for p in cell.split("…") if p]
+        assert re.search(".*".join(map(re.escape, pieces)), name), (cell, name)
+        layers = set(name.strip("_").split("_")[:-1]) - {"l", "self"}
+        assert any(part in layers for p in pieces for part in p.split("_")), (cell, name)

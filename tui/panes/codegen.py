@@ -10,7 +10,9 @@ from textual import on
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.keys import CODEGEN_BINDINGS
-from inductor_step.tui.panes.triton_view import TritonStagesMixin, views_for
+from inductor_step.session.format.messages import InputsSaved
+from inductor_step.session.format.records import Record
+from inductor_step.tui.panes.triton_view import TritonStages, views_for
 from inductor_step.session.code_lines import ShownWrapper
 from inductor_step.session.modes import annotate, codegen_head, kernel_backend, kernel_notes
 from inductor_step.session.text import joined
@@ -30,7 +32,7 @@ def error_head(err: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-class CodegenPane(TritonStagesMixin, StagePane):
+class CodegenPane(StagePane):
     BINDINGS = CODEGEN_BINDINGS  # t, x: Textual reads BINDINGS only from widget classes
     stage = "codegen"
     title = "6 Code"
@@ -43,11 +45,33 @@ class CodegenPane(TritonStagesMixin, StagePane):
     #: stayed on, so the next stop's kernels read "x86 asm ... not recorded", or lowered a Triton kernel unasked)
     _t_graph: Any = None
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: the kernel's lower stages that t shows, and x and X (tui.panes.triton_view)
+        self.triton = TritonStages(self)
+
     def show(self, force: bool = False) -> None:
         graph = self.app.view.graph
         if graph != self._t_graph:
-            self._t_graph, self.triton_view = graph, "source"
+            self._t_graph, self.triton.view = graph, "source"
         super().show(force)
+
+    def action_triton_stage(self) -> None:
+        """t: the kernel's next lower stage (:meth:`TritonStages.next_stage`)."""
+        self.triton.next_stage()
+
+    def action_kernel_repro(self) -> None:
+        """x: the kernel's standalone repro (:meth:`TritonStages.kernel_repro`)."""
+        self.triton.kernel_repro()
+
+    def action_save_inputs(self) -> None:
+        """X: the kernel's real arguments saved by the live agent (:meth:`TritonStages.save_inputs`)."""
+        self.triton.save_inputs()
+
+    def session_message(self, msg: Record) -> None:
+        """``inputs_saved`` (X's answer): the repro that loads the saved arguments (:meth:`TritonStages.inputs_saved`)."""
+        if msg.SCHEMA is InputsSaved:
+            self.triton.inputs_saved(msg)
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         ks = data.kernels or []
@@ -83,8 +107,8 @@ class CodegenPane(TritonStagesMixin, StagePane):
         if not 0 <= row < len(ks):
             return Detail(text)
         name = ks[row].name
-        if self.triton_view in views_for(ks[row].backend)[1:]:  # t shows a lower stage
-            staged = self.stage_detail(name, ks[row].source or "")
+        if self.triton.view in views_for(ks[row].backend)[1:]:  # t shows a lower stage
+            staged = self.triton.stage_detail(name, ks[row].source or "")
             if staged is not None:
                 return staged
         marks = self._shown_wrapper(off, ins).marks_for(self.links, name, self.app.view.selected)
@@ -119,8 +143,8 @@ class CodegenPane(TritonStagesMixin, StagePane):
         if data is None:
             return
         kernel = self.current_kernel()
-        if kernel is not None and self.triton_view in views_for(kernel.backend)[1:]:
-            said = self.stage_cursor(kernel.name, event.line, kernel.source or "")
+        if kernel is not None and self.triton.view in views_for(kernel.backend)[1:]:
+            said = self.triton.stage_cursor(kernel.name, event.line, kernel.source or "")
             if said:
                 self.app.say(said[0])
                 if said[1] and said[1] != self.app.view.selected:

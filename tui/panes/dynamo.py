@@ -33,7 +33,7 @@ class DynamoPane(FxPane):
                       for s in [session.stop_for(g, "dynamo")] if s is not None)
 
         def build() -> str:
-            script = (session.header or {}).get("script")
+            script = session.header.script
             listed = guard_list(cid, guards, later, os.path.dirname(script) if script else None)
             tree = commented(guards or "")
             return f"{listed}\n\n# ---- the guard tree ----\n{tree}" if listed else tree
@@ -47,7 +47,7 @@ class DynamoPane(FxPane):
         def build() -> dict[str, str]:
             graph = data.graph
             nodes = (graph.nodes if graph is not None else None) or []
-            code = (graph.get("code") if graph is not None else None) or ""
+            code = (graph.code if graph is not None else None) or ""
             return short_names(code, [n.name for n in nodes] + [str(n.target) for n in nodes if n.op == "placeholder"])
         return self.app.session.cache.get(("dynamo_names", id(data)), (data,), build)
 
@@ -87,4 +87,4 @@ class DynamoPane(FxPane):
                 "there; they ran eagerly)\n")
 
     def node_names(self, b: dict[str, Any]) -> list[str]:
-        return list(b.get("dynamo_nodes") or [])
+        return list(b.dynamo_nodes or [])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 
+from inductor_step.session.format.messages import Output
+from inductor_step.session.format.records import Record
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankVertical
 
@@ -23,8 +25,8 @@ class LogPane(BlankVertical):
     def table(self) -> None:
         return None
 
-    def session_message(self, msg: dict) -> None:
-        if msg.get("type") == "output":
+    def session_message(self, msg: Record) -> None:
+        if msg.SCHEMA is Output:
             self.show()
 
     def show(self, force: bool = False) -> None:

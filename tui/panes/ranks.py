@@ -50,7 +50,7 @@ class RanksPane(StagePane):
     # ------------------------------------------------------------------ data
     def _stamp_now(self) -> Any:
         app = self.app
-        return (app.current.rank, app.launcher_rc,
+        return (app.current.rank, app.jobs.launcher_rc,
                 tuple((r, len(st.session.stops), len(st.session.runs), st.session.done is not None,
                        st.session.agent_exit, st.view.paused is not None, len(st.session.errors))
                       for r, st in sorted(app.ranks.items(), key=lambda x: (x[0] is None, x[0] or 0))))
@@ -64,8 +64,8 @@ class RanksPane(StagePane):
 
     def _build(self) -> RanksView:
         app = self.app
-        job_file = app.job.job if app.job is not None else app.job_file
-        ranks = [rank_state(st, r == app.stepped_rank, app.live, job_file)
+        job_file = app.job.job if app.job is not None else app.jobs.job_file
+        ranks = [rank_state(st, r == app.jobs.stepped_rank, app.live, job_file)
                  for r, st in sorted((r, st) for r, st in app.ranks.items() if r is not None)]
         from inductor_step.session.ranks import compare_ranks  # noqa: PLC0415
         from inductor_step.session.store import IdentityCache  # noqa: PLC0415
@@ -133,11 +133,11 @@ class RanksPane(StagePane):
         ranks = data.ranks
         row = event.cursor_row
         if row < len(ranks):
-            self.app.show_rank(ranks[row].rank)
+            self.app.jobs.show_rank(ranks[row].rank)
             return
         graphs = data.graphs()
         if row - len(ranks) < len(graphs):
-            self.app.diff_ranks(graphs[row - len(ranks)])
+            self.app.jobs.diff_ranks(graphs[row - len(ranks)])
 
 
 def rank_state(st: Any, stepped: bool, live: bool, job_file: dict[str, Any] | None) -> RankRow:

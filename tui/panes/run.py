@@ -14,6 +14,8 @@ from inductor_step.session.fusion import wrapped
 from inductor_step.session.text import run_cells, run_kernel_text, run_summary
 from inductor_step.session.links import related
 from inductor_step.session.trust import kernels_unreliable
+from inductor_step.session.format.messages import Run, RunStatus
+from inductor_step.session.format.records import Record
 
 COLUMNS = ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "bound", "in graph ms", "in script ms",
            "TFLOP/s", "backend", "fused nodes")
@@ -105,9 +107,9 @@ class RunPane(StagePane):
         ph = [n for n in (graph.nodes if graph is not None else None) or [] if n.op == "placeholder"]
         return (dyn.symbols if dyn is not None and isinstance(dyn.symbols, list) else None), ph
 
-    def session_message(self, msg: dict[str, Any]) -> None:
+    def session_message(self, msg: Record) -> None:
         """A timing or its progress arrived: draw the table again (its rows and status)."""
-        if msg.get("type") in ("run", "run_status"):
+        if msg.SCHEMA in (Run, RunStatus):
             self.show(force=True)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:

@@ -7,7 +7,8 @@ from typing import Any, Callable, Sequence
 
 from inductor_step.session.format import CMD_CAN_FUSE, graph_key
 from inductor_step.session.fusion import fusion_pair_text, wrapped
-from inductor_step.session.links import entry, related
+from inductor_step.session.format.messages import FusionQuery
+from inductor_step.session.links import related
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.session.paths import shorten_in_text
 from inductor_step.session.text import joined, snode_text
@@ -38,7 +39,8 @@ class SchedulingPane(StagePane):
         return Detail(shorten_in_text(snode_text(data, n, lines), self.app.session.script_dir))
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
-        return self.row_of_key(data, entry(self.links, "buffers", buffer).get("fused_node"))
+        b = (self.links.buffers or {}).get(buffer)
+        return self.row_of_key(data, b.fused_node if b else None)
 
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
         key = self.key_of_row(data, row)
@@ -48,7 +50,7 @@ class SchedulingPane(StagePane):
 
     def session_message(self, msg: dict[str, Any]) -> None:
         """``can_fuse``'s live answer (a ``fusion_query`` message) for the pair asked with ``f``."""
-        if msg.get("type") == "fusion_query":
+        if msg.SCHEMA is FusionQuery:
             self.show_pair(msg.a, msg.b, msg.verdict, msg.reasons)
 
     def fusion_pair(self) -> None:
@@ -80,7 +82,8 @@ class SchedulingPane(StagePane):
     def show_pair(self, a: str, b: str, verdict: str | None = None, reasons: list[str] | None = None,
                   asking: str = "") -> None:
         data = self.data() or {}
-        dyn = self.app.session.stop_for(self.app.view.graph, "dynamo") or {} if self.app.view.graph else {}
-        text = shorten_in_text(fusion_pair_text(data, a, b, verdict, reasons, asking, dyn.get("compiled_with")),
+        dyn = self.app.session.stop_for(self.app.view.graph, "dynamo") if self.app.view.graph else None
+        text = shorten_in_text(fusion_pair_text(data, a, b, verdict, reasons, asking,
+                                                dyn.compiled_with if dyn is not None else None),
                                self.app.session.script_dir)
         self.apply(Detail(wrapped(text, max(30, self.code.size.width - 8))))

@@ -14,10 +14,10 @@ import sys
 import tempfile
 from typing import Any
 
-from inductor_step.session.code_lines import (
-    buffer_source_lines, instruction_counts, instruction_summary, stage_lines, stage_marks,
-)
+from inductor_step.session.code_lines import buffer_source_lines, stage_marks
 from inductor_step.session.format import CMD_SAVE_INPUTS
+from inductor_step.session.format.records import Record
+from inductor_step.session.kernel_stages import KernelStages, lowered_stages, recorded_stages, stage_line
 from inductor_step.live.children import write_repro
 from inductor_step.session.saved_inputs import cannot_save, repro_dir, saved_line
 from inductor_step.tui.panes.base import Detail
@@ -55,139 +55,113 @@ def lower_command(session_path: str, kernel: str, graph: str, out_json: str | No
     return cmd
 
 
-def run_lower(session_path: str, kernel: str, graph: str) -> dict[str, Any]:
-    """Compile ``kernel`` of ``graph`` again (child process) and return its result, or ``{"error": line}``."""
+def run_lower(session_path: str, kernel: str, graph: str) -> KernelStages:
+    """Compile ``kernel`` of ``graph`` again (child process) and return its stages, or why it could not."""
     with tempfile.TemporaryDirectory(prefix="istep_ui_lower_") as d:
         out = os.path.join(d, "r.json")
         try:
             p = subprocess.run(lower_command(session_path, kernel, graph, out), capture_output=True, text=True,
                                timeout=600)
         except (OSError, subprocess.TimeoutExpired) as e:
-            return {"error": f"inductor-step lower did not run ({type(e).__name__}: {e})"}
-        rows = json.load(open(out)) if os.path.exists(out) else []
-        hit = next((r for r in rows if r.get("kernel") == kernel), None)
+            return KernelStages.failed(f"inductor-step lower did not run ({type(e).__name__}: {e})")
+        hit = lowered_stages(json.load(open(out)) if os.path.exists(out) else [], kernel)
         if hit is None:
             said = (p.stdout.strip().splitlines() or p.stderr.strip().splitlines() or ["no output"])[-1]
-            return {"error": said}
+            return KernelStages.failed(said)
         return hit
 
 
-class TritonStagesMixin:
-    """What pane 6 adds for Triton's lower stages; the pane calls :meth:`stage_detail` and
-    :meth:`stage_cursor` while a stage other than the source is shown."""
+class TritonStages:
+    """What pane 6 holds for Triton's lower stages (and a C++ kernel's asm): the stage ``t`` shows (``view``), the
+    kernels lowered here, and the keys t, x, X.  The pane calls :meth:`stage_detail` and :meth:`stage_cursor` while a
+    stage other than the source is shown; ``pane`` is the codegen pane (its app, code view, cursor kernel)."""
 
-    triton_view: str = "source"
+    def __init__(self, pane: Any) -> None:
+        self.pane = pane
+        self.view = "source"  # the stage shown, one of VIEWS or CPP_VIEWS
+        #: (graph, kernel) -> its offline lowering (inductor-step lower), None while it runs
+        self.lowered: dict[tuple[str, str], KernelStages | None] = {}
 
-    def _stages_for(self, kernel: str) -> dict[str, Any] | None:
+    @property
+    def app(self) -> Any:
+        return self.pane.app
+
+    def stages_for(self, kernel: str) -> KernelStages | None:
         """The kernel's stages: recorded live by the run stage, else an offline lowering made here."""
-        app = self.app  # type: ignore[attr-defined]
-        graph = app.view.graph
-        got = getattr(self, "_lowered", {}).get((graph, kernel))
-        if got is not None and not got.get("pending"):
+        graph = self.app.view.graph
+        got = self.lowered.get((graph, kernel))
+        if got is not None:
             return got
-        run = app.session.runs.get(graph)
-        for k in (run.kernels if run is not None else None) or []:
-            st = k.stages
-            if k.name == kernel and isinstance(st, dict) and st.get("stages"):
-                return st
-        return None
+        return recorded_stages(self.app.session.runs.get(graph), kernel)
 
     def _prose(self, text: str) -> Detail:
         """A one-paragraph answer wrapped at the code view's width (at 80 columns a C++ kernel's
         reason took 200 presses of Right to read)."""
         from inductor_step.session.fusion import wrapped  # noqa: PLC0415
 
-        width = getattr(getattr(self, "code", None), "size", None)
+        width = getattr(self.pane.code, "size", None)
         return Detail(wrapped(text, max(30, (width.width if width else 80) - 8)), "text")
 
     def stage_detail(self, kernel: str | None, source: str) -> Detail | None:
         """The stage in view for ``kernel`` with the selected buffer's kernel lines marked; None while the
         source is shown.  ``source``: the kernel's recorded source, for the header line."""
-        if self.triton_view == "source" or not kernel:
+        if self.view == "source" or not kernel:
             return None
-        st = self._stages_for(kernel)
-        label = LABELS[self.triton_view]
-        if st is None and self.triton_view == "asm":
+        st = self.stages_for(kernel)
+        label = LABELS[self.view]
+        if st is None and self.view == "asm":
             return self._prose(f"# x86 asm of {kernel}: not recorded (the run stage disassembles each C++ kernel it "
                                "times: press r, or open a session recorded with --run)")
         if st is None:
             self._lower(kernel)
             return self._prose(f"# {label} of {kernel}: compiling with the installed Triton (inductor-step lower)…")
-        if st.get("error"):
-            return self._prose(f"# {label} of {kernel}: {st['error']}")
-        text = (st.get("stages") or {}).get(self.triton_view)
+        if st.error:
+            return self._prose(f"# {label} of {kernel}: {st.error}")
+        text = st.texts.get(self.view)
         if not text:
-            return self._prose(f"# {label} of {kernel}: not in this recording ({st.get('missing') or 'not produced'})")
-        where = st.get("source") or f"compiled here with Triton {st.get('triton')} for {st.get('target')}"
-        head = f"// {label} of {kernel} ({where}; t: next stage)\n" + self._summary(st, source)
-        app = self.app  # type: ignore[attr-defined]
+            return self._prose(f"# {label} of {kernel}: not in this recording ({st.missing or 'not produced'})")
+        head = st.head(label, kernel, self.view, source)
+        app = self.app
         wanted = buffer_source_lines(app.session.links(app.view.graph), app.view.selected, kernel)
-        marks = stage_marks(stage_lines(st, self.triton_view), wanted, head.count("\n"))
+        marks = stage_marks(st.lines(self.view), wanted, head.count("\n"))
         return Detail(head + text, "text", marks=marks, goto=marks[0][0] if marks else 1)
-
-    def _summary(self, st: dict[str, Any], source: str) -> str:
-        """For PTX and SASS: one comment line per Triton line that became memory, spill or branch
-        instructions, with their counts by kind (did this load vectorize: one look), and registers/spills."""
-        out = instruction_summary(st, self.triton_view, source)
-        return "\n".join(out) + ("\n" if out else "")
 
     def stage_cursor(self, kernel: str, line: int, source: str) -> tuple[str, str | None] | None:
         """What the cursor's stage line (1-based, in the shown text) came from: Triton line, buffer, FX nodes
-        and user line, for the status line; None on the source view or an unmapped line."""
-        st = self._stages_for(kernel) or {}
-        lines = stage_lines(st, self.triton_view)
-        top = 1 + self._summary(st, source).count("\n")
-        i = line - top - 1
-        if not 0 <= i < len(lines) or lines[i] is None:
+        and user line, for the status line, and the buffer; None on the source view or an unmapped line."""
+        st = self.stages_for(kernel)
+        if st is None:
             return None
-        kl = lines[i]
-        app = self.app  # type: ignore[attr-defined]
-        graph = app.view.graph
-        src = source.split("\n")
-        text = src[kl - 1].strip() if 0 < kl <= len(src) else ""
-        buf = app.session.line_buffers(graph).get(kernel, {}).get(kl)
-        links = app.session.links(graph)
-        b = (links.buffers or {}).get(buf or "") if links else None
-        fx = (b.fx_nodes if b else None) or []
-        users = (b.user_lines if b else None) or []
-        counts = instruction_counts(st, self.triton_view, kl)
-        kinds = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()) if k != "other")
-        out = f"{LABELS[self.triton_view]} line {i + 1} <- Triton line {kl}: {text}"
-        if kinds:
-            out += f" [{kinds}]"
-        if buf:
-            out += f" · {buf}"
-        if fx:
-            out += f" · FX {', '.join(fx[:3])}"
-        if users:
-            out += f" · {users[0]}"
-        return out, buf
+        graph = self.app.view.graph
+        at = stage_line(st, self.view, LABELS[self.view], line, source,
+                        self.app.session.line_buffers(graph).get(kernel, {}), self.app.session.links(graph))
+        return (at.said, at.buffer) if at is not None else None
 
-    def action_triton_stage(self) -> None:
+    def next_stage(self) -> None:
         """t: the next stage of the kernel under the cursor (lowering it in a child process if not recorded)."""
-        app = self.app  # type: ignore[attr-defined]
-        kernel = self.current_kernel()  # type: ignore[attr-defined]
+        app = self.app
+        kernel = self.pane.current_kernel()
         views = views_for(kernel.backend if kernel is not None else None)
         if kernel is None or len(views) == 1:
             app.say("t: put the cursor on a Triton or C++ kernel first (a library call has no code of ours below it)")
             return
-        at = views.index(self.triton_view) if self.triton_view in views else 0
-        self.triton_view = views[(at + 1) % len(views)]
-        name = kernel["name"]
-        app.say(f"t: {name}: {view_label(self.triton_view, kernel.backend)}")
-        self.show(force=True)  # type: ignore[attr-defined]
+        at = views.index(self.view) if self.view in views else 0
+        self.view = views[(at + 1) % len(views)]
+        name = kernel.name
+        app.say(f"t: {name}: {view_label(self.view, kernel.backend)}")
+        self.pane.show(force=True)
 
     def _lower(self, name: str) -> None:
         """Compile ``name`` of the shown graph in a child process (once), then show the pane again."""
-        app = self.app  # type: ignore[attr-defined]
+        app = self.app
         graph = app.view.graph
-        lowered = self.__dict__.setdefault("_lowered", {})
+        lowered = self.lowered
         if (graph, name) in lowered:
             return
         if not app.session_path:
-            lowered[(graph, name)] = {"error": "no session file to compile from (start with --record)"}
+            lowered[(graph, name)] = KernelStages.failed("no session file to compile from (start with --record)")
             return
-        lowered[(graph, name)] = {"pending": True}
+        lowered[(graph, name)] = None
         path = app.session_path
 
         def work() -> None:
@@ -195,16 +169,15 @@ class TritonStagesMixin:
             lowered[(graph, name)] = res
 
             def done() -> None:
-                app.say(f"t: {name}: " + (res["error"] if "error" in res else
-                                           f"compiled with Triton {res.get('triton')} for {res.get('target')}"))
-                self.show(force=True)  # type: ignore[attr-defined]
+                app.say(f"t: {name}: " + (res.error or f"compiled with Triton {res.triton} for {res.target}"))
+                self.pane.show(force=True)
             app.call_from_thread(done)
         app.run_worker(work, thread=True, group="triton-lower")
 
-    def action_kernel_repro(self) -> None:
+    def kernel_repro(self) -> None:
         """x: write the kernel's standalone repro next to the session (child process; needs no GPU)."""
-        app = self.app  # type: ignore[attr-defined]
-        kernel = self.current_kernel()  # type: ignore[attr-defined]
+        app = self.app
+        kernel = self.pane.current_kernel()
         if kernel is None or kernel.backend not in ("triton", "cpp"):
             app.say("x: put the cursor on a Triton or C++ kernel first")
             return
@@ -212,7 +185,7 @@ class TritonStagesMixin:
             app.say("x: no session file to write the repro from (start with --record)", "warning")
             return
         out_dir = os.path.join(os.path.dirname(os.path.abspath(app.session_path)), "repros")
-        cmd = lower_command(app.session_path, kernel["name"], app.view.graph, repro_dir=out_dir, no_compile=True)
+        cmd = lower_command(app.session_path, kernel.name, app.view.graph, repro_dir=out_dir, no_compile=True)
 
         def work() -> None:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -220,11 +193,11 @@ class TritonStagesMixin:
             app.call_from_thread(lambda: app.say(f"x: {said}"))
         app.run_worker(work, thread=True, group="triton-repro", exclusive=True)
 
-    def action_save_inputs(self) -> None:
+    def save_inputs(self) -> None:
         """X: the live agent saves the kernel's real arguments at its launch (repros/KERNEL.inputs.pt beside the
-        session); its ``inputs_saved`` answer then writes the repro that loads them (:meth:`session_message`)."""
-        app = self.app  # type: ignore[attr-defined]
-        kernel = self.current_kernel()  # type: ignore[attr-defined]
+        session); its ``inputs_saved`` answer then writes the repro that loads them (:meth:`inputs_saved`)."""
+        app = self.app
+        kernel = self.pane.current_kernel()
         if kernel is None or kernel.backend not in ("triton", "cpp"):
             app.say("X: put the cursor on a Triton or C++ kernel first")
             return
@@ -235,15 +208,14 @@ class TritonStagesMixin:
         if why:
             app.say(f"X: {why}", "warning")
             return
-        agent.send(CMD_SAVE_INPUTS, graph=app.view.graph, kernel=kernel["name"], dir=repro_dir(app.session_path))
-        app.say(f"X: {kernel['name']}: the agent runs {app.view.graph} once on the script's inputs and saves the "
+        agent.send(CMD_SAVE_INPUTS, graph=app.view.graph, kernel=kernel.name, dir=repro_dir(app.session_path))
+        app.say(f"X: {kernel.name}: the agent runs {app.view.graph} once on the script's inputs and saves the "
                 "kernel's arguments at its launch…")
 
-    def session_message(self, msg: dict[str, Any]) -> None:
-        """``inputs_saved`` (after X): say what was saved, then write the repro that loads it (child process)."""
-        if msg.get("type") != "inputs_saved":
-            return
-        app = self.app  # type: ignore[attr-defined]
+    def inputs_saved(self, msg: Record) -> None:
+        """``inputs_saved`` (after X; its InputsSaved record): say what was saved, then write the repro that loads
+        it (child process)."""
+        app = self.app
         app.say(f"X: {saved_line(msg)}", "warning" if msg.error else "information")
         if msg.error or not app.session_path:
             return

@@ -52,8 +52,8 @@ def on_message(app: Any, msg: dict[str, Any]) -> None:
     if isinstance(top, DiffScreen) and top.same_session and (top.pair.key_a, top.pair.key_b) == (a, b):
         d = diff_graphs(DiffSide.from_session(app.session, a), DiffSide.from_session(app.session, b), rounds=msg)
         note = {"done": f"{a} and {b} timed round by round: the figures are at the top",
-                "failed": f"timing them round by round {'cancelled' if msg.get('cancelled') else 'failed'}: "
-                          f"{msg.get('message')} (r asks again)"}.get(str(status), "")
+                "failed": f"timing them round by round {'cancelled' if msg.cancelled else 'failed'}: "
+                          f"{msg.message} (r asks again)"}.get(str(status), "")
         if status != "timing":
             top.replace_pair(DiffPair(a, b, "", d), note)
     elif status == "done":
