@@ -82,6 +82,7 @@ class StepApp(App[None]):
         self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
         self.mounter = PaneMounter(self)
+        self._search: tuple[SearchBox, Any] | None = None  # the search line and its mount (search_box)
         for m in messages or []:
             self.session.add(m)
         self.jobs.add_recorded_ranks(job)
@@ -156,8 +157,7 @@ class StepApp(App[None]):
                     with BlankTabPane(spec.title, id=f"pane-{spec.stage}"):
                         if spec.stage == self.view.stage:
                             yield pane_class(spec)()
-        yield SearchBox()
-        yield Static(id="status")
+        yield Static(id="status")  # the search line (hidden until /) goes above it right after the first frame
         yield SteadyFooter(compact=True)
 
     def pane(self, stage: str) -> Any:
@@ -186,6 +186,7 @@ class StepApp(App[None]):
         self.refresh_all()
         self.focus_target().focus()
         self.call_after_refresh(highlight_code, self)
+        self.call_after_refresh(self.search_box)
         self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)  # after the 2nd refresh
         if self.gc_paused:  # --open turned the collector off until the first frame
             self.call_after_refresh(gc.enable)
@@ -497,9 +498,20 @@ class StepApp(App[None]):
             return
         self.pane("scheduling").fusion_pair()
 
-    def action_search(self) -> None:
+    async def search_box(self) -> SearchBox:
+        """The search line (``/``), hidden until opened: mounted right after the first frame (an Input
+        and its CSS, ~3 ms the first frame does not show), or now by a ``/`` pressed before that."""
+        if self._search is None:
+            box = SearchBox()
+            self._search = box, self.mount(box, before=self.query_one("#status"))
+        box, mounting = self._search
+        await mounting
+        return box
+
+    async def action_search(self) -> None:
         f = self.focused
-        self.query_one(SearchBox).open(f if isinstance(f, (CodeView, Table)) else self.focus_target())
+        box = await self.search_box()
+        box.open(f if isinstance(f, (CodeView, Table)) else self.focus_target())
 
     @on(SearchBox.Done)
     def _searched(self, event: SearchBox.Done) -> None:

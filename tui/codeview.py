@@ -15,13 +15,12 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Span, Text
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -31,13 +30,18 @@ from textual.strip import Strip
 
 from inductor_step.tui.table import LineCache
 
+if TYPE_CHECKING:
+    from rich.syntax import Syntax
+
 _THEME = "monokai"
 
 
 @lru_cache(maxsize=16)
 def _syntax(lexer: str) -> Syntax:
-    # a Lexer object, not its name: Rich would look the name up again for every line
+    # a Lexer object, not its name: Rich would look the name up again for every line.  Imported here: the
+    # first frame draws plain text (highlight_code), and Rich's Syntax with Pygments took ~6 ms to import
     from pygments.lexers import get_lexer_by_name  # noqa: PLC0415
+    from rich.syntax import Syntax  # noqa: PLC0415
 
     return Syntax("", get_lexer_by_name(lexer), theme=_THEME, background_color="default")
 

@@ -325,6 +325,29 @@ def test_search_finds_what_is_on_screen_and_picking_a_graph_gives_the_keys_back_
     assert seen["moved"]
 
 
+def test_search_pressed_as_the_app_opens_finds_in_the_table():
+    """/ and the words typed at once, before the app settled (the search line is mounted after the first
+    frame): one search line opens, takes the letters, and Enter moves the table's cursor to the row; Esc
+    closes it and gives the keys back to the table."""
+    app = StepApp(messages=list(read_session(DEMO)), session_path=DEMO)
+    seen: dict = {}
+
+    async def main():
+        async with app.run_test(size=(160, 50)) as pilot:
+            for k in ("slash", *"mse_loss", "enter"):
+                await pilot.press(k)
+            await wait_for(pilot, lambda: shown_row(app, "dynamo")[0] == "mse_loss", timeout=30,
+                           seen=lambda: shown_row(app, "dynamo"))
+            seen["boxes"] = len(app.query("#search"))
+            await pilot.press("escape")
+            await pilot.pause()
+            seen["closed"] = not app.query_one("#search").has_class("shown")
+            seen["focused"] = app.focused.id if app.focused else None
+
+    asyncio.run(main())
+    assert seen == {"boxes": 1, "closed": True, "focused": "table-dynamo"}, seen
+
+
 def test_the_too_small_screen_fits_its_words_at_50x14(app_driver):
     """Every line of the too-small message is on a 50x14 screen."""
     seen: dict = {}
