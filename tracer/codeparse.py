@@ -36,6 +36,7 @@ BUF = r"(?:\w+_)?buf\d+"
 _BUF = re.compile(BUF)
 _REUSE = re.compile(rf"^[ \t]*({BUF}) = ({BUF}); del \2[ \t]+# reuse", re.M)
 _EXTERN_CALL = re.compile(rf"^[ \t]*(?:({BUF}) = )?(extern_kernels\.\w+)\((.*)\)[ \t]*$", re.M)
+_CALL_LINE = re.compile(r"^[ \t]*(?P<name>\w+)(?:\.run)?\((?P<args>.*)\)[ \t]*$", re.M)  # kernel(...) / kernel.run(...)
 _ITEM = re.compile(rf"^[ \t]*({BUF}) = ({BUF})\[(\d+)\][ \t]*$", re.M)
 # ATen fallbacks Inductor calls directly: buf8 = torch.ops.aten._scaled_dot_product_...default(...); an op
 # that returns nothing (its IR node has a NoneLayout: an in-place fallback, a collective's
@@ -201,20 +202,21 @@ def _kernel_calls(kernels: dict[str, dict[str, Any]], body: str, starts: list[in
     """Record each call in ``body`` (at ``body_start`` of the wrapper) of the defined ``kernels``: its arguments,
     line and the buffers it writes; returns each call's ``(place in the run order, kernel name)``."""
     order: list[tuple[tuple[int, int], str]] = []
-    for name, k in kernels.items():
-        pat = re.compile(r"^[ \t]*" + re.escape(name) + r"(?:\.run)?\((.*)\)[ \t]*$", re.M)
-        for cm in pat.finditer(body):
-            args = [a for a in _split_args(cm.group(1)) if "=" not in a.split("(")[0]]
-            k["calls"].append(args)
-            k["call_lines"].append(_line_of(starts, body_start + cm.start(1)))
-            flags = _param_is_output(k["backend"], k["source"])
-            written = []
-            if flags:
-                for a, is_out in zip(args, flags):
-                    if is_out:
-                        written += _NAME_ARG.findall(a)[:1]
-            k["writes"] = sorted(set(k["writes"]) | set(written), key=lambda s: (len(s), s))
-            order.append((place(cm.start()), name))
+    for cm in _CALL_LINE.finditer(body):  # one pass over the body for every kernel (not one per kernel)
+        k = kernels.get(cm.group("name"))
+        if k is None:
+            continue
+        args = [a for a in _split_args(cm.group("args")) if "=" not in a.split("(")[0]]
+        k["calls"].append(args)
+        k["call_lines"].append(_line_of(starts, body_start + cm.start("args")))
+        flags = _param_is_output(k["backend"], k["source"])
+        written = []
+        if flags:
+            for a, is_out in zip(args, flags):
+                if is_out:
+                    written += _NAME_ARG.findall(a)[:1]
+        k["writes"] = sorted(set(k["writes"]) | set(written), key=lambda s: (len(s), s))
+        order.append((place(cm.start()), k["name"]))
     return order
 
 
