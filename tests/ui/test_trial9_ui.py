@@ -1,0 +1,80 @@
+"""What a new user met driving a flex-attention block, Hugging Face Llama and nanoGPT (trial 9): after ``r`` pane 7's
+cursor stood on the selected buffer's kernel, often below the slowest rows the table is sorted by."""
+
+from __future__ import annotations
+
+import asyncio
+
+from inductor_step.session.format import CMD_RUN, read_session
+from inductor_step.tui.app import StepApp
+from inductor_step.tui.codeview import CodeView
+from inductor_step.tui.table import Table
+
+from conftest import DEMO, screen_settled, wait_for
+
+
+class TimingPlayback:
+    """The agent's pipe after the script finished, played from the demo's recording: ``r`` (run) brings the
+    recorded timings (run_status, then one run per graph), as the real agent sends them."""
+
+    def __init__(self, app: StepApp, runs: list[dict]) -> None:
+        self.app, self.runs, self.alive, self.sent = app, runs, True, []
+
+    def send(self, cmd) -> None:
+        self.sent.append(cmd)
+        if cmd == CMD_RUN:
+            for m in self.runs:
+                self.app.call_later(self.app.on_agent_message, m)
+
+
+def live_after_the_script(steps, size=(120, 40)) -> StepApp:
+    """The demo as a live session whose script has finished (every stop, no timing yet); ``r`` times it."""
+    msgs = [m for m in read_session(DEMO) if m.get("type") != "agent_exit"]
+    runs = [m for m in msgs if m.get("type") in ("run", "run_status")]
+    app = StepApp(messages=[m for m in msgs if m.get("type") not in ("run", "run_status")])
+
+    async def main():
+        async with app.run_test(size=size) as pilot:
+            app.live = True
+            app.current.agent = agent = TimingPlayback(app, runs)
+            await pilot.pause()
+            await steps(app, pilot, agent)
+
+    asyncio.run(main())
+    return app
+
+
+def _status(app: StepApp) -> str:
+    return str(app.query_one("#status").content)
+
+
+def test_r_opens_pane_7_at_the_slowest_kernel():
+    """[0/0] forward, buf0 selected in pane 3 (its kernel, cpp_fused_native_layer_norm_0, is the fourth of five),
+    then 7, r: the timings come and the cursor stands on the first row, the slowest kernel (extern_kernels.addmm#0),
+    whose buffer (buf5) is now the selection; the status line says so.  Then 3, Down (buf6), 7: pane 7 follows that
+    selection again (buf6's kernel, cpp_fused_gelu_1), as every pane does once the new timing has been seen."""
+    seen: dict = {}
+
+    async def steps(app, pilot, agent):
+        await pilot.press("3")
+        await screen_settled(pilot, app)
+        assert app.view.graph == "[0/0] forward" and app.view.selected == "buf0", (app.view.graph, app.view.selected)
+        await pilot.press("7", "r")
+        table = app.query_one("#table-run", Table)
+        await wait_for(pilot, lambda: table.row_count > 0 and "timed" in _status(app), timeout=20, seen=lambda: _status(app))
+        await screen_settled(pilot, app)
+        seen["row"] = table.cursor_row
+        seen["detail"] = app.query_one("#code-run", CodeView).text.splitlines()[0]
+        seen["status"] = _status(app)
+        seen["selected"] = app.view.selected
+        for key in ("3", "down", "7"):
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+        seen["after"] = (app.view.selected, app.query_one("#code-run", CodeView).text.splitlines()[0])
+
+    live_after_the_script(steps)
+    assert seen["row"] == 0, seen
+    assert "extern_kernels.addmm#0" in seen["detail"], seen
+    assert "slowest first: extern_kernels.addmm#0" in seen["status"], seen
+    assert seen["selected"] == "buf5", seen
+    assert seen["after"][0] == "buf6" and "cpp_fused_gelu_1" in seen["after"][1], seen
