@@ -78,3 +78,43 @@ def test_r_opens_pane_7_at_the_slowest_kernel():
     assert "slowest first: extern_kernels.addmm#0" in seen["status"], seen
     assert seen["selected"] == "buf5", seen
     assert seen["after"][0] == "buf6" and "cpp_fused_gelu_1" in seen["after"][1], seen
+
+
+def test_enter_in_pane_8_opens_the_pane_of_the_line_and_says_what_it_does(app_driver):
+    """Pane 8 of the demo's forward at 120x40, buf0 selected, Tab into its detail: Enter did nothing and said nothing.
+    Now Enter on ``post-grad FX nodes:`` opens pane 2 at buf0, on the first line pane 4 at its fused node, on a
+    blank line it says what Enter does there; in the kernel's code (Tab to it) it opens pane 6 at buf0's kernel;
+    Enter on the table's row does the same."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        async def at(keys: list[str]):
+            for key in keys:
+                await pilot.press(key)
+                await screen_settled(pilot, app)
+            return app.view.stage, app.view.selected, _status(app)
+
+        info = app.query_one("#code-linkinfo", CodeView)
+        await at(["8", "tab"])
+        seen["focus"] = app.focused is info
+        lines = info.text.splitlines()
+        seen["post-grad"] = await at(["down", "enter"])  # line 2
+        seen["first"] = await at(["8", "tab", "home", "enter"])
+        blank = lines.index("")
+        seen["blank"] = await at(["8", "tab", "home"] + ["down"] * blank + ["enter"])
+        await at(["8"])
+        kernel = app.query_one("#code-linkkernel", CodeView)
+        for _ in range(4):  # Tab from where pane 8's focus was left to the kernel's code
+            if app.focused is kernel:
+                break
+            await at(["tab"])
+        seen["kernel code"] = await at(["enter"])
+        seen["row"] = await at(["8", "enter"])
+
+    app_driver(steps, size=(120, 40), path=DEMO)
+    assert seen["focus"], seen
+    assert seen["post-grad"][:2] == ("aot", "buf0"), seen
+    assert seen["first"][:2] == ("scheduling", "buf0") and "pane 4" in seen["first"][2], seen
+    assert seen["blank"][0] == "linked" and "Enter in pane 8's detail opens" in seen["blank"][2], seen
+    assert seen["kernel code"][:2] == ("codegen", "buf0") and "cpp_fused_native_layer_norm_0" in seen["kernel code"][2], seen
+    assert seen["row"][:2] == ("codegen", "buf0"), seen
