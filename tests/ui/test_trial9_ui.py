@@ -118,3 +118,28 @@ def test_enter_in_pane_8_opens_the_pane_of_the_line_and_says_what_it_does(app_dr
     assert seen["blank"][0] == "linked" and "Enter in pane 8's detail opens" in seen["blank"][2], seen
     assert seen["kernel code"][:2] == ("codegen", "buf0") and "cpp_fused_native_layer_norm_0" in seen["kernel code"][2], seen
     assert seen["row"][:2] == ("codegen", "buf0"), seen
+
+
+def test_s_on_a_subgraph_names_the_file_in_plain_ascii(app_driver, tmp_path):
+    """g, Down, Enter on a flex attention recording (the subgraph ``[0/0] inference › sdpa_...``), then s: the file is
+    ``subgraphs_flex_0-0_inference_sdpa_..._dynamo_HHMMSS.svg``; it held the ``›`` of the graph's name."""
+    import os
+
+    fix = os.path.join(os.path.dirname(DEMO), "subgraphs_flex.jsonl")
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        for key in ("g", "down", "enter"):
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+        seen["graph"] = app.view.graph
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.saved_screenshots, timeout=30)
+        seen["saved"] = [os.path.basename(p) for p in app.saved_screenshots]
+
+    app_driver(steps, size=(120, 40), path=fix, screenshots=str(tmp_path))
+    assert "›" in seen["graph"], seen
+    svg = next(n for n in seen["saved"] if n.endswith(".svg"))
+    assert svg.isascii() and " " not in svg, svg
+    assert svg.startswith("subgraphs_flex_0-0_inference_sdpa_") and "_dynamo_" in svg, svg
+    assert os.path.isfile(tmp_path / svg)
