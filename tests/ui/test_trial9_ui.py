@@ -143,3 +143,25 @@ def test_s_on_a_subgraph_names_the_file_in_plain_ascii(app_driver, tmp_path):
     assert svg.isascii() and " " not in svg, svg
     assert svg.startswith("subgraphs_flex_0-0_inference_sdpa_") and "_dynamo_" in svg, svg
     assert os.path.isfile(tmp_path / svg)
+
+
+def test_pane_3_names_an_extern_buffers_ir_type_once(app_driver):
+    """3 on the demo's forward, the cursor down to its first ExternKernelOut (an addmm): the detail's first line read
+    ``# buf5 (op5): ExternKernelOut ExternKernelOut`` (IR type, then kind, the same word); a Pointwise buffer keeps
+    ``ComputedBuffer Pointwise``."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("3")
+        await screen_settled(pilot, app)
+        table = app.query_one("#table-lowering", Table)
+        code = app.query_one("#code-lowering", CodeView)
+        for _ in range(table.row_count):
+            first = code.text.splitlines()[0]
+            seen.setdefault(first.split(":")[1].split("dtype")[0].strip(), first)
+            await pilot.press("down")
+            await screen_settled(pilot, app)
+
+    app_driver(steps, size=(120, 40), path=DEMO)
+    assert "ExternKernelOut" in seen and "ComputedBuffer Pointwise" in seen, seen
+    assert "ExternKernelOut ExternKernelOut" not in seen, seen
