@@ -167,7 +167,9 @@ POST_GRAD_HEAD = re.compile(r"# ===== post-grad")
 
 def buffer_text(b: dict[str, Any], symbols: list[dict[str, Any]] | None = None) -> str:
     """Pane 3's detail: an IR buffer's header (operation, IR type, kind, layout, origins) and IR text."""
-    head = (f"# {b['name']} ({b.get('operation')}): {b.get('ir_type')} {b.get('kind')}  "
+    ir, kind = b.get("ir_type"), b.get("kind")
+    what = ir if kind in (None, ir) else f"{ir} {kind}"  # an extern buffer's kind is its IR type: said once
+    head = (f"# {b['name']} ({b.get('operation')}): {what}  "
             f"dtype={b.get('dtype')} device={b.get('device')} size={listed(b.get('size'))} "
             f"stride={listed(b.get('stride'))}\n"
             f"# origins (post-grad FX nodes): {', '.join(b.get('origins') or [])}\n")

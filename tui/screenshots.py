@@ -45,9 +45,13 @@ NO_PNG = "PNG skipped: rsvg-convert is not installed (apt install librsvg2-bin, 
 
 
 def _graph_part(key: str | None) -> str:
-    """A graph key as a file-name part: ``[0/1] inference`` -> ``0-1_inference``."""
-    g = (key or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace(" ", "_")
-    return g.replace("#", "")
+    """A graph key as a file-name part of ASCII letters, digits and ``_.=+-`` only: ``[0/1] inference`` ->
+    ``0-1_inference``, a subgraph's ``[0/0] forward › sdpa_score0`` -> ``0-0_forward_sdpa_score0`` (the ``›`` made
+    a name a shell user had to quote or paste)."""
+    import re  # noqa: PLC0415
+
+    g = (key or "nograph").replace("[", "").replace("]", "").replace("/", "-").replace("#", "")
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", g).strip("_") or "nograph"
 
 
 def screenshot_name(app: Any) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal
@@ -16,9 +17,20 @@ from inductor_step.session.text import joined, linked_info
 from inductor_step.session.links import related
 
 
+#: what Enter opens from a line of the detail (its first words, or the heading of its part): (pane stage, its key)
+ENTER_OPENS = (("post-grad FX nodes:", "aot", "2"), ("Dynamo FX nodes:", "dynamo", "1"), ("kernel ", "codegen", "6"),
+               ("# your code:", "dynamo", "1"), ("# library code:", "dynamo", "1"), ("# LoopBody of", "loopbody", "5"),
+               ("# memory:", "memory", "M"))
+#: the status line's answer to Enter on a line that opens nothing
+ENTER_HELP = ("Enter in pane 8's detail opens the pane of the line's level at this buffer: the first line 4 (scheduler "
+              "node), post-grad FX nodes 2, Dynamo FX nodes 1, a kernel 6, your code 1, the LoopBody 5, memory M; "
+              "in the kernel's code 6")
+
+
 class LinkedPane(StagePane):
     stage = "linked"
     title = "8 Linked"
+    BINDINGS = [Binding("enter", "open_line", "Open the line's pane", show=False)]
     columns = ("buffer", "node", "fused node", "kernel")
     #: a FusedSchedulerNode's name (timm: ``op33_op34_op132_..._op136``) and the kernel's give up cells, cut in
     #: the middle: the table's edge cropped the kernel to ``cpp_fused__native_ba``, the same for every kernel
@@ -120,6 +132,54 @@ class LinkedPane(StagePane):
     def buffers_of(self, data: dict[str, Any], row: int) -> list[str]:
         key = self.key_of_row(data, row)
         return [key] if key else []
+
+    @on(Table.RowSelected, "#table-linked")
+    def _enter(self, event: Table.RowSelected) -> None:
+        """Enter on a buffer's row: its kernel in pane 6 (as Enter in panes 7 and 9)."""
+        self.action_open_line(kernel=True)
+
+    def action_open_line(self, kernel: bool = False) -> None:
+        """Enter in the detail (``kernel``: on the table): the pane of the line under the cursor, at the
+        selected buffer (:data:`ENTER_OPENS`; the first line: pane 4); in the kernel's code, that kernel in pane 6.
+        A line that opens nothing (a note, a blank) says what Enter does here (:data:`ENTER_HELP`)."""
+        sel, graph = self.app.view.selected, self.app.view.graph
+        b = self.links.buffers.get(sel) if sel and self.links else None
+        if b is None:
+            self.app.set_status("Enter: select a buffer in the table first (codegen's links list each one)")
+            return
+        if kernel or self.kernel_code.has_focus:
+            stage, key, name = "codegen", "6", (b.kernels or [""])[0]
+        elif self.code.has_focus:
+            opened = self._line_pane(self.code.text.splitlines(), self.code.cursor, b)
+            if opened is None:
+                self.app.set_status(ENTER_HELP)
+                return
+            stage, key, name = opened
+        else:
+            return
+        if not name and stage == "codegen":
+            self.app.set_status(f"{sel}: no kernel computes it")
+            return
+        self.app.open_in_pane(graph, stage, name, [sel])
+        self.app.set_status(f"pane {key} at {name or sel} (Enter in pane 8)")
+
+    @staticmethod
+    def _line_pane(lines: list[str], i: int, b: Any) -> tuple[str, str, str] | None:
+        """(pane stage, key, row name) that Enter on line ``i`` of the detail opens; None for a line of none."""
+        if not 0 <= i < len(lines):
+            return None
+        if i == 0:
+            return "scheduling", "4", b.fused_node or b.scheduler_node or ""
+        for j in range(i, -1, -1):  # the line itself, else the heading of its part (your code, LoopBody)
+            line = lines[j]
+            if j < i and not line.startswith("# "):
+                continue
+            for head, stage, key in ENTER_OPENS:
+                if line.startswith(head) and (head != "kernel " or ": lines" in line):
+                    return stage, key, line[len(head):].split(": lines")[0] if stage == "codegen" else ""
+            if j < i or not line.strip() or line.startswith("note:"):
+                return None
+        return None
 
     @on(CodeView.CursorMoved, "#code-linkkernel")
     def _kernel_line(self, event: CodeView.CursorMoved) -> None:

@@ -37,6 +37,12 @@ class RunPane(StagePane):
     title = "7 Run"
     columns = COLUMNS
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: each graph's timing (its run record) this pane has put on screen: a live timing's first showing
+        #: opens at its slowest kernel (row 0) instead of the selected buffer's kernel
+        self._seen: dict[str | None, Any] = {}
+
     def on_mount(self) -> None:
         pass  # columns depend on the run's device: set at each fill
 
@@ -136,6 +142,26 @@ class RunPane(StagePane):
             head, _, rest = text.partition("\n")
             text = f"{head}\n! NOT RELIABLE (this time, its share, GB/s and TFLOP/s): {bad}\n{rest}"
         return Detail(text, "text")
+
+    def follow_selection(self, data: dict[str, Any] | None) -> None:
+        """As every pane: the cursor on the selected buffer's kernel; except that a timing that came while
+        the script lives (``r``), shown for the first time, opens at its slowest kernel, whose buffer
+        becomes the selection (the status line says so): the table is sorted slowest first and the row of
+        the selected buffer's kernel was often below the screen's edge."""
+        graph = self.app.view.graph
+        first = data is not None and self._seen.get(graph) is not data
+        if data is not None:
+            self._seen[graph] = data
+        table = self.table
+        if first and self.app.live and table.row_count:
+            ks = self.kernels(data)
+            owned = self.buffers_of(data, 0)
+            if owned:
+                self.app.select(owned[0], f"slowest first: {ks[0].name} ({owned[0]} selected)")
+                self._picked = (owned[0], 0, table.row_keys)
+            if table.cursor_row != 0:
+                table.move_cursor(row=0)
+        super().follow_selection(data)
 
     def row_for(self, data: dict[str, Any], buffer: str) -> int | None:
         kernels = set(related(self.links, "buffers", buffer, "kernels"))
