@@ -29,13 +29,14 @@ from typing import Any
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.capture_aoti import AotiCapture
-from inductor_step.tracer.capture import Capture, GraphState  # noqa: F401 - GraphState: agent.graphs' values
+from inductor_step.tracer.agent_state import AgentState
+from inductor_step.tracer.capture import Capture
 from inductor_step.tracer.cudagraph_record import CudagraphRecord
 from inductor_step.session.format import STAGES
 from inductor_step.tracer import agent_start
-from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _nothing, _Quit,
+from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _Quit,
                                                 _run_exit_funcs, connect, user_traceback_text)
-from inductor_step.tracer.agent_timing import TIMING_LIMIT_S, TimingRequests
+from inductor_step.tracer.agent_timing import TimingRequests
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
     """An exception and its causes/contexts."""
@@ -56,7 +57,7 @@ def adapter_compile_id() -> str | None:
         return None
 
 
-class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
+class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord, AgentState):
     """Capture state for one run of a user script (one process, one script).
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
@@ -66,125 +67,21 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
     def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
                  run_at_end: bool = False, serve: bool = False, what_if: list[dict[str, Any]] | None = None,
                  distributed: dict[str, Any] | None = None):
-        self.out = os.fdopen(msg_fd, "wb", buffering=0)
-        # a rank of a torchrun job (protocol.Distributed): the header says so, process groups are watched
-        self.distributed = distributed
+        AgentState.__init__(self, os.fdopen(msg_fd, "wb", buffering=0), step, script, argv, run_at_end=run_at_end,
+                            serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
         self.ctl_fd = ctl_fd
-        self.step = step
-        self.script = script
-        self.argv = argv
-        self.run_at_end = run_at_end
-        self.serve = serve
-        self.lock = threading.Lock()
         self.resume: queue.Queue[str] = queue.Queue()
-        self.t0 = time.monotonic()
-        self.seq = 0
-        # compile id (or "[4/0] #2", a part: Capture.frame_key) -> per-frame data
-        self.frames: dict[str, dict[str, Any]] = {}
-        self.graphs: dict[tuple[str, str], GraphState] = {}  # (cid, kind) -> what the hooks keep
-        self._current: tuple[str, str] | None = None  # the script's compile's graph: see Agent.current
-        self.fusion_lines: list[str] = []
-        self.capture_fusion = False
         self.quitting = False
         self.run_lock = threading.Lock()
-        self.script_done = False  # the script returned: its atexit functions are due when we exit
         self.cancel_run = threading.Event()
         self.run_waiting = 0  # timing requests waiting for the one in progress (Agent._wait_for_run_lock)
         self.cancel_gen = 0  # `c` commands so far: a waiting request is cancelled by one sent after it
         self.run_active = False  # a timing run holds run_lock and has not sent its last status yet
-        self.timing_limit_s = TIMING_LIMIT_S  # one graph's timing, at most (--timing-limit)
-        self.device = "cpu"
-        # output module key (file name of output_path) -> the script's own calls of that graph (see on_graph_call)
-        self.script_calls: dict[str, dict[str, Any]] = {}
         self.profile_script_calls = False
-        self.final_hooks: dict[str, bool] = {}  # tracer.adapter.install_final_hooks's hooks that exist here
-        # what if (tracer.whatif): settings to try on every graph at the end (--what-if); the
-        # thread compiling a variant has tl.variant = (compile id, "forward · max_autotune=True")
-        self.what_if = what_if or []
-        self.what_if_inputs: dict[tuple[str, str], dict[str, Any]] = {}  # graph -> tracer.adapter.graph_snapshot
-        self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
-        self.tl = threading.local()
-        self.what_if_lock = threading.Lock()
-        # graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
-        self.other_backends: dict[str, str] = {}
-        self.clock: Any = None  # tracer.compile_time.CompileClock, from main()
         # frame key ("[0/0]", "[4/0] #2") -> (Dynamo's GraphModule, its first call's inputs): the eager
         # the run stage times (tracer.adapter.dynamo_graph, tracer.timing.eager_user)
         self.dynamo_graphs: dict[str, tuple[Any, Any]] = {}
         self.compiling_dynamo: dict[str, tuple[Any, Any]] = {}  # compile id -> the Dynamo graph compile_fx is on
-
-    # ------------------------------------------------------------------ stream
-    @property
-    def current(self) -> tuple[str, str] | None:
-        """The graph ``(compile id, kind)`` whose stop was sent last, e.g. ``("[0/0]", "backward")``: the
-        script's compile, or, on a thread compiling a what-if or numerics variant (``tl.variant`` set), that
-        thread's own.  A variant compiles on another thread while the script's compile may be paused
-        mid-graph; sharing one value let it move the script's graph (its next stop went out under the
-        variant's or a restored older graph)."""
-        if getattr(self.tl, "variant", None) is not None:
-            return getattr(self.tl, "current", None)
-        return self._current
-
-    @current.setter
-    def current(self, value: tuple[str, str] | None) -> None:
-        if getattr(self.tl, "variant", None) is not None:
-            self.tl.current = value
-        else:
-            self._current = value
-
-    def send(self, msg: dict[str, Any]) -> None:
-        """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
-        if getattr(self.tl, "silent", False):  # a numerics recompile's own stops stay unsent
-            return
-        msg.setdefault("t", round(time.monotonic() - self.t0, 4))
-        if isinstance(msg.get("graph_kind"), str):
-            # our graph kinds carry a what-if variant ("forward · max_autotune=True"), a part
-            # ("forward #2": protocol.graph_key) and a subgraph ("inference › true_graph_0"): sent as
-            # kind + part + subgraph + variant, right after a stop's
-            # head (where the lazy reader finds them: protocol.read_session)
-            k = protocol.GraphKey.parse_kind(msg["graph_kind"])
-            extra = ([("part", k.part)] if k.part else []) + ([("subgraph", k.subgraph)] if k.subgraph else []) \
-                + ([("variant", k.variant)] if k.variant is not None else [])
-            if extra:
-                msg["graph_kind"] = k.kind
-                at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
-                items = list(msg.items())
-                msg = dict(items[:at] + extra + items[at:])
-        data = protocol.encode(msg)
-        with self.lock:
-            try:
-                self.out.write(data)
-            except (BrokenPipeError, OSError):
-                os._exit(3)
-
-    def frame(self, cid: str) -> dict[str, Any]:
-        return self.frames.setdefault(cid, {"aot": {}, "graph_breaks": [], "recompile_reasons": [],
-                                            "dynamo": None, "kind": None})
-
-    def graph(self, cid: str, kind: str) -> GraphState:
-        return self.graphs.setdefault((cid, kind), GraphState())
-
-    def stop(self, cid: str, kind: str, stage: str, payload: dict[str, Any], pause: bool = True) -> None:
-        """Send a stop and, in step mode, block this (compile) thread until the UI continues
-        (``pause=False``: never, e.g. a stop sent again under a corrected kind)."""
-        g = self.graph(cid, kind)
-        g.last_stage = stage
-        self.current = (cid, kind)
-        self.seq += 1
-        paused = pause and self.step and getattr(self.tl, "variant", None) is None  # a what-if variant never pauses
-        msg = protocol.stop_head(self.seq, cid, kind, stage, paused)
-        attempt = self.frames.get(cid, {}).get("attempt")
-        if attempt:  # Dynamo restarted this frame's analysis: torch logs the compile as [0/0_1]
-            msg["attempt"] = attempt
-            raw, sep, reset = cid.partition(protocol.RESET_SEP)
-            msg["trace_id"] = f"{raw[:-1]}_{attempt}]{sep}{reset}"
-        msg.update(payload)
-        if self.clock is not None:  # the compile's own time so far, per stage (the stage bar)
-            msg["compile_ms"] = self.clock.so_far()
-        self.send(msg)
-        if paused:
-            with self.clock.hold("paused") if self.clock else _nothing():  # not compile time
-                self._wait_at_stop()
 
     def _wait_at_stop(self) -> None:
         """Block at a stop until the UI continues (answering queries and what-ifs meanwhile)."""
@@ -406,7 +303,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         variants, numerics waiting for calls, ``--save-inputs`` or ``--run``, ``--numerics`` and ``--blame``."""
         self.script_done = True
         self._pending_what_ifs()
-        if self.__dict__.get("numerics_waiting"):  # e asked for graphs the script never called
+        if self.numerics_waiting:  # e asked for graphs the script never called
             from inductor_step.tracer.numerics_run import flush_waiting  # noqa: PLC0415
 
             threading.Thread(target=flush_waiting, args=(self,), daemon=True).start()
@@ -420,7 +317,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             self.run_all()
         if self.numerics_at_end and compiled:
             self.numerics_all()
-        if self.__dict__.get("blame_at_end") and compiled and (self.distributed or {}).get("rank", 0) == 0:
+        if self.blame_at_end and compiled and (self.distributed or {}).get("rank", 0) == 0:
             # --blame numerics (tracer.blame); in a torchrun job rank 0 blames, each step a job of the same ranks
             from inductor_step.tracer.blame import run_in_agent  # noqa: PLC0415
 

@@ -13,9 +13,6 @@ from inductor_step.session import format as protocol
 from inductor_step.tracer.cudagraph_record import EVENT_CALLS
 from inductor_step.tracer.subgraphs import root_kind
 
-#: one graph's timing, at most (s): ``--timing-limit``, else INDUCTOR_STEP_TIMING_TIMEOUT, else 600
-TIMING_LIMIT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "600"))
-
 PROFILE_CALLS = 10  # the script's calls 2..11 of each graph run under torch.profiler (see Agent.on_graph_call)
 
 
@@ -426,8 +423,6 @@ class TimingRequests:
                 "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
 
     # ------------------------------------------------------------------ numerics
-    numerics_at_end = False  # --numerics: compare every graph's buffers with eager after the script
-
     def numerics_all(self, only: str | list[str] | None = None) -> None:
         """Compare every compiled graph's buffers with eager (or the one named); one ``numerics`` message each."""
         from inductor_step.tracer.numerics_run import numerics_all  # noqa: PLC0415

@@ -2,7 +2,7 @@
 compile).  Torch calls these hooks on the compiling thread (tracer.adapter installs them); each turns
 what the hook sees into plain data (tracer.adapter's snapshots) and sends the stage's stop through
 ``self.stop`` (the agent's stream, which pauses in step mode).  Per graph, the state between stops is
-a :class:`GraphState`.
+a :class:`tracer.agent_state.GraphState`.
 
 Stages and where they are captured: dynamo (``pre_grad_custom_pass``), aot (the AOT structured-trace
 events, then the graph ``GraphLowering.run`` lowers), lowering (``_pre_fusion_custom_pass``),
@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import re
 import traceback
-from dataclasses import dataclass, field
 from typing import Any
 
 from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
@@ -73,47 +72,6 @@ def add_reused_writes(kernels: list[dict[str, Any]], wrapper: str) -> None:
                 old = reuse.get(old)
 
 
-@dataclass
-class GraphState:
-    """What the stage hooks keep about one graph (compile id, kind) between its stops.
-
-    Filled in stage order: ``last_stage`` (the last stop sent), ``gm`` (the post-grad
-    GraphModule, for timing), ``post_grad_nodes`` (the aot stop's nodes, for links),
-    ``pending_aot`` (the aot stop waiting for GraphLowering.run), ``device``, ``buffers``
-    (lowering), ``before``/``after``/``fusion_log``/``pending_scheduling`` (scheduling),
-    ``output_path`` and ``num_gb`` (codegen).  ``get``/``[]`` read a field by name, as the
-    timing code does.
-    """
-
-    last_stage: str | None = None
-    gm: Any = None
-    post_grad_nodes: list[dict] = field(default_factory=list)
-    pending_aot: dict[str, Any] | None = None
-    device: str = "cpu"
-    buffers: list[dict] = field(default_factory=list)
-    before: Any = None
-    after: list[dict] = field(default_factory=list)
-    fusion_log: list[str] = field(default_factory=list)
-    pending_scheduling: list | None = None
-    output_path: str | None = None
-    num_gb: dict[str, float] = field(default_factory=dict)
-    cudagraphs: dict[str, Any] | None = None  # tracer.cudagraph_record: {"enabled", "skipped"}
-    # a higher-order op's subgraph (tracer.subgraphs): its Dynamo snapshot, its function in the parent's
-    # output module, and what the scheduler knew at its codegen (its GraphLowering is gone by the parent's)
-    dynamo: Any = None
-    function: str | None = None
-    owners: dict[str, dict[str, str]] | None = None
-    mutations: dict[str, Any] | None = None
-    links: dict[str, Any] | None = None  # the codegen stop's links (tracer.numerics reads them)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, None)
-        return default if value is None else value
-
-    def __getitem__(self, name: str) -> Any:
-        return getattr(self, name)
-
-
 class Capture(SubgraphCapture):
     """The stage hooks, mixed into :class:`inductor_step.tracer.agent.Agent` (which holds the graphs,
     frames, stream and control); one method per hook.
@@ -127,11 +85,6 @@ class Capture(SubgraphCapture):
     frame's first call has no part (its keys stay ``"[0/0] forward"``) and a later one is #2, #3...
     A backward gets its forward's part: they share AOTAutograd's aot id.
     """
-
-    def frame_key(self, cid: str, kind: str) -> str:
-        """The frame entry of graph ``(cid, kind)``: ``cid``, or ``"[4/0] #2"`` for a part."""
-        part = GraphKey.parse_kind(kind).part
-        return f"{cid}{PART_SEP}{part}" if part else cid
 
     def new_part(self, cid: str) -> dict[str, Any]:
         """``compile_fx`` starts on a graph of compile ``cid`` (its pre-grad pass): the frame entry of
