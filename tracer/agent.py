@@ -57,7 +57,7 @@ def adapter_compile_id() -> str | None:
         return None
 
 
-class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord, AgentState):
+class Agent(TimingRequests, Capture, AgentState):
     """Capture state for one run of a user script (one process, one script).
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
@@ -69,6 +69,8 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord, AgentState):
                  distributed: dict[str, Any] | None = None):
         AgentState.__init__(self, os.fdopen(msg_fd, "wb", buffering=0), step, script, argv, run_at_end=run_at_end,
                             serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
+        self.cudagraphs = CudagraphRecord(self)  # its parts, each over the shared state
+        self.aoti = AotiCapture(self, self.on_output_code)
         self.ctl_fd = ctl_fd
         self.resume: queue.Queue[str] = queue.Queue()
         self.quitting = False

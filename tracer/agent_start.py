@@ -36,7 +36,7 @@ def torch_missing(agent: Any) -> bool:
 def install_hooks(agent: Any) -> list[str]:
     """Install every hook of ours on torch (the compile clock, the custom passes, the final hooks and the
     patched functions) and return their names, as the header lists them; sets ``agent.final_hooks``,
-    ``agent.cudagraph_recording_hook`` (CUDA) and ``agent.profile_script_calls``."""
+    ``agent.cudagraphs.recording_hook`` (CUDA) and ``agent.profile_script_calls``."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
     from inductor_step.tracer.compile_time import install_clock  # noqa: PLC0415
 
@@ -61,9 +61,9 @@ def install_hooks(agent: Any) -> list[str]:
     if str(agent.device).startswith("cuda") and adapter.install_kernel_bytes_hook():
         hooks.append("TritonScheduling.define_kernel (bytes estimate)")
     if str(agent.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
-        adapter.install_cudagraph_log_hook(agent.on_cudagraph_skip)
-        agent.cudagraph_recording_hook = adapter.install_recording_hook(agent.on_cudagraph_record)
-    hooks += adapter.install_aoti_hook(agent.on_aoti_start, agent.on_aoti_done)
+        adapter.install_cudagraph_log_hook(agent.cudagraphs.on_cudagraph_skip)
+        agent.cudagraphs.recording_hook = adapter.install_recording_hook(agent.cudagraphs.on_cudagraph_record)
+    hooks += adapter.install_aoti_hook(agent.aoti.on_aoti_start, agent.aoti.on_aoti_done)
     from inductor_step.tracer import whatif_partition  # noqa: PLC0415
 
     hooks += whatif_partition.install(agent)  # training graphs' joint graphs (activation_memory_budget what-ifs)

@@ -114,7 +114,7 @@ class TimingRequests:
                 pass
             return out
         if self.profile_script_calls and 1 + PROFILE_CALLS < rec["calls"] <= 1 + PROFILE_CALLS + EVENT_CALLS:
-            return self.timed_call(rec, run)  # the script's call as the GPU sees it (CUDA graphs replayed, say)
+            return self.cudagraphs.timed_call(rec, run)  # the script's call as the GPU sees it (CUDA graphs replayed, say)
         if not self.profile_script_calls or rec["calls"] > 1 + PROFILE_CALLS or rec["status"] is not None:
             return run()
         if self.run_lock.locked():  # a timing run is on (``r`` while the script runs): it has CUPTI detached
@@ -366,7 +366,7 @@ class TimingRequests:
         subs = msg.pop("subgraphs", None)
         if str(msg.get("device", "")).startswith("cuda"):
             okey = adapter.output_module_key(g["output_path"])
-            cg = self.cudagraphs_run_info(g, self.script_calls.get(okey), _read(g["output_path"]), okey)
+            cg = self.cudagraphs.run_info(g, self.script_calls.get(okey), _read(g["output_path"]), okey)
             replay = msg.get("cudagraph_replay") or {}
             if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
                 cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove

@@ -216,7 +216,7 @@ class Capture(SubgraphCapture):
         elif name == "inductor_output_code":
             self.on_output_code(cid, md.get("inductor_output_code") or {}, payload)
         elif name in AOT_CODE_EVENTS:
-            self.on_aoti_code(cid, name, md, payload)
+            self.aoti.on_aoti_code(cid, name, md, payload)
         elif name == "compilation_metrics":
             m = md.get("compilation_metrics") or {}
             if isinstance(m, dict) and m.get("fail_type"):
@@ -344,7 +344,7 @@ class Capture(SubgraphCapture):
         fr = self.frame(self.frame_key(cid, kind))
         g = self.graph(cid, kind)
         g.gm = getattr(graph, "owning_module", None)
-        self.note_cudagraphs(cid, kind)  # type: ignore[attr-defined] - tracer.cudagraph_record
+        self.cudagraphs.note_cudagraphs(cid, kind)
         aot = dict(fr["aot"])
         base = GraphKey.parse_kind(kind).kind
         if base == "backward":
