@@ -57,7 +57,7 @@ def adapter_compile_id() -> str | None:
         return None
 
 
-class Agent(TimingRequests, Capture, AgentState):
+class Agent(Capture, AgentState):
     """Capture state for one run of a user script (one process, one script).
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
@@ -73,17 +73,8 @@ class Agent(TimingRequests, Capture, AgentState):
         self.aoti = AotiCapture(self, self.on_output_code)
         self.ctl_fd = ctl_fd
         self.resume: queue.Queue[str] = queue.Queue()
+        self.timing = TimingRequests(self, self.cudagraphs, self.subgraph_runs, self._numerics_call)
         self.quitting = False
-        self.run_lock = threading.Lock()
-        self.cancel_run = threading.Event()
-        self.run_waiting = 0  # timing requests waiting for the one in progress (Agent._wait_for_run_lock)
-        self.cancel_gen = 0  # `c` commands so far: a waiting request is cancelled by one sent after it
-        self.run_active = False  # a timing run holds run_lock and has not sent its last status yet
-        self.profile_script_calls = False
-        # frame key ("[0/0]", "[4/0] #2") -> (Dynamo's GraphModule, its first call's inputs): the eager
-        # the run stage times (tracer.adapter.dynamo_graph, tracer.timing.eager_user)
-        self.dynamo_graphs: dict[str, tuple[Any, Any]] = {}
-        self.compiling_dynamo: dict[str, tuple[Any, Any]] = {}  # compile id -> the Dynamo graph compile_fx is on
 
     def _wait_at_stop(self) -> None:
         """Block at a stop until the UI continues (answering queries and what-ifs meanwhile)."""
@@ -142,9 +133,9 @@ class Agent(TimingRequests, Capture, AgentState):
                 elif cmd == protocol.CMD_CAN_FUSE:
                     self.resume.put(msg)
                 elif cmd == protocol.CMD_CANCEL_RUN:
-                    self.cancel_gen += 1
-                    self.cancel_run.set()
-                    if not self.run_active and not self.run_waiting:
+                    self.timing.cancel_gen += 1
+                    self.timing.cancel_run.set()
+                    if not self.timing.run_active and not self.timing.run_waiting:
                         self.send({"type": "run_status", "message": "nothing to cancel: no timing run in progress",
                                    "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
@@ -164,7 +155,7 @@ class Agent(TimingRequests, Capture, AgentState):
 
                     blame.serve(self, msg) if cmd == protocol.CMD_BLAME else blame.cancel(self)
                 elif cmd == protocol.CMD_RUN:
-                    threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
+                    threading.Thread(target=self.timing.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_TIME_PAIR:  # r in the diff view (tracer.pair_timing)
                     from inductor_step.tracer.pair_timing import time_pair  # noqa: PLC0415
 
@@ -176,6 +167,53 @@ class Agent(TimingRequests, Capture, AgentState):
                         _run_exit_funcs(timeout=1.0)
                     _end_children()
                     os._exit(0)
+
+    # ------------------------------------------------------------------ requests that take the whole agent
+    def numerics_all(self, only: str | list[str] | None = None) -> None:
+        """Compare every compiled graph's buffers with eager (or the one named); one ``numerics`` message each."""
+        from inductor_step.tracer.numerics_run import numerics_all  # noqa: PLC0415
+
+        numerics_all(self, only)
+
+    # ------------------------------------------------------------------ what if
+    def what_if_command(self, cmd: dict[str, Any]) -> None:
+        """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
+        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
+
+        part = cmd.get("part") if isinstance(cmd.get("part"), int) else None
+        kind = protocol.with_part(str(cmd.get("graph_kind")), part)
+        try:
+            run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
+                        run=bool(cmd.get("run")))
+        except Exception as e:  # noqa: BLE001 - never takes the agent down
+            self.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
+                       "graph_kind": kind, "status": "failed",
+                       "message": f"{type(e).__name__}: {e}"})
+
+    def what_if_all(self) -> None:
+        """``--what-if``: every settings set on every compiled graph of the script (not on variants)."""
+        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
+
+        originals = [k for k, g in self.graphs.items() if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
+        for settings in self.what_if:
+            for cid, kind in originals:
+                run_what_if(self, cid, kind, settings)
+
+    def _pending_what_ifs(self) -> None:
+        """what_if commands queued for a stop that never came (the script ended first): run now."""
+        while True:
+            try:
+                cmd = self.resume.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(cmd, dict) and cmd.get("cmd") == protocol.CMD_WHAT_IF:
+                threading.Thread(target=self.what_if_command, args=(cmd,), daemon=True).start()
+
+    def _numerics_call(self, key: str) -> None:
+        """The script's first call of output module ``key`` while ``e`` waits for it: compare now."""
+        from inductor_step.tracer.numerics_run import on_first_call  # noqa: PLC0415
+
+        on_first_call(self, key)
 
     # ------------------------------------------------------------------ the script's own calls
     def failing_stage(self, exc: BaseException) -> tuple[str | None, str | None, str]:
@@ -316,7 +354,7 @@ class Agent(TimingRequests, Capture, AgentState):
 
             run_then_save(self)
         elif self.run_at_end and compiled:
-            self.run_all()
+            self.timing.run_all()
         if self.numerics_at_end and compiled:
             self.numerics_all()
         if self.blame_at_end and compiled and (self.distributed or {}).get("rank", 0) == 0:

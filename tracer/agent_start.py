@@ -36,7 +36,7 @@ def torch_missing(agent: Any) -> bool:
 def install_hooks(agent: Any) -> list[str]:
     """Install every hook of ours on torch (the compile clock, the custom passes, the final hooks and the
     patched functions) and return their names, as the header lists them; sets ``agent.final_hooks``,
-    ``agent.cudagraphs.recording_hook`` (CUDA) and ``agent.profile_script_calls``."""
+    ``agent.cudagraphs.recording_hook`` (CUDA) and ``agent.timing.profile_script_calls``."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
     from inductor_step.tracer.compile_time import install_clock  # noqa: PLC0415
 
@@ -79,16 +79,16 @@ def _install_patches(agent: Any) -> list[str]:
     if adapter.install_backend_hook(lambda gm, name: backends.on_backend_before(agent, gm, name),
                                     lambda gm, name, err: backends.on_backend_after(agent, gm, name, err)):
         hooks.append("OutputGraph.call_user_compiler (each graph's backend; other backends' graphs)")
-    if adapter.install_dynamo_graph_hook(agent.on_dynamo_graph, agent.on_dynamo_graph_start):
+    if adapter.install_dynamo_graph_hook(agent.timing.on_dynamo_graph, agent.timing.on_dynamo_graph_start):
         hooks.append("torch._inductor.compile_fx.compile_fx (Dynamo's graph and its first inputs: the run stage's eager)")
     if adapter.install_reset_hook():
         hooks.append("torch._dynamo.reset (compile ids after a reset carry @resetN)")
     if adapter.install_call_hook(lambda: bool(getattr(agent.tl, "ours_calls", False))):
         hooks.append("OptimizeContext.__call__ (the script's compiled calls: the run stage's whole-call figure)")
-    if adapter.install_graph_call_hook(agent.on_graph_call):
+    if adapter.install_graph_call_hook(agent.timing.on_graph_call):
         hooks.append("CompiledFxGraph.__call__ (the script's inputs"
-                     + (", its calls profiled" if agent._profiles_calls() else "") + ")")
-        agent.profile_script_calls = agent._profiles_calls()
+                     + (", its calls profiled" if agent.timing.profiles_calls() else "") + ")")
+        agent.timing.profile_script_calls = agent.timing.profiles_calls()
     return hooks
 
 

@@ -478,8 +478,8 @@ def cancel(agent: Any) -> None:
         ev.set()
     if getattr(agent, "blame_kind", None) == "speed" and getattr(agent, "blame_thread", None) is not None \
             and agent.blame_thread.is_alive():  # the variant's timing in progress ends too
-        agent.cancel_gen += 1
-        agent.cancel_run.set()
+        agent.timing.cancel_gen += 1
+        agent.timing.cancel_run.set()
 
 
 def run_in_agent(agent: Any, graph: str | None, kind: str | None) -> dict[str, Any]:

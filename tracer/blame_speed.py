@@ -109,7 +109,7 @@ def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
                 rec.update(outcome="crash", error=f"the variant with {label} did not compile")
             else:
                 rec["variant"] = vkey
-                agent.run_all(only=[vkey])
+                agent.timing.run_all(only=[vkey])
                 r = runs.get(vkey) or {}
                 il = r.get("interleaved") or {}
                 if r.get("error") or not il or il.get("unavailable"):

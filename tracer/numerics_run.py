@@ -42,7 +42,7 @@ def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
         msg: dict[str, Any] = {"type": "numerics", "compile_id": cid, "graph_kind": kind,
                                "device": g.get("device", "cpu")}
         orig = agent.variant_of.get((cid, kind))
-        rec = agent._script_record(g, agent.graphs.get(orig) if orig else None)
+        rec = agent.timing.script_record(g, agent.graphs.get(orig) if orig else None)
         backward, inference = _graph_flags(kind)
         snapshot = agent.what_if_inputs.get(orig or (cid, kind))
         try:

@@ -46,16 +46,16 @@ def time_pair(agent: Any, graphs: list[str] | None) -> None:
 
     def end(status: str, message: str, **extra: Any) -> None:
         agent.send({**head, "status": status, "message": message, **extra})
-        agent._run_done({"type": "run_status", "message": f"{where}: {message}" if status == "failed" else message,
+        agent.timing.run_done({"type": "run_status", "message": f"{where}: {message}" if status == "failed" else message,
                          "done": True, "timed": 2 if status == "done" else 0,
                          "failed": [] if status == "done" else [a, b], "of": 2,
                          **({"cancelled": True} if extra.get("cancelled") else {})})
 
-    if not agent._wait_for_run_lock():
+    if not agent.timing.wait_for_run_lock():
         agent.send({**head, "status": "failed", "message": "cancelled before it started", "cancelled": True})
         return
-    agent.cancel_run.clear()
-    agent.run_active = True
+    agent.timing.cancel_run.clear()
+    agent.timing.run_active = True
     try:
         ga, gb = _graph(agent, a), _graph(agent, b)
         why = None
@@ -82,7 +82,7 @@ def time_pair(agent: Any, graphs: list[str] | None) -> None:
         try:
             result = worker.time(
                 g_a["output_path"], adapter.portable_graph_module(g_a.get("gm")), g_a.get("device", "cpu"),
-                cancel=agent.cancel_run, timeout_s=agent.timing_limit_s, script=_inputs(agent, g_a),
+                cancel=agent.timing.cancel_run, timeout_s=agent.timing_limit_s, script=_inputs(agent, g_a),
                 pair={"output_path": g_b["output_path"], "eager_gm": adapter.portable_graph_module(g_b.get("gm")),
                       "script": _inputs(agent, g_b)},
                 progress=lambda text: agent.send({"type": "run_status", "message": f"{where}: {text}"}))
@@ -92,7 +92,7 @@ def time_pair(agent: Any, graphs: list[str] | None) -> None:
         finally:
             worker.close()
         result.pop("isolated", None)
-        if agent.cancel_run.is_set():  # c between two rounds: the worker stopped early
+        if agent.timing.cancel_run.is_set():  # c between two rounds: the worker stopped early
             end("failed", f"cancelled after {result.get('rounds')} round(s)", cancelled=True)
             return
         ratio = result.get("b_vs_a")
@@ -101,8 +101,8 @@ def time_pair(agent: Any, graphs: list[str] | None) -> None:
     except Exception as e:  # noqa: BLE001 - never takes the agent down; the request still ends
         end("failed", f"{type(e).__name__}: {e}", traceback=traceback.format_exc()[-4000:])
     finally:
-        agent.run_active = False
-        agent.run_lock.release()
+        agent.timing.run_active = False
+        agent.timing.run_lock.release()
 
 
 __all__ = ["time_pair"]

@@ -171,7 +171,7 @@ def save_for(agent: Any, key: str | None, kernel: str, out_dir: str) -> dict[str
                         f"({(script or {}).get('status') or 'none were tensors'})")
         agent.send(msg)
         return msg
-    with agent.run_lock:  # not while a timing run uses the device
+    with agent.timing.run_lock:  # not while a timing run uses the device
         try:
             with on_graph_device(g.get("device")):  # this thread starts on cuda:0
                 msg.update(save_kernel_inputs(g["output_path"], kernel, inputs_file(out_dir, kernel), script))
@@ -213,7 +213,7 @@ def run_then_save(agent: Any) -> None:
             real_send(msg)
         agent.send = send
         try:
-            agent.run_all()
+            agent.timing.run_all()
         finally:
             del agent.send  # the class's own again
     if spec == "top":

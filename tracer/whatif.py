@@ -135,7 +135,7 @@ def _time_when_ready(agent: Any, orig: tuple[str, str], var: tuple[str, str]) ->
 
     while not (agent.graphs.get(orig) or {}).get("output_path") and not agent.script_done:
         time.sleep(0.2)
-    agent.run_all(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
+    agent.timing.run_all(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
 
 
 # ----------------------------------------------------------------------------- numerics (timing worker)

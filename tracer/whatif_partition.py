@@ -102,6 +102,6 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
             while not all((agent.graphs.get((cid, k)) or {}).get("output_path") for k in origs.values()) \
                     and not agent.script_done:
                 time.sleep(0.2)
-            agent.run_all(only=only)
+            agent.timing.run_all(only=only)
         threading.Thread(target=when_ready, daemon=True, name="inductor-step what-if timing").start()
     return f"{cid} {keys[base]}"
