@@ -28,7 +28,6 @@ import traceback
 from typing import Any
 
 from inductor_step.session import format as protocol
-from inductor_step.tracer.capture_aoti import AotiCapture
 from inductor_step.tracer.agent_state import AgentState
 from inductor_step.tracer.capture import Capture
 from inductor_step.tracer.cudagraph_record import CudagraphRecord
@@ -57,7 +56,7 @@ def adapter_compile_id() -> str | None:
         return None
 
 
-class Agent(Capture, AgentState):
+class Agent(AgentState):
     """Capture state for one run of a user script (one process, one script).
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
@@ -70,10 +69,10 @@ class Agent(Capture, AgentState):
         AgentState.__init__(self, os.fdopen(msg_fd, "wb", buffering=0), step, script, argv, run_at_end=run_at_end,
                             serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
         self.cudagraphs = CudagraphRecord(self)  # its parts, each over the shared state
-        self.aoti = AotiCapture(self, self.on_output_code)
+        self.capture = Capture(self, self.cudagraphs)
         self.ctl_fd = ctl_fd
         self.resume: queue.Queue[str] = queue.Queue()
-        self.timing = TimingRequests(self, self.cudagraphs, self.subgraph_runs, self._numerics_call)
+        self.timing = TimingRequests(self, self.cudagraphs, self.capture.subgraph_runs, self._numerics_call)
         self.quitting = False
 
     def _wait_at_stop(self) -> None:

@@ -44,10 +44,10 @@ def install_hooks(agent: Any) -> list[str]:
         clock_hooks, ours = ["compile time: not measured (INDUCTOR_STEP_COMPILE_TIME=off)"], lambda fn: fn
     else:
         clock_hooks, ours = install_clock(agent)
-    hooks = adapter.install_passes(ours(agent.on_pre_grad), ours(agent.on_post_grad_pre),
-                                   ours(agent.on_post_grad_post), ours(agent.on_pre_fusion),
-                                   ours(agent.on_post_fusion))
-    final = adapter.install_final_hooks(ours(agent.on_lowered_graph), ours(agent.on_final_order))
+    cap = agent.capture
+    hooks = adapter.install_passes(ours(cap.on_pre_grad), ours(cap.on_post_grad_pre), ours(cap.on_post_grad_post),
+                                   ours(cap.on_pre_fusion), ours(cap.on_post_fusion))
+    final = adapter.install_final_hooks(ours(cap.on_lowered_graph), ours(cap.on_final_order))
     hooks += clock_hooks
     agent.final_hooks = {h: True for h in final}
     hooks += final + adapter.install_kernel_args_hook() + adapter.install_subgraph_tracking()
@@ -63,7 +63,7 @@ def install_hooks(agent: Any) -> list[str]:
     if str(agent.device).startswith("cuda"):  # mode="reduce-overhead": torch's reasons for skipping CUDA graphs
         adapter.install_cudagraph_log_hook(agent.cudagraphs.on_cudagraph_skip)
         agent.cudagraphs.recording_hook = adapter.install_recording_hook(agent.cudagraphs.on_cudagraph_record)
-    hooks += adapter.install_aoti_hook(agent.aoti.on_aoti_start, agent.aoti.on_aoti_done)
+    hooks += adapter.install_aoti_hook(agent.capture.aoti.on_aoti_start, agent.capture.aoti.on_aoti_done)
     from inductor_step.tracer import whatif_partition  # noqa: PLC0415
 
     hooks += whatif_partition.install(agent)  # training graphs' joint graphs (activation_memory_budget what-ifs)
@@ -93,7 +93,7 @@ def _install_patches(agent: Any) -> list[str]:
 
 
 def add_log_handlers(agent: Any) -> None:
-    """Attach the agent's handlers to torch's structured trace (every stage's event: ``agent.on_trace``) and to
+    """Attach the agent's handlers to torch's structured trace (every stage's event: ``agent.capture.on_trace``) and to
     the scheduler's fusion logger (Inductor's reasons not to fuse, kept while ``agent.capture_fusion``)."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
@@ -107,7 +107,7 @@ def add_log_handlers(agent: Any) -> None:
         def emit(self, record: logging.LogRecord) -> None:
             try:
                 with agent.clock.hold("ours") if agent.clock else _nothing():
-                    agent.on_trace(record)
+                    agent.capture.on_trace(record)
             except _Quit:
                 raise
             except Exception:  # noqa: BLE001

@@ -59,10 +59,10 @@ class Recorder(Agent):
 
 
 def _call_active(name: str) -> Callable[..., Any]:
-    """A hook that calls method ``name`` of the active recorder, and nothing when none is."""
+    """A hook that calls method ``name`` of the active recorder's capture part, and nothing when none is."""
     def call(*a: Any) -> Any:
         rec = _ACTIVE[0]
-        return getattr(rec, name)(*a) if rec is not None else None
+        return getattr(rec.capture, name)(*a) if rec is not None else None
     return call
 
 
@@ -109,7 +109,7 @@ class _TraceHandler(logging.Handler):
         if rec is None:
             return
         try:
-            rec.on_trace(record)
+            rec.capture.on_trace(record)
         except _Quit:
             raise
         except Exception:  # noqa: BLE001
@@ -155,8 +155,9 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
         info = adapter.versions()
         rec.device = info["device"]
         settings = adapter.configure_inductor()
-        hooks = adapter.install_passes(rec.on_pre_grad, rec.on_post_grad_pre, rec.on_post_grad_post,
-                                       rec.on_pre_fusion, rec.on_post_fusion) + hooks
+        cap = rec.capture
+        hooks = adapter.install_passes(cap.on_pre_grad, cap.on_post_grad_pre, cap.on_post_grad_post,
+                                       cap.on_pre_fusion, cap.on_post_fusion) + hooks
         adapter.add_trace_handler(trace, _wants)
         fusion_before = inprocess.listen(adapter.fusion_logger(), fusion, debug=True)
         rec.send({"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
