@@ -56,8 +56,13 @@ def adapter_compile_id() -> str | None:
         return None
 
 
-class Agent(AgentState):
-    """Capture state for one run of a user script (one process, one script).
+class Agent:
+    """One run of a user script (one process, one script): the shared :class:`tracer.agent_state.AgentState`
+    (``state``: the stream, the graphs, the options) and the parts built on it, each with its own hooks and
+    state: ``capture`` (the stage hooks, tracer.capture, with AOTInductor's ``capture.aoti``), ``timing`` (the
+    script's calls and the run requests, tracer.agent_timing) and ``cudagraphs`` (tracer.cudagraph_record).
+    The agent itself reads the UI's commands (its control loop), pauses at stops, runs the script and does the
+    end-of-script work; the what-if, numerics, blame and save-inputs requests take it whole.
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
     All hooks run on the thread that compiles (the script's main thread, or the autograd thread of a lazy backward).
@@ -66,14 +71,19 @@ class Agent(AgentState):
     def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
                  run_at_end: bool = False, serve: bool = False, what_if: list[dict[str, Any]] | None = None,
                  distributed: dict[str, Any] | None = None):
-        AgentState.__init__(self, os.fdopen(msg_fd, "wb", buffering=0), step, script, argv, run_at_end=run_at_end,
-                            serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
-        self.cudagraphs = CudagraphRecord(self)  # its parts, each over the shared state
-        self.capture = Capture(self, self.cudagraphs)
+        self.state = AgentState(os.fdopen(msg_fd, "wb", buffering=0), step, script, argv, run_at_end=run_at_end,
+                                serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
+        self.cudagraphs = CudagraphRecord(self.state)  # its parts, each over the shared state
+        self.capture = Capture(self.state, self.cudagraphs)
+        self.timing = TimingRequests(self.state, self.cudagraphs, self.capture.subgraph_runs, self._numerics_call)
         self.ctl_fd = ctl_fd
-        self.resume: queue.Queue[str] = queue.Queue()
-        self.timing = TimingRequests(self, self.cudagraphs, self.capture.subgraph_runs, self._numerics_call)
+        self.resume: queue.Queue[str] = queue.Queue()  # the UI's commands to a paused compile
         self.quitting = False
+        self.config_at_start: dict[str, Any] | None = None  # tracer.blame_speed: the settings before the script ran
+        # a blame run on request (tracer.blame.serve): its thread, its cancel event and which blame it is
+        self.blame_thread: threading.Thread | None = None
+        self.blame_cancel: threading.Event | None = None
+        self.blame_kind: str | None = None
 
     def _wait_at_stop(self) -> None:
         """Block at a stop until the UI continues (answering queries and what-ifs meanwhile)."""
@@ -94,18 +104,18 @@ class Agent(AgentState):
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         a, b = q.get("a"), q.get("b")
-        prev = self.capture_fusion
-        self.capture_fusion = True
-        saved = self.fusion_lines
-        self.fusion_lines = []
+        prev = self.state.capture_fusion
+        self.state.capture_fusion = True
+        saved = self.state.fusion_lines
+        self.state.fusion_lines = []
         try:
             verdict = adapter.can_fuse(a, b)
         finally:
-            lines = self.fusion_lines
-            self.fusion_lines = saved
-            self.capture_fusion = prev
-        self.send({"type": "fusion_query", "a": a, "b": b, "compile_id": (self.current or ("?",))[0],
-                   "graph_kind": (self.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
+            lines = self.state.fusion_lines
+            self.state.fusion_lines = saved
+            self.state.capture_fusion = prev
+        self.state.send({"type": "fusion_query", "a": a, "b": b, "compile_id": (self.state.current or ("?",))[0],
+                   "graph_kind": (self.state.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
 
     # ------------------------------------------------------------------ control
     def _control_loop(self) -> None:
@@ -135,11 +145,12 @@ class Agent(AgentState):
                     self.timing.cancel_gen += 1
                     self.timing.cancel_run.set()
                     if not self.timing.run_active and not self.timing.run_waiting:
-                        self.send({"type": "run_status", "message": "nothing to cancel: no timing run in progress",
+                        self.state.send({"type": "run_status",
+                                         "message": "nothing to cancel: no timing run in progress",
                                    "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
                     # paused: on the compile thread at its stop (tracer.whatif); after the script: now
-                    if self.script_done or not self.step:
+                    if self.state.script_done or not self.state.step:
                         threading.Thread(target=self.what_if_command, args=(msg,), daemon=True).start()
                     else:
                         self.resume.put(msg)
@@ -161,8 +172,8 @@ class Agent(AgentState):
                     threading.Thread(target=time_pair, args=(self, msg.get("graphs")), daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
                     self.quitting = True
-                    self.send({"type": "quit"})
-                    if self.script_done:
+                    self.state.send({"type": "quit"})
+                    if self.state.script_done:
                         _run_exit_funcs(timeout=1.0)
                     _end_children()
                     os._exit(0)
@@ -185,7 +196,7 @@ class Agent(AgentState):
             run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
                         run=bool(cmd.get("run")))
         except Exception as e:  # noqa: BLE001 - never takes the agent down
-            self.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
+            self.state.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
                        "graph_kind": kind, "status": "failed",
                        "message": f"{type(e).__name__}: {e}"})
 
@@ -193,8 +204,9 @@ class Agent(AgentState):
         """``--what-if``: every settings set on every compiled graph of the script (not on variants)."""
         from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
 
-        originals = [k for k, g in self.graphs.items() if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
-        for settings in self.what_if:
+        originals = [k for k, g in self.state.graphs.items()
+                     if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
+        for settings in self.state.what_if:
             for cid, kind in originals:
                 run_what_if(self, cid, kind, settings)
 
@@ -230,11 +242,11 @@ class Agent(AgentState):
             or "torch/_inductor/" in tb.replace("\\", "/").split("Traceback")[-1]
         if not compile_error:
             return None, None, "script"
-        if self.current is None or self.current[0] != (adapter_compile_id() or self.current[0]):
+        if self.state.current is None or self.state.current[0] != (adapter_compile_id() or self.state.current[0]):
             # failed before this compile reached any stop of ours: Dynamo itself
             return adapter_compile_id(), "inference", "dynamo"
-        cid, kind = self.current
-        last = self.graphs.get(self.current, {}).get("last_stage")
+        cid, kind = self.state.current
+        last = self.state.graphs.get(self.state.current, {}).get("last_stage")
         if last == "codegen":
             return cid, kind, "codegen"
         nxt = STAGES[STAGES.index(last) + 1] if last in STAGES else "dynamo"
@@ -254,30 +266,30 @@ class Agent(AgentState):
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         info = adapter.versions()
-        self.device = info["device"]
+        self.state.device = info["device"]
         caches = os.environ.get("INDUCTOR_STEP_CACHES", "off") == "on"  # --caches on
         settings = adapter.configure_inductor(caches=caches)
         hooks = agent_start.install_hooks(self)
         agent_start.add_log_handlers(self)
-        self.send(agent_start.header(self, info, settings, hooks, caches))
+        self.state.send(agent_start.header(self, info, settings, hooks, caches))
         if self.ctl_fd is not None:
             threading.Thread(target=self._control_loop, daemon=True).start()
-        sys.argv = [self.script] + list(self.argv)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(self.script)))
-        if self.distributed is not None:  # a rank: say when the script waits inside a collective
+        sys.argv = [self.state.script] + list(self.state.argv)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(self.state.script)))
+        if self.state.distributed is not None:  # a rank: say when the script waits inside a collective
             from inductor_step.tracer import rank_watch  # noqa: PLC0415
 
-            rank_watch.start(self.send)
+            rank_watch.start(self.state.send)
         try:
             rc, error = self._run_script()
         except _Quit:
-            self.send({"type": "quit"})
+            self.state.send({"type": "quit"})
             return 130
         compiled = self._send_done(rc, error)
         self._after_script(compiled)
-        if not self.serve:
+        if not self.state.serve:
             _run_exit_funcs()
-        if self.serve and self.ctl_fd is not None:
+        if self.state.serve and self.ctl_fd is not None:
             # stay up to serve timing requests until the UI says quit or goes away
             while True:
                 time.sleep(3600)
@@ -292,7 +304,7 @@ class Agent(AgentState):
 
         self.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
         try:
-            runpy.run_path(self.script, run_name="__main__")
+            runpy.run_path(self.state.script, run_name="__main__")
         except _Quit:
             raise
         except SystemExit as e:
@@ -320,11 +332,11 @@ class Agent(AgentState):
 
         if error:
             error["type"] = "error"
-            self.send(error)
+            self.state.send(error)
         sys.stdout.flush()
         sys.stderr.flush()
-        compiled = sum(1 for g in self.graphs.values() if g.get("last_stage"))
-        extra = backends.done_fields(self)  # other backends; nothing reached Inductor, and why
+        compiled = sum(1 for g in self.state.graphs.values() if g.get("last_stage"))
+        extra = backends.done_fields(self.state)  # other backends; nothing reached Inductor, and why
         if compiled and extra.get("inductor_graphs"):
             done_msg = None
         elif error and error.get("stage") == "script" and not compiled:
@@ -334,33 +346,33 @@ class Agent(AgentState):
         else:
             done_msg = "the script never compiled a graph with torch.compile"
         extra.pop("message", None)
-        self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
+        self.state.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
         return compiled
 
     def _after_script(self, compiled: int) -> None:
         """The end-of-script work the options asked for, once ``compiled`` graphs exist: pending and ``--what-if``
         variants, numerics waiting for calls, ``--save-inputs`` or ``--run``, ``--numerics`` and ``--blame``."""
-        self.script_done = True
+        self.state.script_done = True
         self._pending_what_ifs()
-        if self.numerics_waiting:  # e asked for graphs the script never called
+        if self.state.numerics_waiting:  # e asked for graphs the script never called
             from inductor_step.tracer.numerics_run import flush_waiting  # noqa: PLC0415
 
             threading.Thread(target=flush_waiting, args=(self,), daemon=True).start()
-        if self.what_if and compiled:
+        if self.state.what_if and compiled:
             self.what_if_all()
         if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # --save-inputs (times first)
             from inductor_step.tracer.save_inputs import run_then_save  # noqa: PLC0415
 
             run_then_save(self)
-        elif self.run_at_end and compiled:
+        elif self.state.run_at_end and compiled:
             self.timing.run_all()
-        if self.numerics_at_end and compiled:
+        if self.state.numerics_at_end and compiled:
             self.numerics_all()
-        if self.blame_at_end and compiled and (self.distributed or {}).get("rank", 0) == 0:
+        if self.state.blame_at_end and compiled and (self.state.distributed or {}).get("rank", 0) == 0:
             # --blame numerics (tracer.blame); in a torchrun job rank 0 blames, each step a job of the same ranks
             from inductor_step.tracer.blame import run_in_agent  # noqa: PLC0415
 
-            run_in_agent(self, None, self.blame_at_end)
+            run_in_agent(self, None, self.state.blame_at_end)
 
 
 #: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)
@@ -418,10 +430,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("one of --msg-fd or --connect is required")
     agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
                   what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
-    agent.numerics_at_end = ns.numerics
-    agent.blame_at_end = ns.blame
+    agent.state.numerics_at_end = ns.numerics
+    agent.state.blame_at_end = ns.blame
     if ns.timing_limit is not None:
-        agent.timing_limit_s = ns.timing_limit
+        agent.state.timing_limit_s = ns.timing_limit
     return agent.main()
 
 

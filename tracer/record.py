@@ -54,7 +54,7 @@ class Recorder(Agent):
     def __init__(self, path: str, label: str):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         super().__init__(fd, None, step=False, script=label, argv=[])
-        self.out = _File(self.out)  # type: ignore[assignment]
+        self.state.out = _File(self.state.out)
         self.path = path
 
 
@@ -82,11 +82,11 @@ def _install_once() -> list[str]:
 
     def before(gm: Any, name: str) -> None:
         if _ACTIVE[0] is not None:
-            backends.on_backend_before(_ACTIVE[0], gm, name)
+            backends.on_backend_before(_ACTIVE[0].state, gm, name)
 
     def after(gm: Any, name: str, err: BaseException | None) -> None:
         if _ACTIVE[0] is not None:
-            backends.on_backend_after(_ACTIVE[0], gm, name, err)
+            backends.on_backend_after(_ACTIVE[0].state, gm, name, err)
 
     if adapter.install_backend_hook(before, after):
         hooks.append("OutputGraph.call_user_compiler (each graph's backend; other backends' graphs)")
@@ -119,9 +119,9 @@ class _TraceHandler(logging.Handler):
 class _FusionHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         rec = _ACTIVE[0]
-        if rec is not None and rec.capture_fusion:
+        if rec is not None and rec.state.capture_fusion:
             try:
-                rec.fusion_lines.append(record.getMessage())
+                rec.state.fusion_lines.append(record.getMessage())
             except Exception:  # noqa: BLE001
                 pass
 
@@ -148,35 +148,36 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
     fusion_before = None
     try:
         hooks = list(_install_once())
-        rec.final_hooks = {h: True for h in _INSTALLED.get("final", [])}
+        rec.state.final_hooks = {h: True for h in _INSTALLED.get("final", [])}
         if reset:
             inprocess.fresh_dynamo()
         inprocess.drop_leftovers()
         info = adapter.versions()
-        rec.device = info["device"]
+        rec.state.device = info["device"]
         settings = adapter.configure_inductor()
         cap = rec.capture
         hooks = adapter.install_passes(cap.on_pre_grad, cap.on_post_grad_pre, cap.on_post_grad_post,
                                        cap.on_pre_fusion, cap.on_post_fusion) + hooks
         adapter.add_trace_handler(trace, _wants)
         fusion_before = inprocess.listen(adapter.fusion_logger(), fusion, debug=True)
-        rec.send({"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
-                  "python": sys.version.split()[0], "device": info["device"],
-                  "device_name": info.get("device_name"), "cuda": info.get("cuda"),
-                  "script": label, "argv": [], "cwd": os.getcwd(), "pid": os.getpid(), "time": time.time(),
-                  "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
-                  "in_process": "recorded inside the caller's process (inductor_step.tracer.record): its compiles "
-                                "only, no timing; every torch setting changed for it was put back afterwards",
-                  "note": "FX-graph and AOTAutograd caches were off while recording so every stage is captured"})
+        rec.state.send({"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
+                        "python": sys.version.split()[0], "device": info["device"],
+                        "device_name": info.get("device_name"), "cuda": info.get("cuda"),
+                        "script": label, "argv": [], "cwd": os.getcwd(), "pid": os.getpid(), "time": time.time(),
+                        "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
+                        "in_process": "recorded inside the caller's process (inductor_step.tracer.record): its "
+                                      "compiles only, no timing; every torch setting changed for it was put back "
+                                      "afterwards",
+                        "note": "FX-graph and AOTAutograd caches were off while recording so every stage is captured"})
         yield rec
     finally:
         try:
-            compiled = sum(1 for g in rec.graphs.values() if g.get("last_stage"))
-            extra = backends.done_fields(rec)
+            compiled = sum(1 for g in rec.state.graphs.values() if g.get("last_stage"))
+            extra = backends.done_fields(rec.state)
             msg = extra.pop("message", None)
-            rec.send({"type": "done", "returncode": 0, "graphs": compiled,
-                      "message": None if compiled and extra.get("inductor_graphs") else
-                      msg or "no torch.compile compile was made inside the recording", **extra})
+            rec.state.send({"type": "done", "returncode": 0, "graphs": compiled,
+                            "message": None if compiled and extra.get("inductor_graphs") else
+                            msg or "no torch.compile compile was made inside the recording", **extra})
         finally:
             adapter.trace_logger().removeHandler(trace)
             if fusion_before is not None:
@@ -185,7 +186,7 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
             inprocess.drop_leftovers()
             with _LOCK:
                 _ACTIVE[0] = None
-            rec.out.f.close()  # type: ignore[attr-defined]
+            rec.state.out.f.close()
 
 
 def _wants(name: str) -> bool:
