@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.agent_process import _nothing, _Quit
@@ -93,38 +93,58 @@ def _install_patches(agent: Any) -> list[str]:
     return hooks
 
 
+class TraceHandler(logging.Handler):
+    """torch's structured trace into the capture part of ``target()`` (an Agent, or None: the event is dropped), inside
+    its compile clock's ``ours`` (no clock: as is).  No handler lock around emit: logging.Handler.handle holds it, a
+    stop blocks inside emit, and the timing thread's own trace events would wait on that lock.  An error of ours is
+    logged (``inductor_step`` logger, debug) and never raised into the compile; the UI's quit at a stop (_Quit) is."""
+
+    def __init__(self, target: Callable[[], Any]):
+        super().__init__()
+        self.target = target
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        self.emit(record)
+        return True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        agent = self.target()
+        if agent is None:
+            return
+        try:
+            with agent.state.clock.hold("ours") if agent.state.clock else _nothing():
+                agent.capture.on_trace(record)
+        except _Quit:
+            raise
+        except Exception:  # noqa: BLE001
+            logging.getLogger("inductor_step").debug("trace handler", exc_info=True)
+
+
+class FusionHandler(logging.Handler):
+    """The scheduler's fusion log (Inductor's reasons not to fuse) into ``target()``'s ``state.fusion_lines`` while
+    its ``state.capture_fusion`` is on (``target()`` None: dropped)."""
+
+    def __init__(self, target: Callable[[], Any]):
+        super().__init__()
+        self.target = target
+
+    def emit(self, record: logging.LogRecord) -> None:
+        agent = self.target()
+        if agent is not None and agent.state.capture_fusion:
+            try:
+                agent.state.fusion_lines.append(record.getMessage())
+            except Exception:  # noqa: BLE001
+                pass
+
+
 def add_log_handlers(agent: Any) -> None:
     """Attach the agent's handlers to torch's structured trace (every stage's event: ``agent.capture.on_trace``) and to
     the scheduler's fusion logger (Inductor's reasons not to fuse, kept while ``agent.state.capture_fusion``)."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
-    class TraceHandler(logging.Handler):
-        def handle(self, record: logging.LogRecord) -> bool:
-            # logging.Handler.handle holds the handler's lock around emit(); a stop blocks
-            # inside emit, and the timing thread's own trace events would wait on that lock
-            self.emit(record)
-            return True
-
-        def emit(self, record: logging.LogRecord) -> None:
-            try:
-                with agent.state.clock.hold("ours") if agent.state.clock else _nothing():
-                    agent.capture.on_trace(record)
-            except _Quit:
-                raise
-            except Exception:  # noqa: BLE001
-                logging.getLogger("inductor_step").debug("trace handler", exc_info=True)
-
-    class FusionHandler(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if agent.state.capture_fusion:
-                try:
-                    agent.state.fusion_lines.append(record.getMessage())
-                except Exception:  # noqa: BLE001
-                    pass
-
-    adapter.add_trace_handler(TraceHandler(), wants_trace_event)
+    adapter.add_trace_handler(TraceHandler(lambda: agent), wants_trace_event)
     fl = adapter.fusion_logger()
-    fl.addHandler(FusionHandler())
+    fl.addHandler(FusionHandler(lambda: agent))
     if not fl.isEnabledFor(logging.DEBUG):
         fl.setLevel(logging.DEBUG)
         fl.propagate = False

@@ -16,7 +16,6 @@ compile ids start at ``[0/0]``.  Nothing is timed (no ``run`` messages: timing b
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import threading
@@ -24,7 +23,8 @@ import time
 from typing import Any, Callable, Iterator
 
 from inductor_step.session import format as protocol
-from inductor_step.tracer.agent import Agent, _Quit
+from inductor_step.tracer.agent import Agent
+from inductor_step.tracer.agent_start import FusionHandler, TraceHandler
 
 #: the recorder the process-wide hooks call now (None: no recording is active)
 _ACTIVE: list["Recorder | None"] = [None]
@@ -96,36 +96,6 @@ def _install_once() -> list[str]:
     return hooks
 
 
-class _TraceHandler(logging.Handler):
-    """torch's structured trace into the active recorder (as the agent's own handler: no handler lock
-    around emit, a capture error logged and never raised into the compile)."""
-
-    def handle(self, record: logging.LogRecord) -> bool:
-        self.emit(record)
-        return True
-
-    def emit(self, record: logging.LogRecord) -> None:
-        rec = _ACTIVE[0]
-        if rec is None:
-            return
-        try:
-            rec.capture.on_trace(record)
-        except _Quit:
-            raise
-        except Exception:  # noqa: BLE001
-            logging.getLogger("inductor_step").debug("trace handler", exc_info=True)
-
-
-class _FusionHandler(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        rec = _ACTIVE[0]
-        if rec is not None and rec.state.capture_fusion:
-            try:
-                rec.state.fusion_lines.append(record.getMessage())
-            except Exception:  # noqa: BLE001
-                pass
-
-
 @contextlib.contextmanager
 def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Iterator[Recorder]:
     """Record every torch.compile compile made inside the block into the session file ``path`` (JSON
@@ -144,7 +114,7 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
         rec = Recorder(path, label)
         _ACTIVE[0] = rec
     saved = inprocess.save_settings()
-    trace, fusion = _TraceHandler(), _FusionHandler()
+    trace, fusion = TraceHandler(lambda: _ACTIVE[0]), FusionHandler(lambda: _ACTIVE[0])  # the agent's own
     fusion_before = None
     try:
         hooks = list(_install_once())
