@@ -115,7 +115,7 @@ class Agent:
             self.state.fusion_lines = saved
             self.state.capture_fusion = prev
         self.state.send({"type": "fusion_query", "a": a, "b": b, "compile_id": (self.state.current or ("?",))[0],
-                   "graph_kind": (self.state.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
+                         "graph_kind": (self.state.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
 
     # ------------------------------------------------------------------ control
     def _control_loop(self) -> None:
@@ -147,7 +147,7 @@ class Agent:
                     if not self.timing.run_active and not self.timing.run_waiting:
                         self.state.send({"type": "run_status",
                                          "message": "nothing to cancel: no timing run in progress",
-                                   "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
+                                         "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
                     # paused: on the compile thread at its stop (tracer.whatif); after the script: now
                     if self.state.script_done or not self.state.step:
@@ -197,8 +197,8 @@ class Agent:
                         run=bool(cmd.get("run")))
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             self.state.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
-                       "graph_kind": kind, "status": "failed",
-                       "message": f"{type(e).__name__}: {e}"})
+                             "graph_kind": kind, "status": "failed",
+                             "message": f"{type(e).__name__}: {e}"})
 
     def what_if_all(self) -> None:
         """``--what-if``: every settings set on every compiled graph of the script (not on variants)."""

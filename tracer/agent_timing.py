@@ -100,7 +100,7 @@ class TimingRequests:
             return run()
         adapter.note_graph(key)
         rec = self.state.script_calls.setdefault(key, {"calls": 0, "inputs": {}, "profiles": [], "status": None,
-                                                 "configs": {}})
+                                                       "configs": {}})
         rec["calls"] += 1
         real_run = run
 
@@ -266,7 +266,7 @@ class TimingRequests:
         finally:
             self.run_waiting -= 1
         self.state.send({"type": "run_status", "message": "timing cancelled before it started", "done": True,
-                   "cancelled": True, "timed": 0, "failed": [], "of": 0})
+                         "cancelled": True, "timed": 0, "failed": [], "of": 0})
         return False
 
     def _time_graphs(self, todo: list, cupti: str) -> None:
@@ -338,7 +338,7 @@ class TimingRequests:
         return dict(cancel=self.cancel_run, timeout_s=self.state.timing_limit_s, num_gb=g.get("num_gb"),
                     compare=compare, script=self.script_record(g, orig if compare else None),
                     progress=lambda text, where=where: self.state.send({"type": "run_status",
-                                                                  "message": f"{where}: {text}"}))
+                                                                        "message": f"{where}: {text}"}))
 
     def _time_graph(self, worker: Any, cid: str, kind: str, g: dict[str, Any], msg: dict[str, Any],
                     kw: dict[str, Any]) -> None:

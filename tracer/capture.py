@@ -150,10 +150,10 @@ class Capture(SubgraphCapture):
                 self.on_output_code(variant[0], md.get("inductor_output_code") or {}, payload)
             elif name == "artifact:inductor_provenance_tracking_node_mappings":
                 self.state.send({"type": "provenance", "compile_id": variant[0], "graph_kind": variant[1],
-                           "mappings": payload})
+                                 "mappings": payload})
             elif name == "artifact:fx_graph_runnable":
                 self.state.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": variant[0],
-                           "graph_kind": variant[1], "payload": payload})
+                                 "graph_kind": variant[1], "payload": payload})
             return
         cid = adapter.current_compile_id()
         if cid == "[?]" and "frame_id" in md:
@@ -207,7 +207,7 @@ class Capture(SubgraphCapture):
             # inference) graph, then, for training, the backward when it compiles
             kind = "backward" if fr["kind"] == "forward" and len(fr["runnables"]) > 1 else (fr["kind"] or "inference")
             self.state.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": cid,
-                       "graph_kind": with_part(kind, fr.get("part")), "payload": payload})
+                             "graph_kind": with_part(kind, fr.get("part")), "payload": payload})
         elif name == "symbolic_shape_specialization":  # a dynamic size made a constant (tracer.blame_shapes)
             from inductor_step.tracer.blame_shapes import on_event  # noqa: PLC0415
 
@@ -220,7 +220,7 @@ class Capture(SubgraphCapture):
             self.state.send({"type": "guards", "compile_id": cid, "text": payload})
         elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.state.current:
             self.state.send({"type": "provenance", "compile_id": self.state.current[0], "graph_kind": self.state.current[1],
-                       "mappings": payload})
+                             "mappings": payload})
         elif name == "inductor_output_code":
             self.on_output_code(cid, md.get("inductor_output_code") or {}, payload)
         elif name in AOT_CODE_EVENTS:
@@ -239,9 +239,9 @@ class Capture(SubgraphCapture):
         part = fr.get("part")
         self.state.graphs.pop((cid, with_part(guessed, part)), None)
         self.state.stop(cid, with_part(decided, part), "dynamo",
-                  {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
-                   "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
-                   "corrects": guessed, **self.how_compiled(fr), **self._restart(cid)}, pause=False)
+                        {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
+                         "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
+                         "corrects": guessed, **self.how_compiled(fr), **self._restart(cid)}, pause=False)
 
     def on_pre_grad(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -275,8 +275,9 @@ class Capture(SubgraphCapture):
                              f"{fr['ddp_children']} submodules, compiled one by one in the model's order: this is the "
                              f"graph of submodule {fr['part']}, as compile_fx got it.")
         self.state.stop(cid, with_part(kind, fr.get("part")), "dynamo",
-                  {"graph": snap, "graph_breaks": fr["graph_breaks"], "recompile_reasons": fr["recompile_reasons"],
-                   "resume": fr.get("resume"), **self.how_compiled(fr), **extra})
+                        {"graph": snap, "graph_breaks": fr["graph_breaks"],
+                         "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
+                         **self.how_compiled(fr), **extra})
 
     @staticmethod
     def how_compiled(fr: dict[str, Any], config_now: bool = False) -> dict[str, Any]:
@@ -337,8 +338,8 @@ class Capture(SubgraphCapture):
                     "this frame's Dynamo graph, and Inductor compiles it lazily at .backward()."
                     ) if split_part(kind)[0] == "backward" else None
             self.state.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
-                                            "recompile_reasons": fr["recompile_reasons"], "note": note,
-                                            **self.how_compiled(fr, config_now=True), **self._restart(cid)})
+                                                  "recompile_reasons": fr["recompile_reasons"], "note": note,
+                                                  **self.how_compiled(fr, config_now=True), **self._restart(cid)})
 
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -446,7 +447,7 @@ class Capture(SubgraphCapture):
                  "reorders; ir_post_fusion.txt's order)" if final
                  else "after fuse_nodes (Inductor may reorder the nodes before codegen)")
         self.state.stop(cid, kind, "scheduling", {"before": g.before, "after": after, "order": order,
-                                            "fusion_log": g.fusion_log})
+                                                  "fusion_log": g.fusion_log})
         self.state.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
 
     def on_final_order(self, nodes: list) -> None:
@@ -508,11 +509,10 @@ class Capture(SubgraphCapture):
             extra["memory_estimate"] = inductor_peak_estimate(adapter.current_graph())
         if aoti:
             extra["aoti"] = aoti
-        self.state.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels,
-                                         "output_path": (aoti or {}).get("package_path") or (aoti or {}).get("wrapper_path")
-                                         or g.output_path,
-                                         "kernel_spans": (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels),
-                                         "links": links, **extra})
+        out_path = (aoti or {}).get("package_path") or (aoti or {}).get("wrapper_path") or g.output_path
+        spans = (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels)
+        self.state.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": out_path,
+                                               "kernel_spans": spans, "links": links, **extra})
         self.send_subgraph_codegen(cid, kind, wrapper, kernel_defs, cpp=cpp)
         self.state.current = (cid, kind)
 

@@ -89,6 +89,6 @@ class AotiCapture:
                     "calls": 0, "inputs": dict(enumerate(info["inputs"])), "profiles": [], "status": None,
                     "configs": {}}
             self.state.send({"type": "artifact", "name": "aoti_package", "compile_id": cid,
-                       "graph_kind": kind, "payload": path or "",
-                       "note": f"made by {api}; " + (f"not timed: {why}" if why else
+                             "graph_kind": kind, "payload": path or "",
+                             "note": f"made by {api}; " + (f"not timed: {why}" if why else
                                                      "the run stage times it (tracer.timing.aoti)")})

@@ -235,8 +235,8 @@ class SubgraphCapture:
             keep_own_nodes(links, g.post_grad_nodes)
             explain_hop_buffers(links, g.post_grad_nodes, f"{c} {k}", self.subgraphs_of(c, k))  # a subgraph's own
             self.state.stop(c, k, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": None,
-                                        "kernel_spans": kernel_spans(wrapper, kernels), "links": links,
-                                        "function": fn, "function_lines": _lines(wrapper, functions[fn])})
+                                              "kernel_spans": kernel_spans(wrapper, kernels), "links": links,
+                                              "function": fn, "function_lines": _lines(wrapper, functions[fn])})
 
 
 def drop_subgraph_kernels(kernels: list[dict], wrapper: str) -> list[dict]:
