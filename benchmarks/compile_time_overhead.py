@@ -100,11 +100,11 @@ def child(mode: str, model_name: str = "nanogpt") -> None:
 
         CompileClock.on_event, CompileClock.on_node = on_event, on_node
 
-        class Agent:  # what install_clock reads of the agent
+        class State:  # what install_clock reads of the agent's state
             frames: dict = {}
             send = staticmethod(messages.append)
 
-        install_clock(Agent())
+        install_clock(State())
     step = _step(model_name)
     w0, c0, q0 = time.perf_counter(), time.process_time(), _waited_ns()
     step()

@@ -2,7 +2,7 @@
 
 Runs SCRIPT under the agent in this process, as ``inductor-step --headless`` does (no UI; the
 session stream goes to /dev/null, or to ``--record FILE``), with a ``time.perf_counter`` timer
-around each of the agent's entry points (``Agent.on_*``, ``send``, ``build_links``) and the
+around each of the agent's entry points (its parts' ``on_*``, ``send``, ``build_links``) and the
 script's whole run (the script's own calls of its compiled graphs, made through ``on_graph_call``,
 are not counted as ours); full garbage collections are counted with ``gc.callbacks``.  Timers count the
 outermost entry only, so the "all hooks" line is the time the compile spent in our code (hooks
@@ -39,8 +39,15 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from inductor_step.tracer import agent as agent_mod  # noqa: E402  - standard library only at import
+from inductor_step.tracer.agent_state import AgentState  # noqa: E402
+from inductor_step.tracer.agent_timing import TimingRequests  # noqa: E402
+from inductor_step.tracer.capture import Capture  # noqa: E402
+from inductor_step.tracer.capture_aoti import AotiCapture  # noqa: E402
+from inductor_step.tracer.cudagraph_record import CudagraphRecord  # noqa: E402
 
-ENTRY_POINTS = [name for name in vars(agent_mod.Agent) if name.startswith("on_")] + ["send", "build_links"]
+# (the class that defines it, method name): every part's hooks, the stream's send and the links
+ENTRY_POINTS = [(cls, name) for cls in (Capture, TimingRequests, CudagraphRecord, AotiCapture)
+                for name in dir(cls) if name.startswith("on_")] + [(AgentState, "send"), (Capture, "build_links")]
 
 
 def main() -> None:
@@ -64,7 +71,7 @@ def main() -> None:
     def timed(name: str, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if name == "on_graph_call":  # (self, key, inputs, run): run() is the script's compiled graph
+            if name == "on_graph_call":  # (timing part, key, inputs, run): run() is the script's compiled graph
                 self_, key, inputs, run = args
 
                 def run_script():
@@ -99,8 +106,8 @@ def main() -> None:
                         prof.disable()
         return wrapper
 
-    for name in ENTRY_POINTS:
-        setattr(agent_mod.Agent, name, timed(name, getattr(agent_mod.Agent, name)))
+    for cls, name in ENTRY_POINTS:  # before the agent is made: its hooks are its parts' bound methods
+        setattr(cls, name, timed(name, getattr(cls, name)))
 
     gcs = {"full": 0, "full_s": 0.0, "start": 0.0, "in_hooks": 0, "in_hooks_s": 0.0}
 

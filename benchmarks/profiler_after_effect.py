@@ -1,6 +1,6 @@
 """Does profiling a script's calls slow the same process's later timing runs? (CUDA)
 
-The agent profiles each graph's calls 2-11 under torch.profiler (tracer.agent.Agent.on_graph_call,
+The agent profiles each graph's calls 2-11 under torch.profiler (tracer.agent_timing.TimingRequests.on_graph_call,
 CUDA and CPU activity) and times the graphs afterwards in the same process (``compiled_ms``).
 Kineto may leave CUPTI attached after a profiler session ends (``TEARDOWN_CUPTI``; pytorch issue
 144455), which slows every later kernel launch.  This script measures that in one process:

@@ -231,7 +231,7 @@ def check_options(ns: argparse.Namespace, launcher: list[str] | None) -> list[st
     if ns.timing_limit is not None:
         if ns.timing_limit <= 0:
             raise UsageError(f"--timing-limit {ns.timing_limit:g}: needs a number of seconds above 0")
-        # every agent this command starts (the script's, a job's ranks) reads it (tracer.agent.TIMING_LIMIT_S)
+        # every agent this command starts (the script's, a job's ranks) reads it (tracer.agent_state.TIMING_LIMIT_S)
         os.environ["INDUCTOR_STEP_TIMING_TIMEOUT"] = f"{ns.timing_limit:g}"
     if ns.nproc_per_node is not None:
         if launcher is not None:

@@ -28,14 +28,14 @@ import traceback
 from typing import Any
 
 from inductor_step.session import format as protocol
-from inductor_step.tracer.capture_aoti import AotiCapture
-from inductor_step.tracer.capture import Capture, GraphState  # noqa: F401 - GraphState: agent.graphs' values
+from inductor_step.tracer.agent_state import AgentState
+from inductor_step.tracer.capture import Capture
 from inductor_step.tracer.cudagraph_record import CudagraphRecord
 from inductor_step.session.format import STAGES
 from inductor_step.tracer import agent_start
-from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _nothing, _Quit,
+from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _Quit,
                                                 _run_exit_funcs, connect, user_traceback_text)
-from inductor_step.tracer.agent_timing import TIMING_LIMIT_S, TimingRequests
+from inductor_step.tracer.agent_timing import TimingRequests
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
     """An exception and its causes/contexts."""
@@ -56,8 +56,13 @@ def adapter_compile_id() -> str | None:
         return None
 
 
-class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
-    """Capture state for one run of a user script (one process, one script).
+class Agent:
+    """One run of a user script (one process, one script): the shared :class:`tracer.agent_state.AgentState`
+    (``state``: the stream, the graphs, the options) and the parts built on it, each with its own hooks and
+    state: ``capture`` (the stage hooks, tracer.capture, with AOTInductor's ``capture.aoti``), ``timing`` (the
+    script's calls and the run requests, tracer.agent_timing) and ``cudagraphs`` (tracer.cudagraph_record).
+    The agent itself reads the UI's commands (its control loop), pauses at stops, runs the script and does the
+    end-of-script work; the what-if, numerics, blame and save-inputs requests take it whole.
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
     All hooks run on the thread that compiles (the script's main thread, or the autograd thread of a lazy backward).
@@ -66,125 +71,19 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
     def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
                  run_at_end: bool = False, serve: bool = False, what_if: list[dict[str, Any]] | None = None,
                  distributed: dict[str, Any] | None = None):
-        self.out = os.fdopen(msg_fd, "wb", buffering=0)
-        # a rank of a torchrun job (protocol.Distributed): the header says so, process groups are watched
-        self.distributed = distributed
+        self.state = AgentState(os.fdopen(msg_fd, "wb", buffering=0), step, script, argv, run_at_end=run_at_end,
+                                serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
+        self.cudagraphs = CudagraphRecord(self.state)  # its parts, each over the shared state
+        self.capture = Capture(self.state, self.cudagraphs)
+        self.timing = TimingRequests(self.state, self.cudagraphs, self.capture.subgraph_runs, self._numerics_call)
         self.ctl_fd = ctl_fd
-        self.step = step
-        self.script = script
-        self.argv = argv
-        self.run_at_end = run_at_end
-        self.serve = serve
-        self.lock = threading.Lock()
-        self.resume: queue.Queue[str] = queue.Queue()
-        self.t0 = time.monotonic()
-        self.seq = 0
-        # compile id (or "[4/0] #2", a part: Capture.frame_key) -> per-frame data
-        self.frames: dict[str, dict[str, Any]] = {}
-        self.graphs: dict[tuple[str, str], GraphState] = {}  # (cid, kind) -> what the hooks keep
-        self._current: tuple[str, str] | None = None  # the script's compile's graph: see Agent.current
-        self.fusion_lines: list[str] = []
-        self.capture_fusion = False
+        self.resume: queue.Queue[str] = queue.Queue()  # the UI's commands to a paused compile
         self.quitting = False
-        self.run_lock = threading.Lock()
-        self.script_done = False  # the script returned: its atexit functions are due when we exit
-        self.cancel_run = threading.Event()
-        self.run_waiting = 0  # timing requests waiting for the one in progress (Agent._wait_for_run_lock)
-        self.cancel_gen = 0  # `c` commands so far: a waiting request is cancelled by one sent after it
-        self.run_active = False  # a timing run holds run_lock and has not sent its last status yet
-        self.timing_limit_s = TIMING_LIMIT_S  # one graph's timing, at most (--timing-limit)
-        self.device = "cpu"
-        # output module key (file name of output_path) -> the script's own calls of that graph (see on_graph_call)
-        self.script_calls: dict[str, dict[str, Any]] = {}
-        self.profile_script_calls = False
-        self.final_hooks: dict[str, bool] = {}  # tracer.adapter.install_final_hooks's hooks that exist here
-        # what if (tracer.whatif): settings to try on every graph at the end (--what-if); the
-        # thread compiling a variant has tl.variant = (compile id, "forward · max_autotune=True")
-        self.what_if = what_if or []
-        self.what_if_inputs: dict[tuple[str, str], dict[str, Any]] = {}  # graph -> tracer.adapter.graph_snapshot
-        self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
-        self.tl = threading.local()
-        self.what_if_lock = threading.Lock()
-        # graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
-        self.other_backends: dict[str, str] = {}
-        self.clock: Any = None  # tracer.compile_time.CompileClock, from main()
-        # frame key ("[0/0]", "[4/0] #2") -> (Dynamo's GraphModule, its first call's inputs): the eager
-        # the run stage times (tracer.adapter.dynamo_graph, tracer.timing.eager_user)
-        self.dynamo_graphs: dict[str, tuple[Any, Any]] = {}
-        self.compiling_dynamo: dict[str, tuple[Any, Any]] = {}  # compile id -> the Dynamo graph compile_fx is on
-
-    # ------------------------------------------------------------------ stream
-    @property
-    def current(self) -> tuple[str, str] | None:
-        """The graph ``(compile id, kind)`` whose stop was sent last, e.g. ``("[0/0]", "backward")``: the
-        script's compile, or, on a thread compiling a what-if or numerics variant (``tl.variant`` set), that
-        thread's own.  A variant compiles on another thread while the script's compile may be paused
-        mid-graph; sharing one value let it move the script's graph (its next stop went out under the
-        variant's or a restored older graph)."""
-        if getattr(self.tl, "variant", None) is not None:
-            return getattr(self.tl, "current", None)
-        return self._current
-
-    @current.setter
-    def current(self, value: tuple[str, str] | None) -> None:
-        if getattr(self.tl, "variant", None) is not None:
-            self.tl.current = value
-        else:
-            self._current = value
-
-    def send(self, msg: dict[str, Any]) -> None:
-        """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
-        if getattr(self.tl, "silent", False):  # a numerics recompile's own stops stay unsent
-            return
-        msg.setdefault("t", round(time.monotonic() - self.t0, 4))
-        if isinstance(msg.get("graph_kind"), str):
-            # our graph kinds carry a what-if variant ("forward · max_autotune=True"), a part
-            # ("forward #2": protocol.graph_key) and a subgraph ("inference › true_graph_0"): sent as
-            # kind + part + subgraph + variant, right after a stop's
-            # head (where the lazy reader finds them: protocol.read_session)
-            k = protocol.GraphKey.parse_kind(msg["graph_kind"])
-            extra = ([("part", k.part)] if k.part else []) + ([("subgraph", k.subgraph)] if k.subgraph else []) \
-                + ([("variant", k.variant)] if k.variant is not None else [])
-            if extra:
-                msg["graph_kind"] = k.kind
-                at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
-                items = list(msg.items())
-                msg = dict(items[:at] + extra + items[at:])
-        data = protocol.encode(msg)
-        with self.lock:
-            try:
-                self.out.write(data)
-            except (BrokenPipeError, OSError):
-                os._exit(3)
-
-    def frame(self, cid: str) -> dict[str, Any]:
-        return self.frames.setdefault(cid, {"aot": {}, "graph_breaks": [], "recompile_reasons": [],
-                                            "dynamo": None, "kind": None})
-
-    def graph(self, cid: str, kind: str) -> GraphState:
-        return self.graphs.setdefault((cid, kind), GraphState())
-
-    def stop(self, cid: str, kind: str, stage: str, payload: dict[str, Any], pause: bool = True) -> None:
-        """Send a stop and, in step mode, block this (compile) thread until the UI continues
-        (``pause=False``: never, e.g. a stop sent again under a corrected kind)."""
-        g = self.graph(cid, kind)
-        g.last_stage = stage
-        self.current = (cid, kind)
-        self.seq += 1
-        paused = pause and self.step and getattr(self.tl, "variant", None) is None  # a what-if variant never pauses
-        msg = protocol.stop_head(self.seq, cid, kind, stage, paused)
-        attempt = self.frames.get(cid, {}).get("attempt")
-        if attempt:  # Dynamo restarted this frame's analysis: torch logs the compile as [0/0_1]
-            msg["attempt"] = attempt
-            raw, sep, reset = cid.partition(protocol.RESET_SEP)
-            msg["trace_id"] = f"{raw[:-1]}_{attempt}]{sep}{reset}"
-        msg.update(payload)
-        if self.clock is not None:  # the compile's own time so far, per stage (the stage bar)
-            msg["compile_ms"] = self.clock.so_far()
-        self.send(msg)
-        if paused:
-            with self.clock.hold("paused") if self.clock else _nothing():  # not compile time
-                self._wait_at_stop()
+        self.config_at_start: dict[str, Any] | None = None  # tracer.blame_speed: the settings before the script ran
+        # a blame run on request (tracer.blame.serve): its thread, its cancel event and which blame it is
+        self.blame_thread: threading.Thread | None = None
+        self.blame_cancel: threading.Event | None = None
+        self.blame_kind: str | None = None
 
     def _wait_at_stop(self) -> None:
         """Block at a stop until the UI continues (answering queries and what-ifs meanwhile)."""
@@ -205,18 +104,18 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         a, b = q.get("a"), q.get("b")
-        prev = self.capture_fusion
-        self.capture_fusion = True
-        saved = self.fusion_lines
-        self.fusion_lines = []
+        prev = self.state.capture_fusion
+        self.state.capture_fusion = True
+        saved = self.state.fusion_lines
+        self.state.fusion_lines = []
         try:
             verdict = adapter.can_fuse(a, b)
         finally:
-            lines = self.fusion_lines
-            self.fusion_lines = saved
-            self.capture_fusion = prev
-        self.send({"type": "fusion_query", "a": a, "b": b, "compile_id": (self.current or ("?",))[0],
-                   "graph_kind": (self.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
+            lines = self.state.fusion_lines
+            self.state.fusion_lines = saved
+            self.state.capture_fusion = prev
+        self.state.send({"type": "fusion_query", "a": a, "b": b, "compile_id": (self.state.current or ("?",))[0],
+                         "graph_kind": (self.state.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
 
     # ------------------------------------------------------------------ control
     def _control_loop(self) -> None:
@@ -243,14 +142,15 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
                 elif cmd == protocol.CMD_CAN_FUSE:
                     self.resume.put(msg)
                 elif cmd == protocol.CMD_CANCEL_RUN:
-                    self.cancel_gen += 1
-                    self.cancel_run.set()
-                    if not self.run_active and not self.run_waiting:
-                        self.send({"type": "run_status", "message": "nothing to cancel: no timing run in progress",
-                                   "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
+                    self.timing.cancel_gen += 1
+                    self.timing.cancel_run.set()
+                    if not self.timing.run_active and not self.timing.run_waiting:
+                        self.state.send({"type": "run_status",
+                                         "message": "nothing to cancel: no timing run in progress",
+                                         "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
                     # paused: on the compile thread at its stop (tracer.whatif); after the script: now
-                    if self.script_done or not self.step:
+                    if self.state.script_done or not self.state.step:
                         threading.Thread(target=self.what_if_command, args=(msg,), daemon=True).start()
                     else:
                         self.resume.put(msg)
@@ -265,18 +165,66 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
 
                     blame.serve(self, msg) if cmd == protocol.CMD_BLAME else blame.cancel(self)
                 elif cmd == protocol.CMD_RUN:
-                    threading.Thread(target=self.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
+                    threading.Thread(target=self.timing.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_TIME_PAIR:  # r in the diff view (tracer.pair_timing)
                     from inductor_step.tracer.pair_timing import time_pair  # noqa: PLC0415
 
                     threading.Thread(target=time_pair, args=(self, msg.get("graphs")), daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
                     self.quitting = True
-                    self.send({"type": "quit"})
-                    if self.script_done:
+                    self.state.send({"type": "quit"})
+                    if self.state.script_done:
                         _run_exit_funcs(timeout=1.0)
                     _end_children()
                     os._exit(0)
+
+    # ------------------------------------------------------------------ requests that take the whole agent
+    def numerics_all(self, only: str | list[str] | None = None) -> None:
+        """Compare every compiled graph's buffers with eager (or the one named); one ``numerics`` message each."""
+        from inductor_step.tracer.numerics_run import numerics_all  # noqa: PLC0415
+
+        numerics_all(self, only)
+
+    # ------------------------------------------------------------------ what if
+    def what_if_command(self, cmd: dict[str, Any]) -> None:
+        """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
+        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
+
+        part = cmd.get("part") if isinstance(cmd.get("part"), int) else None
+        kind = protocol.with_part(str(cmd.get("graph_kind")), part)
+        try:
+            run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
+                        run=bool(cmd.get("run")))
+        except Exception as e:  # noqa: BLE001 - never takes the agent down
+            self.state.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
+                             "graph_kind": kind, "status": "failed",
+                             "message": f"{type(e).__name__}: {e}"})
+
+    def what_if_all(self) -> None:
+        """``--what-if``: every settings set on every compiled graph of the script (not on variants)."""
+        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
+
+        originals = [k for k, g in self.state.graphs.items()
+                     if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
+        for settings in self.state.what_if:
+            for cid, kind in originals:
+                run_what_if(self, cid, kind, settings)
+
+    def _pending_what_ifs(self) -> None:
+        """what_if commands queued for a stop that never came (the script ended first): run now."""
+        while True:
+            try:
+                cmd = self.resume.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(cmd, dict) and cmd.get("cmd") == protocol.CMD_WHAT_IF:
+                threading.Thread(target=self.what_if_command, args=(cmd,), daemon=True).start()
+
+    def _numerics_call(self, key: str) -> None:
+        """The script's first call of output module ``key`` while ``e`` waits for it: compare now."""
+        from inductor_step.tracer.numerics_run import on_first_call  # noqa: PLC0415
+
+        on_first_call(self, key)
 
     # ------------------------------------------------------------------ the script's own calls
     def failing_stage(self, exc: BaseException) -> tuple[str | None, str | None, str]:
@@ -294,11 +242,11 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
             or "torch/_inductor/" in tb.replace("\\", "/").split("Traceback")[-1]
         if not compile_error:
             return None, None, "script"
-        if self.current is None or self.current[0] != (adapter_compile_id() or self.current[0]):
+        if self.state.current is None or self.state.current[0] != (adapter_compile_id() or self.state.current[0]):
             # failed before this compile reached any stop of ours: Dynamo itself
             return adapter_compile_id(), "inference", "dynamo"
-        cid, kind = self.current
-        last = self.graphs.get(self.current, {}).get("last_stage")
+        cid, kind = self.state.current
+        last = self.state.graphs.get(self.state.current, {}).get("last_stage")
         if last == "codegen":
             return cid, kind, "codegen"
         nxt = STAGES[STAGES.index(last) + 1] if last in STAGES else "dynamo"
@@ -318,30 +266,30 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         info = adapter.versions()
-        self.device = info["device"]
+        self.state.device = info["device"]
         caches = os.environ.get("INDUCTOR_STEP_CACHES", "off") == "on"  # --caches on
         settings = adapter.configure_inductor(caches=caches)
         hooks = agent_start.install_hooks(self)
         agent_start.add_log_handlers(self)
-        self.send(agent_start.header(self, info, settings, hooks, caches))
+        self.state.send(agent_start.header(self, info, settings, hooks, caches))
         if self.ctl_fd is not None:
             threading.Thread(target=self._control_loop, daemon=True).start()
-        sys.argv = [self.script] + list(self.argv)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(self.script)))
-        if self.distributed is not None:  # a rank: say when the script waits inside a collective
+        sys.argv = [self.state.script] + list(self.state.argv)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(self.state.script)))
+        if self.state.distributed is not None:  # a rank: say when the script waits inside a collective
             from inductor_step.tracer import rank_watch  # noqa: PLC0415
 
-            rank_watch.start(self.send)
+            rank_watch.start(self.state.send)
         try:
             rc, error = self._run_script()
         except _Quit:
-            self.send({"type": "quit"})
+            self.state.send({"type": "quit"})
             return 130
         compiled = self._send_done(rc, error)
         self._after_script(compiled)
-        if not self.serve:
+        if not self.state.serve:
             _run_exit_funcs()
-        if self.serve and self.ctl_fd is not None:
+        if self.state.serve and self.ctl_fd is not None:
             # stay up to serve timing requests until the UI says quit or goes away
             while True:
                 time.sleep(3600)
@@ -356,7 +304,7 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
 
         self.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
         try:
-            runpy.run_path(self.script, run_name="__main__")
+            runpy.run_path(self.state.script, run_name="__main__")
         except _Quit:
             raise
         except SystemExit as e:
@@ -384,11 +332,11 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
 
         if error:
             error["type"] = "error"
-            self.send(error)
+            self.state.send(error)
         sys.stdout.flush()
         sys.stderr.flush()
-        compiled = sum(1 for g in self.graphs.values() if g.get("last_stage"))
-        extra = backends.done_fields(self)  # other backends; nothing reached Inductor, and why
+        compiled = sum(1 for g in self.state.graphs.values() if g.get("last_stage"))
+        extra = backends.done_fields(self.state)  # other backends; nothing reached Inductor, and why
         if compiled and extra.get("inductor_graphs"):
             done_msg = None
         elif error and error.get("stage") == "script" and not compiled:
@@ -398,33 +346,33 @@ class Agent(TimingRequests, AotiCapture, Capture, CudagraphRecord):
         else:
             done_msg = "the script never compiled a graph with torch.compile"
         extra.pop("message", None)
-        self.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
+        self.state.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
         return compiled
 
     def _after_script(self, compiled: int) -> None:
         """The end-of-script work the options asked for, once ``compiled`` graphs exist: pending and ``--what-if``
         variants, numerics waiting for calls, ``--save-inputs`` or ``--run``, ``--numerics`` and ``--blame``."""
-        self.script_done = True
+        self.state.script_done = True
         self._pending_what_ifs()
-        if self.__dict__.get("numerics_waiting"):  # e asked for graphs the script never called
+        if self.state.numerics_waiting:  # e asked for graphs the script never called
             from inductor_step.tracer.numerics_run import flush_waiting  # noqa: PLC0415
 
             threading.Thread(target=flush_waiting, args=(self,), daemon=True).start()
-        if self.what_if and compiled:
+        if self.state.what_if and compiled:
             self.what_if_all()
         if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # --save-inputs (times first)
             from inductor_step.tracer.save_inputs import run_then_save  # noqa: PLC0415
 
             run_then_save(self)
-        elif self.run_at_end and compiled:
-            self.run_all()
-        if self.numerics_at_end and compiled:
+        elif self.state.run_at_end and compiled:
+            self.timing.run_all()
+        if self.state.numerics_at_end and compiled:
             self.numerics_all()
-        if self.__dict__.get("blame_at_end") and compiled and (self.distributed or {}).get("rank", 0) == 0:
+        if self.state.blame_at_end and compiled and (self.state.distributed or {}).get("rank", 0) == 0:
             # --blame numerics (tracer.blame); in a torchrun job rank 0 blames, each step a job of the same ranks
             from inductor_step.tracer.blame import run_in_agent  # noqa: PLC0415
 
-            run_in_agent(self, None, self.blame_at_end)
+            run_in_agent(self, None, self.state.blame_at_end)
 
 
 #: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)
@@ -482,10 +430,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("one of --msg-fd or --connect is required")
     agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
                   what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
-    agent.numerics_at_end = ns.numerics
-    agent.blame_at_end = ns.blame
+    agent.state.numerics_at_end = ns.numerics
+    agent.state.blame_at_end = ns.blame
     if ns.timing_limit is not None:
-        agent.timing_limit_s = ns.timing_limit
+        agent.state.timing_limit_s = ns.timing_limit
     return agent.main()
 
 

@@ -1,22 +1,18 @@
-"""The agent's timing side: the script's calls of each compiled graph (inputs kept, calls profiled) and the
-``run``, ``numerics`` and what-if requests served on their own threads (a mixin of :class:`tracer.agent.Agent`)."""
+"""The agent's timing part: the script's calls of each compiled graph (inputs kept, calls profiled), Dynamo's graphs for
+the eager baseline, and the ``run`` requests served on their own threads (:class:`tracer.agent.Agent`'s ``timing``)."""
 
 from __future__ import annotations
 
 import os
-import queue
 import threading
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.cudagraph_record import EVENT_CALLS
 from inductor_step.tracer.subgraphs import root_kind
 
-#: one graph's timing, at most (s): ``--timing-limit``, else INDUCTOR_STEP_TIMING_TIMEOUT, else 600
-TIMING_LIMIT_S = float(os.environ.get("INDUCTOR_STEP_TIMING_TIMEOUT", "600"))
-
-PROFILE_CALLS = 10  # the script's calls 2..11 of each graph run under torch.profiler (see Agent.on_graph_call)
+PROFILE_CALLS = 10  # the script's calls 2..11 of each graph run under torch.profiler (see TimingRequests.on_graph_call)
 
 
 def _read(path: str | None) -> str:
@@ -58,12 +54,35 @@ def timing_scalars(inputs: list) -> tuple[dict[int, Any], dict[int, str]]:
 
 
 class TimingRequests:
-    """Timing, numerics and what-if for :class:`tracer.agent.Agent` (its state: ``script_calls``, ``graphs``,
-    ``run_lock``, ``timing_limit_s``, ``send``); every method here runs in the agent process, which imports torch."""
+    """The agent's timing part, over the shared :class:`tracer.agent_state.AgentState` (``graphs``,
+    ``script_calls``, ``send``, ``tl``, ``device``, the options): the script's calls of each compiled graph
+    (:meth:`on_graph_call`: inputs kept, calls profiled), Dynamo's graphs kept for the eager baseline
+    (:meth:`on_dynamo_graph`) and the ``run`` requests (:meth:`run_all`), one at a time (``run_lock``;
+    ``c`` sets ``cancel_run`` and counts in ``cancel_gen``).  ``cudagraphs`` is the CUDA-graph part
+    (tracer.cudagraph_record), ``subgraph_runs`` gives a graph's subgraphs' ``run`` messages
+    (tracer.subgraphs) and ``on_numerics_call`` is told of a graph's first call while numerics waits for
+    it (tracer.numerics_run).  Every method runs in the agent process, which imports torch."""
 
-    def _profiles_calls(self) -> bool:
+    def __init__(self, state: Any, cudagraphs: Any, subgraph_runs: Callable[..., list[dict]],
+                 on_numerics_call: Callable[[str], None]):
+        self.state = state  # tracer.agent_state.AgentState
+        self.cudagraphs = cudagraphs  # tracer.cudagraph_record.CudagraphRecord
+        self.subgraph_runs = subgraph_runs
+        self.on_numerics_call = on_numerics_call
+        self.run_lock = threading.Lock()
+        self.cancel_run = threading.Event()
+        self.run_waiting = 0  # timing requests waiting for the one in progress (_wait_for_run_lock)
+        self.cancel_gen = 0  # `c` commands so far: a waiting request is cancelled by one sent after it
+        self.run_active = False  # a timing run holds run_lock and has not sent its last status yet
+        self.profile_script_calls = False  # calls 2..11 of each graph run under torch.profiler (CUDA)
+        # frame key ("[0/0]", "[4/0] #2") -> (Dynamo's GraphModule, its first call's inputs): the eager
+        # the run stage times (tracer.adapter.dynamo_graph, tracer.timing.eager_user)
+        self.dynamo_graphs: dict[str, tuple[Any, Any]] = {}
+        self.compiling_dynamo: dict[str, tuple[Any, Any]] = {}  # compile id -> the Dynamo graph compile_fx is on
+
+    def profiles_calls(self) -> bool:
         """Profile the script's calls (CUDA only, and only when timing may be asked for)."""
-        return str(self.device).startswith("cuda") and (self.run_at_end or self.serve) \
+        return str(self.state.device).startswith("cuda") and (self.state.run_at_end or self.state.serve) \
             and os.environ.get("INDUCTOR_STEP_PROFILE_CALLS", "1") != "0"
 
     def on_graph_call(self, key: str, inputs: list, run: Any) -> Any:
@@ -77,20 +96,20 @@ class TimingRequests:
         """
         from inductor_step.tracer import adapter, timing  # noqa: PLC0415
 
-        if getattr(self.tl, "ours_calls", False):  # the run stage's whole-call figure (tracer.timing.script_call)
+        if getattr(self.state.tl, "ours_calls", False):  # the run stage's whole-call figure (tracer.timing.script_call)
             return run()
         adapter.note_graph(key)
-        rec = self.script_calls.setdefault(key, {"calls": 0, "inputs": {}, "profiles": [], "status": None,
-                                                 "configs": {}})
+        rec = self.state.script_calls.setdefault(key, {"calls": 0, "inputs": {}, "profiles": [], "status": None,
+                                                       "configs": {}})
         rec["calls"] += 1
         real_run = run
 
         def run() -> Any:  # noqa: F811 - the same call, with the graph known to a cudagraph skip message
-            self.tl.calling = key
+            self.state.tl.calling = key
             try:
                 return real_run()
             finally:
-                self.tl.calling = None
+                self.state.tl.calling = None
         if rec["calls"] == 1:
             try:
                 rec["inputs"] = timing.script_inputs(inputs)
@@ -106,10 +125,8 @@ class TimingRequests:
             except Exception:  # noqa: BLE001
                 counts = {}
             out = run()
-            if self.__dict__.get("numerics_waiting"):  # e pressed before this call: compare now
-                from inductor_step.tracer.numerics_run import on_first_call  # noqa: PLC0415
-
-                on_first_call(self, key)
+            if self.state.numerics_waiting:  # e pressed before this call: compare now
+                self.on_numerics_call(key)
             try:  # the launch config each Triton kernel autotuned to in this first call
                 rec["configs"] = {n: {"config": c, "of": counts.get(n), "tuned": adapter.triton_autotuned(n)}
                                   for n, c in adapter.autotuned_configs(key).items()}
@@ -117,7 +134,7 @@ class TimingRequests:
                 pass
             return out
         if self.profile_script_calls and 1 + PROFILE_CALLS < rec["calls"] <= 1 + PROFILE_CALLS + EVENT_CALLS:
-            return self.timed_call(rec, run)  # the script's call as the GPU sees it (CUDA graphs replayed, say)
+            return self.cudagraphs.timed_call(rec, run)  # the script's call as the GPU sees it (CUDA graphs replayed, say)
         if not self.profile_script_calls or rec["calls"] > 1 + PROFILE_CALLS or rec["status"] is not None:
             return run()
         if self.run_lock.locked():  # a timing run is on (``r`` while the script runs): it has CUPTI detached
@@ -152,7 +169,7 @@ class TimingRequests:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
-        key = self.frame(cid).get("cur") or cid
+        key = self.state.frame(cid).get("cur") or cid
         self.dynamo_graphs[key] = (gm, first_call)
 
     def on_dynamo_graph_start(self, gm: Any, first_call: Any) -> None:
@@ -169,8 +186,8 @@ class TimingRequests:
         ``mode`` (``inference``, ``forward`` with grad, ``backward``: autograd's backward of it); else
         ``{"missing": why}``.  A what-if variant's is its original's (the same script code)."""
         base = protocol.GraphKey.parse_kind(kind).kind
-        entry = self.dynamo_graphs.get(self.frame_key(cid, kind))
-        if entry is None and base != "backward" and (self.current or ("",))[0] == cid:
+        entry = self.dynamo_graphs.get(self.state.frame_key(cid, kind))
+        if entry is None and base != "backward" and (self.state.current or ("",))[0] == cid:
             entry = self.compiling_dynamo.get(cid)  # paused inside its own compile: Dynamo's example inputs
         if entry is None:
             return {"missing": f"Dynamo's graph of {cid} was not captured (it reaches the run stage when torch.compile "
@@ -199,36 +216,36 @@ class TimingRequests:
 
         Runs on a worker thread, so no compile-thread state (fake modes, V.graph) is active.
         """
-        if not self._wait_for_run_lock():
+        if not self.wait_for_run_lock():
             return
         self.cancel_run.clear()
         self.run_active = True
         try:
-            todo = [(k, g) for k, g in self.graphs.items() if g.get("output_path")]
+            todo = [(k, g) for k, g in self.state.graphs.items() if g.get("output_path")]
             if only:
                 # a subgraph is timed with the graph that calls it (tracer.subgraphs)
                 names = [root_kind(n) for n in ([only] if isinstance(only, str) else only)]
                 todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
             if not todo:
-                self._run_done({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)",
+                self.run_done({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)",
                                 "done": True, "timed": 0, "failed": [], "of": 0})
                 return
             # each run's graphs are timed in a fresh worker process, where the script's profiled calls left nothing;
             # the worker detaches CUPTI before each graph after the first (timing.cupti_detached) and says so in
             # the run's ``cupti``, which replaces this one
-            cupti = ("CPU: not applicable" if not str(self.device).startswith("cuda") else
+            cupti = ("CPU: not applicable" if not str(self.state.device).startswith("cuda") else
                      "not attached: timed in a fresh process, where no earlier profiler session left CUPTI attached")
             self._time_graphs(todo, cupti)
         finally:
             self.run_active = False
             self.run_lock.release()
 
-    def _run_done(self, msg: dict[str, Any]) -> None:
+    def run_done(self, msg: dict[str, Any]) -> None:
         """A timing run's last status (``done``): from here on `c` finds nothing to cancel."""
         self.run_active = False
-        self.send(msg)
+        self.state.send(msg)
 
-    def _wait_for_run_lock(self) -> bool:
+    def wait_for_run_lock(self) -> bool:
         """Take the timing lock; a request made while another timing run is on (a what-if's own, or
         ``r`` twice) waits for it, saying so, instead of being dropped: every request ends with a
         ``done`` status.  False (and a ``done``, ``cancelled`` status sent) when ``c`` came first."""
@@ -237,7 +254,7 @@ class TimingRequests:
         gen = self.cancel_gen  # only a `c` sent after this request cancels it
         self.run_waiting += 1
         try:
-            self.send({"type": "run_status", "message": "waiting for the timing run in progress to end "
+            self.state.send({"type": "run_status", "message": "waiting for the timing run in progress to end "
                                                         "(c cancels both)"})
             while not self.run_lock.acquire(timeout=0.1):
                 if self.cancel_gen != gen:
@@ -248,8 +265,8 @@ class TimingRequests:
                 self.run_lock.release()
         finally:
             self.run_waiting -= 1
-        self.send({"type": "run_status", "message": "timing cancelled before it started", "done": True,
-                   "cancelled": True, "timed": 0, "failed": [], "of": 0})
+        self.state.send({"type": "run_status", "message": "timing cancelled before it started", "done": True,
+                         "cancelled": True, "timed": 0, "failed": [], "of": 0})
         return False
 
     def _time_graphs(self, todo: list, cupti: str) -> None:
@@ -270,22 +287,22 @@ class TimingRequests:
         try:
             for i, ((cid, kind), g) in enumerate(todo):
                 if self.cancel_run.is_set():
-                    self._run_done({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
+                    self.run_done({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
                                "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
                     return
                 where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
-                self.send({"type": "run_status", "message": f"{where}: starting (limit {self.timing_limit_s:g} s "
-                                                            "per graph)", "limit_s": self.timing_limit_s})
+                self.state.send({"type": "run_status", "message": f"{where}: starting (limit {self.state.timing_limit_s:g} s "
+                                                            "per graph)", "limit_s": self.state.timing_limit_s})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
                 kw = self._timing_kwargs(cid, kind, g, where)
-                msg["limit_s"] = self.timing_limit_s
+                msg["limit_s"] = self.state.timing_limit_s
                 try:
                     self._time_graph(worker, cid, kind, g, msg, kw)
                     timed += 1
                 except TimingFailed as e:
                     if e.cancelled:
-                        self._run_done({"type": "run_status", "done": True, "cancelled": True, "timed": timed,
+                        self.run_done({"type": "run_status", "done": True, "cancelled": True, "timed": timed,
                                    "failed": failed, "of": len(todo),
                                    "message": f"timing cancelled during {cid} {kind} ({e.reason}); "
                                               f"{timed} of {len(todo)} graph(s) timed"})
@@ -306,7 +323,7 @@ class TimingRequests:
         finally:
             worker.close()
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
-        self._run_done({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
+        self.run_done({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
                    "of": len(todo)})
 
     def _timing_kwargs(self, cid: str, kind: str, g: dict[str, Any], where: str) -> dict[str, Any]:
@@ -314,14 +331,14 @@ class TimingRequests:
         the limit, bytes, a what-if variant's original to compare with, the script's calls and a progress line."""
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
-        orig = self.graphs.get(self.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
+        orig = self.state.graphs.get(self.state.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
         compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
                     "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                    if orig and orig.get("output_path") else None)
-        return dict(cancel=self.cancel_run, timeout_s=self.timing_limit_s, num_gb=g.get("num_gb"),
-                    compare=compare, script=self._script_record(g, orig if compare else None),
-                    progress=lambda text, where=where: self.send({"type": "run_status",
-                                                                  "message": f"{where}: {text}"}))
+        return dict(cancel=self.cancel_run, timeout_s=self.state.timing_limit_s, num_gb=g.get("num_gb"),
+                    compare=compare, script=self.script_record(g, orig if compare else None),
+                    progress=lambda text, where=where: self.state.send({"type": "run_status",
+                                                                        "message": f"{where}: {text}"}))
 
     def _time_graph(self, worker: Any, cid: str, kind: str, g: dict[str, Any], msg: dict[str, Any],
                     kw: dict[str, Any]) -> None:
@@ -369,17 +386,17 @@ class TimingRequests:
         subs = msg.pop("subgraphs", None)
         if str(msg.get("device", "")).startswith("cuda"):
             okey = adapter.output_module_key(g["output_path"])
-            cg = self.cudagraphs_run_info(g, self.script_calls.get(okey), _read(g["output_path"]), okey)
+            cg = self.cudagraphs.run_info(g, self.state.script_calls.get(okey), _read(g["output_path"]), okey)
             replay = msg.get("cudagraph_replay") or {}
             if replay.get("replay_ms") is not None and msg.get("compiled_ms"):
                 cg["replay_ms"] = replay["replay_ms"]  # the launch overhead CUDA graphs remove
                 cg["launch_overhead_ms"] = msg["compiled_ms"] - replay["replay_ms"]
                 cg["replay_how"] = replay.get("how")  # the whole call, or partition by partition
             msg["cudagraphs"] = cg
-        self.send(msg)
+        self.state.send(msg)
         for sub in self.subgraph_runs(cid, kind, msg, subs):  # tracer.subgraphs: each under its own key
             label = str(protocol.GraphKey.of(sub))  # before send moves the subgraph out of its kind
-            self.send(sub)
+            self.state.send(sub)
             if sub.get("failed"):
                 failed.append(label)
 
@@ -394,14 +411,14 @@ class TimingRequests:
 
         labels_of = {adapter.output_module_key(g["output_path"]): f"{k[0]} {k[1]}" for k, g in todo}
         missing = ("not taken in a torchrun job: a rank's extra calls would run collectives the other ranks do not"
-                   if self.distributed is not None else None if self.script_done else
+                   if self.state.distributed is not None else None if self.state.script_done else
                    "taken once the script has returned (its call cannot be repeated while the script runs or from "
                    "inside a paused compile): press r again then")
-        cuda = str(self.device).startswith("cuda")
+        cuda = str(self.state.device).startswith("cuda")
         if missing is None:
-            self.send({"type": "run_status", "message": "timing the script's compiled calls, whole, against "
+            self.state.send({"type": "run_status", "message": "timing the script's compiled calls, whole, against "
                                                         "torch.compiler.set_stance(\"force_eager\")"})
-        self.tl.ours_calls = True
+        self.state.tl.ours_calls = True
         try:
             if missing is not None:
                 return script_call.figures(list(adapter.CALLABLES), labels_of, cuda,
@@ -418,15 +435,15 @@ class TimingRequests:
             return {label: {"name": "the script's call", "missing": f"not timed ({type(e).__name__}: {e})"}
                     for label in labels_of.values()}
         finally:
-            self.tl.ours_calls = False
+            self.state.tl.ours_calls = False
 
-    def _script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
+    def script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
         """What timing gets of the script's own calls of graph ``g``; for a what-if variant (``orig``: its
         original) only its original's first-call inputs: the script never called the variant, and the
         original's autotuned launch configs and profiles belong to the original's kernels."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        rec = self.script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
+        rec = self.state.script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
         if orig is None and rec is not None:  # CUDA events stay here; the timing process learns whether CUDA graphs are on
             return {**{k: v for k, v in rec.items() if k != "call_events"},
                     "cudagraphs": bool((g.get("cudagraphs") or {}).get("enabled"))}
@@ -435,47 +452,3 @@ class TimingRequests:
         return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
                 "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
 
-    # ------------------------------------------------------------------ numerics
-    numerics_at_end = False  # --numerics: compare every graph's buffers with eager after the script
-
-    def numerics_all(self, only: str | list[str] | None = None) -> None:
-        """Compare every compiled graph's buffers with eager (or the one named); one ``numerics`` message each."""
-        from inductor_step.tracer.numerics_run import numerics_all  # noqa: PLC0415
-
-        numerics_all(self, only)
-
-    # ------------------------------------------------------------------ what if
-    def what_if_command(self, cmd: dict[str, Any]) -> None:
-        """``what_if``: recompile one graph with Inductor settings changed (tracer.whatif.run_what_if)."""
-        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
-
-        part = cmd.get("part") if isinstance(cmd.get("part"), int) else None
-        kind = protocol.with_part(str(cmd.get("graph_kind")), part)
-        try:
-            run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
-                        run=bool(cmd.get("run")))
-        except Exception as e:  # noqa: BLE001 - never takes the agent down
-            self.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
-                       "graph_kind": kind, "status": "failed",
-                       "message": f"{type(e).__name__}: {e}"})
-
-    def what_if_all(self) -> None:
-        """``--what-if``: every settings set on every compiled graph of the script (not on variants)."""
-        from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
-
-        originals = [k for k, g in self.graphs.items() if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
-        for settings in self.what_if:
-            for cid, kind in originals:
-                run_what_if(self, cid, kind, settings)
-
-    def _pending_what_ifs(self) -> None:
-        """what_if commands queued for a stop that never came (the script ended first): run now."""
-        while True:
-            try:
-                cmd = self.resume.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(cmd, dict) and cmd.get("cmd") == protocol.CMD_WHAT_IF:
-                threading.Thread(target=self.what_if_command, args=(cmd,), daemon=True).start()
-
-    # ------------------------------------------------------------------ main

@@ -17,45 +17,45 @@ from typing import Any
 from inductor_step.session.format import PART_SEP, GraphKey
 
 
-def on_backend_before(agent: Any, gm: Any, name: str) -> None:
+def on_backend_before(state: Any, gm: Any, name: str) -> None:
     """Dynamo hands ``gm`` to backend ``name``: keep the live graph where Inductor's own pre-grad
     snapshot will not come (another backend) or may miss (compiled autograd's graph)."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
     cid = adapter.current_compile_id()
-    fr = agent.frame(cid)
+    fr = state.frame(cid)
     fr["backend"] = name
     fr["inductor_calls_before"] = fr.get("calls", 0)  # Capture.new_part counts Inductor's compiles of the frame
-    fr["seq_before"] = agent.seq  # and every stop Inductor's hooks send counts in agent.seq
+    fr["seq_before"] = state.seq  # and every stop Inductor's hooks send counts in state.seq
     if not adapter.is_inductor(name) or cid.startswith("[!"):
         fr["dynamo_live"] = adapter.fx_graph(getattr(gm, "graph", gm))
 
 
-def on_backend_after(agent: Any, gm: Any, name: str, error: BaseException | None) -> None:
+def on_backend_after(state: Any, gm: Any, name: str, error: BaseException | None) -> None:
     """Backend ``name`` returned (or raised ``error``) for ``gm``: a non-Inductor graph's stops."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
     cid = adapter.current_compile_id()
-    fr = agent.frame(cid)
+    fr = state.frame(cid)
     inductor_ran = fr.get("calls", 0) > fr.get("inductor_calls_before", 0) or (
-        agent.seq > fr.get("seq_before", agent.seq) and (agent.current or ("",))[0] == cid)
+        state.seq > fr.get("seq_before", state.seq) and (state.current or ("",))[0] == cid)
     if adapter.is_inductor(name) or inductor_ran:
         return  # Inductor compiled it (under whatever wrapper: DDPOptimizer, a debug backend): its own stops
     kind = fr.get("kind") or ("forward" if adapter.needs_autograd(gm.graph) else "inference")
-    n = sum(1 for k in agent.other_backends if GraphKey.parse(k).replace(part=None) == GraphKey(cid, kind))
+    n = sum(1 for k in state.other_backends if GraphKey.parse(k).replace(part=None) == GraphKey(cid, kind))
     key = GraphKey(cid, kind, n + 1 if n else None)
     key_kind = key.kind_text
-    agent.other_backends[str(key)] = name
+    state.other_backends[str(key)] = name
     what = ("AOTAutograd's graphs are at the aot stop; no Inductor lowering, scheduling or code"
             if fr["aot"] else "no AOTAutograd, lowering, scheduling or code")
     note = (f"Dynamo handed this graph to backend {name!r}, not Inductor: {what}"
             + (f" (the backend raised {type(error).__name__}: {error})" if error is not None else "") + ".")
     snap = fr.get("dynamo_live") or {"code": fr.get("dynamo_text") or "", "nodes": []}
-    agent.stop(cid, key_kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
+    state.stop(cid, key_kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
                                         "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
                                         "note": note, "backend": name})
     if fr["aot"]:
-        agent.stop(cid, key_kind, "aot", {
+        state.stop(cid, key_kind, "aot", {
             "aot_graphs": dict(fr["aot"]), "backend": name,
             "post_grad": {"unavailable": f"no post-grad graph: backend {name!r} ran AOTAutograd without Inductor's "
                                          "post-grad passes"}})
@@ -63,19 +63,19 @@ def on_backend_after(agent: Any, gm: Any, name: str, error: BaseException | None
     fr["kind"] = None
 
 
-def done_fields(agent: Any) -> dict[str, Any]:
+def done_fields(state: Any) -> dict[str, Any]:
     """What the ``done`` message adds: ``other_backends`` ({graph key: backend}), ``inductor_graphs``
     and, when no graph reached Inductor, ``break_reasons`` (Dynamo's graph breaks, failed and
     skipped frames, one line each) and ``message`` saying so."""
-    inductor = sum(1 for (cid, kind), g in agent.graphs.items()
-                   if g.get("last_stage") and f"{cid} {kind}" not in agent.other_backends)
+    inductor = sum(1 for (cid, kind), g in state.graphs.items()
+                   if g.get("last_stage") and f"{cid} {kind}" not in state.other_backends)
     out: dict[str, Any] = {"inductor_graphs": inductor}
-    if agent.other_backends:
-        out["other_backends"] = dict(agent.other_backends)
+    if state.other_backends:
+        out["other_backends"] = dict(state.other_backends)
     if inductor:
         return out
     reasons: list[str] = []
-    for cid, fr in agent.frames.items():
+    for cid, fr in state.frames.items():
         if PART_SEP in cid:
             continue
         for b in fr.get("graph_breaks") or []:
@@ -85,11 +85,11 @@ def done_fields(agent: Any) -> dict[str, Any]:
         if fr.get("fail"):
             reasons.append(f"{cid} {_first_line(fr['fail'])}")
     out["break_reasons"] = reasons[:20]
-    if agent.other_backends:
-        names = sorted(set(agent.other_backends.values()))
-        out["message"] = (f"no graph reached Inductor: Dynamo compiled {len(agent.other_backends)} graph(s) with "
+    if state.other_backends:
+        names = sorted(set(state.other_backends.values()))
+        out["message"] = (f"no graph reached Inductor: Dynamo compiled {len(state.other_backends)} graph(s) with "
                           f"{', '.join(repr(n) for n in names)} instead (their dynamo and aot stops are recorded)")
-    elif agent.frames:
+    elif state.frames:
         out["message"] = ("no graph reached Inductor: Dynamo traced the script's compiled functions but every frame "
                           "broke or was skipped"
                           + (f" ({len(reasons)} reason(s): {reasons[0]}{' ...' if len(reasons) > 1 else ''})"

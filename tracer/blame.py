@@ -461,9 +461,9 @@ def serve(agent: Any, msg: dict[str, Any]) -> None:
     """The agent's ``blame`` command (``B`` in the UI): start the search on a thread of its own (one at a time; a
     second while one runs is answered with a verdict saying so)."""
     if getattr(agent, "blame_thread", None) is not None and agent.blame_thread.is_alive():
-        agent.send({"type": "blame", "kind": msg.get("blame") or "numerics", "event": "verdict",
-                    "compile_id": GraphKey.parse(str(msg.get("graph") or "?")).compile_id,
-                    "verdict": {"found": False, "text": "a blame is already running (ctrl+c / cancel ends it)"}})
+        agent.state.send({"type": "blame", "kind": msg.get("blame") or "numerics", "event": "verdict",
+                          "compile_id": GraphKey.parse(str(msg.get("graph") or "?")).compile_id,
+                          "verdict": {"found": False, "text": "a blame is already running (ctrl+c / cancel ends it)"}})
         return
     agent.blame_cancel = threading.Event()
     agent.blame_thread = threading.Thread(target=run_in_agent, args=(agent, msg.get("graph"), msg.get("blame")),
@@ -478,8 +478,8 @@ def cancel(agent: Any) -> None:
         ev.set()
     if getattr(agent, "blame_kind", None) == "speed" and getattr(agent, "blame_thread", None) is not None \
             and agent.blame_thread.is_alive():  # the variant's timing in progress ends too
-        agent.cancel_gen += 1
-        agent.cancel_run.set()
+        agent.timing.cancel_gen += 1
+        agent.timing.cancel_run.set()
 
 
 def run_in_agent(agent: Any, graph: str | None, kind: str | None) -> dict[str, Any]:
@@ -491,23 +491,25 @@ def run_in_agent(agent: Any, graph: str | None, kind: str | None) -> dict[str, A
         from inductor_step.tracer.blame_speed import blame_speed  # noqa: PLC0415
 
         if not graph:  # --blame speed: the script's first compiled graph (not a variant or a subgraph)
-            keys = [f"{c} {k}" for (c, k), g in agent.graphs.items() if g.get("output_path") and " " not in k
-                    and (c, k) not in agent.variant_of]
+            keys = [f"{c} {k}" for (c, k), g in agent.state.graphs.items() if g.get("output_path") and " " not in k
+                    and (c, k) not in agent.state.variant_of]
             graph = keys[0] if keys else None
         if not graph:
             verdict = {"found": False, "text": "no compiled graph to time"}
-            agent.send({"type": "blame", "kind": "speed", "event": "verdict", "compile_id": "?", "verdict": verdict})
+            agent.state.send({"type": "blame", "kind": "speed", "event": "verdict", "compile_id": "?",
+                              "verdict": verdict})
             return verdict
         return blame_speed(agent, graph, ev)
-    dist = getattr(agent, "distributed", None) or {}
+    dist = agent.state.distributed or {}
     nproc = None
     if dist:  # a rank of a torchrun job: each step is a job of this node's ranks, rank 0's graph compared
         local = int(os.environ.get("LOCAL_WORLD_SIZE") or dist.get("world_size") or 1)
         if local != int(dist.get("world_size") or local):
             verdict = {"found": False, "text": f"a job over several nodes (world size {dist.get('world_size')}, "
                                                f"{local} on this node): blame runs a job of one node only"}
-            agent.send({"type": "blame", "kind": "numerics", "event": "verdict", "compile_id": "?",
-                        "verdict": verdict})
+            agent.state.send({"type": "blame", "kind": "numerics", "event": "verdict", "compile_id": "?",
+                              "verdict": verdict})
             return verdict
         nproc = local
-    return blame_numerics(agent.script, list(agent.argv), agent.send, graph=graph, cancel=ev, nproc=nproc)
+    return blame_numerics(agent.state.script, list(agent.state.argv), agent.state.send, graph=graph, cancel=ev,
+                          nproc=nproc)

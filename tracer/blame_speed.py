@@ -85,18 +85,18 @@ def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
     head = {"type": "blame", "kind": "speed", "compile_id": cid, "graph_kind": kind}
     cands = candidates(getattr(agent, "config_at_start", None))[: limit or None]
     t0 = time.monotonic()
-    agent.send({**head, "event": "start", "message": f"timing {len(cands)} variant(s) of {graph}, one setting "
-                                                     "switched each, round by round against the original"})
+    agent.state.send({**head, "event": "start", "message": f"timing {len(cands)} variant(s) of {graph}, one setting "
+                                                           "switched each, round by round against the original"})
     steps: list[dict[str, Any]] = []
     runs: dict[str, dict[str, Any]] = {}
-    real_send = agent.send
+    real_send = agent.state.send
 
     def send(msg: dict[str, Any]) -> None:
         if msg.get("type") == "run":
             runs[str(GraphKey.of(msg))] = msg
         real_send(msg)
 
-    agent.send = send
+    agent.state.send = send
     try:
         for i, settings in enumerate(cands):
             if cancel.is_set():
@@ -109,7 +109,7 @@ def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
                 rec.update(outcome="crash", error=f"the variant with {label} did not compile")
             else:
                 rec["variant"] = vkey
-                agent.run_all(only=[vkey])
+                agent.timing.run_all(only=[vkey])
                 r = runs.get(vkey) or {}
                 il = r.get("interleaved") or {}
                 if r.get("error") or not il or il.get("unavailable"):
@@ -123,13 +123,13 @@ def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
                     rec["kernels"] = len(r.get("kernels") or [])
             rec["seconds"] = round(time.monotonic() - t, 3)
             steps.append(rec)
-            agent.send({**head, "event": "step", "step": rec})
+            agent.state.send({**head, "event": "step", "step": rec})
     finally:
-        agent.send = real_send
+        agent.state.send = real_send
     verdict = {"found": False, "cancelled": cancel.is_set(), "steps": len(steps),
                "seconds": round(time.monotonic() - t0, 3), "variants": steps,
                "text": "cancelled" if cancel.is_set() else "judged by the session (session.blame.speed_verdict)"}
-    agent.send({**head, "event": "verdict", "verdict": verdict})
+    agent.state.send({**head, "event": "verdict", "verdict": verdict})
     return verdict
 
 

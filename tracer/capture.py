@@ -1,8 +1,8 @@
 """Capture: hook -> snapshot -> stop message, one method per stage (the agent's half that touches the
 compile).  Torch calls these hooks on the compiling thread (tracer.adapter installs them); each turns
 what the hook sees into plain data (tracer.adapter's snapshots) and sends the stage's stop through
-``self.stop`` (the agent's stream, which pauses in step mode).  Per graph, the state between stops is
-a :class:`GraphState`.
+``self.state.stop`` (the agent's stream, which pauses in step mode).  Per graph, the state between stops is
+a :class:`tracer.agent_state.GraphState`.
 
 Stages and where they are captured: dynamo (``pre_grad_custom_pass``), aot (the AOT structured-trace
 events, then the graph ``GraphLowering.run`` lowers), lowering (``_pre_fusion_custom_pass``),
@@ -15,10 +15,9 @@ from __future__ import annotations
 import logging
 import re
 import traceback
-from dataclasses import dataclass, field
 from typing import Any
 
-from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE
+from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE, AotiCapture
 from inductor_step.tracer.codeparse import bind_no_return_calls, in_place_writes, kernel_spans, parse_wrapper
 from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
 from inductor_step.tracer.compile_modes import mark_templates
@@ -73,50 +72,12 @@ def add_reused_writes(kernels: list[dict[str, Any]], wrapper: str) -> None:
                 old = reuse.get(old)
 
 
-@dataclass
-class GraphState:
-    """What the stage hooks keep about one graph (compile id, kind) between its stops.
-
-    Filled in stage order: ``last_stage`` (the last stop sent), ``gm`` (the post-grad
-    GraphModule, for timing), ``post_grad_nodes`` (the aot stop's nodes, for links),
-    ``pending_aot`` (the aot stop waiting for GraphLowering.run), ``device``, ``buffers``
-    (lowering), ``before``/``after``/``fusion_log``/``pending_scheduling`` (scheduling),
-    ``output_path`` and ``num_gb`` (codegen).  ``get``/``[]`` read a field by name, as the
-    timing code does.
-    """
-
-    last_stage: str | None = None
-    gm: Any = None
-    post_grad_nodes: list[dict] = field(default_factory=list)
-    pending_aot: dict[str, Any] | None = None
-    device: str = "cpu"
-    buffers: list[dict] = field(default_factory=list)
-    before: Any = None
-    after: list[dict] = field(default_factory=list)
-    fusion_log: list[str] = field(default_factory=list)
-    pending_scheduling: list | None = None
-    output_path: str | None = None
-    num_gb: dict[str, float] = field(default_factory=dict)
-    cudagraphs: dict[str, Any] | None = None  # tracer.cudagraph_record: {"enabled", "skipped"}
-    # a higher-order op's subgraph (tracer.subgraphs): its Dynamo snapshot, its function in the parent's
-    # output module, and what the scheduler knew at its codegen (its GraphLowering is gone by the parent's)
-    dynamo: Any = None
-    function: str | None = None
-    owners: dict[str, dict[str, str]] | None = None
-    mutations: dict[str, Any] | None = None
-    links: dict[str, Any] | None = None  # the codegen stop's links (tracer.numerics reads them)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, None)
-        return default if value is None else value
-
-    def __getitem__(self, name: str) -> Any:
-        return getattr(self, name)
-
-
 class Capture(SubgraphCapture):
-    """The stage hooks, mixed into :class:`inductor_step.tracer.agent.Agent` (which holds the graphs,
-    frames, stream and control); one method per hook.
+    """The stage hooks, the agent's capture part (:class:`inductor_step.tracer.agent.Agent`'s ``capture``), over
+    the shared :class:`tracer.agent_state.AgentState` (``frame``/``frames``, ``graph``/``graphs``, ``current``,
+    ``stop``, ``send``, ``tl``, ``clock``, ``final_hooks``, ``fusion_lines``/``capture_fusion``,
+    ``what_if_inputs``); one method per hook.  ``cudagraphs`` (tracer.cudagraph_record) is told which graphs
+    compile with CUDA graphs; :attr:`aoti` (tracer.capture_aoti) turns AOTInductor's code into codegen stops.
 
     Parts: one compile id can call ``compile_fx`` more than once (Dynamo's DDPOptimizer compiles
     each DDP bucket's submodule on its own, all under the frame's compile id).  Each call is a graph
@@ -128,30 +89,30 @@ class Capture(SubgraphCapture):
     A backward gets its forward's part: they share AOTAutograd's aot id.
     """
 
-    def frame_key(self, cid: str, kind: str) -> str:
-        """The frame entry of graph ``(cid, kind)``: ``cid``, or ``"[4/0] #2"`` for a part."""
-        part = GraphKey.parse_kind(kind).part
-        return f"{cid}{PART_SEP}{part}" if part else cid
+    def __init__(self, state: Any, cudagraphs: Any):
+        self.state = state  # tracer.agent_state.AgentState
+        self.cudagraphs = cudagraphs  # tracer.cudagraph_record.CudagraphRecord
+        self.aoti = AotiCapture(state, self.on_output_code)
 
     def new_part(self, cid: str) -> dict[str, Any]:
         """``compile_fx`` starts on a graph of compile ``cid`` (its pre-grad pass): the frame entry of
         that graph, a new part when the frame already compiled one or DDPOptimizer split it."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        fr = self.frame(cid)
+        fr = self.state.frame(cid)
         attempt = adapter.current_attempt()
         if fr.get("calls_attempt") != attempt:  # Dynamo restarted the frame: count again
             fr["calls_attempt"], fr["calls"], fr["cur"] = attempt, 0, None
-        elif fr.get("cur") is not None and not self.frame(fr["cur"]).get("aot_started"):
+        elif fr.get("cur") is not None and not self.state.frame(fr["cur"]).get("aot_started"):
             # the same compile_fx call: Inductor's pre-grad passes ran on a subgraph (a higher-order
             # op's body) first, AOTAutograd has not started on this call's graph yet
-            return self.frame(fr["cur"])
+            return self.state.frame(fr["cur"])
         fr["calls"] = fr.get("calls", 0) + 1
         part = fr["calls"] if fr["calls"] > 1 or fr.get("ddp_children", 0) > 1 else None
         fr["cur"] = key = f"{cid}{PART_SEP}{part}" if part else cid
         if part is None:
             return fr
-        pf = self.frame(key)
+        pf = self.state.frame(key)
         pf.update(part=part, graph_breaks=fr["graph_breaks"], recompile_reasons=fr["recompile_reasons"],
                   resume=fr.get("resume"), dynamo_text=fr.get("dynamo_text"), ddp_children=fr.get("ddp_children"))
         return pf
@@ -161,7 +122,7 @@ class Capture(SubgraphCapture):
         its forward's (the same aot id, tracer.adapter.current_aot_graph); else the current part's."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        fr = self.frame(cid)
+        fr = self.state.frame(cid)
         key = fr.get("cur") or cid
         aot = adapter.current_aot_graph()
         if aot is not None:
@@ -170,8 +131,8 @@ class Capture(SubgraphCapture):
                 key = parts.get(aot[0], key)
             else:
                 parts.setdefault(aot[0], key)
-                self.frame(key)["aot_started"] = True  # the next pre-grad pass starts another graph
-        return self.frame(key)
+                self.state.frame(key)["aot_started"] = True  # the next pre-grad pass starts another graph
+        return self.state.frame(key)
 
     # ------------------------------------------------------------------ hooks
     def on_trace(self, record: logging.LogRecord) -> None:
@@ -183,16 +144,16 @@ class Capture(SubgraphCapture):
             return
         if name == "artifact:fx_graph_runnable":
             payload = runnable_without_hooks(payload)
-        variant = getattr(self.tl, "variant", None)
+        variant = getattr(self.state.tl, "variant", None)
         if variant is not None:  # a what-if recompile (tracer.whatif): only Inductor's own events
             if name == "inductor_output_code":
                 self.on_output_code(variant[0], md.get("inductor_output_code") or {}, payload)
             elif name == "artifact:inductor_provenance_tracking_node_mappings":
-                self.send({"type": "provenance", "compile_id": variant[0], "graph_kind": variant[1],
-                           "mappings": payload})
+                self.state.send({"type": "provenance", "compile_id": variant[0], "graph_kind": variant[1],
+                                 "mappings": payload})
             elif name == "artifact:fx_graph_runnable":
-                self.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": variant[0],
-                           "graph_kind": variant[1], "payload": payload})
+                self.state.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": variant[0],
+                                 "graph_kind": variant[1], "payload": payload})
             return
         cid = adapter.current_compile_id()
         if cid == "[?]" and "frame_id" in md:
@@ -204,7 +165,7 @@ class Capture(SubgraphCapture):
         """A trace event about Dynamo's frame ``cid`` (its graph, breaks, recompiles, resume, AOT's graphs, DDP's
         split) kept in its frame; False for another event."""
         if name == "optimize_ddp_split_child":  # DDPOptimizer split this frame: one submodule per bucket
-            fr = self.frame(cid)
+            fr = self.state.frame(cid)
             fr["ddp_children"] = fr.get("ddp_children", 0) + 1
         elif name in _AOT_EVENTS:
             fr = self.part_frame(cid)
@@ -215,21 +176,21 @@ class Capture(SubgraphCapture):
                 if guessed and guessed != decided and fr.get("dynamo") is not None:
                     self.correct_kind(cid, fr, guessed, decided)
         elif name == "dynamo_output_graph":
-            self.frame(cid)["dynamo_text"] = payload
+            self.state.frame(cid)["dynamo_text"] = payload
         elif name == "artifact:dynamo_graph_break_reason":
-            self.frame(cid)["graph_breaks"].append(payload)
+            self.state.frame(cid)["graph_breaks"].append(payload)
         elif name == "artifact:recompile_reasons":
-            self.frame(cid)["recompile_reasons"].append(payload)
+            self.state.frame(cid)["recompile_reasons"].append(payload)
         elif name == "dynamo_start":
             # the frame Dynamo starts on: a continuation after a graph break is named
             # torch_dynamo_resume_in_<fn>_at_<line> (torch 2.11 writes no *_ORIGINAL_BYTECODE artifact)
             stack = (md.get("dynamo_start") or {}).get("stack") or []
             fn = stack[-1].get("name") if stack and isinstance(stack[-1], dict) else None
             if isinstance(fn, str) and fn.startswith("torch_dynamo_resume_in_"):
-                self.frame(cid).setdefault("resume", fn)
+                self.state.frame(cid).setdefault("resume", fn)
         elif name.startswith("artifact:torch_dynamo_resume_in_") and name.endswith("_ORIGINAL_BYTECODE"):
             # this frame is the continuation Dynamo made after a graph break
-            self.frame(cid)["resume"] = name[len("artifact:"):-len("_ORIGINAL_BYTECODE")]
+            self.state.frame(cid)["resume"] = name[len("artifact:"):-len("_ORIGINAL_BYTECODE")]
         else:
             return False
         return True
@@ -245,57 +206,57 @@ class Capture(SubgraphCapture):
             # Inductor writes one before compiling each graph of the frame: the forward (or
             # inference) graph, then, for training, the backward when it compiles
             kind = "backward" if fr["kind"] == "forward" and len(fr["runnables"]) > 1 else (fr["kind"] or "inference")
-            self.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": cid,
-                       "graph_kind": with_part(kind, fr.get("part")), "payload": payload})
+            self.state.send({"type": "artifact", "name": "fx_graph_runnable", "compile_id": cid,
+                             "graph_kind": with_part(kind, fr.get("part")), "payload": payload})
         elif name == "symbolic_shape_specialization":  # a dynamic size made a constant (tracer.blame_shapes)
             from inductor_step.tracer.blame_shapes import on_event  # noqa: PLC0415
 
-            on_event(self, cid, md)
+            on_event(self.state, cid, md)
         elif name == "guard_added_fast":  # a guard on a dynamic size (tracer.blame_shapes)
             from inductor_step.tracer.blame_shapes import on_guard  # noqa: PLC0415
 
-            on_guard(self, cid, md)
+            on_guard(self.state, cid, md)
         elif name == "dynamo_cpp_guards_str":
-            self.send({"type": "guards", "compile_id": cid, "text": payload})
-        elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.current:
-            self.send({"type": "provenance", "compile_id": self.current[0], "graph_kind": self.current[1],
-                       "mappings": payload})
+            self.state.send({"type": "guards", "compile_id": cid, "text": payload})
+        elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.state.current:
+            self.state.send({"type": "provenance", "compile_id": self.state.current[0], "graph_kind": self.state.current[1],
+                             "mappings": payload})
         elif name == "inductor_output_code":
             self.on_output_code(cid, md.get("inductor_output_code") or {}, payload)
         elif name in AOT_CODE_EVENTS:
-            self.on_aoti_code(cid, name, md, payload)
+            self.aoti.on_aoti_code(cid, name, md, payload)
         elif name == "compilation_metrics":
             m = md.get("compilation_metrics") or {}
             if isinstance(m, dict) and m.get("fail_type"):
-                self.frame(cid)["fail"] = f"{m.get('fail_type')}: {m.get('fail_reason')}"
+                self.state.frame(cid)["fail"] = f"{m.get('fail_type')}: {m.get('fail_reason')}"
             if isinstance(m, dict) and m.get("restart_reasons"):  # torch's own record, when the frame's compile ends
-                self.frame(cid)["restart_reasons"] = sorted(str(r) for r in m["restart_reasons"])
+                self.state.frame(cid)["restart_reasons"] = sorted(str(r) for r in m["restart_reasons"])
 
     def correct_kind(self, cid: str, fr: dict[str, Any], guessed: str, decided: str) -> None:
         """AOTAutograd compiles as ``decided`` the graph whose dynamo stop went out as ``guessed``
         (every input that requires grad feeds only outputs that do not, say): the dynamo stop again
         under its real key, not paused, naming the guess it corrects (protocol.DynamoStop.corrects)."""
         part = fr.get("part")
-        self.graphs.pop((cid, with_part(guessed, part)), None)
-        self.stop(cid, with_part(decided, part), "dynamo",
-                  {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
-                   "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
-                   "corrects": guessed, **self.how_compiled(fr), **self._restart(cid)}, pause=False)
+        self.state.graphs.pop((cid, with_part(guessed, part)), None)
+        self.state.stop(cid, with_part(decided, part), "dynamo",
+                        {"graph": fr["dynamo"], "graph_breaks": fr["graph_breaks"],
+                         "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
+                         "corrects": guessed, **self.how_compiled(fr), **self._restart(cid)}, pause=False)
 
     def on_pre_grad(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         cid = adapter.current_compile_id()
-        self.frame(cid)["attempt"] = adapter.current_attempt()
+        self.state.frame(cid)["attempt"] = adapter.current_attempt()
         path = adapter.pass_subgraph_path(graph)
         if path:  # a higher-order op's subgraph, before its parent: its stop waits for its post-grad name
             self.keep_dynamo_subgraph(cid, path, graph)
             return
-        if self.frame(cid)["attempt"]:  # Dynamo restarted the frame's analysis ([0/0_1]): why
-            self.frame(cid)["restart_reasons"] = adapter.restart_reasons()
+        if self.state.frame(cid)["attempt"]:  # Dynamo restarted the frame's analysis ([0/0_1]): why
+            self.state.frame(cid)["restart_reasons"] = adapter.restart_reasons()
         fr = self.new_part(cid)
-        if getattr(self, "clock", None) is not None:  # this part's compile time is its own
-            self.clock.set_part(fr.get("part"))
+        if self.state.clock is not None:  # this part's compile time is its own
+            self.state.clock.set_part(fr.get("part"))
         self.adopt_dynamo_subgraphs(cid, fr, graph)
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
         fr["kind"] = kind
@@ -313,9 +274,10 @@ class Capture(SubgraphCapture):
             extra["note"] = (f"DDPOptimizer split this frame's Dynamo graph at DDP's bucket boundaries into "
                              f"{fr['ddp_children']} submodules, compiled one by one in the model's order: this is the "
                              f"graph of submodule {fr['part']}, as compile_fx got it.")
-        self.stop(cid, with_part(kind, fr.get("part")), "dynamo",
-                  {"graph": snap, "graph_breaks": fr["graph_breaks"], "recompile_reasons": fr["recompile_reasons"],
-                   "resume": fr.get("resume"), **self.how_compiled(fr), **extra})
+        self.state.stop(cid, with_part(kind, fr.get("part")), "dynamo",
+                        {"graph": snap, "graph_breaks": fr["graph_breaks"],
+                         "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
+                         **self.how_compiled(fr), **extra})
 
     @staticmethod
     def how_compiled(fr: dict[str, Any], config_now: bool = False) -> dict[str, Any]:
@@ -338,7 +300,7 @@ class Capture(SubgraphCapture):
 
     def _restart(self, cid: str) -> dict[str, Any]:
         """A dynamo stop's ``restart_reasons`` where Dynamo restarted frame ``cid``'s analysis."""
-        reasons = self.frames.get(cid, {}).get("restart_reasons")
+        reasons = self.state.frames.get(cid, {}).get("restart_reasons")
         return {"restart_reasons": reasons} if reasons else {}
 
     def on_post_grad_pre(self, graph: Any) -> None:
@@ -352,20 +314,20 @@ class Capture(SubgraphCapture):
         fr = self.part_frame(cid)
         if adapter.is_backward_graph(graph):
             kind = "backward"
-            if getattr(self, "clock", None) is not None and fr.get("part"):  # the part's backward
-                self.clock.set_part(fr["part"], backward=True)
+            if self.state.clock is not None and fr.get("part"):  # the part's backward
+                self.state.clock.set_part(fr["part"], backward=True)
         else:
             kind = fr["kind"] or "inference"
         kind = with_part(kind, fr.get("part"))
-        if getattr(self.tl, "variant", None) is None:
+        if getattr(self.state.tl, "variant", None) is None:
             fr["aot_started"] = True  # (where the aot id cannot be read)
-        cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
-        self.current = (cid, kind)
+        cid, kind = getattr(self.state.tl, "variant", None) or (cid, kind)
+        self.state.current = (cid, kind)
         adapter.take_autotune()  # selections left by a graph that never reached its codegen stop
-        g = self.graph(cid, kind)
-        if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.what_if_inputs:
+        g = self.state.graph(cid, kind)
+        if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.state.what_if_inputs:
             try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
-                self.what_if_inputs[(cid, kind)] = adapter.graph_snapshot(graph.owning_module)
+                self.state.what_if_inputs[(cid, kind)] = adapter.graph_snapshot(graph.owning_module)
             except Exception:  # noqa: BLE001 - never in the script's way
                 logging.getLogger("inductor_step").debug("graph copy", exc_info=True)
         if g.last_stage is None:
@@ -375,9 +337,9 @@ class Capture(SubgraphCapture):
             note = ("The backward graph has no Dynamo graph of its own: AOTAutograd derived it from "
                     "this frame's Dynamo graph, and Inductor compiles it lazily at .backward()."
                     ) if split_part(kind)[0] == "backward" else None
-            self.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
-                                            "recompile_reasons": fr["recompile_reasons"], "note": note,
-                                            **self.how_compiled(fr, config_now=True), **self._restart(cid)})
+            self.state.stop(cid, kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
+                                                  "recompile_reasons": fr["recompile_reasons"], "note": note,
+                                                  **self.how_compiled(fr, config_now=True), **self._restart(cid)})
 
     def on_post_grad_post(self, graph: Any) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -386,19 +348,19 @@ class Capture(SubgraphCapture):
         if path:  # a higher-order op's subgraph (tracer.subgraphs)
             self.on_subgraph_post_grad_post(adapter.current_compile_id(), path, graph)
             return
-        cid, kind = self.current or (adapter.current_compile_id(), "inference")
+        cid, kind = self.state.current or (adapter.current_compile_id(), "inference")
         kind = root_kind(kind)
-        fr = self.frame(self.frame_key(cid, kind))
-        g = self.graph(cid, kind)
+        fr = self.state.frame(self.state.frame_key(cid, kind))
+        g = self.state.graph(cid, kind)
         g.gm = getattr(graph, "owning_module", None)
-        self.note_cudagraphs(cid, kind)  # type: ignore[attr-defined] - tracer.cudagraph_record
+        self.cudagraphs.note_cudagraphs(cid, kind)
         aot = dict(fr["aot"])
         base = GraphKey.parse_kind(kind).kind
         if base == "backward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "backward")}
         elif base == "forward":
             aot = {k: v for k, v in aot.items() if k in ("joint", "forward", "backward")}
-        if self.final_hooks.get("GraphLowering.run"):
+        if self.state.final_hooks.get("GraphLowering.run"):
             # the aot stop waits for GraphLowering.run, which gets the graph after Inductor's last
             # post-grad passes (on_lowered_graph); on_pre_fusion sends it if that never fires
             g.pending_aot = {"graph": graph, "aot_graphs": aot}
@@ -408,19 +370,19 @@ class Capture(SubgraphCapture):
     def _send_aot(self, cid: str, kind: str, graph: Any, aot: dict[str, Any], lowered: bool) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        g = self.graph(cid, kind)
+        g = self.state.graph(cid, kind)
         g.pending_aot = None
-        post_grad = adapter.fx_graph(graph, self.frame(self.frame_key(cid, kind)).get("dynamo_graph_id"))
+        post_grad = adapter.fx_graph(graph, self.state.frame(self.state.frame_key(cid, kind)).get("dynamo_graph_id"))
         if isinstance(post_grad, dict) and "unavailable" not in post_grad:
             post_grad["when"] = ("lowered: the graph GraphLowering.run lowered, after every post-grad pass" if lowered
                                  else "before Inductor's last post-grad passes (at post_grad_custom_post_pass); "
                                       "the lowered graph may differ")
         g.post_grad_nodes = post_grad.get("nodes") or []
-        self.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": post_grad})
+        self.state.stop(cid, kind, "aot", {"aot_graphs": aot, "post_grad": post_grad})
 
     def on_lowered_graph(self, graph: Any) -> None:
         """GraphLowering.run starts on ``graph``: the post-grad graph as Inductor lowers it."""
-        for (cid, kind), g in list(self.graphs.items()):
+        for (cid, kind), g in list(self.state.graphs.items()):
             pending = g.pending_aot
             if pending and pending["graph"] is graph:
                 self._send_aot(cid, kind, graph, pending["aot_graphs"], lowered=True)
@@ -434,14 +396,14 @@ class Capture(SubgraphCapture):
         if getattr(gl, "is_backward", False):
             kind = with_part("backward", self.part_frame(cid).get("part"))
         else:
-            kind = root_kind(self.current[1]) if self.current else "inference"
-        cid, kind = getattr(self.tl, "variant", None) or (cid, kind)
+            kind = root_kind(self.state.current[1]) if self.state.current else "inference"
+        cid, kind = getattr(self.state.tl, "variant", None) or (cid, kind)
         sub = self.subgraph_lowering_key(cid, kind, gl)
         if sub is not None:  # a SubgraphLowering, inside its parent's codegen (tracer.subgraphs)
             cid, kind, function = sub
-            self.graph(cid, kind).function = function
-        self.current = (cid, kind)
-        g = self.graph(cid, kind)
+            self.state.graph(cid, kind).function = function
+        self.state.current = (cid, kind)
+        g = self.state.graph(cid, kind)
         pending = g.pending_aot
         if pending:  # GraphLowering.run was not observed: the graph as post_grad_custom_post_pass saw it
             self._send_aot(cid, kind, pending["graph"], pending["aot_graphs"], lowered=False)
@@ -454,18 +416,18 @@ class Capture(SubgraphCapture):
             g.device = "cpu"
         lowered = adapter.ir_buffers(gl)
         g.buffers = lowered.get("buffers") or []
-        self.stop(cid, kind, "lowering", lowered)
-        self.fusion_lines = []
-        self.capture_fusion = True
+        self.state.stop(cid, kind, "lowering", lowered)
+        self.state.fusion_lines = []
+        self.state.capture_fusion = True
 
     def on_post_fusion(self, nodes: list) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        self.capture_fusion = False
-        cid, kind = self.current or (adapter.current_compile_id(), "inference")
-        g = self.graph(cid, kind)
-        g.fusion_log = list(self.fusion_lines)
-        if self.final_hooks.get("torch._inductor.debug.log_ir_post_fusion"):
+        self.state.capture_fusion = False
+        cid, kind = self.state.current or (adapter.current_compile_id(), "inference")
+        g = self.state.graph(cid, kind)
+        g.fusion_log = list(self.state.fusion_lines)
+        if self.state.final_hooks.get("torch._inductor.debug.log_ir_post_fusion"):
             # Inductor reorders the fused nodes (reorder_for_peak_memory, ...) before codegen: the
             # scheduling stop waits for that final order (on_final_order)
             g.pending_scheduling = nodes
@@ -475,7 +437,7 @@ class Capture(SubgraphCapture):
     def _send_scheduling(self, cid: str, kind: str, nodes: list, final: bool) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        g = self.graph(cid, kind)
+        g = self.state.graph(cid, kind)
         g.pending_scheduling = None
         if g.function is not None:  # a subgraph: its GraphLowering is gone by its parent's codegen stop
             g.owners, g.mutations = adapter.scheduler_storage(adapter.current_graph(), nodes)
@@ -484,30 +446,30 @@ class Capture(SubgraphCapture):
         order = ("final: the order Inductor generated code in (after reorder_for_peak_memory and its other "
                  "reorders; ir_post_fusion.txt's order)" if final
                  else "after fuse_nodes (Inductor may reorder the nodes before codegen)")
-        self.stop(cid, kind, "scheduling", {"before": g.before, "after": after, "order": order,
-                                            "fusion_log": g.fusion_log})
-        self.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
+        self.state.stop(cid, kind, "scheduling", {"before": g.before, "after": after, "order": order,
+                                                  "fusion_log": g.fusion_log})
+        self.state.stop(cid, kind, "loopbody", {"bodies": adapter.loop_bodies(nodes)})
 
     def on_final_order(self, nodes: list) -> None:
         """The scheduler's nodes in codegen order (torch._inductor.debug.log_ir_post_fusion)."""
-        if self.current is None:
+        if self.state.current is None:
             return
-        g = self.graphs.get(self.current)
+        g = self.state.graphs.get(self.state.current)
         if g is not None and g.pending_scheduling is not None:
-            self._send_scheduling(self.current[0], self.current[1], nodes, final=True)
+            self._send_scheduling(self.state.current[0], self.state.current[1], nodes, final=True)
 
     def on_output_code(self, cid: str, meta: dict[str, Any], wrapper: str) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        if self.current and self.current[0] == cid:
-            kind = root_kind(self.current[1])  # (the last stop may have been one of its subgraphs')
+        if self.state.current and self.state.current[0] == cid:
+            kind = root_kind(self.state.current[1])  # (the last stop may have been one of its subgraphs')
         else:
             fr = self.part_frame(cid)
             kind = with_part(fr["kind"] or "inference", fr.get("part"))
-        if split_part(kind)[0] == "forward" and self.graph(cid, kind).last_stage == "codegen":
+        if split_part(kind)[0] == "forward" and self.state.graph(cid, kind).last_stage == "codegen":
             # a cache hit (--caches on) loads the forward's module, then the backward's: no stop came between
             kind = with_part("backward", split_part(kind)[1])
-        g = self.graph(cid, kind)
+        g = self.state.graph(cid, kind)
         if g.pending_scheduling is not None:  # the final-order hook never fired
             self._send_scheduling(cid, kind, g.pending_scheduling, final=False)
         aoti = meta.get("aoti")  # AOTInductor's code (tracer.capture_aoti): the run stage times its package instead
@@ -547,13 +509,12 @@ class Capture(SubgraphCapture):
             extra["memory_estimate"] = inductor_peak_estimate(adapter.current_graph())
         if aoti:
             extra["aoti"] = aoti
-        self.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels,
-                                         "output_path": (aoti or {}).get("package_path") or (aoti or {}).get("wrapper_path")
-                                         or g.output_path,
-                                         "kernel_spans": (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels),
-                                         "links": links, **extra})
+        out_path = (aoti or {}).get("package_path") or (aoti or {}).get("wrapper_path") or g.output_path
+        spans = (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels)
+        self.state.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": out_path,
+                                               "kernel_spans": spans, "links": links, **extra})
         self.send_subgraph_codegen(cid, kind, wrapper, kernel_defs, cpp=cpp)
-        self.current = (cid, kind)
+        self.state.current = (cid, kind)
 
     @staticmethod
     def attach_owners(kernels: list[dict], owners: dict[str, dict[str, str]], wrapper: str = "") -> None:
@@ -584,11 +545,11 @@ class Capture(SubgraphCapture):
         from inductor_step.tracer import adapter  # noqa: PLC0415
         from inductor_step.tracer.links import build_links  # noqa: PLC0415
 
-        g = self.graph(cid, kind)
+        g = self.state.graph(cid, kind)
         try:
             pg = g.post_grad_nodes
             users = sorted({n["user_line"] for n in pg if n.get("user_line")})
-            dyn = (g.dynamo or self.frame(self.frame_key(cid, kind)).get("dynamo") or {}).get("nodes") or []
+            dyn = (g.dynamo or self.state.frame(self.state.frame_key(cid, kind)).get("dynamo") or {}).get("nodes") or []
             storage = mutations or adapter.buffer_mutations(adapter.current_graph())
             return build_links(dynamo_nodes=dyn, post_grad_nodes=pg, buffers=g.buffers,
                                fused_nodes=g.after, kernels=kernels, wrapper=wrapper, owners=owners,

@@ -1,7 +1,7 @@
 """Capture of AOTInductor compiles (``aoti_compile_and_package``, ``aot_compile``): their codegen stop from
 torch's AOT wrapper and kernel code, and the package or ``.so`` the run stage times.
 
-Mixed into :class:`inductor_step.tracer.agent.Agent` beside :class:`tracer.capture.Capture`.  What torch
+A part of :class:`inductor_step.tracer.agent.Agent` (its ``aoti``) beside :class:`tracer.capture.Capture`.  What torch
 gives (torch 2.14, torch/_inductor/codecache.py ``AotCodeCompiler.compile``): no ``inductor_output_code``
 event; instead two ``graph_dump`` structured-trace events, ``inductor_aot_wrapper_code`` (the C++ wrapper,
 ``AOTInductorModel::run_impl``) then ``inductor_aot_kernel_code`` (the C++ kernels; on a GPU the Triton
@@ -13,7 +13,7 @@ absent outside a strict export), so its graph is keyed ``[?]`` as torch logs it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 AOT_CODE_EVENTS = frozenset({"graph_dump:inductor_aot_wrapper_code", "graph_dump:inductor_aot_kernel_code"})
 
@@ -22,20 +22,31 @@ EXPORT_NOTE = ("AOTInductor compile: torch.export traced this graph (no Dynamo f
 
 
 class AotiCapture:
-    """The AOTInductor hooks of the agent (see the module docstring); state lives on the agent as
-    ``aoti_code`` (the wrapper event waiting for its kernel event), ``aoti_call`` (the API call under way:
-    ``{"api", "path"}``) and ``aoti_graphs`` (graphs whose codegen stop came from AOT code, in order)."""
+    """The agent's AOTInductor part (see the module docstring), over the shared
+    :class:`tracer.agent_state.AgentState` (``current``, ``graph``, ``script_calls``, ``send``); the code it
+    puts together goes to the codegen stop through ``on_output_code`` (:meth:`Capture.on_output_code`).
+    Its own state: ``code`` (the wrapper event waiting for its kernel event), ``call`` (the API call under
+    way: ``{"api", "path"}``), ``graphs`` (graphs whose codegen stop came from AOT code, in order) and
+    ``seen`` (how many of them came before the call under way)."""
+
+    def __init__(self, state: Any, on_output_code: Callable[[str, dict[str, Any], str], None]):
+        self.state = state  # tracer.agent_state.AgentState
+        self.on_output_code = on_output_code
+        self.code: dict[str, Any] | None = None
+        self.call: dict[str, Any] | None = None
+        self.graphs: list[tuple[str, str]] = []
+        self.seen = 0
 
     def on_aoti_code(self, cid: str, name: str, md: dict[str, Any], payload: str) -> None:
         """A ``graph_dump`` event of AOT code: the wrapper is kept until the kernels arrive, then both
         make the graph's codegen stop (:meth:`Capture.on_output_code` with ``meta["aoti"]``)."""
         info = md.get("graph_dump") or {}
         if name == "graph_dump:inductor_aot_wrapper_code":
-            self.aoti_code = {"wrapper": payload, "wrapper_path": info.get("filename")}
+            self.code = {"wrapper": payload, "wrapper_path": info.get("filename")}
             return
-        pending = getattr(self, "aoti_code", None) or {"wrapper": "", "wrapper_path": None}
-        self.aoti_code = None
-        call = getattr(self, "aoti_call", None) or {}
+        pending = self.code or {"wrapper": "", "wrapper_path": None}
+        self.code = None
+        call = self.call or {}
         aoti = {"api": call.get("api"), "wrapper_path": pending["wrapper_path"], "kernel_path": info.get("filename"),
                 "package_path": call.get("path"),
                 "note": ("the wrapper (C++, AOTInductorModel::run_impl) then the kernels, as torch saves them in "
@@ -45,14 +56,14 @@ class AotiCapture:
                          "the wrapper (C++, AOTInductorModel::run_impl) then the kernels; torch compiles them into "
                          "the .so aot_compile returns")}
         text = pending["wrapper"] + "\n" + payload + "\n"
-        self.on_output_code(cid, {"aoti": aoti}, text)  # type: ignore[attr-defined]
-        if self.current is not None:  # type: ignore[attr-defined]
-            self.aoti_graphs = getattr(self, "aoti_graphs", []) + [self.current]  # type: ignore[attr-defined]
+        self.on_output_code(cid, {"aoti": aoti}, text)
+        if self.state.current is not None:
+            self.graphs = self.graphs + [self.state.current]
 
     def on_aoti_start(self, api: str, path: str | None) -> None:
         """The script calls ``torch._inductor.<api>`` (tracer.adapter.install_aoti_hook)."""
-        self.aoti_call = {"api": api, "path": path}
-        self.aoti_seen = len(getattr(self, "aoti_graphs", []))
+        self.call = {"api": api, "path": path}
+        self.seen = len(self.graphs)
 
     def on_aoti_done(self, api: str, path: str | None, info: dict[str, Any]) -> None:
         """``torch._inductor.<api>`` returned ``path`` (a ``.pt2`` package or a ``.so``): the graphs it compiled
@@ -60,10 +71,9 @@ class AotiCapture:
         example inputs it was exported with; an ``artifact`` message ``aoti_package`` names it."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        self.aoti_call = None
-        graphs = getattr(self, "aoti_graphs", [])[getattr(self, "aoti_seen", 0):]
-        for cid, kind in graphs:
-            g = self.graph(cid, kind)  # type: ignore[attr-defined]
+        self.call = None
+        for cid, kind in self.graphs[self.seen:]:
+            g = self.state.graph(cid, kind)
             why = None
             if not path:
                 why = f"{api} returned no package or .so path to load"
@@ -75,10 +85,10 @@ class AotiCapture:
                 g.output_path = path
                 g.gm = info.get("eager")
                 g.device = info.get("device") or g.device
-                self.script_calls[adapter.output_module_key(path)] = {  # type: ignore[attr-defined]
+                self.state.script_calls[adapter.output_module_key(path)] = {
                     "calls": 0, "inputs": dict(enumerate(info["inputs"])), "profiles": [], "status": None,
                     "configs": {}}
-            self.send({"type": "artifact", "name": "aoti_package", "compile_id": cid,  # type: ignore[attr-defined]
-                       "graph_kind": kind, "payload": path or "",
-                       "note": f"made by {api}; " + (f"not timed: {why}" if why else
+            self.state.send({"type": "artifact", "name": "aoti_package", "compile_id": cid,
+                             "graph_kind": kind, "payload": path or "",
+                             "note": f"made by {api}; " + (f"not timed: {why}" if why else
                                                      "the run stage times it (tracer.timing.aoti)")})

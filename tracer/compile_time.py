@@ -561,25 +561,26 @@ class _Hold:
             st.held = []
 
 
-def install_clock(agent: Any) -> tuple[list[str], Callable[[Callable], Callable]]:
-    """Make ``agent.clock`` and install its torch hooks (tracer.adapter.compile_timers).  Returns the hooks
-    installed (descriptions for the session header; an unavailable one says why) and ``ours``: a wrapper
-    that brackets one of our capture hooks as time we keep the compile."""
+def install_clock(state: Any) -> tuple[list[str], Callable[[Callable], Callable]]:
+    """Make ``state.clock`` (``state``: the agent's :class:`tracer.agent_state.AgentState`) and install its torch
+    hooks (tracer.adapter.compile_timers).  Returns the hooks installed (descriptions for the session header; an
+    unavailable one says why) and ``ours``: a wrapper that brackets one of our capture hooks as time we keep the
+    compile."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
     from inductor_step.tracer.adapter import compile_timers as ct  # noqa: PLC0415
 
     def graph_of(cid: str, backward: bool, part: int | None = None) -> str | tuple[str, str]:
-        variant = getattr(agent.tl, "variant", None)  # (compile id, "forward · max_autotune=True")
+        variant = getattr(state.tl, "variant", None)  # (compile id, "forward · max_autotune=True")
         if variant is not None:
             return variant
         if backward:
             return "backward"
         key = f"{cid}{PART_SEP}{part}" if part else cid  # a part's frame entry (tracer.capture.Capture.new_part)
-        return (agent.frames.get(key) or agent.frames.get(cid) or {}).get("kind") or "inference"
+        return (state.frames.get(key) or state.frames.get(cid) or {}).get("kind") or "inference"
 
     scope = ct.subgraph_scope()
-    clock = CompileClock(agent.send, graph_of, adapter.label_compile_id, scope if callable(scope) else None)
-    agent.clock = clock
+    clock = CompileClock(state.send, graph_of, adapter.label_compile_id, scope if callable(scope) else None)
+    state.clock = clock
     hooks: list[str] = []
     for got in (ct.install_event_hook(clock.on_event), ct.install_node_timer(clock.on_node),
                 ct.install_kernel_timers(clock.on_submit, clock.on_built, clock.on_triton),

@@ -39,7 +39,7 @@ def partitions_of(wrapper: str) -> dict[str, Any]:
 
 
 def verdict(info: dict[str, Any]) -> tuple[str, str]:
-    """One graph's CUDA-graph verdict from :meth:`CudagraphRecord.cudagraphs_run_info`'s fields: ``("off" |
+    """One graph's CUDA-graph verdict from :meth:`CudagraphRecord.run_info`'s fields: ``("off" |
     "skipped" | "captured" | "partitioned" | "not captured" | "not yet", one line saying why)``.  Partitioned:
     the module runs statements outside its partitions (``outside``) or has several of them."""
     if not info.get("enabled"):
@@ -64,36 +64,45 @@ def verdict(info: dict[str, Any]) -> tuple[str, str]:
 
 
 class CudagraphRecord:
-    """Mixed into the agent: ``graphs[(cid, kind)].cudagraphs`` is ``{"enabled", "skipped"}``, filled
-    on the compile thread (:meth:`note_cudagraphs`) and by torch's skip messages
-    (:meth:`on_cudagraph_skip`); :meth:`timed_call` times the script's calls with CUDA events and
-    :meth:`cudagraphs_run_info` is what the run message says."""
+    """The agent's CUDA-graph part, over the shared :class:`tracer.agent_state.AgentState` (``graph``,
+    ``graphs``, ``current``, ``tl``, ``script_calls``): ``graphs[(cid, kind)].cudagraphs`` is
+    ``{"enabled", "skipped"}``, filled on the compile thread (:meth:`note_cudagraphs`) and by torch's
+    skip messages (:meth:`on_cudagraph_skip`); cudagraph trees' recordings are kept per output module
+    key (:meth:`on_cudagraph_record`, in ``recordings``; ``recording_hook`` says whether its hook is
+    in); :meth:`timed_call` times the script's calls with CUDA events and :meth:`run_info` is what the
+    run message says."""
+
+    def __init__(self, state: Any):
+        self.state = state  # tracer.agent_state.AgentState
+        self.recording_hook: dict[str, Any] | None = None  # tracer.adapter.install_recording_hook's answer
+        # output module key -> each recording cudagraph trees made in the script's calls: {"call", "cause"}
+        self.recordings: dict[str, list[dict[str, Any]]] = {}
 
     def note_cudagraphs(self, cid: str, kind: str) -> None:
         """On the compile thread inside compile_fx: whether this graph is compiled with CUDA graphs."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        g = self.graph(cid, kind)  # type: ignore[attr-defined]
+        g = self.state.graph(cid, kind)
         if g.cudagraphs is None:
             g.cudagraphs = {"enabled": adapter.cudagraphs_enabled(), "skipped": None}
 
     def on_cudagraph_skip(self, msg: str) -> None:
         """torch logged "skipping cudagraphs due to ...": at compile time (the graph being compiled)
         or at a graph's first calls (the graph the script is calling: ``tl.calling``)."""
-        key = getattr(self.tl, "calling", None)  # type: ignore[attr-defined]
+        key = getattr(self.state.tl, "calling", None)
         target = None
         if key is not None:
             from inductor_step.tracer import adapter  # noqa: PLC0415
 
-            for k, g in self.graphs.items():  # type: ignore[attr-defined]
+            for k, g in self.state.graphs.items():
                 if g.output_path and adapter.output_module_key(g.output_path) == key:
                     target = k
                     break
         if target is None:
-            target = self.current  # type: ignore[attr-defined]
+            target = self.state.current
         if target is None:
             return
-        g = self.graph(*target)  # type: ignore[attr-defined]
+        g = self.state.graph(*target)
         if g.cudagraphs is None:
             g.cudagraphs = {"enabled": True, "skipped": None}
         text = " ".join(line.strip() for line in msg.strip().splitlines() if line.strip())
@@ -103,13 +112,14 @@ class CudagraphRecord:
         """cudagraph trees record a CUDA graph inside the script's call of a graph (``tl.calling``,
         tracer.adapter.install_recording_hook): kept per output module key with the script's call number and
         ``cause`` (torch's failed check; None for a first recording or a new place in the tree)."""
-        key = getattr(self.tl, "calling", None)  # type: ignore[attr-defined]
+        key = getattr(self.state.tl, "calling", None)
         if key is None:
             return
-        calls = (getattr(self, "script_calls", {}).get(key) or {}).get("calls")
-        self.__dict__.setdefault("cudagraph_recordings", {}).setdefault(key, []).append({"call": calls, "cause": cause})
+        calls = (self.state.script_calls.get(key) or {}).get("calls")
+        self.recordings.setdefault(key, []).append({"call": calls, "cause": cause})
 
-    def timed_call(self, rec: dict[str, Any], run: Any) -> Any:
+    @staticmethod
+    def timed_call(rec: dict[str, Any], run: Any) -> Any:
         """One of the script's calls of a graph between a pair of CUDA events on the current stream:
         the span the GPU sees, from the call's first work (an input copy into a CUDA graph's static
         buffer, a launch) to its last, including any time the GPU waits for the CPU to launch."""
@@ -128,8 +138,8 @@ class CudagraphRecord:
             pass
         return out
 
-    def cudagraphs_run_info(self, g: Any, rec: dict[str, Any] | None, wrapper: str | None,
-                            key: str | None = None) -> dict[str, Any]:
+    def run_info(self, g: Any, rec: dict[str, Any] | None, wrapper: str | None,
+                 key: str | None = None) -> dict[str, Any]:
         """What the run message says of CUDA graphs for graph ``g`` (output module key ``key``): ``enabled``,
         ``captured`` (True, False or None: not known), ``skipped`` (torch's reason), ``partitions`` /
         ``outside`` (:func:`partitions_of`), ``recordings`` (each ``{"call", "cause"}`` cudagraph trees
@@ -150,8 +160,8 @@ class CudagraphRecord:
             info["script_calls"] = len(ms)
         info.update(partitions_of(wrapper or "") if info.get("enabled") else {})
         info["calls"] = calls
-        hooked = "installed" in (getattr(self, "cudagraph_recording_hook", None) or {})
-        recs = (getattr(self, "cudagraph_recordings", {}) or {}).get(key) if key else None
+        hooked = "installed" in (self.recording_hook or {})
+        recs = self.recordings.get(key) if key else None
         if hooked and info.get("enabled"):
             info["recordings"] = list(recs or [])
             info["rerecordings"] = [dict(r, cause=r.get("cause") or "a new place in cudagraph trees' tree (another "

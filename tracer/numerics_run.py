@@ -27,24 +27,24 @@ def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
     (``"[0/0] forward"``), with eager; sends one ``numerics`` message (:class:`session.format.GraphNumerics`)
     per graph, ``failed`` with ``error`` where it could not run."""
     names = [only] if isinstance(only, str) else list(only or [])
-    if names and not agent.script_done:  # e before the script's first call of a graph waits for it
+    if names and not agent.state.script_done:  # e before the script's first call of a graph waits for it
         names = [n for n in names if not _wait_for_first_call(agent, n)]
         if not names:
             return
-    todo = [(k, g) for k, g in list(agent.graphs.items())
+    todo = [(k, g) for k, g in list(agent.state.graphs.items())
             if g.get("output_path") and g.get("gm") is not None and not g.get("function")
             and (not names or f"{k[0]} {k[1]}" in names)]
     if not todo:
-        agent.send({"type": "numerics", "compile_id": "?", "graph_kind": "inference", "failed": True,
-                    "error": "no compiled graph to compare yet (codegen not reached)"})
+        agent.state.send({"type": "numerics", "compile_id": "?", "graph_kind": "inference", "failed": True,
+                          "error": "no compiled graph to compare yet (codegen not reached)"})
         return
     for (cid, kind), g in todo:
         msg: dict[str, Any] = {"type": "numerics", "compile_id": cid, "graph_kind": kind,
                                "device": g.get("device", "cpu")}
-        orig = agent.variant_of.get((cid, kind))
-        rec = agent._script_record(g, agent.graphs.get(orig) if orig else None)
+        orig = agent.state.variant_of.get((cid, kind))
+        rec = agent.timing.script_record(g, agent.state.graphs.get(orig) if orig else None)
         backward, inference = _graph_flags(kind)
-        snapshot = agent.what_if_inputs.get(orig or (cid, kind))
+        snapshot = agent.state.what_if_inputs.get(orig or (cid, kind))
         try:
             with open(g["output_path"], encoding="utf-8") as f:
                 if "def call(" not in f.read():
@@ -55,7 +55,7 @@ def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             msg.update(failed=True, error=f"{type(e).__name__}: {e}".splitlines()[0][:500])
             msg["method"] = traceback.format_exc()[-2000:]
-        agent.send(msg)
+        agent.state.send(msg)
 
 
 def _compare(agent: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, backward: bool,
@@ -63,18 +63,18 @@ def _compare(agent: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, b
     from inductor_step.tracer.numerics import compare_graph  # noqa: PLC0415
 
     key = (cid, f"{kind}{protocol.VARIANT_SEP}numerics")
-    saved = (agent.fusion_lines, agent.capture_fusion)  # (a variant keeps its own Agent.current)
-    with agent.what_if_lock:
-        agent.tl.silent = True
-        agent.tl.variant = key
+    saved = (agent.state.fusion_lines, agent.state.capture_fusion)  # (a variant keeps its own AgentState.current)
+    with agent.state.what_if_lock:
+        agent.state.tl.silent = True
+        agent.state.tl.variant = key
         try:
             return compare_graph(g["output_path"], g["gm"], g.get("links") or {}, rec, snapshot=snapshot,
                                  is_backward=backward, is_inference=inference)
         finally:
-            agent.tl.silent = False
-            agent.tl.variant = None
-            agent.graphs.pop(key, None)
-            agent.fusion_lines, agent.capture_fusion = saved
+            agent.state.tl.silent = False
+            agent.state.tl.variant = None
+            agent.state.graphs.pop(key, None)
+            agent.state.fusion_lines, agent.state.capture_fusion = saved
 
 
 #: the numerics message of a graph the script has not called yet
@@ -87,7 +87,7 @@ def _called(agent: Any, g: dict[str, Any] | None) -> bool:
 
     if not g or not g.get("output_path"):
         return False
-    rec = agent.script_calls.get(adapter.output_module_key(g["output_path"]))
+    rec = agent.state.script_calls.get(adapter.output_module_key(g["output_path"]))
     return bool(rec and rec.get("calls"))
 
 
@@ -98,15 +98,16 @@ def _wait_for_first_call(agent: Any, name: str) -> bool:
     ``waiting`` message and :func:`on_first_call` compares it when the call comes."""
     key = protocol.GraphKey.parse(name)
     cid, kind = key.pair
-    if not key.kind or key.variant is not None or key.subgraph or agent.script_done:
+    if not key.kind or key.variant is not None or key.subgraph or agent.state.script_done:
         return False
-    g = agent.graphs.get((cid, kind))
-    if g is not None and (g.get("function") or agent.variant_of.get((cid, kind))) or _called(agent, g):
+    g = agent.state.graphs.get((cid, kind))
+    if g is not None and (g.get("function") or agent.state.variant_of.get((cid, kind))) or _called(agent, g):
         return False
-    waiting = agent.__dict__.setdefault("numerics_waiting", set())
+    waiting = agent.state.numerics_waiting
     waiting.add(name)
-    agent.send({"type": "numerics", "compile_id": cid, "graph_kind": key.kind, **({"part": key.part} if key.part else {}),
-                "waiting": True, "message": WAITING, "inputs_origin": "waiting"})
+    agent.state.send({"type": "numerics", "compile_id": cid, "graph_kind": key.kind,
+                      **({"part": key.part} if key.part else {}),
+                      "waiting": True, "message": WAITING, "inputs_origin": "waiting"})
     return True
 
 
@@ -115,9 +116,9 @@ def on_first_call(agent: Any, module_key: str) -> None:
     graph that waits for that call (:func:`_wait_for_first_call`) on a thread of its own, on those inputs."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
-    waiting = agent.__dict__.get("numerics_waiting") or set()
+    waiting = agent.state.numerics_waiting
     for name in list(waiting):
-        g = agent.graphs.get(protocol.GraphKey.parse(name).pair)
+        g = agent.state.graphs.get(protocol.GraphKey.parse(name).pair)
         if g and g.get("output_path") and adapter.output_module_key(g["output_path"]) == module_key:
             waiting.discard(name)
             threading.Thread(target=numerics_all, args=(agent, name), daemon=True,
@@ -127,7 +128,7 @@ def on_first_call(agent: Any, module_key: str) -> None:
 def flush_waiting(agent: Any) -> None:
     """The script ended: compare the graphs still waiting for a first call that never came (random inputs, said
     so in their ``inputs``)."""
-    waiting = agent.__dict__.get("numerics_waiting") or set()
+    waiting = agent.state.numerics_waiting
     names = sorted(waiting)
     waiting.clear()
     if names:

@@ -19,7 +19,7 @@ from inductor_step.session.format import GraphKey
 
 def _graph(agent: Any, key: str) -> tuple[tuple[str, str], dict[str, Any]] | None:
     pair = GraphKey.parse(str(key)).pair
-    g = agent.graphs.get(pair)
+    g = agent.state.graphs.get(pair)
     return (pair, g) if g is not None else None
 
 
@@ -27,7 +27,7 @@ def _inputs(agent: Any, g: dict[str, Any]) -> dict[str, Any] | None:
     """The script's first-call inputs of graph ``g`` (what timing uses where shapes match), or None."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
-    rec = agent.script_calls.get(adapter.output_module_key(g["output_path"]))
+    rec = agent.state.script_calls.get(adapter.output_module_key(g["output_path"]))
     return {"inputs": rec.get("inputs") or {}} if rec else None
 
 
@@ -45,17 +45,17 @@ def time_pair(agent: Any, graphs: list[str] | None) -> None:
     where = f"timing {a} and {b} round by round"
 
     def end(status: str, message: str, **extra: Any) -> None:
-        agent.send({**head, "status": status, "message": message, **extra})
-        agent._run_done({"type": "run_status", "message": f"{where}: {message}" if status == "failed" else message,
+        agent.state.send({**head, "status": status, "message": message, **extra})
+        agent.timing.run_done({"type": "run_status", "message": f"{where}: {message}" if status == "failed" else message,
                          "done": True, "timed": 2 if status == "done" else 0,
                          "failed": [] if status == "done" else [a, b], "of": 2,
                          **({"cancelled": True} if extra.get("cancelled") else {})})
 
-    if not agent._wait_for_run_lock():
-        agent.send({**head, "status": "failed", "message": "cancelled before it started", "cancelled": True})
+    if not agent.timing.wait_for_run_lock():
+        agent.state.send({**head, "status": "failed", "message": "cancelled before it started", "cancelled": True})
         return
-    agent.cancel_run.clear()
-    agent.run_active = True
+    agent.timing.cancel_run.clear()
+    agent.timing.run_active = True
     try:
         ga, gb = _graph(agent, a), _graph(agent, b)
         why = None
@@ -75,24 +75,25 @@ def time_pair(agent: Any, graphs: list[str] | None) -> None:
         if (g_a.get("device", "cpu") != g_b.get("device", "cpu")):
             end("failed", f"they ran on different devices ({g_a.get('device')} and {g_b.get('device')})")
             return
-        agent.send({**head, "status": "timing", "message": f"{where} (limit {agent.timing_limit_s:g} s)"})
-        agent.send({"type": "run_status", "message": f"{where}: starting (limit {agent.timing_limit_s:g} s)",
-                    "limit_s": agent.timing_limit_s})
+        agent.state.send({**head, "status": "timing", "message": f"{where} (limit {agent.state.timing_limit_s:g} s)"})
+        agent.state.send({"type": "run_status",
+                          "message": f"{where}: starting (limit {agent.state.timing_limit_s:g} s)",
+                          "limit_s": agent.state.timing_limit_s})
         worker = TimingWorker()
         try:
             result = worker.time(
                 g_a["output_path"], adapter.portable_graph_module(g_a.get("gm")), g_a.get("device", "cpu"),
-                cancel=agent.cancel_run, timeout_s=agent.timing_limit_s, script=_inputs(agent, g_a),
+                cancel=agent.timing.cancel_run, timeout_s=agent.state.timing_limit_s, script=_inputs(agent, g_a),
                 pair={"output_path": g_b["output_path"], "eager_gm": adapter.portable_graph_module(g_b.get("gm")),
                       "script": _inputs(agent, g_b)},
-                progress=lambda text: agent.send({"type": "run_status", "message": f"{where}: {text}"}))
+                progress=lambda text: agent.state.send({"type": "run_status", "message": f"{where}: {text}"}))
         except TimingFailed as e:
             end("failed", e.reason, **({"cancelled": True} if e.cancelled else {}))
             return
         finally:
             worker.close()
         result.pop("isolated", None)
-        if agent.cancel_run.is_set():  # c between two rounds: the worker stopped early
+        if agent.timing.cancel_run.is_set():  # c between two rounds: the worker stopped early
             end("failed", f"cancelled after {result.get('rounds')} round(s)", cancelled=True)
             return
         ratio = result.get("b_vs_a")
@@ -101,8 +102,8 @@ def time_pair(agent: Any, graphs: list[str] | None) -> None:
     except Exception as e:  # noqa: BLE001 - never takes the agent down; the request still ends
         end("failed", f"{type(e).__name__}: {e}", traceback=traceback.format_exc()[-4000:])
     finally:
-        agent.run_active = False
-        agent.run_lock.release()
+        agent.timing.run_active = False
+        agent.timing.run_lock.release()
 
 
 __all__ = ["time_pair"]

@@ -16,7 +16,6 @@ compile ids start at ``[0/0]``.  Nothing is timed (no ``run`` messages: timing b
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import threading
@@ -24,7 +23,8 @@ import time
 from typing import Any, Callable, Iterator
 
 from inductor_step.session import format as protocol
-from inductor_step.tracer.agent import Agent, _Quit
+from inductor_step.tracer.agent import Agent
+from inductor_step.tracer.agent_start import FusionHandler, TraceHandler
 
 #: the recorder the process-wide hooks call now (None: no recording is active)
 _ACTIVE: list["Recorder | None"] = [None]
@@ -54,15 +54,15 @@ class Recorder(Agent):
     def __init__(self, path: str, label: str):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         super().__init__(fd, None, step=False, script=label, argv=[])
-        self.out = _File(self.out)  # type: ignore[assignment]
+        self.state.out = _File(self.state.out)
         self.path = path
 
 
 def _call_active(name: str) -> Callable[..., Any]:
-    """A hook that calls method ``name`` of the active recorder, and nothing when none is."""
+    """A hook that calls method ``name`` of the active recorder's capture part, and nothing when none is."""
     def call(*a: Any) -> Any:
         rec = _ACTIVE[0]
-        return getattr(rec, name)(*a) if rec is not None else None
+        return getattr(rec.capture, name)(*a) if rec is not None else None
     return call
 
 
@@ -82,11 +82,11 @@ def _install_once() -> list[str]:
 
     def before(gm: Any, name: str) -> None:
         if _ACTIVE[0] is not None:
-            backends.on_backend_before(_ACTIVE[0], gm, name)
+            backends.on_backend_before(_ACTIVE[0].state, gm, name)
 
     def after(gm: Any, name: str, err: BaseException | None) -> None:
         if _ACTIVE[0] is not None:
-            backends.on_backend_after(_ACTIVE[0], gm, name, err)
+            backends.on_backend_after(_ACTIVE[0].state, gm, name, err)
 
     if adapter.install_backend_hook(before, after):
         hooks.append("OutputGraph.call_user_compiler (each graph's backend; other backends' graphs)")
@@ -94,36 +94,6 @@ def _install_once() -> list[str]:
         hooks.append("torch._dynamo.reset (compile ids after a reset carry @resetN)")
     _INSTALLED["hooks"] = hooks
     return hooks
-
-
-class _TraceHandler(logging.Handler):
-    """torch's structured trace into the active recorder (as the agent's own handler: no handler lock
-    around emit, a capture error logged and never raised into the compile)."""
-
-    def handle(self, record: logging.LogRecord) -> bool:
-        self.emit(record)
-        return True
-
-    def emit(self, record: logging.LogRecord) -> None:
-        rec = _ACTIVE[0]
-        if rec is None:
-            return
-        try:
-            rec.on_trace(record)
-        except _Quit:
-            raise
-        except Exception:  # noqa: BLE001
-            logging.getLogger("inductor_step").debug("trace handler", exc_info=True)
-
-
-class _FusionHandler(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        rec = _ACTIVE[0]
-        if rec is not None and rec.capture_fusion:
-            try:
-                rec.fusion_lines.append(record.getMessage())
-            except Exception:  # noqa: BLE001
-                pass
 
 
 @contextlib.contextmanager
@@ -144,38 +114,40 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
         rec = Recorder(path, label)
         _ACTIVE[0] = rec
     saved = inprocess.save_settings()
-    trace, fusion = _TraceHandler(), _FusionHandler()
+    trace, fusion = TraceHandler(lambda: _ACTIVE[0]), FusionHandler(lambda: _ACTIVE[0])  # the agent's own
     fusion_before = None
     try:
         hooks = list(_install_once())
-        rec.final_hooks = {h: True for h in _INSTALLED.get("final", [])}
+        rec.state.final_hooks = {h: True for h in _INSTALLED.get("final", [])}
         if reset:
             inprocess.fresh_dynamo()
         inprocess.drop_leftovers()
         info = adapter.versions()
-        rec.device = info["device"]
+        rec.state.device = info["device"]
         settings = adapter.configure_inductor()
-        hooks = adapter.install_passes(rec.on_pre_grad, rec.on_post_grad_pre, rec.on_post_grad_post,
-                                       rec.on_pre_fusion, rec.on_post_fusion) + hooks
+        cap = rec.capture
+        hooks = adapter.install_passes(cap.on_pre_grad, cap.on_post_grad_pre, cap.on_post_grad_post,
+                                       cap.on_pre_fusion, cap.on_post_fusion) + hooks
         adapter.add_trace_handler(trace, _wants)
         fusion_before = inprocess.listen(adapter.fusion_logger(), fusion, debug=True)
-        rec.send({"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
-                  "python": sys.version.split()[0], "device": info["device"],
-                  "device_name": info.get("device_name"), "cuda": info.get("cuda"),
-                  "script": label, "argv": [], "cwd": os.getcwd(), "pid": os.getpid(), "time": time.time(),
-                  "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
-                  "in_process": "recorded inside the caller's process (inductor_step.tracer.record): its compiles "
-                                "only, no timing; every torch setting changed for it was put back afterwards",
-                  "note": "FX-graph and AOTAutograd caches were off while recording so every stage is captured"})
+        rec.state.send({"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
+                        "python": sys.version.split()[0], "device": info["device"],
+                        "device_name": info.get("device_name"), "cuda": info.get("cuda"),
+                        "script": label, "argv": [], "cwd": os.getcwd(), "pid": os.getpid(), "time": time.time(),
+                        "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
+                        "in_process": "recorded inside the caller's process (inductor_step.tracer.record): its "
+                                      "compiles only, no timing; every torch setting changed for it was put back "
+                                      "afterwards",
+                        "note": "FX-graph and AOTAutograd caches were off while recording so every stage is captured"})
         yield rec
     finally:
         try:
-            compiled = sum(1 for g in rec.graphs.values() if g.get("last_stage"))
-            extra = backends.done_fields(rec)
+            compiled = sum(1 for g in rec.state.graphs.values() if g.get("last_stage"))
+            extra = backends.done_fields(rec.state)
             msg = extra.pop("message", None)
-            rec.send({"type": "done", "returncode": 0, "graphs": compiled,
-                      "message": None if compiled and extra.get("inductor_graphs") else
-                      msg or "no torch.compile compile was made inside the recording", **extra})
+            rec.state.send({"type": "done", "returncode": 0, "graphs": compiled,
+                            "message": None if compiled and extra.get("inductor_graphs") else
+                            msg or "no torch.compile compile was made inside the recording", **extra})
         finally:
             adapter.trace_logger().removeHandler(trace)
             if fusion_before is not None:
@@ -184,7 +156,7 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
             inprocess.drop_leftovers()
             with _LOCK:
                 _ACTIVE[0] = None
-            rec.out.f.close()  # type: ignore[attr-defined]
+            rec.state.out.f.close()
 
 
 def _wants(name: str) -> bool:

@@ -134,7 +134,7 @@ def _graph_of(agent: Any, key: str | None, kernel: str) -> tuple[tuple[str, str]
     """The agent's graph (``(cid, kind)``, state) whose output code defines ``kernel`` (the one named
     ``key``, ``"[0/0] forward"``, when given)."""
     want = GraphKey.parse(key).pair if key else None
-    for (cid, kind), g in list(agent.graphs.items()):
+    for (cid, kind), g in list(agent.state.graphs.items()):
         path = g.get("output_path")
         if not path or (want and (cid, kind) != want):
             continue
@@ -159,25 +159,25 @@ def save_for(agent: Any, key: str | None, kernel: str, out_dir: str) -> dict[str
         named = GraphKey.parse(key or "?")
         msg.update(compile_id=named.compile_id, graph_kind=named.kind_text or "?",
                    error=f"no compiled graph{' ' + key if key else ''} of this process defines {kernel}")
-        agent.send(msg)
+        agent.state.send(msg)
         return msg
     (cid, kind), g = found
     msg.update(compile_id=cid, graph_kind=kind)
-    script = agent.script_calls.get(adapter.output_module_key(g["output_path"]))
+    script = agent.state.script_calls.get(adapter.output_module_key(g["output_path"]))
     if not (script or {}).get("inputs"):  # random inputs are what the repro allocates anyway: say why not real
         msg["error"] = (f"the script has not called {cid} {kind} yet (its inputs are kept at its first call): let it "
                         "run past the compile (n), then ask again" if not (script or {}).get("calls") else
                         f"the agent kept none of the script's inputs of {cid} {kind} "
                         f"({(script or {}).get('status') or 'none were tensors'})")
-        agent.send(msg)
+        agent.state.send(msg)
         return msg
-    with agent.run_lock:  # not while a timing run uses the device
+    with agent.timing.run_lock:  # not while a timing run uses the device
         try:
             with on_graph_device(g.get("device")):  # this thread starts on cuda:0
                 msg.update(save_kernel_inputs(g["output_path"], kernel, inputs_file(out_dir, kernel), script))
         except Exception as e:  # noqa: BLE001 - said in the message, never the agent's end
             msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
-    agent.send(msg)
+    agent.state.send(msg)
     return msg
 
 
@@ -204,30 +204,31 @@ def run_then_save(agent: Any) -> None:
     spec = os.environ.get(SAVE_ENV, "")
     out_dir = os.environ.get(DIR_ENV) or os.path.join(os.getcwd(), "repros")
     runs: list[dict[str, Any]] = []
-    if agent.run_at_end:
-        real_send = agent.send
+    if agent.state.run_at_end:
+        real_send = agent.state.send
 
         def send(msg: dict[str, Any]) -> None:
             if msg.get("type") == "run" and not msg.get("error"):
                 runs.append(dict(msg))
             real_send(msg)
-        agent.send = send
+        agent.state.send = send
         try:
-            agent.run_all()
+            agent.timing.run_all()
         finally:
-            del agent.send  # the class's own again
+            del agent.state.send  # the class's own again
     if spec == "top":
         top = _top_kernel(runs)
         if top is None:
-            agent.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": "top",
-                        "error": "--save-inputs top picks the kernel with the largest run-stage time and nothing was "
-                                 "timed: with --headless add --run (in the UI: r, then X on the kernel in pane 6)"})
+            agent.state.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": "top",
+                              "error": "--save-inputs top picks the kernel with the largest run-stage time and "
+                                       "nothing was timed: with --headless add --run (in the UI: r, then X on the "
+                                       "kernel in pane 6)"})
             return
         save_for(agent, top[0], top[1], out_dir)
         return
     from inductor_step.tracer.codeparse import parse_wrapper  # noqa: PLC0415
 
-    for (cid, kind), g in list(agent.graphs.items()):
+    for (cid, kind), g in list(agent.state.graphs.items()):
         try:
             with open(g.get("output_path") or "", encoding="utf-8") as f:
                 names = [k["name"] for k in parse_wrapper(f.read()) if k["backend"] in ("cpp", "triton")]
@@ -237,5 +238,6 @@ def run_then_save(agent: Any) -> None:
         if hit:
             save_for(agent, f"{cid} {kind}", hit, out_dir)
             return
-    agent.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": spec,
-                "error": f"--save-inputs {spec}: no Triton or C++ kernel of this run's graphs has it in its name"})
+    agent.state.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": spec,
+                      "error": f"--save-inputs {spec}: no Triton or C++ kernel of this run's graphs has it in its "
+                               "name"})

@@ -43,8 +43,8 @@ def _match(dynamo_attrs: list[str], aot_attrs: list[str]) -> dict[str, str]:
 
 
 class SubgraphCapture:
-    """The capture hooks' subgraph half, mixed into :class:`tracer.capture.Capture` (which has
-    ``frame``, ``graph``, ``stop``, ``part_frame``, ``current``, ``tl``)."""
+    """The capture hooks' subgraph half, a base of :class:`tracer.capture.Capture` (which has ``state``:
+    ``frame``, ``graph``, ``stop``, ``current``, ``tl``; and ``part_frame``, ``build_links``)."""
 
     # ------------------------------------------------------------------ dynamo and aot
     def keep_dynamo_subgraph(self, cid: str, path: list[str], graph: Any) -> None:
@@ -53,7 +53,7 @@ class SubgraphCapture:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         gm = getattr(graph, "owning_module", None)
-        self.frame(cid).setdefault("sub_dynamo_pending", {})[tuple(path)] = {
+        self.state.frame(cid).setdefault("sub_dynamo_pending", {})[tuple(path)] = {
             "graph": adapter.fx_graph(graph), "attrs": adapter.subgraph_attrs(gm) if gm is not None else []}
 
     def adopt_dynamo_subgraphs(self, cid: str, fr: dict[str, Any], graph: Any) -> None:
@@ -62,7 +62,7 @@ class SubgraphCapture:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         gm = getattr(graph, "owning_module", None)
-        fr["sub_dynamo"] = self.frame(cid).pop("sub_dynamo_pending", {})
+        fr["sub_dynamo"] = self.state.frame(cid).pop("sub_dynamo_pending", {})
         fr["sub_dynamo_attrs"] = adapter.subgraph_attrs(gm) if gm is not None else []
 
     def _dynamo_of(self, fr: dict[str, Any], path: list[str]) -> tuple[dict | None, str | None]:
@@ -96,7 +96,7 @@ class SubgraphCapture:
         root = adapter.pass_root()
         backward = root is not None and adapter.is_backward_graph(root.graph)
         kind = with_part("backward" if backward else (fr["kind"] or "inference"), fr.get("part"))
-        return getattr(self.tl, "variant", None) or (cid, kind)
+        return getattr(self.state.tl, "variant", None) or (cid, kind)
 
     def on_subgraph_post_grad_pre(self, cid: str, path: list[str], graph: Any) -> None:
         """The post-grad passes start on subgraph ``path``: its dynamo stop (its Dynamo graph, matched to
@@ -104,8 +104,8 @@ class SubgraphCapture:
         fr = self.part_frame(cid)
         rcid, rkind = self.subgraph_root(cid)
         kind = sub_kind(rkind, path)
-        g = self.graph(rcid, kind)
-        if g.last_stage is not None or getattr(self.tl, "variant", None) is not None:
+        g = self.state.graph(rcid, kind)
+        if g.last_stage is not None or getattr(self.state.tl, "variant", None) is not None:
             return
         snap, dyn_name = self._dynamo_of(fr, path)
         parent = f"{rcid} {rkind}"
@@ -117,7 +117,7 @@ class SubgraphCapture:
             note = (f"A subgraph of {parent}, named {SUBGRAPH_SEP.join(path)!r} by AOTAutograd: its Dynamo graph "
                     "could not be matched (the parent's Dynamo and AOT graphs use a different number of subgraphs).")
         g.dynamo = snap
-        self.stop(rcid, kind, "dynamo", {"graph": snap, "graph_breaks": [], "recompile_reasons": [], "note": note})
+        self.state.stop(rcid, kind, "dynamo", {"graph": snap, "graph_breaks": [], "recompile_reasons": [], "note": note})
 
     def on_subgraph_post_grad_post(self, cid: str, path: list[str], graph: Any) -> None:
         """The post-grad passes are done on subgraph ``path``: its aot stop (its post-grad graph)."""
@@ -125,14 +125,14 @@ class SubgraphCapture:
 
         rcid, rkind = self.subgraph_root(cid)
         kind = sub_kind(rkind, path)
-        g = self.graph(rcid, kind)
+        g = self.state.graph(rcid, kind)
         g.gm = getattr(graph, "owning_module", None)
         post_grad = adapter.fx_graph(graph)
         if isinstance(post_grad, dict) and "unavailable" not in post_grad:
             post_grad["when"] = ("after Inductor's post-grad passes on this subgraph (they run on each subgraph "
                                  "before its parent); AOTAutograd traced it inside the parent's graph")
         g.post_grad_nodes = post_grad.get("nodes") or []
-        self.stop(rcid, kind, "aot", {"aot_graphs": {}, "post_grad": post_grad})
+        self.state.stop(rcid, kind, "aot", {"aot_graphs": {}, "post_grad": post_grad})
 
     # ------------------------------------------------------------------ lowering to codegen
     def subgraph_lowering_key(self, cid: str, kind: str, gl: Any) -> tuple[str, str, str] | None:
@@ -151,7 +151,7 @@ class SubgraphCapture:
         ``(cid, kind)``, the same what-if variant."""
         top = GraphKey.parse_kind(kind, cid)
         depth = len(top.subgraphs)
-        keys = ((pair, GraphKey.parse_kind(pair[1], pair[0])) for pair in list(self.graphs))
+        keys = ((pair, GraphKey.parse_kind(pair[1], pair[0])) for pair in list(self.state.graphs))
         return [(pair, k) for pair, k in keys
                 if len(k.subgraphs) > depth and k.subgraphs[:depth] == top.subgraphs and k.replace(subgraph=top.subgraph) == top]
 
@@ -170,7 +170,7 @@ class SubgraphCapture:
         parent = f"{cid} {kind}"
         for sk in self.subgraphs_of(cid, kind):
             k = sub_kind(kind, sk.split(SUBGRAPH_SEP))
-            g = self.graphs.get((cid, k))
+            g = self.state.graphs.get((cid, k))
             if g is None:
                 continue
             m: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": k, "device": msg.get("device", "cpu"),
@@ -208,12 +208,12 @@ class SubgraphCapture:
 
         functions = subgraph_functions(wrapper)
         for (c, k), _key in self._subgraph_keys(cid, kind):
-            g = self.graphs[(c, k)]
+            g = self.state.graphs[(c, k)]
             if g.last_stage == "codegen":
                 continue
             fn = getattr(g, "function", None)
             if cpp and fn is not None:  # GraphLowering.make_subgraph: "For cpp wrapper, we inline the subgraphs"
-                self.stop(c, k, "codegen", {"unavailable": f"the C++ wrapper inlines this subgraph's code into {cid} "
+                self.state.stop(c, k, "codegen", {"unavailable": f"the C++ wrapper inlines this subgraph's code into {cid} "
                                                           f"{kind}'s: its kernels are listed there"}, pause=False)
                 continue
             if fn is None or fn not in functions:
@@ -224,7 +224,7 @@ class SubgraphCapture:
                 done = ("dynamo", "aot") + (("lowering", "scheduling", "loopbody") if g.last_stage == "loopbody" else ())
                 for stage in ("lowering", "scheduling", "loopbody", "codegen"):
                     if stage not in done:
-                        self.stop(c, k, stage, {"unavailable": why}, pause=False)
+                        self.state.stop(c, k, stage, {"unavailable": why}, pause=False)
                 continue
             kernels = parse_wrapper(wrapper, body=functions[fn])
             bind_no_return_calls(kernels, g.after, (getattr(g, "mutations", None) or {}).get("mutation_real_name"))
@@ -234,9 +234,9 @@ class SubgraphCapture:
                                      mutations=getattr(g, "mutations", None))
             keep_own_nodes(links, g.post_grad_nodes)
             explain_hop_buffers(links, g.post_grad_nodes, f"{c} {k}", self.subgraphs_of(c, k))  # a subgraph's own
-            self.stop(c, k, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": None,
-                                        "kernel_spans": kernel_spans(wrapper, kernels), "links": links,
-                                        "function": fn, "function_lines": _lines(wrapper, functions[fn])})
+            self.state.stop(c, k, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": None,
+                                              "kernel_spans": kernel_spans(wrapper, kernels), "links": links,
+                                              "function": fn, "function_lines": _lines(wrapper, functions[fn])})
 
 
 def drop_subgraph_kernels(kernels: list[dict], wrapper: str) -> list[dict]:

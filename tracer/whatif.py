@@ -31,17 +31,17 @@ from inductor_step.tracer.graph_device import on_graph_device
 
 
 def run_variant(agent: Any, compile_fn: Callable[[], None], name: str) -> None:
-    """Run ``compile_fn`` (a variant's compile, its hooks reading ``agent.tl.variant``) on a thread of its own under
-    ``agent.what_if_lock`` and wait for it; the fusion log the agent collects is put back after (a variant keeps its
-    own ``Agent.current``)."""
-    saved = (agent.fusion_lines, agent.capture_fusion)
+    """Run ``compile_fn`` (a variant's compile, its hooks reading ``agent.state.tl.variant``) on a thread of its own
+    under ``agent.state.what_if_lock`` and wait for it; the fusion log the agent collects is put back after (a variant
+    keeps its own ``current``: AgentState.current)."""
+    saved = (agent.state.fusion_lines, agent.state.capture_fusion)
     t = threading.Thread(target=compile_fn, name=name, daemon=True)
-    with agent.what_if_lock:
+    with agent.state.what_if_lock:
         try:
             t.start()
             t.join()
         finally:
-            agent.fusion_lines, agent.capture_fusion = saved
+            agent.state.fusion_lines, agent.state.capture_fusion = saved
 
 def check_settings(settings: dict[str, Any]) -> str | None:
     """None if every name is a ``torch._inductor.config`` value setting here, else a one-line reason."""
@@ -72,30 +72,30 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
     vkind = GraphKey.parse_kind(kind, cid).replace(variant=variant).kind_text
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": variant, "settings": settings}
     why = check_settings(settings)
-    g = agent.graphs.get((cid, kind))
-    snapshot = agent.what_if_inputs.get((cid, kind))
+    g = agent.state.graphs.get((cid, kind))
+    snapshot = agent.state.what_if_inputs.get((cid, kind))
     if why is None and (g is None or snapshot is None):
         why = (f"{cid} {kind} has no post-grad graph captured yet (it reaches Inductor after its aot stop)"
                if g is not None else f"no graph {cid} {kind} in this session")
     if why is not None:
-        agent.send({**head, "status": "failed", "message": why})
+        agent.state.send({**head, "status": "failed", "message": why})
         return None
-    agent.send({**head, "status": "compiling", "message": f"recompiling {cid} {kind} with {variant}"})
-    agent.graphs.pop((cid, vkind), None)
+    agent.state.send({**head, "status": "compiling", "message": f"recompiling {cid} {kind} with {variant}"})
+    agent.state.graphs.pop((cid, vkind), None)
     state: dict[str, Any] = {}
 
     def compile_it() -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        agent.tl.variant = (cid, vkind)
+        agent.state.tl.variant = (cid, vkind)
         try:
-            fr = agent.frames.get(agent.frame_key(cid, kind)) or {}
+            fr = agent.state.frames.get(agent.state.frame_key(cid, kind)) or {}
             note = (f"The Dynamo graph of {cid} {kind}: this variant recompiled that graph's post-grad graph "
                     f"(as compile_fx_inner got it) with {variant}; Dynamo and AOTAutograd did not run again.")
-            agent.stop(cid, vkind, "dynamo", {"graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "",
-                                                                              "nodes": []},
-                                               "graph_breaks": fr.get("graph_breaks") or [],
-                                               "recompile_reasons": [], "note": note})
+            agent.state.stop(cid, vkind, "dynamo", {"graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "",
+                                                                                    "nodes": []},
+                                                     "graph_breaks": fr.get("graph_breaks") or [],
+                                                     "recompile_reasons": [], "note": note})
             base = GraphKey.parse_kind(kind).kind
             with on_graph_device((g or {}).get("device")):  # this thread starts on cuda:0
                 state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=base == "backward",
@@ -104,22 +104,24 @@ def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: 
             state["error"] = e
             state["traceback"] = traceback.format_exc()
         finally:
-            agent.tl.variant = None
+            agent.state.tl.variant = None
 
     run_variant(agent, compile_it, "inductor-step what-if")
-    vg = agent.graphs.get((cid, vkind)) or {}
+    vg = agent.state.graphs.get((cid, vkind)) or {}
     if "error" in state:
         e = state["error"]
         last = vg.get("last_stage")
         stage = "codegen" if last == "codegen" else STAGES[STAGES.index(last) + 1] if last in STAGES else "aot"
         text = f"{type(e).__name__}: {e}".strip()
-        agent.send({"type": "error", "stage": stage, "message": text.splitlines()[0] if text else type(e).__name__,
-                    "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
-                    "graph_kind": vkind})
-        agent.send({**head, "status": "failed", "message": f"the variant failed at {stage}: {text.splitlines()[0]}"})
+        agent.state.send({"type": "error", "stage": stage,
+                          "message": text.splitlines()[0] if text else type(e).__name__,
+                          "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
+                          "graph_kind": vkind})
+        agent.state.send({**head, "status": "failed",
+                          "message": f"the variant failed at {stage}: {text.splitlines()[0]}"})
         return None
-    agent.variant_of[(cid, vkind)] = (cid, kind)
-    agent.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
+    agent.state.variant_of[(cid, vkind)] = (cid, kind)
+    agent.state.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
     if run:
         threading.Thread(target=_time_when_ready, args=(agent, (cid, kind), (cid, vkind)), daemon=True,
                          name="inductor-step what-if timing").start()
@@ -133,9 +135,9 @@ def _time_when_ready(agent: Any, orig: tuple[str, str], var: tuple[str, str]) ->
     timing run in progress to end."""
     import time  # noqa: PLC0415
 
-    while not (agent.graphs.get(orig) or {}).get("output_path") and not agent.script_done:
+    while not (agent.state.graphs.get(orig) or {}).get("output_path") and not agent.state.script_done:
         time.sleep(0.2)
-    agent.run_all(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
+    agent.timing.run_all(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
 
 
 # ----------------------------------------------------------------------------- numerics (timing worker)

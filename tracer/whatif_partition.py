@@ -21,10 +21,10 @@ def install(agent: Any) -> list[str]:
     agent.what_if_joints = {}
 
     def keep(joint: dict[str, Any]) -> None:
-        if getattr(agent.tl, "variant", None) is None:
+        if getattr(agent.state.tl, "variant", None) is None:
             cid = adapter.current_compile_id()
             # the part whose compile_fx runs now (tracer.capture.new_part set it at its pre-grad pass)
-            agent.what_if_joints[agent.frames.get(cid, {}).get("cur") or cid] = joint
+            agent.what_if_joints[agent.state.frames.get(cid, {}).get("cur") or cid] = joint
 
     return (["min_cut_rematerialization_partition (the joint graph, for activation_memory_budget what-ifs)"]
             if install_partition_hook(keep) else [])
@@ -42,7 +42,7 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
     label = settings_label(settings)
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": label, "settings": settings}
     base, part = split_part(kind)  # a DDPOptimizer part's forward and backward keep their part: "forward #2"
-    joint = (getattr(agent, "what_if_joints", None) or {}).get(agent.frame_key(cid, kind))
+    joint = (getattr(agent, "what_if_joints", None) or {}).get(agent.state.frame_key(cid, kind))
     why = None
     if base not in ("forward", "backward"):
         why = (f"{cid} {kind}: {', '.join(settings)} acts in AOTAutograd's partitioner on a training graph's joint "
@@ -51,24 +51,25 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
         why = (f"{cid} {kind}: no joint graph was kept for this compile (a cached compile, --caches on, skips the "
                "partitioner; or torch has no min_cut_rematerialization_partition to hook)")
     if why is not None:
-        agent.send({**head, "status": "failed", "message": why})
+        agent.state.send({**head, "status": "failed", "message": why})
         return None
     origs = {k: with_part(k, part) for k in ("forward", "backward")}
     keys = {k: GraphKey(cid, k, part=part, variant=label).kind_text for k in origs}
-    if all((agent.graphs.get((cid, v)) or {}).get("output_path") for v in keys.values()):  # asked for both graphs
-        agent.send({**head, "status": "done", "message": f"{cid} {keys[base]} was compiled with its other half"})
+    if all((agent.state.graphs.get((cid, v)) or {}).get("output_path") for v in keys.values()):  # asked for both graphs
+        agent.state.send({**head, "status": "done", "message": f"{cid} {keys[base]} was compiled with its other half"})
         return f"{cid} {keys[base]}"
-    agent.send({**head, "status": "compiling", "message": f"partitioning {cid} {origs['forward']}'s joint graph again with {label}"})
+    agent.state.send({**head, "status": "compiling",
+                      "message": f"partitioning {cid} {origs['forward']}'s joint graph again with {label}"})
     state: dict[str, Any] = {}
 
     def compile_them() -> None:
         try:
             fw, bw = adapter.partition_again(joint, adapter.functorch_settings(settings))
             for k, gm in (("forward", fw), ("backward", bw)):
-                agent.tl.variant = (cid, keys[k])
+                agent.state.tl.variant = (cid, keys[k])
                 state["at"] = k
-                fr = agent.frames.get(agent.frame_key(cid, origs[k])) or {}
-                agent.stop(cid, keys[k], "dynamo", {
+                fr = agent.state.frames.get(agent.state.frame_key(cid, origs[k])) or {}
+                agent.state.stop(cid, keys[k], "dynamo", {
                     "graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "", "nodes": []},
                     "graph_breaks": fr.get("graph_breaks") or [], "recompile_reasons": [],
                     "note": f"The Dynamo graph of {cid}: this variant partitioned its joint graph again with {label} "
@@ -79,29 +80,30 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
         except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
             state["error"], state["traceback"] = e, traceback.format_exc()
         finally:
-            agent.tl.variant = None
+            agent.state.tl.variant = None
 
     run_variant(agent, compile_them, "inductor-step what-if (partition)")
     if "error" in state:
         e = state["error"]
         text = f"{type(e).__name__}: {e}".strip()
-        agent.send({"type": "error", "stage": "aot", "message": text.splitlines()[0] if text else type(e).__name__,
-                    "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
-                    "graph_kind": keys.get(state.get("at", base), keys["forward"])})
-        agent.send({**head, "status": "failed", "message": f"the {state.get('at', 'partition')} variant failed: "
-                                                            f"{text.splitlines()[0] if text else ''}"})
+        agent.state.send({"type": "error", "stage": "aot",
+                          "message": text.splitlines()[0] if text else type(e).__name__,
+                          "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
+                          "graph_kind": keys.get(state.get("at", base), keys["forward"])})
+        agent.state.send({**head, "status": "failed", "message": f"the {state.get('at', 'partition')} variant failed: "
+                                                                  f"{text.splitlines()[0] if text else ''}"})
         return None
     for k in keys:
-        agent.variant_of[(cid, keys[k])] = (cid, origs[k])
-    agent.send({**head, "status": "done", "message": f"{cid} forward and backward partitioned again and compiled "
-                                                     f"with {label}"})
+        agent.state.variant_of[(cid, keys[k])] = (cid, origs[k])
+    agent.state.send({**head, "status": "done", "message": f"{cid} forward and backward partitioned again and "
+                                                           f"compiled with {label}"})
     if run:
         only = [f"{cid} {k}" for k in origs.values()] + [f"{cid} {v}" for v in keys.values()]
 
         def when_ready() -> None:
-            while not all((agent.graphs.get((cid, k)) or {}).get("output_path") for k in origs.values()) \
-                    and not agent.script_done:
+            while not all((agent.state.graphs.get((cid, k)) or {}).get("output_path") for k in origs.values()) \
+                    and not agent.state.script_done:
                 time.sleep(0.2)
-            agent.run_all(only=only)
+            agent.timing.run_all(only=only)
         threading.Thread(target=when_ready, daemon=True, name="inductor-step what-if timing").start()
     return f"{cid} {keys[base]}"

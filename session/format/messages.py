@@ -391,7 +391,7 @@ class Run(TypedDict, total=False):
     gap_cause: Literal["overhead", "kernels_alone", "unsettled"]
     warnings: list[str]
     eager_note: str  # why eager_ms is None, where the timing says
-    # CUDA: tracer.cudagraph_record.CudagraphRecord.cudagraphs_run_info, the whole graph
+    # CUDA: tracer.cudagraph_record.CudagraphRecord.run_info, the whole graph
     # replayed as one CUDA graph (tracer.timing.ingraph.replay_time), user kernels not restored for eager
     cudagraphs: dict[str, Any]
     cudagraph_replay: dict[str, Any]

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import torch
 
-from inductor_step.tracer.adapter.base import log
+from inductor_step.tracer.adapter.base import install_wrapper, log, wrapped_by_us
 
 _INSIDE = threading.local()  # a hooked call under way on this thread (aoti_compile_and_package calls aot_compile)
 
@@ -54,7 +54,7 @@ def install_aoti_hook(on_start: Callable[[str, str | None], None],
 
     def wrap(name: str, start: Callable[[tuple, dict], tuple[str | None, Any, Any]]) -> None:
         real = getattr(ind, name, None)
-        if real is None or getattr(real, "_inductor_step", False):
+        if real is None or wrapped_by_us(real):
             return
 
         @functools.wraps(real)
@@ -83,8 +83,7 @@ def install_aoti_hook(on_start: Callable[[str, str | None], None],
                 log.debug("aoti hook", exc_info=True)
             return out
 
-        hooked._inductor_step = True  # type: ignore[attr-defined]
-        setattr(ind, name, hooked)
+        install_wrapper(ind, name, hooked)
         wrapped.append(f"torch._inductor.{name}")
 
     def package_start(a: tuple, k: dict) -> tuple[str | None, Any, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from inductor_step.tracer.adapter.base import log
+from inductor_step.tracer.adapter.base import install_wrapper, log, wrapped_by_us
 from inductor_step.session.format import RESET_SEP
 
 #: how many times the script called torch._dynamo.reset() (install_reset_hook)
@@ -79,7 +79,7 @@ def install_backend_hook(before: Callable[[Any, str], Any] | None = None,
     if real is None:
         return False
     _HOOKS.append((before, after, wrap))
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return True
 
     def call_user_compiler(self: Any, gm: Any, example_inputs: Any) -> Any:
@@ -119,8 +119,7 @@ def install_backend_hook(before: Callable[[Any, str], Any] | None = None,
                 except Exception:  # noqa: BLE001
                     log.debug("backend hook (after)", exc_info=True)
 
-    call_user_compiler._inductor_step = True  # type: ignore[attr-defined]
-    OutputGraph.call_user_compiler = call_user_compiler
+    install_wrapper(OutputGraph, "call_user_compiler", call_user_compiler)
     return True
 
 
@@ -134,7 +133,7 @@ def install_reset_hook(on_reset: Callable[[int], None] | None = None) -> bool:
     real = getattr(dynamo, "reset", None)
     if real is None:
         return False
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return True
 
     def reset(*args: Any, **kwargs: Any) -> Any:
@@ -147,6 +146,5 @@ def install_reset_hook(on_reset: Callable[[int], None] | None = None) -> bool:
                 log.debug("reset hook", exc_info=True)
         return out
 
-    reset._inductor_step = True  # type: ignore[attr-defined]
-    dynamo.reset = reset
+    install_wrapper(dynamo, "reset", reset)
     return True

@@ -18,6 +18,22 @@ log = logging.getLogger("inductor_step")
 MAX_TEXT = 20_000  # characters kept of one IR/scheduler node's own text
 
 
+_OURS = "_inductor_step"  # the attribute our wrappers of torch's functions carry
+
+
+def wrapped_by_us(fn: Any) -> bool:
+    """Whether ``fn`` (a torch function or method, as found now) is already one of our wrappers: each wrapper is
+    installed once per process, and a second install finds it and leaves it."""
+    return bool(getattr(fn, _OURS, False))
+
+
+def install_wrapper(owner: Any, name: str, wrapper: Any) -> None:
+    """Put ``wrapper`` (one of ours around ``owner.name``: a class, module or object) in its place, marked so that
+    :func:`wrapped_by_us` finds it."""
+    setattr(wrapper, _OURS, True)
+    setattr(owner, name, wrapper)
+
+
 def _unavailable(what: str, exc: BaseException | None = None) -> dict[str, Any]:
     why = f"{what}: not available on torch {torch.__version__}"
     if exc is not None:

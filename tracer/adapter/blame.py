@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import torch
 
-from inductor_step.tracer.adapter.base import current_compile_id, log
+from inductor_step.tracer.adapter.base import current_compile_id, install_wrapper, log, wrapped_by_us
 
 #: Inductor's settings that hold a user's own graph passes (torch._inductor.config)
 CUSTOM_PASSES = ("pre_grad_custom_pass", "joint_custom_pre_pass", "joint_custom_post_pass",
@@ -198,10 +198,9 @@ def _watch_pass_applications(log_to: dict[str, list[dict[str, Any]]]) -> None:
 
     for name in ("apply_graph_pass", "apply_gm_pass"):
         real = getattr(GTO, name, None)
-        if real is not None and not getattr(real, "_inductor_step", False):
+        if real is not None and not wrapped_by_us(real):
             fn = watched(real, lambda o: o.gm.graph)
-            fn._inductor_step = True  # type: ignore[attr-defined]
-            setattr(GTO, name, fn)
+            install_wrapper(GTO, name, fn)
 
 
 def _clone(args: list, dtype: Any = None) -> list:

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from inductor_step.tracer.adapter.base import _unavailable, log, safe
+from inductor_step.tracer.adapter.base import _unavailable, install_wrapper, log, safe, wrapped_by_us
 
 #: Inductor config entries the agent itself sets (tracer.adapter.hooks), never the user's choice
 _AGENT_KEYS = frozenset({"fx_graph_cache", "fx_graph_remote_cache", "autotune_local_cache",
@@ -44,7 +44,7 @@ def install_compile_args_hook() -> bool:
             continue
         done = True
         real = cls.__init__
-        if getattr(real, "_inductor_step", False):
+        if wrapped_by_us(real):
             continue
 
         def __init__(self: Any, *a: Any, _real: Any = real, _first: int = first, **k: Any) -> None:
@@ -61,8 +61,7 @@ def install_compile_args_hook() -> bool:
             except Exception:  # noqa: BLE001 - never in the script's way
                 pass
 
-        __init__._inductor_step = True  # type: ignore[attr-defined]
-        cls.__init__ = __init__
+        install_wrapper(cls, "__init__", __init__)
     return done
 
 
@@ -273,7 +272,7 @@ def install_autotune_hook() -> bool:
     if cls is None:
         return False
     real = cls.__call__
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return True
 
     def feedback(timings: Any, name: Any, input_nodes: Any, choices: Any, *rest: Any) -> None:
@@ -307,8 +306,7 @@ def install_autotune_hook() -> bool:
             log.debug("autotune record", exc_info=True)
         return result
 
-    __call__._inductor_step = True  # type: ignore[attr-defined]
-    cls.__call__ = __call__
+    install_wrapper(cls, "__call__", __call__)
     return True
 
 

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from inductor_step.tracer.adapter.base import _unavailable, log
+from inductor_step.tracer.adapter.base import _unavailable, install_wrapper, log, wrapped_by_us
 from inductor_step.tracer.adapter.triton_cache import caller_kernel, triton_cache_entries
 
 #: end-of-event data kept per event (torch adds cache states, compilation metrics, ...): scalar values, cut
@@ -50,7 +50,7 @@ def install_event_hook(on_event: Callable[[str, str, int, dict[str, Any]], None]
         real_start, real_end = cls.log_event_start, cls.log_event_end
     except Exception as e:  # noqa: BLE001
         return _unavailable("dynamo_timed events (ChromiumEventLogger)", e)
-    if getattr(real_start, "_inductor_step", False):
+    if wrapped_by_us(real_start):
         return "ChromiumEventLogger.log_event_start/end (dynamo_timed events)"
 
     def log_event_start(self: Any, event_name: str, time_ns: int, metadata: Any, *a: Any, **k: Any) -> Any:
@@ -79,8 +79,8 @@ def install_event_hook(on_event: Callable[[str, str, int, dict[str, Any]], None]
             log.debug("compile timer end", exc_info=True)
         return out
 
-    log_event_start._inductor_step = True  # type: ignore[attr-defined]
-    cls.log_event_start, cls.log_event_end = log_event_start, log_event_end
+    install_wrapper(cls, "log_event_end", log_event_end)
+    install_wrapper(cls, "log_event_start", log_event_start)
     return "ChromiumEventLogger.log_event_start/end (dynamo_timed events)"
 
 
@@ -94,7 +94,7 @@ def install_node_timer(on_node: Callable[[str, int], None]) -> str | dict[str, A
         real = GraphLowering.run_node
     except Exception as e:  # noqa: BLE001
         return _unavailable("GraphLowering.run_node (lowering time per FX node)", e)
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return "GraphLowering.run_node (lowering time per FX node)"
     clock = time.perf_counter_ns
     tl = threading.local()  # ns of nodes lowered inside the node being lowered (a torch.cond's subgraphs)
@@ -114,8 +114,7 @@ def install_node_timer(on_node: Callable[[str, int], None]) -> str | dict[str, A
             except Exception:  # noqa: BLE001
                 pass
 
-    run_node._inductor_step = True  # type: ignore[attr-defined]
-    GraphLowering.run_node = run_node
+    install_wrapper(GraphLowering, "run_node", run_node)
     return "GraphLowering.run_node (lowering time per FX node)"
 
 
@@ -180,7 +179,7 @@ def _wrap_cpp_submit(ac: Any, cc: Any, on_submit: Callable[[dict[str, Any]], Non
               if isinstance(getattr(getattr(cc, n, None), "cache", None), dict)]
     for meth in ("cpp_pybinding", "cpp"):
         real = getattr(ac.AsyncCompile, meth, None)
-        if real is None or getattr(real, "_inductor_step", False):
+        if real is None or wrapped_by_us(real):
             continue
 
         def wrapper(self: Any, *a: Any, _real: Callable = real, **k: Any) -> Any:
@@ -199,8 +198,7 @@ def _wrap_cpp_submit(ac: Any, cc: Any, on_submit: Callable[[dict[str, Any]], Non
                 log.debug("kernel submit", exc_info=True)
             return out
 
-        wrapper._inductor_step = True  # type: ignore[attr-defined]
-        setattr(ac.AsyncCompile, meth, wrapper)
+        install_wrapper(ac.AsyncCompile, meth, wrapper)
         done.append(f"AsyncCompile.{meth} (kernel names)")
     return done
 
@@ -209,7 +207,7 @@ def _wrap_cpp_build(cc: Any, on_built: Callable[[str, int, int, bool], None]) ->
     """``codecache._worker_compile_cpp`` wrapped to call ``on_built`` (install_kernel_timers): its name, if wrapped
     now."""
     real_worker = getattr(cc, "_worker_compile_cpp", None)
-    if real_worker is None or getattr(real_worker, "_inductor_step", False):
+    if real_worker is None or wrapped_by_us(real_worker):
         return []
 
     def _worker_compile_cpp(lock_path: str, cpp_builders: Any, *a: Any, **k: Any) -> Any:
@@ -226,8 +224,7 @@ def _wrap_cpp_build(cc: Any, on_built: Callable[[str, int, int, bool], None]) ->
             except Exception:  # noqa: BLE001
                 pass
 
-    _worker_compile_cpp._inductor_step = True  # type: ignore[attr-defined]
-    cc._worker_compile_cpp = _worker_compile_cpp
+    install_wrapper(cc, "_worker_compile_cpp", _worker_compile_cpp)
     return ["codecache._worker_compile_cpp (C++ build per kernel)"]
 
 
@@ -235,7 +232,7 @@ def _wrap_triton_submit(ac: Any, on_submit: Callable[[dict[str, Any]], None]) ->
     """``AsyncCompile.triton`` wrapped to call ``on_submit`` (install_kernel_timers): its name, if wrapped now."""
     real_triton = getattr(ac.AsyncCompile, "triton", None)
     kernels = getattr(ac, "CompiledTritonKernels", None)
-    if real_triton is None or kernels is None or getattr(real_triton, "_inductor_step", False):
+    if real_triton is None or kernels is None or wrapped_by_us(real_triton):
         return []
 
     def triton(self: Any, kernel_name: str, source_code: str, *a: Any, **k: Any) -> Any:
@@ -251,8 +248,7 @@ def _wrap_triton_submit(ac: Any, on_submit: Callable[[dict[str, Any]], None]) ->
             pass
         return out
 
-    triton._inductor_step = True  # type: ignore[attr-defined]
-    ac.AsyncCompile.triton = triton
+    install_wrapper(ac.AsyncCompile, "triton", triton)
     return ["AsyncCompile.triton (Triton kernels served from Inductor's compiled kernels)"]
 
 
@@ -260,7 +256,7 @@ def _wrap_triton_info(ac: Any, on_triton: Callable[[str, dict[str, Any]], None])
     """``async_compile._add_triton_kernel_info`` wrapped to call ``on_triton`` (install_kernel_timers): its name, if
     wrapped now."""
     real_info = getattr(ac, "_add_triton_kernel_info", None)
-    if real_info is None or getattr(real_info, "_inductor_step", False):
+    if real_info is None or wrapped_by_us(real_info):
         return []
 
     def _add_triton_kernel_info(kernel_name: str, info: Any, *a: Any, **k: Any) -> Any:
@@ -272,8 +268,7 @@ def _wrap_triton_info(ac: Any, on_triton: Callable[[str, dict[str, Any]], None])
             pass
         return real_info(kernel_name, info, *a, **k)
 
-    _add_triton_kernel_info._inductor_step = True  # type: ignore[attr-defined]
-    ac._add_triton_kernel_info = _add_triton_kernel_info
+    install_wrapper(ac, "_add_triton_kernel_info", _add_triton_kernel_info)
     return ["async_compile._add_triton_kernel_info (Triton compile time per kernel)"]
 
 
@@ -297,10 +292,10 @@ def install_autotune_timer(on_event: Callable[[str, str, int, dict[str, Any]], N
         finally:
             on_event("E", label, time.time_ns(), {})
 
-    for attr in ("_inductor_step",):  # keep the earlier wrapper's marker (compile_modes.install_autotune_hook)
-        if hasattr(real, attr):
-            setattr(__call__, attr, getattr(real, attr))
-    cls.__call__ = __call__
+    if wrapped_by_us(real):  # keep the earlier wrapper's marker (compile_modes.install_autotune_hook)
+        install_wrapper(cls, "__call__", __call__)
+    else:
+        cls.__call__ = __call__
     return "AlgorithmSelectorCache.__call__ (autotuning time)"
 
 
@@ -319,7 +314,7 @@ def install_isa_probe_timer(on_event: Callable[[str, str, int, dict[str, Any]], 
         real = isa.valid_vec_isa_list
     except Exception as e:  # noqa: BLE001
         return _unavailable("cpu_vec_isa.valid_vec_isa_list (the C++ ISA probe's time)", e)
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return "cpu_vec_isa.valid_vec_isa_list (the C++ compiler's ISA probe)"
 
     def valid_vec_isa_list(*a: Any, **k: Any) -> Any:
@@ -329,11 +324,10 @@ def install_isa_probe_timer(on_event: Callable[[str, str, int, dict[str, Any]], 
         finally:
             on_event("E", ISA_PROBE, time.time_ns(), {})
 
-    valid_vec_isa_list._inductor_step = True  # type: ignore[attr-defined]
     for attr in ("cache_clear", "cache_info"):  # callers may clear torch's cache through the name
         if hasattr(real, attr):
             setattr(valid_vec_isa_list, attr, getattr(real, attr))
-    isa.valid_vec_isa_list = valid_vec_isa_list
+    install_wrapper(isa, "valid_vec_isa_list", valid_vec_isa_list)
     return "cpu_vec_isa.valid_vec_isa_list (the C++ compiler's ISA probe)"
 
 

@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import torch
 
+from inductor_step.tracer.adapter.base import install_wrapper, wrapped_by_us
+
 #: every callable torch.compile returned in this process, in the order they were made
 CALLABLES: list["CompiledCallable"] = []
 _tl = threading.local()
@@ -103,7 +105,7 @@ def install_call_hook(ours: Callable[[], bool] = lambda: False) -> bool:
     except Exception:  # noqa: BLE001
         return False
     real = OptimizeContext.__call__
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return True
 
     def __call__(self: Any, fn: Any) -> Any:
@@ -137,13 +139,12 @@ def install_call_hook(ours: Callable[[], bool] = lambda: False) -> bool:
 
         return compiled_call
 
-    __call__._inductor_step = True  # type: ignore[attr-defined]
     _skip_code(__call__.__code__)
     # every wrapper shares one code object, a constant of __call__'s: skipped once, not per compiled callable
     for const in __call__.__code__.co_consts:
         if getattr(const, "co_name", None) == "compiled_call":
             _skip_code(const)
-    OptimizeContext.__call__ = __call__
+    install_wrapper(OptimizeContext, "__call__", __call__)
     return True
 
 

@@ -6,6 +6,8 @@ import logging
 import threading
 from typing import Any, Callable
 
+from inductor_step.tracer.adapter.base import install_wrapper, wrapped_by_us
+
 #: the loggers torch's skip messages come from: ``log_cudagraph_skip_and_bump_counter``
 #: (torch/_inductor/cudagraph_utils.py) logs "skipping cudagraphs due to ..." as a WARNING on the
 #: ``cudagraphs`` artifact logger, at compile time (``cudagraph_post_compile``, output_code.py) or at
@@ -99,7 +101,7 @@ def install_recording_hook(on_record: Callable[[str | None], None]) -> dict[str,
     if manager is None or node is None or not all(hasattr(c, m) for c, m in ((manager, "run"), (manager, "record_function"),
                                                                               (node, "check_invariants"))):
         return {"unavailable": "this torch's cudagraph trees have no run/record_function/check_invariants"}
-    if getattr(manager.record_function, "_inductor_step", False):
+    if wrapped_by_us(manager.record_function):
         return {"installed": ["CUDAGraphTreeManager.record_function"]}
     real_run, real_record, real_check = manager.run, manager.record_function, node.check_invariants
 
@@ -131,8 +133,8 @@ def install_recording_hook(on_record: Callable[[str | None], None]) -> dict[str,
             pass
         return real_record(self, *a, **k)
 
-    for f in (run, check_invariants, record_function):
-        f._inductor_step = True  # type: ignore[attr-defined]
-    manager.run, manager.record_function, node.check_invariants = run, record_function, check_invariants
+    install_wrapper(manager, "run", run)
+    install_wrapper(manager, "record_function", record_function)
+    install_wrapper(node, "check_invariants", check_invariants)
     return {"installed": ["CUDAGraphTreeManager.run", "CUDAGraphTreeManager.record_function",
                           "CUDAGraphNode.check_invariants"]}

@@ -16,7 +16,7 @@ import functools
 from datetime import timedelta
 from typing import Any, Callable
 
-from inductor_step.tracer.adapter.base import log
+from inductor_step.tracer.adapter.base import install_wrapper, log, wrapped_by_us
 
 
 def rank_env(environ: dict[str, str]) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def watch_process_groups(raise_to_s: float | None, on_group: Callable[[dict[str,
 
     def wrap(name: str) -> None:
         orig = getattr(c10d, name, None)
-        if orig is None or getattr(orig, "_inductor_step", False):
+        if orig is None or wrapped_by_us(orig):
             return
 
         @functools.wraps(orig)
@@ -102,8 +102,7 @@ def watch_process_groups(raise_to_s: float | None, on_group: Callable[[dict[str,
                 log.debug("process group report", exc_info=True)
             return result
 
-        wrapper._inductor_step = True  # type: ignore[attr-defined]
-        setattr(c10d, name, wrapper)
+        install_wrapper(c10d, name, wrapper)
         if getattr(dist, name, None) is orig:
             setattr(dist, name, wrapper)
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import torch
 
-from inductor_step.tracer.adapter.base import log
+from inductor_step.tracer.adapter.base import install_wrapper, log, wrapped_by_us
 
 _DEPTH = threading.local()  # compile_fx calls itself (config_patches): only the outermost call is seen
 
@@ -141,7 +141,7 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
     real = getattr(cfx, "compile_fx", None)
     if real is None:
         return False
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return True
 
     @functools.wraps(real)
@@ -178,8 +178,7 @@ def install_dynamo_graph_hook(on_graph: Callable[[Any, Callable[[], dict[str, An
             log.debug("dynamo graph hook", exc_info=True)
         return run
 
-    compile_fx._inductor_step = True  # type: ignore[attr-defined]
-    cfx.compile_fx = compile_fx
+    install_wrapper(cfx, "compile_fx", compile_fx)
     return True
 
 

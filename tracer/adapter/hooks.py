@@ -14,7 +14,8 @@ from typing import Any, Callable
 import torch
 
 
-from inductor_step.tracer.adapter.base import MAX_TEXT, _unavailable, current_graph, log, safe  # noqa: F401
+from inductor_step.tracer.adapter.base import (MAX_TEXT, _unavailable, current_graph, install_wrapper, log,  # noqa: F401
+                                               safe, wrapped_by_us)
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -189,7 +190,7 @@ def install_final_hooks(on_lowered_graph: Callable[[Any], None],
         from torch._inductor.graph import GraphLowering  # noqa: PLC0415
 
         real_run = GraphLowering.run
-        if not getattr(real_run, "_inductor_step", False):
+        if not wrapped_by_us(real_run):
             def run(self: Any, *a: Any, **k: Any) -> Any:
                 if type(self) is GraphLowering or type(self).__name__ == "GraphLowering":
                     try:
@@ -200,8 +201,7 @@ def install_final_hooks(on_lowered_graph: Callable[[Any], None],
                         log.debug("lowered graph hook", exc_info=True)
                 return real_run(self, *a, **k)
 
-            run._inductor_step = True  # type: ignore[attr-defined]
-            GraphLowering.run = run
+            install_wrapper(GraphLowering, "run", run)
         done.append("GraphLowering.run")
     except Exception:  # noqa: BLE001
         pass
@@ -209,7 +209,7 @@ def install_final_hooks(on_lowered_graph: Callable[[Any], None],
         from torch._inductor import debug  # noqa: PLC0415
 
         real_log = debug.log_ir_post_fusion
-        if not getattr(real_log, "_inductor_step", False):
+        if not wrapped_by_us(real_log):
             def log_ir_post_fusion(nodes: Any) -> None:
                 real_log(nodes)
                 try:
@@ -219,8 +219,7 @@ def install_final_hooks(on_lowered_graph: Callable[[Any], None],
                         raise
                     log.debug("final order hook", exc_info=True)
 
-            log_ir_post_fusion._inductor_step = True  # type: ignore[attr-defined]
-            debug.log_ir_post_fusion = log_ir_post_fusion
+            install_wrapper(debug, "log_ir_post_fusion", log_ir_post_fusion)
         done.append("torch._inductor.debug.log_ir_post_fusion")
     except Exception:  # noqa: BLE001
         pass
@@ -247,7 +246,7 @@ def install_kernel_bytes_hook() -> bool:
     except Exception:  # noqa: BLE001
         return False
     real = TritonScheduling.define_kernel
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return True
 
     def define_kernel(self: Any, src_code: str, node_schedule: Any, kernel: Any) -> str:
@@ -259,8 +258,7 @@ def install_kernel_bytes_hook() -> bool:
             pass
         return name
 
-    define_kernel._inductor_step = True  # type: ignore[attr-defined]
-    TritonScheduling.define_kernel = define_kernel
+    install_wrapper(TritonScheduling, "define_kernel", define_kernel)
     return True
 
 
@@ -353,8 +351,10 @@ def install_kernel_args_hook() -> list[str]:
             return name
 
         define_kernel._inductor_step_args = True  # type: ignore[attr-defined]
-        define_kernel._inductor_step = getattr(real, "_inductor_step", False)  # type: ignore[attr-defined]
-        setattr(cls, "define_kernel", define_kernel)
+        if wrapped_by_us(real):  # keep the marker of the wrapper it wraps (install_kernel_bytes_hook's)
+            install_wrapper(cls, "define_kernel", define_kernel)
+        else:
+            setattr(cls, "define_kernel", define_kernel)
         done.append(f"{cls_name}.define_kernel")
     return done
 
@@ -391,7 +391,7 @@ def install_graph_call_hook(on_call: Callable[[str, list, Callable[[], Any]], An
     except Exception:  # noqa: BLE001
         return False
     real = CompiledFxGraph.__call__
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return True
 
     def __call__(self: Any, inputs: Any) -> Any:
@@ -403,8 +403,7 @@ def install_graph_call_hook(on_call: Callable[[str, list, Callable[[], Any]], An
             return real(self, inputs)
         return on_call(key, inputs, lambda: real(self, inputs))
 
-    __call__._inductor_step = True  # type: ignore[attr-defined]
-    CompiledFxGraph.__call__ = __call__
+    install_wrapper(CompiledFxGraph, "__call__", __call__)
     return True
 
 

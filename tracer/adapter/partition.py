@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
+from inductor_step.tracer.adapter.base import install_wrapper, wrapped_by_us
 from inductor_step.session.format import PARTITION_SETTINGS as FUNCTORCH_SETTINGS
 
 
@@ -23,7 +24,7 @@ def install_partition_hook(on_joint: Callable[[dict[str, Any]], None]) -> bool:
     from torch._inductor import compile_fx as cfx  # noqa: PLC0415
 
     orig = getattr(cfx, "min_cut_rematerialization_partition", None)
-    if orig is None or getattr(orig, "_inductor_step", False):
+    if orig is None or wrapped_by_us(orig):
         return orig is not None
 
     def partition(joint_module: Any, joint_inputs: Any, compiler: str = "inductor", **kw: Any) -> Any:
@@ -34,8 +35,7 @@ def install_partition_hook(on_joint: Callable[[dict[str, Any]], None]) -> bool:
             logging.getLogger("inductor_step").debug("joint graph copy", exc_info=True)
         return orig(joint_module, joint_inputs, compiler, **kw)
 
-    partition._inductor_step = True  # type: ignore[attr-defined]
-    cfx.min_cut_rematerialization_partition = partition
+    install_wrapper(cfx, "min_cut_rematerialization_partition", partition)
     return True
 
 

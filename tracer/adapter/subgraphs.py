@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from inductor_step.tracer.adapter.base import log
+from inductor_step.tracer.adapter.base import install_wrapper, log, wrapped_by_us
 
 _TL = threading.local()  # .stack: the GraphModules the recursive passes are on, root first
 
@@ -36,7 +36,7 @@ def install_subgraph_tracking() -> list[str]:
         real = getattr(compile_fx, name, None)
         if real is None:
             continue
-        if getattr(real, "_inductor_step", False):
+        if wrapped_by_us(real):
             done.append(name)
             continue
 
@@ -53,8 +53,7 @@ def install_subgraph_tracking() -> list[str]:
                 stack.pop()
                 _TL.kinds.pop()
 
-        wrapped._inductor_step = True  # type: ignore[attr-defined]
-        setattr(compile_fx, name, wrapped)
+        install_wrapper(compile_fx, name, wrapped)
         done.append(name)
     return done
 

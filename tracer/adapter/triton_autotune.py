@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from inductor_step.tracer.adapter.base import install_wrapper, wrapped_by_us
 from inductor_step.tracer.adapter.output_module import triton_config_text
 
 _lock = threading.Lock()
@@ -25,7 +26,7 @@ def install_triton_autotune_hook() -> bool:
     real = getattr(CachingAutotuner, "benchmark_all_configs", None)
     if real is None:
         return False
-    if getattr(real, "_inductor_step", False):
+    if wrapped_by_us(real):
         return True
 
     def benchmark_all_configs(self: Any, *a: Any, **k: Any) -> Any:
@@ -43,8 +44,7 @@ def install_triton_autotune_hook() -> bool:
             pass
         return timings
 
-    benchmark_all_configs._inductor_step = True  # type: ignore[attr-defined]
-    CachingAutotuner.benchmark_all_configs = benchmark_all_configs
+    install_wrapper(CachingAutotuner, "benchmark_all_configs", benchmark_all_configs)
     return True
 
 

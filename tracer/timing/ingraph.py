@@ -363,7 +363,7 @@ def cupti_detached(device: str):
     """Detach CUPTI from the process for the duration of a timing run (CUDA; nothing on CPU).
 
     Yields a one-line status for the run message.  Why: a torch.profiler session (the agent
-    profiles the script's calls 2-11 of each graph, ``Agent.on_graph_call``) leaves Kineto's CUPTI
+    profiles the script's calls 2-11 of each graph, ``TimingRequests.on_graph_call``) leaves Kineto's CUPTI
     subscriber attached after it ends, and every later kernel launch pays for its callbacks.
     Measured on an H200 (benchmarks/profiler_after_effect.py, ResNet-18 training, small): the
     launch-bound forward graph took 1.21-1.30x its time before the sessions, graphs whose time is
