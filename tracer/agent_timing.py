@@ -417,7 +417,7 @@ class TimingRequests:
         cuda = str(self.state.device).startswith("cuda")
         if missing is None:
             self.state.send({"type": "run_status", "message": "timing the script's compiled calls, whole, against "
-                                                        "torch.compiler.set_stance(\"force_eager\")"})
+                                                              "torch.compiler.set_stance(\"force_eager\")"})
         self.state.tl.ours_calls = True
         try:
             if missing is not None:
@@ -425,7 +425,7 @@ class TimingRequests:
                                            adapter.benchmarker().benchmark_cpu, missing=missing)
             # the script's calls 2-11 ran under torch.profiler in this process, which leaves CUPTI attached: every
             # launch of the repeated calls would pay its callbacks (a launch-bound ResNet forward read 1.6x plain)
-            with cupti_detached(str(self.device)) as cupti:
+            with cupti_detached(str(self.state.device)) as cupti:
                 figs = script_call.figures(list(adapter.CALLABLES), labels_of, cuda,
                                            adapter.benchmarker().benchmark_cpu)
             for fig in figs.values():
