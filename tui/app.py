@@ -13,9 +13,8 @@ from typing import Any
 
 from textual import on
 from textual.app import App, ComposeResult
-from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import OptionList, Static
+from textual.widgets import Static
 
 from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, graph_key
 from inductor_step.session.format.records import Record
@@ -28,8 +27,8 @@ from inductor_step.tui.panes import pane_class
 from inductor_step.tui.panes.base import StagePane
 from inductor_step.tui.graphlist import GraphSide
 from inductor_step.tui.prepare import Preparer
-from inductor_step.tui.screens.too_small import MIN_SIZE, TooSmallScreen
-from inductor_step.tui.search import SearchBox
+from inductor_step.tui.screens.too_small import follow_size
+from inductor_step.tui.search import SearchBox, SearchLine
 # what the first frame does not use is imported when first used
 screenshots = lazy_module("inductor_step.tui.screenshots")
 diff_actions = lazy_module("inductor_step.tui.screens.diff_actions")
@@ -37,7 +36,6 @@ whatif = lazy_module("inductor_step.tui.screens.whatif")
 from inductor_step.session.store import Store, freeze_gc
 from inductor_step.tui.job import JobView, LiveJob, RecordedJob  # noqa: F401 - LiveJob, RecordedJob: the jobs cli/ hands the app
 from inductor_step.tui.state import OpenKernel, RankView, ViewState
-from inductor_step.tui.table import Table
 
 def _commands() -> type:
     """ctrl+p's provider of our commands (imported when the palette first opens)."""
@@ -48,6 +46,11 @@ def _commands() -> type:
 
 #: where ``s`` and ``R`` write by default: the ignored sessions folder, not a clone's tracked tree
 DEFAULT_OUT = "inductor-step-sessions"
+
+
+def _of_jobs(name: str) -> Any:
+    """An attribute of the app read from its rank view (:class:`.job.JobView`, ``app.jobs``)."""
+    return property(lambda app: getattr(app.jobs, name))
 
 
 class StepApp(App[None]):
@@ -82,7 +85,7 @@ class StepApp(App[None]):
         self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
         self.mounter = PaneMounter(self)
-        self._search: tuple[SearchBox, Any] | None = None  # the search line and its mount (search_box)
+        self.search = SearchLine(self)  # `/`, mounted after the first frame
         for m in messages or []:
             self.session.add(m)
         self.jobs.add_recorded_ranks(job)
@@ -91,43 +94,17 @@ class StepApp(App[None]):
             self.view.graph, self.view.stage = graph_key(first), first["stage"]
 
     # ------------------------------------------------------------------ the shown rank (tui.job.JobView)
-    @property
-    def session(self) -> Store:
-        return self.jobs.session
-
-    @property
-    def view(self) -> ViewState:
-        return self.jobs.view
-
-    @property
-    def agent(self) -> Any:
-        return self.jobs.agent
-
-    @property
-    def writer(self) -> Any:
-        return self.jobs.writer
-
-    @property
-    def script_rc(self) -> int | None:
-        return self.jobs.script_rc
-
-    @property
-    def is_job(self) -> bool:
-        return self.jobs.is_job
-
-    @property
-    def current(self) -> RankView:
-        """The shown rank's :class:`RankView` (its session, view, agent)."""
-        return self.jobs.current
-
-    @property
-    def ranks(self) -> dict[int | None, RankView]:
-        return self.jobs.ranks
-
-    @property
-    def job(self) -> Any:
-        """Live, the torchrun job's process (live.client.JobProcess); None otherwise."""
-        return self.jobs.job
+    # the shown rank's recording, view and agent, as the panes read them (``app.session``); ``current`` its RankView,
+    # ``job`` a live torchrun job's process (live.client.JobProcess) or None
+    session: Store = _of_jobs("session")
+    view: ViewState = _of_jobs("view")
+    agent: Any = _of_jobs("agent")
+    writer: Any = _of_jobs("writer")
+    script_rc: int | None = _of_jobs("script_rc")
+    is_job: bool = _of_jobs("is_job")
+    current: RankView = _of_jobs("current")
+    ranks: dict[int | None, RankView] = _of_jobs("ranks")
+    job: Any = _of_jobs("job")
 
     def end_agents(self) -> None:
         """End the agent or the whole job (:meth:`JobView.end_agents`); safe to call twice."""
@@ -186,7 +163,7 @@ class StepApp(App[None]):
         self.refresh_all()
         self.focus_target().focus()
         self.call_after_refresh(highlight_code, self)
-        self.call_after_refresh(self.search_box)
+        self.call_after_refresh(self.search.box)
         self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)  # after the 2nd refresh
         if self.gc_paused:  # --open turned the collector off until the first frame
             self.call_after_refresh(gc.enable)
@@ -410,38 +387,6 @@ class StepApp(App[None]):
         else:
             self.notify("only one compiled graph so far")
 
-    @on(OptionList.OptionHighlighted, "#graphs")
-    def _graph_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_index != event.option_list.highlighted:
-            return  # stale: the highlight has moved on
-        try:
-            self.query_one(GraphSide).show_why()
-            if event.option.id and event.option.id != self.view.graph:
-                self.show_graph(event.option.id)
-        except NoMatches:  # a late highlight while the app is closing (its screen already gone)
-            return
-
-    @on(OptionList.OptionSelected, "#graphs")
-    def _graph_chosen(self, event: OptionList.OptionSelected) -> None:
-        """Enter in the graph list: that graph, and the keys go back to its pane."""
-        if event.option.id:
-            self.show_graph(event.option.id)
-        self.query_one(GraphSide).close()
-        self.focus_target().focus()
-
-    @on(Panes.TabActivated, "#panes")
-    def _tab_clicked(self, event: Panes.TabActivated) -> None:
-        try:
-            panes = self.query_one("#panes", Panes)
-        except NoMatches:
-            return
-        if event.pane.id != panes.clicked:
-            return  # the echo of our own switch: only a click changes the stage
-        panes.clicked = None
-        stage = (event.pane.id or "").removeprefix("pane-")
-        if stage and stage != self.view.stage:
-            self.action_stage(stage)
-
     def on_resize(self, event: Any) -> None:
         # below 100 columns the graph list would take a third of the screen: g shows it
         side = self.query_one(GraphSide)
@@ -452,17 +397,7 @@ class StepApp(App[None]):
             row.set_class(event.size.width < 130, "narrow")
         self.refresh_title(event.size.width)
         self.refresh_stagebar()
-        small = event.size.width < MIN_SIZE[0] or event.size.height < MIN_SIZE[1]
-        top = self.screen_stack[-1] if self.screen_stack else None
-        if small:
-            if not isinstance(top, TooSmallScreen):
-                screen = TooSmallScreen()
-                self.push_screen(screen)
-                self.call_after_refresh(screen.show, event.size.width, event.size.height)
-            else:
-                top.show(event.size.width, event.size.height)
-        elif isinstance(top, TooSmallScreen):
-            self.pop_screen()
+        follow_size(self, event.size.width, event.size.height)
 
     # ------------------------------------------------------------------ diff
     def action_diff(self) -> None:
@@ -498,25 +433,12 @@ class StepApp(App[None]):
             return
         self.pane("scheduling").fusion_pair()
 
-    async def search_box(self) -> SearchBox:
-        """The search line (``/``), hidden until opened: mounted right after the first frame (an Input
-        and its CSS, ~3 ms the first frame does not show), or now by a ``/`` pressed before that."""
-        if self._search is None:
-            box = SearchBox()
-            self._search = box, self.mount(box, before=self.query_one("#status"))
-        box, mounting = self._search
-        await mounting
-        return box
-
     async def action_search(self) -> None:
-        f = self.focused
-        box = await self.search_box()
-        box.open(f if isinstance(f, (CodeView, Table)) else self.focus_target())
+        await self.search.open()
 
     @on(SearchBox.Done)
     def _searched(self, event: SearchBox.Done) -> None:
-        self._status_extra = event.result
-        self.refresh_status()
+        self.set_status(event.result)
 
     # ------------------------------------------------------------------ run, screenshots, report, help, quit
     def action_run(self, _why: str = "") -> None:

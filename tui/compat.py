@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual import on
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.reactive import Reactive
@@ -64,7 +65,7 @@ class Panes(TabbedContent):
     TabbedContent also activates the pane of any widget that gets focus (its private
     ``_on_tab_pane_focused``); our focus calls are queued, so with keys pressed quickly a late one
     pulled the view back to the previous stage.  ``clicked`` is the pane id of the last click on a
-    tab (from its private ``_on_tabs_tab_activated``), for the app's handler.
+    tab (from its private ``_on_tabs_tab_activated``), for :meth:`_tab_clicked`.
     """
 
     clicked: str | None = None
@@ -90,6 +91,17 @@ class Panes(TabbedContent):
         tab_id = getattr(getattr(event, "tab", None), "id", None) or ""
         self.clicked = (ContentTab.sans_prefix(tab_id) if ContentTab is not None else tab_id) if tab_id else None
         super()._on_tabs_tab_activated(event)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_clicked(self, event: TabbedContent.TabActivated) -> None:
+        """A click on a tab: that stage's pane (the app's ``action_stage``); the echo of the app's own switch
+        changes nothing."""
+        if event.pane.id != self.clicked:
+            return
+        self.clicked = None
+        stage = (event.pane.id or "").removeprefix("pane-")
+        if stage and stage != self.app.view.stage:
+            self.app.action_stage(stage)
 
     def place_underline(self, pane_id: str) -> None:
         """Put the tab bar's underline under ``pane_id``'s tab now.  Textual's ``Tabs`` moves it after

@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -49,6 +51,26 @@ class GraphSide(BlankVertical):
     @property
     def options(self) -> OptionList:
         return self.query_one("#graphs", OptionList)
+
+    @on(OptionList.OptionHighlighted, "#graphs")
+    def _graph_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """Arrows in the list: the highlighted graph is shown at once, its reason below the list."""
+        if event.option_index != event.option_list.highlighted:
+            return  # stale: the highlight has moved on
+        try:
+            self.show_why()
+            if event.option.id and event.option.id != self.app.view.graph:
+                self.app.show_graph(event.option.id)
+        except NoMatches:  # a late highlight while the app is closing (its screen already gone)
+            return
+
+    @on(OptionList.OptionSelected, "#graphs")
+    def _graph_chosen(self, event: OptionList.OptionSelected) -> None:
+        """Enter in the graph list: that graph, and the keys go back to its pane."""
+        if event.option.id:
+            self.app.show_graph(event.option.id)
+        self.close()
+        self.app.focus_target().focus()
 
     def update(self, graphs: list[str], notes: dict[str, str], current: str | None) -> None:
         """The entries for ``graphs`` (``notes``: why each exists), ``current`` highlighted."""

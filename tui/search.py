@@ -72,3 +72,28 @@ class SearchBox(Input):
             if self.target is not None:
                 self.target.focus()
             event.stop()
+
+
+class SearchLine:
+    """The app's search line (``/``), hidden until opened: mounted right after the first frame (an Input and its
+    CSS, ~3 ms the first frame does not show) by :meth:`box`, or then by a ``/`` pressed before that; one
+    mount, shared."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._mount: tuple[SearchBox, Any] | None = None  # the box and its mount, once begun
+
+    async def box(self) -> SearchBox:
+        """The search line, mounted (above the status line) if it was not yet."""
+        if self._mount is None:
+            box = SearchBox()
+            self._mount = box, self.app.mount(box, before=self.app.query_one("#status"))
+        box, mounting = self._mount
+        await mounting
+        return box
+
+    async def open(self) -> None:
+        """``/``: the line opened on the focused table or code view (else the shown pane's)."""
+        f = self.app.focused
+        box = await self.box()
+        box.open(f if isinstance(f, (CodeView, Table)) else self.app.focus_target())

@@ -156,8 +156,8 @@ class RunPane(StagePane):
         if first and self.app.live and table.row_count:
             ks = self.kernels(data)
             owned = self.buffers_of(data, 0)
-            if owned:
-                self.app.select(owned[0], f"slowest first: {ks[0].name} ({owned[0]} selected)")
+            if owned:  # said as a selection: the run's own status ("timed 1 of 1 graph(s)") stays before it
+                self.app.select(owned[0], f"selected {owned[0]}: slowest first, {ks[0].name}")
                 self._picked = (owned[0], 0, table.row_keys)
             if table.cursor_row != 0:
                 table.move_cursor(row=0)
