@@ -53,3 +53,33 @@ def test_pane_2_cut_input_names_keep_the_layer_index_and_parameter_at_80x24(app_
         return re.findall(r"\.(\d+)\.", h)[-1:], parts[-2:]
     dup = {c: [h for h, s in seen.items() if s == c] for c in shown if shown.count(c) > 1}
     assert all(len({str(key(h)) for h in hs}) == 1 for hs in dup.values()), dup
+
+
+def test_enter_on_a_pane_1_row_opens_the_buffer_it_became(app_driver):
+    """Pane 1, the demo's forward: Enter on ``h`` (its ``up`` Linear) opens pane 8 at the buffer it became, selected, and the
+    status line says so; Enter on an input, which became no buffer, says what Enter does in pane 1."""
+    got: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("1")
+        await screen_settled(pilot, app)
+        table = app.query_one("#table-dynamo", Table)
+        await pilot.press("enter")  # row 0: an input
+        await screen_settled(pilot, app)
+        got["input"] = (app.view.stage, screen_lines(app)[-2])
+        nodes = app.pane("dynamo").nodes(app.pane("dynamo").data())
+        row = next(i for i, n in enumerate(nodes) if n.name == "h")
+        for _ in range(row):
+            await pilot.press("down")
+        await screen_settled(pilot, app)
+        got["want"] = app.session.links(app.view.graph)["dynamo_nodes"]["h"]["buffers"]
+        await pilot.press("enter")
+        await screen_settled(pilot, app)
+        got["h"] = (app.view.stage, app.view.selected, screen_lines(app)[-2], table.cursor_row)
+
+    app_driver(steps, size=(80, 24))
+    stage, status = got["input"]
+    assert stage == "dynamo" and "became no IR buffer" in status, got
+    stage, sel, status, _ = got["h"]
+    assert stage == "linked" and sel == got["want"][0], got
+    assert f"pane 8 at {sel}" in status, got
