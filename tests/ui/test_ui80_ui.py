@@ -83,3 +83,19 @@ def test_enter_on_a_pane_1_row_opens_the_buffer_it_became(app_driver):
     stage, sel, status, _ = got["h"]
     assert stage == "linked" and sel == got["want"][0], got
     assert f"pane 8 at {sel}" in status, got
+
+
+def test_pane_6_footer_at_80_columns_keeps_search_and_screenshot(app_driver):
+    """Pane 6 at 80x24 (a recorded session: no r): the footer keeps its own keys t and x and still shows
+    ``/ Search`` and ``s Shot`` on its one line, with q, ?, n and 1-9."""
+    got: list[str] = []
+
+    async def steps(app, pilot):
+        await pilot.press("6")
+        await screen_settled(pilot, app)
+        got.extend(screen_lines(app))
+
+    app_driver(steps, size=(80, 24))
+    footer = got[-1]
+    for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Search", "s Shot", "^p palette"):
+        assert key in footer, footer
