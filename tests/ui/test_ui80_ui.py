@@ -99,3 +99,20 @@ def test_pane_6_footer_at_80_columns_keeps_search_and_screenshot(app_driver):
     footer = got[-1]
     for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Search", "s Shot", "^p palette"):
         assert key in footer, footer
+
+
+def test_pane_5_says_a_template_node_is_a_template_kernel(app_driver):
+    """max-autotune's C++ GEMM template (modes_autotune.jsonl, op0 in op0_op1): pane 5 at 80x24 names it a template
+    kernel (CppTemplateBuffer), where its code is (pane 6, its kernel) and the epilogue's LoopBody (op1)."""
+    got: list[str] = []
+
+    async def steps(app, pilot):
+        await pilot.press("5")
+        await screen_settled(pilot, app)
+        got.extend(screen_lines(app))
+
+    app_driver(steps, size=(80, 24), path=os.path.join(FIXTURES, "modes_autotune.jsonl"))
+    text = "\n".join(got)
+    assert "SchedulerNode has no LoopBody" not in text, text
+    assert "op0: a template kernel (CppTemplateBuffer buf0)" in text, text
+    assert "pane 6, kernel cpp_fused_addmm_relu_0" in text and "op1 (epilogue)" in text, text
