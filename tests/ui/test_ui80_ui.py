@@ -116,3 +116,17 @@ def test_pane_5_says_a_template_node_is_a_template_kernel(app_driver):
     assert "SchedulerNode has no LoopBody" not in text, text
     assert "op0: a template kernel (CppTemplateBuffer buf0)" in text, text
     assert "pane 6, kernel cpp_fused_addmm_relu_0" in text and "op1 (epilogue)" in text, text
+
+
+def test_pane_8_says_its_kernel_lines_count_from_the_kernels_start(app_driver):
+    """Pane 8 at 80x24: the kernel's code under the detail is labelled with what its line numbers count from (the
+    kernel's start; pane 6 counts the wrapper's), and the table keeps its width."""
+    got: list[str] = []
+
+    async def steps(app, pilot):
+        await pilot.press("8")
+        await screen_settled(pilot, app)
+        got.extend(screen_lines(app))
+
+    app_driver(steps, size=(80, 24))
+    assert any("counted from the kernel's start (pane 6 counts the wrapper's)" in line for line in got), got
