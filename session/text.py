@@ -204,6 +204,32 @@ def body_text(b: dict[str, Any]) -> str:
             + b["body"])
 
 
+def template_note(b: dict[str, Any], ir_type: str, bodies: list[dict[str, Any]], kernel: str | None) -> tuple[str, str]:
+    """(table cell, detail) for pane 5's row of a template node: a ``SchedulerNode`` whose buffer Inductor lowered to
+    a template (``CppTemplateBuffer``, ``TritonTemplateBuffer``: flex attention, max-autotune's GEMMs; ``ir_type`` from
+    the lowering stop) is recorded as "SchedulerNode has no LoopBody" (tracer.adapter.snapshots.loop_bodies: it has
+    no ``_body``).  Its code is a filled-in template, in pane 6 (``kernel`` when codegen linked it); the nodes fused
+    into it before (prologue) and after it (epilogue) in its fused node have LoopBodies, from ``bodies`` (pane 5's
+    rows)."""
+    node, fused = b.get("node"), b.get("fused_node")
+    order = fused.split("_") if fused else []
+    mates = [x for x in bodies if x.get("fused_node") == fused and x.get("node") != node and "body" in x]
+    at = order.index(node) if node in order else len(order)
+
+    def side(x: dict[str, Any]) -> str:
+        return "prologue" if x.get("node") in order and order.index(x["node"]) < at else "epilogue"
+    where = f"kernel {kernel}" if kernel else "its kernel, from codegen on"
+    lines = [f"# {node}: a template kernel ({ir_type} {', '.join(b.get('buffers') or [])}), no LoopBody:",
+             "# Inductor fills in a kernel template for it rather than a loop nest",
+             f"# its code: pane 6, {where}"]
+    if mates:
+        lines.append("# the nodes fused into it have LoopBodies (rows of pane 5): "
+                     + ", ".join(f"{x.get('node')} ({side(x)})" for x in mates))
+    else:
+        lines.append(f"# no epilogue or prologue node was fused into it ({fused} is this node alone)")
+    return f"{ir_type}: a template, no LoopBody", "\n".join(lines)
+
+
 def stop_summary(stop: dict[str, Any]) -> str:
     """One line about a stop, as ``--headless`` prints it: ``[0/0] forward  lowering  9 IR buffers``."""
     stage = stop.get("stage")

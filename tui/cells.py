@@ -49,6 +49,19 @@ class Exact(Cell):
     __slots__ = ()
 
 
+class PathName(Exact):
+    """A parameter's or buffer's name that spells a module path (``model.layers.0.self_attn.q_proj.weight``, or
+    Dynamo's ``l_self_model_layers_0_self_attn_q_proj_weight_`` for it): ``parts`` are the path's parts in order
+    (``model``, ``layers``, ``0``, ...), each found in the text; cut by :func:`cut_path`, keeping the layer's index,
+    the module and the parameter's first letter where a plain cut kept only the parameter."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, text: str, style: str = "", short: Sequence[str] = (), parts: Sequence[str] = ()):
+        super().__init__(text, style, short)
+        self.parts = tuple(parts)
+
+
 def _width(t: str) -> int:
     return len(t) if t.isascii() else cell_len(t)
 
@@ -172,6 +185,60 @@ def _layer_first(t: str, at: int, w: int, tail: str) -> str:
     if room < 3 or (body[room - 1].isdigit() and body[room].isdigit()):
         return tail
     return lead + body[:room] + "…"
+
+
+def _spans(t: str, parts: Sequence[str]) -> list[tuple[int, int]] | None:
+    """Where each of ``parts`` lies in ``t`` as a whole part (between ``.`` or ``_``), in order (None where one is
+    missing)."""
+    spans, at = [], 0
+    for p in parts:
+        m = re.compile(rf"(?<![^._]){re.escape(p)}(?![^._])").search(t, at) if p else None
+        if m is None:
+            return None
+        spans.append(m.span())
+        at = m.end()
+    return spans
+
+
+def cut_path(t: str, parts: Sequence[str], w: int) -> str:
+    """Module-path name ``t`` (its path's ``parts`` in order, each in ``t``) in ``w`` cells: :func:`cut_name`'s cut
+    where it keeps the last layer index (a number part: ``layers.0``), the module (the part before the parameter) and
+    the parameter's first letter; else those three with "…" for what is left out: ``…0.ln_1.w…`` for
+    ``transformer.h.0.ln_1.weight``, ``…0…q_pr…w…`` for Llama's ``model.layers.0.self_attn.q_proj.weight``
+    (a plain cut read ``q_p…weight`` or ``…proj_wei…`` for every layer's q_proj and k_proj alike)."""
+    spans = _spans(t, parts) if t.isascii() else None
+    plain = cut_name(t, w)
+    if spans is None or len(spans) < 2 or w < 6:
+        return plain
+    leaf, param = spans[-2], spans[-1]
+    idx = max((k for k in range(len(spans) - 1) if parts[k].isdigit()), default=None)
+    first = spans[idx][0] if idx is not None else leaf[0]
+    pieces = [p for p in plain.split("…") if p]
+    if len(pieces) == 1:  # a cut keeping one run of the name: good where that run holds what tells rows apart
+        a = t.rfind(pieces[0])
+        b = a + len(pieces[0])
+        if a >= 0 and a <= first and b > param[0] and b >= leaf[1]:
+            return plain
+    lead = "…" if first > 0 else ""
+    for s, _ in spans:  # whole parts from a part on, as many as fit
+        if s > first:
+            break
+        c = ("…" if s > 0 else "") + t[s:]
+        if len(c) <= w:
+            return c
+    if idx is not None and spans[idx] != leaf:
+        head = t[spans[idx][0]:leaf[0]] if idx + 1 == len(spans) - 2 else t[slice(*spans[idx])] + "…"
+    else:
+        head = ""
+    for k in range(len(t) - param[0], 0, -1):  # the parameter whole, then cut at its end
+        c = lead + head + t[leaf[0]:param[0] + k] + ("…" if param[0] + k < len(t) else "")
+        if len(c) <= w:
+            return c
+    for m in range(leaf[1] - leaf[0] - 1, 0, -1):  # the module cut too: its first letters, the parameter's first
+        c = lead + head + t[leaf[0]:leaf[0] + m] + "…" + t[param[0]] + "…"
+        if len(c) <= w:
+            return c
+    return plain
 
 
 def cut_middle(t: str, w: int) -> str:

@@ -152,6 +152,12 @@ def lazy_module(name: str) -> Any:
     return module
 
 
+#: the footer's keys by their action, those a narrow footer keeps first (a pane's own keys right after ``stage``,
+#: the ``1-9 panes`` key): quit, help, next, the panes, then run, search, screenshot before graphs and back
+FOOTER_PRIORITY = ("quit_app", "help", "next_stop", "stage", "run", "search", "screenshot", "pick_graph",
+                   "prev_stop", "report")
+
+
 class SteadyFooter(Footer):
     """Textual's Footer, rebuilt only when the keys it shows change.
 
@@ -165,9 +171,11 @@ class SteadyFooter(Footer):
     _width: int = 0
 
     def compose(self) -> Any:
-        """Footer's keys, those that fit: the keys that would run under the docked ``^p palette``
-        are left out (an overflowing row put the docked key one cell off: ``^p palettep`` at 80
-        columns, ``^p palett`` at 200)."""
+        """Footer's keys, those that fit, in their order: where not all fit, the first of :data:`FOOTER_PRIORITY`
+        (then a pane's own keys, 6's ``t``/``x``, right after ``1-9``) keep their place and the others give way (at
+        80 columns pane 6's ``t IR/asm x Repro`` pushed ``/ Search``, ``r Run`` and ``s Shot`` off the row's end);
+        the keys that would run under the docked ``^p palette`` are left out (an overflowing row put the docked
+        key one cell off: ``^p palettep`` at 80 columns, ``^p palett`` at 200)."""
         from textual.widgets._footer import FooterKey  # noqa: PLC0415 - Footer's own key widget
 
         items = list(super().compose())
@@ -175,21 +183,30 @@ class SteadyFooter(Footer):
         self._width = width
         palette = [w for w in items if isinstance(w, FooterKey) and w.has_class("-command-palette")]
         room = width - sum(2 + len(w.key_display) + len(w.description) for w in palette)
-        used, full = 0, False
+        keys = [w for w in items if isinstance(w, FooterKey) and w not in palette]
+
+        def need(w: Any) -> int:
+            return len(w.key_display) + (1 + len(w.description) if w.description else 0) + 1
+
+        def rank(w: Any) -> float:
+            action = w.action.split("(")[0]
+            if action in FOOTER_PRIORITY:
+                return FOOTER_PRIORITY.index(action)
+            return FOOTER_PRIORITY.index("stage") + 0.5  # a pane's own key
+        kept: set[int] = set()
+        used = 0
+        for w in sorted(keys, key=rank):  # (sorted is stable: equal ranks in the footer's order)
+            if used + need(w) <= room:
+                kept.add(id(w))
+                used += need(w)
         for w in items:
             if isinstance(w, FooterKey) and self.compact:
                 # FooterKey's compact watcher adds this class once mounted, and the class change applied the
                 # CSS to each key a second time (3 rule matchings a key, ~5 ms of the first frame); present
                 # from the start, the watcher finds it there and does nothing
                 w.add_class("-compact", update=False)
-            if w in palette:
+            if w in palette or (isinstance(w, FooterKey) and id(w) not in kept):
                 continue
-            if isinstance(w, FooterKey):
-                need = len(w.key_display) + (1 + len(w.description) if w.description else 0) + 1
-                full = full or used + need > room
-                if full:
-                    continue
-                used += need
             yield w
         yield from palette
 

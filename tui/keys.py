@@ -113,7 +113,8 @@ CODEGEN_BINDINGS: list[Binding] = [
 
 #: keys handled by the tables and code views themselves, for the help screen
 MOVING = [("↑ ↓ PgUp PgDn Home End", "move in a table or code pane; a table row selects its buffer in every pane"),
-          ("Enter", "pane e: the first divergent buffer, selected in every pane (Enter on it: its kernel); "
+          ("Enter", "pane 1: the buffer the FX node became, in pane 8 (pane 3 before codegen); "
+                    "pane e: the first divergent buffer, selected in every pane (Enter on it: its kernel); "
                     "pane 7: the kernel's code in pane 6; pane 9: the kernel in pane 6, or a missed fusion's pair "
                         "in pane 4; pane T: that graph, kernel or line; graph list: pick the graph"),
           ("ctrl+p", "commands: go to a stage or graph, diff with a graph, run, report, screenshot")]

@@ -28,7 +28,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inductor_step.tui.cells import (  # noqa: F401 (Prose, cut_middle, abbreviate_ident: imported from here too)
-    Cell, Exact, Prose, Whole, _text, _width, abbreviate_ident, cut_middle, cut_name, fitting, shortest,
+    Cell, Exact, PathName, Prose, Whole, _text, _width, abbreviate_ident, cut_middle, cut_name, cut_path, fitting,
+    shortest,
 )
 
 #: Column widths are taken from the header and at most this many rows: the first, the last and an even
@@ -449,6 +450,9 @@ class Table(LineCache, ScrollView, can_focus=True):
             n = len(t) if t.isascii() else cell_len(t)
             if n > w and (form := fitting(v, w)) is not None:
                 t, n = form, _width(form)
+            elif n > w and isinstance(v, PathName):
+                t = cut_path(v.text, v.parts, w)
+                n = _width(t)
             elif n > w and isinstance(v, Exact):
                 t = cut_name(shortest(v), w)
                 n = _width(t)
@@ -515,4 +519,4 @@ class Table(LineCache, ScrollView, can_focus=True):
         return Strip(segs).crop_extend(scroll_x, scroll_x + width, fill)
 
 
-__all__ = ["Cell", "Exact", "LineCache", "Prose", "RowKey", "Table", "Whole", "abbreviate_ident", "cut_middle"]
+__all__ = ["Cell", "Exact", "LineCache", "PathName", "Prose", "RowKey", "Table", "Whole", "abbreviate_ident", "cut_middle"]

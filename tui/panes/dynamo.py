@@ -5,12 +5,19 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from textual import on
+
 from inductor_step.session.diff import guard_list
 from inductor_step.session.format import GraphKey
 from inductor_step.tui.panes.fx import FxPane
 from inductor_step.session.fx_names import short_names, with_short_names
 from inductor_step.session.paths import shorten_in_text
 from inductor_step.session.text import commented, dynamo_text
+from inductor_step.tui.table import Table
+
+#: the status line's answer to Enter on a row that opens nothing
+ENTER_HELP = ("Enter in pane 1 opens the IR buffer an FX node became: in pane 8 (its kernel lines and your code) "
+              "from codegen on, in pane 3 from lowering on")
 
 
 class DynamoPane(FxPane):
@@ -88,3 +95,29 @@ class DynamoPane(FxPane):
 
     def node_names(self, b: dict[str, Any]) -> list[str]:
         return list(b.dynamo_nodes or [])
+
+    @on(Table.RowSelected, "#table-dynamo")
+    def _enter(self, event: Table.RowSelected) -> None:
+        """Enter on an FX node: the IR buffer it became in pane 8, the linked view (its scheduler node, kernel
+        lines and your code; from codegen on), else in pane 3 (from lowering on), as Enter in pane 8 opens a
+        line's level; on a node that became no buffer, or before lowering, the status line says so."""
+        data = self.data()
+        nodes = self.nodes(data) if data is not None else []
+        row = event.cursor_row
+        if not 0 <= row < len(nodes):
+            return
+        node = self.shown_names(data).get(nodes[row].name, nodes[row].name)
+        graph = self.app.view.graph
+        session = self.app.session
+        if session.stop_for(graph, "lowering") is None:
+            self.app.set_status(f"{ENTER_HELP}; {graph} is not lowered yet (n: continue)")
+            return
+        bufs = self.buffers_of(data, row)
+        if not bufs:
+            self.app.set_status(f"{node} became no IR buffer (an input, a view or folded into another's "
+                                f"kernel): {ENTER_HELP}")
+            return
+        stage, key = ("linked", "8") if session.links(graph) else ("lowering", "3")
+        self.app.open_in_pane(graph, stage, bufs[0], bufs)
+        more = f" (it became {len(bufs)}: {', '.join(bufs[:4])}{'…' if len(bufs) > 4 else ''})" if len(bufs) > 1 else ""
+        self.app.set_status(f"pane {key} at {bufs[0]}, the buffer {node} became{more} (Enter in pane 1)")

@@ -7,7 +7,8 @@ from typing import Any, Callable, ClassVar, Sequence
 
 from inductor_step.tui.codeview import lines_of, search_word
 from inductor_step.tui.panes.base import Detail, StagePane, T, dtype_cell
-from inductor_step.tui.table import Cell, Exact
+from inductor_step.tui.table import Cell, Exact, PathName
+from inductor_step.session.fx_names import dynamo_input_path
 from inductor_step.session.text import short_user_line
 from inductor_step.session.links import entry, related
 
@@ -36,6 +37,15 @@ def target_forms(target: str | None) -> tuple[str, ...]:
     if len(parts) == 3 and t.startswith(_OP_NAMESPACES):
         return (f"{parts[0]}.{parts[1]}", parts[1])
     return (parts[-1],)
+
+
+def _module_path(node: Any) -> tuple[str, ...]:
+    """The module path a Dynamo graph input's name spells (``model``, ``layers``, ``0``, ..., ``weight`` for
+    ``L_self_modules_model_modules_layers_modules_0_..._parameters_weight_``: :func:`dynamo_input_path`), () for
+    any other node (an AOT graph's ``primals_1``, a script input ``L_x_``)."""
+    target = str(node.target or "")
+    held = dynamo_input_path(target)
+    return tuple(held.split(".")) if held != target else ()
 
 
 class FxPane(StagePane):
@@ -92,10 +102,19 @@ class FxPane(StagePane):
                 where = f"{where} -> {short_user_line(n.torch_line, script_dir)}"
             target = shown.get(n.target, n.target)
             held = holds.get(n.name) if n.op == "placeholder" else None
-            parts = held.split(".") if held else []  # at 80 columns: its last parts (query.weight), never weight alone
-            target_cell = T(held, "green", short=[".".join(parts[-k:]) for k in range(len(parts) - 1, 1, -1)]) \
-                if held else T(target, short=target_forms(target), kind=Exact if n.op == "placeholder" else Cell)
-            return (T(shown.get(n.name, n.name), "bold", kind=Exact),
+            path = _module_path(n) if n.op == "placeholder" else ()
+            if held:  # at 80 columns: its last parts (query.weight), never weight alone nor without its layer index
+                parts = held.split(".")
+                digits = [i for i, p in enumerate(parts[:-1]) if p.isdigit()]
+                forms = [".".join(parts[-k:]) for k in range(len(parts) - 1, 1, -1)
+                         if not digits or len(parts) - k <= digits[-1]]
+                target_cell = PathName(held, "green", forms, parts)
+            elif path:
+                target_cell = PathName(target, "", target_forms(target), path)
+            else:
+                target_cell = T(target, short=target_forms(target), kind=Exact if n.op == "placeholder" else Cell)
+            name = shown.get(n.name, n.name)
+            return (PathName(name, "bold", (), path) if path else T(name, "bold", kind=Exact),
                     T(n.op, short=[OP_SHORT[n.op]] if n.op in OP_SHORT else ()),
                     target_cell,
                     T(n.shape), dtype_cell(n.dtype), T(where, "cyan", short=mine if via_torch else mine[1:]))

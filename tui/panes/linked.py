@@ -26,6 +26,9 @@ ENTER_HELP = ("Enter in pane 8's detail opens the pane of the line's level at th
               "node), post-grad FX nodes 2, Dynamo FX nodes 1, a kernel 6, your code 1, the LoopBody 5, memory M; "
               "in the kernel's code 6")
 
+#: the kernel view's label: what its line numbers count from
+KERNEL_LINES = "lines counted from the kernel's start (pane 6 counts the wrapper's)"
+
 
 class LinkedPane(StagePane):
     stage = "linked"
@@ -119,6 +122,9 @@ class LinkedPane(StagePane):
             code = self.kernel_code
             if code.text is not d.text and code.text != d.text:
                 code.set_code(d.text, d.lexer)
+            # in its top border, where the layout gives it one (below 130 columns, from 180): pane 6 numbers the
+            # same line from the wrapper's start (702 here, 927 there)
+            code.border_title = KERNEL_LINES if d.lexer != "text" else ""
             code.mark(d.marks)
             if d.goto is not None:
                 code.goto(d.goto)

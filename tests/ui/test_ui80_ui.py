@@ -1,0 +1,132 @@
+"""What a new user could not read or do at 80x24 (trial 9), through the keys they press: pane 2's input names cut
+without their layer, Enter on a pane-1 row doing nothing, pane 6's footer losing / and s, pane 5 calling a template
+node a SchedulerNode without a LoopBody, and pane 8's kernel line numbers not saying what they count from."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from inductor_step.tui.table import Table
+
+from conftest import screen_lines, screen_settled
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
+
+
+def _cells(table: Table) -> list[list[str]]:
+    """The table's rows as drawn now (under the header), split into cells (two or more spaces apart)."""
+    rows = ["".join(s.text for s in table.render_line(y)) for y in range(1, table.size.height)]
+    return [re.split(r"\s{2,}", r.replace("▌", " ").strip()) for r in rows if r.strip()]
+
+
+def test_pane_2_cut_input_names_keep_the_layer_index_and_parameter_at_80x24(app_driver):
+    """nanoGPT (two blocks), pane 2 at 80x24, paged through: every input holding a block's parameter
+    (``transformer.h.0.ln_1.weight``) shows the block's index and the parameter's first letter, and no two inputs
+    holding different parameters of different modules read the same (``ln_…weight`` read so for both blocks' ln_1
+    and ln_2; ``ln_1.bias`` for both blocks')."""
+    seen: dict[str, str] = {}
+
+    async def steps(app, pilot):
+        await pilot.press("2")
+        await screen_settled(pilot, app)
+        table = app.query_one("#table-aot", Table)
+        held = app.pane("aot").input_names(app.pane("aot").data())
+        for _ in range(8):
+            for cells in _cells(table):
+                if cells[0] in held and len(cells) > 2:
+                    seen[held[cells[0]]] = cells[2]
+            await pilot.press("pagedown")
+            await screen_settled(pilot, app)
+
+    app_driver(steps, size=(80, 24), path=os.path.join(FIXTURES, "gpu_nanogpt.jsonl"))
+    layered = {h: c for h, c in seen.items() if re.search(r"\.\d+\.", h)}
+    assert len(layered) >= 8, seen
+    for h, c in layered.items():
+        index = re.findall(r"\.(\d+)\.", h)[-1]
+        assert index in c and h.rsplit(".", 1)[1][0] in c.split(index, 1)[1], (h, c)
+    shown = list(seen.values())
+    # (10 cells hold the block, the module and the parameter's letter: attn.c_proj and mlp.c_proj, which differ only
+    # in the module above, still read alike)
+    def key(h: str) -> tuple:
+        parts = h.split(".")
+        return re.findall(r"\.(\d+)\.", h)[-1:], parts[-2:]
+    dup = {c: [h for h, s in seen.items() if s == c] for c in shown if shown.count(c) > 1}
+    assert all(len({str(key(h)) for h in hs}) == 1 for hs in dup.values()), dup
+
+
+def test_enter_on_a_pane_1_row_opens_the_buffer_it_became(app_driver):
+    """Pane 1, the demo's forward: Enter on ``h`` (its ``up`` Linear) opens pane 8 at the buffer it became, selected, and the
+    status line says so; Enter on an input, which became no buffer, says what Enter does in pane 1."""
+    got: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("1")
+        await screen_settled(pilot, app)
+        table = app.query_one("#table-dynamo", Table)
+        await pilot.press("enter")  # row 0: an input
+        await screen_settled(pilot, app)
+        got["input"] = (app.view.stage, screen_lines(app)[-2])
+        nodes = app.pane("dynamo").nodes(app.pane("dynamo").data())
+        row = next(i for i, n in enumerate(nodes) if n.name == "h")
+        for _ in range(row):
+            await pilot.press("down")
+        await screen_settled(pilot, app)
+        got["want"] = app.session.links(app.view.graph)["dynamo_nodes"]["h"]["buffers"]
+        await pilot.press("enter")
+        await screen_settled(pilot, app)
+        got["h"] = (app.view.stage, app.view.selected, screen_lines(app)[-2], table.cursor_row)
+
+    app_driver(steps, size=(80, 24))
+    stage, status = got["input"]
+    assert stage == "dynamo" and "became no IR buffer" in status, got
+    stage, sel, status, _ = got["h"]
+    assert stage == "linked" and sel == got["want"][0], got
+    assert f"pane 8 at {sel}" in status, got
+
+
+def test_pane_6_footer_at_80_columns_keeps_search_and_screenshot(app_driver):
+    """Pane 6 at 80x24 (a recorded session: no r): the footer keeps its own keys t and x and still shows
+    ``/ Search`` and ``s Shot`` on its one line, with q, ?, n and 1-9."""
+    got: list[str] = []
+
+    async def steps(app, pilot):
+        await pilot.press("6")
+        await screen_settled(pilot, app)
+        got.extend(screen_lines(app))
+
+    app_driver(steps, size=(80, 24))
+    footer = got[-1]
+    for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Search", "s Shot", "^p palette"):
+        assert key in footer, footer
+
+
+def test_pane_5_says_a_template_node_is_a_template_kernel(app_driver):
+    """max-autotune's C++ GEMM template (modes_autotune.jsonl, op0 in op0_op1): pane 5 at 80x24 names it a template
+    kernel (CppTemplateBuffer), where its code is (pane 6, its kernel) and the epilogue's LoopBody (op1)."""
+    got: list[str] = []
+
+    async def steps(app, pilot):
+        await pilot.press("5")
+        await screen_settled(pilot, app)
+        got.extend(screen_lines(app))
+
+    app_driver(steps, size=(80, 24), path=os.path.join(FIXTURES, "modes_autotune.jsonl"))
+    text = "\n".join(got)
+    assert "SchedulerNode has no LoopBody" not in text, text
+    assert "op0: a template kernel (CppTemplateBuffer buf0)" in text, text
+    assert "pane 6, kernel cpp_fused_addmm_relu_0" in text and "op1 (epilogue)" in text, text
+
+
+def test_pane_8_says_its_kernel_lines_count_from_the_kernels_start(app_driver):
+    """Pane 8 at 80x24: the kernel's code under the detail is labelled with what its line numbers count from (the
+    kernel's start; pane 6 counts the wrapper's), and the table keeps its width."""
+    got: list[str] = []
+
+    async def steps(app, pilot):
+        await pilot.press("8")
+        await screen_settled(pilot, app)
+        got.extend(screen_lines(app))
+
+    app_driver(steps, size=(80, 24))
+    assert any("counted from the kernel's start (pane 6 counts the wrapper's)" in line for line in got), got
