@@ -22,8 +22,8 @@ where inductor-step is never imported.  Then, per model and mode:
 * **CUDA graphs**: in a CUDA-graph mode every graph says whether cudagraph trees captured it.
 
 ``--job``: ``examples/ddp_train.py`` as a two-GPU torchrun job (``--nproc-per-node 2``): every rank timed every
-graph and the ranks compare without a false divergence.  Lanes (``--lanes``, default: one per GPU) run side by
-side, each on its own GPU (``CUDA_VISIBLE_DEVICES``).  Prints a Markdown table (also ``DIR/acceptance.md``,
+graph and the ranks compare without a false divergence.  Lanes (``--lanes N``) run side by
+side, each on its own GPU (``CUDA_VISIBLE_DEVICES``); one at a time by default, as the ratios need.  Prints a Markdown table (also ``DIR/acceptance.md``,
 all figures in ``DIR/acceptance.json``); exits 1 when a check fails.  Results: BENCHMARKS.md, "GPU acceptance".
 """
 
@@ -322,13 +322,16 @@ def main() -> None:
     p.add_argument("--modes", default="default,reduce-overhead,max-autotune")
     p.add_argument("--nanogpt-dir", default=os.environ.get("NANOGPT_DIR"))
     p.add_argument("--job", action="store_true", help="also the two-GPU DDP job (needs 2 GPUs)")
-    p.add_argument("--lanes", type=int, default=None, help="cases run side by side, one GPU each (default: one per GPU)")
+    p.add_argument("--lanes", type=int, default=1,
+                   help="cases run side by side, one GPU and a share of the cores each (default 1: one case at a "
+                        "time, the machine to itself; beside another lane's max-autotune compile, plain eager's own "
+                        "runs spread 14-61%%, BENCHMARKS.md 'Session 35 on the GPU')")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     import torch  # noqa: PLC0415
 
     gpus = torch.cuda.device_count()
-    lanes = min(a.lanes or gpus, gpus) if gpus else 1
+    lanes = max(min(a.lanes, gpus), 1) if gpus else 1
     cases = [(m, mode) for m in a.models.split(",") if m for mode in a.modes.split(",") if mode]
     results: list[dict[str, Any]] = []
     slots: queue.Queue[int] = queue.Queue()
