@@ -52,7 +52,7 @@ def runnable_without_hooks(source: str) -> str:
     return _HOOK_LINE.sub(r"# \1  (a hook object, left out of the repro)", source) if isinstance(source, str) else source
 
 
-_REUSE = re.compile(r"^\s*(buf\d+) = (buf\d+); del \2\s+# reuse", re.M)
+_REUSE = re.compile(r"^[ \t]*(buf\d+) = (buf\d+); del \2[ \t]+# reuse", re.M)
 
 
 def add_reused_writes(kernels: list[dict[str, Any]], wrapper: str) -> None:

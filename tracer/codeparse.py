@@ -202,6 +202,7 @@ def _kernel_calls(kernels: dict[str, dict[str, Any]], body: str, starts: list[in
     """Record each call in ``body`` (at ``body_start`` of the wrapper) of the defined ``kernels``: its arguments,
     line and the buffers it writes; returns each call's ``(place in the run order, kernel name)``."""
     order: list[tuple[tuple[int, int], str]] = []
+    outputs: dict[str, list[bool] | None] = {}  # each kernel's written parameters, read from its source once
     for cm in _CALL_LINE.finditer(body):  # one pass over the body for every kernel (not one per kernel)
         k = kernels.get(cm.group("name"))
         if k is None:
@@ -209,7 +210,9 @@ def _kernel_calls(kernels: dict[str, dict[str, Any]], body: str, starts: list[in
         args = [a for a in _split_args(cm.group("args")) if "=" not in a.split("(")[0]]
         k["calls"].append(args)
         k["call_lines"].append(_line_of(starts, body_start + cm.start("args")))
-        flags = _param_is_output(k["backend"], k["source"])
+        if k["name"] not in outputs:
+            outputs[k["name"]] = _param_is_output(k["backend"], k["source"])
+        flags = outputs[k["name"]]
         written = []
         if flags:
             for a, is_out in zip(args, flags):

@@ -333,8 +333,8 @@ class _Graph:
 def _storage_groups(wrapper: str) -> dict[str, set[str]]:
     """Buffer -> every name sharing its storage through the wrapper's ``# reuse`` lines."""
     storage: dict[str, set[str]] = {}
-    for new, old in re.findall(r"^\s*((?:\w+_)?buf\d+) = (?:reinterpret_tensor\()?((?:\w+_)?buf\d+)\b.*; del \2\s+# reuse", wrapper, re.M) + \
-            re.findall(r"^\s*auto (buf\d+) = std::move\((buf\d+)\);\s*// reuse", wrapper, re.M):  # a C++ wrapper's
+    for new, old in re.findall(r"^[ \t]*((?:\w+_)?buf\d+) = (?:reinterpret_tensor\()?((?:\w+_)?buf\d+)\b.*; del \2[ \t]+# reuse", wrapper, re.M) + \
+            re.findall(r"^[ \t]*auto (buf\d+) = std::move\((buf\d+)\);[ \t]*// reuse", wrapper, re.M):  # a C++ wrapper's
         group = storage.get(old, {old}) | storage.get(new, {new})
         for n in group:
             storage[n] = group

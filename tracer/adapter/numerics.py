@@ -87,7 +87,7 @@ def instrument(source: str, kernels: list[dict[str, Any]]) -> tuple[str, list[di
     return "\n".join(lines), points
 
 
-_ITEM = re.compile(r"^\s*((?:\w+_)?buf\d+) = ((?:\w+_)?buf\d+)\[(\d+)\]\s*$", re.M)
+_ITEM = re.compile(r"^[ \t]*((?:\w+_)?buf\d+) = ((?:\w+_)?buf\d+)\[(\d+)\][ \t]*$", re.M)
 
 
 def item_outputs(source: str) -> dict[str, tuple[str, int]]:
