@@ -224,3 +224,55 @@ def wait_until(cond, timeout: float = 120.0, seen=None, every: float = 0.05):
         if time.monotonic() > end:
             raise AssertionError(f"timed out after {timeout} s waiting{f': {seen()}' if seen else ''}")
         time.sleep(every)
+
+
+def output_code_file(fn, args, directory) -> str:
+    """Inductor's output code of ``torch.compile(fn)(*args)`` (inference, no_grad; Dynamo reset first) written to
+    ``directory/graph.py``; its path, for :func:`tracer.timing.time_graph`."""
+    import torch  # noqa: PLC0415
+    from torch._inductor.utils import run_and_get_code  # noqa: PLC0415
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        _, codes = run_and_get_code(torch.compile(fn), *args)
+    path = directory / "graph.py"
+    path.write_text(codes[-1])
+    return str(path)
+
+
+def cpu_ticks(pid: int) -> int:
+    """Clock ticks (``os.sysconf("SC_CLK_TCK")`` a second, 100 on Linux) process ``pid`` has run in user and system
+    mode (/proc/PID/stat utime + stime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def busy_loops(n: int) -> list:
+    """``n`` child processes each spinning on a core (``sh -c 'while :; do :; done'``); end them with :func:`stop_loops`."""
+    import subprocess  # noqa: PLC0415
+
+    return [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
+
+
+def stop_loops(kids: list) -> None:
+    """Kill and reap :func:`busy_loops`' children; the list is emptied."""
+    for k in kids:
+        k.kill()
+        k.wait()
+    kids.clear()
+
+
+def screen_after(app_driver, keys: tuple[str, ...], **kw) -> list[str]:
+    """The screen's rows (:func:`screen_lines`) once ``keys`` were pressed one by one, the screen settling after each,
+    in an app :func:`app_driver` opens with ``kw`` (``size``, ``path``)."""
+    got: list[str] = []
+
+    async def steps(app, pilot):
+        for key in keys:
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+        got.extend(screen_lines(app))
+
+    app_driver(steps, **kw)
+    return got

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import wait_until
+from conftest import busy_loops, cpu_ticks, output_code_file, stop_loops, wait_until
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
@@ -26,28 +25,11 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reaso
 def output_code(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Inductor's output code of a small inference graph (a matmul, a layer norm and gelu), as a file."""
     import torch
-    from torch._inductor.utils import run_and_get_code
 
     def f(x, w):
         return torch.nn.functional.gelu(torch.nn.functional.layer_norm(x @ w, (64,))) * 2
 
-    torch._dynamo.reset()
-    with torch.no_grad():
-        _, codes = run_and_get_code(torch.compile(f), torch.randn(48, 32), torch.randn(32, 64))
-    path = tmp_path_factory.mktemp("contention") / "graph.py"
-    path.write_text(codes[-1])
-    return str(path)
-
-
-def _cpu_ticks(pid: int) -> int:
-    """Clock ticks (``os.sysconf("SC_CLK_TCK")`` a second, 100 on Linux) process ``pid`` has run in user and system mode (/proc/PID/stat utime + stime)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def _busy(n: int) -> list[subprocess.Popen]:
-    return [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
+    return output_code_file(f, (torch.randn(48, 32), torch.randn(32, 64)), tmp_path_factory.mktemp("contention"))
 
 
 def test_every_figure_is_flagged_when_busy_loops_hold_every_core(output_code: str) -> None:
@@ -55,16 +37,14 @@ def test_every_figure_is_flagged_when_busy_loops_hold_every_core(output_code: st
     from inductor_step.tracer.timing.contention import WAIT_SHARE_LIMIT
 
     cpus = len(os.sched_getaffinity(0))
-    kids = _busy(cpus)
+    kids = busy_loops(cpus)
     try:
-        wait_until(lambda: all(_cpu_ticks(k.pid) >= 10 for k in kids), timeout=30)  # each loop has run 0.1 s
+        wait_until(lambda: all(cpu_ticks(k.pid) >= 10 for k in kids), timeout=30)  # each loop has run 0.1 s
         t0 = time.monotonic()
         r = time_graph(output_code, None, "cpu")
         took = time.monotonic() - t0
     finally:
-        for k in kids:
-            k.kill()
-            k.wait()
+        stop_loops(kids)
     assert r["reliable"] is False and r["contended"] is True and r["settled"] is False, r.get("verdicts")
     for which in ("compiled", "kernels"):
         v = r["verdicts"][which]
@@ -89,14 +69,12 @@ def test_a_span_measures_this_process_waiting_for_a_core_and_not_a_sleep() -> No
         while time.monotonic() < stop:
             pass
 
-    kids = _busy(cpus)  # the GIL lets one Python thread run at a time: the children hold the other cores
+    kids = busy_loops(cpus)  # the GIL lets one Python thread run at a time: the children hold the other cores
     try:
         with contention.Span() as busy:
             spin()
     finally:
-        for k in kids:
-            k.kill()
-            k.wait()
+        stop_loops(kids)
     assert busy.result["wait_share"] > contention.WAIT_SHARE_LIMIT, busy.result
     v = contention.judge(busy.result, "the loop")
     assert v["reliable"] is False and "not reliable" in v["text"]

@@ -13,11 +13,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import subprocess
 
 import pytest
 
-from conftest import wait_until
+from conftest import busy_loops, cpu_ticks, output_code_file, stop_loops, wait_until
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 
@@ -26,47 +25,34 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reaso
 def output_code(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Inductor's output code of a small MLP inference graph ([32, 64] x [64, 256] addmm, gelu, addmm), as a file."""
     import torch
-    from torch._inductor.utils import run_and_get_code
 
     def f(x, w1, b1, w2, b2):
         return torch.nn.functional.gelu(x @ w1 + b1) @ w2 + b2
 
-    torch._dynamo.reset()
-    with torch.no_grad():
-        args = (torch.randn(32, 64), torch.randn(64, 256), torch.randn(256), torch.randn(256, 64), torch.randn(64))
-        _, codes = run_and_get_code(torch.compile(f), *args)
-    path = tmp_path_factory.mktemp("kernel_rounds") / "graph.py"
-    path.write_text(codes[-1])
-    return str(path)
-
-
-def _cpu_ticks(pid: int) -> int:
-    """Clock ticks process ``pid`` has run in user and system mode (/proc/PID/stat utime + stime)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
+    args = (torch.randn(32, 64), torch.randn(64, 256), torch.randn(256), torch.randn(256, 64), torch.randn(64))
+    return output_code_file(f, args, tmp_path_factory.mktemp("kernel_rounds"))
 
 
 def test_a_burst_during_one_kernels_window_does_not_make_it_the_slowest(output_code: str) -> None:
     from inductor_step.tracer.timing import time_graph
 
     cpus = len(os.sched_getaffinity(0))
-    kids: list[subprocess.Popen] = []
+    kids: list = []
     said: list[str] = []
 
     def progress(what: str) -> None:
         said.append(what)
         first = re.match(r"kernel 1/\d+(, round 1/\d+)?: ", what)
         if first and not kids and len([w for w in said if w.startswith("kernel 1/")]) == 1:
-            kids.extend(subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(4 * cpus))
-            wait_until(lambda: all(_cpu_ticks(k.pid) >= 5 for k in kids), timeout=30)  # each loop has run 50 ms
+            kids.extend(busy_loops(4 * cpus))
+            wait_until(lambda: all(cpu_ticks(k.pid) >= 5 for k in kids), timeout=30)  # each loop has run 50 ms
         elif kids and what.startswith("kernel ") and not what.startswith("kernel 1/"):
-            _stop(kids)
+            stop_loops(kids)
 
     try:
         r = time_graph(output_code, None, "cpu", progress=progress)
     finally:
-        _stop(kids)
+        stop_loops(kids)
     ks = r["kernels"]
     assert ks and ks[0]["name"].startswith("extern_kernels.addmm"), [k["name"] for k in ks]
     assert said.count(next(w for w in said if w.startswith("kernel 1/"))) == 1  # the burst held one window
@@ -76,10 +62,3 @@ def test_a_burst_during_one_kernels_window_does_not_make_it_the_slowest(output_c
     if twin["median_ms"] >= 1.0:
         pytest.skip(f"other processes kept every core busy: addmm#1 (no burst) read {twin['median_ms']:.1f} ms")
     assert ks[0]["median_ms"] < 1.0, [(k["name"], k["median_ms"], k["p20_ms"], k["p80_ms"]) for k in ks]
-
-
-def _stop(kids: list[subprocess.Popen]) -> None:
-    for k in kids:
-        k.kill()
-        k.wait()
-    kids.clear()

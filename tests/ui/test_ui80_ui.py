@@ -9,7 +9,7 @@ import re
 
 from inductor_step.tui.table import Table
 
-from conftest import screen_lines, screen_settled
+from conftest import screen_after, screen_lines, screen_settled
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
@@ -88,15 +88,7 @@ def test_enter_on_a_pane_1_row_opens_the_buffer_it_became(app_driver):
 def test_pane_6_footer_at_80_columns_keeps_search_and_screenshot(app_driver):
     """Pane 6 at 80x24 (a recorded session: no r): the footer keeps its own keys t and x and still shows
     ``/ Search`` and ``s Shot`` on its one line, with q, ?, n and 1-9."""
-    got: list[str] = []
-
-    async def steps(app, pilot):
-        await pilot.press("6")
-        await screen_settled(pilot, app)
-        got.extend(screen_lines(app))
-
-    app_driver(steps, size=(80, 24))
-    footer = got[-1]
+    footer = screen_after(app_driver, ("6",), size=(80, 24))[-1]
     for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Search", "s Shot", "^p palette"):
         assert key in footer, footer
 
@@ -104,14 +96,7 @@ def test_pane_6_footer_at_80_columns_keeps_search_and_screenshot(app_driver):
 def test_pane_5_says_a_template_node_is_a_template_kernel(app_driver):
     """max-autotune's C++ GEMM template (modes_autotune.jsonl, op0 in op0_op1): pane 5 at 80x24 names it a template
     kernel (CppTemplateBuffer), where its code is (pane 6, its kernel) and the epilogue's LoopBody (op1)."""
-    got: list[str] = []
-
-    async def steps(app, pilot):
-        await pilot.press("5")
-        await screen_settled(pilot, app)
-        got.extend(screen_lines(app))
-
-    app_driver(steps, size=(80, 24), path=os.path.join(FIXTURES, "modes_autotune.jsonl"))
+    got = screen_after(app_driver, ("5",), size=(80, 24), path=os.path.join(FIXTURES, "modes_autotune.jsonl"))
     text = "\n".join(got)
     assert "SchedulerNode has no LoopBody" not in text, text
     assert "op0: a template kernel (CppTemplateBuffer buf0)" in text, text
@@ -121,12 +106,5 @@ def test_pane_5_says_a_template_node_is_a_template_kernel(app_driver):
 def test_pane_8_says_its_kernel_lines_count_from_the_kernels_start(app_driver):
     """Pane 8 at 80x24: the kernel's code under the detail is labelled with what its line numbers count from (the
     kernel's start; pane 6 counts the wrapper's), and the table keeps its width."""
-    got: list[str] = []
-
-    async def steps(app, pilot):
-        await pilot.press("8")
-        await screen_settled(pilot, app)
-        got.extend(screen_lines(app))
-
-    app_driver(steps, size=(80, 24))
+    got = screen_after(app_driver, ("8",), size=(80, 24))
     assert any("counted from the kernel's start (pane 6 counts the wrapper's)" in line for line in got), got
