@@ -45,6 +45,7 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "benchmarks", "acceptance_models.py")
 TOL = 0.10
+BESIDE = False  # --beside
 _TRITON_DEF = re.compile(r"^(\w+) = async_compile\.triton\(", re.M)
 # extern calls: extern_kernels.mm(...), and ATen fallbacks called directly (torch.ops.aten.convolution_backward...)
 _EXTERN = re.compile(r"^\s*(?:\w+ = )?(?:extern_kernels\.\w+|(?:torch\.ops|aten)\.[\w.]+)\(", re.M)
@@ -212,16 +213,29 @@ def run_case(model: str, mode: str, out: str, slots: "queue.Queue[int]", lanes: 
 
 def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_dir: str | None) -> dict[str, Any]:
     cores = sorted(os.sched_getaffinity(0))
-    share = max(len(cores) // lanes, 1)
-    mine = set(cores[slot * share:(slot + 1) * share]) or set(cores)
     visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    beside = BESIDE and len(visible) >= 2
+    share = max(len(cores) // (2 if beside else lanes), 1)
+    mine = set(cores[slot * share:(slot + 1) * share]) or set(cores)
     env = dict(os.environ, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES=visible[slot] if slot < len(visible) else str(slot),
-               TORCHINDUCTOR_COMPILE_THREADS=str(max(len(mine) // 2, 1)))
+               TORCHINDUCTOR_COMPILE_THREADS=str(len(mine) if beside else max(len(mine) // 2, 1)))
     pin = {"preexec_fn": lambda: os.sched_setaffinity(0, mine)}
     base = os.path.join(out, f"{model}_{mode}")
     extra = ["--nanogpt-dir", nanogpt_dir] if nanogpt_dir else []
-    subprocess.run([sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".plain.json", "--plain-only",
-                    *extra], env=env, capture_output=True, text=True, timeout=300, **pin)
+    plain_cmd = [sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".plain.json", "--plain-only", *extra]
+    ref_cmd = [sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".ref.json", *extra]
+    # --beside: the references run at the same time as the recording, on the other GPU and the other half of the
+    # cores (a max-autotune compile is ~6 minutes on each side; one after the other they outlast a 10-minute call)
+    if beside:
+        other = set(cores) - mine or set(cores)
+        benv = dict(env, CUDA_VISIBLE_DEVICES=visible[(slot + 1) % len(visible)])
+        bpin = {"preexec_fn": lambda: os.sched_setaffinity(0, other)}
+        side = cf.ThreadPoolExecutor(1).submit(lambda: (subprocess.run(plain_cmd, env=benv, capture_output=True, text=True,
+                                                                       timeout=300, **bpin),
+                                                        subprocess.run(ref_cmd, env=benv, capture_output=True, text=True,
+                                                                       timeout=900, **bpin))[1])
+    else:
+        subprocess.run(plain_cmd, env=env, capture_output=True, text=True, timeout=300, **pin)
     t0 = time.time()
     debug = base + ".torch_compile_debug"
     with open(base + ".log", "w", encoding="utf-8") as log:  # written as it goes: a case cut short shows how far it got
@@ -230,8 +244,7 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
                              env=dict(env, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=debug),
                              stdout=log, stderr=subprocess.STDOUT, text=True, timeout=900, **pin)
     t1 = time.time()
-    ref = subprocess.run([sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".ref.json", *extra],
-                         env=env, capture_output=True, text=True, timeout=900, **pin)
+    ref = side.result() if beside else subprocess.run(ref_cmd, env=env, capture_output=True, text=True, timeout=900, **pin)
     res: dict[str, Any] = {"model": model, "mode": mode, "record_s": round(t1 - t0, 1),
                            "reference_s": round(time.time() - t1, 1), "record_rc": rec.returncode}
     if ref.returncode != 0 or not os.path.exists(base + ".ref.json"):
@@ -326,7 +339,12 @@ def main() -> None:
                    help="cases run side by side, one GPU and a share of the cores each (default 1: one case at a "
                         "time, the machine to itself; beside another lane's max-autotune compile, plain eager's own "
                         "runs spread 14-61%%, BENCHMARKS.md 'Session 35 on the GPU')")
+    p.add_argument("--beside", action="store_true",
+                   help="run each case's plain references at the same time as its recording, on the next GPU and the "
+                        "other cores (two GPUs, one lane): for max-autotune, whose compile runs ~6 min on each side")
     a = p.parse_args()
+    global BESIDE
+    BESIDE = a.beside
     os.makedirs(a.out, exist_ok=True)
     import torch  # noqa: PLC0415
 
