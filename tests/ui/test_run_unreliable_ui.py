@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from inductor_step.tui.table import Table
 from inductor_step.tui.codeview import CodeView
 
@@ -42,3 +44,32 @@ def test_reliable_kernel_times_carry_no_mark(app_driver) -> None:
     labels, rows, detail = _rows(app_driver, os.path.join(FIX, "demo.jsonl"))
     assert rows and not any(c.startswith("!") for r in rows for c in r)
     assert "NOT RELIABLE (this time" not in detail
+
+
+
+@pytest.mark.parametrize("fixture, keys", [("demo_v2.jsonl", ("7",)), ("gpu_nanogpt.jsonl", ("7",)),
+                                           # timm's ViT (2 blocks) trained on CPU: its backward, times unreliable
+                                           ("run_many_marked.jsonl", ("g", "down", "enter", "7"))])
+def test_figures_are_never_cut_at_80_columns(app_driver, fixture, keys) -> None:
+    # a figure column was as wide as its typical cell: in a live ViT session with unreliable times the slowest
+    # kernel's "!13.1%" beside many "!6.7%" read "….1%"; a number cut in the middle reads as another number
+    from conftest import screen_lines, screen_settled
+
+    got: dict = {}
+
+    async def steps(app, pilot):
+        for key in keys:
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+        table = app.query_one("#table-run", Table)
+        got["labels"] = list(table.labels)
+        got["rows"] = [[str(c) for c in table.get_row_at(r)] for r in range(table.row_count)]
+        got["screen"] = screen_lines(app)
+
+    app_driver(steps, size=(80, 24), path=os.path.join(FIX, fixture))
+    labels, rows, screen = got["labels"], got["rows"], got["screen"]
+    shown = [line for line in screen if line.startswith("▌ ") and line[2:3].strip() and not line.startswith("▌ kernel")]
+    assert len(shown) >= 4, screen
+    for label in ("median ms [p20-p80]", "share", "GB/s"):
+        for r, line in zip(rows, shown):
+            assert r[labels.index(label)] in line, (label, r, "\n".join(screen))

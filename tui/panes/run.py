@@ -9,6 +9,7 @@ from textual import on
 
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import OpenKernel
+from inductor_step.tui.cells import Whole
 from inductor_step.tui.table import Table
 from inductor_step.session.fusion import wrapped
 from inductor_step.session.text import run_cells, run_kernel_text, run_summary
@@ -24,6 +25,8 @@ GPU_ONLY = ("in graph ms", "in script ms")
 STYLES = {"kernel": "bold", "backend": "magenta"}
 #: the cells marked ``!`` (in red) when the run's kernel times are not reliable (session.trust.kernels_unreliable)
 UNRELIABLE_MARKED = ("median ms [p20-p80]", "share", "GB/s", "% peak BW", "TFLOP/s")
+#: columns of figures: never cut ("!13.1%" among many "!6.7%" read "….1%"), their column as wide as the widest
+FIGURES = ("median ms [p20-p80]", "share", "GB/s", "% peak BW", "in graph ms", "in script ms", "TFLOP/s")
 
 
 def _slowest_first(k: dict[str, Any]) -> tuple[bool, float]:
@@ -84,8 +87,9 @@ class RunPane(StagePane):
                 for label in UNRELIABLE_MARKED:
                     if c.get(label, "-") != "-" and isinstance(ks[i].median_ms, (int, float)):
                         c[label] = "!" + c[label]
-            return tuple(T(c[label], "red" if bad and label in UNRELIABLE_MARKED and c[label].startswith("!")
-                           else STYLES.get(label, "")) for label in labels)
+            return tuple((Whole if label in FIGURES else T)(
+                c[label], "red" if bad and label in UNRELIABLE_MARKED and c[label].startswith("!")
+                else STYLES.get(label, "")) for label in labels)
         return [f"{i}:{k.name}" for i, k in enumerate(ks)], row
 
     def fill(self, data: dict[str, Any] | None) -> None:
