@@ -87,9 +87,21 @@ def test_enter_on_a_pane_1_row_opens_the_buffer_it_became(app_driver):
 
 def test_pane_6_footer_at_80_columns_keeps_search_and_screenshot(app_driver):
     """Pane 6 at 80x24 (a recorded session: no r): the footer keeps its own keys t and x and still shows
-    ``/ Search`` and ``s Shot`` on its one line, with q, ?, n and 1-9."""
+    ``/ Find`` and ``s Shot`` on its one line, with q, ?, n and 1-9; every other pane shows ``s Shot`` too, in a
+    GPU session as well (pane 9's own ``u``).  A live session's footer: tests/e2e/test_live.py."""
+    footers: dict[str, str] = {}
+
+    async def steps(app, pilot):
+        for key in "123456789l":
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+            footers[key] = screen_lines(app)[-1]
+
+    for path in (None, os.path.join(FIXTURES, "gpu_nanogpt.jsonl")):
+        app_driver(steps, size=(80, 24), **({"path": path} if path else {}))
+        assert all("s Shot" in f for f in footers.values()), (path, footers)
     footer = screen_after(app_driver, ("6",), size=(80, 24))[-1]
-    for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Search", "s Shot", "^p palette"):
+    for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Find", "s Shot", "^p palette"):
         assert key in footer, footer
 
 
