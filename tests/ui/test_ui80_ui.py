@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 
+from inductor_step.session.fx_names import dynamo_input_path
 from inductor_step.tui.table import Table
 
 from conftest import screen_after, screen_lines, screen_settled
@@ -46,13 +47,40 @@ def test_pane_2_cut_input_names_keep_the_layer_index_and_parameter_at_80x24(app_
         index = re.findall(r"\.(\d+)\.", h)[-1]
         assert index in c and h.rsplit(".", 1)[1][0] in c.split(index, 1)[1], (h, c)
     shown = list(seen.values())
-    # (10 cells hold the block, the module and the parameter's letter: attn.c_proj and mlp.c_proj, which differ only
-    # in the module above, still read alike)
-    def key(h: str) -> tuple:
-        parts = h.split(".")
-        return re.findall(r"\.(\d+)\.", h)[-1:], parts[-2:]
     dup = {c: [h for h, s in seen.items() if s == c] for c in shown if shown.count(c) > 1}
-    assert all(len({str(key(h)) for h in hs}) == 1 for hs in dup.values()), dup
+    assert not dup, dup
+
+
+def test_pane_1_and_2_cut_names_of_attn_and_mlp_c_proj_read_apart_at_80x24(app_driver):
+    """nanoGPT at 80x24, panes 1 and 2 paged through: ``transformer.h.0.attn.c_proj.weight`` and
+    ``transformer.h.0.mlp.c_proj.weight`` (the same module name under attn and mlp) read apart in pane 1's name
+    column and pane 2's input column (both read ``…0…c_pr…w…``), and no two of a block's parameters read alike."""
+    seen: dict[str, dict[str, str]] = {"dynamo": {}, "aot": {}}
+
+    async def steps(app, pilot):
+        for key, stage in (("1", "dynamo"), ("2", "aot")):
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+            table = app.query_one(f"#table-{stage}", Table)
+            pane = app.pane(stage)
+            nodes = pane.nodes(pane.data())
+            held = pane.input_names(pane.data())
+            paths = {n.name: held.get(n.name) or dynamo_input_path(str(n.target))
+                     for n in nodes if n.op == "placeholder"}
+            for _ in range(8):
+                for y, cells in enumerate(_cells(table)):
+                    n = nodes[table.scroll_offset.y + y]
+                    if n.name in paths and "." in paths[n.name]:
+                        seen[stage][paths[n.name]] = cells[0] if stage == "dynamo" else cells[2]
+                await pilot.press("pagedown")
+                await screen_settled(pilot, app)
+
+    app_driver(steps, size=(80, 24), path=os.path.join(FIXTURES, "gpu_nanogpt.jsonl"))
+    for stage, cut in seen.items():
+        attn, mlp = cut.get("transformer.h.0.attn.c_proj.weight"), cut.get("transformer.h.0.mlp.c_proj.weight")
+        assert attn and mlp and attn != mlp, (stage, attn, mlp)
+        block = {h: c for h, c in cut.items() if ".h.0." in h}
+        assert len(block) >= 12 and len(set(block.values())) == len(block), (stage, block)
 
 
 def test_enter_on_a_pane_1_row_opens_the_buffer_it_became(app_driver):
