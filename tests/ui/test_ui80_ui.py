@@ -148,3 +148,27 @@ def test_pane_8_says_its_kernel_lines_count_from_the_kernels_start(app_driver):
     kernel's start; pane 6 counts the wrapper's), and the table keeps its width."""
     got = screen_after(app_driver, ("8",), size=(80, 24))
     assert any("counted from the kernel's start (pane 6 counts the wrapper's)" in line for line in got), got
+
+
+def test_pane_8_labels_its_kernel_lines_at_every_width(app_driver):
+    """Pane 8 at 80 to 200 columns (kernel under the table, beside it from 130, under the detail from 180): the
+    kernel's code is labelled with what its line numbers count from, whole (beside the table from 130 to 179 it had
+    no border to hold the label); at 200 the whole label with pane 6's, and after a resize to 150 the shorter one,
+    not cut."""
+    got: dict[int, list[str]] = {}
+
+    async def steps(app, pilot):
+        await pilot.press("8")
+        await screen_settled(pilot, app)
+        got[app.size.width] = screen_lines(app)
+        if app.size.width == 200:
+            await pilot.resize_terminal(150, 30)
+            await screen_settled(pilot, app)
+            got[-150] = screen_lines(app)
+
+    for width in (80, 129, 130, 150, 179, 180, 200):
+        app_driver(steps, size=(width, 30))
+    for width, lines in got.items():
+        label = [ln for ln in lines if "lines counted from the kernel's start" in ln]
+        assert len(label) == 1 and "…" not in label[0].split("kernel's start")[1], (width, label or lines)
+    assert any("(pane 6 counts the wrapper's)" in ln for ln in got[200]), got[200]
