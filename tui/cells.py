@@ -52,7 +52,7 @@ class Exact(Cell):
 class PathName(Exact):
     """A parameter's or buffer's name that spells a module path (``model.layers.0.self_attn.q_proj.weight``, or
     Dynamo's ``l_self_model_layers_0_self_attn_q_proj_weight_`` for it): ``parts`` are the path's parts in order
-    (``model``, ``layers``, ``0``, ...), each found in the text; cut by :func:`cut_path`, keeping the layer's index,
+    (``model``, ``layers``, ``0``, ...), each found in the text; cut by :func:`cut_name`, keeping the layer's index,
     the module and the parameter's first letter where a plain cut kept only the parameter."""
 
     __slots__ = ("parts",)
@@ -129,62 +129,133 @@ def cut_plain(t: str, w: int) -> str:
     return set_cell_size(t, head) + "…" + set_cell_size(t[::-1], tail)[::-1]
 
 
-def cut_name(t: str, w: int) -> str:
-    """An FX name cut to ``w`` cells keeping its end from a part on: ``…norm_weight_`` for
-    ``l_model_norm_weight_`` (siblings differ at their tails: ``l_mo…_weight_`` read the same for three
-    weights), never its last part alone (``…e_weight_`` rather than ``…weight_`` where ``wte_weight_`` does not
-    fit), every shown character in the name's order; :func:`cut_plain` for any other text."""
-    if w < 6 or not t.isascii() or not _IDENT.fullmatch(t):
+def cut_name(t: str, w: int, parts: Sequence[str] = ()) -> str:
+    """FX name or module path ``t`` in ``w`` cells, by one rule: what is shown keeps the layer index (the last number
+    part before the module: ``layers.0``), the module (the last named part before the parameter, with a number right
+    after it: ``ln_1``, ``stem_0``), a letter of each module between them (``attn``, ``mlp``) and the parameter's first
+    letter, every shown character in the name's order, "…" where some are left out.  ``parts``: the module path's
+    parts in order, each found in ``t`` (a :class:`PathName`'s); without them a Dynamo name's are read from it
+    (``l_self_h_0_ln_1_weight_``: ``h``, ``0``, ``ln``, ``1``, ``weight``).  First the name's end from a part on
+    (``…norm_weight_``, ``…wte_weight_``, never ``…weight_`` alone) where that keeps them; else from the layer on,
+    the modules between cut to a letter first, then the parameter, the module (to 3 letters), the leading "…" where
+    the cut starts at the index: ``…0_ln_1_w…`` for ``transformer.h.0.ln_1.weight``, ``0.a…c_p…w…`` and
+    ``0.m…c_p…w…`` for its ``attn.c_proj`` and ``mlp.c_proj`` (``…0…c_pr…w…`` read alike for both),
+    ``…qkv_weig…``, ``…odel_0_w…``.
+    Other text (``add_3``, ``primals_1``: not a module's parameter) keeps its end: :func:`cut_plain` where it is
+    no identifier."""
+    if w < 6 or not t.isascii() or not (_IDENT.fullmatch(t) or parts):
         return cut_plain(t, w)
+    end = _end_cut(t, w) if _IDENT.fullmatch(t) else cut_plain(t, w)
+    spans = _spans(t, parts) if len(parts) > 1 else _ident_spans(t) if _IDENT.fullmatch(t) else None
+    if not spans or len(spans) < 2:
+        return end
+    param = len(spans) - 1
+    named = [i for i in range(param) if not t[slice(*spans[i])].isdigit()]
+    if not named:
+        return end
+    module = named[-1]
+    index = max((i for i in range(module) if t[slice(*spans[i])].isdigit()), default=None)
+    first = index if index is not None else module
+    if len(parts) < 2 and module - first > 2:  # read from the name: what lies between is one part (self_attn)
+        spans = spans[:first + 1] + [(spans[first + 1][0], spans[module - 1][1])] + spans[module:]
+        module = first + 2
+        param = len(spans) - 1
+    pieces = [p for p in end.split("…") if p]
+    if len(pieces) == 1 and (a := t.rfind(pieces[0])) >= 0:  # the end's one run, where it holds all of them
+        if a <= spans[first][0] and a + len(pieces[0]) > spans[param][0]:
+            return end
+    for i in range(first + 1):  # whole parts from a part on, as many as fit
+        c = ("…" if spans[i][0] > 0 else "") + t[spans[i][0]:]
+        if len(c) <= w:
+            return c
+    return _from_layer(t, spans, first, module, index is not None, w) or end
+
+
+def _end_cut(t: str, w: int) -> str:
+    """Identifier ``t``'s last ``w - 1`` characters after "…", from the next part on where that keeps most of the
+    room and more than the last part (a parameter's last part alone, ``…weight_``, read the same on every row of
+    nanoGPT's weights)."""
     tail = t[len(t) - (w - 1):]
-    if t[len(t) - w] == "_":  # the tail starts a part: whole parts already ("…wte_weight_", not "…weight_")
-        return "…" + tail if _names_a_module(t, tail) else _layer_first(t, len(t) - len(tail), w, "…" + tail)
+    if t[len(t) - w] == "_":  # the tail starts a part: whole parts already
+        return "…" + tail
     cut = tail.find("_", 0, len(tail) - 1)
-    # from the next part on, if that keeps most of the room and more than the last part: a parameter's last part
-    # alone ("…weight_") read the same on every row of nanoGPT's weights
     if 0 <= cut and len(tail) - cut - 1 >= (w - 1) * 2 // 3 and "_" in tail[cut + 1:-1]:
         tail = tail[cut + 1:]
-    return "…" + tail if _names_a_module(t, tail) else _layer_first(t, len(t) - len(tail), w, "…" + tail)
+    return "…" + tail
 
 
-def _names_a_module(t: str, tail: str) -> bool:
-    """Whether ``tail`` (the end of FX name ``t`` that :func:`cut_name` keeps) names more than the last part: a
-    whole part before it that is not a number (``norm_weight_``), not only the parameter and a piece or an index
-    before it (``m_weight_``, ``0_weight_``: every layer's weight reads so)."""
-    if not t.endswith("_"):  # not a module's parameter or input as Dynamo names it (primals_1, add_3): as cut
-        return True
-    parts = tail.strip("_").split("_")
-    whole = t[len(t) - len(tail) - 1] == "_"
-    return any(p and not p.isdigit() for p in parts[0 if whole else 1:-1])
+def _ident_spans(t: str) -> list[tuple[int, int]] | None:
+    """Where the parts of a Dynamo name for a module's parameter lie (``l_self_h_0_ln_1_weight_``: ``h``, ``0``,
+    ``ln``, ``1``, ``weight``, without ``l``, ``self`` and the filler parts; a letter and the part after it as one,
+    ``c_proj``); None for any other name (not ending in ``_``: ``add_3``, ``primals_1``)."""
+    if not t.endswith("_"):
+        return None
+    spans = [m.span() for m in re.finditer(r"[A-Za-z0-9]+", t)]
+    words = [t[a:b] for a, b in spans]
+    lead = 2 if words[:2] in (["l", "self"], ["L", "self"], ["g", "self"], ["G", "self"]) else 1 \
+        if words[0] in ("l", "g", "L", "G") else 0  # L['self'], G['model']: the name's own start
+    out: list[tuple[int, int]] = []
+    for i in range(lead, len(words)):
+        if words[i] in _FX_FILLER - {"self"}:
+            continue
+        letter = out and t[slice(*out[-1])].isalpha() and len(t[slice(*out[-1])]) == 1
+        if letter and not words[i].isdigit() and out[-1][1] + 1 == spans[i][0]:
+            out[-1] = (out[-1][0], spans[i][1])  # one letter and the next part: one module (c_proj, q_proj)
+        else:
+            out.append(spans[i])
+    return out
 
 
-def _layer_first(t: str, at: int, w: int, tail: str) -> str:
-    """FX name ``t`` in ``w`` cells from the layer it names on: from the start of the part that holds character
-    ``at`` or, where that part is a number (``stem_0``), the part before it, cut at the end: ``…stem_0_w…``,
-    ``…qkv_weig…`` (a Sequential's index or the last letters of a layer's name alone named no layer); with the
-    parameter's first letter kept (``…odel_0_w…`` and ``…odel_0_b…``, not ``…model_0_…`` for both); from the
-    number on where the layer's name and the number do not fit (``…10_weigh…``, not ``…blocks_1…``); ``tail``
-    (the end cut as usual) where even that splits a number."""
-    start = t.rfind("_", 0, at) + 1
-    if start > 1 and "_" not in t[start:].strip("_"):  # inside the parameter's own name: the part before it
-        start = t.rfind("_", 0, start - 1) + 1
-    while start > 1 and t[start:].split("_", 1)[0].isdigit():
-        start = t.rfind("_", 0, start - 1) + 1
-    body = t[start:]
-    lead = "…" if start > 0 else ""
-    if len(body) <= w - len(lead):
-        return lead + body
-    room = w - len(lead) - 1
-    leaf = body.rstrip("_").rfind("_") + 1  # where the parameter's own name starts
-    if 0 < leaf and room < leaf + 1:  # its first letter tells weight from bias: the layer's first letters give way
-        body, lead, room = body[leaf + 1 - (w - 2):], "…", w - 2
-    if body[room - 1].isdigit() and body[room].isdigit():  # the layer's number would be cut: from it on
-        body = body[body.index("_") + 1:] if "_" in body else body
-        lead = "…"
-        room = w - 2
-    if room < 3 or (body[room - 1].isdigit() and body[room].isdigit()):
-        return tail
-    return lead + body[:room] + "…"
+def _from_layer(t: str, spans: list[tuple[int, int]], first: int, module: int, indexed: bool, w: int) -> str | None:
+    """Name ``t`` in ``w`` cells from part ``first`` on (:func:`cut_name`'s rule): the parts to the parameter, each
+    whole or its first letters and "…"; the parts between the index and the module cut to a letter first, then the
+    parameter to its first letter, the module to 3, the leading "…" (``indexed``: the cut starts at the index),
+    the parts between left out, the module to a letter; None where nothing fits."""
+    last = len(spans) - 1
+    full = {i: spans[i][1] - spans[i][0] for i in range(first, len(spans))}
+    mids = [i for i in range(first + 1, module) if not t[slice(*spans[i])].isdigit()]
+
+    def show(keep: dict[int, int], lead: bool) -> str:
+        out = "…" if lead and spans[first][0] > 0 else ""
+        for i in range(first, len(spans)):
+            a, b = spans[i]
+            if keep[i] == 0:
+                out += "" if out.endswith("…") else "…"
+                continue
+            if i == first and keep[i] < b - a:  # the cut starts at it: its last letters, next to what follows
+                out = "…" + t[b - keep[i]:b]
+            else:
+                out += t[a:a + keep[i]]
+            if i == last:
+                return out + (t[b:] if keep[i] == b - a else "…")
+            sep = t[b:spans[i + 1][0]]
+            whole_end = keep[i] == b - a or i == first  # (its last letters: up to the separator)
+            out += sep if whole_end and len(sep) <= 1 and keep[i + 1] else "" if out.endswith("…") else "…"
+        return out
+
+    keep, lead, tried = dict(full), True, []
+
+    def shrink(parts: list[int], least: int) -> None:  # those parts to ``least`` letters, one letter at a time
+        for k in range(max((keep[i] for i in parts), default=0) - 1, least - 1, -1):
+            keep.update({i: min(keep[i], k) for i in parts})
+            if not any((t[spans[i][1] - keep[i]] if i == first else t[spans[i][0] + keep[i] - 1]) in "._"
+                       for i in parts if keep[i]):  # never "c_…" nor "…_fc"
+                tried.append((dict(keep), lead))
+
+    shrink(mids, 1)  # the modules between, to a letter each
+    shrink([last], 1)  # the parameter, to its first letter
+    shrink([module], min(3, full[module]))  # the module, to 3 letters
+    if indexed:  # the cut starts at the index: it reads so without "…"
+        lead = False
+        tried.append((dict(keep), lead))
+    keep.update({i: 0 for i in mids})  # the modules between left out
+    tried.append((dict(keep), lead))
+    shrink([module], 1)  # the module, to a letter
+    for kept, leading in tried:
+        c = show(kept, leading)
+        if len(c) <= w:
+            return c
+    return None
 
 
 def _spans(t: str, parts: Sequence[str]) -> list[tuple[int, int]] | None:
@@ -198,47 +269,6 @@ def _spans(t: str, parts: Sequence[str]) -> list[tuple[int, int]] | None:
         spans.append(m.span())
         at = m.end()
     return spans
-
-
-def cut_path(t: str, parts: Sequence[str], w: int) -> str:
-    """Module-path name ``t`` (its path's ``parts`` in order, each in ``t``) in ``w`` cells: :func:`cut_name`'s cut
-    where it keeps the last layer index (a number part: ``layers.0``), the module (the part before the parameter) and
-    the parameter's first letter; else those three with "…" for what is left out: ``…0.ln_1.w…`` for
-    ``transformer.h.0.ln_1.weight``, ``…0…q_pr…w…`` for Llama's ``model.layers.0.self_attn.q_proj.weight``
-    (a plain cut read ``q_p…weight`` or ``…proj_wei…`` for every layer's q_proj and k_proj alike)."""
-    spans = _spans(t, parts) if t.isascii() else None
-    plain = cut_name(t, w)
-    if spans is None or len(spans) < 2 or w < 6:
-        return plain
-    leaf, param = spans[-2], spans[-1]
-    idx = max((k for k in range(len(spans) - 1) if parts[k].isdigit()), default=None)
-    first = spans[idx][0] if idx is not None else leaf[0]
-    pieces = [p for p in plain.split("…") if p]
-    if len(pieces) == 1:  # a cut keeping one run of the name: good where that run holds what tells rows apart
-        a = t.rfind(pieces[0])
-        b = a + len(pieces[0])
-        if a >= 0 and a <= first and b > param[0] and b >= leaf[1]:
-            return plain
-    lead = "…" if first > 0 else ""
-    for s, _ in spans:  # whole parts from a part on, as many as fit
-        if s > first:
-            break
-        c = ("…" if s > 0 else "") + t[s:]
-        if len(c) <= w:
-            return c
-    if idx is not None and spans[idx] != leaf:
-        head = t[spans[idx][0]:leaf[0]] if idx + 1 == len(spans) - 2 else t[slice(*spans[idx])] + "…"
-    else:
-        head = ""
-    for k in range(len(t) - param[0], 0, -1):  # the parameter whole, then cut at its end
-        c = lead + head + t[leaf[0]:param[0] + k] + ("…" if param[0] + k < len(t) else "")
-        if len(c) <= w:
-            return c
-    for m in range(leaf[1] - leaf[0] - 1, 0, -1):  # the module cut too: its first letters, the parameter's first
-        c = lead + head + t[leaf[0]:leaf[0] + m] + "…" + t[param[0]] + "…"
-        if len(c) <= w:
-            return c
-    return plain
 
 
 def cut_middle(t: str, w: int) -> str:

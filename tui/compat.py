@@ -152,9 +152,10 @@ def lazy_module(name: str) -> Any:
     return module
 
 
-#: the footer's keys by their action, those a narrow footer keeps first (a pane's own keys right after ``stage``,
-#: the ``1-9 panes`` key): quit, help, next, the panes, then run, search, screenshot before graphs and back
-FOOTER_PRIORITY = ("quit_app", "help", "next_stop", "stage", "run", "search", "screenshot", "pick_graph",
+#: the footer's keys by their action, those a narrow footer keeps first: quit, help, next, the panes (``1-9 panes``),
+#: screenshot (how bug reports are filed: on every pane at 80 columns), then a pane's own keys (6's ``t``/``x``),
+#: run, search before graphs, back and report
+FOOTER_PRIORITY = ("quit_app", "help", "next_stop", "stage", "screenshot", "run", "search", "pick_graph",
                    "prev_stop", "report")
 
 
@@ -172,8 +173,8 @@ class SteadyFooter(Footer):
 
     def compose(self) -> Any:
         """Footer's keys, those that fit, in their order: where not all fit, the first of :data:`FOOTER_PRIORITY`
-        (then a pane's own keys, 6's ``t``/``x``, right after ``1-9``) keep their place and the others give way (at
-        80 columns pane 6's ``t IR/asm x Repro`` pushed ``/ Search``, ``r Run`` and ``s Shot`` off the row's end);
+        (a pane's own keys, 6's ``t``/``x``, right after ``s``) keep their place and the others give way (at 80
+        columns pane 6's ``t IR/asm x Repro`` pushed ``/ Search``, ``r Run`` and ``s Shot`` off the row's end);
         the keys that would run under the docked ``^p palette`` are left out (an overflowing row put the docked
         key one cell off: ``^p palettep`` at 80 columns, ``^p palett`` at 200)."""
         from textual.widgets._footer import FooterKey  # noqa: PLC0415 - Footer's own key widget
@@ -192,7 +193,7 @@ class SteadyFooter(Footer):
             action = w.action.split("(")[0]
             if action in FOOTER_PRIORITY:
                 return FOOTER_PRIORITY.index(action)
-            return FOOTER_PRIORITY.index("stage") + 0.5  # a pane's own key
+            return FOOTER_PRIORITY.index("screenshot") + 0.5  # a pane's own key
         kept: set[int] = set()
         used = 0
         for w in sorted(keys, key=rank):  # (sorted is stable: equal ranks in the footer's order)

@@ -65,7 +65,7 @@ BINDINGS: list[Binding] = [
             tooltip="diff two graphs level by level: the shown one (or the one highlighted in the graph list) "
                     "against its default partner ([0/1] against [0/0], a what-if variant against its original); with "
                     "no recompile it says so and opens ctrl+p's Diff with … (any graph)"),
-    Binding("slash", "search", "Search", key_display="/", id="search",
+    Binding("slash", "search", "Find", key_display="/", id="search",
             tooltip="search the focused part of the pane (table or code); Enter: next match; Esc: close"),
     Binding("w", "what_if", "What if", show=False, id="what-if",
             tooltip="what if: recompile the shown graph with Inductor settings changed (max_autotune, ...), "

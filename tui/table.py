@@ -28,7 +28,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inductor_step.tui.cells import (  # noqa: F401 (Prose, cut_middle, abbreviate_ident: imported from here too)
-    Cell, Exact, PathName, Prose, Whole, _text, _width, abbreviate_ident, cut_middle, cut_name, cut_path, fitting,
+    Cell, Exact, PathName, Prose, Whole, _text, _width, abbreviate_ident, cut_middle, cut_name, fitting,
     shortest,
 )
 
@@ -451,7 +451,7 @@ class Table(LineCache, ScrollView, can_focus=True):
             if n > w and (form := fitting(v, w)) is not None:
                 t, n = form, _width(form)
             elif n > w and isinstance(v, PathName):
-                t = cut_path(v.text, v.parts, w)
+                t = cut_name(v.text, w, v.parts)
                 n = _width(t)
             elif n > w and isinstance(v, Exact):
                 t = cut_name(shortest(v), w)

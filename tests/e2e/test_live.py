@@ -12,7 +12,7 @@ import os
 from inductor_step.session.format import CMD_CONTINUE
 from inductor_step.tui.app import StepApp
 
-from conftest import screen_settled, wait_for
+from conftest import screen_lines, screen_settled, wait_for
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(HERE, "scripts")
@@ -115,3 +115,26 @@ def test_n_after_a_look_at_another_pane_continues_the_compile(tmp_path):
     live(os.path.join(os.path.dirname(HERE), "tracer", "demo", "train_step.py"), steps, tmp_path)
     assert seen["after_pane_key"] == ["dynamo", "aot", "lowering"]
     assert seen["after_b_n"] == (["dynamo", "aot", "lowering"], "lowering")
+
+
+def test_the_footer_keeps_s_on_every_pane_of_a_live_session_at_80x24(tmp_path):
+    """A live script paused at its codegen stop, at 80x24: every pane's footer shows ``s Shot`` (how a person files a
+    screenshot), and pane 6's keeps its own ``t``/``x`` with run and search beside it (a live session's ``r Run``
+    took the cell ``s Shot`` needed there)."""
+    footers: dict[str, str] = {}
+
+    async def steps(app, pilot):
+        await wait_for(pilot, lambda: app.view.paused is not None, timeout=120)
+        while app.view.paused and app.view.paused["stage"] != "codegen":
+            before = len(app.session.stops)
+            await pilot.press("n")
+            await wait_for(pilot, lambda: len(app.session.stops) > before and app.view.paused is not None, timeout=120)
+        for key in "123456789l":
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+            footers[key] = screen_lines(app)[-1]
+
+    live(os.path.join(SCRIPTS, "run_at_codegen.py"), steps, tmp_path, size=(80, 24))
+    assert all("s Shot" in f and "r Run" in f for f in footers.values()), footers
+    for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Find", "^p palette"):
+        assert key in footers["6"], footers["6"]

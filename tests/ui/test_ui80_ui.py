@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 
+from inductor_step.session.fx_names import dynamo_input_path
 from inductor_step.tui.table import Table
 
 from conftest import screen_after, screen_lines, screen_settled
@@ -46,13 +47,40 @@ def test_pane_2_cut_input_names_keep_the_layer_index_and_parameter_at_80x24(app_
         index = re.findall(r"\.(\d+)\.", h)[-1]
         assert index in c and h.rsplit(".", 1)[1][0] in c.split(index, 1)[1], (h, c)
     shown = list(seen.values())
-    # (10 cells hold the block, the module and the parameter's letter: attn.c_proj and mlp.c_proj, which differ only
-    # in the module above, still read alike)
-    def key(h: str) -> tuple:
-        parts = h.split(".")
-        return re.findall(r"\.(\d+)\.", h)[-1:], parts[-2:]
     dup = {c: [h for h, s in seen.items() if s == c] for c in shown if shown.count(c) > 1}
-    assert all(len({str(key(h)) for h in hs}) == 1 for hs in dup.values()), dup
+    assert not dup, dup
+
+
+def test_pane_1_and_2_cut_names_of_attn_and_mlp_c_proj_read_apart_at_80x24(app_driver):
+    """nanoGPT at 80x24, panes 1 and 2 paged through: ``transformer.h.0.attn.c_proj.weight`` and
+    ``transformer.h.0.mlp.c_proj.weight`` (the same module name under attn and mlp) read apart in pane 1's name
+    column and pane 2's input column (both read ``…0…c_pr…w…``), and no two of a block's parameters read alike."""
+    seen: dict[str, dict[str, str]] = {"dynamo": {}, "aot": {}}
+
+    async def steps(app, pilot):
+        for key, stage in (("1", "dynamo"), ("2", "aot")):
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+            table = app.query_one(f"#table-{stage}", Table)
+            pane = app.pane(stage)
+            nodes = pane.nodes(pane.data())
+            held = pane.input_names(pane.data())
+            paths = {n.name: held.get(n.name) or dynamo_input_path(str(n.target))
+                     for n in nodes if n.op == "placeholder"}
+            for _ in range(8):
+                for y, cells in enumerate(_cells(table)):
+                    n = nodes[table.scroll_offset.y + y]
+                    if n.name in paths and "." in paths[n.name]:
+                        seen[stage][paths[n.name]] = cells[0] if stage == "dynamo" else cells[2]
+                await pilot.press("pagedown")
+                await screen_settled(pilot, app)
+
+    app_driver(steps, size=(80, 24), path=os.path.join(FIXTURES, "gpu_nanogpt.jsonl"))
+    for stage, cut in seen.items():
+        attn, mlp = cut.get("transformer.h.0.attn.c_proj.weight"), cut.get("transformer.h.0.mlp.c_proj.weight")
+        assert attn and mlp and attn != mlp, (stage, attn, mlp)
+        block = {h: c for h, c in cut.items() if ".h.0." in h}
+        assert len(block) >= 12 and len(set(block.values())) == len(block), (stage, block)
 
 
 def test_enter_on_a_pane_1_row_opens_the_buffer_it_became(app_driver):
@@ -87,9 +115,21 @@ def test_enter_on_a_pane_1_row_opens_the_buffer_it_became(app_driver):
 
 def test_pane_6_footer_at_80_columns_keeps_search_and_screenshot(app_driver):
     """Pane 6 at 80x24 (a recorded session: no r): the footer keeps its own keys t and x and still shows
-    ``/ Search`` and ``s Shot`` on its one line, with q, ?, n and 1-9."""
+    ``/ Find`` and ``s Shot`` on its one line, with q, ?, n and 1-9; every other pane shows ``s Shot`` too, in a
+    GPU session as well (pane 9's own ``u``).  A live session's footer: tests/e2e/test_live.py."""
+    footers: dict[str, str] = {}
+
+    async def steps(app, pilot):
+        for key in "123456789l":
+            await pilot.press(key)
+            await screen_settled(pilot, app)
+            footers[key] = screen_lines(app)[-1]
+
+    for path in (None, os.path.join(FIXTURES, "gpu_nanogpt.jsonl")):
+        app_driver(steps, size=(80, 24), **({"path": path} if path else {}))
+        assert all("s Shot" in f for f in footers.values()), (path, footers)
     footer = screen_after(app_driver, ("6",), size=(80, 24))[-1]
-    for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Search", "s Shot", "^p palette"):
+    for key in ("t IR/asm", "x Repro", "q Quit", "? Help", "n Next", "1-9 panes", "/ Find", "s Shot", "^p palette"):
         assert key in footer, footer
 
 
@@ -108,3 +148,27 @@ def test_pane_8_says_its_kernel_lines_count_from_the_kernels_start(app_driver):
     kernel's start; pane 6 counts the wrapper's), and the table keeps its width."""
     got = screen_after(app_driver, ("8",), size=(80, 24))
     assert any("counted from the kernel's start (pane 6 counts the wrapper's)" in line for line in got), got
+
+
+def test_pane_8_labels_its_kernel_lines_at_every_width(app_driver):
+    """Pane 8 at 80 to 200 columns (kernel under the table, beside it from 130, under the detail from 180): the
+    kernel's code is labelled with what its line numbers count from, whole (beside the table from 130 to 179 it had
+    no border to hold the label); at 200 the whole label with pane 6's, and after a resize to 150 the shorter one,
+    not cut."""
+    got: dict[int, list[str]] = {}
+
+    async def steps(app, pilot):
+        await pilot.press("8")
+        await screen_settled(pilot, app)
+        got[app.size.width] = screen_lines(app)
+        if app.size.width == 200:
+            await pilot.resize_terminal(150, 30)
+            await screen_settled(pilot, app)
+            got[-150] = screen_lines(app)
+
+    for width in (80, 129, 130, 150, 179, 180, 200):
+        app_driver(steps, size=(width, 30))
+    for width, lines in got.items():
+        label = [ln for ln in lines if "lines counted from the kernel's start" in ln]
+        assert len(label) == 1 and "…" not in label[0].split("kernel's start")[1], (width, label or lines)
+    assert any("(pane 6 counts the wrapper's)" in ln for ln in got[200]), got[200]

@@ -26,8 +26,10 @@ ENTER_HELP = ("Enter in pane 8's detail opens the pane of the line's level at th
               "node), post-grad FX nodes 2, Dynamo FX nodes 1, a kernel 6, your code 1, the LoopBody 5, memory M; "
               "in the kernel's code 6")
 
-#: the kernel view's label: what its line numbers count from
+#: the kernel view's label: what its line numbers count from; where the view is narrower (beside the table from 130
+#: columns, over the detail at 180), its first words
 KERNEL_LINES = "lines counted from the kernel's start (pane 6 counts the wrapper's)"
+KERNEL_LINES_SHORT = "lines counted from the kernel's start"
 
 
 class LinkedPane(StagePane):
@@ -124,10 +126,23 @@ class LinkedPane(StagePane):
                 code.set_code(d.text, d.lexer)
             # in its top border, where the layout gives it one (below 130 columns, from 180): pane 6 numbers the
             # same line from the wrapper's start (702 here, 927 there)
-            code.border_title = KERNEL_LINES if d.lexer != "text" else ""
+            code.border_title = self._kernel_lines(code) if d.lexer != "text" else ""
             code.mark(d.marks)
             if d.goto is not None:
                 code.goto(d.goto)
+
+    def _kernel_lines(self, code: CodeView) -> str:
+        """The kernel view's label that its top border holds whole (the border's corners and a cell each side)."""
+        return KERNEL_LINES if code.outer_size.width >= len(KERNEL_LINES) + 4 else KERNEL_LINES_SHORT
+
+    def on_resize(self) -> None:
+        """A new size: the kernel view's label, once laid out, the one its border now holds whole."""
+        self.call_after_refresh(self._relabel)
+
+    def _relabel(self) -> None:
+        code = self.query_one("#code-linkkernel", CodeView)
+        if code.border_title:
+            code.border_title = self._kernel_lines(code)
 
     def empty(self, data: dict[str, Any]) -> Detail:
         return Detail("# no IR buffers in this graph", "text")
