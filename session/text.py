@@ -281,6 +281,11 @@ def stop_summary(stop: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- run
 
+#: the run table's columns, in order: :func:`run_cells` gives each but "fused nodes" (the codegen stop's)
+RUN_COLUMNS = ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "bound", "in graph ms", "in script ms",
+               "TFLOP/s", "backend", "fused nodes")
+
+
 def run_cells(k: dict[str, Any]) -> dict[str, str]:
     """The run table's cells of one timed kernel call, by column label (times in ms, bandwidth in
     GB/s and % of the session's peak, TFLOP/s), from the ``run`` message's ``kernels`` entry."""

@@ -12,14 +12,13 @@ from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.cells import Whole
 from inductor_step.tui.table import Table
 from inductor_step.session.fusion import wrapped
-from inductor_step.session.text import run_cells, run_kernel_text, run_summary
+from inductor_step.session.text import RUN_COLUMNS, run_cells, run_kernel_text, run_summary
 from inductor_step.session.links import related
 from inductor_step.session.trust import kernels_unreliable
 from inductor_step.session.format.messages import Run, RunStatus
 from inductor_step.session.format.records import Record
 
-COLUMNS = ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "bound", "in graph ms", "in script ms",
-           "TFLOP/s", "backend", "fused nodes")
+COLUMNS = RUN_COLUMNS
 #: columns only a CUDA run fills (on CPU they would be columns of "-")
 GPU_ONLY = ("in graph ms", "in script ms")
 STYLES = {"kernel": "bold", "backend": "magenta"}
