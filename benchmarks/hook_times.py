@@ -44,9 +44,10 @@ from inductor_step.tracer.agent_timing import TimingRequests  # noqa: E402
 from inductor_step.tracer.capture import Capture  # noqa: E402
 from inductor_step.tracer.capture_aoti import AotiCapture  # noqa: E402
 from inductor_step.tracer.cudagraph_record import CudagraphRecord  # noqa: E402
+from inductor_step.tracer.subgraphs import SubgraphCapture  # noqa: E402
 
 # (the class that defines it, method name): every part's hooks, the stream's send and the links
-ENTRY_POINTS = [(cls, name) for cls in (Capture, TimingRequests, CudagraphRecord, AotiCapture)
+ENTRY_POINTS = [(cls, name) for cls in (Capture, SubgraphCapture, TimingRequests, CudagraphRecord, AotiCapture)
                 for name in dir(cls) if name.startswith("on_")] + [(AgentState, "send"), (Capture, "build_links")]
 
 

@@ -75,7 +75,7 @@ class Agent:
                                 serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
         self.cudagraphs = CudagraphRecord(self.state)  # its parts, each over the shared state
         self.capture = Capture(self.state, self.cudagraphs)
-        self.timing = TimingRequests(self.state, self.cudagraphs, self.capture.subgraph_runs, self._numerics_call)
+        self.timing = TimingRequests(self.state, self.cudagraphs, self.capture.subgraphs.runs, self._numerics_call)
         self.ctl_fd = ctl_fd
         self.resume: queue.Queue[str] = queue.Queue()  # the UI's commands to a paused compile
         self.quitting = False
