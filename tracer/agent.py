@@ -36,6 +36,7 @@ from inductor_step.tracer import agent_start
 from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _Quit,
                                                 _run_exit_funcs, connect, user_traceback_text)
 from inductor_step.tracer.agent_timing import TimingRequests
+from inductor_step.tracer.blame import BlameRequests
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
     """An exception and its causes/contexts."""
@@ -59,10 +60,11 @@ def adapter_compile_id() -> str | None:
 class Agent:
     """One run of a user script (one process, one script): the shared :class:`tracer.agent_state.AgentState`
     (``state``: the stream, the graphs, the options) and the parts built on it, each with its own hooks and
-    state: ``capture`` (the stage hooks, tracer.capture, with AOTInductor's ``capture.aoti``), ``timing`` (the
-    script's calls and the run requests, tracer.agent_timing) and ``cudagraphs`` (tracer.cudagraph_record).
-    The agent itself reads the UI's commands (its control loop), pauses at stops, runs the script and does the
-    end-of-script work; the what-if, numerics, blame and save-inputs requests take it whole.
+    state: ``capture`` (the stage hooks, tracer.capture, with AOTInductor's ``capture.aoti`` and the higher-order
+    ops' ``capture.subgraphs``), ``timing`` (the script's calls and the run requests, tracer.agent_timing),
+    ``cudagraphs`` (tracer.cudagraph_record) and ``blame`` (tracer.blame.BlameRequests).  The agent itself reads
+    the UI's commands (its control loop), pauses at stops, runs the script and does the end-of-script work; the
+    what-if, numerics, pair-timing and save-inputs requests get the state and the parts they use.
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
     All hooks run on the thread that compiles (the script's main thread, or the autograd thread of a lazy backward).
@@ -76,14 +78,10 @@ class Agent:
         self.cudagraphs = CudagraphRecord(self.state)  # its parts, each over the shared state
         self.capture = Capture(self.state, self.cudagraphs)
         self.timing = TimingRequests(self.state, self.cudagraphs, self.capture.subgraphs.runs, self._numerics_call)
+        self.blame = BlameRequests(self.state, self.timing)
         self.ctl_fd = ctl_fd
         self.resume: queue.Queue[str] = queue.Queue()  # the UI's commands to a paused compile
         self.quitting = False
-        self.config_at_start: dict[str, Any] | None = None  # tracer.blame_speed: the settings before the script ran
-        # a blame run on request (tracer.blame.serve): its thread, its cancel event and which blame it is
-        self.blame_thread: threading.Thread | None = None
-        self.blame_cancel: threading.Event | None = None
-        self.blame_kind: str | None = None
 
     def _wait_at_stop(self) -> None:
         """Block at a stop until the UI continues (answering queries and what-ifs meanwhile)."""
@@ -159,17 +157,18 @@ class Agent:
                 elif cmd == protocol.CMD_SAVE_INPUTS:  # X in pane 6 (tracer.save_inputs)
                     from inductor_step.tracer.save_inputs import serve  # noqa: PLC0415
 
-                    serve(self, msg)
-                elif cmd in (protocol.CMD_BLAME, protocol.CMD_CANCEL_BLAME):  # B (tracer.blame)
-                    from inductor_step.tracer import blame  # noqa: PLC0415
-
-                    blame.serve(self, msg) if cmd == protocol.CMD_BLAME else blame.cancel(self)
+                    serve(self.state, self.timing.run_lock, msg)
+                elif cmd == protocol.CMD_BLAME:  # B (tracer.blame)
+                    self.blame.serve(msg)
+                elif cmd == protocol.CMD_CANCEL_BLAME:
+                    self.blame.cancel()
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.timing.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_TIME_PAIR:  # r in the diff view (tracer.pair_timing)
                     from inductor_step.tracer.pair_timing import time_pair  # noqa: PLC0415
 
-                    threading.Thread(target=time_pair, args=(self, msg.get("graphs")), daemon=True).start()
+                    threading.Thread(target=time_pair, args=(self.state, self.timing, msg.get("graphs")),
+                                     daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
                     self.quitting = True
                     self.state.send({"type": "quit"})
@@ -178,12 +177,12 @@ class Agent:
                     _end_children()
                     os._exit(0)
 
-    # ------------------------------------------------------------------ requests that take the whole agent
+    # ------------------------------------------------------------------ requests
     def numerics_all(self, only: str | list[str] | None = None) -> None:
         """Compare every compiled graph's buffers with eager (or the one named); one ``numerics`` message each."""
         from inductor_step.tracer.numerics_run import numerics_all  # noqa: PLC0415
 
-        numerics_all(self, only)
+        numerics_all(self.state, only)
 
     # ------------------------------------------------------------------ what if
     def what_if_command(self, cmd: dict[str, Any]) -> None:
@@ -193,8 +192,8 @@ class Agent:
         part = cmd.get("part") if isinstance(cmd.get("part"), int) else None
         kind = protocol.with_part(str(cmd.get("graph_kind")), part)
         try:
-            run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
-                        run=bool(cmd.get("run")))
+            run_what_if(self.state, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
+                        time_with=self.timing.run_all if cmd.get("run") else None)
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             self.state.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
                              "graph_kind": kind, "status": "failed",
@@ -208,7 +207,7 @@ class Agent:
                      if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
         for settings in self.state.what_if:
             for cid, kind in originals:
-                run_what_if(self, cid, kind, settings)
+                run_what_if(self.state, cid, kind, settings)
 
     def _pending_what_ifs(self) -> None:
         """what_if commands queued for a stop that never came (the script ended first): run now."""
@@ -224,7 +223,7 @@ class Agent:
         """The script's first call of output module ``key`` while ``e`` waits for it: compare now."""
         from inductor_step.tracer.numerics_run import on_first_call  # noqa: PLC0415
 
-        on_first_call(self, key)
+        on_first_call(self.state, key)
 
     # ------------------------------------------------------------------ the script's own calls
     def failing_stage(self, exc: BaseException) -> tuple[str | None, str | None, str]:
@@ -261,7 +260,7 @@ class Agent:
         # ended (SIGTERM, SIGHUP) or orphaned (the UI killed): every process we started goes with us
         lifetime.on_signals(_end_now)
         lifetime.die_with_parent(on_orphan=lambda: _end_now(signal.SIGHUP), use_prctl=False)
-        if agent_start.torch_missing(self):
+        if agent_start.torch_missing(self.state):
             return 2
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
@@ -269,9 +268,9 @@ class Agent:
         self.state.device = info["device"]
         caches = os.environ.get("INDUCTOR_STEP_CACHES", "off") == "on"  # --caches on
         settings = adapter.configure_inductor(caches=caches)
-        hooks = agent_start.install_hooks(self)
-        agent_start.add_log_handlers(self)
-        self.state.send(agent_start.header(self, info, settings, hooks, caches))
+        hooks = agent_start.install_hooks(self.state, self.capture, self.cudagraphs, self.timing)
+        agent_start.add_log_handlers(self.capture)
+        self.state.send(agent_start.header(self.state, info, settings, hooks, caches))
         if self.ctl_fd is not None:
             threading.Thread(target=self._control_loop, daemon=True).start()
         sys.argv = [self.state.script] + list(self.state.argv)
@@ -302,7 +301,7 @@ class Agent:
         error: dict[str, Any] | None = None
         from inductor_step.tracer.blame_speed import config_values  # noqa: PLC0415
 
-        self.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
+        self.blame.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
         try:
             runpy.run_path(self.state.script, run_name="__main__")
         except _Quit:
@@ -357,22 +356,20 @@ class Agent:
         if self.state.numerics_waiting:  # e asked for graphs the script never called
             from inductor_step.tracer.numerics_run import flush_waiting  # noqa: PLC0415
 
-            threading.Thread(target=flush_waiting, args=(self,), daemon=True).start()
+            threading.Thread(target=flush_waiting, args=(self.state,), daemon=True).start()
         if self.state.what_if and compiled:
             self.what_if_all()
         if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # --save-inputs (times first)
             from inductor_step.tracer.save_inputs import run_then_save  # noqa: PLC0415
 
-            run_then_save(self)
+            run_then_save(self.state, self.timing)
         elif self.state.run_at_end and compiled:
             self.timing.run_all()
         if self.state.numerics_at_end and compiled:
             self.numerics_all()
         if self.state.blame_at_end and compiled and (self.state.distributed or {}).get("rank", 0) == 0:
             # --blame numerics (tracer.blame); in a torchrun job rank 0 blames, each step a job of the same ranks
-            from inductor_step.tracer.blame import run_in_agent  # noqa: PLC0415
-
-            run_in_agent(self, None, self.state.blame_at_end)
+            self.blame.run(None, self.state.blame_at_end)
 
 
 #: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)

@@ -7,11 +7,12 @@ its parts.  Everything here runs in the script's process; nothing here imports t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.agent_process import _nothing
@@ -111,11 +112,13 @@ class AgentState:
         self.what_if = what_if or []
         self.what_if_inputs: dict[tuple[str, str], dict[str, Any]] = {}  # graph -> tracer.adapter.graph_snapshot
         self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
+        self.what_if_joints: dict[str, Any] = {}  # frame key -> its training compile's joint graph (whatif_partition)
         self.tl = threading.local()
         self.what_if_lock = threading.Lock()
         # graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
         self.other_backends: dict[str, str] = {}
         self.clock: Any = None  # tracer.compile_time.CompileClock, from main()
+        self._watchers: list[Callable[[dict[str, Any]], None]] = []  # see watching
 
     @property
     def current(self) -> tuple[str, str] | None:
@@ -135,8 +138,21 @@ class AgentState:
         else:
             self._current = value
 
+    @contextlib.contextmanager
+    def watching(self, see: Callable[[dict[str, Any]], None]) -> Iterator[None]:
+        """Inside the block, ``see`` gets every message :meth:`send` is given (on any thread, before it is written;
+        a numerics recompile's unsent stops too): how a request collects the ``run`` messages of the timing it asks
+        for (tracer.blame_speed, tracer.save_inputs)."""
+        self._watchers.append(see)
+        try:
+            yield
+        finally:
+            self._watchers.remove(see)
+
     def send(self, msg: dict[str, Any]) -> None:
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
+        for see in list(self._watchers):
+            see(msg)
         if getattr(self.tl, "silent", False):  # a numerics recompile's own stops stay unsent
             return
         msg.setdefault("t", round(time.monotonic() - self.t0, 4))

@@ -95,6 +95,7 @@ class Capture:
         self.cudagraphs = cudagraphs  # tracer.cudagraph_record.CudagraphRecord
         self.aoti = AotiCapture(state, self.on_output_code)
         self.subgraphs = SubgraphCapture(state, self.part_frame, self.build_links)  # higher-order ops' subgraphs
+        self.guards_seen: set[tuple[str, str]] = set()  # (cid, expression) of the guards sent (tracer.blame_shapes)
 
     def new_part(self, cid: str) -> dict[str, Any]:
         """``compile_fx`` starts on a graph of compile ``cid`` (its pre-grad pass): the frame entry of
@@ -213,11 +214,11 @@ class Capture:
         elif name == "symbolic_shape_specialization":  # a dynamic size made a constant (tracer.blame_shapes)
             from inductor_step.tracer.blame_shapes import on_event  # noqa: PLC0415
 
-            on_event(self.state, cid, md)
+            on_event(self.state.send, cid, md)
         elif name == "guard_added_fast":  # a guard on a dynamic size (tracer.blame_shapes)
             from inductor_step.tracer.blame_shapes import on_guard  # noqa: PLC0415
 
-            on_guard(self.state, cid, md)
+            on_guard(self.state.send, self.guards_seen, cid, md)
         elif name == "dynamo_cpp_guards_str":
             self.state.send({"type": "guards", "compile_id": cid, "text": payload})
         elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.state.current:

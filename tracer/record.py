@@ -66,6 +66,12 @@ def _call_active(name: str) -> Callable[..., Any]:
     return call
 
 
+def _part(name: str) -> Any:
+    """Part ``name`` (``"capture"``, ``"state"``) of the active recorder, or None when none is active."""
+    rec = _ACTIVE[0]
+    return getattr(rec, name) if rec is not None else None
+
+
 def _install_once() -> list[str]:
     """The patching hooks, installed on the first recording (they stay, calling no one in between)."""
     if "hooks" in _INSTALLED:
@@ -114,7 +120,7 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
         rec = Recorder(path, label)
         _ACTIVE[0] = rec
     saved = inprocess.save_settings()
-    trace, fusion = TraceHandler(lambda: _ACTIVE[0]), FusionHandler(lambda: _ACTIVE[0])  # the agent's own
+    trace, fusion = TraceHandler(lambda: _part("capture")), FusionHandler(lambda: _part("state"))  # the agent's own
     fusion_before = None
     try:
         hooks = list(_install_once())
