@@ -28,7 +28,7 @@ import traceback
 from typing import Any
 
 from inductor_step.session import format as protocol
-from inductor_step.tracer.agent_state import AgentState
+from inductor_step.tracer.agent_state import AgentOptions, AgentState
 from inductor_step.tracer.capture import Capture
 from inductor_step.tracer.cudagraph_record import CudagraphRecord
 from inductor_step.session.format import STAGES
@@ -70,11 +70,10 @@ class Agent:
     All hooks run on the thread that compiles (the script's main thread, or the autograd thread of a lazy backward).
     """
 
-    def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
-                 run_at_end: bool = False, serve: bool = False, what_if: list[dict[str, Any]] | None = None,
-                 distributed: dict[str, Any] | None = None):
-        self.state = AgentState(os.fdopen(msg_fd, "wb", buffering=0), step, script, argv, run_at_end=run_at_end,
-                                serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
+    def __init__(self, msg_fd: int, ctl_fd: int | None, options: AgentOptions):
+        """``msg_fd``: the session stream's file descriptor (written); ``ctl_fd``: the UI's commands (read; None: no
+        control loop, as a recording has none); ``options``: the run's (:class:`tracer.agent_state.AgentOptions`)."""
+        self.state = AgentState(os.fdopen(msg_fd, "wb", buffering=0), options, wait_at_stop=self._wait_at_stop)
         self.cudagraphs = CudagraphRecord(self.state)  # its parts, each over the shared state
         self.capture = Capture(self.state, self.cudagraphs)
         self.timing = TimingRequests(self.state, self.cudagraphs, self.capture.subgraphs.runs, self._numerics_call)
@@ -102,16 +101,13 @@ class Agent:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         a, b = q.get("a"), q.get("b")
-        prev = self.state.capture_fusion
-        self.state.capture_fusion = True
-        saved = self.state.fusion_lines
-        self.state.fusion_lines = []
-        try:
-            verdict = adapter.can_fuse(a, b)
-        finally:
-            lines = self.state.fusion_lines
-            self.state.fusion_lines = saved
-            self.state.capture_fusion = prev
+        fusion = self.state.fusion
+        with fusion.kept():  # the paused graph's own log goes on after the query
+            fusion.lines, fusion.on = [], True
+            try:
+                verdict = adapter.can_fuse(a, b)
+            finally:
+                lines = fusion.lines
         self.state.send({"type": "fusion_query", "a": a, "b": b, "compile_id": (self.state.current or ("?",))[0],
                          "graph_kind": (self.state.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
 
@@ -148,7 +144,7 @@ class Agent:
                                          "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
                     # paused: on the compile thread at its stop (tracer.whatif); after the script: now
-                    if self.state.script_done or not self.state.step:
+                    if self.state.script_done or not self.state.options.step:
                         threading.Thread(target=self.what_if_command, args=(msg,), daemon=True).start()
                     else:
                         self.resume.put(msg)
@@ -205,7 +201,7 @@ class Agent:
 
         originals = [k for k, g in self.state.graphs.items()
                      if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
-        for settings in self.state.what_if:
+        for settings in self.state.options.what_if:
             for cid, kind in originals:
                 run_what_if(self.state, cid, kind, settings)
 
@@ -273,9 +269,9 @@ class Agent:
         self.state.send(agent_start.header(self.state, info, settings, hooks, caches))
         if self.ctl_fd is not None:
             threading.Thread(target=self._control_loop, daemon=True).start()
-        sys.argv = [self.state.script] + list(self.state.argv)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(self.state.script)))
-        if self.state.distributed is not None:  # a rank: say when the script waits inside a collective
+        sys.argv = [self.state.options.script] + list(self.state.options.argv)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(self.state.options.script)))
+        if self.state.options.distributed is not None:  # a rank: say when the script waits inside a collective
             from inductor_step.tracer import rank_watch  # noqa: PLC0415
 
             rank_watch.start(self.state.send)
@@ -286,9 +282,9 @@ class Agent:
             return 130
         compiled = self._send_done(rc, error)
         self._after_script(compiled)
-        if not self.state.serve:
+        if not self.state.options.serve:
             _run_exit_funcs()
-        if self.state.serve and self.ctl_fd is not None:
+        if self.state.options.serve and self.ctl_fd is not None:
             # stay up to serve timing requests until the UI says quit or goes away
             while True:
                 time.sleep(3600)
@@ -303,7 +299,7 @@ class Agent:
 
         self.blame.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
         try:
-            runpy.run_path(self.state.script, run_name="__main__")
+            runpy.run_path(self.state.options.script, run_name="__main__")
         except _Quit:
             raise
         except SystemExit as e:
@@ -357,19 +353,19 @@ class Agent:
             from inductor_step.tracer.numerics_run import flush_waiting  # noqa: PLC0415
 
             threading.Thread(target=flush_waiting, args=(self.state,), daemon=True).start()
-        if self.state.what_if and compiled:
+        if self.state.options.what_if and compiled:
             self.what_if_all()
         if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # --save-inputs (times first)
             from inductor_step.tracer.save_inputs import run_then_save  # noqa: PLC0415
 
             run_then_save(self.state, self.timing)
-        elif self.state.run_at_end and compiled:
+        elif self.state.options.run_at_end and compiled:
             self.timing.run_all()
-        if self.state.numerics_at_end and compiled:
+        if self.state.options.numerics_at_end and compiled:
             self.numerics_all()
-        if self.state.blame_at_end and compiled and (self.state.distributed or {}).get("rank", 0) == 0:
+        if self.state.options.blame_at_end and compiled and (self.state.options.distributed or {}).get("rank", 0) == 0:
             # --blame numerics (tracer.blame); in a torchrun job rank 0 blames, each step a job of the same ranks
-            self.blame.run(None, self.state.blame_at_end)
+            self.blame.run(None, self.state.options.blame_at_end)
 
 
 #: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)
@@ -425,13 +421,12 @@ def main(argv: list[str] | None = None) -> int:
         step = ns.step_rank == distributed["rank"]
     elif ns.msg_fd is None:
         p.error("one of --msg-fd or --connect is required")
-    agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
-                  what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
-    agent.state.numerics_at_end = ns.numerics
-    agent.state.blame_at_end = ns.blame
+    options = AgentOptions(step=step, script=ns.script, argv=ns.args, run_at_end=ns.run, serve=ns.serve,
+                           what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed,
+                           numerics_at_end=ns.numerics, blame_at_end=ns.blame)
     if ns.timing_limit is not None:
-        agent.state.timing_limit_s = ns.timing_limit
-    return agent.main()
+        options.timing_limit_s = ns.timing_limit
+    return Agent(ns.msg_fd, ns.ctl_fd, options).main()
 
 
 if __name__ == "__main__":

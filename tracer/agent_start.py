@@ -26,8 +26,8 @@ def torch_missing(state: Any) -> bool:
     except ImportError as e:
         msg = f"torch is not installed for {sys.executable} ({e}): pip install torch"
         state.send({"type": "header", "format": protocol.FORMAT, "torch": None, "triton": None,
-                    "python": sys.version.split()[0], "device": None, "script": state.script,
-                    "argv": state.argv})
+                    "python": sys.version.split()[0], "device": None, "script": state.options.script,
+                    "argv": state.options.argv})
         state.send({"type": "error", "stage": "script", "message": msg, "traceback": ""})
         state.send({"type": "done", "returncode": 2, "graphs": 0, "message": msg})
         return True
@@ -122,8 +122,8 @@ class TraceHandler(logging.Handler):
 
 
 class FusionHandler(logging.Handler):
-    """The scheduler's fusion log (Inductor's reasons not to fuse) into ``target()``'s ``fusion_lines`` (an
-    AgentState's) while its ``capture_fusion`` is on (``target()`` None: dropped)."""
+    """The scheduler's fusion log (Inductor's reasons not to fuse) into ``target()``'s ``fusion.lines`` (an
+    AgentState's) while its ``fusion.on`` (``target()`` None: dropped)."""
 
     def __init__(self, target: Callable[[], Any]):
         super().__init__()
@@ -131,9 +131,9 @@ class FusionHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         state = self.target()
-        if state is not None and state.capture_fusion:
+        if state is not None and state.fusion.on:
             try:
-                state.fusion_lines.append(record.getMessage())
+                state.fusion.lines.append(record.getMessage())
             except Exception:  # noqa: BLE001
                 pass
 
@@ -141,7 +141,7 @@ class FusionHandler(logging.Handler):
 def add_log_handlers(capture: Any) -> None:
     """Attach the agent's handlers to torch's structured trace (every stage's event: the capture part's ``on_trace``)
     and to the scheduler's fusion logger (Inductor's reasons not to fuse, kept in its state while
-    ``capture_fusion``)."""
+    ``fusion.on``)."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
     adapter.add_trace_handler(TraceHandler(lambda: capture), wants_trace_event)
@@ -161,7 +161,7 @@ def header(state: Any, info: dict[str, Any], settings: Any, hooks: list[str], ca
     head = {"type": "header", "format": protocol.FORMAT, "torch": info["torch"], "triton": info["triton"],
             "python": sys.version.split()[0], "device": info["device"],
             "device_name": info.get("device_name"), "cuda": info.get("cuda"),
-            "script": state.script, "argv": state.argv, "cwd": os.getcwd(), "pid": os.getpid(),
+            "script": state.options.script, "argv": state.options.argv, "cwd": os.getcwd(), "pid": os.getpid(),
             "time": time.time(),
             "settings": settings, "hooks": hooks, "inductor_settings": adapter.inductor_settings(),
             "note": ("Inductor's caches were left on (--caches on): a cache hit skips the stages after it; "
@@ -169,10 +169,10 @@ def header(state: Any, info: dict[str, Any], settings: Any, hooks: list[str], ca
                                     "is captured; ")
                     + "inductor_settings were read before the script ran (torch.compile's mode and options "
                     "patch them per compile): each graph's own are its dynamo stop's compiled_with"}
-    if state.distributed is not None:
+    if state.options.distributed is not None:
         from inductor_step.tracer.adapter import distributed  # noqa: PLC0415
 
-        d = state.distributed
+        d = state.options.distributed
         note = distributed.watch_process_groups(d.get("collective_timeout_s"), state.send)
         role = ("steps at every stop" if d.get("stepped_rank") == d["rank"] else
                 f"records every stop without pausing (the UI steps rank {d['stepped_rank']})"

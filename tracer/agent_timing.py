@@ -101,7 +101,8 @@ class TimingRequests:
 
     def profiles_calls(self) -> bool:
         """Profile the script's calls (CUDA only, and only when timing may be asked for)."""
-        return str(self.state.device).startswith("cuda") and (self.state.run_at_end or self.state.serve) \
+        opts = self.state.options
+        return str(self.state.device).startswith("cuda") and (opts.run_at_end or opts.serve) \
             and os.environ.get("INDUCTOR_STEP_PROFILE_CALLS", "1") != "0"
 
     def on_graph_call(self, key: str, inputs: list, run: Any) -> Any:
@@ -318,15 +319,16 @@ class TimingRequests:
             for i, ((cid, kind), g) in enumerate(todo):
                 if self.cancel_run.is_set():
                     self.run_done({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
-                               "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
+                                   "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
                     return
                 where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
-                self.state.send({"type": "run_status", "message": f"{where}: starting (limit {self.state.timing_limit_s:g} s "
-                                                            "per graph)", "limit_s": self.state.timing_limit_s})
+                limit = self.state.options.timing_limit_s
+                self.state.send({"type": "run_status", "message": f"{where}: starting (limit {limit:g} s per graph)",
+                                 "limit_s": limit})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
                 kw = self._timing_kwargs(cid, kind, g, where)
-                msg["limit_s"] = self.state.timing_limit_s
+                msg["limit_s"] = limit
                 try:
                     self._time_graph(worker, cid, kind, g, msg, kw)
                     timed += 1
@@ -361,11 +363,12 @@ class TimingRequests:
         the limit, bytes, a what-if variant's original to compare with, the script's calls and a progress line."""
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
-        orig = self.state.graphs.get(self.state.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
+        # a what-if variant: its original
+        orig = self.state.graphs.get(self.state.variants.original.get((cid, kind), ("", "")))
         compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
                     "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                    if orig and orig.get("output_path") else None)
-        return dict(cancel=self.cancel_run, timeout_s=self.state.timing_limit_s, num_gb=g.get("num_gb"),
+        return dict(cancel=self.cancel_run, timeout_s=self.state.options.timing_limit_s, num_gb=g.get("num_gb"),
                     compare=compare, script=script_record(self.state.script_calls, g, orig if compare else None),
                     progress=lambda text, where=where: self.state.send({"type": "run_status",
                                                                         "message": f"{where}: {text}"}))
@@ -441,7 +444,7 @@ class TimingRequests:
 
         labels_of = {adapter.output_module_key(g["output_path"]): f"{k[0]} {k[1]}" for k, g in todo}
         missing = ("not taken in a torchrun job: a rank's extra calls would run collectives the other ranks do not"
-                   if self.state.distributed is not None else None if self.state.script_done else
+                   if self.state.options.distributed is not None else None if self.state.script_done else
                    "taken once the script has returned (its call cannot be repeated while the script runs or from "
                    "inside a paused compile): press r again then")
         cuda = str(self.state.device).startswith("cuda")

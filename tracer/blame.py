@@ -461,7 +461,7 @@ class BlameRequests:
     """The agent's blame part (:class:`tracer.agent.Agent`'s ``blame``): the ``blame`` command (``B`` in the UI) and
     its cancel, and ``--blame`` after the script, one search at a time (``thread``, its ``cancel_event`` and
     ``kind``).  Over the shared :class:`tracer.agent_state.AgentState` (``send``, ``script``/``argv``,
-    ``distributed``, ``graphs``/``variant_of`` for speed's first graph); ``timing`` is the timing part (speed blame
+    ``distributed``, ``graphs``/``variants`` for speed's first graph); ``timing`` is the timing part (speed blame
     times its variants with ``run_all``; a cancel ends its run); ``config_at_start`` the Inductor settings before
     the script ran (tracer.blame_speed.config_values, set by the agent), whose changes speed blame tries."""
 
@@ -503,7 +503,7 @@ class BlameRequests:
         self.kind = kind or "numerics"
         if kind == "speed":
             return self._speed(graph, ev)
-        dist = self.state.distributed or {}
+        dist = self.state.options.distributed or {}
         nproc = None
         if dist:  # a rank of a torchrun job: each step is a job of this node's ranks, rank 0's graph compared
             local = int(os.environ.get("LOCAL_WORLD_SIZE") or dist.get("world_size") or 1)
@@ -514,8 +514,8 @@ class BlameRequests:
                                  "verdict": verdict})
                 return verdict
             nproc = local
-        return blame_numerics(self.state.script, list(self.state.argv), self.state.send, graph=graph, cancel=ev,
-                              nproc=nproc)
+        opts = self.state.options
+        return blame_numerics(opts.script, list(opts.argv), self.state.send, graph=graph, cancel=ev, nproc=nproc)
 
     def _speed(self, graph: str | None, ev: threading.Event) -> dict[str, Any]:
         """Speed blame of ``graph`` (None: the script's first compiled graph, not a variant or a subgraph)."""
@@ -523,7 +523,7 @@ class BlameRequests:
 
         if not graph:
             keys = [f"{c} {k}" for (c, k), g in self.state.graphs.items() if g.get("output_path") and " " not in k
-                    and (c, k) not in self.state.variant_of]
+                    and (c, k) not in self.state.variants.original]
             graph = keys[0] if keys else None
         if not graph:
             verdict = {"found": False, "text": "no compiled graph to time"}

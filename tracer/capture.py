@@ -75,8 +75,8 @@ def add_reused_writes(kernels: list[dict[str, Any]], wrapper: str) -> None:
 class Capture:
     """The stage hooks, the agent's capture part (:class:`inductor_step.tracer.agent.Agent`'s ``capture``), over
     the shared :class:`tracer.agent_state.AgentState` (``frame``/``frames``, ``graph``/``graphs``, ``current``,
-    ``stop``, ``send``, ``tl``, ``clock``, ``final_hooks``, ``fusion_lines``/``capture_fusion``,
-    ``what_if_inputs``); one method per hook.  ``cudagraphs`` (tracer.cudagraph_record) is told which graphs
+    ``stop``, ``send``, ``tl``, ``clock``, ``final_hooks``, ``fusion``,
+    ``variants.snapshots``); one method per hook.  ``cudagraphs`` (tracer.cudagraph_record) is told which graphs
     compile with CUDA graphs; :attr:`aoti` (tracer.capture_aoti) turns AOTInductor's code into codegen stops;
     :attr:`subgraphs` (tracer.subgraphs) makes a higher-order op's subgraphs graphs of their own.
 
@@ -328,9 +328,9 @@ class Capture:
         self.state.current = (cid, kind)
         adapter.take_autotune()  # selections left by a graph that never reached its codegen stop
         g = self.state.graph(cid, kind)
-        if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.state.what_if_inputs:
+        if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.state.variants.snapshots:
             try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
-                self.state.what_if_inputs[(cid, kind)] = adapter.graph_snapshot(graph.owning_module)
+                self.state.variants.snapshots[(cid, kind)] = adapter.graph_snapshot(graph.owning_module)
             except Exception:  # noqa: BLE001 - never in the script's way
                 logging.getLogger("inductor_step").debug("graph copy", exc_info=True)
         if g.last_stage is None:
@@ -420,16 +420,16 @@ class Capture:
         lowered = adapter.ir_buffers(gl)
         g.buffers = lowered.get("buffers") or []
         self.state.stop(cid, kind, "lowering", lowered)
-        self.state.fusion_lines = []
-        self.state.capture_fusion = True
+        self.state.fusion.lines = []
+        self.state.fusion.on = True
 
     def on_post_fusion(self, nodes: list) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        self.state.capture_fusion = False
+        self.state.fusion.on = False
         cid, kind = self.state.current or (adapter.current_compile_id(), "inference")
         g = self.state.graph(cid, kind)
-        g.fusion_log = list(self.state.fusion_lines)
+        g.fusion_log = list(self.state.fusion.lines)
         if self.state.final_hooks.get("torch._inductor.debug.log_ir_post_fusion"):
             # Inductor reorders the fused nodes (reorder_for_peak_memory, ...) before codegen: the
             # scheduling stop waits for that final order (on_final_order)

@@ -43,10 +43,10 @@ def numerics_all(state: Any, only: str | list[str] | None = None) -> None:
     for (cid, kind), g in todo:
         msg: dict[str, Any] = {"type": "numerics", "compile_id": cid, "graph_kind": kind,
                                "device": g.get("device", "cpu")}
-        orig = state.variant_of.get((cid, kind))
+        orig = state.variants.original.get((cid, kind))
         rec = script_record(state.script_calls, g, state.graphs.get(orig) if orig else None)
         backward, inference = _graph_flags(kind)
-        snapshot = state.what_if_inputs.get(orig or (cid, kind))
+        snapshot = state.variants.snapshots.get(orig or (cid, kind))
         try:
             with open(g["output_path"], encoding="utf-8") as f:
                 if "def call(" not in f.read():
@@ -65,8 +65,7 @@ def _compare(state: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, b
     from inductor_step.tracer.numerics import compare_graph  # noqa: PLC0415
 
     key = (cid, f"{kind}{protocol.VARIANT_SEP}numerics")
-    saved = (state.fusion_lines, state.capture_fusion)  # (a variant keeps its own AgentState.current)
-    with state.what_if_lock:
+    with state.variants.lock, state.fusion.kept():  # (a variant keeps its own AgentState.current)
         state.tl.silent = True
         state.tl.variant = key
         try:
@@ -76,7 +75,6 @@ def _compare(state: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, b
             state.tl.silent = False
             state.tl.variant = None
             state.graphs.pop(key, None)
-            state.fusion_lines, state.capture_fusion = saved
 
 
 #: the numerics message of a graph the script has not called yet
@@ -103,7 +101,7 @@ def _wait_for_first_call(state: Any, name: str) -> bool:
     if not key.kind or key.variant is not None or key.subgraph or state.script_done:
         return False
     g = state.graphs.get((cid, kind))
-    if g is not None and (g.get("function") or state.variant_of.get((cid, kind))) or _called(state, g):
+    if g is not None and (g.get("function") or state.variants.original.get((cid, kind))) or _called(state, g):
         return False
     waiting = state.numerics_waiting
     waiting.add(name)

@@ -74,14 +74,14 @@ def time_pair(state: Any, timing: Any, graphs: list[str] | None) -> None:
             if why is not None:
                 end("failed", why)
                 return
-            state.send({**head, "status": "timing", "message": f"{where} (limit {state.timing_limit_s:g} s)"})
-            state.send({"type": "run_status", "message": f"{where}: starting (limit {state.timing_limit_s:g} s)",
-                        "limit_s": state.timing_limit_s})
+            limit = state.options.timing_limit_s
+            state.send({**head, "status": "timing", "message": f"{where} (limit {limit:g} s)"})
+            state.send({"type": "run_status", "message": f"{where}: starting (limit {limit:g} s)", "limit_s": limit})
             worker = TimingWorker()
             try:
                 result = worker.time(
                     g_a["output_path"], adapter.portable_graph_module(g_a.get("gm")), g_a.get("device", "cpu"),
-                    cancel=timing.cancel_run, timeout_s=state.timing_limit_s,
+                    cancel=timing.cancel_run, timeout_s=limit,
                     script=_inputs(state.script_calls, g_a),
                     pair={"output_path": g_b["output_path"], "eager_gm": adapter.portable_graph_module(g_b.get("gm")),
                           "script": _inputs(state.script_calls, g_b)},

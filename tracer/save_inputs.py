@@ -208,7 +208,7 @@ def run_then_save(state: Any, timing: Any) -> None:
     spec = os.environ.get(SAVE_ENV, "")
     out_dir = os.environ.get(DIR_ENV) or os.path.join(os.getcwd(), "repros")
     runs: list[dict[str, Any]] = []
-    if state.run_at_end:
+    if state.options.run_at_end:
         def keep_run(msg: dict[str, Any]) -> None:
             if msg.get("type") == "run" and not msg.get("error"):
                 runs.append(dict(msg))

@@ -32,16 +32,13 @@ from inductor_step.tracer.graph_device import on_graph_device
 
 def run_variant(state: Any, compile_fn: Callable[[], None], name: str) -> None:
     """Run ``compile_fn`` (a variant's compile, its hooks reading ``state.tl.variant``) on a thread of its own
-    under ``state.what_if_lock`` (``state``: the agent's tracer.agent_state.AgentState) and wait for it; the fusion
+    under ``state.variants.lock`` (``state``: the agent's tracer.agent_state.AgentState) and wait for it; the fusion
     log the agent collects is put back after (a variant keeps its own ``current``: AgentState.current)."""
-    saved = (state.fusion_lines, state.capture_fusion)
     t = threading.Thread(target=compile_fn, name=name, daemon=True)
-    with state.what_if_lock:
-        try:
-            t.start()
-            t.join()
-        finally:
-            state.fusion_lines, state.capture_fusion = saved
+    with state.variants.lock, state.fusion.kept():
+        t.start()
+        t.join()
+
 
 def check_settings(settings: dict[str, Any]) -> str | None:
     """None if every name is a ``torch._inductor.config`` value setting here, else a one-line reason."""
@@ -75,7 +72,7 @@ def run_what_if(state: Any, cid: str, kind: str, settings: dict[str, Any],
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": variant, "settings": settings}
     why = check_settings(settings)
     g = state.graphs.get((cid, kind))
-    snapshot = state.what_if_inputs.get((cid, kind))
+    snapshot = state.variants.snapshots.get((cid, kind))
     if why is None and (g is None or snapshot is None):
         why = (f"{cid} {kind} has no post-grad graph captured yet (it reaches Inductor after its aot stop)"
                if g is not None else f"no graph {cid} {kind} in this session")
@@ -122,7 +119,7 @@ def run_what_if(state: Any, cid: str, kind: str, settings: dict[str, Any],
         state.send({**head, "status": "failed",
                     "message": f"the variant failed at {stage}: {text.splitlines()[0]}"})
         return None
-    state.variant_of[(cid, vkind)] = (cid, kind)
+    state.variants.original[(cid, vkind)] = (cid, kind)
     state.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
     if time_with is not None:
         threading.Thread(target=_time_when_ready, args=(state, time_with, (cid, kind), (cid, vkind)), daemon=True,

@@ -13,7 +13,7 @@ from inductor_step.tracer.whatif import run_variant
 
 def install(state: Any) -> list[str]:
     """Keep every training compile's joint graph in the agent's ``state`` (tracer.agent_state.AgentState), one per
-    graph: ``state.what_if_joints[frame key]`` (tracer.capture's frame key: ``"[0/0]"``, or ``"[4/0] #2"`` for
+    graph: ``state.variants.joints[frame key]`` (tracer.capture's frame key: ``"[0/0]"``, or ``"[4/0] #2"`` for
     DDPOptimizer's part 2, whose submodule compile_fx partitions a joint graph of its own under the same compile
     id); the hook's name."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -23,7 +23,7 @@ def install(state: Any) -> list[str]:
         if getattr(state.tl, "variant", None) is None:
             cid = adapter.current_compile_id()
             # the part whose compile_fx runs now (tracer.capture.new_part set it at its pre-grad pass)
-            state.what_if_joints[state.frames.get(cid, {}).get("cur") or cid] = joint
+            state.variants.joints[state.frames.get(cid, {}).get("cur") or cid] = joint
 
     return (["min_cut_rematerialization_partition (the joint graph, for activation_memory_budget what-ifs)"]
             if install_partition_hook(keep) else [])
@@ -43,7 +43,7 @@ def run_partition_what_if(state: Any, cid: str, kind: str, settings: dict[str, A
     label = settings_label(settings)
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": label, "settings": settings}
     base, part = split_part(kind)  # a DDPOptimizer part's forward and backward keep their part: "forward #2"
-    joint = state.what_if_joints.get(state.frame_key(cid, kind))
+    joint = state.variants.joints.get(state.frame_key(cid, kind))
     why = None
     if base not in ("forward", "backward"):
         why = (f"{cid} {kind}: {', '.join(settings)} acts in AOTAutograd's partitioner on a training graph's joint "
@@ -95,7 +95,7 @@ def run_partition_what_if(state: Any, cid: str, kind: str, settings: dict[str, A
                                                             f"{text.splitlines()[0] if text else ''}"})
         return None
     for k in keys:
-        state.variant_of[(cid, keys[k])] = (cid, origs[k])
+        state.variants.original[(cid, keys[k])] = (cid, origs[k])
     state.send({**head, "status": "done", "message": f"{cid} forward and backward partitioned again and "
                                                      f"compiled with {label}"})
     if time_with is not None:
