@@ -111,32 +111,39 @@ def run_what_if(state: Any, cid: str, kind: str, settings: dict[str, Any],
         e = result["error"]
         last = vg.get("last_stage")
         stage = "codegen" if last == "codegen" else STAGES[STAGES.index(last) + 1] if last in STAGES else "aot"
-        text = f"{type(e).__name__}: {e}".strip()
-        state.send({"type": "error", "stage": stage,
-                    "message": text.splitlines()[0] if text else type(e).__name__,
-                    "full_message": text[:20000], "traceback": result["traceback"], "compile_id": cid,
-                    "graph_kind": vkind})
-        state.send({**head, "status": "failed",
-                    "message": f"the variant failed at {stage}: {text.splitlines()[0]}"})
+        first = send_variant_error(state, e, result["traceback"], stage, cid, vkind)
+        state.send({**head, "status": "failed", "message": f"the variant failed at {stage}: {first}"})
         return None
     state.variants.original[(cid, vkind)] = (cid, kind)
     state.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
     if time_with is not None:
-        threading.Thread(target=_time_when_ready, args=(state, time_with, (cid, kind), (cid, vkind)), daemon=True,
-                         name="inductor-step what-if timing").start()
+        time_when_ready(state, time_with, [(cid, kind)], [f"{cid} {kind}", f"{cid} {vkind}"])
     return f"{cid} {vkind}"
 
 
-def _time_when_ready(state: Any, time_with: Callable[..., None], orig: tuple[str, str], var: tuple[str, str]) -> None:
-    """Time the original and the variant (``run`` messages, the variant's with numerics) once the
-    original has its output code: a what-if made while the original's compile is paused before
-    codegen waits for it (or for the script's end, when the variant is timed alone), and for any
-    timing run in progress to end."""
+def send_variant_error(state: Any, e: BaseException, tb: str, stage: str, cid: str, kind: str) -> str:
+    """Send the ``error`` message of a variant ``(cid, kind)`` whose compile raised ``e`` (its traceback ``tb``) at
+    ``stage``; returns the message's first line (``"InductorError: ..."``)."""
+    text = f"{type(e).__name__}: {e}".strip()
+    first = text.splitlines()[0] if text else type(e).__name__
+    state.send({"type": "error", "stage": stage, "message": first, "full_message": text[:20000], "traceback": tb,
+                "compile_id": cid, "graph_kind": kind})
+    return first
+
+
+def time_when_ready(state: Any, time_with: Callable[..., None], originals: list[tuple[str, str]],
+                    keys: list[str]) -> None:
+    """On a thread of its own: time graphs ``keys`` (``"[0/0] forward"``, the originals and their variants: ``run``
+    messages, the variants' with numerics) with ``time_with`` once every graph of ``originals`` has its output
+    code: a what-if made while an original's compile is paused before codegen waits for it (or for the script's
+    end, when the variants are timed alone), and for any timing run in progress to end."""
     import time  # noqa: PLC0415
 
-    while not (state.graphs.get(orig) or {}).get("output_path") and not state.script_done:
-        time.sleep(0.2)
-    time_with(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
+    def when_ready() -> None:
+        while not all((state.graphs.get(o) or {}).get("output_path") for o in originals) and not state.script_done:
+            time.sleep(0.2)
+        time_with(only=keys)
+    threading.Thread(target=when_ready, daemon=True, name="inductor-step what-if timing").start()
 
 
 # ----------------------------------------------------------------------------- numerics (timing worker)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-import time
 import traceback
 from typing import Any, Callable
 
 from inductor_step.session.format import GraphKey, settings_label, split_part, with_part
-from inductor_step.tracer.whatif import run_variant
+from inductor_step.tracer.whatif import run_variant, send_variant_error, time_when_ready
 
 
 def install(state: Any) -> list[str]:
@@ -85,26 +83,16 @@ def run_partition_what_if(state: Any, cid: str, kind: str, settings: dict[str, A
 
     run_variant(state, compile_them, "inductor-step what-if (partition)")
     if "error" in result:
-        e = result["error"]
-        text = f"{type(e).__name__}: {e}".strip()
-        state.send({"type": "error", "stage": "aot",
-                    "message": text.splitlines()[0] if text else type(e).__name__,
-                    "full_message": text[:20000], "traceback": result["traceback"], "compile_id": cid,
-                    "graph_kind": keys.get(result.get("at", base), keys["forward"])})
-        state.send({**head, "status": "failed", "message": f"the {result.get('at', 'partition')} variant failed: "
-                                                            f"{text.splitlines()[0] if text else ''}"})
+        first = send_variant_error(state, result["error"], result["traceback"], "aot", cid,
+                                   keys.get(result.get("at", base), keys["forward"]))
+        at = result.get("at", "partition")
+        state.send({**head, "status": "failed", "message": f"the {at} variant failed: {first}"})
         return None
     for k in keys:
         state.variants.original[(cid, keys[k])] = (cid, origs[k])
     state.send({**head, "status": "done", "message": f"{cid} forward and backward partitioned again and "
                                                      f"compiled with {label}"})
     if time_with is not None:
-        only = [f"{cid} {k}" for k in origs.values()] + [f"{cid} {v}" for v in keys.values()]
-
-        def when_ready() -> None:
-            while not all((state.graphs.get((cid, k)) or {}).get("output_path") for k in origs.values()) \
-                    and not state.script_done:
-                time.sleep(0.2)
-            time_with(only=only)
-        threading.Thread(target=when_ready, daemon=True, name="inductor-step what-if timing").start()
+        time_when_ready(state, time_with, [(cid, k) for k in origs.values()],
+                        [f"{cid} {k}" for k in origs.values()] + [f"{cid} {v}" for v in keys.values()])
     return f"{cid} {keys[base]}"
