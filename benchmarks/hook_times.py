@@ -39,14 +39,15 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from inductor_step.tracer import agent as agent_mod  # noqa: E402  - standard library only at import
-from inductor_step.tracer.agent_state import AgentState  # noqa: E402
+from inductor_step.tracer.agent_state import AgentOptions, AgentState  # noqa: E402
 from inductor_step.tracer.agent_timing import TimingRequests  # noqa: E402
 from inductor_step.tracer.capture import Capture  # noqa: E402
 from inductor_step.tracer.capture_aoti import AotiCapture  # noqa: E402
 from inductor_step.tracer.cudagraph_record import CudagraphRecord  # noqa: E402
+from inductor_step.tracer.subgraphs import SubgraphCapture  # noqa: E402
 
 # (the class that defines it, method name): every part's hooks, the stream's send and the links
-ENTRY_POINTS = [(cls, name) for cls in (Capture, TimingRequests, CudagraphRecord, AotiCapture)
+ENTRY_POINTS = [(cls, name) for cls in (Capture, SubgraphCapture, TimingRequests, CudagraphRecord, AotiCapture)
                 for name in dir(cls) if name.startswith("on_")] + [(AgentState, "send"), (Capture, "build_links")]
 
 
@@ -145,7 +146,7 @@ def main() -> None:
               f"  full garbage collections: {gcs['full']}, {gcs['full_s']:.3f} s", file=out)
         out.flush()
         os._exit(rc)
-    rc = agent_mod.Agent(fd, None, False, script, a.args).main()
+    rc = agent_mod.Agent(fd, None, AgentOptions(script=script, argv=a.args)).main()
     total = time.perf_counter() - t0
     print(f"\n{os.path.relpath(script, ROOT)} {' '.join(a.args)}: exit {rc}, agent's whole run {total:.2f} s", file=out)
     print(f"  all hooks (outermost entries)  {outer['s']:7.3f} s  in {outer['n']} calls"

@@ -28,7 +28,7 @@ import traceback
 from typing import Any
 
 from inductor_step.session import format as protocol
-from inductor_step.tracer.agent_state import AgentState
+from inductor_step.tracer.agent_state import AgentOptions, AgentState
 from inductor_step.tracer.capture import Capture
 from inductor_step.tracer.cudagraph_record import CudagraphRecord
 from inductor_step.session.format import STAGES
@@ -36,6 +36,7 @@ from inductor_step.tracer import agent_start
 from inductor_step.tracer.agent_process import (COLLECTIVE_TIMEOUT_S, _end_children, _end_now, _Quit,
                                                 _run_exit_funcs, connect, user_traceback_text)
 from inductor_step.tracer.agent_timing import TimingRequests
+from inductor_step.tracer.blame import BlameRequests
 
 def _chain(exc: BaseException | None) -> list[BaseException]:
     """An exception and its causes/contexts."""
@@ -59,31 +60,27 @@ def adapter_compile_id() -> str | None:
 class Agent:
     """One run of a user script (one process, one script): the shared :class:`tracer.agent_state.AgentState`
     (``state``: the stream, the graphs, the options) and the parts built on it, each with its own hooks and
-    state: ``capture`` (the stage hooks, tracer.capture, with AOTInductor's ``capture.aoti``), ``timing`` (the
-    script's calls and the run requests, tracer.agent_timing) and ``cudagraphs`` (tracer.cudagraph_record).
-    The agent itself reads the UI's commands (its control loop), pauses at stops, runs the script and does the
-    end-of-script work; the what-if, numerics, blame and save-inputs requests take it whole.
+    state: ``capture`` (the stage hooks, tracer.capture, with AOTInductor's ``capture.aoti`` and the higher-order
+    ops' ``capture.subgraphs``), ``timing`` (the script's calls and the run requests, tracer.agent_timing),
+    ``cudagraphs`` (tracer.cudagraph_record) and ``blame`` (tracer.blame.BlameRequests).  The agent itself reads
+    the UI's commands (its control loop), pauses at stops, runs the script and does the end-of-script work; the
+    what-if, numerics, pair-timing and save-inputs requests get the state and the parts they use.
 
     Graphs are keyed by (compile id ``"[0/0]"``, graph kind; ``"forward #2"`` for a part, protocol.graph_key).
     All hooks run on the thread that compiles (the script's main thread, or the autograd thread of a lazy backward).
     """
 
-    def __init__(self, msg_fd: int, ctl_fd: int | None, step: bool, script: str, argv: list[str],
-                 run_at_end: bool = False, serve: bool = False, what_if: list[dict[str, Any]] | None = None,
-                 distributed: dict[str, Any] | None = None):
-        self.state = AgentState(os.fdopen(msg_fd, "wb", buffering=0), step, script, argv, run_at_end=run_at_end,
-                                serve=serve, what_if=what_if, distributed=distributed, wait_at_stop=self._wait_at_stop)
+    def __init__(self, msg_fd: int, ctl_fd: int | None, options: AgentOptions):
+        """``msg_fd``: the session stream's file descriptor (written); ``ctl_fd``: the UI's commands (read; None: no
+        control loop, as a recording has none); ``options``: the run's (:class:`tracer.agent_state.AgentOptions`)."""
+        self.state = AgentState(os.fdopen(msg_fd, "wb", buffering=0), options, wait_at_stop=self._wait_at_stop)
         self.cudagraphs = CudagraphRecord(self.state)  # its parts, each over the shared state
         self.capture = Capture(self.state, self.cudagraphs)
-        self.timing = TimingRequests(self.state, self.cudagraphs, self.capture.subgraph_runs, self._numerics_call)
+        self.timing = TimingRequests(self.state, self.cudagraphs, self.capture.subgraphs.runs, self._numerics_call)
+        self.blame = BlameRequests(self.state, self.timing)
         self.ctl_fd = ctl_fd
         self.resume: queue.Queue[str] = queue.Queue()  # the UI's commands to a paused compile
         self.quitting = False
-        self.config_at_start: dict[str, Any] | None = None  # tracer.blame_speed: the settings before the script ran
-        # a blame run on request (tracer.blame.serve): its thread, its cancel event and which blame it is
-        self.blame_thread: threading.Thread | None = None
-        self.blame_cancel: threading.Event | None = None
-        self.blame_kind: str | None = None
 
     def _wait_at_stop(self) -> None:
         """Block at a stop until the UI continues (answering queries and what-ifs meanwhile)."""
@@ -104,16 +101,13 @@ class Agent:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         a, b = q.get("a"), q.get("b")
-        prev = self.state.capture_fusion
-        self.state.capture_fusion = True
-        saved = self.state.fusion_lines
-        self.state.fusion_lines = []
-        try:
-            verdict = adapter.can_fuse(a, b)
-        finally:
-            lines = self.state.fusion_lines
-            self.state.fusion_lines = saved
-            self.state.capture_fusion = prev
+        fusion = self.state.fusion
+        with fusion.kept():  # the paused graph's own log goes on after the query
+            fusion.lines, fusion.on = [], True
+            try:
+                verdict = adapter.can_fuse(a, b)
+            finally:
+                lines = fusion.lines
         self.state.send({"type": "fusion_query", "a": a, "b": b, "compile_id": (self.state.current or ("?",))[0],
                          "graph_kind": (self.state.current or ("?", "?"))[1], "verdict": verdict, "reasons": lines})
 
@@ -150,7 +144,7 @@ class Agent:
                                          "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
                 elif cmd == protocol.CMD_WHAT_IF:
                     # paused: on the compile thread at its stop (tracer.whatif); after the script: now
-                    if self.state.script_done or not self.state.step:
+                    if self.state.script_done or not self.state.options.step:
                         threading.Thread(target=self.what_if_command, args=(msg,), daemon=True).start()
                     else:
                         self.resume.put(msg)
@@ -159,17 +153,18 @@ class Agent:
                 elif cmd == protocol.CMD_SAVE_INPUTS:  # X in pane 6 (tracer.save_inputs)
                     from inductor_step.tracer.save_inputs import serve  # noqa: PLC0415
 
-                    serve(self, msg)
-                elif cmd in (protocol.CMD_BLAME, protocol.CMD_CANCEL_BLAME):  # B (tracer.blame)
-                    from inductor_step.tracer import blame  # noqa: PLC0415
-
-                    blame.serve(self, msg) if cmd == protocol.CMD_BLAME else blame.cancel(self)
+                    serve(self.state, self.timing.run_lock, msg)
+                elif cmd == protocol.CMD_BLAME:  # B (tracer.blame)
+                    self.blame.serve(msg)
+                elif cmd == protocol.CMD_CANCEL_BLAME:
+                    self.blame.cancel()
                 elif cmd == protocol.CMD_RUN:
                     threading.Thread(target=self.timing.run_all, kwargs={"only": msg.get("graph")}, daemon=True).start()
                 elif cmd == protocol.CMD_TIME_PAIR:  # r in the diff view (tracer.pair_timing)
                     from inductor_step.tracer.pair_timing import time_pair  # noqa: PLC0415
 
-                    threading.Thread(target=time_pair, args=(self, msg.get("graphs")), daemon=True).start()
+                    threading.Thread(target=time_pair, args=(self.state, self.timing, msg.get("graphs")),
+                                     daemon=True).start()
                 elif cmd == protocol.CMD_QUIT:
                     self.quitting = True
                     self.state.send({"type": "quit"})
@@ -178,12 +173,12 @@ class Agent:
                     _end_children()
                     os._exit(0)
 
-    # ------------------------------------------------------------------ requests that take the whole agent
+    # ------------------------------------------------------------------ requests
     def numerics_all(self, only: str | list[str] | None = None) -> None:
         """Compare every compiled graph's buffers with eager (or the one named); one ``numerics`` message each."""
         from inductor_step.tracer.numerics_run import numerics_all  # noqa: PLC0415
 
-        numerics_all(self, only)
+        numerics_all(self.state, only)
 
     # ------------------------------------------------------------------ what if
     def what_if_command(self, cmd: dict[str, Any]) -> None:
@@ -193,8 +188,8 @@ class Agent:
         part = cmd.get("part") if isinstance(cmd.get("part"), int) else None
         kind = protocol.with_part(str(cmd.get("graph_kind")), part)
         try:
-            run_what_if(self, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
-                        run=bool(cmd.get("run")))
+            run_what_if(self.state, str(cmd.get("compile_id")), kind, dict(cmd.get("settings") or {}),
+                        time_with=self.timing.run_all if cmd.get("run") else None)
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             self.state.send({"type": "what_if", "compile_id": str(cmd.get("compile_id")),
                              "graph_kind": kind, "status": "failed",
@@ -206,9 +201,9 @@ class Agent:
 
         originals = [k for k, g in self.state.graphs.items()
                      if g.get("output_path") and protocol.GraphKey.parse_kind(k[1]).variant is None]
-        for settings in self.state.what_if:
+        for settings in self.state.options.what_if:
             for cid, kind in originals:
-                run_what_if(self, cid, kind, settings)
+                run_what_if(self.state, cid, kind, settings)
 
     def _pending_what_ifs(self) -> None:
         """what_if commands queued for a stop that never came (the script ended first): run now."""
@@ -224,7 +219,7 @@ class Agent:
         """The script's first call of output module ``key`` while ``e`` waits for it: compare now."""
         from inductor_step.tracer.numerics_run import on_first_call  # noqa: PLC0415
 
-        on_first_call(self, key)
+        on_first_call(self.state, key)
 
     # ------------------------------------------------------------------ the script's own calls
     def failing_stage(self, exc: BaseException) -> tuple[str | None, str | None, str]:
@@ -261,7 +256,7 @@ class Agent:
         # ended (SIGTERM, SIGHUP) or orphaned (the UI killed): every process we started goes with us
         lifetime.on_signals(_end_now)
         lifetime.die_with_parent(on_orphan=lambda: _end_now(signal.SIGHUP), use_prctl=False)
-        if agent_start.torch_missing(self):
+        if agent_start.torch_missing(self.state):
             return 2
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
@@ -269,14 +264,14 @@ class Agent:
         self.state.device = info["device"]
         caches = os.environ.get("INDUCTOR_STEP_CACHES", "off") == "on"  # --caches on
         settings = adapter.configure_inductor(caches=caches)
-        hooks = agent_start.install_hooks(self)
-        agent_start.add_log_handlers(self)
-        self.state.send(agent_start.header(self, info, settings, hooks, caches))
+        hooks = agent_start.install_hooks(self.state, self.capture, self.cudagraphs, self.timing)
+        agent_start.add_log_handlers(self.capture)
+        self.state.send(agent_start.header(self.state, info, settings, hooks, caches))
         if self.ctl_fd is not None:
             threading.Thread(target=self._control_loop, daemon=True).start()
-        sys.argv = [self.state.script] + list(self.state.argv)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(self.state.script)))
-        if self.state.distributed is not None:  # a rank: say when the script waits inside a collective
+        sys.argv = [self.state.options.script] + list(self.state.options.argv)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(self.state.options.script)))
+        if self.state.options.distributed is not None:  # a rank: say when the script waits inside a collective
             from inductor_step.tracer import rank_watch  # noqa: PLC0415
 
             rank_watch.start(self.state.send)
@@ -287,9 +282,9 @@ class Agent:
             return 130
         compiled = self._send_done(rc, error)
         self._after_script(compiled)
-        if not self.state.serve:
+        if not self.state.options.serve:
             _run_exit_funcs()
-        if self.state.serve and self.ctl_fd is not None:
+        if self.state.options.serve and self.ctl_fd is not None:
             # stay up to serve timing requests until the UI says quit or goes away
             while True:
                 time.sleep(3600)
@@ -302,9 +297,9 @@ class Agent:
         error: dict[str, Any] | None = None
         from inductor_step.tracer.blame_speed import config_values  # noqa: PLC0415
 
-        self.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
+        self.blame.config_at_start = config_values()  # speed blame: the settings the script changes are candidates
         try:
-            runpy.run_path(self.state.script, run_name="__main__")
+            runpy.run_path(self.state.options.script, run_name="__main__")
         except _Quit:
             raise
         except SystemExit as e:
@@ -357,22 +352,20 @@ class Agent:
         if self.state.numerics_waiting:  # e asked for graphs the script never called
             from inductor_step.tracer.numerics_run import flush_waiting  # noqa: PLC0415
 
-            threading.Thread(target=flush_waiting, args=(self,), daemon=True).start()
-        if self.state.what_if and compiled:
+            threading.Thread(target=flush_waiting, args=(self.state,), daemon=True).start()
+        if self.state.options.what_if and compiled:
             self.what_if_all()
         if compiled and os.environ.get("INDUCTOR_STEP_SAVE_INPUTS"):  # --save-inputs (times first)
             from inductor_step.tracer.save_inputs import run_then_save  # noqa: PLC0415
 
-            run_then_save(self)
-        elif self.state.run_at_end and compiled:
+            run_then_save(self.state, self.timing)
+        elif self.state.options.run_at_end and compiled:
             self.timing.run_all()
-        if self.state.numerics_at_end and compiled:
+        if self.state.options.numerics_at_end and compiled:
             self.numerics_all()
-        if self.state.blame_at_end and compiled and (self.state.distributed or {}).get("rank", 0) == 0:
+        if self.state.options.blame_at_end and compiled and (self.state.options.distributed or {}).get("rank", 0) == 0:
             # --blame numerics (tracer.blame); in a torchrun job rank 0 blames, each step a job of the same ranks
-            from inductor_step.tracer.blame import run_in_agent  # noqa: PLC0415
-
-            run_in_agent(self, None, self.state.blame_at_end)
+            self.blame.run(None, self.state.options.blame_at_end)
 
 
 #: the agent's options that take a value (to find SCRIPT: protocol.split_at_script)
@@ -428,13 +421,12 @@ def main(argv: list[str] | None = None) -> int:
         step = ns.step_rank == distributed["rank"]
     elif ns.msg_fd is None:
         p.error("one of --msg-fd or --connect is required")
-    agent = Agent(ns.msg_fd, ns.ctl_fd, step, ns.script, ns.args, run_at_end=ns.run, serve=ns.serve,
-                  what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed)
-    agent.state.numerics_at_end = ns.numerics
-    agent.state.blame_at_end = ns.blame
+    options = AgentOptions(step=step, script=ns.script, argv=ns.args, run_at_end=ns.run, serve=ns.serve,
+                           what_if=[protocol.parse_settings(w) for w in ns.what_if], distributed=distributed,
+                           numerics_at_end=ns.numerics, blame_at_end=ns.blame)
     if ns.timing_limit is not None:
-        agent.state.timing_limit_s = ns.timing_limit
-    return agent.main()
+        options.timing_limit_s = ns.timing_limit
+    return Agent(ns.msg_fd, ns.ctl_fd, options).main()
 
 
 if __name__ == "__main__":

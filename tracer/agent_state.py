@@ -7,11 +7,12 @@ its parts.  Everything here runs in the script's process; nothing here imports t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.agent_process import _nothing
@@ -60,62 +61,116 @@ class GraphState:
         return getattr(self, name)
 
 
+@dataclass
+class AgentOptions:
+    """The options of one run, set once at the start (tracer.agent.main; a recording: its own): ``step`` (pause at
+    every stop), the ``script`` and its ``argv``, ``run_at_end`` (--run), ``serve`` (stay up for the UI's requests),
+    ``what_if`` (--what-if: settings sets to try on every graph at the end), ``distributed`` (a rank of a torchrun
+    job, protocol.Distributed: the header says so, process groups are watched), ``timing_limit_s``
+    (--timing-limit: one graph's timing, at most), ``numerics_at_end`` (--numerics) and ``blame_at_end``
+    (--blame numerics|speed, tracer.blame)."""
+
+    step: bool = False
+    script: str = ""
+    argv: list[str] = field(default_factory=list)
+    run_at_end: bool = False
+    serve: bool = False
+    what_if: list[dict[str, Any]] = field(default_factory=list)
+    distributed: dict[str, Any] | None = None
+    timing_limit_s: float = TIMING_LIMIT_S
+    numerics_at_end: bool = False
+    blame_at_end: str | None = None
+
+
+@dataclass
+class FusionLog:
+    """The scheduler's fusion log (Inductor's reasons not to fuse, tracer.agent_start.FusionHandler): ``lines``
+    kept while ``on`` (between a graph's lowering and scheduling stops, and while a ``can_fuse`` query runs)."""
+
+    lines: list[str] = field(default_factory=list)
+    on: bool = False
+
+    @contextlib.contextmanager
+    def kept(self) -> Iterator[None]:
+        """Inside the block the log may be switched and refilled (a what-if variant's compile, a query); after it,
+        ``lines`` and ``on`` are what they were before."""
+        saved = (self.lines, self.on)
+        try:
+            yield
+        finally:
+            self.lines, self.on = saved
+
+
+@dataclass
+class Variants:
+    """What the what-if and numerics recompiles (tracer.whatif, tracer.whatif_partition, tracer.numerics_run)
+    share: ``snapshots`` (graph ``(cid, kind)`` -> its post-grad graph as ``compile_fx_inner`` got it,
+    tracer.adapter.graph_snapshot, taken by the capture part), ``original`` (a variant ``(cid, "forward ·
+    max_autotune=True")`` -> the graph it varies, ``(cid, "forward")``), ``joints`` (frame key -> its training
+    compile's joint graph) and ``lock`` (one variant compiles at a time).  The thread compiling a variant has
+    ``AgentState.tl.variant`` = its key."""
+
+    snapshots: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    original: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    joints: dict[str, Any] = field(default_factory=dict)
+    lock: Any = field(default_factory=threading.Lock)
+
+
+class Stream:
+    """The session stream's writer: ``out`` (a binary file: the agent's pipe, a session file), its ``lock``, and
+    ``t0`` (time.monotonic at the start: each message's ``t``)."""
+
+    def __init__(self, out: Any):
+        self.out = out
+        self.lock = threading.Lock()
+        self.t0 = time.monotonic()
+
+    def write(self, data: bytes) -> None:
+        """Write one encoded message; a closed pipe (UI gone) ends the agent (exit status 3)."""
+        with self.lock:
+            try:
+                self.out.write(data)
+            except (BrokenPipeError, OSError):
+                os._exit(3)
+
+
 class AgentState:
     """The state the agent's parts share, for one run of one script (or one in-process recording).
 
-    The stream: ``send`` writes one message to ``out`` (a binary file: the agent's pipe, a session file),
-    ``stop`` sends a stage's stop and, in step mode, blocks the compiling thread in ``wait_at_stop``.
+    The stream: ``send`` writes one message on ``stream`` (:class:`Stream`), ``stop`` sends a stage's stop
+    (numbered by ``seq``) and, in step mode, blocks the compiling thread in ``wait_at_stop``.
     The graphs: ``frames`` (compile id ``"[0/0]"``, or a part's ``"[4/0] #2"`` -> per-frame data) and
     ``graphs`` (``(compile id, kind)`` -> :class:`GraphState`); ``current`` is the graph whose stop went
-    out last.  The options (``step``, ``script``, ``argv``, ``run_at_end``, ``serve``, ``what_if``,
-    ``distributed``, ``timing_limit_s``, ``numerics_at_end``, ``blame_at_end``) are set once at the start;
-    the tables the parts fill (``script_calls``, ``what_if_inputs``, ``variant_of``, ``other_backends``)
-    and the flags (``script_done``, ``capture_fusion``) are read across parts.
+    out last.  ``options`` (:class:`AgentOptions`) are set once at the start; the tables the parts fill
+    (``script_calls``, ``variants``, ``other_backends``), the fusion log (``fusion``) and the flags
+    (``script_done``) are read across parts.
 
     All hooks run on the thread that compiles (the script's main thread, or the autograd thread of a
     lazy backward); a what-if or numerics variant compiles on a thread of its own (``tl.variant``).
     """
 
-    def __init__(self, out: Any, step: bool, script: str, argv: list[str], run_at_end: bool = False,
-                 serve: bool = False, what_if: list[dict[str, Any]] | None = None,
-                 distributed: dict[str, Any] | None = None, wait_at_stop: Callable[[], None] | None = None):
-        self.out = out
-        # a rank of a torchrun job (protocol.Distributed): the header says so, process groups are watched
-        self.distributed = distributed
-        self.step = step
-        self.script = script
-        self.argv = argv
-        self.run_at_end = run_at_end
-        self.serve = serve
+    def __init__(self, out: Any, options: AgentOptions, wait_at_stop: Callable[[], None] | None = None):
+        self.stream = Stream(out)
+        self.options = options
         self.wait_at_stop = wait_at_stop or (lambda: None)  # the agent's: answers the UI until it continues
-        self.lock = threading.Lock()
-        self.t0 = time.monotonic()
         self.seq = 0
         # compile id (or "[4/0] #2", a part: frame_key) -> per-frame data
         self.frames: dict[str, dict[str, Any]] = {}
         self.graphs: dict[tuple[str, str], GraphState] = {}  # (cid, kind) -> what the hooks keep
         self._current: tuple[str, str] | None = None  # the script's compile's graph: see current
-        self.fusion_lines: list[str] = []
-        self.capture_fusion = False
+        self.fusion = FusionLog()
         self.script_done = False  # the script returned: its atexit functions are due when we exit
-        self.timing_limit_s = TIMING_LIMIT_S  # one graph's timing, at most (--timing-limit)
-        self.numerics_at_end = False  # --numerics: compare every graph's buffers with eager after the script
-        self.blame_at_end: str | None = None  # --blame numerics|speed (tracer.blame)
         self.numerics_waiting: set[str] = set()  # graphs e asked for before the script called them (numerics_run)
         self.device = "cpu"
         # output module key (file name of output_path) -> the script's own calls of that graph (see on_graph_call)
         self.script_calls: dict[str, dict[str, Any]] = {}
         self.final_hooks: dict[str, bool] = {}  # tracer.adapter.install_final_hooks's hooks that exist here
-        # what if (tracer.whatif): settings to try on every graph at the end (--what-if); the
-        # thread compiling a variant has tl.variant = (compile id, "forward · max_autotune=True")
-        self.what_if = what_if or []
-        self.what_if_inputs: dict[tuple[str, str], dict[str, Any]] = {}  # graph -> tracer.adapter.graph_snapshot
-        self.variant_of: dict[tuple[str, str], tuple[str, str]] = {}  # (cid, "forward · ...") -> (cid, "forward")
+        self.variants = Variants()  # what-if and numerics recompiles (tracer.whatif)
         self.tl = threading.local()
-        self.what_if_lock = threading.Lock()
         # graphs Dynamo handed to another backend, "[0/0] inference" -> "aot_eager" (tracer.backends)
         self.other_backends: dict[str, str] = {}
         self.clock: Any = None  # tracer.compile_time.CompileClock, from main()
+        self._watchers: list[Callable[[dict[str, Any]], None]] = []  # see watching
 
     @property
     def current(self) -> tuple[str, str] | None:
@@ -135,11 +190,24 @@ class AgentState:
         else:
             self._current = value
 
+    @contextlib.contextmanager
+    def watching(self, see: Callable[[dict[str, Any]], None]) -> Iterator[None]:
+        """Inside the block, ``see`` gets every message :meth:`send` is given (on any thread, before it is written;
+        a numerics recompile's unsent stops too): how a request collects the ``run`` messages of the timing it asks
+        for (tracer.blame_speed, tracer.save_inputs)."""
+        self._watchers.append(see)
+        try:
+            yield
+        finally:
+            self._watchers.remove(see)
+
     def send(self, msg: dict[str, Any]) -> None:
         """Write one message on the session stream; a closed pipe (UI gone) ends the agent."""
+        for see in list(self._watchers):
+            see(msg)
         if getattr(self.tl, "silent", False):  # a numerics recompile's own stops stay unsent
             return
-        msg.setdefault("t", round(time.monotonic() - self.t0, 4))
+        msg.setdefault("t", round(time.monotonic() - self.stream.t0, 4))
         if isinstance(msg.get("graph_kind"), str):
             # our graph kinds carry a what-if variant ("forward · max_autotune=True"), a part
             # ("forward #2": protocol.graph_key) and a subgraph ("inference › true_graph_0"): sent as
@@ -153,12 +221,7 @@ class AgentState:
                 at = list(msg).index("paused") + 1 if "paused" in msg else len(msg)
                 items = list(msg.items())
                 msg = dict(items[:at] + extra + items[at:])
-        data = protocol.encode(msg)
-        with self.lock:
-            try:
-                self.out.write(data)
-            except (BrokenPipeError, OSError):
-                os._exit(3)
+        self.stream.write(protocol.encode(msg))
 
     def frame(self, cid: str) -> dict[str, Any]:
         """The frame entry of compile ``cid`` (``"[0/0]"``, a part's ``"[4/0] #2"``), made empty on first use."""
@@ -176,7 +239,8 @@ class AgentState:
         g.last_stage = stage
         self.current = (cid, kind)
         self.seq += 1
-        paused = pause and self.step and getattr(self.tl, "variant", None) is None  # a what-if variant never pauses
+        # a what-if variant never pauses
+        paused = pause and self.options.step and getattr(self.tl, "variant", None) is None
         msg = protocol.stop_head(self.seq, cid, kind, stage, paused)
         attempt = self.frames.get(cid, {}).get("attempt")
         if attempt:  # Dynamo restarted this frame's analysis: torch logs the compile as [0/0_1]

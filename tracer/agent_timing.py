@@ -3,10 +3,11 @@ the eager baseline, and the ``run`` requests served on their own threads (:class
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.cudagraph_record import EVENT_CALLS
@@ -53,6 +54,24 @@ def timing_scalars(inputs: list) -> tuple[dict[int, Any], dict[int, str]]:
     return out, stays
 
 
+def script_record(script_calls: dict[str, dict[str, Any]], g: dict[str, Any],
+                  orig: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What timing gets of the script's own calls of graph ``g`` (from ``script_calls``, AgentState's: output module
+    key -> the calls TimingRequests.on_graph_call saw); for a what-if variant (``orig``: its
+    original) only its original's first-call inputs: the script never called the variant, and the
+    original's autotuned launch configs and profiles belong to the original's kernels."""
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+
+    rec = script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
+    if orig is None and rec is not None:  # CUDA events stay here; the timing process learns whether CUDA graphs are on
+        return {**{k: v for k, v in rec.items() if k != "call_events"},
+                "cudagraphs": bool((g.get("cudagraphs") or {}).get("enabled"))}
+    if orig is None or rec is None:
+        return rec
+    return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
+            "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
+
+
 class TimingRequests:
     """The agent's timing part, over the shared :class:`tracer.agent_state.AgentState` (``graphs``,
     ``script_calls``, ``send``, ``tl``, ``device``, the options): the script's calls of each compiled graph
@@ -82,7 +101,8 @@ class TimingRequests:
 
     def profiles_calls(self) -> bool:
         """Profile the script's calls (CUDA only, and only when timing may be asked for)."""
-        return str(self.state.device).startswith("cuda") and (self.state.run_at_end or self.state.serve) \
+        opts = self.state.options
+        return str(self.state.device).startswith("cuda") and (opts.run_at_end or opts.serve) \
             and os.environ.get("INDUCTOR_STEP_PROFILE_CALLS", "1") != "0"
 
     def on_graph_call(self, key: str, inputs: list, run: Any) -> Any:
@@ -216,11 +236,9 @@ class TimingRequests:
 
         Runs on a worker thread, so no compile-thread state (fake modes, V.graph) is active.
         """
-        if not self.wait_for_run_lock():
-            return
-        self.cancel_run.clear()
-        self.run_active = True
-        try:
+        with self.one_run() as held:
+            if not held:
+                return
             todo = [(k, g) for k, g in self.state.graphs.items() if g.get("output_path")]
             if only:
                 # a subgraph is timed with the graph that calls it (tracer.subgraphs)
@@ -228,7 +246,7 @@ class TimingRequests:
                 todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
             if not todo:
                 self.run_done({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)",
-                                "done": True, "timed": 0, "failed": [], "of": 0})
+                               "done": True, "timed": 0, "failed": [], "of": 0})
                 return
             # each run's graphs are timed in a fresh worker process, where the script's profiled calls left nothing;
             # the worker detaches CUPTI before each graph after the first (timing.cupti_detached) and says so in
@@ -236,6 +254,19 @@ class TimingRequests:
             cupti = ("CPU: not applicable" if not str(self.state.device).startswith("cuda") else
                      "not attached: timed in a fresh process, where no earlier profiler session left CUPTI attached")
             self._time_graphs(todo, cupti)
+
+    @contextlib.contextmanager
+    def one_run(self) -> Iterator[bool]:
+        """One timing request's hold of the timing lock (:meth:`wait_for_run_lock`), ``cancel_run`` cleared and
+        ``run_active`` set inside; yields False, holding nothing, where ``c`` cancelled it while it waited.  Every
+        timing request (``r``, a what-if's, tracer.pair_timing's) runs inside one."""
+        if not self.wait_for_run_lock():
+            yield False
+            return
+        self.cancel_run.clear()
+        self.run_active = True
+        try:
+            yield True
         finally:
             self.run_active = False
             self.run_lock.release()
@@ -288,15 +319,16 @@ class TimingRequests:
             for i, ((cid, kind), g) in enumerate(todo):
                 if self.cancel_run.is_set():
                     self.run_done({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
-                               "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
+                                   "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
                     return
                 where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
-                self.state.send({"type": "run_status", "message": f"{where}: starting (limit {self.state.timing_limit_s:g} s "
-                                                            "per graph)", "limit_s": self.state.timing_limit_s})
+                limit = self.state.options.timing_limit_s
+                self.state.send({"type": "run_status", "message": f"{where}: starting (limit {limit:g} s per graph)",
+                                 "limit_s": limit})
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
                 kw = self._timing_kwargs(cid, kind, g, where)
-                msg["limit_s"] = self.state.timing_limit_s
+                msg["limit_s"] = limit
                 try:
                     self._time_graph(worker, cid, kind, g, msg, kw)
                     timed += 1
@@ -331,12 +363,13 @@ class TimingRequests:
         the limit, bytes, a what-if variant's original to compare with, the script's calls and a progress line."""
         from inductor_step.tracer.whatif import random_ops  # noqa: PLC0415
 
-        orig = self.state.graphs.get(self.state.variant_of.get((cid, kind), ("", "")))  # a what-if variant: its original
+        # a what-if variant: its original
+        orig = self.state.graphs.get(self.state.variants.original.get((cid, kind), ("", "")))
         compare = ({"original_path": orig["output_path"], "eager_gm": orig.get("gm"),
                     "random_ops": random_ops(orig["gm"]) if orig.get("gm") is not None else []}
                    if orig and orig.get("output_path") else None)
-        return dict(cancel=self.cancel_run, timeout_s=self.state.timing_limit_s, num_gb=g.get("num_gb"),
-                    compare=compare, script=self.script_record(g, orig if compare else None),
+        return dict(cancel=self.cancel_run, timeout_s=self.state.options.timing_limit_s, num_gb=g.get("num_gb"),
+                    compare=compare, script=script_record(self.state.script_calls, g, orig if compare else None),
                     progress=lambda text, where=where: self.state.send({"type": "run_status",
                                                                         "message": f"{where}: {text}"}))
 
@@ -411,7 +444,7 @@ class TimingRequests:
 
         labels_of = {adapter.output_module_key(g["output_path"]): f"{k[0]} {k[1]}" for k, g in todo}
         missing = ("not taken in a torchrun job: a rank's extra calls would run collectives the other ranks do not"
-                   if self.state.distributed is not None else None if self.state.script_done else
+                   if self.state.options.distributed is not None else None if self.state.script_done else
                    "taken once the script has returned (its call cannot be repeated while the script runs or from "
                    "inside a paused compile): press r again then")
         cuda = str(self.state.device).startswith("cuda")
@@ -436,19 +469,4 @@ class TimingRequests:
                     for label in labels_of.values()}
         finally:
             self.state.tl.ours_calls = False
-
-    def script_record(self, g: dict[str, Any], orig: dict[str, Any] | None) -> dict[str, Any] | None:
-        """What timing gets of the script's own calls of graph ``g``; for a what-if variant (``orig``: its
-        original) only its original's first-call inputs: the script never called the variant, and the
-        original's autotuned launch configs and profiles belong to the original's kernels."""
-        from inductor_step.tracer import adapter  # noqa: PLC0415
-
-        rec = self.state.script_calls.get(adapter.output_module_key((orig or g)["output_path"]))
-        if orig is None and rec is not None:  # CUDA events stay here; the timing process learns whether CUDA graphs are on
-            return {**{k: v for k, v in rec.items() if k != "call_events"},
-                    "cudagraphs": bool((g.get("cudagraphs") or {}).get("enabled"))}
-        if orig is None or rec is None:
-            return rec
-        return {"calls": 0, "inputs": rec.get("inputs") or {}, "profiles": [], "configs": {},
-                "status": "a what-if variant: the script never called it (its original's first-call inputs are used)"}
 

@@ -452,64 +452,82 @@ def blame_numerics(script: str, argv: list[str], send: Callable[[dict[str, Any]]
     return Bisect(script, argv, send, cancel=cancel, **kw).run(graph)
 
 
-__all__ = ["Bisect", "Cancelled", "STEP_LIMIT_S", "blame_numerics"]
+__all__ = ["Bisect", "BlameRequests", "Cancelled", "STEP_LIMIT_S", "blame_numerics"]
 
 
 # ----------------------------------------------------------------------------- in the agent
 
-def serve(agent: Any, msg: dict[str, Any]) -> None:
-    """The agent's ``blame`` command (``B`` in the UI): start the search on a thread of its own (one at a time; a
-    second while one runs is answered with a verdict saying so)."""
-    if getattr(agent, "blame_thread", None) is not None and agent.blame_thread.is_alive():
-        agent.state.send({"type": "blame", "kind": msg.get("blame") or "numerics", "event": "verdict",
-                          "compile_id": GraphKey.parse(str(msg.get("graph") or "?")).compile_id,
-                          "verdict": {"found": False, "text": "a blame is already running (ctrl+c / cancel ends it)"}})
-        return
-    agent.blame_cancel = threading.Event()
-    agent.blame_thread = threading.Thread(target=run_in_agent, args=(agent, msg.get("graph"), msg.get("blame")),
-                                          daemon=True, name="inductor-step blame")
-    agent.blame_thread.start()
+class BlameRequests:
+    """The agent's blame part (:class:`tracer.agent.Agent`'s ``blame``): the ``blame`` command (``B`` in the UI) and
+    its cancel, and ``--blame`` after the script, one search at a time (``thread``, its ``cancel_event`` and
+    ``kind``).  Over the shared :class:`tracer.agent_state.AgentState` (``send``, ``script``/``argv``,
+    ``distributed``, ``graphs``/``variants`` for speed's first graph); ``timing`` is the timing part (speed blame
+    times its variants with ``run_all``; a cancel ends its run); ``config_at_start`` the Inductor settings before
+    the script ran (tracer.blame_speed.config_values, set by the agent), whose changes speed blame tries."""
 
+    def __init__(self, state: Any, timing: Any):
+        self.state = state  # tracer.agent_state.AgentState
+        self.timing = timing  # tracer.agent_timing.TimingRequests
+        self.config_at_start: dict[str, Any] | None = None
+        self.thread: threading.Thread | None = None
+        self.cancel_event: threading.Event | None = None
+        self.kind: str | None = None
 
-def cancel(agent: Any) -> None:
-    """The agent's ``cancel_blame`` command: end the step in progress and the search (its verdict says cancelled)."""
-    ev = getattr(agent, "blame_cancel", None)
-    if ev is not None:
-        ev.set()
-    if getattr(agent, "blame_kind", None) == "speed" and getattr(agent, "blame_thread", None) is not None \
-            and agent.blame_thread.is_alive():  # the variant's timing in progress ends too
-        agent.timing.cancel_gen += 1
-        agent.timing.cancel_run.set()
+    def serve(self, msg: dict[str, Any]) -> None:
+        """The ``blame`` command: start the search on a thread of its own (one at a time; a second while one runs
+        is answered with a verdict saying so)."""
+        if self.thread is not None and self.thread.is_alive():
+            self.state.send({"type": "blame", "kind": msg.get("blame") or "numerics", "event": "verdict",
+                             "compile_id": GraphKey.parse(str(msg.get("graph") or "?")).compile_id,
+                             "verdict": {"found": False,
+                                         "text": "a blame is already running (ctrl+c / cancel ends it)"}})
+            return
+        self.cancel_event = threading.Event()
+        self.thread = threading.Thread(target=self.run, args=(msg.get("graph"), msg.get("blame")),
+                                       daemon=True, name="inductor-step blame")
+        self.thread.start()
 
+    def cancel(self) -> None:
+        """The ``cancel_blame`` command: end the step in progress and the search (its verdict says cancelled)."""
+        if self.cancel_event is not None:
+            self.cancel_event.set()
+        if self.kind == "speed" and self.thread is not None and self.thread.is_alive():
+            self.timing.cancel_gen += 1  # the variant's timing in progress ends too
+            self.timing.cancel_run.set()
 
-def run_in_agent(agent: Any, graph: str | None, kind: str | None) -> dict[str, Any]:
-    """Blame ``graph`` of the agent's script (``--blame numerics``: after the script, the first graph that diverges)."""
-    ev = getattr(agent, "blame_cancel", None) or threading.Event()
-    agent.blame_cancel = ev
-    agent.blame_kind = kind or "numerics"
-    if kind == "speed":
+    def run(self, graph: str | None, kind: str | None) -> dict[str, Any]:
+        """Blame ``graph`` of the agent's script (``--blame numerics``: after the script, the first graph that
+        diverges; ``kind`` speed: the script's first compiled graph); returns the verdict."""
+        ev = self.cancel_event or threading.Event()
+        self.cancel_event = ev
+        self.kind = kind or "numerics"
+        if kind == "speed":
+            return self._speed(graph, ev)
+        dist = self.state.options.distributed or {}
+        nproc = None
+        if dist:  # a rank of a torchrun job: each step is a job of this node's ranks, rank 0's graph compared
+            local = int(os.environ.get("LOCAL_WORLD_SIZE") or dist.get("world_size") or 1)
+            if local != int(dist.get("world_size") or local):
+                verdict = {"found": False, "text": f"a job over several nodes (world size {dist.get('world_size')}, "
+                                                   f"{local} on this node): blame runs a job of one node only"}
+                self.state.send({"type": "blame", "kind": "numerics", "event": "verdict", "compile_id": "?",
+                                 "verdict": verdict})
+                return verdict
+            nproc = local
+        opts = self.state.options
+        return blame_numerics(opts.script, list(opts.argv), self.state.send, graph=graph, cancel=ev, nproc=nproc)
+
+    def _speed(self, graph: str | None, ev: threading.Event) -> dict[str, Any]:
+        """Speed blame of ``graph`` (None: the script's first compiled graph, not a variant or a subgraph)."""
         from inductor_step.tracer.blame_speed import blame_speed  # noqa: PLC0415
 
-        if not graph:  # --blame speed: the script's first compiled graph (not a variant or a subgraph)
-            keys = [f"{c} {k}" for (c, k), g in agent.state.graphs.items() if g.get("output_path") and " " not in k
-                    and (c, k) not in agent.state.variant_of]
+        if not graph:
+            keys = [f"{c} {k}" for (c, k), g in self.state.graphs.items() if g.get("output_path") and " " not in k
+                    and (c, k) not in self.state.variants.original]
             graph = keys[0] if keys else None
         if not graph:
             verdict = {"found": False, "text": "no compiled graph to time"}
-            agent.state.send({"type": "blame", "kind": "speed", "event": "verdict", "compile_id": "?",
-                              "verdict": verdict})
+            self.state.send({"type": "blame", "kind": "speed", "event": "verdict", "compile_id": "?",
+                             "verdict": verdict})
             return verdict
-        return blame_speed(agent, graph, ev)
-    dist = agent.state.distributed or {}
-    nproc = None
-    if dist:  # a rank of a torchrun job: each step is a job of this node's ranks, rank 0's graph compared
-        local = int(os.environ.get("LOCAL_WORLD_SIZE") or dist.get("world_size") or 1)
-        if local != int(dist.get("world_size") or local):
-            verdict = {"found": False, "text": f"a job over several nodes (world size {dist.get('world_size')}, "
-                                               f"{local} on this node): blame runs a job of one node only"}
-            agent.state.send({"type": "blame", "kind": "numerics", "event": "verdict", "compile_id": "?",
-                              "verdict": verdict})
-            return verdict
-        nproc = local
-    return blame_numerics(agent.state.script, list(agent.state.argv), agent.state.send, graph=graph, cancel=ev,
-                          nproc=nproc)
+        return blame_speed(self.state, self.timing.run_all, graph, self.config_at_start, ev)

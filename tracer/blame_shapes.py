@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 #: torch's own frames that only carry the specialization along (the innermost other torch frame is the one named)
 _PLUMBING = ("fx/experimental/symbolic_shapes.py", "fx/experimental/sym_node.py", "_logging/", "torch/__init__.py",
@@ -77,26 +77,27 @@ def constraint(md: dict[str, Any], prefix: str | None, sources: dict[str, list[s
             "kind": "runtime_assert" if prefix == "runtime_assert" else "guard", **where}
 
 
-def on_event(agent: Any, cid: str, md: dict[str, Any]) -> None:
-    """``symbolic_shape_specialization`` during compile ``cid``: send it (a ``blame`` message, kind recompile)."""
-    agent.send({"type": "blame", "kind": "recompile", "event": "specialization", "compile_id": cid,
+def on_event(send: Callable[[dict[str, Any]], None], cid: str, md: dict[str, Any]) -> None:
+    """``symbolic_shape_specialization`` during compile ``cid``: ``send`` it (a ``blame`` message, kind recompile)."""
+    send({"type": "blame", "kind": "recompile", "event": "specialization", "compile_id": cid,
                 "specialization": specialization(md.get("symbolic_shape_specialization") or md)})
 
 
-def on_guard(agent: Any, cid: str, md: dict[str, Any]) -> None:
+def on_guard(send: Callable[[dict[str, Any]], None], seen: set[tuple[str, str]], cid: str,
+             md: dict[str, Any]) -> None:
     """``guard_added_fast`` during compile ``cid``: a guard the user's line put on a dynamic size, sent once per
-    compile and expression (a ``blame`` message, kind recompile, event constraint)."""
+    compile and expression (a ``blame`` message, kind recompile, event constraint; ``seen``: the ``(cid, expression)``
+    pairs sent so far, added to)."""
     from inductor_step.tracer.adapter.blame import guard_origin  # noqa: PLC0415
 
     prefix, sources = guard_origin()
     c = constraint(md.get("guard_added_fast") or md, prefix, sources)
     if c is None:
         return
-    seen = agent.__dict__.setdefault("_blame_guards_seen", set())
     if (cid, c["expr"]) in seen:
         return
     seen.add((cid, c["expr"]))
-    agent.send({"type": "blame", "kind": "recompile", "event": "constraint", "compile_id": cid, "constraint": c})
+    send({"type": "blame", "kind": "recompile", "event": "constraint", "compile_id": cid, "constraint": c})
 
 
 __all__ = ["constraint", "on_event", "on_guard", "specialization"]

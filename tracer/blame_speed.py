@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from inductor_step.session.format import GraphKey, settings_label
 
@@ -73,43 +73,42 @@ def candidates(before: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
-                limit: int | None = None) -> dict[str, Any]:
-    """Try each candidate on graph ``graph`` (``"[0/0] forward"``) of ``agent``; sends ``blame`` messages (kind
-    speed: start, one step per variant with its run's ``interleaved`` figures and the variant's graph key, then the
-    verdict listing the steps) and returns the verdict.  ``limit``: at most that many candidates."""
+def blame_speed(state: Any, run_all: Callable[..., None], graph: str, config_at_start: dict[str, Any] | None = None,
+                cancel: threading.Event | None = None, limit: int | None = None) -> dict[str, Any]:
+    """Try each candidate (:func:`candidates` of ``config_at_start``, the settings before the script ran) on graph
+    ``graph`` (``"[0/0] forward"``) of the agent's ``state`` (tracer.agent_state.AgentState), each variant timed by
+    ``run_all`` (the timing part's); sends ``blame`` messages (kind speed: start, one step per variant with its
+    run's ``interleaved`` figures and the variant's graph key, then the verdict listing the steps) and returns the
+    verdict.  ``limit``: at most that many candidates."""
     from inductor_step.tracer.whatif import run_what_if  # noqa: PLC0415
 
     cancel = cancel or threading.Event()
     cid, kind = GraphKey.parse(graph).pair
     head = {"type": "blame", "kind": "speed", "compile_id": cid, "graph_kind": kind}
-    cands = candidates(getattr(agent, "config_at_start", None))[: limit or None]
+    cands = candidates(config_at_start)[: limit or None]
     t0 = time.monotonic()
-    agent.state.send({**head, "event": "start", "message": f"timing {len(cands)} variant(s) of {graph}, one setting "
-                                                           "switched each, round by round against the original"})
+    state.send({**head, "event": "start", "message": f"timing {len(cands)} variant(s) of {graph}, one setting "
+                                                     "switched each, round by round against the original"})
     steps: list[dict[str, Any]] = []
     runs: dict[str, dict[str, Any]] = {}
-    real_send = agent.state.send
 
-    def send(msg: dict[str, Any]) -> None:
+    def keep_run(msg: dict[str, Any]) -> None:
         if msg.get("type") == "run":
             runs[str(GraphKey.of(msg))] = msg
-        real_send(msg)
 
-    agent.state.send = send
-    try:
+    with state.watching(keep_run):
         for i, settings in enumerate(cands):
             if cancel.is_set():
                 break
             t = time.monotonic()
             label = settings_label(settings)
             rec: dict[str, Any] = {"index": i, "what": label, "level": "variant", "settings": settings}
-            vkey = run_what_if(agent, cid, kind, settings)
+            vkey = run_what_if(state, cid, kind, settings)
             if vkey is None:
                 rec.update(outcome="crash", error=f"the variant with {label} did not compile")
             else:
                 rec["variant"] = vkey
-                agent.timing.run_all(only=[vkey])
+                run_all(only=[vkey])
                 r = runs.get(vkey) or {}
                 il = r.get("interleaved") or {}
                 if r.get("error") or not il or il.get("unavailable"):
@@ -123,13 +122,11 @@ def blame_speed(agent: Any, graph: str, cancel: threading.Event | None = None,
                     rec["kernels"] = len(r.get("kernels") or [])
             rec["seconds"] = round(time.monotonic() - t, 3)
             steps.append(rec)
-            agent.state.send({**head, "event": "step", "step": rec})
-    finally:
-        agent.state.send = real_send
+            state.send({**head, "event": "step", "step": rec})
     verdict = {"found": False, "cancelled": cancel.is_set(), "steps": len(steps),
                "seconds": round(time.monotonic() - t0, 3), "variants": steps,
                "text": "cancelled" if cancel.is_set() else "judged by the session (session.blame.speed_verdict)"}
-    agent.state.send({**head, "event": "verdict", "verdict": verdict})
+    state.send({**head, "event": "verdict", "verdict": verdict})
     return verdict
 
 

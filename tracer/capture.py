@@ -18,7 +18,7 @@ import traceback
 from typing import Any
 
 from inductor_step.tracer.capture_aoti import AOT_CODE_EVENTS, EXPORT_NOTE, AotiCapture
-from inductor_step.tracer.codeparse import bind_no_return_calls, in_place_writes, kernel_spans, parse_wrapper
+from inductor_step.tracer.codeparse import attach_owners, bind_no_return_calls, kernel_spans, parse_wrapper
 from inductor_step.tracer.codeparse_cpp import bind_extern_calls, cpp_kernel_spans, is_cpp_wrapper, parse_cpp_wrapper
 from inductor_step.tracer.compile_modes import mark_templates
 from inductor_step.session.format import PART_SEP, GraphKey, split_part, with_part
@@ -72,12 +72,13 @@ def add_reused_writes(kernels: list[dict[str, Any]], wrapper: str) -> None:
                 old = reuse.get(old)
 
 
-class Capture(SubgraphCapture):
+class Capture:
     """The stage hooks, the agent's capture part (:class:`inductor_step.tracer.agent.Agent`'s ``capture``), over
     the shared :class:`tracer.agent_state.AgentState` (``frame``/``frames``, ``graph``/``graphs``, ``current``,
-    ``stop``, ``send``, ``tl``, ``clock``, ``final_hooks``, ``fusion_lines``/``capture_fusion``,
-    ``what_if_inputs``); one method per hook.  ``cudagraphs`` (tracer.cudagraph_record) is told which graphs
-    compile with CUDA graphs; :attr:`aoti` (tracer.capture_aoti) turns AOTInductor's code into codegen stops.
+    ``stop``, ``send``, ``tl``, ``clock``, ``final_hooks``, ``fusion``,
+    ``variants.snapshots``); one method per hook.  ``cudagraphs`` (tracer.cudagraph_record) is told which graphs
+    compile with CUDA graphs; :attr:`aoti` (tracer.capture_aoti) turns AOTInductor's code into codegen stops;
+    :attr:`subgraphs` (tracer.subgraphs) makes a higher-order op's subgraphs graphs of their own.
 
     Parts: one compile id can call ``compile_fx`` more than once (Dynamo's DDPOptimizer compiles
     each DDP bucket's submodule on its own, all under the frame's compile id).  Each call is a graph
@@ -93,6 +94,8 @@ class Capture(SubgraphCapture):
         self.state = state  # tracer.agent_state.AgentState
         self.cudagraphs = cudagraphs  # tracer.cudagraph_record.CudagraphRecord
         self.aoti = AotiCapture(state, self.on_output_code)
+        self.subgraphs = SubgraphCapture(state, self.part_frame, self.build_links)  # higher-order ops' subgraphs
+        self.guards_seen: set[tuple[str, str]] = set()  # (cid, expression) of the guards sent (tracer.blame_shapes)
 
     def new_part(self, cid: str) -> dict[str, Any]:
         """``compile_fx`` starts on a graph of compile ``cid`` (its pre-grad pass): the frame entry of
@@ -211,11 +214,11 @@ class Capture(SubgraphCapture):
         elif name == "symbolic_shape_specialization":  # a dynamic size made a constant (tracer.blame_shapes)
             from inductor_step.tracer.blame_shapes import on_event  # noqa: PLC0415
 
-            on_event(self.state, cid, md)
+            on_event(self.state.send, cid, md)
         elif name == "guard_added_fast":  # a guard on a dynamic size (tracer.blame_shapes)
             from inductor_step.tracer.blame_shapes import on_guard  # noqa: PLC0415
 
-            on_guard(self.state, cid, md)
+            on_guard(self.state.send, self.guards_seen, cid, md)
         elif name == "dynamo_cpp_guards_str":
             self.state.send({"type": "guards", "compile_id": cid, "text": payload})
         elif name == "artifact:inductor_provenance_tracking_node_mappings" and self.state.current:
@@ -250,14 +253,14 @@ class Capture(SubgraphCapture):
         self.state.frame(cid)["attempt"] = adapter.current_attempt()
         path = adapter.pass_subgraph_path(graph)
         if path:  # a higher-order op's subgraph, before its parent: its stop waits for its post-grad name
-            self.keep_dynamo_subgraph(cid, path, graph)
+            self.subgraphs.keep_dynamo(cid, path, graph)
             return
         if self.state.frame(cid)["attempt"]:  # Dynamo restarted the frame's analysis ([0/0_1]): why
             self.state.frame(cid)["restart_reasons"] = adapter.restart_reasons()
         fr = self.new_part(cid)
         if self.state.clock is not None:  # this part's compile time is its own
             self.state.clock.set_part(fr.get("part"))
-        self.adopt_dynamo_subgraphs(cid, fr, graph)
+        self.subgraphs.adopt_dynamo(cid, fr, graph)
         kind = "forward" if adapter.needs_autograd(graph) else "inference"
         fr["kind"] = kind
         snap = adapter.fx_graph(graph)
@@ -309,7 +312,7 @@ class Capture(SubgraphCapture):
         cid = adapter.current_compile_id()
         path = adapter.pass_subgraph_path(graph)
         if path:  # a higher-order op's subgraph (tracer.subgraphs)
-            self.on_subgraph_post_grad_pre(cid, path, graph)
+            self.subgraphs.on_post_grad_pre(cid, path, graph)
             return
         fr = self.part_frame(cid)
         if adapter.is_backward_graph(graph):
@@ -325,9 +328,9 @@ class Capture(SubgraphCapture):
         self.state.current = (cid, kind)
         adapter.take_autotune()  # selections left by a graph that never reached its codegen stop
         g = self.state.graph(cid, kind)
-        if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.state.what_if_inputs:
+        if getattr(graph, "owning_module", None) is not None and (cid, kind) not in self.state.variants.snapshots:
             try:  # the graph compile_fx_inner got, kept for what-if recompiles (tracer.whatif)
-                self.state.what_if_inputs[(cid, kind)] = adapter.graph_snapshot(graph.owning_module)
+                self.state.variants.snapshots[(cid, kind)] = adapter.graph_snapshot(graph.owning_module)
             except Exception:  # noqa: BLE001 - never in the script's way
                 logging.getLogger("inductor_step").debug("graph copy", exc_info=True)
         if g.last_stage is None:
@@ -346,7 +349,7 @@ class Capture(SubgraphCapture):
 
         path = adapter.pass_subgraph_path(graph)
         if path:  # a higher-order op's subgraph (tracer.subgraphs)
-            self.on_subgraph_post_grad_post(adapter.current_compile_id(), path, graph)
+            self.subgraphs.on_post_grad_post(adapter.current_compile_id(), path, graph)
             return
         cid, kind = self.state.current or (adapter.current_compile_id(), "inference")
         kind = root_kind(kind)
@@ -398,7 +401,7 @@ class Capture(SubgraphCapture):
         else:
             kind = root_kind(self.state.current[1]) if self.state.current else "inference"
         cid, kind = getattr(self.state.tl, "variant", None) or (cid, kind)
-        sub = self.subgraph_lowering_key(cid, kind, gl)
+        sub = self.subgraphs.lowering_key(cid, kind, gl)
         if sub is not None:  # a SubgraphLowering, inside its parent's codegen (tracer.subgraphs)
             cid, kind, function = sub
             self.state.graph(cid, kind).function = function
@@ -417,16 +420,16 @@ class Capture(SubgraphCapture):
         lowered = adapter.ir_buffers(gl)
         g.buffers = lowered.get("buffers") or []
         self.state.stop(cid, kind, "lowering", lowered)
-        self.state.fusion_lines = []
-        self.state.capture_fusion = True
+        self.state.fusion.lines = []
+        self.state.fusion.on = True
 
     def on_post_fusion(self, nodes: list) -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        self.state.capture_fusion = False
+        self.state.fusion.on = False
         cid, kind = self.state.current or (adapter.current_compile_id(), "inference")
         g = self.state.graph(cid, kind)
-        g.fusion_log = list(self.state.fusion_lines)
+        g.fusion_log = list(self.state.fusion.lines)
         if self.state.final_hooks.get("torch._inductor.debug.log_ir_post_fusion"):
             # Inductor reorders the fused nodes (reorder_for_peak_memory, ...) before codegen: the
             # scheduling stop waits for that final order (on_final_order)
@@ -491,10 +494,10 @@ class Capture(SubgraphCapture):
         owners = adapter.buffer_owners(adapter.current_graph())
         owners = owners if "unavailable" not in owners else {}
         add_reused_writes(kernels, wrapper)
-        self.attach_owners(kernels, owners, wrapper)
+        attach_owners(kernels, owners, wrapper)
         mark_templates(kernels, adapter.template_nodes(adapter.current_graph()))
         links = self.build_links(cid, kind, kernels, wrapper, owners, kernel_defs)
-        explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs_of(cid, kind))
+        explain_hop_buffers(links, g.post_grad_nodes, f"{cid} {kind}", self.subgraphs.paths_of(cid, kind))
         g.links = links
         extra: dict[str, Any] = {"autotune": autotune} if (autotune := adapter.take_autotune()) else {}
         if g.cudagraphs and g.cudagraphs.get("enabled"):  # what the partitions leave outside
@@ -513,30 +516,8 @@ class Capture(SubgraphCapture):
         spans = (cpp_kernel_spans if cpp else kernel_spans)(wrapper, kernels)
         self.state.stop(cid, kind, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": out_path,
                                                "kernel_spans": spans, "links": links, **extra})
-        self.send_subgraph_codegen(cid, kind, wrapper, kernel_defs, cpp=cpp)
+        self.subgraphs.send_codegen(cid, kind, wrapper, kernel_defs, cpp=cpp)
         self.state.current = (cid, kind)
-
-    @staticmethod
-    def attach_owners(kernels: list[dict], owners: dict[str, dict[str, str]], wrapper: str = "") -> None:
-        """Each kernel of tracer.codeparse.parse_wrapper gets ``fused_nodes``, ``buffers`` and
-        ``scheduler_nodes`` from the scheduler's buffer owners (in place; ``writes`` is dropped);
-        ``wrapper``: the output module, where a C++ kernel's in-place stores are read (in_place_writes)."""
-        members: dict[str, list[str]] = {}
-        for b, o in owners.items():
-            members.setdefault(o["fused_node"], []).append(b)
-        for k in kernels:
-            # a kernel computes every buffer of the fused node(s) owning a buffer it writes (also one it
-            # stores in place before the buffer it passes: auto out_ptr0 = in_out_ptr1;)
-            fused = []
-            for b in k["writes"] + in_place_writes(k, wrapper):
-                o = owners.get(b)
-                if o and o["fused_node"] not in fused:
-                    fused.append(o["fused_node"])
-            k["fused_nodes"] = sorted(fused, key=lambda f: [int(x) for x in re.findall(r"\d+", f)] or [1 << 30])
-            k["buffers"] = sorted({b for f in fused for b in members[f]}, key=lambda s: (len(s), s)) if owners else k["writes"]
-            k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
-                                          key=lambda s: (len(s), s))
-            del k["writes"]
 
     def build_links(self, cid: str, kind: str, kernels: list[dict], wrapper: str,
                     owners: dict[str, dict[str, str]], kernel_defs: list[dict] | None = None,

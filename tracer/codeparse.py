@@ -388,3 +388,25 @@ def in_place_writes(kernel: dict[str, Any], wrapper: str) -> list[str]:
                 if name and name not in out:
                     out.append(name)
     return out
+
+
+def attach_owners(kernels: list[dict], owners: dict[str, dict[str, str]], wrapper: str = "") -> None:
+    """Each kernel of :func:`parse_wrapper` gets ``fused_nodes``, ``buffers`` and
+    ``scheduler_nodes`` from the scheduler's buffer owners (in place; ``writes`` is dropped);
+    ``wrapper``: the output module, where a C++ kernel's in-place stores are read (:func:`in_place_writes`)."""
+    members: dict[str, list[str]] = {}
+    for b, o in owners.items():
+        members.setdefault(o["fused_node"], []).append(b)
+    for k in kernels:
+        # a kernel computes every buffer of the fused node(s) owning a buffer it writes (also one it
+        # stores in place before the buffer it passes: auto out_ptr0 = in_out_ptr1;)
+        fused = []
+        for b in k["writes"] + in_place_writes(k, wrapper):
+            o = owners.get(b)
+            if o and o["fused_node"] not in fused:
+                fused.append(o["fused_node"])
+        k["fused_nodes"] = sorted(fused, key=lambda f: [int(x) for x in re.findall(r"\d+", f)] or [1 << 30])
+        k["buffers"] = sorted({b for f in fused for b in members[f]}, key=lambda s: (len(s), s)) if owners else k["writes"]
+        k["scheduler_nodes"] = sorted({owners[b]["scheduler_node"] for b in k["buffers"] if b in owners},
+                                      key=lambda s: (len(s), s))
+        del k["writes"]

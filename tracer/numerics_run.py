@@ -14,6 +14,7 @@ import traceback
 from typing import Any
 
 from inductor_step.session import format as protocol
+from inductor_step.tracer.agent_timing import script_record
 from inductor_step.tracer.graph_device import on_graph_device
 
 
@@ -22,59 +23,58 @@ def _graph_flags(kind: str) -> tuple[bool, bool]:
     return base == "backward", base == "inference"
 
 
-def numerics_all(agent: Any, only: str | list[str] | None = None) -> None:
-    """Compare every compiled graph of ``agent`` (a :class:`tracer.agent.Agent`), or those named
-    (``"[0/0] forward"``), with eager; sends one ``numerics`` message (:class:`session.format.GraphNumerics`)
-    per graph, ``failed`` with ``error`` where it could not run."""
+def numerics_all(state: Any, only: str | list[str] | None = None) -> None:
+    """Compare every compiled graph of the agent's ``state`` (tracer.agent_state.AgentState: its graphs, the
+    script's calls and post-grad snapshots, the variants, the stream), or those named (``"[0/0] forward"``), with
+    eager; sends one ``numerics`` message (:class:`session.format.GraphNumerics`) per graph, ``failed`` with
+    ``error`` where it could not run."""
     names = [only] if isinstance(only, str) else list(only or [])
-    if names and not agent.state.script_done:  # e before the script's first call of a graph waits for it
-        names = [n for n in names if not _wait_for_first_call(agent, n)]
+    if names and not state.script_done:  # e before the script's first call of a graph waits for it
+        names = [n for n in names if not _wait_for_first_call(state, n)]
         if not names:
             return
-    todo = [(k, g) for k, g in list(agent.state.graphs.items())
+    todo = [(k, g) for k, g in list(state.graphs.items())
             if g.get("output_path") and g.get("gm") is not None and not g.get("function")
             and (not names or f"{k[0]} {k[1]}" in names)]
     if not todo:
-        agent.state.send({"type": "numerics", "compile_id": "?", "graph_kind": "inference", "failed": True,
-                          "error": "no compiled graph to compare yet (codegen not reached)"})
+        state.send({"type": "numerics", "compile_id": "?", "graph_kind": "inference", "failed": True,
+                    "error": "no compiled graph to compare yet (codegen not reached)"})
         return
     for (cid, kind), g in todo:
         msg: dict[str, Any] = {"type": "numerics", "compile_id": cid, "graph_kind": kind,
                                "device": g.get("device", "cpu")}
-        orig = agent.state.variant_of.get((cid, kind))
-        rec = agent.timing.script_record(g, agent.state.graphs.get(orig) if orig else None)
+        orig = state.variants.original.get((cid, kind))
+        rec = script_record(state.script_calls, g, state.graphs.get(orig) if orig else None)
         backward, inference = _graph_flags(kind)
-        snapshot = agent.state.what_if_inputs.get(orig or (cid, kind))
+        snapshot = state.variants.snapshots.get(orig or (cid, kind))
         try:
             with open(g["output_path"], encoding="utf-8") as f:
                 if "def call(" not in f.read():
                     raise RuntimeError("a C++ wrapper (cpp_wrapper or AOTInductor): its kernel calls cannot be "
                                        "instrumented from Python")
             with on_graph_device(g.get("device")):  # this thread starts on cuda:0
-                msg.update(_compare(agent, cid, kind, g, rec, snapshot, backward, inference))
+                msg.update(_compare(state, cid, kind, g, rec, snapshot, backward, inference))
         except Exception as e:  # noqa: BLE001 - never takes the agent down
             msg.update(failed=True, error=f"{type(e).__name__}: {e}".splitlines()[0][:500])
             msg["method"] = traceback.format_exc()[-2000:]
-        agent.state.send(msg)
+        state.send(msg)
 
 
-def _compare(agent: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, backward: bool,
+def _compare(state: Any, cid: str, kind: str, g: Any, rec: Any, snapshot: Any, backward: bool,
              inference: bool) -> dict[str, Any]:
     from inductor_step.tracer.numerics import compare_graph  # noqa: PLC0415
 
     key = (cid, f"{kind}{protocol.VARIANT_SEP}numerics")
-    saved = (agent.state.fusion_lines, agent.state.capture_fusion)  # (a variant keeps its own AgentState.current)
-    with agent.state.what_if_lock:
-        agent.state.tl.silent = True
-        agent.state.tl.variant = key
+    with state.variants.lock, state.fusion.kept():  # (a variant keeps its own AgentState.current)
+        state.tl.silent = True
+        state.tl.variant = key
         try:
             return compare_graph(g["output_path"], g["gm"], g.get("links") or {}, rec, snapshot=snapshot,
                                  is_backward=backward, is_inference=inference)
         finally:
-            agent.state.tl.silent = False
-            agent.state.tl.variant = None
-            agent.state.graphs.pop(key, None)
-            agent.state.fusion_lines, agent.state.capture_fusion = saved
+            state.tl.silent = False
+            state.tl.variant = None
+            state.graphs.pop(key, None)
 
 
 #: the numerics message of a graph the script has not called yet
@@ -82,54 +82,54 @@ WAITING = ("waiting for the script's first call of this graph; its real inputs a
            "(automatically, when it calls it)")
 
 
-def _called(agent: Any, g: dict[str, Any] | None) -> bool:
+def _called(state: Any, g: dict[str, Any] | None) -> bool:
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
     if not g or not g.get("output_path"):
         return False
-    rec = agent.state.script_calls.get(adapter.output_module_key(g["output_path"]))
+    rec = state.script_calls.get(adapter.output_module_key(g["output_path"]))
     return bool(rec and rec.get("calls"))
 
 
-def _wait_for_first_call(agent: Any, name: str) -> bool:
+def _wait_for_first_call(state: Any, name: str) -> bool:
     """Whether graph ``name`` (``"[0/0] forward"``) waits for the script's first call of it before it is compared
     (random inputs made a batch norm's running variance negative and every buffer NaN): a graph of the
     script (not a what-if variant or a subgraph) that it has not called yet, while it runs.  Then sends the
     ``waiting`` message and :func:`on_first_call` compares it when the call comes."""
     key = protocol.GraphKey.parse(name)
     cid, kind = key.pair
-    if not key.kind or key.variant is not None or key.subgraph or agent.state.script_done:
+    if not key.kind or key.variant is not None or key.subgraph or state.script_done:
         return False
-    g = agent.state.graphs.get((cid, kind))
-    if g is not None and (g.get("function") or agent.state.variant_of.get((cid, kind))) or _called(agent, g):
+    g = state.graphs.get((cid, kind))
+    if g is not None and (g.get("function") or state.variants.original.get((cid, kind))) or _called(state, g):
         return False
-    waiting = agent.state.numerics_waiting
+    waiting = state.numerics_waiting
     waiting.add(name)
-    agent.state.send({"type": "numerics", "compile_id": cid, "graph_kind": key.kind,
-                      **({"part": key.part} if key.part else {}),
-                      "waiting": True, "message": WAITING, "inputs_origin": "waiting"})
+    state.send({"type": "numerics", "compile_id": cid, "graph_kind": key.kind,
+                **({"part": key.part} if key.part else {}),
+                "waiting": True, "message": WAITING, "inputs_origin": "waiting"})
     return True
 
 
-def on_first_call(agent: Any, module_key: str) -> None:
+def on_first_call(state: Any, module_key: str) -> None:
     """The script called a compiled graph for the first time (its output module ``module_key``): compare every
     graph that waits for that call (:func:`_wait_for_first_call`) on a thread of its own, on those inputs."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
-    waiting = agent.state.numerics_waiting
+    waiting = state.numerics_waiting
     for name in list(waiting):
-        g = agent.state.graphs.get(protocol.GraphKey.parse(name).pair)
+        g = state.graphs.get(protocol.GraphKey.parse(name).pair)
         if g and g.get("output_path") and adapter.output_module_key(g["output_path"]) == module_key:
             waiting.discard(name)
-            threading.Thread(target=numerics_all, args=(agent, name), daemon=True,
+            threading.Thread(target=numerics_all, args=(state, name), daemon=True,
                              name="inductor-step numerics").start()
 
 
-def flush_waiting(agent: Any) -> None:
+def flush_waiting(state: Any) -> None:
     """The script ended: compare the graphs still waiting for a first call that never came (random inputs, said
     so in their ``inputs``)."""
-    waiting = agent.state.numerics_waiting
+    waiting = state.numerics_waiting
     names = sorted(waiting)
     waiting.clear()
     if names:
-        numerics_all(agent, names)
+        numerics_all(state, names)

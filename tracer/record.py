@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator
 
 from inductor_step.session import format as protocol
 from inductor_step.tracer.agent import Agent
+from inductor_step.tracer.agent_state import AgentOptions
 from inductor_step.tracer.agent_start import FusionHandler, TraceHandler
 
 #: the recorder the process-wide hooks call now (None: no recording is active)
@@ -53,8 +54,8 @@ class Recorder(Agent):
 
     def __init__(self, path: str, label: str):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        super().__init__(fd, None, step=False, script=label, argv=[])
-        self.state.out = _File(self.state.out)
+        super().__init__(fd, None, AgentOptions(script=label))
+        self.state.stream.out = _File(self.state.stream.out)
         self.path = path
 
 
@@ -64,6 +65,12 @@ def _call_active(name: str) -> Callable[..., Any]:
         rec = _ACTIVE[0]
         return getattr(rec.capture, name)(*a) if rec is not None else None
     return call
+
+
+def _part(name: str) -> Any:
+    """Part ``name`` (``"capture"``, ``"state"``) of the active recorder, or None when none is active."""
+    rec = _ACTIVE[0]
+    return getattr(rec, name) if rec is not None else None
 
 
 def _install_once() -> list[str]:
@@ -114,7 +121,7 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
         rec = Recorder(path, label)
         _ACTIVE[0] = rec
     saved = inprocess.save_settings()
-    trace, fusion = TraceHandler(lambda: _ACTIVE[0]), FusionHandler(lambda: _ACTIVE[0])  # the agent's own
+    trace, fusion = TraceHandler(lambda: _part("capture")), FusionHandler(lambda: _part("state"))  # the agent's own
     fusion_before = None
     try:
         hooks = list(_install_once())
@@ -156,7 +163,7 @@ def recording(path: str, label: str = "<in-process>", reset: bool = True) -> Ite
             inprocess.drop_leftovers()
             with _LOCK:
                 _ACTIVE[0] = None
-            rec.state.out.f.close()
+            rec.state.stream.out.f.close()
 
 
 def _wants(name: str) -> bool:

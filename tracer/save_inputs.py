@@ -130,11 +130,12 @@ def save_kernel_inputs(output_path: str, kernel: str, out_path: str, script: dic
             "how": how}
 
 
-def _graph_of(agent: Any, key: str | None, kernel: str) -> tuple[tuple[str, str], dict[str, Any]] | None:
-    """The agent's graph (``(cid, kind)``, state) whose output code defines ``kernel`` (the one named
-    ``key``, ``"[0/0] forward"``, when given)."""
+def _graph_of(graphs: dict[tuple[str, str], Any], key: str | None,
+              kernel: str) -> tuple[tuple[str, str], dict[str, Any]] | None:
+    """The graph of ``graphs`` (AgentState's: ``(cid, kind)`` -> its state) whose output code defines ``kernel`` (the
+    one named ``key``, ``"[0/0] forward"``, when given), with its key."""
     want = GraphKey.parse(key).pair if key else None
-    for (cid, kind), g in list(agent.state.graphs.items()):
+    for (cid, kind), g in list(graphs.items()):
         path = g.get("output_path")
         if not path or (want and (cid, kind) != want):
             continue
@@ -148,43 +149,45 @@ def _graph_of(agent: Any, key: str | None, kernel: str) -> tuple[tuple[str, str]
     return None
 
 
-def save_for(agent: Any, key: str | None, kernel: str, out_dir: str) -> dict[str, Any]:
-    """Save ``kernel``'s arguments for ``agent`` (tracer.agent.Agent) and send the ``inputs_saved``
-    message (with ``error`` when it could not); returns the message."""
+def save_for(state: Any, run_lock: Any, key: str | None, kernel: str, out_dir: str) -> dict[str, Any]:
+    """Save ``kernel``'s arguments from the agent's ``state`` (tracer.agent_state.AgentState: its graphs, the
+    script's calls, the stream) and send the ``inputs_saved`` message (with ``error`` when it could not); returns
+    the message.  Holds ``run_lock`` (the timing part's) while it runs the kernel: not while a timing run uses the
+    device."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
-    found = _graph_of(agent, key, kernel)
+    found = _graph_of(state.graphs, key, kernel)
     msg: dict[str, Any] = {"type": "inputs_saved", "kernel": kernel}
     if found is None:
         named = GraphKey.parse(key or "?")
         msg.update(compile_id=named.compile_id, graph_kind=named.kind_text or "?",
                    error=f"no compiled graph{' ' + key if key else ''} of this process defines {kernel}")
-        agent.state.send(msg)
+        state.send(msg)
         return msg
     (cid, kind), g = found
     msg.update(compile_id=cid, graph_kind=kind)
-    script = agent.state.script_calls.get(adapter.output_module_key(g["output_path"]))
+    script = state.script_calls.get(adapter.output_module_key(g["output_path"]))
     if not (script or {}).get("inputs"):  # random inputs are what the repro allocates anyway: say why not real
         msg["error"] = (f"the script has not called {cid} {kind} yet (its inputs are kept at its first call): let it "
                         "run past the compile (n), then ask again" if not (script or {}).get("calls") else
                         f"the agent kept none of the script's inputs of {cid} {kind} "
                         f"({(script or {}).get('status') or 'none were tensors'})")
-        agent.state.send(msg)
+        state.send(msg)
         return msg
-    with agent.timing.run_lock:  # not while a timing run uses the device
+    with run_lock:
         try:
             with on_graph_device(g.get("device")):  # this thread starts on cuda:0
                 msg.update(save_kernel_inputs(g["output_path"], kernel, inputs_file(out_dir, kernel), script))
         except Exception as e:  # noqa: BLE001 - said in the message, never the agent's end
             msg.update(error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
-    agent.state.send(msg)
+    state.send(msg)
     return msg
 
 
-def serve(agent: Any, cmd: dict[str, Any]) -> None:
-    """The ``save_inputs`` command (``X`` in pane 6): on a thread of its own."""
-    threading.Thread(target=save_for, args=(agent, cmd.get("graph"), str(cmd.get("kernel")), str(cmd.get("dir"))),
-                     daemon=True).start()
+def serve(state: Any, run_lock: Any, cmd: dict[str, Any]) -> None:
+    """The ``save_inputs`` command (``X`` in pane 6): :func:`save_for` on a thread of its own."""
+    threading.Thread(target=save_for, args=(state, run_lock, cmd.get("graph"), str(cmd.get("kernel")),
+                                            str(cmd.get("dir"))), daemon=True).start()
 
 
 def _top_kernel(runs: list[dict[str, Any]]) -> tuple[str, str] | None:
@@ -197,38 +200,34 @@ def _top_kernel(runs: list[dict[str, Any]]) -> tuple[str, str] | None:
     return (best[1], best[2]) if best else None
 
 
-def run_then_save(agent: Any) -> None:
-    """After the script (``--save-inputs SPEC``): time the graphs first when ``--run`` asked for it, then
-    save the arguments of kernel SPEC (the first kernel whose name contains it), or with ``top`` of the
-    kernel with the largest run-stage median; a one-line ``inputs_saved`` error when there is none."""
+def run_then_save(state: Any, timing: Any) -> None:
+    """After the script (``--save-inputs SPEC``): time the graphs first (the timing part ``timing``'s ``run_all``)
+    when ``--run`` asked for it, then save the arguments of kernel SPEC (the first kernel whose name contains it),
+    or with ``top`` of the kernel with the largest run-stage median; a one-line ``inputs_saved`` error when there is
+    none.  ``state``: the agent's tracer.agent_state.AgentState."""
     spec = os.environ.get(SAVE_ENV, "")
     out_dir = os.environ.get(DIR_ENV) or os.path.join(os.getcwd(), "repros")
     runs: list[dict[str, Any]] = []
-    if agent.state.run_at_end:
-        real_send = agent.state.send
-
-        def send(msg: dict[str, Any]) -> None:
+    if state.options.run_at_end:
+        def keep_run(msg: dict[str, Any]) -> None:
             if msg.get("type") == "run" and not msg.get("error"):
                 runs.append(dict(msg))
-            real_send(msg)
-        agent.state.send = send
-        try:
-            agent.timing.run_all()
-        finally:
-            del agent.state.send  # the class's own again
+
+        with state.watching(keep_run):
+            timing.run_all()
     if spec == "top":
         top = _top_kernel(runs)
         if top is None:
-            agent.state.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": "top",
-                              "error": "--save-inputs top picks the kernel with the largest run-stage time and "
+            state.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": "top",
+                        "error": "--save-inputs top picks the kernel with the largest run-stage time and "
                                        "nothing was timed: with --headless add --run (in the UI: r, then X on the "
                                        "kernel in pane 6)"})
             return
-        save_for(agent, top[0], top[1], out_dir)
+        save_for(state, timing.run_lock, top[0], top[1], out_dir)
         return
     from inductor_step.tracer.codeparse import parse_wrapper  # noqa: PLC0415
 
-    for (cid, kind), g in list(agent.state.graphs.items()):
+    for (cid, kind), g in list(state.graphs.items()):
         try:
             with open(g.get("output_path") or "", encoding="utf-8") as f:
                 names = [k["name"] for k in parse_wrapper(f.read()) if k["backend"] in ("cpp", "triton")]
@@ -236,8 +235,8 @@ def run_then_save(agent: Any) -> None:
             continue
         hit = next((n for n in names if n == spec), None) or next((n for n in names if spec in n), None)
         if hit:
-            save_for(agent, f"{cid} {kind}", hit, out_dir)
+            save_for(state, timing.run_lock, f"{cid} {kind}", hit, out_dir)
             return
-    agent.state.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": spec,
-                      "error": f"--save-inputs {spec}: no Triton or C++ kernel of this run's graphs has it in its "
+    state.send({"type": "inputs_saved", "compile_id": "?", "graph_kind": "?", "kernel": spec,
+                "error": f"--save-inputs {spec}: no Triton or C++ kernel of this run's graphs has it in its "
                                "name"})

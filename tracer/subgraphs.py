@@ -21,7 +21,7 @@ they have dynamo and aot stops, and their later stages say so.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from inductor_step.session.format import SUBGRAPH_SEP, GraphKey
 
@@ -43,11 +43,19 @@ def _match(dynamo_attrs: list[str], aot_attrs: list[str]) -> dict[str, str]:
 
 
 class SubgraphCapture:
-    """The capture hooks' subgraph half, a base of :class:`tracer.capture.Capture` (which has ``state``:
-    ``frame``, ``graph``, ``stop``, ``current``, ``tl``; and ``part_frame``, ``build_links``)."""
+    """The capture hooks' subgraph half, a part of :class:`tracer.capture.Capture` (its ``subgraphs``), which
+    calls it where a hook meets a subgraph.  Over the shared :class:`tracer.agent_state.AgentState` (``frame``,
+    ``graph``/``graphs``, ``stop``, ``tl``); ``part_frame(cid)`` is the frame entry of the graph Inductor
+    compiles now (Capture.part_frame) and ``build_links(cid, kind, kernels, wrapper, owners, kernel_defs,
+    mutations=)`` a graph's cross-level index (Capture.build_links)."""
+
+    def __init__(self, state: Any, part_frame: Callable[[str], dict[str, Any]], build_links: Callable[..., dict]):
+        self.state = state  # tracer.agent_state.AgentState
+        self.part_frame = part_frame
+        self.build_links = build_links
 
     # ------------------------------------------------------------------ dynamo and aot
-    def keep_dynamo_subgraph(self, cid: str, path: list[str], graph: Any) -> None:
+    def keep_dynamo(self, cid: str, path: list[str], graph: Any) -> None:
         """The pre-grad pass runs on a subgraph of the frame's Dynamo graph (before the graph itself):
         keep its snapshot until its post-grad name is known."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -56,9 +64,9 @@ class SubgraphCapture:
         self.state.frame(cid).setdefault("sub_dynamo_pending", {})[tuple(path)] = {
             "graph": adapter.fx_graph(graph), "attrs": adapter.subgraph_attrs(gm) if gm is not None else []}
 
-    def adopt_dynamo_subgraphs(self, cid: str, fr: dict[str, Any], graph: Any) -> None:
+    def adopt_dynamo(self, cid: str, fr: dict[str, Any], graph: Any) -> None:
         """The pre-grad pass reached the root Dynamo graph of frame entry ``fr``: its subgraphs' snapshots
-        (kept by :meth:`keep_dynamo_subgraph`) and the order it uses them now belong to ``fr``."""
+        (kept by :meth:`keep_dynamo`) and the order it uses them now belong to ``fr``."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
         gm = getattr(graph, "owning_module", None)
@@ -86,7 +94,7 @@ class SubgraphCapture:
         entry = subs.get(tuple(dyn_path))
         return (entry or {}).get("graph"), SUBGRAPH_SEP.join(dyn_path)
 
-    def subgraph_root(self, cid: str) -> tuple[str, str]:
+    def root(self, cid: str) -> tuple[str, str]:
         """(compile id, kind) of the graph whose subgraphs the post-grad passes are on now (their root
         module is :func:`tracer.adapter.pass_root`)."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -98,11 +106,11 @@ class SubgraphCapture:
         kind = with_part("backward" if backward else (fr["kind"] or "inference"), fr.get("part"))
         return getattr(self.state.tl, "variant", None) or (cid, kind)
 
-    def on_subgraph_post_grad_pre(self, cid: str, path: list[str], graph: Any) -> None:
+    def on_post_grad_pre(self, cid: str, path: list[str], graph: Any) -> None:
         """The post-grad passes start on subgraph ``path``: its dynamo stop (its Dynamo graph, matched to
         its post-grad name), unless the graph is a what-if variant's."""
         fr = self.part_frame(cid)
-        rcid, rkind = self.subgraph_root(cid)
+        rcid, rkind = self.root(cid)
         kind = sub_kind(rkind, path)
         g = self.state.graph(rcid, kind)
         if g.last_stage is not None or getattr(self.state.tl, "variant", None) is not None:
@@ -119,11 +127,11 @@ class SubgraphCapture:
         g.dynamo = snap
         self.state.stop(rcid, kind, "dynamo", {"graph": snap, "graph_breaks": [], "recompile_reasons": [], "note": note})
 
-    def on_subgraph_post_grad_post(self, cid: str, path: list[str], graph: Any) -> None:
+    def on_post_grad_post(self, cid: str, path: list[str], graph: Any) -> None:
         """The post-grad passes are done on subgraph ``path``: its aot stop (its post-grad graph)."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        rcid, rkind = self.subgraph_root(cid)
+        rcid, rkind = self.root(cid)
         kind = sub_kind(rkind, path)
         g = self.state.graph(rcid, kind)
         g.gm = getattr(graph, "owning_module", None)
@@ -135,7 +143,7 @@ class SubgraphCapture:
         self.state.stop(rcid, kind, "aot", {"aot_graphs": {}, "post_grad": post_grad})
 
     # ------------------------------------------------------------------ lowering to codegen
-    def subgraph_lowering_key(self, cid: str, kind: str, gl: Any) -> tuple[str, str, str] | None:
+    def lowering_key(self, cid: str, kind: str, gl: Any) -> tuple[str, str, str] | None:
         """``V.graph`` is a ``SubgraphLowering``: (compile id, kind, function) of its subgraph under the
         graph ``(cid, kind)`` being compiled; None for a root GraphLowering."""
         from inductor_step.tracer import adapter  # noqa: PLC0415
@@ -146,7 +154,7 @@ class SubgraphCapture:
         path, function = sub
         return cid, sub_kind(kind, path), function
 
-    def _subgraph_keys(self, cid: str, kind: str) -> list[tuple[tuple[str, str], GraphKey]]:
+    def _keys(self, cid: str, kind: str) -> list[tuple[tuple[str, str], GraphKey]]:
         """``((cid, kind text), key)`` of every graph seen so far that is a subgraph (at any depth) of graph
         ``(cid, kind)``, the same what-if variant."""
         top = GraphKey.parse_kind(kind, cid)
@@ -155,20 +163,20 @@ class SubgraphCapture:
         return [(pair, k) for pair, k in keys
                 if len(k.subgraphs) > depth and k.subgraphs[:depth] == top.subgraphs and k.replace(subgraph=top.subgraph) == top]
 
-    def subgraphs_of(self, cid: str, kind: str) -> list[str]:
+    def paths_of(self, cid: str, kind: str) -> list[str]:
         """The subgraphs (their paths under the parent, names joined as in the key) of graph ``(cid, kind)`` seen
         so far."""
         depth = len(GraphKey.parse_kind(kind).subgraphs)
-        return [SUBGRAPH_SEP.join(k.subgraphs[depth:]) for _pair, k in self._subgraph_keys(cid, kind)]
+        return [SUBGRAPH_SEP.join(k.subgraphs[depth:]) for _pair, k in self._keys(cid, kind)]
 
-    def subgraph_runs(self, cid: str, kind: str, msg: dict[str, Any], subs: dict[str, Any] | None) -> list[dict]:
+    def runs(self, cid: str, kind: str, msg: dict[str, Any], subs: dict[str, Any] | None) -> list[dict]:
         """The ``run`` messages of graph ``(cid, kind)``'s subgraphs, from its own ``run`` message ``msg``
         and the timing of its subgraph functions (``subs``: tracer.timing.subgraphs.split_by_subgraph);
         one per subgraph, timed or saying why not (``not_timed``; ``error`` and ``failed`` where timing the
         parent failed)."""
         out = []
         parent = f"{cid} {kind}"
-        for sk in self.subgraphs_of(cid, kind):
+        for sk in self.paths_of(cid, kind):
             k = sub_kind(kind, sk.split(SUBGRAPH_SEP))
             g = self.state.graphs.get((cid, k))
             if g is None:
@@ -200,14 +208,14 @@ class SubgraphCapture:
             out.append(m)
         return out
 
-    def send_subgraph_codegen(self, cid: str, kind: str, wrapper: str, kernel_defs: list[dict], cpp: bool = False) -> None:
+    def send_codegen(self, cid: str, kind: str, wrapper: str, kernel_defs: list[dict], cpp: bool = False) -> None:
         """The parent ``(cid, kind)`` reached codegen: a codegen stop for each of its subgraphs that
         Inductor generated a function for, and for the others (inlined: flex attention's mods) their
         missing stages, saying why."""
-        from inductor_step.tracer.codeparse import bind_no_return_calls, kernel_spans, parse_wrapper, subgraph_functions  # noqa: PLC0415,E501
+        from inductor_step.tracer.codeparse import attach_owners, bind_no_return_calls, kernel_spans, parse_wrapper, subgraph_functions  # noqa: PLC0415,E501
 
         functions = subgraph_functions(wrapper)
-        for (c, k), _key in self._subgraph_keys(cid, kind):
+        for (c, k), _key in self._keys(cid, kind):
             g = self.state.graphs[(c, k)]
             if g.last_stage == "codegen":
                 continue
@@ -229,11 +237,11 @@ class SubgraphCapture:
             kernels = parse_wrapper(wrapper, body=functions[fn])
             bind_no_return_calls(kernels, g.after, (getattr(g, "mutations", None) or {}).get("mutation_real_name"))
             owners = getattr(g, "owners", None) or {}
-            self.attach_owners(kernels, owners, wrapper)
+            attach_owners(kernels, owners, wrapper)
             links = self.build_links(c, k, kernels, wrapper, owners, kernel_defs,
                                      mutations=getattr(g, "mutations", None))
             keep_own_nodes(links, g.post_grad_nodes)
-            explain_hop_buffers(links, g.post_grad_nodes, f"{c} {k}", self.subgraphs_of(c, k))  # a subgraph's own
+            explain_hop_buffers(links, g.post_grad_nodes, f"{c} {k}", self.paths_of(c, k))  # a subgraph's own
             self.state.stop(c, k, "codegen", {"wrapper": wrapper, "kernels": kernels, "output_path": None,
                                               "kernel_spans": kernel_spans(wrapper, kernels), "links": links,
                                               "function": fn, "function_lines": _lines(wrapper, functions[fn])})

@@ -30,18 +30,15 @@ from inductor_step.session.format import STAGES, GraphKey, settings_label
 from inductor_step.tracer.graph_device import on_graph_device
 
 
-def run_variant(agent: Any, compile_fn: Callable[[], None], name: str) -> None:
-    """Run ``compile_fn`` (a variant's compile, its hooks reading ``agent.state.tl.variant``) on a thread of its own
-    under ``agent.state.what_if_lock`` and wait for it; the fusion log the agent collects is put back after (a variant
-    keeps its own ``current``: AgentState.current)."""
-    saved = (agent.state.fusion_lines, agent.state.capture_fusion)
+def run_variant(state: Any, compile_fn: Callable[[], None], name: str) -> None:
+    """Run ``compile_fn`` (a variant's compile, its hooks reading ``state.tl.variant``) on a thread of its own
+    under ``state.variants.lock`` (``state``: the agent's tracer.agent_state.AgentState) and wait for it; the fusion
+    log the agent collects is put back after (a variant keeps its own ``current``: AgentState.current)."""
     t = threading.Thread(target=compile_fn, name=name, daemon=True)
-    with agent.state.what_if_lock:
-        try:
-            t.start()
-            t.join()
-        finally:
-            agent.state.fusion_lines, agent.state.capture_fusion = saved
+    with state.variants.lock, state.fusion.kept():
+        t.start()
+        t.join()
+
 
 def check_settings(settings: dict[str, Any]) -> str | None:
     """None if every name is a ``torch._inductor.config`` value setting here, else a one-line reason."""
@@ -55,89 +52,98 @@ def check_settings(settings: dict[str, Any]) -> str | None:
     return None
 
 
-def run_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: bool = False) -> str | None:
-    """Recompile graph ``(cid, kind)`` of ``agent`` (a :class:`tracer.agent.Agent`) with ``settings``;
-    returns the variant's graph key (``"[0/0] forward · max_autotune=True"``) or None when it failed.
+def run_what_if(state: Any, cid: str, kind: str, settings: dict[str, Any],
+                time_with: Callable[..., None] | None = None) -> str | None:
+    """Recompile graph ``(cid, kind)`` of the agent's ``state`` (tracer.agent_state.AgentState: its graphs, frames,
+    post-grad snapshots, stream) with ``settings``; returns the variant's graph key
+    (``"[0/0] forward · max_autotune=True"``) or None when it failed.
 
     Sends ``what_if`` messages (``compiling``, then ``done`` or ``failed``), the variant's stops and,
-    for a compile that raises, an ``error`` at the stage after the variant's last stop.  ``run``: then
-    time the original and the variant (the ``run`` command's timing, the variant's with numerics).
-    Call it on any thread but the one compiling: it compiles on a thread of its own and waits.
+    for a compile that raises, an ``error`` at the stage after the variant's last stop.  ``time_with``
+    (the timing part's ``run_all``): then time the original and the variant with it (the variant's with
+    numerics).  Call it on any thread but the one compiling: it compiles on a thread of its own and waits.
     """
     from inductor_step.tracer import adapter, whatif_partition  # noqa: PLC0415
 
     if adapter.functorch_settings(settings):  # the partitioner's settings: the joint graph partitioned again
-        return whatif_partition.run_partition_what_if(agent, cid, kind, settings, run)
+        return whatif_partition.run_partition_what_if(state, cid, kind, settings, time_with)
     variant = settings_label(settings)
     vkind = GraphKey.parse_kind(kind, cid).replace(variant=variant).kind_text
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": variant, "settings": settings}
     why = check_settings(settings)
-    g = agent.state.graphs.get((cid, kind))
-    snapshot = agent.state.what_if_inputs.get((cid, kind))
+    g = state.graphs.get((cid, kind))
+    snapshot = state.variants.snapshots.get((cid, kind))
     if why is None and (g is None or snapshot is None):
         why = (f"{cid} {kind} has no post-grad graph captured yet (it reaches Inductor after its aot stop)"
                if g is not None else f"no graph {cid} {kind} in this session")
     if why is not None:
-        agent.state.send({**head, "status": "failed", "message": why})
+        state.send({**head, "status": "failed", "message": why})
         return None
-    agent.state.send({**head, "status": "compiling", "message": f"recompiling {cid} {kind} with {variant}"})
-    agent.state.graphs.pop((cid, vkind), None)
-    state: dict[str, Any] = {}
+    state.send({**head, "status": "compiling", "message": f"recompiling {cid} {kind} with {variant}"})
+    state.graphs.pop((cid, vkind), None)
+    result: dict[str, Any] = {}
 
     def compile_it() -> None:
         from inductor_step.tracer import adapter  # noqa: PLC0415
 
-        agent.state.tl.variant = (cid, vkind)
+        state.tl.variant = (cid, vkind)
         try:
-            fr = agent.state.frames.get(agent.state.frame_key(cid, kind)) or {}
+            fr = state.frames.get(state.frame_key(cid, kind)) or {}
             note = (f"The Dynamo graph of {cid} {kind}: this variant recompiled that graph's post-grad graph "
                     f"(as compile_fx_inner got it) with {variant}; Dynamo and AOTAutograd did not run again.")
-            agent.state.stop(cid, vkind, "dynamo", {"graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "",
-                                                                                    "nodes": []},
-                                                     "graph_breaks": fr.get("graph_breaks") or [],
-                                                     "recompile_reasons": [], "note": note})
+            state.stop(cid, vkind, "dynamo", {"graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "",
+                                                                              "nodes": []},
+                                              "graph_breaks": fr.get("graph_breaks") or [],
+                                              "recompile_reasons": [], "note": note})
             base = GraphKey.parse_kind(kind).kind
             with on_graph_device((g or {}).get("device")):  # this thread starts on cuda:0
-                state["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=base == "backward",
-                                                            is_inference=base == "inference")
+                result["compiled"] = adapter.compile_variant(snapshot, settings, is_backward=base == "backward",
+                                                             is_inference=base == "inference")
         except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
-            state["error"] = e
-            state["traceback"] = traceback.format_exc()
+            result["error"] = e
+            result["traceback"] = traceback.format_exc()
         finally:
-            agent.state.tl.variant = None
+            state.tl.variant = None
 
-    run_variant(agent, compile_it, "inductor-step what-if")
-    vg = agent.state.graphs.get((cid, vkind)) or {}
-    if "error" in state:
-        e = state["error"]
+    run_variant(state, compile_it, "inductor-step what-if")
+    vg = state.graphs.get((cid, vkind)) or {}
+    if "error" in result:
+        e = result["error"]
         last = vg.get("last_stage")
         stage = "codegen" if last == "codegen" else STAGES[STAGES.index(last) + 1] if last in STAGES else "aot"
-        text = f"{type(e).__name__}: {e}".strip()
-        agent.state.send({"type": "error", "stage": stage,
-                          "message": text.splitlines()[0] if text else type(e).__name__,
-                          "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
-                          "graph_kind": vkind})
-        agent.state.send({**head, "status": "failed",
-                          "message": f"the variant failed at {stage}: {text.splitlines()[0]}"})
+        first = send_variant_error(state, e, result["traceback"], stage, cid, vkind)
+        state.send({**head, "status": "failed", "message": f"the variant failed at {stage}: {first}"})
         return None
-    agent.state.variant_of[(cid, vkind)] = (cid, kind)
-    agent.state.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
-    if run:
-        threading.Thread(target=_time_when_ready, args=(agent, (cid, kind), (cid, vkind)), daemon=True,
-                         name="inductor-step what-if timing").start()
+    state.variants.original[(cid, vkind)] = (cid, kind)
+    state.send({**head, "status": "done", "message": f"{cid} {kind} recompiled with {variant}"})
+    if time_with is not None:
+        time_when_ready(state, time_with, [(cid, kind)], [f"{cid} {kind}", f"{cid} {vkind}"])
     return f"{cid} {vkind}"
 
 
-def _time_when_ready(agent: Any, orig: tuple[str, str], var: tuple[str, str]) -> None:
-    """Time the original and the variant (``run`` messages, the variant's with numerics) once the
-    original has its output code: a what-if made while the original's compile is paused before
-    codegen waits for it (or for the script's end, when the variant is timed alone), and for any
-    timing run in progress to end."""
+def send_variant_error(state: Any, e: BaseException, tb: str, stage: str, cid: str, kind: str) -> str:
+    """Send the ``error`` message of a variant ``(cid, kind)`` whose compile raised ``e`` (its traceback ``tb``) at
+    ``stage``; returns the message's first line (``"InductorError: ..."``)."""
+    text = f"{type(e).__name__}: {e}".strip()
+    first = text.splitlines()[0] if text else type(e).__name__
+    state.send({"type": "error", "stage": stage, "message": first, "full_message": text[:20000], "traceback": tb,
+                "compile_id": cid, "graph_kind": kind})
+    return first
+
+
+def time_when_ready(state: Any, time_with: Callable[..., None], originals: list[tuple[str, str]],
+                    keys: list[str]) -> None:
+    """On a thread of its own: time graphs ``keys`` (``"[0/0] forward"``, the originals and their variants: ``run``
+    messages, the variants' with numerics) with ``time_with`` once every graph of ``originals`` has its output
+    code: a what-if made while an original's compile is paused before codegen waits for it (or for the script's
+    end, when the variants are timed alone), and for any timing run in progress to end."""
     import time  # noqa: PLC0415
 
-    while not (agent.state.graphs.get(orig) or {}).get("output_path") and not agent.state.script_done:
-        time.sleep(0.2)
-    agent.timing.run_all(only=[f"{orig[0]} {orig[1]}", f"{var[0]} {var[1]}"])
+    def when_ready() -> None:
+        while not all((state.graphs.get(o) or {}).get("output_path") for o in originals) and not state.script_done:
+            time.sleep(0.2)
+        time_with(only=keys)
+    threading.Thread(target=when_ready, daemon=True, name="inductor-step what-if timing").start()
 
 
 # ----------------------------------------------------------------------------- numerics (timing worker)

@@ -2,47 +2,46 @@
 
 from __future__ import annotations
 
-import threading
-import time
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 from inductor_step.session.format import GraphKey, settings_label, split_part, with_part
-from inductor_step.tracer.whatif import run_variant
+from inductor_step.tracer.whatif import run_variant, send_variant_error, time_when_ready
 
 
-def install(agent: Any) -> list[str]:
-    """Keep every training compile's joint graph on ``agent``, one per graph: ``agent.what_if_joints[frame key]``
-    (tracer.capture's frame key: ``"[0/0]"``, or ``"[4/0] #2"`` for DDPOptimizer's part 2, whose submodule
-    compile_fx partitions a joint graph of its own under the same compile id); the hook's name."""
+def install(state: Any) -> list[str]:
+    """Keep every training compile's joint graph in the agent's ``state`` (tracer.agent_state.AgentState), one per
+    graph: ``state.variants.joints[frame key]`` (tracer.capture's frame key: ``"[0/0]"``, or ``"[4/0] #2"`` for
+    DDPOptimizer's part 2, whose submodule compile_fx partitions a joint graph of its own under the same compile
+    id); the hook's name."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
     from inductor_step.tracer.adapter.partition import install_partition_hook  # noqa: PLC0415
 
-    agent.what_if_joints = {}
-
     def keep(joint: dict[str, Any]) -> None:
-        if getattr(agent.state.tl, "variant", None) is None:
+        if getattr(state.tl, "variant", None) is None:
             cid = adapter.current_compile_id()
             # the part whose compile_fx runs now (tracer.capture.new_part set it at its pre-grad pass)
-            agent.what_if_joints[agent.state.frames.get(cid, {}).get("cur") or cid] = joint
+            state.variants.joints[state.frames.get(cid, {}).get("cur") or cid] = joint
 
     return (["min_cut_rematerialization_partition (the joint graph, for activation_memory_budget what-ifs)"]
             if install_partition_hook(keep) else [])
 
 
-def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, Any], run: bool = False) -> str | None:
+def run_partition_what_if(state: Any, cid: str, kind: str, settings: dict[str, Any],
+                          time_with: Callable[..., None] | None = None) -> str | None:
     """Partition the joint graph of graph ``(cid, kind)`` again under ``settings`` (torch._functorch.config) and
     compile the new forward and backward (compile_fx_inner, on real inputs of their shapes) as the variants
     ``"[0/0] forward · activation_memory_budget=0.5"`` and ``"[0/0] backward · ..."``; a DDPOptimizer part's own
     joint graph for ``kind`` ``"forward #2"``, its variants ``"[4/0] forward #2 · ..."``; ``what_if`` messages as
-    tracer.whatif.run_what_if sends them (for ``kind``).  ``run``: time all four once the originals have code.
+    tracer.whatif.run_what_if sends them (for ``kind``).  ``time_with`` (the timing part's ``run_all``): time all
+    four with it once the originals have code.
     Returns the variant key of ``kind``, or None when it failed."""
     from inductor_step.tracer import adapter  # noqa: PLC0415
 
     label = settings_label(settings)
     head = {"type": "what_if", "compile_id": cid, "graph_kind": kind, "variant": label, "settings": settings}
     base, part = split_part(kind)  # a DDPOptimizer part's forward and backward keep their part: "forward #2"
-    joint = (getattr(agent, "what_if_joints", None) or {}).get(agent.state.frame_key(cid, kind))
+    joint = state.variants.joints.get(state.frame_key(cid, kind))
     why = None
     if base not in ("forward", "backward"):
         why = (f"{cid} {kind}: {', '.join(settings)} acts in AOTAutograd's partitioner on a training graph's joint "
@@ -51,25 +50,25 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
         why = (f"{cid} {kind}: no joint graph was kept for this compile (a cached compile, --caches on, skips the "
                "partitioner; or torch has no min_cut_rematerialization_partition to hook)")
     if why is not None:
-        agent.state.send({**head, "status": "failed", "message": why})
+        state.send({**head, "status": "failed", "message": why})
         return None
     origs = {k: with_part(k, part) for k in ("forward", "backward")}
     keys = {k: GraphKey(cid, k, part=part, variant=label).kind_text for k in origs}
-    if all((agent.state.graphs.get((cid, v)) or {}).get("output_path") for v in keys.values()):  # asked for both graphs
-        agent.state.send({**head, "status": "done", "message": f"{cid} {keys[base]} was compiled with its other half"})
+    if all((state.graphs.get((cid, v)) or {}).get("output_path") for v in keys.values()):  # asked for both graphs
+        state.send({**head, "status": "done", "message": f"{cid} {keys[base]} was compiled with its other half"})
         return f"{cid} {keys[base]}"
-    agent.state.send({**head, "status": "compiling",
-                      "message": f"partitioning {cid} {origs['forward']}'s joint graph again with {label}"})
-    state: dict[str, Any] = {}
+    state.send({**head, "status": "compiling",
+                "message": f"partitioning {cid} {origs['forward']}'s joint graph again with {label}"})
+    result: dict[str, Any] = {}
 
     def compile_them() -> None:
         try:
             fw, bw = adapter.partition_again(joint, adapter.functorch_settings(settings))
             for k, gm in (("forward", fw), ("backward", bw)):
-                agent.state.tl.variant = (cid, keys[k])
-                state["at"] = k
-                fr = agent.state.frames.get(agent.state.frame_key(cid, origs[k])) or {}
-                agent.state.stop(cid, keys[k], "dynamo", {
+                state.tl.variant = (cid, keys[k])
+                result["at"] = k
+                fr = state.frames.get(state.frame_key(cid, origs[k])) or {}
+                state.stop(cid, keys[k], "dynamo", {
                     "graph": fr.get("dynamo") or {"code": fr.get("dynamo_text") or "", "nodes": []},
                     "graph_breaks": fr.get("graph_breaks") or [], "recompile_reasons": [],
                     "note": f"The Dynamo graph of {cid}: this variant partitioned its joint graph again with {label} "
@@ -78,32 +77,22 @@ def run_partition_what_if(agent: Any, cid: str, kind: str, settings: dict[str, A
                 adapter.compile_variant(adapter.graph_snapshot(gm), {}, is_backward=k == "backward",
                                         is_inference=False)
         except BaseException as e:  # noqa: BLE001 - the variant's failure, reported at its stage
-            state["error"], state["traceback"] = e, traceback.format_exc()
+            result["error"], result["traceback"] = e, traceback.format_exc()
         finally:
-            agent.state.tl.variant = None
+            state.tl.variant = None
 
-    run_variant(agent, compile_them, "inductor-step what-if (partition)")
-    if "error" in state:
-        e = state["error"]
-        text = f"{type(e).__name__}: {e}".strip()
-        agent.state.send({"type": "error", "stage": "aot",
-                          "message": text.splitlines()[0] if text else type(e).__name__,
-                          "full_message": text[:20000], "traceback": state["traceback"], "compile_id": cid,
-                          "graph_kind": keys.get(state.get("at", base), keys["forward"])})
-        agent.state.send({**head, "status": "failed", "message": f"the {state.get('at', 'partition')} variant failed: "
-                                                                  f"{text.splitlines()[0] if text else ''}"})
+    run_variant(state, compile_them, "inductor-step what-if (partition)")
+    if "error" in result:
+        first = send_variant_error(state, result["error"], result["traceback"], "aot", cid,
+                                   keys.get(result.get("at", base), keys["forward"]))
+        at = result.get("at", "partition")
+        state.send({**head, "status": "failed", "message": f"the {at} variant failed: {first}"})
         return None
     for k in keys:
-        agent.state.variant_of[(cid, keys[k])] = (cid, origs[k])
-    agent.state.send({**head, "status": "done", "message": f"{cid} forward and backward partitioned again and "
-                                                           f"compiled with {label}"})
-    if run:
-        only = [f"{cid} {k}" for k in origs.values()] + [f"{cid} {v}" for v in keys.values()]
-
-        def when_ready() -> None:
-            while not all((agent.state.graphs.get((cid, k)) or {}).get("output_path") for k in origs.values()) \
-                    and not agent.state.script_done:
-                time.sleep(0.2)
-            agent.timing.run_all(only=only)
-        threading.Thread(target=when_ready, daemon=True, name="inductor-step what-if timing").start()
+        state.variants.original[(cid, keys[k])] = (cid, origs[k])
+    state.send({**head, "status": "done", "message": f"{cid} forward and backward partitioned again and "
+                                                     f"compiled with {label}"})
+    if time_with is not None:
+        time_when_ready(state, time_with, [(cid, k) for k in origs.values()],
+                        [f"{cid} {k}" for k in origs.values()] + [f"{cid} {v}" for v in keys.values()])
     return f"{cid} {keys[base]}"

@@ -10,11 +10,12 @@ import os
 import threading
 
 from inductor_step.tracer.agent import Agent
+from inductor_step.tracer.agent_state import AgentOptions
 
 
 def test_a_variant_thread_keeps_its_own_current_and_leaves_the_scripts():
     fd = os.open(os.devnull, os.O_WRONLY)
-    state = Agent(fd, None, step=False, script="train_step.py", argv=[]).state
+    state = Agent(fd, None, AgentOptions(script="train_step.py")).state
     state.stop("[0/0]", "forward", "codegen", {})
     seen = {}
     started, moved = threading.Event(), threading.Event()
