@@ -32,6 +32,16 @@ def live(script: str, steps, tmp_path, size=(120, 40)) -> StepApp:
     return app
 
 
+async def n_until(pilot, app, stage: str) -> None:
+    """Wait for the first stop, then press ``n`` (each press waiting for the next stop) until the compile is paused
+    at ``stage``, as a person steps a live script."""
+    await wait_for(pilot, lambda: app.view.paused is not None, timeout=120)
+    while app.view.paused and app.view.paused["stage"] != stage:
+        before = len(app.session.stops)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: len(app.session.stops) > before and app.view.paused is not None, timeout=120)
+
+
 def test_a_script_that_never_compiles_says_so_in_the_pane(tmp_path):
     seen = {}
 
@@ -124,11 +134,7 @@ def test_the_footer_keeps_s_on_every_pane_of_a_live_session_at_80x24(tmp_path):
     footers: dict[str, str] = {}
 
     async def steps(app, pilot):
-        await wait_for(pilot, lambda: app.view.paused is not None, timeout=120)
-        while app.view.paused and app.view.paused["stage"] != "codegen":
-            before = len(app.session.stops)
-            await pilot.press("n")
-            await wait_for(pilot, lambda: len(app.session.stops) > before and app.view.paused is not None, timeout=120)
+        await n_until(pilot, app, "codegen")
         for key in "123456789l":
             await pilot.press(key)
             await screen_settled(pilot, app)

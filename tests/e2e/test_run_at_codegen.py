@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-from test_live import SCRIPTS, live
+from test_live import SCRIPTS, live, n_until
 
 from conftest import wait_for
 
@@ -15,11 +15,7 @@ def test_r_at_the_codegen_stop_times_eager_too(tmp_path):
     seen: dict = {}
 
     async def steps(app, pilot):
-        await wait_for(pilot, lambda: app.view.paused is not None, timeout=120)
-        while app.view.paused and app.view.paused["stage"] != "codegen":
-            before = len(app.session.stops)
-            await pilot.press("n")
-            await wait_for(pilot, lambda: len(app.session.stops) > before and app.view.paused is not None, timeout=120)
+        await n_until(pilot, app, "codegen")
         await pilot.press("7", "r")
         text = lambda: app.query_one("#code-run").text  # noqa: E731
         await wait_for(pilot, lambda: re.search(r"^compiled graph\s+[\d.]+ ms", text(), re.M), timeout=180, seen=text)
