@@ -50,11 +50,8 @@ def on_output(app: Any, msg: Record) -> None:
 
 def on_run(app: Any, msg: Record) -> None:
     """A timing (or its progress): redraw; say when it failed; a what-if variant's goes to the what-if flow."""
-    pane = app.pane(app.view.stage)
-    stamp = getattr(pane, "_stamp", None)
     app.refresh_all()
-    if getattr(pane, "_stamp", None) == stamp:  # refresh_all filled it already where what it shows changed
-        pane.session_message(msg)
+    app.pane(app.view.stage).session_message(msg)
     if msg.type != "run":  # run_status
         return
     if msg.error:

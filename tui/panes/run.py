@@ -15,8 +15,6 @@ from inductor_step.session.fusion import wrapped
 from inductor_step.session.text import RUN_COLUMNS, run_cells, run_kernel_text, run_summary
 from inductor_step.session.links import related
 from inductor_step.session.trust import kernels_unreliable
-from inductor_step.session.format.messages import Run, RunStatus
-from inductor_step.session.format.records import Record
 
 COLUMNS = RUN_COLUMNS
 #: columns only a CUDA run fills (on CPU they would be columns of "-")
@@ -53,6 +51,9 @@ class RunPane(StagePane):
         return self.app.session.runs.get(v.graph) if v.graph else None
 
     def stamp(self, data: dict[str, Any] | None) -> Any:
+        # the run held while it is the one shown, so that a new run cannot take its id and look unchanged: a timing
+        # or its progress (routes.on_run's refresh) then fills the table once, with no forced second fill
+        self._held = data
         return (self.app.view.graph, id(data), self.app.session.run_status)
 
     def _gpu(self, data: dict[str, Any] | None) -> bool:
@@ -115,11 +116,6 @@ class RunPane(StagePane):
         graph = aot.post_grad if aot is not None else None
         ph = [n for n in (graph.nodes if graph is not None else None) or [] if n.op == "placeholder"]
         return (dyn.symbols if dyn is not None and isinstance(dyn.symbols, list) else None), ph
-
-    def session_message(self, msg: Record) -> None:
-        """A timing or its progress arrived: draw the table again (its rows and status)."""
-        if msg.SCHEMA in (Run, RunStatus):
-            self.show(force=True)
 
     def empty(self, data: dict[str, Any] | None) -> Detail:
         if data and data.error:  # the error wrapped at the view's width: at 80 columns it was cut mid-sentence
