@@ -30,9 +30,12 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def build(name: str, device: str, nanogpt_dir: str | None) -> tuple[torch.nn.Module, Callable[[torch.nn.Module], torch.Tensor]]:
+def build(name: str, device: str, nanogpt_dir: str | None,
+          scale: int = 1) -> tuple[torch.nn.Module, Callable[[torch.nn.Module], torch.Tensor]]:
     """``(model, loss_of)``: the model in training mode on ``device`` and a function giving the loss of one
-    forward of a model (the eager one or its compiled wrapper) on fixed random inputs."""
+    forward of a model (the eager one or its compiled wrapper) on fixed random inputs; ``scale`` multiplies the
+    batch (16 sequences of 256 tokens for the GPTs, 32 images of 128x128 for timm): at 8 an H200 step is bound by
+    the GPU rather than by the host's Python, whose speed varies between processes on the device machine."""
     torch.manual_seed(0)
     if name == "nanogpt":
         if nanogpt_dir and os.path.exists(os.path.join(nanogpt_dir, "model.py")):
@@ -43,8 +46,8 @@ def build(name: str, device: str, nanogpt_dir: str | None) -> tuple[torch.nn.Mod
             from nanogpt_train import GPT, GPTConfig  # noqa: PLC0415
         cfg = GPTConfig(block_size=256, vocab_size=4096, n_layer=2, n_head=6, n_embd=384, dropout=0.0, bias=True)
         model = GPT(cfg).to(device).train()
-        x = torch.randint(0, cfg.vocab_size, (16, 256), device=device)
-        y = torch.randint(0, cfg.vocab_size, (16, 256), device=device)
+        x = torch.randint(0, cfg.vocab_size, (16 * scale, 256), device=device)
+        y = torch.randint(0, cfg.vocab_size, (16 * scale, 256), device=device)
         return model, lambda m: m(x, y)[1]
     if name == "hf_gpt2":
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -53,14 +56,14 @@ def build(name: str, device: str, nanogpt_dir: str | None) -> tuple[torch.nn.Mod
         cfg = GPT2Config(n_layer=2, n_embd=384, n_head=6, vocab_size=4096, n_positions=256, resid_pdrop=0.0,
                          embd_pdrop=0.0, attn_pdrop=0.0)
         model = GPT2LMHeadModel(cfg).to(device).train()
-        ids = torch.randint(0, cfg.vocab_size, (16, 256), device=device)
+        ids = torch.randint(0, cfg.vocab_size, (16 * scale, 256), device=device)
         return model, lambda m: m(input_ids=ids, labels=ids).loss
     if name == "timm":
         import timm  # noqa: PLC0415
 
         model = timm.create_model("resnet10t", num_classes=10).to(device).train()
-        img = torch.randn(32, 3, 128, 128, device=device)
-        target = torch.randint(0, 10, (32,), device=device)
+        img = torch.randn(32 * scale, 3, 128, 128, device=device)
+        target = torch.randint(0, 10, (32 * scale,), device=device)
         return model, lambda m: torch.nn.functional.cross_entropy(m(img), target)
     raise SystemExit(f"unknown model {name!r}: nanogpt, hf_gpt2 or timm")
 
@@ -83,7 +86,7 @@ def reference(args: argparse.Namespace) -> dict[str, Any]:
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
     from triton.testing import do_bench  # noqa: PLC0415
 
-    model, loss_of = build(args.model, "cuda", args.nanogpt_dir)
+    model, loss_of = build(args.model, "cuda", args.nanogpt_dir, args.scale)
     out: dict[str, Any] = {"model": args.model, "mode": args.mode, "torch": torch.__version__,
                            "device_name": torch.cuda.get_device_name(0)}
     eager_step = step_fn(model, loss_of)
@@ -127,6 +130,7 @@ def main() -> None:
                    choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"])
     p.add_argument("--steps", type=int, default=6, help="compiled training steps (the agent profiles calls 2+)")
     p.add_argument("--nanogpt-dir", default=os.environ.get("NANOGPT_DIR"))
+    p.add_argument("--scale", type=int, default=1, help="batch multiplier (8: a GPU-bound step on an H200)")
     p.add_argument("--reference", metavar="OUT.json", help="write the reference figures instead (no inductor-step)")
     p.add_argument("--plain-only", action="store_true", help="with --reference: plain eager only (no compile, no profiler)")
     args = p.parse_args()
@@ -135,7 +139,7 @@ def main() -> None:
             json.dump(reference(args), f)
         return
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model, loss_of = build(args.model, device, args.nanogpt_dir)
+    model, loss_of = build(args.model, device, args.nanogpt_dir, args.scale)
     compiled = torch.compile(model, **compile_kwargs(args.mode))
     step = step_fn(model, lambda m: loss_of(compiled))
     for _ in range(args.steps):

@@ -47,6 +47,7 @@ MODELS = os.path.join(ROOT, "benchmarks", "acceptance_models.py")
 TOL = 0.10
 BESIDE = False  # --beside
 PLAIN_PROCESSES = 1  # --plain-processes
+SCALE = 1  # --scale
 _TRITON_DEF = re.compile(r"^(\w+) = async_compile\.triton\(", re.M)
 # extern calls: extern_kernels.mm(...), and ATen fallbacks called directly (torch.ops.aten.convolution_backward...)
 _EXTERN = re.compile(r"^\s*(?:\w+ = )?(?:extern_kernels\.\w+|(?:torch\.ops|aten)\.[\w.]+)\(", re.M)
@@ -257,8 +258,8 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
     env = dict(os.environ, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES=visible[slot] if slot < len(visible) else str(slot),
                TORCHINDUCTOR_COMPILE_THREADS=str(len(mine) if beside else max(len(mine) // 2, 1)))
     pin = {"preexec_fn": lambda: os.sched_setaffinity(0, mine)}
-    base = os.path.join(out, f"{model}_{mode}")
-    extra = ["--nanogpt-dir", nanogpt_dir] if nanogpt_dir else []
+    base = os.path.join(out, f"{model}_{mode}" + (f"_x{SCALE}" if SCALE != 1 else ""))
+    extra = (["--nanogpt-dir", nanogpt_dir] if nanogpt_dir else []) + (["--scale", str(SCALE)] if SCALE != 1 else [])
     plain_cmds = [[sys.executable, MODELS, model, "--mode", mode, "--reference", base + f".plain{i or ''}.json",
                    "--plain-only", *extra] for i in range(PLAIN_PROCESSES)]
     ref_cmd = [sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".ref.json", *extra]
@@ -284,7 +285,7 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
                              stdout=log, stderr=subprocess.STDOUT, text=True, timeout=900, **pin)
     t1 = time.time()
     ref = side.result() if beside else subprocess.run(ref_cmd, env=env, capture_output=True, text=True, timeout=900, **pin)
-    res: dict[str, Any] = {"model": model, "mode": mode, "record_s": round(t1 - t0, 1),
+    res: dict[str, Any] = {"model": model, "mode": mode, "scale": SCALE, "record_s": round(t1 - t0, 1),
                            "reference_s": round(time.time() - t1, 1), "record_rc": rec.returncode}
     if ref.returncode != 0 or not os.path.exists(base + ".ref.json"):
         res["error"] = f"reference failed: {(ref.stderr or ref.stdout).strip().splitlines()[-1:]}"
@@ -356,7 +357,7 @@ def table(results: list[dict[str, Any]]) -> str:
             rows.append(f"| {r['model']} | {r['mode']} | {r['error']} | | | | | |")
             continue
         rows.append("| " + " | ".join([
-            r["model"], r["mode"],
+            r["model"] + (f" (batch x{r['scale']})" if r.get("scale", 1) != 1 else ""), r["mode"],
             _cell(r["kernels"], "{matched}/{codes}"),
             _cell(r["eager"], "{ours_ms:.4f} / {plain_ms:.4f} ms = {ratio:.3f} (plain {plain_runs_ms})"),
             _cell(r.get("call") or {"n/a": True}, "{ours_eager_ms:.4f} / {plain_eager_ms:.4f} = {eager_ratio:.3f}; "
@@ -384,9 +385,12 @@ def main() -> None:
     p.add_argument("--plain-processes", type=int, default=1,
                    help="plain-only reference processes before each recording (default 1; each ~15 s): where plain "
                         "eager reads apart between processes (GPT-2, timm: 14-66%%), more of them show its modes")
+    p.add_argument("--scale", type=int, default=1,
+                   help="batch multiplier for every model (8: a step bound by the GPU, not by the host's Python, "
+                        "whose speed on the device machine varies 30-70%% between do_bench runs)")
     a = p.parse_args()
-    global BESIDE, PLAIN_PROCESSES
-    BESIDE, PLAIN_PROCESSES = a.beside, max(a.plain_processes, 1)
+    global BESIDE, PLAIN_PROCESSES, SCALE
+    BESIDE, PLAIN_PROCESSES, SCALE = a.beside, max(a.plain_processes, 1), max(a.scale, 1)
     os.makedirs(a.out, exist_ok=True)
     import torch  # noqa: PLC0415
 
