@@ -197,11 +197,24 @@ def check_profiler(runs: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str,
 
 
 def check_roofs(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """No kernel over 100% of either roof."""
-    over = [f"{r['compile_id']} {r['graph_kind']} {k.get('name')}: {k.get(f):.0f}% of {f}"
-            for r in runs for k in r.get("kernels") or [] for f in ("pct_peak_bw", "pct_peak_tflops")
-            if (k.get(f) or 0) > 100]
-    return {"ok": not over, "over": over}
+    """No kernel over the ceilings it cannot pass: the driver's DRAM bandwidth (``bw_datasheet_gbps``) and the
+    matmul peak.  Over the measured copy (``pct_peak_bw`` > 100) but under the driver's figure is listed, not a
+    failure: on an H200 a 2-reads-1-write add ran at 104% of ``copy_`` (BENCHMARKS.md, 'Session 37 on the GPU')."""
+    over, above_copy = [], []
+    for r in runs:
+        sheet = (r.get("peak") or {}).get("bw_datasheet_gbps")
+        for k in r.get("kernels") or []:
+            where = f"{r['compile_id']} {r['graph_kind']} {k.get('name')}"
+            if (k.get("pct_peak_tflops") or 0) > 100:
+                over.append(f"{where}: {k['pct_peak_tflops']:.0f}% of pct_peak_tflops")
+            if (k.get("pct_peak_bw") or 0) > 100:
+                gbps = k.get("gbps") or 0
+                if sheet and gbps <= sheet:
+                    above_copy.append(f"{where}: {k['pct_peak_bw']:.0f}% of the copy, {100 * gbps / sheet:.0f}% of "
+                                      f"the driver's {sheet:.0f} GB/s")
+                else:
+                    over.append(f"{where}: {k['pct_peak_bw']:.0f}% of pct_peak_bw" + (f", over the driver's {sheet:.0f} GB/s" if sheet else ""))
+    return {"ok": not over, "over": over, "above_copy": above_copy}
 
 
 def check_cudagraphs(runs: list[dict[str, Any]], mode: str) -> dict[str, Any]:
@@ -363,7 +376,8 @@ def table(results: list[dict[str, Any]]) -> str:
             _cell(r.get("call") or {"n/a": True}, "{ours_eager_ms:.4f} / {plain_eager_ms:.4f} = {eager_ratio:.3f}; "
                                                   "{ours_compiled_ms:.4f} / {plain_compiled_ms:.4f} = {compiled_ratio:.3f}"),
             _cell(r["profiler"], "{ratio:.3f} over {kernels} kernels ({within_10pct} within 10%)"),
-            _cell(r["roofs"], "none over 100%"),
+            _cell(r["roofs"], "none over the driver's peak" + (f"; {len(r['roofs'].get('above_copy') or [])} over the "
+                                                               "measured copy" if r["roofs"].get("above_copy") else "")),
             _cell(r["cudagraphs"], "{graphs}")[:120]]) + " |")
     return head + "\n" + "\n".join(rows)
 

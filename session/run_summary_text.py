@@ -171,6 +171,24 @@ def _peak_lines(run: dict[str, Any]) -> list[str]:
     srcs = sorted({k.get("gb_source") for k in run.get("kernels") or [] if k.get("gb_source")})
     if srcs:
         lines.append("bytes moved from: " + "; ".join(srcs))
-    if any((k.get("pct_peak_bw") or 0) > 100 for k in run.get("kernels") or []):
-        lines.append("* over 100%: the byte count is an upper bound (the kernel reads only part of a tensor it is passed)")
+    over = [over_bandwidth(k, peak) for k in run.get("kernels") or []]
+    if "copy" in over:
+        lines.append(f"* over 100% but under the driver's peak ({peak['bw_datasheet_gbps']:.0f} GB/s): faster than the "
+                     "measured copy; a kernel that reads more than it writes can outrun a copy's even mix of reads "
+                     "and writes (BENCHMARKS.md, 'Session 37 on the GPU')")
+    if "driver" in over:
+        lines.append("* over 100%" + (" and over the driver's peak" if peak.get("bw_datasheet_gbps") else "")
+                     + ": the byte count is an upper bound (the kernel reads only part of a tensor it is passed)")
     return lines
+
+
+def over_bandwidth(kernel: dict[str, Any], peak: dict[str, Any]) -> str | None:
+    """Whether a kernel's bandwidth is over the run's roof (``pct_peak_bw`` > 100, the roof being the measured
+    device copy on CUDA, ``peak["bw_gbps"]``): ``"copy"`` when its GB/s stays under the driver's figure
+    (``peak["bw_datasheet_gbps"]``, ``triton.testing.get_dram_gbps``), which a kernel cannot pass and a
+    read-heavy one can approach beyond a copy; ``"driver"`` when over that too (or no driver figure: then the
+    byte count is the likelier fault); None when under the roof."""
+    if (kernel.get("pct_peak_bw") or 0) <= 100:
+        return None
+    sheet, gbps = peak.get("bw_datasheet_gbps"), kernel.get("gbps")
+    return "copy" if sheet and isinstance(gbps, (int, float)) and gbps <= sheet else "driver"
