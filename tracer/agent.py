@@ -23,7 +23,6 @@ import runpy
 import signal
 import sys
 import threading
-import time
 import traceback
 from typing import Any
 
@@ -285,9 +284,11 @@ class Agent:
         if not self.state.options.serve:
             _run_exit_funcs()
         if self.state.options.serve and self.ctl_fd is not None:
-            # stay up to serve timing requests until the UI says quit or goes away
-            while True:
-                time.sleep(3600)
+            # stay up to serve timing requests until the UI says quit or goes away, the main thread running the
+            # timings that must run where the script ran (tracer.main_thread)
+            from inductor_step.tracer.main_thread import WORK  # noqa: PLC0415
+
+            WORK.serve()
         return rc
 
     def _run_script(self) -> tuple[int, dict[str, Any] | None]:
@@ -360,7 +361,9 @@ class Agent:
 
             run_then_save(self.state, self.timing)
         elif self.state.options.run_at_end and compiled:
-            self.timing.run_all()
+            from inductor_step.tracer.main_thread import WORK  # noqa: PLC0415
+
+            WORK.beside(self.timing.run_all)  # the main thread takes the timings handed to it (tracer.main_thread)
         if self.state.options.numerics_at_end and compiled:
             self.numerics_all()
         if self.state.options.blame_at_end and compiled and (self.state.options.distributed or {}).get("rank", 0) == 0:

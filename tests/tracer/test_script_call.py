@@ -32,6 +32,7 @@ def test_each_compiled_callable_is_timed_whole_against_itself_without_compile(re
     assert mlp["compiled_ms"] > 0 and mlp["eager_ms"] > 0
     assert mlp["cupti"] == "CPU: not applicable"  # on CUDA: detached before the repeats (the profiled calls left it)
     assert "script's call   MLP, whole: compiled" in proc.stdout
+    assert mlp["how"].endswith("on the script's main thread, as the script called it"), mlp["how"]
 
 
 def test_a_call_of_two_graphs_is_one_figure_named_on_both(recorded):

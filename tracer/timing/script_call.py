@@ -12,6 +12,7 @@ extra calls would run collectives the other ranks do not).
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Callable
 
 import torch
@@ -93,7 +94,10 @@ def time_call(rec: Any, labels: list[str], cuda: bool, bench: Callable[[Callable
                verdicts={"compiled": judge(rounds.get("compiled_wait"), "the compiled call's rounds"),
                          "eager": judge(rounds.get("eager_wait"), "the eager call's rounds")},
                how=HOW.format(name=rec.name, grad="grad on" if rec.grad_enabled else "under no_grad",
-                              graphs=", ".join(labels)))
+                              graphs=", ".join(labels))
+               + ("; on the script's main thread, as the script called it" if threading.current_thread()
+                  is threading.main_thread() else "; on a thread of the agent, not the script's main thread "
+                  "(a CPU call made there ran up to 2.5x slower)"))
     return out
 
 
