@@ -312,10 +312,18 @@ class StepApp(App[None]):
         return (v.paused is not None and not v.stepped_back and bool(stops) and graph_key(stops[-1]) == v.graph
                 and self.agent is not None and self.agent.alive and not self.jobs.not_stepped_here())
 
+    def _following_the_compile(self) -> bool:
+        """The compile runs on after ``n`` (not paused, the script not done) and the view follows it: ``n`` waits for
+        the next pause instead of walking into the stops recorded meanwhile that the compile did not pause at (a
+        flex-attention subgraph's), which would leave the view behind when the compile next pauses."""
+        v = self.view
+        return (v.follow and not v.stepped_back and v.paused is None and self.session.done is None
+                and self.agent is not None and self.agent.alive and not self.jobs.not_stepped_here())
+
     def action_next_stop(self) -> None:
         stops = self.session.stops
         cur = self.current_index()
-        if self._continues_here():
+        if self._continues_here() or self._following_the_compile():
             cur = None
         if cur is not None and cur + 1 < len(stops):
             nxt = stops[cur + 1]
