@@ -84,6 +84,7 @@ class StepApp(App[None]):
         self._status_for: str | None = None  # the pane _status_extra speaks of, when only of one
         self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
+        self._bar_decode = False  # the stage bar's run mark decodes runs once the first frame is on screen
         self.mounter = PaneMounter(self)
         self.search = SearchLine(self)  # `/`, mounted after the first frame
         for m in messages or []:
@@ -163,6 +164,7 @@ class StepApp(App[None]):
         self.refresh_all()
         self.focus_target().focus()
         self.call_after_refresh(highlight_code, self)
+        self.call_after_refresh(self._bar_runs_decoded)
         self.call_after_refresh(self.search.box)
         self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)  # after the 2nd refresh
         if self.gc_paused:  # --open turned the collector off until the first frame
@@ -248,7 +250,14 @@ class StepApp(App[None]):
                                             self.jobs.rank_title(), width or self.size.width))
 
     def refresh_stagebar(self) -> None:
-        self._bar("#stagebar", bars.stage_text(self.session, self.view, self.size.width or 120))
+        # the first frame's bar leaves out a run mark that only uncompressing runs would tell (an older what-if
+        # session's, tui.bars.stage_text): it follows right after that frame (_bar_runs_decoded)
+        self._bar("#stagebar", bars.stage_text(self.session, self.view, self.size.width or 120,
+                                               decode=self._bar_decode))
+
+    def _bar_runs_decoded(self) -> None:
+        self._bar_decode = True
+        self.refresh_stagebar()
 
     def refresh_status(self) -> None:
         self._bar("#status", bars.status_text(self.session, self.view, self.live, self._status_extra,
