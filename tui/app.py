@@ -129,12 +129,12 @@ class StepApp(App[None]):
         yield Static(id="stagebar")
         with BlankHorizontal():
             yield GraphSide()
-            with Panes(id="panes", initial="pane-dynamo"):
-                # every tab, and the pane of the first frame; the others are mounted right after it
-                for spec in self.mounter.specs():
-                    with BlankTabPane(spec.title, id=f"pane-{spec.stage}"):
-                        if spec.stage == self.view.stage:
-                            yield pane_class(spec)()
+            specs = self.mounter.specs()
+            first = next((s for s in specs if s.stage == self.view.stage), specs[0])
+            # every tab, and the pane of the first frame; the others are mounted right after it
+            with Panes([(spec.title, f"pane-{spec.stage}") for spec in specs], id="panes", initial=f"pane-{first.stage}"):
+                with BlankTabPane(first.title, id=f"pane-{first.stage}"):
+                    yield pane_class(first)()
         yield Static(id="status")  # the search line (hidden until /) goes above it right after the first frame
         yield SteadyFooter(compact=True)
 
@@ -156,7 +156,7 @@ class StepApp(App[None]):
                                               writer=self.writer, step=True, python=self.python)
         tabs = self.query_one("#panes", Panes)
         for spec in self.mounter.specs():  # reached by their keys only (tui.panes.PaneSpec.hide_tab)
-            if getattr(spec, "hide_tab", False):
+            if getattr(spec, "hide_tab", False) or getattr(spec, "HIDE_TAB", False):
                 tabs.hide_tab(f"pane-{spec.stage}")
         if not self.session.numerics:
             tabs.hide_tab("pane-numerics")

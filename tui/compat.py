@@ -17,11 +17,11 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane, Tabs
 
-try:  # private modules: the tab of a pane and the tab bar's underline
-    from textual.widgets._tabbed_content import ContentTab
+try:  # private modules: the tab bar of TabbedContent, the tab of a pane and the tab bar's underline
+    from textual.widgets._tabbed_content import ContentTab, ContentTabs
     from textual.widgets._tabs import Underline
-except ImportError:  # pragma: no cover - a Textual without them: the underline moves a frame later
-    ContentTab = Underline = None  # type: ignore[assignment,misc]
+except ImportError:  # pragma: no cover - a Textual without them: the underline moves a frame later, every pane composed
+    ContentTab = ContentTabs = Underline = None  # type: ignore[assignment,misc]
 
 
 # Containers whose every cell is drawn over by their children: Textual's private ``BLANK`` draws them
@@ -66,10 +66,49 @@ class Panes(TabbedContent):
     ``_on_tab_pane_focused``); our focus calls are queued, so with keys pressed quickly a late one
     pulled the view back to the previous stage.  ``clicked`` is the pane id of the last click on a
     tab (from its private ``_on_tabs_tab_activated``), for :meth:`_tab_clicked`.
+
+    ``tabs``: (title, pane id) of every pane, in tab order.  Every tab is in the first frame; of the panes, only
+    those composed inside (the one the first frame shows): the others are mounted (hidden) when first needed,
+    :meth:`tab_pane`.  Thirteen hidden panes styled and mounted before the first frame cost ~4 ms of it.  Reads
+    TabbedContent's private ``ContentTabs`` (where it is gone, every pane is composed, empty, as before).
     """
 
     clicked: str | None = None
     BLANK = True
+
+    def __init__(self, tabs: list[tuple[str, str]], initial: str, id: str | None = None) -> None:
+        super().__init__(initial=initial, id=id)
+        self._tabs = list(tabs)
+        self._first_id = initial
+        self._composed: list[Widget] = []
+
+    def compose_add_child(self, widget: Widget) -> None:
+        """The panes composed inside (``with Panes(...): with BlankTabPane(...)``): the first frame's."""
+        self._composed.append(widget)
+
+    def compose(self) -> Any:
+        composed = {w.id: w for w in self._composed}
+        if ContentTabs is None:  # pragma: no cover - TabbedContent's own compose, over every pane
+            for title, pane_id in self._tabs:
+                super().compose_add_child(composed.get(pane_id) or BlankTabPane(title, id=pane_id))
+            yield from super().compose()
+            return
+        yield ContentTabs(*(ContentTab(title, pane_id) for title, pane_id in self._tabs), active=self._first_id,
+                          tabbed_content=self)
+        with ContentSwitcher(initial=self._first_id):
+            yield from self._composed
+
+    def tab_pane(self, pane_id: str) -> TabPane:
+        """Pane ``pane_id`` (a BlankTabPane), mounted now, empty and hidden, when it was not composed.
+        Raises KeyError for an id that has no tab."""
+        switcher = self.query_one(ContentSwitcher)
+        try:
+            return switcher.get_child_by_id(pane_id, TabPane)
+        except NoMatches:
+            pane = BlankTabPane(dict((i, t) for t, i in self._tabs)[pane_id], id=pane_id)
+            pane.display = False
+            switcher.mount(pane)
+            return pane
 
     def on_mount(self) -> None:
         # TabbedContent makes its ContentSwitcher itself: blank by instance
@@ -90,6 +129,8 @@ class Panes(TabbedContent):
     def _on_tabs_tab_activated(self, event: Any) -> None:
         tab_id = getattr(getattr(event, "tab", None), "id", None) or ""
         self.clicked = (ContentTab.sans_prefix(tab_id) if ContentTab is not None else tab_id) if tab_id else None
+        if self.clicked:  # a click before its pane was mounted: the switcher needs it there
+            self.tab_pane(self.clicked)
         super()._on_tabs_tab_activated(event)
 
     @on(TabbedContent.TabActivated)
