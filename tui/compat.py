@@ -7,6 +7,7 @@ textual==8.2.8 (pyproject.toml).  Measurements: BENCHMARKS.md (b), "key latency"
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from textual import on
@@ -200,17 +201,59 @@ FOOTER_PRIORITY = ("quit_app", "help", "next_stop", "stage", "screenshot", "run"
                    "prev_stop", "report")
 
 
+def footer_picture(keys: list[Any]) -> Any:
+    """One widget that draws Footer's ``keys`` (FooterKeys, not mounted) as they draw themselves, side by side:
+    a FooterKey itself (so Footer's and FooterKey's CSS style it as they style a key), whose text is each key's
+    (:meth:`FooterKey.render`'s, with the component styles of its key and description) and the key's right margin
+    between them in the footer's own style.  The first frame's (:class:`SteadyFooter`): nine keys styled, laid
+    out and drawn one by one cost ~3-7 ms of it.  Draws, nothing more: no hover, tooltip or click of its own."""
+    return _picture_class()(keys)
+
+
+@functools.cache
+def _picture_class() -> type:
+    from rich.text import Text  # noqa: PLC0415
+    from textual.widgets._footer import FooterKey  # noqa: PLC0415 - Footer's own key widget
+
+    class FooterPicture(FooterKey):
+        def __init__(self, keys: list[Any]) -> None:
+            super().__init__("", "", "", "", classes="-compact" if keys and keys[0].has_class("-compact") else "")
+            self.keys = keys
+
+        def render(self) -> Text:
+            key_style = self.get_component_rich_style("footer-key--key")
+            description_style = self.get_component_rich_style("footer-key--description")
+            kp = self.get_component_styles("footer-key--key").padding
+            dp = self.get_component_styles("footer-key--description").padding
+            gap = Text(" " * self.styles.margin.right, self.parent.rich_style if isinstance(self.parent, Widget)
+                       else "")
+            out = Text(no_wrap=True)
+            for i, k in enumerate(self.keys):
+                label = Text.assemble((" " * kp.left + k.key_display + " " * kp.right, key_style))
+                if k.description:
+                    label.append(" " * dp.left + k.description + " " * dp.right, description_style)
+                label.stylize_before(self.rich_style)
+                if i:
+                    out.append_text(gap)
+                out.append_text(label)
+            return out
+
+    return FooterPicture
+
+
 class SteadyFooter(Footer):
     """Textual's Footer, rebuilt only when the keys it shows change.
 
     Footer recomposes (new FooterKey widgets, CSS applied to each) on every ``bindings_updated``
     signal, which fires on each focus change: each pane switch and stop step.  Measured with py-spy on
     the 182 MB session, that was about a quarter of a key's time.  Reads Footer's private
-    ``_bindings_ready``.
+    ``_bindings_ready``.  Its first keys are drawn by one widget (:func:`footer_picture`, the palette's key
+    excepted) and become keys of their own right after the first frame, drawn the same.
     """
 
     _shown: tuple | None = None
     _width: int = 0
+    _pictured = False  # the first keys were drawn as one picture
 
     def compose(self) -> Any:
         """Footer's keys, those that fit, in their order: where not all fit, the first of :data:`FOOTER_PRIORITY`
@@ -247,10 +290,18 @@ class SteadyFooter(Footer):
                 # CSS to each key a second time (3 rule matchings a key, ~5 ms of the first frame); present
                 # from the start, the watcher finds it there and does nothing
                 w.add_class("-compact", update=False)
-            if w in palette or (isinstance(w, FooterKey) and id(w) not in kept):
-                continue
-            yield w
+        shown = [w for w in items if w not in palette and not (isinstance(w, FooterKey) and id(w) not in kept)]
+        if not self._pictured and shown and all(type(w) is FooterKey and not w.has_class("-disabled") for w in shown):
+            # the first keys: one picture of them (ungrouped and enabled, as ours are), the keys right after
+            self._pictured = True
+            self.call_after_refresh(self.keys_after_picture)
+            shown = [footer_picture(shown)]
+        yield from shown
         yield from palette
+
+    async def keys_after_picture(self) -> None:
+        """The first frame's picture of the keys (:func:`footer_picture`) becomes the keys, drawn the same."""
+        await self.recompose()
 
     def on_resize(self, event: Any) -> None:
         if event.size.width != self._width and getattr(self, "_bindings_ready", False):
