@@ -85,6 +85,7 @@ class StepApp(App[None]):
         self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
         self._bar_decode = False  # the stage bar's run mark decodes runs once the first frame is on screen
+        self._all_notes = False  # the graph list's notes it cuts off are read once the first frame is on screen
         self.mounter = PaneMounter(self)
         self.search = SearchLine(self)  # `/`, mounted after the first frame
         for m in messages or []:
@@ -165,6 +166,7 @@ class StepApp(App[None]):
         self.focus_target().focus()
         self.call_after_refresh(highlight_code, self)
         self.call_after_refresh(self._bar_runs_decoded)
+        self.call_after_refresh(self._all_graph_notes)
         self.call_after_refresh(self.search.box)
         self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)  # after the 2nd refresh
         if self.gc_paused:  # --open turned the collector off until the first frame
@@ -259,15 +261,27 @@ class StepApp(App[None]):
         self._bar_decode = True
         self.refresh_stagebar()
 
+    def _all_graph_notes(self) -> None:
+        """Right after the first frame: the graph list's notes it left out as cut off (refresh_graphs)."""
+        self._all_notes = True
+        self.refresh_graphs()
+
     def refresh_status(self) -> None:
         self._bar("#status", bars.status_text(self.session, self.view, self.live, self._status_extra,
                                               self.current_index(), self.size.width or 120))
 
     def refresh_graphs(self) -> None:
         graphs = self.session.graphs
-        notes = self.session.cache.get(("graph_notes",), tuple(self.session.stop_for(g, "dynamo") for g in graphs),
+        side = self.query_one(GraphSide)
+        # the first frame reads the notes it can show (each reads the graph's dynamo stop, parsed on first use):
+        # the shown graph's, and those of keys short enough to leave the narrow list room for one; the rest follow
+        # right after that frame (_all_graph_notes), drawn the same
+        if not self._all_notes:
+            graphs = [g for g in graphs if g == self.view.graph or side.note_may_show(g)]
+        notes = self.session.cache.get(("graph_notes", len(graphs)), tuple(self.session.stop_for(g, "dynamo")
+                                                                           for g in graphs),
                                        lambda: {g: self.session.graph_note(g) for g in graphs})
-        self.query_one(GraphSide).update(graphs, notes, self.view.graph)
+        side.update(self.session.graphs, notes, self.view.graph)
 
     def missing_text(self, stage: str) -> str:
         return bars.missing_text(self.session, self.view, stage, self.live)

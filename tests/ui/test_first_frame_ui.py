@@ -43,3 +43,31 @@ def test_the_first_frames_picture_of_the_footer_keys_looks_as_the_keys_do(size, 
     picture_svg, picture = _settled_screenshot(size)
     assert "FooterPicture" in picture and "FooterPicture" not in keys and keys.count("FooterKey") > 3, (picture, keys)
     assert picture_svg == keys_svg
+
+
+def test_the_first_frame_reads_only_the_graph_notes_it_shows(monkeypatch) -> None:
+    """The graph list's notes that the first frame would cut off (a subgraph's or what-if variant's key fills the
+    narrow list) are read right after it: held before that, the screen is the same (the recompile's note on
+    ``[0/1] inference`` included), and fewer dynamo stops were parsed."""
+    path = os.path.join(os.path.dirname(DEMO), "flex_recompile_pair.jsonl")
+
+    def opened(hold: bool) -> tuple[str, int, list[str]]:
+        app = StepApp(messages=list(read_session(path, lazy_over=1 << 8)), session_path=path)  # dynamo stops lazy
+        if hold:
+            monkeypatch.setattr(app, "_all_graph_notes", lambda: None)
+        seen: dict = {}
+
+        async def main() -> None:
+            async with app.run_test(size=(160, 50)) as pilot:
+                await screen_settled(pilot, app)
+                seen["svg"] = re.sub(r"terminal-\d+", "terminal", app.export_screenshot(simplify=False))
+                seen["parsed"] = sum("_raw" not in app.session.by_graph[g]["dynamo"] for g in app.session.graphs
+                                     if "dynamo" in app.session.by_graph[g])
+        asyncio.run(main())
+        return seen["svg"], seen["parsed"], app.session.graphs
+
+    svg, parsed, graphs = opened(hold=False)
+    held_svg, held_parsed, _ = opened(hold=True)
+    assert any(len(g) > 26 for g in graphs), graphs  # keys that fill the narrow list
+    assert held_parsed < parsed, (held_parsed, parsed)
+    assert held_svg == svg
