@@ -70,8 +70,10 @@ class Panes(TabbedContent):
 
     ``tabs``: (title, pane id) of every pane, in tab order.  Every tab is in the first frame; of the panes, only
     those composed inside (the one the first frame shows): the others are mounted (hidden) when first needed,
-    :meth:`tab_pane`.  Thirteen hidden panes styled and mounted before the first frame cost ~4 ms of it.  Reads
-    TabbedContent's private ``ContentTabs`` (where it is gone, every pane is composed, empty, as before).
+    :meth:`tab_pane`.  Thirteen hidden panes styled and mounted before the first frame cost ~4 ms of it.  The tab
+    bar itself is a picture in the first frame (:func:`tabs_picture`), TabbedContent's tabs right after it
+    (:meth:`tabs_after_picture`).  Reads TabbedContent's private ``ContentTabs`` and ``_watch_active`` (where
+    ContentTabs is gone, every pane is composed, empty, as before).
     """
 
     clicked: str | None = None
@@ -118,20 +120,25 @@ class Panes(TabbedContent):
         """(title, pane id) of the tabs on the bar (not hidden), in order."""
         return [(t, i) for t, i in self._tabs if i not in self._hidden]
 
+    @property
+    def shown_pane(self) -> str:
+        """The id of the pane shown: the active one, or before any was made active the first frame's."""
+        return self.active or self._first_id
+
     async def tabs_after_picture(self) -> None:
         """The first frame's picture of the tab bar becomes TabbedContent's tabs (ContentTabs), drawn the same: one
         batch, so no frame shows neither or both."""
         if not self.pictured or not self.is_attached:
             return
         old = list(self.query_children(".-tabs-picture-bar"))
-        tabs = self._content_tabs(self.active or self._first_id)
+        tabs = self._content_tabs(self.shown_pane)
         tabs.can_focus = False  # (on_mount's, for the tabs composed at once)
         with self.app.batch_update():
             await self.mount(tabs, before=self.query_one(ContentSwitcher))
             self.pictured = False
             for w in old:
                 await w.remove()
-            self.place_underline(self.active or self._first_id)
+            self.place_underline(self.shown_pane)
 
     def hide_tab(self, tab_id: str) -> None:  # noqa: D102 - TabbedContent's; in the picture too
         self._hidden.add(tab_id)
@@ -298,7 +305,7 @@ def _tabs_picture_class() -> type:
             for i, (title, pane_id) in enumerate(self.panes.shown_tabs()):
                 if i:
                     out.append(" " * (pad.right + pad.left))
-                out.append(title, active if pane_id == (self.panes.active or self.panes._first_id) else "")
+                out.append(title, active if pane_id == self.panes.shown_pane else "")
             return out
 
     return TabsPicture
