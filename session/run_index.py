@@ -6,7 +6,10 @@ import threading
 from collections.abc import MutableMapping
 from typing import Any, Callable, Iterator
 
-from inductor_step.session.format import LAZY, GraphKey, graph_key, lazy_variant, load_lazy
+from inductor_step.session.format import LAZY, OUTCOME, GraphKey, graph_key, lazy_variant, load_lazy, run_outcome
+
+#: :meth:`RunIndex.outcome`'s answer when telling would mean uncompressing runs (``decode=False``)
+UNKNOWN = "unknown"
 
 
 def _base(key: GraphKey) -> str:
@@ -21,14 +24,23 @@ class RunIndex(MutableMapping):
     is added with :meth:`add_lazy` and decoded, in place, when a lookup may need it: ``get(key)`` decodes only the
     runs that can be ``key``'s, newest first, until one is; iterating, ``len`` and ``in`` decode all.  A run's
     what-if variant is in its head only in sessions written since the head kept it; without it, a run is a
-    candidate for every variant of its graph.  At ``--open`` a 1.9 MB session holds 6.8 MB of run JSON, of
-    which the first frame needs one graph's (BENCHMARKS.md, session 34)."""
+    candidate for every variant of its graph, unless ``has_variants(base)`` (the session's, set by its store) says
+    no variant of that graph was compiled.  At ``--open`` a 1.9 MB session holds 6.8 MB of run JSON, of
+    which the first frame needs one graph's (BENCHMARKS.md, session 34); the stage bar reads only
+    :meth:`outcome`, which a head written since heads keep it holds."""
 
     def __init__(self) -> None:
         self._runs: dict[str, list[Any]] = {}  # key -> [first arrival, latest arrival, run]
         self._pending: list[tuple[int, dict[str, Any]]] = []  # (arrival, lazy head), in arrival order
         self._seq = 0
         self._lock = threading.RLock()  # the app's background preload may decode while the UI looks one up
+        #: base graph key -> whether any what-if variant of it is in the session (None: assume there may be)
+        self.has_variants: Callable[[str], bool] | None = None
+
+    def _may_be_variant(self, head: dict[str, Any], base: str) -> bool:
+        """Whether a pending head of graph ``base`` without ``variant`` may still be a what-if variant's run: it
+        is from an older file (no outcome in its head) and the session compiled a variant of ``base``."""
+        return OUTCOME not in head and (self.has_variants is None or self.has_variants(base))
 
     def _put(self, key: str, seq: int, run: dict[str, Any]) -> None:
         have = self._runs.get(key)
@@ -68,10 +80,12 @@ class RunIndex(MutableMapping):
             base = _base(GraphKey.parse(want))
             for item in reversed(list(self._pending)):
                 seq, head = item
-                if "variant" not in head and LAZY in head and _base(GraphKey.of(head)) == base:
+                if "variant" not in head and LAZY in head and _base(GraphKey.of(head)) == base \
+                        and self._may_be_variant(head, base):
                     lazy_variant(head)  # read off the end of its JSON (a what-if's ends so), or the run decoded
                 hk = GraphKey.of(head)
-                if LAZY in head and ((str(hk) != want) if "variant" in head else (_base(hk) != base)):
+                known = "variant" in head or OUTCOME in head  # its graph is known from its head
+                if LAZY in head and ((str(hk) != want) if known else (_base(hk) != base)):
                     continue
                 self._pending.remove(item)
                 load_lazy(head)
@@ -79,6 +93,30 @@ class RunIndex(MutableMapping):
                 self._put(got, seq, head)
                 if got == want:
                     return
+
+    def outcome(self, key: str, decode: bool = True) -> str | None:
+        """What graph ``key``'s latest run came to (:func:`inductor_step.session.format.run_outcome`: ``"timed"``,
+        ``"no_eager"``, ``"failed"``, ``"not_timed"``; None: no run), read off its head where the head holds it
+        (no decoding); with ``decode=False``, :data:`UNKNOWN` where telling would mean uncompressing runs (an
+        older file's runs of a graph that has what-if variants, whose heads do not say which is which)."""
+        with self._lock:
+            have = self._runs.get(key)
+            base = _base(GraphKey.parse(key))
+            for seq, head in reversed(self._pending):
+                if have is not None and seq < have[1]:
+                    break  # older than the run already decoded for it
+                hk = GraphKey.of(head)
+                if "variant" in head or OUTCOME in head:  # its graph is known from its head
+                    if str(hk) != key:
+                        continue
+                    if OUTCOME in head:
+                        return head[OUTCOME]
+                elif _base(hk) != base or (key != base and not self._may_be_variant(head, base)):
+                    continue  # another graph's, or the original's while a variant is asked for
+                elif not decode and self._may_be_variant(head, base):
+                    return UNKNOWN
+                break  # this head is (or may be) the latest run of key: decode as get does
+        return run_outcome(self.get(key))
 
     def load_all(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         """Decode every run still pending (the app's preload, after the first frame), until ``cancelled()``."""

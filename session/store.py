@@ -8,7 +8,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inductor_step.session.format import ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session
+from inductor_step.session.format import (ALL_STAGES, LAZY, STAGES, GraphKey, graph_key, load_lazy, read_session,
+                                          split_variant)
 from inductor_step.session.format.messages import Header
 from inductor_step.session.format.types import Links
 from inductor_step.session.format.records import Record, decode, record_class
@@ -119,6 +120,23 @@ class Store:
     cache: IdentityCache = field(default_factory=lambda: IdentityCache(32), repr=False)
     _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fusion_idx: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = field(default_factory=dict, repr=False)
+    _variant_bases: tuple[int, set[str]] = field(default=(-1, set()), repr=False)  # (len(graphs), has_variants' bases)
+
+    def __post_init__(self) -> None:
+        self.runs.has_variants = self.has_variants
+
+    def has_variants(self, base: str) -> bool:
+        """Whether a what-if variant of graph ``base`` (a key without variant) was compiled in this session."""
+        n = len(self.graphs)
+        if self._variant_bases[0] != n:
+            self._variant_bases = (n, {b for b, v in map(split_variant, self.graphs) if v})
+        return base in self._variant_bases[1]
+
+    def run_outcome(self, key: str, decode: bool = True) -> str | None:
+        """What graph ``key``'s latest timing came to (:meth:`RunIndex.outcome`: ``"timed"``, ``"no_eager"``,
+        ``"failed"``, ``"not_timed"``, None for none; ``"unknown"`` with ``decode=False`` where telling would mean
+        uncompressing runs)."""
+        return self.runs.outcome(key, decode)
 
     @classmethod
     def of(cls, messages: list[dict[str, Any]]) -> "Store":
@@ -297,12 +315,12 @@ class Store:
             return {}
         return self.cache.get(("stage_links", key), parts, lambda: record_class(Links)(stop_links(*parts)))
 
-    def stages_done(self, key: str) -> list[str]:
+    def stages_done(self, key: str, decode: bool = True) -> list[str]:
         """Stages of graph ``key`` that have a stop (plus ``run`` once it was timed: a timing that failed
-        or was cancelled is not a done run stage)."""
+        or was cancelled is not a done run stage; with ``decode=False`` not while that is unknown, see
+        :meth:`run_outcome`)."""
         done = [s for s in STAGES if s in self.by_graph.get(key, {})]
-        run = self.runs.get(key)
-        if run is not None and not run.get("error") and not run.get("cancelled") and not run.get("not_timed"):
+        if self.run_outcome(key, decode) in ("timed", "no_eager"):
             done.append("run")
         return done
 

@@ -84,6 +84,8 @@ class StepApp(App[None]):
         self._status_for: str | None = None  # the pane _status_extra speaks of, when only of one
         self.preparer = Preparer(self)
         self._bars: dict[str, Any] = {}
+        self._bar_decode = False  # the stage bar's run mark decodes runs once the first frame is on screen
+        self._all_notes = False  # the graph list's notes it cuts off are read once the first frame is on screen
         self.mounter = PaneMounter(self)
         self.search = SearchLine(self)  # `/`, mounted after the first frame
         for m in messages or []:
@@ -128,12 +130,12 @@ class StepApp(App[None]):
         yield Static(id="stagebar")
         with BlankHorizontal():
             yield GraphSide()
-            with Panes(id="panes", initial="pane-dynamo"):
-                # every tab, and the pane of the first frame; the others are mounted right after it
-                for spec in self.mounter.specs():
-                    with BlankTabPane(spec.title, id=f"pane-{spec.stage}"):
-                        if spec.stage == self.view.stage:
-                            yield pane_class(spec)()
+            specs = self.mounter.specs()
+            first = next((s for s in specs if s.stage == self.view.stage), specs[0])
+            # every tab, and the pane of the first frame; the others are mounted right after it
+            with Panes([(spec.title, f"pane-{spec.stage}") for spec in specs], id="panes", initial=f"pane-{first.stage}"):
+                with BlankTabPane(first.title, id=f"pane-{first.stage}"):
+                    yield pane_class(first)()
         yield Static(id="status")  # the search line (hidden until /) goes above it right after the first frame
         yield SteadyFooter(compact=True)
 
@@ -155,7 +157,7 @@ class StepApp(App[None]):
                                               writer=self.writer, step=True, python=self.python)
         tabs = self.query_one("#panes", Panes)
         for spec in self.mounter.specs():  # reached by their keys only (tui.panes.PaneSpec.hide_tab)
-            if getattr(spec, "hide_tab", False):
+            if getattr(spec, "hide_tab", False) or getattr(spec, "HIDE_TAB", False):
                 tabs.hide_tab(f"pane-{spec.stage}")
         if not self.session.numerics:
             tabs.hide_tab("pane-numerics")
@@ -163,6 +165,8 @@ class StepApp(App[None]):
         self.refresh_all()
         self.focus_target().focus()
         self.call_after_refresh(highlight_code, self)
+        self.call_after_refresh(self._bar_runs_decoded)
+        self.call_after_refresh(self._all_graph_notes)
         self.call_after_refresh(self.search.box)
         self.call_after_refresh(self.call_after_refresh, self.mounter.mount_all)  # after the 2nd refresh
         if self.gc_paused:  # --open turned the collector off until the first frame
@@ -248,7 +252,19 @@ class StepApp(App[None]):
                                             self.jobs.rank_title(), width or self.size.width))
 
     def refresh_stagebar(self) -> None:
-        self._bar("#stagebar", bars.stage_text(self.session, self.view, self.size.width or 120))
+        # the first frame's bar leaves out a run mark that only uncompressing runs would tell (an older what-if
+        # session's, tui.bars.stage_text): it follows right after that frame (_bar_runs_decoded)
+        self._bar("#stagebar", bars.stage_text(self.session, self.view, self.size.width or 120,
+                                               decode=self._bar_decode))
+
+    def _bar_runs_decoded(self) -> None:
+        self._bar_decode = True
+        self.refresh_stagebar()
+
+    def _all_graph_notes(self) -> None:
+        """Right after the first frame: the graph list's notes it left out as cut off (refresh_graphs)."""
+        self._all_notes = True
+        self.refresh_graphs()
 
     def refresh_status(self) -> None:
         self._bar("#status", bars.status_text(self.session, self.view, self.live, self._status_extra,
@@ -256,9 +272,16 @@ class StepApp(App[None]):
 
     def refresh_graphs(self) -> None:
         graphs = self.session.graphs
-        notes = self.session.cache.get(("graph_notes",), tuple(self.session.stop_for(g, "dynamo") for g in graphs),
+        side = self.query_one(GraphSide)
+        # the first frame reads the notes it can show (each reads the graph's dynamo stop, parsed on first use):
+        # the shown graph's, and those of keys short enough to leave the narrow list room for one; the rest follow
+        # right after that frame (_all_graph_notes), drawn the same
+        if not self._all_notes:
+            graphs = [g for g in graphs if g == self.view.graph or side.note_may_show(g)]
+        notes = self.session.cache.get(("graph_notes", len(graphs)), tuple(self.session.stop_for(g, "dynamo")
+                                                                           for g in graphs),
                                        lambda: {g: self.session.graph_note(g) for g in graphs})
-        self.query_one(GraphSide).update(graphs, notes, self.view.graph)
+        side.update(self.session.graphs, notes, self.view.graph)
 
     def missing_text(self, stage: str) -> str:
         return bars.missing_text(self.session, self.view, stage, self.live)

@@ -50,12 +50,14 @@ def title_text(session: Store, script: str | None, argv: list[str], session_path
     return t
 
 
-def stage_text(session: Store, view: ViewState, width: int) -> Text:
+def stage_text(session: Store, view: ViewState, width: int, decode: bool = True) -> Text:
     """The graph shown and its stages: ✓ reached, ● the stop the compile is paused at (a recorded
     session, or a live one no longer paused: the stop viewed), ✗ failed; the shown one reversed.
-    Below 100 columns the stage names are short, so ``run`` stays on an 80-column screen."""
+    Below 100 columns the stage names are short, so ``run`` stays on an 80-column screen.  ``decode=False``:
+    the run's mark is left out where telling it would mean uncompressing runs (:meth:`Store.run_outcome`)."""
     key = view.graph
-    done = set(session.stages_done(key)) if key else set()
+    done = set(session.stages_done(key, decode)) if key else set()
+    outcome = session.run_outcome(key, decode) if key else None
     err = session.error_for(key) if key else None
     short = width < 100
     at = view.paused.stage if view.paused and graph_key(view.paused) == key else None
@@ -66,10 +68,10 @@ def stage_text(session: Store, view: ViewState, width: int) -> Text:
     times = _bar_times(session, key) if width >= 120 else {}  # each finished stage's compile time, wide screens
     for s in ALL_STAGES:
         mark, style = ("✓", "green") if s in done else (" ", "dim")
-        run = session.runs.get(key) if key and s == "run" else None
-        if run is not None and (run.error or run.cancelled):
+        run = outcome if s == "run" else None
+        if run == "failed":
             mark, style = "✗", "bold red"  # a failed timing is never ✓run
-        elif run is not None and run.eager_ms is None and s in done:
+        elif run == "no_eager" and s in done:
             mark, style = "✓", "yellow"  # the compiled graph timed, its eager baseline not (the run pane says why)
         if err and err.stage == s:
             mark, style = "✗", "bold red"

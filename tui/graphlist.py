@@ -72,15 +72,26 @@ class GraphSide(BlankVertical):
         self.close()
         self.app.focus_target().focus()
 
+    def note_may_show(self, key: str) -> bool:
+        """Whether graph ``key``'s entry has room for any of its note in the list as it is now (not opened by
+        ``g``): its key is shorter than the list is wide (a width in cells; any other width: True)."""
+        width = self.styles.width
+        return self.has_class("shown") or width is None or not width.is_cells or len(key) + 1 < width.value
+
     def update(self, graphs: list[str], notes: dict[str, str], current: str | None) -> None:
-        """The entries for ``graphs`` (``notes``: why each exists), ``current`` highlighted."""
+        """The entries for ``graphs`` (``notes``: why each exists), ``current`` highlighted; an entry whose note
+        changed is written again."""
         ol = self.options
         self.set_class(len(graphs) <= 1, "hidden")
-        self._notes = notes
+        old, self._notes = self._notes, notes
         if [o.id for o in ol.options] != graphs:
             ol.clear_options()
             for key in graphs:
                 ol.add_option(Option(graph_line(key, notes.get(key, "")), id=key))
+        else:
+            for key in graphs:
+                if notes.get(key, "") != old.get(key, ""):
+                    ol.replace_option_prompt(key, graph_line(key, notes.get(key, "")))
         if current in graphs and ol.highlighted != graphs.index(current):
             ol.highlighted = graphs.index(current)
         self.show_why()

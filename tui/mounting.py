@@ -6,14 +6,15 @@ from typing import Any
 
 from textual.css.query import NoMatches
 
-from inductor_step.tui.compat import BlankTabPane
+from inductor_step.tui.compat import Panes
 from inductor_step.tui.panes import NUMERICS, PANES, pane_class
 
 
 class PaneMounter:
     """Mounts the app's panes (:data:`inductor_step.tui.panes.PANES`, pane 0 in a torchrun job, the
     numerics pane) into their tabs, importing each pane's module on first use.  The app composes every
-    tab and the pane its first frame shows; :meth:`mount_all` mounts the rest once that frame is on
+    tab and the pane its first frame shows (:class:`inductor_step.tui.compat.Panes` mounts the other tabs' panes
+    when first needed); :meth:`mount_all` mounts the rest once that frame is on
     screen, :meth:`pane` any one at once (its table and code view come when it ``is_mounted``)."""
 
     def __init__(self, app: Any) -> None:
@@ -31,9 +32,9 @@ class PaneMounter:
         except NoMatches:
             spec = next(p for p in self.specs() if p.stage == stage)
             widget = pane_class(spec)()
-            tab = self.app.query_one(f"#pane-{stage}", BlankTabPane)
-            if tab.is_attached:  # not while the app closes
-                self._mounting[stage] = tab.mount(widget)
+            panes = self.app.query_one("#panes", Panes)
+            if panes.is_attached:  # not while the app closes
+                self._mounting[stage] = panes.tab_pane(f"pane-{stage}").mount(widget)
             return widget
 
     async def mount_all(self) -> None:

@@ -46,7 +46,7 @@ from inductor_step.session.format.blame import (  # noqa: F401
     Blame, BlameConstraint, BlameMeasure, BlameSetting, BlameSpecialization, BlameStep, BlameVerdict,
 )
 from inductor_step.session.format.codec import (  # noqa: F401
-    PACKED_HEAD_KEYS, PACK_OVER, Packed, STOP_HEAD_KEYS, decode, encode, pack, stop_head,
+    OUTCOME, PACKED_HEAD_KEYS, PACK_OVER, Packed, STOP_HEAD_KEYS, decode, encode, pack, run_outcome, stop_head,
 )
 from inductor_step.session.format.reader import (  # noqa: F401
     LAZY, lazy_variant, load_lazy, read_session,

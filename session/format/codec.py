@@ -18,6 +18,22 @@ STOP_HEAD_KEYS: tuple[str, ...] = tuple(StopHead.__annotations__)
 PACKED_HEAD_KEYS: dict[str, tuple[str, ...]] = {"stop": (*STOP_HEAD_KEYS[1:], "part", "subgraph", "variant")}
 # a run's variant too: --open's lazy reader then knows its graph without decoding it (session.run_index)
 _OTHER_HEAD_KEYS = ("compile_id", "graph_kind", "part", "subgraph", "variant", "name")
+#: A packed run's head also keeps its :func:`run_outcome` under this key (what the stage bar shows of it); a head
+#: that has it was written since heads keep a run's variant, so a head without ``variant`` is then the original's.
+OUTCOME = "outcome"
+
+
+def run_outcome(run: dict[str, Any] | None) -> str | None:
+    """What a ``run`` message (a graph's timing) came to, as the stage bar marks it: ``"failed"`` (an ``error``
+    or ``cancelled``: ✗run), ``"not_timed"`` (no time by design: not a done stage), ``"no_eager"`` (the compiled
+    graph timed, its eager baseline not: a yellow ✓run), ``"timed"`` (✓run); None for no run."""
+    if run is None:
+        return None
+    if run.get("error") or run.get("cancelled"):
+        return "failed"
+    if run.get("not_timed"):
+        return "not_timed"
+    return "no_eager" if run.get("eager_ms") is None else "timed"
 #: Lines at least this long (bytes) are packed by the session writer.
 PACK_OVER = 2048
 
@@ -63,6 +79,8 @@ def pack(line: bytes, msg: dict[str, Any] | None = None, level: int = 6) -> byte
     for k in PACKED_HEAD_KEYS.get(str(kind), _OTHER_HEAD_KEYS):
         if k in msg:
             head[k] = msg[k]
+    if kind == "run":
+        head[OUTCOME] = run_outcome(msg)
     body = base64.b64encode(zlib.compress(line, level)).decode("ascii")
     out = json.dumps({**head, "size": len(line)}, separators=(",", ":"))[:-1] + ',"zlib":"' + body + '"}'
     data = out.encode("utf-8")

@@ -131,8 +131,9 @@ def _half_drawn(screen: str) -> bool:
 
 def test_the_first_frame_of_open_has_the_footer_the_tab_underline_and_the_table_as_they_stay(tmp_path):
     """``--open``'s first frame in a real terminal holds what the settled screen holds above the code: the
-    footer's keys (Footer added them a frame later), the shown tab's underline (Tabs moved it there a frame
-    later) and the table's column widths (they grew by two cells a frame later).  Every screen tmux shows
+    footer's keys (Footer added them a frame later; now drawn as one picture first, then as keys, the same row),
+    the shown tab's underline (Tabs moved it there a frame later) and the table's column widths (they grew by two
+    cells a frame later).  Every screen tmux shows
     twice in a row (a frame, not one caught while tmux draws it) is compared with the last one."""
     # COLUMNS and LINES (the pytest run sets them) would size the app at 80x24 in the 160x50 window
     cmd = f"cd {ROOT} && env -u COLUMNS -u LINES {sys.executable} -m inductor_step --open tests/fixtures/demo.jsonl"
@@ -155,6 +156,7 @@ def test_the_first_frame_of_open_has_the_footer_the_tab_underline_and_the_table_
         for s in screens:
             rows = s.splitlines()
             assert "n Next" in s, f"a frame with the stage bar and no footer keys:\n{s}"
+            assert rows[-1] == final[-1], f"a frame whose footer differs from the settled one:\n{s}"
             assert underline in rows, f"a frame without the tab's underline:\n{s}"
             assert header in rows, f"a frame whose table columns differ from the settled ones:\n{s}"
     finally:

@@ -146,31 +146,69 @@ def test_a_parts_stop_opens_lazily_with_its_key(tmp_path):
     assert protocol.with_part("backward", 2) == "backward #2" and protocol.with_part("backward", None) == "backward"
 
 
+def _noise(seed: str) -> str:
+    """64 hex digits that zlib cannot shrink: a packed line long enough to be read lazily."""
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.sha256(seed.encode()).hexdigest()
+
+
 def test_a_long_timing_opens_lazily_under_its_variant(tmp_path):
-    """A long (packed) timing of a graph and of its what-if variant, written now (the variant kept in the packed
-    head) and as earlier versions wrote it (not there): read lazily, the session's timing of each graph is that
-    graph's, as when the file is read whole, and the runs keep their order."""
+    """A long (packed) timing of a graph and of its what-if variant, written now (the variant and the outcome kept
+    in the packed head) and as earlier versions wrote it (neither there): read lazily, the session's timing of each
+    graph is that graph's, as when the file is read whole, and the runs keep their order.  What each timing came to
+    (the stage bar's mark) is read off a head written now without decoding a run; of an older file's, not without
+    uncompressing them ("unknown" when not allowed to)."""
+    import re  # noqa: PLC0415
+
     from inductor_step.session.store import Store  # noqa: PLC0415
 
-    def run(variant, ms):
+    def run(variant, ms, eager=None):
         msg = {"type": "run", "compile_id": "[1/0]", "graph_kind": "forward", "compiled_ms": ms,
-               "kernels": [{"name": f"k{i}", "median_ms": ms / (i + 1), "note": "x " * 40} for i in range(60)]}
+               "kernels": [{"name": f"k{i}", "median_ms": ms / (i + 1), "note": _noise(f"{ms}{i}")} for i in range(60)]}
+        msg = {**msg, "eager_ms": eager} if eager else msg
         return {**msg, "variant": variant} if variant else msg
 
-    messages = [{"type": "header", "format": FORMAT}, run(None, 1.0), run("max_autotune=True", 0.5),
-                run(None, 2.0)]
+    variant_stop = {**stop_head(1, "[1/0]", "forward", "dynamo", False), "variant": "max_autotune=True"}
+    messages = [{"type": "header", "format": FORMAT}, variant_stop, run(None, 1.0),
+                run("max_autotune=True", 0.5), run(None, 2.0, eager=3.0)]
     new = tmp_path / "new.jsonl"
     _write(new, messages)
-    old = tmp_path / "old.jsonl"  # the same lines with the variant left out of the clear head
+    old = tmp_path / "old.jsonl"  # the same lines with the variant and outcome left out of the clear head
     with open(new, "rb") as f, open(old, "wb") as g:
-        g.write(f.read().replace(b'"variant":"max_autotune=True","size"', b'"size"'))
-    assert b'"variant"' not in old.read_bytes()  # packed: the variant only inside the compressed JSON
+        g.write(re.sub(rb',"outcome":"[a-z_]+"', b"", f.read()).replace(b'"variant":"max_autotune=True","size"',
+                                                                         b'"size"'))
+    assert b'"variant":"max_autotune=True","size"' not in old.read_bytes()  # the variant only in the packed JSON
+    assert b'"outcome"' in new.read_bytes() and b'"outcome"' not in old.read_bytes()
     whole = Store.of(list(read_session(str(new))))
     for path in (new, old):
         lazy = Store.of(list(read_session(str(path), lazy_over=1000)))
+        bar = {g: lazy.run_outcome(g, decode=False) for g in ("[1/0] forward", "[1/0] forward · max_autotune=True")}
+        assert len(lazy.runs._pending) == 3 and all(LAZY in h for _, h in lazy.runs._pending)  # nothing decoded
+        assert bar == ({"[1/0] forward": "timed", "[1/0] forward · max_autotune=True": "no_eager"} if path == new
+                       else {"[1/0] forward": "unknown", "[1/0] forward · max_autotune=True": "unknown"})
         assert lazy.runs.get("[1/0] forward · max_autotune=True") == run("max_autotune=True", 0.5)
-        assert lazy.runs.get("[1/0] forward") == run(None, 2.0)  # the latest timing of the original
+        assert lazy.runs.get("[1/0] forward") == run(None, 2.0, eager=3.0)  # the latest timing of the original
+        assert lazy.run_outcome("[1/0] forward") == "timed"
         assert dict(lazy.runs.items()) == dict(whole.runs.items()) and list(lazy.runs) == list(whole.runs)
+
+
+def test_an_older_timing_without_variants_is_decoded_once_for_the_stage_bar(tmp_path):
+    """An older file's long timing (no outcome in its packed head) of a graph no what-if variant was compiled
+    of: it can only be that graph's, so the stage bar's first frame decodes it (as the run pane would) rather than
+    leave its mark out, and it reads as it does read whole."""
+    import re  # noqa: PLC0415
+
+    from inductor_step.session.store import Store  # noqa: PLC0415
+
+    run = {"type": "run", "compile_id": "[1/0]", "graph_kind": "forward", "compiled_ms": 1.0, "error": "boom",
+           "kernels": [{"name": f"k{i}", "note": _noise(str(i))} for i in range(60)]}
+    old = tmp_path / "old.jsonl"
+    _write(old, [{"type": "header", "format": FORMAT}, run])
+    old.write_bytes(re.sub(rb',"outcome":"[a-z_]+"', b"", old.read_bytes()))
+    lazy = Store.of(list(read_session(str(old), lazy_over=1000)))
+    assert lazy.runs._pending and lazy.run_outcome("[1/0] forward", decode=False) == "failed"
+    assert lazy.stages_done("[1/0] forward", decode=False) == [] and lazy.runs.get("[1/0] forward") == run
 
 
 def test_graph_key_parses_back_every_recorded_label():
