@@ -159,3 +159,25 @@ def test_nothing_for_inductor_says_so_with_dynamos_reasons(nothing: Rec) -> None
     assert not c.agree and "agree" not in summary, summary
     assert "nothing to compare: no graph reached Inductor on ranks 0,1" in summary
     assert "graph break" in summary
+
+
+def test_pane_7_of_another_backends_graph_says_r_does_not_time_it(rec: Rec, tmp_path) -> None:
+    """Pane 7 on a graph Dynamo gave to aot_eager: not "press r to run and time every compiled graph" (r does not
+    time it) but whose graph it is and what r times."""
+    import asyncio
+
+    from inductor_step.tui.app import StepApp
+
+    aot = next(k for k, b in rec.done["other_backends"].items() if b == "aot_eager")
+    seen = {}
+
+    async def main():
+        app = StepApp(messages=rec.msgs, session_path=str(tmp_path / "s.jsonl"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.show_graph(aot)
+            await pilot.press("7")
+            await pilot.pause()
+            seen["text"] = app.query_one("#code-run").text
+    asyncio.run(main())
+    assert seen["text"].startswith(f"# {aot}: Dynamo handed this graph to backend 'aot_eager', not Inductor"), seen
+    assert "press r to run" not in seen["text"]

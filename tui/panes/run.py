@@ -123,6 +123,12 @@ class RunPane(StagePane):
             head = wrapped(f"# timing failed: {data.error}", max(30, width - 8))
             return Detail(f"{head}\n\n{data.traceback or ''}", "pytb")
         status = self.app.session.run_status
+        key = self.app.view.graph
+        dyn = self.app.session.stop_for(key, "dynamo") if key else None
+        if dyn is not None and dyn.backend:  # no Inductor output to time: r times the others
+            return Detail(f"# {key}: Dynamo handed this graph to backend {dyn.backend!r}, not Inductor:\n# no compiled "
+                          "code of Inductor's to time (r times the graphs Inductor compiled)"
+                          + (f"\n# {status}" if status else ""))
         if not self.app.live:
             return Detail("# this recorded session has no timing for this graph")
         return Detail("# press r to run and time every compiled graph:\n# the whole compiled graph against eager,"
