@@ -145,6 +145,38 @@ def _details_follow_at_once(monkeypatch):
     monkeypatch.setattr(StagePane, "DETAIL_DELAY_S", 0)
 
 
+def pytest_configure(config):
+    """Under xdist the files go to the workers in the order :func:`pytest_collection_modifyitems` gives,
+    not xdist's default most-tests-first (``--loadscope-reorder``, which leaves the files of one or two
+    tests that each record a real compile or job for the end); ``--loadscope-reorder`` given on the
+    command line still wins."""
+    if hasattr(config.option, "loadscopereorder") and "--loadscope-reorder" not in config.invocation_params.args:
+        config.option.loadscopereorder = False
+
+
+#: folders whose files record real compiles, jobs and blames in subprocesses (up to a minute a file)
+_RECORDING_DIRS = ("e2e", "tracer")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """On an xdist worker, order the files (``-n 2 --dist loadfile`` hands out whole files, in this order,
+    each to the first worker with little left): tests/e2e and tests/tracer first, then the other folders'
+    files by their number of tests, most first, so the run ends on short files (tests/ui's of one or two
+    tests) and both workers finish at about the same time.  The tests of a file keep their order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    per_file: dict = {}
+    for item in items:
+        per_file[item.path] = per_file.get(item.path, 0) + 1
+
+    def key(item):
+        recording = item.path.parent.name in _RECORDING_DIRS
+        return (0, 0) if recording else (1, -per_file[item.path])
+
+    items.sort(key=key)  # stable: collection order within each group and within each file
+
+
 def pytest_unconfigure(config):
     session = getattr(config, "_inductor_step_session", None)
     if session is not None:
