@@ -42,34 +42,66 @@ def app_driver():
 DEMO_RUN_SECRET = ("INDUCTOR_STEP_TEST_SECRET", "s3cr3t-value-8d1f")
 
 
+def once_per_run(tmp_path_factory, name: str, make):
+    """``make(folder)`` called once for the whole test run, however many xdist workers ask for it: the
+    first to ask runs it in ``<the run's temporary root>/name`` (pytest's basetemp of the xdist
+    controller, which every worker of this run shares) while any other waits on a lock file there, then
+    reads the result the first wrote.  ``make`` returns what JSON keeps (a tuple comes back as a list);
+    when it raises, the next worker to ask runs it again (and fails as plainly).  Without xdist the root
+    is the run's own basetemp: nothing is shared between runs."""
+    import fcntl  # noqa: PLC0415
+    import json  # noqa: PLC0415
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # xdist gives worker gwN the basetemp <controller's basetemp>/gwN
+    done = root / f"{name}.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # let go when the file closes, or when the worker holding it ends
+        if done.exists():
+            return json.loads(done.read_text())
+        folder = root / name
+        folder.mkdir(exist_ok=True)
+        result = make(folder)
+        tmp = root / f"{name}.json.tmp"
+        tmp.write_text(json.dumps(result))
+        os.replace(tmp, done)
+        return result
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> str:
     """The path of one real session of the bundled demo (tracer/demo/train_step.py: ``[0/0] forward``,
-    ``[0/0] backward``, ``[1/0] inference``), recorded once for the whole test run by ``inductor-step
-    --headless --run --record train_step-test.jsonl`` with :data:`DEMO_RUN_SECRET` in its environment and no
-    TORCH_TRACE / TORCH_LOGS; skips where torch is not installed.  Read it, never write it: the report,
-    export and format tests share it."""
+    ``[0/0] backward``, ``[1/0] inference``), recorded once for the whole test run, every xdist worker
+    included (:func:`once_per_run`), by ``inductor-step --headless --run --record train_step-test.jsonl``
+    with :data:`DEMO_RUN_SECRET` in its environment and no TORCH_TRACE / TORCH_LOGS; skips where torch is
+    not installed.  Read it, never write it: the report, export and format tests share it."""
     import importlib.util  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
 
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed: cannot record a real session")
-    d = tmp_path_factory.mktemp("demo_run")
-    path = str(d / "train_step-test.jsonl")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), root) if p))
     env.pop("TORCH_TRACE", None)
     env.pop("TORCH_LOGS", None)
     env[DEMO_RUN_SECRET[0]] = DEMO_RUN_SECRET[1]
-    proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", path],
-                          cwd=str(d), env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+    def record(d) -> list:
+        path = str(d / "train_step-test.jsonl")
+        proc = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", path],
+                              cwd=str(d), env=env, capture_output=True, text=True, timeout=300)
+        return [proc.returncode, proc.stdout[-2000:] + proc.stderr[-2000:], path]
+
+    returncode, tail, path = once_per_run(tmp_path_factory, "demo_run", record)
+    assert returncode == 0, tail
     return path
 
 
 @pytest.fixture(scope="session")
 def train_step_run(tmp_path_factory):
-    """examples/train_step.py recorded once for the whole test run by ``inductor-step --headless --run --record
+    """examples/train_step.py recorded once for the whole test run, every xdist worker included
+    (:func:`once_per_run`), by ``inductor-step --headless --run --record
     sessions/train_step.jsonl examples/train_step.py --steps 3 --lr 0.05`` (the session folder does not exist
     before), started in a thread of its own when first asked for, so a module's other recordings go on beside it:
     a future of ``(returncode, stdout, stderr, record path, cwd)``.  test_tracer and test_links read it."""
@@ -80,21 +112,20 @@ def train_step_run(tmp_path_factory):
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed: cannot record a real session")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    cwd = tmp_path_factory.mktemp("train_step")
-    record = str(cwd / "sessions" / "train_step.jsonl")
     env = dict(os.environ)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.pop("TORCH_LOGS", None)
     env.pop("TORCH_TRACE", None)
 
-    def run():
-        p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", record,
+    def record(cwd) -> list:
+        path = str(cwd / "sessions" / "train_step.jsonl")
+        p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", path,
                             os.path.join(root, "examples", "train_step.py"), "--steps", "3", "--lr", "0.05"],
                            cwd=str(cwd), env=env, capture_output=True, text=True, timeout=300)
-        return p.returncode, p.stdout, p.stderr, record, str(cwd)
+        return [p.returncode, p.stdout, p.stderr, path, str(cwd)]
 
     pool = ThreadPoolExecutor(1)
-    yield pool.submit(run)
+    yield pool.submit(lambda: tuple(once_per_run(tmp_path_factory, "train_step_run", record)))
     pool.shutdown(wait=True)
 
 
@@ -112,6 +143,38 @@ def _details_follow_at_once(monkeypatch):
     from inductor_step.tui.panes.base import StagePane
 
     monkeypatch.setattr(StagePane, "DETAIL_DELAY_S", 0)
+
+
+def pytest_configure(config):
+    """Under xdist the files go to the workers in the order :func:`pytest_collection_modifyitems` gives,
+    not xdist's default most-tests-first (``--loadscope-reorder``, which leaves the files of one or two
+    tests that each record a real compile or job for the end); ``--loadscope-reorder`` given on the
+    command line still wins."""
+    if hasattr(config.option, "loadscopereorder") and "--loadscope-reorder" not in config.invocation_params.args:
+        config.option.loadscopereorder = False
+
+
+#: folders whose files record real compiles, jobs and blames in subprocesses (up to a minute a file)
+_RECORDING_DIRS = ("e2e", "tracer")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """On an xdist worker, order the files (``-n 2 --dist loadfile`` hands out whole files, in this order,
+    each to the first worker with little left): tests/e2e and tests/tracer first, then the other folders'
+    files by their number of tests, most first, so the run ends on short files (tests/ui's of one or two
+    tests) and both workers finish at about the same time.  The tests of a file keep their order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    per_file: dict = {}
+    for item in items:
+        per_file[item.path] = per_file.get(item.path, 0) + 1
+
+    def key(item):
+        recording = item.path.parent.name in _RECORDING_DIRS
+        return (0, 0) if recording else (1, -per_file[item.path])
+
+    items.sort(key=key)  # stable: collection order within each group and within each file
 
 
 def pytest_unconfigure(config):

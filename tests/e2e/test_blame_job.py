@@ -2,7 +2,7 @@
 divergent graph after the script (tests/scripts/blame_job.py: torch's relu fault injection in a graph that holds an
 all_reduce), each step a torchrun job of the same two processes (rank 0 compares, every rank takes part in the
 collectives); the verdict names the lowering of relu and gives a torchrun repro; rank 1 blames nothing.  ``--blame
-speed`` on a job is refused in one line (exit 2).  About 90 s on the shared 2-core box (each step starts a job)."""
+speed`` on a job is refused in one line (exit 2).  About 40 s alone on the shared 2-core box (7 steps, each a job)."""
 
 from __future__ import annotations
 
