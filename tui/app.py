@@ -16,9 +16,9 @@ from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Static
 
-from inductor_step.session.format import CMD_CANCEL_RUN, CMD_CONTINUE, CMD_RUN, graph_key
+from inductor_step.session.format import CMD_CANCEL_RUN, CMD_RUN, graph_key
 from inductor_step.session.format.records import Record
-from inductor_step.tui import bars, routes
+from inductor_step.tui import bars, routes, stepping
 from inductor_step.tui.codeview import CodeView, highlight_code
 from inductor_step.tui.compat import BlankHorizontal, BlankTabPane, MainScreen, Panes, SteadyFooter, lazy_module
 from inductor_step.tui.keys import BINDINGS, help_rows
@@ -312,83 +312,14 @@ class StepApp(App[None]):
 
     # ------------------------------------------------------------------ stepping
     def current_index(self) -> int | None:
-        """The stop shown, or for a pane that is no stop (linked, run, log) the graph's last stop."""
-        v, last = self.view, None
-        for i, s in enumerate(self.session.stops):
-            if graph_key(s) == v.graph:
-                if s["stage"] == v.stage:
-                    return i
-                last = i
-        return last
-
-    def _continue(self) -> None:
-        self.view.paused = None
-        self.view.follow = True
-        self.view.stepped_back = False
-        self.agent.send(CMD_CONTINUE)
-
-    def _continues_here(self) -> bool:
-        """``n`` continues the compile without walking the recorded stops: the compile waits at the newest
-        stop, the view is on that stop's graph (any pane: a pane key shows another level of the same stop)
-        and the person did not step back with ``b``."""
-        stops, v = self.session.stops, self.view
-        return (v.paused is not None and not v.stepped_back and bool(stops) and graph_key(stops[-1]) == v.graph
-                and self.agent is not None and self.agent.alive and not self.jobs.not_stepped_here())
-
-    def _following_the_compile(self) -> bool:
-        """The compile runs on after ``n`` (not paused, the script not done) and the view follows it: ``n`` waits for
-        the next pause instead of walking into the stops recorded meanwhile that the compile did not pause at (a
-        flex-attention subgraph's), which would leave the view behind when the compile next pauses."""
-        v = self.view
-        return (v.follow and not v.stepped_back and v.paused is None and self.session.done is None
-                and self.agent is not None and self.agent.alive and not self.jobs.not_stepped_here())
+        """The stop shown, or for a pane that is no stop the graph's last stop (tui.stepping)."""
+        return stepping.current_index(self)
 
     def action_next_stop(self) -> None:
-        stops = self.session.stops
-        cur = self.current_index()
-        if self._continues_here() or self._following_the_compile():
-            cur = None
-        if cur is not None and cur + 1 < len(stops):
-            nxt = stops[cur + 1]
-            self.go(graph_key(nxt), nxt["stage"])
-            self.view.follow = cur + 1 == len(stops) - 1
-            self.view.stepped_back = not self.view.follow
-            self.refresh_all()
-            return
-        if self.jobs.not_stepped_here():
-            return
-        if self.agent is not None and self.agent.alive:
-            if self.view.paused is not None:
-                self._continue()
-            elif self.session.done is None:  # never passes the next stop unseen
-                self.set_status("continuing the compile… (it runs to its next stop; n continues it from there)")
-                return
-            else:
-                self.bell()
-                return
-            self._status_extra = "continuing the compile…"
-            self.refresh_status()
-            self.refresh_stagebar()
-            return
-        self.bell()
+        stepping.next_stop(self)
 
     def action_prev_stop(self) -> None:
-        stops = self.session.stops
-        cur = self.current_index()
-        if cur is None:
-            if stops:
-                self.go(graph_key(stops[-1]), stops[-1]["stage"])
-                self.refresh_all()
-            return
-        exact = graph_key(stops[cur]) == self.view.graph and stops[cur]["stage"] == self.view.stage
-        target = cur - 1 if exact else cur  # from linked/run/log: the graph's last stop first
-        if target < 0:
-            self.bell()
-            return
-        self.go(graph_key(stops[target]), stops[target]["stage"])
-        self.view.follow = False
-        self.view.stepped_back = True
-        self.refresh_all()
+        stepping.prev_stop(self)
 
     def action_stage(self, stage: str) -> None:
         missing = self.jobs.pane_missing(stage)
