@@ -1,6 +1,7 @@
-"""Shared test settings, the recordings a whole test run shares (``demo_run``, ``train_step_run``) and the
-helpers tests import: waits on a condition with a deadline (``wait_for``, ``wait_until``, ``screen_settled``) and
-the screen's text through Textual's public API (``screen_lines``)."""
+"""Shared test settings, the recordings a whole test run shares (``demo_run``, ``train_step_run``: once across
+the xdist workers too, ``once_per_run``), the order the workers get the files in, and the helpers tests import:
+waits on a condition with a deadline (``wait_for``, ``wait_until``, ``screen_settled``) and the screen's text
+through Textual's public API (``screen_lines``)."""
 
 import atexit
 import os
