@@ -43,7 +43,7 @@ def test_backward_round_goes_back_from_the_loss_only():
     eager = user_eager({"gm": gm, "inputs": seen["inputs"], "mode": "backward", "grad_used": seen["grad_used"],
                         "outputs": 2}, cuda=False)
     assert "round" in eager, eager
-    assert "1 output(s) of 2 the script's own backward reached" in eager["how"], eager["how"]
+    assert "from the 1 of its 2 outputs that the script's own backward reached" in eager["how"], eager["how"]
     m.zero_grad(set_to_none=True)
     assert backward_round(gm, seen["inputs"], cuda=False) > 0
     # the loss's weight got its gradient; the logits' weight, which the loss does not read, none

@@ -85,8 +85,8 @@ def _grad_outputs(outs: Any, used: set[int] | None = None) -> tuple[list, list]:
 def backward_from(used: set[int] | None, outs: int | None = None) -> str:
     """Where the eager backward starts, in words, for ``eager_how``."""
     if used:
-        return (f"from the {len(used)} output(s) of {outs or '?'} the script's own backward reached at its first "
-                "step (gradient hooks on the compiled graph's outputs), ones as their grads")
+        return (f"from the {len(used)} of its {outs or '?'} outputs that the script's own backward reached at its "
+                "first step (gradient hooks on the compiled graph's outputs), ones as their grads")
     return ("from its scalar outputs that require grad (a loss, as loss.backward() starts from), else from every "
             "output that requires grad, ones as their grads")
 
