@@ -346,13 +346,15 @@ def run_kernel_text(k: dict[str, Any], fused: list[str] | None, gpu: bool, summa
 # --------------------------------------------------------------------------- linked view
 
 def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbody: dict[str, Any] | None,
-                script_dir: str | None = None) -> str:
+                script_dir: str | None = None, partial: str | None = None) -> str:
     """Pane 8's middle text for buffer ``sel`` (its ``links["buffers"]`` entry ``b``): FX nodes,
     scheduler and fused node, kernels with their lines, notes, the user's lines with context, and
-    its LoopBody."""
+    its LoopBody.  ``partial``: before codegen, the last stage recorded (the kernel is said to come later)."""
     lines = [f"# {sel}: scheduler node {b.get('scheduler_node')} in {b.get('fused_node')}",
              f"post-grad FX nodes: {', '.join(b.get('fx_nodes') or []) or '-'}",
              f"Dynamo FX nodes:    {', '.join(b.get('dynamo_nodes') or []) or '-'}"]
+    if partial:
+        lines.append(f"kernel:             comes with codegen (recorded up to {partial}; n continues the compile)")
     for k in b.get("kernels") or []:
         ranges = (b.get("kernel_lines") or {}).get(k) or []
         where = ", ".join(f"{a}" if a == e else f"{a}-{e}" for a, e in ranges) or "no lines of its own"

@@ -237,6 +237,7 @@ class Links(TypedDict, total=False):
     sources: list[str]
     notes: list[str]
     provenance_map: str  # what torch's provenance map held for this graph: "written", "empty: ...", ...
+    partial: str  # before codegen (session.prelinks): the last stage the links were read from; no kernels yet
 
 
 # ----------------------------------------------------------------------------- stops

@@ -44,8 +44,8 @@ def _until(stage: str) -> list[dict]:
 def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_they_have_not_run():
     """With buf6 selected at the lowering stop; at the loopbody stop (no codegen yet) pane 4's cursor
     is on op6, pane 5's on op6, pane 2's on a post-grad node of buf6, pane 1's on the Dynamo node it came
-    from (the post-grad nodes' ``from_node``: the one codegen's links name later); panes 6 and 8 say codegen
-    has not run; the status line keeps the buffer's name at 80 columns."""
+    from (the post-grad nodes' ``from_node``: the one codegen's links name later); pane 6 says codegen has not
+    run, pane 8 shows buf6's nodes with its kernel to come with codegen; the status line keeps the buffer's name at 80 columns."""
     app = StepApp(messages=_until("loopbody"))
     seen: dict = {}
 
@@ -62,6 +62,8 @@ def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_th
             await pilot.press(key)
             await pilot.pause()
             seen[stage] = app.query_one(f"#code-{'linkinfo' if stage == 'linked' else stage}", CodeView).text
+        seen["linked_row"] = _row(app, "linked")
+        seen["linked_kernel"] = app.query_one("#code-linkkernel", CodeView).text
 
     _drive(app, steps)
     lowering = app.session.stop_for(FWD, "lowering")
@@ -73,7 +75,11 @@ def test_before_codegen_every_pane_follows_the_selection_and_later_stages_say_th
                  and m["stage"] == "codegen")["links"]["buffers"]["buf6"]["dynamo_nodes"]
     assert later and seen["dynamo"] in later, (seen, later)
     assert "has not reached codegen" in seen["codegen"], seen["codegen"]
-    assert "come with codegen" in seen["linked"], seen["linked"]
+    # pane 8 before codegen: the buffer's row, its nodes from lowering and scheduling, the kernel said to come later
+    assert seen["linked_row"] == "buf6", seen
+    assert seen["linked"].startswith("# buf6: scheduler node op6") and "post-grad FX nodes: " in seen["linked"], seen
+    assert "kernel:             comes with codegen (recorded up to loopbody" in seen["linked"], seen["linked"]
+    assert "the kernel that computes buf6 comes with codegen" in seen["linked_kernel"], seen["linked_kernel"]
 
 
 def test_pane_8_follows_its_own_kernel_line_pick(app_driver):

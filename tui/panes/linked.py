@@ -62,11 +62,6 @@ class LinkedPane(StagePane):
     def kernel_code(self) -> CodeView:
         return self.query_one("#code-linkkernel", CodeView)
 
-    @property
-    def links(self) -> dict[str, Any]:
-        """Codegen's links only: this pane shows kernels and source lines, which come with codegen."""
-        return self.app.session.links(self.app.view.graph)
-
     def data(self) -> dict[str, Any] | None:
         links = self.links
         return links or None
@@ -79,10 +74,12 @@ class LinkedPane(StagePane):
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         bufs = data.buffers
         names = tuple(bufs)
+        partial = data.get("partial")  # before codegen: what lowering and scheduling tell, no kernels yet
 
         def row(i: int) -> tuple:
             b = bufs[names[i]]
-            return (T(names[i], "bold"), T(b.scheduler_node), T(b.fused_node), T(joined(b.kernels, 2)))
+            kernels = T(joined(b.kernels, 2)) if not partial else T("after codegen", "dim")
+            return (T(names[i], "bold"), T(b.scheduler_node), T(b.fused_node), kernels)
         return names, row
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
@@ -95,7 +92,7 @@ class LinkedPane(StagePane):
         loopbody = self.app.session.stop_for(graph, "loopbody")
         bodies = loopbody.bodies if loopbody is not None and isinstance(loopbody.bodies, list) else []
         lb = next((x for x in bodies if isinstance(x, dict) and x.node == b.scheduler_node), None)
-        text = linked_info(sel, b, data.user_source or {}, lb, self.app.session.script_dir)
+        text = linked_info(sel, b, data.user_source or {}, lb, self.app.session.script_dir, data.get("partial"))
         mline = memory_line(self.app.session, graph, sel)  # its bytes, lifetime, live at the peak
         if mline:  # wrapped to the LoopBody's width: a longer line widened the view and cost pane 8 a row at 80x24
             import textwrap  # noqa: PLC0415
@@ -111,6 +108,9 @@ class LinkedPane(StagePane):
         kernels = b.kernels or []
         stop = self.app.session.stop_for(self.app.view.graph, "codegen")
         k = next((k for k in (stop.kernels if stop is not None else None) or [] if kernels and k.name == kernels[0]), None)
+        if k is None and data.get("partial"):
+            return Detail(f"# the kernel that computes {sel} comes with codegen\n# (recorded up to "
+                          f"{data.get('partial')}; n continues the compile)", "text")
         if k is None:
             return Detail(f"# no kernel computes {sel}", "text")
         ranges = [tuple(r) for r in (b.kernel_lines or {}).get(kernels[0]) or []]
