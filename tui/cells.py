@@ -143,10 +143,13 @@ def cut_name(t: str, w: int, parts: Sequence[str] = ()) -> str:
     ``…qkv_weig…``, ``…odel_0_w…``.
     Other text (``add_3``, ``primals_1``: not a module's parameter) keeps its end: :func:`cut_plain` where it is
     no identifier."""
-    if w < 6 or not t.isascii() or not (_IDENT.fullmatch(t) or parts):
+    ident = _IDENT.fullmatch(t) if t.isascii() else None
+    if w < 6 or not t.isascii() or not (ident or parts):
         return cut_plain(t, w)
-    end = _end_cut(t, w) if _IDENT.fullmatch(t) else cut_plain(t, w)
-    spans = _spans(t, parts) if len(parts) > 1 else _ident_spans(t) if _IDENT.fullmatch(t) else None
+    end = _end_cut(t, w) if ident else cut_plain(t, w)
+    if len(parts) < 2 and not t.endswith("_"):  # (no module path in it: _ident_spans)
+        return end
+    spans = _spans(t, parts) if len(parts) > 1 else _ident_spans(t) if ident else None
     if not spans or len(spans) < 2:
         return end
     param = len(spans) - 1
