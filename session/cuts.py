@@ -32,14 +32,16 @@ def distinct_cuts(cuts: Mapping[str, str], w: int) -> dict[str, str]:
     each) keep theirs."""
     if w < MIN_WIDTH:
         return {}
+    shared_by = Counter(cuts.values())
     groups: dict[str, list[str]] = {}
     for name, cut in cuts.items():
-        groups.setdefault(cut, []).append(name)
+        if shared_by[cut] > 1:
+            groups.setdefault(cut, []).append(name)
     parted = {shared: _parting(sorted(names)) for shared, names in groups.items()
-              if len(names) > 1 and all(n.isascii() and len(n) > w for n in names)}
+              if all(n.isascii() and len(n) > w for n in names)}
     first = {name: _window(name, p, q, w) for group in parted.values() for p, q, name in group}
     seen = Counter(first.values())
-    taken = set(groups)  # every cut on screen, and every new one as it is given
+    taken = set(shared_by)  # every cut on screen, and every new one as it is given
     out: dict[str, str] = {}
     for shared, group in parted.items():
         taken.discard(shared)  # the group's own cut is free again: at most one of its names keeps it
