@@ -286,6 +286,11 @@ RUN_COLUMNS = ("kernel", "median ms [p20-p80]", "share", "GB/s", "% peak BW", "b
                "TFLOP/s", "backend", "fused nodes")
 
 
+def run_kernel_label(k: dict[str, Any]) -> str:
+    """A timed kernel call's name in the run table: the kernel's, with its call where it is called again."""
+    return k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else "")
+
+
 def run_cells(k: dict[str, Any]) -> dict[str, str]:
     """The run table's cells of one timed kernel call, by column label (times in ms, bandwidth in
     GB/s and % of the session's peak, TFLOP/s), from the ``run`` message's ``kernels`` entry."""
@@ -293,7 +298,7 @@ def run_cells(k: dict[str, Any]) -> dict[str, str]:
     in_graph = k.get("in_graph_ms") if k.get("in_graph_ms") is not None else k.get("warm_ms")
     med = k.get("median_ms")
     return {
-        "kernel": k["name"] + (f" (call {k['call']})" if k.get("call", 1) > 1 else ""),
+        "kernel": run_kernel_label(k),
         "backend": str(k.get("backend") or ""),
         "median ms [p20-p80]": (f"{med:.4f}" + (f" [{k['p20_ms']:.4f}-{k['p80_ms']:.4f}]" if k.get("p20_ms") is not None
                                                 else "")) if isinstance(med, (int, float))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from rich.cells import cell_len, set_cell_size
+
+from inductor_step.session.cuts import distinct_cuts
 
 
 class Cell:
@@ -143,10 +145,13 @@ def cut_name(t: str, w: int, parts: Sequence[str] = ()) -> str:
     ``…qkv_weig…``, ``…odel_0_w…``.
     Other text (``add_3``, ``primals_1``: not a module's parameter) keeps its end: :func:`cut_plain` where it is
     no identifier."""
-    if w < 6 or not t.isascii() or not (_IDENT.fullmatch(t) or parts):
+    ident = _IDENT.fullmatch(t) if t.isascii() else None
+    if w < 6 or not t.isascii() or not (ident or parts):
         return cut_plain(t, w)
-    end = _end_cut(t, w) if _IDENT.fullmatch(t) else cut_plain(t, w)
-    spans = _spans(t, parts) if len(parts) > 1 else _ident_spans(t) if _IDENT.fullmatch(t) else None
+    end = _end_cut(t, w) if ident else cut_plain(t, w)
+    if len(parts) < 2 and not t.endswith("_"):  # (no module path in it: _ident_spans)
+        return end
+    spans = _spans(t, parts) if len(parts) > 1 else _ident_spans(t) if ident else None
     if not spans or len(spans) < 2:
         return end
     param = len(spans) - 1
@@ -294,6 +299,69 @@ def cut_middle(t: str, w: int) -> str:
             return t[:w - 1 - len(base)] + "…" + base
         return "…" + base[len(base) - (w - 1):]
     return cut_plain(t, w)
+
+
+def cut_cell(v: Any, w: int) -> str:
+    """Cell ``v`` (a :class:`Cell` or a plain value) as a column ``w`` cells wide shows it where its text is wider:
+    its longest shorter form that fits (:func:`fitting`); else a :class:`PathName` cut along its parts and an
+    :class:`Exact` name (:func:`cut_name`), :class:`Prose` at its end, any other text's shortest form in the middle
+    (:func:`cut_middle`: ``_sca…r_cpu``, not ``aten…default``; an abbreviated FX name can come back shorter)."""
+    if (form := fitting(v, w)) is not None:
+        return form
+    if isinstance(v, PathName):
+        return cut_name(v.text, w, v.parts)
+    if isinstance(v, Exact):
+        return cut_name(shortest(v), w)
+    if isinstance(v, Prose):
+        t = _text(v).replace("\n", " ")
+        return set_cell_size(t, max(0, w - 1)) + "…" if w > 1 else set_cell_size(t, w)
+    return cut_middle(shortest(v).replace("\n", " "), w)
+
+
+class NameColumn(NamedTuple):
+    """A table column of names (FX nodes, buffers, kernels) for :class:`Names`: ``texts()`` gives every row's text
+    in it (called once, when a cell of the column is first cut); ``cell(i)`` row ``i``'s cell in it, without
+    formatting the whole row."""
+
+    texts: Callable[[], Sequence[str]]
+    cell: Callable[[int], Any]
+
+
+class Names:
+    """A table's columns of names whose cuts are kept apart: where a column is too narrow for some of its names,
+    each name whose cut (:func:`cut_cell`) another name's equals gets one of its own
+    (:func:`inductor_step.session.cuts.distinct_cuts`), worked out over the whole column the first time one of its
+    cells is cut at a width, and kept per column and width (a pane keeps one per graph)."""
+
+    def __init__(self, columns: Mapping[int, NameColumn]) -> None:
+        self.columns = dict(columns)
+        self._texts: dict[int, Sequence[str]] = {}
+        self._cuts: dict[tuple[int, int], dict[str, str]] = {}
+
+    def cut(self, c: int, w: int, text: str) -> str | None:
+        """Name ``text`` of column ``c`` in ``w`` cells, cut unlike every other name of the column; None where its
+        own cut (:func:`cut_cell`) already reads unlike them, or ``c`` is no column of names."""
+        cuts = self._cuts.get((c, w))
+        if cuts is None:
+            if c not in self.columns:
+                return None
+            cuts = self._cuts[(c, w)] = self._column_cuts(c, w)
+        return cuts.get(text)
+
+    def _column_cuts(self, c: int, w: int) -> dict[str, str]:
+        """The new cuts of column ``c``'s names at ``w`` cells: each name wider than that and shown cut, with its own
+        cut, to :func:`~inductor_step.session.cuts.distinct_cuts` (every row's text read once per column)."""
+        col = self.columns[c]
+        texts = self._texts.get(c)
+        if texts is None:
+            texts = self._texts[c] = col.texts()
+        shown: dict[str, str] = {}
+        for i in [i for i, t in enumerate(texts) if len(t) > w]:  # (a text that is not ASCII keeps its own cut)
+            if texts[i] not in shown:
+                cell = col.cell(i)
+                if fitting(cell, w) is None:  # (a shorter form shown whole is no cut: ``aten.sum``)
+                    shown[texts[i]] = cut_cell(cell, w)
+        return distinct_cuts(shown, w)
 
 
 def _text(cell: Any) -> str:

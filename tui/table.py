@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -28,7 +28,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inductor_step.tui.cells import (  # noqa: F401 (Prose, cut_middle, abbreviate_ident: imported from here too)
-    Cell, Exact, PathName, Prose, Whole, _text, _width, abbreviate_ident, cut_middle, cut_name, fitting,
+    Cell, Exact, NameColumn, Names, PathName, Prose, Whole, _text, _width, abbreviate_ident, cut_cell, cut_middle,
     shortest,
 )
 
@@ -157,6 +157,7 @@ class Table(LineCache, ScrollView, can_focus=True):
         self._index: dict[str, int] | None = {}
         self._frame: tuple | None = None
         self._row: Callable[[int], Sequence[Any]] = lambda i: ()
+        self._names: Names | None = None  # see set_rows
         self._widths: list[int] = []  # as drawn: _natural, with the fitted column cut (see fit)
         self._natural: list[int] = []  # what measure() gives
         self._fit: tuple[tuple[int, ...], int, int] | None = None
@@ -179,19 +180,22 @@ class Table(LineCache, ScrollView, can_focus=True):
         self.set_rows([], lambda i: ())
 
     def set_rows(self, keys: Sequence[str], row: Callable[[int], Sequence[Any]],
-                 widths: list[int] | None = None) -> None:
+                 widths: list[int] | None = None, names: Names | None = None) -> None:
         """Show ``len(keys)`` rows, row ``i`` keyed ``keys[i]`` with cells ``row(i)`` (called only
         when row ``i`` is drawn, searched or read).  Replaces any earlier rows; the cursor goes to
         row 0, which is announced with ``RowHighlighted`` like DataTable does for a new table.
         The key index is built on the first :meth:`get_row_index` (stepping through stops shows
         tables of 28,000 rows that are never looked up by key); a duplicate key raises ValueError
         there.  ``widths``: what :meth:`measure` gives for these rows and this table's headers,
-        when the caller kept it (it is measured here otherwise)."""
+        when the caller kept it (it is measured here otherwise).  ``names``: the columns of names whose cuts are
+        kept apart, where two names would read alike cut (``…um_blocks`` for flex attention's ``q_num_blocks`` and
+        ``full_q_num_blocks``; :class:`Names`)."""
         # a tuple of strings: the garbage collector stops tracking it (a list of 28,000 keys made
         # every full collection touch 28,000 strings)
         self._keys = keys if isinstance(keys, tuple) else tuple(keys)
         self._index = None
         self._row = row
+        self._names = names
         self._cache.clear()
         self._cursor = 0
         self.marked = frozenset()
@@ -442,26 +446,19 @@ class Table(LineCache, ScrollView, can_focus=True):
                 self.move_cursor(row=i)
 
     # ------------------------------------------------------------------ rendering
-    def _cells(self, values: Sequence[Any], base: Style, cursor: Style | None) -> list[Segment]:
+    def _cells(self, values: Sequence[Any], base: Style, cursor: Style | None,
+               names: Names | None = None) -> list[Segment]:
+        """Row ``values`` as segments, each cell in its column's width, cut where wider (:func:`cut_cell`; a
+        column of ``names`` keeps distinct names apart)."""
         segs: list[Segment] = []
         for c, w in enumerate(self._widths):
             v = values[c] if c < len(values) else None
             t = _text(v).replace("\n", " ")
             n = len(t) if t.isascii() else cell_len(t)
-            if n > w and (form := fitting(v, w)) is not None:
-                t, n = form, _width(form)
-            elif n > w and isinstance(v, PathName):
-                t = cut_name(v.text, w, v.parts)
+            if n > w:
+                kept = names.cut(c, w, _text(v)) if names is not None else None
+                t = kept if kept is not None else cut_cell(v, w)
                 n = _width(t)
-            elif n > w and isinstance(v, Exact):
-                t = cut_name(shortest(v), w)
-                n = _width(t)
-            elif n > w and isinstance(v, Prose):
-                t = set_cell_size(t, max(0, w - 1)) + "…" if w > 1 else set_cell_size(t, w)
-                n = w
-            elif n > w:  # the shortest form cut: "_sca…r_cpu", not "aten…default"
-                t = cut_middle(shortest(v).replace("\n", " "), w)  # (an abbreviated FX name can come back shorter)
-                n = len(t) if t.isascii() else cell_len(t)
             if n < w:
                 t += " " * (w - n)
             style = base
@@ -511,7 +508,7 @@ class Table(LineCache, ScrollView, can_focus=True):
             row_style = row_style + self.MARK_STYLE
         cursor = cursor_style if i == self._cursor else None
         if segs is None:
-            segs = self._cells(self._row(i), row_style, cursor)
+            segs = self._cells(self._row(i), row_style, cursor, self._names)
             self._cache[i] = segs
             if len(self._cache) > 4000:
                 self._cache.clear()
@@ -519,4 +516,5 @@ class Table(LineCache, ScrollView, can_focus=True):
         return Strip(segs).crop_extend(scroll_x, scroll_x + width, fill)
 
 
-__all__ = ["Cell", "Exact", "LineCache", "PathName", "Prose", "RowKey", "Table", "Whole", "abbreviate_ident", "cut_middle"]
+__all__ = ["Cell", "Exact", "LineCache", "NameColumn", "Names", "PathName", "Prose", "RowKey", "Table", "Whole",
+           "abbreviate_ident", "cut_middle"]

@@ -15,7 +15,7 @@ from inductor_step.tui.app import StepApp
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.table import Table
 
-from conftest import DEMO, screen_settled
+from conftest import DEMO, screen_lines, screen_settled
 
 FLEX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "subgraphs_flex.jsonl")
 SIZES = pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
@@ -144,3 +144,38 @@ def test_pane_1_cut_parameter_names_keep_their_layer_at_80x24(path):
         assert re.search(".*".join(map(re.escape, pieces)), name), (cell, name)
         layers = set(name.strip("_").split("_")[:-1]) - {"l", "self"}
         assert any(part in layers for p in pieces for part in p.split("_")), (cell, name)
+
+
+def test_pane_1_flex_block_mask_inputs_read_apart_at_80x24():
+    """The flex attention block (tests/fixtures/subgraphs_flex.jsonl: the script's BlockMask ``bm``, a global, comes
+    into Dynamo's graph as eight inputs): at 80x24 pane 1's node column is about 10 cells, where each cell cut on its
+    own read ``…um_blocks`` for both ``g_bm_q_num_blocks`` and ``g_bm_full_q_num_blocks`` and ``…q_indices`` for
+    both ``g_bm_q_indices`` and ``g_bm_full_q_indices``.  Down the table, as a person reads it: the node cell on
+    screen on each row, against the code line the cursor brings into view; every input of the mask reads
+    differently, as pieces of its own name."""
+    cells: dict[str, str] = {}
+
+    async def steps(app, pilot):
+        await pilot.press("1")
+        await screen_settled(pilot, app)
+        table = app.query_one("#table-dynamo", Table)
+        code = app.query_one("#code-dynamo", CodeView)
+        for _ in range(table.row_count):
+            name = code.text.split("\n")[code.cursor].split("=")[0].strip()
+            y = table.region.y + 1 + table.cursor_row - table.scroll_offset.y
+            row = screen_lines(app)[y][table.region.x:table.region.right]
+            if name.startswith("g_bm_"):
+                cells[name] = re.split(r"\s{2,}", row.replace("▌", " ").strip())[0]
+            await pilot.press("down")
+            await screen_settled(pilot, app)
+
+    _drive(FLEX, steps, (80, 24))
+    assert len(cells) == 8, cells
+    for a, b in (("g_bm_q_num_blocks", "g_bm_full_q_num_blocks"), ("g_bm_q_indices", "g_bm_full_q_indices"),
+                 ("g_bm_kv_num_blocks", "g_bm_full_kv_num_blocks"), ("g_bm_kv_indices", "g_bm_full_kv_indices")):
+        assert cells[a] != cells[b], (a, b, cells)
+    assert len(set(cells.values())) == len(cells), cells
+    for name, cell in cells.items():
+        pieces = [p for p in cell.split("…") if p]
+        assert len(cell) <= 12 and pieces and re.search(".*".join(map(re.escape, pieces)), name), (name, cell)
+    assert any("…" in cell for cell in cells.values()), cells  # (the column cuts them: 80 columns)

@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 
 from inductor_step.tui.codeview import CodeView, prepare
 from inductor_step.tui.compat import BlankVertical
-from inductor_step.tui.table import Cell, Table
+from inductor_step.tui.table import Cell, NameColumn, Names, Table
 
 if TYPE_CHECKING:
     from inductor_step.tui.app import StepApp
@@ -41,6 +41,11 @@ def dtype_cell(dtype: Any) -> Cell:
     """A dtype cell (``float32``) with FX's short name (``f32``) as its shorter form."""
     short = DTYPE_SHORT.get(str(dtype)) if dtype is not None else None
     return T(dtype, short=[short] if short else ())
+
+
+def text_of(s: Any) -> str:
+    """The text of :func:`T`'s cell for a name ``s`` (a string, or None for none), without making the cell."""
+    return "" if s is None else str(s)
 
 
 def T(s: Any, style: str = "", short: Sequence[str] = (), kind: type[Cell] = Cell) -> Cell:
@@ -78,6 +83,9 @@ class StagePane(BlankVertical):
     fit_min: ClassVar[int] = 12
     #: columns that give up cells only after those of ``fit`` (Table.fit's ``last``)
     fit_last: ClassVar[tuple[int, ...]] = ()
+    #: columns of names (buffers, scheduler nodes, kernels) that hold the row's key as it is: the table keeps their
+    #: cuts apart (:meth:`names`)
+    name_columns: ClassVar[tuple[int, ...]] = ()
     #: seconds of quiet after a cursor move before the detail follows it (key repeat over SSH)
     DETAIL_DELAY_S: ClassVar[float] = 0.04
 
@@ -132,9 +140,15 @@ class StagePane(BlankVertical):
         """What the code view says when there is nothing to list (None: the rows' detail)."""
         return None
 
+    def names(self, data: dict[str, Any], keys: tuple[str, ...]) -> dict[int, NameColumn]:
+        """The columns of names whose cuts the table keeps apart, where two names would read alike cut: for each,
+        every row's text in it and row ``i``'s cell in it (:class:`NameColumn`).  Here: each of
+        :attr:`name_columns`, whose texts are the row keys ``keys``."""
+        return {c: NameColumn(lambda: keys, lambda i: Cell(keys[i])) for c in self.name_columns}
+
     def row_named(self, data: dict[str, Any], name: str) -> int | None:
         """The row whose key, or else whose first cell, is ``name``."""
-        keys, row, _w = self.cached_rows(data)
+        keys, row, _w, _n = self.cached_rows(data)
         i = self.row_of_key(data, name)
         return i if i is not None else next((i for i in range(len(keys)) if str(row(i)[0]) == name), None)
 
@@ -155,12 +169,15 @@ class StagePane(BlankVertical):
         """The viewed graph's links: codegen's, or before codegen what the earlier stops tell."""
         return self.app.session.stage_links(self.app.view.graph)
 
-    def cached_rows(self, data: dict[str, Any]) -> tuple[tuple[str, ...], Callable[[int], tuple], list[int]]:
-        """:meth:`rows` and their column widths, kept per message (measuring samples 900 rows)."""
+    def cached_rows(self, data: dict[str, Any]) -> tuple[tuple[str, ...], Callable[[int], tuple], list[int],
+                                                         Names | None]:
+        """:meth:`rows`, their column widths (measuring samples 900 rows) and their columns of names (:meth:`names`,
+        whose cuts are worked out as the table first cuts them, and kept), kept per message."""
         def build() -> tuple:
             keys, row = self.rows(data)
             keys = tuple(keys)  # the garbage collector soon stops tracking a tuple of strings
-            return keys, row, Table.measure(self.columns, len(keys), row)
+            columns = self.names(data, keys)
+            return keys, row, Table.measure(self.columns, len(keys), row), Names(columns) if columns else None
         return self.app.session.cache.get(("rows", self.stage, id(data)), (data,), build)
 
     def row_of_key(self, data: dict[str, Any], key: str | None) -> int | None:
@@ -203,8 +220,8 @@ class StagePane(BlankVertical):
             table.clear()
             code.set_code(self.app.missing_text(self.stage), "python")
             return
-        keys, row, widths = self.cached_rows(data)
-        table.set_rows(keys, row, widths=widths)
+        keys, row, widths, names = self.cached_rows(data)
+        table.set_rows(keys, row, widths=widths, names=names)
         if not keys:
             d = self.empty(data)
             if d is not None:
@@ -253,7 +270,7 @@ class StagePane(BlankVertical):
     def warm(self, data: dict[str, Any], height: int) -> Iterator[None]:
         """Work done ahead, while the user reads, for this pane's next showing of ``data``: its rows
         and widths, and the lines its code view will show highlighted (see StepApp.prepare_next)."""
-        keys, _row, _w = self.cached_rows(data)
+        keys, _row, _w, _n = self.cached_rows(data)
         yield
         sel = self.app.view.selected
         row = self.row_for(data, sel) if sel else None

@@ -40,6 +40,7 @@ class CodegenPane(StagePane):
     #: the kernel's name gives up cells, cut in the middle: at 80 columns nanoGPT's
     #: ``torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default#0`` pushed backend and buffers off screen
     fit = ((0,), 2)
+    name_columns = (0,)
 
     #: the graph whose kernels ``t`` last showed: another graph's kernels open at their source (t's asm or PTX
     #: stayed on, so the next stop's kernels read "x86 asm ... not recorded", or lowered a Triton kernel unasked)

@@ -6,8 +6,8 @@ import re
 from typing import Any, Callable, ClassVar, Sequence
 
 from inductor_step.tui.codeview import lines_of, search_word
-from inductor_step.tui.panes.base import Detail, StagePane, T, dtype_cell
-from inductor_step.tui.table import Cell, Exact, PathName
+from inductor_step.tui.panes.base import Detail, StagePane, T, dtype_cell, text_of
+from inductor_step.tui.table import Cell, Exact, NameColumn, PathName
 from inductor_step.session.fx_names import dynamo_input_path
 from inductor_step.session.text import short_user_line
 from inductor_step.session.links import entry, related
@@ -46,6 +46,32 @@ def _module_path(node: Any) -> tuple[str, ...]:
     target = str(node.target or "")
     held = dynamo_input_path(target)
     return tuple(held.split(".")) if held != target else ()
+
+
+def _name_cell(node: Any, shown: dict[str, str]) -> Cell:
+    """Node ``node``'s cell in the node column: the name the code shows for it (``shown``), cut along its module
+    path where it is a Dynamo graph input that spells one (:class:`PathName`), else in the middle as written."""
+    path = _module_path(node) if node.op == "placeholder" else ()
+    name = shown.get(node.name, node.name)
+    return PathName(name, "bold", (), path) if path else T(name, "bold", kind=Exact)
+
+
+def _target_cell(node: Any, shown: dict[str, str], holds: dict[str, str]) -> Cell:
+    """Node ``node``'s cell in the target column: for a graph input what it holds (``holds``: ``fc1.weight``) or
+    the name it comes in by (``shown``: ``L_self_fc1_weight_``, cut along its module path), else its target with
+    shorter forms (:func:`target_forms`)."""
+    target = shown.get(node.target, node.target)
+    held = holds.get(node.name) if node.op == "placeholder" else None
+    path = _module_path(node) if node.op == "placeholder" else ()
+    if held:  # at 80 columns: its last parts (query.weight), never weight alone nor without its layer index
+        parts = held.split(".")
+        digits = [i for i, p in enumerate(parts[:-1]) if p.isdigit()]
+        forms = [".".join(parts[-k:]) for k in range(len(parts) - 1, 1, -1)
+                 if not digits or len(parts) - k <= digits[-1]]
+        return PathName(held, "green", forms, parts)
+    if path:
+        return PathName(target, "", target_forms(target), path)
+    return T(target, short=target_forms(target), kind=Exact if node.op == "placeholder" else Cell)
 
 
 class FxPane(StagePane):
@@ -100,25 +126,25 @@ class FxPane(StagePane):
             via_torch = bool(n.torch_line) and n.name not in inner
             if via_torch:  # torch's own frame innermost (F.pad's constant_pad_nd): the user's, then torch's
                 where = f"{where} -> {short_user_line(n.torch_line, script_dir)}"
-            target = shown.get(n.target, n.target)
-            held = holds.get(n.name) if n.op == "placeholder" else None
-            path = _module_path(n) if n.op == "placeholder" else ()
-            if held:  # at 80 columns: its last parts (query.weight), never weight alone nor without its layer index
-                parts = held.split(".")
-                digits = [i for i, p in enumerate(parts[:-1]) if p.isdigit()]
-                forms = [".".join(parts[-k:]) for k in range(len(parts) - 1, 1, -1)
-                         if not digits or len(parts) - k <= digits[-1]]
-                target_cell = PathName(held, "green", forms, parts)
-            elif path:
-                target_cell = PathName(target, "", target_forms(target), path)
-            else:
-                target_cell = T(target, short=target_forms(target), kind=Exact if n.op == "placeholder" else Cell)
-            name = shown.get(n.name, n.name)
-            return (PathName(name, "bold", (), path) if path else T(name, "bold", kind=Exact),
+            return (_name_cell(n, shown),
                     T(n.op, short=[OP_SHORT[n.op]] if n.op in OP_SHORT else ()),
-                    target_cell,
+                    _target_cell(n, shown, holds),
                     T(n.shape), dtype_cell(n.dtype), T(where, "cyan", short=mine if via_torch else mine[1:]))
         return [str(i) for i in range(len(nodes))], row
+
+    def names(self, data: dict[str, Any], keys: tuple[str, ...]) -> dict[int, NameColumn]:
+        """The node column and, of the target column, the graph inputs' rows (:meth:`StagePane.names`; an
+        operator's target keeps its shorter forms): each cell without the rest of the row."""
+        nodes = self.nodes(data)
+        shown = self.shown_names(data)
+        holds = self.input_names(data)
+
+        def targets() -> list[str]:
+            return [text_of(holds.get(n.name) or shown.get(n.target, n.target)) if n.op == "placeholder" else ""
+                    for n in nodes]
+        return {0: NameColumn(lambda: [shown.get(n.name, n.name) for n in nodes],
+                              lambda i: _name_cell(nodes[i], shown)),
+                2: NameColumn(targets, lambda i: _target_cell(nodes[i], shown, holds))}
 
     def _rows_by_name(self, data: dict[str, Any]) -> dict[str, int]:
         def build() -> dict[str, int]:

@@ -11,8 +11,8 @@ from textual.binding import Binding
 
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal
-from inductor_step.tui.panes.base import Detail, StagePane, T
-from inductor_step.tui.table import Table
+from inductor_step.tui.panes.base import Detail, StagePane, T, text_of
+from inductor_step.tui.table import NameColumn, Table
 from inductor_step.session.text import joined, linked_info
 from inductor_step.session.links import related
 
@@ -81,6 +81,17 @@ class LinkedPane(StagePane):
             kernels = T(joined(b.kernels, 2)) if not partial else T("after codegen", "dim")
             return (T(names[i], "bold"), T(b.scheduler_node), T(b.fused_node), kernels)
         return names, row
+
+    def names(self, data: dict[str, Any], keys: tuple[str, ...]) -> dict[int, NameColumn]:
+        """The buffer, scheduler node and fused node columns (:meth:`StagePane.names`; the kernels are a list)."""
+        bufs = data.buffers
+        names = keys
+
+        def column(field: str) -> NameColumn:
+            return NameColumn(lambda: [text_of(getattr(bufs[n], field)) for n in names],
+                              lambda i: T(getattr(bufs[names[i]], field)))
+        return {0: NameColumn(lambda: names, lambda i: T(names[i])), 1: column("scheduler_node"),
+                2: column("fused_node")}
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         names = self.cached_rows(data)[0]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from inductor_step.tui.panes.base import Detail, StagePane, T
+from inductor_step.tui.panes.base import Detail, StagePane, T, text_of
+from inductor_step.tui.table import NameColumn
 from inductor_step.session.text import body_text, joined, template_note
 from inductor_step.session.links import entry, related
 
@@ -46,6 +47,15 @@ class LoopBodyPane(StagePane):
                     T(", ".join(f"{k}={v}" for k, v in (b.var_ranges or {}).items())
                       or (tmpl[0] if tmpl else b.none) or ""))
         return [f"{b.fused_node}/{b.node}" for b in bodies], row
+
+    def names(self, data: dict[str, Any], keys: tuple[str, ...]) -> dict[int, NameColumn]:
+        """The node and fused node columns (:meth:`StagePane.names`)."""
+        bodies = self._bodies(data)
+
+        def column(field: str) -> NameColumn:
+            return NameColumn(lambda: [text_of(getattr(b, field)) for b in bodies],
+                              lambda i: T(getattr(bodies[i], field)))
+        return {0: column("node"), 1: column("fused_node")}
 
     def empty(self, data: dict[str, Any]) -> Detail:
         bodies = data.bodies

@@ -18,6 +18,7 @@ class LoweringPane(StagePane):
     # ("[32,256]"), dtypes as FX writes them (f32), a template's kind without "Buffer" and the "operation" header as
     # "op" where the columns up to size would not fit otherwise
     fit = ((), 6)
+    name_columns = (0,)
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         bufs = [] if data.unavailable else data.buffers or []

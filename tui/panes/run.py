@@ -10,9 +10,9 @@ from textual import on
 from inductor_step.tui.panes.base import Detail, StagePane, T
 from inductor_step.tui.state import OpenKernel
 from inductor_step.tui.cells import Whole
-from inductor_step.tui.table import Table
+from inductor_step.tui.table import NameColumn, Names, Table
 from inductor_step.session.fusion import wrapped
-from inductor_step.session.text import RUN_COLUMNS, run_cells, run_kernel_text, run_summary
+from inductor_step.session.text import RUN_COLUMNS, run_cells, run_kernel_label, run_kernel_text, run_summary
 from inductor_step.session.links import related
 from inductor_step.session.trust import kernels_unreliable
 
@@ -92,6 +92,20 @@ class RunPane(StagePane):
                 else STYLES.get(label, "")) for label in labels)
         return [f"{i}:{k.name}" for i, k in enumerate(ks)], row
 
+    def names(self, data: dict[str, Any], keys: tuple[str, ...]) -> dict[int, NameColumn]:
+        """The kernel column (:meth:`StagePane.names`): each timed call's kernel, slowest first."""
+        ks = self.kernels(data)
+        return {0: NameColumn(lambda: [run_kernel_label(k) for k in ks], lambda i: T(run_kernel_label(ks[i])))}
+
+    #: the run shown last and its kernel column (:meth:`names`), whose cuts are kept while the run is the same
+    _names: tuple[Any, Names] | None = None
+
+    def cached_names(self, data: dict[str, Any], keys: tuple[str, ...]) -> Names:
+        """:meth:`names` of run ``data``, the same object while ``data`` is (its cuts are kept with it)."""
+        if self._names is None or self._names[0] is not data:
+            self._names = (data, Names(self.names(data, keys)))
+        return self._names[1]
+
     def fill(self, data: dict[str, Any] | None) -> None:
         table = self.table
         labels = self.labels(data)
@@ -103,7 +117,7 @@ class RunPane(StagePane):
             self.apply(self.empty(data))
             return
         keys, row = self.rows(data)
-        table.set_rows(keys, row)
+        table.set_rows(keys, row, names=self.cached_names(data, tuple(keys)))
         if not keys:
             self.apply(Detail(run_summary(self.app.view.graph, data, *self._shapes()), "text"))
 

@@ -18,6 +18,7 @@ class SchedulingPane(StagePane):
     stage = "scheduling"
     title = "4 Sched"
     columns = ("scheduler node", "type", "members", "buffers")
+    name_columns = (0,)
 
     def rows(self, data: dict[str, Any]) -> tuple[Sequence[str], Callable[[int], tuple]]:
         after = data.after if isinstance(data.after, list) else []
