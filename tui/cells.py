@@ -315,7 +315,35 @@ def cut_cell(v: Any, w: int) -> str:
     if isinstance(v, Prose):
         t = _text(v).replace("\n", " ")
         return set_cell_size(t, max(0, w - 1)) + "…" if w > 1 else set_cell_size(t, w)
-    return cut_middle(shortest(v).replace("\n", " "), w)
+    t = shortest(v).replace("\n", " ")
+    return cut_list(t, w) or cut_middle(t, w)
+
+
+_LIST_ITEM = re.compile(r"[A-Za-z_][\w.#]*")
+_MORE = re.compile(r"(.*) \+(\d+)")
+
+
+def cut_list(t: str, w: int) -> str | None:
+    """A list of names (``op48, op49, op51``, ``buf4, buf5 +3`` as :func:`inductor_step.session.text.joined`
+    writes it) in ``w`` cells: the first whole names that fit and ``+K`` for the rest (``op48 +2``), the first
+    cut in the middle where no whole one does; None for any other text (a shape ``[4, 64, 1]``, prose).  A list
+    cut inside a name read as another name: ``op4…, op51`` for ``op48, op49, op51``."""
+    if ", " not in t:
+        return None
+    if cell_len(t) <= w:
+        return t
+    items = t.split(", ")
+    more = 0
+    if (m := _MORE.fullmatch(items[-1])) is not None:
+        items[-1], more = m.group(1), int(m.group(2))
+    if not all(_LIST_ITEM.fullmatch(x) for x in items):
+        return None
+    for k in range(len(items) - 1, 0, -1):
+        s = ", ".join(items[:k]) + f" +{len(items) - k + more}"
+        if cell_len(s) <= w:
+            return s
+    tail = f" +{len(items) - 1 + more}"
+    return cut_middle(items[0], w - len(tail)) + tail if w - len(tail) >= 2 else None
 
 
 class NameColumn(NamedTuple):

@@ -245,3 +245,16 @@ def test_80x24_cuts_keep_what_tells_rows_apart_and_paths_read_as_torch_prints_th
     assert shorten_in_text('  File "/home/u/proj/m.py", line 3, in f', "/home/u/proj") == '  File "m.py", line 3, in f'
     cut = cut_words("which Inductor's scheduler decided not to fuse these two nodes", 30)
     assert cut.endswith("…") and cut[:-1] == "which Inductor's scheduler", cut
+
+
+def test_a_list_of_names_is_cut_between_names_not_inside_one():
+    """Pane 4's members of nanoGPT's ``op48_op49_op51`` at 80 columns read ``op4…, op51``: a name cut inside
+    reads as another (``op4``).  A list cell keeps whole names and counts the rest; shapes and prose are not lists."""
+    from inductor_step.tui.cells import cut_cell
+
+    assert cut_cell("op48, op49, op51", 10) == "op48 +2"
+    assert cut_cell("op48, op49, op51", 13) == "op48, op49 +1"
+    assert cut_cell("buf4, buf5, buf6 +3", 10) == "buf4 +5"  # joined()'s own +K is added to
+    assert cut_cell("cpp_fused_add_native_layer_norm_0, cpp_fused_gelu_1", 20).endswith("norm_0 +1")
+    assert cut_cell("op48, op49, op51", 16) == "op48, op49, op51"  # fits: untouched
+    assert "+" not in cut_cell("[4, 64, 1]", 6)  # a shape is no list of names
