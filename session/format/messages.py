@@ -537,8 +537,8 @@ from inductor_step.session.format.blame import Blame  # noqa: E402 - blame's mes
 from inductor_step.session.format.run_status import RunStatusMessage  # noqa: E402 - made from the RunStatus dataclass
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatusMessage, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics, CompileTime,
-                InputsSaved, Blame]
+                RunStatusMessage, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics,
+                CompileTime, InputsSaved, Blame]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {

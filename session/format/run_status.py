@@ -107,6 +107,7 @@ _HINTS = {f.name: _wire_type(typing.get_type_hints(RunStatus)[f.name]) for f in 
 _WIRE_TYPES = {k: typing.get_origin(h) or h for k, h in _HINTS.items()}
 
 #: The ``run_status`` message's TypedDict, made from :class:`RunStatus`'s fields (``type`` first; every key optional).
-RunStatusMessage = TypedDict("RunStatusMessage", {"type": Literal[RUN_STATUS], **_HINTS}, total=False)  # type: ignore[misc]
+RunStatusMessage = TypedDict(  # type: ignore[misc]
+    "RunStatusMessage", {"type": Literal[RUN_STATUS], **_HINTS}, total=False)
 RunStatusMessage.__doc__ = ("A timing request's status (:class:`RunStatus` as a message): progress while it runs, "
                             "then one with ``done``.")
