@@ -101,8 +101,8 @@ class _Seen:
 
             for line in blame_lines(msg):
                 print(line, flush=True)
-        elif t == "run_status" and msg.done:
-            self.last_status = msg.message
+        elif t == protocol.RUN_STATUS and (status := protocol.RunStatus.from_message(msg)).done:
+            self.last_status = status.message
         elif t == "inputs_saved":  # --save-inputs; its repro is written after the session
             self.saved.append(msg)
             print(self._saved_line(msg), file=sys.stderr if msg.error else sys.stdout, flush=True)

@@ -13,6 +13,7 @@ from inductor_step.session.format import (ALL_STAGES, LAZY, STAGES, GraphKey, gr
 from inductor_step.session.format.messages import Header
 from inductor_step.session.format.types import Links
 from inductor_step.session.format.records import Record, decode, record_class
+from inductor_step.session.format.run_status import RunStatus
 from inductor_step.session.run_index import RunIndex
 
 _WORD = re.compile(r"\w+")
@@ -92,7 +93,9 @@ class Store:
     ``graphs`` lists graph keys (``"[0/0] forward"``) in the order their first stop arrived;
     ``stops`` every stop; ``by_graph[key][stage]`` the stop of that graph at that stage;
     ``runs[key]`` the latest timing of a graph; ``errors`` error messages; ``log`` the user's
-    output as (stream, text) pairs; ``done`` the agent's end-of-script message;
+    output as (stream, text) pairs; ``done`` the agent's end-of-script message; ``run_status`` where the
+    latest timing request stands (the agent's last ``run_status`` message, or what the UI noted with
+    :meth:`note_run_status`);
     ``process_groups`` the process groups a rank of a torchrun job made.
     """
 
@@ -106,7 +109,7 @@ class Store:
     guards: dict[str, str] = field(default_factory=dict)
     log: list[tuple[str, str]] = field(default_factory=list)
     done: Record | None = None
-    run_status: str = ""
+    run_status: RunStatus = field(default_factory=RunStatus)  # "" message: no timing asked for yet
     agent_exit: int | None = None
     #: the process groups the script made (a torchrun job's rank: protocol.ProcessGroup messages)
     process_groups: list[dict[str, Any]] = field(default_factory=list)
@@ -183,7 +186,12 @@ class Store:
             self.numerics[graph_key(msg)] = msg
 
     def _add_run_status(self, msg: Record) -> None:
-        self.run_status = msg.get("message", "")
+        self.run_status = RunStatus.from_message(msg)
+
+    def note_run_status(self, text: str) -> None:
+        """Show ``text`` as where timing stands (``"timing requested…"``, ``"cancelling…"``, a what-if's step) until
+        the agent's next ``run_status`` message: a status the UI notes itself (:meth:`RunStatus.noted`)."""
+        self.run_status = RunStatus.noted(text)
 
     def _add_guards(self, msg: Record) -> None:
         self.guards[msg.get("compile_id", "?")] = msg.get("text", "")

@@ -138,9 +138,8 @@ class Agent:
                     self.timing.cancel_gen += 1
                     self.timing.cancel_run.set()
                     if not self.timing.run_active and not self.timing.run_waiting:
-                        self.state.send({"type": "run_status",
-                                         "message": "nothing to cancel: no timing run in progress",
-                                         "done": True, "cancelled": True, "timed": 0, "failed": [], "of": 0})
+                        self.state.send(protocol.RunStatus.finished("nothing to cancel: no timing run in progress",
+                                                                    cancelled=True).to_message())
                 elif cmd == protocol.CMD_WHAT_IF:
                     # paused: on the compile thread at its stop (tracer.whatif); after the script: now
                     if self.state.script_done or not self.state.options.step:

@@ -245,8 +245,7 @@ class TimingRequests:
                 names = [root_kind(n) for n in ([only] if isinstance(only, str) else only)]
                 todo = [(k, g) for k, g in todo if f"{k[0]} {k[1]}" in names]
             if not todo:
-                self.run_done({"type": "run_status", "message": "no compiled graph to time yet (codegen not reached)",
-                               "done": True, "timed": 0, "failed": [], "of": 0})
+                self.run_done(protocol.RunStatus.finished("no compiled graph to time yet (codegen not reached)"))
                 return
             # each run's graphs are timed in a fresh worker process, where the script's profiled calls left nothing;
             # the worker detaches CUPTI before each graph after the first (timing.cupti_detached) and says so in
@@ -271,10 +270,16 @@ class TimingRequests:
             self.run_active = False
             self.run_lock.release()
 
-    def run_done(self, msg: dict[str, Any]) -> None:
-        """A timing run's last status (``done``): from here on `c` finds nothing to cancel."""
+    def run_done(self, status: protocol.RunStatus) -> None:
+        """Send a timing run's last status (``done``: :meth:`RunStatus.finished`): from here on `c` finds nothing to
+        cancel."""
         self.run_active = False
-        self.state.send(msg)
+        self.state.send(status.to_message())
+
+    def say(self, text: str, limit_s: float | None = None) -> None:
+        """Send a timing run's progress (a ``run_status`` message, :meth:`RunStatus.progress`: ``text``, and the
+        per-graph limit ``limit_s`` on the one that starts a graph)."""
+        self.state.send(protocol.RunStatus.progress(text, limit_s).to_message())
 
     def wait_for_run_lock(self) -> bool:
         """Take the timing lock; a request made while another timing run is on (a what-if's own, or
@@ -285,8 +290,7 @@ class TimingRequests:
         gen = self.cancel_gen  # only a `c` sent after this request cancels it
         self.run_waiting += 1
         try:
-            self.state.send({"type": "run_status", "message": "waiting for the timing run in progress to end "
-                                                        "(c cancels both)"})
+            self.say("waiting for the timing run in progress to end (c cancels both)")
             while not self.run_lock.acquire(timeout=0.1):
                 if self.cancel_gen != gen:
                     break
@@ -296,8 +300,7 @@ class TimingRequests:
                 self.run_lock.release()
         finally:
             self.run_waiting -= 1
-        self.state.send({"type": "run_status", "message": "timing cancelled before it started", "done": True,
-                         "cancelled": True, "timed": 0, "failed": [], "of": 0})
+        self.state.send(protocol.RunStatus.finished("timing cancelled before it started", cancelled=True).to_message())
         return False
 
     def _time_graphs(self, todo: list, cupti: str) -> None:
@@ -318,13 +321,12 @@ class TimingRequests:
         try:
             for i, ((cid, kind), g) in enumerate(todo):
                 if self.cancel_run.is_set():
-                    self.run_done({"type": "run_status", "message": f"timing cancelled after {i} of {len(todo)} graph(s)",
-                                   "done": True, "timed": timed, "failed": failed, "of": len(todo), "cancelled": True})
+                    self.run_done(protocol.RunStatus.finished(f"timing cancelled after {i} of {len(todo)} graph(s)",
+                                                              timed, failed, len(todo), cancelled=True))
                     return
                 where = f"timing {cid} {kind} ({i + 1}/{len(todo)})"
                 limit = self.state.options.timing_limit_s
-                self.state.send({"type": "run_status", "message": f"{where}: starting (limit {limit:g} s per graph)",
-                                 "limit_s": limit})
+                self.say(f"{where}: starting (limit {limit:g} s per graph)", limit)
                 msg: dict[str, Any] = {"type": "run", "compile_id": cid, "graph_kind": kind,
                                        "device": g.get("device", "cpu"), "cupti": cupti}
                 kw = self._timing_kwargs(cid, kind, g, where)
@@ -334,10 +336,9 @@ class TimingRequests:
                     timed += 1
                 except TimingFailed as e:
                     if e.cancelled:
-                        self.run_done({"type": "run_status", "done": True, "cancelled": True, "timed": timed,
-                                   "failed": failed, "of": len(todo),
-                                   "message": f"timing cancelled during {cid} {kind} ({e.reason}); "
-                                              f"{timed} of {len(todo)} graph(s) timed"})
+                        self.run_done(protocol.RunStatus.finished(
+                            f"timing cancelled during {cid} {kind} ({e.reason}); {timed} of {len(todo)} graph(s) timed",
+                            timed, failed, len(todo), cancelled=True))
                         return
                     msg.update(error=f"timing {cid} {kind} {e.reason}" if e.crashed else e.reason,
                                traceback=e.detail, failed=True, crashed=e.crashed)
@@ -355,8 +356,7 @@ class TimingRequests:
         finally:
             worker.close()
         text = f"timed {timed} of {len(todo)} graph(s)" + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
-        self.run_done({"type": "run_status", "message": text, "done": True, "timed": timed, "failed": failed,
-                   "of": len(todo)})
+        self.run_done(protocol.RunStatus.finished(text, timed, failed, len(todo)))
 
     def _timing_kwargs(self, cid: str, kind: str, g: dict[str, Any], where: str) -> dict[str, Any]:
         """The keyword arguments graph ``(cid, kind)`` is timed with (worker and in-process alike): the cancel event,
@@ -370,8 +370,7 @@ class TimingRequests:
                    if orig and orig.get("output_path") else None)
         return dict(cancel=self.cancel_run, timeout_s=self.state.options.timing_limit_s, num_gb=g.get("num_gb"),
                     compare=compare, script=script_record(self.state.script_calls, g, orig if compare else None),
-                    progress=lambda text, where=where: self.state.send({"type": "run_status",
-                                                                        "message": f"{where}: {text}"}))
+                    progress=lambda text, where=where: self.say(f"{where}: {text}"))
 
     def _time_graph(self, worker: Any, cid: str, kind: str, g: dict[str, Any], msg: dict[str, Any],
                     kw: dict[str, Any]) -> None:
@@ -449,8 +448,7 @@ class TimingRequests:
                    "inside a paused compile): press r again then")
         cuda = str(self.state.device).startswith("cuda")
         if missing is None:
-            self.state.send({"type": "run_status", "message": "timing the script's compiled calls, whole, against "
-                                                              "torch.compiler.set_stance(\"force_eager\")"})
+            self.say("timing the script's compiled calls, whole, against torch.compiler.set_stance(\"force_eager\")")
         self.state.tl.ours_calls = True
         try:
             if missing is not None:

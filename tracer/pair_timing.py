@@ -14,6 +14,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
+from inductor_step.session import format as protocol
 from inductor_step.session.format import GraphKey
 
 
@@ -60,10 +61,9 @@ def time_pair(state: Any, timing: Any, graphs: list[str] | None) -> None:
 
     def end(status: str, message: str, **extra: Any) -> None:
         state.send({**head, "status": status, "message": message, **extra})
-        timing.run_done({"type": "run_status", "message": f"{where}: {message}" if status == "failed" else message,
-                         "done": True, "timed": 2 if status == "done" else 0,
-                         "failed": [] if status == "done" else [a, b], "of": 2,
-                         **({"cancelled": True} if extra.get("cancelled") else {})})
+        timing.run_done(protocol.RunStatus.finished(
+            f"{where}: {message}" if status == "failed" else message, timed=2 if status == "done" else 0,
+            failed=() if status == "done" else (a, b), of=2, cancelled=bool(extra.get("cancelled"))))
 
     with timing.one_run() as held:
         if not held:
@@ -76,7 +76,7 @@ def time_pair(state: Any, timing: Any, graphs: list[str] | None) -> None:
                 return
             limit = state.options.timing_limit_s
             state.send({**head, "status": "timing", "message": f"{where} (limit {limit:g} s)"})
-            state.send({"type": "run_status", "message": f"{where}: starting (limit {limit:g} s)", "limit_s": limit})
+            timing.say(f"{where}: starting (limit {limit:g} s)", limit)
             worker = TimingWorker()
             try:
                 result = worker.time(
@@ -85,7 +85,7 @@ def time_pair(state: Any, timing: Any, graphs: list[str] | None) -> None:
                     script=_inputs(state.script_calls, g_a),
                     pair={"output_path": g_b["output_path"], "eager_gm": adapter.portable_graph_module(g_b.get("gm")),
                           "script": _inputs(state.script_calls, g_b)},
-                    progress=lambda text: state.send({"type": "run_status", "message": f"{where}: {text}"}))
+                    progress=lambda text: timing.say(f"{where}: {text}"))
             except TimingFailed as e:
                 end("failed", e.reason, **({"cancelled": True} if e.cancelled else {}))
                 return

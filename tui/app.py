@@ -409,7 +409,7 @@ class StepApp(App[None]):
                         "job's ranks end with their script: --run times them as it ends)", severity="warning")
             return
         self.agent.send(CMD_RUN)
-        self.session.run_status = "timing requested…"
+        self.session.note_run_status("timing requested…")
         self.view.stage = "run"
         self.refresh_all(force=True)
 
@@ -433,7 +433,7 @@ class StepApp(App[None]):
             return
         if self.agent is not None and self.agent.alive:
             self.agent.send(CMD_CANCEL_RUN)
-            self.session.run_status = "cancelling…"
+            self.session.note_run_status("cancelling…")
             self.refresh_status()
 
     def action_screenshot(self, png: bool = True) -> None:

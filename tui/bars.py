@@ -136,7 +136,7 @@ def status_text(session: Store, view: ViewState, live: bool, extra: str, current
     # a result just said (search, x, r, what-if), not the selection (kept across steps, said on every move)
     result = bool(extra) and not extra.startswith("selected ")
     extra = extra or (f"selected {view.selected}" if view.selected else "")
-    run = f" · {s.run_status}" if s.run_status and view.stage == "run" else ""
+    run = f" · {s.run_status.message}" if s.run_status.message and view.stage == "run" else ""
     tail = f" · {extra}" if extra else ""
     # the newest result is what the person waits for: where the line is wider than the terminal,
     # the run's progress goes first, then where the compile stands is cut ("…"), never the result

@@ -28,8 +28,11 @@ from inductor_step.session.format.types import (  # noqa: F401
 from inductor_step.session.format.messages import (  # noqa: F401
     AgentExit, Artifact, Blocked, Distributed, Done, Error, FusionQuery, GraphRounds, Guards, Header,
     Interleaved, KernelResources, LadderRoof, MESSAGES, Message, Numerics, Output, OutputError, Peak,
-    ProcessGroup, Provenance, Quit, Roof, Roofs, Run, RunKernel, RunStatus, Verdict, WhatIf,
+    ProcessGroup, Provenance, Quit, Roof, Roofs, Run, RunKernel, Verdict, WhatIf,
     PairRounds, PairTiming, InputsSaved,
+)
+from inductor_step.session.format.run_status import (  # noqa: F401
+    RUN_STATUS, RunStatus, RunStatusMessage,
 )
 from inductor_step.session.format.compile_time import (  # noqa: F401
     COMPILE_STAGES, CompileTime, CompileTimeKernel,

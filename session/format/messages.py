@@ -153,18 +153,6 @@ class Artifact(TypedDict, total=False):
     t: float
 
 
-class RunStatus(TypedDict, total=False):
-    type: Literal["run_status"]
-    message: str
-    done: bool
-    timed: int  # graphs timed
-    failed: list[str]  # graphs whose timing failed ("[1/0] backward")
-    of: int  # graphs asked for
-    cancelled: bool
-    limit_s: float  # the per-graph time limit the timing runs under (--timing-limit)
-    t: float
-
-
 class FusionQuery(TypedDict, total=False):
     """The answer to a ``can_fuse`` command."""
     type: Literal["fusion_query"]
@@ -546,16 +534,17 @@ class WhatIf(TypedDict, total=False):
 
 from inductor_step.session.format.numerics import GraphNumerics  # noqa: E402 - the numerics message
 from inductor_step.session.format.blame import Blame  # noqa: E402 - blame's message
+from inductor_step.session.format.run_status import RunStatusMessage  # noqa: E402 - made from the RunStatus dataclass
 
 Message = Union[Header, Stop, Output, Error, Done, AgentExit, Quit, Guards, Provenance, Artifact,
-                RunStatus, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics, CompileTime,
-                InputsSaved, Blame]
+                RunStatusMessage, FusionQuery, Run, WhatIf, ProcessGroup, Blocked, PairTiming, GraphNumerics,
+                CompileTime, InputsSaved, Blame]
 
 #: ``type`` -> the message's type (a stop's type is then :data:`STOPS` by its stage).
 MESSAGES: dict[str, type] = {
     "header": Header, "stop": StopBase, "output": Output, "error": Error, "done": Done,
     "agent_exit": AgentExit, "quit": Quit, "guards": Guards, "provenance": Provenance,
-    "artifact": Artifact, "run_status": RunStatus, "fusion_query": FusionQuery, "run": Run,
+    "artifact": Artifact, "run_status": RunStatusMessage, "fusion_query": FusionQuery, "run": Run,
     "what_if": WhatIf, "process_group": ProcessGroup, "blocked": Blocked, "pair_timing": PairTiming,
     "numerics": GraphNumerics,
     "compile_time": CompileTime,

@@ -47,7 +47,7 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
                                    or app.session.done is not None)
                 await pilot.press("r")  # the per-graph timing, one graph after the other
                 await wait_for(pilot, lambda: {"[0/0] inference", "[0/1] inference"} <= set(app.session.runs)
-                               and "timed 2 of 2" in app.session.run_status)
+                               and "timed 2 of 2" in app.session.run_status.message)
                 await pilot.press("d")  # the graph shown (the last, [0/1]) against its partner, [0/0]
                 await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
                 await pilot.pause()
@@ -71,7 +71,7 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
                 await screen_settled(pilot, app)  # the diff redrawn with the pair's figures
                 d = app.screen.diff
                 seen["after"] = (list(d.notes), title(), list(d.level("timing").notes))
-                seen["status"] = app.session.run_status
+                seen["status"] = app.session.run_status.message
                 await wait_for(pilot, lambda: said().endswith("the figures are at the top"), timeout=10, seen=said)
                 seen["said"] = said()
                 seen["msg"] = app.session.pair_timings[("[0/0] inference", "[0/1] inference")]
@@ -90,7 +90,9 @@ def test_r_in_the_diff_of_a_recompile_times_both_graphs_round_by_round(tmp_path)
     cancelled, run_status, said = seen["cancelled"]
     assert cancelled.get("cancelled") is True and "cancelled" in cancelled["message"], cancelled
     assert seen["cancel_s"] < 3.0, (seen["cancel_s"], cancelled)  # c ends it within 2 s at the agent
-    assert "cancelled" in run_status and said.startswith("timing them round by round cancelled"), (run_status, said)
+    assert run_status.done and run_status.cancelled and run_status.of == 2 and not run_status.local, run_status
+    assert "cancelled" in run_status.message and said.startswith("timing them round by round cancelled"), \
+        (run_status, said)
 
     msg = seen["msg"]
     assert msg["status"] == "done", msg

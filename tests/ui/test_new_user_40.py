@@ -254,7 +254,7 @@ def test_at_80_columns_the_newest_result_ends_the_status_line_uncut(app_driver):
 
     async def steps(app, pilot):
         await press(pilot, "3", "down", "down")  # a selection, and an error-free recorded session's long line
-        app.session.run_status = "timed 3 of 3 graph(s) · x: the last kernel's repro written"
+        app.session.note_run_status("timed 3 of 3 graph(s) · x: the last kernel's repro written")
         await press(pilot, "7", "slash", *"native_layer_norm", "enter")
         seen["status"] = status(app)
         await press(pilot, "escape")

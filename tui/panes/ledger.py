@@ -94,7 +94,7 @@ class LedgerPane(StagePane):
         return replace(self._EMPTY, pending=True)
 
     def stamp(self, data: Ledgers | None) -> Any:
-        return (id(data), self.app.session.run_status)
+        return (id(data), self.app.session.run_status.message)
 
     def items(self, data: Ledgers) -> list[tuple[str, Any]]:
         """(section, row) per table row; section heads are ("head", title)."""
@@ -166,8 +166,9 @@ class LedgerPane(StagePane):
         if data and data.pending:
             return Detail("# computing the ledgers (every timed kernel's roofline, every user line, every round trip)…")
         if self.app.live:
+            status = self.app.session.run_status.message
             return Detail("# the ledger fills when timing is done: press r to run and time every compiled graph"
-                          + (f"\n# {self.app.session.run_status}" if self.app.session.run_status else ""))
+                          + (f"\n# {status}" if status else ""))
         return Detail("# this recorded session has no timing: record it with --run (or press r in a live session)")
 
     def detail(self, data: Ledgers, row: int) -> Detail | None:

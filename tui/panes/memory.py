@@ -206,7 +206,7 @@ class MemoryPane(SectionPane):
             kind, part = split_part(kind)
             app.agent.send(CMD_WHAT_IF, compile_id=cid, graph_kind=kind, settings={st.name: st.value}, run=True,
                            **({"part": part} if part else {}))
-            app.session.run_status = f"what if: recompiling {key} with {st.name}={st.value}…"
+            app.session.note_run_status(f"what if: recompiling {key} with {st.name}={st.value}…")
             app.say(f"what if: recompiling {key} with {st.name}={st.value}; the diff of the two opens when it is "
                     "compiled, and this row prices it once both are timed")
 

@@ -54,7 +54,7 @@ class RunPane(StagePane):
         # the run held while it is the one shown, so that a new run cannot take its id and look unchanged: a timing
         # or its progress (routes.on_run's refresh) then fills the table once, with no forced second fill
         self._held = data
-        return (self.app.view.graph, id(data), self.app.session.run_status)
+        return (self.app.view.graph, id(data), self.app.session.run_status.message)
 
     def _gpu(self, data: dict[str, Any] | None) -> bool:
         dev = (data.device if data is not None else None) or self.app.session.header.device or "cuda"
@@ -136,7 +136,7 @@ class RunPane(StagePane):
             width = self.code.size.width or 80
             head = wrapped(f"# timing failed: {data.error}", max(30, width - 8))
             return Detail(f"{head}\n\n{data.traceback or ''}", "pytb")
-        status = self.app.session.run_status
+        status = self.app.session.run_status.message
         key = self.app.view.graph
         dyn = self.app.session.stop_for(key, "dynamo") if key else None
         if dyn is not None and dyn.backend:  # no Inductor output to time: r times the others

@@ -32,7 +32,7 @@ def request(screen: Any) -> None:
                        "shown were taken one graph at a time")
         return
     agent.send(CMD_TIME_PAIR, graphs=[p.key_a, p.key_b])
-    app.session.run_status = f"timing {p.key_a} and {p.key_b} round by round…"
+    app.session.note_run_status(f"timing {p.key_a} and {p.key_b} round by round…")
     app.refresh_status()
     screen._status(f"timing {p.key_a} and {p.key_b} round by round… (c cancels)")
 

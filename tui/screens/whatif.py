@@ -132,7 +132,8 @@ def open_form(app: Any) -> None:
         cid, kind, part = k.compile_id, (k.kind_label if k.subgraph else k.kind), (None if k.subgraph else k.part)
         app.agent.send(CMD_WHAT_IF, compile_id=cid, graph_kind=kind, settings=settings, run=True,
                        **({"part": part} if part else {}))
-        app.session.run_status = f"what if: recompiling {base} with {', '.join(f'{k}={v}' for k, v in settings.items())}…"
+        said = ", ".join(f"{k}={v}" for k, v in settings.items())
+        app.session.note_run_status(f"what if: recompiling {base} with {said}…")
         app.refresh_status()
 
     # the settings as this graph compiled with them (its dynamo stop's compiled_with.config, which
@@ -181,7 +182,7 @@ def on_message(app: Any, msg: Record) -> None:
                 app.pop_screen()
             app.diff_with(base, key)
     if msg.message:
-        app.session.run_status = f"what if: {msg.message}"
+        app.session.note_run_status(f"what if: {msg.message}")
         app.refresh_status()
 
 
