@@ -48,6 +48,7 @@ TOL = 0.10
 BESIDE = False  # --beside
 PLAIN_PROCESSES = 1  # --plain-processes
 SCALE = 1  # --scale
+PHASE = "all"  # --phase
 _TRITON_DEF = re.compile(r"^(\w+) = async_compile\.triton\(", re.M)
 # extern calls: extern_kernels.mm(...), and ATen fallbacks called directly (torch.ops.aten.convolution_backward...)
 _EXTERN = re.compile(r"^\s*(?:\w+ = )?(?:extern_kernels\.\w+|(?:torch\.ops|aten)\.[\w.]+)\(", re.M)
@@ -278,7 +279,13 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
     ref_cmd = [sys.executable, MODELS, model, "--mode", mode, "--reference", base + ".ref.json", *extra]
     # --beside: the references run at the same time as the recording, on the other GPU and the other half of the
     # cores (a max-autotune compile is ~6 minutes on each side; one after the other they outlast a 10-minute call)
-    if beside:
+    if PHASE == "reference":  # the references alone (a later call records, or recorded before)
+        ref = subprocess.run(ref_cmd, env=env, capture_output=True, text=True, timeout=900, **pin)
+        return {"model": model, "mode": mode, "scale": SCALE, "phase": PHASE, "reference_rc": ref.returncode,
+                "error": None if ref.returncode == 0 else (ref.stderr or ref.stdout).strip().splitlines()[-1:]}
+    if PHASE == "check":  # every process ran in earlier calls: the checks over the files in --out
+        beside = False
+    elif beside:
         other = set(cores) - mine or set(cores)
         benv = dict(env, CUDA_VISIBLE_DEVICES=visible[(slot + 1) % len(visible)])
         bpin = {"preexec_fn": lambda: os.sched_setaffinity(0, other)}
@@ -286,22 +293,29 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
                                                                         timeout=300, **bpin) for c in plain_cmds],
                                                         subprocess.run(ref_cmd, env=benv, capture_output=True, text=True,
                                                                        timeout=900, **bpin))[1])
-    else:
+    elif PHASE != "check":
         for c in plain_cmds:
             subprocess.run(c, env=env, capture_output=True, text=True, timeout=300, **pin)
     t0 = time.time()
     debug = base + ".torch_compile_debug"
-    with open(base + ".log", "w", encoding="utf-8") as log:  # written as it goes: a case cut short shows how far it got
-        rec = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record", base + ".jsonl",
-                              MODELS, model, "--mode", mode, *extra],
-                             env=dict(env, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=debug),
-                             stdout=log, stderr=subprocess.STDOUT, text=True, timeout=900, **pin)
+    if PHASE == "check":
+        rec = subprocess.CompletedProcess([], 0 if os.path.exists(base + ".jsonl") else 1)
+    else:
+        with open(base + ".log", "w", encoding="utf-8") as log:  # written as it goes: a case cut short shows how far
+            rec = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record",
+                                  base + ".jsonl", MODELS, model, "--mode", mode, *extra],
+                                 env=dict(env, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=debug),
+                                 stdout=log, stderr=subprocess.STDOUT, text=True, timeout=900, **pin)
     t1 = time.time()
-    ref = side.result() if beside else subprocess.run(ref_cmd, env=env, capture_output=True, text=True, timeout=900, **pin)
+    if PHASE == "record":  # the references in a later call (--phase reference), the checks after (--phase check)
+        return {"model": model, "mode": mode, "scale": SCALE, "phase": PHASE, "record_s": round(t1 - t0, 1),
+                "record_rc": rec.returncode}
+    ref = (side.result() if beside else subprocess.CompletedProcess([], 0) if PHASE == "check"
+           else subprocess.run(ref_cmd, env=env, capture_output=True, text=True, timeout=900, **pin))
     res: dict[str, Any] = {"model": model, "mode": mode, "scale": SCALE, "record_s": round(t1 - t0, 1),
                            "reference_s": round(time.time() - t1, 1), "record_rc": rec.returncode}
     if ref.returncode != 0 or not os.path.exists(base + ".ref.json"):
-        res["error"] = f"reference failed: {(ref.stderr or ref.stdout).strip().splitlines()[-1:]}"
+        res["error"] = f"reference failed: {(ref.stderr or ref.stdout or 'no ' + base + '.ref.json').strip().splitlines()[-1:]}"
         return res
     with open(base + ".ref.json", encoding="utf-8") as f:
         refd = json.load(f)
@@ -399,12 +413,16 @@ def main() -> None:
     p.add_argument("--plain-processes", type=int, default=1,
                    help="plain-only reference processes before each recording (default 1; each ~15 s): where plain "
                         "eager reads apart between processes (GPT-2, timm: 14-66%%), more of them show its modes")
+    p.add_argument("--phase", choices=["all", "record", "reference", "check"], default="all",
+                   help="one GPU and a max-autotune case (a ~6 min compile on each side) outlast a 10-minute call: the "
+                        "plain references and the recording in one call (record), the compiled reference in the next "
+                        "(reference), the checks over the files anywhere after (check: no GPU needed)")
     p.add_argument("--scale", type=int, default=1,
                    help="batch multiplier for every model (8: a step bound by the GPU, not by the host's Python, "
                         "whose speed on the device machine varies 30-70%% between do_bench runs)")
     a = p.parse_args()
-    global BESIDE, PLAIN_PROCESSES, SCALE
-    BESIDE, PLAIN_PROCESSES, SCALE = a.beside, max(a.plain_processes, 1), max(a.scale, 1)
+    global BESIDE, PLAIN_PROCESSES, SCALE, PHASE
+    BESIDE, PLAIN_PROCESSES, SCALE, PHASE = a.beside, max(a.plain_processes, 1), max(a.scale, 1), a.phase
     os.makedirs(a.out, exist_ok=True)
     import torch  # noqa: PLC0415
 
