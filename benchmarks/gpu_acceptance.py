@@ -169,10 +169,18 @@ def check_call(runs: list[dict[str, Any]], ref: dict[str, Any], before: Before =
            "compiled_ratio": compiled / ref["compiled_fwd_ms"] if ref.get("compiled_fwd_ms") else None,
            "names": sorted({f.get("name") for f in timed}),
            "verdicts": [{k: v.get("reliable") for k, v in (f.get("verdicts") or {}).items()} for f in timed]}
+    cruns = [x for x in ref.get("compiled_fwd_runs_ms") or [] if x]
+    cspread = (max(cruns) - min(cruns)) / min(cruns) if cruns else 0.0
+    out["plain_compiled_runs_ms"] = [round(x, 3) for x in cruns]
     out["ok"] = (abs(out["eager_ratio"] - 1) <= TOL and out["compiled_ratio"] is not None
-                 and abs(out["compiled_ratio"] - 1) <= TOL and spread <= TOL)
+                 and abs(out["compiled_ratio"] - 1) <= TOL and spread <= TOL and cspread <= TOL)
     if spread > TOL:
         out["why"] = f"plain forward reference unstable: its do_bench runs spread {spread:.0%}"
+    elif cspread > TOL:  # a launch-bound compiled forward (timm x8: ~2 ms of ~70 launches) reads the host's speed
+        near = min(cruns, key=lambda x: abs(compiled / x - 1))
+        out["why"] = (f"plain compiled forward unstable: its do_bench runs spread {cspread:.0%} "
+                      f"({min(cruns):.3f}-{max(cruns):.3f} ms); ours {compiled:.3f} is {compiled / near:.3f} of the "
+                      "nearest")
     return out
 
 
