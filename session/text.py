@@ -355,7 +355,9 @@ def linked_info(sel: str, b: dict[str, Any], user_source: dict[str, str], loopbo
     """Pane 8's middle text for buffer ``sel`` (its ``links["buffers"]`` entry ``b``): FX nodes,
     scheduler and fused node, kernels with their lines, notes, the user's lines with context, and
     its LoopBody.  ``partial``: before codegen, the last stage recorded (the kernel is said to come later)."""
-    lines = [f"# {sel}: scheduler node {b.get('scheduler_node')} in {b.get('fused_node')}",
+    fused = b.get("fused_node")
+    lines = [f"# {sel}: scheduler node {b.get('scheduler_node')} "
+             + (f"in {fused}" if fused else "(its fused node comes with scheduling)" if partial else "in None"),
              f"post-grad FX nodes: {', '.join(b.get('fx_nodes') or []) or '-'}",
              f"Dynamo FX nodes:    {', '.join(b.get('dynamo_nodes') or []) or '-'}"]
     if partial:
