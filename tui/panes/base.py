@@ -48,6 +48,15 @@ def text_of(s: Any) -> str:
     return "" if s is None else str(s)
 
 
+def field_columns(n: int, item: Callable[[int], Any], fields: dict[int, str]) -> dict[int, NameColumn]:
+    """Columns of names read off ``n`` row objects (row ``i`` is ``item(i)``), column ``c`` holding each one's
+    ``fields[c]`` attribute as :func:`T`'s cell: :meth:`StagePane.names` for a table of such objects."""
+    def column(field: str) -> NameColumn:
+        return NameColumn(lambda: [text_of(getattr(item(i), field)) for i in range(n)],
+                          lambda i: T(getattr(item(i), field)))
+    return {c: column(f) for c, f in fields.items()}
+
+
 def T(s: Any, style: str = "", short: Sequence[str] = (), kind: type[Cell] = Cell) -> Cell:
     """A plain-text cell (never markup: compiler strings contain brackets) of class ``kind``; lists print as
     [a, b], with [a,b] as their shorter form (``short``: other shorter forms, longest first)."""

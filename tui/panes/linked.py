@@ -11,7 +11,7 @@ from textual.binding import Binding
 
 from inductor_step.tui.codeview import CodeView
 from inductor_step.tui.compat import BlankHorizontal
-from inductor_step.tui.panes.base import Detail, StagePane, T, text_of
+from inductor_step.tui.panes.base import Detail, StagePane, T, field_columns
 from inductor_step.tui.table import NameColumn, Table
 from inductor_step.session.text import joined, linked_info
 from inductor_step.session.links import related
@@ -85,13 +85,8 @@ class LinkedPane(StagePane):
     def names(self, data: dict[str, Any], keys: tuple[str, ...]) -> dict[int, NameColumn]:
         """The buffer, scheduler node and fused node columns (:meth:`StagePane.names`; the kernels are a list)."""
         bufs = data.buffers
-        names = keys
-
-        def column(field: str) -> NameColumn:
-            return NameColumn(lambda: [text_of(getattr(bufs[n], field)) for n in names],
-                              lambda i: T(getattr(bufs[names[i]], field)))
-        return {0: NameColumn(lambda: names, lambda i: T(names[i])), 1: column("scheduler_node"),
-                2: column("fused_node")}
+        return {0: NameColumn(lambda: keys, lambda i: T(keys[i])),
+                **field_columns(len(keys), lambda i: bufs[keys[i]], {1: "scheduler_node", 2: "fused_node"})}
 
     def detail(self, data: dict[str, Any], row: int) -> Detail | None:
         names = self.cached_rows(data)[0]

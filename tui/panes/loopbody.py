@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from inductor_step.tui.panes.base import Detail, StagePane, T, text_of
+from inductor_step.tui.panes.base import Detail, StagePane, T, field_columns
 from inductor_step.tui.table import NameColumn
 from inductor_step.session.text import body_text, joined, template_note
 from inductor_step.session.links import entry, related
@@ -51,11 +51,7 @@ class LoopBodyPane(StagePane):
     def names(self, data: dict[str, Any], keys: tuple[str, ...]) -> dict[int, NameColumn]:
         """The node and fused node columns (:meth:`StagePane.names`)."""
         bodies = self._bodies(data)
-
-        def column(field: str) -> NameColumn:
-            return NameColumn(lambda: [text_of(getattr(b, field)) for b in bodies],
-                              lambda i: T(getattr(bodies[i], field)))
-        return {0: column("node"), 1: column("fused_node")}
+        return field_columns(len(bodies), bodies.__getitem__, {0: "node", 1: "fused_node"})
 
     def empty(self, data: dict[str, Any]) -> Detail:
         bodies = data.bodies
