@@ -26,3 +26,15 @@ def test_backward_with_an_expanded_index_input_is_timed(tmp_path):
         assert not run.get("error"), (key, run.get("error"))
         assert run.get("compiled_ms", 0) > 0, key
     assert "more than one element" not in proc.stdout
+
+
+def test_backward_of_a_dynamic_graph_whose_inputs_are_views_is_timed(tmp_path):
+    """``dynamic=True`` on nanoGPT's attention (q, k, v: views into one qkv output): the output code's
+    ``get_args()`` made them contiguous and the compiled backward's ``assert_size_stride`` failed ("expected size
+    2==2, stride ...") before any round; the script's own inputs now keep their strides."""
+    proc, runs = _headless(tmp_path, os.path.join(SCRIPTS, "dynamic_qkv_train.py"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(runs) == 2, list(runs)
+    for key, run in runs.items():
+        assert not run.get("error"), (key, run.get("error"))
+        assert run.get("compiled_ms", 0) > 0, key

@@ -59,10 +59,19 @@ def script_inputs(inputs: list, max_float_bytes: int | None = None, max_numel: i
             continue
         if not t.is_floating_point() and not t.is_complex():
             if t.numel() <= max_numel:
-                out[i] = t.detach().clone(memory_format=torch.preserve_format)
+                out[i] = _strided_copy(t)
         elif used + _nbytes(t) <= max_float_bytes:
-            out[i] = t.detach().clone(memory_format=torch.preserve_format)
+            out[i] = _strided_copy(t)
             used += _nbytes(t)
+    return out
+
+
+def _strided_copy(t: Any) -> Any:
+    """A copy of ``t`` with its strides, also where they are not dense: a view into a bigger tensor (nanoGPT's
+    q, k, v: slices of one qkv output, stride 384 per token for 128 values) keeps them, which the compiled graph's
+    ``assert_size_stride`` checks; ``clone(preserve_format)`` made such a view contiguous."""
+    out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+    _copy_into(out, t.detach())
     return out
 
 
@@ -82,8 +91,10 @@ def _use_script_inputs(args: list, kept: dict[int, Any]) -> tuple[int, int]:
         if not isinstance(a, torch.Tensor) or a.shape != t.shape or a.dtype != t.dtype:
             continue
         _copy_into(a, t)  # the get_args tensor keeps the script's values: a CUDA-graph capture needs it (below)
-        if a.device != t.device:
-            args[i] = torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=t.device)
+        if a.device != t.device or a.stride() != t.stride():
+            # where the script's tensor has other strides than get_args() made (a view into a bigger tensor, under
+            # dynamic shapes), the script's: the graph asserts the strides it was compiled for
+            args[i] = torch.empty_strided(a.shape, t.stride(), dtype=a.dtype, device=t.device)
             _copy_into(args[i], t)
         if t.is_floating_point() or t.is_complex():
             floats += 1
