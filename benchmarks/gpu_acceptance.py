@@ -28,7 +28,9 @@ cache of each selection's timings, Triton's ``.best_config`` files; the FX-graph
 the agent leaves the autotune cache on): a user's second run, where both sides make the same choices and no
 selection is benchmarked again, while every stage still runs.  ``--phase warm`` fills it: each case's training
 script, plain, all cases at once (the compile is serial Triton builds more than GPU time: GPT-2 x8 spent 386 s of
-its compile benchmarking 27 selections, 30-42 s each in its backward).
+its compile benchmarking 27 selections, 30-42 s each in its backward).  GPT-2 x8 with it: 0 selections benchmarked
+by either side, our compile 103.5 s against ~470 s cold, the whole case 293 s (BENCHMARKS.md, "Session 39 on the
+GPU"); the template choices are still compiled (precompiled) on each side, only their benchmarking is skipped.
 
 ``--job``: ``examples/ddp_train.py`` as a two-GPU torchrun job (``--nproc-per-node 2``): every rank timed every
 graph and the ranks compare without a false divergence.  Lanes (``--lanes N``) run side by
