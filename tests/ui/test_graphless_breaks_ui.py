@@ -43,7 +43,8 @@ def test_pane_1_says_why_the_frames_before_the_first_graph_gave_none(app_driver,
     head = seen["code"].split("class GraphModule")[0]
     assert "no tensor op to compile there" not in head, head
     assert "Unsupported context manager" in head, head
-    assert "graphless_break.py:9" in head, head  # the `with lock:` line
+    assert "# graph break: Unsupported context manager (in [0/0], [1/0], which gave no graph)" in head, head
+    assert "#   user code: graphless_break.py:9\n" in head, head  # the `with lock:` line, as the tables show it
     assert "frames 0-1" in head, head
     assert "Unsupported context manager" in seen["note"] and "no tensor op" not in seen["note"], seen["note"]
 

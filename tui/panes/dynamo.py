@@ -11,7 +11,7 @@ from inductor_step.session.diff import guard_list
 from inductor_step.session.format import GraphKey
 from inductor_step.tui.panes.fx import FxPane
 from inductor_step.session.fx_names import short_names, with_short_names
-from inductor_step.session.paths import shorten_in_text
+from inductor_step.session.paths import short_path, shorten_in_text
 from inductor_step.session.text import commented, dynamo_text
 from inductor_step.tui.table import Table
 
@@ -94,10 +94,10 @@ class DynamoPane(FxPane):
             return ""
         head = [f"# {line.split(': graph break: ')[0]}"]
         for b, cids in graphless_breaks(data):
-            head.append(f"# graph break in {', '.join(cids)} (no graph): {b['reason']}")
+            head.append(f"# graph break: {b['reason']} (in {', '.join(cids)}, which gave no graph)")  # reason first: 80 columns
             head += [f"#   {k}: {b[k]}" for k in ("explanation", "hint") if b[k]]
             if b["where"]:
-                head.append(f"#   user code: {shorten_in_text(b['where'], session.script_dir)}")
+                head.append(f"#   user code: {short_path(b['where'], session.script_dir)}")
         return "\n".join(head) + "\n"
 
     def node_names(self, b: dict[str, Any]) -> list[str]:
