@@ -157,7 +157,12 @@ def _none_left(pids: list[int], within_s: float = 5.0) -> None:
 def test_sighup_to_an_ssh_session_ends_every_process_and_keeps_the_session(tmp_path: Any) -> None:
     sh, record = _session_under_setsid(tmp_path)
     ours = descendants(sh.pid)
-    assert any("inductor_step.tracer.agent" in _cmdline(p) for p in ours)
+    agents = [p for p in ours if "inductor_step.tracer.agent" in _cmdline(p)]
+    assert agents
+    # the agent leads a process group of its own (ending it ends its children) in the shell's session: a session
+    # of its own was an autogroup of its own, where the scheduler gave the script's OpenMP threads one core
+    assert all(os.getpgid(a) == a and os.getsid(a) == os.getsid(sh.pid) for a in agents), \
+        {a: (os.getpgid(a), os.getsid(a), os.getsid(sh.pid)) for a in agents}
     os.killpg(sh.pid, signal.SIGHUP)  # the link dropped: the session's processes get SIGHUP
     _none_left(ours)
     sh.wait(10)
