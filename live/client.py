@@ -2,7 +2,8 @@
 
 The agent (``python -m tracer.agent``) gets a private message pipe and a control pipe (passed as
 file descriptors), its own stdout/stderr pipes and no stdin, in a new process group, so nothing it
-prints reaches the terminal the UI draws on and ending it ends its children too.
+prints reaches the terminal the UI draws on and ending it ends its children too; in our own session
+(:func:`own_process_group`), so the script is scheduled as it would be when run from the same shell.
 """
 
 from __future__ import annotations
@@ -18,6 +19,22 @@ import time
 from typing import Any, Callable
 
 from inductor_step.session import format as protocol
+
+
+def own_process_group() -> dict[str, Any]:
+    """``subprocess.Popen`` keywords that start a child in a process group of its own (``os.killpg`` ends it and its
+    children; the terminal's Ctrl+C, sent to the foreground group, does not reach it) but in this process's session.
+
+    Not ``start_new_session``: where Linux's scheduler autogroups are on (``/proc/sys/kernel/sched_autogroup_enabled``,
+    the default of most distributions' kernels) a new session is a new autogroup, and the scheduler shares the CPUs
+    between autogroups first: the agent's group, the script's two OpenMP threads, got one core of two beside
+    two busy processes started from the shell, both threads were put on the same core, and every parallel region's
+    barrier waited for the other thread's turn.  nanoGPT's compiled call read 340-352 ms where the same call in a
+    plain process read 4-6 ms; a plain process started with ``setsid`` read 346-356 ms (BENCHMARKS.md, "Session 39").
+    In the launching shell's session the script shares the CPUs as it does when run as ``python train.py``."""
+    if sys.version_info >= (3, 11):
+        return {"process_group": 0}
+    return {"preexec_fn": os.setpgrp}  # (Python 3.10 has no process_group)
 
 
 class SessionWriter:
@@ -108,9 +125,15 @@ def import_root(python: str | None = None) -> str | None:
 
 
 def agent_env(python: str | None = None) -> dict[str, str]:
-    """The agent's environment: ours, unbuffered, with :func:`import_root` first on ``PYTHONPATH`` where needed."""
+    """The agent's environment: ours, unbuffered, with :func:`import_root` first on ``PYTHONPATH`` where needed, and
+    ``INDUCTOR_STEP_LAUNCH_SESSION``: the session inductor-step runs in, which the timings compare with their own
+    (tracer.timing.rounds.scheduling_group)."""
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
+    try:
+        env["INDUCTOR_STEP_LAUNCH_SESSION"] = str(os.getsid(0))
+    except (OSError, AttributeError):  # (no sessions on Windows)
+        pass
     here = import_root(python)
     if here is not None:
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -150,7 +173,7 @@ class AgentProcess:
         env = agent_env(python)
         self.proc = subprocess.Popen(cmd, pass_fds=(msg_w, ctl_r), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                     start_new_session=True)
+                                     **own_process_group())
         os.close(msg_w)
         os.close(ctl_r)
         self.msg = os.fdopen(msg_r, "rb", buffering=0)
@@ -397,7 +420,7 @@ class JobProcess:
         self.cmd = [python or sys.executable, "-m", "inductor_step.tracer.launch", *launcher_args,
                     *(["--", script] if script.startswith("-") else [script]), *args]
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, start_new_session=True)
+                                     stderr=subprocess.PIPE, env=env, **own_process_group())
         self._out_threads = [threading.Thread(target=self._read_launcher, args=(self.proc.stdout, "stdout"),
                                               daemon=True),
                              threading.Thread(target=self._read_launcher, args=(self.proc.stderr, "stderr"),

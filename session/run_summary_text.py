@@ -132,6 +132,14 @@ def _rounds_lines(run: dict[str, Any], rounds: dict[str, Any], unstable: bool) -
     if load.get("loadavg_1m_before") is not None:
         lines.append(f"load average while timing   {load.get('loadavg_1m_before')} -> {load.get('loadavg_1m_after')} "
                      f"on {load.get('cpus')} CPU(s) (os.getloadavg)")
+    if load.get("autogroup"):  # Linux shares the CPUs between autogroups (sessions) first (tracer.timing.rounds)
+        lines.append(f"scheduler group while timing   {load['autogroup']}, session {load.get('session')}: "
+                     + ("the session inductor-step was started in, where your script run from that shell shares the "
+                        "CPUs the same way" if load.get("session") == load.get("launch_session") else
+                        "not the session inductor-step was started in"
+                        + (f" ({load['launch_session']})" if load.get("launch_session") is not None else "")
+                        + ": the CPUs are shared between sessions first, so other processes weigh on these times "
+                        "differently than on your script run from that shell"))
     waits = [(w, rounds.get(f"{w}_wait_shares")) for w in ("compiled", "eager") if rounds.get(f"{w}_wait_shares")]
     if waits:  # measured per round (tracer.timing.contention), what the verdicts above judge on
         lines.append("waiting for a core per round (% of the time the threads wanted one, schedstat): "

@@ -157,10 +157,15 @@ def _none_left(pids: list[int], within_s: float = 5.0) -> None:
 def test_sighup_to_an_ssh_session_ends_every_process_and_keeps_the_session(tmp_path: Any) -> None:
     sh, record = _session_under_setsid(tmp_path)
     ours = descendants(sh.pid)
-    assert any("inductor_step.tracer.agent" in _cmdline(p) for p in ours)
+    agents = [p for p in ours if "inductor_step.tracer.agent" in _cmdline(p)]
+    # (process group, session) of each agent and the shell's session, read now, checked once all have ended
+    placed = {a: (os.getpgid(a), os.getsid(a), os.getsid(sh.pid)) for a in agents}
     os.killpg(sh.pid, signal.SIGHUP)  # the link dropped: the session's processes get SIGHUP
     _none_left(ours)
     sh.wait(10)
+    # the agent leads a process group of its own (ending it ends its children) in the shell's session: a session
+    # of its own was a scheduler autogroup of its own, where two busy processes left the script's OpenMP threads one core
+    assert placed and all(group == a and session == shell for a, (group, session, shell) in placed.items()), placed
     msgs = list(protocol.read_session(record))
     assert msgs[0]["type"] == "header" and any(m.get("type") == "stop" for m in msgs)
     assert any(m.get("type") == "error" and m.get("message") == "ended by SIGHUP" for m in msgs)

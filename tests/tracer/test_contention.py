@@ -111,3 +111,51 @@ def test_each_round_keeps_its_wait_for_a_core_beside_its_time() -> None:
     assert len(out["compiled_wait_shares"]) == len(out["compiled_rounds_ms"]) >= GRAPH_ROUNDS
     assert out["compiled_wait"]["source"] in ("schedstat", "thread_cpu")
     assert n["calls"] == len(out["compiled_rounds_ms"])
+
+
+_ONE_CORE_CHILD = """
+import json, os, sys, tempfile
+if sys.argv[1] == "one":  # this process and every thread it starts on the first CPU of its mask
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+import torch
+torch.set_num_threads(2)
+from torch._inductor.utils import run_and_get_code
+from inductor_step.tracer.timing import time_graph
+
+def f(x, w):
+    return torch.nn.functional.gelu(x @ w) @ w
+
+with torch.no_grad():
+    _, codes = run_and_get_code(torch.compile(f), torch.randn(256, 384), torch.randn(384, 384))
+path = os.path.join(tempfile.mkdtemp(), "graph.py")
+open(path, "w").write(codes[-1])
+r = time_graph(path, None, "cpu")
+print("RESULT " + json.dumps(r["verdicts"]["compiled"]))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task") or len(os.sched_getaffinity(0)) < 2,
+                    reason="reads /proc/self/task/*/stat; needs two CPUs")
+def test_a_verdict_says_when_the_openmp_threads_shared_one_core() -> None:
+    """Two OpenMP threads on one core wait for each other at every parallel region (nanoGPT's call read 340-352 ms
+    that way beside two busy processes, 4-6 ms with a core each, both at a ~50% wait: BENCHMARKS.md, "Session 39").
+    A real compiled graph timed by time_graph in a child process whose two threads are confined to one CPU
+    (sched_setaffinity) must say so in every round; bound to two CPUs (GOMP_CPU_AFFINITY="A B"), in none."""
+    import json
+    import subprocess
+    import sys
+
+    a, b = sorted(os.sched_getaffinity(0))[:2]
+    env = dict(os.environ, INDUCTOR_STEP_CPU_ROUNDS_S="1")
+    env.pop("OMP_NUM_THREADS", None)
+    verdicts = {}
+    for how, extra in (("one", {}), ("two", {"GOMP_CPU_AFFINITY": f"{a} {b}"})):
+        out = subprocess.run([sys.executable, "-c", _ONE_CORE_CHILD, how], env={**env, **extra}, capture_output=True,
+                             text=True, timeout=600)
+        line = next((x for x in out.stdout.splitlines() if x.startswith("RESULT ")), None)
+        assert line, out.stderr[-3000:]
+        verdicts[how] = json.loads(line[len("RESULT "):])
+    one, two = verdicts["one"], verdicts["two"]
+    assert one["spans"] >= 5 and one["one_core_spans"] == one["spans"], one
+    assert "working threads ended" in one["text"] and "on the same core" in one["text"], one["text"]
+    assert two["spans"] >= 5 and two["one_core_spans"] == 0 and "same core" not in two["text"], two

@@ -87,3 +87,37 @@ def test_the_report_lists_each_call_once(recorded, tmp_path):
     assert "The script's calls, timed whole" in report
     assert report.count("- two_graphs, whole: compiled") == 1  # one call, two graphs: one line
     assert "- MLP, whole: compiled" in report and "- scaled: not timed:" in report
+
+
+def _autogroup() -> str | None:
+    """This process's scheduler autogroup where Linux's autogroups are on, else None."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            if f.read().strip() != "1":
+                return None
+        with open("/proc/self/autogroup") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(not hasattr(os, "getsid"), reason="no sessions on this platform")
+def test_the_timings_run_in_the_session_inductor_step_was_started_in(recorded):
+    """The agent ran in a session of its own (``start_new_session``): with autogroups on, the scheduler gave the
+    script's two OpenMP threads one core between them beside busy processes of the launching shell, and nanoGPT's
+    call read 340-352 ms where a plain process read 4-6 ms (BENCHMARKS.md, "Session 39").  The script's call (timed
+    in the agent) and each graph (timed in the worker, the agent's child) now run in this test's session, which
+    ``inductor-step`` inherited, and in its autogroup; pane 7's summary says so."""
+    proc, runs = recorded
+    here, group = os.getsid(0), _autogroup()
+    call = runs["[0/0] inference"]["script_call"]["load"]
+    graph = runs["[0/0] inference"]["graph_rounds"]["load"]
+    for where in (call, graph):
+        assert where["session"] == here and where["launch_session"] == here, where
+        assert where["autogroup"] == group, where
+    if group:  # pane 7 says where the graph was timed
+        from inductor_step.session.run_summary_text import run_summary
+
+        text = run_summary("[0/0] inference", runs["[0/0] inference"])
+        assert f"scheduler group while timing   {group}, session {here}: the session inductor-step was started in" \
+            in text, text

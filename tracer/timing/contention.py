@@ -13,6 +13,11 @@ before and after each timing round:
 - ``thread_cpu``: where schedstat is missing, the calling thread's CPU time (``time.thread_time``) against wall
   time: a thread that runs a compute loop and gets fewer CPU seconds than wall seconds was waiting (or blocked).
 - ``ru_nivcsw``: involuntary context switches of the process (``resource.getrusage``), reported beside.
+- ``one_core``: whether the threads that worked in a span (each at least a tenth of the busiest one's CPU time) were
+  all last on the same CPU at its end (``/proc/self/task/<tid>/stat``'s ``processor``).  Two OpenMP threads on one
+  core wait for each other's turn at every parallel region's barrier: nanoGPT's call read 340-352 ms that way beside
+  two busy processes, 4-6 ms with a core each at other moments, at the same wait share of ~50% (BENCHMARKS.md,
+  "Session 39"); the verdict's text says so beside the wait.
 
 Standard library only.
 """
@@ -45,6 +50,15 @@ def _tasks() -> dict[str, tuple[int, int]] | None:
     return out or None
 
 
+def _last_cpu(tid: str) -> int | None:
+    """The CPU thread ``tid`` of this process last ran on (``/proc/self/task/<tid>/stat``, field 39), None if unknown."""
+    try:
+        with open(f"/proc/self/task/{tid}/stat", encoding="ascii") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _nivcsw() -> int | None:
     try:
         import resource  # noqa: PLC0415
@@ -54,17 +68,22 @@ def _nivcsw() -> int | None:
         return None
 
 
-def snapshot() -> dict[str, Any]:
-    """This process's scheduling counters now (compare two with :func:`between`)."""
-    return {"wall_ns": time.perf_counter_ns(), "thread_ns": time.thread_time_ns(), "tasks": _tasks(),
-            "nivcsw": _nivcsw()}
+def snapshot(cpus: bool = False) -> dict[str, Any]:
+    """This process's scheduling counters now (compare two with :func:`between`); ``cpus``: also the CPU each thread
+    was last on (``cpus_of``), read at the end of a span to tell whether its working threads shared one core."""
+    out = {"wall_ns": time.perf_counter_ns(), "thread_ns": time.thread_time_ns(), "tasks": _tasks(),
+           "nivcsw": _nivcsw()}
+    if cpus and out["tasks"]:
+        out["cpus_of"] = {tid: _last_cpu(tid) for tid in out["tasks"]}
+    return out
 
 
 def between(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """What happened between snapshots ``a`` and ``b``: ``wall_ms``; ``run_ms`` and ``wait_ms`` (summed over
     threads: on a CPU, and runnable but waiting for one); ``wait_share`` = wait / (run + wait);
     ``nivcsw`` (involuntary context switches); ``source`` ``"schedstat"`` or ``"thread_cpu"`` (no schedstat:
-    ``wait_share`` = 1 - the calling thread's CPU time / wall time)."""
+    ``wait_share`` = 1 - the calling thread's CPU time / wall time); where ``b`` read the threads' CPUs
+    (``snapshot(cpus=True)``), ``workers``, ``cpus`` and ``one_core`` (:func:`_one_core`)."""
     wall = (b["wall_ns"] - a["wall_ns"]) / 1e6
     out: dict[str, Any] = {"wall_ms": wall}
     if a.get("nivcsw") is not None and b.get("nivcsw") is not None:
@@ -77,11 +96,26 @@ def between(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             run, wait = run + max(r1 - r0, 0), wait + max(w1 - w0, 0)
         out.update(run_ms=run / 1e6, wait_ms=wait / 1e6, source="schedstat",
                    wait_share=(wait / (run + wait)) if run + wait else 0.0)
+        out.update(_one_core(ta, tb, b.get("cpus_of")))
     else:
         cpu = (b["thread_ns"] - a["thread_ns"]) / 1e6
         out.update(run_ms=cpu, wait_ms=max(wall - cpu, 0.0), source="thread_cpu",
                    wait_share=max(0.0, 1.0 - cpu / wall) if wall > 0 else 0.0)
     return out
+
+
+def _one_core(ta: dict[str, tuple[int, int]], tb: dict[str, tuple[int, int]],
+              cpus_of: dict[str, int | None] | None) -> dict[str, Any]:
+    """``{"workers": threads that worked (a tenth or more of the busiest thread's CPU time between the two task
+    readings), "cpus": the CPUs they were last on, "one_core": two or more of them, all on one CPU}``; {} where the
+    CPUs were not read."""
+    ran = {tid: max(r1 - ta.get(tid, (0, 0))[0], 0) for tid, (r1, _) in tb.items()}
+    top = max(ran.values(), default=0)
+    workers = [tid for tid, r in ran.items() if top and r >= top / 10]
+    if cpus_of is None:
+        return {}
+    cpus = sorted({c for c in (cpus_of.get(t) for t in workers) if c is not None})
+    return {"workers": len(workers), "cpus": cpus, "one_core": len(workers) >= 2 and len(cpus) == 1}
 
 
 def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -98,6 +132,10 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
         out["wait_share"] = (wait / wall) if wall else 0.0
     if all(p.get("nivcsw") is not None for p in parts):
         out["nivcsw"] = sum(p["nivcsw"] for p in parts)
+    known = [p for p in parts if "one_core" in p]
+    if known:  # in how many of the spans the working threads ended on one core
+        out.update(one_core_spans=sum(1 for p in known if p["one_core"]), spans=len(known),
+                   workers=max(p.get("workers") or 0 for p in known))
     return out
 
 
@@ -110,7 +148,7 @@ class Span:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.result = between(self.a, snapshot())
+        self.result = between(self.a, snapshot(cpus=True))
 
 
 def judge(span: dict[str, Any] | None, what: str, limit: float = WAIT_SHARE_LIMIT) -> dict[str, Any]:
@@ -123,12 +161,29 @@ def judge(span: dict[str, Any] | None, what: str, limit: float = WAIT_SHARE_LIMI
     how = ("/proc/self/task/*/schedstat run-queue wait" if span.get("source") == "schedstat"
            else "the timing thread's CPU time against wall time")
     ctx = f", {span['nivcsw']} involuntary context switches" if span.get("nivcsw") is not None else ""
+    one = _one_core_text(span)
     if share > limit:
-        return {"reliable": False, "wait_share": share, "source": span.get("source"),
+        return {"reliable": False, "wait_share": share, "source": span.get("source"), **_one_core_fields(span),
                 "text": (f"{what}: its threads waited for a core {100 * share:.0f}% of the time they wanted one "
-                         f"({how}{ctx}): other processes held the cores, so this time is not reliable")}
-    return {"reliable": True, "wait_share": share, "source": span.get("source"),
-            "text": f"{what}: its threads waited for a core {100 * share:.1f}% of the time ({how}{ctx})"}
+                         f"({how}{ctx}){one}: {'other processes or its own threads' if one else 'other processes'} held "
+                         "the cores, so this time is not reliable")}
+    return {"reliable": True, "wait_share": share, "source": span.get("source"), **_one_core_fields(span),
+            "text": f"{what}: its threads waited for a core {100 * share:.1f}% of the time ({how}{ctx}){one}"}
+
+
+def _one_core_fields(span: dict[str, Any]) -> dict[str, Any]:
+    """The verdict's ``one_core_spans`` and ``spans`` (:func:`combine`) where the span counted them."""
+    return {k: span[k] for k in ("one_core_spans", "spans") if k in span}
+
+
+def _one_core_text(span: dict[str, Any]) -> str:
+    """``"; its 2 working threads ended 5 of 5 rounds on the same core (...)"``, or "" where none did."""
+    k, n = span.get("one_core_spans") or 0, span.get("spans") or 0
+    if not k:
+        return ""
+    when = f"ended {k} of {n} rounds" if n > 1 else "ended"
+    return (f"; its {span.get('workers') or 2} working threads {when} on the same core (/proc/self/task/*/stat: each "
+            "parallel region then waits for the other thread's turn on it)")
 
 
 __all__ = ["WAIT_SHARE_LIMIT", "Span", "between", "combine", "judge", "snapshot"]

@@ -29,6 +29,35 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
+def scheduling_group() -> dict[str, Any]:
+    """Where the scheduler put this process: ``{"session": its session id (os.getsid), "launch_session": the session
+    inductor-step was started in (``INDUCTOR_STEP_LAUNCH_SESSION``, set by live.client.agent_env; None outside it),
+    "autogroup": the text of /proc/self/autogroup ("/autogroup-123 nice 0"), or None where autogroups are off or
+    not in the kernel}``.
+
+    With autogroups on, Linux shares the CPUs between sessions first: a process in a session of its own gets one
+    group's share however many threads it runs, and on a 2-core box beside two busy processes of another session
+    both of its OpenMP threads ran on one core, each parallel region's barrier waiting for the other thread's turn
+    (nanoGPT's call 350 ms against 4-6 ms in the busy processes' session).  The agent and the timing worker run in
+    the session inductor-step was started from (live.client.own_process_group), as the script would."""
+    try:
+        session: int | None = os.getsid(0)
+    except (OSError, AttributeError):
+        session = None
+    group = None
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled", encoding="ascii") as f:
+            on = f.read().strip() == "1"
+        if on:
+            with open("/proc/self/autogroup", encoding="ascii") as f:
+                group = f.read().strip() or None
+    except OSError:
+        pass
+    launch = os.environ.get("INDUCTOR_STEP_LAUNCH_SESSION")
+    return {"session": session, "launch_session": int(launch) if launch and launch.isdigit() else None,
+            "autogroup": group}
+
+
 def stable_window(rounds: list[float], n: int = GRAPH_ROUNDS, spread: float = ROUNDS_SPREAD) -> list[float] | None:
     """The last ``n`` of ``rounds`` (ms) when they agree within ``spread`` ((max - min) / min),
     else None.  ``[1.83, 2.69, 2.64, 2.68, 1.77]`` (a slow spell in the middle): None."""
@@ -70,7 +99,8 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
     seconds have gone by after :data:`GRAPH_ROUNDS` rounds; each round's run-queue wait share is kept
     (``compiled_wait_shares``, ``eager_wait_shares``) and the last :data:`GRAPH_ROUNDS` rounds' together
     (``compiled_wait``, ``eager_wait``: :func:`tracer.timing.contention.combine`), which judge the figure.  ``load`` is the 1-minute load average
-    before and after the rounds and the CPUs this process may use: on a busy 2-core box one graph read
+    before and after the rounds, the CPUs this process may use, and its session and scheduler autogroup
+    (:func:`scheduling_group`): on a busy 2-core box one graph read
     15.97, 0.0027 and 15.90 ms in three single measurements, the OpenMP threads of a
     small kernel waiting for a core; rounds that never agree say so instead of picking one.
 
@@ -102,7 +132,8 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
             break
     out = {"compiled_ms": _median_of_last(c.rounds), "compiled_rounds_ms": c.rounds,
            "rounds_stable": stable_window(c.rounds) is not None,
-           "load": {"loadavg_1m_before": load_before, "loadavg_1m_after": _loadavg(), "cpus": _cpus()}}
+           "load": {"loadavg_1m_before": load_before, "loadavg_1m_after": _loadavg(), "cpus": _cpus(),
+                    **scheduling_group()}}
     if e.rounds:
         out.update(eager_ms=_median_of_last(e.rounds), eager_rounds_ms=e.rounds)
     if d.rounds:

@@ -56,7 +56,8 @@ def time_call(rec: Any, labels: list[str], cuda: bool, bench: Callable[[Callable
     """One compiled callable ``rec`` timed whole: ``{"name", "graphs" (labels of the graphs in its call,
     ``"[0/0] forward"``), "calls" (the script's), "grad_enabled", "compiled_ms", "eager_ms" (ms, medians of the
     last rounds, tracer.timing.rounds.whole_graph_rounds: do_bench on CUDA, Inductor's benchmark_cpu on CPU),
-    "rounds_stable", "compiled_rounds_ms", "eager_rounds_ms", "verdicts" ({"compiled", "eager"}:
+    "rounds_stable", "compiled_rounds_ms", "eager_rounds_ms", "load" (the load average, CPUs, session and scheduler
+    autogroup of the rounds: tracer.timing.rounds.whole_graph_rounds), "verdicts" ({"compiled", "eager"}:
     tracer.timing.contention.judge), "how"}``; ``{"name", "missing": why}`` where a call cannot be repeated
     (every call runs under ``set_stance("fail_on_recompile")``, entered once, so a guard that fails now says so
     instead of compiling; eager rounds under ``force_eager``).  Compiled is what the script calls (the
@@ -90,7 +91,7 @@ def time_call(rec: Any, labels: list[str], cuda: bool, bench: Callable[[Callable
         return {**out, "missing": f"timing the call failed ({type(e).__name__}: {e})"}
     out.update(compiled_ms=rounds["compiled_ms"], eager_ms=rounds.get("eager_ms"),
                rounds_stable=rounds.get("rounds_stable"), compiled_rounds_ms=rounds.get("compiled_rounds_ms"),
-               eager_rounds_ms=rounds.get("eager_rounds_ms"),
+               eager_rounds_ms=rounds.get("eager_rounds_ms"), load=rounds.get("load"),
                verdicts={"compiled": judge(rounds.get("compiled_wait"), "the compiled call's rounds"),
                          "eager": judge(rounds.get("eager_wait"), "the eager call's rounds")},
                how=HOW.format(name=rec.name, grad="grad on" if rec.grad_enabled else "under no_grad",
