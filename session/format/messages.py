@@ -181,7 +181,9 @@ class GraphRounds(TypedDict, total=False):
     compiled_rounds_ms: list[float]
     eager_rounds_ms: list[float]
     rounds_stable: bool
-    load: dict[str, float | int | None]  # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU)
+    # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU); session, launch_session (ints) and autogroup
+    # (/proc/self/autogroup's text) where the scheduler put the timing (tracer.timing.rounds.scheduling_group)
+    load: dict[str, float | int | str | None]
     compiled_wait_shares: list[float]  # CPU: each round's share of time its threads waited for a core
     eager_wait_shares: list[float]
     compiled_wait: dict[str, Any]  # the last rounds together (tracer.timing.contention.combine)
@@ -303,6 +305,7 @@ class ScriptCall(TypedDict, total=False):
     compiled_rounds_ms: list[float]
     eager_rounds_ms: list[float] | None
     verdicts: dict[str, Any]  # "compiled", "eager": tracer.timing.contention.judge
+    load: dict[str, float | int | str | None]  # as GraphRounds.load
     how: str
     cupti: str  # whether CUPTI, left attached by the script's profiled calls, was detached first (CUDA)
     missing: str
@@ -411,6 +414,8 @@ class Verdict(TypedDict, total=False):
     wait_share: float
     source: Literal["schedstat", "thread_cpu"]
     text: str
+    spans: int  # the rounds whose working threads' last CPUs were read (tracer.timing.contention.combine)
+    one_core_spans: int  # of them, the rounds whose OpenMP threads all ended on one core
 
 
 class Interleaved(TypedDict, total=False):
