@@ -453,7 +453,7 @@ class TimingRequests:
         try:
             if missing is not None:
                 return script_call.figures(list(adapter.CALLABLES), labels_of, cuda,
-                                           adapter.benchmarker().benchmark_cpu, missing=missing)
+                                           script_call.cpu_bench(), missing=missing)
             # the script's calls 2-11 ran under torch.profiler in this process, which leaves CUPTI attached: every
             # launch of the repeated calls would pay its callbacks (a launch-bound ResNet forward read 1.6x plain)
             # on the script's main thread (tracer.main_thread): where the script made its calls
@@ -463,7 +463,7 @@ class TimingRequests:
                 self.state.tl.ours_calls = True  # on the thread that repeats the calls: the call hook leaves them be
                 try:
                     return script_call.figures(list(adapter.CALLABLES), labels_of, cuda,
-                                               adapter.benchmarker().benchmark_cpu)
+                                               script_call.cpu_bench())
                 finally:
                     self.state.tl.ours_calls = False
 

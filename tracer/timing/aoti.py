@@ -46,7 +46,7 @@ def time_aoti(path: str, eager: Any, device: str, script: dict[str, Any] | None 
     b = adapter.benchmarker()
 
     def bench(fn: Callable) -> float:
-        return cpu_quantiles(b, fn, warmup_ms=5, rep_ms=50)[0]
+        return cpu_quantiles(b, fn, warmup_ms=5)[0]
 
     with torch.no_grad():
         runner(*args)  # the first call loads constants and warms up

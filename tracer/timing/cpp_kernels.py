@@ -281,7 +281,7 @@ def with_kernel_times(result: dict[str, Any], source: str, calls: list, check: s
             if fn is None:
                 entry["missing"] = why
             else:
-                entry["median_ms"], entry["p20_ms"], entry["p80_ms"] = cpu_quantiles(b, fn, warmup_ms=5, rep_ms=50)
+                entry["median_ms"], entry["p20_ms"], entry["p80_ms"] = cpu_quantiles(b, fn, warmup_ms=5)
             kernels.append(entry)
     timed = [k for k in kernels if k["median_ms"] is not None]
     total = sum(k["median_ms"] for k in timed)

@@ -26,7 +26,7 @@ from inductor_step.tracer.timing.hooks import _hooked
 from inductor_step.tracer.timing.ingraph import (gpu_kernel_names, in_graph_times, partitioned_replay_time, replay_time,
                                                  script_times)
 from inductor_step.tracer.timing.roofs import device_peaks, kernel_gb, op_flops, roofline
-from inductor_step.tracer.timing.rounds import cpu_quantiles, whole_graph_rounds
+from inductor_step.tracer.timing.rounds import CPU_REP_MS, cpu_quantiles, whole_graph_rounds
 from inductor_step.tracer.timing.template_flops import template_flops
 from inductor_step.tracer.user_kernels import user_kernel_launch
 from inductor_step.tracer.cpu_disasm import live_cpu_asm
@@ -45,11 +45,12 @@ class GraphTimer:
     """The state of one :func:`tracer.timing.harness.time_graph` call (its arguments, as documented
     there), filled in by its steps; :meth:`run` takes them in order and returns the ``run`` result."""
 
-    def __init__(self, output_path: str, eager_gm: Any, device: str, rep: int = 50,
+    def __init__(self, output_path: str, eager_gm: Any, device: str, rep: float | None = None,
                  cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
                  num_gb: dict[str, float] | None = None, script: dict[str, Any] | None = None,
                  dynamo: dict[str, Any] | None = None) -> None:
-        self.output_path, self.eager_gm, self.device, self.rep = output_path, eager_gm, device, rep
+        self.output_path, self.eager_gm, self.device = output_path, eager_gm, device
+        self.rep = CPU_REP_MS if rep is None else rep  # CPU: one measurement's window, ms
         self.cancel, self.progress, self.num_gb, self.dynamo = cancel, progress, num_gb, dynamo
         self.script = script
         self.cuda = device.startswith("cuda")

@@ -258,7 +258,7 @@ def _graph_args(mod: Any) -> list:
     return captured
 
 
-def time_graph(output_path: str, eager_gm: Any, device: str, rep: int = 50,
+def time_graph(output_path: str, eager_gm: Any, device: str, rep: float | None = None,
                cancel: threading.Event | None = None, progress: Callable[[str], None] | None = None,
                num_gb: dict[str, float] | None = None, script: dict[str, Any] | None = None,
                dynamo: dict[str, Any] | None = None) -> dict[str, Any]:

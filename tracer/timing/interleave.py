@@ -20,16 +20,16 @@ ROUNDS = 7  # rounds of every callable, in :func:`rounds`
 
 def one_timing(cuda: bool) -> Callable[[Callable[[], Any]], float]:
     """The single timing a round takes of one callable, in ms: ``do_bench`` median (40 ms, L2 flushed) on
-    CUDA, Inductor's ``benchmark_cpu`` median of 20 ms of calls on CPU (through :mod:`tracer.adapter`)."""
+    CUDA, Inductor's ``benchmark_cpu`` median of 20 ms of calls on CPU (0.4 of tracer.timing.rounds.CPU_REP_MS) (through :mod:`tracer.adapter`)."""
     if cuda:
         from triton.testing import do_bench  # noqa: PLC0415
 
         return lambda fn: float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
     from inductor_step.tracer import adapter  # noqa: PLC0415
-    from inductor_step.tracer.timing.rounds import cpu_quantiles  # noqa: PLC0415
+    from inductor_step.tracer.timing.rounds import CPU_REP_MS, cpu_quantiles  # noqa: PLC0415
 
     bench = adapter.benchmarker()
-    return lambda fn: cpu_quantiles(bench, fn, warmup_ms=2, rep_ms=20)[0]
+    return lambda fn: cpu_quantiles(bench, fn, warmup_ms=2, rep_ms=0.4 * CPU_REP_MS)[0]
 
 
 def rounds(fns: dict[str, Callable[[], Any]], cuda: bool, n: int = ROUNDS,

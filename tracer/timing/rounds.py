@@ -14,6 +14,11 @@ ROUNDS_SPREAD = 0.10  # the last GRAPH_ROUNDS rounds agree when (max - min) / mi
 # test suite's shorter cap: on a loaded 2-core box CPU rounds rarely agree, so every timed graph ran to the cap)
 CPU_ROUNDS_S = float(os.environ.get("INDUCTOR_STEP_CPU_ROUNDS_S", "4"))
 
+# CPU: the timed window (ms) of one measurement: a whole-graph round, a kernel's window (split over its rounds),
+# and half of a script's call round (whose warm-up is 0.4 of it: Inductor's benchmark_cpu's 20 / 100 ms at 50);
+# INDUCTOR_STEP_CPU_REP_MS sets it (the test suite's 10 ms: shorter windows time the same calls, with more noise)
+CPU_REP_MS = float(os.environ.get("INDUCTOR_STEP_CPU_REP_MS", "50"))
+
 
 def _loadavg() -> float | None:
     try:
@@ -197,7 +202,7 @@ def _try(fn: Callable[[], float]) -> float | None:
 
 
 def cpu_quantiles(benchmarker: Any, fn: Callable[[], Any], warmup_ms: float = 5,
-                  rep_ms: float = 50) -> tuple[float, float, float]:
+                  rep_ms: float = CPU_REP_MS) -> tuple[float, float, float]:
     """(median, p20, p80) in ms of ``fn``'s calls on the CPU, run by Inductor's
     ``benchmarker.benchmark_cpu`` (``warmup_ms`` of calls, then ``rep_ms`` of timed calls).
 

@@ -117,6 +117,18 @@ class _Discard:
         pass
 
 
+def cpu_bench() -> Callable[..., float]:
+    """One round's timing of a script's call on the CPU: Inductor's ``benchmark_cpu`` (the median of its calls'
+    wall-clock times, ms) over ``2 * CPU_REP_MS`` of calls after ``0.4 * CPU_REP_MS`` of warm-up (its own defaults,
+    100 and 20 ms, at the default 50; tracer.timing.rounds.CPU_REP_MS)."""
+    import functools  # noqa: PLC0415
+
+    from inductor_step.tracer import adapter  # noqa: PLC0415
+    from inductor_step.tracer.timing.rounds import CPU_REP_MS  # noqa: PLC0415
+
+    return functools.partial(adapter.benchmarker().benchmark_cpu, warmup=0.4 * CPU_REP_MS, rep=2 * CPU_REP_MS)
+
+
 def figures(callables: list[Any], labels_of: dict[str, str], cuda: bool, bench: Callable[[Callable], float],
             missing: str | None = None) -> dict[str, dict[str, Any]]:
     """``{graph label: figure}`` for every graph that ran inside a call of one of ``callables`` (adapter
