@@ -15,7 +15,7 @@ or service's work is), killed at the end whatever happens.  Each round then also
 in (the run's ``load``) and how many cores processes other than ours and the hogs used meanwhile (a shared box).
 Where Linux's scheduler autogroups are on, the CPUs are shared between sessions first: our agent in a session of its
 own (before session 39) read nanoGPT's call 50-90x the plain process beside two hogs of the shell (BENCHMARKS.md,
-"Session 39"); the target is ours within 3x of plain with the hogs (either placement) and within 15% quiet.
+"Session 39"); the target: the medians of the ratios within 3x with the hogs (either placement), within 15% quiet.
 """
 
 from __future__ import annotations
