@@ -181,7 +181,9 @@ class GraphRounds(TypedDict, total=False):
     compiled_rounds_ms: list[float]
     eager_rounds_ms: list[float]
     rounds_stable: bool
-    load: dict[str, float | int | None]  # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU)
+    # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU); session / launch_session (ints) and autogroup
+    # (text, None where autogroups are off): where the scheduler put the timing (tracer.timing.rounds.scheduling_group)
+    load: dict[str, float | int | str | None]
     compiled_wait_shares: list[float]  # CPU: each round's share of time its threads waited for a core
     eager_wait_shares: list[float]
     compiled_wait: dict[str, Any]  # the last rounds together (tracer.timing.contention.combine)
@@ -302,6 +304,7 @@ class ScriptCall(TypedDict, total=False):
     rounds_stable: bool | None
     compiled_rounds_ms: list[float]
     eager_rounds_ms: list[float] | None
+    load: dict[str, float | int | str | None]  # as GraphRounds.load: load average, CPUs, session and autogroup
     verdicts: dict[str, Any]  # "compiled", "eager": tracer.timing.contention.judge
     how: str
     cupti: str  # whether CUPTI, left attached by the script's profiled calls, was detached first (CUDA)
@@ -411,6 +414,11 @@ class Verdict(TypedDict, total=False):
     wait_share: float
     source: Literal["schedstat", "thread_cpu"]
     text: str
+    # of the ``spans`` (rounds) the figure came from: those whose working threads ended on one core, and those after
+    # which they were kept apart for the next round (tracer.timing.contention.Apart)
+    spans: int
+    one_core_spans: int
+    apart_spans: int
 
 
 class Interleaved(TypedDict, total=False):
