@@ -1,6 +1,7 @@
 """The script's-call figure against torch.utils.benchmark of the script's own calls, on CPU, side by side.
 
-    python benchmarks/script_call_cpu.py [--rounds 3] [--script benchmarks/scripts/flex_block.py] [--hogs 2 [--hogs-elsewhere]]
+    python benchmarks/script_call_cpu.py [--rounds 3] [--script benchmarks/scripts/flex_block.py]
+                                         [--hogs 2 [--hogs-elsewhere]]
 
 Each round runs, one after the other: the script with ``--bench`` (no inductor-step: ``torch.utils.benchmark``
 of the compiled call ``c(x, mask)`` and of the module ``m(x, mask)``, two threads, three medians each), then
@@ -118,8 +119,8 @@ def main() -> None:
                   f"eager ours {fig['eager_ms']:.4f} / plain {pe:.4f} ms = {e_ratios[-1]:.3f}"
                   + (f"  (ours not reliable: {', '.join(bad)})" if bad else "")
                   + f"; load {load:.2f}, other processes' cores {o1.cores:.2f} (plain) {o2.cores:.2f} (ours)"
-                  + (f"; ours timed in session {where.get('session')} (ours {os.getsid(0)}) {where.get('autogroup') or ''}"
-                     if where else ""), flush=True)
+                  + (f"; ours timed in session {where.get('session')} (ours {os.getsid(0)}) "
+                     f"{where.get('autogroup') or ''}" if where else ""), flush=True)
     finally:
         for h in hogs:
             h.kill()

@@ -192,7 +192,8 @@ def test_apart_keeps_a_thread_off_the_timing_threads_core_for_one_round() -> Non
             self.workers = [str(tids["free"]), str(tids["held"])]
 
     mine = os.sched_getaffinity(0)
-    threads = [threading.Thread(target=sleeper, args=("free", both)), threading.Thread(target=sleeper, args=("held", {a}))]
+    threads = [threading.Thread(target=sleeper, args=("free", both)),
+               threading.Thread(target=sleeper, args=("held", {a}))]
     apart = contention.Apart()
     try:
         os.sched_setaffinity(0, {a})  # the timing thread on a

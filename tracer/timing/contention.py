@@ -52,7 +52,7 @@ def _tasks() -> dict[str, tuple[int, int]] | None:
 
 
 def _last_cpu(tid: str) -> int | None:
-    """The CPU thread ``tid`` of this process last ran on (``/proc/self/task/<tid>/stat``, field 39), None if unknown."""
+    """The CPU thread ``tid`` of this process last ran on (``/proc/self/task/<tid>/stat``, field 39), or None."""
     try:
         with open(f"/proc/self/task/{tid}/stat", encoding="ascii") as f:
             return int(f.read().rsplit(")", 1)[1].split()[36])
@@ -222,8 +222,8 @@ def judge(span: dict[str, Any] | None, what: str, limit: float = WAIT_SHARE_LIMI
     if share > limit:
         return {"reliable": False, "wait_share": share, "source": span.get("source"), **_one_core_fields(span),
                 "text": (f"{what}: its threads waited for a core {100 * share:.0f}% of the time they wanted one "
-                         f"({how}{ctx}){one}: {'other processes or its own threads' if one else 'other processes'} held "
-                         "the cores, so this time is not reliable")}
+                         f"({how}{ctx}){one}: {'other processes or its own threads' if one else 'other processes'}"
+                         " held the cores, so this time is not reliable")}
     return {"reliable": True, "wait_share": share, "source": span.get("source"), **_one_core_fields(span),
             "text": f"{what}: its threads waited for a core {100 * share:.1f}% of the time ({how}{ctx}){one}"}
 
