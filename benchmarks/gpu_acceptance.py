@@ -21,6 +21,17 @@ where inductor-step is never imported.  Then, per model and mode:
 * **roofs**: no kernel over 100% of peak bandwidth or peak TFLOP/s;
 * **CUDA graphs**: in a CUDA-graph mode every graph says whether cudagraph trees captured it.
 
+``--autotune-cache DIR`` (max-autotune on one GPU): every process of a case, ours and plain, compiles with
+``TORCHINDUCTOR_CACHE_DIR=DIR/<case>`` and only Inductor's autotune caches on (``select_algorithm``'s local
+cache of each selection's timings, Triton's ``.best_config`` files; the FX-graph and AOTAutograd caches off by
+``TORCHINDUCTOR_FX_GRAPH_CACHE=0``, ``TORCHINDUCTOR_AUTOGRAD_CACHE=0``, the recording with ``--caches on`` so that
+the agent leaves the autotune cache on): a user's second run, where both sides make the same choices and no
+selection is benchmarked again, while every stage still runs.  ``--phase warm`` fills it: each case's training
+script, plain, all cases at once (the compile is serial Triton builds more than GPU time: GPT-2 x8 spent 386 s of
+its compile benchmarking 27 selections, 30-42 s each in its backward).  GPT-2 x8 with it: 0 selections benchmarked
+by either side, our compile 103.5 s against ~470 s cold, the whole case 293 s (BENCHMARKS.md, "Session 39 on the
+GPU"); the template choices are still compiled (precompiled) on each side, only their benchmarking is skipped.
+
 ``--job``: ``examples/ddp_train.py`` as a two-GPU torchrun job (``--nproc-per-node 2``): every rank timed every
 graph and the ranks compare without a false divergence.  Lanes (``--lanes N``) run side by
 side, each on its own GPU (``CUDA_VISIBLE_DEVICES``); one at a time by default, as the ratios need.  Prints a Markdown table (also ``DIR/acceptance.md``,
@@ -49,6 +60,7 @@ BESIDE = False  # --beside
 PLAIN_PROCESSES = 1  # --plain-processes
 SCALE = 1  # --scale
 PHASE = "all"  # --phase
+AUTOTUNE_CACHE: str | None = None  # --autotune-cache
 _TRITON_DEF = re.compile(r"^(\w+) = async_compile\.triton\(", re.M)
 # extern calls: extern_kernels.mm(...), and ATen fallbacks called directly (torch.ops.aten.convolution_backward...)
 _EXTERN = re.compile(r"^\s*(?:\w+ = )?(?:extern_kernels\.\w+|(?:torch\.ops|aten)\.[\w.]+)\(", re.M)
@@ -151,7 +163,9 @@ def check_call(runs: list[dict[str, Any]], ref: dict[str, Any], before: Before =
     """The script's call timed whole (a run's ``script_call``: the compiled module's forward, and the module
     itself under ``force_eager``) against plain ``do_bench`` of the same forward: eager against the module
     without compile (``eager_fwd_ms``, the mean of the two processes), compiled against the compiled forward
-    (``compiled_fwd_ms``), each within 10% (the loss outside timm's module is in plain's forward only)."""
+    (``compiled_fwd_ms``), each within 10%.  Both sides time the module's call alone: timm's loss, outside its
+    module, is in plain's ``*_fwd_loss_ms`` figures only (references before session 39 timed it in
+    ``*_fwd_ms``)."""
     figs = {}
     for r in runs:
         f = r.get("script_call") or {}
@@ -172,6 +186,8 @@ def check_call(runs: list[dict[str, Any]], ref: dict[str, Any], before: Before =
     cruns = [x for x in ref.get("compiled_fwd_runs_ms") or [] if x]
     cspread = (max(cruns) - min(cruns)) / min(cruns) if cruns else 0.0
     out["plain_compiled_runs_ms"] = [round(x, 3) for x in cruns]
+    if ref.get("compiled_fwd_loss_runs_ms"):  # timm: the call with its loss after it, for comparison only
+        out["plain_compiled_with_loss_runs_ms"] = [round(x, 3) for x in ref["compiled_fwd_loss_runs_ms"]]
     out["ok"] = (abs(out["eager_ratio"] - 1) <= TOL and out["compiled_ratio"] is not None
                  and abs(out["compiled_ratio"] - 1) <= TOL and spread <= TOL and cspread <= TOL)
     if spread > TOL:
@@ -236,6 +252,64 @@ def check_cudagraphs(runs: list[dict[str, Any]], mode: str) -> dict[str, Any]:
             "missing": missing}
 
 
+def cache_env(case: str) -> dict[str, str]:
+    """The environment that gives a case's processes ``--autotune-cache``'s warm autotune cache and no other
+    cache (empty without ``--autotune-cache``)."""
+    if not AUTOTUNE_CACHE:
+        return {}
+    return {"TORCHINDUCTOR_CACHE_DIR": os.path.join(os.path.abspath(AUTOTUNE_CACHE), case),
+            "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
+
+
+def _keep(proc: "subprocess.CompletedProcess[str]", path: str) -> "subprocess.CompletedProcess[str]":
+    """Write a finished reference process's output to ``path`` (torch's autotune lines among it); ``proc``."""
+    if proc.stdout or proc.stderr:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write((proc.stdout or "") + (proc.stderr or ""))
+    return proc
+
+
+def autotune_log(path: str) -> dict[str, Any]:
+    """What torch's log in ``path`` says was benchmarked: ``{"selections", "seconds"}`` summed over its
+    "SingleProcess AUTOTUNE benchmarking takes S seconds" lines (printed only for a selection benchmarked in that
+    process, not for one read from the autotune cache)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            secs = [float(x) for x in re.findall(r"AUTOTUNE benchmarking takes ([\d.]+) seconds", f.read())]
+    except OSError:
+        return {"selections": None, "seconds": None}
+    return {"selections": len(secs), "seconds": round(sum(secs), 1)}
+
+
+def warm(cases: list[tuple[str, str]], out: str, nanogpt_dir: str | None, timeout_s: float) -> list[dict[str, Any]]:
+    """``--phase warm``: each case's training script run plain (``--steps 1``: its forward and backward compiled
+    once), every case at the same time, into its own ``--autotune-cache`` folder, each killed after ``timeout_s``
+    seconds (the selections it benchmarked by then stay cached); per case the seconds it took, its exit status,
+    and what it benchmarked (:func:`autotune_log`)."""
+    extra = (["--nanogpt-dir", nanogpt_dir] if nanogpt_dir else []) + (["--scale", str(SCALE)] if SCALE != 1 else [])
+    procs, t0 = {}, time.time()
+    for model, mode in cases:
+        case = f"{model}_{mode}" + (f"_x{SCALE}" if SCALE != 1 else "")
+        log = open(os.path.join(out, case + ".warm.log"), "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        procs[case] = (subprocess.Popen([sys.executable, MODELS, model, "--mode", mode, "--steps", "1", *extra],
+                                        env=dict(os.environ, PYTHONUNBUFFERED="1", **cache_env(case)),
+                                        stdout=log, stderr=subprocess.STDOUT, text=True), log, model, mode)
+    res = []
+    for case, (p, log, model, mode) in procs.items():
+        try:
+            rc = p.wait(timeout=max(t0 + timeout_s - time.time(), 1))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = f"killed after {timeout_s:.0f} s"
+            p.wait()
+        log.close()
+        res.append({"model": model, "mode": mode, "scale": SCALE, "phase": "warm", "warm_rc": rc,
+                    "warm_s": round(time.time() - t0, 1), "cache": cache_env(case)["TORCHINDUCTOR_CACHE_DIR"],
+                    "benchmarked": autotune_log(os.path.join(out, case + ".warm.log"))})
+        print(json.dumps(res[-1]), flush=True)
+    return res
+
+
 def run_case(model: str, mode: str, out: str, slots: "queue.Queue[int]", lanes: int, nanogpt_dir: str | None) -> dict[str, Any]:
     """Record and reference one model in one mode on a GPU of its own (a slot taken from ``slots`` for the
     case, its processes pinned to that lane's share of the CPU cores, so that another lane's compile does not
@@ -280,7 +354,9 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
     env = dict(os.environ, PYTHONUNBUFFERED="1", CUDA_VISIBLE_DEVICES=visible[slot] if slot < len(visible) else str(slot),
                TORCHINDUCTOR_COMPILE_THREADS=str(len(mine) if beside else max(len(mine) // 2, 1)))
     pin = {"preexec_fn": lambda: os.sched_setaffinity(0, mine)}
-    base = os.path.join(out, f"{model}_{mode}" + (f"_x{SCALE}" if SCALE != 1 else ""))
+    case = f"{model}_{mode}" + (f"_x{SCALE}" if SCALE != 1 else "")
+    env.update(cache_env(case))
+    base = os.path.join(out, case)
     extra = (["--nanogpt-dir", nanogpt_dir] if nanogpt_dir else []) + (["--scale", str(SCALE)] if SCALE != 1 else [])
     plain_cmds = [[sys.executable, MODELS, model, "--mode", mode, "--reference", base + f".plain{i or ''}.json",
                    "--plain-only", *extra] for i in range(PLAIN_PROCESSES)]
@@ -289,7 +365,9 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
     # cores (a max-autotune compile is ~6 minutes on each side; one after the other they outlast a 10-minute call)
     if PHASE == "reference":  # the references alone (a later call records, or recorded before)
         ref = subprocess.run(ref_cmd, env=env, capture_output=True, text=True, timeout=900, **pin)
+        _keep(ref, base + ".ref.log")
         return {"model": model, "mode": mode, "scale": SCALE, "phase": PHASE, "reference_rc": ref.returncode,
+                "benchmarked_in_reference": autotune_log(base + ".ref.log"),
                 "error": None if ref.returncode == 0 else (ref.stderr or ref.stdout).strip().splitlines()[-1:]}
     if PHASE == "check":  # every process ran in earlier calls: the checks over the files in --out
         beside = False
@@ -310,7 +388,8 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
         rec = subprocess.CompletedProcess([], 0 if os.path.exists(base + ".jsonl") else 1)
     else:
         with open(base + ".log", "w", encoding="utf-8") as log:  # written as it goes: a case cut short shows how far
-            rec = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run", "--record",
+            rec = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--run",
+                                  *(["--caches", "on"] if AUTOTUNE_CACHE else []), "--record",
                                   base + ".jsonl", MODELS, model, "--mode", mode, *extra],
                                  env=dict(env, TORCH_COMPILE_DEBUG="1", TORCH_COMPILE_DEBUG_DIR=debug),
                                  stdout=log, stderr=subprocess.STDOUT, text=True, timeout=900, **pin)
@@ -319,9 +398,13 @@ def _run_case(model: str, mode: str, out: str, slot: int, lanes: int, nanogpt_di
         return {"model": model, "mode": mode, "scale": SCALE, "phase": PHASE, "record_s": round(t1 - t0, 1),
                 "record_rc": rec.returncode}
     ref = (side.result() if beside else subprocess.CompletedProcess([], 0) if PHASE == "check"
-           else subprocess.run(ref_cmd, env=env, capture_output=True, text=True, timeout=900, **pin))
+           else _keep(subprocess.run(ref_cmd, env=env, capture_output=True, text=True, timeout=900, **pin),
+                      base + ".ref.log"))
     res: dict[str, Any] = {"model": model, "mode": mode, "scale": SCALE, "record_s": round(t1 - t0, 1),
-                           "reference_s": round(time.time() - t1, 1), "record_rc": rec.returncode}
+                           "reference_s": round(time.time() - t1, 1), "record_rc": rec.returncode,
+                           "autotune_cache": env.get("TORCHINDUCTOR_CACHE_DIR") if AUTOTUNE_CACHE else None,
+                           "benchmarked_in_recording": autotune_log(base + ".log"),
+                           "benchmarked_in_reference": autotune_log(base + ".ref.log")}
     if ref.returncode != 0 or not os.path.exists(base + ".ref.json"):
         res["error"] = f"reference failed: {(ref.stderr or ref.stdout or 'no ' + base + '.ref.json').strip().splitlines()[-1:]}"
         return res
@@ -421,22 +504,33 @@ def main() -> None:
     p.add_argument("--plain-processes", type=int, default=1,
                    help="plain-only reference processes before each recording (default 1; each ~15 s): where plain "
                         "eager reads apart between processes (GPT-2, timm: 14-66%%), more of them show its modes")
-    p.add_argument("--phase", choices=["all", "record", "reference", "check"], default="all",
+    p.add_argument("--autotune-cache", metavar="DIR",
+                   help="compile every process of a case with DIR/<case> as Inductor's cache dir and only its "
+                        "autotune caches on (--phase warm fills it): max-autotune's choices read, not benchmarked")
+    p.add_argument("--warm-timeout", type=float, default=900, help="--phase warm: seconds before a case is killed")
+    p.add_argument("--phase", choices=["all", "record", "reference", "check", "warm"], default="all",
                    help="one GPU and a max-autotune case (a ~6 min compile on each side) outlast a 10-minute call: the "
                         "plain references and the recording in one call (record), the compiled reference in the next "
-                        "(reference), the checks over the files anywhere after (check: no GPU needed)")
+                        "(reference), the checks over the files anywhere after (check: no GPU needed); warm: fill "
+                        "--autotune-cache, every case at once")
     p.add_argument("--scale", type=int, default=1,
                    help="batch multiplier for every model (8: a step bound by the GPU, not by the host's Python, "
                         "whose speed on the device machine varies 30-70%% between do_bench runs)")
     a = p.parse_args()
-    global BESIDE, PLAIN_PROCESSES, SCALE, PHASE
+    global BESIDE, PLAIN_PROCESSES, SCALE, PHASE, AUTOTUNE_CACHE
     BESIDE, PLAIN_PROCESSES, SCALE, PHASE = a.beside, max(a.plain_processes, 1), max(a.scale, 1), a.phase
+    AUTOTUNE_CACHE = a.autotune_cache
+    if PHASE == "warm" and not AUTOTUNE_CACHE:
+        p.error("--phase warm needs --autotune-cache DIR")
     os.makedirs(a.out, exist_ok=True)
     import torch  # noqa: PLC0415
 
     gpus = torch.cuda.device_count()
     lanes = max(min(a.lanes, gpus), 1) if gpus else 1
     cases = [(m, mode) for m in a.models.split(",") if m for mode in a.modes.split(",") if mode]
+    if PHASE == "warm":
+        res = warm(cases, a.out, a.nanogpt_dir, a.warm_timeout)
+        sys.exit(0 if all(r["warm_rc"] == 0 for r in res) else 1)
     results: list[dict[str, Any]] = []
     slots: queue.Queue[int] = queue.Queue()
     for i in range(lanes):
@@ -457,6 +551,11 @@ def main() -> None:
     md = (f"{torch.cuda.get_device_name(0) if gpus else 'no GPU'} x{gpus}, torch {torch.__version__}, "
           f"Triton {__import__('triton').__version__}; {len(cores)} CPUs in {len(smt)} physical cores "
           f"(hyperthread pairs: {[p for p in smt if len(p) > 1][:4]})\n\n" + table(results))
+    if AUTOTUNE_CACHE:
+        md += ("\n\nAutotune cache (--autotune-cache " + AUTOTUNE_CACHE + ", FX-graph and AOTAutograd caches off): "
+               + "; ".join(f"{r['model']} {r['mode']}: the recording benchmarked "
+                           f"{(r.get('benchmarked_in_recording') or {}).get('selections')} selection(s) itself"
+                           for r in results if "benchmarked_in_recording" in r))
     if job is not None:
         md += (f"\n\nTwo-GPU DDP job (examples/ddp_train.py): {'ok' if job['ok'] else 'FAIL'}; "
                + "; ".join(f"rank {r}: {v['timed']} graphs timed, {len(v['failed'])} failed" for r, v in job["ranks"].items())

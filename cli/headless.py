@@ -14,6 +14,7 @@ from typing import Any
 from inductor_step.session import format as protocol
 from inductor_step.session import trust
 from inductor_step.session.format.records import Record, decode
+from inductor_step.session.shape_events import ShapeEventLines
 from inductor_step.cli.signals import Ended, _signal_name
 
 
@@ -66,10 +67,16 @@ class _Seen:
         self.last_status: str | None = None
         self.ctimes: list[Record] = []  # the compile's own time, summed up at the end
         self.saved: list[Record] = []  # inputs_saved messages (--save-inputs)
+        self.shape_events = ShapeEventLines()  # a compile's specializations and constraints, until its next stop
 
     def take(self, msg: Record) -> bool:
         """Print ``msg``'s lines and keep what the end needs; True once the agent exited."""
         t = msg.get("type")  # (a type this version does not know is a plain Record)
+        if self.shape_events.take(msg):
+            return False
+        if t in ("stop", "done", "agent_exit"):  # a compile's shape events, before its stop's line
+            for line in self.shape_events.flush(msg.get("compile_id") if t == "stop" else None):
+                print(line, flush=True)
         if t == "compile_time" or (t == "stop" and msg.stage == "codegen"):
             self.ctimes.append(msg)  # (a codegen stop's links roll the lowering time up to the user's lines)
         if t == "stop":
@@ -233,6 +240,7 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
                      run_at_end=run, serve=False, python=python, what_if=what_if, nproc_per_node=nproc,
                      blame=blame)
     rcs: dict[int, int] = {}
+    shape_events: dict[int | None, ShapeEventLines] = {}  # each rank's (session.shape_events)
     launcher_rc: int | None = None
     deadline = float("inf")  # after the launcher ended: a few seconds for the ranks' streams to close
     try:
@@ -244,6 +252,12 @@ def run_headless_job(script: str, args: list[str], launcher: list[str], record: 
             msg = decode(raw)  # the record of its type (launcher_exit, the job's own, is a plain Record)
             t = msg.get("type")
             tag = f"[rank{rank}]" if rank is not None else ""
+            shapes = shape_events.setdefault(rank, ShapeEventLines())
+            if shapes.take(msg):
+                continue
+            if t in ("stop", "done", "agent_exit"):  # a compile's shape events, before its stop's line
+                for line in shapes.flush(msg.get("compile_id") if t == "stop" else None):
+                    print(f"{tag} {line}", flush=True)
             if t == "stop":
                 print(f"{tag} {summarize_stop(msg)}", flush=True)
             elif t == "output":

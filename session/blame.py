@@ -481,14 +481,9 @@ def verdict_lines(run: BlameRun, where: Located | None = None) -> list[str]:
 
 
 def headless_lines(msg: dict[str, Any]) -> list[str]:
-    """``--headless --blame``'s lines for one ``blame`` message: the start, each step as it ends, the verdict."""
+    """``--headless --blame``'s lines for one ``blame`` message: the start, each step as it ends, the verdict (the
+    shape events, specializations and constraints: :class:`inductor_step.session.shape_events.ShapeEventLines`)."""
     ev = msg.get("event")
-    if ev == "specialization":
-        sp = specializations([msg])
-        return [f"{msg.get('compile_id', '?'):<20} specialize  {sp[0].line()}"] if sp else []
-    if ev == "constraint":
-        cs = constraints([msg])
-        return [f"{msg.get('compile_id', '?'):<20} constrain   {cs[0].line()}"] if cs else []
     if ev == "start":
         return [f"blame       {msg.get('message', '')}"]
     if ev == "step" and isinstance(msg.get("step"), dict):

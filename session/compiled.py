@@ -6,7 +6,8 @@ number comes from:
 - graphs: the session's graph keys (``"[0/0] forward"``: a stop's compile id and kind, protocol.graph_key),
   what-if variants and higher-order-op subgraphs left out (listed apart in :attr:`Compiled.subgraphs`);
 - graph breaks: the dynamo stops' ``graph_breaks`` (Dynamo's ``dynamo_graph_break_reason`` text), once per
-  compile id, each read as reason and user line (the same reading pane 1 shows);
+  compile id, each read as reason and user line (the same reading pane 1 shows), and their ``breaks_before``
+  (the breaks of frames that gave no graph, under those frames' ids);
 - recompiles: the compile ids whose dynamo stop has ``recompile_reasons`` (Dynamo's ``recompile_reasons``
   artifact: compile ``[f/n]`` with n > 0), once per compile id (a recompile's forward and backward are one);
 - kernels (subgraphs' included): the codegen stops' ``kernels`` Inductor generated (Triton or C++; ``extern`` library calls such as
@@ -155,6 +156,11 @@ class Compiled:
             raws = list(stop.get("graph_breaks") or [])
             for raw, b in zip(raws, break_reasons(stop)):
                 out.append(Break(cid, b.get("reason") or str(raw).split("\n", 1)[0], b.get("where") or "", str(raw)))
+            for gb in stop.get("breaks_before") or []:  # in frames that gave no graph, under their own ids
+                if isinstance(gb, dict) and str(gb.get("compile_id")) not in seen:
+                    raw = str(gb.get("text", ""))
+                    b = break_reasons({"graph_breaks": [raw]})[0]
+                    out.append(Break(str(gb.get("compile_id")), b["reason"], b["where"], raw))
         return out
 
     @property

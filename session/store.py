@@ -344,13 +344,11 @@ class Store:
         user line), the break it resumes after (:func:`inductor_step.session.text.graph_note`)."""
         from inductor_step.session.text import graph_note  # noqa: PLC0415
 
-        note = graph_note(self.stop_for(key, "dynamo"), self.script_dir)
-        skipped = self.skipped_frames(key)
-        if skipped:
-            span = f"frame {skipped[0]}" if len(skipped) == 1 else f"frames {skipped[0]}-{skipped[-1]}"
-            note = "; ".join(x for x in (note, f"{span} before it gave no graph: Dynamo skipped them (no tensor "
-                                         "op to compile there; they ran eagerly)") if x)
-        return note
+        from inductor_step.session.text import skipped_frames_text  # noqa: PLC0415
+
+        stop = self.stop_for(key, "dynamo")
+        note = graph_note(stop, self.script_dir)
+        return "; ".join(x for x in (note, skipped_frames_text(stop, self.skipped_frames(key), self.script_dir)) if x)
 
     def skipped_frames(self, key: str) -> list[int]:
         """The frame ids (``[N/0]``'s N) below graph ``key``'s that no graph of this session has, when

@@ -86,6 +86,43 @@ def break_reasons(stop: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+def frames_span(ids: list[int]) -> str:
+    """``frame 3`` or ``frames 0-10`` (first to last) for frame ids (``[N/0]``'s N)."""
+    return f"frame {ids[0]}" if len(ids) == 1 else f"frames {ids[0]}-{ids[-1]}"
+
+
+def graphless_breaks(stop: dict[str, Any] | None) -> list[tuple[dict[str, str], list[str]]]:
+    """A dynamo stop's ``breaks_before`` (graph breaks in frames that gave no graph) as :func:`break_reasons` reads
+    them, one per reason and user line, each with the compile ids it happened in (in Dynamo's order)."""
+    got: dict[tuple[str, str], tuple[dict[str, str], list[str]]] = {}
+    for b in (stop or {}).get("breaks_before") or []:
+        if not isinstance(b, dict):
+            continue
+        r = break_reasons({"graph_breaks": [b.get("text", "")]})[0]
+        _, cids = got.setdefault((r["reason"], r["where"]), (r, []))
+        if b.get("compile_id") not in cids:
+            cids.append(str(b.get("compile_id")))
+    return list(got.values())
+
+
+def skipped_frames_text(stop: dict[str, Any] | None, skipped: list[int], script_dir: str | None = None) -> str:
+    """One line on the frames before a graph that gave none: ``skipped`` (their ids; the session's first graph) and
+    those whose graph breaks the stop carries (``breaks_before``): Dynamo broke off there, and their ops ran
+    eagerly, else (no break recorded) it found no tensor op to compile; "" when there are none."""
+    breaks = graphless_breaks(stop)
+    if breaks:
+        ids = sorted(set(skipped) | {int(m.group(1)) for _, cids in breaks for c in cids
+                                     if (m := re.match(r"\[(\d+)/", c))})
+        why = "; ".join(f"{b['reason']}" + (f" at {short_path(b['where'], script_dir)}" if b["where"] else "")
+                        + f" (in {', '.join(cids)})" for b, cids in breaks)
+        return (f"{frames_span(ids)} before it gave no graph: Dynamo broke off there and their ops ran eagerly: "
+                f"graph break: {why}")
+    if skipped:
+        return (f"{frames_span(skipped)} before it gave no graph: Dynamo skipped them (no tensor op to compile there; "
+                "they ran eagerly)")
+    return ""
+
+
 def graph_note(dynamo: dict[str, Any] | None, script_dir: str | None = None) -> str:
     """Why a graph exists, in full: its recompile reasons, the graph break that ended it (user line,
     reason, hint; the line shortened as :func:`inductor_step.session.paths.short_path` does with

@@ -228,6 +228,21 @@ class AgentState:
         return self.frames.setdefault(cid, {"aot": {}, "graph_breaks": [], "recompile_reasons": [],
                                             "dynamo": None, "kind": None})
 
+    def breaks_before(self, cid: str) -> dict[str, Any]:
+        """A dynamo stop's ``breaks_before`` (protocol.DynamoStop): the graph breaks of the frames that gave no graph,
+        in the order Dynamo met them, each ``{"compile_id", "text"}``, sent once, with the next graph's dynamo stop
+        (``cid``'s).  Only a frame with a graph sent its breaks: Mixtral's ``with lock:`` in Hugging Face's output
+        capturing broke eleven frames off before any op, and their reasons were never seen."""
+        with_graph = {c for c, _ in self.graphs}
+        out: list[dict[str, str]] = []
+        for fcid, fr in self.frames.items():
+            if (fcid == cid or fcid.split(" #")[0] in with_graph or fr.get("dynamo") is not None or fr.get("cur")
+                    or fr.get("part") or fr.get("breaks_sent") or not fr.get("graph_breaks")):
+                continue
+            fr["breaks_sent"] = True
+            out.extend({"compile_id": fcid, "text": str(t)} for t in fr["graph_breaks"])
+        return {"breaks_before": out} if out else {}
+
     def graph(self, cid: str, kind: str) -> GraphState:
         """The :class:`GraphState` of graph ``(cid, kind)``, made empty on first use."""
         return self.graphs.setdefault((cid, kind), GraphState())

@@ -53,7 +53,7 @@ def on_backend_after(state: Any, gm: Any, name: str, error: BaseException | None
     snap = fr.get("dynamo_live") or {"code": fr.get("dynamo_text") or "", "nodes": []}
     state.stop(cid, key_kind, "dynamo", {"graph": snap, "graph_breaks": fr["graph_breaks"],
                                         "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
-                                        "note": note, "backend": name})
+                                        "note": note, "backend": name, **state.breaks_before(cid)})
     if fr["aot"]:
         state.stop(cid, key_kind, "aot", {
             "aot_graphs": dict(fr["aot"]), "backend": name,

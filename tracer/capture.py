@@ -280,7 +280,7 @@ class Capture:
         self.state.stop(cid, with_part(kind, fr.get("part")), "dynamo",
                         {"graph": snap, "graph_breaks": fr["graph_breaks"],
                          "recompile_reasons": fr["recompile_reasons"], "resume": fr.get("resume"),
-                         **self.how_compiled(fr), **extra})
+                         **self.state.breaks_before(cid), **self.how_compiled(fr), **extra})
 
     @staticmethod
     def how_compiled(fr: dict[str, Any], config_now: bool = False) -> dict[str, Any]:

@@ -110,11 +110,17 @@ class Panes(TabbedContent):
             yield from self._composed
 
     def _content_tabs(self, active: str) -> Any:
-        tabs = [ContentTab(title, pane_id) for title, pane_id in self._tabs]
-        for tab, (_, pane_id) in zip(tabs, self._tabs):
-            if pane_id in self._hidden:  # hidden while the picture stood (Tabs.hide's class)
-                tab.add_class("-hidden", update=False)
-        return ContentTabs(*tabs, active=active or None, tabbed_content=self)
+        """TabbedContent's tab bar with ``active`` (a pane id) active.  Tabs activates that tab when mounted
+        (Tabs.TabActivated), which TabbedContent takes for a click: with ``n`` pressed before the bar replaced
+        the first frame's picture, that "click" took the view back to the first frame's pane (a lost key, one
+        start in three in tmux).  Constructed with the message prevented, which Textual applies to the new
+        widget's Mount handler; a real click later still activates."""
+        with self.prevent(Tabs.TabActivated):
+            tabs = [ContentTab(title, pane_id) for title, pane_id in self._tabs]
+            for tab, (_, pane_id) in zip(tabs, self._tabs):
+                if pane_id in self._hidden:  # hidden while the picture stood (Tabs.hide's class)
+                    tab.add_class("-hidden", update=False)
+            return ContentTabs(*tabs, active=active or None, tabbed_content=self)
 
     def shown_tabs(self) -> list[tuple[str, str]]:
         """(title, pane id) of the tabs on the bar (not hidden), in order."""

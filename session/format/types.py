@@ -272,6 +272,9 @@ class DynamoStop(StopBase, total=False):
     #: why Dynamo restarted this frame's analysis (attempt >= 1): torch's RestartAnalysis reasons
     restart_reasons: list[str]
     resume: str | None  # this frame is Dynamo's continuation after a graph break
+    #: graph breaks in frames that gave no graph (Dynamo broke off before any op it could keep; their ops ran
+    #: eagerly), sent with the next graph's dynamo stop: each {"compile_id": the frame's, "text": Dynamo's reason}
+    breaks_before: list[dict[str, str]]
     note: str | None
     #: this graph's dynamo stop sent again under the kind AOTAutograd chose: the kind the agent had
     #: guessed at the dynamo stop ("forward": an input requires grad), whose graph had no other stop;

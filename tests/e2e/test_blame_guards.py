@@ -30,11 +30,11 @@ def test_headless_names_each_guard_with_its_user_line(recorded):
     lines = [x for x in out.splitlines() if " constrain " in x]
     first = [x for x in lines if x.startswith("[0/0]")]
     assert len(first) == 3, lines
-    assert "s77 (L['x'].size()[0]) constrained: s77 > 16 in [0/0] by " in first[0]
+    assert "s77 (L['x'].size()[0]) constrained: s77 > 16 by " in first[0]  # (the line starts with [0/0])
     assert "blame_guards.py:7 in f (torch: _dynamo/variables/tensor.py:" in first[0]
-    assert "(L['y'].size()[0]) constrained: Eq(Mod(" in first[1] and ", 2), 0) in [0/0]" in first[1]
+    assert "(L['y'].size()[0]) constrained: Eq(Mod(" in first[1] and ", 2), 0) by " in first[1]
     assert "blame_guards.py:9 in f" in first[1]
-    assert ", 4), 0) in [0/0]" in first[2] and "blame_guards.py:10 in f" in first[2]
+    assert ", 4), 0) by " in first[2] and "blame_guards.py:10 in f" in first[2]
     assert "<= 4096" not in out and "//4), 0)" not in out  # Inductor's own checks, torch's suppressed guards
     assert any(x.startswith("[0/1]") and "s77 <= 16" in x for x in lines)  # the recompile's side of the branch
 
@@ -67,3 +67,23 @@ def test_report_and_pane_b_show_the_guards_beside_the_specializations(recorded, 
     assert "[0/1]'s frame: earlier compiles guarded dynamic sizes" in seen["code"]
     assert "[0/1] is dynamic in these sizes only within these guards:" in seen["code"]
     assert "if x.size(0) > 16:" in seen["code"]
+
+
+def test_headless_says_each_symbols_shape_events_once_before_its_stop(tmp_path):
+    """Under dynamic=True (tests/scripts/dynamic_dropout.py) dropout's ``p`` is constrained three times and then
+    specialized to 0.0, and Dynamo restarts the frame's analysis (TensorifyScalarRestartAnalysis), which records
+    the events again: nanoGPT printed 34 such lines before its first stage line.  Each symbol is said once, by
+    its outcome, before the dynamo line of its compile."""
+    script = os.path.join(os.path.dirname(HERE), "scripts", "dynamic_dropout.py")
+    p = subprocess.run([sys.executable, "-m", "inductor_step", "--headless", "--record", str(tmp_path / "s.jsonl"),
+                        script], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = p.stdout.splitlines()
+    shape = [x for x in rows if " specialize " in x or " constrain " in x]
+    assert "restarted ([0/0_1])" in p.stdout  # the restart whose events were said once
+    drop = [x for x in shape if "L['self']._modules['drop'].p" in x]
+    assert len(drop) == 1 and "specialized to 0.0 by " in drop[0], shape  # not its >= 0, <= 1, == 0 on the way
+    assert [x for x in shape if "constrained:" in x and "> 8 by " in x and "dynamic_dropout.py:13" in x], shape
+    assert len(shape) == len(set(shape)) == 3, shape  # with the Linear's size specialized to 16
+    first_dynamo = next(i for i, x in enumerate(rows) if " dynamo " in x)
+    assert all(rows.index(x) < first_dynamo for x in shape), rows

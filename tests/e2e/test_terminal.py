@@ -19,9 +19,13 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 
 class Tmux:
+    """``cmd`` in a new tmux server's window of ``width`` x ``height``.  The app sizes itself from the terminal:
+    COLUMNS and LINES, which pytest-xdist's workers set to 80 and 24 and which Textual's size (shutil's) reads
+    first, are unset (at 140x45 the app drew an 80x24 frame into the larger window, garbled, then a 140x45 one)."""
+
     def __init__(self, cmd: str, width: int, height: int):
         self.sock = f"istep-{uuid.uuid4().hex[:8]}"
-        self.run("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), cmd)
+        self.run("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), f"env -u COLUMNS -u LINES {cmd}")
 
     def run(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True, check=False).stdout
@@ -135,8 +139,7 @@ def test_the_first_frame_of_open_has_the_footer_the_tab_underline_and_the_table_
     the shown tab's underline (Tabs moved it there a frame later) and the table's column widths (they grew by two
     cells a frame later).  Every screen tmux shows
     twice in a row (a frame, not one caught while tmux draws it) is compared with the last one."""
-    # COLUMNS and LINES (the pytest run sets them) would size the app at 80x24 in the 160x50 window
-    cmd = f"cd {ROOT} && env -u COLUMNS -u LINES {sys.executable} -m inductor_step --open tests/fixtures/demo.jsonl"
+    cmd = f"cd {ROOT} && {sys.executable} -m inductor_step --open tests/fixtures/demo.jsonl"  # (Tmux unsets COLUMNS)
     t = Tmux(f"sh -c '{cmd}; sleep 30'", 160, 50)
     try:
         screens: list[str] = []

@@ -96,7 +96,7 @@ def _autogroup() -> str | None:
             if f.read().strip() != "1":
                 return None
         with open("/proc/self/autogroup") as f:
-            return f.read().strip()
+            return f.read().strip() or None  # as tracer.timing.rounds.scheduling_group reads it
     except OSError:
         return None
 

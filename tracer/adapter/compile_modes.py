@@ -222,6 +222,9 @@ def template_nodes(gl: Any) -> dict[str, dict[str, Any]]:
 
 _local = threading.local()
 _AUTOTUNE: list[dict[str, Any]] = []
+#: selections deferred to the scheduler (a MultiTemplateBuffer): (the record, the buffer, its choices), resolved
+#: when the graph's selections are taken (:func:`take_autotune`, at its codegen stop)
+_DEFERRED: list[tuple[dict[str, Any], Any, list]] = []
 
 
 def _choice_kind(c: Any) -> str:
@@ -299,6 +302,10 @@ def install_autotune_hook() -> bool:
             _local.record = outer
         try:
             sel = _selection(str(name), list(choices), input_nodes, result, rec["times"])
+            deferred = _multi_template(result)
+            if deferred is not None:  # benchmarked later, by the scheduler: resolved at take_autotune
+                sel["note"] = DEFERRED_NOTE
+                _DEFERRED.append((sel, deferred, list(choices)))
             # a lone library call with nothing to choose (every mm outside max-autotune) is no choice
             if sel["benchmarked"] or any(c["kind"] != "extern" for c in sel["choices"]):
                 _AUTOTUNE.append(sel)
@@ -343,8 +350,66 @@ def _selection(op: str, choices: list, input_nodes: Any, result: Any, times: dic
     return rec
 
 
+DEFERRED_NOTE = ("deferred to the scheduler (benchmark_epilogue_fusion): it never benchmarked this selection, "
+                 "the buffer's first choice stayed")
+
+
+def _multi_template(result: Any) -> Any:
+    """The ``MultiTemplateBuffer`` a selection returned (torch/_inductor/ir.py: under max-autotune on the GPU,
+    ``benchmark_epilogue_fusion``, select_algorithm returns ``TensorBox(MultiTemplateBuffer)`` (torch 2.11) or
+    ``(that, None)`` (later) and the scheduler benchmarks the choices later, with their epilogues), else None."""
+    node = result[0] if isinstance(result, tuple) and len(result) == 2 else result
+    for _ in range(4):
+        if node is None:
+            return None
+        if any(k.__name__ == "MultiTemplateBuffer" for k in type(node).__mro__):
+            return node
+        node = getattr(node, "data", None)
+    return None
+
+
+def _resolve_deferred(sel: dict[str, Any], buf: Any, choices: list) -> None:
+    """Fill a deferred selection from its MultiTemplateBuffer once the scheduler is done: each choice's time
+    (``MultiTemplateBuffer._choice_timings``, what ``choice_timings()`` computed: keyed by the hint override in
+    torch 2.10+, the timings themselves before) and the winner: the template the scheduler finalized the buffer
+    as (``_render_caller``), else the fastest choice (``Scheduler.finalize_multi_template_buffers`` replaced the
+    buffer by that extern kernel's).  Left as recorded when the scheduler never asked for timings."""
+    cached = getattr(buf, "_choice_timings", None)
+    if isinstance(cached, dict) and None in cached and isinstance(cached[None], dict):
+        cached = cached[None]
+    if not isinstance(cached, dict) or not cached:
+        return
+    times = {id(c): float(t) for c, t in cached.items()}
+    for c, entry in zip(choices, sel["choices"]):
+        t = times.get(id(c))
+        entry["ms"] = t if t is not None and math.isfinite(t) else None
+        if t is not None and not math.isfinite(t):
+            entry["failed"] = "benchmark failed or timed out (inf)"
+    sel["benchmarked"] = True
+    chosen = getattr(buf, "_render_caller", None)
+    finite = [c for c in choices if math.isfinite(times.get(id(c), math.inf))]
+    if chosen is not None:
+        sel["winner"] = _choice_name(chosen)
+    elif finite:
+        sel["winner"] = _choice_name(min(finite, key=lambda c: times[id(c)]))
+    if chosen is not None:
+        sel["note"] = "benchmarked by the scheduler (benchmark_epilogue_fusion): the template it finalized"
+    elif hasattr(buf, "_render_caller"):  # no template finalized: the fastest choice's kernel replaced the buffer
+        sel["note"] = "benchmarked by the scheduler (benchmark_epilogue_fusion): the fastest choice"
+    else:
+        sel["note"] = ("benchmarked by the scheduler (benchmark_epilogue_fusion); the fastest choice shown as the "
+                       "winner: this torch does not say which it finalized")
+
+
 def take_autotune() -> list[dict[str, Any]]:
-    """The selections recorded since the last call (:func:`install_autotune_hook`), in Inductor's order."""
+    """The selections recorded since the last call (:func:`install_autotune_hook`), in Inductor's order; those the
+    scheduler benchmarked (deferred, :func:`_resolve_deferred`) with their times and winner."""
+    for sel, buf, choices in _DEFERRED:
+        try:
+            _resolve_deferred(sel, buf, choices)
+        except Exception:  # noqa: BLE001 - left as recorded
+            log.debug("autotune deferred", exc_info=True)
+    _DEFERRED.clear()
     out = list(_AUTOTUNE)
     _AUTOTUNE.clear()
     return out

@@ -11,7 +11,7 @@ from inductor_step.session.diff import guard_list
 from inductor_step.session.format import GraphKey
 from inductor_step.tui.panes.fx import FxPane
 from inductor_step.session.fx_names import short_names, with_short_names
-from inductor_step.session.paths import shorten_in_text
+from inductor_step.session.paths import short_path, shorten_in_text
 from inductor_step.session.text import commented, dynamo_text
 from inductor_step.tui.table import Table
 
@@ -83,15 +83,22 @@ class DynamoPane(FxPane):
                 f"the forward's (pane 2 shows the joint and backward graphs)\n")
 
     def skipped_head(self, data: dict[str, Any]) -> str:
-        """A first line when this is the session's first graph and earlier frame ids have none."""
+        """First lines on the frames before this graph that gave none: the session's first graph's skipped frame ids,
+        and the graph breaks Dynamo met in frames with no graph (``breaks_before``), each in full."""
         from inductor_step.session.format import graph_key  # noqa: PLC0415
+        from inductor_step.session.text import graphless_breaks, skipped_frames_text  # noqa: PLC0415
 
-        skipped = self.app.session.skipped_frames(graph_key(data))
-        if not skipped:
+        session = self.app.session
+        line = skipped_frames_text(data, session.skipped_frames(graph_key(data)), session.script_dir)
+        if not line:
             return ""
-        span = f"frame {skipped[0]}" if len(skipped) == 1 else f"frames {skipped[0]}-{skipped[-1]}"
-        return (f"# {span} gave no graph: Dynamo looked at them and skipped them (no tensor op to compile "
-                "there; they ran eagerly)\n")
+        head = [f"# {line.split(': graph break: ')[0]}"]
+        for b, cids in graphless_breaks(data):
+            head.append(f"# graph break: {b['reason']} (in {', '.join(cids)}, which gave no graph)")  # reason first: 80 columns
+            head += [f"#   {k}: {b[k]}" for k in ("explanation", "hint") if b[k]]
+            if b["where"]:
+                head.append(f"#   user code: {short_path(b['where'], session.script_dir)}")
+        return "\n".join(head) + "\n"
 
     def node_names(self, b: dict[str, Any]) -> list[str]:
         return list(b.dynamo_nodes or [])

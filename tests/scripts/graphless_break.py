@@ -1,0 +1,19 @@
+import threading
+
+import torch
+
+lock = threading.Lock()
+
+
+def inner(x):
+    with lock:  # Dynamo: "Unsupported context manager": this frame gives no graph and runs eagerly
+        y = x.sin()
+    return y
+
+
+@torch.compile
+def f(x):
+    return inner(x) * 2
+
+
+print(f(torch.randn(8)).shape)
