@@ -1,6 +1,7 @@
 """The script's-call figure against torch.utils.benchmark of the script's own calls, on CPU, side by side.
 
-    python benchmarks/script_call_cpu.py [--rounds 3] [--script benchmarks/scripts/flex_block.py] [--hogs 2 [--hogs-elsewhere]]
+    python benchmarks/script_call_cpu.py [--rounds 3] [--script benchmarks/scripts/flex_block.py]
+                                         [--hogs 2 [--hogs-elsewhere]]
 
 Each round runs, one after the other: the script with ``--bench`` (no inductor-step: ``torch.utils.benchmark``
 of the compiled call ``c(x, mask)`` and of the module ``m(x, mask)``, two threads, three medians each), then
@@ -15,7 +16,7 @@ or service's work is), killed at the end whatever happens.  Each round then also
 in (the run's ``load``) and how many cores processes other than ours and the hogs used meanwhile (a shared box).
 Where Linux's scheduler autogroups are on, the CPUs are shared between sessions first: our agent in a session of its
 own (before session 39) read nanoGPT's call 50-90x the plain process beside two hogs of the shell (BENCHMARKS.md,
-"Session 39"); the target is ours within 3x of plain with the hogs (either placement) and within 15% quiet.
+"Session 39"); the target: the medians of the ratios within 3x with the hogs (either placement), within 15% quiet.
 """
 
 from __future__ import annotations
@@ -118,8 +119,8 @@ def main() -> None:
                   f"eager ours {fig['eager_ms']:.4f} / plain {pe:.4f} ms = {e_ratios[-1]:.3f}"
                   + (f"  (ours not reliable: {', '.join(bad)})" if bad else "")
                   + f"; load {load:.2f}, other processes' cores {o1.cores:.2f} (plain) {o2.cores:.2f} (ours)"
-                  + (f"; ours timed in session {where.get('session')} (ours {os.getsid(0)}) {where.get('autogroup') or ''}"
-                     if where else ""), flush=True)
+                  + (f"; ours timed in session {where.get('session')} (ours {os.getsid(0)}) "
+                     f"{where.get('autogroup') or ''}" if where else ""), flush=True)
     finally:
         for h in hogs:
             h.kill()

@@ -27,11 +27,11 @@ def own_process_group() -> dict[str, Any]:
 
     Not ``start_new_session``: where Linux's scheduler autogroups are on (``/proc/sys/kernel/sched_autogroup_enabled``,
     the default of most distributions' kernels) a new session is a new autogroup, and the scheduler shares the CPUs
-    between autogroups first: the agent's group, the script's two OpenMP threads, got one core of two beside
-    two busy processes started from the shell, both threads were put on the same core, and every parallel region's
-    barrier waited for the other thread's turn.  nanoGPT's compiled call read 340-352 ms where the same call in a
-    plain process read 4-6 ms; a plain process started with ``setsid`` read 346-356 ms (BENCHMARKS.md, "Session 39").
-    In the launching shell's session the script shares the CPUs as it does when run as ``python train.py``."""
+    between autogroups first, so the script ran under other rules than when run from the shell.  Beside two busy
+    loops of the shell on a 2-core box, a plain nanoGPT process had its two OpenMP threads left on one core (its
+    call 340-720 ms against 4-6 ms) in 7 of 10 runs under ``setsid`` and 2 of 10 in the shell's session
+    (BENCHMARKS.md, "Session 39").  In the launching shell's session the script shares the CPUs as it does when run
+    as ``python train.py``."""
     if sys.version_info >= (3, 11):
         return {"process_group": 0}
     return {"preexec_fn": os.setpgrp}  # (Python 3.10 has no process_group)

@@ -181,8 +181,8 @@ class GraphRounds(TypedDict, total=False):
     compiled_rounds_ms: list[float]
     eager_rounds_ms: list[float]
     rounds_stable: bool
-    # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU); session, launch_session (ints) and autogroup
-    # (/proc/self/autogroup's text) where the scheduler put the timing (tracer.timing.rounds.scheduling_group)
+    # loadavg_1m_before / loadavg_1m_after / cpus while timing (CPU); session / launch_session (ints) and autogroup
+    # (text, None where autogroups are off): where the scheduler put the timing (tracer.timing.rounds.scheduling_group)
     load: dict[str, float | int | str | None]
     compiled_wait_shares: list[float]  # CPU: each round's share of time its threads waited for a core
     eager_wait_shares: list[float]
@@ -304,8 +304,8 @@ class ScriptCall(TypedDict, total=False):
     rounds_stable: bool | None
     compiled_rounds_ms: list[float]
     eager_rounds_ms: list[float] | None
+    load: dict[str, float | int | str | None]  # as GraphRounds.load: load average, CPUs, session and autogroup
     verdicts: dict[str, Any]  # "compiled", "eager": tracer.timing.contention.judge
-    load: dict[str, float | int | str | None]  # as GraphRounds.load
     how: str
     cupti: str  # whether CUPTI, left attached by the script's profiled calls, was detached first (CUDA)
     missing: str
@@ -414,8 +414,11 @@ class Verdict(TypedDict, total=False):
     wait_share: float
     source: Literal["schedstat", "thread_cpu"]
     text: str
-    spans: int  # the rounds whose working threads' last CPUs were read (tracer.timing.contention.combine)
-    one_core_spans: int  # of them, the rounds whose OpenMP threads all ended on one core
+    # of the ``spans`` (rounds) the figure came from: those whose working threads ended on one core, and those after
+    # which they were kept apart for the next round (tracer.timing.contention.Apart)
+    spans: int
+    one_core_spans: int
+    apart_spans: int
 
 
 class Interleaved(TypedDict, total=False):

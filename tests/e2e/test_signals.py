@@ -164,7 +164,7 @@ def test_sighup_to_an_ssh_session_ends_every_process_and_keeps_the_session(tmp_p
     _none_left(ours)
     sh.wait(10)
     # the agent leads a process group of its own (ending it ends its children) in the shell's session: a session
-    # of its own was a scheduler autogroup of its own, where two busy processes left the script's OpenMP threads one core
+    # of its own was a scheduler autogroup of its own: the script was scheduled under other rules than from the shell
     assert placed and all(group == a and session == shell for a, (group, session, shell) in placed.items()), placed
     msgs = list(protocol.read_session(record))
     assert msgs[0]["type"] == "header" and any(m.get("type") == "stop" for m in msgs)

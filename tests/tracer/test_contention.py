@@ -159,3 +159,60 @@ def test_a_verdict_says_when_the_openmp_threads_shared_one_core() -> None:
     assert one["spans"] >= 5 and one["one_core_spans"] == one["spans"], one
     assert "working threads ended" in one["text"] and "on the same core" in one["text"], one["text"]
     assert two["spans"] >= 5 and two["one_core_spans"] == 0 and "same core" not in two["text"], two
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task") or len(os.sched_getaffinity(0)) < 2,
+                    reason="reads /proc/self/task/*/stat; needs two CPUs")
+def test_apart_keeps_a_thread_off_the_timing_threads_core_for_one_round() -> None:
+    """contention.Apart, what follows a round whose working threads ended on one core: a thread last on the caller's
+    core may not use it until the next round ends (it runs elsewhere when it wakes), then has its whole mask back;
+    a thread allowed that core only is left alone; a round that did not end on one core moves nothing."""
+    from inductor_step.tracer.timing import contention
+
+    a, b = sorted(os.sched_getaffinity(0))[:2]
+    both = {a, b}
+    ready, wake, done = threading.Event(), threading.Event(), threading.Event()
+    tids: dict[str, int] = {}
+    woke_on: dict[str, int | None] = {}
+
+    def sleeper(name: str, final: set[int]) -> None:
+        os.sched_setaffinity(0, {a})  # run on a, then wait there (a sleeping thread keeps its last core)
+        time.sleep(0.01)
+        os.sched_setaffinity(0, final)
+        tids[name] = threading.get_native_id()
+        if len(tids) == 2:
+            ready.set()
+        wake.wait(30)
+        woke_on[name] = contention._last_cpu(str(threading.get_native_id()))
+        done.wait(30)
+
+    class Round:  # a Span's two fields Apart reads
+        def __init__(self, one_core: bool) -> None:
+            self.result = {"one_core": one_core}
+            self.workers = [str(tids["free"]), str(tids["held"])]
+
+    mine = os.sched_getaffinity(0)
+    threads = [threading.Thread(target=sleeper, args=("free", both)),
+               threading.Thread(target=sleeper, args=("held", {a}))]
+    apart = contention.Apart()
+    try:
+        os.sched_setaffinity(0, {a})  # the timing thread on a
+        for t in threads:
+            t.start()
+        assert ready.wait(30)
+        assert contention._last_cpu(str(tids["free"])) == a == contention._last_cpu(str(tids["held"]))
+        assert apart.after(Round(False)) is False and os.sched_getaffinity(tids["free"]) == both
+        assert apart.after(Round(True)) is True and apart.times == 1
+        assert os.sched_getaffinity(tids["free"]) == both - {a} and os.sched_getaffinity(tids["held"]) == {a}
+        wake.set()
+        wait_until(lambda: len(woke_on) == 2, timeout=30)
+        assert woke_on["free"] != a and woke_on["held"] == a, woke_on
+        apart.after(Round(False))  # the next round ended: the mask is given back
+        assert os.sched_getaffinity(tids["free"]) == both and not apart.held
+    finally:
+        apart.release()
+        wake.set()
+        done.set()
+        for t in threads:
+            t.join()
+        os.sched_setaffinity(0, mine)

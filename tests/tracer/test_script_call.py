@@ -103,10 +103,10 @@ def _autogroup() -> str | None:
 
 @pytest.mark.skipif(not hasattr(os, "getsid"), reason="no sessions on this platform")
 def test_the_timings_run_in_the_session_inductor_step_was_started_in(recorded):
-    """The agent ran in a session of its own (``start_new_session``): with autogroups on, the scheduler gave the
-    script's two OpenMP threads one core between them beside busy processes of the launching shell, and nanoGPT's
-    call read 340-352 ms where a plain process read 4-6 ms (BENCHMARKS.md, "Session 39").  The script's call (timed
-    in the agent) and each graph (timed in the worker, the agent's child) now run in this test's session, which
+    """The agent ran in a session of its own (``start_new_session``): with autogroups on, the scheduler shares the
+    CPUs between sessions first, and beside two busy loops of the shell a process in a session of its own had its
+    two OpenMP threads left on one core more often (BENCHMARKS.md, "Session 39").  The script's call (timed in the
+    agent) and each graph (timed in the worker, the agent's child) now run in this test's session, which
     ``inductor-step`` inherited, and in its autogroup; pane 7's summary says so."""
     proc, runs = recorded
     here, group = os.getsid(0), _autogroup()

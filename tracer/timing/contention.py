@@ -17,7 +17,8 @@ before and after each timing round:
   all last on the same CPU at its end (``/proc/self/task/<tid>/stat``'s ``processor``).  Two OpenMP threads on one
   core wait for each other's turn at every parallel region's barrier: nanoGPT's call read 340-352 ms that way beside
   two busy processes, 4-6 ms with a core each at other moments, at the same wait share of ~50% (BENCHMARKS.md,
-  "Session 39"); the verdict's text says so beside the wait.
+  "Session 39"); the verdict's text says so beside the wait, and :class:`Apart` keeps such threads off the timing
+  thread's core for the next round.
 
 Standard library only.
 """
@@ -51,7 +52,7 @@ def _tasks() -> dict[str, tuple[int, int]] | None:
 
 
 def _last_cpu(tid: str) -> int | None:
-    """The CPU thread ``tid`` of this process last ran on (``/proc/self/task/<tid>/stat``, field 39), None if unknown."""
+    """The CPU thread ``tid`` of this process last ran on (``/proc/self/task/<tid>/stat``, field 39), or None."""
     try:
         with open(f"/proc/self/task/{tid}/stat", encoding="ascii") as f:
             return int(f.read().rsplit(")", 1)[1].split()[36])
@@ -83,7 +84,8 @@ def between(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     threads: on a CPU, and runnable but waiting for one); ``wait_share`` = wait / (run + wait);
     ``nivcsw`` (involuntary context switches); ``source`` ``"schedstat"`` or ``"thread_cpu"`` (no schedstat:
     ``wait_share`` = 1 - the calling thread's CPU time / wall time); where ``b`` read the threads' CPUs
-    (``snapshot(cpus=True)``), ``workers``, ``cpus`` and ``one_core`` (:func:`_one_core`)."""
+    (``snapshot(cpus=True)``), ``workers``, ``cpus``, ``one_core`` and ``worker_tids`` (:func:`_one_core`;
+    :class:`Span` keeps the tids aside, for :class:`Apart`)."""
     wall = (b["wall_ns"] - a["wall_ns"]) / 1e6
     out: dict[str, Any] = {"wall_ms": wall}
     if a.get("nivcsw") is not None and b.get("nivcsw") is not None:
@@ -115,7 +117,58 @@ def _one_core(ta: dict[str, tuple[int, int]], tb: dict[str, tuple[int, int]],
     if cpus_of is None:
         return {}
     cpus = sorted({c for c in (cpus_of.get(t) for t in workers) if c is not None})
-    return {"workers": len(workers), "cpus": cpus, "one_core": len(workers) >= 2 and len(cpus) == 1}
+    return {"workers": len(workers), "cpus": cpus, "one_core": len(workers) >= 2 and len(cpus) == 1,
+            "worker_tids": sorted(workers)}
+
+
+class Apart:
+    """Keeps the OpenMP threads of a round that ended on one core apart for the next round.
+
+    Two OpenMP threads on one core stay there: the scheduler counts the cores as balanced (the busy processes on
+    the other) and every parallel region's barrier waits for the other thread's turn.  ``after(span)``, called
+    after each round (a :class:`Span`): gives back the masks held since the round before, then, where ``span``'s
+    working threads ended on one core, takes the calling thread's core out of each other working thread's affinity
+    mask for the next round (``os.sched_setaffinity``; a thread allowed no other core is left alone), so the
+    scheduler moves a busy process instead; ``release()`` gives every mask back (call it when the rounds end).
+    Beside two busy loops on a 2-core box nanoGPT's call read 340-720 ms in 10 of 28 processes timed by our rounds
+    without this and in none of 14 with it (6.0-6.2 ms on an otherwise quiet box, at worst 124 ms on a loaded one);
+    plain ``torch.utils.benchmark`` read 352-720 ms in 5 of 14 (BENCHMARKS.md, "Session 39")."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[int, set[int]]] = []  # (tid, its own mask) of the threads kept off a core
+        self.times = 0  # rounds after which threads were moved
+
+    def after(self, span: "Span") -> bool:
+        """Release the threads held for the round that just ended; hold ``span``'s apart if they ended on one core.
+        Returns whether any thread was moved."""
+        import threading  # noqa: PLC0415
+
+        self.release()
+        if not span.result.get("one_core") or not hasattr(os, "sched_setaffinity"):
+            return False
+        me = threading.get_native_id()
+        here = _last_cpu(str(me))
+        for tid in span.workers:
+            if here is None or int(tid) == me or _last_cpu(tid) != here:
+                continue
+            try:
+                mask = os.sched_getaffinity(int(tid))
+                if mask - {here}:  # (a thread allowed this core only stays)
+                    os.sched_setaffinity(int(tid), mask - {here})
+                    self.held.append((int(tid), mask))
+            except OSError:  # a thread that ended meanwhile
+                continue
+        self.times += bool(self.held)
+        return bool(self.held)
+
+    def release(self) -> None:
+        """Give each held thread its own affinity mask back."""
+        for tid, mask in self.held:
+            try:
+                os.sched_setaffinity(tid, mask)
+            except OSError:
+                pass
+        self.held = []
 
 
 def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -133,9 +186,10 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
     if all(p.get("nivcsw") is not None for p in parts):
         out["nivcsw"] = sum(p["nivcsw"] for p in parts)
     known = [p for p in parts if "one_core" in p]
-    if known:  # in how many of the spans the working threads ended on one core
+    if known:  # in how many of the spans the working threads ended on one core, after how many they were moved apart
         out.update(one_core_spans=sum(1 for p in known if p["one_core"]), spans=len(known),
-                   workers=max(p.get("workers") or 0 for p in known))
+                   workers=max(p.get("workers") or 0 for p in known),
+                   apart_spans=sum(1 for p in known if p.get("apart")))
     return out
 
 
@@ -149,6 +203,7 @@ class Span:
 
     def __exit__(self, *exc: Any) -> None:
         self.result = between(self.a, snapshot(cpus=True))
+        self.workers: list[str] = self.result.pop("worker_tids", [])  # (for :class:`Apart`; not a result field)
 
 
 def judge(span: dict[str, Any] | None, what: str, limit: float = WAIT_SHARE_LIMIT) -> dict[str, Any]:
@@ -157,6 +212,8 @@ def judge(span: dict[str, Any] | None, what: str, limit: float = WAIT_SHARE_LIMI
     time they wanted one (schedstat): other processes held the cores"``).  No span: ``reliable`` None."""
     if not span:
         return {"reliable": None, "text": f"{what}: contention not measured"}
+    if "one_core" in span:  # one span (between), not several taken as one (combine): counted as one of one
+        span = combine([span]) or span
     share = float(span.get("wait_share") or 0.0)
     how = ("/proc/self/task/*/schedstat run-queue wait" if span.get("source") == "schedstat"
            else "the timing thread's CPU time against wall time")
@@ -165,15 +222,15 @@ def judge(span: dict[str, Any] | None, what: str, limit: float = WAIT_SHARE_LIMI
     if share > limit:
         return {"reliable": False, "wait_share": share, "source": span.get("source"), **_one_core_fields(span),
                 "text": (f"{what}: its threads waited for a core {100 * share:.0f}% of the time they wanted one "
-                         f"({how}{ctx}){one}: {'other processes or its own threads' if one else 'other processes'} held "
-                         "the cores, so this time is not reliable")}
+                         f"({how}{ctx}){one}: {'other processes or its own threads' if one else 'other processes'}"
+                         " held the cores, so this time is not reliable")}
     return {"reliable": True, "wait_share": share, "source": span.get("source"), **_one_core_fields(span),
             "text": f"{what}: its threads waited for a core {100 * share:.1f}% of the time ({how}{ctx}){one}"}
 
 
 def _one_core_fields(span: dict[str, Any]) -> dict[str, Any]:
-    """The verdict's ``one_core_spans`` and ``spans`` (:func:`combine`) where the span counted them."""
-    return {k: span[k] for k in ("one_core_spans", "spans") if k in span}
+    """The verdict's ``one_core_spans``, ``apart_spans`` and ``spans`` (:func:`combine`) where the span counted them."""
+    return {k: span[k] for k in ("one_core_spans", "apart_spans", "spans") if k in span}
 
 
 def _one_core_text(span: dict[str, Any]) -> str:
@@ -182,8 +239,11 @@ def _one_core_text(span: dict[str, Any]) -> str:
     if not k:
         return ""
     when = f"ended {k} of {n} rounds" if n > 1 else "ended"
+    moved = span.get("apart_spans") or 0
     return (f"; its {span.get('workers') or 2} working threads {when} on the same core (/proc/self/task/*/stat: each "
-            "parallel region then waits for the other thread's turn on it)")
+            "parallel region then waits for the other thread's turn on it)"
+            + (f"; after {moved} of them the others were kept off the timing thread's core for the next round "
+               "(sched_setaffinity, each mask given back after it)" if moved else ""))
 
 
-__all__ = ["WAIT_SHARE_LIMIT", "Span", "between", "combine", "judge", "snapshot"]
+__all__ = ["WAIT_SHARE_LIMIT", "Apart", "Span", "between", "combine", "judge", "snapshot"]

@@ -279,6 +279,8 @@ class GraphTimer:
                 continue
             self.kernels.append(self.kernel_entry(i, name, fn, a, k, seen[name], again))
         self.kspan.__exit__()
+        if getattr(self, "kernels_apart", 0):  # its threads were kept apart after a kernel round (the verdict says)
+            self.kspan.result["apart"] = True
         # the launcher kept no asm: compile the slowest kernels again (same source, Triton, config, target),
         # after the timing (its contention check is over)
         again.sort(key=lambda e: -(e[0].get("median_ms") or 0.0))
@@ -288,20 +290,30 @@ class GraphTimer:
     def cpu_kernel_rounds(self) -> dict[int, tuple[float, float, float]]:
         """CPU: call ``i``'s (median, p20, p80) in ms, from the window with the lowest median of its
         :data:`KERNEL_ROUNDS` windows (:func:`cpu_quantiles` over ``rep / KERNEL_ROUNDS`` ms each; the first round
-        warms up 5 ms, later ones 1 ms), each round timing every kernel call in order; collectives are left out
+        warms up 5 ms, later ones 1 ms), each round timing every kernel call in order, its OpenMP threads kept
+        apart for a round after one they ended on one core (tracer.timing.contention.Apart); collectives are left out
         (:meth:`time_kernels` lists them).  Stops early when ``cancel`` is set; raises what a call raises."""
+        from inductor_step.tracer.timing import contention  # noqa: PLC0415
+
         n = len(self.calls)
         windows: dict[int, list[tuple[float, float, float]]] = {}
-        for r in range(KERNEL_ROUNDS):
-            for i, (name, fn, a, k) in enumerate(self.calls):
-                if self.cancel is not None and self.cancel.is_set():
-                    return {}
-                if adapter.collective_of(name) is not None:
-                    continue
-                self.say(f"kernel {i + 1}/{n}, round {r + 1}/{KERNEL_ROUNDS}: {name}")
-                windows.setdefault(i, []).append(cpu_quantiles(self.b, lambda fn=fn, a=a, k=k: fn(*a, **k),
-                                                               warmup_ms=5 if r == 0 else 1,
-                                                               rep_ms=self.rep / KERNEL_ROUNDS))
+        apart = contention.Apart()  # the OpenMP threads ended a round on one core: apart for the next
+        try:
+            for r in range(KERNEL_ROUNDS):
+                with contention.Span() as span:
+                    for i, (name, fn, a, k) in enumerate(self.calls):
+                        if self.cancel is not None and self.cancel.is_set():
+                            return {}
+                        if adapter.collective_of(name) is not None:
+                            continue
+                        self.say(f"kernel {i + 1}/{n}, round {r + 1}/{KERNEL_ROUNDS}: {name}")
+                        windows.setdefault(i, []).append(cpu_quantiles(self.b, lambda fn=fn, a=a, k=k: fn(*a, **k),
+                                                                       warmup_ms=5 if r == 0 else 1,
+                                                                       rep_ms=self.rep / KERNEL_ROUNDS))
+                apart.after(span)
+        finally:
+            apart.release()
+            self.kernels_apart = apart.times
         return {i: min(ws, key=lambda w: w[0]) for i, ws in windows.items()}
 
     def kernel_entry(self, i: int, name: str, fn: Callable, a: tuple, k: dict, call: int,

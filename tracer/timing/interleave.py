@@ -39,23 +39,31 @@ def rounds(fns: dict[str, Callable[[], Any]], cuda: bool, n: int = ROUNDS,
     rotating each round: ``{"rounds": n done, "<name>_rounds_ms": [...], "<name>_ms": median}`` and, on CPU,
     ``reliable`` / ``wait_share`` (and ``why`` when not reliable) from the rounds' run-queue wait
     (:func:`tracer.timing.contention.judge`).  ``cancel`` set: stops after the round in progress (at least
-    one is kept).  Raises what the callables raise."""
+    one is kept).  A round whose OpenMP threads ended on one core has them kept apart for the next
+    (:class:`tracer.timing.contention.Apart`).  Raises what the callables raise."""
     from inductor_step.tracer.timing import contention  # noqa: PLC0415
 
     one = one_timing(cuda)
     names = list(fns)
     times: dict[str, list[float]] = {k: [] for k in names}
     spans: list[dict[str, Any]] = []
-    for r in range(n):
-        if r and cancel is not None and cancel.is_set():
-            break
-        if progress is not None:
-            progress(f"round {r + 1} of {n}")
-        order = names[r % len(names):] + names[:r % len(names)]
-        with contention.Span() as s:
-            for k in order:
-                times[k].append(one(fns[k]))
-        spans.append(s.result)
+    apart = None if cuda else contention.Apart()  # (CPU: OpenMP threads left on one core, kept apart a round)
+    try:
+        for r in range(n):
+            if r and cancel is not None and cancel.is_set():
+                break
+            if progress is not None:
+                progress(f"round {r + 1} of {n}")
+            order = names[r % len(names):] + names[:r % len(names)]
+            with contention.Span() as s:
+                for k in order:
+                    times[k].append(one(fns[k]))
+            spans.append(s.result)
+            if apart is not None:
+                s.result["apart"] = apart.after(s)
+    finally:
+        if apart is not None:
+            apart.release()
     out: dict[str, Any] = {"rounds": len(spans), **{f"{k}_rounds_ms": v for k, v in times.items()},
                            **{f"{k}_ms": statistics.median(v) for k, v in times.items()}}
     if not cuda:

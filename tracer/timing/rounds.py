@@ -40,11 +40,11 @@ def scheduling_group() -> dict[str, Any]:
     "autogroup": the text of /proc/self/autogroup ("/autogroup-123 nice 0"), or None where autogroups are off or
     not in the kernel}``.
 
-    With autogroups on, Linux shares the CPUs between sessions first: a process in a session of its own gets one
-    group's share however many threads it runs, and on a 2-core box beside two busy processes of another session
-    both of its OpenMP threads ran on one core, each parallel region's barrier waiting for the other thread's turn
-    (nanoGPT's call 350 ms against 4-6 ms in the busy processes' session).  The agent and the timing worker run in
-    the session inductor-step was started from (live.client.own_process_group), as the script would."""
+    With autogroups on, Linux shares the CPUs between sessions (autogroups) first, so where a process runs decides
+    how the load of other sessions weighs on it.  The agent and the timing worker run in the session inductor-step
+    was started from (live.client.own_process_group), as the script run from that shell would; a plain process
+    beside two busy loops of the shell left its two OpenMP threads on one core more often in a session of its own
+    (BENCHMARKS.md, "Session 39")."""
     try:
         session: int | None = os.getsid(0)
     except (OSError, AttributeError):
@@ -103,7 +103,10 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
     last :data:`GRAPH_ROUNDS` agree, or :data:`MAX_GRAPH_ROUNDS` are done, or :data:`CPU_ROUNDS_S`
     seconds have gone by after :data:`GRAPH_ROUNDS` rounds; each round's run-queue wait share is kept
     (``compiled_wait_shares``, ``eager_wait_shares``) and the last :data:`GRAPH_ROUNDS` rounds' together
-    (``compiled_wait``, ``eager_wait``: :func:`tracer.timing.contention.combine`), which judge the figure.  ``load`` is the 1-minute load average
+    (``compiled_wait``, ``eager_wait``: :func:`tracer.timing.contention.combine`), which judge the figure; where a round's
+    OpenMP threads ended on one core, they are kept apart for the next round (:class:`tracer.timing.contention.Apart`:
+    a parallel region on one core waits for the other thread's turn, 340-352 ms for nanoGPT's call against 4-6 ms).
+    ``load`` is the 1-minute load average
     before and after the rounds, the CPUs this process may use, and its session and scheduler autogroup
     (:func:`scheduling_group`): on a busy 2-core box one graph read
     15.97, 0.0027 and 15.90 ms in three single measurements, the OpenMP threads of a
@@ -124,17 +127,22 @@ def whole_graph_rounds(compiled: Callable, eager: Callable | None, cuda: bool,
     load_before = _loadavg()
     if eager_round is None and eager is not None:
         eager_round = lambda: one(eager)  # noqa: E731
-    c = _Series(lambda: one(compiled))
-    e = _Series(eager_round, guarded=True)
-    d = _Series((lambda: one(decomposed)) if decomposed is not None else None, guarded=True)
-    while len(c.rounds) < MAX_GRAPH_ROUNDS:
-        for series in (c, e, d):
-            series.round(contention)
-        if stable_window(c.rounds) is not None and (not e.rounds or stable_window(e.rounds) is not None
-                                                    or len(c.rounds) >= 2 * GRAPH_ROUNDS):
-            break
-        if not cuda and len(c.rounds) >= GRAPH_ROUNDS and time.monotonic() - t0 > CPU_ROUNDS_S:
-            break
+    apart = None if cuda else contention.Apart()  # (CPU: OpenMP threads left on one core, kept apart a round)
+    c = _Series(lambda: one(compiled), apart=apart)
+    e = _Series(eager_round, guarded=True, apart=apart)
+    d = _Series((lambda: one(decomposed)) if decomposed is not None else None, guarded=True, apart=apart)
+    try:
+        while len(c.rounds) < MAX_GRAPH_ROUNDS:
+            for series in (c, e, d):
+                series.round(contention)
+            if stable_window(c.rounds) is not None and (not e.rounds or stable_window(e.rounds) is not None
+                                                        or len(c.rounds) >= 2 * GRAPH_ROUNDS):
+                break
+            if not cuda and len(c.rounds) >= GRAPH_ROUNDS and time.monotonic() - t0 > CPU_ROUNDS_S:
+                break
+    finally:
+        if apart is not None:
+            apart.release()
     out = {"compiled_ms": _median_of_last(c.rounds), "compiled_rounds_ms": c.rounds,
            "rounds_stable": stable_window(c.rounds) is not None,
            "load": {"loadavg_1m_before": load_before, "loadavg_1m_after": _loadavg(), "cpus": _cpus(),
@@ -171,12 +179,14 @@ def _median_of_last(xs: list[float]) -> float:
 
 class _Series:
     """One figure's rounds (``rounds``, ms) and each round's run-queue wait (``spans``,
-    :class:`tracer.timing.contention.Span` results).  ``fn`` times one round; ``guarded``: a round
+    :class:`tracer.timing.contention.Span` results).  A round whose working threads ended on one core
+    (``one_core``) has them kept apart for the next (``apart``: a :class:`tracer.timing.contention.Apart`, shared by
+    the series of one timing; the span's ``apart`` says so).  ``fn`` times one round; ``guarded``: a round
     that raises (eager of a post-grad graph can fail on exotic ops) drops the figure, its rounds and
     spans cleared and no more rounds taken; unguarded, the exception propagates.  No ``fn``: no rounds."""
 
-    def __init__(self, fn: Callable[[], float] | None, guarded: bool = False) -> None:
-        self.fn, self.guarded = fn, guarded
+    def __init__(self, fn: Callable[[], float] | None, guarded: bool = False, apart: Any = None) -> None:
+        self.fn, self.guarded, self.apart = fn, guarded, apart
         self.rounds: list[float] = []
         self.spans: list[dict[str, Any]] = []
 
@@ -188,9 +198,11 @@ class _Series:
             x = _try(self.fn) if self.guarded else self.fn()
         if x is None:
             self.fn, self.rounds, self.spans = None, [], []
-        else:
-            self.rounds.append(x)
-            self.spans.append(s.result)
+            return
+        self.rounds.append(x)
+        self.spans.append(s.result)
+        if self.apart is not None:  # its OpenMP threads ended the round on one core: apart for the next round
+            s.result["apart"] = self.apart.after(s)
 
 
 def _try(fn: Callable[[], float]) -> float | None:
