@@ -333,10 +333,7 @@ def _selection(op: str, choices: list, input_nodes: Any, result: Any, times: dic
         if desc:
             entry["description"] = str(desc)[:200]
         if times is not None:
-            t = times.get(id(c))
-            entry["ms"] = t if t is not None and math.isfinite(t) else None
-            if t is not None and not math.isfinite(t):
-                entry["failed"] = "benchmark failed or timed out (inf)"
+            _time_choice(entry, times.get(id(c)))
         cands.append(entry)
     rec: dict[str, Any] = {"op": op, "input_sizes": sizes, "choices": cands, "benchmarked": times is not None,
                            "buffer": _buffer_of(node)}
@@ -348,6 +345,14 @@ def _selection(op: str, choices: list, input_nodes: Any, result: Any, times: dic
         rec["note"] = ("one candidate: used without benchmarking" if len(choices) == 1 else
                        "not benchmarked (config.deterministic, a cached result, or no timings came back)")
     return rec
+
+
+def _time_choice(entry: dict[str, Any], t: float | None) -> None:
+    """Set a choice's ``ms`` (its benchmark time, or None where it has none) and ``failed`` where torch timed it at
+    ``inf`` (select_algorithm's mark of a failed or timed-out benchmark)."""
+    entry["ms"] = t if t is not None and math.isfinite(t) else None
+    if t is not None and not math.isfinite(t):
+        entry["failed"] = "benchmark failed or timed out (inf)"
 
 
 DEFERRED_NOTE = ("deferred to the scheduler (benchmark_epilogue_fusion): it never benchmarked this selection, "
@@ -381,10 +386,7 @@ def _resolve_deferred(sel: dict[str, Any], buf: Any, choices: list) -> None:
         return
     times = {id(c): float(t) for c, t in cached.items()}
     for c, entry in zip(choices, sel["choices"]):
-        t = times.get(id(c))
-        entry["ms"] = t if t is not None and math.isfinite(t) else None
-        if t is not None and not math.isfinite(t):
-            entry["failed"] = "benchmark failed or timed out (inf)"
+        _time_choice(entry, times.get(id(c)))
     sel["benchmarked"] = True
     chosen = getattr(buf, "_render_caller", None)
     finite = [c for c in choices if math.isfinite(times.get(id(c), math.inf))]

@@ -92,13 +92,7 @@ def time_in_process(output_path: str, eager_gm: Any, device: str, why: str, *,
             res["cupti"] = cupti
             if compare:
                 step("comparing outputs with the original and eager")
-                try:
-                    from inductor_step.tracer.whatif import compare_outputs  # noqa: PLC0415
-
-                    res["numerics"] = compare_outputs(output_path, compare["original_path"], compare.get("eager_gm"),
-                                                      script, random_ops=compare.get("random_ops"))
-                except Exception as e:  # noqa: BLE001
-                    res["numerics"] = {"unavailable": f"{type(e).__name__}: {e}"}
+                res["numerics"] = _numerics(output_path, compare, script)
             state["result"] = res
         except BaseException as e:  # noqa: BLE001
             state["error"] = (f"{type(e).__name__}: {e}", traceback.format_exc())
@@ -117,6 +111,31 @@ def time_in_process(output_path: str, eager_gm: Any, device: str, why: str, *,
         alive, wait = (lambda: not handed.done.is_set()), (lambda: handed.done.wait(0.05))
     where = "on the script's main thread" if handed is not None or threading.current_thread() is threading.main_thread() \
         else "on a thread of the agent (the script's main thread was busy)"
+    _wait(alive, wait, state, t0 + timeout_s, timeout_s, cancel)
+    if "error" in state:
+        raise TimingFailed(*state["error"])
+    res = state["result"]
+    res["in_process"] = f"{why}, {where}"
+    return res
+
+
+def _numerics(output_path: str, compare: dict[str, Any], script: dict[str, Any] | None) -> dict[str, Any]:
+    """tracer.whatif.compare_outputs of the graph against its original and eager (``compare``: ``original_path``,
+    ``eager_gm``, ``random_ops``), or ``{"unavailable": why}`` where the comparison raised."""
+    try:
+        from inductor_step.tracer.whatif import compare_outputs  # noqa: PLC0415
+
+        return compare_outputs(output_path, compare["original_path"], compare.get("eager_gm"), script,
+                               random_ops=compare.get("random_ops"))
+    except Exception as e:  # noqa: BLE001
+        return {"unavailable": f"{type(e).__name__}: {e}"}
+
+
+def _wait(alive: Callable[[], bool], wait: Callable[[], Any], state: dict[str, Any], deadline: float,
+          timeout_s: float, cancel: threading.Event | None) -> None:
+    """Wait while the timing runs (``alive``; ``wait`` blocks ~50 ms).  Raises :class:`TimingFailed`:
+    ``cancelled`` once ``cancel`` has been set for :data:`CANCEL_GRACE_S`, ``timed out`` at ``deadline``
+    (time.monotonic), each naming ``state["step"]``."""
     cancelled_at = None
     while alive():
         wait()
@@ -125,12 +144,7 @@ def time_in_process(output_path: str, eager_gm: Any, device: str, why: str, *,
         if cancelled_at is not None and time.monotonic() - cancelled_at > CANCEL_GRACE_S:
             raise TimingFailed(f"cancelled (while {state['step']}; it stops at its next kernel, in this process)",
                                cancelled=True)
-        if time.monotonic() - t0 > timeout_s:
+        if time.monotonic() > deadline:
             raise TimingFailed(f"timed out: the per-graph limit of {timeout_s:g} s ran out (while {state['step']}; "
                                "timed in the agent's own process, so it runs on in the background) "
                                "(--timing-limit S sets it)")
-    if "error" in state:
-        raise TimingFailed(*state["error"])
-    res = state["result"]
-    res["in_process"] = f"{why}, {where}"
-    return res
