@@ -161,6 +161,12 @@ class Compiled:
                     raw = str(gb.get("text", ""))
                     b = break_reasons({"graph_breaks": [raw]})[0]
                     out.append(Break(str(gb.get("compile_id")), b["reason"], b["where"], raw))
+        done = getattr(self.session, "done", None) or {}
+        for gb in done.get("breaks_after") or []:  # in frames after the last graph that gave none
+            if isinstance(gb, dict):
+                raw = str(gb.get("text", ""))
+                b = break_reasons({"graph_breaks": [raw]})[0]
+                out.append(Break(str(gb.get("compile_id")), b["reason"], b["where"], raw))
         return out
 
     @property

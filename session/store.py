@@ -346,9 +346,21 @@ class Store:
 
         from inductor_step.session.text import skipped_frames_text  # noqa: PLC0415
 
+        from inductor_step.session.text import after_frames_text  # noqa: PLC0415
+
         stop = self.stop_for(key, "dynamo")
         note = graph_note(stop, self.script_dir)
-        return "; ".join(x for x in (note, skipped_frames_text(stop, self.skipped_frames(key), self.script_dir)) if x)
+        return "; ".join(x for x in (note, skipped_frames_text(stop, self.skipped_frames(key), self.script_dir),
+                                     after_frames_text(self.breaks_after(key), self.script_dir)) if x)
+
+    def breaks_after(self, key: str) -> list[dict[str, str]]:
+        """The graph breaks of the frames after graph ``key`` that gave no graph (``{"compile_id", "text"}``, the
+        ``done`` message's ``breaks_after``), when ``key`` is the session's last graph of its compile ids; else []."""
+        after = (self.done.get("breaks_after") if self.done is not None else None) or []
+        if not after or not self.graphs:
+            return []
+        last = max(self.graphs, key=lambda g: (GraphKey.parse(g).frame or 0, GraphKey.parse(g).compile_id))
+        return list(after) if GraphKey.parse(key).compile_id == GraphKey.parse(last).compile_id else []
 
     def skipped_frames(self, key: str) -> list[int]:
         """The frame ids (``[N/0]``'s N) below graph ``key``'s that no graph of this session has, when

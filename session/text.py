@@ -105,6 +105,20 @@ def graphless_breaks(stop: dict[str, Any] | None) -> list[tuple[dict[str, str], 
     return list(got.values())
 
 
+def after_frames_text(breaks_after: list[dict[str, str]] | None, script_dir: str | None = None) -> str:
+    """One line on the frames after the session's last graph that gave none (the ``done`` message's
+    ``breaks_after``, read as :func:`graphless_breaks` reads a stop's ``breaks_before``): where Dynamo broke off
+    and their ops ran eagerly; "" when there are none."""
+    breaks = graphless_breaks({"breaks_before": breaks_after or []})
+    if not breaks:
+        return ""
+    ids = sorted({int(m.group(1)) for _, cids in breaks for c in cids if (m := re.match(r"\[(\d+)/", c))})
+    why = "; ".join(f"{b['reason']}" + (f" at {short_path(b['where'], script_dir)}" if b["where"] else "")
+                    + f" (in {', '.join(cids)})" for b, cids in breaks)
+    return (f"{frames_span(ids)} after it gave no graph: Dynamo broke off there and their ops ran eagerly: "
+            f"graph break: {why}")
+
+
 def skipped_frames_text(stop: dict[str, Any] | None, skipped: list[int], script_dir: str | None = None) -> str:
     """One line on the frames before a graph that gave none: ``skipped`` (their ids; the session's first graph) and
     those whose graph breaks the stop carries (``breaks_before``): Dynamo broke off there, and their ops ran

@@ -341,6 +341,9 @@ class Agent:
         else:
             done_msg = "the script never compiled a graph with torch.compile"
         extra.pop("message", None)
+        after = self.state.breaks_before("").get("breaks_before")  # frames after the last graph that gave none
+        if after:
+            extra["breaks_after"] = after
         self.state.send({"type": "done", "returncode": rc, "graphs": compiled, "message": done_msg, **extra})
         return compiled
 

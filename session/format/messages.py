@@ -109,6 +109,9 @@ class Done(_Done, total=False):
     other_backends: dict[str, str]
     inductor_graphs: int
     break_reasons: list[str]
+    # the graph breaks of frames after the last graph that gave none, as DynamoStop.breaks_before:
+    # {"compile_id": "[3/0]", "text": Dynamo's graph break text}
+    breaks_after: list[dict[str, str]]
 
 
 class AgentExit(TypedDict):

@@ -101,7 +101,7 @@ def _render(msgs: list[dict[str, Any]], graphs: dict, *, session_name: str, scru
     L += error_lines(facts, scrub)
     L += graphs_lines(facts, graphs, scrub)
     L += how_compiled_section(graphs)
-    L += why_lines(graphs, scrub)
+    L += why_lines(graphs, scrub, facts.done)
     L += run_timings_lines(facts)
     L += compile_time_memory_lines(msgs, scrub)
     L += repro_lines(repros, fallbacks)

@@ -176,10 +176,13 @@ def graphs_lines(facts: ReportFacts, graphs: dict, scrub: PathScrubber) -> list[
     return L
 
 
-def why_lines(graphs: dict, scrub: PathScrubber) -> list[str]:
+def why_lines(graphs: dict, scrub: PathScrubber, done: dict[str, Any] | None = None) -> list[str]:
     """"Graph breaks and recompiles": why each graph break and recompile happened, in Dynamo's words
-    (once per compile id); no lines when there were none."""
+    (once per compile id), then the breaks of frames that gave no graph (the dynamo stops' ``breaks_before`` and
+    ``done``'s ``breaks_after``); no lines when there were none."""
     why: list[str] = []
+    graphless = [b for st in graphs.values() for b in ((st.get("dynamo") or {}).get("breaks_before") or [])]
+    graphless += list((done or {}).get("breaks_after") or [])
     seen_cids: set[str] = set()
     for key, stages in graphs.items():
         dyn = stages.get("dynamo") or {}
@@ -199,6 +202,14 @@ def why_lines(graphs: dict, scrub: PathScrubber) -> list[str]:
                         if k.compile_id == cid and not k.variant and (st.get("dynamo") or {}).get("recompile_reasons")), [])
         for r in reasons or []:
             why.append(f"- recompile `{cid}`: {_one_line(scrub.text(str(r)), 600)}")
+    seen: set[tuple[str, str]] = set()
+    for gb in graphless:  # each once: a forward and its backward share their dynamo stop
+        if not isinstance(gb, dict) or (str(gb.get("compile_id")), str(gb.get("text"))) in seen:
+            continue
+        seen.add((str(gb.get("compile_id")), str(gb.get("text"))))
+        b = break_reasons({"graph_breaks": [str(gb.get("text", ""))]})[0]
+        why.append(f"- graph break in `{gb.get('compile_id')}`, which gave no graph (its ops ran eagerly)"
+                   + (f" at `{scrub.text(b['where'])}`" if b["where"] else "") + f": {_one_line(scrub.text(b['reason']))}")
     return ["#### Graph breaks and recompiles", ""] + why + [""] if why else []
 
 

@@ -82,23 +82,34 @@ class DynamoPane(FxPane):
         return (f"# {key.compile_id} backward has no Dynamo graph of its own: AOTAutograd derived it from this one, "
                 f"the forward's (pane 2 shows the joint and backward graphs)\n")
 
+    def stamp(self, data: dict[str, Any] | None) -> Any:
+        """As every pane's, and whether the script has ended: the last graph's head then names the frames after it
+        that gave no graph (:meth:`skipped_head`)."""
+        return (super().stamp(data), self.app.session.done is not None)
+
     def skipped_head(self, data: dict[str, Any]) -> str:
-        """First lines on the frames before this graph that gave none: the session's first graph's skipped frame ids,
-        and the graph breaks Dynamo met in frames with no graph (``breaks_before``), each in full."""
+        """First lines on the frames around this graph that gave none: the session's first graph's skipped frame ids,
+        the graph breaks Dynamo met in frames with no graph before it (``breaks_before``) and, on the last graph, after
+        it (the ``done`` message's ``breaks_after``), each in full."""
         from inductor_step.session.format import graph_key  # noqa: PLC0415
-        from inductor_step.session.text import graphless_breaks, skipped_frames_text  # noqa: PLC0415
+        from inductor_step.session.text import after_frames_text, graphless_breaks, skipped_frames_text  # noqa: PLC0415
 
         session = self.app.session
-        line = skipped_frames_text(data, session.skipped_frames(graph_key(data)), session.script_dir)
-        if not line:
-            return ""
-        head = [f"# {line.split(': graph break: ')[0]}"]
-        for b, cids in graphless_breaks(data):
-            head.append(f"# graph break: {b['reason']} (in {', '.join(cids)}, which gave no graph)")  # reason first: 80 columns
-            head += [f"#   {k}: {b[k]}" for k in ("explanation", "hint") if b[k]]
-            if b["where"]:
-                head.append(f"#   user code: {short_path(b['where'], session.script_dir)}")
-        return "\n".join(head) + "\n"
+        key = graph_key(data)
+        after = session.breaks_after(key)
+        head: list[str] = []
+        for line, breaks in ((skipped_frames_text(data, session.skipped_frames(key), session.script_dir),
+                              graphless_breaks(data)),
+                             (after_frames_text(after, session.script_dir), graphless_breaks({"breaks_before": after}))):
+            if not line:
+                continue
+            head.append(f"# {line.split(': graph break: ')[0]}")
+            for b, cids in breaks:
+                head.append(f"# graph break: {b['reason']} (in {', '.join(cids)}, which gave no graph)")  # reason first
+                head += [f"#   {k}: {b[k]}" for k in ("explanation", "hint") if b[k]]
+                if b["where"]:
+                    head.append(f"#   user code: {short_path(b['where'], session.script_dir)}")
+        return "\n".join(head) + "\n" if head else ""
 
     def node_names(self, b: dict[str, Any]) -> list[str]:
         return list(b.dynamo_nodes or [])
