@@ -6,6 +6,10 @@ from typing import Any
 
 from inductor_step.session.trust import not_reliable
 
+#: a graph whose compiled time is over this many times its whole call's (which runs it, plus guards and wrappers)
+#: cannot be right: beside two busy loops BERT's graph read 284 ms against its call's 0.41 ms (BENCHMARKS.md)
+CALL_BELOW_GRAPH = 1.5
+
 
 def _tag(fig: dict[str, Any], which: str) -> str:
     """The tag beside the script call's ``which`` figure (``"compiled"``, ``"eager"``): why it is not reliable
@@ -36,7 +40,13 @@ def script_call_lines(run: dict[str, Any]) -> list[str]:
            + f" ({fig.get('calls', '?')} call(s) by the script{others})"]
     if fig.get("how"):
         out.append(f"  script's call: {fig['how']}")
+    g = run.get("compiled_ms")
+    if isinstance(g, (int, float)) and c > 0 and g > CALL_BELOW_GRAPH * c:
+        out.append(f"  they disagree: this graph alone read {g:.4f} ms, {g / c:.1f}x the whole call that runs it: "
+                   "at least one of the two is wrong (timed apart: the graph in the timing worker, the call in the "
+                   "script's process; on a busy machine one may have waited for a core); press r to time again")
     return out
+
 
 
 def _label(run: dict[str, Any]) -> str:

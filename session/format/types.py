@@ -161,6 +161,9 @@ class Autotune(TypedDict, total=False):
     buffer: str | None  # the buffer the winner computes (bufN): its kernel is the chosen kernel
     benchmarked: bool
     note: str
+    # GPU, benchmark_epilogue_fusion: the times the scheduler kept after timing choices with the epilogue fused
+    # (choice name -> ms; the winner is the fastest of them where torch does not say which it finalized)
+    fused_ms: dict[str, float]
 
 
 class LinkBuffer(TypedDict, total=False):

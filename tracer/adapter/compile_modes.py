@@ -222,9 +222,10 @@ def template_nodes(gl: Any) -> dict[str, dict[str, Any]]:
 
 _local = threading.local()
 _AUTOTUNE: list[dict[str, Any]] = []
-#: selections deferred to the scheduler (a MultiTemplateBuffer): (the record, the buffer, its choices), resolved
-#: when the graph's selections are taken (:func:`take_autotune`, at its codegen stop)
-_DEFERRED: list[tuple[dict[str, Any], Any, list]] = []
+#: selections deferred to the scheduler (a MultiTemplateBuffer): (the record, the buffer, its choices, the timings
+#: heard from it, :func:`_listen`), resolved when the graph's selections are taken (:func:`take_autotune`, at its
+#: codegen stop)
+_DEFERRED: list[tuple[dict[str, Any], Any, list, dict[str, Any]]] = []
 
 
 def _choice_kind(c: Any) -> str:
@@ -305,7 +306,7 @@ def install_autotune_hook() -> bool:
             deferred = _multi_template(result)
             if deferred is not None:  # benchmarked later, by the scheduler: resolved at take_autotune
                 sel["note"] = DEFERRED_NOTE
-                _DEFERRED.append((sel, deferred, list(choices)))
+                _DEFERRED.append((sel, deferred, list(choices), _listen(deferred)))
             # a lone library call with nothing to choose (every mm outside max-autotune) is no choice
             if sel["benchmarked"] or any(c["kind"] != "extern" for c in sel["choices"]):
                 _AUTOTUNE.append(sel)
@@ -373,21 +374,56 @@ def _multi_template(result: Any) -> Any:
     return None
 
 
-def _resolve_deferred(sel: dict[str, Any], buf: Any, choices: list) -> None:
-    """Fill a deferred selection from its MultiTemplateBuffer once the scheduler is done: each choice's time
-    (``MultiTemplateBuffer._choice_timings``, what ``choice_timings()`` computed: keyed by the hint override in
-    torch 2.10+, the timings themselves before) and the winner: the template the scheduler finalized the buffer
-    as (``_render_caller``), else the fastest choice (``Scheduler.finalize_multi_template_buffers`` replaced the
-    buffer by that extern kernel's).  Left as recorded when the scheduler never asked for timings."""
+def _listen(buf: Any) -> dict[str, Any]:
+    """A dict that receives the selection's own timings (``{"timings": {choice: ms}}``) when the scheduler first
+    asks the MultiTemplateBuffer ``buf`` for them: its ``_choice_timings_fn`` (select_algorithm's ``get_timings``)
+    is wrapped.  The buffer's ``_choice_timings`` cannot be read for them afterwards: where an epilogue is fused,
+    the scheduler replaces them with the times of the fused kernels it compiled (``speedup_by_fusion``: one of
+    22 choices in a bf16 Linear + GELU on the H200)."""
+    heard: dict[str, Any] = {}
+    fn = getattr(buf, "_choice_timings_fn", None)
+    if not callable(fn):
+        return heard
+
+    def timings(hint_override: Any = None, *a: Any, **k: Any) -> Any:
+        out = fn(hint_override, *a, **k)
+        if hint_override is None and "timings" not in heard:
+            try:
+                heard["timings"] = dict(out)
+            except Exception:  # noqa: BLE001 - left to the buffer's own dict
+                pass
+        return out
+
+    try:
+        buf._choice_timings_fn = timings
+    except Exception:  # noqa: BLE001
+        pass
+    return heard
+
+
+def _resolve_deferred(sel: dict[str, Any], buf: Any, choices: list, heard: dict[Any, float] | None = None) -> None:
+    """Fill a deferred selection once the scheduler is done: each choice's time (``heard``: what the buffer's
+    timing function returned, :func:`_listen`; else ``MultiTemplateBuffer._choice_timings``, keyed by the hint
+    override in torch 2.10+) and the winner: the template the scheduler finalized the buffer as
+    (``_render_caller``), else the fastest by the buffer's own timings, as ``get_min_choice`` reads them (the fused
+    kernels' where the scheduler timed an epilogue fused: said in the note).  Left as recorded when the scheduler
+    never asked for timings."""
     cached = getattr(buf, "_choice_timings", None)
     if isinstance(cached, dict) and None in cached and isinstance(cached[None], dict):
         cached = cached[None]
-    if not isinstance(cached, dict) or not cached:
+    if not isinstance(cached, dict):
+        cached = {}
+    if not heard and not cached:
         return
-    times = {id(c): float(t) for c, t in cached.items()}
+    own = heard or cached
+    times = {id(c): float(t) for c, t in own.items()}
     for c, entry in zip(choices, sel["choices"]):
         _time_choice(entry, times.get(id(c)))
     sel["benchmarked"] = True
+    if heard and cached and (set(cached) != set(heard) or any(heard.get(c) != t for c, t in cached.items())):
+        # the scheduler timed choices with the epilogue fused and kept those times: get_min_choice reads them
+        times = {id(c): float(t) for c, t in cached.items()}
+        sel["fused_ms"] = {_choice_name(c): float(t) for c, t in cached.items()}
     chosen = getattr(buf, "_render_caller", None)
     finite = [c for c in choices if math.isfinite(times.get(id(c), math.inf))]
     if chosen is not None:
@@ -401,14 +437,17 @@ def _resolve_deferred(sel: dict[str, Any], buf: Any, choices: list) -> None:
     else:
         sel["note"] = ("benchmarked by the scheduler (benchmark_epilogue_fusion); the fastest choice shown as the "
                        "winner: this torch does not say which it finalized")
+    if sel.get("fused_ms"):
+        sel["note"] += (f"; then {len(sel['fused_ms'])} choice(s) timed with the epilogue fused (fused_ms), "
+                        "the winner the fastest of those")
 
 
 def take_autotune() -> list[dict[str, Any]]:
     """The selections recorded since the last call (:func:`install_autotune_hook`), in Inductor's order; those the
     scheduler benchmarked (deferred, :func:`_resolve_deferred`) with their times and winner."""
-    for sel, buf, choices in _DEFERRED:
+    for sel, buf, choices, heard in _DEFERRED:
         try:
-            _resolve_deferred(sel, buf, choices)
+            _resolve_deferred(sel, buf, choices, heard.get("timings"))
         except Exception:  # noqa: BLE001 - left as recorded
             log.debug("autotune deferred", exc_info=True)
     _DEFERRED.clear()

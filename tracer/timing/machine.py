@@ -236,6 +236,16 @@ def measure_gpu(copy_bytes: int = 1 << 30, n: int = 8192) -> dict[str, Any]:
     return out
 
 
+def _kept(measured: dict[str, Any], when: str) -> dict[str, Any]:
+    """A copy of measured roofs whose every ``source`` ends with ``when`` (how the figure was kept)."""
+    if isinstance(measured, dict):
+        return {k: (f"{v}; {when}" if k == "source" and isinstance(v, str) else _kept(v, when))
+                for k, v in measured.items()}
+    if isinstance(measured, list):
+        return [_kept(v, when) for v in measured]
+    return measured
+
+
 def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"memory_gbps": {}, "compute_tflops": {}}
     for p in parts:
@@ -272,6 +282,9 @@ def device_roofs(device: str, measure: bool = True) -> dict[str, Any]:
     except (OSError, ValueError):
         cache = {}
     measured, cached = cache.get(key) or _MEASURED.get(key), True
+    if measured is not None:  # every source says the figure was not measured now (it read as if it was)
+        measured = _kept(measured, f"measured by an earlier run, read back from {path}" if key in cache
+                         else "measured earlier in this process")
     if measured is None and measure:
         cached = False
         measured = measure_gpu() if cuda else measure_cpu()
