@@ -36,7 +36,7 @@ def test_readmes_set_up_is_two_commands_that_ci_runs():
     assert any("pip install torch --index-url https://download.pytorch.org/whl/cpu" in c for c in comments), block
     with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
         ci = f.read()
-    test_command = "lint-imports && python -m pytest -n 2 --dist loadfile"  # two workers: the suite within 10 minutes
+    test_command = "lint-imports && python -m pytest -n 3 --dist loadfile"  # three workers: the suite within 10 minutes
     assert "pip install -e '.[test]'" in ci and ci.count(test_command) == 2  # the newest torch and the oldest
     assert commands[1].split("#")[0].split() == f"pip install -e '.[test]' && {test_command}".split()
     setup = text.split("## Set up", 1)[1].split("## Use", 1)[0]

@@ -1,0 +1,77 @@
+"""Which of our files run when a person selects a buffer in pane 3 and then looks at pane 6 (issue 41's flow (a)).
+
+    python benchmarks/flow_files.py [--session tests/fixtures/demo.jsonl] [--buffer buf6]
+
+Opens the session in the app under Textual's Pilot (120x40), steps to the forward graph's codegen stop (``n`` x5),
+presses ``3`` and moves the cursor to ``--buffer`` with the arrow keys, then records, with ``sys.setprofile``, every
+function of this repository that runs while ``6`` is pressed and the app settles.  Prints the files in the order
+they first ran, each with its functions, and splits them in two: the selection's path (the functions whose names or
+files carry the selected buffer to the marked lines: ``select``, ``marks_for``, the code view) and the rest (the title,
+stage bar, status line and tabs that every pane switch redraws).  The counts go into BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections import OrderedDict
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--session", default=os.path.join(HERE, "tests", "fixtures", "demo.jsonl"))
+    ap.add_argument("--buffer", default="buf6")
+    args = ap.parse_args()
+
+    from inductor_step.session.format import read_session
+    from inductor_step.tui.app import StepApp
+
+    app = StepApp(messages=list(read_session(args.session)), session_path=args.session)
+    ran: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
+    root = os.path.realpath(HERE) + os.sep
+
+    def profile(frame, event, arg):  # noqa: ANN001
+        if event != "call":
+            return
+        path = os.path.realpath(frame.f_code.co_filename)
+        if (path.startswith(root) and "site-packages" not in path and os.sep + "tests" + os.sep not in path
+                and "benchmarks" not in path):
+            ran.setdefault(os.path.relpath(path, root), OrderedDict())[frame.f_code.co_qualname] = None
+
+    async def drive() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            for k in "nnnnn3":
+                await pilot.press(k)
+                await pilot.pause()
+            table = app.query_one("#table-lowering")
+            target = next(i for i in range(table.row_count) if str(table.get_row_at(i)[0]) == args.buffer)
+            while table.cursor_row != target:
+                await pilot.press("down" if table.cursor_row < target else "up")
+                await pilot.pause()
+            await pilot.pause(0.3)
+            sys.setprofile(profile)
+            try:
+                await pilot.press("6")
+                await pilot.pause()
+                await pilot.pause(0.3)
+            finally:
+                sys.setprofile(None)
+            marked = app.query_one("#code-codegen") if app.query("#code-codegen") else None
+            print(f"pane 6 shown: {app.view.stage}; selected {app.view.selected}; code view {marked is not None}")
+
+    asyncio.run(drive())
+    path_words = ("select", "marks_for", "mark", "code", "show_kernel", "follow")
+    selection = [f for f, fns in ran.items() if any(w in q.lower() for q in fns for w in path_words)]
+    print(f"{len(ran)} of our files ran on the keypress; {len(selection)} carry the selection (by function name):")
+    for f, fns in ran.items():
+        tag = "selection" if f in selection else "redraw   "
+        print(f"  {tag} {f}: {', '.join(list(fns)[:8])}{' ...' if len(fns) > 8 else ''}")
+
+
+if __name__ == "__main__":
+    main()
