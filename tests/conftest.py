@@ -46,6 +46,10 @@ os.environ.setdefault("INDUCTOR_STEP_CPU_ROUNDS_S", "0.3")
 # and each CPU measurement's window is 10 ms instead of 50 (tracer.timing.rounds.CPU_REP_MS): the suite times the same
 # calls in a fifth of the time; no test's assertion needs the default window's precision
 os.environ.setdefault("INDUCTOR_STEP_CPU_REP_MS", "10")
+# OpenMP threads that wait for work sleep instead of spinning (libgomp's OMP_WAIT_POLICY; read when torch loads it,
+# so set here before any test imports torch): three workers' compiles and timings share 2 cores, and spinning
+# threads took 17% of a --run recording's CPU (tests/scripts/three_calls.py: 13.1-13.4 s user, 10.7-11.2 passive)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 #: an environment variable set only for the shared demo recording below, and its value: no report may carry it
 DEMO_RUN_SECRET = ("INDUCTOR_STEP_TEST_SECRET", "s3cr3t-value-8d1f")
