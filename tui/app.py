@@ -437,7 +437,11 @@ class StepApp(App[None]):
             self.refresh_status()
 
     def action_screenshot(self, png: bool = True) -> None:
-        self.say(screenshots.save(self, png))
+        """s: the screen as SVG (and PNG) for a bug report, without the toasts of earlier screenshots in it: they
+        are cleared first and the picture taken after the next refresh (tui.screenshots.save)."""
+        self.clear_notifications()
+        self.call_after_refresh(lambda: self.say(screenshots.save(self, png)))
+        self.screen.refresh()  # a refresh must come for the picture to be taken (an idle terminal schedules none)
 
     def selection(self) -> str | None:
         """What the user stands on: the selected buffer, else the pane's cursor row."""

@@ -32,3 +32,26 @@ def test_s_at_80_columns_shows_the_saved_files_name(app_driver, tmp_path) -> Non
     shown = seen["screen"][seen["status"]]  # the status row as the terminal shows it
     assert os.path.basename(svg) in shown, shown
     assert os.path.isfile(svg)
+
+
+def test_a_second_s_saves_a_picture_without_the_first_ones_toast(app_driver, tmp_path) -> None:
+    """``s`` twice, in two panes, as a person recording a bug report does: the first screenshot's toast ("screenshot
+    saved: ...") was still on screen and went into the second picture, over the pane.  The toasts are cleared
+    before a picture is taken; the new one's toast still tells the person where it went."""
+    seen: dict = {}
+
+    async def steps(app, pilot):
+        await pilot.press("s")
+        await pilot.pause()
+        await pilot.press("3")
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        seen["saved"] = [p for p in app.saved_screenshots if p.endswith(".svg")]
+        seen["screen"] = "\n".join(screen_lines(app))
+
+    app_driver(steps, size=(120, 40), notifications=True, screenshots=str(tmp_path))
+    first, second = seen["saved"]
+    picture = open(second, encoding="utf-8").read().replace("&#160;", " ")
+    assert "screenshot saved" not in picture, os.path.basename(second)
+    assert os.path.basename(second).split("_")[0] in seen["screen"] and "screenshot saved" in seen["screen"]
