@@ -379,17 +379,26 @@ def _listen(buf: Any) -> dict[str, Any]:
     asks the MultiTemplateBuffer ``buf`` for them: its ``_choice_timings_fn`` (select_algorithm's ``get_timings``)
     is wrapped.  The buffer's ``_choice_timings`` cannot be read for them afterwards: where an epilogue is fused,
     the scheduler replaces them with the times of the fused kernels it compiled (``speedup_by_fusion``: one of
-    22 choices in a bf16 Linear + GELU on the H200)."""
+    22 choices in a bf16 Linear + GELU on the H200).  ``get_timings`` also drops every library choice slower than
+    the fastest one (``bias_addmm`` behind ``addmm``), which torch's AUTOTUNE table still prints: the feedback
+    saver's times of every benchmarked choice (``{id(choice): ms}``) are kept as ``"all"``."""
     heard: dict[str, Any] = {}
     fn = getattr(buf, "_choice_timings_fn", None)
     if not callable(fn):
         return heard
 
     def timings(hint_override: Any = None, *a: Any, **k: Any) -> Any:
-        out = fn(hint_override, *a, **k)
+        rec: dict[str, Any] = {"times": None}  # the feedback saver's {id(choice): ms}: every choice benchmarked
+        outer = getattr(_local, "record", None)
+        _local.record = rec
+        try:
+            out = fn(hint_override, *a, **k)
+        finally:
+            _local.record = outer
         if hint_override is None and "timings" not in heard:
             try:
                 heard["timings"] = dict(out)
+                heard["all"] = rec["times"] or {}
             except Exception:  # noqa: BLE001 - left to the buffer's own dict
                 pass
         return out
@@ -401,7 +410,8 @@ def _listen(buf: Any) -> dict[str, Any]:
     return heard
 
 
-def _resolve_deferred(sel: dict[str, Any], buf: Any, choices: list, heard: dict[Any, float] | None = None) -> None:
+def _resolve_deferred(sel: dict[str, Any], buf: Any, choices: list, heard: dict[Any, float] | None = None,
+                      every: dict[int, float] | None = None) -> None:
     """Fill a deferred selection once the scheduler is done: each choice's time (``heard``: what the buffer's
     timing function returned, :func:`_listen`; else ``MultiTemplateBuffer._choice_timings``, keyed by the hint
     override in torch 2.10+) and the winner: the template the scheduler finalized the buffer as
@@ -416,7 +426,10 @@ def _resolve_deferred(sel: dict[str, Any], buf: Any, choices: list, heard: dict[
     if not heard and not cached:
         return
     own = heard or cached
-    times = {id(c): float(t) for c, t in own.items()}
+    log.debug("deferred %s: heard %d of %d, cached %d, render_caller %s", sel.get("op"), len(heard or {}),
+              len(every or {}), len(cached), getattr(buf, "_render_caller", "absent"))
+    times = dict(every or {}) if heard else {}  # choices get_timings dropped keep the time torch measured
+    times.update({id(c): float(t) for c, t in own.items()})
     for c, entry in zip(choices, sel["choices"]):
         _time_choice(entry, times.get(id(c)))
     sel["benchmarked"] = True
@@ -447,7 +460,7 @@ def take_autotune() -> list[dict[str, Any]]:
     scheduler benchmarked (deferred, :func:`_resolve_deferred`) with their times and winner."""
     for sel, buf, choices, heard in _DEFERRED:
         try:
-            _resolve_deferred(sel, buf, choices, heard.get("timings"))
+            _resolve_deferred(sel, buf, choices, heard.get("timings"), heard.get("all"))
         except Exception:  # noqa: BLE001 - left as recorded
             log.debug("autotune deferred", exc_info=True)
     _DEFERRED.clear()
