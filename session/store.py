@@ -109,7 +109,9 @@ class Store:
     guards: dict[str, str] = field(default_factory=dict)
     log: list[tuple[str, str]] = field(default_factory=list)
     done: Record | None = None
-    run_status: RunStatus = field(default_factory=RunStatus)  # "" message: no timing asked for yet
+    #: where timing stands: the ``run_status`` property; the agent's latest message is decoded when first read
+    _run_status: RunStatus = field(default_factory=RunStatus, repr=False)  # "" message: no timing asked for yet
+    _run_status_msg: Record | None = field(default=None, repr=False)
     agent_exit: int | None = None
     #: the process groups the script made (a torchrun job's rank: protocol.ProcessGroup messages)
     process_groups: list[dict[str, Any]] = field(default_factory=list)
@@ -186,12 +188,20 @@ class Store:
             self.numerics[graph_key(msg)] = msg
 
     def _add_run_status(self, msg: Record) -> None:
-        self.run_status = RunStatus.from_message(msg)
+        self._run_status_msg = msg  # a recorded run has hundreds: only the last is ever read
+
+    @property
+    def run_status(self) -> RunStatus:
+        """Where the latest timing request stands (:class:`RunStatus`): the agent's last ``run_status`` message,
+        or what the UI noted since (:meth:`note_run_status`); an empty message before any."""
+        if self._run_status_msg is not None:
+            self._run_status, self._run_status_msg = RunStatus.from_message(self._run_status_msg), None
+        return self._run_status
 
     def note_run_status(self, text: str) -> None:
         """Show ``text`` as where timing stands (``"timing requested…"``, ``"cancelling…"``, a what-if's step) until
         the agent's next ``run_status`` message: a status the UI notes itself (:meth:`RunStatus.noted`)."""
-        self.run_status = RunStatus.noted(text)
+        self._run_status, self._run_status_msg = RunStatus.noted(text), None
 
     def _add_guards(self, msg: Record) -> None:
         self.guards[msg.get("compile_id", "?")] = msg.get("text", "")

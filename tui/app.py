@@ -162,7 +162,7 @@ class StepApp(App[None]):
         if not self.session.numerics:
             tabs.hide_tab("pane-numerics")
         tabs.place_underline(f"pane-{self.view.stage}")  # in the first frame, not the one after it
-        self.refresh_all()
+        self.refresh_all(first=True)
         self.focus_target().focus()
         self.call_after_refresh(highlight_code, self)
         self.call_after_refresh(self._bar_runs_decoded)
@@ -208,7 +208,10 @@ class StepApp(App[None]):
             self._status_extra = ""
         self.view.graph, self.view.stage = graph, stage
 
-    def refresh_all(self, force: bool = False) -> None:
+    def refresh_all(self, force: bool = False, first: bool = False) -> None:
+        """The bars, the graph list and the shown pane brought up to the view.  ``first``: the app's first
+        frame, whose stage pane shows its table at once and its selection and detail in the next frame
+        (the detail's text and marks were ~17 ms of a 2 MB session's first frame)."""
         self.refresh_title()
         self.refresh_graphs()
         self.refresh_stagebar()
@@ -229,9 +232,19 @@ class StepApp(App[None]):
             w = self.focus_target()
             # focused now, not queued: its focused look is in the pane's first frame
             w.screen.set_focus(w, scroll_visible=False)
-        self.pane(self.view.stage).show(force=force)
+        if first and isinstance(pane, StagePane):
+            pane.show(force=force, detail=False)
+            self.call_after_refresh(self._first_detail, pane)
+        else:
+            pane.show(force=force)
         self.refresh_status()
         self.preparer.schedule()
+
+    def _first_detail(self, pane: Any) -> None:
+        """The first frame's selection and detail, in the frame after it (:meth:`refresh_all`)."""
+        if pane.is_mounted and self.pane(self.view.stage) is pane:
+            pane.show()
+            self.refresh_status()
 
     def focus_target(self) -> Any:
         p = self.pane(self.view.stage)
@@ -349,7 +362,13 @@ class StepApp(App[None]):
         else:
             self.notify("only one compiled graph so far")
 
+    #: the size :meth:`on_resize` last laid the bars out for (Textual sends the first size twice as the app starts)
+    _sized: Any = None
+
     def on_resize(self, event: Any) -> None:
+        if event.size == self._sized:
+            return
+        self._sized = event.size
         # below 100 columns the graph list would take a third of the screen: g shows it
         side = self.query_one(GraphSide)
         side.set_class(event.size.width < 100, "narrow")

@@ -211,17 +211,19 @@ class StagePane(BlankVertical):
             return (g, None, tuple(self.app.session.stages_done(g)) if g else (), self.app.session.done is not None)
         return (g, id(data))
 
-    def show(self, force: bool = False) -> None:
+    def show(self, force: bool = False, detail: bool = True) -> None:
         """Bring the pane up to date with the view: fill it when its data changed, then put the
         cursor on the selected buffer's row and show that row's detail (every time the pane is
-        shown, so a selection made anywhere else is followed)."""
+        shown, so a selection made anywhere else is followed).  ``detail=False``: the table only
+        (the app's first frame; the selection and the detail follow in the next)."""
         data = self.data()
         stamp = self.stamp(data)
         if force or stamp != self._stamp:
             self._stamp = stamp
             self._shown = None
             self.fill(data)
-        self.follow_selection(data)
+        if detail:
+            self.follow_selection(data)
 
     def fill(self, data: dict[str, Any] | None) -> None:
         table, code = self.table, self.code

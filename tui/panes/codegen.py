@@ -51,11 +51,11 @@ class CodegenPane(StagePane):
         #: the kernel's lower stages that t shows, and x and X (tui.panes.triton_view)
         self.triton = TritonStages(self)
 
-    def show(self, force: bool = False) -> None:
+    def show(self, force: bool = False, detail: bool = True) -> None:
         graph = self.app.view.graph
         if graph != self._t_graph:
             self._t_graph, self.triton.view = graph, "source"
-        super().show(force)
+        super().show(force, detail)
 
     def action_triton_stage(self) -> None:
         """t: the kernel's next lower stage (:meth:`TritonStages.next_stage`)."""
