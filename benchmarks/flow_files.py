@@ -37,8 +37,9 @@ def main() -> None:
     def profile(frame, event, arg):  # noqa: ANN001
         if event != "call":
             return
-        path = os.path.realpath(frame.f_code.co_filename)
-        if (path.startswith(root) and "site-packages" not in path and os.sep + "tests" + os.sep not in path
+        name = frame.f_code.co_filename
+        path = os.path.realpath(name)
+        if (not name.startswith("<") and path.startswith(root) and "site-packages" not in path and os.sep + "tests" + os.sep not in path
                 and "benchmarks" not in path):
             ran.setdefault(os.path.relpath(path, root), OrderedDict())[frame.f_code.co_qualname] = None
 

@@ -208,12 +208,14 @@ class StepApp(App[None]):
             self._status_extra = ""
         self.view.graph, self.view.stage = graph, stage
 
-    def refresh_all(self, force: bool = False, first: bool = False) -> None:
+    def refresh_all(self, force: bool = False, first: bool = False, same_graph: bool = False) -> None:
         """The bars, the graph list and the shown pane brought up to the view.  ``first``: the app's first
         frame, whose stage pane shows its table at once and its selection and detail in the next frame
-        (the detail's text and marks were ~17 ms of a 2 MB session's first frame)."""
-        self.refresh_title()
-        self.refresh_graphs()
+        (the detail's text and marks were ~17 ms of a 2 MB session's first frame).  ``same_graph``: only the
+        stage changed (a pane's key), so the title and the graph list, which do not show it, stay as drawn."""
+        if not same_graph:
+            self.refresh_title()
+            self.refresh_graphs()
         self.refresh_stagebar()
         if not self.pane(self.view.stage).is_mounted:  # a key before the panes were mounted: once they are
             self.call_later(self.mounter.refresh_when_mounted, force)
@@ -344,7 +346,7 @@ class StepApp(App[None]):
             self._status_extra, self._status_for = "", None
         if stage != "log" and self.session.stops:
             self.view.follow = False
-        self.refresh_all()
+        self.refresh_all(same_graph=True)
 
     def show_graph(self, key: str) -> None:
         if key != self.view.graph:
