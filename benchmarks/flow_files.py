@@ -1,13 +1,14 @@
 """Which of our files run when a person selects a buffer in pane 3 and then looks at pane 6 (issue 41's flow (a)).
 
-    python benchmarks/flow_files.py [--session tests/fixtures/demo.jsonl] [--buffer buf6]
+    python benchmarks/flow_files.py [--session tests/fixtures/demo.jsonl] [--buffer buf6] [--flow a|c]
 
 Opens the session in the app under Textual's Pilot (120x40), steps to the forward graph's codegen stop (``n`` x5),
 presses ``3`` and moves the cursor to ``--buffer`` with the arrow keys, then records, with ``sys.setprofile``, every
 function of this repository that runs while ``6`` is pressed and the app settles.  Prints the files in the order
 they first ran, each with its functions, and splits them in two: the selection's path (the functions whose names or
 files carry the selected buffer to the marked lines: ``select``, ``marks_for``, the code view) and the rest (the title,
-stage bar, status line and tabs that every pane switch redraws).  The counts go into BENCHMARKS.md.
+stage bar, status line and tabs that every pane switch redraws).  ``--flow c``: the files that run from a codegen
+stop's arrival (as the live agent's message) to pane 6's table.  The counts go into BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--session", default=os.path.join(HERE, "tests", "fixtures", "demo.jsonl"))
     ap.add_argument("--buffer", default="buf6")
+    ap.add_argument("--flow", choices=("a", "c"), default="a",
+                    help="a: 6 after selecting --buffer in pane 3; c: the first codegen stop arriving while pane 6 shows")
     args = ap.parse_args()
+    if args.flow == "c":
+        return flow_c(args)
 
     from inductor_step.session.format import read_session
     from inductor_step.tui.app import StepApp
@@ -72,6 +77,55 @@ def main() -> None:
     for f, fns in ran.items():
         tag = "selection" if f in selection else "redraw   "
         print(f"  {tag} {f}: {', '.join(list(fns)[:8])}{' ...' if len(fns) > 8 else ''}")
+
+
+def flow_c(args: argparse.Namespace) -> None:
+    """Flow (c): the session's messages up to its first codegen stop are opened, pane 6 is shown, then that stop
+    arrives as the agent would send it (``StepApp.on_agent_message``); the files that run until the app settles."""
+    from inductor_step.session.format import read_session
+    from inductor_step.tui.app import StepApp
+
+    msgs = list(read_session(args.session))
+    at = next(i for i, m in enumerate(msgs) if m.get("type") == "stop" and m.get("stage") == "codegen")
+    app = StepApp(messages=msgs[:at], session_path=args.session)
+    ran = _recorder()
+
+    async def drive() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("6")
+            await pilot.pause(0.3)
+            sys.setprofile(ran.profile)
+            try:
+                app.on_agent_message(msgs[at])
+                await pilot.pause()
+                await pilot.pause(0.3)
+            finally:
+                sys.setprofile(None)
+            rows = app.query_one("#table-codegen").row_count
+            print(f"pane 6 after the stop: {app.view.stage} of {app.view.graph}; {rows} kernel rows")
+
+    asyncio.run(drive())
+    print(f"{len(ran.files)} of our files ran from the message to the settled pane:")
+    for f, fns in ran.files.items():
+        print(f"  {f}: {', '.join(list(fns)[:8])}{' ...' if len(fns) > 8 else ''}")
+
+
+class _recorder:
+    """``sys.setprofile`` hook keeping, per file of this repository, the functions that ran (first run first)."""
+
+    def __init__(self) -> None:
+        self.files: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
+        self.root = os.path.realpath(HERE) + os.sep
+
+    def profile(self, frame, event, arg):  # noqa: ANN001
+        if event != "call":
+            return
+        name = frame.f_code.co_filename
+        path = os.path.realpath(name)
+        if (not name.startswith("<") and path.startswith(self.root) and "site-packages" not in path
+                and os.sep + "tests" + os.sep not in path and "benchmarks" not in path):
+            self.files.setdefault(os.path.relpath(path, self.root), OrderedDict())[frame.f_code.co_qualname] = None
 
 
 if __name__ == "__main__":
