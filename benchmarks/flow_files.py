@@ -1,4 +1,4 @@
-"""Which of our files run when a person selects a buffer in pane 3 and then looks at pane 6 (flow (a)), or (c).
+"""Which of our files run: pressing 6 after selecting a buffer in pane 3 (flow (a)), a codegen stop arriving (c).
 
     python benchmarks/flow_files.py [--session tests/fixtures/demo.jsonl] [--buffer buf6] [--flow a|c]
 
