@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
+import time
 import traceback
 from typing import Any, Callable, Iterator
 
@@ -276,9 +278,22 @@ class TimingRequests:
         self.run_active = False
         self.state.send(status.to_message())
 
+    #: a step of a loop (the same text but for its numbers: ``kernel 2/5, round 1/5``, a window every ~14 ms on
+    #: the CPU) is sent at most this often, s: each is a message the app redraws for, and on a 2-core box those
+    #: redraws took the timing threads' cores (the kernels waited for a core 23% of the time in the app against
+    #: 1.8% headless; BENCHMARKS.md "Session 41 on the CPU").  The worker still reports every step to this
+    #: process, where a crash names the kernel it was in (tracer.timing.isolate).
+    PROGRESS_EVERY_S = 0.25
+    _said: tuple[str, float] = ("", 0.0)
+
     def say(self, text: str, limit_s: float | None = None) -> None:
         """Send a timing run's progress (a ``run_status`` message, :meth:`RunStatus.progress`: ``text``, and the
-        per-graph limit ``limit_s`` on the one that starts a graph)."""
+        per-graph limit ``limit_s`` on the one that starts a graph); a loop's next step only when the last one
+        sent is :attr:`PROGRESS_EVERY_S` old."""
+        step, now = _loop_step(text), time.monotonic()
+        if limit_s is None and step == self._said[0] and now - self._said[1] < self.PROGRESS_EVERY_S:
+            return
+        self._said = (step, now)
         self.state.send(protocol.RunStatus.progress(text, limit_s).to_message())
 
     def wait_for_run_lock(self) -> bool:
@@ -478,3 +493,9 @@ class TimingRequests:
         finally:
             self.state.tl.ours_calls = False
 
+
+def _loop_step(text: str) -> str:
+    """What a progress line says without its numbers and what follows its last colon (a kernel's name): the lines of
+    one loop (``[0/0] forward (1/1): kernel 2/5, round 1/5: cpp_fused_gelu_1``) read the same."""
+    head = text.rsplit(": ", 1)[0] if text.count(": ") > 1 else text
+    return re.sub(r"\d+", "#", head)

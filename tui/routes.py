@@ -49,11 +49,18 @@ def on_output(app: Any, msg: Record) -> None:
 
 
 def on_run(app: Any, msg: Record) -> None:
-    """A timing (or its progress): redraw; say when it failed; a what-if variant's goes to the what-if flow."""
+    """A timing: redraw; say when it failed; a what-if variant's goes to the what-if flow.  Its progress
+    (``run_status``, several a second while a graph is timed): the status line, and the panes that show it (7
+    and 9 stamp it), not the whole screen: the app's redraws took the timing threads' cores."""
+    if msg.type != "run":  # run_status
+        pane = app.pane(app.view.stage)
+        if pane.is_mounted:
+            pane.show()
+        pane.session_message(msg)
+        app.refresh_status()
+        return
     app.refresh_all()
     app.pane(app.view.stage).session_message(msg)
-    if msg.type != "run":  # run_status
-        return
     if msg.error:
         app.notify(f"timing {graph_key(msg)} failed: {msg.error}", severity="error", timeout=8, markup=False)
     elif msg.variant:

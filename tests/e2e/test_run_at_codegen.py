@@ -30,6 +30,15 @@ def test_r_at_the_codegen_stop_times_eager_too(tmp_path):
     # the whole call cannot be repeated from inside its own paused compile: pane 7 says when it can
     call = next(ln for ln in seen["text"].splitlines() if ln.startswith("script's call"))
     assert "not timed: taken once the script has returned" in call, call
+    # while the kernels were timed the status line followed them, but the app heard (and redrew for) a kernel's
+    # window at most every quarter second: one per window (~14 ms each) took the timing threads' cores on 2 cores
+    from inductor_step.session.format import read_session  # noqa: PLC0415
+
+    kernel_steps = [m["t"] for m in read_session(str(tmp_path / "s.jsonl"))
+                    if m.get("type") == "run_status" and ": kernel " in (m.get("message") or "")]
+    assert kernel_steps, "no kernel's progress reached the status line"
+    gaps = [b - a for a, b in zip(kernel_steps, kernel_steps[1:])]
+    assert all(g >= 0.2 for g in gaps), gaps
 
 
 def test_r_after_the_script_times_its_call_on_the_scripts_main_thread(tmp_path):
