@@ -26,9 +26,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--session", default=os.path.join(HERE, "tests", "fixtures", "demo.jsonl"))
     ap.add_argument("--buffer", default="buf6")
-    ap.add_argument("--flow", choices=("a", "c"), default="a",
-                    help="a: 6 after selecting --buffer in pane 3; c: the first codegen stop arriving while pane 6 shows")
+    ap.add_argument("--flow", choices=("a", "b", "c"), default="a",
+                    help="a: 6 after selecting --buffer in pane 3; b: a timing's progress line, then its result, "
+                         "arriving while pane 7 shows; c: the first codegen stop arriving while pane 6 shows")
     args = ap.parse_args()
+    if args.flow == "b":
+        return flow_b(args)
     if args.flow == "c":
         return flow_c(args)
 
@@ -109,6 +112,43 @@ def flow_c(args: argparse.Namespace) -> None:
     print(f"{len(ran.files)} of our files ran from the message to the settled pane:")
     for f, fns in ran.files.items():
         print(f"  {f}: {', '.join(list(fns)[:8])}{' ...' if len(fns) > 8 else ''}")
+
+
+def flow_b(args: argparse.Namespace) -> None:
+    """Flow (b), the app's side: the session without its first ``run`` message and the progress lines before it,
+    pane 7 shown; then one progress line (``run_status``) and the ``run`` message arrive as the agent sends them.
+    The files each one runs until the app settles (the agent's and the timing worker's side run in other processes)."""
+    from inductor_step.session.format import read_session
+    from inductor_step.tui.app import StepApp
+
+    msgs = list(read_session(args.session))
+    run = next(i for i, m in enumerate(msgs) if m.get("type") == "run")
+    progress = next(m for m in reversed(msgs[:run]) if m.get("type") == "run_status")
+    app = StepApp(messages=[m for m in msgs[:run] if m.get("type") != "run_status"], session_path=args.session)
+    seen: dict[str, _recorder] = {}
+
+    async def drive() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            app.go(str(msgs[run]["compile_id"]) + " " + str(msgs[run]["graph_kind"]), "run")
+            await pilot.press("7")
+            await pilot.pause(0.3)
+            for name, msg in (("run_status", progress), ("run", msgs[run])):
+                seen[name] = ran = _recorder()
+                sys.setprofile(ran.profile)
+                try:
+                    app.on_agent_message(msg)
+                    await pilot.pause()
+                    await pilot.pause(0.3)
+                finally:
+                    sys.setprofile(None)
+            print(f"pane 7 after the run: {app.query_one('#table-run').row_count} kernel rows")
+
+    asyncio.run(drive())
+    for name, ran in seen.items():
+        print(f"{name}: {len(ran.files)} of our files ran from the message to the settled pane:")
+        for f, fns in ran.files.items():
+            print(f"  {f}: {', '.join(list(fns)[:6])}{' ...' if len(fns) > 6 else ''}")
 
 
 class _recorder:
