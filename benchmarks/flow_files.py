@@ -35,21 +35,16 @@ def main() -> None:
     if args.flow == "c":
         return flow_c(args)
 
+    flow_a(args)
+
+
+def flow_a(args: argparse.Namespace) -> None:
+    """Flow (a): ``n`` x5 and ``3`` on the session, the cursor down to ``--buffer``, then ``6`` recorded."""
     from inductor_step.session.format import read_session
     from inductor_step.tui.app import StepApp
 
     app = StepApp(messages=list(read_session(args.session)), session_path=args.session)
-    ran: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
-    root = os.path.realpath(HERE) + os.sep
-
-    def profile(frame, event, arg):  # noqa: ANN001
-        if event != "call":
-            return
-        name = frame.f_code.co_filename
-        path = os.path.realpath(name)
-        if (not name.startswith("<") and path.startswith(root) and "site-packages" not in path and os.sep + "tests" + os.sep not in path
-                and "benchmarks" not in path):
-            ran.setdefault(os.path.relpath(path, root), OrderedDict())[frame.f_code.co_qualname] = None
+    ran = _recorder()
 
     async def drive() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
@@ -63,7 +58,7 @@ def main() -> None:
                 await pilot.press("down" if table.cursor_row < target else "up")
                 await pilot.pause()
             await pilot.pause(0.3)
-            sys.setprofile(profile)
+            sys.setprofile(ran.profile)
             try:
                 await pilot.press("6")
                 await pilot.pause()
@@ -75,11 +70,9 @@ def main() -> None:
 
     asyncio.run(drive())
     path_words = ("select", "marks_for", "mark", "code", "show_kernel", "follow")
-    selection = [f for f, fns in ran.items() if any(w in q.lower() for q in fns for w in path_words)]
-    print(f"{len(ran)} of our files ran on the keypress; {len(selection)} carry the selection (by function name):")
-    for f, fns in ran.items():
-        tag = "selection" if f in selection else "redraw   "
-        print(f"  {tag} {f}: {', '.join(list(fns)[:8])}{' ...' if len(fns) > 8 else ''}")
+    selection = [f for f, fns in ran.files.items() if any(w in q.lower() for q in fns for w in path_words)]
+    print(f"{len(ran.files)} of our files ran on the keypress; {len(selection)} carry the selection (by function name):")
+    ran.print(lambda f: "selection " if f in selection else "redraw    ", 8)
 
 
 def flow_c(args: argparse.Namespace) -> None:
@@ -110,8 +103,7 @@ def flow_c(args: argparse.Namespace) -> None:
 
     asyncio.run(drive())
     print(f"{len(ran.files)} of our files ran from the message to the settled pane:")
-    for f, fns in ran.files.items():
-        print(f"  {f}: {', '.join(list(fns)[:8])}{' ...' if len(fns) > 8 else ''}")
+    ran.print()
 
 
 def flow_b(args: argparse.Namespace) -> None:
@@ -147,8 +139,7 @@ def flow_b(args: argparse.Namespace) -> None:
     asyncio.run(drive())
     for name, ran in seen.items():
         print(f"{name}: {len(ran.files)} of our files ran from the message to the settled pane:")
-        for f, fns in ran.files.items():
-            print(f"  {f}: {', '.join(list(fns)[:6])}{' ...' if len(fns) > 6 else ''}")
+        ran.print(most=6)
 
 
 class _recorder:
@@ -166,6 +157,11 @@ class _recorder:
         if (not name.startswith("<") and path.startswith(self.root) and "site-packages" not in path
                 and os.sep + "tests" + os.sep not in path and "benchmarks" not in path):
             self.files.setdefault(os.path.relpath(path, self.root), OrderedDict())[frame.f_code.co_qualname] = None
+
+    def print(self, tag=lambda f: "", most: int = 8) -> None:  # noqa: ANN001
+        """Each file, first run first, with ``tag(file)`` before it and its first ``most`` functions."""
+        for f, fns in self.files.items():
+            print(f"  {tag(f)}{f}: {', '.join(list(fns)[:most])}{' ...' if len(fns) > most else ''}")
 
 
 if __name__ == "__main__":

@@ -41,12 +41,9 @@ def test_a_second_s_saves_a_picture_without_the_first_ones_toast(app_driver, tmp
     seen: dict = {}
 
     async def steps(app, pilot):
-        await pilot.press("s")
-        await pilot.pause()
-        await pilot.press("3")
-        await pilot.pause()
-        await pilot.press("s")
-        await pilot.pause()
+        for key in ("s", "3", "s"):
+            await pilot.press(key)
+            await pilot.pause()
         seen["saved"] = [p for p in app.saved_screenshots if p.endswith(".svg")]
         seen["screen"] = "\n".join(screen_lines(app))
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -221,6 +222,19 @@ def template_nodes(gl: Any) -> dict[str, dict[str, Any]]:
 # ----------------------------------------------------------------------------- autotuning
 
 _local = threading.local()
+
+
+@contextlib.contextmanager
+def _feedback_into() -> Iterator[dict[str, Any]]:
+    """A dict whose ``"times"`` the feedback saver (:func:`install_autotune_hook`) fills with ``{id(choice): ms}`` of
+    the selection benchmarked on this thread inside the ``with``: None where none was."""
+    rec: dict[str, Any] = {"times": None}
+    outer = getattr(_local, "record", None)
+    _local.record = rec
+    try:
+        yield rec
+    finally:
+        _local.record = outer
 _AUTOTUNE: list[dict[str, Any]] = []
 #: selections deferred to the scheduler (a MultiTemplateBuffer): (the record, the buffer, its choices, the timings
 #: heard from it, :func:`_listen`), resolved when the graph's selections are taken (:func:`take_autotune`, at its
@@ -294,13 +308,8 @@ def install_autotune_hook() -> bool:
                 self.add_feedback_saver(feedback)
             except Exception:  # noqa: BLE001
                 pass
-        rec: dict[str, Any] = {"times": None}
-        outer = getattr(_local, "record", None)
-        _local.record = rec
-        try:
+        with _feedback_into() as rec:
             result = real(self, name, choices, input_nodes, layout, *a, **k)
-        finally:
-            _local.record = outer
         try:
             sel = _selection(str(name), list(choices), input_nodes, result, rec["times"])
             deferred = _multi_template(result)
@@ -388,13 +397,8 @@ def _listen(buf: Any) -> dict[str, Any]:
         return heard
 
     def timings(hint_override: Any = None, *a: Any, **k: Any) -> Any:
-        rec: dict[str, Any] = {"times": None}  # the feedback saver's {id(choice): ms}: every choice benchmarked
-        outer = getattr(_local, "record", None)
-        _local.record = rec
-        try:
+        with _feedback_into() as rec:  # every choice the benchmark timed, those get_timings drops too
             out = fn(hint_override, *a, **k)
-        finally:
-            _local.record = outer
         if hint_override is None and "timings" not in heard:
             try:
                 heard["timings"] = dict(out)
