@@ -54,6 +54,8 @@ def symbol_line(s: dict[str, Any]) -> str:
     others = [x for x in s.get("sources") or [] if x != s.get("source")]
     if others:
         notes.append("also " + ", ".join(others))
+    if s.get("replaced_by"):
+        notes.append(f"the graphs write it as {s['replaced_by']}: a guard fixed it to that")
     return text + (f"  ({'; '.join(notes)})" if notes else "")
 
 

@@ -142,6 +142,7 @@ class Symbol(TypedDict, total=False):
     sources: list[str]
     range: list[str]  # [lo, hi] as the ShapeEnv prints them: ["2", "int_oo"]
     hint: int | str  # its value at this compile
+    replaced_by: str  # what the graphs write instead, where a guard replaced it (ShapeEnv.replacements): "s13"
 
 
 class AutotuneChoice(TypedDict, total=False):

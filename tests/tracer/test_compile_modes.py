@@ -160,3 +160,36 @@ def test_run_stage_says_which_sizes_it_timed_at(dynamic: Run) -> None:
     text = run_summary("[0/0] inference", run, dyn["symbols"], ph)
     seq = next(s["name"] for s in dyn["symbols"] if s["source"] == "L['x'].size()[1]")
     assert f"{seq}=5" in text and "=2x5x8 float32" in text and f"{seq} = L['x'].size()[1]" in text
+
+
+def test_a_length_a_guard_made_equal_to_another_names_both_inputs() -> None:
+    """Two lengths marked dynamic (``torch._dynamo.mark_dynamic``) that the code makes equal (``a.view(-1) +
+    b.view(-1)``): Dynamo's ShapeEnv replaces one symbol by the other, and torch's graph writes both inputs with
+    the one left.  Its line names both inputs; the replaced one's line says what the graph writes instead."""
+    import re
+
+    import torch
+
+    from inductor_step.session.modes import symbol_line
+    from inductor_step.tracer.adapter.compile_modes import dynamic_symbols
+
+    seen: list = []
+
+    def backend(gm, example_inputs):  # noqa: ANN001
+        seen.append((dynamic_symbols(), gm.print_readable(print_output=False)))
+        return gm.forward
+
+    torch._dynamo.reset()
+    a, b = torch.randn(4, 6), torch.randn(4, 6)
+    torch._dynamo.mark_dynamic(a, 1)
+    torch._dynamo.mark_dynamic(b, 1)
+    torch.compile(lambda a, b: (a.view(-1) + b.view(-1)).sum(), backend=backend, fullgraph=True)(a, b)
+    (syms, code), = seen
+    replaced = next(s for s in syms if s.get("replaced_by"))
+    left = next(s for s in syms if s["name"] == replaced["replaced_by"])
+    # torch's own graph writes both inputs with the symbol left
+    for arg in ("L_a_", "L_b_"):
+        assert re.search(rf'{arg}: "f32\[4, {left["name"]}\]"', code), code
+    assert set(left["sources"]) == {"L['a'].size()[1]", "L['b'].size()[1]"}, left
+    assert "also L['" in symbol_line(left)
+    assert symbol_line(replaced).endswith(f"the graphs write it as {left['name']}: a guard fixed it to that)")

@@ -157,8 +157,11 @@ def dynamic_symbols() -> list[dict[str, Any]]:
     """The ShapeEnv's symbols of the graph Dynamo traced on this thread (``TracingContext.fake_mode.shape_env``),
     one ``protocol.Symbol`` each: ``name`` (``s27``), ``source`` (what it stands for, as Dynamo names it:
     ``L['x'].size()[1]``), ``sources`` (every input it stands for), ``range`` (``[lo, hi]`` as text, from
-    ``var_to_range``: ``["2", "int_oo"]``) and ``hint`` (its value at this compile, ``backed_var_to_val``,
-    before torch 2.14 ``var_to_val``).
+    ``var_to_range``: ``["2", "int_oo"]``), ``hint`` (its value at this compile, ``backed_var_to_val``,
+    before torch 2.14 ``var_to_val``) and, where a guard replaced it (``ShapeEnv.replacements``: two lengths that
+    must be equal, ``s75`` -> ``s13``), ``replaced_by`` (what the graphs write instead); the symbol that stands in
+    for it lists its sources too (nanoGPT with both lengths marked dynamic: the graph wrote ``L['idx']`` as
+    ``[4, s13]`` where s13 named only ``L['targets'].size()[1]``).
     An empty list for a static graph."""
     from torch._guards import TracingContext  # noqa: PLC0415
 
@@ -189,6 +192,14 @@ def dynamic_symbols() -> list[dict[str, Any]]:
             except Exception:  # noqa: BLE001
                 entry["hint"] = str(hint)
         out.append(entry)
+    by_name = {e["name"]: e for e in out}
+    for sym, expr in dict(getattr(env, "replacements", {}) or {}).items():
+        mine, theirs = by_name.get(str(sym)), by_name.get(str(expr))
+        if mine is None or str(expr) == str(sym):
+            continue
+        mine["replaced_by"] = str(expr)
+        if theirs is not None:  # a plain symbol stands in for it: it stands for these inputs too
+            theirs["sources"] = [*theirs["sources"], *(x for x in mine["sources"] if x not in theirs["sources"])]
     return out
 
 
